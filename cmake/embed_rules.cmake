@@ -1,0 +1,11 @@
+# Writes OUT: a C++ file holding every rules/**/*.yaml as a string literal.
+file(GLOB_RECURSE files RELATIVE ${RULES_DIR} ${RULES_DIR}/*.yaml)
+list(SORT files)
+set(body "// Generated from rules/*.yaml by cmake/embed_rules.cmake. Do not edit.\n#include \"rules/builtin_rules_data.h\"\n\nnamespace torchcost::rules {\n\nconst std::vector<EmbeddedRuleFile>& BuiltinRuleFiles() {\n  static const std::vector<EmbeddedRuleFile> kFiles = {\n")
+foreach(f ${files})
+  file(READ ${RULES_DIR}/${f} content)
+  string(APPEND body "    {\"rules/${f}\", R\"tcrules(${content})tcrules\"},\n")
+endforeach()
+string(APPEND body "  };\n  return kFiles;\n}\n\n}  // namespace torchcost::rules\n")
+file(WRITE ${OUT}.tmp "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

@@ -1,0 +1,113 @@
+// The forward analysis: symbolic shape propagation through the rules, then
+// parameters, MACs and FLOPs per node, per module and per op type.
+#ifndef TORCHCOST_ANALYSIS_H_
+#define TORCHCOST_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchcost/dtype.h"
+#include "torchcost/graph.h"
+#include "torchcost/rules.h"
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// The shape and dtype the user gives one model input.
+struct InputSpec {
+  std::vector<sym::Expr> shape;
+  DType dtype = DType::kFloat32;
+};
+
+// Parses "B,3,224,224" (dims are integers or symbol names, optionally
+// "B,3,224,224:float16") into an InputSpec, creating symbols in `ctx`.
+Result<InputSpec> ParseInputSpec(sym::Context& ctx, std::string_view text,
+                                 DType default_dtype = DType::kFloat32);
+
+// What the analysis is asked to do.
+struct AnalysisOptions {
+  // One per tensor input of the graph, in order. If empty, traced input shapes are used.
+  std::vector<InputSpec> inputs;
+  // If true, an op without a rule is an error (exit code 1 in the CLI).
+  bool strict = false;
+};
+
+// A message about the model, naming file, node, op and module.
+struct Diagnostic {
+  enum class Severity { kNote, kWarning, kError };
+  Severity severity = Severity::kWarning;
+  std::string message;
+};
+
+// The symbolic type of one value after shape propagation.
+struct ValueInfo {
+  bool known = false;            // False if no rule and no traced shape gave it.
+  bool from_trace = false;       // True if the shape came from the trace (no rule applied).
+  std::vector<sym::Expr> shape;  // Tensors.
+  DType dtype = DType::kUnknown; // Tensors.
+};
+
+// The cost of one node.
+struct NodeCost {
+  sym::Expr macs;             // Multiply-accumulates.
+  sym::Expr flops;            // NB: 1 FMA = 2 FLOPs; elementwise per the rule.
+  sym::Expr transcendentals;  // exp, log, tanh, erf, rsqrt, ... counted apart from flops.
+  bool has_rule = false;
+};
+
+// Totals and shapes of one module, including its descendants.
+struct ModuleStats {
+  int scope = 0;                  // Index into Graph::scopes.
+  int64_t params = 0;             // Parameters owned by this module and its descendants (tied ones once).
+  int64_t trainable_params = 0;
+  sym::Expr macs, flops, transcendentals;
+  int64_t num_nodes = 0;          // Nodes in this module's subtree.
+  // Shapes of the values the module's last call returns (those used outside its subtree).
+  std::vector<std::vector<sym::Expr>> output_shapes;
+};
+
+// Totals of one op type ("aten::_convolution").
+struct OpStats {
+  std::string op;
+  int64_t count = 0;
+  sym::Expr macs, flops, transcendentals;
+};
+
+// An op that no rule covers, with how often it occurs.
+struct UnknownOp {
+  std::string op;
+  int64_t count = 0;
+};
+
+// Everything the forward analysis found. Expressions live in the sym::Context
+// passed to Analyze, which must outlive the Report.
+struct Report {
+  std::string model;                 // File or model name.
+  int64_t params = 0;                // Unique parameter elements.
+  int64_t trainable_params = 0;
+  int64_t buffers = 0;               // Buffer elements.
+  int64_t param_bytes = 0;
+  int64_t buffer_bytes = 0;
+  sym::Expr macs, flops, transcendentals;  // Forward totals.
+  std::vector<ValueInfo> values;     // Parallel to Graph::values.
+  std::vector<NodeCost> nodes;       // Parallel to Graph::nodes.
+  std::vector<ModuleStats> modules;  // Parallel to Graph::scopes.
+  std::vector<OpStats> ops;          // Sorted by op name.
+  std::vector<UnknownOp> unknown_ops;  // Sorted by count, then name.
+  std::vector<std::string> assumptions;  // Requirements that could not be proven.
+  std::vector<Diagnostic> diagnostics;
+  std::vector<std::string> symbols;  // Free symbols of the inputs, sorted.
+};
+
+// Runs shape propagation and the FLOP analysis of `graph` under `rules`.
+// Bad nodes become diagnostics and the analysis goes on; the Status is an error
+// only for bad options (wrong number of inputs, wrong rank) or, in strict mode,
+// for ops without rules.
+Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_ANALYSIS_H_

@@ -1,0 +1,21 @@
+// Frontends that turn model files into an ir::Graph.
+#ifndef TORCHCOST_IMPORT_H_
+#define TORCHCOST_IMPORT_H_
+
+#include <string>
+
+#include "torchcost/graph.h"
+#include "torchcost/status.h"
+
+namespace torchcost {
+
+// Reads a TorchScript archive (torch.jit.trace or torch.jit.script, saved with
+// torch.jit.save): inlines method calls, recovers the module path and type of
+// every node, resolves parameter and buffer reads to named table entries, and
+// records the traced shapes where the archive has them.
+// Errors name the file: "model.pt: not a TorchScript archive (...)".
+Result<ir::Graph> ImportTorchScript(const std::string& path);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_IMPORT_H_

@@ -1,0 +1,67 @@
+// Runs one operator through the rules and the analysis, for rule unit tests.
+#ifndef TORCHCOST_TESTS_TESTING_OP_RUNNER_H_
+#define TORCHCOST_TESTS_TESTING_OP_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torchcost/analysis.h"
+#include "torchcost/dtype.h"
+#include "torchcost/rules.h"
+#include "torchcost/sym.h"
+
+namespace torchcost::testing {
+
+// One argument of an op call: a tensor given by its shape, or a constant.
+struct OpArg {
+  enum class Kind { kTensor, kInt, kIntList, kFloat, kBool, kNone, kString, kTensorList };
+  Kind kind = Kind::kNone;
+  std::string shape;                 // kTensor: "N,3,H,W" (ints or symbols); kTensorList: shapes joined by ';'
+  DType dtype = DType::kFloat32;
+  int64_t i = 0;
+  std::vector<int64_t> ints;
+  double f = 0;
+  bool b = false;
+  std::string s;
+
+  static OpArg Tensor(std::string shape, DType dtype = DType::kFloat32);
+  static OpArg TensorList(std::vector<std::string> shapes, DType dtype = DType::kFloat32);
+  static OpArg Int(int64_t v);
+  static OpArg Ints(std::vector<int64_t> v);
+  static OpArg Float(double v);
+  static OpArg Bool(bool v);
+  static OpArg None();
+  static OpArg Str(std::string v);
+};
+
+// What the analysis found for the one node.
+struct OpResult {
+  bool has_rule = false;
+  std::vector<std::string> output_shapes;  // Canonical text: "[N, 8, floordiv(H - 1, 2) + 1]".
+  std::vector<DType> output_dtypes;
+  sym::Expr macs, flops, transcendentals;
+  std::vector<std::string> errors;         // Error diagnostics' messages.
+  std::vector<std::string> assumptions;
+};
+
+// Builds a one-node graph for each call and analyses it with the builtin rules.
+class OpRunner {
+ public:
+  OpRunner();
+  // Runs `op` ("aten::conv2d" or "aten::add.Tensor") with arguments named as in its schema.
+  OpResult Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args);
+  // Returns the context the symbols of the last Run live in.
+  sym::Context& ctx() { return *ctx_; }
+  // Returns a symbol of the current context, for building expected expressions.
+  sym::Expr S(const std::string& name) { return ctx_->Symbol(name); }
+
+ private:
+  RuleSet rules_;
+  std::unique_ptr<sym::Context> ctx_;
+};
+
+}  // namespace torchcost::testing
+
+#endif  // TORCHCOST_TESTS_TESTING_OP_RUNNER_H_

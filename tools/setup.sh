@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs torchcost's build and test dependencies from Debian's packages.
+# Idempotent: packages already present are skipped without touching the network.
+set -euo pipefail
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libtorch-dev libeigen3-dev libboost-graph-dev libyaml-cpp-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch python3-torchvision libopenblas0-pthread
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
