@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 import zipfile
 
 import torch
@@ -125,9 +126,36 @@ class ScriptedNet(nn.Module):
         return self.head(x)
 
 
+class Tied(nn.Module):
+    """An embedding and an output projection sharing one weight, at int64 1x6."""
+
+    def __init__(self, vocab=16, dim=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.proj = nn.Linear(dim, dim)
+        self.decoder = nn.Linear(dim, vocab, bias=False)
+        self.decoder.weight = self.embed.weight  # Tied: one storage, two names.
+
+    def forward(self, tokens):
+        return self.decoder(torch.relu(self.proj(self.embed(tokens))))
+
+
 def model_names():
     """Returns every model name build_model accepts."""
-    return ["lenet5", "tiny", "scripted"] + list(_TORCHVISION)
+    return ["lenet5", "tiny", "scripted", "tied"] + list(_TORCHVISION)
+
+
+def input_dtypes(name):
+    """Returns the dtypes of the example inputs, as torch attribute names."""
+    return ["int64"] if name == "tied" else ["float32"]
+
+
+def example_inputs(name, shapes):
+    """Returns example tensors of these shapes and the model's input dtypes, drawn under seed 0."""
+    torch.manual_seed(0)
+    if name == "tied":
+        return tuple(torch.randint(0, 16, s) for s in shapes)
+    return tuple(torch.randn(s, dtype=getattr(torch, d)) for s, d in zip(shapes, input_dtypes(name)))
 
 
 def is_scripted(name):
@@ -144,6 +172,8 @@ def build_model(name):
         return Tiny().eval(), [[1, 3, 8, 8]]
     if name == "scripted":
         return ScriptedNet().eval(), [[1, 3, 16, 16]]
+    if name == "tied":
+        return Tied().eval(), [[1, 6]]
     if name in _TORCHVISION:
         import torchvision  # Imported lazily: it is slow to import.
 
@@ -166,19 +196,21 @@ def make_fixture(name, outdir, batch=1):
         return pt
     model, shapes = build_model(name)
     shapes = [[batch] + list(s[1:]) for s in shapes]
-    with torch.no_grad():
-        if is_scripted(name):
-            module = torch.jit.script(model)
-        else:
-            torch.manual_seed(0)
-            examples = tuple(torch.randn(s) for s in shapes)
-            module = torch.jit.trace(model, examples, check_trace=False)
+    # NB: traced with autograd enabled, as for training: under torch.no_grad()
+    # an eval-mode nn.MultiheadAttention takes its fast path and the trace holds
+    # one aten::_native_multi_head_attention instead of the linear/bmm/softmax ops.
+    if is_scripted(name):
+        module = torch.jit.script(model)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            module = torch.jit.trace(model, example_inputs(name, shapes), check_trace=False)
     # Write to a temporary name first, so an interrupted run leaves no half file.
     tmp = pt + ".tmp"
     torch.jit.save(module, tmp)
     os.replace(tmp, pt)
     with open(meta, "w") as f:
-        json.dump({"input_shapes": shapes, "input_dtypes": ["float32"] * len(shapes)}, f)
+        json.dump({"input_shapes": shapes, "input_dtypes": input_dtypes(name)}, f)
         f.write("\n")
     return pt
 

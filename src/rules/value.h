@@ -28,6 +28,7 @@ struct RValue {
   sym::Expr i;                      // kInt
   double f = 0;                     // kFloat
   bool b = false;                   // kBool
+  bool unknown = false;             // kBool: the truth could not be decided.
   std::string s;                    // kString
   std::vector<sym::Expr> ints;      // kIntList
   TensorType t;                     // kTensor

@@ -1,0 +1,189 @@
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "passes/shape_prop.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Returns the path of the module owning a qualified tensor name ("a.b.weight" -> "a.b").
+std::string OwnerPath(const std::string& name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+class Aggregator {
+ public:
+  Aggregator(const ir::Graph& g, Report* r) : g_(g), r_(r) {
+    for (size_t i = 0; i < g.scopes.size(); ++i) by_path_[g.scopes[i].path] = static_cast<int>(i);
+  }
+
+  void Run() {
+    r_->modules.assign(g_.scopes.size(), ModuleStats());
+    for (size_t i = 0; i < g_.scopes.size(); ++i) r_->modules[i].scope = static_cast<int>(i);
+    Totals();
+    Params();
+    NodeCosts();
+    OutputShapes();
+  }
+
+ private:
+  void Totals() {
+    for (const auto& p : g_.params) {
+      int64_t n = Numel(p.shape);
+      r_->params += n;
+      if (p.requires_grad) r_->trainable_params += n;
+      r_->param_bytes += n * ElementSize(p.dtype);
+    }
+    for (const auto& b : g_.buffers) {
+      int64_t n = Numel(b.shape);
+      r_->buffers += n;
+      r_->buffer_bytes += n * ElementSize(b.dtype);
+    }
+  }
+
+  // Returns the deepest existing scope that owns `path` (walking up the dotted path).
+  int ScopeOf(std::string path) const {
+    for (;;) {
+      auto it = by_path_.find(path);
+      if (it != by_path_.end()) return it->second;
+      if (path.empty()) return 0;
+      path = OwnerPath(path);
+    }
+  }
+
+  void Params() {
+    for (const auto& p : g_.params) {
+      // NB: a tied parameter counts once in every module that holds any of its names.
+      std::set<int> owners;
+      auto add_chain = [&](const std::string& name) {
+        for (int s = ScopeOf(OwnerPath(name)); s >= 0; s = g_.scopes[s].parent) owners.insert(s);
+      };
+      add_chain(p.name);
+      for (const auto& a : p.aliases) add_chain(a);
+      int64_t n = Numel(p.shape);
+      for (int s : owners) {
+        r_->modules[s].params += n;
+        if (p.requires_grad) r_->modules[s].trainable_params += n;
+      }
+    }
+  }
+
+  void NodeCosts() {
+    std::unordered_map<std::string, size_t> op_index;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const ir::Node& node = g_.nodes[ni];
+      const NodeCost& c = r_->nodes[ni];
+      r_->macs += c.macs;
+      r_->flops += c.flops;
+      r_->transcendentals += c.transcendentals;
+      for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
+        ModuleStats& m = r_->modules[s];
+        m.macs += c.macs;
+        m.flops += c.flops;
+        m.transcendentals += c.transcendentals;
+        ++m.num_nodes;
+      }
+      if (!c.has_rule || IsBookkeeping(node.op)) continue;
+      auto [it, inserted] = op_index.emplace(node.op, r_->ops.size());
+      if (inserted) r_->ops.push_back(OpStats{node.op});
+      OpStats& o = r_->ops[it->second];
+      ++o.count;
+      o.macs += c.macs;
+      o.flops += c.flops;
+      o.transcendentals += c.transcendentals;
+    }
+    std::sort(r_->ops.begin(), r_->ops.end(), [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
+  }
+
+  static bool IsBookkeeping(const std::string& op) { return op.rfind("prim::", 0) == 0; }
+
+  bool InSubtree(int scope, int root) const {
+    for (int s = scope; s >= 0; s = g_.scopes[s].parent) {
+      if (s == root) return true;
+    }
+    return false;
+  }
+
+  // A module's outputs: tensors its last call produced that are used outside it.
+  // NB: a call is a maximal run of consecutive nodes in the module's subtree.
+  void OutputShapes() {
+    const size_t ns = g_.scopes.size();
+    std::vector<int> last_run_start(ns, -1);
+    int prev_scope = -1;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      int sc = g_.nodes[ni].scope;
+      for (int s = sc; s >= 0; s = g_.scopes[s].parent) {
+        if (prev_scope < 0 || !InSubtree(prev_scope, s)) last_run_start[s] = static_cast<int>(ni);
+      }
+      prev_scope = sc;
+    }
+    // Uses of each value by scope; graph outputs count as a use by no module.
+    std::vector<std::vector<int>> user_scopes(g_.values.size());
+    for (const auto& node : g_.nodes) {
+      for (int vi : node.inputs) user_scopes[vi].push_back(node.scope);
+    }
+    std::vector<bool> is_output(g_.values.size(), false);
+    for (int vi : g_.outputs) is_output[vi] = true;
+    std::vector<std::vector<int>> outs(ns);
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const ir::Node& node = g_.nodes[ni];
+      for (int vo : node.outputs) {
+        if (g_.values[vo].kind != ir::ValueKind::kTensor || !r_->values[vo].known) continue;
+        for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
+          if (last_run_start[s] > static_cast<int>(ni)) continue;  // Not in the last call of s.
+          bool escapes = is_output[vo];
+          for (int u : user_scopes[vo]) escapes = escapes || !InSubtree(u, s);
+          if (escapes) outs[s].push_back(vo);
+        }
+      }
+    }
+    for (size_t s = 0; s < ns; ++s) {
+      for (int vo : outs[s]) r_->modules[s].output_shapes.push_back(r_->values[vo].shape);
+    }
+  }
+
+  const ir::Graph& g_;
+  Report* r_;
+  std::unordered_map<std::string, int> by_path_;
+};
+
+}  // namespace
+
+Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options) {
+  Report report;
+  report.model = graph.source;
+  if (graph.scopes.empty()) return Status::InvalidArgument(graph.source + ": the graph has no root module");
+  try {
+    passes::ShapeFacts facts;
+    TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
+    Aggregator(graph, &report).Run();
+  } catch (const sym::Error& e) {
+    return Status::OutOfRange(graph.source + ": " + e.what());
+  }
+  std::set<std::string> symbols;
+  for (const auto& in : options.inputs) {
+    for (const auto& d : in.shape) {
+      for (auto& s : sym::FreeSymbols(d)) symbols.insert(s);
+    }
+  }
+  report.symbols.assign(symbols.begin(), symbols.end());
+  if (options.strict && !report.unknown_ops.empty()) {
+    std::string ops;
+    for (const auto& u : report.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " (x" + std::to_string(u.count) + ")";
+    return Status::Unimplemented(graph.source + ": " + std::to_string(report.unknown_ops.size()) +
+                                 " operators without rules: " + ops);
+  }
+  return report;
+}
+
+}  // namespace torchcost

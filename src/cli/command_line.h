@@ -1,0 +1,33 @@
+// The torchcost command line, parsed with CLI11.
+#ifndef TORCHCOST_SRC_CLI_COMMAND_LINE_H_
+#define TORCHCOST_SRC_CLI_COMMAND_LINE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/outcome.h"
+
+namespace torchcost::cli {
+
+// The options of one torchcost invocation, as typed.
+struct CommandLine {
+  std::string model;                // MODEL.pt
+  std::vector<std::string> inputs;  // --input SHAPE, one per model input.
+  std::string dtype = "float32";    // --dtype: default element type of inputs.
+  int depth = -1;                   // --depth: module tree depth; -1 = all.
+  int top_k = 3;                    // --top
+  int top_depth = -1;               // --top-depth; -1 = the deepest.
+  bool json = false;                // --json
+  std::vector<std::string> sets;    // --set SYM=VAL
+  std::string rules_dir;            // --rules DIR
+  bool strict = false;              // --strict
+};
+
+// Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with
+// the returned outcome (help or version printed: ok; bad usage: kExitUsage).
+std::optional<Outcome> ParseCommandLine(int argc, char** argv, CommandLine& out);
+
+}  // namespace torchcost::cli
+
+#endif  // TORCHCOST_SRC_CLI_COMMAND_LINE_H_

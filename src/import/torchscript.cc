@@ -1,0 +1,630 @@
+// The TorchScript frontend: reads a torch.jit.save archive with LibTorch and
+// converts its forward graph into an ir::Graph.
+//
+// This is the only translation unit that includes LibTorch headers; every
+// LibTorch exception is caught here and becomes a one-line Status.
+//
+// What the archive gives us, for both torch.jit.trace and torch.jit.script
+// modules: `forward` is a graph that calls submodules' methods through
+// prim::CallMethod on prim::GetAttr chains rooted at `self`. (After a
+// save/load round trip, a traced module looks like a scripted one: the trace's
+// scope names are gone, and each submodule has its own forward.) We copy that
+// graph and run torch::jit::Inline, which records on every inlined node an
+// InlinedCallStack whose entries carry ModuleInstanceInfo (the attribute name
+// the callee module was read from, and its class). Joining those instance
+// names from the outermost call inwards rebuilds the module path
+// ("layer1" -> "0" -> "conv1" gives "layer1.0.conv1"), for traced and scripted
+// modules alike.
+//
+// NB: the loaded graph carries no traced shapes. After torch.jit.save/load the
+// forward graph's inputs and intermediates are plain `Tensor` (the shapes the
+// tracer saw are not serialized), so only parameters, buffers and tensor
+// constants get has_traced_shape; input shapes must come from elsewhere (the
+// fixtures' .meta.json, or the user).
+//
+// Before conversion the copied graph is simplified so that control flow that
+// depends only on module state disappears (scripted BatchNorm's
+// `if self.training`, `if self.momentum is None`, input checks that raise):
+// non-tensor attributes read with prim::GetAttr become constants, `x is None`
+// on a value whose type cannot be None is folded, a prim::If one of whose
+// branches only raises is replaced by the other branch, and then LibTorch's
+// ConstantPropagationImmutableTypes (which folds prim::If on constant
+// conditions) and EliminateDeadCode run. Anything left (prim::If on a runtime
+// condition, prim::Loop) becomes an ordinary node, reported as an unknown op.
+#include "torchcost/import.h"
+
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/ir/scope.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/script.h>
+
+namespace torchcost {
+namespace {
+
+namespace jit = ::torch::jit;
+
+// Returns the first line of a (possibly multi-line) LibTorch message, without
+// the "(Could this error message be improved? ...)" plea TORCH_CHECK appends.
+std::string FirstLine(const std::string& text) {
+  const size_t end = text.find_first_of("\r\n");
+  std::string line = end == std::string::npos ? text : text.substr(0, end);
+  const size_t plea = line.find("(Could this error message be improved?");
+  if (plea != std::string::npos) line.erase(plea);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
+    line.pop_back();
+  }
+  return line.empty() ? "unknown error" : line;
+}
+
+// Returns a class name without qualification or mangling:
+// "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" -> "BasicBlock".
+std::string ShortClassName(const c10::ClassTypePtr& type) {
+  if (!type || !type->name()) return "";
+  const std::string& qualified = type->name()->qualifiedName();
+  const size_t dot = qualified.rfind('.');
+  return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+}
+
+std::string JoinPath(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+DType DTypeOf(c10::ScalarType type) {
+  return DTypeFromScalarTypeCode(static_cast<int64_t>(type));
+}
+
+// The ir kind of a JIT type; Optional[T] takes T's kind (a None constant is
+// given kNone from its payload instead).
+ir::ValueKind KindOf(const c10::TypePtr& type) {
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType:
+      return ir::ValueKind::kTensor;
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType:
+      return ir::ValueKind::kInt;
+    case c10::TypeKind::FloatType:
+      return ir::ValueKind::kFloat;
+    case c10::TypeKind::BoolType:
+      return ir::ValueKind::kBool;
+    case c10::TypeKind::StringType:
+      return ir::ValueKind::kString;
+    case c10::TypeKind::NoneType:
+      return ir::ValueKind::kNone;
+    case c10::TypeKind::ListType:
+      return ir::ValueKind::kList;
+    case c10::TypeKind::DeviceObjType:
+      return ir::ValueKind::kDevice;
+    case c10::TypeKind::OptionalType:
+      return KindOf(type->expectRef<c10::OptionalType>().getElementType());
+    default:
+      return ir::ValueKind::kOther;
+  }
+}
+
+// Fills kind, elem_kind, and for complete tensor types the shape and dtype.
+void SetTypeInfo(const c10::TypePtr& type, ir::Value* v) {
+  v->kind = KindOf(type);
+  c10::TypePtr t = type;
+  if (t->kind() == c10::TypeKind::OptionalType) {
+    t = t->expectRef<c10::OptionalType>().getElementType();
+  }
+  if (t->kind() == c10::TypeKind::ListType) {
+    v->elem_kind = KindOf(t->expectRef<c10::ListType>().getElementType());
+  }
+  if (auto tensor = t->cast<c10::TensorType>()) {
+    if (auto st = tensor->scalarType()) v->dtype = DTypeOf(*st);
+    if (auto sizes = tensor->sizes().concrete_sizes()) {
+      v->has_traced_shape = true;
+      v->traced_shape = *sizes;
+    }
+  }
+}
+
+void SetTensorInfo(const at::Tensor& t, ir::Value* v) {
+  v->kind = ir::ValueKind::kTensor;
+  v->has_traced_shape = true;
+  v->traced_shape = t.sizes().vec();
+  v->dtype = DTypeOf(t.scalar_type());
+}
+
+// Sets the payload of a constant value from its IValue; returns false for
+// payloads the IR cannot carry (tuples, objects), which stay kOther.
+bool SetConstant(const c10::IValue& iv, ir::Value* v) {
+  if (iv.isNone()) {
+    v->kind = ir::ValueKind::kNone;
+    v->constant = std::monostate();
+  } else if (iv.isBool()) {
+    v->kind = ir::ValueKind::kBool;
+    v->constant = iv.toBool();
+  } else if (iv.isInt()) {
+    v->kind = ir::ValueKind::kInt;
+    v->constant = static_cast<int64_t>(iv.toInt());
+  } else if (iv.isDouble()) {
+    v->kind = ir::ValueKind::kFloat;
+    v->constant = iv.toDouble();
+  } else if (iv.isString()) {
+    v->kind = ir::ValueKind::kString;
+    v->constant = iv.toStringRef();
+  } else if (iv.isDevice()) {
+    v->kind = ir::ValueKind::kDevice;
+    v->constant = iv.toDevice().str();
+  } else if (iv.isIntList()) {
+    v->kind = ir::ValueKind::kList;
+    v->elem_kind = ir::ValueKind::kInt;
+    v->constant = iv.toIntVector();
+  } else if (iv.isDoubleList()) {
+    v->kind = ir::ValueKind::kList;
+    v->elem_kind = ir::ValueKind::kFloat;
+    v->constant = iv.toDoubleVector();
+  } else if (iv.isBoolList()) {
+    v->kind = ir::ValueKind::kList;
+    v->elem_kind = ir::ValueKind::kBool;
+    std::vector<bool> bools;
+    for (bool b : iv.toBoolList()) bools.push_back(b);
+    v->constant = std::move(bools);
+  } else if (iv.isTensor()) {
+    SetTensorInfo(iv.toTensor(), v);
+    return false;
+  } else {
+    return false;
+  }
+  v->has_constant = true;
+  return true;
+}
+
+// The attribute path of a module or tensor read through prim::GetAttr from `self`.
+struct AttrRef {
+  c10::IValue value;  // The module object or the tensor.
+  std::string path;   // "layer1.0.conv1" or "layer1.0.conv1.weight".
+};
+
+// Which table a named tensor lives in.
+struct TableSlot {
+  bool is_param = false;
+  int index = -1;
+};
+
+class Importer {
+ public:
+  Importer(std::string path, jit::Module module)
+      : path_(std::move(path)), module_(std::move(module)) {}
+
+  Result<ir::Graph> Run() {
+    graph_.source = path_;
+    BuildScopes();
+    BuildTables();
+    jit::Method forward = module_.get_method("forward");
+    std::shared_ptr<jit::Graph> g = forward.graph()->copy();
+    jit::Inline(*g);
+    Simplify(g);
+    ResolveAttrs(g->block());
+    ConvertInputs(*g);
+    ConvertBlock(g->block());
+    ConvertOutputs(*g);
+    return std::move(graph_);
+  }
+
+ private:
+  // Module hierarchy from named_modules(): root first, registration order.
+  void BuildScopes() {
+    for (const auto& m : module_.named_modules()) {
+      const std::string type = ShortClassName(m.value.type());
+      const int index = graph_.GetOrAddScope(m.name, type);
+      if (m.name.empty()) {
+        graph_.scopes[index].name = type;
+        graph_.scopes[index].type = type;
+      }
+      scope_index_[m.name] = index;
+    }
+  }
+
+  // Parameters and buffers, deduplicated by storage: a tensor whose storage
+  // (data pointer, offset, sizes) was seen under another name becomes an alias.
+  void BuildTables() {
+    using Key = std::tuple<const void*, int64_t, std::vector<int64_t>>;
+    std::map<Key, TableSlot> seen;
+    auto add = [&](const std::string& name, const at::Tensor& t, bool is_param) {
+      const void* data = t.has_storage() ? t.storage().data() : nullptr;
+      Key key{data, t.has_storage() ? t.storage_offset() : 0, t.sizes().vec()};
+      // NB: empty tensors have no data pointer and are never merged.
+      if (data != nullptr) {
+        auto it = seen.find(key);
+        if (it != seen.end()) {
+          std::vector<ir::TensorEntry>& table =
+              it->second.is_param ? graph_.params : graph_.buffers;
+          table[it->second.index].aliases.push_back(name);
+          tensor_slot_[name] = it->second;
+          return;
+        }
+      }
+      ir::TensorEntry entry;
+      entry.name = name;
+      entry.shape = t.sizes().vec();
+      entry.dtype = DTypeOf(t.scalar_type());
+      entry.requires_grad = is_param && t.requires_grad();
+      std::vector<ir::TensorEntry>& table = is_param ? graph_.params : graph_.buffers;
+      table.push_back(std::move(entry));
+      TableSlot slot{is_param, static_cast<int>(table.size()) - 1};
+      if (data != nullptr) seen.emplace(std::move(key), slot);
+      tensor_slot_[name] = slot;
+    };
+    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+      add(p.name, p.value, /*is_param=*/true);
+    }
+    for (const auto& b : module_.named_buffers(/*recurse=*/true)) {
+      add(b.name, b.value, /*is_param=*/false);
+    }
+  }
+
+  // Simplifies control flow that depends only on module state (see the file comment).
+  void Simplify(std::shared_ptr<jit::Graph>& g) {
+    ConstantizeAttrs(g->block(), g->inputs().empty() ? nullptr : g->inputs()[0]);
+    for (int round = 0; round < 8; ++round) {
+      bool changed = FoldIsNone(g->block());
+      changed |= FoldRaisingIfs(g->block());
+      changed |= jit::ConstantPropagationImmutableTypes(g);
+      jit::EliminateDeadCode(g);
+      if (!changed) break;
+    }
+  }
+
+  // Replaces prim::GetAttr of non-tensor, non-object attributes by constants.
+  void ConstantizeAttrs(jit::Block* block, jit::Value* self) {
+    if (self == nullptr || !self->type()->cast<c10::ClassType>()) return;
+    std::unordered_map<jit::Value*, c10::IValue> objects;
+    objects[self] = module_._ivalue();
+    ConstantizeAttrsIn(block, &objects);
+  }
+
+  void ConstantizeAttrsIn(jit::Block* block,
+                          std::unordered_map<jit::Value*, c10::IValue>* objects) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      jit::Node* node = *it;
+      ++it;  // The node may be destroyed below.
+      for (jit::Block* sub : node->blocks()) ConstantizeAttrsIn(sub, objects);
+      if (node->kind() != c10::prim::GetAttr) continue;
+      auto obj = objects->find(node->input(0));
+      if (obj == objects->end() || !obj->second.isObject()) continue;
+      const c10::IValue attr =
+          obj->second.toObjectRef().getAttr(node->s(c10::attr::name));
+      if (attr.isObject()) {
+        (*objects)[node->output()] = attr;
+        continue;
+      }
+      if (attr.isTensor()) continue;
+      jit::WithInsertPoint guard(node);
+      c10::optional<jit::Value*> constant =
+          jit::tryInsertConstant(*node->owningGraph(), attr);
+      if (!constant) continue;
+      (*constant)->setType(node->output()->type());
+      node->output()->replaceAllUsesWith(*constant);
+      node->destroy();
+    }
+  }
+
+  // Folds `x is None` / `x is not None` when x's type cannot hold None.
+  static bool FoldIsNone(jit::Block* block) {
+    bool changed = false;
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      jit::Node* node = *it;
+      ++it;
+      for (jit::Block* sub : node->blocks()) changed |= FoldIsNone(sub);
+      const bool is = node->kind() == c10::aten::__is__;
+      if ((!is && node->kind() != c10::aten::__isnot__) || node->inputs().size() != 2) {
+        continue;
+      }
+      auto is_none = [](jit::Value* v) {
+        return v->type()->kind() == c10::TypeKind::NoneType;
+      };
+      auto cannot_be_none = [](jit::Value* v) {
+        const c10::TypeKind k = v->type()->kind();
+        return k != c10::TypeKind::NoneType && k != c10::TypeKind::OptionalType &&
+               k != c10::TypeKind::AnyType && k != c10::TypeKind::UnionType;
+      };
+      jit::Value* a = node->input(0);
+      jit::Value* b = node->input(1);
+      c10::optional<bool> result;
+      if (is_none(a) && is_none(b)) {
+        result = is;
+      } else if ((is_none(a) && cannot_be_none(b)) || (is_none(b) && cannot_be_none(a))) {
+        result = !is;
+      }
+      if (!result) continue;
+      jit::WithInsertPoint guard(node);
+      jit::Value* constant = node->owningGraph()->insertConstant(*result);
+      node->output()->replaceAllUsesWith(constant);
+      node->destroy();
+      changed = true;
+    }
+    return changed;
+  }
+
+  // Returns true if the block raises unconditionally (a top-level prim::RaiseException).
+  static bool Raises(jit::Block* block) {
+    for (jit::Node* n : block->nodes()) {
+      if (n->kind() == c10::prim::RaiseException) return true;
+    }
+    return false;
+  }
+
+  // Replaces `if c: raise` style prim::If nodes by their non-raising branch.
+  // NB: this assumes the model runs without error, which is what we cost.
+  static bool FoldRaisingIfs(jit::Block* block) {
+    bool changed = false;
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      jit::Node* node = *it;
+      ++it;
+      for (jit::Block* sub : node->blocks()) changed |= FoldRaisingIfs(sub);
+      if (node->kind() != c10::prim::If || node->blocks().size() != 2) continue;
+      const bool then_raises = Raises(node->blocks()[0]);
+      const bool else_raises = Raises(node->blocks()[1]);
+      if (then_raises == else_raises) continue;
+      jit::Block* keep = then_raises ? node->blocks()[1] : node->blocks()[0];
+      // Move the surviving branch's nodes before the If, then wire its outputs.
+      for (auto inner = keep->nodes().begin(); inner != keep->nodes().end();) {
+        jit::Node* moving = *inner;
+        ++inner;
+        moving->moveBefore(node);
+      }
+      for (size_t i = 0; i < node->outputs().size(); ++i) {
+        node->output(i)->replaceAllUsesWith(keep->outputs()[i]);
+      }
+      node->destroy();
+      changed = true;
+    }
+    return changed;
+  }
+
+  // Records, for every prim::GetAttr chain from `self`, the object or tensor it reads.
+  void ResolveAttrs(jit::Block* block) {
+    jit::Graph* g = block->owningGraph();
+    if (!g->inputs().empty() && g->inputs()[0]->type()->cast<c10::ClassType>()) {
+      attrs_[g->inputs()[0]] = AttrRef{module_._ivalue(), ""};
+    }
+    ResolveAttrsIn(block);
+  }
+
+  void ResolveAttrsIn(jit::Block* block) {
+    for (jit::Node* node : block->nodes()) {
+      if (node->kind() == c10::prim::GetAttr) {
+        auto parent = attrs_.find(node->input(0));
+        if (parent != attrs_.end() && parent->second.value.isObject()) {
+          const std::string& name = node->s(c10::attr::name);
+          attrs_[node->output()] =
+              AttrRef{parent->second.value.toObjectRef().getAttr(name),
+                      JoinPath(parent->second.path, name)};
+        }
+      }
+      for (jit::Block* sub : node->blocks()) ResolveAttrsIn(sub);
+    }
+  }
+
+  // Returns the ir value for a tensor attribute, creating one per table entry.
+  int TensorAttrValue(const AttrRef& ref) {
+    auto slot_it = tensor_slot_.find(ref.path);
+    if (slot_it == tensor_slot_.end()) {
+      // NB: a tensor attribute that is neither a parameter nor a registered
+      // buffer (a plain tensor attribute of a scripted module) is listed as a buffer.
+      ir::TensorEntry entry;
+      const at::Tensor& t = ref.value.toTensor();
+      entry.name = ref.path;
+      entry.shape = t.sizes().vec();
+      entry.dtype = DTypeOf(t.scalar_type());
+      entry.requires_grad = false;
+      graph_.buffers.push_back(std::move(entry));
+      slot_it = tensor_slot_
+                    .emplace(ref.path, TableSlot{false, static_cast<int>(graph_.buffers.size()) - 1})
+                    .first;
+    }
+    const TableSlot slot = slot_it->second;
+    ir::TensorEntry& entry = (slot.is_param ? graph_.params : graph_.buffers)[slot.index];
+    if (entry.value >= 0) return entry.value;
+    ir::Value v;
+    v.name = entry.name;
+    v.role = slot.is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
+    v.table_index = slot.index;
+    v.kind = ir::ValueKind::kTensor;
+    v.has_traced_shape = true;
+    v.traced_shape = entry.shape;
+    v.dtype = entry.dtype;
+    entry.value = graph_.AddValue(std::move(v));
+    return entry.value;
+  }
+
+  void ConvertInputs(jit::Graph& g) {
+    int position = 0;
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      jit::Value* in = g.inputs()[i];
+      if (i == 0 && in->type()->cast<c10::ClassType>()) continue;  // `self`.
+      ir::Value v;
+      v.name = in->debugName();
+      SetTypeInfo(in->type(), &v);
+      v.role = ir::ValueRole::kInput;
+      v.table_index = position++;
+      const int index = graph_.AddValue(std::move(v));
+      value_map_[in] = index;
+      graph_.inputs.push_back(index);
+    }
+  }
+
+  // Returns the ir index of a JIT value, creating an opaque one if it was never defined.
+  int ValueOf(jit::Value* v) {
+    auto it = value_map_.find(v);
+    if (it != value_map_.end()) return it->second;
+    ir::Value out;
+    out.name = v->debugName();
+    SetTypeInfo(v->type(), &out);
+    const int index = graph_.AddValue(std::move(out));
+    value_map_[v] = index;
+    return index;
+  }
+
+  // Returns the scope index of a node from its inlined call stack.
+  int ScopeOf(jit::Node* node) {
+    c10::optional<jit::InlinedCallStackPtr> cs = node->callstack();
+    if (!cs) return 0;
+    std::string path;
+    c10::ClassTypePtr innermost;
+    for (const jit::InlinedCallStackEntry& entry : (*cs)->vec()) {
+      const c10::optional<jit::ModuleInstanceInfo>& info = std::get<2>(entry);
+      if (!info) continue;  // A free function call: same module.
+      const std::string& name = info->instance_name();
+      // NB: "SELF" marks a method called on the same module (self._forward_impl).
+      if (name.empty() || name == "SELF" || name == "INSTANCE_NAME_UNKNOWN") continue;
+      path = JoinPath(path, name);
+      innermost = info->class_type();
+    }
+    auto it = scope_index_.find(path);
+    if (it != scope_index_.end()) return it->second;
+    const int index = graph_.GetOrAddScope(path, ShortClassName(innermost));
+    scope_index_[path] = index;
+    return index;
+  }
+
+  void ConvertBlock(jit::Block* block) {
+    for (jit::Node* node : block->nodes()) {
+      if (node->kind() == c10::prim::Constant) {
+        ConvertConstant(node);
+        continue;
+      }
+      if (node->kind() == c10::prim::GetAttr && ConvertGetAttr(node)) continue;
+      ConvertNode(node);
+    }
+  }
+
+  void ConvertConstant(jit::Node* node) {
+    jit::Value* out = node->output();
+    ir::Value v;
+    v.name = out->debugName();
+    v.role = ir::ValueRole::kConstant;
+    SetTypeInfo(out->type(), &v);
+    if (c10::optional<c10::IValue> iv = jit::toIValue(out)) SetConstant(*iv, &v);
+    value_map_[out] = graph_.AddValue(std::move(v));
+  }
+
+  // Converts a prim::GetAttr read from `self`; returns false if it is not one.
+  bool ConvertGetAttr(jit::Node* node) {
+    auto it = attrs_.find(node->output());
+    if (it == attrs_.end()) return false;
+    const AttrRef& ref = it->second;
+    if (ref.value.isObject()) return true;  // A submodule: no node, no value.
+    if (ref.value.isTensor()) {
+      value_map_[node->output()] = TensorAttrValue(ref);
+      return true;
+    }
+    // An attribute ConstantizeAttrs could not turn into a prim::Constant.
+    ir::Value v;
+    v.name = ref.path;
+    v.role = ir::ValueRole::kConstant;
+    SetTypeInfo(node->output()->type(), &v);
+    SetConstant(ref.value, &v);
+    value_map_[node->output()] = graph_.AddValue(std::move(v));
+    return true;
+  }
+
+  void ConvertNode(jit::Node* node) {
+    ir::Node n;
+    n.op = node->kind().toQualString();
+    n.scope = ScopeOf(node);
+    for (jit::Value* in : node->inputs()) n.inputs.push_back(ValueOf(in));
+    if (const c10::FunctionSchema* schema = node->maybeSchema()) {
+      n.overload = schema->overload_name();
+      const auto& args = schema->arguments();
+      if (args.size() == node->inputs().size()) {
+        for (const c10::Argument& arg : args) n.input_names.push_back(arg.name());
+      }
+    }
+    for (jit::Value* out : node->outputs()) {
+      ir::Value v;
+      v.name = out->debugName();
+      SetTypeInfo(out->type(), &v);
+      const int index = graph_.AddValue(std::move(v));
+      value_map_[out] = index;
+      n.outputs.push_back(index);
+    }
+    n.debug_name = node->outputs().empty()
+                       ? "%" + std::to_string(graph_.nodes.size())
+                       : "%" + node->output(0)->debugName();
+    graph_.AddNode(std::move(n));
+  }
+
+  // NB: Graph::outputs lists the returned tensors: a returned tuple or list
+  // built by prim::TupleConstruct / prim::ListConstruct stays a node, and its
+  // elements (recursively) are the outputs.
+  void ConvertOutputs(jit::Graph& g) {
+    for (jit::Value* out : g.return_node()->inputs()) AddOutput(out);
+  }
+
+  void AddOutput(jit::Value* out) {
+    const c10::Symbol kind = out->node()->kind();
+    if (kind == c10::prim::TupleConstruct || kind == c10::prim::ListConstruct) {
+      for (jit::Value* elem : out->node()->inputs()) AddOutput(elem);
+      return;
+    }
+    graph_.outputs.push_back(ValueOf(out));
+  }
+
+  std::string path_;
+  jit::Module module_;
+  ir::Graph graph_;
+  std::unordered_map<std::string, int> scope_index_;
+  std::unordered_map<std::string, TableSlot> tensor_slot_;
+  std::unordered_map<jit::Value*, AttrRef> attrs_;
+  std::unordered_map<jit::Value*, int> value_map_;
+};
+
+}  // namespace
+
+Result<ir::Graph> ImportTorchScript(const std::string& path) {
+  const std::string prefix = path + ": cannot read TorchScript archive: ";
+  // LibTorch's own messages for these say "errno 2 on fopen: ," or "failed
+  // finding central directory"; ours are plainer.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Status::NotFound(prefix + "no such file");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(prefix + "is a directory");
+  }
+  jit::Module module;
+  try {
+    module = jit::load(path);
+  } catch (const c10::Error& e) {
+    return Status::InvalidArgument(prefix + FirstLine(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(prefix + FirstLine(e.what()));
+  } catch (...) {
+    return Status::InvalidArgument(prefix + "unknown error");
+  }
+  try {
+    if (!module.find_method("forward")) {
+      return Status::InvalidArgument(path + ": TorchScript module has no forward method");
+    }
+    Importer importer(path, std::move(module));
+    return importer.Run();
+  } catch (const c10::Error& e) {
+    return Status::Internal(path + ": cannot convert TorchScript graph: " +
+                            FirstLine(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return Status::Internal(path + ": cannot convert TorchScript graph: " + FirstLine(e.what()));
+  } catch (...) {
+    return Status::Internal(path + ": cannot convert TorchScript graph: unknown error");
+  }
+}
+
+}  // namespace torchcost

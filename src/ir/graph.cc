@@ -1,0 +1,82 @@
+// Graph construction helpers and diagnostics text.
+#include "torchcost/graph.h"
+
+#include <utility>
+
+namespace torchcost::ir {
+
+int Graph::AddValue(Value v) {
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
+int Graph::AddNode(Node n) {
+  const int index = static_cast<int>(nodes.size());
+  for (int out : n.outputs) {
+    if (out >= 0 && out < static_cast<int>(values.size())) {
+      values[out].producer = index;
+    }
+  }
+  nodes.push_back(std::move(n));
+  return index;
+}
+
+int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    if (scopes[i].path == path) return static_cast<int>(i);
+  }
+  if (path.empty()) {
+    // NB: the root is always scopes[0]; a graph without one gets it here,
+    // named after its type as Scope::name documents.
+    Scope root;
+    root.name = type;
+    root.type = type;
+    scopes.insert(scopes.begin(), std::move(root));
+    // Shift every index that pointed at the old scopes.
+    for (size_t i = 1; i < scopes.size(); ++i) {
+      if (scopes[i].parent >= 0) ++scopes[i].parent;
+      for (int& child : scopes[i].children) ++child;
+    }
+    for (Node& node : nodes) ++node.scope;
+    for (size_t i = 1; i < scopes.size(); ++i) {
+      if (scopes[i].parent < 0) {
+        scopes[i].parent = 0;
+        scopes[0].children.push_back(static_cast<int>(i));
+      }
+    }
+    return 0;
+  }
+  // NB: missing ancestors are created with an empty type; only `path` gets `type`.
+  const size_t dot = path.rfind('.');
+  const int parent =
+      GetOrAddScope(dot == std::string::npos ? "" : path.substr(0, dot), "");
+  Scope scope;
+  scope.path = path;
+  scope.name = dot == std::string::npos ? path : path.substr(dot + 1);
+  scope.type = type;
+  scope.parent = parent;
+  scope.depth = scopes[parent].depth + 1;
+  scopes.push_back(std::move(scope));
+  const int index = static_cast<int>(scopes.size()) - 1;
+  scopes[parent].children.push_back(index);
+  return index;
+}
+
+std::string Graph::NodeLocation(int node) const {
+  if (node < 0 || node >= static_cast<int>(nodes.size())) {
+    return "node #" + std::to_string(node);
+  }
+  const Node& n = nodes[node];
+  std::string text = "node ";
+  text += n.debug_name.empty() ? "#" + std::to_string(node) : n.debug_name;
+  text += " (" + n.op;
+  if (n.scope >= 0 && n.scope < static_cast<int>(scopes.size())) {
+    const Scope& s = scopes[n.scope];
+    // The root has an empty path; it is shown by its name (the model's type).
+    text += ", module " + (s.path.empty() ? s.name : s.path);
+  }
+  text += ")";
+  return text;
+}
+
+}  // namespace torchcost::ir

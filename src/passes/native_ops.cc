@@ -1,0 +1,265 @@
+#include "passes/native_ops.h"
+
+#include <string_view>
+#include <unordered_set>
+
+namespace torchcost::passes {
+namespace {
+
+using rules::RValue;
+using Kind = RValue::Kind;
+
+const std::unordered_set<std::string_view>& NativeOps() {
+  static const auto* kOps = new std::unordered_set<std::string_view>{
+      "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
+      "prim::NumToTensor",   "aten::Int",        "aten::ScalarImplicit", "aten::Float",
+      "aten::size",          "aten::dim",        "aten::len",            "aten::__getitem__",
+      "prim::TupleIndex",    "aten::numel"};
+  return *kOps;
+}
+
+}  // namespace
+
+bool IsIntArith(const ir::Node& n) {
+  static const auto* kOps = new std::unordered_set<std::string_view>{
+      "aten::add", "aten::sub", "aten::mul", "aten::floordiv", "aten::neg", "aten::remainder", "aten::__floordiv__"};
+  return kOps->count(n.op) > 0;
+}
+
+namespace {
+
+// Returns the symbolic integer a value holds: an int, or a 0-dim tensor with a known value.
+const sym::Expr* AsInt(const RValue& v) {
+  if (v.kind == Kind::kInt) return &v.i;
+  if (v.kind == Kind::kTensor && v.t.has_scalar) return &v.t.scalar;
+  return nullptr;
+}
+
+Status Fail(const std::string& msg) { return Status::InvalidArgument(msg); }
+
+}  // namespace
+
+bool IsNativeOp(const ir::Node& node) {
+  if (NativeOps().count(node.op)) return true;
+  // Integer arithmetic on ints (not tensors): aten::add.int and friends.
+  return IsIntArith(node) && node.overload == "int";
+}
+
+RValue ConstantToValue(const ir::Value& v) {
+  const ir::Constant& c = v.constant;
+  if (std::holds_alternative<std::monostate>(c)) return RValue::None();
+  if (auto* i = std::get_if<int64_t>(&c)) {
+    if (v.kind == ir::ValueKind::kTensor) {
+      // A 0-dim integer tensor constant, as traced shape arithmetic makes.
+      rules::TensorType t;
+      t.dtype = v.dtype == DType::kUnknown ? DType::kInt64 : v.dtype;
+      t.has_scalar = true;
+      t.scalar = sym::Expr(*i);
+      return RValue::Tensor(std::move(t));
+    }
+    return RValue::Int(sym::Expr(*i));
+  }
+  if (auto* d = std::get_if<double>(&c)) {
+    if (v.kind == ir::ValueKind::kTensor) {
+      rules::TensorType t;
+      t.dtype = v.dtype == DType::kUnknown ? DType::kFloat32 : v.dtype;
+      return RValue::Tensor(std::move(t));
+    }
+    return RValue::Float(*d);
+  }
+  if (auto* b = std::get_if<bool>(&c)) return RValue::Bool(*b);
+  if (auto* s = std::get_if<std::string>(&c)) return RValue::Str(*s);
+  if (auto* l = std::get_if<std::vector<int64_t>>(&c)) {
+    std::vector<sym::Expr> out(l->begin(), l->end());
+    return RValue::IntList(std::move(out));
+  }
+  if (auto* l = std::get_if<std::vector<double>>(&c)) {
+    RValue r;
+    r.kind = Kind::kList;
+    for (double d : *l) r.items.push_back(RValue::Float(d));
+    return r;
+  }
+  if (auto* l = std::get_if<std::vector<bool>>(&c)) {
+    RValue r;
+    r.kind = Kind::kList;
+    for (bool b : *l) r.items.push_back(RValue::Bool(b));
+    return r;
+  }
+  return RValue();
+}
+
+Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>& values) {
+  auto in = [&](size_t i) -> const RValue& { return values[node.inputs[i]]; };
+  auto set = [&](size_t i, RValue v) {
+    if (i < node.outputs.size()) values[node.outputs[i]] = std::move(v);
+  };
+  const std::string& op = node.op;
+  try {
+    if (op == "prim::ListConstruct") {
+      bool all_int = true, all_tensor = !node.inputs.empty();
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        all_int = all_int && in(i).kind == Kind::kInt;
+        all_tensor = all_tensor && in(i).kind == Kind::kTensor;
+      }
+      RValue out;
+      if (all_int) {
+        std::vector<sym::Expr> l;
+        for (size_t i = 0; i < node.inputs.size(); ++i) l.push_back(in(i).i);
+        out = RValue::IntList(std::move(l));
+      } else if (all_tensor) {
+        std::vector<rules::TensorType> l;
+        for (size_t i = 0; i < node.inputs.size(); ++i) l.push_back(in(i).t);
+        out = RValue::Tensors(std::move(l));
+      } else {
+        out.kind = Kind::kList;
+        for (size_t i = 0; i < node.inputs.size(); ++i) out.items.push_back(in(i));
+      }
+      set(0, std::move(out));
+      return Status::Ok();
+    }
+    if (op == "prim::TupleConstruct") {
+      RValue out;
+      out.kind = Kind::kList;
+      for (size_t i = 0; i < node.inputs.size(); ++i) out.items.push_back(in(i));
+      set(0, std::move(out));
+      return Status::Ok();
+    }
+    if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
+      const RValue& l = in(0);
+      size_t n = l.kind == Kind::kIntList ? l.ints.size() : l.kind == Kind::kTensorList ? l.tensors.size()
+               : l.kind == Kind::kList ? l.items.size() : 0;
+      if (l.kind == Kind::kUnknown) return Fail("input is unknown");
+      if (n != node.outputs.size())
+        return Fail("unpacks " + std::to_string(node.outputs.size()) + " values from a list of " + std::to_string(n));
+      for (size_t i = 0; i < n; ++i) {
+        if (l.kind == Kind::kIntList) set(i, RValue::Int(l.ints[i]));
+        else if (l.kind == Kind::kTensorList) set(i, RValue::Tensor(l.tensors[i]));
+        else set(i, l.items[i]);
+      }
+      return Status::Ok();
+    }
+    if (op == "prim::NumToTensor") {
+      const RValue& v = in(0);
+      rules::TensorType t;
+      if (v.kind == Kind::kInt) {
+        t.dtype = DType::kInt64;
+        t.has_scalar = true;
+        t.scalar = v.i;
+      } else if (v.kind == Kind::kFloat) {
+        t.dtype = DType::kFloat64;
+      } else {
+        return Fail("prim::NumToTensor of a " + rules::DescribeValue(v));
+      }
+      set(0, RValue::Tensor(std::move(t)));
+      return Status::Ok();
+    }
+    if (op == "aten::Int" || op == "aten::ScalarImplicit") {
+      const RValue& v = in(0);
+      if (const sym::Expr* e = AsInt(v)) {
+        set(0, RValue::Int(*e));
+      } else if (v.kind == Kind::kFloat) {
+        return Fail("cannot convert a float to a symbolic int");
+      } else {
+        // NB: the value of a data-dependent scalar is unknowable without running the model.
+        set(0, RValue::Int(ctx.FreshSymbol("u", sym::Interval{sym::kNegInf, sym::kPosInf})));
+      }
+      return Status::Ok();
+    }
+    if (op == "aten::Float") {
+      set(0, RValue::Float(0.0));
+      return Status::Ok();
+    }
+    if (op == "aten::size" || op == "aten::numel" || op == "aten::dim") {
+      const RValue& t = in(0);
+      if (t.kind != Kind::kTensor) return Fail("input is not a tensor");
+      const auto& shape = t.t.shape;
+      if (op == "aten::dim") {
+        set(0, RValue::Int(static_cast<int64_t>(shape.size())));
+      } else if (op == "aten::numel") {
+        sym::Expr acc(1);
+        for (const auto& d : shape) acc = acc * d;
+        set(0, RValue::Int(acc));
+      } else if (node.inputs.size() >= 2) {
+        const sym::Expr* d = AsInt(in(1));
+        auto c = d ? d->AsConstant() : std::nullopt;
+        int64_t rank = static_cast<int64_t>(shape.size());
+        if (!c || *c < -rank || *c >= rank)
+          return Fail("dim " + (d ? d->ToString() : std::string("?")) + " out of range for a tensor of rank " +
+                      std::to_string(rank));
+        set(0, RValue::Int(shape[*c < 0 ? *c + rank : *c]));
+      } else {
+        set(0, RValue::IntList(shape));
+      }
+      return Status::Ok();
+    }
+    if (op == "aten::len") {
+      const RValue& l = in(0);
+      if (l.kind == Kind::kIntList) set(0, RValue::Int(static_cast<int64_t>(l.ints.size())));
+      else if (l.kind == Kind::kTensorList) set(0, RValue::Int(static_cast<int64_t>(l.tensors.size())));
+      else if (l.kind == Kind::kList) set(0, RValue::Int(static_cast<int64_t>(l.items.size())));
+      else if (l.kind == Kind::kTensor && !l.t.shape.empty()) set(0, RValue::Int(l.t.shape[0]));
+      else return Fail("len() of a " + rules::DescribeValue(l));
+      return Status::Ok();
+    }
+    if (op == "aten::__getitem__" || op == "prim::TupleIndex") {
+      const RValue& l = in(0);
+      const sym::Expr* idx = AsInt(in(1));
+      auto c = idx ? idx->AsConstant() : std::nullopt;
+      if (!c) return Fail("index is not a constant");
+      int64_t size = l.kind == Kind::kIntList ? l.ints.size() : l.kind == Kind::kTensorList ? l.tensors.size()
+                   : l.kind == Kind::kList ? l.items.size() : -1;
+      if (size < 0) return Fail("indexing a " + rules::DescribeValue(l));
+      if (*c < -size || *c >= size) return Fail("index " + std::to_string(*c) + " out of range");
+      int64_t i = *c < 0 ? *c + size : *c;
+      if (l.kind == Kind::kIntList) set(0, RValue::Int(l.ints[i]));
+      else if (l.kind == Kind::kTensorList) set(0, RValue::Tensor(l.tensors[i]));
+      else set(0, l.items[i]);
+      return Status::Ok();
+    }
+    if (IsIntArith(node)) {
+      const sym::Expr* a = AsInt(in(0));
+      if (!a) return Fail("operand is not an int");
+      if (op == "aten::neg") {
+        set(0, RValue::Int(-*a));
+        return Status::Ok();
+      }
+      const sym::Expr* b = node.inputs.size() > 1 ? AsInt(in(1)) : nullptr;
+      if (!b) return Fail("operand is not an int");
+      if (op == "aten::add") set(0, RValue::Int(*a + *b));
+      else if (op == "aten::sub") set(0, RValue::Int(*a - *b));
+      else if (op == "aten::mul") set(0, RValue::Int(*a * *b));
+      else if (op == "aten::remainder") set(0, RValue::Int(sym::Mod(*a, *b)));
+      else set(0, RValue::Int(sym::FloorDiv(*a, *b)));
+      return Status::Ok();
+    }
+  } catch (const sym::Error& e) {
+    return Fail(e.what());
+  }
+  return Fail("not a native op");
+}
+
+void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
+  static const auto* kOps = new std::unordered_set<std::string_view>{
+      "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floor_divide", "aten::remainder", "aten::rsub"};
+  if (!kOps->count(node.op) || node.outputs.empty() || node.inputs.size() < 2) return;
+  RValue& out = values[node.outputs[0]];
+  if (out.kind != Kind::kTensor || !out.t.shape.empty() || IsFloatingPoint(out.t.dtype)) return;
+  const sym::Expr* a = AsInt(values[node.inputs[0]]);
+  const sym::Expr* b = AsInt(values[node.inputs[1]]);
+  if (!a || !b) return;
+  try {
+    sym::Expr r;
+    if (node.op == "aten::add") r = *a + *b;
+    else if (node.op == "aten::sub") r = *a - *b;
+    else if (node.op == "aten::rsub") r = *b - *a;
+    else if (node.op == "aten::mul") r = *a * *b;
+    else if (node.op == "aten::remainder") r = sym::Mod(*a, *b);
+    else r = sym::FloorDiv(*a, *b);  // NB: trunc and floor agree on the non-negative sizes traced here.
+    out.t.has_scalar = true;
+    out.t.scalar = r;
+  } catch (const sym::Error&) {
+    // Leave the value unknown: a divisor that is not provably positive, or an overflow.
+  }
+}
+
+}  // namespace torchcost::passes

@@ -1,0 +1,230 @@
+#include "passes/shape_prop.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "passes/native_ops.h"
+#include "rules/op_rule.h"
+
+namespace torchcost::passes {
+namespace {
+
+using rules::RValue;
+
+// Binds a node's inputs to the rule's schema arguments: by name when the
+// frontend named them, else by position.
+Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::vector<RValue>& values,
+                std::vector<const RValue*>* args) {
+  args->assign(schema.args.size(), nullptr);
+  if (!node.input_names.empty()) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      int a = schema.FindArg(node.input_names[i]);
+      if (a < 0) {
+        return Status::InvalidArgument("input '" + node.input_names[i] + "' is not an argument of the rule's schema '" +
+                                       schema.name + (schema.overload.empty() ? "" : "." + schema.overload) + "'");
+      }
+      (*args)[a] = &values[node.inputs[i]];
+    }
+    return Status::Ok();
+  }
+  if (node.inputs.size() > schema.args.size()) {
+    return Status::InvalidArgument("node has " + std::to_string(node.inputs.size()) + " inputs but the rule's schema takes " +
+                                   std::to_string(schema.args.size()));
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) (*args)[i] = &values[node.inputs[i]];
+  return Status::Ok();
+}
+
+// Gives a value the shape the trace recorded, if any.
+bool UseTracedShape(const ir::Value& v, RValue* out) {
+  if (v.kind != ir::ValueKind::kTensor || !v.has_traced_shape) return false;
+  rules::TensorType t;
+  t.shape.assign(v.traced_shape.begin(), v.traced_shape.end());
+  t.dtype = v.dtype;
+  *out = RValue::Tensor(std::move(t));
+  return true;
+}
+
+class Propagator {
+ public:
+  Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx, ShapeFacts* facts, Report* report)
+      : g_(g), rules_(rules), ctx_(ctx), facts_(facts), report_(report) {}
+
+  Status Init(const AnalysisOptions& options) {
+    facts_->values.assign(g_.values.size(), RValue());
+    facts_->nodes.assign(g_.nodes.size(), NodeFacts());
+    for (size_t i = 0; i < g_.values.size(); ++i) {
+      const ir::Value& v = g_.values[i];
+      RValue& out = facts_->values[i];
+      if (v.has_constant) {
+        out = ConstantToValue(v);
+      } else if (v.role == ir::ValueRole::kParam || v.role == ir::ValueRole::kBuffer) {
+        const auto& table = v.role == ir::ValueRole::kParam ? g_.params : g_.buffers;
+        const ir::TensorEntry& e = table.at(v.table_index);
+        rules::TensorType t;
+        t.shape.assign(e.shape.begin(), e.shape.end());
+        t.dtype = e.dtype;
+        out = RValue::Tensor(std::move(t));
+      } else if (v.kind == ir::ValueKind::kNone) {
+        out = RValue::None();
+      }
+    }
+    // Model inputs: the user's shapes, else the traced ones.
+    std::vector<int> tensor_inputs;
+    for (int vi : g_.inputs) {
+      if (g_.values[vi].kind == ir::ValueKind::kTensor || g_.values[vi].kind == ir::ValueKind::kOther) tensor_inputs.push_back(vi);
+    }
+    if (!options.inputs.empty()) {
+      if (options.inputs.size() != tensor_inputs.size()) {
+        return Status::InvalidArgument(g_.source + ": the model takes " + std::to_string(tensor_inputs.size()) +
+                                       " tensor input" + (tensor_inputs.size() == 1 ? "" : "s") + " but " +
+                                       std::to_string(options.inputs.size()) + " --input " +
+                                       (options.inputs.size() == 1 ? "was" : "were") + " given");
+      }
+      for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+        rules::TensorType t;
+        t.shape = options.inputs[i].shape;
+        t.dtype = options.inputs[i].dtype;
+        facts_->values[tensor_inputs[i]] = RValue::Tensor(std::move(t));
+      }
+    } else {
+      for (int vi : tensor_inputs) {
+        if (!UseTracedShape(g_.values[vi], &facts_->values[vi])) {
+          return Status::InvalidArgument(g_.source + ": input '" + g_.values[vi].name +
+                                         "' has no recorded shape; give one with --input, e.g. --input B,3,224,224");
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  void Run() {
+    std::map<std::string, int64_t> unknown;
+    std::vector<const RValue*> args;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const ir::Node& node = g_.nodes[ni];
+      NodeFacts& nf = facts_->nodes[ni];
+      NodeCost& cost = report_->nodes[ni];
+      if (IsNativeOp(node) || (node.overload.empty() && IsIntArith(node) && !node.inputs.empty() &&
+                               facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
+        cost.has_rule = true;
+        if (AnyInputUnknown(node)) continue;
+        Status s = RunNativeOp(node, ctx_, facts_->values);
+        nf.ok = s.ok();
+        if (!s.ok()) Error(ni, s.message());
+        continue;
+      }
+      const rules::OpRule* rule = rules_.Find(node.op, node.overload);
+      if (rule == nullptr) {
+        if (!rules_.IsIgnored(node.op)) {
+          ++unknown[node.op];
+          FallBack(ni, "no rule for operator " + node.op);
+        } else {
+          cost.has_rule = true;
+          FallBack(ni, "");
+        }
+        continue;
+      }
+      cost.has_rule = true;
+      nf.rule = rule;
+      if (AnyInputUnknown(node)) {
+        FallBack(ni, "");
+        continue;
+      }
+      Status s = BindArgs(node, rule->schema, facts_->values, &args);
+      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied);
+      if (!s.ok()) {
+        Error(ni, s.message());
+        FallBack(ni, "");
+        continue;
+      }
+      if (nf.applied.outputs.size() != node.outputs.size()) {
+        Error(ni, "the rule gives " + std::to_string(nf.applied.outputs.size()) + " outputs but the node has " +
+                      std::to_string(node.outputs.size()));
+        FallBack(ni, "");
+        continue;
+      }
+      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = nf.applied.outputs[i];
+      PropagateScalarValue(node, facts_->values);
+      for (auto& a : nf.applied.assumptions) {
+        report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");
+      }
+      cost.macs = nf.applied.macs;
+      cost.flops = nf.applied.flops;
+      cost.transcendentals = nf.applied.transcendentals;
+      nf.ok = true;
+    }
+    for (const auto& [op, count] : unknown) report_->unknown_ops.push_back({op, count});
+    std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(), [](const UnknownOp& a, const UnknownOp& b) {
+      return a.count != b.count ? a.count > b.count : a.op < b.op;
+    });
+  }
+
+ private:
+  std::string Where(size_t ni) const { return g_.source + ": " + g_.NodeLocation(static_cast<int>(ni)); }
+
+  bool AnyInputUnknown(const ir::Node& node) const {
+    for (int vi : node.inputs) {
+      if (facts_->values[vi].kind == RValue::Kind::kUnknown) return true;
+    }
+    return false;
+  }
+
+  void Error(size_t ni, const std::string& msg) {
+    report_->diagnostics.push_back({Diagnostic::Severity::kError, Where(ni) + ": " + msg});
+  }
+
+  // Outputs of a node without a usable rule take the traced shapes, or stay unknown.
+  void FallBack(size_t ni, const std::string& why) {
+    const ir::Node& node = g_.nodes[ni];
+    std::string shapes;
+    for (int vo : node.outputs) {
+      if (UseTracedShape(g_.values[vo], &facts_->values[vo])) {
+        shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
+        report_->values[vo].from_trace = true;
+      }
+    }
+    if (why.empty()) return;
+    std::string msg = Where(ni) + ": " + why + "; ";
+    msg += shapes.empty() ? "its outputs are unknown" : "outputs take the traced shape " + shapes;
+    report_->diagnostics.push_back({Diagnostic::Severity::kWarning, msg});
+  }
+
+  const ir::Graph& g_;
+  const RuleSet& rules_;
+  sym::Context& ctx_;
+  ShapeFacts* facts_;
+  Report* report_;
+};
+
+}  // namespace
+
+Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options, ShapeFacts* facts, Report* report) {
+  report->values.assign(graph.values.size(), ValueInfo());
+  report->nodes.assign(graph.nodes.size(), NodeCost());
+  Propagator p(graph, rules, ctx, facts, report);
+  TORCHCOST_RETURN_IF_ERROR(p.Init(options));
+  p.Run();
+  for (size_t i = 0; i < graph.values.size(); ++i) {
+    const RValue& v = facts->values[i];
+    ValueInfo& info = report->values[i];
+    if (v.kind == RValue::Kind::kTensor) {
+      info.known = true;
+      info.shape = v.t.shape;
+      info.dtype = v.t.dtype;
+    } else if (v.kind == RValue::Kind::kIntList) {
+      info.known = true;
+      info.shape = v.ints;
+    } else if (v.kind == RValue::Kind::kInt) {
+      info.known = true;
+      info.shape = {v.i};
+    } else {
+      info.known = v.kind != RValue::Kind::kUnknown;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace torchcost::passes

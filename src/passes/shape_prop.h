@@ -1,0 +1,36 @@
+// Symbolic shape propagation: gives every value of a graph its symbolic type
+// and every node its forward cost, by applying the rules in graph order.
+#ifndef TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
+#define TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
+
+#include <vector>
+
+#include "rules/apply.h"
+#include "rules/value.h"
+#include "torchcost/analysis.h"
+#include "torchcost/graph.h"
+#include "torchcost/rules.h"
+
+namespace torchcost::passes {
+
+// The per-node outcome of shape propagation, kept for later passes (autograd, memory).
+struct NodeFacts {
+  const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
+  rules::Applied applied;               // Valid if rule != nullptr and ok.
+  bool ok = false;                      // False if the node failed or was skipped.
+};
+
+// Everything shape propagation found.
+struct ShapeFacts {
+  std::vector<rules::RValue> values;  // Parallel to Graph::values.
+  std::vector<NodeFacts> nodes;       // Parallel to Graph::nodes.
+};
+
+// Propagates shapes through `graph`. Fills report->values, nodes, unknown_ops,
+// assumptions and diagnostics; returns an error only for bad options.
+Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options, ShapeFacts* facts, Report* report);
+
+}  // namespace torchcost::passes
+
+#endif  // TORCHCOST_SRC_PASSES_SHAPE_PROP_H_

@@ -1,0 +1,123 @@
+// The module tree: DeepSpeed's `(name): Type(params, % params, MACs, ...)`
+// lines, with every field in an aligned column.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/format.h"
+#include "report/table.h"
+#include "report/text_sections.h"
+
+namespace torchcost::report {
+namespace {
+
+// NB: a prefix ("    (downsample): Sequential(") wider than this is not padded,
+// so one deep module cannot push every other line past 100 columns.
+constexpr size_t kMaxPrefixWidth = 40;
+
+constexpr int kNumFields = 7;  // params, %, MACs, %, FLOPs, %, output shape.
+
+struct Line {
+  std::string prefix;  // Indent, "(name): ", type, "(".
+  std::vector<std::string> fields;
+};
+
+// Returns the output shapes of a module: "[1, 10]" or "[1, 4], [1, 4]".
+std::string OutputShapes(const ModuleStats& stats, const sym::Bindings& bindings) {
+  std::string out;
+  for (size_t i = 0; i < stats.output_shapes.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += ShapeText(stats.output_shapes[i], bindings);
+  }
+  return out;
+}
+
+Line MakeLine(const ir::Scope& scope, int depth, const ModuleStats* stats, const Report& report,
+              const sym::Bindings& b) {
+  Line line;
+  line.prefix = std::string(2 * depth, ' ');
+  if (depth > 0) line.prefix += "(" + scope.name + "): ";
+  line.prefix += (scope.type.empty() ? scope.name : scope.type) + "(";
+  if (stats == nullptr) {
+    line.fields.assign(kNumFields, "-");
+    line.fields.back() = "";
+    return line;
+  }
+  line.fields = {
+      Human(stats->params, Unit::kCount),
+      PercentOf(stats->params, report.params, b),
+      HumanExpr(stats->macs, b, Unit::kMacs),
+      PercentOf(stats->macs, report.macs, b),
+      HumanExpr(stats->flops, b, Unit::kFlops),
+      PercentOf(stats->flops, report.flops, b),
+      OutputShapes(*stats, b),
+  };
+  return line;
+}
+
+}  // namespace
+
+const ModuleStats* FindModuleStats(const Report& report, int scope) {
+  if (scope >= 0 && static_cast<size_t>(scope) < report.modules.size() &&
+      report.modules[scope].scope == scope) {
+    return &report.modules[scope];
+  }
+  for (const ModuleStats& m : report.modules) {
+    if (m.scope == scope) return &m;
+  }
+  return nullptr;
+}
+
+std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
+                             const TextOptions& options) {
+  std::string out = "Module tree (";
+  out += options.depth < 0 ? "all depths" : "depth <= " + std::to_string(options.depth);
+  out += "; % are of the model's totals)\n";
+  if (graph.scopes.empty()) return out + "  (no modules)\n";
+
+  // Depth-first from the root, children in registration order; an explicit stack
+  // and a visited mark keep a malformed hierarchy from recursing or looping.
+  std::vector<Line> lines;
+  std::vector<bool> seen(graph.scopes.size(), false);
+  std::vector<std::pair<int, int>> stack = {{0, 0}};  // (scope, depth)
+  while (!stack.empty()) {
+    auto [s, depth] = stack.back();
+    stack.pop_back();
+    if (s < 0 || static_cast<size_t>(s) >= graph.scopes.size() || seen[s]) continue;
+    seen[s] = true;
+    const ir::Scope& scope = graph.scopes[s];
+    lines.push_back(MakeLine(scope, depth, FindModuleStats(report, s), report, options.bindings));
+    if (options.depth >= 0 && depth >= options.depth) continue;
+    for (auto it = scope.children.rbegin(); it != scope.children.rend(); ++it) {
+      stack.push_back({*it, depth + 1});
+    }
+  }
+
+  const std::vector<std::string> headers = {"Params", "% Params", "MACs",  "% MACs",
+                                            "FLOPs",  "% FLOPs",  "Output shape"};
+  size_t prefix_width = DisplayWidth("Module");
+  std::vector<size_t> widths(kNumFields);
+  for (int f = 0; f < kNumFields; ++f) widths[f] = DisplayWidth(headers[f]);
+  for (const Line& l : lines) {
+    prefix_width = std::max(prefix_width, std::min(DisplayWidth(l.prefix), kMaxPrefixWidth));
+    for (int f = 0; f < kNumFields; ++f) widths[f] = std::max(widths[f], DisplayWidth(l.fields[f]));
+  }
+  // The header row names each column above its values (", " and "  " are as wide).
+  std::string header = Pad("Module", prefix_width, Table::Align::kLeft);
+  for (int f = 0; f + 1 < kNumFields; ++f) {
+    header += Pad(headers[f], widths[f], Table::Align::kRight) + "  ";
+  }
+  out += header + headers.back() + "\n";
+  for (const Line& l : lines) {
+    std::string text = Pad(l.prefix, prefix_width, Table::Align::kLeft);
+    for (int f = 0; f + 1 < kNumFields; ++f) {
+      text += Pad(l.fields[f], widths[f], Table::Align::kRight);
+      if (f + 2 < kNumFields || !l.fields.back().empty()) text += ", ";
+    }
+    out += text + l.fields.back() + ")\n";
+  }
+  return out;
+}
+
+}  // namespace torchcost::report

@@ -1,0 +1,319 @@
+#include "rules/apply.h"
+
+#include <algorithm>
+
+namespace torchcost::rules {
+namespace {
+
+// Per-application state: slot values and where they live.
+class Application : public ImplContext {
+ public:
+  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out)
+      : rule_(rule), v_(v), ctx_(ctx), out_(out), slots_(v.slot_names.size(), nullptr),
+        storage_(v.slot_names.size()) {}
+
+  // ImplContext.
+  const RValue& Arg(std::string_view name) const override {
+    int i = rule_.schema.FindArg(name);
+    if (i < 0 || slots_[i] == nullptr) return unknown_;
+    return *slots_[i];
+  }
+  sym::Context& ctx() const override { return ctx_; }
+  Status RequireEq(const sym::Expr& a, const sym::Expr& b, std::string_view what) override {
+    sym::Truth t = ctx_.ProveEq(a, b);
+    if (t == sym::Truth::kFalse)
+      return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
+    if (t == sym::Truth::kUnknown)
+      out_->assumptions.push_back(std::string(what) + " (" + a.ToString() + " == " + b.ToString() + ")");
+    return Status::Ok();
+  }
+  Status RequireLe(const sym::Expr& a, const sym::Expr& b, std::string_view what) override {
+    sym::Truth t = ctx_.ProveLe(a, b);
+    if (t == sym::Truth::kFalse)
+      return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
+    if (t == sym::Truth::kUnknown)
+      out_->assumptions.push_back(std::string(what) + " (" + a.ToString() + " <= " + b.ToString() + ")");
+    return Status::Ok();
+  }
+
+  // Binds the arguments, applying schema defaults and "int[N]" expansion.
+  void BindArgs(const std::vector<const RValue*>& args) {
+    const auto& sargs = rule_.schema.args;
+    for (size_t i = 0; i < sargs.size(); ++i) {
+      const RValue* v = i < args.size() ? args[i] : nullptr;
+      const SchemaArg& a = sargs[i];
+      if (v == nullptr) {
+        if (a.has_default) {
+          v = &a.default_value;
+        } else if (a.type.optional) {
+          storage_[i] = RValue::None();
+          v = &storage_[i];
+        } else {
+          throw RuleError("missing argument '" + a.name + "'");
+        }
+      }
+      if (a.type.is_list && a.type.list_size > 1 && a.type.base == ArgType::Base::kInt) {
+        if (v->kind == RValue::Kind::kInt) {
+          storage_[i] = RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->i));
+          v = &storage_[i];
+        } else if (v->kind == RValue::Kind::kIntList && v->ints.size() == 1) {
+          storage_[i] = RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->ints[0]));
+          v = &storage_[i];
+        }
+      }
+      slots_[i] = v;
+    }
+  }
+
+  bool WhenHolds() {
+    if (!v_.when.present()) return true;
+    sym::Truth t = Eval().EvalTruth(v_.when.root);
+    if (t == sym::Truth::kUnknown)
+      throw RuleError("case condition '" + v_.when.text + "' cannot be decided for these arguments");
+    return t == sym::Truth::kTrue;
+  }
+
+  void Run() {
+    for (const auto& [slot, e] : v_.binds) Set(slot, Eval().Eval(e.root));
+    for (const auto& p : v_.matches) Match(p);
+    for (const auto& r : v_.requires_) Require(r);
+    if (v_.impl) RunImpl();
+    for (const auto& [slot, e] : v_.lets) Set(slot, Eval().Eval(e.root));
+    ComputeOutputs();
+    for (size_t i = 0; i < v_.temporaries.size(); ++i) {
+      const auto& t = v_.temporaries[i];
+      RValue shape = Eval().Eval(t.shape.root);
+      if (shape.kind != RValue::Kind::kIntList) throw RuleError("temporary '" + t.name + "' shape is not a list");
+      TensorType tt{std::move(shape.ints), ChooseDType(t.dtype)};
+      out_->temporaries.push_back(tt);
+      Set(t.slot, RValue::Tensor(std::move(tt)));
+    }
+    out_->macs = Cost(v_.macs);
+    out_->flops = Cost(v_.flops_fwd);
+    out_->transcendentals = Cost(v_.trans_fwd);
+    for (const auto& g : v_.flops_bwd) out_->bwd_flops.push_back({g.arg, Cost(g.expr)});
+    for (const auto& g : v_.trans_bwd) out_->bwd_transcendentals.push_back({g.arg, Cost(g.expr)});
+  }
+
+ private:
+  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_); }
+
+  void Set(int slot, RValue v) {
+    storage_[slot] = std::move(v);
+    slots_[slot] = &storage_[slot];
+  }
+
+  sym::Expr Cost(const SourceExpr& e) {
+    if (!e.present()) return sym::Expr(0);
+    RValue v = Eval().Eval(e.root);
+    if (v.kind != RValue::Kind::kInt) throw RuleError("cost '" + e.text + "' is not an integer");
+    return v.i;
+  }
+
+  void Match(const TensorPattern& p) {
+    const RValue* v = slots_[p.arg];
+    const std::string& name = rule_.schema.args[p.arg].name;
+    if (v->kind == RValue::Kind::kNone) {
+      if (rule_.schema.args[p.arg].type.optional) return;
+      throw RuleError("argument '" + name + "' is None but must be a tensor");
+    }
+    if (v->kind != RValue::Kind::kTensor) throw RuleError("argument '" + name + "' is not a tensor");
+    const auto& shape = v->t.shape;
+    // Lengths: fixed items count 1, check-runs their evaluated length, the unbound run the rest.
+    std::vector<RValue> run_values(p.items.size());
+    int64_t fixed = 0;
+    bool has_run = false;
+    for (size_t i = 0; i < p.items.size(); ++i) {
+      const auto& it = p.items[i];
+      if (it.kind == PatternItem::Kind::kBindRun) {
+        has_run = true;
+      } else if (it.kind == PatternItem::Kind::kCheckRun) {
+        run_values[i] = Eval().Eval(it.expr.root);
+        if (run_values[i].kind != RValue::Kind::kIntList) throw RuleError("'*" + it.expr.text + "' is not a list");
+        fixed += static_cast<int64_t>(run_values[i].ints.size());
+      } else {
+        fixed += 1;
+      }
+    }
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (has_run ? rank < fixed : rank != fixed) {
+      throw RuleError("argument '" + name + "' has shape " + ShapeToString(shape) + " (rank " + std::to_string(rank) +
+                      ") but the pattern [" + p.text + "] needs rank " + (has_run ? ">= " : "") + std::to_string(fixed));
+    }
+    const int64_t run_len = rank - fixed;
+    size_t pos = 0;
+    for (size_t i = 0; i < p.items.size(); ++i) {
+      const auto& it = p.items[i];
+      switch (it.kind) {
+        case PatternItem::Kind::kWildcard: ++pos; break;
+        case PatternItem::Kind::kBindDim: Set(it.slot, RValue::Int(shape[pos++])); break;
+        case PatternItem::Kind::kBindRun:
+          Set(it.slot, RValue::IntList(std::vector<sym::Expr>(shape.begin() + pos, shape.begin() + pos + run_len)));
+          pos += run_len;
+          break;
+        case PatternItem::Kind::kCheckDim: {
+          RValue want = Eval().Eval(it.expr.root);
+          if (want.kind != RValue::Kind::kInt) throw RuleError("pattern item '" + it.expr.text + "' is not an int");
+          CheckDim(name, pos, shape[pos], want.i, it.expr.text);
+          ++pos;
+          break;
+        }
+        case PatternItem::Kind::kCheckRun:
+          for (const auto& w : run_values[i].ints) {
+            CheckDim(name, pos, shape[pos], w, "*" + it.expr.text);
+            ++pos;
+          }
+          break;
+      }
+    }
+  }
+
+  void CheckDim(const std::string& arg, size_t pos, const sym::Expr& got, const sym::Expr& want,
+                const std::string& what) {
+    sym::Truth t = ctx_.ProveEq(got, want);
+    if (t == sym::Truth::kFalse) {
+      throw RuleError("argument '" + arg + "' dim " + std::to_string(pos) + " must equal " + what + "; got " +
+                      got.ToString() + " vs " + want.ToString());
+    }
+    if (t == sym::Truth::kUnknown) {
+      out_->assumptions.push_back("argument '" + arg + "' dim " + std::to_string(pos) + " == " + what + " (" +
+                                  got.ToString() + " == " + want.ToString() + ")");
+    }
+  }
+
+  void Require(const SourceExpr& r) {
+    sym::Truth t = Eval().EvalTruth(r.root);
+    if (t == sym::Truth::kTrue) return;
+    std::string detail;
+    const AstNode& n = v_.pool.nodes[r.root];
+    if (n.kids.size() == 2 && n.op >= AstNode::Op::kEq && n.op <= AstNode::Op::kGe) {
+      detail = "; got " + DescribeValue(Eval().Eval(n.kids[0])) + " vs " + DescribeValue(Eval().Eval(n.kids[1]));
+    }
+    if (t == sym::Truth::kFalse) throw RuleError("requirement '" + r.text + "' does not hold" + detail);
+    out_->assumptions.push_back("'" + r.text + "'" + (detail.empty() ? "" : " (" + detail.substr(2) + ")"));
+  }
+
+  void RunImpl() {
+    std::vector<RValue> outs;
+    Status s = v_.impl(*this, &outs);
+    if (!s.ok()) throw RuleError(s.message());
+    if (outs.size() != v_.output_slots.size()) {
+      throw RuleError("impl '" + v_.impl_name + "' produced " + std::to_string(outs.size()) + " outputs, expected " +
+                      std::to_string(v_.output_slots.size()));
+    }
+    for (size_t i = 0; i < outs.size(); ++i) Set(v_.output_slots[i], std::move(outs[i]));
+  }
+
+  DType DefaultDType() {
+    if (default_dtype_ != DType::kUnknown) return default_dtype_;
+    DType dimmed = DType::kUnknown, zero_dim = DType::kUnknown;
+    for (size_t i = 0; i < rule_.schema.args.size(); ++i) {
+      const RValue* v = slots_[i];
+      if (v == nullptr) continue;
+      auto fold = [&](const TensorType& t) {
+        if (t.dtype == DType::kUnknown) return;
+        DType& acc = t.shape.empty() ? zero_dim : dimmed;
+        acc = acc == DType::kUnknown ? t.dtype : PromoteTypes(acc, t.dtype);
+      };
+      if (v->kind == RValue::Kind::kTensor) fold(v->t);
+      if (v->kind == RValue::Kind::kTensorList) for (const auto& t : v->tensors) fold(t);
+    }
+    // NB: PyTorch promotes dimensioned tensors first; a 0-dim tensor only
+    // raises the category (an int tensor times a 0-dim float is float32).
+    DType d = dimmed;
+    if (d == DType::kUnknown) d = zero_dim;
+    else if (zero_dim != DType::kUnknown && !IsFloatingPoint(d) && IsFloatingPoint(zero_dim)) d = DType::kFloat32;
+    default_dtype_ = d;
+    return d;
+  }
+
+  DType ChooseDType(const DTypeSpec& spec) {
+    switch (spec.kind) {
+      case DTypeSpec::Kind::kDefault: return DefaultDType();
+      case DTypeSpec::Kind::kFixed: return spec.fixed;
+      case DTypeSpec::Kind::kSameAs: {
+        const RValue* v = slots_[spec.slot];
+        if (v && v->kind == RValue::Kind::kTensor) return v->t.dtype;
+        return DefaultDType();
+      }
+      case DTypeSpec::Kind::kArg: {
+        const RValue* v = slots_[spec.slot];
+        if (v && v->kind == RValue::Kind::kInt) {
+          if (auto c = v->i.AsConstant()) {
+            DType d = DTypeFromScalarTypeCode(*c);
+            if (d != DType::kUnknown) return d;
+          }
+        }
+        return DefaultDType();
+      }
+    }
+    return DType::kUnknown;
+  }
+
+  void ComputeOutputs() {
+    out_->outputs.resize(v_.output_slots.size());
+    for (size_t i = 0; i < v_.output_slots.size(); ++i) {
+      const OutputSpec& spec = v_.outputs[i];
+      const int slot = v_.output_slots[i];
+      if (spec.given) {
+        TensorType t;
+        if (spec.same_as >= 0) {
+          const RValue* a = slots_[spec.same_as];
+          if (a->kind != RValue::Kind::kTensor)
+            throw RuleError("output copies argument '" + rule_.schema.args[spec.same_as].name + "', which is not a tensor");
+          t.shape = a->t.shape;
+          t.dtype = spec.dtype.kind == DTypeSpec::Kind::kDefault ? a->t.dtype : ChooseDType(spec.dtype);
+        } else {
+          RValue shape = Eval().Eval(spec.shape.root);
+          if (shape.kind != RValue::Kind::kIntList)
+            throw RuleError("output shape '" + spec.shape.text + "' is not a list");
+          t.shape = std::move(shape.ints);
+          t.dtype = ChooseDType(spec.dtype);
+        }
+        Set(slot, RValue::Tensor(std::move(t)));
+      } else if (slots_[slot] == nullptr) {
+        throw RuleError("output '" + v_.slot_names[slot] + "' was not computed");
+      } else if (spec.dtype.kind != DTypeSpec::Kind::kDefault && slots_[slot]->kind == RValue::Kind::kTensor) {
+        storage_[slot].t.dtype = ChooseDType(spec.dtype);
+      } else if (slots_[slot]->kind == RValue::Kind::kTensor && storage_[slot].t.dtype == DType::kUnknown) {
+        storage_[slot].t.dtype = DefaultDType();
+      }
+      out_->outputs[i] = *slots_[slot];
+    }
+  }
+
+  const OpRule& rule_;
+  const Variant& v_;
+  sym::Context& ctx_;
+  Applied* out_;
+  std::vector<const RValue*> slots_;
+  std::vector<RValue> storage_;
+  DType default_dtype_ = DType::kUnknown;
+  RValue unknown_;
+};
+
+std::string Where(const OpRule& rule) {
+  return "rule '" + rule.ops[0] + "' (" + rule.file + ":" + std::to_string(rule.line) + ")";
+}
+
+}  // namespace
+
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out) {
+  try {
+    for (const Variant& v : rule.variants) {
+      Application app(rule, v, ctx, out);
+      app.BindArgs(args);
+      if (!app.WhenHolds()) continue;
+      out->variant = &v;
+      app.Run();
+      return Status::Ok();
+    }
+    return Status::InvalidArgument(Where(rule) + ": no case applies to these arguments");
+  } catch (const RuleError& e) {
+    return Status::InvalidArgument(Where(rule) + ": " + e.what());
+  } catch (const sym::Error& e) {
+    return Status::InvalidArgument(Where(rule) + ": " + e.what());
+  }
+}
+
+}  // namespace torchcost::rules

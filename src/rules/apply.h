@@ -1,0 +1,34 @@
+// Applies a compiled rule to the bound arguments of one node: matches shape
+// patterns, checks requirements, and computes output types and costs.
+#ifndef TORCHCOST_SRC_RULES_APPLY_H_
+#define TORCHCOST_SRC_RULES_APPLY_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rules/op_rule.h"
+#include "rules/value.h"
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost::rules {
+
+// What one application of a rule produced.
+struct Applied {
+  const Variant* variant = nullptr;
+  std::vector<RValue> outputs;  // One per return of the schema.
+  sym::Expr macs, flops, transcendentals;
+  std::vector<std::pair<int, sym::Expr>> bwd_flops;  // (argument index, FLOPs of its gradient).
+  std::vector<std::pair<int, sym::Expr>> bwd_transcendentals;
+  std::vector<TensorType> temporaries;               // Parallel to variant->temporaries.
+  std::vector<std::string> assumptions;              // Requirements that could not be proven.
+};
+
+// Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,
+// so the schema default applies). Errors are one line and name the rule.
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out);
+
+}  // namespace torchcost::rules
+
+#endif  // TORCHCOST_SRC_RULES_APPLY_H_

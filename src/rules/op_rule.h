@@ -1,0 +1,109 @@
+// OpRule: a rule file entry compiled for fast application (names resolved to
+// slots, expressions parsed once at load time).
+#ifndef TORCHCOST_SRC_RULES_OP_RULE_H_
+#define TORCHCOST_SRC_RULES_OP_RULE_H_
+
+#include <string>
+#include <vector>
+
+#include "rules/builtin.h"
+#include "rules/rule_expr.h"
+#include "rules/schema.h"
+#include "torchcost/dtype.h"
+
+namespace torchcost::rules {
+
+// An expression with where it came from.
+struct SourceExpr {
+  int root = -1;  // -1: absent.
+  int line = 0;   // 1-based, in the rule file.
+  int col = 0;    // 1-based column of the expression's first character.
+  std::string text;
+  bool present() const { return root >= 0; }
+};
+
+// One item of a shape pattern ("N", "*B", "_", "2*C", "*D" with D bound).
+struct PatternItem {
+  enum class Kind { kBindDim, kBindRun, kWildcard, kCheckDim, kCheckRun };
+  Kind kind = Kind::kWildcard;
+  int slot = -1;   // kBindDim / kBindRun: the slot bound.
+  SourceExpr expr; // kCheckDim / kCheckRun: the expected value.
+};
+
+// The shape pattern of one tensor argument.
+struct TensorPattern {
+  int arg = -1;  // Schema argument index (= its slot).
+  std::vector<PatternItem> items;
+  std::string text;
+  int line = 0, col = 0;
+};
+
+// How an output's dtype is chosen.
+struct DTypeSpec {
+  enum class Kind { kDefault, kFixed, kSameAs, kArg };
+  Kind kind = Kind::kDefault;
+  DType fixed = DType::kUnknown;
+  int slot = -1;
+};
+
+// The shape and dtype of one output.
+struct OutputSpec {
+  bool given = false;
+  SourceExpr shape;     // A list expression; absent if same_as is used.
+  int same_as = -1;     // Slot of a tensor argument whose type the output copies.
+  DTypeSpec dtype;
+};
+
+// A cost per input gradient.
+struct GradCost {
+  int arg = -1;
+  SourceExpr expr;
+};
+
+// A tensor kept for backward.
+struct SavedSpec {
+  int slot = -1;  // Argument, output or temporary slot.
+  std::vector<int> needed_for;  // Argument indices whose gradients read it.
+};
+
+// A new tensor allocated for backward (mean/rstd, masks, indices).
+struct TemporarySpec {
+  std::string name;
+  int slot = -1;
+  SourceExpr shape;
+  DTypeSpec dtype;
+};
+
+// One fully merged alternative of a rule (a case, or the rule itself).
+struct Variant {
+  SourceExpr when;
+  std::vector<std::pair<int, SourceExpr>> binds;
+  std::vector<TensorPattern> matches;
+  std::vector<SourceExpr> requires_;
+  std::vector<std::pair<int, SourceExpr>> lets;
+  ImplFn impl = nullptr;
+  std::string impl_name;
+  std::vector<int> output_slots;  // One per return.
+  std::vector<OutputSpec> outputs;
+  SourceExpr macs, flops_fwd, trans_fwd;
+  std::vector<GradCost> flops_bwd, trans_bwd;
+  std::vector<SavedSpec> saved;
+  std::vector<TemporarySpec> temporaries;
+  int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.
+  bool inplace = false;                   // `inplace:` instead of `alias:`.
+  std::vector<std::string> slot_names;
+  ExprPool pool;
+};
+
+// A rule: the schema plus one or more variants.
+struct OpRule {
+  std::vector<std::string> ops;
+  Schema schema;
+  std::string file;
+  int line = 0;
+  std::vector<Variant> variants;
+};
+
+}  // namespace torchcost::rules
+
+#endif  // TORCHCOST_SRC_RULES_OP_RULE_H_

@@ -1,0 +1,742 @@
+#include "rules/rule_expr.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <unordered_map>
+
+namespace torchcost::rules {
+namespace {
+
+using Op = AstNode::Op;
+
+const std::unordered_map<std::string_view, Fn>& FunctionTable() {
+  static const auto* kTable = new std::unordered_map<std::string_view, Fn>{
+      {"floordiv", Fn::kFloorDiv}, {"ceildiv", Fn::kCeilDiv}, {"mod", Fn::kMod},
+      {"min", Fn::kMin},           {"max", Fn::kMax},         {"exact_div", Fn::kExactDiv},
+      {"prod", Fn::kProd},         {"sum", Fn::kSum},         {"len", Fn::kLen},
+      {"ones", Fn::kOnes},         {"broadcast", Fn::kBroadcast}, {"shape", Fn::kShape},
+      {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
+      {"if", Fn::kIf},             {"normdim", Fn::kNormDim},
+  };
+  return *kTable;
+}
+
+// Recursive-descent parser; precedence from low to high: or, and, not,
+// comparison, + -, *, unary -, ^, postfix [ ], primary.
+class Parser {
+ public:
+  Parser(std::string_view text, const NameResolver& resolve, ExprPool* pool)
+      : text_(text), resolve_(resolve), pool_(pool) {}
+
+  int ParseAll() {
+    int root = ParseOr();
+    SkipSpace();
+    if (pos_ != text_.size()) Fail("unexpected '" + std::string(text_.substr(pos_, 1)) + "'");
+    return root;
+  }
+
+ private:
+  int Add(AstNode n) {
+    pool_->nodes.push_back(std::move(n));
+    return static_cast<int>(pool_->nodes.size()) - 1;
+  }
+  int Binary(Op op, int a, int b, int col) {
+    AstNode n;
+    n.op = op;
+    n.col = col;
+    n.kids = {a, b};
+    return Add(std::move(n));
+  }
+  int Unary(Op op, int a, int col) {
+    AstNode n;
+    n.op = op;
+    n.col = col;
+    n.kids = {a};
+    return Add(std::move(n));
+  }
+
+  int ParseOr() {
+    int lhs = ParseAnd();
+    for (;;) {
+      int col = SkipSpace();
+      if (!EatWord("or")) return lhs;
+      lhs = Binary(Op::kOr, lhs, ParseAnd(), col);
+    }
+  }
+  int ParseAnd() {
+    int lhs = ParseNot();
+    for (;;) {
+      int col = SkipSpace();
+      if (!EatWord("and")) return lhs;
+      lhs = Binary(Op::kAnd, lhs, ParseNot(), col);
+    }
+  }
+  int ParseNot() {
+    int col = SkipSpace();
+    if (EatWord("not")) return Unary(Op::kNot, ParseNot(), col);
+    return ParseCompare();
+  }
+  int ParseCompare() {
+    int lhs = ParseAdditive();
+    int col = SkipSpace();
+    Op op;
+    if (Eat("==")) op = Op::kEq;
+    else if (Eat("!=")) op = Op::kNe;
+    else if (Eat("<=")) op = Op::kLe;
+    else if (Eat(">=")) op = Op::kGe;
+    else if (Eat("<")) op = Op::kLt;
+    else if (Eat(">")) op = Op::kGt;
+    else return lhs;
+    return Binary(op, lhs, ParseAdditive(), col);
+  }
+  int ParseAdditive() {
+    int lhs = ParseMultiplicative();
+    for (;;) {
+      int col = SkipSpace();
+      if (Eat("+")) lhs = Binary(Op::kAdd, lhs, ParseMultiplicative(), col);
+      else if (PeekChar('-')) { ++pos_; lhs = Binary(Op::kSub, lhs, ParseMultiplicative(), col); }
+      else return lhs;
+    }
+  }
+  int ParseMultiplicative() {
+    int lhs = ParseUnary();
+    for (;;) {
+      int col = SkipSpace();
+      if (PeekChar('*') && !(pos_ + 1 < text_.size() && text_[pos_ + 1] == '*')) {
+        ++pos_;
+        lhs = Binary(Op::kMul, lhs, ParseUnary(), col);
+      } else {
+        return lhs;
+      }
+    }
+  }
+  int ParseUnary() {
+    int col = SkipSpace();
+    if (Eat("-")) return Unary(Op::kNeg, ParseUnary(), col);
+    return ParsePower();
+  }
+  int ParsePower() {
+    int base = ParsePostfix();
+    int col = SkipSpace();
+    if (Eat("^") || Eat("**")) return Binary(Op::kPow, base, ParseUnary(), col);
+    return base;
+  }
+  int ParsePostfix() {
+    int e = ParsePrimary();
+    for (;;) {
+      int col = SkipSpace();
+      if (!Eat("[")) return e;
+      SkipSpace();
+      int start = -1, end = -1;
+      if (!PeekChar(':')) start = ParseOr();
+      SkipSpace();
+      if (Eat(":")) {
+        SkipSpace();
+        if (!PeekChar(']')) end = ParseOr();
+        Expect("]");
+        AstNode n;
+        n.op = Op::kSlice;
+        n.col = col;
+        n.kids = {e, start, end};
+        e = Add(std::move(n));
+      } else {
+        Expect("]");
+        e = Binary(Op::kIndex, e, start, col);
+      }
+    }
+  }
+  int ParsePrimary() {
+    int col = SkipSpace();
+    if (pos_ >= text_.size()) Fail("unexpected end of expression");
+    char c = text_[pos_];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t start = pos_;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      bool is_float = false;
+      if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e')) {
+        is_float = true;
+        ++pos_;
+        while (pos_ < text_.size() &&
+               (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '-' || text_[pos_] == 'e'))
+          ++pos_;
+      }
+      std::string num(text_.substr(start, pos_ - start));
+      AstNode n;
+      n.col = col;
+      if (is_float) {
+        n.op = Op::kFloat;
+        n.fval = std::strtod(num.c_str(), nullptr);
+      } else {
+        errno = 0;
+        n.op = Op::kInt;
+        n.ival = std::strtoll(num.c_str(), nullptr, 10);
+        if (errno == ERANGE) Fail("integer literal out of range");
+      }
+      return Add(std::move(n));
+    }
+    if (c == '"' || c == '\'') {
+      size_t end = text_.find(c, pos_ + 1);
+      if (end == std::string_view::npos) Fail("unterminated string");
+      AstNode n;
+      n.op = Op::kString;
+      n.col = col;
+      n.sval = std::string(text_.substr(pos_ + 1, end - pos_ - 1));
+      pos_ = end + 1;
+      return Add(std::move(n));
+    }
+    if (c == '(') {
+      ++pos_;
+      int e = ParseOr();
+      Expect(")");
+      return e;
+    }
+    if (c == '[') {
+      ++pos_;
+      AstNode n;
+      n.op = Op::kList;
+      n.col = col;
+      SkipSpace();
+      while (!PeekChar(']')) {
+        SkipSpace();
+        bool splat = Eat("*");
+        n.kids.push_back(ParseOr());
+        n.splat.push_back(splat);
+        SkipSpace();
+        if (Eat(",")) continue;
+        if (!PeekChar(']')) Fail("expected ',' or ']' in list");
+      }
+      ++pos_;
+      return Add(std::move(n));
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        ++pos_;
+      std::string_view name = text_.substr(start, pos_ - start);
+      if (name == "true" || name == "True") return Add(AstNode{Op::kTrue});
+      if (name == "false" || name == "False") return Add(AstNode{Op::kFalse});
+      SkipSpace();
+      if (PeekChar('(')) {
+        auto it = FunctionTable().find(name);
+        if (it == FunctionTable().end()) {
+          pos_ = start;
+          Fail("unknown function '" + std::string(name) + "'");
+        }
+        ++pos_;
+        AstNode n;
+        n.op = Op::kCall;
+        n.fn = it->second;
+        n.col = col;
+        n.sval = std::string(name);
+        SkipSpace();
+        while (!PeekChar(')')) {
+          n.kids.push_back(ParseOr());
+          SkipSpace();
+          if (Eat(",")) continue;
+          if (!PeekChar(')')) Fail("expected ',' or ')' in call to " + std::string(name));
+        }
+        ++pos_;
+        CheckArity(n);
+        return Add(std::move(n));
+      }
+      int slot = resolve_(name);
+      if (slot < 0) {
+        pos_ = start;
+        Fail("unknown name '" + std::string(name) + "'");
+      }
+      AstNode n;
+      n.op = Op::kName;
+      n.slot = slot;
+      n.col = col;
+      n.sval = std::string(name);
+      return Add(std::move(n));
+    }
+    Fail("unexpected '" + std::string(1, c) + "'");
+    return -1;
+  }
+
+  void CheckArity(const AstNode& n) {
+    size_t want = 0;
+    switch (n.fn) {
+      case Fn::kFloorDiv: case Fn::kCeilDiv: case Fn::kMod: case Fn::kMin: case Fn::kMax:
+      case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: want = 2; break;
+      case Fn::kIf: want = 3; break;
+      default: want = 1; break;
+    }
+    if (n.kids.size() != want) {
+      Fail(n.sval + "() takes " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") + ", got " +
+           std::to_string(n.kids.size()));
+    }
+  }
+
+  int SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    return static_cast<int>(pos_);
+  }
+  bool PeekChar(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+  bool Eat(std::string_view tok) {
+    if (text_.substr(pos_, tok.size()) != tok) return false;
+    pos_ += tok.size();
+    return true;
+  }
+  bool EatWord(std::string_view w) {
+    if (text_.substr(pos_, w.size()) != w) return false;
+    size_t after = pos_ + w.size();
+    if (after < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[after])) || text_[after] == '_'))
+      return false;
+    pos_ = after;
+    return true;
+  }
+  void Expect(std::string_view tok) {
+    SkipSpace();
+    if (!Eat(tok)) Fail("expected '" + std::string(tok) + "'");
+  }
+  [[noreturn]] void Fail(const std::string& msg) { throw RuleError(msg, static_cast<int>(pos_)); }
+
+  std::string_view text_;
+  const NameResolver& resolve_;
+  ExprPool* pool_;
+  size_t pos_ = 0;
+};
+
+const char* KindName(RValue::Kind k) {
+  switch (k) {
+    case RValue::Kind::kUnknown: return "unknown";
+    case RValue::Kind::kNone: return "None";
+    case RValue::Kind::kInt: return "int";
+    case RValue::Kind::kFloat: return "float";
+    case RValue::Kind::kBool: return "bool";
+    case RValue::Kind::kString: return "str";
+    case RValue::Kind::kIntList: return "int list";
+    case RValue::Kind::kTensor: return "tensor";
+    case RValue::Kind::kTensorList: return "tensor list";
+    case RValue::Kind::kList: return "list";
+  }
+  return "?";
+}
+
+sym::Truth Not(sym::Truth t) {
+  if (t == sym::Truth::kTrue) return sym::Truth::kFalse;
+  if (t == sym::Truth::kFalse) return sym::Truth::kTrue;
+  return t;
+}
+
+RValue TruthValue(sym::Truth t) {
+  RValue v = RValue::Bool(t == sym::Truth::kTrue);
+  v.unknown = t == sym::Truth::kUnknown;
+  return v;
+}
+
+}  // namespace
+
+int ParseRuleExpr(std::string_view text, const NameResolver& resolve, ExprPool* pool) {
+  int root = Parser(text, resolve, pool).ParseAll();
+  return root;
+}
+
+std::string DescribeValue(const RValue& v) {
+  switch (v.kind) {
+    case RValue::Kind::kInt: return v.i.ToString();
+    case RValue::Kind::kIntList: return ShapeToString(v.ints);
+    case RValue::Kind::kTensor: return "tensor " + ShapeToString(v.t.shape);
+    case RValue::Kind::kBool: return v.unknown ? "unknown" : (v.b ? "true" : "false");
+    case RValue::Kind::kFloat: return std::to_string(v.f);
+    case RValue::Kind::kString: return "'" + v.s + "'";
+    default: return KindName(v.kind);
+  }
+}
+
+sym::Expr Evaluator::AsInt(const RValue& v, int col, const char* what) const {
+  if (v.kind == RValue::Kind::kInt) return v.i;
+  if (v.kind == RValue::Kind::kBool && !v.unknown) return sym::Expr(v.b ? 1 : 0);
+  if (v.kind == RValue::Kind::kTensor && v.t.has_scalar) return v.t.scalar;
+  throw RuleError(std::string(what) + " needs an int, got " + KindName(v.kind) + " " + DescribeValue(v), col);
+}
+
+const RValue& Evaluator::EvalRef(int node, RValue& tmp) const {
+  const AstNode& n = pool_.nodes[node];
+  if (n.op == Op::kName) {
+    const RValue* v = slots_[n.slot];
+    if (v == nullptr) throw RuleError("name '" + n.sval + "' is not bound yet", n.col);
+    return *v;
+  }
+  tmp = Eval(node);
+  return tmp;
+}
+
+RValue Evaluator::Eval(int node) const {
+  const AstNode& n = pool_.nodes[node];
+  switch (n.op) {
+    case Op::kInt: return RValue::Int(sym::Expr(n.ival));
+    case Op::kFloat: return RValue::Float(n.fval);
+    case Op::kString: return RValue::Str(n.sval);
+    case Op::kTrue: return RValue::Bool(true);
+    case Op::kFalse: return RValue::Bool(false);
+    case Op::kName: {
+      RValue tmp;
+      return EvalRef(node, tmp);
+    }
+    case Op::kList: {
+      std::vector<sym::Expr> out;
+      out.reserve(n.kids.size());
+      for (size_t i = 0; i < n.kids.size(); ++i) {
+        RValue tmp;
+        const RValue& v = EvalRef(n.kids[i], tmp);
+        if (n.splat[i]) {
+          if (v.kind == RValue::Kind::kIntList) out.insert(out.end(), v.ints.begin(), v.ints.end());
+          else if (v.kind == RValue::Kind::kTensor) out.insert(out.end(), v.t.shape.begin(), v.t.shape.end());
+          else throw RuleError("'*' needs a list, got " + std::string(KindName(v.kind)), pool_.nodes[n.kids[i]].col);
+        } else {
+          out.push_back(AsInt(v, pool_.nodes[n.kids[i]].col, "a list item"));
+        }
+      }
+      return RValue::IntList(std::move(out));
+    }
+    case Op::kIndex: {
+      RValue tmp;
+      const RValue& base = EvalRef(n.kids[0], tmp);
+      const std::vector<sym::Expr>* list = nullptr;
+      if (base.kind == RValue::Kind::kIntList) list = &base.ints;
+      else if (base.kind == RValue::Kind::kTensor) list = &base.t.shape;
+      if (base.kind == RValue::Kind::kTensorList) {
+        auto idx = AsInt(Eval(n.kids[1]), n.col, "an index").AsConstant();
+        int64_t size = static_cast<int64_t>(base.tensors.size());
+        if (!idx || *idx < -size || *idx >= size) throw RuleError("index out of range", n.col);
+        return RValue::Tensor(base.tensors[*idx < 0 ? *idx + size : *idx]);
+      }
+      if (list == nullptr) throw RuleError("cannot index a " + std::string(KindName(base.kind)), n.col);
+      auto idx = AsInt(Eval(n.kids[1]), n.col, "an index").AsConstant();
+      int64_t size = static_cast<int64_t>(list->size());
+      if (!idx) throw RuleError("index must be a constant", n.col);
+      if (*idx < -size || *idx >= size)
+        throw RuleError("index " + std::to_string(*idx) + " out of range for " + ShapeToString(*list), n.col);
+      return RValue::Int((*list)[*idx < 0 ? *idx + size : *idx]);
+    }
+    case Op::kSlice: {
+      RValue tmp;
+      const RValue& base = EvalRef(n.kids[0], tmp);
+      const std::vector<sym::Expr>* list = nullptr;
+      if (base.kind == RValue::Kind::kIntList) list = &base.ints;
+      else if (base.kind == RValue::Kind::kTensor) list = &base.t.shape;
+      else throw RuleError("cannot slice a " + std::string(KindName(base.kind)), n.col);
+      int64_t size = static_cast<int64_t>(list->size());
+      auto bound = [&](int kid, int64_t dflt) {
+        if (kid < 0) return dflt;
+        auto c = AsInt(Eval(kid), n.col, "a slice bound").AsConstant();
+        if (!c) throw RuleError("slice bounds must be constants", n.col);
+        int64_t v = *c < 0 ? *c + size : *c;
+        return std::max<int64_t>(0, std::min(v, size));
+      };
+      int64_t start = bound(n.kids[1], 0), end = bound(n.kids[2], size);
+      std::vector<sym::Expr> out;
+      for (int64_t i = start; i < end; ++i) out.push_back((*list)[i]);
+      return RValue::IntList(std::move(out));
+    }
+    case Op::kCall: return EvalCall(n);
+    case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kPow: {
+      RValue ta, tb;
+      const RValue& a = EvalRef(n.kids[0], ta);
+      const RValue& b = EvalRef(n.kids[1], tb);
+      return Arith(n.op, a, b, n.col);
+    }
+    case Op::kNeg: {
+      RValue tmp;
+      const RValue& a = EvalRef(n.kids[0], tmp);
+      if (a.kind == RValue::Kind::kFloat) return RValue::Float(-a.f);
+      return Arith(Op::kSub, RValue::Int(0), a, n.col);
+    }
+    case Op::kEq: case Op::kNe: case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe:
+    case Op::kAnd: case Op::kOr: case Op::kNot:
+      return TruthValue(EvalTruth(node));
+  }
+  throw RuleError("bad expression node", n.col);
+}
+
+sym::Truth Evaluator::EvalTruth(int node) const {
+  const AstNode& n = pool_.nodes[node];
+  switch (n.op) {
+    case Op::kAnd: {
+      sym::Truth a = EvalTruth(n.kids[0]);
+      if (a == sym::Truth::kFalse) return a;  // Short-circuit, so guards like has(x) and x[0] work.
+      sym::Truth b = EvalTruth(n.kids[1]);
+      if (b == sym::Truth::kFalse) return b;
+      return (a == sym::Truth::kTrue && b == sym::Truth::kTrue) ? sym::Truth::kTrue : sym::Truth::kUnknown;
+    }
+    case Op::kOr: {
+      sym::Truth a = EvalTruth(n.kids[0]);
+      if (a == sym::Truth::kTrue) return a;
+      sym::Truth b = EvalTruth(n.kids[1]);
+      if (b == sym::Truth::kTrue) return b;
+      return (a == sym::Truth::kFalse && b == sym::Truth::kFalse) ? sym::Truth::kFalse : sym::Truth::kUnknown;
+    }
+    case Op::kNot: return Not(EvalTruth(n.kids[0]));
+    case Op::kEq: case Op::kNe: case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe: {
+      RValue ta, tb;
+      const RValue& a = EvalRef(n.kids[0], ta);
+      const RValue& b = EvalRef(n.kids[1], tb);
+      return Compare(n.op, a, b, n.col);
+    }
+    default: {
+      RValue v = Eval(node);
+      if (v.kind == RValue::Kind::kBool) return v.unknown ? sym::Truth::kUnknown : (v.b ? sym::Truth::kTrue : sym::Truth::kFalse);
+      if (v.kind == RValue::Kind::kNone) return sym::Truth::kFalse;
+      if (v.kind == RValue::Kind::kInt) return ctx_.ProveEq(v.i, 0) == sym::Truth::kTrue ? sym::Truth::kFalse
+             : ctx_.ProveEq(v.i, 0) == sym::Truth::kFalse ? sym::Truth::kTrue : sym::Truth::kUnknown;
+      throw RuleError("a condition needs a bool, got " + std::string(KindName(v.kind)), n.col);
+    }
+  }
+}
+
+sym::Truth Evaluator::Compare(AstNode::Op op, const RValue& a, const RValue& b, int col) const {
+  // None compares equal only to None (so `dtype == None` style guards work).
+  if (a.kind == RValue::Kind::kNone || b.kind == RValue::Kind::kNone) {
+    bool eq = a.kind == b.kind;
+    if (op == Op::kEq) return eq ? sym::Truth::kTrue : sym::Truth::kFalse;
+    if (op == Op::kNe) return eq ? sym::Truth::kFalse : sym::Truth::kTrue;
+    throw RuleError("cannot order None", col);
+  }
+  if (a.kind == RValue::Kind::kString || b.kind == RValue::Kind::kString) {
+    if (a.kind != b.kind) return op == Op::kNe ? sym::Truth::kTrue : sym::Truth::kFalse;
+    bool eq = a.s == b.s;
+    if (op == Op::kEq) return eq ? sym::Truth::kTrue : sym::Truth::kFalse;
+    if (op == Op::kNe) return eq ? sym::Truth::kFalse : sym::Truth::kTrue;
+    throw RuleError("cannot order strings", col);
+  }
+  if (a.kind == RValue::Kind::kFloat || b.kind == RValue::Kind::kFloat) {
+    auto as_double = [&](const RValue& v) {
+      if (v.kind == RValue::Kind::kFloat) return v.f;
+      auto c = AsInt(v, col, "a comparison").AsConstant();
+      if (!c) throw RuleError("cannot compare a float with a symbolic int", col);
+      return static_cast<double>(*c);
+    };
+    double x = as_double(a), y = as_double(b);
+    bool r = op == Op::kEq ? x == y : op == Op::kNe ? x != y : op == Op::kLt ? x < y
+           : op == Op::kLe ? x <= y : op == Op::kGt ? x > y : x >= y;
+    return r ? sym::Truth::kTrue : sym::Truth::kFalse;
+  }
+  if (a.kind == RValue::Kind::kIntList || b.kind == RValue::Kind::kIntList) {
+    if (a.kind != b.kind) throw RuleError("cannot compare a list with a " + std::string(KindName(b.kind)), col);
+    if (op != Op::kEq && op != Op::kNe) throw RuleError("lists compare only with == and !=", col);
+    sym::Truth all = a.ints.size() == b.ints.size() ? sym::Truth::kTrue : sym::Truth::kFalse;
+    for (size_t i = 0; all != sym::Truth::kFalse && i < a.ints.size(); ++i) {
+      sym::Truth t = ctx_.ProveEq(a.ints[i], b.ints[i]);
+      if (t == sym::Truth::kFalse) all = t;
+      else if (t == sym::Truth::kUnknown) all = t;
+    }
+    return op == Op::kEq ? all : Not(all);
+  }
+  if (a.kind == RValue::Kind::kBool && b.kind == RValue::Kind::kBool && !a.unknown && !b.unknown) {
+    bool eq = a.b == b.b;
+    if (op == Op::kEq) return eq ? sym::Truth::kTrue : sym::Truth::kFalse;
+    if (op == Op::kNe) return eq ? sym::Truth::kFalse : sym::Truth::kTrue;
+  }
+  sym::Expr x = AsInt(a, col, "a comparison"), y = AsInt(b, col, "a comparison");
+  switch (op) {
+    case Op::kEq: return ctx_.ProveEq(x, y);
+    case Op::kNe: return Not(ctx_.ProveEq(x, y));
+    case Op::kLt: return ctx_.ProveLt(x, y);
+    case Op::kLe: return ctx_.ProveLe(x, y);
+    case Op::kGt: return ctx_.ProveLt(y, x);
+    case Op::kGe: return ctx_.ProveLe(y, x);
+    default: break;
+  }
+  throw RuleError("bad comparison", col);
+}
+
+RValue Evaluator::Arith(AstNode::Op op, const RValue& a, const RValue& b, int col) const {
+  const bool la = a.kind == RValue::Kind::kIntList, lb = b.kind == RValue::Kind::kIntList;
+  if (la || lb) {
+    if (la && lb && a.ints.size() != b.ints.size()) {
+      throw RuleError("elementwise arithmetic on lists of different lengths: " + ShapeToString(a.ints) + " vs " +
+                          ShapeToString(b.ints), col);
+    }
+    size_t n = la ? a.ints.size() : b.ints.size();
+    std::vector<sym::Expr> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      RValue x = RValue::Int(la ? a.ints[i] : AsInt(a, col, "arithmetic"));
+      RValue y = RValue::Int(lb ? b.ints[i] : AsInt(b, col, "arithmetic"));
+      out.push_back(Arith(op, x, y, col).i);
+    }
+    return RValue::IntList(std::move(out));
+  }
+  if (a.kind == RValue::Kind::kFloat || b.kind == RValue::Kind::kFloat) {
+    auto as_double = [&](const RValue& v) {
+      if (v.kind == RValue::Kind::kFloat) return v.f;
+      auto c = AsInt(v, col, "arithmetic").AsConstant();
+      if (!c) throw RuleError("float arithmetic with a symbolic int", col);
+      return static_cast<double>(*c);
+    };
+    double x = as_double(a), y = as_double(b);
+    switch (op) {
+      case Op::kAdd: return RValue::Float(x + y);
+      case Op::kSub: return RValue::Float(x - y);
+      case Op::kMul: return RValue::Float(x * y);
+      default: throw RuleError("unsupported float operation", col);
+    }
+  }
+  sym::Expr x = AsInt(a, col, "arithmetic"), y = AsInt(b, col, "arithmetic");
+  try {
+    switch (op) {
+      case Op::kAdd: return RValue::Int(x + y);
+      case Op::kSub: return RValue::Int(x - y);
+      case Op::kMul: return RValue::Int(x * y);
+      case Op::kPow: {
+        auto e = y.AsConstant();
+        if (!e || *e < 0) throw RuleError("'^' needs a non-negative constant exponent", col);
+        return RValue::Int(sym::Pow(x, *e));
+      }
+      default: break;
+    }
+  } catch (const sym::Error& e) {
+    throw RuleError(e.what(), col);
+  }
+  throw RuleError("bad arithmetic", col);
+}
+
+RValue Evaluator::EvalCall(const AstNode& n) const {
+  auto elementwise = [&](auto fn) -> RValue {
+    RValue ta, tb;
+    const RValue& a = EvalRef(n.kids[0], ta);
+    const RValue& b = EvalRef(n.kids[1], tb);
+    const bool la = a.kind == RValue::Kind::kIntList, lb = b.kind == RValue::Kind::kIntList;
+    try {
+      if (!la && !lb) return RValue::Int(fn(AsInt(a, n.col, n.sval.c_str()), AsInt(b, n.col, n.sval.c_str())));
+      if (la && lb && a.ints.size() != b.ints.size())
+        throw RuleError(n.sval + "() on lists of different lengths: " + ShapeToString(a.ints) + " vs " +
+                        ShapeToString(b.ints), n.col);
+      size_t len = la ? a.ints.size() : b.ints.size();
+      std::vector<sym::Expr> out;
+      out.reserve(len);
+      for (size_t i = 0; i < len; ++i) {
+        out.push_back(fn(la ? a.ints[i] : AsInt(a, n.col, n.sval.c_str()),
+                         lb ? b.ints[i] : AsInt(b, n.col, n.sval.c_str())));
+      }
+      return RValue::IntList(std::move(out));
+    } catch (const sym::Error& e) {
+      throw RuleError(n.sval + "(): " + e.what(), n.col);
+    }
+  };
+  auto list_arg = [&](RValue& tmp) -> const std::vector<sym::Expr>& {
+    const RValue& v = EvalRef(n.kids[0], tmp);
+    if (v.kind == RValue::Kind::kIntList) return v.ints;
+    if (v.kind == RValue::Kind::kTensor) return v.t.shape;
+    throw RuleError(n.sval + "() needs a list, got " + KindName(v.kind), n.col);
+  };
+  auto tensor_arg = [&](RValue& tmp) -> const TensorType& {
+    const RValue& v = EvalRef(n.kids[0], tmp);
+    if (v.kind != RValue::Kind::kTensor) throw RuleError(n.sval + "() needs a tensor, got " + KindName(v.kind), n.col);
+    return v.t;
+  };
+  switch (n.fn) {
+    case Fn::kFloorDiv: return elementwise([](const sym::Expr& a, const sym::Expr& b) { return sym::FloorDiv(a, b); });
+    case Fn::kCeilDiv: return elementwise([](const sym::Expr& a, const sym::Expr& b) { return sym::CeilDiv(a, b); });
+    case Fn::kMod: return elementwise([](const sym::Expr& a, const sym::Expr& b) { return sym::Mod(a, b); });
+    case Fn::kMin: return elementwise([](const sym::Expr& a, const sym::Expr& b) { return sym::Min(a, b); });
+    case Fn::kMax: return elementwise([](const sym::Expr& a, const sym::Expr& b) { return sym::Max(a, b); });
+    case Fn::kExactDiv:
+      return elementwise([&](const sym::Expr& a, const sym::Expr& b) {
+        sym::Expr m = sym::Mod(a, b);
+        if (ctx_.ProveEq(m, 0) == sym::Truth::kFalse)
+          throw RuleError("exact_div(" + a.ToString() + ", " + b.ToString() + "): not divisible", n.col);
+        return sym::FloorDiv(a, b);
+      });
+    case Fn::kProd: case Fn::kSum: {
+      RValue tmp;
+      const auto& l = list_arg(tmp);
+      sym::Expr acc(n.fn == Fn::kProd ? 1 : 0);
+      try {
+        for (const auto& e : l) acc = n.fn == Fn::kProd ? acc * e : acc + e;
+      } catch (const sym::Error& e) {
+        throw RuleError(e.what(), n.col);
+      }
+      return RValue::Int(acc);
+    }
+    case Fn::kLen: {
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      if (v.kind == RValue::Kind::kTensorList) return RValue::Int(static_cast<int64_t>(v.tensors.size()));
+      if (v.kind == RValue::Kind::kList) return RValue::Int(static_cast<int64_t>(v.items.size()));
+      return RValue::Int(static_cast<int64_t>(list_arg(tmp).size()));
+    }
+    case Fn::kOnes: {
+      auto c = AsInt(Eval(n.kids[0]), n.col, "ones()").AsConstant();
+      if (!c || *c < 0) throw RuleError("ones() needs a non-negative constant", n.col);
+      return RValue::IntList(std::vector<sym::Expr>(*c, sym::Expr(1)));
+    }
+    case Fn::kBroadcast: {
+      RValue ta, tb;
+      const RValue& a = EvalRef(n.kids[0], ta);
+      const RValue& b = EvalRef(n.kids[1], tb);
+      auto as_list = [&](const RValue& v) -> const std::vector<sym::Expr>& {
+        if (v.kind == RValue::Kind::kIntList) return v.ints;
+        if (v.kind == RValue::Kind::kTensor) return v.t.shape;
+        throw RuleError("broadcast() needs shapes", n.col);
+      };
+      const auto& x = as_list(a);
+      const auto& y = as_list(b);
+      size_t r = std::max(x.size(), y.size());
+      std::vector<sym::Expr> out(r);
+      for (size_t i = 0; i < r; ++i) {
+        bool hx = i < x.size(), hy = i < y.size();
+        const sym::Expr dx = hx ? x[x.size() - 1 - i] : sym::Expr(1);
+        const sym::Expr dy = hy ? y[y.size() - 1 - i] : sym::Expr(1);
+        sym::Expr d;
+        if (dx == dy || dy == sym::Expr(1)) d = dx;
+        else if (dx == sym::Expr(1)) d = dy;
+        else {
+          sym::Truth t = ctx_.ProveEq(dx, dy);
+          if (t == sym::Truth::kFalse)
+            throw RuleError("shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " do not broadcast", n.col);
+          d = dx;  // NB: unknown equality is trusted, as TVM does; the larger shape wins.
+        }
+        out[r - 1 - i] = d;
+      }
+      return RValue::IntList(std::move(out));
+    }
+    case Fn::kShape: {
+      RValue tmp;
+      return RValue::IntList(tensor_arg(tmp).shape);
+    }
+    case Fn::kRank: {
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      if (v.kind == RValue::Kind::kIntList) return RValue::Int(static_cast<int64_t>(v.ints.size()));
+      return RValue::Int(static_cast<int64_t>(tensor_arg(tmp).shape.size()));
+    }
+    case Fn::kNumel: {
+      RValue tmp;
+      const auto& t = tensor_arg(tmp);
+      sym::Expr acc(1);
+      try {
+        for (const auto& e : t.shape) acc = acc * e;
+      } catch (const sym::Error& e) {
+        throw RuleError(e.what(), n.col);
+      }
+      return RValue::Int(acc);
+    }
+    case Fn::kHas: {
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      return RValue::Bool(v.kind != RValue::Kind::kNone && v.kind != RValue::Kind::kUnknown);
+    }
+    case Fn::kIf: {
+      sym::Truth t = EvalTruth(n.kids[0]);
+      if (t == sym::Truth::kUnknown)
+        throw RuleError("if(): condition '" + std::string("...") + "' cannot be decided; use cases and require", n.col);
+      return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
+    }
+    case Fn::kNormDim: {
+      auto d = AsInt(Eval(n.kids[0]), n.col, "normdim()").AsConstant();
+      auto r = AsInt(Eval(n.kids[1]), n.col, "normdim()").AsConstant();
+      if (!d || !r) throw RuleError("normdim() needs constants", n.col);
+      int64_t rank = std::max<int64_t>(*r, 1);
+      if (*d < -rank || *d >= rank)
+        throw RuleError("dim " + std::to_string(*d) + " out of range for a tensor of rank " + std::to_string(*r), n.col);
+      return RValue::Int(*d < 0 ? *d + rank : *d);
+    }
+  }
+  throw RuleError("bad call", n.col);
+}
+
+}  // namespace torchcost::rules

@@ -1,0 +1,27 @@
+// Reads one rule file (YAML) into compiled OpRules; errors are "file:line:col: message".
+#ifndef TORCHCOST_SRC_RULES_RULE_PARSER_H_
+#define TORCHCOST_SRC_RULES_RULE_PARSER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/op_rule.h"
+#include "torchcost/status.h"
+
+namespace torchcost::rules {
+
+// The contents of one rule file.
+struct RuleFile {
+  std::vector<std::unique_ptr<OpRule>> rules;
+  std::vector<std::string> ignored;  // Ops listed under `ignored:`.
+  std::vector<int> ignored_lines;
+};
+
+// Parses and compiles the YAML text of a rule file named `file`.
+Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file);
+
+}  // namespace torchcost::rules
+
+#endif  // TORCHCOST_SRC_RULES_RULE_PARSER_H_

@@ -1,0 +1,14 @@
+#include "rules/value.h"
+
+namespace torchcost::rules {
+
+std::string ShapeToString(const std::vector<sym::Expr>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i].ToString();
+  }
+  return s + "]";
+}
+
+}  // namespace torchcost::rules

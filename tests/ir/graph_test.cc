@@ -1,0 +1,82 @@
+#include "torchcost/graph.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace torchcost::ir {
+namespace {
+
+TEST(GraphTest, AddNodeSetsProducers) {
+  Graph g;
+  Value x;
+  x.name = "x";
+  x.role = ValueRole::kInput;
+  const int in = g.AddValue(x);
+  const int out = g.AddValue(Value{});
+  EXPECT_EQ(in, 0);
+  EXPECT_EQ(out, 1);
+  Node n;
+  n.op = "aten::relu";
+  n.inputs = {in};
+  n.outputs = {out};
+  const int node = g.AddNode(n);
+  EXPECT_EQ(node, 0);
+  EXPECT_EQ(g.values[out].producer, 0);
+  EXPECT_EQ(g.values[in].producer, -1);
+}
+
+TEST(GraphTest, GetOrAddScopeBuildsTree) {
+  Graph g;
+  EXPECT_EQ(g.GetOrAddScope("", "ResNet"), 0);
+  const int layer = g.GetOrAddScope("layer1", "Sequential");
+  const int block = g.GetOrAddScope("layer1.0", "BasicBlock");
+  const int conv = g.GetOrAddScope("layer1.0.conv1", "Conv2d");
+  EXPECT_EQ(g.GetOrAddScope("layer1.0", "ignored"), block);
+  ASSERT_EQ(g.scopes.size(), 4u);
+  EXPECT_EQ(g.scopes[0].name, "ResNet");
+  EXPECT_EQ(g.scopes[0].type, "ResNet");
+  EXPECT_EQ(g.scopes[0].parent, -1);
+  EXPECT_EQ(g.scopes[conv].name, "conv1");
+  EXPECT_EQ(g.scopes[conv].type, "Conv2d");
+  EXPECT_EQ(g.scopes[conv].parent, block);
+  EXPECT_EQ(g.scopes[conv].depth, 3);
+  EXPECT_EQ(g.scopes[block].parent, layer);
+  EXPECT_EQ(g.scopes[0].children, std::vector<int>{layer});
+  EXPECT_EQ(g.scopes[block].children, std::vector<int>{conv});
+}
+
+TEST(GraphTest, GetOrAddScopeCreatesAncestors) {
+  Graph g;
+  const int deep = g.GetOrAddScope("a.b.c", "Linear");
+  ASSERT_EQ(g.scopes.size(), 4u);  // Root, a, a.b, a.b.c.
+  EXPECT_EQ(g.scopes[0].path, "");
+  EXPECT_EQ(g.scopes[deep].type, "Linear");
+  EXPECT_EQ(g.scopes[deep].depth, 3);
+  const int ab = g.scopes[deep].parent;
+  EXPECT_EQ(g.scopes[ab].path, "a.b");
+  EXPECT_EQ(g.scopes[ab].name, "b");
+  EXPECT_EQ(g.scopes[ab].type, "");
+}
+
+TEST(GraphTest, NodeLocation) {
+  Graph g;
+  g.GetOrAddScope("", "Net");
+  const int scope = g.GetOrAddScope("layer1.0", "BasicBlock");
+  Node n;
+  n.op = "aten::foo";
+  n.scope = scope;
+  n.debug_name = "%x.17";
+  g.AddNode(n);
+  Node root;
+  root.op = "aten::bar";
+  root.debug_name = "%y";
+  g.AddNode(root);
+  EXPECT_EQ(g.NodeLocation(0), "node %x.17 (aten::foo, module layer1.0)");
+  EXPECT_EQ(g.NodeLocation(1), "node %y (aten::bar, module Net)");
+  EXPECT_EQ(g.NodeLocation(7), "node #7");
+}
+
+}  // namespace
+}  // namespace torchcost::ir

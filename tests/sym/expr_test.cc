@@ -1,0 +1,176 @@
+// Canonical form, interning and printing of sym::Expr.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sym/node.h"
+#include "torchcost/sym.h"
+
+namespace torchcost::sym {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ExprTest : public ::testing::Test {
+ protected:
+  Context ctx_;
+  Expr B = ctx_.Symbol("B");
+  Expr H = ctx_.Symbol("H");
+  Expr S = ctx_.Symbol("S");
+  Expr W = ctx_.Symbol("W");
+};
+
+struct CanonCase {
+  const char* name;
+  std::function<Expr(Expr B, Expr H, Expr S, Expr W)> build;
+  const char* expected;
+};
+
+TEST_F(ExprTest, CanonicalText) {
+  const std::vector<CanonCase> cases = {
+      {"zero_is_dropped", [](Expr B, Expr, Expr, Expr) { return B + 0; }, "B"},
+      {"times_one", [](Expr B, Expr, Expr, Expr) { return B * 1; }, "B"},
+      {"commutes", [](Expr B, Expr H, Expr, Expr) { return H + B; }, "B + H"},
+      {"distributes",
+       [](Expr B, Expr H, Expr, Expr) { return B * (2 * H + 4) + 1; },
+       "2*B*H + 4*B + 1"},
+      {"powers", [](Expr B, Expr, Expr S, Expr) { return S * B * B; }, "B^2*S"},
+      {"negated_leading_term", [](Expr B, Expr, Expr, Expr) { return 3 - B; },
+       "-B + 3"},
+      {"cancels", [](Expr B, Expr H, Expr, Expr) { return B + H - B; }, "H"},
+      {"cancels_to_constant",
+       [](Expr B, Expr, Expr, Expr) { return (B + 5) - (B + 2); }, "3"},
+      {"difference_of_squares",
+       [](Expr B, Expr, Expr, Expr) { return (B + 1) * (B - 1); }, "B^2 - 1"},
+      {"degree_order",
+       [](Expr B, Expr H, Expr S, Expr) { return 1 + B + H * S + B * B * S; },
+       "B^2*S + H*S + B + 1"},
+      {"graded_lex", [](Expr B, Expr, Expr S, Expr) { return B * S * S + B * B * S; },
+       "B^2*S + B*S^2"},
+      {"negative_coefficients",
+       [](Expr B, Expr H, Expr, Expr) { return -2 * B - H - 7; },
+       "-2*B - H - 7"},
+      {"atom_before_floordiv",
+       [](Expr B, Expr H, Expr, Expr) { return FloorDiv(H, 2) + B; },
+       "B + floordiv(H, 2)"},
+      {"conv_output",
+       // floordiv(H + 2*pad - kernel, stride) + 1 with pad 1, kernel 3, stride 2.
+       [](Expr, Expr H, Expr, Expr) { return FloorDiv(H + 2 * 1 - 3, 2) + 1; },
+       "floordiv(H - 1, 2) + 1"},
+      {"min_prints_constant_last",
+       [](Expr B, Expr, Expr, Expr) { return Min(4, B); }, "min(B, 4)"},
+      {"product_of_sums",
+       [](Expr B, Expr H, Expr, Expr W) { return (B + H) * (H + W); },
+       "B*H + B*W + H^2 + H*W"},
+      {"pow", [](Expr B, Expr, Expr, Expr) { return Pow(B + 1, 2); },
+       "B^2 + 2*B + 1"},
+      {"pow_zero", [](Expr B, Expr, Expr, Expr) { return Pow(B, 0); }, "1"},
+      {"opaque_atom_power",
+       [](Expr, Expr H, Expr, Expr) { return FloorDiv(H, 2) * FloorDiv(H, 2); },
+       "floordiv(H, 2)^2"},
+  };
+  for (const CanonCase& c : cases) {
+    Expr e = c.build(B, H, S, W);
+    EXPECT_EQ(e.ToString(), c.expected) << c.name;
+    Verify(e);
+  }
+}
+
+TEST_F(ExprTest, SingleAtomIsTheAtomNode) {
+  EXPECT_EQ(B + 0, B);
+  EXPECT_EQ(B * 1, B);
+  EXPECT_EQ((B + H) - H, B);
+  EXPECT_EQ(B.kind(), Kind::kSymbol);
+  EXPECT_EQ((B * H).kind(), Kind::kProduct);
+  EXPECT_EQ((2 * B).kind(), Kind::kSum);
+  EXPECT_EQ((B + 1).kind(), Kind::kSum);
+  EXPECT_EQ(FloorDiv(B, 2).kind(), Kind::kFloorDiv);
+  EXPECT_EQ(Min(B, H).kind(), Kind::kMin);
+  EXPECT_EQ(Max(B, H).kind(), Kind::kMax);
+  EXPECT_EQ(Expr(5).kind(), Kind::kConstant);
+}
+
+TEST_F(ExprTest, UniquingWorks) {
+  auto build = [&] { return FloorDiv(B * H + 2 * W - 3, 2) * S + Min(B, 8); };
+  Expr a = build();
+  size_t nodes = ctx_.NodeCount();
+  Expr b = build();
+  EXPECT_EQ(a.node(), b.node());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.Hash(), b.Hash());
+  EXPECT_EQ(ctx_.NodeCount(), nodes);  // Nothing new was interned.
+  // Same value, different construction order.
+  EXPECT_EQ((B + H) * (B + H), B * B + 2 * B * H + H * H);
+  EXPECT_EQ(B * H * S, S * (H * B));
+}
+
+TEST_F(ExprTest, ContextAndConstants) {
+  EXPECT_EQ(B.context(), &ctx_);
+  EXPECT_EQ((B * H + 1).context(), &ctx_);
+  EXPECT_EQ(Expr(3).context(), nullptr);
+  EXPECT_EQ(Expr(3).AsConstant(), 3);
+  EXPECT_EQ(B.AsConstant(), std::nullopt);
+  EXPECT_EQ(Expr(2) * Expr(3) + Expr(4), Expr(10));
+  EXPECT_EQ(Expr(), Expr(0));
+  EXPECT_EQ(Expr(-7).ToString(), "-7");
+}
+
+TEST_F(ExprTest, OrderIsStructuralNotByCreation) {
+  // Two contexts creating symbols in opposite orders print the same text.
+  Context c1, c2;
+  Expr a1 = c1.Symbol("a"), z1 = c1.Symbol("z");
+  Expr z2 = c2.Symbol("z"), a2 = c2.Symbol("a");
+  EXPECT_EQ((z1 * 3 + a1 + FloorDiv(z1, a1)).ToString(),
+            (FloorDiv(z2, a2) + a2 + 3 * z2).ToString());
+  EXPECT_EQ(Max(z1, a1).ToString(), "max(a, z)");
+  EXPECT_EQ(Max(a2, z2).ToString(), "max(a, z)");
+}
+
+TEST_F(ExprTest, OverflowThrows) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_THROW(Expr(kMax) + 1, Error);
+  EXPECT_THROW(Expr(kNegInf) - 1, Error);
+  EXPECT_THROW(-Expr(kNegInf), Error);
+  EXPECT_THROW((B * kMax) * 2, Error);
+  EXPECT_THROW((B + kMax) + (H + 1), Error);
+  EXPECT_THROW(Pow(B + 2, 1000), Error);
+  try {
+    (void)(Expr(kMax) * 2);
+    FAIL() << "expected an overflow";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("integer overflow in"));
+  }
+}
+
+TEST_F(ExprTest, MixingContextsThrows) {
+  Context other;
+  Expr b2 = other.Symbol("B");
+  EXPECT_THROW(B + b2, Error);
+  EXPECT_THROW(B * b2, Error);
+  EXPECT_THROW(FloorDiv(B, b2), Error);
+  EXPECT_THROW(Pow(B, -1), Error);
+}
+
+TEST_F(ExprTest, Symbols) {
+  EXPECT_EQ(ctx_.Symbol("B"), B);
+  EXPECT_EQ(ctx_.FindSymbol("B"), B);
+  EXPECT_EQ(ctx_.FindSymbol("nope"), std::nullopt);
+  Expr u0 = ctx_.FreshSymbol();
+  Expr u1 = ctx_.FreshSymbol();
+  EXPECT_EQ(u0.ToString(), "u0");
+  EXPECT_EQ(u1.ToString(), "u1");
+  ctx_.Symbol("t0");
+  EXPECT_EQ(ctx_.FreshSymbol("t").ToString(), "t1");  // t0 is taken.
+  EXPECT_EQ(ctx_.SymbolRange(B), (Interval{1, kPosInf}));
+  Expr x = ctx_.Symbol("x", {-5, 5});
+  EXPECT_EQ(ctx_.SymbolRange(x), (Interval{-5, 5}));
+  // NB: a second Symbol call keeps the first range.
+  EXPECT_EQ(ctx_.SymbolRange(ctx_.Symbol("x", {0, 1})), (Interval{-5, 5}));
+  EXPECT_THROW(ctx_.Symbol("empty", {3, 2}), Error);
+}
+
+}  // namespace
+}  // namespace torchcost::sym
