@@ -1,5 +1,7 @@
 #include "passes/native_ops.h"
 
+#include "rules/rule_expr.h"
+
 #include <string_view>
 #include <unordered_set>
 

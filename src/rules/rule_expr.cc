@@ -546,16 +546,17 @@ sym::Truth Evaluator::Compare(AstNode::Op op, const RValue& a, const RValue& b, 
 RValue Evaluator::Arith(AstNode::Op op, const RValue& a, const RValue& b, int col) const {
   const bool la = a.kind == RValue::Kind::kIntList, lb = b.kind == RValue::Kind::kIntList;
   if (la || lb) {
-    if (la && lb && a.ints.size() != b.ints.size()) {
+    // NB: a list of length 1 broadcasts like a scalar, as ATen expands "stride=[2]".
+    if (la && lb && a.ints.size() != b.ints.size() && a.ints.size() != 1 && b.ints.size() != 1) {
       throw RuleError("elementwise arithmetic on lists of different lengths: " + ShapeToString(a.ints) + " vs " +
                           ShapeToString(b.ints), col);
     }
-    size_t n = la ? a.ints.size() : b.ints.size();
+    size_t n = std::max(la ? a.ints.size() : 0, lb ? b.ints.size() : 0);
     std::vector<sym::Expr> out;
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      RValue x = RValue::Int(la ? a.ints[i] : AsInt(a, col, "arithmetic"));
-      RValue y = RValue::Int(lb ? b.ints[i] : AsInt(b, col, "arithmetic"));
+      RValue x = RValue::Int(la ? a.ints[a.ints.size() == 1 ? 0 : i] : AsInt(a, col, "arithmetic"));
+      RValue y = RValue::Int(lb ? b.ints[b.ints.size() == 1 ? 0 : i] : AsInt(b, col, "arithmetic"));
       out.push_back(Arith(op, x, y, col).i);
     }
     return RValue::IntList(std::move(out));
@@ -602,15 +603,15 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
     const bool la = a.kind == RValue::Kind::kIntList, lb = b.kind == RValue::Kind::kIntList;
     try {
       if (!la && !lb) return RValue::Int(fn(AsInt(a, n.col, n.sval.c_str()), AsInt(b, n.col, n.sval.c_str())));
-      if (la && lb && a.ints.size() != b.ints.size())
+      if (la && lb && a.ints.size() != b.ints.size() && a.ints.size() != 1 && b.ints.size() != 1)
         throw RuleError(n.sval + "() on lists of different lengths: " + ShapeToString(a.ints) + " vs " +
                         ShapeToString(b.ints), n.col);
-      size_t len = la ? a.ints.size() : b.ints.size();
+      size_t len = std::max(la ? a.ints.size() : 0, lb ? b.ints.size() : 0);
       std::vector<sym::Expr> out;
       out.reserve(len);
       for (size_t i = 0; i < len; ++i) {
-        out.push_back(fn(la ? a.ints[i] : AsInt(a, n.col, n.sval.c_str()),
-                         lb ? b.ints[i] : AsInt(b, n.col, n.sval.c_str())));
+        out.push_back(fn(la ? a.ints[a.ints.size() == 1 ? 0 : i] : AsInt(a, n.col, n.sval.c_str()),
+                         lb ? b.ints[b.ints.size() == 1 ? 0 : i] : AsInt(b, n.col, n.sval.c_str())));
       }
       return RValue::IntList(std::move(out));
     } catch (const sym::Error& e) {

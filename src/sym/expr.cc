@@ -386,9 +386,10 @@ Expr Context::Symbol(std::string_view name, Interval range) {
 }
 
 Expr Context::FreshSymbol(std::string_view prefix, Interval range) {
+  uint64_t& counter = impl_->fresh_counters[std::string(prefix)];
   std::string name;
   do {
-    name = std::string(prefix) + std::to_string(impl_->fresh_counter++);
+    name = std::string(prefix) + std::to_string(counter++);
   } while (impl_->symbols.count(name) != 0);
   return Symbol(name, range);
 }

@@ -19,7 +19,9 @@ std::string BoundText(int64_t v) {
 }
 
 std::string IntervalText(const Interval& i) {
-  return "[" + BoundText(i.lo) + ", " + BoundText(i.hi) + "]";
+  // Open at an infinite end: [0, inf), (-inf, 5].
+  return (i.lo == kNegInf ? "(" : "[") + BoundText(i.lo) + ", " +
+         BoundText(i.hi) + (i.hi == kPosInf ? ")" : "]");
 }
 
 // Throws unless `b` is provably positive.

@@ -194,7 +194,7 @@ struct Context::Impl {
   size_t count = 0;
 
   std::unordered_map<std::string_view, const Node*> symbols;
-  uint64_t fresh_counter = 0;
+  std::unordered_map<std::string, uint64_t> fresh_counters;  // Per prefix.
   // NB: bumped by SetRange so every memoized bound is recomputed.
   uint64_t epoch = 1;
 

@@ -61,6 +61,14 @@ OpRunner::OpRunner() : ctx_(std::make_unique<sym::Context>()) {
   rules_ = std::move(r).value();
 }
 
+OpRunner::OpRunner(std::string_view extra_rules) : OpRunner() {
+  Status s = rules_.AddText(extra_rules, "extra.yaml");
+  if (!s.ok()) {
+    std::fprintf(stderr, "OpRunner: %s\n", s.message().c_str());
+    std::abort();
+  }
+}
+
 OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args) {
   ir::Graph g;
   g.source = "test";

@@ -3,7 +3,9 @@
 #define TORCHCOST_TESTS_TESTING_OP_RUNNER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,9 +52,11 @@ struct OpResult {
 class OpRunner {
  public:
   OpRunner();
+  // Also loads `extra_rules` (YAML text named "extra.yaml") over the builtin rules; aborts if it does not parse.
+  explicit OpRunner(std::string_view extra_rules);
   // Runs `op` ("aten::conv2d" or "aten::add.Tensor") with arguments named as in its schema.
   OpResult Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args);
-  // Returns the context the symbols of the last Run live in.
+  // Returns the context that every Run's symbols live in (one per runner).
   sym::Context& ctx() { return *ctx_; }
   // Returns a symbol of the current context, for building expected expressions.
   sym::Expr S(const std::string& name) { return ctx_->Symbol(name); }
