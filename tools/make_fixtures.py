@@ -126,6 +126,23 @@ class ScriptedNet(nn.Module):
         return self.head(x)
 
 
+class ScriptedControlFlow(nn.Module):
+    """Data-dependent control flow that stays in the scripted graph (prim::If, prim::Loop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            y = self.fc(x)
+        else:
+            y = torch.relu(x)
+        for _ in range(x.size(0)):
+            y = y + 1.0
+        return y
+
+
 class Tied(nn.Module):
     """An embedding and an output projection sharing one weight, at int64 1x6."""
 
@@ -142,7 +159,7 @@ class Tied(nn.Module):
 
 def model_names():
     """Returns every model name build_model accepts."""
-    return ["lenet5", "tiny", "scripted", "tied"] + list(_TORCHVISION)
+    return ["lenet5", "tiny", "scripted", "scripted_if", "tied"] + list(_TORCHVISION)
 
 
 def input_dtypes(name):
@@ -160,7 +177,7 @@ def example_inputs(name, shapes):
 
 def is_scripted(name):
     """Returns True if the fixture is saved with torch.jit.script instead of trace."""
-    return name == "scripted"
+    return name in ("scripted", "scripted_if")
 
 
 def build_model(name):
@@ -172,6 +189,8 @@ def build_model(name):
         return Tiny().eval(), [[1, 3, 8, 8]]
     if name == "scripted":
         return ScriptedNet().eval(), [[1, 3, 16, 16]]
+    if name == "scripted_if":
+        return ScriptedControlFlow().eval(), [[2, 4]]
     if name == "tied":
         return Tied().eval(), [[1, 6]]
     if name in _TORCHVISION:

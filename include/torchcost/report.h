@@ -13,24 +13,31 @@ namespace torchcost {
 
 // What the text report shows and the symbol values it uses.
 struct TextOptions {
-  // Deepest module depth shown in the module tree (the root is depth 0); -1 shows all.
+  // Deepest module depth shown in the module tree (the root is depth 0); -1
+  // shows all.
   int depth = -1;
   // Number of module types listed in each top-k line; 0 omits the top-k lines.
   int top_k = 3;
-  // Module depth aggregated by the top-k lines; -1 means the deepest depth of the model.
+  // Module depth aggregated by the top-k lines; -1 means the deepest depth of
+  // the model.
   int top_depth = -1;
-  // Values of symbols: symbolic costs are evaluated under them where all their symbols are bound.
+  // Values of symbols: symbolic costs are evaluated under them where all their
+  // symbols are bound.
   sym::Bindings bindings;
 };
 
 // Returns the text report: header, module tree, top-k module types, operator
 // table, totals, ops without rules, assumptions and diagnostics.
-// `report` must come from analysing `graph`; its expressions' Context must still be alive.
-std::string RenderText(const ir::Graph& graph, const Report& report, const TextOptions& options);
+// `report` must come from analysing `graph`; its expressions' Context must
+// still be alive.
+std::string RenderText(const ir::Graph& graph, const Report& report,
+                       const TextOptions& options);
 
-// Returns the JSON report (schema "torchcost.report", version 1), pretty-printed and newline-terminated.
-// Symbolic costs carry their canonical text and their value under `bindings` (null if unbound).
-std::string RenderJson(const ir::Graph& graph, const Report& report, const sym::Bindings& bindings);
+// Returns the JSON report (schema "torchcost.report", version 1),
+// pretty-printed and newline-terminated. Symbolic costs carry their canonical
+// text and their value under `bindings` (null if unbound).
+std::string RenderJson(const ir::Graph& graph, const Report& report,
+                       const sym::Bindings& bindings);
 
 }  // namespace torchcost
 

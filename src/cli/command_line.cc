@@ -5,18 +5,23 @@
 
 namespace torchcost::cli {
 
-std::optional<Outcome> ParseCommandLine(int argc, char** argv, CommandLine& out) {
-  CLI::App app{"Predicts a PyTorch model's parameters, MACs and FLOPs from its graph, "
-               "without running it.",
-               "torchcost"};
+std::optional<Outcome> ParseCommandLine(int argc, char** argv,
+                                        CommandLine& out) {
+  CLI::App app{
+      "Predicts a PyTorch model's parameters, MACs and FLOPs from its graph, "
+      "without running it.",
+      "torchcost"};
   app.set_version_flag("--version", "torchcost 0.1.0");
   app.add_option("model", out.model, "TorchScript model file (torch.jit.save)")
       ->required()
       ->type_name("MODEL.pt");
-  // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the model positional.
-  app.add_option("--input", out.inputs,
-                 "Shape of one model input, in order: ints or symbols, optional :dtype "
-                 "(B,3,224,224 or B,3,224,224:float16). Default: MODEL's .meta.json sidecar")
+  // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the
+  // model positional.
+  app.add_option(
+         "--input", out.inputs,
+         "Shape of one model input, in order: ints or symbols, optional :dtype "
+         "(B,3,224,224 or B,3,224,224:float16). Default: MODEL's .meta.json "
+         "sidecar")
       ->type_name("SHAPE")
       ->allow_extra_args(false);
   app.add_option("--dtype", out.dtype, "Default dtype of inputs")
@@ -28,14 +33,17 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv, CommandLine& out)
   app.add_option("--top", out.top_k, "Module types listed by the top-k lines")
       ->capture_default_str()
       ->type_name("K");
-  app.add_option("--top-depth", out.top_depth, "Depth of the top-k lines; -1 = the deepest")
+  app.add_option("--top-depth", out.top_depth,
+                 "Depth of the top-k lines; -1 = the deepest")
       ->capture_default_str()
       ->type_name("D");
-  app.add_flag("--json", out.json, "Print the JSON report (docs/json-schema.md)");
+  app.add_flag("--json", out.json,
+               "Print the JSON report (docs/json-schema.md)");
   app.add_option("--set", out.sets, "Value of a symbol, e.g. --set B=8")
       ->type_name("SYM=VAL")
       ->allow_extra_args(false);
-  app.add_option("--rules", out.rules_dir, "Directory of extra *.yaml rules (override builtins)")
+  app.add_option("--rules", out.rules_dir,
+                 "Directory of extra *.yaml rules (override builtins)")
       ->type_name("DIR");
   app.add_flag("--strict", out.strict, "Fail (exit 1) if an op has no rule");
   try {

@@ -26,7 +26,8 @@ struct CommandLine {
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with
 // the returned outcome (help or version printed: ok; bad usage: kExitUsage).
-std::optional<Outcome> ParseCommandLine(int argc, char** argv, CommandLine& out);
+std::optional<Outcome> ParseCommandLine(int argc, char** argv,
+                                        CommandLine& out);
 
 }  // namespace torchcost::cli
 

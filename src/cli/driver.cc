@@ -19,29 +19,37 @@ namespace fs = std::filesystem;
 
 Outcome CheckReadable(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Outcome::Usage("cannot read '" + path + "': no such file");
-  if (!fs::is_regular_file(path, ec)) return Outcome::Usage("cannot read '" + path + "': not a file");
+  if (!fs::exists(path, ec))
+    return Outcome::Usage("cannot read '" + path + "': no such file");
+  if (!fs::is_regular_file(path, ec))
+    return Outcome::Usage("cannot read '" + path + "': not a file");
   std::ifstream file(path, std::ios::binary);
-  if (!file) return Outcome::Usage("cannot read '" + path + "': permission denied or I/O error");
+  if (!file)
+    return Outcome::Usage("cannot read '" + path +
+                          "': permission denied or I/O error");
   return Outcome::Ok();
 }
 
 Outcome LoadRules(const std::string& dir, RuleSet& rules) {
   Result<RuleSet> builtin = RuleSet::Builtin();
-  if (!builtin.ok()) return Outcome::Usage("built-in rules: " + builtin.status().message());
+  if (!builtin.ok())
+    return Outcome::Usage("built-in rules: " + builtin.status().message());
   rules = std::move(builtin).value();
   if (dir.empty()) return Outcome::Ok();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Outcome::Usage("--rules " + dir + ": not a directory");
+  if (!fs::is_directory(dir, ec))
+    return Outcome::Usage("--rules " + dir + ": not a directory");
   Status added = rules.AddDirectory(dir);
   if (!added.ok()) return Outcome::Usage(added.message());
   return Outcome::Ok();
 }
 
 // Runs the analysis. In strict mode a failure is rerun leniently: if that
-// succeeds, only strictness failed (exit 1); otherwise the options were bad (exit 2).
-Outcome AnalyzeModel(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                     const AnalysisOptions& options, Report& report) {
+// succeeds, only strictness failed (exit 1); otherwise the options were bad
+// (exit 2).
+Outcome AnalyzeModel(const ir::Graph& graph, const RuleSet& rules,
+                     sym::Context& ctx, const AnalysisOptions& options,
+                     Report& report) {
   Result<Report> result = Analyze(graph, rules, ctx, options);
   if (result.ok()) {
     report = std::move(result).value();
@@ -59,7 +67,9 @@ Outcome AnalyzeModel(const ir::Graph& graph, const RuleSet& rules, sym::Context&
 
 Outcome Run(const CommandLine& cl, std::string& out) {
   Result<DType> dtype = ParseDType(cl.dtype);
-  if (!dtype.ok()) return Outcome::Usage("--dtype " + cl.dtype + ": " + dtype.status().message());
+  if (!dtype.ok())
+    return Outcome::Usage("--dtype " + cl.dtype + ": " +
+                          dtype.status().message());
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
   if (Outcome o = CheckReadable(cl.model); !o.ok()) return o;
@@ -67,9 +77,14 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   sym::Context ctx;
   AnalysisOptions options;
   options.strict = cl.strict;
-  if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs); !o.ok()) return o;
+  if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
+      !o.ok())
+    return o;
   sym::Bindings bindings;
-  if (Outcome o = BindSymbols(ctx, sets, InputSymbols(options.inputs), bindings); !o.ok()) return o;
+  if (Outcome o =
+          BindSymbols(ctx, sets, InputSymbols(options.inputs), bindings);
+      !o.ok())
+    return o;
 
   Result<ir::Graph> graph = ImportTorchScript(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
@@ -77,16 +92,20 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
 
   Report report;
-  if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok()) return o;
+  if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok())
+    return o;
   if (report.model.empty()) report.model = cl.model;
-  // A shape error (a wrong-rank input, say) means the user's inputs do not fit the model.
+  // A shape error (a wrong-rank input, say) means the user's inputs do not fit
+  // the model.
   for (const Diagnostic& d : report.diagnostics) {
-    if (d.severity == Diagnostic::Severity::kError) return Outcome::Usage(d.message);
+    if (d.severity == Diagnostic::Severity::kError)
+      return Outcome::Usage(d.message);
   }
   if (cl.strict && !report.unknown_ops.empty()) {
     std::string ops;
     for (const UnknownOp& op : report.unknown_ops) {
-      ops += (ops.empty() ? "" : ", ") + op.op + " x" + std::to_string(op.count);
+      ops +=
+          (ops.empty() ? "" : ", ") + op.op + " x" + std::to_string(op.count);
     }
     return Outcome::Strict("strict mode: ops without rules: " + ops);
   }

@@ -3,25 +3,26 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace torchcost::cli {
 namespace {
 
-// Returns true if `dim` may be a dim of --input: an integer, a symbol name, or an
-// expression over them (digits, letters, '_', '+', '-', '*', parentheses, spaces).
+// Returns true if `dim` may be a dim of --input: an integer, a symbol name, or
+// an expression over them (digits, letters, '_', '+', '-', '*', parentheses,
+// spaces).
 bool PlausibleDim(const std::string& dim) {
   bool has_alnum = false;
   for (char c : dim) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (std::isalnum(u)) {
       has_alnum = true;
-    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' && c != ')' && c != ' ') {
+    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' &&
+               c != ')' && c != ' ') {
       return false;
     }
   }
@@ -35,33 +36,43 @@ Outcome CheckShapeText(const std::string& text) {
   std::stringstream in(shape);
   std::string dim;
   int index = 0;
-  if (shape.empty()) return Outcome::Usage("--input '" + text + "': empty shape");
+  if (shape.empty())
+    return Outcome::Usage("--input '" + text + "': empty shape");
   while (std::getline(in, dim, ',')) {
     if (!PlausibleDim(dim)) {
-      return Outcome::Usage("--input '" + text + "': dim " + std::to_string(index) + " '" + dim +
+      return Outcome::Usage("--input '" + text + "': dim " +
+                            std::to_string(index) + " '" + dim +
                             "' is not an integer or a symbol name");
     }
     ++index;
   }
-  if (shape.back() == ',') return Outcome::Usage("--input '" + text + "': empty dim at the end");
+  if (shape.back() == ',')
+    return Outcome::Usage("--input '" + text + "': empty dim at the end");
   return Outcome::Ok();
 }
 
-Outcome ReadSidecar(const std::string& model, DType default_dtype, std::vector<InputSpec>& out) {
+Outcome ReadSidecar(const std::string& model, DType default_dtype,
+                    std::vector<InputSpec>& out) {
   const std::string path = SidecarPath(model);
   std::ifstream file(path);
   if (!file) {
-    return Outcome::Usage("no input shapes: give --input SHAPE for each model input (e.g. "
-                          "--input 1,3,224,224) or write " + path);
+    return Outcome::Usage(
+        "no input shapes: give --input SHAPE for each model input (e.g. "
+        "--input 1,3,224,224) or write " +
+        path);
   }
-  nlohmann::json meta = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json meta =
+      nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
   if (meta.is_discarded()) return Outcome::Usage(path + ": not valid JSON");
-  const auto bad = Outcome::Usage(path + ": \"input_shapes\" must be a list of lists of integers");
-  if (!meta.is_object() || !meta.contains("input_shapes") || !meta["input_shapes"].is_array()) {
+  const auto bad = Outcome::Usage(
+      path + ": \"input_shapes\" must be a list of lists of integers");
+  if (!meta.is_object() || !meta.contains("input_shapes") ||
+      !meta["input_shapes"].is_array()) {
     return bad;
   }
   const nlohmann::json& shapes = meta["input_shapes"];
-  const nlohmann::json dtypes = meta.value("input_dtypes", nlohmann::json::array());
+  const nlohmann::json dtypes =
+      meta.value("input_dtypes", nlohmann::json::array());
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (!shapes[i].is_array()) return bad;
     InputSpec spec;
@@ -72,7 +83,8 @@ Outcome ReadSidecar(const std::string& model, DType default_dtype, std::vector<I
     }
     if (dtypes.is_array() && i < dtypes.size() && dtypes[i].is_string()) {
       Result<DType> dtype = ParseDType(dtypes[i].get<std::string>());
-      if (!dtype.ok()) return Outcome::Usage(path + ": " + dtype.status().message());
+      if (!dtype.ok())
+        return Outcome::Usage(path + ": " + dtype.status().message());
       spec.dtype = *dtype;
     }
     out.push_back(std::move(spec));
@@ -85,30 +97,36 @@ Outcome ReadSidecar(const std::string& model, DType default_dtype, std::vector<I
 std::string SidecarPath(const std::string& model) {
   const std::string suffix = ".pt";
   std::string stem = model;
-  if (stem.size() > suffix.size() && stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  if (stem.size() > suffix.size() &&
+      stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0) {
     stem.resize(stem.size() - suffix.size());
   }
   return stem + ".meta.json";
 }
 
 Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
-                    const std::string& model, DType default_dtype, std::vector<InputSpec>& out) {
+                    const std::string& model, DType default_dtype,
+                    std::vector<InputSpec>& out) {
   if (texts.empty()) return ReadSidecar(model, default_dtype, out);
   for (const std::string& text : texts) {
     Outcome check = CheckShapeText(text);
     if (!check.ok()) return check;
     Result<InputSpec> spec = ParseInputSpec(ctx, text, default_dtype);
-    if (!spec.ok()) return Outcome::Usage("--input '" + text + "': " + spec.status().message());
+    if (!spec.ok())
+      return Outcome::Usage("--input '" + text +
+                            "': " + spec.status().message());
     out.push_back(std::move(spec).value());
   }
   return Outcome::Ok();
 }
 
-Outcome ParseSets(const std::vector<std::string>& texts, std::vector<SymbolValue>& out) {
+Outcome ParseSets(const std::vector<std::string>& texts,
+                  std::vector<SymbolValue>& out) {
   for (const std::string& text : texts) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return Outcome::Usage("--set " + text + ": expected SYM=VAL (e.g. --set B=8)");
+      return Outcome::Usage("--set " + text +
+                            ": expected SYM=VAL (e.g. --set B=8)");
     }
     SymbolValue sv;
     sv.text = text;
@@ -118,7 +136,8 @@ Outcome ParseSets(const std::vector<std::string>& texts, std::vector<SymbolValue
     const char* end = begin + value.size();
     auto [ptr, ec] = std::from_chars(begin, end, sv.value);
     if (value.empty() || ec != std::errc() || ptr != end) {
-      return Outcome::Usage("--set " + text + ": value '" + value + "' is not an integer");
+      return Outcome::Usage("--set " + text + ": value '" + value +
+                            "' is not an integer");
     }
     out.push_back(std::move(sv));
   }
@@ -126,24 +145,29 @@ Outcome ParseSets(const std::vector<std::string>& texts, std::vector<SymbolValue
 }
 
 Outcome BindSymbols(sym::Context& ctx, const std::vector<SymbolValue>& sets,
-                    const std::vector<std::string>& symbols, sym::Bindings& bindings) {
+                    const std::vector<std::string>& symbols,
+                    sym::Bindings& bindings) {
   const std::set<std::string> known(symbols.begin(), symbols.end());
   for (const SymbolValue& sv : sets) {
     if (!known.count(sv.name)) {
       std::string list;
-      for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
-      return Outcome::Usage("--set " + sv.text + ": unknown symbol '" + sv.name + "'; symbols: " +
-                            (list.empty() ? "none" : list));
+      for (const std::string& s : symbols)
+        list += (list.empty() ? "" : ", ") + s;
+      return Outcome::Usage("--set " + sv.text + ": unknown symbol '" +
+                            sv.name +
+                            "'; symbols: " + (list.empty() ? "none" : list));
     }
     if (std::optional<sym::Expr> s = ctx.FindSymbol(sv.name)) {
       const sym::Interval range = ctx.SymbolRange(*s);
       if (!range.Contains(sv.value)) {
         auto end = [](int64_t v) {
-          return v == sym::kNegInf ? std::string("-inf")
-                                   : v == sym::kPosInf ? std::string("inf") : std::to_string(v);
+          return v == sym::kNegInf   ? std::string("-inf")
+                 : v == sym::kPosInf ? std::string("inf")
+                                     : std::to_string(v);
         };
-        return Outcome::Usage("--set " + sv.text + ": value out of the range of " + sv.name +
-                              ", [" + end(range.lo) + ", " + end(range.hi) + "]");
+        return Outcome::Usage("--set " + sv.text +
+                              ": value out of the range of " + sv.name + ", [" +
+                              end(range.lo) + ", " + end(range.hi) + "]");
       }
     }
     bindings[sv.name] = sv.value;

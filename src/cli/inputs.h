@@ -17,9 +17,11 @@ namespace torchcost::cli {
 std::string SidecarPath(const std::string& model);
 
 // Parses each --input text ("B,3,224,224" or "B,3,224,224:float16") into `out`;
-// with no --input, reads the model's sidecar ({"input_shapes": [[1, 3, 224, 224]]}).
+// with no --input, reads the model's sidecar ({"input_shapes": [[1, 3, 224,
+// 224]]}).
 Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
-                    const std::string& model, DType default_dtype, std::vector<InputSpec>& out);
+                    const std::string& model, DType default_dtype,
+                    std::vector<InputSpec>& out);
 
 // One --set SYM=VAL, parsed.
 struct SymbolValue {
@@ -29,11 +31,14 @@ struct SymbolValue {
 };
 
 // Parses every "SYM=VAL" of --set into `out`; VAL must be an integer.
-Outcome ParseSets(const std::vector<std::string>& texts, std::vector<SymbolValue>& out);
+Outcome ParseSets(const std::vector<std::string>& texts,
+                  std::vector<SymbolValue>& out);
 
-// Checks each --set names one of `symbols` and lies in the symbol's range; fills `bindings`.
+// Checks each --set names one of `symbols` and lies in the symbol's range;
+// fills `bindings`.
 Outcome BindSymbols(sym::Context& ctx, const std::vector<SymbolValue>& sets,
-                    const std::vector<std::string>& symbols, sym::Bindings& bindings);
+                    const std::vector<std::string>& symbols,
+                    sym::Bindings& bindings);
 
 // Returns the sorted free symbols of the input shapes.
 std::vector<std::string> InputSymbols(const std::vector<InputSpec>& inputs);

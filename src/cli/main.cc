@@ -1,7 +1,9 @@
 // torchcost: predicts a PyTorch model's costs from its TorchScript graph.
 //
-//   torchcost MODEL.pt [--input SHAPE]... [--dtype float32] [--depth N] [--top K]
-//             [--top-depth D] [--json] [--set SYM=VAL]... [--rules DIR] [--strict]
+//   torchcost MODEL.pt [--input SHAPE]... [--dtype float32] [--depth N] [--top
+//   K]
+//             [--top-depth D] [--json] [--set SYM=VAL]... [--rules DIR]
+//             [--strict]
 //
 // Exit codes: 0 ok; 1 analysis errors in --strict mode; 2 bad usage or
 // unreadable input. Every error is one line on stderr: "torchcost: <message>".
@@ -19,7 +21,8 @@ int Main(int argc, char** argv) {
   using torchcost::cli::CommandLine;
   using torchcost::cli::Outcome;
   CommandLine cl;
-  if (std::optional<Outcome> done = torchcost::cli::ParseCommandLine(argc, argv, cl)) {
+  if (std::optional<Outcome> done =
+          torchcost::cli::ParseCommandLine(argc, argv, cl)) {
     if (!done->ok()) torchcost::cli::PrintError(done->message);
     return done->code;
   }
@@ -37,7 +40,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // NB: no input may crash the tool; whatever escapes is still one line and exit 2.
+  // NB: no input may crash the tool; whatever escapes is still one line and
+  // exit 2.
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

@@ -8,7 +8,8 @@ namespace torchcost::cli {
 std::string OneLine(const std::string& message) {
   constexpr size_t kMaxLength = 400;
   std::string text = message;
-  // NB: LibTorch appends a C++ stack trace to its messages; nobody reads it on one line.
+  // NB: LibTorch appends a C++ stack trace to its messages; nobody reads it on
+  // one line.
   const size_t trace = text.find("Exception raised from");
   if (trace != std::string::npos) text.erase(trace);
   std::string out;

@@ -1,4 +1,5 @@
-// How the torchcost command ends: an exit code and, on failure, one line for stderr.
+// How the torchcost command ends: an exit code and, on failure, one line for
+// stderr.
 #ifndef TORCHCOST_SRC_CLI_OUTCOME_H_
 #define TORCHCOST_SRC_CLI_OUTCOME_H_
 
@@ -24,9 +25,9 @@ struct Outcome {
   bool ok() const { return code == kExitOk; }
 };
 
-// Returns `message` on one line: newlines and tabs become spaces, runs of spaces
-// shrink to one, LibTorch's "Exception raised from ..." trace is cut, and the
-// text is capped at 400 characters.
+// Returns `message` on one line: newlines and tabs become spaces, runs of
+// spaces shrink to one, LibTorch's "Exception raised from ..." trace is cut,
+// and the text is capped at 400 characters.
 std::string OneLine(const std::string& message);
 
 // Writes "torchcost: <message>" as one line to stderr.

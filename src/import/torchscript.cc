@@ -31,7 +31,13 @@
 // ConstantPropagationImmutableTypes (which folds prim::If on constant
 // conditions) and EliminateDeadCode run. Anything left (prim::If on a runtime
 // condition, prim::Loop) becomes an ordinary node, reported as an unknown op.
-#include "torchcost/import.h"
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/ir/scope.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/script.h>
 
 #include <cstdint>
 #include <exception>
@@ -45,13 +51,7 @@
 #include <utility>
 #include <vector>
 
-#include <torch/csrc/jit/ir/constants.h>
-#include <torch/csrc/jit/ir/ir.h>
-#include <torch/csrc/jit/ir/scope.h>
-#include <torch/csrc/jit/passes/constant_propagation.h>
-#include <torch/csrc/jit/passes/dead_code_elimination.h>
-#include <torch/csrc/jit/passes/inliner.h>
-#include <torch/script.h>
+#include "torchcost/import.h"
 
 namespace torchcost {
 namespace {
@@ -72,7 +72,8 @@ std::string FirstLine(const std::string& text) {
 }
 
 // Returns a class name without qualification or mangling:
-// "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" -> "BasicBlock".
+// "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" ->
+// "BasicBlock".
 std::string ShortClassName(const c10::ClassTypePtr& type) {
   if (!type || !type->name()) return "";
   const std::string& qualified = type->name()->qualifiedName();
@@ -187,7 +188,8 @@ bool SetConstant(const c10::IValue& iv, ir::Value* v) {
   return true;
 }
 
-// The attribute path of a module or tensor read through prim::GetAttr from `self`.
+// The attribute path of a module or tensor read through prim::GetAttr from
+// `self`.
 struct AttrRef {
   c10::IValue value;  // The module object or the tensor.
   std::string path;   // "layer1.0.conv1" or "layer1.0.conv1.weight".
@@ -238,7 +240,8 @@ class Importer {
   void BuildTables() {
     using Key = std::tuple<const void*, int64_t, std::vector<int64_t>>;
     std::map<Key, TableSlot> seen;
-    auto add = [&](const std::string& name, const at::Tensor& t, bool is_param) {
+    auto add = [&](const std::string& name, const at::Tensor& t,
+                   bool is_param) {
       const void* data = t.has_storage() ? t.storage().data() : nullptr;
       Key key{data, t.has_storage() ? t.storage_offset() : 0, t.sizes().vec()};
       // NB: empty tensors have no data pointer and are never merged.
@@ -257,7 +260,8 @@ class Importer {
       entry.shape = t.sizes().vec();
       entry.dtype = DTypeOf(t.scalar_type());
       entry.requires_grad = is_param && t.requires_grad();
-      std::vector<ir::TensorEntry>& table = is_param ? graph_.params : graph_.buffers;
+      std::vector<ir::TensorEntry>& table =
+          is_param ? graph_.params : graph_.buffers;
       table.push_back(std::move(entry));
       TableSlot slot{is_param, static_cast<int>(table.size()) - 1};
       if (data != nullptr) seen.emplace(std::move(key), slot);
@@ -271,9 +275,11 @@ class Importer {
     }
   }
 
-  // Simplifies control flow that depends only on module state (see the file comment).
+  // Simplifies control flow that depends only on module state (see the file
+  // comment).
   void Simplify(std::shared_ptr<jit::Graph>& g) {
-    ConstantizeAttrs(g->block(), g->inputs().empty() ? nullptr : g->inputs()[0]);
+    ConstantizeAttrs(g->block(),
+                     g->inputs().empty() ? nullptr : g->inputs()[0]);
     for (int round = 0; round < 8; ++round) {
       bool changed = FoldIsNone(g->block());
       changed |= FoldRaisingIfs(g->block());
@@ -291,8 +297,9 @@ class Importer {
     ConstantizeAttrsIn(block, &objects);
   }
 
-  void ConstantizeAttrsIn(jit::Block* block,
-                          std::unordered_map<jit::Value*, c10::IValue>* objects) {
+  void ConstantizeAttrsIn(
+      jit::Block* block,
+      std::unordered_map<jit::Value*, c10::IValue>* objects) {
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       jit::Node* node = *it;
       ++it;  // The node may be destroyed below.
@@ -325,7 +332,8 @@ class Importer {
       ++it;
       for (jit::Block* sub : node->blocks()) changed |= FoldIsNone(sub);
       const bool is = node->kind() == c10::aten::__is__;
-      if ((!is && node->kind() != c10::aten::__isnot__) || node->inputs().size() != 2) {
+      if ((!is && node->kind() != c10::aten::__isnot__) ||
+          node->inputs().size() != 2) {
         continue;
       }
       auto is_none = [](jit::Value* v) {
@@ -333,7 +341,8 @@ class Importer {
       };
       auto cannot_be_none = [](jit::Value* v) {
         const c10::TypeKind k = v->type()->kind();
-        return k != c10::TypeKind::NoneType && k != c10::TypeKind::OptionalType &&
+        return k != c10::TypeKind::NoneType &&
+               k != c10::TypeKind::OptionalType &&
                k != c10::TypeKind::AnyType && k != c10::TypeKind::UnionType;
       };
       jit::Value* a = node->input(0);
@@ -341,7 +350,8 @@ class Importer {
       c10::optional<bool> result;
       if (is_none(a) && is_none(b)) {
         result = is;
-      } else if ((is_none(a) && cannot_be_none(b)) || (is_none(b) && cannot_be_none(a))) {
+      } else if ((is_none(a) && cannot_be_none(b)) ||
+                 (is_none(b) && cannot_be_none(a))) {
         result = !is;
       }
       if (!result) continue;
@@ -354,7 +364,8 @@ class Importer {
     return changed;
   }
 
-  // Returns true if the block raises unconditionally (a top-level prim::RaiseException).
+  // Returns true if the block raises unconditionally (a top-level
+  // prim::RaiseException).
   static bool Raises(jit::Block* block) {
     for (jit::Node* n : block->nodes()) {
       if (n->kind() == c10::prim::RaiseException) return true;
@@ -390,10 +401,12 @@ class Importer {
     return changed;
   }
 
-  // Records, for every prim::GetAttr chain from `self`, the object or tensor it reads.
+  // Records, for every prim::GetAttr chain from `self`, the object or tensor it
+  // reads.
   void ResolveAttrs(jit::Block* block) {
     jit::Graph* g = block->owningGraph();
-    if (!g->inputs().empty() && g->inputs()[0]->type()->cast<c10::ClassType>()) {
+    if (!g->inputs().empty() &&
+        g->inputs()[0]->type()->cast<c10::ClassType>()) {
       attrs_[g->inputs()[0]] = AttrRef{module_._ivalue(), ""};
     }
     ResolveAttrsIn(block);
@@ -419,7 +432,8 @@ class Importer {
     auto slot_it = tensor_slot_.find(ref.path);
     if (slot_it == tensor_slot_.end()) {
       // NB: a tensor attribute that is neither a parameter nor a registered
-      // buffer (a plain tensor attribute of a scripted module) is listed as a buffer.
+      // buffer (a plain tensor attribute of a scripted module) is listed as a
+      // buffer.
       ir::TensorEntry entry;
       const at::Tensor& t = ref.value.toTensor();
       entry.name = ref.path;
@@ -427,12 +441,16 @@ class Importer {
       entry.dtype = DTypeOf(t.scalar_type());
       entry.requires_grad = false;
       graph_.buffers.push_back(std::move(entry));
-      slot_it = tensor_slot_
-                    .emplace(ref.path, TableSlot{false, static_cast<int>(graph_.buffers.size()) - 1})
-                    .first;
+      slot_it =
+          tensor_slot_
+              .emplace(
+                  ref.path,
+                  TableSlot{false, static_cast<int>(graph_.buffers.size()) - 1})
+              .first;
     }
     const TableSlot slot = slot_it->second;
-    ir::TensorEntry& entry = (slot.is_param ? graph_.params : graph_.buffers)[slot.index];
+    ir::TensorEntry& entry =
+        (slot.is_param ? graph_.params : graph_.buffers)[slot.index];
     if (entry.value >= 0) return entry.value;
     ir::Value v;
     v.name = entry.name;
@@ -462,7 +480,8 @@ class Importer {
     }
   }
 
-  // Returns the ir index of a JIT value, creating an opaque one if it was never defined.
+  // Returns the ir index of a JIT value, creating an opaque one if it was never
+  // defined.
   int ValueOf(jit::Value* v) {
     auto it = value_map_.find(v);
     if (it != value_map_.end()) return it->second;
@@ -484,8 +503,10 @@ class Importer {
       const c10::optional<jit::ModuleInstanceInfo>& info = std::get<2>(entry);
       if (!info) continue;  // A free function call: same module.
       const std::string& name = info->instance_name();
-      // NB: "SELF" marks a method called on the same module (self._forward_impl).
-      if (name.empty() || name == "SELF" || name == "INSTANCE_NAME_UNKNOWN") continue;
+      // NB: "SELF" marks a method called on the same module
+      // (self._forward_impl).
+      if (name.empty() || name == "SELF" || name == "INSTANCE_NAME_UNKNOWN")
+        continue;
       path = JoinPath(path, name);
       innermost = info->class_type();
     }
@@ -513,7 +534,8 @@ class Importer {
     v.name = out->debugName();
     v.role = ir::ValueRole::kConstant;
     SetTypeInfo(out->type(), &v);
-    if (c10::optional<c10::IValue> iv = jit::toIValue(out)) SetConstant(*iv, &v);
+    if (c10::optional<c10::IValue> iv = jit::toIValue(out))
+      SetConstant(*iv, &v);
     value_map_[out] = graph_.AddValue(std::move(v));
   }
 
@@ -546,7 +568,8 @@ class Importer {
       n.overload = schema->overload_name();
       const auto& args = schema->arguments();
       if (args.size() == node->inputs().size()) {
-        for (const c10::Argument& arg : args) n.input_names.push_back(arg.name());
+        for (const c10::Argument& arg : args)
+          n.input_names.push_back(arg.name());
       }
     }
     for (jit::Value* out : node->outputs()) {
@@ -605,7 +628,8 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
   try {
     module = jit::load(path);
   } catch (const c10::Error& e) {
-    return Status::InvalidArgument(prefix + FirstLine(e.what_without_backtrace()));
+    return Status::InvalidArgument(prefix +
+                                   FirstLine(e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return Status::InvalidArgument(prefix + FirstLine(e.what()));
   } catch (...) {
@@ -613,7 +637,8 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
   }
   try {
     if (!module.find_method("forward")) {
-      return Status::InvalidArgument(path + ": TorchScript module has no forward method");
+      return Status::InvalidArgument(
+          path + ": TorchScript module has no forward method");
     }
     Importer importer(path, std::move(module));
     return importer.Run();
@@ -621,9 +646,11 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
     return Status::Internal(path + ": cannot convert TorchScript graph: " +
                             FirstLine(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    return Status::Internal(path + ": cannot convert TorchScript graph: " + FirstLine(e.what()));
+    return Status::Internal(
+        path + ": cannot convert TorchScript graph: " + FirstLine(e.what()));
   } catch (...) {
-    return Status::Internal(path + ": cannot convert TorchScript graph: unknown error");
+    return Status::Internal(
+        path + ": cannot convert TorchScript graph: unknown error");
   }
 }
 

@@ -7,45 +7,60 @@
 namespace torchcost {
 namespace {
 
-// One accepted spelling of a dtype; the first spelling of each dtype is PyTorch's name.
+// One accepted spelling of a dtype; the first spelling of each dtype is
+// PyTorch's name.
 struct DTypeAlias {
   std::string_view name;
   DType dtype;
 };
 
 constexpr std::array<DTypeAlias, 25> kAliases = {{
-    {"float32", DType::kFloat32},   {"float", DType::kFloat32},
-    {"fp32", DType::kFloat32},      {"float16", DType::kFloat16},
-    {"half", DType::kFloat16},      {"fp16", DType::kFloat16},
-    {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16},
-    {"float64", DType::kFloat64},   {"double", DType::kFloat64},
-    {"int64", DType::kInt64},       {"long", DType::kInt64},
-    {"int32", DType::kInt32},       {"int", DType::kInt32},
-    {"int16", DType::kInt16},       {"short", DType::kInt16},
-    {"int8", DType::kInt8},         {"uint8", DType::kUInt8},
-    {"bool", DType::kBool},         {"complex32", DType::kComplex32},
-    {"chalf", DType::kComplex32},   {"complex64", DType::kComplex64},
-    {"cfloat", DType::kComplex64},  {"complex128", DType::kComplex128},
+    {"float32", DType::kFloat32},    {"float", DType::kFloat32},
+    {"fp32", DType::kFloat32},       {"float16", DType::kFloat16},
+    {"half", DType::kFloat16},       {"fp16", DType::kFloat16},
+    {"bfloat16", DType::kBFloat16},  {"bf16", DType::kBFloat16},
+    {"float64", DType::kFloat64},    {"double", DType::kFloat64},
+    {"int64", DType::kInt64},        {"long", DType::kInt64},
+    {"int32", DType::kInt32},        {"int", DType::kInt32},
+    {"int16", DType::kInt16},        {"short", DType::kInt16},
+    {"int8", DType::kInt8},          {"uint8", DType::kUInt8},
+    {"bool", DType::kBool},          {"complex32", DType::kComplex32},
+    {"chalf", DType::kComplex32},    {"complex64", DType::kComplex64},
+    {"cfloat", DType::kComplex64},   {"complex128", DType::kComplex128},
     {"cdouble", DType::kComplex128},
 }};
 
 // Position of a dtype in the promotion table; -1 for kUnknown.
 int PromotionIndex(DType d) {
   switch (d) {
-    case DType::kUInt8: return 0;
-    case DType::kInt8: return 1;
-    case DType::kInt16: return 2;
-    case DType::kInt32: return 3;
-    case DType::kInt64: return 4;
-    case DType::kFloat16: return 5;
-    case DType::kFloat32: return 6;
-    case DType::kFloat64: return 7;
-    case DType::kComplex32: return 8;
-    case DType::kComplex64: return 9;
-    case DType::kComplex128: return 10;
-    case DType::kBool: return 11;
-    case DType::kBFloat16: return 12;
-    case DType::kUnknown: return -1;
+    case DType::kUInt8:
+      return 0;
+    case DType::kInt8:
+      return 1;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 3;
+    case DType::kInt64:
+      return 4;
+    case DType::kFloat16:
+      return 5;
+    case DType::kFloat32:
+      return 6;
+    case DType::kFloat64:
+      return 7;
+    case DType::kComplex32:
+      return 8;
+    case DType::kComplex64:
+      return 9;
+    case DType::kComplex128:
+      return 10;
+    case DType::kBool:
+      return 11;
+    case DType::kBFloat16:
+      return 12;
+    case DType::kUnknown:
+      return -1;
   }
   return -1;
 }
@@ -80,20 +95,34 @@ int64_t ElementSize(DType dtype) {
 
 std::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kUInt8: return "uint8";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kComplex32: return "complex32";
-    case DType::kComplex64: return "complex64";
-    case DType::kComplex128: return "complex128";
-    case DType::kBool: return "bool";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kUnknown: return "unknown";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kComplex32:
+      return "complex32";
+    case DType::kComplex64:
+      return "complex64";
+    case DType::kComplex128:
+      return "complex128";
+    case DType::kBool:
+      return "bool";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -139,7 +168,8 @@ bool IsFloatingPoint(DType dtype) {
 }
 
 DType PromoteTypes(DType a, DType b) {
-  // c10::promoteTypes' table (c10/core/ScalarType.cpp), quantized types left out.
+  // c10::promoteTypes' table (c10/core/ScalarType.cpp), quantized types left
+  // out.
   constexpr DType u1 = DType::kUInt8, i1 = DType::kInt8, i2 = DType::kInt16,
                   i4 = DType::kInt32, i8 = DType::kInt64, f2 = DType::kFloat16,
                   f4 = DType::kFloat32, f8 = DType::kFloat64,

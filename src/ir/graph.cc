@@ -46,7 +46,8 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
     }
     return 0;
   }
-  // NB: missing ancestors are created with an empty type; only `path` gets `type`.
+  // NB: missing ancestors are created with an empty type; only `path` gets
+  // `type`.
   const size_t dot = path.rfind('.');
   const int parent =
       GetOrAddScope(dot == std::string::npos ? "" : path.substr(0, dot), "");

@@ -7,18 +7,23 @@
 namespace torchcost::report {
 namespace {
 
-// The prefixes of one unit, from the plain number up, and the base between them.
+// The prefixes of one unit, from the plain number up, and the base between
+// them.
 struct Scale {
   __int128 base;
-  std::vector<const char*> prefixes;  // prefixes[0] is the plain number's suffix.
-  const char* word;                   // Appended after the prefix ("MACs"), may be empty.
+  std::vector<const char*>
+      prefixes;      // prefixes[0] is the plain number's suffix.
+  const char* word;  // Appended after the prefix ("MACs"), may be empty.
 };
 
 const Scale& ScaleOf(Unit unit) {
   static const Scale kCount{1000, {"", " K", " M", " G", " T", " P", " E"}, ""};
-  static const Scale kMacs{1000, {" ", " K", " M", " G", " T", " P", " E"}, "MACs"};
-  static const Scale kFlops{1000, {" ", " K", " M", " G", " T", " P", " E"}, "FLOPs"};
-  static const Scale kBytes{1024, {" ", " Ki", " Mi", " Gi", " Ti", " Pi", " Ei"}, "B"};
+  static const Scale kMacs{
+      1000, {" ", " K", " M", " G", " T", " P", " E"}, "MACs"};
+  static const Scale kFlops{
+      1000, {" ", " K", " M", " G", " T", " P", " E"}, "FLOPs"};
+  static const Scale kBytes{
+      1024, {" ", " Ki", " Mi", " Gi", " Ti", " Pi", " Ei"}, "B"};
   switch (unit) {
     case Unit::kMacs:
       return kMacs;
@@ -53,13 +58,16 @@ std::string IntText(__int128 v) { return sym::Int128ToString(v); }
 
 std::string Human(__int128 v, Unit unit) {
   const Scale& scale = ScaleOf(unit);
-  // NB: the most negative __int128 has no absolute value; no count comes near it.
+  // NB: the most negative __int128 has no absolute value; no count comes near
+  // it.
   const bool negative = v < 0;
   const __int128 mag = negative ? -v : v;
   const std::string sign = negative ? "-" : "";
-  if (mag < scale.base) return sign + IntText(mag) + scale.prefixes[0] + scale.word;
+  if (mag < scale.base)
+    return sign + IntText(mag) + scale.prefixes[0] + scale.word;
   // Pick the largest prefix whose divisor is <= mag; then round to hundredths,
-  // moving up one prefix when the mantissa rounds to `base` (999.995 K -> 1.00 M).
+  // moving up one prefix when the mantissa rounds to `base` (999.995 K -> 1.00
+  // M).
   size_t k = 0;
   __int128 div = 1;
   while (k + 1 < scale.prefixes.size() && mag / div >= scale.base) {
@@ -76,7 +84,8 @@ std::string Human(__int128 v, Unit unit) {
   const int frac = static_cast<int>(hundredths % 100);
   char frac_text[4];
   std::snprintf(frac_text, sizeof(frac_text), "%02d", frac);
-  return sign + IntText(whole) + "." + frac_text + scale.prefixes[k] + scale.word;
+  return sign + IntText(whole) + "." + frac_text + scale.prefixes[k] +
+         scale.word;
 }
 
 std::string Percent(long double fraction) {
@@ -85,7 +94,8 @@ std::string Percent(long double fraction) {
   return buf;
 }
 
-std::optional<__int128> TryEvaluate(const sym::Expr& e, const sym::Bindings& bindings) {
+std::optional<__int128> TryEvaluate(const sym::Expr& e,
+                                    const sym::Bindings& bindings) {
   if (auto c = e.AsConstant()) return static_cast<__int128>(*c);
   try {
     Result<__int128> r = sym::Evaluate128(e, bindings);
@@ -105,7 +115,8 @@ sym::Expr Bind(const sym::Expr& e, const sym::Bindings& bindings) {
   }
 }
 
-std::string HumanExpr(const sym::Expr& e, const sym::Bindings& bindings, Unit unit) {
+std::string HumanExpr(const sym::Expr& e, const sym::Bindings& bindings,
+                      Unit unit) {
   if (auto v = TryEvaluate(e, bindings)) return Human(*v, unit);
   return Bind(e, bindings).ToString();
 }
@@ -136,7 +147,8 @@ std::string DimText(const sym::Expr& dim, const sym::Bindings& bindings) {
   return Bind(dim, bindings).ToString();
 }
 
-std::string ShapeText(const std::vector<sym::Expr>& shape, const sym::Bindings& bindings) {
+std::string ShapeText(const std::vector<sym::Expr>& shape,
+                      const sym::Bindings& bindings) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += ", ";

@@ -20,41 +20,50 @@ enum class Unit {
   kBytes,  // "44.59 MiB": binary suffixes KiB, MiB, ... (base 1024).
 };
 
-// Returns `v` with two decimals and a unit prefix, or the exact integer below one
-// prefix step (1000, or 1024 for bytes): "11.69 M", "999", "840 MACs", "512 B".
-// NB: rounding is exact (integer arithmetic, half away from zero), and a mantissa
-// that rounds to 1000.00 moves to the next prefix ("1.00 M", not "1000.00 K").
+// Returns `v` with two decimals and a unit prefix, or the exact integer below
+// one prefix step (1000, or 1024 for bytes): "11.69 M", "999", "840 MACs", "512
+// B". NB: rounding is exact (integer arithmetic, half away from zero), and a
+// mantissa that rounds to 1000.00 moves to the next prefix ("1.00 M", not
+// "1000.00 K").
 std::string Human(__int128 v, Unit unit);
 
 // Returns `fraction` (0.1234) as a percentage with two decimals ("12.34%").
 std::string Percent(long double fraction);
 
-// Returns the value of `e` under `bindings` in 128-bit arithmetic, or nullopt if
-// a symbol is unbound or the arithmetic overflows.
-std::optional<__int128> TryEvaluate(const sym::Expr& e, const sym::Bindings& bindings);
+// Returns the value of `e` under `bindings` in 128-bit arithmetic, or nullopt
+// if a symbol is unbound or the arithmetic overflows.
+std::optional<__int128> TryEvaluate(const sym::Expr& e,
+                                    const sym::Bindings& bindings);
 
-// Returns `e` with the bound symbols replaced; `e` itself if substitution fails.
+// Returns `e` with the bound symbols replaced; `e` itself if substitution
+// fails.
 sym::Expr Bind(const sym::Expr& e, const sym::Bindings& bindings);
 
 // Returns Human(value) if `e` evaluates under `bindings`, else the exact
 // canonical text of `e` with the bound symbols substituted ("1819066368*B").
-std::string HumanExpr(const sym::Expr& e, const sym::Bindings& bindings, Unit unit);
+std::string HumanExpr(const sym::Expr& e, const sym::Bindings& bindings,
+                      Unit unit);
 
-// Returns part / total as Percent() if both evaluate under `bindings` (and total
-// is non-zero), "0.00%" if part is zero, and "-" otherwise.
-std::string PercentOf(const sym::Expr& part, const sym::Expr& total, const sym::Bindings& bindings);
+// Returns part / total as Percent() if both evaluate under `bindings` (and
+// total is non-zero), "0.00%" if part is zero, and "-" otherwise.
+std::string PercentOf(const sym::Expr& part, const sym::Expr& total,
+                      const sym::Bindings& bindings);
 
-// Returns one dim as an integer if it evaluates under `bindings`, else its canonical text.
+// Returns one dim as an integer if it evaluates under `bindings`, else its
+// canonical text.
 std::string DimText(const sym::Expr& dim, const sym::Bindings& bindings);
 
-// Returns a shape as PyTorch prints sizes: "[B, 3, 224, 224]"; "[]" for a scalar.
-std::string ShapeText(const std::vector<sym::Expr>& shape, const sym::Bindings& bindings);
+// Returns a shape as PyTorch prints sizes: "[B, 3, 224, 224]"; "[]" for a
+// scalar.
+std::string ShapeText(const std::vector<sym::Expr>& shape,
+                      const sym::Bindings& bindings);
 
 // Returns a sort key for `e`: its value under `bindings`, with unbound symbols
 // taken as 1 (their smallest dim value); 0 if even that fails.
 long double RankValue(const sym::Expr& e, const sym::Bindings& bindings);
 
-// Returns the lower-case name of a diagnostic's severity ("note", "warning", "error").
+// Returns the lower-case name of a diagnostic's severity ("note", "warning",
+// "error").
 const char* SeverityName(Diagnostic::Severity severity);
 
 // Returns the decimal text of `v` ("-12", "3637321728").

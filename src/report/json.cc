@@ -3,10 +3,9 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "report/format.h"
 #include "report/text_sections.h"
@@ -15,18 +14,22 @@
 namespace torchcost {
 namespace {
 
-// NB: ordered_json keeps keys in the order written, so the document reads top-down.
+// NB: ordered_json keeps keys in the order written, so the document reads
+// top-down.
 using Json = nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 constexpr int kFlopsPerFma = 2;  // One fused multiply-add = 2 FLOPs.
 
-// Returns an exact integer: a JSON number within int64/uint64, else its decimal string.
+// Returns an exact integer: a JSON number within int64/uint64, else its decimal
+// string.
 Json Integer(__int128 v) {
-  if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
+  if (v >= std::numeric_limits<int64_t>::min() &&
+      v <= std::numeric_limits<int64_t>::max()) {
     return static_cast<int64_t>(v);
   }
-  if (v > 0 && v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
+  if (v > 0 &&
+      v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
     return static_cast<uint64_t>(v);
   }
   return report::IntText(v);
@@ -41,7 +44,8 @@ Json Symbolic(const sym::Expr& e, const sym::Bindings& b) {
   return j;
 }
 
-// Returns a shape as an array: ints where a dim evaluates, else its (bound) text.
+// Returns a shape as an array: ints where a dim evaluates, else its (bound)
+// text.
 Json Shape(const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
   Json dims = Json::array();
   for (const sym::Expr& d : shape) {
@@ -51,11 +55,13 @@ Json Shape(const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
   return dims;
 }
 
-Json Inputs(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+Json Inputs(const ir::Graph& graph, const Report& report,
+            const sym::Bindings& b) {
   Json inputs = Json::array();
   for (int v : graph.inputs) {
     Json in;
-    if (v >= 0 && static_cast<size_t>(v) < report.values.size() && report.values[v].known) {
+    if (v >= 0 && static_cast<size_t>(v) < report.values.size() &&
+        report.values[v].known) {
       in["shape"] = Shape(report.values[v].shape, b);
       in["dtype"] = std::string(DTypeName(report.values[v].dtype));
     } else if (v >= 0 && static_cast<size_t>(v) < graph.values.size() &&
@@ -71,26 +77,33 @@ Json Inputs(const ir::Graph& graph, const Report& report, const sym::Bindings& b
   return inputs;
 }
 
-Json Modules(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+Json Modules(const ir::Graph& graph, const Report& report,
+             const sym::Bindings& b) {
   Json modules = Json::array();
   for (size_t s = 0; s < graph.scopes.size(); ++s) {
     const ir::Scope& scope = graph.scopes[s];
-    const ModuleStats* stats = report::FindModuleStats(report, static_cast<int>(s));
+    const ModuleStats* stats =
+        report::FindModuleStats(report, static_cast<int>(s));
     Json m;
     m["path"] = scope.path;
     m["name"] = scope.name;
     m["type"] = scope.type;
     m["depth"] = scope.depth;
-    const bool has_parent = scope.parent >= 0 && static_cast<size_t>(scope.parent) < graph.scopes.size();
-    m["parent"] = has_parent ? Json(graph.scopes[scope.parent].path) : Json(nullptr);
+    const bool has_parent =
+        scope.parent >= 0 &&
+        static_cast<size_t>(scope.parent) < graph.scopes.size();
+    m["parent"] =
+        has_parent ? Json(graph.scopes[scope.parent].path) : Json(nullptr);
     m["params"] = stats ? stats->params : 0;
     m["trainable_params"] = stats ? stats->trainable_params : 0;
     m["macs"] = Symbolic(stats ? stats->macs : sym::Expr(), b);
     m["flops"] = Symbolic(stats ? stats->flops : sym::Expr(), b);
-    m["transcendentals"] = Symbolic(stats ? stats->transcendentals : sym::Expr(), b);
+    m["transcendentals"] =
+        Symbolic(stats ? stats->transcendentals : sym::Expr(), b);
     Json shapes = Json::array();
     if (stats) {
-      for (const auto& shape : stats->output_shapes) shapes.push_back(Shape(shape, b));
+      for (const auto& shape : stats->output_shapes)
+        shapes.push_back(Shape(shape, b));
     }
     m["output_shapes"] = std::move(shapes);
     modules.push_back(std::move(m));
@@ -98,10 +111,10 @@ Json Modules(const ir::Graph& graph, const Report& report, const sym::Bindings& 
   return modules;
 }
 
-
 }  // namespace
 
-std::string RenderJson(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+std::string RenderJson(const ir::Graph& graph, const Report& report,
+                       const sym::Bindings& b) {
   Json j;
   j["schema"] = "torchcost.report";
   j["version"] = kSchemaVersion;
@@ -109,7 +122,8 @@ std::string RenderJson(const ir::Graph& graph, const Report& report, const sym::
   j["inputs"] = Inputs(graph, report, b);
   j["symbols"] = report.symbols;
   Json bindings = Json::object();
-  for (const auto& [name, value] : std::map<std::string, int64_t>(b.begin(), b.end())) {
+  for (const auto& [name, value] :
+       std::map<std::string, int64_t>(b.begin(), b.end())) {
     bindings[name] = value;
   }
   j["bindings"] = std::move(bindings);
@@ -146,10 +160,12 @@ std::string RenderJson(const ir::Graph& graph, const Report& report, const sym::
   j["assumptions"] = report.assumptions;
   Json diagnostics = Json::array();
   for (const Diagnostic& d : report.diagnostics) {
-    diagnostics.push_back({{"severity", report::SeverityName(d.severity)}, {"message", d.message}});
+    diagnostics.push_back({{"severity", report::SeverityName(d.severity)},
+                           {"message", d.message}});
   }
   j["diagnostics"] = std::move(diagnostics);
-  // NB: names read from a model file may be invalid UTF-8; replace, never throw.
+  // NB: names read from a model file may be invalid UTF-8; replace, never
+  // throw.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -24,7 +24,8 @@ struct Line {
 };
 
 // Returns the output shapes of a module: "[1, 10]" or "[1, 4], [1, 4]".
-std::string OutputShapes(const ModuleStats& stats, const sym::Bindings& bindings) {
+std::string OutputShapes(const ModuleStats& stats,
+                         const sym::Bindings& bindings) {
   std::string out;
   for (size_t i = 0; i < stats.output_shapes.size(); ++i) {
     if (i > 0) out += ", ";
@@ -33,8 +34,8 @@ std::string OutputShapes(const ModuleStats& stats, const sym::Bindings& bindings
   return out;
 }
 
-Line MakeLine(const ir::Scope& scope, int depth, const ModuleStats* stats, const Report& report,
-              const sym::Bindings& b) {
+Line MakeLine(const ir::Scope& scope, int depth, const ModuleStats* stats,
+              const Report& report, const sym::Bindings& b) {
   Line line;
   line.prefix = std::string(2 * depth, ' ');
   if (depth > 0) line.prefix += "(" + scope.name + "): ";
@@ -72,38 +73,46 @@ const ModuleStats* FindModuleStats(const Report& report, int scope) {
 std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
                              const TextOptions& options) {
   std::string out = "Module tree (";
-  out += options.depth < 0 ? "all depths" : "depth <= " + std::to_string(options.depth);
+  out += options.depth < 0 ? "all depths"
+                           : "depth <= " + std::to_string(options.depth);
   out += "; % are of the model's totals)\n";
   if (graph.scopes.empty()) return out + "  (no modules)\n";
 
-  // Depth-first from the root, children in registration order; an explicit stack
-  // and a visited mark keep a malformed hierarchy from recursing or looping.
+  // Depth-first from the root, children in registration order; an explicit
+  // stack and a visited mark keep a malformed hierarchy from recursing or
+  // looping.
   std::vector<Line> lines;
   std::vector<bool> seen(graph.scopes.size(), false);
   std::vector<std::pair<int, int>> stack = {{0, 0}};  // (scope, depth)
   while (!stack.empty()) {
     auto [s, depth] = stack.back();
     stack.pop_back();
-    if (s < 0 || static_cast<size_t>(s) >= graph.scopes.size() || seen[s]) continue;
+    if (s < 0 || static_cast<size_t>(s) >= graph.scopes.size() || seen[s])
+      continue;
     seen[s] = true;
     const ir::Scope& scope = graph.scopes[s];
-    lines.push_back(MakeLine(scope, depth, FindModuleStats(report, s), report, options.bindings));
+    lines.push_back(MakeLine(scope, depth, FindModuleStats(report, s), report,
+                             options.bindings));
     if (options.depth >= 0 && depth >= options.depth) continue;
     for (auto it = scope.children.rbegin(); it != scope.children.rend(); ++it) {
       stack.push_back({*it, depth + 1});
     }
   }
 
-  const std::vector<std::string> headers = {"Params", "% Params", "MACs",  "% MACs",
-                                            "FLOPs",  "% FLOPs",  "Output shape"};
+  // Each "%" column follows the quantity it is a share of.
+  const std::vector<std::string> headers = {"Params", "%", "MACs",        "%",
+                                            "FLOPs",  "%", "Output shape"};
   size_t prefix_width = DisplayWidth("Module");
   std::vector<size_t> widths(kNumFields);
   for (int f = 0; f < kNumFields; ++f) widths[f] = DisplayWidth(headers[f]);
   for (const Line& l : lines) {
-    prefix_width = std::max(prefix_width, std::min(DisplayWidth(l.prefix), kMaxPrefixWidth));
-    for (int f = 0; f < kNumFields; ++f) widths[f] = std::max(widths[f], DisplayWidth(l.fields[f]));
+    prefix_width = std::max(prefix_width,
+                            std::min(DisplayWidth(l.prefix), kMaxPrefixWidth));
+    for (int f = 0; f < kNumFields; ++f)
+      widths[f] = std::max(widths[f], DisplayWidth(l.fields[f]));
   }
-  // The header row names each column above its values (", " and "  " are as wide).
+  // The header row names each column above its values (", " and "  " are as
+  // wide).
   std::string header = Pad("Module", prefix_width, Table::Align::kLeft);
   for (int f = 0; f + 1 < kNumFields; ++f) {
     header += Pad(headers[f], widths[f], Table::Align::kRight) + "  ";

@@ -6,9 +6,11 @@
 namespace torchcost::report {
 
 size_t DisplayWidth(const std::string& text) {
-  // Count bytes that start a code point (not UTF-8 continuation bytes 10xxxxxx).
-  return std::count_if(text.begin(), text.end(),
-                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  // Count bytes that start a code point (not UTF-8 continuation bytes
+  // 10xxxxxx).
+  return std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  });
 }
 
 std::string Pad(const std::string& text, size_t width, Table::Align align) {
@@ -27,7 +29,8 @@ std::string Table::Render(const std::string& indent) const {
   std::vector<size_t> widths(columns_.size());
   for (size_t c = 0; c < columns_.size(); ++c) {
     widths[c] = DisplayWidth(columns_[c].header);
-    for (const auto& row : rows_) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+    for (const auto& row : rows_)
+      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
   }
   auto line = [&](auto cell_of) {
     std::string out = indent;
@@ -39,12 +42,16 @@ std::string Table::Render(const std::string& indent) const {
     out.erase(out.find_last_not_of(' ') + 1);
     return out + "\n";
   };
-  const std::string rule = line([&](size_t c) { return std::string(widths[c], '-'); });
+  const std::string rule =
+      line([&](size_t c) { return std::string(widths[c], '-'); });
   std::string out = rule;
-  out += line([&](size_t c) { return Pad(columns_[c].header, widths[c], columns_[c].align); });
+  out += line([&](size_t c) {
+    return Pad(columns_[c].header, widths[c], columns_[c].align);
+  });
   out += rule;
   for (const auto& row : rows_) {
-    out += line([&](size_t c) { return Pad(row[c], widths[c], columns_[c].align); });
+    out += line(
+        [&](size_t c) { return Pad(row[c], widths[c], columns_[c].align); });
   }
   return out + rule;
 }

@@ -22,7 +22,8 @@ class Table {
   // Appends a row; missing cells are empty and extra cells are dropped.
   void AddRow(std::vector<std::string> cells);
 
-  // Returns the table: rule, header, rule, rows, rule; each line starts with `indent`.
+  // Returns the table: rule, header, rule, rows, rule; each line starts with
+  // `indent`.
   std::string Render(const std::string& indent = "") const;
 
  private:
@@ -30,7 +31,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Returns `text` padded with spaces to `width` on the right (kLeft) or left (kRight).
+// Returns `text` padded with spaces to `width` on the right (kLeft) or left
+// (kRight).
 std::string Pad(const std::string& text, size_t width, Table::Align align);
 
 // Returns the number of terminal columns `text` takes (UTF-8 code points).

@@ -15,7 +15,8 @@ namespace {
 using report::Human;
 using report::Unit;
 
-// Returns "61.71 K (61706)": the human form, then the exact integer when they differ.
+// Returns "61.71 K (61706)": the human form, then the exact integer when they
+// differ.
 std::string HumanAndExact(__int128 v, Unit unit) {
   std::string human = Human(v, unit);
   std::string exact = report::IntText(v);
@@ -23,7 +24,8 @@ std::string HumanAndExact(__int128 v, Unit unit) {
 }
 
 // Returns the human and exact form of `e` if it evaluates, else its exact text.
-std::string HumanAndExact(const sym::Expr& e, const sym::Bindings& b, Unit unit) {
+std::string HumanAndExact(const sym::Expr& e, const sym::Bindings& b,
+                          Unit unit) {
   if (auto v = report::TryEvaluate(e, b)) return HumanAndExact(*v, unit);
   return report::Bind(e, b).ToString();
 }
@@ -32,22 +34,27 @@ std::string Field(const std::string& label, const std::string& value) {
   return report::Pad(label, 20, report::Table::Align::kLeft) + value + "\n";
 }
 
-std::string RenderHeader(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+std::string RenderHeader(const ir::Graph& graph, const Report& report,
+                         const sym::Bindings& b) {
   std::string out = "torchcost report\n";
   out += Field("Model:", report.model.empty() ? graph.source : report.model);
   if (graph.inputs.empty()) out += Field("Inputs:", "none");
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const int v = graph.inputs[i];
     std::string text = "?";
-    if (v >= 0 && static_cast<size_t>(v) < report.values.size() && report.values[v].known) {
+    if (v >= 0 && static_cast<size_t>(v) < report.values.size() &&
+        report.values[v].known) {
       const ValueInfo& info = report.values[v];
-      // NB: input shapes are shown as given (symbols kept); the symbol line gives their values.
-      text = report::ShapeText(info.shape, {}) + " " + std::string(DTypeName(info.dtype));
+      // NB: input shapes are shown as given (symbols kept); the symbol line
+      // gives their values.
+      text = report::ShapeText(info.shape, {}) + " " +
+             std::string(DTypeName(info.dtype));
     } else if (v >= 0 && static_cast<size_t>(v) < graph.values.size() &&
                graph.values[v].has_traced_shape) {
       std::vector<sym::Expr> shape(graph.values[v].traced_shape.begin(),
                                    graph.values[v].traced_shape.end());
-      text = report::ShapeText(shape, {}) + " " + std::string(DTypeName(graph.values[v].dtype));
+      text = report::ShapeText(shape, {}) + " " +
+             std::string(DTypeName(graph.values[v].dtype));
     }
     out += Field("Input " + std::to_string(i) + ":", text);
   }
@@ -56,14 +63,16 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report, const sym
   for (const std::string& s : report.symbols) {
     if (!symbols.empty()) symbols += ", ";
     auto it = b.find(s);
-    symbols += it == b.end() ? s + " (unbound)" : s + " = " + std::to_string(it->second);
+    symbols += it == b.end() ? s + " (unbound)"
+                             : s + " = " + std::to_string(it->second);
     listed.insert(s);
   }
   std::set<std::string> extra;
   for (const auto& [name, value] : b) {
     if (!listed.count(name)) extra.insert(name + " = " + std::to_string(value));
   }
-  for (const std::string& e : extra) symbols += (symbols.empty() ? "" : ", ") + e;
+  for (const std::string& e : extra)
+    symbols += (symbols.empty() ? "" : ", ") + e;
   out += Field("Symbols:", symbols.empty() ? "none" : symbols);
   return out;
 }
@@ -71,17 +80,22 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report, const sym
 std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   std::string out = "Totals (forward)\n";
   out += Field("  Params:", HumanAndExact(report.params, Unit::kCount));
-  out += Field("  Trainable params:", HumanAndExact(report.trainable_params, Unit::kCount));
+  out += Field("  Trainable params:",
+               HumanAndExact(report.trainable_params, Unit::kCount));
   out += Field("  Buffers:", HumanAndExact(report.buffers, Unit::kCount));
-  out += Field("  Param bytes:", HumanAndExact(report.param_bytes, Unit::kBytes));
-  out += Field("  Buffer bytes:", HumanAndExact(report.buffer_bytes, Unit::kBytes));
+  out +=
+      Field("  Param bytes:", HumanAndExact(report.param_bytes, Unit::kBytes));
+  out += Field("  Buffer bytes:",
+               HumanAndExact(report.buffer_bytes, Unit::kBytes));
   out += Field("  MACs:", HumanAndExact(report.macs, b, Unit::kMacs));
   out += Field("  FLOPs:", HumanAndExact(report.flops, b, Unit::kFlops));
-  out += Field("  Transcendentals:", HumanAndExact(report.transcendentals, b, Unit::kCount));
-  out += "NB: 1 multiply-add = 2 FLOPs; transcendentals (exp, tanh, ...) are counted apart from FLOPs.\n";
+  out += Field("  Transcendentals:",
+               HumanAndExact(report.transcendentals, b, Unit::kCount));
+  out +=
+      "NB: 1 multiply-add = 2 FLOPs; transcendentals (exp, tanh, ...) are "
+      "counted apart from FLOPs.\n";
   return out;
 }
-
 
 std::string RenderIssues(const Report& report) {
   std::string out;
@@ -91,18 +105,24 @@ std::string RenderIssues(const Report& report) {
     unknown += op.op + " x" + std::to_string(op.count);
   }
   out += "Ops without rules: " + (unknown.empty() ? "none" : unknown) + "\n";
-  out += "Assumptions:" + std::string(report.assumptions.empty() ? " none" : "") + "\n";
+  out +=
+      "Assumptions:" + std::string(report.assumptions.empty() ? " none" : "") +
+      "\n";
   for (const std::string& a : report.assumptions) out += "  - " + a + "\n";
-  out += "Diagnostics:" + std::string(report.diagnostics.empty() ? " none" : "") + "\n";
+  out +=
+      "Diagnostics:" + std::string(report.diagnostics.empty() ? " none" : "") +
+      "\n";
   for (const Diagnostic& d : report.diagnostics) {
-    out += "  " + std::string(report::SeverityName(d.severity)) + ": " + d.message + "\n";
+    out += "  " + std::string(report::SeverityName(d.severity)) + ": " +
+           d.message + "\n";
   }
   return out;
 }
 
 }  // namespace
 
-std::string RenderText(const ir::Graph& graph, const Report& report, const TextOptions& options) {
+std::string RenderText(const ir::Graph& graph, const Report& report,
+                       const TextOptions& options) {
   const sym::Bindings& b = options.bindings;
   std::string out = RenderHeader(graph, report, b);
   out += "\n" + report::RenderModuleTree(graph, report, options);

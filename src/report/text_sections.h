@@ -14,13 +14,18 @@ namespace torchcost::report {
 // Returns the stats of `scope`, or nullptr if the report has none for it.
 const ModuleStats* FindModuleStats(const Report& report, int scope);
 
-// Returns the module tree in DeepSpeed's style, one aligned line per module down to options.depth.
-std::string RenderModuleTree(const ir::Graph& graph, const Report& report, const TextOptions& options);
+// Returns the module tree in DeepSpeed's style, one aligned line per module
+// down to options.depth.
+std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
+                             const TextOptions& options);
 
-// Returns the "Top K modules by FLOPs / by params at depth D" lines, aggregated by module type.
-std::string RenderTopModules(const ir::Graph& graph, const Report& report, const TextOptions& options);
+// Returns the "Top K modules by FLOPs / by params at depth D" lines, aggregated
+// by module type.
+std::string RenderTopModules(const ir::Graph& graph, const Report& report,
+                             const TextOptions& options);
 
-// Returns the operator table (op, count, MACs, FLOPs, % of FLOPs, transcendentals) by FLOPs descending.
+// Returns the operator table (op, count, MACs, FLOPs, % of FLOPs,
+// transcendentals) by FLOPs descending.
 std::string RenderOpTable(const Report& report, const sym::Bindings& bindings);
 
 }  // namespace torchcost::report

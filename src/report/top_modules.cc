@@ -20,7 +20,8 @@ struct TypeTotal {
 };
 
 // Returns "{'A': 'x', 'B': 'y'}" for the first `k` entries of `items`.
-std::string PythonDict(const std::vector<std::pair<std::string, std::string>>& items, size_t k) {
+std::string PythonDict(
+    const std::vector<std::pair<std::string, std::string>>& items, size_t k) {
   std::string out = "{";
   for (size_t i = 0; i < items.size() && i < k; ++i) {
     if (i > 0) out += ", ";
@@ -51,7 +52,8 @@ std::string RenderTopModules(const ir::Graph& graph, const Report& report,
     try {
       t.flops += stats->flops;
     } catch (const std::exception&) {
-      t.exact = false;  // An int64 overflow: the sum is shown as unknown, never wrapped.
+      t.exact = false;  // An int64 overflow: the sum is shown as unknown, never
+                        // wrapped.
     }
   }
   std::vector<TypeTotal> by_name;
@@ -65,21 +67,25 @@ std::string RenderTopModules(const ir::Graph& graph, const Report& report,
 
   // Ties keep type-name order (std::map order, then a stable sort).
   std::vector<TypeTotal> totals = by_name;
-  std::stable_sort(totals.begin(), totals.end(), [&](const TypeTotal& x, const TypeTotal& y) {
-    return RankValue(x.flops, b) > RankValue(y.flops, b);
-  });
+  std::stable_sort(totals.begin(), totals.end(),
+                   [&](const TypeTotal& x, const TypeTotal& y) {
+                     return RankValue(x.flops, b) > RankValue(y.flops, b);
+                   });
   std::vector<std::pair<std::string, std::string>> items;
   for (const TypeTotal& t : totals) {
-    items.push_back({t.type, t.exact ? HumanExpr(t.flops, b, Unit::kFlops) : "?"});
+    items.push_back(
+        {t.type, t.exact ? HumanExpr(t.flops, b, Unit::kFlops) : "?"});
   }
   out += top + "FLOPs" + at + PythonDict(items, k) + "\n";
 
   totals = by_name;
-  std::stable_sort(totals.begin(), totals.end(), [](const TypeTotal& x, const TypeTotal& y) {
-    return x.params > y.params;
-  });
+  std::stable_sort(totals.begin(), totals.end(),
+                   [](const TypeTotal& x, const TypeTotal& y) {
+                     return x.params > y.params;
+                   });
   items.clear();
-  for (const TypeTotal& t : totals) items.push_back({t.type, Human(t.params, Unit::kCount)});
+  for (const TypeTotal& t : totals)
+    items.push_back({t.type, Human(t.params, Unit::kCount)});
   out += top + "params" + at + PythonDict(items, k) + "\n";
   return out;
 }

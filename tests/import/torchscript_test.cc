@@ -25,9 +25,10 @@ class TorchScriptImportTest : public ::testing::Test {
  protected:
   // Generates the fixtures once; make_fixtures.py skips files that exist.
   static void SetUpTestSuite() {
-    const std::string command = std::string("/usr/bin/python3 \"") + TORCHCOST_SOURCE_DIR +
-                                "/tools/make_fixtures.py\" \"" + kFixtureDir +
-                                "\" --models lenet5,resnet18,tiny,scripted,tied";
+    const std::string command =
+        std::string("/usr/bin/python3 \"") + TORCHCOST_SOURCE_DIR +
+        "/tools/make_fixtures.py\" \"" + kFixtureDir +
+        "\" --models lenet5,resnet18,tiny,scripted,scripted_if,tied";
     fixtures_status_ = std::system(command.c_str());
   }
 
@@ -58,7 +59,8 @@ class TorchScriptImportTest : public ::testing::Test {
     return total;
   }
 
-  static const ir::TensorEntry* FindParam(const ir::Graph& g, const std::string& name) {
+  static const ir::TensorEntry* FindParam(const ir::Graph& g,
+                                          const std::string& name) {
     for (const ir::TensorEntry& p : g.params) {
       if (p.name == name) return &p;
     }
@@ -72,7 +74,8 @@ class TorchScriptImportTest : public ::testing::Test {
     return -1;
   }
 
-  static std::vector<const ir::Node*> NodesWithOp(const ir::Graph& g, const std::string& op) {
+  static std::vector<const ir::Node*> NodesWithOp(const ir::Graph& g,
+                                                  const std::string& op) {
     std::vector<const ir::Node*> found;
     for (const ir::Node& n : g.nodes) {
       if (n.op == op) found.push_back(&n);
@@ -95,22 +98,27 @@ int TorchScriptImportTest::fixtures_status_ = -1;
 
 TEST_F(TorchScriptImportTest, ResNet18ParamCount) {
   ir::Graph g = Import("resnet18.pt");
-  auto conv = [](int64_t k, int64_t c, int64_t r) { return k * c * r * r; };  // No bias.
-  auto bn = [](int64_t c) { return 2 * c; };                                     // weight + bias.
-  // A BasicBlock: two 3x3 convs with their batch norms, plus a 1x1 downsample if cin != cout.
+  auto conv = [](int64_t k, int64_t c, int64_t r) {
+    return k * c * r * r;
+  };                                          // No bias.
+  auto bn = [](int64_t c) { return 2 * c; };  // weight + bias.
+  // A BasicBlock: two 3x3 convs with their batch norms, plus a 1x1 downsample
+  // if cin != cout.
   auto block = [&](int64_t cin, int64_t cout) {
     const int64_t down = cin == cout ? 0 : conv(cout, cin, 1) + bn(cout);
-    return conv(cout, cin, 3) + bn(cout) + conv(cout, cout, 3) + bn(cout) + down;
+    return conv(cout, cin, 3) + bn(cout) + conv(cout, cout, 3) + bn(cout) +
+           down;
   };
-  const int64_t expected = conv(64, 3, 7) + bn(64) +         // stem
-                           block(64, 64) + block(64, 64) +    // layer1
-                           block(64, 128) + block(128, 128) + // layer2
+  const int64_t expected = conv(64, 3, 7) + bn(64) +            // stem
+                           block(64, 64) + block(64, 64) +      // layer1
+                           block(64, 128) + block(128, 128) +   // layer2
                            block(128, 256) + block(256, 256) +  // layer3
                            block(256, 512) + block(512, 512) +  // layer4
                            512 * 1000 + 1000;                   // fc
   EXPECT_EQ(expected, 11689512);
   EXPECT_EQ(ParamCount(g), expected);
-  // Buffers: running_mean, running_var and num_batches_tracked for each of 20 batch norms.
+  // Buffers: running_mean, running_var and num_batches_tracked for each of 20
+  // batch norms.
   EXPECT_EQ(g.buffers.size(), 3u * 20);
 }
 
@@ -133,13 +141,15 @@ TEST_F(TorchScriptImportTest, ResNet18Scopes) {
   // Root, then registration order: conv1, bn1, relu, maxpool, layer1, ...
   std::vector<std::string> root_children;
   for (int c : g.scopes[0].children) root_children.push_back(g.scopes[c].path);
-  EXPECT_THAT(root_children, ElementsAre("conv1", "bn1", "relu", "maxpool", "layer1", "layer2",
-                                         "layer3", "layer4", "avgpool", "fc"));
+  EXPECT_THAT(root_children,
+              ElementsAre("conv1", "bn1", "relu", "maxpool", "layer1", "layer2",
+                          "layer3", "layer4", "avgpool", "fc"));
 }
 
 TEST_F(TorchScriptImportTest, ResNet18ConvolutionsAreInConv2dScopes) {
   ir::Graph g = Import("resnet18.pt");
-  const std::vector<const ir::Node*> convs = NodesWithOp(g, "aten::_convolution");
+  const std::vector<const ir::Node*> convs =
+      NodesWithOp(g, "aten::_convolution");
   EXPECT_EQ(convs.size(), 1u + 16 + 3);  // Stem, 8 blocks x 2, 3 downsamples.
   for (const ir::Node* n : convs) {
     EXPECT_EQ(g.scopes[n->scope].type, "Conv2d") << g.scopes[n->scope].path;
@@ -181,18 +191,22 @@ TEST_F(TorchScriptImportTest, ResNet18ParamsAndBuffers) {
     ++buffers_read;
     EXPECT_EQ(g.values[b.value].role, ir::ValueRole::kBuffer);
   }
-  EXPECT_EQ(buffers_read, 2 * 20);  // running_mean and running_var; num_batches_tracked is unused.
+  EXPECT_EQ(
+      buffers_read,
+      2 * 20);  // running_mean and running_var; num_batches_tracked is unused.
 }
 
 TEST_F(TorchScriptImportTest, ConvolutionArgumentsAreBoundBySchemaName) {
   ir::Graph g = Import("resnet18.pt");
-  const std::vector<const ir::Node*> convs = NodesWithOp(g, "aten::_convolution");
+  const std::vector<const ir::Node*> convs =
+      NodesWithOp(g, "aten::_convolution");
   ASSERT_FALSE(convs.empty());
   const ir::Node& n = *convs.front();
-  EXPECT_THAT(n.input_names,
-              ElementsAre("input", "weight", "bias", "stride", "padding", "dilation",
-                          "transposed", "output_padding", "groups", "benchmark",
-                          "deterministic", "cudnn_enabled", "allow_tf32"));
+  EXPECT_THAT(
+      n.input_names,
+      ElementsAre("input", "weight", "bias", "stride", "padding", "dilation",
+                  "transposed", "output_padding", "groups", "benchmark",
+                  "deterministic", "cudnn_enabled", "allow_tf32"));
   ASSERT_EQ(n.inputs.size(), n.input_names.size());
   EXPECT_EQ(n.overload, "");
   EXPECT_EQ(n.scope, FindScope(g, "conv1"));
@@ -231,9 +245,11 @@ TEST_F(TorchScriptImportTest, NodesAreInExecutionOrder) {
     for (int in : g.nodes[i].inputs) {
       ASSERT_GE(in, 0);
       ASSERT_LT(in, static_cast<int>(g.values.size()));
-      EXPECT_LT(g.values[in].producer, static_cast<int>(i)) << g.NodeLocation(i);
+      EXPECT_LT(g.values[in].producer, static_cast<int>(i))
+          << g.NodeLocation(i);
     }
-    for (int out : g.nodes[i].outputs) EXPECT_EQ(g.values[out].producer, static_cast<int>(i));
+    for (int out : g.nodes[i].outputs)
+      EXPECT_EQ(g.values[out].producer, static_cast<int>(i));
     EXPECT_NE(g.nodes[i].op, "prim::GetAttr");
     EXPECT_NE(g.nodes[i].op, "prim::Constant");
     EXPECT_NE(g.nodes[i].op, "prim::CallMethod");
@@ -242,11 +258,11 @@ TEST_F(TorchScriptImportTest, NodesAreInExecutionOrder) {
 
 TEST_F(TorchScriptImportTest, LeNet5) {
   ir::Graph g = Import("lenet5.pt");
-  const int64_t expected = (1 * 6 * 5 * 5 + 6) +      // feature_extractor.0
-                           (6 * 16 * 5 * 5 + 16) +    // feature_extractor.3
-                           (16 * 120 * 5 * 5 + 120) + // feature_extractor.6
-                           (120 * 84 + 84) +          // classifier.0
-                           (84 * 10 + 10);            // classifier.2
+  const int64_t expected = (1 * 6 * 5 * 5 + 6) +       // feature_extractor.0
+                           (6 * 16 * 5 * 5 + 16) +     // feature_extractor.3
+                           (16 * 120 * 5 * 5 + 120) +  // feature_extractor.6
+                           (120 * 84 + 84) +           // classifier.0
+                           (84 * 10 + 10);             // classifier.2
   EXPECT_EQ(ParamCount(g), expected);
   // Root, two Sequentials, eight feature layers, three classifier layers.
   EXPECT_EQ(g.scopes.size(), 1u + 2 + 8 + 3);
@@ -257,7 +273,8 @@ TEST_F(TorchScriptImportTest, LeNet5) {
   const std::vector<const ir::Node*> pools = NodesWithOp(g, "aten::avg_pool2d");
   ASSERT_EQ(pools.size(), 2u);
   EXPECT_EQ(pools[0]->scope, pool);
-  // forward returns (logits, probs): the tuple is kept, its elements are the outputs.
+  // forward returns (logits, probs): the tuple is kept, its elements are the
+  // outputs.
   ASSERT_EQ(g.outputs.size(), 2u);
   EXPECT_EQ(g.nodes[g.values[g.outputs[0]].producer].op, "aten::linear");
   EXPECT_EQ(g.nodes[g.values[g.outputs[1]].producer].op, "aten::softmax");
@@ -267,12 +284,14 @@ TEST_F(TorchScriptImportTest, LeNet5) {
 
 TEST_F(TorchScriptImportTest, TinyKeepsIntegerOps) {
   ir::Graph g = Import("tiny.pt");
-  // x.view(x.size(0), -1) is traced as size -> NumToTensor -> Int -> ListConstruct -> view.
+  // x.view(x.size(0), -1) is traced as size -> NumToTensor -> Int ->
+  // ListConstruct -> view.
   std::vector<std::string> ops;
   for (const ir::Node& n : g.nodes) ops.push_back(n.op);
   const std::vector<std::string> tail(ops.end() - 6, ops.end());
-  EXPECT_THAT(tail, ElementsAre("aten::size", "prim::NumToTensor", "aten::Int",
-                                "prim::ListConstruct", "aten::view", "aten::linear"));
+  EXPECT_THAT(tail,
+              ElementsAre("aten::size", "prim::NumToTensor", "aten::Int",
+                          "prim::ListConstruct", "aten::view", "aten::linear"));
   const ir::Node& size = *NodesWithOp(g, "aten::size").front();
   EXPECT_EQ(size.overload, "int");
   EXPECT_THAT(size.input_names, ElementsAre("self", "dim"));
@@ -311,22 +330,47 @@ TEST_F(TorchScriptImportTest, ScriptedModuleHasScopesAndNoControlFlow) {
   const std::vector<const ir::Node*> convs = NodesWithOp(g, "aten::conv2d");
   ASSERT_EQ(convs.size(), 3u);
   std::vector<std::string> conv_scopes;
-  for (const ir::Node* n : convs) conv_scopes.push_back(g.scopes[n->scope].path);
+  for (const ir::Node* n : convs)
+    conv_scopes.push_back(g.scopes[n->scope].path);
   EXPECT_THAT(conv_scopes, ElementsAre("stem", "block.conv1", "block.conv2"));
-  EXPECT_EQ(NodesWithOp(g, "aten::batch_norm").size(), 2u);
+  const std::vector<const ir::Node*> bns = NodesWithOp(g, "aten::batch_norm");
+  ASSERT_EQ(bns.size(), 2u);
+  // `self.training` was read with prim::GetAttr and became the constant False.
+  const ir::Value& training = g.values[Arg(*bns[0], "training")];
+  ASSERT_TRUE(training.has_constant);
+  EXPECT_EQ(std::get<bool>(training.constant), false);
   const std::vector<const ir::Node*> adds = NodesWithOp(g, "aten::add");
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_EQ(adds[0]->scope, block);
   EXPECT_EQ(adds[0]->overload, "Tensor");
-  const int64_t expected = (8 * 3 * 3 * 3 + 8) +                 // stem
-                           2 * (8 * 8 * 3 * 3) + 2 * (2 * 8) +   // block: convs, batch norms
-                           (8 * 5 + 5);                          // head
+  const int64_t expected = (8 * 3 * 3 * 3 + 8) +  // stem
+                           2 * (8 * 8 * 3 * 3) +
+                           2 * (2 * 8) +  // block: convs, batch norms
+                           (8 * 5 + 5);   // head
   EXPECT_EQ(ParamCount(g), expected);
+}
+
+TEST_F(TorchScriptImportTest, RuntimeControlFlowStaysAsNodes) {
+  ir::Graph g = Import("scripted_if.pt");
+  // A condition on tensor data cannot be folded: prim::If and prim::Loop are
+  // kept as opaque nodes (their blocks are not converted) with their outputs.
+  const std::vector<const ir::Node*> ifs = NodesWithOp(g, "prim::If");
+  ASSERT_EQ(ifs.size(), 1u);
+  ASSERT_EQ(ifs[0]->outputs.size(), 1u);
+  EXPECT_EQ(g.values[ifs[0]->outputs[0]].kind, ir::ValueKind::kTensor);
+  const std::vector<const ir::Node*> loops = NodesWithOp(g, "prim::Loop");
+  ASSERT_EQ(loops.size(), 1u);
+  ASSERT_EQ(g.outputs.size(), 1u);
+  EXPECT_EQ(g.values[g.outputs[0]].producer, loops[0] - g.nodes.data());
+  // fc.weight is read only inside the If's block, so no value reads it.
+  ASSERT_EQ(g.params.size(), 2u);
+  EXPECT_EQ(g.params[0].value, -1);
 }
 
 TEST_F(TorchScriptImportTest, TiedWeightsShareOneEntry) {
   ir::Graph g = Import("tied.pt");
-  ASSERT_EQ(g.params.size(), 3u);  // embed.weight (= decoder.weight), proj.weight, proj.bias.
+  ASSERT_EQ(g.params.size(),
+            3u);  // embed.weight (= decoder.weight), proj.weight, proj.bias.
   const ir::TensorEntry* embed = FindParam(g, "embed.weight");
   ASSERT_NE(embed, nullptr);
   EXPECT_THAT(embed->aliases, ElementsAre("decoder.weight"));
@@ -339,15 +383,19 @@ TEST_F(TorchScriptImportTest, TiedWeightsShareOneEntry) {
 }
 
 TEST_F(TorchScriptImportTest, ErrorsAreOneLineAndNameTheFile) {
-  const std::vector<std::string> bad = {Fixture("does_not_exist.pt"), Fixture("corrupt.pt"),
-                                        Fixture("not_torchscript.pt"), kFixtureDir};
+  const std::vector<std::string> bad = {
+      Fixture("does_not_exist.pt"), Fixture("corrupt.pt"),
+      Fixture("not_torchscript.pt"), kFixtureDir};
   for (const std::string& path : bad) {
     Result<ir::Graph> g = ImportTorchScript(path);
     ASSERT_FALSE(g.ok()) << path;
     const std::string& message = g.status().message();
-    EXPECT_THAT(message, StartsWith(path + ": cannot read TorchScript archive: "));
+    EXPECT_THAT(message,
+                StartsWith(path + ": cannot read TorchScript archive: "));
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    EXPECT_GT(message.size(), path.size() + std::string(": cannot read TorchScript archive: ").size());
+    EXPECT_GT(message.size(),
+              path.size() +
+                  std::string(": cannot read TorchScript archive: ").size());
   }
 }
 

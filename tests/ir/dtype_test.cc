@@ -17,17 +17,28 @@ TEST(DTypeTest, ParsesNamesAndAliases) {
     DType expected;
   };
   const std::vector<Row> rows = {
-      {"float32", DType::kFloat32},    {"float", DType::kFloat32},
-      {"fp32", DType::kFloat32},       {"float16", DType::kFloat16},
-      {"half", DType::kFloat16},       {"fp16", DType::kFloat16},
-      {"bfloat16", DType::kBFloat16},  {"bf16", DType::kBFloat16},
-      {"float64", DType::kFloat64},    {"double", DType::kFloat64},
-      {"int64", DType::kInt64},        {"long", DType::kInt64},
-      {"int32", DType::kInt32},        {"int", DType::kInt32},
-      {"int16", DType::kInt16},        {"short", DType::kInt16},
-      {"int8", DType::kInt8},          {"uint8", DType::kUInt8},
-      {"bool", DType::kBool},          {"complex64", DType::kComplex64},
-      {"complex128", DType::kComplex128}, {"torch.bfloat16", DType::kBFloat16},
+      {"float32", DType::kFloat32},
+      {"float", DType::kFloat32},
+      {"fp32", DType::kFloat32},
+      {"float16", DType::kFloat16},
+      {"half", DType::kFloat16},
+      {"fp16", DType::kFloat16},
+      {"bfloat16", DType::kBFloat16},
+      {"bf16", DType::kBFloat16},
+      {"float64", DType::kFloat64},
+      {"double", DType::kFloat64},
+      {"int64", DType::kInt64},
+      {"long", DType::kInt64},
+      {"int32", DType::kInt32},
+      {"int", DType::kInt32},
+      {"int16", DType::kInt16},
+      {"short", DType::kInt16},
+      {"int8", DType::kInt8},
+      {"uint8", DType::kUInt8},
+      {"bool", DType::kBool},
+      {"complex64", DType::kComplex64},
+      {"complex128", DType::kComplex128},
+      {"torch.bfloat16", DType::kBFloat16},
   };
   for (const Row& row : rows) {
     Result<DType> parsed = ParseDType(row.name);
@@ -74,7 +85,8 @@ TEST(DTypeTest, ElementSizes) {
 }
 
 TEST(DTypeTest, ScalarTypeCodes) {
-  // c10::ScalarType: Byte=0 ... Bool=11, QInt8=12, QUInt8=13, QInt32=14, BFloat16=15.
+  // c10::ScalarType: Byte=0 ... Bool=11, QInt8=12, QUInt8=13, QInt32=14,
+  // BFloat16=15.
   EXPECT_EQ(DTypeFromScalarTypeCode(0), DType::kUInt8);
   EXPECT_EQ(DTypeFromScalarTypeCode(6), DType::kFloat32);
   EXPECT_EQ(DTypeFromScalarTypeCode(11), DType::kBool);

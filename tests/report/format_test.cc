@@ -25,39 +25,49 @@ INSTANTIATE_TEST_SUITE_P(
     Counts, HumanTest,
     ::testing::Values(
         HumanCase{0, Unit::kCount, "0"},
-        HumanCase{156, Unit::kCount, "156"},            // LeNet5's first conv: 6*1*5*5 + 6.
-        HumanCase{999, Unit::kCount, "999"},            // Exact below 1000.
+        HumanCase{156, Unit::kCount,
+                  "156"},  // LeNet5's first conv: 6*1*5*5 + 6.
+        HumanCase{999, Unit::kCount, "999"},  // Exact below 1000.
         HumanCase{1000, Unit::kCount, "1.00 K"},
-        HumanCase{61706, Unit::kCount, "61.71 K"},      // 61.706 K rounds up.
-        HumanCase{11689512, Unit::kCount, "11.69 M"},   // ResNet-18: 11.689512 M.
-        HumanCase{999994, Unit::kCount, "999.99 K"},    // 999.994 K rounds down.
-        HumanCase{999995, Unit::kCount, "1.00 M"},      // 999.995 K rounds to 1000.00 K = 1.00 M.
-        HumanCase{1005, Unit::kCount, "1.01 K"},        // Halves round up, exactly (1.005 K).
+        HumanCase{61706, Unit::kCount, "61.71 K"},  // 61.706 K rounds up.
+        HumanCase{11689512, Unit::kCount,
+                  "11.69 M"},                         // ResNet-18: 11.689512 M.
+        HumanCase{999994, Unit::kCount, "999.99 K"},  // 999.994 K rounds down.
+        HumanCase{999995, Unit::kCount,
+                  "1.00 M"},  // 999.995 K rounds to 1000.00 K = 1.00 M.
+        HumanCase{1005, Unit::kCount,
+                  "1.01 K"},  // Halves round up, exactly (1.005 K).
         HumanCase{-1500, Unit::kCount, "-1.50 K"},
-        HumanCase{static_cast<__int128>(5) * 1000 * 1000 * 1000 * 1000 * 1000 * 1000, Unit::kCount,
-                  "5.00 E"}));
+        HumanCase{
+            static_cast<__int128>(5) * 1000 * 1000 * 1000 * 1000 * 1000 * 1000,
+            Unit::kCount, "5.00 E"}));
 
 INSTANTIATE_TEST_SUITE_P(
     MacsAndFlops, HumanTest,
     ::testing::Values(
-        HumanCase{840, Unit::kMacs, "840 MACs"},              // LeNet5's last Linear: 84*10.
-        HumanCase{429248, Unit::kMacs, "429.25 KMACs"},       // LeNet5's total.
-        HumanCase{1819066368, Unit::kMacs, "1.82 GMACs"},     // ResNet-18 at 224x224.
-        HumanCase{2 * 1819066368LL, Unit::kFlops, "3.64 GFLOPs"},  // 2 FLOPs per MAC.
+        HumanCase{840, Unit::kMacs,
+                  "840 MACs"},  // LeNet5's last Linear: 84*10.
+        HumanCase{429248, Unit::kMacs, "429.25 KMACs"},  // LeNet5's total.
+        HumanCase{1819066368, Unit::kMacs,
+                  "1.82 GMACs"},  // ResNet-18 at 224x224.
+        HumanCase{2 * 1819066368LL, Unit::kFlops,
+                  "3.64 GFLOPs"},  // 2 FLOPs per MAC.
         HumanCase{0, Unit::kFlops, "0 FLOPs"},
-        HumanCase{static_cast<__int128>(3) * 1000 * 1000 * 1000 * 1000 * 1000, Unit::kFlops,
-                  "3.00 PFLOPs"}));
+        HumanCase{static_cast<__int128>(3) * 1000 * 1000 * 1000 * 1000 * 1000,
+                  Unit::kFlops, "3.00 PFLOPs"}));
 
 INSTANTIATE_TEST_SUITE_P(
     Bytes, HumanTest,
     ::testing::Values(
         HumanCase{0, Unit::kBytes, "0 B"},
-        HumanCase{1023, Unit::kBytes, "1023 B"},       // Exact below 1024.
+        HumanCase{1023, Unit::kBytes, "1023 B"},  // Exact below 1024.
         HumanCase{1024, Unit::kBytes, "1.00 KiB"},
-        HumanCase{1536, Unit::kBytes, "1.50 KiB"},     // 1.5 * 1024.
-        HumanCase{11689512 * 4LL, Unit::kBytes, "44.59 MiB"},  // 46758048 / 2^20 = 44.5919...
+        HumanCase{1536, Unit::kBytes, "1.50 KiB"},  // 1.5 * 1024.
+        HumanCase{11689512 * 4LL, Unit::kBytes,
+                  "44.59 MiB"},  // 46758048 / 2^20 = 44.5919...
         HumanCase{static_cast<__int128>(3) << 30, Unit::kBytes, "3.00 GiB"},
-        HumanCase{(static_cast<__int128>(1) << 40) - 1, Unit::kBytes, "1.00 TiB"}));  // 1023.999.. GiB.
+        HumanCase{(static_cast<__int128>(1) << 40) - 1, Unit::kBytes,
+                  "1.00 TiB"}));  // 1023.999.. GiB.
 
 TEST(PercentTest, TwoDecimals) {
   EXPECT_EQ(Percent(0.1234L), "12.34%");
@@ -74,7 +84,8 @@ class SymbolicFormatTest : public ::testing::Test {
 };
 
 TEST_F(SymbolicFormatTest, ConstantIsHuman) {
-  EXPECT_EQ(HumanExpr(sym::Expr(int64_t{1819066368}), {}, Unit::kMacs), "1.82 GMACs");
+  EXPECT_EQ(HumanExpr(sym::Expr(int64_t{1819066368}), {}, Unit::kMacs),
+            "1.82 GMACs");
 }
 
 TEST_F(SymbolicFormatTest, UnboundIsExactText) {
@@ -100,21 +111,23 @@ TEST_F(SymbolicFormatTest, PartiallyBoundSubstitutes) {
 TEST_F(SymbolicFormatTest, PercentOf) {
   EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {}), "-");  // Unbound: no number to show.
   EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {{"B", 5}}), "75.00%");
-  EXPECT_EQ(PercentOf(0, 4 * B_, {}), "0.00%");   // Zero is zero percent of anything.
-  EXPECT_EQ(PercentOf(1, 0, {}), "-");            // No total to divide by.
+  EXPECT_EQ(PercentOf(0, 4 * B_, {}),
+            "0.00%");                   // Zero is zero percent of anything.
+  EXPECT_EQ(PercentOf(1, 0, {}), "-");  // No total to divide by.
   EXPECT_EQ(PercentOf(1, 8, {}), "12.50%");
 }
 
 TEST_F(SymbolicFormatTest, Shapes) {
-  EXPECT_EQ(ShapeText({B_, 3, 224, 224}, {}), "[" + B_.ToString() + ", 3, 224, 224]");
+  EXPECT_EQ(ShapeText({B_, 3, 224, 224}, {}),
+            "[" + B_.ToString() + ", 3, 224, 224]");
   EXPECT_EQ(ShapeText({B_, 3, 224, 224}, {{"B", 8}}), "[8, 3, 224, 224]");
   EXPECT_EQ(ShapeText({}, {}), "[]");
   EXPECT_EQ(DimText(2 * B_ + 1, {{"B", 3}}), "7");  // 2*3 + 1.
 }
 
 TEST_F(SymbolicFormatTest, RankValueTakesUnboundSymbolsAsOne) {
-  EXPECT_EQ(RankValue(7 * B_ + 2, {}), 9.0L);             // 7*1 + 2.
-  EXPECT_EQ(RankValue(7 * B_ + 2, {{"B", 10}}), 72.0L);   // 7*10 + 2.
+  EXPECT_EQ(RankValue(7 * B_ + 2, {}), 9.0L);            // 7*1 + 2.
+  EXPECT_EQ(RankValue(7 * B_ + 2, {{"B", 10}}), 72.0L);  // 7*10 + 2.
 }
 
 TEST(IntTextTest, Decimal) {

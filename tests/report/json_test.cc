@@ -15,7 +15,9 @@ namespace t = testing;
 
 class JsonReportTest : public ::testing::Test {
  protected:
-  json Render(const sym::Bindings& b) { return json::parse(RenderJson(net_.graph, net_.report, b)); }
+  json Render(const sym::Bindings& b) {
+    return json::parse(RenderJson(net_.graph, net_.report, b));
+  }
   TinyNet net_;
 };
 
@@ -33,9 +35,10 @@ TEST_F(JsonReportTest, Header) {
 TEST_F(JsonReportTest, KeysInDocumentedOrder) {
   const std::string text = RenderJson(net_.graph, net_.report, {});
   size_t last = 0;
-  for (const char* key : {"\"schema\"", "\"version\"", "\"model\"", "\"inputs\"", "\"symbols\"",
-                          "\"bindings\"", "\"conventions\"", "\"totals\"", "\"modules\"", "\"ops\"",
-                          "\"unknown_ops\"", "\"assumptions\"", "\"diagnostics\""}) {
+  for (const char* key :
+       {"\"schema\"", "\"version\"", "\"model\"", "\"inputs\"", "\"symbols\"",
+        "\"bindings\"", "\"conventions\"", "\"totals\"", "\"modules\"",
+        "\"ops\"", "\"unknown_ops\"", "\"assumptions\"", "\"diagnostics\""}) {
     const size_t at = text.find(key);
     ASSERT_NE(at, std::string::npos) << key;
     EXPECT_GT(at, last) << key;
@@ -67,10 +70,12 @@ TEST_F(JsonReportTest, SymbolicValuesCarryTextAndValue) {
   EXPECT_EQ(unbound["flops"]["expr"], (t::kFlops * net_.B).ToString());
   EXPECT_TRUE(unbound["flops"]["value"].is_null());
   EXPECT_EQ(unbound["transcendentals"]["expr"], "0");
-  EXPECT_EQ(unbound["transcendentals"]["value"], 0);  // A constant evaluates without bindings.
+  EXPECT_EQ(unbound["transcendentals"]["value"],
+            0);  // A constant evaluates without bindings.
 
   json bound = Render({{"B", 8}})["totals"];
-  EXPECT_EQ(bound["macs"]["expr"], (t::kMacs * net_.B).ToString());  // Text stays symbolic.
+  EXPECT_EQ(bound["macs"]["expr"],
+            (t::kMacs * net_.B).ToString());  // Text stays symbolic.
   EXPECT_EQ(bound["macs"]["value"], 8 * t::kMacs);
   EXPECT_EQ(bound["flops"]["value"], 8 * t::kFlops);
 }
@@ -81,7 +86,8 @@ TEST_F(JsonReportTest, ValuesBeyondInt64AreDecimalStrings) {
   json totals = Render({{"B", 16}})["totals"];
   EXPECT_EQ(totals["flops"]["value"], "73786976294838206464");
   // 2^62 * 2 = 2^63 fits uint64 only.
-  EXPECT_EQ(Render({{"B", 2}})["totals"]["flops"]["value"].get<uint64_t>(), uint64_t{1} << 63);
+  EXPECT_EQ(Render({{"B", 2}})["totals"]["flops"]["value"].get<uint64_t>(),
+            uint64_t{1} << 63);
 }
 
 TEST_F(JsonReportTest, ModulesRootFirstInScopeOrder) {
@@ -102,7 +108,8 @@ TEST_F(JsonReportTest, ModulesRootFirstInScopeOrder) {
   EXPECT_EQ(conv["params"], t::kConv0Params);
   EXPECT_EQ(conv["trainable_params"], t::kConv0Params);
   EXPECT_EQ(conv["macs"]["value"], 2 * t::kConv0Macs);
-  EXPECT_EQ(conv["flops"]["value"], 2 * 2 * t::kConv0Macs);  // B=2, 2 FLOPs per MAC.
+  EXPECT_EQ(conv["flops"]["value"],
+            2 * 2 * t::kConv0Macs);  // B=2, 2 FLOPs per MAC.
   EXPECT_EQ(conv["output_shapes"], json::array({json::array({2, 4, 6, 6})}));
 
   const json& frozen = modules[4];
@@ -115,14 +122,17 @@ TEST_F(JsonReportTest, OpsAndIssues) {
   ASSERT_EQ(j["ops"].size(), 4u);
   EXPECT_EQ(j["ops"][0]["op"], "aten::_convolution");
   EXPECT_EQ(j["ops"][0]["count"], 2);
-  EXPECT_EQ(j["ops"][0]["macs"]["expr"], ((t::kConv0Macs + t::kConv2Macs) * net_.B).ToString());
+  EXPECT_EQ(j["ops"][0]["macs"]["expr"],
+            ((t::kConv0Macs + t::kConv2Macs) * net_.B).ToString());
   EXPECT_TRUE(j["ops"][0]["transcendentals"].contains("value"));
-  EXPECT_EQ(j["unknown_ops"], json::parse(R"([{"op": "aten::mystery", "count": 2}])"));
+  EXPECT_EQ(j["unknown_ops"],
+            json::parse(R"([{"op": "aten::mystery", "count": 2}])"));
   EXPECT_EQ(j["assumptions"].size(), 1u);
   ASSERT_EQ(j["diagnostics"].size(), 1u);
   EXPECT_EQ(j["diagnostics"][0]["severity"], "warning");
-  EXPECT_NE(j["diagnostics"][0]["message"].get<std::string>().find("aten::mystery"),
-            std::string::npos);
+  EXPECT_NE(
+      j["diagnostics"][0]["message"].get<std::string>().find("aten::mystery"),
+      std::string::npos);
 }
 
 TEST_F(JsonReportTest, InvalidUtf8NamesDoNotThrow) {

@@ -23,7 +23,8 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// Returns the module tree's lines, after its title and column header, up to the blank line.
+// Returns the module tree's lines, after its title and column header, up to the
+// blank line.
 std::vector<std::string> TreeLines(const std::string& text) {
   std::vector<std::string> all = Lines(text), tree;
   size_t i = 0;
@@ -42,7 +43,8 @@ std::string LineWith(const std::string& text, const std::string& needle) {
 
 class TextReportTest : public ::testing::Test {
  protected:
-  std::string Render(int depth = -1, sym::Bindings b = {}, int top_k = 3, int top_depth = -1) {
+  std::string Render(int depth = -1, sym::Bindings b = {}, int top_k = 3,
+                     int top_depth = -1) {
     TextOptions options;
     options.depth = depth;
     options.top_k = top_k;
@@ -50,14 +52,17 @@ class TextReportTest : public ::testing::Test {
     options.bindings = std::move(b);
     return RenderText(net_.graph, net_.report, options);
   }
-  std::string B(int64_t coefficient) { return (coefficient * net_.B).ToString(); }
+  std::string B(int64_t coefficient) {
+    return (coefficient * net_.B).ToString();
+  }
   TinyNet net_;
 };
 
 TEST_F(TextReportTest, HeaderNamesModelInputsAndSymbols) {
   const std::string text = Render();
   EXPECT_THAT(LineWith(text, "Model:"), HasSubstr("tiny.pt"));
-  EXPECT_THAT(LineWith(text, "Input 0:"), HasSubstr("[" + B(1) + ", 1, 8, 8] float32"));
+  EXPECT_THAT(LineWith(text, "Input 0:"),
+              HasSubstr("[" + B(1) + ", 1, 8, 8] float32"));
   EXPECT_THAT(LineWith(text, "Symbols:"), HasSubstr("B (unbound)"));
   EXPECT_THAT(LineWith(Render(-1, {{"B", 8}}), "Symbols:"), HasSubstr("B = 8"));
 }
@@ -70,7 +75,8 @@ TEST_F(TextReportTest, TreeShowsEveryModuleByDefault) {
   EXPECT_EQ(tree[2].rfind("    (0): Conv2d(", 0), 0u);
   EXPECT_EQ(tree[3].rfind("    (1): ReLU(", 0), 0u);
   EXPECT_EQ(tree[4].rfind("    (2): Conv2d(", 0), 0u);
-  EXPECT_EQ(tree[5].rfind("  (flatten): Flatten(", 0), 0u);  // Zero cost, still shown.
+  EXPECT_EQ(tree[5].rfind("  (flatten): Flatten(", 0),
+            0u);  // Zero cost, still shown.
   EXPECT_EQ(tree[6].rfind("  (classifier): Linear(", 0), 0u);
   for (const std::string& line : tree) EXPECT_EQ(line.back(), ')') << line;
 }
@@ -78,7 +84,8 @@ TEST_F(TextReportTest, TreeShowsEveryModuleByDefault) {
 TEST_F(TextReportTest, DepthLimitsTheTree) {
   const std::vector<std::string> depth1 = TreeLines(Render(/*depth=*/1));
   ASSERT_EQ(depth1.size(), 4u);  // Root, features, flatten, classifier.
-  for (const std::string& line : depth1) EXPECT_THAT(line, Not(HasSubstr("Conv2d(")));
+  for (const std::string& line : depth1)
+    EXPECT_THAT(line, Not(HasSubstr("Conv2d(")));
   EXPECT_EQ(TreeLines(Render(/*depth=*/0)).size(), 1u);
   EXPECT_EQ(TreeLines(Render(/*depth=*/2)).size(), net_.graph.scopes.size());
 }
@@ -97,7 +104,8 @@ TEST_F(TextReportTest, UnboundPercentagesOfSymbolicCostsAreDashes) {
 
 TEST_F(TextReportTest, BoundPercentagesAreComputed) {
   const std::string conv = TreeLines(Render(-1, {{"B", 8}}))[2];
-  // FLOPs: 2*1296 / 6768 = 38.297% -> "38.30%"; MACs: 1296 / 3312 = 39.130% -> "39.13%".
+  // FLOPs: 2*1296 / 6768 = 38.297% -> "38.30%"; MACs: 1296 / 3312 = 39.130% ->
+  // "39.13%".
   EXPECT_THAT(conv, HasSubstr("38.30%"));
   EXPECT_THAT(conv, HasSubstr("39.13%"));
   EXPECT_THAT(conv, HasSubstr("10.37 KMACs"));   // 8 * 1296 = 10368.
@@ -110,7 +118,8 @@ TEST_F(TextReportTest, TreeColumnsAreAligned) {
     const std::vector<std::string> tree = TreeLines(Render(-1, b));
     // The params percentage is the first '%' of each line and is right-aligned.
     const size_t column = tree[0].find('%');
-    for (const std::string& line : tree) EXPECT_EQ(line.find('%'), column) << line;
+    for (const std::string& line : tree)
+      EXPECT_EQ(line.find('%'), column) << line;
   }
 }
 
@@ -121,49 +130,67 @@ TEST_F(TextReportTest, FitsIn100Columns) {
 }
 
 TEST_F(TextReportTest, TopModulesAggregateByTypeAtTheDeepestDepth) {
-  // Depth 2: Conv2d = features.0 + features.2: 2*(1296 + 576) = 3744 FLOPs per sample.
+  // Depth 2: Conv2d = features.0 + features.2: 2*(1296 + 576) = 3744 FLOPs per
+  // sample.
   const std::string text = Render();
-  EXPECT_THAT(text, HasSubstr("Top 3 modules by FLOPs at depth 2: {'Conv2d': '" + B(3744) +
-                              "', 'ReLU': '" + B(t::kReluFlops) + "'}"));
-  EXPECT_THAT(text, HasSubstr("Top 3 modules by params at depth 2: {'Conv2d': '60', 'ReLU': '0'}"));
-  EXPECT_THAT(Render(-1, {{"B", 1}}),
-              HasSubstr("at depth 2: {'Conv2d': '3.74 KFLOPs', 'ReLU': '144 FLOPs'}"));
+  EXPECT_THAT(text,
+              HasSubstr("Top 3 modules by FLOPs at depth 2: {'Conv2d': '" +
+                        B(3744) + "', 'ReLU': '" + B(t::kReluFlops) + "'}"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "Top 3 modules by params at depth 2: {'Conv2d': '60', 'ReLU': '0'}"));
+  EXPECT_THAT(
+      Render(-1, {{"B", 1}}),
+      HasSubstr("at depth 2: {'Conv2d': '3.74 KFLOPs', 'ReLU': '144 FLOPs'}"));
 }
 
 TEST_F(TextReportTest, TopModulesAtAChosenDepthKeepK) {
-  // Depth 1: Sequential = 3744 + 144 = 3888 FLOPs per sample > Linear 2880 > Flatten 0.
+  // Depth 1: Sequential = 3744 + 144 = 3888 FLOPs per sample > Linear 2880 >
+  // Flatten 0.
   const std::string text = Render(-1, {{"B", 1}}, /*top_k=*/2, /*top_depth=*/1);
-  EXPECT_THAT(text, HasSubstr("Top 2 modules by FLOPs at depth 1: {'Sequential': '3.89 KFLOPs', "
-                              "'Linear': '2.88 KFLOPs'}"));
-  EXPECT_THAT(text, HasSubstr("Top 2 modules by params at depth 1: {'Linear': '1.45 K', "
-                              "'Sequential': '60'}"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "Top 2 modules by FLOPs at depth 1: {'Sequential': '3.89 KFLOPs', "
+          "'Linear': '2.88 KFLOPs'}"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("Top 2 modules by params at depth 1: {'Linear': '1.45 K', "
+                "'Sequential': '60'}"));
   EXPECT_THAT(Render(-1, {}, /*top_k=*/0), Not(HasSubstr("Top ")));
 }
 
 TEST_F(TextReportTest, OpTableSortedByFlops) {
   const std::string text = Render();
-  const size_t conv = text.find("aten::_convolution"), linear = text.find("aten::linear"),
-               relu = text.find("aten::relu"), flatten = text.find("aten::flatten");
+  const size_t conv = text.find("aten::_convolution"),
+               linear = text.find("aten::linear"),
+               relu = text.find("aten::relu"),
+               flatten = text.find("aten::flatten");
   ASSERT_NE(flatten, std::string::npos);
   EXPECT_LT(conv, linear);
   EXPECT_LT(linear, relu);
   EXPECT_LT(relu, flatten);
   // Bound: 2*1872 / 6768 = 55.319% of FLOPs.
-  EXPECT_THAT(LineWith(Render(-1, {{"B", 1}}), "aten::_convolution"), HasSubstr("55.32%"));
+  EXPECT_THAT(LineWith(Render(-1, {{"B", 1}}), "aten::_convolution"),
+              HasSubstr("55.32%"));
 }
 
 TEST_F(TextReportTest, TotalsAndConvention) {
   const std::string text = Render(-1, {{"B", 1000}});
   EXPECT_THAT(LineWith(text, "  Params:"), HasSubstr("1.51 K (1510)"));
-  EXPECT_THAT(LineWith(text, "  Trainable params:"), HasSubstr("1.49 K (1490)"));  // 1510 - 20.
-  EXPECT_THAT(LineWith(text, "  FLOPs:"), HasSubstr("6.77 MFLOPs (6768000)"));     // 1000 * 6768.
+  EXPECT_THAT(LineWith(text, "  Trainable params:"),
+              HasSubstr("1.49 K (1490)"));  // 1510 - 20.
+  EXPECT_THAT(LineWith(text, "  FLOPs:"),
+              HasSubstr("6.77 MFLOPs (6768000)"));  // 1000 * 6768.
   EXPECT_THAT(LineWith(Render(), "  MACs:"), HasSubstr(B(t::kMacs)));
   EXPECT_THAT(text, HasSubstr("NB: 1 multiply-add = 2 FLOPs"));
 }
 
 TEST_F(TextReportTest, IssuesListed) {
   const std::string text = Render();
-  EXPECT_THAT(LineWith(text, "Ops without rules:"), HasSubstr("aten::mystery x2"));
+  EXPECT_THAT(LineWith(text, "Ops without rules:"),
+              HasSubstr("aten::mystery x2"));
   EXPECT_THAT(text, HasSubstr("  - H >= 3"));
   EXPECT_THAT(text, HasSubstr("  warning: tiny.pt: node %7"));
 

@@ -20,17 +20,22 @@
 
 namespace torchcost::testing {
 
-// Costs per sample (B = 1), written as derivations; the report multiplies them by B.
-inline constexpr int64_t kConv0Params = 4 * 1 * 3 * 3 + 4;               // weight + bias = 40
-inline constexpr int64_t kConv2Params = 4 * 4 * 1 * 1 + 4;               // 20
-inline constexpr int64_t kLinearParams = 144 * 10 + 10;                  // 1450
-inline constexpr int64_t kParams = kConv0Params + kConv2Params + kLinearParams;  // 1510
-inline constexpr int64_t kConv0Macs = /*C_out*/ 4 * /*OH*/ 6 * /*OW*/ 6 * /*C_in*/ 1 * 3 * 3;  // 1296
+// Costs per sample (B = 1), written as derivations; the report multiplies them
+// by B.
+inline constexpr int64_t kConv0Params =
+    4 * 1 * 3 * 3 + 4;  // weight + bias = 40
+inline constexpr int64_t kConv2Params = 4 * 4 * 1 * 1 + 4;  // 20
+inline constexpr int64_t kLinearParams = 144 * 10 + 10;     // 1450
+inline constexpr int64_t kParams =
+    kConv0Params + kConv2Params + kLinearParams;  // 1510
+inline constexpr int64_t kConv0Macs =
+    /*C_out*/ 4 * /*OH*/ 6 * /*OW*/ 6 * /*C_in*/ 1 * 3 * 3;            // 1296
 inline constexpr int64_t kConv2Macs = 4 * 6 * 6 * /*C_in*/ 4 * 1 * 1;  // 576
-inline constexpr int64_t kReluFlops = 4 * 6 * 6;                       // one compare per element = 144
-inline constexpr int64_t kLinearMacs = 144 * 10;                       // 1440
+inline constexpr int64_t kReluFlops =
+    4 * 6 * 6;  // one compare per element = 144
+inline constexpr int64_t kLinearMacs = 144 * 10;                         // 1440
 inline constexpr int64_t kMacs = kConv0Macs + kConv2Macs + kLinearMacs;  // 3312
-inline constexpr int64_t kFlops = 2 * kMacs + kReluFlops;               // 6768
+inline constexpr int64_t kFlops = 2 * kMacs + kReluFlops;                // 6768
 
 // Owns the context, the graph and the report of TinyNet.
 struct TinyNet {
@@ -41,7 +46,8 @@ struct TinyNet {
 
   TinyNet() : B(ctx.Symbol("B")) {
     graph.source = "tiny.pt";
-    // Scopes: 0 root, 1 features, 2 features.0, 3 features.1, 4 features.2, 5 flatten, 6 classifier.
+    // Scopes: 0 root, 1 features, 2 features.0, 3 features.1, 4 features.2, 5
+    // flatten, 6 classifier.
     AddScope("", "TinyNet", "TinyNet", -1);
     AddScope("features", "features", "Sequential", 0);
     AddScope("features.0", "0", "Conv2d", 1);
@@ -77,15 +83,18 @@ struct TinyNet {
 
     const std::vector<sym::Expr> act = {B, 4, 6, 6};
     Module(0, kParams, kParams - kConv2Params, kMacs, kFlops, {{B, 10}});
-    Module(1, kConv0Params + kConv2Params, kConv0Params, kConv0Macs + kConv2Macs,
-           2 * (kConv0Macs + kConv2Macs) + kReluFlops, {act});
+    Module(1, kConv0Params + kConv2Params, kConv0Params,
+           kConv0Macs + kConv2Macs, 2 * (kConv0Macs + kConv2Macs) + kReluFlops,
+           {act});
     Module(2, kConv0Params, kConv0Params, kConv0Macs, 2 * kConv0Macs, {act});
     Module(3, 0, 0, 0, kReluFlops, {act});
     Module(4, kConv2Params, 0, kConv2Macs, 2 * kConv2Macs, {act});
     Module(5, 0, 0, 0, 0, {{B, 144}});
-    Module(6, kLinearParams, kLinearParams, kLinearMacs, 2 * kLinearMacs, {{B, 10}});
+    Module(6, kLinearParams, kLinearParams, kLinearMacs, 2 * kLinearMacs,
+           {{B, 10}});
 
-    Op("aten::_convolution", 2, kConv0Macs + kConv2Macs, 2 * (kConv0Macs + kConv2Macs));
+    Op("aten::_convolution", 2, kConv0Macs + kConv2Macs,
+       2 * (kConv0Macs + kConv2Macs));
     Op("aten::flatten", 1, 0, 0);
     Op("aten::linear", 1, kLinearMacs, 2 * kLinearMacs);
     Op("aten::relu", 1, 0, kReluFlops);
@@ -94,11 +103,14 @@ struct TinyNet {
     report.assumptions = {"H >= 3 (features.0: kernel fits the input)"};
     Diagnostic d;
     d.severity = Diagnostic::Severity::kWarning;
-    d.message = "tiny.pt: node %7 (aten::mystery, module flatten): no rule for operator aten::mystery";
+    d.message =
+        "tiny.pt: node %7 (aten::mystery, module flatten): no rule for "
+        "operator aten::mystery";
     report.diagnostics.push_back(d);
   }
 
-  void AddScope(std::string path, std::string name, std::string type, int parent) {
+  void AddScope(std::string path, std::string name, std::string type,
+                int parent) {
     ir::Scope s;
     s.path = std::move(path);
     s.name = std::move(name);
@@ -111,8 +123,8 @@ struct TinyNet {
   }
 
   // Adds the stats of a scope; per-sample MACs and FLOPs are multiplied by B.
-  void Module(int scope, int64_t params, int64_t trainable, int64_t macs, int64_t flops,
-              std::vector<std::vector<sym::Expr>> shapes) {
+  void Module(int scope, int64_t params, int64_t trainable, int64_t macs,
+              int64_t flops, std::vector<std::vector<sym::Expr>> shapes) {
     ModuleStats m;
     m.scope = scope;
     m.params = params;

@@ -66,7 +66,7 @@ TEST_F(FloorDivTest, FloorDivConstFold) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   EXPECT_EQ(FloorDiv(kMin, 2), Expr(kMin / 2));  // Exact: -2^62.
   // floor(-2^63 / 3) = -3074457345618258602.67 rounded down.
-  EXPECT_EQ(FloorDiv(kMin, 3), Expr(-3074457345618258603LL));
+  EXPECT_EQ(FloorDiv(kMin, 3), Expr(int64_t{-3074457345618258603}));
   EXPECT_EQ(FloorDiv(kMin, 1), Expr(kMin));
   EXPECT_EQ(FloorDiv(kMax, kMax), Expr(1));
   EXPECT_EQ(FloorDiv(kMin, kMax), Expr(-2));  // -2^63 / (2^63 - 1) = -1.0000000001.
