@@ -68,6 +68,8 @@ class Propagator {
         out = RValue::Tensor(std::move(t));
       } else if (v.kind == ir::ValueKind::kNone) {
         out = RValue::None();
+      } else if (v.producer < 0 && v.role != ir::ValueRole::kInput) {
+        UseTracedShape(v, &out);  // A constant tensor baked into the trace.
       }
     }
     // Model inputs: the user's shapes, else the traced ones.

@@ -54,6 +54,52 @@ Expr DivideExact(const Expr& e, int64_t g) {
   return e.context()->impl()->MakeSum(v.constant / g, out.data(), out.size());
 }
 
+// Returns the largest monomial (product of atoms, no coefficient) dividing
+// every term of a and b, or nullptr if it is 1 or either has a constant.
+const Node* CommonMonomial(Context::Impl* impl, const LinView& a, const LinView& b) {
+  if (a.constant != 0 || b.constant != 0 || a.num_terms == 0) return nullptr;
+  OperandVec common;
+  TermView first;
+  ViewTerm(a.terms[0].node, &first);
+  for (size_t i = 0; i < first.num_factors; ++i) common.push_back(first.factors[i]);
+  auto intersect = [&](const Node* term) {
+    TermView v;
+    ViewTerm(term, &v);
+    OperandVec next;
+    size_t j = 0;
+    for (const Operand& f : common) {
+      while (j < v.num_factors && CompareAtoms(v.factors[j].node, f.node) < 0) ++j;
+      if (j < v.num_factors && v.factors[j].node == f.node) {
+        next.push_back({f.node, std::min(f.k, v.factors[j].k)});  // gcd(x^p, x^q) = x^min(p,q).
+      }
+    }
+    common.clear();
+    for (const Operand& f : next) common.push_back(f);
+  };
+  for (size_t i = 1; i < a.num_terms && !common.empty(); ++i) intersect(a.terms[i].node);
+  for (size_t i = 0; i < b.num_terms && !common.empty(); ++i) intersect(b.terms[i].node);
+  return impl->MakeProduct(common.data(), common.size());
+}
+
+// Returns e / t, where the monomial t divides every term of e and e has no constant.
+Expr DivideByMonomial(Context::Impl* impl, const LinView& e, const Node* t) {
+  OperandVec out;
+  int64_t constant = 0;
+  for (size_t i = 0; i < e.num_terms; ++i) {
+    const Node* q = nullptr;
+    DivideTerm(impl, e.terms[i].node, t, &q);
+    if (q == nullptr) {
+      constant = e.terms[i].k;  // At most one term equals t.
+    } else {
+      out.push_back({q, e.terms[i].k});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Operand& x, const Operand& y) {
+    return CompareTerms(x.node, y.node) < 0;
+  });
+  return impl->MakeSum(constant, out.data(), out.size());
+}
+
 // Returns true iff lo >= 1 is provable for `e`; false on overflow.
 bool ProvablyPositive(Context::Impl* impl, const Expr& e) {
   return impl->Bounds(e).lo >= 1;
@@ -132,6 +178,13 @@ Expr FloorDiv(const Expr& a, const Expr& b) {
   if (g > 1 && g <= static_cast<uint64_t>(kPosInf)) {
     int64_t gi = static_cast<int64_t>(g);
     return FloorDiv(DivideExact(a, gi), DivideExact(b, gi));
+  }
+  // 4b. The same for a common monomial t >= 1: floordiv(t*x, t*y) = floordiv(x, y).
+  if (const Node* t = CommonMonomial(impl, va, vb)) {
+    if (impl->NodeBounds(t).lo >= 1) {
+      Expr x = DivideByMonomial(impl, va, t), y = DivideByMonomial(impl, vb, t);
+      if (ProvablyPositive(impl, y)) return FloorDiv(x, y);
+    }
   }
   // 5. Pull out exact multiples of a monomial divisor d*t:
   //    floordiv(d*t*q + r, d*t) = q + floordiv(r, d*t), as d*t*q / (d*t) = q is an integer.

@@ -95,6 +95,10 @@ TEST_F(FloorDivTest, FloorDivGcd) {
       {"floordiv(2*H, 4*W)", "floordiv(H, 2*W)"},
       {"floordiv(6*x + 3, 9)", "floordiv(2*x + 1, 3)"},
       {"floordiv(4, 2*H)", "floordiv(2, H)"},
+      // A common monomial factor t >= 1 cancels too.
+      {"floordiv(B*H, B*W)", "floordiv(H, W)"},
+      {"floordiv(B^2*H + B*W, B*W)", "floordiv(B*H, W) + 1"},  // Then W / W.
+      {"floordiv(6*B*H, 4*B)", "floordiv(3*H, 2)"},
   });
 }
 
