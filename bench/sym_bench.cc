@@ -10,8 +10,10 @@
 namespace torchcost::sym {
 namespace {
 
-// Output size of a conv / pool: floordiv(in + 2*pad - dil*(k - 1) - 1, stride) + 1.
-Expr ConvOut(const Expr& in, int64_t k, int64_t stride, int64_t pad, int64_t dil = 1) {
+// Output size of a conv / pool: floordiv(in + 2*pad - dil*(k - 1) - 1, stride)
+// + 1.
+Expr ConvOut(const Expr& in, int64_t k, int64_t stride, int64_t pad,
+             int64_t dil = 1) {
   return FloorDiv(in + 2 * pad - dil * (k - 1) - 1, stride) + 1;
 }
 
@@ -41,7 +43,8 @@ BENCHMARK(BM_ConvOutputSizeCold);
 Expr ResNetFlops(Context& ctx) {
   Expr B = ctx.Symbol("B"), H = ctx.Symbol("H"), W = ctx.Symbol("W");
   Expr total = 0;
-  auto conv = [&](int64_t c, int64_t k, int64_t r, int64_t stride, int64_t pad) {
+  auto conv = [&](int64_t c, int64_t k, int64_t r, int64_t stride,
+                  int64_t pad) {
     H = ConvOut(H, r, stride, pad);
     W = ConvOut(W, r, stride, pad);
     total += 2 * B * (k * c * r * r) * H * W;  // 2 FLOPs per FMA.
@@ -73,11 +76,14 @@ void BM_ResNet50FlopsBuild(benchmark::State& state) {
 }
 BENCHMARK(BM_ResNet50FlopsBuild)->Unit(benchmark::kMicrosecond);
 
-// A transformer-style polynomial 24*B*S*H^2 + 4*B*S^2*H + ... evaluated by the tree walker.
+// A transformer-style polynomial 24*B*S*H^2 + 4*B*S^2*H + ... evaluated by the
+// tree walker.
 void BM_EvaluatePolynomial(benchmark::State& state) {
   Context ctx;
-  Result<Expr> e = Parse(ctx, "24*L*B*S*H^2 + 4*L*B*S^2*H + 2*B*S*H*V + 9*L*B*S*H + 3*B*S*V");
-  Bindings bindings = {{"L", 32}, {"B", 8}, {"S", 4096}, {"H", 4096}, {"V", 32000}};
+  Result<Expr> e = Parse(
+      ctx, "24*L*B*S*H^2 + 4*L*B*S^2*H + 2*B*S*H*V + 9*L*B*S*H + 3*B*S*V");
+  Bindings bindings = {
+      {"L", 32}, {"B", 8}, {"S", 4096}, {"H", 4096}, {"V", 32000}};
   for (auto _ : state) {
     Result<int64_t> v = Evaluate(*e, bindings);
     benchmark::DoNotOptimize(v);
@@ -102,7 +108,8 @@ void BM_ProgramRunTenTotals(benchmark::State& state) {
   Expr flops = ResNetFlops(ctx);
   Expr B = ctx.Symbol("B"), H = ctx.Symbol("H"), W = ctx.Symbol("W");
   std::vector<Expr> totals;
-  for (int64_t i = 1; i <= 10; ++i) totals.push_back(i * flops + (i - 1) * B * H * W);
+  for (int64_t i = 1; i <= 10; ++i)
+    totals.push_back(i * flops + (i - 1) * B * H * W);
   Result<Program> prog = Program::Compile(totals, {"B", "H", "W"});
   int64_t values[3] = {1, 224, 224};
   __int128 out[10];

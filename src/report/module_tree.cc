@@ -12,9 +12,10 @@
 namespace torchcost::report {
 namespace {
 
-// NB: a prefix ("    (downsample): Sequential(") wider than this is not padded,
-// so one deep module cannot push every other line past 100 columns.
-constexpr size_t kMaxPrefixWidth = 40;
+// NB: a prefix ("      (downsample): Sequential(") wider than this stands on a
+// line of its own, its values on the next (as DeepSpeed prints containers), so
+// one deep module cannot push every line past 100 columns.
+constexpr size_t kMaxPrefixWidth = 28;
 
 constexpr int kNumFields = 7;  // params, %, MACs, %, FLOPs, %, output shape.
 
@@ -48,9 +49,11 @@ Line MakeLine(const ir::Scope& scope, int depth, const ModuleStats* stats,
   line.fields = {
       Human(stats->params, Unit::kCount),
       PercentOf(stats->params, report.params, b),
-      HumanExpr(stats->macs, b, Unit::kMacs),
+      // NB: the MACs and FLOPs columns drop the unit word; their header says
+      // it.
+      HumanExpr(stats->macs, b, Unit::kCount),
       PercentOf(stats->macs, report.macs, b),
-      HumanExpr(stats->flops, b, Unit::kFlops),
+      HumanExpr(stats->flops, b, Unit::kCount),
       PercentOf(stats->flops, report.flops, b),
       OutputShapes(*stats, b),
   };
@@ -119,7 +122,13 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
   }
   out += header + headers.back() + "\n";
   for (const Line& l : lines) {
-    std::string text = Pad(l.prefix, prefix_width, Table::Align::kLeft);
+    std::string text;
+    if (DisplayWidth(l.prefix) > prefix_width) {
+      out += l.prefix + "\n";
+      text = std::string(prefix_width, ' ');
+    } else {
+      text = Pad(l.prefix, prefix_width, Table::Align::kLeft);
+    }
     for (int f = 0; f + 1 < kNumFields; ++f) {
       text += Pad(l.fields[f], widths[f], Table::Align::kRight);
       if (f + 2 < kNumFields || !l.fields.back().empty()) text += ", ";

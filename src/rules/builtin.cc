@@ -352,7 +352,12 @@ Status BroadcastImpl(ImplContext& c, std::vector<RValue>* outputs, DTypeMode mod
     if (!s.ok()) return s.status();
     shape = *s;
   }
-  if (!any_tensor) return Bad("no tensor operand to broadcast");
+  if (!any_tensor) {
+    // NB: scalar overloads (aten::eq.int, aten::add.Scalar of two numbers in
+    // scripted code) reach op-wide rules too: their value is left unknown.
+    outputs->push_back(RValue());
+    return Status::Ok();
+  }
   TensorType out;
   out.shape = std::move(shape);
   out.dtype = state.Result();
@@ -919,6 +924,27 @@ Status Stack(ImplContext& c, std::vector<RValue>* outputs) {
   return Status::Ok();
 }
 
+// constant_pad_nd(self, pad) / pad(self, pad, mode): pad = [before_last,
+// after_last, before_prev, after_prev, ...]; negative pads crop.
+Status Pad(ImplContext& c, std::vector<RValue>* outputs) {
+  TORCHCOST_ASSIGN_OR_RETURN(TensorType self, TensorArg(c, "self"));
+  TORCHCOST_ASSIGN_OR_RETURN(Shape pad, IntListArg(c, "pad"));
+  const size_t rank = self.shape.size();
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) {
+    return Bad("pad: argument 'pad' has " + std::to_string(pad.size()) +
+               " entries; it needs an even number, at most twice the rank " + std::to_string(rank));
+  }
+  Shape out = self.shape;
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    Expr& d = out[rank - 1 - i];
+    d = d + pad[2 * i] + pad[2 * i + 1];  // before + size + after
+    TORCHCOST_RETURN_IF_ERROR(c.RequireLe(0, d, "pad: padded dim " + std::to_string(rank - 1 - i) +
+                                                    " must not be negative"));
+  }
+  outputs->push_back(RValue::Tensor(WithShape(self, out)));
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 // Reductions.
 
@@ -1065,6 +1091,7 @@ constexpr Entry kImpls[] = {
     {"expand", &Guarded<Expand>},
     {"flatten", &Guarded<Flatten>},
     {"narrow", &Guarded<Narrow>},
+    {"pad", &Guarded<Pad>},
     {"permute", &Guarded<Permute>},
     {"reduce", &Guarded<Reduce>},
     {"reduce_bool", &Guarded<ReduceBool>},

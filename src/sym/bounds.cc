@@ -56,7 +56,7 @@ int64_t PowInf(int64_t x, int64_t e) {
 // floor(x / y) for y >= 1 where either may be infinite.
 int64_t FloorDivInf(int64_t x, int64_t y) {
   if (x == kNegInf || x == kPosInf) return x;  // Unbounded stays unbounded.
-  if (y == kPosInf) return x >= 0 ? 0 : -1;  // floor(x / huge) for finite x.
+  if (y == kPosInf) return x >= 0 ? 0 : -1;    // floor(x / huge) for finite x.
   return FloorDivInt(x, y);
 }
 
@@ -115,14 +115,16 @@ Interval Context::Impl::NodeBounds(const Node* n) {
       // constant + sum_i k_i * [term_i].
       r = {n->constant, n->constant};
       for (uint32_t i = 0; i < n->num_ops; ++i) {
-        r = AddIntervals(r, ScaleInterval(NodeBounds(n->ops[i].node), n->ops[i].k));
+        r = AddIntervals(
+            r, ScaleInterval(NodeBounds(n->ops[i].node), n->ops[i].k));
       }
       break;
     case Kind::kProduct:
       // prod_j [atom_j]^e_j.
       r = {1, 1};
       for (uint32_t i = 0; i < n->num_ops; ++i) {
-        r = MulIntervals(r, PowInterval(NodeBounds(n->ops[i].node), n->ops[i].k));
+        r = MulIntervals(r,
+                         PowInterval(NodeBounds(n->ops[i].node), n->ops[i].k));
       }
       break;
     case Kind::kFloorDiv:
@@ -157,7 +159,8 @@ Truth Context::ProveEq(const Expr& a, const Expr& b) {
   if (a == b) return Truth::kTrue;
   try {
     Expr d = a - b;
-    if (d.IsConstant()) return *d.AsConstant() == 0 ? Truth::kTrue : Truth::kFalse;
+    if (d.IsConstant())
+      return *d.AsConstant() == 0 ? Truth::kTrue : Truth::kFalse;
     Interval i = Bounds(d);
     if (!i.Contains(0)) return Truth::kFalse;  // a - b is never 0.
   } catch (const Error&) {
@@ -170,8 +173,8 @@ Truth Context::ProveLe(const Expr& a, const Expr& b) {
   if (a == b) return Truth::kTrue;
   try {
     Interval i = Bounds(b - a);
-    if (i.lo >= 0) return Truth::kTrue;   // b - a >= 0.
-    if (i.hi < 0) return Truth::kFalse;   // b - a < 0 everywhere.
+    if (i.lo >= 0) return Truth::kTrue;  // b - a >= 0.
+    if (i.hi < 0) return Truth::kFalse;  // b - a < 0 everywhere.
   } catch (const Error&) {
   }
   return Truth::kUnknown;

@@ -68,8 +68,10 @@ class Evaluator {
           // base^e by square and multiply; a square is computed only when a
           // higher bit of e needs it, so it overflows only if the power does.
           for (int64_t k = n->ops[i].k; k > 0; k >>= 1) {
-            if ((k & 1) && __builtin_mul_overflow(acc, base, &acc)) return Overflow();
-            if (k > 1 && __builtin_mul_overflow(base, base, &base)) return Overflow();
+            if ((k & 1) && __builtin_mul_overflow(acc, base, &acc))
+              return Overflow();
+            if (k > 1 && __builtin_mul_overflow(base, base, &base))
+              return Overflow();
           }
         }
         *out = acc;
@@ -88,11 +90,14 @@ class Evaluator {
         T r;
         if (n->kind == Kind::kFloorDiv) {
           if (b == 0) {
-            error_ = "division by zero in '" + Expr::FromNode(n).ToString() + "'";
+            error_ =
+                "division by zero in '" + Expr::FromNode(n).ToString() + "'";
             return false;
           }
-          if (b == -1) {  // floor(a / -1) = -a, which overflows for the minimum.
-            if (__builtin_sub_overflow(static_cast<T>(0), a, &r)) return Overflow();
+          if (b ==
+              -1) {  // floor(a / -1) = -a, which overflows for the minimum.
+            if (__builtin_sub_overflow(static_cast<T>(0), a, &r))
+              return Overflow();
           } else {
             r = FloorDivInt<T>(a, b);
           }
@@ -112,7 +117,8 @@ class Evaluator {
   }
 
   const Bindings& bindings_;
-  std::unordered_map<const Node*, T> memo_;  // Opaque atoms only; DAGs stay linear.
+  std::unordered_map<const Node*, T>
+      memo_;  // Opaque atoms only; DAGs stay linear.
   std::string error_;
 };
 
@@ -156,8 +162,9 @@ Expr SubstituteRec(const Expr& e, const Bindings& bindings,
     case Kind::kProduct: {
       r = 1;
       for (uint32_t i = 0; i < n->num_ops; ++i) {
-        r = r * Pow(SubstituteRec(Expr::FromNode(n->ops[i].node), bindings, memo),
-                    n->ops[i].k);
+        r = r *
+            Pow(SubstituteRec(Expr::FromNode(n->ops[i].node), bindings, memo),
+                n->ops[i].k);
       }
       break;
     }

@@ -92,7 +92,8 @@ int KindRank(Kind k) {
   }
 }
 
-// Merges the sorted term lists of a and kb * b into `out`; returns the constant.
+// Merges the sorted term lists of a and kb * b into `out`; returns the
+// constant.
 int64_t MergeLinear(const LinView& a, const LinView& b, int64_t kb,
                     OperandVec* out) {
   size_t i = 0, j = 0;
@@ -108,8 +109,8 @@ int64_t MergeLinear(const LinView& a, const LinView& b, int64_t kb,
     if (c < 0) {
       out->push_back(a.terms[i++]);
     } else if (c > 0) {
-      out->push_back(
-          {b.terms[j].node, CheckedMul(b.terms[j].k, kb, "coefficient product")});
+      out->push_back({b.terms[j].node,
+                      CheckedMul(b.terms[j].k, kb, "coefficient product")});
       ++j;
     } else {
       // Like terms: coefficient = ka + kb * kb'.
@@ -167,8 +168,9 @@ const Node* MulTerms(Context::Impl* impl, const Node* a, const Node* b) {
       out.push_back(vb.factors[j++]);
     } else {
       // x^p * x^q = x^(p+q).
-      out.push_back({va.factors[i].node,
-                     CheckedAdd(va.factors[i].k, vb.factors[j].k, "exponent sum")});
+      out.push_back(
+          {va.factors[i].node,
+           CheckedAdd(va.factors[i].k, vb.factors[j].k, "exponent sum")});
       ++i;
       ++j;
     }
@@ -271,8 +273,8 @@ int CompareExprs(const Expr& a, const Expr& b) {
 // Context::Impl: arena and interning.
 
 void* Context::Impl::Allocate(size_t bytes, size_t align) {
-  size_t pad = (align - (reinterpret_cast<uintptr_t>(cur) & (align - 1))) &
-               (align - 1);
+  size_t pad =
+      (align - (reinterpret_cast<uintptr_t>(cur) & (align - 1))) & (align - 1);
   if (cur == nullptr || pad + bytes > left) {
     size_t size = std::max(kBlockBytes, bytes + align);
     blocks.emplace_back(new char[size]);
@@ -315,7 +317,8 @@ const Node* Context::Impl::Intern(const Node& key) {
   if (key.num_ops > 0) {
     auto* ops = static_cast<Operand*>(
         Allocate(sizeof(Operand) * key.num_ops, alignof(Operand)));
-    std::memcpy(static_cast<void*>(ops), key.ops, sizeof(Operand) * key.num_ops);
+    std::memcpy(static_cast<void*>(ops), key.ops,
+                sizeof(Operand) * key.num_ops);
     n->ops = ops;
   }
   table[i] = n;
@@ -326,13 +329,15 @@ const Node* Context::Impl::Intern(const Node& key) {
 Expr Context::Impl::MakeSum(int64_t constant, const Operand* terms, size_t n) {
   if (n == 0) return Expr(constant);
   // NB: "1 * term + 0" is the term node itself, so B + 0 == B.
-  if (n == 1 && terms[0].k == 1 && constant == 0) return Expr::FromNode(terms[0].node);
+  if (n == 1 && terms[0].k == 1 && constant == 0)
+    return Expr::FromNode(terms[0].node);
   Node key{};
   key.kind = Kind::kSum;
   key.num_ops = static_cast<uint32_t>(n);
   key.constant = constant;
   key.ops = terms;
-  key.degree = terms[0].node->degree;  // Terms are sorted by degree, highest first.
+  key.degree =
+      terms[0].node->degree;  // Terms are sorted by degree, highest first.
   return Expr::FromNode(Intern(key));
 }
 
@@ -344,7 +349,8 @@ const Node* Context::Impl::MakeProduct(const Operand* factors, size_t n) {
   key.num_ops = static_cast<uint32_t>(n);
   key.ops = factors;
   int64_t degree = 0;
-  for (size_t i = 0; i < n; ++i) degree = CheckedAdd(degree, factors[i].k, "degree");
+  for (size_t i = 0; i < n; ++i)
+    degree = CheckedAdd(degree, factors[i].k, "degree");
   key.degree = degree;  // Total degree = sum of the exponents.
   return Intern(key);
 }
@@ -406,11 +412,12 @@ Status Context::SetRange(std::string_view name, Interval range) {
     return Status::NotFound("unknown symbol '" + std::string(name) + "'");
   }
   const Node* n = it->second;
-  // NB: ranges only narrow (intersection), so earlier simplifications stay sound.
+  // NB: ranges only narrow (intersection), so earlier simplifications stay
+  // sound.
   Interval r{std::max(n->range.lo, range.lo), std::min(n->range.hi, range.hi)};
   if (range.lo > range.hi || r.lo > r.hi) {
-    return Status::InvalidArgument(
-        "empty range for symbol '" + std::string(name) + "'");
+    return Status::InvalidArgument("empty range for symbol '" +
+                                   std::string(name) + "'");
   }
   n->range = r;
   ++impl_->epoch;
@@ -450,8 +457,8 @@ Expr Scale(const Expr& e, int64_t k) {
   ViewLinear(e, &v);
   OperandVec out;
   for (size_t i = 0; i < v.num_terms; ++i) {
-    out.push_back({v.terms[i].node,
-                   CheckedMul(v.terms[i].k, k, "coefficient product")});
+    out.push_back(
+        {v.terms[i].node, CheckedMul(v.terms[i].k, k, "coefficient product")});
   }
   int64_t c = CheckedMul(v.constant, k, "constant product");
   return e.context()->impl()->MakeSum(c, out.data(), out.size());
@@ -515,8 +522,8 @@ Expr operator*(const Expr& a, const Expr& b) {
       const Node* tj = j < vb.num_terms ? vb.terms[j].node : nullptr;
       int64_t kj = j < vb.num_terms ? vb.terms[j].k : vb.constant;
       if (kj == 0) continue;
-      prods.push_back({MulTerms(impl, ti, tj),
-                       CheckedMul(ki, kj, "coefficient product")});
+      prods.push_back(
+          {MulTerms(impl, ti, tj), CheckedMul(ki, kj, "coefficient product")});
     }
   }
   std::sort(prods.begin(), prods.end(), [](const Operand& x, const Operand& y) {
@@ -593,7 +600,8 @@ void Verify(const Expr& e) {
       return;
     case Kind::kMin:
     case Kind::kMax:
-      if (CompareExprs(n->lhs, n->rhs) >= 0) VerifyFail("min/max args out of order");
+      if (CompareExprs(n->lhs, n->rhs) >= 0)
+        VerifyFail("min/max args out of order");
       [[fallthrough]];
     case Kind::kFloorDiv:
       Verify(n->lhs);

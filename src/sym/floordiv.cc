@@ -56,32 +56,40 @@ Expr DivideExact(const Expr& e, int64_t g) {
 
 // Returns the largest monomial (product of atoms, no coefficient) dividing
 // every term of a and b, or nullptr if it is 1 or either has a constant.
-const Node* CommonMonomial(Context::Impl* impl, const LinView& a, const LinView& b) {
+const Node* CommonMonomial(Context::Impl* impl, const LinView& a,
+                           const LinView& b) {
   if (a.constant != 0 || b.constant != 0 || a.num_terms == 0) return nullptr;
   OperandVec common;
   TermView first;
   ViewTerm(a.terms[0].node, &first);
-  for (size_t i = 0; i < first.num_factors; ++i) common.push_back(first.factors[i]);
+  for (size_t i = 0; i < first.num_factors; ++i)
+    common.push_back(first.factors[i]);
   auto intersect = [&](const Node* term) {
     TermView v;
     ViewTerm(term, &v);
     OperandVec next;
     size_t j = 0;
     for (const Operand& f : common) {
-      while (j < v.num_factors && CompareAtoms(v.factors[j].node, f.node) < 0) ++j;
+      while (j < v.num_factors && CompareAtoms(v.factors[j].node, f.node) < 0)
+        ++j;
       if (j < v.num_factors && v.factors[j].node == f.node) {
-        next.push_back({f.node, std::min(f.k, v.factors[j].k)});  // gcd(x^p, x^q) = x^min(p,q).
+        next.push_back(
+            {f.node,
+             std::min(f.k, v.factors[j].k)});  // gcd(x^p, x^q) = x^min(p,q).
       }
     }
     common.clear();
     for (const Operand& f : next) common.push_back(f);
   };
-  for (size_t i = 1; i < a.num_terms && !common.empty(); ++i) intersect(a.terms[i].node);
-  for (size_t i = 0; i < b.num_terms && !common.empty(); ++i) intersect(b.terms[i].node);
+  for (size_t i = 1; i < a.num_terms && !common.empty(); ++i)
+    intersect(a.terms[i].node);
+  for (size_t i = 0; i < b.num_terms && !common.empty(); ++i)
+    intersect(b.terms[i].node);
   return impl->MakeProduct(common.data(), common.size());
 }
 
-// Returns e / t, where the monomial t divides every term of e and e has no constant.
+// Returns e / t, where the monomial t divides every term of e and e has no
+// constant.
 Expr DivideByMonomial(Context::Impl* impl, const LinView& e, const Node* t) {
   OperandVec out;
   int64_t constant = 0;
@@ -142,7 +150,8 @@ Expr MinMax(Kind kind, const Expr& a, const Expr& b) {
   } catch (const Error&) {
     // b - a overflowed: undecided, keep the node.
   }
-  // NB: min and max are commutative; the arguments are kept in structural order.
+  // NB: min and max are commutative; the arguments are kept in structural
+  // order.
   bool swap = CompareExprs(a, b) > 0;
   return Expr::FromNode(
       ctx->impl()->MakeOpaque(kind, swap ? b : a, swap ? a : b));
@@ -172,14 +181,17 @@ Expr FloorDiv(const Expr& a, const Expr& b) {
   ViewLinear(b, &vb);
   // 4. gcd reduction: floordiv(g*x, g*y) = floordiv(x, y) for g >= 1.
   uint64_t g = AbsU(va.constant);
-  for (size_t i = 0; i < va.num_terms && g != 1; ++i) g = GcdU(g, AbsU(va.terms[i].k));
+  for (size_t i = 0; i < va.num_terms && g != 1; ++i)
+    g = GcdU(g, AbsU(va.terms[i].k));
   g = GcdU(g, AbsU(vb.constant));
-  for (size_t i = 0; i < vb.num_terms && g != 1; ++i) g = GcdU(g, AbsU(vb.terms[i].k));
+  for (size_t i = 0; i < vb.num_terms && g != 1; ++i)
+    g = GcdU(g, AbsU(vb.terms[i].k));
   if (g > 1 && g <= static_cast<uint64_t>(kPosInf)) {
     int64_t gi = static_cast<int64_t>(g);
     return FloorDiv(DivideExact(a, gi), DivideExact(b, gi));
   }
-  // 4b. The same for a common monomial t >= 1: floordiv(t*x, t*y) = floordiv(x, y).
+  // 4b. The same for a common monomial t >= 1: floordiv(t*x, t*y) = floordiv(x,
+  // y).
   if (const Node* t = CommonMonomial(impl, va, vb)) {
     if (impl->NodeBounds(t).lo >= 1) {
       Expr x = DivideByMonomial(impl, va, t), y = DivideByMonomial(impl, vb, t);
@@ -187,7 +199,8 @@ Expr FloorDiv(const Expr& a, const Expr& b) {
     }
   }
   // 5. Pull out exact multiples of a monomial divisor d*t:
-  //    floordiv(d*t*q + r, d*t) = q + floordiv(r, d*t), as d*t*q / (d*t) = q is an integer.
+  //    floordiv(d*t*q + r, d*t) = q + floordiv(r, d*t), as d*t*q / (d*t) = q is
+  //    an integer.
   const Node* dterm = nullptr;  // nullptr: the divisor is the constant dc.
   int64_t dc = 0;
   if (b.IsConstant()) {

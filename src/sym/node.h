@@ -37,14 +37,15 @@ struct Node {
   uint32_t num_ops = 0;
   Context* ctx = nullptr;
   size_t hash = 0;
-  int64_t constant = 0;          // kSum: the constant.
-  int64_t degree = 1;            // As a term: 1 for atoms, sum of exponents for products.
+  int64_t constant = 0;  // kSum: the constant.
+  int64_t degree = 1;  // As a term: 1 for atoms, sum of exponents for products.
   const Operand* ops = nullptr;  // kSum / kProduct, num_ops entries.
   Expr lhs, rhs;                 // kFloorDiv / kMin / kMax.
-  std::string_view name;         // kSymbol; the bytes live in the context's arena.
-  mutable Interval range;        // kSymbol.
-  mutable Interval bounds;       // Memo of Context::Bounds.
-  mutable uint64_t bounds_epoch = 0;  // 0 = no memo; else the epoch it was computed in.
+  std::string_view name;    // kSymbol; the bytes live in the context's arena.
+  mutable Interval range;   // kSymbol.
+  mutable Interval bounds;  // Memo of Context::Bounds.
+  mutable uint64_t bounds_epoch =
+      0;  // 0 = no memo; else the epoch it was computed in.
 
   bool IsAtom() const {
     return kind == Kind::kSymbol || kind == Kind::kFloorDiv ||
@@ -215,9 +216,11 @@ struct Context::Impl {
 Context* CommonContext(const Expr& a, const Expr& b);
 // Returns `e` times the constant k (checked).
 Expr Scale(const Expr& e, int64_t k);
-// Returns the quotient term t / d if every factor of d divides t; d may be nullptr (= 1).
-// Returns false if not divisible; *out is nullptr when the quotient is 1.
-bool DivideTerm(Context::Impl* impl, const Node* t, const Node* d, const Node** out);
+// Returns the quotient term t / d if every factor of d divides t; d may be
+// nullptr (= 1). Returns false if not divisible; *out is nullptr when the
+// quotient is 1.
+bool DivideTerm(Context::Impl* impl, const Node* t, const Node* d,
+                const Node** out);
 
 // Interval arithmetic (±inf aware, saturating).
 Interval AddIntervals(const Interval& a, const Interval& b);

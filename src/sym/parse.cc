@@ -19,7 +19,9 @@
 namespace torchcost::sym {
 namespace {
 
-void AppendMagnitude(uint64_t v, std::string* out) { *out += std::to_string(v); }
+void AppendMagnitude(uint64_t v, std::string* out) {
+  *out += std::to_string(v);
+}
 
 void PrintExpr(const Expr& e, std::string* out);
 
@@ -110,7 +112,8 @@ class Parser {
   }
 
   void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+    while (pos_ < text_.size() &&
+           std::isspace(static_cast<unsigned char>(text_[pos_]))) {
       ++pos_;
     }
   }
@@ -156,7 +159,8 @@ class Parser {
   uint64_t ParseMagnitude() {
     size_t start = pos_;
     uint64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+    while (pos_ < text_.size() &&
+           std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       uint64_t d = static_cast<uint64_t>(text_[pos_] - '0');
       if (v > (static_cast<uint64_t>(1) << 63) / 10 ||
           v * 10 + d > (static_cast<uint64_t>(1) << 63)) {
@@ -172,7 +176,8 @@ class Parser {
   Expr ParsePower(bool negate) {
     SkipSpace();
     size_t start = pos_;
-    if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+    if (pos_ < text_.size() &&
+        std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       uint64_t mag = ParseMagnitude();
       SkipSpace();
       bool has_power = pos_ < text_.size() && text_[pos_] == '^';
@@ -194,7 +199,8 @@ class Parser {
   Expr ApplyPower(const Expr& base) {
     if (!Accept('^')) return base;
     SkipSpace();
-    if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+    if (pos_ >= text_.size() ||
+        !std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       Fail("expected a non-negative integer exponent");
     }
     size_t start = pos_;
@@ -231,11 +237,16 @@ class Parser {
       size_t call_pos = start;
       ++pos_;
       Expr (*fn)(const Expr&, const Expr&) = nullptr;
-      if (name == "floordiv") fn = &FloorDiv;
-      else if (name == "ceildiv") fn = &CeilDiv;
-      else if (name == "mod") fn = &Mod;
-      else if (name == "min") fn = &Min;
-      else if (name == "max") fn = &Max;
+      if (name == "floordiv")
+        fn = &FloorDiv;
+      else if (name == "ceildiv")
+        fn = &CeilDiv;
+      else if (name == "mod")
+        fn = &Mod;
+      else if (name == "min")
+        fn = &Min;
+      else if (name == "max")
+        fn = &Max;
       if (fn == nullptr) {
         pos_ = start;
         Fail("unknown function '" + std::string(name) + "'");
@@ -276,8 +287,8 @@ Result<Expr> Parse(Context& ctx, std::string_view text) {
                               "': at column " + std::to_string(f.pos + 1) +
                               ": " + f.message);
   } catch (const Error& e) {
-    return Status::ParseError("cannot parse '" + std::string(text) + "': " +
-                              e.what());
+    return Status::ParseError("cannot parse '" + std::string(text) +
+                              "': " + e.what());
   }
 }
 

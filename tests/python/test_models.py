@@ -32,6 +32,7 @@ and, as its last line, "N passed, M failed". Exits 0 only if nothing failed.
 """
 
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -319,52 +320,64 @@ def check_batch(results, name, b, symbolic, concrete):
                       % (_short(want), b, _short(got), b))
 
 
-def run_model(results, args, name, key):
-    start = time.time()
-    # Fixtures: the batch-1 trace and one trace per other batch (each a single forward).
+def _first_line(e):
+    text = str(e).strip()
+    return "%s: %s" % (type(e).__name__, text.splitlines()[0] if text else "")
+
+
+def prepare_model(results, args, name, key):
+    """Makes the fixtures and the PyTorch reference of a model; returns (ref, {batch: pt}) or None."""
+    # The batch-1 trace and one trace per other batch (each a single forward).
     pts = {}
     try:
         for b in sorted(set(args.batches) | {1}):
             pts[b] = mf.make_fixture(name, args.fixtures, b)
     except Exception as e:  # noqa: BLE001  (any failure is reported, then we go on)
-        results.check(False, name, "fixture", "make_fixtures failed: %s: %s"
-                      % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-        return
+        results.check(False, name, "fixture", "make_fixtures failed: " + _first_line(e))
+        return None
     try:
         ref = load_reference(name, args.fixtures, pts[1], key)
     except Exception as e:  # noqa: BLE001
-        results.check(False, name, "reference", "PyTorch reference failed: %s: %s"
-                      % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-        return
+        results.check(False, name, "reference", "PyTorch reference failed: " + _first_line(e))
+        return None
+    print("# %s: params %d, conv+linear MACs %d"
+          % (name, ref["params"], ref["conv_linear_macs_total"]), flush=True)
+    return ref, pts
+
+
+def submit_runs(pool, args, ref, pts):
+    """Starts every torchcost run one model needs; returns {(kind, batch): future}."""
     shapes = ref["input_shapes"]
-
-    report, err = run_torchcost(args.torchcost, pts[1], shapes)
-    if not results.check(report is not None, name, "torchcost run (batch 1)", err or ""):
-        report = None
-    else:
-        check_single_report(results, name, ref, report)
-
+    runs = {("trace", 1): pool.submit(run_torchcost, args.torchcost, pts[1], shapes)}
     sym_shapes = [["B"] + list(s[1:]) for s in shapes]
     for b in args.batches:
-        if b == 1:
-            if report is None:
-                continue  # Its failure is already counted above.
-            concrete = report
-        else:
-            concrete, err = run_torchcost(args.torchcost, pts[b], [[b] + list(s[1:]) for s in shapes])
-            if not results.check(concrete is not None, name, "torchcost run (trace at batch %d)" % b,
-                                 err or ""):
-                continue
-        symbolic, err = run_torchcost(args.torchcost, pts[1], sym_shapes, {"B": b})
-        if not results.check(symbolic is not None, name, "torchcost run (--set B=%d)" % b, err or ""):
+        if b != 1:
+            runs[("trace", b)] = pool.submit(run_torchcost, args.torchcost, pts[b],
+                                             [[b] + list(s[1:]) for s in shapes])
+        runs[("set", b)] = pool.submit(run_torchcost, args.torchcost, pts[1], sym_shapes, {"B": b})
+    return runs
+
+
+def check_model(results, args, name, ref, runs):
+    """Runs every check of one model on the reports its torchcost runs produced."""
+    report, err = runs[("trace", 1)].result()
+    if results.check(report is not None, name, "torchcost run (batch 1)", err or ""):
+        check_single_report(results, name, ref, report)
+    for b in args.batches:
+        concrete, err = runs[("trace", b)].result()
+        if b != 1 and not results.check(concrete is not None, name,
+                                        "torchcost run (trace at batch %d)" % b, err or ""):
             continue
-        check_batch(results, name, b, symbolic, concrete)
+        symbolic, err = runs[("set", b)].result()
+        if not results.check(symbolic is not None, name, "torchcost run (--set B=%d)" % b,
+                             err or ""):
+            continue
+        if concrete is not None:  # At batch 1 its failure is already counted above.
+            check_batch(results, name, b, symbolic, concrete)
     skipped = sorted(set(ref["output_shapes"]) & set(ref["traced_without_tensor_output"]))
     if skipped:
         print("# %s: output_shape not checked for %d modules whose traced forward returns no "
               "tensor: %s" % (name, len(skipped), ", ".join(skipped)), flush=True)
-    print("# %s: params %d, conv+linear MACs %d, %.1fs"
-          % (name, ref["params"], ref["conv_linear_macs_total"], time.time() - start), flush=True)
 
 
 def main(argv):
@@ -374,6 +387,7 @@ def main(argv):
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated subset")
     parser.add_argument("--batches", default=",".join(str(b) for b in BATCHES),
                         help="batch sizes for the symbolic-batch check")
+    parser.add_argument("--jobs", type=int, default=2, help="torchcost runs at a time")
     args = parser.parse_args(argv)
     args.batches = [int(b) for b in args.batches.split(",") if b]
     names = [n for n in args.models.split(",") if n]
@@ -389,8 +403,17 @@ def main(argv):
         print("%d passed, %d failed" % (results.passed, results.failed))
         return 1
     key = _reference_key()
-    for name in names:
-        run_model(results, args, name, key)
+    start = time.time()
+    # PyTorch work first, one model at a time; then torchcost runs, --jobs at a time.
+    prepared = [(name, prepare_model(results, args, name, key)) for name in names]
+    prepared = [(name, p) for name, p in prepared if p is not None]
+    print("# fixtures and references: %.1fs" % (time.time() - start), flush=True)
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        runs = [(name, ref, submit_runs(pool, args, ref, pts)) for name, (ref, pts) in prepared]
+        for name, ref, model_runs in runs:
+            check_model(results, args, name, ref, model_runs)
+    print("# torchcost runs and checks: %.1fs" % (time.time() - start), flush=True)
     print("%d passed, %d failed" % (results.passed, results.failed))
     return 0 if results.failed == 0 else 1
 

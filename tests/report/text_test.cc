@@ -108,8 +108,8 @@ TEST_F(TextReportTest, BoundPercentagesAreComputed) {
   // "39.13%".
   EXPECT_THAT(conv, HasSubstr("38.30%"));
   EXPECT_THAT(conv, HasSubstr("39.13%"));
-  EXPECT_THAT(conv, HasSubstr("10.37 KMACs"));   // 8 * 1296 = 10368.
-  EXPECT_THAT(conv, HasSubstr("20.74 KFLOPs"));  // 2 * 10368 = 20736.
+  EXPECT_THAT(conv, HasSubstr("10.37 K, "));  // 8 * 1296 = 10368.
+  EXPECT_THAT(conv, HasSubstr("20.74 K, "));  // 2 * 10368 = 20736.
   EXPECT_THAT(conv, HasSubstr("[8, 4, 6, 6])"));
 }
 
@@ -127,6 +127,23 @@ TEST_F(TextReportTest, FitsIn100Columns) {
   for (const std::string& line : Lines(Render(-1, {{"B", 8}}))) {
     EXPECT_LE(line.size(), 100u) << line;
   }
+}
+
+TEST_F(TextReportTest, LongPrefixStandsOnItsOwnLine) {
+  net_.graph.scopes[1].name = "a_rather_long_feature_extractor";
+  const std::string text = Render(-1, {{"B", 8}});
+  const std::vector<std::string> lines = Lines(text);
+  size_t i = 0;
+  while (i < lines.size() &&
+         lines[i] != "  (a_rather_long_feature_extractor): Sequential(") {
+    ++i;
+  }
+  ASSERT_LT(i + 1, lines.size()) << text;
+  // The values follow on the next line, in the same columns as the others.
+  const std::string values = lines[i + 1];
+  EXPECT_EQ(values.find_first_not_of(' '), values.find("60,")) << values;
+  EXPECT_EQ(values.find('%'), LineWith(text, "(0): Conv2d(").find('%'));
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
 }
 
 TEST_F(TextReportTest, TopModulesAggregateByTypeAtTheDeepestDepth) {

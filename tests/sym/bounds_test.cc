@@ -45,19 +45,20 @@ TEST_F(BoundsTest, Intervals) {
       {"-x", {-5, 5}},
       {"-B", {kNegInf, -1}},
       {"B - 1", {0, kPosInf}},
-      {"x^2", {0, 25}},            // Even power straddling 0.
-      {"x^3", {-125, 125}},        // Odd powers are increasing.
-      {"n^2", {1, 9}},             // Even power of a negative range: [(-1)^2, (-3)^2].
+      {"x^2", {0, 25}},      // Even power straddling 0.
+      {"x^3", {-125, 125}},  // Odd powers are increasing.
+      {"n^2", {1, 9}},  // Even power of a negative range: [(-1)^2, (-3)^2].
       {"n^3", {-27, -1}},
       {"x*r", {-5 * 3, 5 * 3}},
       {"n*r", {-3 * 3, 0}},
       {"B*x", {kNegInf, kPosInf}},  // [1, inf) * [-5, 5].
       {"B*n", {kNegInf, -1}},
       {"B*H", {1, kPosInf}},
-      {"B*r", {0, kPosInf}},        // inf * 0 = 0.
+      {"B*r", {0, kPosInf}},  // inf * 0 = 0.
       {"x + r + n", {-5 + 0 - 3, 5 + 3 - 1}},
       {"floordiv(x, 2)", {-3, 2}},  // floor(-5/2) = -3, floor(5/2) = 2.
-      {"floordiv(x, B)", {-5, 5}},  // x / 1 at the ends; x / inf tends to -1 or 0.
+      {"floordiv(x, B)",
+       {-5, 5}},  // x / 1 at the ends; x / inf tends to -1 or 0.
       {"floordiv(n, B)", {-3, -1}},
       {"floordiv(B, 4)", {0, kPosInf}},
       {"min(x, r)", {-5, 3}},
@@ -117,12 +118,12 @@ TEST_F(BoundsTest, ProveEqLeLt) {
       {"B", "B + 1", F, T, T},
       {"B + 1", "B", F, F, F},
       {"B", "H", U, U, U},
-      {"B", "0", F, F, F},         // B >= 1 > 0.
+      {"B", "0", F, F, F},  // B >= 1 > 0.
       {"0", "B", F, T, T},
       {"r", "4", F, T, T},
-      {"r", "3", U, T, U},         // r <= 3, r < 3 unknown.
-      {"r", "0", U, U, F},         // r >= 0: r < 0 is false, r <= 0 unknown.
-      {"n", "r", F, T, T},         // -3..-1 vs 0..3.
+      {"r", "3", U, T, U},  // r <= 3, r < 3 unknown.
+      {"r", "0", U, U, F},  // r >= 0: r < 0 is false, r <= 0 unknown.
+      {"n", "r", F, T, T},  // -3..-1 vs 0..3.
       {"x", "r", U, U, U},
       // NB: intervals are not relational: H - floordiv(H, 2) is bounded as
       // [1, inf) - [0, inf), so even H/2 <= H stays unknown.

@@ -76,7 +76,8 @@ TEST_F(EvalTest, OverflowIsAnErrorNotAWrap) {
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(*w, static_cast<__int128>(1) << 64);
   EXPECT_EQ(Int128ToString(*w), "18446744073709551616");
-  EXPECT_FALSE(Evaluate(P("B + 1"), {{"B", std::numeric_limits<int64_t>::max()}}).ok());
+  EXPECT_FALSE(
+      Evaluate(P("B + 1"), {{"B", std::numeric_limits<int64_t>::max()}}).ok());
   EXPECT_FALSE(Evaluate(P("B^3"), {{"B", 1 << 22}}).ok());  // 2^66.
   // 2^62^3 = 2^186 overflows even 128 bits.
   EXPECT_FALSE(Evaluate128(P("B^3"), {{"B", k2to62}}).ok());
@@ -126,7 +127,8 @@ TEST_F(EvalTest, ProgramMatchesEvaluate) {
       for (size_t i = 0; i < exprs.size(); ++i) {
         Result<__int128> want = Evaluate128(exprs[i], bind);
         ASSERT_TRUE(want.ok());
-        EXPECT_EQ(out[i], *want) << exprs[i].ToString() << " B=" << b << " H=" << h;
+        EXPECT_EQ(out[i], *want)
+            << exprs[i].ToString() << " B=" << b << " H=" << h;
       }
     }
   }
@@ -151,9 +153,11 @@ TEST_F(EvalTest, ProgramErrors) {
 TEST_F(EvalTest, Int128ToString) {
   EXPECT_EQ(Int128ToString(0), "0");
   EXPECT_EQ(Int128ToString(-42), "-42");
-  __int128 max = static_cast<__int128>((static_cast<unsigned __int128>(1) << 127) - 1);
+  __int128 max =
+      static_cast<__int128>((static_cast<unsigned __int128>(1) << 127) - 1);
   EXPECT_EQ(Int128ToString(max), "170141183460469231731687303715884105727");
-  EXPECT_EQ(Int128ToString(-max - 1), "-170141183460469231731687303715884105728");
+  EXPECT_EQ(Int128ToString(-max - 1),
+            "-170141183460469231731687303715884105728");
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ TEST_F(ExprTest, CanonicalText) {
       {"degree_order",
        [](Expr B, Expr H, Expr S, Expr) { return 1 + B + H * S + B * B * S; },
        "B^2*S + H*S + B + 1"},
-      {"graded_lex", [](Expr B, Expr, Expr S, Expr) { return B * S * S + B * B * S; },
+      {"graded_lex",
+       [](Expr B, Expr, Expr S, Expr) { return B * S * S + B * B * S; },
        "B^2*S + B*S^2"},
       {"negative_coefficients",
        [](Expr B, Expr H, Expr, Expr) { return -2 * B - H - 7; },
@@ -57,7 +58,8 @@ TEST_F(ExprTest, CanonicalText) {
        [](Expr B, Expr H, Expr, Expr) { return FloorDiv(H, 2) + B; },
        "B + floordiv(H, 2)"},
       {"conv_output",
-       // floordiv(H + 2*pad - kernel, stride) + 1 with pad 1, kernel 3, stride 2.
+       // floordiv(H + 2*pad - kernel, stride) + 1 with pad 1, kernel 3,
+       // stride 2.
        [](Expr, Expr H, Expr, Expr) { return FloorDiv(H + 2 * 1 - 3, 2) + 1; },
        "floordiv(H - 1, 2) + 1"},
       {"min_prints_constant_last",

@@ -69,7 +69,8 @@ TEST_F(FloorDivTest, FloorDivConstFold) {
   EXPECT_EQ(FloorDiv(kMin, 3), Expr(int64_t{-3074457345618258603}));
   EXPECT_EQ(FloorDiv(kMin, 1), Expr(kMin));
   EXPECT_EQ(FloorDiv(kMax, kMax), Expr(1));
-  EXPECT_EQ(FloorDiv(kMin, kMax), Expr(-2));  // -2^63 / (2^63 - 1) = -1.0000000001.
+  EXPECT_EQ(FloorDiv(kMin, kMax),
+            Expr(-2));  // -2^63 / (2^63 - 1) = -1.0000000001.
 }
 
 TEST_F(FloorDivTest, FloorDivByOne) {
@@ -105,11 +106,12 @@ TEST_F(FloorDivTest, FloorDivGcd) {
 TEST_F(FloorDivTest, FloorDivPullOut) {
   Check({
       {"floordiv(4*H + W, 2)", "2*H + floordiv(W, 2)"},
-      {"floordiv(4*H + 1, 2)", "2*H"},        // 2*H + floordiv(1, 2).
+      {"floordiv(4*H + 1, 2)", "2*H"},  // 2*H + floordiv(1, 2).
       {"floordiv(H + 4, 2)", "floordiv(H, 2) + 2"},
       {"floordiv(H - 4, 2)", "floordiv(H, 2) - 2"},
-      {"floordiv(H - 1, 2)", "floordiv(H - 1, 2)"},  // NB: -1 is not a multiple.
-      {"floordiv(3*x + 1, 3)", "x"},          // x + floordiv(1, 3).
+      {"floordiv(H - 1, 2)",
+       "floordiv(H - 1, 2)"},         // NB: -1 is not a multiple.
+      {"floordiv(3*x + 1, 3)", "x"},  // x + floordiv(1, 3).
       {"floordiv(-6*x + W, 3)", "-2*x + floordiv(W, 3)"},
       {"floordiv(B*H + W, B)", "H + floordiv(W, B)"},
       {"floordiv(B*H, B)", "H"},
@@ -126,10 +128,10 @@ TEST_F(FloorDivTest, FloorDivBounds) {
       {"floordiv(r + 4, 4)", "1"},   // 1 + floordiv(r, 4).
       {"floordiv(r - 4, 4)", "-1"},  // -4 <= r - 4 <= -1.
       {"floordiv(-r - 1, 4)", "-1"},
-      {"floordiv(q, 4)", "2"},       // 8..11 / 4 = 2.
+      {"floordiv(q, 4)", "2"},               // 8..11 / 4 = 2.
       {"floordiv(x, 8)", "floordiv(x, 8)"},  // -5..5 straddles 0.
-      {"floordiv(H - 1, H)", "0"},   // 0 <= H - 1 < H.
-      {"floordiv(r, H + 3)", "0"},   // r <= 3 < H + 3.
+      {"floordiv(H - 1, H)", "0"},           // 0 <= H - 1 < H.
+      {"floordiv(r, H + 3)", "0"},           // r <= 3 < H + 3.
       {"floordiv(H + 1, H)", "floordiv(1, H) + 1"},
   });
 }
@@ -143,8 +145,10 @@ TEST_F(FloorDivTest, DivisorMustBeProvablyPositive) {
   const std::vector<Bad> bad = {
       {B, 0, "the divisor 0 is not positive"},
       {B, -2, "the divisor -2 is not positive"},
-      {B, x, "the divisor 'x' is not provably positive; its bounds are [-5, 5]"},
-      {B, H - 1, "the divisor 'H - 1' is not provably positive; its bounds are [0, inf)"},
+      {B, x,
+       "the divisor 'x' is not provably positive; its bounds are [-5, 5]"},
+      {B, H - 1,
+       "the divisor 'H - 1' is not provably positive; its bounds are [0, inf)"},
   };
   for (const Bad& c : bad) {
     try {

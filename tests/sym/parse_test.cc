@@ -86,7 +86,8 @@ TEST_F(ParseTest, UnknownSymbolsGetDimRange) {
   Result<Expr> e = Parse(ctx_, "N + x");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(ctx_.SymbolRange(*ctx_.FindSymbol("N")), (Interval{1, kPosInf}));
-  EXPECT_EQ(ctx_.SymbolRange(*ctx_.FindSymbol("x")), (Interval{-5, 5}));  // Kept.
+  EXPECT_EQ(ctx_.SymbolRange(*ctx_.FindSymbol("x")),
+            (Interval{-5, 5}));  // Kept.
 }
 
 TEST_F(ParseTest, ErrorsNameTheColumn) {
@@ -108,8 +109,10 @@ TEST_F(ParseTest, ErrorsNameTheColumn) {
       {"9223372036854775808", "at column 1: integer literal out of range"},
       {"B + 99999999999999999999", "at column 5: integer literal out of range"},
       {"3 $ 4", "at column 3: unexpected '$'"},
-      {"floordiv(B, 0)", "at column 1: floordiv(B, 0): the divisor 0 is not positive"},
-      {"2*floordiv(B, x)", "at column 3: floordiv(B, x): the divisor 'x' is not provably positive"},
+      {"floordiv(B, 0)",
+       "at column 1: floordiv(B, 0): the divisor 0 is not positive"},
+      {"2*floordiv(B, x)",
+       "at column 3: floordiv(B, x): the divisor 'x' is not provably positive"},
       {"9223372036854775807 + 1", "integer overflow in"},
       {"(B + 2)^99", "integer overflow in"},  // The constant 2^99.
   };
@@ -118,7 +121,8 @@ TEST_F(ParseTest, ErrorsNameTheColumn) {
     ASSERT_FALSE(e.ok()) << row.input;
     EXPECT_EQ(e.status().code(), Status::Code::kParseError);
     EXPECT_THAT(e.status().message(), HasSubstr(row.message)) << row.input;
-    EXPECT_THAT(e.status().message(), HasSubstr(std::string("'") + row.input + "'"));
+    EXPECT_THAT(e.status().message(),
+                HasSubstr(std::string("'") + row.input + "'"));
   }
 }
 

@@ -33,7 +33,20 @@ constexpr int kNumSyms = 5;
 constexpr int kP = 3, kQ = 4;
 
 struct Tree {
-  enum Op { kConst, kSym, kAdd, kSub, kMul, kNeg, kFloorDiv, kCeilDiv, kMod, kMin, kMax, kPow };
+  enum Op {
+    kConst,
+    kSym,
+    kAdd,
+    kSub,
+    kMul,
+    kNeg,
+    kFloorDiv,
+    kCeilDiv,
+    kMod,
+    kMin,
+    kMax,
+    kPow
+  };
   Op op = kConst;
   int64_t value = 0;  // kConst value, kSym index, kPow exponent.
   std::unique_ptr<Tree> a, b;
@@ -59,7 +72,8 @@ class Gen {
     return t;
   }
 
-  std::unique_ptr<Tree> Node2(Tree::Op op, std::unique_ptr<Tree> a, std::unique_ptr<Tree> b) {
+  std::unique_ptr<Tree> Node2(Tree::Op op, std::unique_ptr<Tree> a,
+                              std::unique_ptr<Tree> b) {
     auto t = std::make_unique<Tree>();
     t->op = op;
     t->a = std::move(a);
@@ -187,25 +201,30 @@ __int128 RefEval(const Tree& t, const int64_t* vals, bool* too_big) {
       r = -RefEval(*t.a, vals, too_big);
       break;
     case Tree::kFloorDiv:
-      r = RefFloorDiv(RefEval(*t.a, vals, too_big), RefEval(*t.b, vals, too_big));
+      r = RefFloorDiv(RefEval(*t.a, vals, too_big),
+                      RefEval(*t.b, vals, too_big));
       break;
     case Tree::kCeilDiv: {
-      __int128 a = RefEval(*t.a, vals, too_big), b = RefEval(*t.b, vals, too_big);
+      __int128 a = RefEval(*t.a, vals, too_big),
+               b = RefEval(*t.b, vals, too_big);
       r = -RefFloorDiv(-a, b);  // ceil(a/b) = -floor(-a/b).
       break;
     }
     case Tree::kMod: {
-      __int128 a = RefEval(*t.a, vals, too_big), b = RefEval(*t.b, vals, too_big);
+      __int128 a = RefEval(*t.a, vals, too_big),
+               b = RefEval(*t.b, vals, too_big);
       r = a - b * RefFloorDiv(a, b);
       break;
     }
     case Tree::kMin: {
-      __int128 a = RefEval(*t.a, vals, too_big), b = RefEval(*t.b, vals, too_big);
+      __int128 a = RefEval(*t.a, vals, too_big),
+               b = RefEval(*t.b, vals, too_big);
       r = a < b ? a : b;
       break;
     }
     case Tree::kMax: {
-      __int128 a = RefEval(*t.a, vals, too_big), b = RefEval(*t.b, vals, too_big);
+      __int128 a = RefEval(*t.a, vals, too_big),
+               b = RefEval(*t.b, vals, too_big);
       r = a < b ? b : a;
       break;
     }
@@ -248,9 +267,11 @@ TEST(PropertyTest, RandomTreesAgreeWithReference) {
     std::string text = e.ToString();
     Result<Expr> parsed = Parse(ctx, text);
     ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status().message();
-    ASSERT_EQ(parsed->node(), e.node()) << text << " reparsed as " << parsed->ToString();
+    ASSERT_EQ(parsed->node(), e.node())
+        << text << " reparsed as " << parsed->ToString();
     ASSERT_EQ(*parsed, e) << text;
-    if (e.kind() == Kind::kFloorDiv || e.kind() == Kind::kMin || e.kind() == Kind::kMax) {
+    if (e.kind() == Kind::kFloorDiv || e.kind() == Kind::kMin ||
+        e.kind() == Kind::kMax) {
       ++opaque;
     }
 
@@ -273,10 +294,12 @@ TEST(PropertyTest, RandomTreesAgreeWithReference) {
       Result<int64_t> got = Evaluate(e, bindings);
       ASSERT_TRUE(got.ok()) << text << ": " << got.status().message();
       ASSERT_EQ(static_cast<__int128>(*got), want)
-          << "tree " << i << ": " << text << " at x=" << vals[0] << " y=" << vals[1]
-          << " z=" << vals[2] << " p=" << vals[3] << " q=" << vals[4];
+          << "tree " << i << ": " << text << " at x=" << vals[0]
+          << " y=" << vals[1] << " z=" << vals[2] << " p=" << vals[3]
+          << " q=" << vals[4];
       ASSERT_TRUE(bounds.Contains(*got))
-          << text << " = " << *got << " outside [" << bounds.lo << ", " << bounds.hi << "]";
+          << text << " = " << *got << " outside [" << bounds.lo << ", "
+          << bounds.hi << "]";
       __int128 run;
       ASSERT_TRUE(prog->Run(vals, &run).ok());
       ASSERT_EQ(run, want) << text;
