@@ -112,9 +112,13 @@ Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
     Outcome check = CheckShapeText(text);
     if (!check.ok()) return check;
     Result<InputSpec> spec = ParseInputSpec(ctx, text, default_dtype);
-    if (!spec.ok())
-      return Outcome::Usage("--input '" + text +
-                            "': " + spec.status().message());
+    if (!spec.ok()) {
+      // ParseInputSpec's message may already quote the text; say it once.
+      const std::string& m = spec.status().message();
+      return Outcome::Usage(m.find(text) != std::string::npos
+                                ? "--input: " + m
+                                : "--input '" + text + "': " + m);
+    }
     out.push_back(std::move(spec).value());
   }
   return Outcome::Ok();

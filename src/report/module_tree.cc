@@ -109,8 +109,10 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
   std::vector<size_t> widths(kNumFields);
   for (int f = 0; f < kNumFields; ++f) widths[f] = DisplayWidth(headers[f]);
   for (const Line& l : lines) {
-    prefix_width = std::max(prefix_width,
-                            std::min(DisplayWidth(l.prefix), kMaxPrefixWidth));
+    // Prefixes wider than the cap go on their own line and do not widen the
+    // column.
+    const size_t w = DisplayWidth(l.prefix);
+    if (w <= kMaxPrefixWidth) prefix_width = std::max(prefix_width, w);
     for (int f = 0; f < kNumFields; ++f)
       widths[f] = std::max(widths[f], DisplayWidth(l.fields[f]));
   }

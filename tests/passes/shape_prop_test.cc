@@ -1,0 +1,110 @@
+// Tests of shape propagation's native ops: size queries, NumToTensor/Int,
+// list plumbing, integer arithmetic, and 0-dim integer tensors carrying values,
+// so traced shape arithmetic (`x.view(x.size(0), -1)`) stays symbolic.
+#include "passes/shape_prop.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/graph_builder.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GraphBuilder;
+
+constexpr const char* kRules = R"yaml(
+version: 1
+rules:
+  - op: t::mk                         # a tensor of the given shape
+    schema: "mk(int[] size) -> Tensor"
+    outputs:
+      out: size
+  - op: aten::floor_divide
+    schema: "floor_divide(Tensor self, Tensor other) -> Tensor"
+    outputs:
+      out: broadcast(self, other)
+)yaml";
+
+class ShapePropTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok()); }
+
+  // Runs the propagation with input x of shape `spec`; returns the shape text of `v`.
+  std::string ShapeOf(int v, const char* spec = "B,S,8") {
+    AnalysisOptions opts;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, spec));
+    passes::ShapeFacts facts;
+    report_ = Report();
+    Status s = passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report_);
+    EXPECT_TRUE(s.ok()) << s.message();
+    for (const auto& d : report_.diagnostics) ADD_FAILURE() << d.message;
+    const auto& val = facts.values[v];
+    if (val.kind != rules::RValue::Kind::kTensor) return "not a tensor";
+    return rules::ShapeToString(val.t.shape);
+  }
+
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+  Report report_;
+};
+
+TEST_F(ShapePropTest, ViewOfSizeZeroKeepsTheBatchSymbolic) {
+  int x = b_.Input();
+  int s0 = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int t = b_.One("prim::NumToTensor", {s0}, {});
+  int i = b_.One("aten::Int.Tensor", {t}, {}, ir::ValueKind::kInt);
+  int l = b_.One("prim::ListConstruct", {i, b_.Int(5)}, {}, ir::ValueKind::kList);
+  int y = b_.One("t::mk", {l}, {"size"});
+  EXPECT_EQ(ShapeOf(y), "[B, 5]");
+}
+
+TEST_F(ShapePropTest, IntegerArithmetic) {
+  int x = b_.Input();
+  int s1 = b_.One("aten::size.int", {x, b_.Int(-2)}, {"self", "dim"}, ir::ValueKind::kInt);  // S
+  int m = b_.One("aten::mul.int", {s1, b_.Int(6)}, {}, ir::ValueKind::kInt);                 // 6*S
+  int d = b_.One("aten::floordiv.int", {m, b_.Int(3)}, {}, ir::ValueKind::kInt);             // 2*S
+  int a = b_.One("aten::add.int", {d, b_.Int(1)}, {}, ir::ValueKind::kInt);                  // 2*S + 1
+  int l = b_.One("prim::ListConstruct", {a}, {}, ir::ValueKind::kList);
+  int y = b_.One("t::mk", {l}, {"size"});
+  EXPECT_EQ(ShapeOf(y), "[" + (ctx_.Symbol("S") * 2 + 1).ToString() + "]");
+}
+
+TEST_F(ShapePropTest, ZeroDimIntegerTensorsCarryTheirValue) {
+  int x = b_.Input();
+  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int t = b_.One("prim::NumToTensor", {s2}, {});
+  int two = b_.One("prim::NumToTensor", {b_.Int(2)}, {});
+  int q = b_.One("aten::floor_divide", {t, two}, {"self", "other"});
+  int i = b_.One("aten::Int.Tensor", {q}, {}, ir::ValueKind::kInt);
+  int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
+  int y = b_.One("t::mk", {l}, {"size"});
+  EXPECT_EQ(ShapeOf(y), "[" + sym::FloorDiv(ctx_.Symbol("S"), 2).ToString() + "]");
+}
+
+TEST_F(ShapePropTest, UnpackAFullSize) {
+  int x = b_.Input();
+  int sz = b_.One("aten::size", {x}, {"self"}, ir::ValueKind::kList);
+  auto parts = b_.Node("prim::ListUnpack", {sz}, {}, 3, ir::ValueKind::kInt);
+  int l = b_.One("prim::ListConstruct", {parts[2], parts[0]}, {}, ir::ValueKind::kList);
+  int y = b_.One("t::mk", {l}, {"size"});
+  EXPECT_EQ(ShapeOf(y), "[8, B]");
+}
+
+TEST_F(ShapePropTest, OutOfRangeSizeIsAnErrorNamingTheNode) {
+  int x = b_.Input();
+  b_.One("aten::size.int", {x, b_.Int(7)}, {"self", "dim"}, ir::ValueKind::kInt);
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
+  passes::ShapeFacts facts;
+  Report report;
+  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  ASSERT_EQ(report.diagnostics.size(), 1u);
+  EXPECT_THAT(report.diagnostics[0].message,
+              HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out of range for a tensor of rank 2"));
+}
+
+}  // namespace
+}  // namespace torchcost
