@@ -179,8 +179,17 @@ bool SetConstant(const c10::IValue& iv, ir::Value* v) {
     for (bool b : iv.toBoolList()) bools.push_back(b);
     v->constant = std::move(bools);
   } else if (iv.isTensor()) {
-    SetTensorInfo(iv.toTensor(), v);
-    return false;
+    const at::Tensor& t = iv.toTensor();
+    SetTensorInfo(t, v);
+    // NB: tracing bakes Python numbers used in shape arithmetic into 0-dim
+    // constant tensors (`embed_dim // num_heads`); keep their value so that
+    // arithmetic stays symbolic.
+    if (t.dim() != 0 || t.is_complex()) return false;
+    if (t.is_floating_point()) {
+      v->constant = t.item<double>();
+    } else {
+      v->constant = static_cast<int64_t>(t.item<int64_t>());
+    }
   } else {
     return false;
   }

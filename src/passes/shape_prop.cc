@@ -152,10 +152,16 @@ class Propagator {
       for (auto& a : nf.applied.assumptions) {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");
       }
+      nf.ok = true;
+      // NB: arithmetic on traced sizes (0-dim integer tensors with a known
+      // value) is shape bookkeeping that tracing recorded, not model compute.
+      if (!node.outputs.empty() && facts_->values[node.outputs[0]].kind == RValue::Kind::kTensor &&
+          facts_->values[node.outputs[0]].t.has_scalar) {
+        continue;
+      }
       cost.macs = nf.applied.macs;
       cost.flops = nf.applied.flops;
       cost.transcendentals = nf.applied.transcendentals;
-      nf.ok = true;
     }
     for (const auto& [op, count] : unknown) report_->unknown_ops.push_back({op, count});
     std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(), [](const UnknownOp& a, const UnknownOp& b) {
