@@ -2,6 +2,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "passes/native_ops.h"
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
 
@@ -92,9 +93,13 @@ class Aggregator {
         m.transcendentals += c.transcendentals;
         ++m.num_nodes;
       }
-      if (!c.has_rule || IsBookkeeping(node.op)) continue;
+      // NB: the op table lists tensor ops; list plumbing and size queries are left out.
+      if (!c.has_rule || passes::IsNativeOp(node) || node.op.rfind("prim::", 0) == 0) continue;
       auto [it, inserted] = op_index.emplace(node.op, r_->ops.size());
-      if (inserted) r_->ops.push_back(OpStats{node.op});
+      if (inserted) {
+        r_->ops.emplace_back();
+        r_->ops.back().op = node.op;
+      }
       OpStats& o = r_->ops[it->second];
       ++o.count;
       o.macs += c.macs;
@@ -103,8 +108,6 @@ class Aggregator {
     }
     std::sort(r_->ops.begin(), r_->ops.end(), [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
   }
-
-  static bool IsBookkeeping(const std::string& op) { return op.rfind("prim::", 0) == 0; }
 
   bool InSubtree(int scope, int root) const {
     for (int s = scope; s >= 0; s = g_.scopes[s].parent) {

@@ -118,8 +118,9 @@ class Propagator {
         continue;
       }
       const rules::OpRule* rule = rules_.Find(node.op, node.overload);
+      if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) rule = nullptr;
       if (rule == nullptr) {
-        if (!rules_.IsIgnored(node.op)) {
+        if (!rules_.IsIgnored(node.op) && !rules_.IsIgnored(node.op + "." + node.overload)) {
           ++unknown[node.op];
           FallBack(ni, "no rule for operator " + node.op);
         } else {

@@ -45,7 +45,8 @@ std::string HumanExpr(const sym::Expr& e, const sym::Bindings& bindings,
                       Unit unit);
 
 // Returns part / total as Percent() if both evaluate under `bindings` (and
-// total is non-zero), "0.00%" if part is zero, and "-" otherwise.
+// total is non-zero), "0.00%" if part is zero; with symbols unbound, the share
+// if it is the same for every value of them (checked at two points), else "-".
 std::string PercentOf(const sym::Expr& part, const sym::Expr& total,
                       const sym::Bindings& bindings);
 

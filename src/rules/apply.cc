@@ -84,7 +84,9 @@ class Application : public ImplContext {
       const auto& t = v_.temporaries[i];
       RValue shape = Eval().Eval(t.shape.root);
       if (shape.kind != RValue::Kind::kIntList) throw RuleError("temporary '" + t.name + "' shape is not a list");
-      TensorType tt{std::move(shape.ints), ChooseDType(t.dtype)};
+      TensorType tt;
+      tt.shape = std::move(shape.ints);
+      tt.dtype = ChooseDType(t.dtype);
       out_->temporaries.push_back(tt);
       Set(t.slot, RValue::Tensor(std::move(tt)));
     }
@@ -96,7 +98,7 @@ class Application : public ImplContext {
   }
 
  private:
-  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_); }
+  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions); }
 
   void Set(int slot, RValue v) {
     storage_[slot] = std::move(v);

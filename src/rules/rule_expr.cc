@@ -213,8 +213,12 @@ class Parser {
       while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
         ++pos_;
       std::string_view name = text_.substr(start, pos_ - start);
-      if (name == "true" || name == "True") return Add(AstNode{Op::kTrue});
-      if (name == "false" || name == "False") return Add(AstNode{Op::kFalse});
+      if (name == "true" || name == "True" || name == "false" || name == "False") {
+        AstNode n;
+        n.op = (name[0] == 't' || name[0] == 'T') ? Op::kTrue : Op::kFalse;
+        n.col = col;
+        return Add(std::move(n));
+      }
       SkipSpace();
       if (PeekChar('(')) {
         auto it = FunctionTable().find(name);
@@ -638,8 +642,11 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
     case Fn::kExactDiv:
       return elementwise([&](const sym::Expr& a, const sym::Expr& b) {
         sym::Expr m = sym::Mod(a, b);
-        if (ctx_.ProveEq(m, 0) == sym::Truth::kFalse)
+        sym::Truth t = ctx_.ProveEq(m, 0);
+        if (t == sym::Truth::kFalse)
           throw RuleError("exact_div(" + a.ToString() + ", " + b.ToString() + "): not divisible", n.col);
+        if (t == sym::Truth::kUnknown && assumptions_)
+          assumptions_->push_back(a.ToString() + " divisible by " + b.ToString());
         return sym::FloorDiv(a, b);
       });
     case Fn::kProd: case Fn::kSum: {
@@ -689,7 +696,11 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
           sym::Truth t = ctx_.ProveEq(dx, dy);
           if (t == sym::Truth::kFalse)
             throw RuleError("shapes " + ShapeToString(x) + " and " + ShapeToString(y) + " do not broadcast", n.col);
-          d = dx;  // NB: unknown equality is trusted, as TVM does; the larger shape wins.
+          d = dx;  // NB: unknown equality is trusted, as TVM does, and recorded.
+          if (assumptions_) {
+            assumptions_->push_back("broadcast dims " + dx.ToString() + " == " + dy.ToString() + " (shapes " +
+                                    ShapeToString(x) + " and " + ShapeToString(y) + ")");
+          }
         }
         out[r - 1 - i] = d;
       }

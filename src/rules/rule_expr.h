@@ -61,8 +61,10 @@ int ParseRuleExpr(std::string_view text, const NameResolver& resolve, ExprPool* 
 // Evaluates expressions of one pool against slot values.
 class Evaluator {
  public:
-  Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots, sym::Context& ctx)
-      : pool_(pool), slots_(slots), ctx_(ctx) {}
+  // `assumptions`, if given, receives the equalities that could not be proven (broadcast, exact_div).
+  Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots, sym::Context& ctx,
+            std::vector<std::string>* assumptions = nullptr)
+      : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions) {}
   // Returns the value of the expression rooted at `node`. Throws RuleError.
   RValue Eval(int node) const;
   // Returns the value of a condition: kTrue, kFalse or kUnknown. Throws RuleError.
@@ -78,6 +80,7 @@ class Evaluator {
   const ExprPool& pool_;
   const std::vector<const RValue*>& slots_;
   sym::Context& ctx_;
+  std::vector<std::string>* assumptions_;
 };
 
 // Returns a short description of a value for messages ("[B, 3, 224, 224]", "2", "None").

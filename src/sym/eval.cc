@@ -331,7 +331,16 @@ Expr Substitute(const Expr& e, const Bindings& bindings) {
 }
 
 Result<int64_t> Evaluate(const Expr& e, const Bindings& bindings) {
-  return EvaluateIn<int64_t>(e, bindings);
+  // NB: evaluated exactly in 128 bits, then checked to fit int64, so an
+  // intermediate sum such as 2^62 + 2^62 - 2^62 is not a spurious overflow.
+  Result<__int128> v = EvaluateIn<__int128>(e, bindings);
+  if (!v.ok()) return v.status();
+  if (*v > kPosInf || *v < kNegInf) {
+    return Status::OutOfRange("integer overflow evaluating '" + e.ToString() +
+                              "': " + Int128ToString(*v) +
+                              " does not fit in int64");
+  }
+  return static_cast<int64_t>(*v);
 }
 
 Result<__int128> Evaluate128(const Expr& e, const Bindings& bindings) {

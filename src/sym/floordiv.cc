@@ -108,7 +108,7 @@ Expr DivideByMonomial(Context::Impl* impl, const LinView& e, const Node* t) {
   return impl->MakeSum(constant, out.data(), out.size());
 }
 
-// Returns true iff lo >= 1 is provable for `e`; false on overflow.
+// Returns true iff the bounds of `e` prove e >= 1.
 bool ProvablyPositive(Context::Impl* impl, const Expr& e) {
   return impl->Bounds(e).lo >= 1;
 }

@@ -32,6 +32,7 @@ struct Operand {
   int64_t k;
 };
 
+// One interned node; immutable once interned except for the memo fields.
 struct Node {
   Kind kind;
   uint32_t num_ops = 0;
@@ -47,6 +48,7 @@ struct Node {
   mutable uint64_t bounds_epoch =
       0;  // 0 = no memo; else the epoch it was computed in.
 
+  // Returns true for the kinds that may appear as factors of a Product.
   bool IsAtom() const {
     return kind == Kind::kSymbol || kind == Kind::kFloorDiv ||
            kind == Kind::kMin || kind == Kind::kMax;
@@ -123,6 +125,7 @@ struct TermView {
   size_t num_factors = 0;
   Operand single{nullptr, 1};
 };
+// Fills `v` with the factors of `term` (an atom is atom^1).
 void ViewTerm(const Node* term, TermView* v);
 
 // Structural three-way comparisons (never by address, except to shortcut

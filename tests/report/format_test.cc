@@ -109,7 +109,10 @@ TEST_F(SymbolicFormatTest, PartiallyBoundSubstitutes) {
 }
 
 TEST_F(SymbolicFormatTest, PercentOf) {
-  EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {}), "-");  // Unbound: no number to show.
+  // Unbound, but the share is the same for every B: 3B / 4B = 75%.
+  EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {}), "75.00%");
+  // Unbound and the share depends on B: (B + 1) / 2B is 100% at B = 1, ~50% at large B.
+  EXPECT_EQ(PercentOf(B_ + 1, 2 * B_, {}), "-");
   EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {{"B", 5}}), "75.00%");
   EXPECT_EQ(PercentOf(0, 4 * B_, {}),
             "0.00%");                   // Zero is zero percent of anything.

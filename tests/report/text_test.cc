@@ -90,13 +90,14 @@ TEST_F(TextReportTest, DepthLimitsTheTree) {
   EXPECT_EQ(TreeLines(Render(/*depth=*/2)).size(), net_.graph.scopes.size());
 }
 
-TEST_F(TextReportTest, UnboundPercentagesOfSymbolicCostsAreDashes) {
+TEST_F(TextReportTest, UnboundPercentagesOfProportionalCostsAreShown) {
   const std::string conv = TreeLines(Render())[2];
   // Params are constants: 40 / 1510 = 2.649% -> "2.65%".
   EXPECT_THAT(conv, HasSubstr("40, "));
   EXPECT_THAT(conv, HasSubstr("2.65%"));
   EXPECT_THAT(conv, HasSubstr(B(t::kConv0Macs)));
-  EXPECT_THAT(conv, HasSubstr(" -, "));
+  // Costs proportional to B: the share does not depend on B (1296 / 3312 = 39.13%).
+  EXPECT_THAT(conv, HasSubstr("39.13%"));
   EXPECT_THAT(conv, HasSubstr("[" + B(1) + ", 4, 6, 6])"));
   // A zero cost is 0% whatever the total.
   EXPECT_THAT(TreeLines(Render())[5], HasSubstr("0.00%"));

@@ -50,6 +50,10 @@ rules:
           out: [1]
       - outputs:
           out: {shape: self, dtype: int64}
+  - op: test::bc
+    schema: "bc(Tensor self, Tensor other) -> Tensor"
+    outputs:
+      out: broadcast(self, other)
   - op: test::sized
     schema: "sized(Tensor self, int[2] size) -> Tensor"
     outputs:
@@ -139,6 +143,21 @@ TEST(EngineTest, CasesAndDTypes) {
   auto b = r.Run("test::pick", {{"self", OpArg::Tensor("2,3")}, {"flag", OpArg::Bool(false)}});
   EXPECT_EQ(b.output_shapes[0], "[2, 3]");
   EXPECT_EQ(b.output_dtypes[0], DType::kInt64);
+}
+
+TEST(EngineTest, BroadcastRecordsUnprovenEqualities) {
+  OpRunner r(kRules);
+  auto ok = r.Run("test::bc", {{"self", OpArg::Tensor("B,1,4")}, {"other", OpArg::Tensor("3,1")}});
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors[0];
+  EXPECT_EQ(ok.output_shapes[0], "[B, 3, 4]");
+  EXPECT_TRUE(ok.assumptions.empty());
+  auto unknown = r.Run("test::bc", {{"self", OpArg::Tensor("B,T")}, {"other", OpArg::Tensor("B,S")}});
+  ASSERT_TRUE(unknown.errors.empty()) << unknown.errors[0];
+  ASSERT_EQ(unknown.assumptions.size(), 1u);
+  EXPECT_THAT(unknown.assumptions[0], HasSubstr("broadcast dims T == S"));
+  auto bad = r.Run("test::bc", {{"self", OpArg::Tensor("2,4")}, {"other", OpArg::Tensor("3,4")}});
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_THAT(bad.errors[0], HasSubstr("shapes [2, 4] and [3, 4] do not broadcast"));
 }
 
 TEST(EngineTest, SizedListExpandsScalar) {

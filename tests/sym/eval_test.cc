@@ -79,6 +79,11 @@ TEST_F(EvalTest, OverflowIsAnErrorNotAWrap) {
   EXPECT_FALSE(
       Evaluate(P("B + 1"), {{"B", std::numeric_limits<int64_t>::max()}}).ok());
   EXPECT_FALSE(Evaluate(P("B^3"), {{"B", 1 << 22}}).ok());  // 2^66.
+  // Only the result must fit: B*H - B*W passes through 2^62 * 4 = 2^64.
+  Result<int64_t> mid =
+      Evaluate(P("B*H - B*W"), {{"B", k2to62}, {"H", 4}, {"W", 3}});
+  ASSERT_TRUE(mid.ok()) << mid.status().message();
+  EXPECT_EQ(*mid, k2to62);  // 2^62 * (4 - 3).
   // 2^62^3 = 2^186 overflows even 128 bits.
   EXPECT_FALSE(Evaluate128(P("B^3"), {{"B", k2to62}}).ok());
   // A divisor bound outside its range evaluates to zero: an error, not a crash.
