@@ -225,12 +225,15 @@ def make_fixture(name, outdir, batch=1):
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
             module = torch.jit.trace(model, example_inputs(name, shapes), check_trace=False)
     # Write to a temporary name first, so an interrupted run leaves no half file.
-    tmp = pt + ".tmp"
+    # The process id keeps concurrent runs on one directory from colliding.
+    tmp = "%s.%d.tmp" % (pt, os.getpid())
     torch.jit.save(module, tmp)
     os.replace(tmp, pt)
-    with open(meta, "w") as f:
+    tmp = "%s.%d.tmp" % (meta, os.getpid())
+    with open(tmp, "w") as f:
         json.dump({"input_shapes": shapes, "input_dtypes": input_dtypes(name)}, f)
         f.write("\n")
+    os.replace(tmp, meta)
     return pt
 
 
