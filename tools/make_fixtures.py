@@ -3,12 +3,24 @@
 
 Usage (Debian's system python3, which has torch 1.13 and torchvision 0.14):
 
-    /usr/bin/python3 tools/make_fixtures.py OUTDIR [--models a,b,...] [--batch N]
+    /usr/bin/python3 tools/make_fixtures.py OUTDIR [--models a,b,...] [--batch N] [--train]
 
 For every model it writes OUTDIR/<name>.pt (OUTDIR/<name>_b<N>.pt when
---batch N is not 1) and OUTDIR/<name>.meta.json (<name>_b<N>.meta.json), e.g.
+--batch N is not the model's example batch: 1, or 2 for the GPT models) and OUTDIR/<name>.meta.json (<name>_b<N>.meta.json), e.g.
 {"input_shapes": [[1, 3, 224, 224]], "input_dtypes": ["float32"]}.
 Files that already exist are skipped, so a second run is fast.
+
+Traces are made in eval mode. With --train the model is traced in train mode
+instead (model.train(): dropout is traced as aten::dropout(..., train=True),
+batch norm with training=True and its num_batches_tracked.add_(1)), written
+as <stem>_train.pt and <stem>_train.meta.json (same meta). Scripted models
+are scripted, not traced: their _train archive only differs in the module's
+training flag.
+
+Besides torchvision's models and the small test nets, "gpt_tiny" is a
+GPT-style decoder written in plain torch (see GPT below; vocab 512, d_model
+128, 4 heads, 2 layers, context 128, input int64 token ids [2, 64]) whose LM
+head shares the token embedding's weight; "gpt_tiny_untied" has its own head.
 
 Other scripts import this module: build_model(name) returns the module (in
 eval mode, weights drawn under torch.manual_seed(0)) and its example input
@@ -20,6 +32,7 @@ NB: Debian's torch uses a slow reference BLAS. The trace runs one forward
 
 import argparse
 import json
+import math
 import os
 import sys
 import warnings
@@ -157,14 +170,117 @@ class Tied(nn.Module):
         return self.decoder(torch.relu(self.proj(self.embed(tokens))))
 
 
+class CausalSelfAttention(nn.Module):
+    """Causal self-attention from plain ops, as in nanoGPT (no F.scaled_dot_product_attention).
+
+    Fused qkv linear -> split -> view/transpose to [B, nh, T, hd] -> q @ k^T,
+    times 1/sqrt(hd) -> masked_fill(bias[:, :, :T, :T] == 0, -inf) with the
+    causal mask a registered buffer (torch.tril, float32, [1, 1, ctx, ctx]) ->
+    softmax -> dropout -> @ v -> transpose/contiguous/view -> projection -> dropout.
+    """
+
+    def __init__(self, d_model, n_head, context, dropout):
+        super().__init__()
+        assert d_model % n_head == 0
+        self.c_attn = nn.Linear(d_model, 3 * d_model)
+        self.c_proj = nn.Linear(d_model, d_model)
+        self.attn_dropout = nn.Dropout(dropout)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.n_head = n_head
+        self.d_model = d_model
+        self.register_buffer("bias", torch.tril(torch.ones(context, context)).view(1, 1, context, context))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.d_model, dim=2)
+        hd = C // self.n_head
+        q = q.view(B, T, self.n_head, hd).transpose(1, 2)
+        k = k.view(B, T, self.n_head, hd).transpose(1, 2)
+        v = v.view(B, T, self.n_head, hd).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = nn.functional.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    """Linear(d, 4d) -> GELU (exact, erf) -> Linear(4d, d) -> dropout."""
+
+    def __init__(self, d_model, dropout):
+        super().__init__()
+        self.c_fc = nn.Linear(d_model, 4 * d_model)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    """Pre-LN transformer block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
+
+    def __init__(self, d_model, n_head, context, dropout):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = CausalSelfAttention(d_model, n_head, context, dropout)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.mlp = MLP(d_model, dropout)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class GPT(nn.Module):
+    """A GPT-style decoder in plain torch (nanoGPT's structure), input int64 token ids [B, T].
+
+    Token embedding + learned position embedding (positions from torch.arange),
+    dropout, n_layer pre-LN blocks, final LayerNorm, LM head without bias whose
+    weight is the token embedding's (tied=True: one parameter, two names) or
+    its own (tied=False). Returns the logits [B, T, vocab].
+    """
+
+    def __init__(self, vocab=512, d_model=128, n_head=4, n_layer=2, context=128, dropout=0.1,
+                 tied=True):
+        super().__init__()
+        self.context = context
+        self.wte = nn.Embedding(vocab, d_model)
+        self.wpe = nn.Embedding(context, d_model)
+        self.drop = nn.Dropout(dropout)
+        self.h = nn.ModuleList([Block(d_model, n_head, context, dropout) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        if tied:
+            self.lm_head.weight = self.wte.weight  # Tied: one storage, two names.
+
+    def forward(self, idx):
+        B, T = idx.size()
+        pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
+        x = self.drop(self.wte(idx) + self.wpe(pos))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+# GPT variants: constructor arguments and the example input (token ids [B, T]).
+_GPT = {"gpt_tiny": {"tied": True}, "gpt_tiny_untied": {"tied": False}}
+GPT_VOCAB = 512
+GPT_INPUT_SHAPE = [2, 64]
+
+
 def model_names():
     """Returns every model name build_model accepts."""
-    return ["lenet5", "tiny", "scripted", "scripted_if", "tied"] + list(_TORCHVISION)
+    return ["lenet5", "tiny", "scripted", "scripted_if", "tied"] + list(_TORCHVISION) + list(_GPT)
 
 
 def input_dtypes(name):
     """Returns the dtypes of the example inputs, as torch attribute names."""
-    return ["int64"] if name == "tied" else ["float32"]
+    return ["int64"] if name == "tied" or name in _GPT else ["float32"]
 
 
 def example_inputs(name, shapes):
@@ -172,6 +288,8 @@ def example_inputs(name, shapes):
     torch.manual_seed(0)
     if name == "tied":
         return tuple(torch.randint(0, 16, s) for s in shapes)
+    if name in _GPT:
+        return tuple(torch.randint(0, GPT_VOCAB, s) for s in shapes)
     return tuple(torch.randn(s, dtype=getattr(torch, d)) for s, d in zip(shapes, input_dtypes(name)))
 
 
@@ -193,6 +311,8 @@ def build_model(name):
         return ScriptedControlFlow().eval(), [[2, 4]]
     if name == "tied":
         return Tied().eval(), [[1, 6]]
+    if name in _GPT:
+        return GPT(**_GPT[name]).eval(), [list(GPT_INPUT_SHAPE)]
     if name in _TORCHVISION:
         import torchvision  # Imported lazily: it is slow to import.
 
@@ -201,19 +321,47 @@ def build_model(name):
     raise ValueError("unknown model %r; known: %s" % (name, ", ".join(model_names())))
 
 
-def fixture_stem(name, batch=1):
-    """Returns the file name without extension: "resnet18" or "resnet18_b8"."""
-    return name if batch == 1 else "%s_b%d" % (name, batch)
+def default_batch(name):
+    """Returns the batch of the model's example input (1, or 2 for the GPT models)."""
+    return build_shapes(name)[0][0]
 
 
-def make_fixture(name, outdir, batch=1):
-    """Writes OUTDIR/<stem>.pt and .meta.json unless both exist; returns the .pt path."""
-    stem = fixture_stem(name, batch)
+def build_shapes(name):
+    """Returns the example input shapes of a model without building it."""
+    if name in _GPT:
+        return [list(GPT_INPUT_SHAPE)]
+    if name in _TORCHVISION:
+        return [[1, 3, 224, 224]]
+    return {"lenet5": [[1, 1, 32, 32]], "tiny": [[1, 3, 8, 8]], "scripted": [[1, 3, 16, 16]],
+            "scripted_if": [[2, 4]], "tied": [[1, 6]]}[name]
+
+
+def fixture_stem(name, batch=None, train=False):
+    """Returns the file name without extension: "resnet18", "resnet18_b8", "gpt_tiny_train".
+
+    No _b<N> suffix at the model's example batch (default_batch: 1, or 2 for GPT).
+    """
+    batch = default_batch(name) if batch is None else batch
+    stem = name if batch == default_batch(name) else "%s_b%d" % (name, batch)
+    return stem + "_train" if train else stem
+
+
+def make_fixture(name, outdir, batch=None, train=False):
+    """Writes OUTDIR/<stem>.pt and .meta.json unless both exist; returns the .pt path.
+
+    batch replaces the first dimension of the example input (default: the
+    model's own, default_batch). train=True traces the model in train mode
+    (model.train()) and writes <stem>_train.pt.
+    """
+    batch = default_batch(name) if batch is None else batch
+    stem = fixture_stem(name, batch, train)
     pt = os.path.join(outdir, stem + ".pt")
     meta = os.path.join(outdir, stem + ".meta.json")
     if os.path.exists(pt) and os.path.exists(meta):
         return pt
     model, shapes = build_model(name)
+    if train:
+        model.train()
     shapes = [[batch] + list(s[1:]) for s in shapes]
     # NB: traced with autograd enabled, as for training: under torch.no_grad()
     # an eval-mode nn.MultiheadAttention takes its fast path and the trace holds
@@ -259,9 +407,12 @@ def main(argv):
     parser.add_argument("outdir")
     parser.add_argument("--models", default=",".join(model_names()),
                         help="comma-separated names (default: all): " + ", ".join(model_names()))
-    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="first input dimension (default: 1; 2 for the GPT models)")
+    parser.add_argument("--train", action="store_true",
+                        help="trace in train mode and write <stem>_train.pt instead")
     args = parser.parse_args(argv)
-    if args.batch < 1:
+    if args.batch is not None and args.batch < 1:
         parser.error("--batch must be positive")
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in model_names()]
@@ -270,7 +421,7 @@ def main(argv):
     os.makedirs(args.outdir, exist_ok=True)
     write_corrupt_fixtures(args.outdir)
     for name in names:
-        make_fixture(name, args.outdir, args.batch)
+        make_fixture(name, args.outdir, args.batch, args.train)
     return 0
 
 

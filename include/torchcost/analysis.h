@@ -12,6 +12,7 @@
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 
@@ -32,6 +33,10 @@ struct AnalysisOptions {
   std::vector<InputSpec> inputs;
   // If true, an op without a rule is an error (exit code 1 in the CLI).
   bool strict = false;
+  // The step modelled. NB: batch_norm's `training` and dropout's `train` follow
+  // the mode (true in a training step, false in inference), whatever the trace
+  // recorded, so one eval-mode trace serves both questions.
+  TrainingOptions training;
 };
 
 // A message about the model, naming file, node, op and module.
@@ -99,6 +104,7 @@ struct Report {
   std::vector<std::string> assumptions;  // Requirements that could not be proven.
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> symbols;  // Free symbols of the inputs, sorted.
+  TrainingReport training;           // The step: backward FLOPs, saved activations, memory timeline.
 };
 
 // Runs shape propagation and the FLOP analysis of `graph` under `rules`.

@@ -2,6 +2,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/optimizer_model.h"
+#include "analysis/step_memory.h"
+#include "passes/autograd.h"
 #include "passes/native_ops.h"
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
@@ -159,6 +162,34 @@ class Aggregator {
   std::unordered_map<std::string, int> by_path_;
 };
 
+// Backward and optimizer FLOPs, per node, per module and in total.
+void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, const TrainingOptions& options,
+                       Report* r) {
+  TrainingReport& tr = r->training;
+  tr.mode = options.mode;
+  tr.optimizer = options.optimizer;
+  tr.node_bwd_flops.assign(g.nodes.size(), sym::Expr(0));
+  tr.module_bwd_flops.assign(g.scopes.size(), sym::Expr(0));
+  tr.flops_forward = r->flops;
+  tr.flops_backward = sym::Expr(0);
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const sym::Expr& f = grads.nodes[ni].bwd_flops;
+    if (f == sym::Expr(0)) continue;
+    tr.node_bwd_flops[ni] = f;
+    tr.flops_backward += f;
+    for (int s = g.nodes[ni].scope; s >= 0; s = g.scopes[s].parent) tr.module_bwd_flops[s] += f;
+  }
+  tr.grad_params = 0;
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    if (grads.param_trainable[i]) tr.grad_params += Numel(g.params[i].shape);
+  }
+  // Optimizer: a fixed number of FLOPs per trainable element (analysis/optimizer_model.cc).
+  const bool train = options.mode == StepMode::kTrain;
+  tr.flops_optimizer = train ? sym::Expr(tr.grad_params * analysis::ModelOf(options.optimizer).flops_per_element)
+                             : sym::Expr(0);
+  tr.flops_step = train ? tr.flops_forward + tr.flops_backward + tr.flops_optimizer : tr.flops_forward;
+}
+
 }  // namespace
 
 Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
@@ -170,6 +201,10 @@ Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Contex
     passes::ShapeFacts facts;
     TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
     Aggregator(graph, &report).Run();
+    passes::AutogradFacts grads;
+    TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
+    FillTrainingFlops(graph, grads, options.training, &report);
+    analysis::SimulateStep(graph, facts, grads, options.training, &report);
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
   }

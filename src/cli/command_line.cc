@@ -46,6 +46,21 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Directory of extra *.yaml rules (override builtins)")
       ->type_name("DIR");
   app.add_flag("--strict", out.strict, "Fail (exit 1) if an op has no rule");
+  app.add_option("--mode", out.mode,
+                 "Step modelled: train (forward, backward, optimizer) or infer (forward under no_grad)")
+      ->capture_default_str()
+      ->type_name("MODE");
+  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, adam or adamw")
+      ->capture_default_str()
+      ->type_name("OPT");
+  app.add_option("--freeze", out.freeze,
+                 "Regular expression on parameter names; matches need no gradient (repeatable)")
+      ->type_name("REGEX")
+      ->allow_extra_args(false);
+  app.add_flag("--inputs-require-grad", out.inputs_require_grad,
+               "The model's floating-point inputs require gradients too");
+  app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")
+      ->type_name("FILE.svg");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help or --version.

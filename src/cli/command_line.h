@@ -22,6 +22,11 @@ struct CommandLine {
   std::vector<std::string> sets;    // --set SYM=VAL
   std::string rules_dir;            // --rules DIR
   bool strict = false;              // --strict
+  std::string mode = "train";       // --mode train|infer
+  std::string optimizer = "adamw";  // --optimizer
+  std::vector<std::string> freeze;  // --freeze REGEX (parameter names)
+  bool inputs_require_grad = false; // --inputs-require-grad
+  std::string timeline_svg;         // --timeline FILE.svg
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

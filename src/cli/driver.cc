@@ -77,6 +77,16 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   sym::Context ctx;
   AnalysisOptions options;
   options.strict = cl.strict;
+  {
+    auto mode = ParseStepMode(cl.mode);
+    if (!mode.ok()) return Outcome::Usage("--mode: " + mode.status().message());
+    auto opt = ParseOptimizer(cl.optimizer);
+    if (!opt.ok()) return Outcome::Usage("--optimizer: " + opt.status().message());
+    options.training.mode = *mode;
+    options.training.optimizer = *opt;
+    options.training.freeze = cl.freeze;
+    options.training.inputs_require_grad = cl.inputs_require_grad;
+  }
   if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
       !o.ok())
     return o;

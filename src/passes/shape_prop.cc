@@ -12,11 +12,19 @@ namespace {
 
 using rules::RValue;
 
+const RValue& BoolValue(bool b) {
+  static const RValue* kTrue = new RValue(RValue::Bool(true));
+  static const RValue* kFalse = new RValue(RValue::Bool(false));
+  return b ? *kTrue : *kFalse;
+}
+
 // Binds a node's inputs to the rule's schema arguments: by name when the
-// frontend named them, else by position.
+// frontend named them, else by position. Training flags are forced to the
+// step's mode (true in a training step, false in inference).
 Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::vector<RValue>& values,
-                std::vector<const RValue*>* args) {
+                bool train, std::vector<const RValue*>* args, std::vector<int>* arg_values) {
   args->assign(schema.args.size(), nullptr);
+  arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       int a = schema.FindArg(node.input_names[i]);
@@ -25,14 +33,23 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::ve
                                        schema.name + (schema.overload.empty() ? "" : "." + schema.overload) + "'");
       }
       (*args)[a] = &values[node.inputs[i]];
+      (*arg_values)[a] = node.inputs[i];
     }
-    return Status::Ok();
+  } else {
+    if (node.inputs.size() > schema.args.size()) {
+      return Status::InvalidArgument("node has " + std::to_string(node.inputs.size()) +
+                                     " inputs but the rule's schema takes " + std::to_string(schema.args.size()));
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      (*args)[i] = &values[node.inputs[i]];
+      (*arg_values)[i] = node.inputs[i];
+    }
   }
-  if (node.inputs.size() > schema.args.size()) {
-    return Status::InvalidArgument("node has " + std::to_string(node.inputs.size()) + " inputs but the rule's schema takes " +
-                                   std::to_string(schema.args.size()));
+  for (size_t a = 0; a < schema.args.size(); ++a) {
+    if (schema.args[a].type.base == rules::ArgType::Base::kBool && IsTrainingFlag(schema.args[a].name)) {
+      (*args)[a] = &BoolValue(train);
+    }
   }
-  for (size_t i = 0; i < node.inputs.size(); ++i) (*args)[i] = &values[node.inputs[i]];
   return Status::Ok();
 }
 
@@ -52,6 +69,7 @@ class Propagator {
       : g_(g), rules_(rules), ctx_(ctx), facts_(facts), report_(report) {}
 
   Status Init(const AnalysisOptions& options) {
+    train_ = options.training.mode == StepMode::kTrain;
     facts_->values.assign(g_.values.size(), RValue());
     facts_->nodes.assign(g_.nodes.size(), NodeFacts());
     for (size_t i = 0; i < g_.values.size(); ++i) {
@@ -135,7 +153,7 @@ class Propagator {
         FallBack(ni, "");
         continue;
       }
-      Status s = BindArgs(node, rule->schema, facts_->values, &args);
+      Status s = BindArgs(node, rule->schema, facts_->values, train_, &args, &nf.arg_values);
       if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied);
       if (!s.ok()) {
         Error(ni, s.message());
@@ -205,9 +223,12 @@ class Propagator {
   sym::Context& ctx_;
   ShapeFacts* facts_;
   Report* report_;
+  bool train_ = false;
 };
 
 }  // namespace
+
+bool IsTrainingFlag(const std::string& arg_name) { return arg_name == "training" || arg_name == "train"; }
 
 Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
                        const AnalysisOptions& options, ShapeFacts* facts, Report* report) {

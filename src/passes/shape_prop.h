@@ -17,6 +17,7 @@ namespace torchcost::passes {
 struct NodeFacts {
   const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
   rules::Applied applied;               // Valid if rule != nullptr and ok.
+  std::vector<int> arg_values;          // Schema argument index -> graph value (-1: default used).
   bool ok = false;                      // False if the node failed or was skipped.
 };
 
@@ -25,6 +26,10 @@ struct ShapeFacts {
   std::vector<rules::RValue> values;  // Parallel to Graph::values.
   std::vector<NodeFacts> nodes;       // Parallel to Graph::nodes.
 };
+
+// Returns true for an argument that a training step sets to true (batch_norm's
+// `training`, dropout's `train`), whatever the trace recorded.
+bool IsTrainingFlag(const std::string& arg_name);
 
 // Propagates shapes through `graph`. Fills report->values, nodes, unknown_ops,
 // assumptions and diagnostics; returns an error only for bad options.

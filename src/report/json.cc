@@ -10,6 +10,7 @@
 #include "report/format.h"
 #include "report/text_sections.h"
 #include "torchcost/report.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
@@ -106,9 +107,70 @@ Json Modules(const ir::Graph& graph, const Report& report,
         shapes.push_back(Shape(shape, b));
     }
     m["output_shapes"] = std::move(shapes);
+    const TrainingReport& tr = report.training;
+    if (s < tr.module_bwd_flops.size()) m["bwd_flops"] = Symbolic(tr.module_bwd_flops[s], b);
+    if (s < tr.module_act_bytes.size()) m["act_bytes"] = Symbolic(tr.module_act_bytes[s], b);
     modules.push_back(std::move(m));
   }
   return modules;
+}
+
+// Returns {category: SYM} for one breakdown.
+Json Categories(const CategoryBytes& c, const sym::Bindings& b) {
+  Json j;
+  for (int i = 0; i < kNumMemCategories; ++i) {
+    j[std::string(MemCategoryName(static_cast<MemCategory>(i)))] = Symbolic(c[i], b);
+  }
+  return j;
+}
+
+// Returns an int where `e` evaluates, else its text.
+Json Value(const sym::Expr& e, const sym::Bindings& b) {
+  auto v = report::TryEvaluate(e, b);
+  return v ? Integer(*v) : Json(report::Bind(e, b).ToString());
+}
+
+// The training step: FLOPs, memory at the peak, and the timeline.
+Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+  const TrainingReport& tr = report.training;
+  Json j;
+  j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
+  j["optimizer"] = std::string(OptimizerName(tr.optimizer));
+  j["grad_params"] = tr.grad_params;
+  j["flops"] = {{"forward", Symbolic(tr.flops_forward, b)},
+                {"backward", Symbolic(tr.flops_backward, b)},
+                {"optimizer", Symbolic(tr.flops_optimizer, b)},
+                {"step", Symbolic(tr.flops_step, b)}};
+  const PeakInfo peak = EvaluatePeak(tr, b);
+  Json mem;
+  mem["peak"] = Symbolic(peak.peak, b);
+  mem["peak_decided"] = peak.decided;
+  if (peak.decided) {
+    mem["at_peak"] = Categories(peak.at_peak, b);
+    const TimelinePoint& p = tr.timeline[peak.point];
+    mem["peak_phase"] = std::string(StepPhaseName(p.phase));
+    if (p.node >= 0) {
+      const ir::Node& n = graph.nodes[p.node];
+      mem["peak_node"] = {{"node", n.debug_name}, {"op", n.op}, {"module", graph.scopes[n.scope].path}};
+    } else {
+      mem["peak_node"] = nullptr;
+    }
+  } else {
+    mem["at_peak"] = nullptr;
+  }
+  mem["category_max"] = Categories(peak.category_max, b);
+  mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
+  j["memory"] = std::move(mem);
+  Json cats = Json::array();
+  for (int i = 0; i < kNumMemCategories; ++i) cats.push_back(std::string(MemCategoryName(static_cast<MemCategory>(i))));
+  Json points = Json::array();
+  for (const TimelinePoint& p : tr.timeline) {
+    Json row = Json::array({std::string(StepPhaseName(p.phase)), p.node});
+    for (int i = 0; i < kNumMemCategories; ++i) row.push_back(Value(p.live[i], b));
+    points.push_back(std::move(row));
+  }
+  j["timeline"] = {{"columns", Json::array({"phase", "node"})}, {"categories", cats}, {"points", points}};
+  return j;
 }
 
 }  // namespace
@@ -141,6 +203,7 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   j["totals"] = std::move(totals);
 
   j["modules"] = Modules(graph, report, b);
+  j["training"] = Training(graph, report, b);
 
   Json ops = Json::array();
   for (const OpStats& op : report.ops) {

@@ -1,0 +1,94 @@
+// The training step being modelled (optimizer, frozen parameters, mode) and
+// what its analysis finds: backward FLOPs, saved activations, and the memory
+// of the step over time, split into categories.
+#ifndef TORCHCOST_TRAINING_H_
+#define TORCHCOST_TRAINING_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// Whether a training step or an inference forward is modelled.
+enum class StepMode { kTrain, kInfer };
+
+// The optimizer whose step and state are modelled.
+enum class OptimizerKind { kSgd, kSgdMomentum, kAdam, kAdamW };
+
+// Parses "train" / "infer".
+Result<StepMode> ParseStepMode(std::string_view text);
+// Parses "sgd", "sgd_momentum", "adam", "adamw".
+Result<OptimizerKind> ParseOptimizer(std::string_view text);
+// Returns the name ParseOptimizer reads.
+std::string_view OptimizerName(OptimizerKind kind);
+
+// The step being modelled.
+struct TrainingOptions {
+  StepMode mode = StepMode::kTrain;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  // ECMAScript regular expressions; a parameter whose name (or an alias) matches
+  // any of them is frozen: it needs no gradient and gets no optimizer state.
+  std::vector<std::string> freeze;
+  // If true, the model's floating-point inputs require gradients too.
+  bool inputs_require_grad = false;
+};
+
+// Memory categories, as in PyTorch's MemTracker.
+enum class MemCategory : int { kParam = 0, kBuffer, kGrad, kAct, kTemp, kOpt, kOther };
+inline constexpr int kNumMemCategories = 7;
+// Returns "param", "buffer", "grad", "act", "temp", "opt", "oth".
+std::string_view MemCategoryName(MemCategory c);
+
+// Bytes per category.
+using CategoryBytes = std::array<sym::Expr, kNumMemCategories>;
+
+// The phase of a training step an event belongs to.
+enum class StepPhase { kSetup, kForward, kBackward, kOptimizer };
+// Returns "setup", "forward", "backward", "optimizer".
+std::string_view StepPhaseName(StepPhase p);
+
+// One point of the memory timeline: the live bytes per category after an event.
+struct TimelinePoint {
+  StepPhase phase = StepPhase::kSetup;
+  int node = -1;        // The graph node running, or -1 (loss, optimizer, setup).
+  CategoryBytes live;   // Live bytes per category after the event.
+  sym::Expr total;      // Their sum.
+};
+
+// What the analysis of the step found.
+struct TrainingReport {
+  StepMode mode = StepMode::kTrain;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  sym::Expr flops_forward, flops_backward, flops_optimizer, flops_step;
+  sym::Expr saved_bytes;                  // Bytes autograd saves in the forward (ACT at its end).
+  std::vector<sym::Expr> node_bwd_flops;  // Parallel to Graph::nodes.
+  std::vector<sym::Expr> module_bwd_flops;  // Parallel to Graph::scopes (subtree totals).
+  std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
+  int64_t grad_params = 0;                // Parameters that get a gradient (elements).
+  // The timeline; the peak is evaluated from it under bindings (see EvaluatePeak).
+  std::vector<TimelinePoint> timeline;
+  // Each category's largest value over the step, as candidates whose max is the answer.
+  std::array<std::vector<sym::Expr>, kNumMemCategories> category_max_candidates;
+};
+
+// The peak of a timeline under given bindings.
+struct PeakInfo {
+  bool decided = false;   // False if symbols are unbound and the moment of the peak depends on them.
+  sym::Expr peak;         // The peak: exact; a max(...) expression if not decided.
+  int point = -1;         // Index into the timeline of the peak moment, if decided.
+  CategoryBytes at_peak;  // Breakdown at the peak (sums to it), if decided.
+  CategoryBytes category_max;  // Each category's own maximum (max(...) if undecided).
+};
+
+// Finds the peak of `report`'s timeline, comparing totals under `bindings`
+// (symbolically, with proofs, where symbols are unbound).
+PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_TRAINING_H_

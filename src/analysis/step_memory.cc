@@ -1,0 +1,453 @@
+#include "analysis/step_memory.h"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "analysis/optimizer_model.h"
+#include "rules/op_rule.h"
+
+namespace torchcost::analysis {
+namespace {
+
+using passes::AutogradFacts;
+using passes::ShapeFacts;
+using rules::RValue;
+
+// The bipartite dataflow graph: vertices 0..V-1 are values, V..V+N-1 nodes;
+// an edge value -> node is a use, node -> value a definition.
+using Dataflow = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+// One allocation: a tensor's storage, shared by its views.
+struct Storage {
+  sym::Expr bytes;
+  MemCategory category = MemCategory::kTemp;
+  bool live = false;
+  bool pinned = false;    // Held by the caller for the whole step (params, buffers, inputs, outputs).
+  int last_use = -1;      // Last forward node that reads it.
+  int saved_by = 0;       // Backward nodes that still hold it.
+  int grad_refs = 0;      // Gradient slots that point at it.
+};
+
+sym::Expr BytesOf(const rules::TensorType& t) {
+  sym::Expr n(1);
+  for (const auto& d : t.shape) n = n * d;
+  const int64_t size = t.dtype == DType::kUnknown ? 4 : ElementSize(t.dtype);
+  return n * size;
+}
+
+int64_t NumelOf(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+class Simulator {
+ public:
+  Simulator(const ir::Graph& g, const ShapeFacts& shapes, const AutogradFacts& grads, const TrainingOptions& options,
+            Report* report)
+      : g_(g), shapes_(shapes), grads_(grads), options_(options), report_(report), tr_(report->training) {}
+
+  void Run() {
+    tr_.timeline.clear();
+    AssignStorages();
+    MarkSaved();
+    ComputeLastUses();
+    Setup();
+    Forward();
+    if (options_.mode == StepMode::kTrain) {
+      Backward();
+      Optimizer();
+    }
+  }
+
+ private:
+  // --- Storage assignment -------------------------------------------------
+  int NewStorage(sym::Expr bytes, MemCategory c) {
+    Storage s;
+    s.bytes = std::move(bytes);
+    s.category = c;
+    storages_.push_back(std::move(s));
+    return static_cast<int>(storages_.size()) - 1;
+  }
+
+  // Returns the storages a value stands for (one for a tensor, one per element for a list).
+  void StoragesOf(int v, std::vector<int>* out) const {
+    if (storage_of_[v] >= 0) out->push_back(storage_of_[v]);
+    for (int s : list_storages_[v]) out->push_back(s);
+  }
+
+  void AssignStorages() {
+    storage_of_.assign(g_.values.size(), -1);
+    list_storages_.assign(g_.values.size(), {});
+    node_new_.assign(g_.nodes.size(), {});
+    node_temps_.assign(g_.nodes.size(), {});
+    for (const auto& table : {&g_.params, &g_.buffers}) {
+      const bool is_param = table == &g_.params;
+      for (const auto& e : *table) {
+        int s = NewStorage(sym::Expr(NumelOf(e.shape) * ElementSize(e.dtype)),
+                           is_param ? MemCategory::kParam : MemCategory::kBuffer);
+        storages_[s].pinned = true;
+        setup_.push_back(s);
+        if (e.value >= 0) storage_of_[e.value] = s;
+      }
+    }
+    for (int v : g_.inputs) {
+      const RValue& rv = shapes_.values[v];
+      if (rv.kind != RValue::Kind::kTensor) continue;
+      int s = NewStorage(BytesOf(rv.t), MemCategory::kOther);
+      storages_[s].pinned = true;
+      setup_.push_back(s);
+      storage_of_[v] = s;
+    }
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const ir::Node& node = g_.nodes[ni];
+      const auto& nf = shapes_.nodes[ni];
+      if (nf.rule == nullptr || !nf.ok) {
+        AssignPlumbing(node);
+        continue;
+      }
+      const rules::Variant& v = *nf.applied.variant;
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        const int out = node.outputs[o];
+        const RValue& rv = shapes_.values[out];
+        int alias_of = -1;
+        if (v.alias_output >= 0 && o < v.output_slots.size() && v.output_slots[o] == v.alias_output) {
+          alias_of = nf.arg_values[v.alias_arg];
+        }
+        if (rv.kind == RValue::Kind::kTensor) {
+          if (alias_of >= 0 && storage_of_[alias_of] >= 0) {
+            storage_of_[out] = storage_of_[alias_of];
+          } else if (!rv.t.has_scalar) {
+            storage_of_[out] = NewStorage(BytesOf(rv.t), MemCategory::kTemp);
+            node_new_[ni].push_back(storage_of_[out]);
+          }
+        } else if (rv.kind == RValue::Kind::kTensorList) {
+          for (const auto& t : rv.tensors) {
+            if (alias_of >= 0 && storage_of_[alias_of] >= 0) {
+              list_storages_[out].push_back(storage_of_[alias_of]);
+            } else {
+              int s = NewStorage(BytesOf(t), MemCategory::kTemp);
+              list_storages_[out].push_back(s);
+              node_new_[ni].push_back(s);
+            }
+          }
+        }
+      }
+      for (const auto& t : nf.applied.temporaries) {
+        int s = NewStorage(BytesOf(t), MemCategory::kTemp);
+        node_temps_[ni].push_back(s);
+      }
+    }
+    for (int v : g_.outputs) {
+      std::vector<int> ss;
+      StoragesOf(v, &ss);
+      for (int s : ss) {
+        if (storages_[s].category == MemCategory::kTemp) storages_[s].category = MemCategory::kOther;
+        storages_[s].pinned = true;
+      }
+    }
+  }
+
+  // Lists and tuples hold their elements' storages; unpacking hands them back.
+  void AssignPlumbing(const ir::Node& node) {
+    const std::string& op = node.op;
+    if (op == "prim::ListConstruct" || op == "prim::TupleConstruct") {
+      for (int in : node.inputs) StoragesOf(in, &list_storages_[node.outputs[0]]);
+    } else if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
+      const auto& elems = list_storages_[node.inputs[0]];
+      if (elems.size() == node.outputs.size()) {
+        for (size_t i = 0; i < elems.size(); ++i) storage_of_[node.outputs[i]] = elems[i];
+      }
+    }
+  }
+
+  // Categories: a forward tensor some backward keeps is ACT; the rest is TEMP.
+  void MarkSaved() {
+    saved_storages_.assign(g_.nodes.size(), {});
+    std::set<int> unique;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const auto& na = grads_.nodes[ni];
+      if (!na.has_grad_fn) continue;
+      auto& mine = saved_storages_[ni];
+      for (const auto& ref : na.saved) {
+        int s = ref.value >= 0 ? storage_of_[ref.value] : node_temps_[ni][ref.temporary];
+        if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
+        mine.push_back(s);
+        Storage& st = storages_[s];
+        ++st.saved_by;
+        if (st.category == MemCategory::kTemp) st.category = MemCategory::kAct;
+        if (st.category != MemCategory::kParam && st.category != MemCategory::kBuffer) unique.insert(s);
+      }
+    }
+    tr_.saved_bytes = sym::Expr(0);
+    for (int s : unique) tr_.saved_bytes += storages_[s].bytes;
+    AttributeActivations();
+  }
+
+  // Saved bytes per module: each storage once per module whose nodes save it.
+  void AttributeActivations() {
+    tr_.module_act_bytes.assign(g_.scopes.size(), sym::Expr(0));
+    std::set<std::pair<int, int>> seen;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      for (int s : saved_storages_[ni]) {
+        const MemCategory c = storages_[s].category;
+        if (c == MemCategory::kParam || c == MemCategory::kBuffer) continue;
+        for (int sc = g_.nodes[ni].scope; sc >= 0; sc = g_.scopes[sc].parent) {
+          if (seen.insert({sc, s}).second) tr_.module_act_bytes[sc] += storages_[s].bytes;
+        }
+      }
+    }
+  }
+
+  // Last forward use of each storage, read off the dataflow graph.
+  void ComputeLastUses() {
+    const size_t nv = g_.values.size();
+    Dataflow df(nv + g_.nodes.size());
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      for (int in : g_.nodes[ni].inputs) boost::add_edge(in, nv + ni, df);
+      for (int out : g_.nodes[ni].outputs) boost::add_edge(nv + ni, out, df);
+    }
+    std::vector<int> ss;
+    for (size_t v = 0; v < nv; ++v) {
+      ss.clear();
+      StoragesOf(static_cast<int>(v), &ss);
+      if (ss.empty()) continue;
+      int last = -1;
+      for (auto [e, end] = boost::out_edges(v, df); e != end; ++e) {
+        last = std::max(last, static_cast<int>(boost::target(*e, df) - nv));
+      }
+      for (int s : ss) storages_[s].last_use = std::max(storages_[s].last_use, last);
+    }
+  }
+
+  // --- Events -------------------------------------------------------------
+  void Alloc(int s) {
+    Storage& st = storages_[s];
+    if (st.live) return;
+    st.live = true;
+    live_[static_cast<int>(st.category)] += st.bytes;
+  }
+  void Free(int s) {
+    Storage& st = storages_[s];
+    if (!st.live) return;
+    st.live = false;
+    live_[static_cast<int>(st.category)] -= st.bytes;
+  }
+  void Point(StepPhase phase, int node) {
+    TimelinePoint p;
+    p.phase = phase;
+    p.node = node;
+    p.live = live_;
+    p.total = sym::Expr(0);
+    for (const auto& b : live_) p.total += b;
+    tr_.timeline.push_back(std::move(p));
+  }
+  // Frees `s` if nothing holds it any more.
+  void Release(int s, int now) {
+    const Storage& st = storages_[s];
+    if (!st.pinned && st.saved_by == 0 && st.grad_refs == 0 && st.last_use <= now) Free(s);
+  }
+
+  void Setup() {
+    for (auto& b : live_) b = sym::Expr(0);
+    for (int s : setup_) Alloc(s);
+    // Steady state: the optimizer's states exist before the step.
+    const OptimizerModel m = ModelOf(options_.optimizer);
+    if (options_.mode == StepMode::kTrain) {
+      for (size_t i = 0; i < g_.params.size(); ++i) {
+        if (!grads_.param_trainable[i]) continue;
+        const auto& p = g_.params[i];
+        const int64_t bytes = NumelOf(p.shape) * ElementSize(p.dtype);
+        live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(m.state_tensors_per_element * bytes + m.state_scalar_bytes);
+      }
+    }
+    Point(StepPhase::kSetup, -1);
+  }
+
+  void Forward() {
+    std::vector<int> ss;
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      const int n = static_cast<int>(ni);
+      if (node_new_[ni].empty() && node_temps_[ni].empty() && !FreesSomething(n)) continue;
+      for (int s : node_new_[ni]) Alloc(s);
+      for (int s : node_temps_[ni]) Alloc(s);
+      Point(StepPhase::kForward, n);
+      for (int s : node_temps_[ni]) Release(s, n);
+      for (int s : node_new_[ni]) Release(s, n);
+      for (int in : g_.nodes[ni].inputs) {
+        ss.clear();
+        StoragesOf(in, &ss);
+        for (int s : ss) Release(s, n);
+      }
+      Point(StepPhase::kForward, n);
+    }
+  }
+
+  bool FreesSomething(int n) const {
+    std::vector<int> ss;
+    for (int in : g_.nodes[n].inputs) StoragesOf(in, &ss);
+    for (int s : ss) {
+      if (storages_[s].last_use == n) return true;
+    }
+    return false;
+  }
+
+  // A gradient slot of a value: the storage holding it.
+  void SetGrad(int v, int s) {
+    grad_of_[v] = s;
+    ++storages_[s].grad_refs;
+  }
+  void DropGrad(int v, int now) {
+    int s = grad_of_[v];
+    if (s < 0) return;
+    grad_of_[v] = -1;
+    if (--storages_[s].grad_refs == 0 && storages_[s].category != MemCategory::kGrad) Release(s, now);
+  }
+
+  void Backward() {
+    const int end = static_cast<int>(g_.nodes.size());
+    grad_of_.assign(g_.values.size(), -1);
+    list_grads_.assign(g_.values.size(), {});
+    if (g_.outputs.empty()) return;
+    const int out0 = g_.outputs[0];
+    const RValue& rv = shapes_.values[out0];
+    if (rv.kind != RValue::Kind::kTensor || !grads_.requires_grad[out0]) return;
+    // loss = out.sum(): a 0-dim result (kept by the caller), and its gradient of
+    // ones, which SumBackward expands to out's shape without copying.
+    const int64_t elem = ElementSize(rv.t.dtype == DType::kUnknown ? DType::kFloat32 : rv.t.dtype);
+    int loss = NewStorage(sym::Expr(elem), MemCategory::kOther);
+    storages_[loss].pinned = true;
+    Alloc(loss);
+    int ones = NewStorage(sym::Expr(elem), MemCategory::kTemp);
+    storages_[ones].last_use = end;
+    Alloc(ones);
+    SetGrad(out0, ones);
+    Point(StepPhase::kBackward, -1);
+
+    for (int ni = end - 1; ni >= 0; --ni) {
+      const auto& na = grads_.nodes[ni];
+      const ir::Node& node = g_.nodes[ni];
+      if (!na.has_grad_fn) {
+        PassGradsThroughPlumbing(node);
+        continue;
+      }
+      bool has_output_grad = false;
+      for (int o : node.outputs) has_output_grad = has_output_grad || grad_of_[o] >= 0 || !list_grads_[o].empty();
+      if (!has_output_grad) continue;
+      ComputeInputGrads(ni);
+      Point(StepPhase::kBackward, ni);
+      for (int s : transient_) Free(s);
+      transient_.clear();
+      for (int o : node.outputs) {
+        DropGrad(o, end);
+        for (int s : list_grads_[o]) {
+          if (--storages_[s].grad_refs == 0) Release(s, end);
+        }
+        list_grads_[o].clear();
+      }
+      for (int s : saved_storages_[ni]) {
+        --storages_[s].saved_by;
+        Release(s, end);
+      }
+      Point(StepPhase::kBackward, ni);
+    }
+  }
+
+  // Gradients of unpacked elements go back to the list they came from.
+  void PassGradsThroughPlumbing(const ir::Node& node) {
+    if (node.op == "prim::ListUnpack" || node.op == "prim::TupleUnpack") {
+      auto& lg = list_grads_[node.inputs[0]];
+      for (int o : node.outputs) {
+        if (grad_of_[o] >= 0) {
+          lg.push_back(grad_of_[o]);
+          grad_of_[o] = -1;  // The reference moves to the list.
+        }
+      }
+    }
+  }
+
+  void ComputeInputGrads(int ni) {
+    const auto& na = grads_.nodes[ni];
+    const auto& nf = shapes_.nodes[ni];
+    const rules::Variant& v = *nf.applied.variant;
+    const ir::Node& node = g_.nodes[ni];
+    // The output gradient a view's input gradient is a view of.
+    int view_grad = -1;
+    if (v.alias_output >= 0 && !v.inplace) {
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        if (o < v.output_slots.size() && v.output_slots[o] == v.alias_output) view_grad = grad_of_[node.outputs[o]];
+      }
+    }
+    const bool view_backward = view_grad >= 0 && na.bwd_flops == sym::Expr(0);
+    for (int e : na.grad_inputs) {
+      const bool is_param = g_.values[e].role == ir::ValueRole::kParam;
+      if (grad_of_[e] >= 0) {
+        // Accumulation into an existing gradient: the new one is transient.
+        int s = NewStorage(GradBytes(e), MemCategory::kTemp);
+        Alloc(s);
+        transient_.push_back(s);
+        continue;
+      }
+      if (view_backward && !is_param) {
+        SetGrad(e, view_grad);
+        continue;
+      }
+      int s = NewStorage(GradBytes(e), is_param ? MemCategory::kGrad : MemCategory::kTemp);
+      storages_[s].last_use = static_cast<int>(g_.nodes.size());
+      Alloc(s);
+      SetGrad(e, s);
+    }
+  }
+
+  sym::Expr GradBytes(int v) const {
+    const RValue& rv = shapes_.values[v];
+    if (rv.kind == RValue::Kind::kTensor) return BytesOf(rv.t);
+    return sym::Expr(0);
+  }
+
+  void Optimizer() {
+    const OptimizerModel m = ModelOf(options_.optimizer);
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      if (!grads_.param_trainable[i] || m.transient_tensors == 0) continue;
+      const auto& p = g_.params[i];
+      const sym::Expr bytes(NumelOf(p.shape) * ElementSize(p.dtype));
+      std::vector<int> temps;
+      for (int64_t t = 0; t < m.transient_tensors; ++t) {
+        temps.push_back(NewStorage(bytes, MemCategory::kTemp));
+        Alloc(temps.back());
+      }
+      Point(StepPhase::kOptimizer, -1);
+      for (int s : temps) Free(s);
+    }
+    Point(StepPhase::kOptimizer, -1);
+  }
+
+  const ir::Graph& g_;
+  const ShapeFacts& shapes_;
+  const AutogradFacts& grads_;
+  const TrainingOptions& options_;
+  Report* report_;
+  TrainingReport& tr_;
+  std::vector<Storage> storages_;
+  std::vector<int> storage_of_;
+  std::vector<std::vector<int>> list_storages_;
+  std::vector<std::vector<int>> node_new_, node_temps_, saved_storages_;
+  std::vector<int> setup_;
+  std::vector<int> grad_of_;
+  std::vector<std::vector<int>> list_grads_;
+  std::vector<int> transient_;
+  CategoryBytes live_;
+};
+
+}  // namespace
+
+void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
+                  const TrainingOptions& options, Report* report) {
+  Simulator sim(graph, shapes, grads, options, report);
+  sim.Run();
+}
+
+}  // namespace torchcost::analysis

@@ -1,0 +1,21 @@
+// The memory simulation of a training step (or an inference forward) over
+// storages: forward, backward and optimizer step as events, giving the
+// timeline of live bytes per category.
+#ifndef TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_
+#define TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_
+
+#include "passes/autograd.h"
+#include "passes/shape_prop.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost::analysis {
+
+// Simulates the step and fills report->training (timeline, saved bytes, per-module activation bytes).
+// NB: the modelled step is `opt.zero_grad(set_to_none=True); out = model(x);
+// out.sum().backward(); opt.step()` in steady state (optimizer states exist).
+void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
+                  const TrainingOptions& options, Report* report);
+
+}  // namespace torchcost::analysis
+
+#endif  // TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_

@@ -1,0 +1,140 @@
+#include "passes/autograd.h"
+
+#include <regex>
+
+#include "rules/op_rule.h"
+
+namespace torchcost::passes {
+namespace {
+
+bool MatchesAny(const std::vector<std::regex>& res, const ir::TensorEntry& p) {
+  for (const auto& re : res) {
+    if (std::regex_search(p.name, re)) return true;
+    for (const auto& a : p.aliases) {
+      if (std::regex_search(a, re)) return true;
+    }
+  }
+  return false;
+}
+
+// Returns the values a (possibly list-valued) argument stands for: a list made
+// by prim::ListConstruct stands for its elements.
+void Expand(const ir::Graph& g, int v, std::vector<int>* out) {
+  const ir::Value& val = g.values[v];
+  if (val.kind == ir::ValueKind::kList && val.producer >= 0 && g.nodes[val.producer].op == "prim::ListConstruct") {
+    for (int e : g.nodes[val.producer].inputs) out->push_back(e);
+    return;
+  }
+  out->push_back(v);
+}
+
+}  // namespace
+
+Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingOptions& options, AutogradFacts* out) {
+  out->requires_grad.assign(g.values.size(), false);
+  out->nodes.assign(g.nodes.size(), NodeAutograd());
+  out->param_trainable.assign(g.params.size(), false);
+  if (options.mode != StepMode::kTrain) return Status::Ok();
+
+  std::vector<std::regex> freeze;
+  for (const auto& pattern : options.freeze) {
+    try {
+      freeze.emplace_back(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Status::InvalidArgument("--freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
+    }
+  }
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const ir::TensorEntry& p = g.params[i];
+    const bool trainable = p.requires_grad && IsFloatingPoint(p.dtype) && !MatchesAny(freeze, p);
+    out->param_trainable[i] = trainable;
+    if (trainable && p.value >= 0) out->requires_grad[p.value] = true;
+  }
+  if (options.inputs_require_grad) {
+    for (int v : g.inputs) {
+      const auto& rv = shapes.values[v];
+      out->requires_grad[v] = rv.kind == rules::RValue::Kind::kTensor && IsFloatingPoint(rv.t.dtype);
+    }
+  }
+
+  std::vector<int> expanded;
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const ir::Node& node = g.nodes[ni];
+    const NodeFacts& nf = shapes.nodes[ni];
+    NodeAutograd& na = out->nodes[ni];
+    bool any = false;
+    for (int v : node.inputs) any = any || out->requires_grad[v];
+    if (!any) continue;
+    if (nf.rule == nullptr || !nf.ok) {
+      // Lists, tuples and unpacking pass requires_grad through; size queries do not.
+      const bool plumbing = node.op == "prim::ListConstruct" || node.op == "prim::TupleConstruct" ||
+                            node.op == "prim::ListUnpack" || node.op == "prim::TupleUnpack" ||
+                            node.op == "aten::__getitem__" || node.op == "prim::TupleIndex";
+      for (int o : node.outputs) {
+        const auto& rv = shapes.values[o];
+        const bool tensorish = rv.kind == rules::RValue::Kind::kTensor ? IsFloatingPoint(rv.t.dtype)
+                               : rv.kind == rules::RValue::Kind::kTensorList || rv.kind == rules::RValue::Kind::kList;
+        out->requires_grad[o] = plumbing && tensorish;
+      }
+      continue;
+    }
+    const rules::Variant& v = *nf.applied.variant;
+    const rules::Schema& schema = nf.rule->schema;
+    na.has_grad_fn = true;
+    // Input gradients, with their FLOPs.
+    std::vector<bool> arg_needs(schema.args.size(), false);
+    for (size_t a = 0; a < schema.args.size(); ++a) {
+      int val = nf.arg_values[a];
+      if (val < 0 || schema.args[a].type.base != rules::ArgType::Base::kTensor) continue;
+      expanded.clear();
+      Expand(g, val, &expanded);
+      for (int e : expanded) {
+        if (out->requires_grad[e]) {
+          arg_needs[a] = true;
+          na.grad_inputs.push_back(e);
+        }
+      }
+    }
+    for (const auto& [arg, flops] : nf.applied.bwd_flops) {
+      if (arg_needs[arg]) na.bwd_flops += flops;
+    }
+    for (const auto& [arg, t] : nf.applied.bwd_transcendentals) {
+      if (arg_needs[arg]) na.bwd_transcendentals += t;
+    }
+    // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
+    // gradient that reads it will be computed (`needed_for`).
+    na.temporary_saved.assign(v.temporaries.size(), false);
+    for (const auto& s : v.saved) {
+      bool needed = s.needed_for.empty();
+      for (int a : s.needed_for) needed = needed || arg_needs[a];
+      if (!needed) continue;
+      SavedRef ref;
+      if (s.slot < static_cast<int>(schema.args.size())) {
+        ref.value = nf.arg_values[s.slot];
+        if (ref.value < 0 || g.values[ref.value].kind == ir::ValueKind::kList) continue;
+        if (shapes.values[ref.value].kind != rules::RValue::Kind::kTensor) continue;
+      } else {
+        for (size_t o = 0; o < v.output_slots.size() && ref.value < 0; ++o) {
+          if (v.output_slots[o] == s.slot && o < node.outputs.size()) ref.value = node.outputs[o];
+        }
+        for (size_t t = 0; t < v.temporaries.size() && ref.value < 0 && ref.temporary < 0; ++t) {
+          if (v.temporaries[t].slot == s.slot) {
+            ref.temporary = static_cast<int>(t);
+            na.temporary_saved[t] = true;
+          }
+        }
+        if (ref.value < 0 && ref.temporary < 0) continue;
+      }
+      na.saved.push_back(ref);
+    }
+    // Outputs: floating-point results of a node with a grad_fn require gradients.
+    for (int o : node.outputs) {
+      const auto& rv = shapes.values[o];
+      if (rv.kind == rules::RValue::Kind::kTensor) out->requires_grad[o] = IsFloatingPoint(rv.t.dtype);
+      else if (rv.kind == rules::RValue::Kind::kTensorList) out->requires_grad[o] = true;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace torchcost::passes

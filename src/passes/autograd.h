@@ -1,0 +1,43 @@
+// The autograd pass: which values require gradients, which input gradients
+// each node's backward computes (and at what FLOPs), and what each node saves
+// for backward, following the rules' `saved` entries (derivatives.yaml).
+#ifndef TORCHCOST_SRC_PASSES_AUTOGRAD_H_
+#define TORCHCOST_SRC_PASSES_AUTOGRAD_H_
+
+#include <vector>
+
+#include "passes/shape_prop.h"
+#include "torchcost/graph.h"
+#include "torchcost/training.h"
+
+namespace torchcost::passes {
+
+// A tensor a node keeps for its backward.
+struct SavedRef {
+  int value = -1;      // The graph value saved (an argument or output), or -1 for a temporary.
+  int temporary = -1;  // Index into the node's applied temporaries, or -1.
+};
+
+// What backward does at one node.
+struct NodeAutograd {
+  bool has_grad_fn = false;       // Some differentiable input requires a gradient.
+  std::vector<int> grad_inputs;   // Values whose gradients this node's backward produces.
+  std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
+  std::vector<bool> temporary_saved;  // Per applied temporary: kept for backward.
+  sym::Expr bwd_flops, bwd_transcendentals;
+};
+
+// Everything the autograd pass found.
+struct AutogradFacts {
+  std::vector<bool> requires_grad;  // Parallel to Graph::values (a list: any element).
+  std::vector<bool> param_trainable;  // Parallel to Graph::params, after freezing.
+  std::vector<NodeAutograd> nodes;  // Parallel to Graph::nodes.
+};
+
+// Runs the autograd pass. In inference nothing requires a gradient. Errors: a bad freeze regex.
+Status RunAutograd(const ir::Graph& graph, const ShapeFacts& shapes, const TrainingOptions& options,
+                   AutogradFacts* out);
+
+}  // namespace torchcost::passes
+
+#endif  // TORCHCOST_SRC_PASSES_AUTOGRAD_H_

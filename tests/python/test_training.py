@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""Oracle tests: torchcost's training-step memory against PyTorch's own (issue 3, point 5).
+
+Usage (Debian's system python3, which has torch 1.13 and torchvision 0.14):
+
+    /usr/bin/python3 tests/python/test_training.py --torchcost BUILD/torchcost \\
+        --fixtures BUILD/fixtures [--models resnet18,gpt_tiny] [--batches 1,8]
+        [--optimizers sgd,adam]
+
+The reference values come from PyTorch at test time (tools/measure_step.py,
+method in docs/measuring.md), cached in FIXTURES/<name>_b<N>_<opt>_<mode>.step.json
+(keyed by the torch version and the sources of measure_step.py and
+make_fixtures.py), never from torchcost.
+
+For every model, batch (1 and 8 for the CNNs; [2, 64] for the GPT models;
+vgg16 and vit_b_16 at 1 and 8 as well unless --batches says otherwise) and
+optimizer (sgd, sgd_momentum, adam, adamw), torchcost runs as
+
+    torchcost FIXTURES/<stem>.pt --input <shape> --mode train --optimizer OPT --json
+
+on the eval trace at that batch (make_fixtures' <name>.pt / <name>_b<N>.pt:
+torchcost switches batch norm and dropout to training itself in --mode train);
+for the GPT models on the train-mode trace <name>_train.pt (dropout traced
+with train=True). Checks on the JSON key "training" (docs/json-schema.md):
+
+  act     training.memory.saved_bytes          == act_bytes    (exact)
+  param   training.memory.category_max.param   == param_bytes  (exact)
+  buffer  training.memory.category_max.buffer  == buffer_bytes (exact)
+  grad    training.memory.category_max.grad    == grad_bytes   (exact)
+  opt     training.memory.category_max.opt     == opt_bytes    (exact)
+  peak    training.memory.peak                 within 5% of peak_bytes
+
+and once per model and batch, with --mode infer (the eval trace):
+
+  infer peak  training.memory.peak  within 5% of the inference peak_bytes.
+
+Each value is {"expr", "value"}; "value" is compared. Prints one line per
+failed check ("FAIL <model> b<N> <opt> <check>: expected X, got Y") and, as its
+last line, "N passed, M failed". Exits 0 only if nothing failed.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+import make_fixtures as mf  # noqa: E402
+import measure_step as ms  # noqa: E402
+
+CNNS = [
+    "lenet5", "alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v2",
+    "mobilenet_v3_large", "efficientnet_b0", "squeezenet1_0", "googlenet",
+    "regnet_y_400mf", "vit_b_16",
+]
+GPTS = ["gpt_tiny", "gpt_tiny_untied"]
+MODELS = CNNS + GPTS
+BATCHES = (1, 8)
+PEAK_TOLERANCE = 0.05
+TORCHCOST_TIMEOUT_S = 180
+
+# (check name, path under training.memory, key of the measurement, exact?)
+TRAIN_CHECKS = [
+    ("act", ("saved_bytes",), "act_bytes", True),
+    ("param", ("category_max", "param"), "param_bytes", True),
+    ("buffer", ("category_max", "buffer"), "buffer_bytes", True),
+    ("grad", ("category_max", "grad"), "grad_bytes", True),
+    ("opt", ("category_max", "opt"), "opt_bytes", True),
+    ("peak", ("peak",), "peak_bytes", False),
+]
+
+
+class Results:
+    """Counts checks; prints one line per failed check."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, label, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL %s%s" % (label, ": " + detail if detail else ""), flush=True)
+        return ok
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return "%s: %s" % (type(e).__name__, text.splitlines()[0] if text else "")
+
+
+def batches_of(name, args):
+    """The batches a model is tested at: the GPT models only at their example batch (2)."""
+    if name in GPTS:
+        return [mf.default_batch(name)]
+    return args.batches
+
+
+def fixture_for(name, batch, fixtures, mode):
+    """Returns (pt path, input shape strings) of the trace torchcost analyses."""
+    train_trace = name in GPTS and mode == "train"
+    pt = mf.make_fixture(name, fixtures, batch, train=train_trace)
+    shapes = [[batch] + list(s[1:]) for s in mf.build_shapes(name)]
+    dtypes = mf.input_dtypes(name)
+    inputs = []
+    for shape, dtype in zip(shapes, dtypes):
+        text = ",".join(str(d) for d in shape)
+        inputs.append(text if dtype == "float32" else "%s:%s" % (text, dtype))
+    return pt, inputs
+
+
+def run_torchcost(binary, pt, inputs, mode, optimizer):
+    """Runs torchcost --json in a training mode; returns (report, None) or (None, error)."""
+    cmd = [binary, pt]
+    for shape in inputs:
+        cmd += ["--input", shape]
+    cmd += ["--mode", mode]
+    if optimizer:
+        cmd += ["--optimizer", optimizer]
+    cmd.append("--json")
+    text = " ".join([os.path.basename(pt)] + cmd[2:])
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=TORCHCOST_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, "`torchcost %s` timed out after %ds" % (text, TORCHCOST_TIMEOUT_S)
+    except OSError as e:
+        return None, "`torchcost %s` could not run: %s" % (text, e)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        return None, "`torchcost %s` exited %d: %s" % (
+            text, proc.returncode, lines[0] if lines else "(no stderr)")
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError as e:
+        return None, "`torchcost %s` printed no JSON: %s" % (text, e)
+    if not isinstance(report, dict):
+        return None, "`torchcost %s`: the JSON is not an object" % text
+    training = report.get("training")
+    if not isinstance(training, dict):
+        return None, ("`torchcost %s`: the report has no \"training\" object "
+                      "(training memory not implemented yet?)" % text)
+    return training, None
+
+
+def _get(training, path):
+    """Returns training.memory.<path>'s value ("value" of a {"expr", "value"}), or raises KeyError."""
+    node = training["memory"]
+    for key in path:
+        node = node[key]
+    if isinstance(node, dict):
+        node = node["value"]
+    return node
+
+
+def _fmt(n):
+    return "%d (%.2f MiB)" % (n, n / 2.0 ** 20) if isinstance(n, int) else json.dumps(n)
+
+
+def compare(results, label, training, err, checks, ref):
+    """Runs the checks of one torchcost run; a failed run fails every check with its error."""
+    for check, path, key, exact in checks:
+        what = "%s %s" % (label, check)
+        if training is None:
+            results.check(False, what, err)
+            continue
+        want = ref[key]
+        try:
+            got = _get(training, path)
+        except (KeyError, TypeError):
+            results.check(False, what, "expected %s, got no training.memory.%s"
+                          % (_fmt(want), ".".join(path)))
+            continue
+        if not isinstance(got, int) or isinstance(got, bool):
+            results.check(False, what, "expected %s, got %s (not an integer)"
+                          % (_fmt(want), json.dumps(got)))
+            continue
+        if exact:
+            results.check(got == want, what, "expected %s, got %s (diff %+d)"
+                          % (_fmt(want), _fmt(got), got - want))
+        else:
+            rel = (got - want) / float(want) if want else float("inf")
+            results.check(abs(rel) <= PEAK_TOLERANCE, what,
+                          "expected %s within %d%%, got %s (%+.2f%%; PyTorch's peak in phase "
+                          "%s, op %s)" % (_fmt(want), int(PEAK_TOLERANCE * 100), _fmt(got),
+                                          100 * rel, ref.get("peak_phase"), ref.get("peak_op")))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--torchcost", required=True, help="path to the torchcost binary")
+    parser.add_argument("--fixtures", required=True, help="fixture directory (created if missing)")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated subset")
+    parser.add_argument("--batches", default=",".join(str(b) for b in BATCHES),
+                        help="batches of the CNNs (the GPT models run at [2, 64])")
+    parser.add_argument("--optimizers", default=",".join(ms.OPTIMIZERS))
+    parser.add_argument("--jobs", type=int, default=2, help="torchcost runs at a time")
+    args = parser.parse_args(argv)
+    args.batches = [int(b) for b in args.batches.split(",") if b]
+    args.fixtures = os.path.abspath(args.fixtures)
+    names = [n for n in args.models.split(",") if n]
+    optimizers = [o for o in args.optimizers.split(",") if o]
+    os.makedirs(args.fixtures, exist_ok=True)
+    results = Results()
+    unknown = [n for n in names if n not in MODELS] + [o for o in optimizers
+                                                      if o not in ms.OPTIMIZERS]
+    if not results.check(not unknown, "- arguments", "unknown models/optimizers: %s"
+                         % ", ".join(unknown)) or \
+            not results.check(os.access(args.torchcost, os.X_OK), "- torchcost binary",
+                              "%s is not an executable file" % args.torchcost):
+        print("%d passed, %d failed" % (results.passed, results.failed))
+        return 1
+
+    # PyTorch first, one model at a time (one heavy process: measure_step sets
+    # one intra-op thread), then torchcost, --jobs runs at a time.
+    start = time.time()
+    jobs = []  # (label, pt, inputs, mode, optimizer, checks, ref)
+    for name in names:
+        for b in batches_of(name, args):
+            t0 = time.time()
+            try:
+                refs = ms.measure_all(name, b, args.fixtures)
+                pts = {mode: fixture_for(name, b, args.fixtures, mode) for mode in ms.MODES}
+            except Exception as e:  # noqa: BLE001  (reported, then we go on)
+                results.check(False, "%s b%d reference" % (name, b),
+                              "PyTorch measurement failed: " + _first_line(e))
+                continue
+            r = refs[("adam", "train")]
+            print("# %s b%d: param %d grad %d buffer %d opt(adam) %d act %d peak(adam) %d "
+                  "(%s) infer peak %d [%.1fs]"
+                  % (name, b, r["param_bytes"], r["grad_bytes"], r["buffer_bytes"],
+                     r["opt_bytes"], r["act_bytes"], r["peak_bytes"], r["peak_phase"],
+                     refs[("adam", "infer")]["peak_bytes"], time.time() - t0), flush=True)
+            for opt in optimizers:
+                jobs.append(("%s b%d %s" % (name, b, opt), pts["train"][0], pts["train"][1],
+                             "train", opt, TRAIN_CHECKS, refs[(opt, "train")]))
+            jobs.append(("%s b%d infer" % (name, b), pts["infer"][0], pts["infer"][1],
+                         "infer", None, [("peak", ("peak",), "peak_bytes", False)],
+                         refs[(optimizers[0] if optimizers else "adam", "infer")]))
+    print("# references: %.1fs" % (time.time() - start), flush=True)
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = [pool.submit(run_torchcost, args.torchcost, pt, inputs, mode, opt)
+                   for _label, pt, inputs, mode, opt, _c, _r in jobs]
+        for (label, _pt, _in, _mode, _opt, checks, ref), fut in zip(jobs, futures):
+            training, err = fut.result()
+            compare(results, label, training, err, checks, ref)
+    print("# torchcost runs and checks: %.1fs" % (time.time() - start), flush=True)
+    print("%d passed, %d failed" % (results.passed, results.failed))
+    return 0 if results.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
