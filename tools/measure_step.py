@@ -275,7 +275,10 @@ def measure_saved(model, inputs, param_ptrs, buffer_ptrs):
 
     def pack(t):
         h = Holder()
-        h.t = t
+        # detach(): same storage, no grad_fn. Holding t itself would make a
+        # reference cycle for saved outputs (holder -> t -> t.grad_fn -> holder)
+        # that outlives the graph (LeNet5's ignored probs).
+        h.t = t.detach()
         h.i = len(packed)
         ptr, nbytes = _storage_key(t)
         packed.append((ptr, nbytes, str(t.dtype).replace("torch.", ""), list(t.shape)))

@@ -60,6 +60,15 @@ struct TimelinePoint {
   sym::Expr total;      // Their sum.
 };
 
+// One tensor a node keeps for its backward.
+struct SavedTensorInfo {
+  int node = -1;          // The node that saves it.
+  std::string what;       // "self", "out", a temporary's name ("mask"), as the rule names it.
+  sym::Expr bytes;        // Bytes of the storage it lives in.
+  int storage = -1;       // Storage id: tensors sharing one are views of each other.
+  bool counted = false;   // True for the first save of a storage that counts as ACT (not a param or buffer).
+};
+
 // What the analysis of the step found.
 struct TrainingReport {
   StepMode mode = StepMode::kTrain;
@@ -69,6 +78,7 @@ struct TrainingReport {
   std::vector<sym::Expr> node_bwd_flops;  // Parallel to Graph::nodes.
   std::vector<sym::Expr> module_bwd_flops;  // Parallel to Graph::scopes (subtree totals).
   std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
+  std::vector<SavedTensorInfo> saved;     // Every saved tensor, in forward order.
   int64_t grad_params = 0;                // Parameters that get a gradient (elements).
   // The timeline; the peak is evaluated from it under bindings (see EvaluatePeak).
   std::vector<TimelinePoint> timeline;

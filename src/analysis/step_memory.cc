@@ -167,11 +167,13 @@ class Simulator {
   // Categories: a forward tensor some backward keeps is ACT; the rest is TEMP.
   void MarkSaved() {
     saved_storages_.assign(g_.nodes.size(), {});
+    tr_.saved.clear();
     std::set<int> unique;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const auto& na = grads_.nodes[ni];
       if (!na.has_grad_fn) continue;
       auto& mine = saved_storages_[ni];
+      const rules::Variant* v = shapes_.nodes[ni].applied.variant;
       for (const auto& ref : na.saved) {
         int s = ref.value >= 0 ? storage_of_[ref.value] : node_temps_[ni][ref.temporary];
         if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
@@ -179,7 +181,14 @@ class Simulator {
         Storage& st = storages_[s];
         ++st.saved_by;
         if (st.category == MemCategory::kTemp) st.category = MemCategory::kAct;
-        if (st.category != MemCategory::kParam && st.category != MemCategory::kBuffer) unique.insert(s);
+        SavedTensorInfo info;
+        info.node = static_cast<int>(ni);
+        info.what = v && ref.slot >= 0 ? v->slot_names[ref.slot] : "?";
+        info.bytes = st.bytes;
+        info.storage = s;
+        info.counted = st.category != MemCategory::kParam && st.category != MemCategory::kBuffer &&
+                       unique.insert(s).second;
+        tr_.saved.push_back(std::move(info));
       }
     }
     tr_.saved_bytes = sym::Expr(0);

@@ -109,6 +109,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       for (int a : s.needed_for) needed = needed || arg_needs[a];
       if (!needed) continue;
       SavedRef ref;
+      ref.slot = s.slot;
       if (s.slot < static_cast<int>(schema.args.size())) {
         ref.value = nf.arg_values[s.slot];
         if (ref.value < 0 || g.values[ref.value].kind == ir::ValueKind::kList) continue;

@@ -16,6 +16,7 @@ namespace torchcost::passes {
 struct SavedRef {
   int value = -1;      // The graph value saved (an argument or output), or -1 for a temporary.
   int temporary = -1;  // Index into the node's applied temporaries, or -1.
+  int slot = -1;       // The rule's slot it was named by (for messages).
 };
 
 // What backward does at one node.

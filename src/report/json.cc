@@ -161,6 +161,18 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   mem["category_max"] = Categories(peak.category_max, b);
   mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
   j["memory"] = std::move(mem);
+  Json saved = Json::array();
+  for (const SavedTensorInfo& s : tr.saved) {
+    const ir::Node& n = graph.nodes[s.node];
+    saved.push_back({{"node", n.debug_name},
+                     {"op", n.op},
+                     {"module", graph.scopes[n.scope].path},
+                     {"tensor", s.what},
+                     {"bytes", Value(s.bytes, b)},
+                     {"storage", s.storage},
+                     {"counted", s.counted}});
+  }
+  j["saved"] = std::move(saved);
   Json cats = Json::array();
   for (int i = 0; i < kNumMemCategories; ++i) cats.push_back(std::string(MemCategoryName(static_cast<MemCategory>(i))));
   Json points = Json::array();
