@@ -37,6 +37,10 @@ struct AnalysisOptions {
   // the mode (true in a training step, false in inference), whatever the trace
   // recorded, so one eval-mode trace serves both questions.
   TrainingOptions training;
+  // The device whose kernels' behaviour is modelled where CPU and CUDA differ
+  // (rules test device()): "cuda" (default) or "cpu". NB: on CPU, PyTorch 1.13's
+  // dropout keeps a float mask of the input's dtype; on CUDA a bool mask.
+  std::string device = "cuda";
 };
 
 // A message about the model, naming file, node, op and module.

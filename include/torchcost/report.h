@@ -1,9 +1,10 @@
-// Renderers of a forward analysis Report: a text report for people and a
-// versioned JSON document for programs (docs/json-schema.md).
+// Renderers of an analysis Report: a text report for people, a versioned JSON
+// document for programs (docs/json-schema.md) and an SVG memory timeline.
 #ifndef TORCHCOST_REPORT_H_
 #define TORCHCOST_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "torchcost/analysis.h"
 #include "torchcost/graph.h"
@@ -38,6 +39,17 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
 // text and their value under `bindings` (null if unbound).
 std::string RenderJson(const ir::Graph& graph, const Report& report,
                        const sym::Bindings& bindings);
+
+// Returns the symbols of the memory timeline that `bindings` leaves unbound,
+// sorted; RenderTimelineSvg needs none.
+std::vector<std::string> UnboundTimelineSymbols(const Report& report,
+                                                const sym::Bindings& bindings);
+
+// Returns an SVG picture (900x420) of the step's live bytes per event, stacked
+// by memory category, with the phases and the peak marked; if a timeline value
+// does not evaluate under `bindings`, the picture says so instead.
+std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
+                              const sym::Bindings& bindings);
 
 }  // namespace torchcost
 

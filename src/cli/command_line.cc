@@ -57,6 +57,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Regular expression on parameter names; matches need no gradient (repeatable)")
       ->type_name("REGEX")
       ->allow_extra_args(false);
+  app.add_option("--device", out.device,
+                 "Whose kernels to model where CPU and CUDA differ (dropout masks, ...): cuda or cpu")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->type_name("DEVICE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

@@ -27,6 +27,7 @@ struct CommandLine {
   std::vector<std::string> freeze;  // --freeze REGEX (parameter names)
   bool inputs_require_grad = false; // --inputs-require-grad
   std::string timeline_svg;         // --timeline FILE.svg
+  std::string device = "cuda";      // --device cuda|cpu
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

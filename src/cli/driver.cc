@@ -63,6 +63,29 @@ Outcome AnalyzeModel(const ir::Graph& graph, const RuleSet& rules,
   return Outcome::Strict("strict mode: " + result.status().message());
 }
 
+// Writes the memory timeline of `report` to `path` as SVG; every symbol of the
+// timeline must be bound.
+Outcome WriteTimeline(const std::string& path, const ir::Graph& graph,
+                      const Report& report, const sym::Bindings& bindings) {
+  const std::vector<std::string> unbound =
+      UnboundTimelineSymbols(report, bindings);
+  if (!unbound.empty()) {
+    std::string sets;
+    for (const std::string& s : unbound) sets += " --set " + s + "=...";
+    return Outcome::Usage("--timeline needs every symbol bound:" + sets);
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file) file << RenderTimelineSvg(graph, report, bindings);
+  if (file) file.close();
+  if (!file) {
+    std::error_code ec;
+    const bool is_dir = fs::is_directory(path, ec);
+    return Outcome::Usage("--timeline: cannot write '" + path + "'" +
+                          (is_dir ? ": is a directory" : ""));
+  }
+  return Outcome::Ok();
+}
+
 }  // namespace
 
 Outcome Run(const CommandLine& cl, std::string& out) {
@@ -86,6 +109,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.training.optimizer = *opt;
     options.training.freeze = cl.freeze;
     options.training.inputs_require_grad = cl.inputs_require_grad;
+    options.device = cl.device;
   }
   if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
       !o.ok())
@@ -120,6 +144,11 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     return Outcome::Strict("strict mode: ops without rules: " + ops);
   }
 
+  if (!cl.timeline_svg.empty()) {
+    if (Outcome o = WriteTimeline(cl.timeline_svg, *graph, report, bindings);
+        !o.ok())
+      return o;
+  }
   if (cl.json) {
     out = RenderJson(*graph, report, bindings);
   } else {

@@ -70,6 +70,7 @@ class Propagator {
 
   Status Init(const AnalysisOptions& options) {
     train_ = options.training.mode == StepMode::kTrain;
+    device_ = options.device;
     facts_->values.assign(g_.values.size(), RValue());
     facts_->nodes.assign(g_.nodes.size(), NodeFacts());
     for (size_t i = 0; i < g_.values.size(); ++i) {
@@ -154,7 +155,7 @@ class Propagator {
         continue;
       }
       Status s = BindArgs(node, rule->schema, facts_->values, train_, &args, &nf.arg_values);
-      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied);
+      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_);
       if (!s.ok()) {
         Error(ni, s.message());
         FallBack(ni, "");
@@ -224,6 +225,7 @@ class Propagator {
   ShapeFacts* facts_;
   Report* report_;
   bool train_ = false;
+  std::string device_ = "cuda";
 };
 
 }  // namespace

@@ -88,6 +88,18 @@ std::string Human(__int128 v, Unit unit) {
          scale.word;
 }
 
+std::string HumanAndExact(__int128 v, Unit unit) {
+  std::string human = Human(v, unit);
+  std::string exact = IntText(v);
+  return human.rfind(exact, 0) == 0 ? human : human + " (" + exact + ")";
+}
+
+std::string HumanAndExact(const sym::Expr& e, const sym::Bindings& bindings,
+                          Unit unit) {
+  if (auto v = TryEvaluate(e, bindings)) return HumanAndExact(*v, unit);
+  return Bind(e, bindings).ToString();
+}
+
 std::string Percent(long double fraction) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2Lf%%", fraction * 100.0L);

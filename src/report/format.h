@@ -27,6 +27,15 @@ enum class Unit {
 // "1000.00 K").
 std::string Human(__int128 v, Unit unit);
 
+// Returns "61.71 K (61706)": Human(v), then the exact integer in parentheses
+// unless the human form already starts with it ("999").
+std::string HumanAndExact(__int128 v, Unit unit);
+
+// Returns HumanAndExact of the value of `e` if it evaluates under `bindings`,
+// else the exact text of `e` with the bound symbols substituted.
+std::string HumanAndExact(const sym::Expr& e, const sym::Bindings& bindings,
+                          Unit unit);
+
 // Returns `fraction` (0.1234) as a percentage with two decimals ("12.34%").
 std::string Percent(long double fraction);
 

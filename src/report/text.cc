@@ -12,26 +12,26 @@
 namespace torchcost {
 namespace {
 
-using report::Human;
+using report::HumanAndExact;
 using report::Unit;
-
-// Returns "61.71 K (61706)": the human form, then the exact integer when they
-// differ.
-std::string HumanAndExact(__int128 v, Unit unit) {
-  std::string human = Human(v, unit);
-  std::string exact = report::IntText(v);
-  return human.rfind(exact, 0) == 0 ? human : human + " (" + exact + ")";
-}
-
-// Returns the human and exact form of `e` if it evaluates, else its exact text.
-std::string HumanAndExact(const sym::Expr& e, const sym::Bindings& b,
-                          Unit unit) {
-  if (auto v = report::TryEvaluate(e, b)) return HumanAndExact(*v, unit);
-  return report::Bind(e, b).ToString();
-}
 
 std::string Field(const std::string& label, const std::string& value) {
   return report::Pad(label, 20, report::Table::Align::kLeft) + value + "\n";
+}
+
+// Returns the step modelled: "train with adam; 11.54 M trainable params
+// (11541544), 147.97 K frozen (147968)", or the inference line.
+std::string StepText(const Report& report) {
+  const TrainingReport& tr = report.training;
+  if (tr.mode == StepMode::kInfer) {
+    return "infer (forward under no_grad: no gradients, no optimizer)";
+  }
+  // NB: grad_params counts what gets a gradient, so --freeze and parameters
+  // traced without requires_grad both count as frozen.
+  const int64_t frozen = report.params - tr.grad_params;
+  return "train with " + std::string(OptimizerName(tr.optimizer)) + "; " +
+         HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params, " +
+         HumanAndExact(frozen, Unit::kCount) + " frozen";
 }
 
 std::string RenderHeader(const ir::Graph& graph, const Report& report,
@@ -74,6 +74,7 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
   for (const std::string& e : extra)
     symbols += (symbols.empty() ? "" : ", ") + e;
   out += Field("Symbols:", symbols.empty() ? "none" : symbols);
+  out += Field("Step:", StepText(report));
   return out;
 }
 
@@ -130,6 +131,8 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   if (!top.empty()) out += "\n" + top;
   out += "\n" + report::RenderOpTable(report, b);
   out += "\n" + RenderTotals(report, b);
+  out += "\n" + report::RenderStepFlops(report, b);
+  out += "\n" + report::RenderMemory(graph, report, b);
   out += "\n" + RenderIssues(report);
   return out;
 }

@@ -28,6 +28,22 @@ std::string RenderTopModules(const ir::Graph& graph, const Report& report,
 // transcendentals) by FLOPs descending.
 std::string RenderOpTable(const Report& report, const sym::Bindings& bindings);
 
+// Returns the "FLOPs per step" block: forward, backward, optimizer and step
+// FLOPs (forward and step only in inference).
+std::string RenderStepFlops(const Report& report,
+                            const sym::Bindings& bindings);
+
+// Returns the "Memory" block: MemTracker's categories at the peak and at their
+// own maxima, the peak and when it occurs, and the bytes autograd saves.
+std::string RenderMemory(const ir::Graph& graph, const Report& report,
+                         const sym::Bindings& bindings);
+
+// Returns where timeline point `point` happens: "backward at node %x
+// (aten::relu_, module layer1.0.relu)", or just the phase for a point without
+// a node.
+std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
+                       int point);
+
 }  // namespace torchcost::report
 
 #endif  // TORCHCOST_SRC_REPORT_TEXT_SECTIONS_H_

@@ -8,9 +8,9 @@ namespace {
 // Per-application state: slot values and where they live.
 class Application : public ImplContext {
  public:
-  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out)
+  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out, std::string_view device)
       : rule_(rule), v_(v), ctx_(ctx), out_(out), slots_(v.slot_names.size(), nullptr),
-        storage_(v.slot_names.size()) {}
+        storage_(v.slot_names.size()), device_(device) {}
 
   // ImplContext.
   const RValue& Arg(std::string_view name) const override {
@@ -98,7 +98,7 @@ class Application : public ImplContext {
   }
 
  private:
-  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions); }
+  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_); }
 
   void Set(int slot, RValue v) {
     storage_[slot] = std::move(v);
@@ -292,6 +292,7 @@ class Application : public ImplContext {
   std::vector<RValue> storage_;
   DType default_dtype_ = DType::kUnknown;
   RValue unknown_;
+  std::string_view device_;
 };
 
 std::string Where(const OpRule& rule) {
@@ -300,10 +301,11 @@ std::string Where(const OpRule& rule) {
 
 }  // namespace
 
-Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out) {
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
+                 std::string_view device) {
   try {
     for (const Variant& v : rule.variants) {
-      Application app(rule, v, ctx, out);
+      Application app(rule, v, ctx, out, device);
       app.BindArgs(args);
       if (!app.WhenHolds()) continue;
       out->variant = &v;

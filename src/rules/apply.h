@@ -4,6 +4,7 @@
 #define TORCHCOST_SRC_RULES_APPLY_H_
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,8 +27,10 @@ struct Applied {
 };
 
 // Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,
-// so the schema default applies). Errors are one line and name the rule.
-Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out);
+// so the schema default applies) for `device` ("cpu" or "cuda", what device()
+// returns in rules). Errors are one line and name the rule.
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
+                 std::string_view device = "cuda");
 
 }  // namespace torchcost::rules
 

@@ -16,7 +16,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"prod", Fn::kProd},         {"sum", Fn::kSum},         {"len", Fn::kLen},
       {"ones", Fn::kOnes},         {"broadcast", Fn::kBroadcast}, {"shape", Fn::kShape},
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
-      {"if", Fn::kIf},             {"normdim", Fn::kNormDim},
+      {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
   };
   return *kTable;
 }
@@ -265,6 +265,7 @@ class Parser {
       case Fn::kFloorDiv: case Fn::kCeilDiv: case Fn::kMod: case Fn::kMin: case Fn::kMax:
       case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: want = 2; break;
       case Fn::kIf: want = 3; break;
+      case Fn::kDevice: want = 0; break;
       default: want = 1; break;
     }
     if (n.kids.size() != want) {
@@ -738,6 +739,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
         throw RuleError("if(): condition '" + std::string("...") + "' cannot be decided; use cases and require", n.col);
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
+    case Fn::kDevice: return RValue::Str(std::string(device_));
     case Fn::kNormDim: {
       auto d = AsInt(Eval(n.kids[0]), n.col, "normdim()").AsConstant();
       auto r = AsInt(Eval(n.kids[1]), n.col, "normdim()").AsConstant();

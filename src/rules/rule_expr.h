@@ -19,7 +19,7 @@ namespace torchcost::rules {
 // Built-in functions of the expression language.
 enum class Fn : uint8_t {
   kFloorDiv, kCeilDiv, kMod, kMin, kMax, kExactDiv, kProd, kSum, kLen, kOnes, kBroadcast,
-  kShape, kRank, kNumel, kHas, kIf, kNormDim,
+  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice,
 };
 
 // One node of a parsed expression; nodes live in an ExprPool and refer to each other by index.
@@ -62,9 +62,10 @@ int ParseRuleExpr(std::string_view text, const NameResolver& resolve, ExprPool* 
 class Evaluator {
  public:
   // `assumptions`, if given, receives the equalities that could not be proven (broadcast, exact_div).
+  // `device` is what device() returns in rules ("cpu" or "cuda").
   Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots, sym::Context& ctx,
-            std::vector<std::string>* assumptions = nullptr)
-      : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions) {}
+            std::vector<std::string>* assumptions = nullptr, std::string_view device = "cuda")
+      : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions), device_(device) {}
   // Returns the value of the expression rooted at `node`. Throws RuleError.
   RValue Eval(int node) const;
   // Returns the value of a condition: kTrue, kFalse or kUnknown. Throws RuleError.
@@ -81,6 +82,7 @@ class Evaluator {
   const std::vector<const RValue*>& slots_;
   sym::Context& ctx_;
   std::vector<std::string>* assumptions_;
+  std::string_view device_;
 };
 
 // Returns a short description of a value for messages ("[B, 3, 224, 224]", "2", "None").

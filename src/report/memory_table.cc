@@ -1,0 +1,118 @@
+// The "Memory" block: a snapshot table in the style of PyTorch's MemTracker
+// (param, buffer, grad, act, temp, opt, oth), at the peak and at each
+// category's own maximum, then the peak and the moment it occurs.
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/format.h"
+#include "report/table.h"
+#include "report/text_sections.h"
+#include "torchcost/training.h"
+
+namespace torchcost::report {
+namespace {
+
+// Returns {human, exact bytes} if `e` evaluates, else {exact text, ""}.
+std::pair<std::string, std::string> Cells(const sym::Expr& e,
+                                          const sym::Bindings& b) {
+  if (auto v = TryEvaluate(e, b)) return {Human(*v, Unit::kBytes), IntText(*v)};
+  return {Bind(e, b).ToString(), ""};
+}
+
+// Returns the unbound symbols of `e`, sorted.
+std::vector<std::string> UnboundSymbols(const sym::Expr& e,
+                                        const sym::Bindings& b) {
+  std::set<std::string> names;
+  try {
+    for (const std::string& s : sym::FreeSymbols(e)) {
+      if (!b.count(s)) names.insert(s);
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return {names.begin(), names.end()};
+}
+
+// Returns "B", "B and S" or "B, S and T".
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
+                       int point) {
+  if (point < 0 || static_cast<size_t>(point) >= training.timeline.size())
+    return "?";
+  const TimelinePoint& p = training.timeline[point];
+  std::string out(StepPhaseName(p.phase));
+  if (p.node < 0 || static_cast<size_t>(p.node) >= graph.nodes.size())
+    return out;
+  const ir::Node& n = graph.nodes[p.node];
+  out += " at node " + n.debug_name + " (" + n.op;
+  if (n.scope >= 0 && static_cast<size_t>(n.scope) < graph.scopes.size()) {
+    const ir::Scope& s = graph.scopes[n.scope];
+    out += ", module " + (s.path.empty() ? s.type + " (root)" : s.path);
+  }
+  return out + ")";
+}
+
+std::string RenderMemory(const ir::Graph& graph, const Report& report,
+                         const sym::Bindings& bindings) {
+  const TrainingReport& tr = report.training;
+  std::string out = "Memory (live bytes over the step, in MemTracker's categories)\n";
+  if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
+  const PeakInfo peak = EvaluatePeak(tr, bindings);
+
+  Table table({{"Category", Table::Align::kLeft},
+               {"At peak"},
+               {"Bytes"},
+               {"Max"},
+               {"Bytes"}});
+  for (int c = 0; c < kNumMemCategories; ++c) {
+    std::pair<std::string, std::string> at = {"-", ""};
+    if (peak.decided) at = Cells(peak.at_peak[c], bindings);
+    auto max = Cells(peak.category_max[c], bindings);
+    table.AddRow({std::string(MemCategoryName(static_cast<MemCategory>(c))),
+                  at.first, at.second, max.first, max.second});
+  }
+  // NB: the total's own maximum is the peak itself.
+  if (peak.decided) {
+    auto total = Cells(peak.peak, bindings);
+    table.AddRow({"total", total.first, total.second, total.first, total.second});
+  } else {
+    table.AddRow({"total", "-", "", "see Peak", ""});
+  }
+  out += table.Render();
+
+  if (peak.decided) {
+    out += "Peak: " + HumanAndExact(peak.peak, bindings, Unit::kBytes) +
+           ", during " + MomentText(graph, tr, peak.point) + "\n";
+  } else {
+    const std::vector<std::string> symbols =
+        UnboundSymbols(peak.peak, bindings);
+    out += "Peak: " + Bind(peak.peak, bindings).ToString() + "\n";
+    out += "  When the peak occurs depends on " +
+           (symbols.empty() ? "unbound symbols" : JoinNames(symbols)) +
+           ": use --set (--set " + (symbols.empty() ? "B" : symbols[0]) +
+           "=8, say) to decide it.\n";
+  }
+  if (tr.mode == StepMode::kInfer) {
+    out += "Saved by autograd: none (the forward runs under no_grad)\n";
+  } else {
+    out += "Saved by autograd (ACT at end of forward): " +
+           HumanAndExact(tr.saved_bytes, bindings, Unit::kBytes) + "\n";
+  }
+  out += "NB: \"Max\" is each category's own maximum over the step; the maxima "
+         "need not coincide.\n";
+  return out;
+}
+
+}  // namespace torchcost::report
