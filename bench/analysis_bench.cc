@@ -62,26 +62,47 @@ void BM_Import(benchmark::State& state, const char* name) {
 BENCHMARK_CAPTURE(BM_Import, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Import, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
 
-// Forward analysis (shape propagation, FLOPs, per-module aggregation) with a symbolic batch.
-void BM_Analyze(benchmark::State& state, const char* name) {
+// Forward analysis only (shape propagation, FLOPs, per-module aggregation,
+// and the inference memory simulation) with a symbolic batch.
+void BM_AnalyzeInfer(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options;
+    options.training.mode = StepMode::kInfer;
     options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
     auto report = Analyze(g, Rules(), ctx, options);
     if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
     benchmark::DoNotOptimize(report);
   }
 }
-BENCHMARK_CAPTURE(BM_Analyze, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Analyze, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeInfer, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeInfer, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+
+// The whole training analysis: the forward analysis, the autograd pass,
+// backward FLOPs, the memory simulation of the step (Adam), and its peak.
+void BM_AnalyzeTrain(benchmark::State& state, const char* name) {
+  const ir::Graph& g = Model(name);
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options;
+    options.training.optimizer = OptimizerKind::kAdam;
+    options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
+    auto report = Analyze(g, Rules(), ctx, options);
+    if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK_CAPTURE(BM_AnalyzeTrain, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeTrain, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
 
 // Re-evaluating the totals (MACs, FLOPs, transcendentals) for a new batch size.
 void BM_ReevaluateTotals(benchmark::State& state) {
   const ir::Graph& g = Model("resnet50");
   sym::Context ctx;
   AnalysisOptions options;
+  options.training.mode = StepMode::kInfer;
   options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
   auto report = Analyze(g, Rules(), ctx, options);
   auto program = sym::Program::Compile({report->macs, report->flops, report->transcendentals}, {"B"});

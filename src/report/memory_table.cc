@@ -53,8 +53,11 @@ std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
     return "?";
   const TimelinePoint& p = training.timeline[point];
   std::string out(StepPhaseName(p.phase));
-  if (p.node < 0 || static_cast<size_t>(p.node) >= graph.nodes.size())
+  if (p.node < 0 || static_cast<size_t>(p.node) >= graph.nodes.size()) {
+    if (p.phase == StepPhase::kOptimizer) return "the optimizer step";
+    if (p.phase == StepPhase::kSetup) return "setup (before the forward)";
     return out;
+  }
   const ir::Node& n = graph.nodes[p.node];
   out += " at node " + n.debug_name + " (" + n.op;
   if (n.scope >= 0 && static_cast<size_t>(n.scope) < graph.scopes.size()) {
@@ -71,24 +74,28 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
   const PeakInfo peak = EvaluatePeak(tr, bindings);
 
-  Table table({{"Category", Table::Align::kLeft},
-               {"At peak"},
-               {"Bytes"},
-               {"Max"},
-               {"Bytes"}});
+  // NB: an undecided peak has no breakdown, so its table shows the maxima only.
+  std::vector<Table::Column> columns = {{"Category", Table::Align::kLeft}};
+  if (peak.decided) columns.insert(columns.end(), {{"At peak"}, {"Bytes"}});
+  columns.insert(columns.end(), {{"Max"}, {"Bytes"}});
+  Table table(std::move(columns));
   for (int c = 0; c < kNumMemCategories; ++c) {
-    std::pair<std::string, std::string> at = {"-", ""};
-    if (peak.decided) at = Cells(peak.at_peak[c], bindings);
+    std::vector<std::string> row = {
+        std::string(MemCategoryName(static_cast<MemCategory>(c)))};
+    if (peak.decided) {
+      auto at = Cells(peak.at_peak[c], bindings);
+      row.insert(row.end(), {at.first, at.second});
+    }
     auto max = Cells(peak.category_max[c], bindings);
-    table.AddRow({std::string(MemCategoryName(static_cast<MemCategory>(c))),
-                  at.first, at.second, max.first, max.second});
+    row.insert(row.end(), {max.first, max.second});
+    table.AddRow(std::move(row));
   }
   // NB: the total's own maximum is the peak itself.
   if (peak.decided) {
     auto total = Cells(peak.peak, bindings);
     table.AddRow({"total", total.first, total.second, total.first, total.second});
   } else {
-    table.AddRow({"total", "-", "", "see Peak", ""});
+    table.AddRow({"total", "see Peak", ""});
   }
   out += table.Render();
 
@@ -101,8 +108,8 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
     out += "Peak: " + Bind(peak.peak, bindings).ToString() + "\n";
     out += "  When the peak occurs depends on " +
            (symbols.empty() ? "unbound symbols" : JoinNames(symbols)) +
-           ": use --set (--set " + (symbols.empty() ? "B" : symbols[0]) +
-           "=8, say) to decide it.\n";
+           ": use --set " + (symbols.empty() ? "B" : symbols[0]) +
+           "=N to decide it.\n";
   }
   if (tr.mode == StepMode::kInfer) {
     out += "Saved by autograd: none (the forward runs under no_grad)\n";

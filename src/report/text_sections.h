@@ -38,9 +38,9 @@ std::string RenderStepFlops(const Report& report,
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
                          const sym::Bindings& bindings);
 
-// Returns where timeline point `point` happens: "backward at node %x
-// (aten::relu_, module layer1.0.relu)", or just the phase for a point without
-// a node.
+// Returns when timeline point `point` happens: "backward at node %x
+// (aten::relu_, module layer1.0.relu)", or "the optimizer step" for a point
+// without a node.
 std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
                        int point);
 
