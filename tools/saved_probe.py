@@ -19,8 +19,8 @@ Printed (or, with --json, one JSON object):
 - saved_bytes: the total;
 - by_grad_fn: "<grad_fn type>._saved_<name>" -> {count, bytes}: every tensor
   attribute of the autograd graph's nodes that holds a counted storage; bytes
-  count each storage once, at the node that saved it first (lowest
-  sequence number);
+  count each storage once, at the node that saved it first (the unpack
+  hook returns the packed tensor object itself, so its pack order is known);
 - by_module: module path (as named_modules names it; "" for the root) ->
   bytes of the storages first saved while that module was the innermost one
   running; its values sum to saved_bytes.
@@ -84,7 +84,10 @@ def probe(name, batch=None):
     nbytes = {}         # storage identity -> bytes (counted storages only)
     keep = []           # keeps every packed tensor alive, so identities stay unique
 
+    pack_index = {}     # id(packed tensor) -> order of its pack
+
     def pack(t):
+        pack_index.setdefault(id(t), len(keep))
         keep.append(t)
         key, nb = _storage_key(t)
         if key not in excluded and key not in nbytes:
@@ -103,7 +106,7 @@ def probe(name, batch=None):
     # The autograd graph: which node attributes hold which storages.
     outs = out if isinstance(out, (tuple, list)) else (out,)
     roots = [o.grad_fn for o in outs if isinstance(o, torch.Tensor) and o.grad_fn is not None]
-    holders = collections.defaultdict(list)  # storage -> [(sequence_nr, "Fn._saved_x")]
+    holders = collections.defaultdict(list)  # storage -> [(pack order, "Fn._saved_x")]
     visited = set()
     todo = list(roots)
     while todo:
@@ -123,7 +126,8 @@ def probe(name, batch=None):
                 if isinstance(v, torch.Tensor):
                     key = _storage_key(v)[0]
                     if key in nbytes:
-                        holders[key].append((fn._sequence_nr(), type(fn).__name__ + "." + attr))
+                        order = pack_index.get(id(v), len(keep))
+                        holders[key].append((order, type(fn).__name__ + "." + attr))
         for nxt, _ in fn.next_functions:
             todo.append(nxt)
 

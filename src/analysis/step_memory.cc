@@ -53,6 +53,7 @@ class Simulator {
   void Run() {
     tr_.timeline.clear();
     AssignStorages();
+    FindBackwardNodes();
     MarkSaved();
     ComputeLastUses();
     Setup();
@@ -164,6 +165,48 @@ class Simulator {
     }
   }
 
+  // The nodes whose backward runs: those on a differentiable path to the
+  // first output (the loss is its sum). NB: other outputs are dropped by the
+  // step, and with them the graph that only they reach (LeNet5's probs).
+  void FindBackwardNodes() {
+    runs_backward_.assign(g_.nodes.size(), false);
+    if (options_.mode != StepMode::kTrain || g_.outputs.empty()) return;
+    std::vector<bool> needed(g_.values.size(), false);
+    needed[g_.outputs[0]] = grads_.requires_grad[g_.outputs[0]];
+    for (int ni = static_cast<int>(g_.nodes.size()) - 1; ni >= 0; --ni) {
+      const ir::Node& node = g_.nodes[ni];
+      bool any = false;
+      for (int o : node.outputs) any = any || needed[o];
+      if (!any) continue;
+      const auto& na = grads_.nodes[ni];
+      if (na.has_grad_fn) {
+        runs_backward_[ni] = true;
+        for (int e : na.grad_inputs) needed[e] = true;
+      } else {
+        for (int in : node.inputs) needed[in] = needed[in] || grads_.requires_grad[in];
+      }
+    }
+    // Only the first output is kept by the step.
+    for (size_t i = 1; i < g_.outputs.size(); ++i) {
+      std::vector<int> ss;
+      StoragesOf(g_.outputs[i], &ss);
+      for (int s : ss) {
+        if (storages_[s].category == MemCategory::kOther && !IsSetupStorage(s)) {
+          storages_[s].pinned = false;
+          storages_[s].category = MemCategory::kTemp;
+        }
+      }
+    }
+    std::vector<int> ss;
+    StoragesOf(g_.outputs[0], &ss);
+    for (int s : ss) {
+      storages_[s].pinned = true;
+      if (storages_[s].category == MemCategory::kTemp) storages_[s].category = MemCategory::kOther;
+    }
+  }
+
+  bool IsSetupStorage(int s) const { return std::find(setup_.begin(), setup_.end(), s) != setup_.end(); }
+
   // Categories: a forward tensor some backward keeps is ACT; the rest is TEMP.
   void MarkSaved() {
     saved_storages_.assign(g_.nodes.size(), {});
@@ -172,6 +215,8 @@ class Simulator {
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const auto& na = grads_.nodes[ni];
       if (!na.has_grad_fn) continue;
+      // A node whose backward never runs dies with the dropped outputs after the forward.
+      if (options_.mode == StepMode::kTrain && !runs_backward_[ni]) continue;
       auto& mine = saved_storages_[ni];
       const rules::Variant* v = shapes_.nodes[ni].applied.variant;
       for (const auto& ref : na.saved) {
@@ -319,6 +364,14 @@ class Simulator {
   void Backward() {
     const int end = static_cast<int>(g_.nodes.size());
     grad_of_.assign(g_.values.size(), -1);
+    // NB: a parameter used twice (tied weights) gets its gradients joined in
+    // the engine's input buffer before AccumulateGrad: only the final sum is
+    // the parameter's .grad (GRAD); the partial ones are TEMP.
+    grad_contributions_.assign(g_.values.size(), 0);
+    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      if (!runs_backward_[ni]) continue;
+      for (int e : grads_.nodes[ni].grad_inputs) ++grad_contributions_[e];
+    }
     list_grads_.assign(g_.values.size(), {});
     if (g_.outputs.empty()) return;
     const int out0 = g_.outputs[0];
@@ -343,13 +396,13 @@ class Simulator {
         PassGradsThroughPlumbing(node);
         continue;
       }
-      bool has_output_grad = false;
-      for (int o : node.outputs) has_output_grad = has_output_grad || grad_of_[o] >= 0 || !list_grads_[o].empty();
-      if (!has_output_grad) continue;
+      if (!runs_backward_[ni]) continue;
       ComputeInputGrads(ni);
       Point(StepPhase::kBackward, ni);
       for (int s : transient_) Free(s);
       transient_.clear();
+      for (int s : joined_) Free(s);
+      joined_.clear();
       for (int o : node.outputs) {
         DropGrad(o, end);
         for (int s : list_grads_[o]) {
@@ -392,12 +445,22 @@ class Simulator {
     }
     const bool view_backward = view_grad >= 0 && na.bwd_flops == sym::Expr(0);
     for (int e : na.grad_inputs) {
-      const bool is_param = g_.values[e].role == ir::ValueRole::kParam;
+      const bool is_param = g_.values[e].role == ir::ValueRole::kParam && --grad_contributions_[e] == 0;
       if (grad_of_[e] >= 0) {
-        // Accumulation into an existing gradient: the new one is transient.
-        int s = NewStorage(GradBytes(e), MemCategory::kTemp);
-        Alloc(s);
-        transient_.push_back(s);
+        // NB: the engine joins two gradients of one tensor out of place
+        // (InputBuffer: old + new), then frees both: the new gradient and the
+        // sum are allocated while the old one is alive.
+        const MemCategory c = is_param ? MemCategory::kGrad : MemCategory::kTemp;
+        int fresh = NewStorage(GradBytes(e), MemCategory::kTemp);
+        int sum = NewStorage(GradBytes(e), c);
+        storages_[sum].last_use = static_cast<int>(g_.nodes.size());
+        Alloc(fresh);
+        Alloc(sum);
+        transient_.push_back(fresh);
+        int old_grad = grad_of_[e];
+        grad_of_[e] = -1;
+        if (--storages_[old_grad].grad_refs == 0) joined_.push_back(old_grad);
+        SetGrad(e, sum);
         continue;
       }
       if (view_backward && !is_param) {
@@ -417,20 +480,27 @@ class Simulator {
     return sym::Expr(0);
   }
 
+  // NB: Adam's per-parameter loop computes denom = (exp_avg_sq.sqrt() / c).add_(eps):
+  // sqrt and quotient are both alive, then the sqrt dies; the previous
+  // parameter's denom dies only when the name is rebound after that, and the
+  // last one when step() returns.
   void Optimizer() {
     const OptimizerModel m = ModelOf(options_.optimizer);
+    int prev_denom = -1;
     for (size_t i = 0; i < g_.params.size(); ++i) {
       if (!grads_.param_trainable[i] || m.transient_tensors == 0) continue;
       const auto& p = g_.params[i];
       const sym::Expr bytes(NumelOf(p.shape) * ElementSize(p.dtype));
-      std::vector<int> temps;
-      for (int64_t t = 0; t < m.transient_tensors; ++t) {
-        temps.push_back(NewStorage(bytes, MemCategory::kTemp));
-        Alloc(temps.back());
-      }
+      int sqrt = NewStorage(bytes, MemCategory::kTemp);
+      int denom = NewStorage(bytes, MemCategory::kTemp);
+      Alloc(sqrt);
+      Alloc(denom);
       Point(StepPhase::kOptimizer, -1);
-      for (int s : temps) Free(s);
+      Free(sqrt);
+      if (prev_denom >= 0) Free(prev_denom);
+      prev_denom = denom;
     }
+    if (prev_denom >= 0) Free(prev_denom);
     Point(StepPhase::kOptimizer, -1);
   }
 
@@ -448,6 +518,9 @@ class Simulator {
   std::vector<int> grad_of_;
   std::vector<std::vector<int>> list_grads_;
   std::vector<int> transient_;
+  std::vector<int> joined_;  // Gradients replaced by a join's sum, freed after the node.
+  std::vector<bool> runs_backward_;
+  std::vector<int> grad_contributions_;  // Backward nodes still to add to each value's gradient.
   CategoryBytes live_;
 };
 

@@ -101,7 +101,7 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
                            : "depth <= " + std::to_string(options.depth);
   out += "; % are of the model's totals";
   if (report.training.mode == StepMode::kTrain)
-    out += "; Act: bytes autograd saves for the module's nodes";
+    out += "; Act: bytes its nodes save for backward";
   out += ")\n";
   if (graph.scopes.empty()) return out + "  (no modules)\n";
 

@@ -122,7 +122,7 @@ def run_torchcost(binary, pt, inputs, mode, optimizer):
     cmd = [binary, pt]
     for shape in inputs:
         cmd += ["--input", shape]
-    cmd += ["--mode", mode]
+    cmd += ["--mode", mode, "--device", "cpu"]
     if optimizer:
         cmd += ["--optimizer", optimizer]
     cmd.append("--json")

@@ -17,6 +17,7 @@
 #include "torchcost/analysis.h"
 #include "torchcost/graph.h"
 #include "torchcost/sym.h"
+#include "torchcost/training.h"
 
 namespace torchcost::testing {
 
@@ -36,6 +37,26 @@ inline constexpr int64_t kReluFlops =
 inline constexpr int64_t kLinearMacs = 144 * 10;                         // 1440
 inline constexpr int64_t kMacs = kConv0Macs + kConv2Macs + kLinearMacs;  // 3312
 inline constexpr int64_t kFlops = 2 * kMacs + kReluFlops;                // 6768
+
+// The training step (adam; features.2 frozen; x needs no gradient), per
+// sample. Backward FLOPs: conv0 only its weight and bias gradients (its input
+// needs none), the frozen conv2 only its input gradient, the linear layer all
+// three.
+inline constexpr int64_t kConv0BwdFlops = 2 * kConv0Macs + 4 * 6 * 6;  // 2736
+inline constexpr int64_t kReluBwdFlops = kReluFlops;                    // 144
+inline constexpr int64_t kConv2BwdFlops = 2 * kConv2Macs;               // 1152
+inline constexpr int64_t kLinearBwdFlops = 2 * 2 * kLinearMacs + 10;    // 5770
+inline constexpr int64_t kBwdFlops =
+    kConv0BwdFlops + kReluBwdFlops + kConv2BwdFlops + kLinearBwdFlops;  // 9802
+// Saved activations, float32: relu saves its output, the linear layer its
+// input (both [B, 4, 6, 6] = 144 elements per sample).
+inline constexpr int64_t kReluActBytes = 144 * 4;    // 576
+inline constexpr int64_t kLinearActBytes = 144 * 4;  // 576
+// Bytes of the step's fixed state.
+inline constexpr int64_t kParamBytes = kParams * 4;                     // 6040
+inline constexpr int64_t kGradParams = kParams - kConv2Params;          // 1490
+inline constexpr int64_t kOptBytes = 2 * kGradParams * 4;  // adam's exp_avg, exp_avg_sq: 11920
+inline constexpr int64_t kOptTempBytes = 12000;  // Adam's temporaries in the step.
 
 // Owns the context, the graph and the report of TinyNet.
 struct TinyNet {
@@ -101,6 +122,8 @@ struct TinyNet {
 
     report.unknown_ops = {{"aten::mystery", 2}};
     report.assumptions = {"H >= 3 (features.0: kernel fits the input)"};
+    Training();
+
     Diagnostic d;
     d.severity = Diagnostic::Severity::kWarning;
     d.message =
@@ -134,6 +157,90 @@ struct TinyNet {
     m.transcendentals = 0;
     m.output_shapes = std::move(shapes);
     report.modules.push_back(m);
+  }
+
+  void AddNode(std::string name, std::string op, int scope) {
+    ir::Node n;
+    n.debug_name = std::move(name);
+    n.op = std::move(op);
+    n.scope = scope;
+    graph.nodes.push_back(std::move(n));
+  }
+
+  // Appends a timeline point; `live` is {param, buffer, grad, act, temp, opt,
+  // oth}.
+  void Point(StepPhase phase, int node, CategoryBytes live) {
+    TimelinePoint p;
+    p.phase = phase;
+    p.node = node;
+    p.live = live;
+    for (const sym::Expr& e : live) p.total += e;
+    report.training.timeline.push_back(std::move(p));
+  }
+
+  // The training step, a hand-written timeline (bytes; B the batch):
+  //
+  //   point  phase      node    grad    act     temp    what happens
+  //   0      setup      -       0       0       0       params, adam state, x
+  //   1      forward    conv0   0       576B    0       conv0's output
+  //   2      forward    relu    0       1152B   0       relu's output too
+  //   3      forward    relu    0       576B    0       conv0's output freed
+  //   4      forward    conv2   0       1152B   0       conv2's output
+  //   5      forward    linear  0       1192B   0       logits (40B)
+  //   6      backward   linear  5800    1192B   616B    classifier's grads
+  //   7      backward   relu    5800    576B    1152B   grad of relu's input
+  //   8      backward   conv0   5960    0       576B    conv0's grads
+  //   9      optimizer  -       5960    0       12000   adam's temporaries
+  //   10     optimizer  -       5960    0       0       step done
+  //
+  // Every point also holds param 6040, opt 11920 and oth (x) 256B. The peak is
+  // point 6 (23760 + 2064B) or point 9 (35920 + 256B): point 6 iff B >= 7.
+  void Training() {
+    AddNode("%input.1", "aten::_convolution", 2);
+    AddNode("%input.3", "aten::relu", 3);
+    AddNode("%input.5", "aten::_convolution", 4);
+    AddNode("%x.1", "aten::flatten", 5);
+    AddNode("%logits", "aten::linear", 6);
+    TrainingReport& tr = report.training;
+    tr.mode = StepMode::kTrain;
+    tr.optimizer = OptimizerKind::kAdam;
+    tr.flops_forward = kFlops * B;
+    tr.flops_backward = kBwdFlops * B;
+    tr.flops_optimizer = kGradParams * 12;  // 12 FLOPs per element.
+    tr.flops_step = tr.flops_forward + tr.flops_backward + tr.flops_optimizer;
+    tr.saved_bytes = (kReluActBytes + kLinearActBytes) * B;
+    tr.grad_params = kGradParams;
+    tr.node_bwd_flops = {kConv0BwdFlops * B, kReluBwdFlops * B,
+                         kConv2BwdFlops * B, 0, kLinearBwdFlops * B};
+    tr.module_bwd_flops = {kBwdFlops * B,
+                           (kConv0BwdFlops + kReluBwdFlops + kConv2BwdFlops) * B,
+                           kConv0BwdFlops * B,
+                           kReluBwdFlops * B,
+                           kConv2BwdFlops * B,
+                           0,
+                           kLinearBwdFlops * B};
+    tr.module_act_bytes = {(kReluActBytes + kLinearActBytes) * B,
+                           kReluActBytes * B,
+                           0,
+                           kReluActBytes * B,
+                           0,
+                           0,
+                           kLinearActBytes * B};
+    const sym::Expr P = kParamBytes, O = kOptBytes, X = 256 * B;
+    const int64_t classifier_grad = kLinearParams * 4;  // 5800
+    const int64_t all_grads = kGradParams * 4;          // 5960
+    using S = StepPhase;
+    Point(S::kSetup, -1, {P, 0, 0, 0, 0, O, X});
+    Point(S::kForward, 0, {P, 0, 0, 576 * B, 0, O, X});
+    Point(S::kForward, 1, {P, 0, 0, 1152 * B, 0, O, X});
+    Point(S::kForward, 1, {P, 0, 0, 576 * B, 0, O, X});
+    Point(S::kForward, 2, {P, 0, 0, 1152 * B, 0, O, X});
+    Point(S::kForward, 4, {P, 0, 0, 1192 * B, 0, O, X});
+    Point(S::kBackward, 4, {P, 0, classifier_grad, 1192 * B, 616 * B, O, X});
+    Point(S::kBackward, 1, {P, 0, classifier_grad, 576 * B, 1152 * B, O, X});
+    Point(S::kBackward, 0, {P, 0, all_grads, 0, 576 * B, O, X});
+    Point(S::kOptimizer, -1, {P, 0, all_grads, 0, kOptTempBytes, O, X});
+    Point(S::kOptimizer, -1, {P, 0, all_grads, 0, 0, O, X});
   }
 
   void Op(std::string name, int64_t count, int64_t macs, int64_t flops) {
