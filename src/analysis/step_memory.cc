@@ -221,6 +221,15 @@ class Simulator {
       const rules::Variant* v = shapes_.nodes[ni].applied.variant;
       for (const auto& ref : na.saved) {
         int s = ref.value >= 0 ? storage_of_[ref.value] : node_temps_[ni][ref.temporary];
+        // NB: a saved tensor without a storage of its own is a traced constant
+        // or traced size arithmetic: in eager, a Python number that PyTorch wraps
+        // into a fresh 0-dim tensor at every call, which autograd saves (vit's
+        // `q / 8.0`: DivBackward0._saved_other, 8 bytes of float64; measured).
+        // One new storage per saving node, allocated when the node runs.
+        if (s < 0 && ref.value >= 0 && shapes_.values[ref.value].kind == RValue::Kind::kTensor) {
+          s = NewStorage(BytesOf(shapes_.values[ref.value].t), MemCategory::kTemp);
+          node_temps_[ni].push_back(s);
+        }
         if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
         mine.push_back(s);
         Storage& st = storages_[s];
@@ -325,10 +334,14 @@ class Simulator {
     std::vector<int> ss;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const int n = static_cast<int>(ni);
-      if (node_new_[ni].empty() && node_temps_[ni].empty() && !FreesSomething(n)) continue;
+      const sym::Expr* workspace = Workspace(ni, /*backward=*/false);
+      if (node_new_[ni].empty() && node_temps_[ni].empty() && !workspace && !FreesSomething(n)) continue;
       for (int s : node_new_[ni]) Alloc(s);
       for (int s : node_temps_[ni]) Alloc(s);
+      const int ws = workspace ? NewStorage(*workspace, MemCategory::kTemp) : -1;
+      if (ws >= 0) Alloc(ws);
       Point(StepPhase::kForward, n);
+      if (ws >= 0) Free(ws);
       for (int s : node_temps_[ni]) Release(s, n);
       for (int s : node_new_[ni]) Release(s, n);
       for (int in : g_.nodes[ni].inputs) {
@@ -338,6 +351,14 @@ class Simulator {
       }
       Point(StepPhase::kForward, n);
     }
+  }
+
+  // Returns the node's workspace bytes (kernel scratch, layout copies) if any.
+  const sym::Expr* Workspace(size_t ni, bool backward) const {
+    const auto& nf = shapes_.nodes[ni];
+    if (nf.rule == nullptr || !nf.ok) return nullptr;
+    const sym::Expr& w = backward ? grads_.nodes[ni].bwd_workspace : nf.applied.workspace_fwd;
+    return w == sym::Expr(0) ? nullptr : &w;
   }
 
   bool FreesSomething(int n) const {
@@ -398,6 +419,10 @@ class Simulator {
       }
       if (!runs_backward_[ni]) continue;
       ComputeInputGrads(ni);
+      if (const sym::Expr* workspace = Workspace(ni, /*backward=*/true)) {
+        transient_.push_back(NewStorage(*workspace, MemCategory::kTemp));
+        Alloc(transient_.back());
+      }
       Point(StepPhase::kBackward, ni);
       for (int s : transient_) Free(s);
       transient_.clear();

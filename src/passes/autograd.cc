@@ -101,6 +101,9 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     for (const auto& [arg, t] : nf.applied.bwd_transcendentals) {
       if (arg_needs[arg]) na.bwd_transcendentals += t;
     }
+    for (const auto& [arg, w] : nf.applied.workspace_bwd) {
+      if (arg < 0 || arg_needs[arg]) na.bwd_workspace = sym::Max(na.bwd_workspace, w);
+    }
     // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
     // gradient that reads it will be computed (`needed_for`).
     na.temporary_saved.assign(v.temporaries.size(), false);

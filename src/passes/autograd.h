@@ -26,6 +26,7 @@ struct NodeAutograd {
   std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
   std::vector<bool> temporary_saved;  // Per applied temporary: kept for backward.
   sym::Expr bwd_flops, bwd_transcendentals;
+  sym::Expr bwd_workspace;        // Scratch bytes of the backward: the largest needed phase.
 };
 
 // Everything the autograd pass found.

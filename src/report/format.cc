@@ -138,7 +138,8 @@ std::string PercentOf(const sym::Expr& part, const sym::Expr& total,
   std::optional<__int128> p = TryEvaluate(part, bindings);
   if (p && *p == 0) return Percent(0);
   std::optional<__int128> t = TryEvaluate(total, bindings);
-  if (p && t && *t != 0) return Percent(static_cast<long double>(*p) / static_cast<long double>(*t));
+  if (p && t && *t != 0)
+    return Percent(static_cast<long double>(*p) / static_cast<long double>(*t));
   // NB: with symbols unbound, the share is shown when it does not depend on
   // them (costs proportional to the batch): it must agree at two points.
   std::string shares[2];
@@ -146,14 +147,18 @@ std::string PercentOf(const sym::Expr& part, const sym::Expr& total,
   for (int i = 0; i < 2; ++i) {
     sym::Bindings at = bindings;
     try {
-      for (const std::string& s : sym::FreeSymbols(part)) at.emplace(s, points[i]);
-      for (const std::string& s : sym::FreeSymbols(total)) at.emplace(s, points[i]);
+      for (const std::string& s : sym::FreeSymbols(part))
+        at.emplace(s, points[i]);
+      for (const std::string& s : sym::FreeSymbols(total))
+        at.emplace(s, points[i]);
     } catch (const std::exception&) {
       return "-";
     }
-    std::optional<__int128> pp = TryEvaluate(part, at), tt = TryEvaluate(total, at);
+    std::optional<__int128> pp = TryEvaluate(part, at),
+                            tt = TryEvaluate(total, at);
     if (!pp || !tt || *tt == 0) return "-";
-    shares[i] = Percent(static_cast<long double>(*pp) / static_cast<long double>(*tt));
+    shares[i] =
+        Percent(static_cast<long double>(*pp) / static_cast<long double>(*tt));
   }
   return shares[0] == shares[1] ? shares[0] : "-";
 }

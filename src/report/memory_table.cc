@@ -70,7 +70,8 @@ std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
                          const sym::Bindings& bindings) {
   const TrainingReport& tr = report.training;
-  std::string out = "Memory (live bytes over the step, in MemTracker's categories)\n";
+  std::string out =
+      "Memory (live bytes over the step, in MemTracker's categories)\n";
   if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
   const PeakInfo peak = EvaluatePeak(tr, bindings);
 
@@ -93,7 +94,8 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   // NB: the total's own maximum is the peak itself.
   if (peak.decided) {
     auto total = Cells(peak.peak, bindings);
-    table.AddRow({"total", total.first, total.second, total.first, total.second});
+    table.AddRow(
+        {"total", total.first, total.second, total.first, total.second});
   } else {
     table.AddRow({"total", "see Peak", ""});
   }
@@ -117,8 +119,9 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
     out += "Saved by autograd (ACT at end of forward): " +
            HumanAndExact(tr.saved_bytes, bindings, Unit::kBytes) + "\n";
   }
-  out += "NB: \"Max\" is each category's own maximum over the step; the maxima "
-         "need not coincide.\n";
+  out +=
+      "NB: \"Max\" is each category's own maximum over the step; the maxima "
+      "need not coincide.\n";
   return out;
 }
 

@@ -25,8 +25,8 @@ const std::vector<std::string>& Headers(bool train) {
   static const std::vector<std::string> kInfer = {
       "Params", "%", "MACs", "%", "FLOPs", "%", "Output shape"};
   static const std::vector<std::string> kTrain = {
-      "Params",    "%",   "MACs", "Fwd FLOPs", "%",
-      "Bwd FLOPs", "Act", "Output shape"};
+      "Params", "%",         "MACs", "Fwd FLOPs",
+      "%",      "Bwd FLOPs", "Act",  "Output shape"};
   return train ? kTrain : kInfer;
 }
 

@@ -26,8 +26,9 @@ std::string RenderStepFlops(const Report& report,
            Line("  Forward:", tr.flops_forward, bindings) +
            Line("  Step:", tr.flops_step, bindings);
   }
-  return "FLOPs per step (train with " + std::string(OptimizerName(tr.optimizer)) +
-         ")\n" + Line("  Forward:", tr.flops_forward, bindings) +
+  return "FLOPs per step (train with " +
+         std::string(OptimizerName(tr.optimizer)) + ")\n" +
+         Line("  Forward:", tr.flops_forward, bindings) +
          Line("  Backward:", tr.flops_backward, bindings) +
          Line("  Optimizer:", tr.flops_optimizer, bindings) +
          Line("  Step:", tr.flops_step, bindings);

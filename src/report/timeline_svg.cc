@@ -3,18 +3,23 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "report/format.h"
+#include "report/svg.h"
 #include "report/text_sections.h"
 #include "torchcost/report.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
+
+using report::svg::Line;
+using report::svg::Num;
+using report::svg::Rect;
+using report::svg::Text;
 
 // The canvas and the plot area inside it, in pixels.
 constexpr double kWidth = 900, kHeight = 420;
@@ -34,8 +39,8 @@ constexpr std::array<MemCategory, kNumMemCategories> kStack = {
 
 // Tableau 10 colours, one per category in enum order.
 constexpr std::array<const char*, kNumMemCategories> kColours = {
-    "#4e79a7", "#76b7b2", "#f28e2b", "#e15759", "#edc948", "#b07aa1",
-    "#bab0ac"};
+    "#4e79a7", "#76b7b2", "#f28e2b", "#e15759",
+    "#edc948", "#b07aa1", "#bab0ac"};
 
 // Band fill and label colour of each phase, in enum order.
 struct PhaseStyle {
@@ -43,36 +48,9 @@ struct PhaseStyle {
   const char* label;
 };
 constexpr std::array<PhaseStyle, 4> kPhases = {{{"#f4f4f4", "#777777"},
-                                               {"#e6effa", "#2f5d8f"},
-                                               {"#fcebdc", "#a0521c"},
-                                               {"#e5f3e2", "#3d7a35"}}};
-
-// Returns `v` with at most `decimals` decimals, trailing zeros dropped.
-std::string Num(double v, int decimals = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  std::string s = buf;
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s == "-0" ? "0" : s;
-}
-
-// Returns `text` with XML's special characters escaped.
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+                                                {"#e6effa", "#2f5d8f"},
+                                                {"#fcebdc", "#a0521c"},
+                                                {"#e5f3e2", "#3d7a35"}}};
 
 // Returns the smallest of 1, 2, 5 times a power of ten that is >= `raw`.
 double NiceStep(double raw) {
@@ -84,25 +62,6 @@ double NiceStep(double raw) {
   return 10 * p;
 }
 
-std::string Text(double x, double y, const std::string& text, int size,
-                 const std::string& extra = "") {
-  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" font-size=\"" +
-         std::to_string(size) + "\"" + (extra.empty() ? "" : " " + extra) +
-         ">" + Escape(text) + "</text>\n";
-}
-
-std::string Line(double x1, double y1, double x2, double y2,
-                 const std::string& style) {
-  return "<line x1=\"" + Num(x1) + "\" y1=\"" + Num(y1) + "\" x2=\"" +
-         Num(x2) + "\" y2=\"" + Num(y2) + "\" " + style + "/>\n";
-}
-
-std::string Rect(double x, double y, double w, double h,
-                 const std::string& style) {
-  return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(w) +
-         "\" height=\"" + Num(h) + "\" " + style + "/>\n";
-}
-
 std::string Open() {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) +
          "\" height=\"" + Num(kHeight) + "\" viewBox=\"0 0 " + Num(kWidth) +
@@ -112,8 +71,9 @@ std::string Open() {
 
 // Returns a picture that only says `message`.
 std::string MessageSvg(const std::string& message) {
-  return Open() + Text(kWidth / 2, kHeight / 2, message, 14,
-                       "text-anchor=\"middle\" fill=\"#444444\"") +
+  return Open() +
+         Text(kWidth / 2, kHeight / 2, message, 14,
+              "text-anchor=\"middle\" fill=\"#444444\"") +
          "</svg>\n";
 }
 
@@ -240,11 +200,12 @@ std::string Axes(size_t points, const YAxis& ya, std::string* grid) {
   out += Line(kLeft, kTop, kLeft, kBottom, "stroke=\"#333333\"");
   out += Line(kLeft, kBottom, kRight, kBottom, "stroke=\"#333333\"");
   out += Text((kLeft + kRight) / 2, kBottom + 36,
-              "event (a node's allocations, then its frees, in step order)",
-              12, "text-anchor=\"middle\" fill=\"#333333\"");
-  out += Text(16, (kTop + kBottom) / 2, "live memory", 12,
-              "text-anchor=\"middle\" fill=\"#333333\" transform=\"rotate(-90 16 " +
-                  Num((kTop + kBottom) / 2) + ")\"");
+              "event (a node's allocations, then its frees, in step order)", 12,
+              "text-anchor=\"middle\" fill=\"#333333\"");
+  out += Text(
+      16, (kTop + kBottom) / 2, "live memory", 12,
+      "text-anchor=\"middle\" fill=\"#333333\" transform=\"rotate(-90 16 " +
+          Num((kTop + kBottom) / 2) + ")\"");
   return out;
 }
 
@@ -266,14 +227,16 @@ std::string PeakMark(const ir::Graph& graph, const TrainingReport& tr,
                     "\" data-point=\"" + std::to_string(point) + "\">\n";
   out += Line(x, y, x, kBottom,
               "stroke=\"#111111\" stroke-width=\"1\" stroke-dasharray=\"2,2\"");
-  out += "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) +
-         "\" r=\"4\" fill=\"white\" stroke=\"#111111\" stroke-width=\"1.5\"/>\n";
+  out +=
+      "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) +
+      "\" r=\"4\" fill=\"white\" stroke=\"#111111\" stroke-width=\"1.5\"/>\n";
   // NB: a translucent backing keeps the label legible over separators.
   out += Rect(cx - half - 4, y - 39, 2 * half + 8, 33,
               "fill=\"white\" fill-opacity=\"0.8\" rx=\"3\"");
   out += Text(cx, y - 25, first, 12,
               "text-anchor=\"middle\" font-weight=\"bold\" fill=\"#111111\"");
-  out += Text(cx, y - 10, second, 11, "text-anchor=\"middle\" fill=\"#111111\"");
+  out +=
+      Text(cx, y - 10, second, 11, "text-anchor=\"middle\" fill=\"#111111\"");
   return out + "</g>\n";
 }
 
@@ -289,12 +252,13 @@ std::string Legend(const std::vector<Row>& rows, int point) {
     const double bytes = rows[point][c];
     total += bytes;
     out += "<g class=\"legend-entry\" data-category=\"" + name + "\">\n";
-    out += Rect(kLegendX, y, 12, 12,
-                "fill=\"" + std::string(kColours[c]) + "\"");
+    out +=
+        Rect(kLegendX, y, 12, 12, "fill=\"" + std::string(kColours[c]) + "\"");
     out += Text(kLegendX + 18, y + 10, name, 12, "fill=\"#222222\"");
-    out += Text(kWidth - 8, y + 10,
-                report::Human(static_cast<__int128>(bytes), report::Unit::kBytes),
-                11, "text-anchor=\"end\" fill=\"#222222\"");
+    out +=
+        Text(kWidth - 8, y + 10,
+             report::Human(static_cast<__int128>(bytes), report::Unit::kBytes),
+             11, "text-anchor=\"end\" fill=\"#222222\"");
     out += "</g>\n";
     y += 21;
   }
@@ -335,8 +299,7 @@ std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
     for (int c = 0; c < kNumMemCategories; ++c) {
       auto v = report::TryEvaluate(tr.timeline[i].live[c], bindings);
       if (!v) {
-        return MessageSvg(
-            "the timeline needs every symbol bound: --set B=...");
+        return MessageSvg("the timeline needs every symbol bound: --set B=...");
       }
       rows[i][c] = static_cast<double>(*v);
       total += *v;
@@ -354,10 +317,10 @@ std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
   const std::string axes = Axes(rows.size(), ya, &grid);
 
   const bool train = tr.mode == StepMode::kTrain;
-  std::string title = "Memory over one " +
-                      std::string(train ? "training step" : "inference forward") +
-                      ": " + BaseName(report.model.empty() ? graph.source
-                                                           : report.model);
+  std::string title =
+      "Memory over one " +
+      std::string(train ? "training step" : "inference forward") + ": " +
+      BaseName(report.model.empty() ? graph.source : report.model);
   if (train) title += " (" + std::string(OptimizerName(tr.optimizer)) + ")";
 
   std::string svg = Open();

@@ -93,6 +93,8 @@ class Application : public ImplContext {
     out_->macs = Cost(v_.macs);
     out_->flops = Cost(v_.flops_fwd);
     out_->transcendentals = Cost(v_.trans_fwd);
+    out_->workspace_fwd = Cost(v_.workspace_fwd);
+    for (const auto& g : v_.workspace_bwd) out_->workspace_bwd.push_back({g.arg, Cost(g.expr)});
     for (const auto& g : v_.flops_bwd) out_->bwd_flops.push_back({g.arg, Cost(g.expr)});
     for (const auto& g : v_.trans_bwd) out_->bwd_transcendentals.push_back({g.arg, Cost(g.expr)});
   }

@@ -23,6 +23,8 @@ struct Applied {
   std::vector<std::pair<int, sym::Expr>> bwd_flops;  // (argument index, FLOPs of its gradient).
   std::vector<std::pair<int, sym::Expr>> bwd_transcendentals;
   std::vector<TensorType> temporaries;               // Parallel to variant->temporaries.
+  sym::Expr workspace_fwd;                           // Transient bytes during the forward.
+  std::vector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
   std::vector<std::string> assumptions;              // Requirements that could not be proven.
 };
 

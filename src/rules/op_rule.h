@@ -86,6 +86,8 @@ struct Variant {
   std::vector<int> output_slots;  // One per return.
   std::vector<OutputSpec> outputs;
   SourceExpr macs, flops_fwd, trans_fwd;
+  SourceExpr workspace_fwd;                 // Transient bytes during the node's forward.
+  std::vector<GradCost> workspace_bwd;      // Transient bytes while computing each input's gradient (arg -1: always).
   std::vector<GradCost> flops_bwd, trans_bwd;
   std::vector<SavedSpec> saved;
   std::vector<TemporarySpec> temporaries;

@@ -17,6 +17,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"ones", Fn::kOnes},         {"broadcast", Fn::kBroadcast}, {"shape", Fn::kShape},
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
+      {"ind", Fn::kInd},
   };
   return *kTable;
 }
@@ -266,6 +267,7 @@ class Parser {
       case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: want = 2; break;
       case Fn::kIf: want = 3; break;
       case Fn::kDevice: want = 0; break;
+      case Fn::kInd: want = 1; break;
       default: want = 1; break;
     }
     if (n.kids.size() != want) {
@@ -490,6 +492,40 @@ sym::Truth Evaluator::EvalTruth(int node) const {
       throw RuleError("a condition needs a bool, got " + std::string(KindName(v.kind)), n.col);
     }
   }
+}
+
+// NB: ind(c) is 1 where c holds and 0 where it does not, as an exact integer
+// expression, so a condition on symbolic dims (N > 1) need not be decided:
+// a > b is min(max(a - b, 0), 1) on integers; and/or/not are min/max/1 - x.
+sym::Expr Evaluator::Indicator(int node) const {
+  const AstNode& n = pool_.nodes[node];
+  auto clamp01 = [](const sym::Expr& x) { return sym::Min(sym::Max(x, 0), 1); };
+  auto operands = [&](sym::Expr* a, sym::Expr* b) {
+    RValue ta, tb;
+    *a = AsInt(EvalRef(n.kids[0], ta), n.col, "ind()");
+    *b = AsInt(EvalRef(n.kids[1], tb), n.col, "ind()");
+  };
+  sym::Truth decided = sym::Truth::kUnknown;
+  try {
+    decided = EvalTruth(node);
+  } catch (const RuleError&) {
+    decided = sym::Truth::kUnknown;
+  }
+  if (decided != sym::Truth::kUnknown) return sym::Expr(decided == sym::Truth::kTrue ? 1 : 0);
+  sym::Expr a, b;
+  switch (n.op) {
+    case Op::kNot: return 1 - Indicator(n.kids[0]);
+    case Op::kAnd: return sym::Min(Indicator(n.kids[0]), Indicator(n.kids[1]));
+    case Op::kOr: return sym::Max(Indicator(n.kids[0]), Indicator(n.kids[1]));
+    case Op::kGt: operands(&a, &b); return clamp01(a - b);
+    case Op::kGe: operands(&a, &b); return clamp01(a - b + 1);
+    case Op::kLt: operands(&a, &b); return clamp01(b - a);
+    case Op::kLe: operands(&a, &b); return clamp01(b - a + 1);
+    case Op::kEq: operands(&a, &b); return 1 - clamp01(sym::Max(a - b, b - a));
+    case Op::kNe: operands(&a, &b); return clamp01(sym::Max(a - b, b - a));
+    default: break;
+  }
+  throw RuleError("ind() needs a comparison, and, or or not", n.col);
 }
 
 sym::Truth Evaluator::Compare(AstNode::Op op, const RValue& a, const RValue& b, int col) const {
@@ -740,6 +776,12 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice: return RValue::Str(std::string(device_));
+    case Fn::kInd:
+      try {
+        return RValue::Int(Indicator(n.kids[0]));
+      } catch (const sym::Error& e) {
+        throw RuleError(std::string("ind(): ") + e.what(), n.col);
+      }
     case Fn::kNormDim: {
       auto d = AsInt(Eval(n.kids[0]), n.col, "normdim()").AsConstant();
       auto r = AsInt(Eval(n.kids[1]), n.col, "normdim()").AsConstant();

@@ -19,7 +19,7 @@ namespace torchcost::rules {
 // Built-in functions of the expression language.
 enum class Fn : uint8_t {
   kFloorDiv, kCeilDiv, kMod, kMin, kMax, kExactDiv, kProd, kSum, kLen, kOnes, kBroadcast,
-  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice,
+  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice, kInd,
 };
 
 // One node of a parsed expression; nodes live in an ExprPool and refer to each other by index.
@@ -74,6 +74,7 @@ class Evaluator {
  private:
   const RValue& EvalRef(int node, RValue& tmp) const;
   RValue EvalCall(const AstNode& n) const;
+  sym::Expr Indicator(int node) const;
   RValue Arith(AstNode::Op op, const RValue& a, const RValue& b, int col) const;
   sym::Truth Compare(AstNode::Op op, const RValue& a, const RValue& b, int col) const;
   sym::Expr AsInt(const RValue& v, int col, const char* what) const;

@@ -22,7 +22,8 @@ struct CompileError {
 const std::set<std::string>& RuleKeys() {
   static const auto* kKeys = new std::set<std::string>{
       "op", "schema", "cases", "bind", "match", "require", "let", "outputs", "macs", "flops",
-      "transcendentals", "saved", "temporaries", "alias", "inplace", "impl", "doc", "autocast"};
+      "transcendentals", "saved", "temporaries", "alias", "inplace", "impl", "doc", "autocast",
+      "workspace"};
   return *kKeys;
 }
 
@@ -87,6 +88,7 @@ class VariantCompiler {
     if (auto* n = get("macs")) v_.macs = ParseExpr(*n);
     if (auto* n = get("flops")) CompileCosts(*n, &v_.flops_fwd, &v_.flops_bwd, "flops");
     if (auto* n = get("transcendentals")) CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
+    if (auto* n = get("workspace")) CompileWorkspace(*n);
     if (auto* n = get("saved")) CompileSaved(*n);
     if (auto* n = get("alias")) CompileAlias(*n, false);
     if (auto* n = get("inplace")) CompileAlias(*n, true);
@@ -303,6 +305,31 @@ class VariantCompiler {
         }
       } else {
         Fail(kv.first, std::string("unknown key '") + k + "' in '" + what + "' (fwd, bwd)");
+      }
+    }
+  }
+
+  void CompileWorkspace(const YAML::Node& n) {
+    if (!n.IsMap()) Fail(n, "'workspace' must be a map with fwd and/or bwd (bytes)");
+    for (const auto& kv : n) {
+      std::string k = kv.first.Scalar();
+      if (k == "fwd") {
+        v_.workspace_fwd = ParseExpr(kv.second);
+      } else if (k == "bwd" && kv.second.IsMap()) {
+        // Per input gradient: the phases run one after another, so the node's
+        // backward scratch is the largest of those whose gradient is needed.
+        for (const auto& g : kv.second) {
+          GradCost c;
+          c.arg = ArgIndex(g.first, g.first.Scalar(), "a backward workspace");
+          c.expr = ParseExpr(g.second);
+          v_.workspace_bwd.push_back(std::move(c));
+        }
+      } else if (k == "bwd") {
+        GradCost c;
+        c.expr = ParseExpr(kv.second);
+        v_.workspace_bwd.push_back(std::move(c));
+      } else {
+        Fail(kv.first, "unknown key '" + k + "' in 'workspace' (fwd, bwd)");
       }
     }
   }

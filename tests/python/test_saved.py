@@ -16,8 +16,10 @@ torchcost's side, with CPU kernels (this PyTorch is a CPU build):
     torchcost FIXTURES/<stem>.pt --input <shape> --device cpu --json
 
 on the eval trace at that batch (<name>.pt / <name>_b<N>.pt: torchcost switches
-batch norm and dropout to training itself in --mode train, the default), and
-for the GPT models on the train-mode trace <name>_train.pt at [2, 64] int64.
+batch norm and dropout to training itself in --mode train, the default); for
+the GPT models on the train-mode trace <name>_train.pt at [2, 64] int64, and
+for efficientnet_b0 on its train-mode trace too (<stem>_train.pt, made here if
+missing): its StochasticDepth is absent from the eval trace (TRAIN_TRACE).
 Checked: training.memory.saved_bytes.value == saved_bytes, exactly, for every
 model at batch 1 and 8 (the GPT models at their example batch, 2).
 
@@ -49,14 +51,19 @@ CNNS = [
 ]
 GPTS = ["gpt_tiny", "gpt_tiny_untied"]
 MODELS = CNNS + GPTS
+# Models whose training forward runs ops that their eval trace lacks altogether,
+# so torchcost reads their train-mode trace: efficientnet_b0's StochasticDepth
+# is the identity in eval mode, while in training it multiplies each residual
+# branch by a saved [N, 1, 1, 1] noise (MulBackward0._saved_other, 4*N bytes
+# per block). The GPT models are always read from their train-mode trace.
+TRAIN_TRACE = {"efficientnet_b0"} | set(GPTS)
 BATCHES = (1, 8)
 TORCHCOST_TIMEOUT_S = 120
 
 
 def run_torchcost(binary, fixtures, name, batch):
     """Returns torchcost's JSON report for a model at a batch, with CPU kernels."""
-    gpt = name in GPTS
-    pt = mf.make_fixture(name, fixtures, batch, train=gpt)
+    pt = mf.make_fixture(name, fixtures, batch, train=name in TRAIN_TRACE)
     shape = [batch] + mf.build_shapes(name)[0][1:]
     spec = ",".join(str(d) for d in shape)
     if mf.input_dtypes(name)[0] != "float32":
@@ -94,6 +101,9 @@ def explain(ref, report, limit=25):
     print("    pytorch by grad_fn attribute (count, bytes):")
     for label, v in sorted(ref["by_grad_fn"].items(), key=lambda kv: -kv[1]["bytes"])[:limit]:
         print("      %-48s %5d %12d" % (label, v["count"], v["bytes"]))
+    print("    pytorch by torch function (bytes):")
+    for label, b in sorted(ref.get("by_op", {}).items(), key=lambda kv: -kv[1])[:limit]:
+        print("      %-48s %12d" % (label, b))
     print("    torchcost by op.tensor (bytes):")
     for label, b in tc_tensor.most_common(limit):
         print("      %-48s %12d" % (label, b))

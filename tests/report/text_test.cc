@@ -98,7 +98,8 @@ TEST_F(TextReportTest, UnboundPercentagesOfProportionalCostsAreShown) {
   EXPECT_THAT(conv, HasSubstr("40, "));
   EXPECT_THAT(conv, HasSubstr("2.65%"));
   EXPECT_THAT(conv, HasSubstr(B(t::kConv0Macs)));
-  // Costs proportional to B: the share does not depend on B (1296 / 3312 = 39.13%).
+  // Costs proportional to B: the share does not depend on B (1296 / 3312
+  // = 39.13%).
   EXPECT_THAT(conv, HasSubstr("39.13%"));
   EXPECT_THAT(conv, HasSubstr("[" + B(1) + ", 4, 6, 6])"));
   // A zero cost is 0% whatever the total.

@@ -101,8 +101,8 @@ TEST_F(TimelineSvgTest, PeakIsLabelledWithValueAndNode) {
   // B = 8: point 6 holds 6040 + 5800 + 1192*8 + 616*8 + 11920 + 256*8 bytes.
   const int64_t peak = 6040 + 5800 + 1192 * 8 + 616 * 8 + 11920 + 256 * 8;
   const std::string svg = Render({{"B", 8}});
-  EXPECT_THAT(svg, HasSubstr("peak 39.33 KiB (" + std::to_string(peak) +
-                             " bytes)"));
+  EXPECT_THAT(svg,
+              HasSubstr("peak 39.33 KiB (" + std::to_string(peak) + " bytes)"));
   EXPECT_THAT(svg, HasSubstr("during backward at node %logits (aten::linear, "
                              "module classifier)"));
   EXPECT_EQ(Attribute(svg, "class=\"peak\"", "data-bytes"), peak);

@@ -43,9 +43,9 @@ inline constexpr int64_t kFlops = 2 * kMacs + kReluFlops;                // 6768
 // needs none), the frozen conv2 only its input gradient, the linear layer all
 // three.
 inline constexpr int64_t kConv0BwdFlops = 2 * kConv0Macs + 4 * 6 * 6;  // 2736
-inline constexpr int64_t kReluBwdFlops = kReluFlops;                    // 144
-inline constexpr int64_t kConv2BwdFlops = 2 * kConv2Macs;               // 1152
-inline constexpr int64_t kLinearBwdFlops = 2 * 2 * kLinearMacs + 10;    // 5770
+inline constexpr int64_t kReluBwdFlops = kReluFlops;                   // 144
+inline constexpr int64_t kConv2BwdFlops = 2 * kConv2Macs;              // 1152
+inline constexpr int64_t kLinearBwdFlops = 2 * 2 * kLinearMacs + 10;   // 5770
 inline constexpr int64_t kBwdFlops =
     kConv0BwdFlops + kReluBwdFlops + kConv2BwdFlops + kLinearBwdFlops;  // 9802
 // Saved activations, float32: relu saves its output, the linear layer its
@@ -53,10 +53,12 @@ inline constexpr int64_t kBwdFlops =
 inline constexpr int64_t kReluActBytes = 144 * 4;    // 576
 inline constexpr int64_t kLinearActBytes = 144 * 4;  // 576
 // Bytes of the step's fixed state.
-inline constexpr int64_t kParamBytes = kParams * 4;                     // 6040
-inline constexpr int64_t kGradParams = kParams - kConv2Params;          // 1490
-inline constexpr int64_t kOptBytes = 2 * kGradParams * 4;  // adam's exp_avg, exp_avg_sq: 11920
-inline constexpr int64_t kOptTempBytes = 12000;  // Adam's temporaries in the step.
+inline constexpr int64_t kParamBytes = kParams * 4;             // 6040
+inline constexpr int64_t kGradParams = kParams - kConv2Params;  // 1490
+inline constexpr int64_t kOptBytes =
+    2 * kGradParams * 4;  // adam's exp_avg, exp_avg_sq: 11920
+inline constexpr int64_t kOptTempBytes =
+    12000;  // Adam's temporaries in the step.
 
 // Owns the context, the graph and the report of TinyNet.
 struct TinyNet {
@@ -212,13 +214,14 @@ struct TinyNet {
     tr.grad_params = kGradParams;
     tr.node_bwd_flops = {kConv0BwdFlops * B, kReluBwdFlops * B,
                          kConv2BwdFlops * B, 0, kLinearBwdFlops * B};
-    tr.module_bwd_flops = {kBwdFlops * B,
-                           (kConv0BwdFlops + kReluBwdFlops + kConv2BwdFlops) * B,
-                           kConv0BwdFlops * B,
-                           kReluBwdFlops * B,
-                           kConv2BwdFlops * B,
-                           0,
-                           kLinearBwdFlops * B};
+    tr.module_bwd_flops = {
+        kBwdFlops * B,
+        (kConv0BwdFlops + kReluBwdFlops + kConv2BwdFlops) * B,
+        kConv0BwdFlops * B,
+        kReluBwdFlops * B,
+        kConv2BwdFlops * B,
+        0,
+        kLinearBwdFlops * B};
     tr.module_act_bytes = {(kReluActBytes + kLinearActBytes) * B,
                            kReluActBytes * B,
                            0,

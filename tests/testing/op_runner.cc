@@ -74,6 +74,8 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
   g.source = "test";
   g.GetOrAddScope("", "Test");
   AnalysisOptions options;
+  options.device = device_;
+  options.training.inputs_require_grad = inputs_require_grad_;
   ir::Node node;
   size_t dot = op.find('.');
   node.op = op.substr(0, dot);
@@ -178,6 +180,21 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
       const ValueInfo& info = report->values[vo];
       result.output_shapes.push_back(info.known ? rules::ShapeToString(info.shape) : "?");
       result.output_dtypes.push_back(info.dtype);
+    }
+    const TrainingReport& tr = report->training;
+    if (static_cast<size_t>(ni) < tr.node_bwd_flops.size()) result.bwd_flops = tr.node_bwd_flops[ni];
+    result.saved_bytes = tr.saved_bytes;
+    for (const SavedTensorInfo& s : tr.saved) {
+      if (s.node != ni) continue;
+      OpSaved o;
+      o.what = s.what;
+      o.bytes = s.bytes;
+      o.counted = s.counted;
+      // NB: the simulation numbers storages params, buffers, then the graph's
+      // inputs in order (this graph has no params or buffers), then what the
+      // nodes allocate: an id below the input count is that input's storage.
+      o.input = s.storage >= 0 && s.storage < static_cast<int>(g2.inputs.size()) ? s.storage : -1;
+      result.saved.push_back(std::move(o));
     }
     break;
   }

@@ -38,6 +38,14 @@ struct OpArg {
   static OpArg Str(std::string v);
 };
 
+// One tensor the node saves for backward (Report.training.saved).
+struct OpSaved {
+  std::string what;     // The rule's name for it: "self", "out", "mask", "self_copy".
+  sym::Expr bytes;      // Bytes of its storage.
+  int input = -1;       // The tensor input (0, 1, ... in argument order) whose storage it is; -1: a new storage.
+  bool counted = false; // Counted in saved_bytes (a storage's first save).
+};
+
 // What the analysis found for the one node.
 struct OpResult {
   bool has_rule = false;
@@ -46,6 +54,10 @@ struct OpResult {
   sym::Expr macs, flops, transcendentals;
   std::vector<std::string> errors;         // Error diagnostics' messages.
   std::vector<std::string> assumptions;
+  // Training (only with OpRunner::set_inputs_require_grad(true); else nothing requires a gradient):
+  sym::Expr bwd_flops;          // Backward FLOPs of the node.
+  sym::Expr saved_bytes;        // Report.training.saved_bytes.
+  std::vector<OpSaved> saved;   // Report.training.saved, in order.
 };
 
 // Builds a one-node graph for each call and analyses it with the builtin rules.
@@ -56,6 +68,11 @@ class OpRunner {
   explicit OpRunner(std::string_view extra_rules);
   // Runs `op` ("aten::conv2d" or "aten::add.Tensor") with arguments named as in its schema.
   OpResult Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args);
+  // The device whose kernels are modelled (device() in rules): "cuda" (default) or "cpu".
+  void set_device(std::string device) { device_ = std::move(device); }
+  // If true, floating-point tensor arguments require gradients, so the node has
+  // a grad_fn and OpResult reports what it saves (default false).
+  void set_inputs_require_grad(bool v) { inputs_require_grad_ = v; }
   // Returns the context that every Run's symbols live in (one per runner).
   sym::Context& ctx() { return *ctx_; }
   // Returns a symbol of the current context, for building expected expressions.
@@ -64,6 +81,8 @@ class OpRunner {
  private:
   RuleSet rules_;
   std::unique_ptr<sym::Context> ctx_;
+  std::string device_ = "cuda";
+  bool inputs_require_grad_ = false;
 };
 
 }  // namespace torchcost::testing
