@@ -273,17 +273,69 @@ class Simulator {
       for (int in : g_.nodes[ni].inputs) boost::add_edge(in, nv + ni, df);
       for (int out : g_.nodes[ni].outputs) boost::add_edge(nv + ni, out, df);
     }
+    const std::vector<std::vector<int>> call_end = CallEnds();
     std::vector<int> ss;
     for (size_t v = 0; v < nv; ++v) {
       ss.clear();
       StoragesOf(static_cast<int>(v), &ss);
       if (ss.empty()) continue;
+      const int producer = g_.values[v].producer;
+      const int home = producer >= 0 ? g_.nodes[producer].scope : 0;
       int last = -1;
       for (auto [e, end] = boost::out_edges(v, df); e != end; ++e) {
-        last = std::max(last, static_cast<int>(boost::target(*e, df) - nv));
+        const int user = static_cast<int>(boost::target(*e, df) - nv);
+        last = std::max(last, user);
+        // NB: eager PyTorch frees a tensor when Python drops it, not at its
+        // last use: a module's argument is held by the caller until the call
+        // returns (`x = self.block(x)`), so it lives to the end of every
+        // module call that reads it from outside.
+        const auto& ends = call_end[user];
+        int depth = 0;
+        for (int sc = g_.nodes[user].scope; sc > 0; sc = g_.scopes[sc].parent, ++depth) {
+          if (producer >= 0 && InSubtree(home, sc)) break;
+          last = std::max(last, ends[depth]);
+        }
       }
       for (int s : ss) storages_[s].last_use = std::max(storages_[s].last_use, last);
     }
+    release_at_.assign(g_.nodes.size(), {});
+    for (size_t s = 0; s < storages_.size(); ++s) {
+      const int last = storages_[s].last_use;
+      if (last >= 0 && last < static_cast<int>(g_.nodes.size())) release_at_[last].push_back(static_cast<int>(s));
+    }
+  }
+
+  bool InSubtree(int scope, int root) const {
+    for (int s = scope; s >= 0; s = g_.scopes[s].parent) {
+      if (s == root) return true;
+    }
+    return false;
+  }
+
+  // For each node and each of its enclosing modules (innermost first, root
+  // excluded), the last node of the module call it belongs to; a call is a
+  // maximal run of consecutive nodes in the module's subtree.
+  std::vector<std::vector<int>> CallEnds() const {
+    const int n = static_cast<int>(g_.nodes.size());
+    std::vector<std::vector<int>> ends(n);
+    std::vector<int> chain;
+    for (int ni = n - 1; ni >= 0; --ni) {
+      chain.clear();
+      for (int sc = g_.nodes[ni].scope; sc > 0; sc = g_.scopes[sc].parent) chain.push_back(sc);
+      ends[ni].resize(chain.size());
+      for (size_t k = 0; k < chain.size(); ++k) {
+        const bool next_in = ni + 1 < n && InSubtree(g_.nodes[ni + 1].scope, chain[k]);
+        ends[ni][k] = next_in ? EndOf(ends[ni + 1], g_.nodes[ni + 1].scope, chain[k]) : ni;
+      }
+    }
+    return ends;
+  }
+
+  // Returns the call end recorded for `scope` in a node's list (its chain starts at `node_scope`).
+  int EndOf(const std::vector<int>& ends, int node_scope, int scope) const {
+    int k = 0;
+    for (int sc = node_scope; sc > 0 && sc != scope; sc = g_.scopes[sc].parent) ++k;
+    return ends[k];
   }
 
   // --- Events -------------------------------------------------------------
@@ -331,7 +383,6 @@ class Simulator {
   }
 
   void Forward() {
-    std::vector<int> ss;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const int n = static_cast<int>(ni);
       const sym::Expr* workspace = Workspace(ni, /*backward=*/false);
@@ -344,11 +395,7 @@ class Simulator {
       if (ws >= 0) Free(ws);
       for (int s : node_temps_[ni]) Release(s, n);
       for (int s : node_new_[ni]) Release(s, n);
-      for (int in : g_.nodes[ni].inputs) {
-        ss.clear();
-        StoragesOf(in, &ss);
-        for (int s : ss) Release(s, n);
-      }
+      for (int s : release_at_[ni]) Release(s, n);
       Point(StepPhase::kForward, n);
     }
   }
@@ -361,14 +408,7 @@ class Simulator {
     return w == sym::Expr(0) ? nullptr : &w;
   }
 
-  bool FreesSomething(int n) const {
-    std::vector<int> ss;
-    for (int in : g_.nodes[n].inputs) StoragesOf(in, &ss);
-    for (int s : ss) {
-      if (storages_[s].last_use == n) return true;
-    }
-    return false;
-  }
+  bool FreesSomething(int n) const { return !release_at_[n].empty(); }
 
   // A gradient slot of a value: the storage holding it.
   void SetGrad(int v, int s) {
@@ -544,6 +584,7 @@ class Simulator {
   std::vector<std::vector<int>> list_grads_;
   std::vector<int> transient_;
   std::vector<int> joined_;  // Gradients replaced by a join's sum, freed after the node.
+  std::vector<std::vector<int>> release_at_;  // Storages whose last forward use is each node.
   std::vector<bool> runs_backward_;
   std::vector<int> grad_contributions_;  // Backward nodes still to add to each value's gradient.
   CategoryBytes live_;

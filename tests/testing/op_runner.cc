@@ -76,6 +76,7 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
   AnalysisOptions options;
   options.device = device_;
   options.training.inputs_require_grad = inputs_require_grad_;
+  options.training.mode = mode_;
   ir::Node node;
   size_t dot = op.find('.');
   node.op = op.substr(0, dot);
@@ -152,6 +153,9 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
     }
     n2.debug_name = "%out";
     int ni = g2.AddNode(n2);
+    // With gradients, the node's outputs are the graph's (the loss is taken of
+    // the first), so its backward runs and what it saves is kept.
+    if (inputs_require_grad_) g2.outputs = n2.outputs;
     auto report = Analyze(g2, rules_, *ctx_, options);
     result = OpResult();
     if (!report.ok()) {

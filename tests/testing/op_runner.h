@@ -73,6 +73,9 @@ class OpRunner {
   // If true, floating-point tensor arguments require gradients, so the node has
   // a grad_fn and OpResult reports what it saves (default false).
   void set_inputs_require_grad(bool v) { inputs_require_grad_ = v; }
+  // The step modelled (default kTrain). NB: training flags (dropout's `train`,
+  // batch_norm's `training`) follow it, whatever the arguments say.
+  void set_mode(StepMode mode) { mode_ = mode; }
   // Returns the context that every Run's symbols live in (one per runner).
   sym::Context& ctx() { return *ctx_; }
   // Returns a symbol of the current context, for building expected expressions.
@@ -83,6 +86,7 @@ class OpRunner {
   std::unique_ptr<sym::Context> ctx_;
   std::string device_ = "cuda";
   bool inputs_require_grad_ = false;
+  StepMode mode_ = StepMode::kTrain;
 };
 
 }  // namespace torchcost::testing
