@@ -41,6 +41,10 @@ struct AnalysisOptions {
   // (rules test device()): "cuda" (default) or "cpu". NB: on CPU, PyTorch 1.13's
   // dropout keeps a float mask of the input's dtype; on CUDA a bool mask.
   std::string device = "cuda";
+  // If set, floating-point parameters and buffers take this dtype (as after
+  // `model.to(dtype)`); activations follow by type promotion with the inputs'
+  // dtypes. kUnknown keeps the model's own dtypes.
+  DType param_dtype = DType::kUnknown;
 };
 
 // A message about the model, naming file, node, op and module.

@@ -192,11 +192,23 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
 
 }  // namespace
 
-Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Context& ctx,
                        const AnalysisOptions& options) {
   Report report;
-  report.model = graph.source;
-  if (graph.scopes.empty()) return Status::InvalidArgument(graph.source + ": the graph has no root module");
+  report.model = original.source;
+  if (original.scopes.empty()) return Status::InvalidArgument(original.source + ": the graph has no root module");
+  // With a parameter dtype given, floating-point parameters and buffers are
+  // analysed as if the model had been converted (`model.to(dtype)`).
+  ir::Graph converted;
+  if (options.param_dtype != DType::kUnknown) {
+    converted = original;
+    for (auto* table : {&converted.params, &converted.buffers}) {
+      for (auto& e : *table) {
+        if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
+      }
+    }
+  }
+  const ir::Graph& graph = options.param_dtype != DType::kUnknown ? converted : original;
   try {
     passes::ShapeFacts facts;
     TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));

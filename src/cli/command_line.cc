@@ -62,6 +62,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->type_name("DEVICE");
+  app.add_option("--param-dtype", out.param_dtype,
+                 "Dtype of floating-point parameters and buffers (as model.to(DTYPE)); activations follow. "
+                 "Give --dtype for floating inputs too")
+      ->type_name("DTYPE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

@@ -28,6 +28,7 @@ struct CommandLine {
   bool inputs_require_grad = false; // --inputs-require-grad
   std::string timeline_svg;         // --timeline FILE.svg
   std::string device = "cuda";      // --device cuda|cpu
+  std::string param_dtype;          // --param-dtype DTYPE
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

@@ -110,6 +110,11 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.training.freeze = cl.freeze;
     options.training.inputs_require_grad = cl.inputs_require_grad;
     options.device = cl.device;
+    if (!cl.param_dtype.empty()) {
+      auto d = ParseDType(cl.param_dtype);
+      if (!d.ok()) return Outcome::Usage("--param-dtype: " + d.status().message());
+      options.param_dtype = *d;
+    }
   }
   if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
       !o.ok())
