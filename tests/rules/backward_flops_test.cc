@@ -1,0 +1,358 @@
+// Backward FLOPs in every rule (issue 3, point 2): an audit of the builtin
+// rules, and concrete backward formulas checked through the analysis.
+//
+// The audit: every variant of every rule must give `flops.bwd.<input>` for each
+// of its tensor arguments that can receive a gradient. Zero by design (views,
+// copies, casts, piecewise-constant functions) is written as an explicit `0`
+// in the rule file, so "zero" and "missing" stay distinguishable. What cannot
+// receive a gradient is listed below, each entry with its reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rules/apply.h"
+#include "rules/op_rule.h"
+#include "rules/schema.h"
+#include "testing/op_runner.h"
+#include "torchcost/rules.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+namespace {
+
+using testing::OpArg;
+using testing::OpResult;
+using testing::OpRunner;
+
+// Ops whose outputs never require a gradient. A rule is exempt only if every
+// op it covers is listed here.
+const std::set<std::string>& NonDifferentiableOps() {
+  static const std::set<std::string> ops = {
+      // Comparisons and logic: bool outputs.
+      "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
+      "aten::eq.Scalar", "aten::ne.Scalar", "aten::lt.Scalar", "aten::le.Scalar", "aten::gt.Scalar",
+      "aten::ge.Scalar", "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::logical_not",
+      "aten::isnan", "aten::isinf", "aten::isfinite",
+      // Index and bool reductions: int64 / bool outputs.
+      "aten::argmax", "aten::argmin", "aten::all", "aten::any",
+      // *_like factories: they read only self's shape and dtype; the result is a
+      // new leaf (zeros_like(x).requires_grad is False).
+      "aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like", "aten::randn_like",
+      "aten::full_like",
+      // detach returns a tensor that does not require a gradient (by definition).
+      "aten::detach", "aten::detach_",
+  };
+  return ops;
+}
+
+// Tensor arguments that never receive a gradient, whatever the op.
+const std::set<std::string>& NonDifferentiableArgNames() {
+  static const std::set<std::string> names = {
+      "indices",       // embedding / embedding_bag: int64 lookups (derivatives.yaml: non_differentiable)
+      "offsets",       // embedding_bag: int64 bag boundaries (non_differentiable)
+      "mask",          // masked_fill: a bool mask
+      "condition",     // where: a bool condition
+      "running_mean",  // batch_norm / instance_norm: buffers, updated in place, not differentiated
+      "running_var",   //   (derivatives.yaml gives no formula for them)
+      "target",        // losses: the labels (none ruled yet; listed for when they are)
+  };
+  return names;
+}
+
+// (op, argument) pairs that never receive a gradient: tensors read only for their
+// shape or dtype.
+const std::set<std::pair<std::string, std::string>>& NonDifferentiableArgs() {
+  static const std::set<std::pair<std::string, std::string>> args = {
+      {"aten::view_as", "other"},    // gives the shape only (view_as = view(other.sizes()))
+      {"aten::expand_as", "other"},  // gives the shape only (expand(other.sizes()))
+      {"aten::type_as", "other"},    // gives the dtype only (to(other.dtype()))
+      {"aten::to", "other"},         // to.other: gives the dtype and device only
+  };
+  return args;
+}
+
+bool RuleIsNonDifferentiable(const rules::OpRule& rule) {
+  return std::all_of(rule.ops.begin(), rule.ops.end(),
+                     [](const std::string& op) { return NonDifferentiableOps().count(op) > 0; });
+}
+
+bool ArgIsNonDifferentiable(const rules::OpRule& rule, const std::string& arg) {
+  if (NonDifferentiableArgNames().count(arg)) return true;
+  return std::any_of(rule.ops.begin(), rule.ops.end(),
+                     [&](const std::string& op) { return NonDifferentiableArgs().count({op, arg}) > 0; });
+}
+
+// Lists "op(arg) at file:line" for every differentiable tensor argument of a
+// variant that has no backward FLOPs.
+std::vector<std::string> MissingBackwardFlops(const RuleSet& rs) {
+  std::vector<std::string> missing;
+  std::set<const rules::OpRule*> seen;
+  for (const std::string& name : rs.OpNames()) {
+    const rules::OpRule* rule = rs.Find(name);
+    if (rule == nullptr || !seen.insert(rule).second) continue;
+    if (RuleIsNonDifferentiable(*rule)) continue;
+    for (size_t vi = 0; vi < rule->variants.size(); ++vi) {
+      const rules::Variant& v = rule->variants[vi];
+      for (size_t a = 0; a < rule->schema.args.size(); ++a) {
+        const rules::SchemaArg& arg = rule->schema.args[a];
+        if (arg.type.base != rules::ArgType::Base::kTensor) continue;
+        if (ArgIsNonDifferentiable(*rule, arg.name)) continue;
+        const bool has = std::any_of(v.flops_bwd.begin(), v.flops_bwd.end(),
+                                     [&](const rules::GradCost& g) { return g.arg == static_cast<int>(a); });
+        if (!has) {
+          std::string where = rule->ops[0] + "(" + arg.name + ")";
+          if (rule->variants.size() > 1) where += " case " + std::to_string(vi + 1);
+          missing.push_back(where + " at " + rule->file + ":" + std::to_string(rule->line));
+        }
+      }
+    }
+  }
+  return missing;
+}
+
+TEST(BackwardFlopsTest, EveryDifferentiableInputHasBackwardFlops) {
+  Result<RuleSet> rs = RuleSet::Builtin();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  std::vector<std::string> missing = MissingBackwardFlops(*rs);
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << missing.size() << " differentiable inputs without flops.bwd:" << list;
+}
+
+// The allow-lists name only ops that exist, so that a renamed rule cannot
+// silently keep an exemption.
+TEST(BackwardFlopsTest, AllowListsNameRuledOps) {
+  Result<RuleSet> rs = RuleSet::Builtin();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  for (const auto& op : NonDifferentiableOps()) EXPECT_NE(rs->Find(op), nullptr) << op;
+  for (const auto& [op, arg] : NonDifferentiableArgs()) {
+    const rules::OpRule* rule = rs->Find(op);
+    ASSERT_NE(rule, nullptr) << op;
+    EXPECT_GE(rule->schema.FindArg(arg), 0) << op << " has no argument " << arg;
+  }
+}
+
+// Every backward cost names a tensor argument (a cost on an int would never be counted).
+TEST(BackwardFlopsTest, BackwardCostsNameTensorArguments) {
+  Result<RuleSet> rs = RuleSet::Builtin();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  std::set<const rules::OpRule*> seen;
+  for (const std::string& name : rs->OpNames()) {
+    const rules::OpRule* rule = rs->Find(name);
+    if (rule == nullptr || !seen.insert(rule).second) continue;
+    for (const rules::Variant& v : rule->variants) {
+      for (const auto* costs : {&v.flops_bwd, &v.trans_bwd}) {
+        for (const rules::GradCost& g : *costs) {
+          ASSERT_GE(g.arg, 0) << rule->ops[0];
+          EXPECT_EQ(rule->schema.args[g.arg].type.base, rules::ArgType::Base::kTensor)
+              << rule->ops[0] << ": backward cost for " << rule->schema.args[g.arg].name;
+        }
+      }
+    }
+  }
+}
+
+// ---- concrete backward formulas, through the whole analysis ------------------------
+
+OpRunner GradRunner() {
+  OpRunner r;
+  r.set_mode(StepMode::kTrain);
+  r.set_inputs_require_grad(true);
+  return r;
+}
+
+// Runs `op` and returns its backward FLOPs, failing the test on errors.
+sym::Expr Bwd(OpRunner& r, const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args) {
+  OpResult res = r.Run(op, args);
+  EXPECT_TRUE(res.has_rule) << op;
+  EXPECT_TRUE(res.errors.empty()) << op << ": " << (res.errors.empty() ? "" : res.errors[0]);
+  return res.bwd_flops;
+}
+
+TEST(BackwardFlopsTest, UnaryPointwise) {
+  OpRunner r = GradRunner();
+  const auto x = OpArg::Tensor("4,8");  // E = 32
+  // exp: grad * result, 1 mul per element.
+  EXPECT_EQ(Bwd(r, "aten::exp", {{"self", x}}), sym::Expr(32));
+  // log: grad / self, 1 div.
+  EXPECT_EQ(Bwd(r, "aten::log", {{"self", x}}), sym::Expr(32));
+  // sqrt: grad / (2 * result): mul, div.
+  EXPECT_EQ(Bwd(r, "aten::sqrt", {{"self", x}}), sym::Expr(2 * 32));
+  // rsqrt: -0.5 * grad * result^3: 2 muls for the cube, 2 muls.
+  EXPECT_EQ(Bwd(r, "aten::rsqrt", {{"self", x}}), sym::Expr(4 * 32));
+  // tanh: grad * (1 - y*y): mul, sub, mul.
+  EXPECT_EQ(Bwd(r, "aten::tanh", {{"self", x}}), sym::Expr(3 * 32));
+  // erf: 2/sqrt(pi) * exp(-x^2) * grad: square, mul, mul (+ 1 exp).
+  EXPECT_EQ(Bwd(r, "aten::erf", {{"self", x}}), sym::Expr(3 * 32));
+  // abs: grad * sign(self): sign, mul.
+  EXPECT_EQ(Bwd(r, "aten::abs", {{"self", x}}), sym::Expr(2 * 32));
+  // neg: -grad, 1 per element; floor: zero gradient, 0 FLOPs.
+  EXPECT_EQ(Bwd(r, "aten::neg", {{"self", x}}), sym::Expr(32));
+  EXPECT_EQ(Bwd(r, "aten::floor", {{"self", x}}), sym::Expr(0));
+  // pow(x, 0.5): grad * 0.5 * x^(-0.5): 2 muls (+ 1 pow).
+  EXPECT_EQ(Bwd(r, "aten::pow.Tensor_Scalar", {{"self", x}, {"exponent", OpArg::Float(0.5)}}), sym::Expr(2 * 32));
+  // pow(x, 1): grad * (1 * x^0): 2 muls (x^0 is a fill); pow(x, 0): zero gradient.
+  EXPECT_EQ(Bwd(r, "aten::pow.Tensor_Scalar", {{"self", x}, {"exponent", OpArg::Int(1)}}), sym::Expr(2 * 32));
+  EXPECT_EQ(Bwd(r, "aten::pow.Tensor_Scalar", {{"self", x}, {"exponent", OpArg::Int(0)}}), sym::Expr(0));
+}
+
+TEST(BackwardFlopsTest, BinaryPointwise) {
+  OpRunner r = GradRunner();
+  // maximum of [4, 8] and [4, 8] (E = 32), both need gradients: each is
+  // where(a == b, grad / 2, grad).masked_fill_(a < b, 0): compare, div, where,
+  // compare, masked_fill = 5 per element, so 2 * 5 * 32.
+  EXPECT_EQ(Bwd(r, "aten::maximum", {{"self", OpArg::Tensor("4,8")}, {"other", OpArg::Tensor("4,8")}}),
+            sym::Expr(2 * 5 * 32));
+  // addcdiv: self gets grad (0), tensor1 grad * (value / tensor2) (2),
+  // tensor2 -grad * value * tensor1 / tensor2^2 (4): 6 per element.
+  EXPECT_EQ(Bwd(r, "aten::addcdiv", {{"self", OpArg::Tensor("4,8")}, {"tensor1", OpArg::Tensor("4,8")},
+                                     {"tensor2", OpArg::Tensor("4,8")}}),
+            sym::Expr(6 * 32));
+  // addcmul: each factor's gradient grad * (other * value): 2 per element each.
+  EXPECT_EQ(Bwd(r, "aten::addcmul", {{"self", OpArg::Tensor("4,8")}, {"tensor1", OpArg::Tensor("4,8")},
+                                     {"tensor2", OpArg::Tensor("4,8")}}),
+            sym::Expr(4 * 32));
+  // where: condition (bool) needs no gradient; self and other 1 select each.
+  EXPECT_EQ(Bwd(r, "aten::where", {{"condition", OpArg::Tensor("4,8", DType::kBool)},
+                                   {"self", OpArg::Tensor("4,8")}, {"other", OpArg::Tensor("4,8")}}),
+            sym::Expr(2 * 32));
+  // lerp(self, end, w): self grad * (1 - w), end grad * w: 1 + 1 per element.
+  EXPECT_EQ(Bwd(r, "aten::lerp", {{"self", OpArg::Tensor("4,8")}, {"end", OpArg::Tensor("4,8")},
+                                  {"weight", OpArg::Float(0.25)}}),
+            sym::Expr(2 * 32));
+}
+
+TEST(BackwardFlopsTest, ViewsAndCopiesAreFree) {
+  OpRunner r = GradRunner();
+  EXPECT_EQ(Bwd(r, "aten::view", {{"self", OpArg::Tensor("4,8")}, {"size", OpArg::Ints({32})}}), sym::Expr(0));
+  EXPECT_EQ(Bwd(r, "aten::transpose", {{"self", OpArg::Tensor("4,8")}, {"dim0", OpArg::Int(0)}, {"dim1", OpArg::Int(1)}}),
+            sym::Expr(0));
+  EXPECT_EQ(Bwd(r, "aten::contiguous", {{"self", OpArg::Tensor("4,8")}}), sym::Expr(0));
+  // cat: each input's gradient is a slice of grad.
+  EXPECT_EQ(Bwd(r, "aten::cat", {{"tensors", OpArg::TensorList({"4,8", "4,8"})}, {"dim", OpArg::Int(0)}}),
+            sym::Expr(0));
+  // constant padding: the gradient is a slice of grad; reflection padding adds
+  // every output gradient into an input position: numel(out) = 4*(8+2+2).
+  EXPECT_EQ(Bwd(r, "aten::constant_pad_nd", {{"self", OpArg::Tensor("4,8")}, {"pad", OpArg::Ints({2, 2})}}),
+            sym::Expr(0));
+  EXPECT_EQ(Bwd(r, "aten::pad", {{"self", OpArg::Tensor("4,8")}, {"pad", OpArg::Ints({2, 2})},
+                                 {"mode", OpArg::Str("reflect")}}),
+            sym::Expr(4 * 12));
+}
+
+TEST(BackwardFlopsTest, ExpandSumsOverTheExpandedDims) {
+  OpRunner r = GradRunner();
+  // [1, 8] expanded to [N, 8]: sum_to over the batch dim, N*8 - 8 adds.
+  sym::Expr n = r.S("N");
+  EXPECT_EQ(Bwd(r, "aten::expand", {{"self", OpArg::Tensor("1,8")}, {"size", OpArg::Ints({-1, 8})}}), sym::Expr(0));
+  EXPECT_EQ(Bwd(r, "aten::expand_as", {{"self", OpArg::Tensor("1,8")}, {"other", OpArg::Tensor("N,8")}}),
+            n * 8 - 8);
+  // [8] expanded to [3, 5, 8]: 120 - 8 adds.
+  EXPECT_EQ(Bwd(r, "aten::expand", {{"self", OpArg::Tensor("8")}, {"size", OpArg::Ints({3, 5, 8})}}),
+            sym::Expr(120 - 8));
+}
+
+TEST(BackwardFlopsTest, Reductions) {
+  OpRunner r = GradRunner();
+  // max over all of [4, 8]: evenly_distribute_backward: compare with the max,
+  // count the maxima, masked_fill: 3 per input element.
+  EXPECT_EQ(Bwd(r, "aten::max", {{"self", OpArg::Tensor("4,8")}}), sym::Expr(3 * 32));
+  // cumsum: grad.flip().cumsum().flip(): 1 add per element.
+  EXPECT_EQ(Bwd(r, "aten::cumsum", {{"self", OpArg::Tensor("4,8")}, {"dim", OpArg::Int(1)}}), sym::Expr(32));
+  // logsumexp over dim 1: grad * exp(self - result): sub, mul per input element (+ 1 exp).
+  EXPECT_EQ(Bwd(r, "aten::logsumexp", {{"self", OpArg::Tensor("4,8")}, {"dim", OpArg::Ints({1})}}),
+            sym::Expr(2 * 32));
+}
+
+TEST(BackwardFlopsTest, EmbeddingBagPerSampleWeights) {
+  OpRunner r = GradRunner();
+  // weight [100, 16], 10 indices in 2 bags, per-sample weights [10]:
+  // grad(weight) adds 10 rows of 16 (160); grad(per_sample_weights) is a dot
+  // of each bag's grad row with its weight row: 2*16 per index (320).
+  OpResult res = r.Run("aten::embedding_bag",
+                       {{"weight", OpArg::Tensor("100,16")}, {"indices", OpArg::Tensor("10", DType::kInt64)},
+                        {"offsets", OpArg::Tensor("2", DType::kInt64)}, {"scale_grad_by_freq", OpArg::Bool(false)},
+                        {"mode", OpArg::Int(0)}, {"sparse", OpArg::Bool(false)},
+                        {"per_sample_weights", OpArg::Tensor("10")}});
+  ASSERT_TRUE(res.errors.empty()) << res.errors[0];
+  EXPECT_EQ(res.bwd_flops, sym::Expr(160 + 320));
+}
+
+TEST(BackwardFlopsTest, SoftplusAndMish) {
+  OpRunner r = GradRunner();
+  // softplus: z = exp(beta*x); x*beta > threshold ? grad : grad * z / (z + 1):
+  // mul, compare, add, div, mul = 5 per element.
+  EXPECT_EQ(Bwd(r, "aten::softplus", {{"self", OpArg::Tensor("4,8")}}), sym::Expr(5 * 32));
+  // mish: sigmoid (add, div), tanh(softplus) squared (mul), 1 - t^2, x*sigmoid,
+  // *(1 - t^2), + t, * grad = 8 per element.
+  EXPECT_EQ(Bwd(r, "aten::mish", {{"self", OpArg::Tensor("4,8")}}), sym::Expr(8 * 32));
+}
+
+// Only the inputs that need a gradient are counted: an integer tensor never does.
+TEST(BackwardFlopsTest, IntegerOperandNeedsNoGradient) {
+  OpRunner r = GradRunner();
+  // div of float [4, 8] by an int64 [4, 8]: only self's grad / other, 32.
+  EXPECT_EQ(Bwd(r, "aten::div", {{"self", OpArg::Tensor("4,8")}, {"other", OpArg::Tensor("4,8", DType::kInt64)}}),
+            sym::Expr(32));
+}
+
+// ---- backward transcendentals (not in the report: checked on the applied rule) -------
+
+// Applies the builtin rule of `op` to single tensor `self` [4, 8] and returns its
+// backward transcendentals for `self`.
+sym::Expr BwdTranscendentals(const std::string& op, std::vector<std::pair<std::string, rules::RValue>> extra = {}) {
+  static Result<RuleSet> rs = RuleSet::Builtin();
+  static sym::Context ctx;
+  const rules::OpRule* rule = rs->Find(op);
+  EXPECT_NE(rule, nullptr) << op;
+  if (rule == nullptr) return sym::Expr(-1);
+  std::vector<rules::RValue> values(rule->schema.args.size());
+  std::vector<const rules::RValue*> args(rule->schema.args.size(), nullptr);
+  rules::TensorType t;
+  t.shape = {sym::Expr(4), sym::Expr(8)};
+  t.dtype = DType::kFloat32;
+  extra.insert(extra.begin(), {"self", rules::RValue::Tensor(t)});
+  for (auto& [name, v] : extra) {
+    int a = rule->schema.FindArg(name);
+    EXPECT_GE(a, 0) << op << " " << name;
+    if (a < 0) continue;
+    values[a] = v;
+    args[a] = &values[a];
+  }
+  rules::Applied applied;
+  Status s = rules::ApplyRule(*rule, args, ctx, &applied);
+  EXPECT_TRUE(s.ok()) << s.message();
+  sym::Expr total(0);
+  for (const auto& [arg, e] : applied.bwd_transcendentals) total = total + e;
+  return total;
+}
+
+TEST(BackwardFlopsTest, BackwardTranscendentals) {
+  // exp, sqrt, tanh, sigmoid: the backward reads the result, no new function evaluation.
+  EXPECT_EQ(BwdTranscendentals("aten::exp"), sym::Expr(0));
+  EXPECT_EQ(BwdTranscendentals("aten::tanh"), sym::Expr(0));
+  // sin: grad * cos(self), 1 per element; erf: exp(-x^2), 1; erfinv: erfinv and exp, 2.
+  EXPECT_EQ(BwdTranscendentals("aten::sin"), sym::Expr(32));
+  EXPECT_EQ(BwdTranscendentals("aten::erf"), sym::Expr(32));
+  EXPECT_EQ(BwdTranscendentals("aten::erfinv"), sym::Expr(64));
+  // asin: rsqrt(1 - x^2), 1.
+  EXPECT_EQ(BwdTranscendentals("aten::asin"), sym::Expr(32));
+  // pow(x, 2.5): x^1.5, 1; pow(x, 2): x*2, none.
+  EXPECT_EQ(BwdTranscendentals("aten::pow.Tensor_Scalar", {{"exponent", rules::RValue::Float(2.5)}}), sym::Expr(32));
+  EXPECT_EQ(BwdTranscendentals("aten::pow.Tensor_Scalar", {{"exponent", rules::RValue::Int(sym::Expr(2))}}),
+            sym::Expr(0));
+  // softplus: exp(beta*x), 1; mish: exp for the sigmoid, exp and log1p for the
+  // softplus, tanh: 4.
+  EXPECT_EQ(BwdTranscendentals("aten::softplus"), sym::Expr(32));
+  EXPECT_EQ(BwdTranscendentals("aten::mish"), sym::Expr(4 * 32));
+  // logsumexp: exp(self - result), 1 per input element.
+  EXPECT_EQ(BwdTranscendentals("aten::logsumexp", {{"dim", rules::RValue::IntList({sym::Expr(1)})}}),
+            sym::Expr(32));
+}
+
+}  // namespace
+}  // namespace torchcost
