@@ -21,6 +21,12 @@ Besides torchvision's models and the small test nets, "gpt_tiny" is a
 GPT-style decoder written in plain torch (see GPT below; vocab 512, d_model
 128, 4 heads, 2 layers, context 128, input int64 token ids [2, 64]) whose LM
 head shares the token embedding's weight; "gpt_tiny_untied" has its own head.
+"gpt2_tiny" is GPT-2 as Hugging Face writes it (Conv1D projections as addmm,
+torch.where causal mask, GELU tanh, tied head) and "llama_tiny" a LLaMA-style
+decoder (RMSNorm, RoPE via rotate_half with tables computed from arange,
+SwiGLU, grouped-query attention with repeat_interleave, full(-inf).triu(1)
+causal mask, untied head), both at the GPT sizes (4 heads, llama 2 KV heads),
+input int64 token ids [2, 64].
 
 Other scripts import this module: build_model(name) returns the module (in
 eval mode, weights drawn under torch.manual_seed(0)) and its example input
@@ -267,8 +273,202 @@ class GPT(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
-# GPT variants: constructor arguments and the example input (token ids [B, T]).
-_GPT = {"gpt_tiny": {"tied": True}, "gpt_tiny_untied": {"tied": False}}
+class GPT2Attention(nn.Module):
+    """GPT-2's attention as Hugging Face writes it: Conv1D projections (addmm with a
+    [in, out] weight), causal mask applied with torch.where on a bool tril buffer."""
+
+    def __init__(self, d_model, n_head, context, dropout):
+        super().__init__()
+        self.n_head = n_head
+        self.d_model = d_model
+        self.c_attn_weight = nn.Parameter(torch.randn(d_model, 3 * d_model) * 0.02)
+        self.c_attn_bias = nn.Parameter(torch.zeros(3 * d_model))
+        self.c_proj_weight = nn.Parameter(torch.randn(d_model, d_model) * 0.02)
+        self.c_proj_bias = nn.Parameter(torch.zeros(d_model))
+        self.attn_dropout = nn.Dropout(dropout)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.register_buffer("bias", torch.tril(torch.ones(context, context, dtype=torch.bool))
+                             .view(1, 1, context, context))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        qkv = torch.addmm(self.c_attn_bias, x.view(-1, C), self.c_attn_weight).view(B, T, 3 * C)
+        q, k, v = qkv.split(self.d_model, dim=2)
+        hd = C // self.n_head
+        q = q.view(B, T, self.n_head, hd).permute(0, 2, 1, 3)
+        k = k.view(B, T, self.n_head, hd).permute(0, 2, 1, 3)
+        v = v.view(B, T, self.n_head, hd).permute(0, 2, 1, 3)
+        att = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)
+        causal = self.bias[:, :, :T, :T]
+        mask_value = torch.full([], torch.finfo(att.dtype).min, dtype=att.dtype, device=att.device)
+        att = torch.where(causal, att, mask_value)
+        att = self.attn_dropout(nn.functional.softmax(att, dim=-1))
+        y = torch.matmul(att, v).permute(0, 2, 1, 3).contiguous().view(B, T, C)
+        y = torch.addmm(self.c_proj_bias, y.view(-1, C), self.c_proj_weight).view(B, T, C)
+        return self.resid_dropout(y)
+
+
+class GPT2Block(nn.Module):
+    """Pre-LN block with GELU (tanh approximation) MLP, as GPT-2."""
+
+    def __init__(self, d_model, n_head, context, dropout):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = GPT2Attention(d_model, n_head, context, dropout)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.c_fc = nn.Linear(d_model, 4 * d_model)
+        self.act = nn.GELU(approximate="tanh")
+        self.c_proj = nn.Linear(4 * d_model, d_model)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.drop(self.c_proj(self.act(self.c_fc(self.ln_2(x)))))
+
+
+class GPT2(nn.Module):
+    """GPT-2 in plain torch: learned positions, LayerNorm, GELU-tanh MLP, tied head."""
+
+    def __init__(self, vocab=512, d_model=128, n_head=4, n_layer=2, context=128, dropout=0.1):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d_model)
+        self.wpe = nn.Embedding(context, d_model)
+        self.drop = nn.Dropout(dropout)
+        self.h = nn.ModuleList([GPT2Block(d_model, n_head, context, dropout) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # Tied.
+
+    def forward(self, idx):
+        B, T = idx.size()
+        pos = torch.arange(0, T, dtype=torch.long, device=idx.device).unsqueeze(0)
+        x = self.drop(self.wte(idx) + self.wpe(pos))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+class LlamaRMSNorm(nn.Module):
+    """RMSNorm as Hugging Face's LLaMA writes it (float32 statistics, then weight *)."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.to(torch.float32)
+        variance = x.pow(2).mean(-1, keepdim=True)
+        x = x * torch.rsqrt(variance + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def rotate_half(x):
+    """[x1, x2] -> [-x2, x1] on the last dim."""
+    half = x.shape[-1] // 2
+    x1 = x[..., :half]
+    x2 = x[..., half:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention with rotary embeddings; K/V heads repeated with
+    repeat_interleave; additive causal mask from torch.full(...).triu(1)."""
+
+    def __init__(self, d_model, n_head, n_kv_head, base=10000.0):
+        super().__init__()
+        self.n_head = n_head
+        self.n_kv_head = n_kv_head
+        self.hd = d_model // n_head
+        self.base = base
+        self.q_proj = nn.Linear(d_model, n_head * self.hd, bias=False)
+        self.k_proj = nn.Linear(d_model, n_kv_head * self.hd, bias=False)
+        self.v_proj = nn.Linear(d_model, n_kv_head * self.hd, bias=False)
+        self.o_proj = nn.Linear(n_head * self.hd, d_model, bias=False)
+
+    def rope(self, T, device, dtype):
+        """cos and sin tables [T, hd], computed from arange (pow, outer, cat, cos, sin)."""
+        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.hd, 2, device=device).float() / self.hd))
+        t = torch.arange(T, device=device, dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype), emb.sin().to(dtype)
+
+    def forward(self, x):
+        B, T, _ = x.size()
+        q = self.q_proj(x).view(B, T, self.n_head, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.n_kv_head, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.n_kv_head, self.hd).transpose(1, 2)
+        cos, sin = self.rope(T, x.device, x.dtype)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = self.n_head // self.n_kv_head
+        k = torch.repeat_interleave(k, rep, dim=1)
+        v = torch.repeat_interleave(v, rep, dim=1)
+        att = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
+        mask = torch.full((T, T), float("-inf"), device=x.device).triu(1)
+        att = att + mask
+        att = nn.functional.softmax(att, dim=-1, dtype=torch.float32).to(q.dtype)
+        y = torch.matmul(att, v).transpose(1, 2).contiguous().reshape(B, T, self.n_head * self.hd)
+        return self.o_proj(y)
+
+
+class LlamaMLP(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, d_model, hidden):
+        super().__init__()
+        self.gate_proj = nn.Linear(d_model, hidden, bias=False)
+        self.up_proj = nn.Linear(d_model, hidden, bias=False)
+        self.down_proj = nn.Linear(hidden, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d_model, n_head, n_kv_head, hidden):
+        super().__init__()
+        self.input_layernorm = LlamaRMSNorm(d_model)
+        self.self_attn = LlamaAttention(d_model, n_head, n_kv_head)
+        self.post_attention_layernorm = LlamaRMSNorm(d_model)
+        self.mlp = LlamaMLP(d_model, hidden)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder in plain torch (Hugging Face's structure), input int64 token ids [B, T].
+
+    Token embedding (no positions: RoPE in attention), n_layer blocks of RMSNorm ->
+    grouped-query attention (n_kv_head K/V heads) -> residual, RMSNorm -> SwiGLU ->
+    residual; final RMSNorm; untied LM head without bias. No dropout.
+    """
+
+    def __init__(self, vocab=512, d_model=128, n_head=4, n_kv_head=2, n_layer=2, hidden=352):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, d_model)
+        self.layers = nn.ModuleList([LlamaBlock(d_model, n_head, n_kv_head, hidden) for _ in range(n_layer)])
+        self.norm = LlamaRMSNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.embed_tokens(idx)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))
+
+
+# Decoder variants: (class, constructor arguments); example input token ids [B, T].
+_GPT = {
+    "gpt_tiny": (GPT, {"tied": True}),
+    "gpt_tiny_untied": (GPT, {"tied": False}),
+    "gpt2_tiny": (GPT2, {}),
+    "llama_tiny": (Llama, {}),
+}
 GPT_VOCAB = 512
 GPT_INPUT_SHAPE = [2, 64]
 
@@ -312,7 +512,8 @@ def build_model(name):
     if name == "tied":
         return Tied().eval(), [[1, 6]]
     if name in _GPT:
-        return GPT(**_GPT[name]).eval(), [list(GPT_INPUT_SHAPE)]
+        cls, kwargs = _GPT[name]
+        return cls(**kwargs).eval(), [list(GPT_INPUT_SHAPE)]
     if name in _TORCHVISION:
         import torchvision  # Imported lazily: it is slow to import.
 

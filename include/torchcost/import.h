@@ -16,6 +16,16 @@ namespace torchcost {
 // Errors name the file: "model.pt: not a TorchScript archive (...)".
 Result<ir::Graph> ImportTorchScript(const std::string& path);
 
+// Reads a JSON graph in the "torchcost.graph" format, version 1 (see
+// docs/graph-schema.md), as tools/export writes it from FX or aten-level graphs.
+// Errors are one line naming the file and the place:
+// "model.json: nodes[12] (aten::linear): arg 'weight' refers to unknown value 'v99'".
+Result<ir::Graph> ImportGraphJson(const std::string& path);
+
+// Reads a model file with the frontend its extension names: ".json" is read by
+// ImportGraphJson, anything else by ImportTorchScript.
+Result<ir::Graph> ImportGraphFile(const std::string& path);
+
 }  // namespace torchcost
 
 #endif  // TORCHCOST_IMPORT_H_

@@ -3,7 +3,9 @@
 #ifndef TORCHCOST_REPORT_H_
 #define TORCHCOST_REPORT_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchcost/analysis.h"
@@ -50,6 +52,29 @@ std::vector<std::string> UnboundTimelineSymbols(const Report& report,
 // does not evaluate under `bindings`, the picture says so instead.
 std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
                               const sym::Bindings& bindings);
+
+}  // namespace torchcost
+
+namespace torchcost {
+
+// Values one symbol takes in a sweep.
+struct SweepSpec {
+  std::string symbol;
+  std::vector<int64_t> values;
+};
+
+// Parses "S=512:8192:x2" (start, stop inclusive, step: "xK" multiplies, "+K" or
+// "K" adds) or "B=1,2,4,8" (a list).
+Result<SweepSpec> ParseSweep(std::string_view text);
+
+// Returns a table of FLOPs and peak memory (with its breakdown) at every point
+// of the sweeps, from one analysis. Errors name a symbol left unbound.
+Result<std::string> RenderSweepText(const ir::Graph& graph, const Report& report,
+                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base);
+
+// Returns the same as a JSON document (schema "torchcost.sweep", version 1).
+Result<std::string> RenderSweepJson(const ir::Graph& graph, const Report& report,
+                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base);
 
 }  // namespace torchcost
 

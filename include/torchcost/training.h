@@ -93,6 +93,10 @@ struct PeakInfo {
   int point = -1;         // Index into the timeline of the peak moment, if decided.
   CategoryBytes at_peak;  // Breakdown at the peak (sums to it), if decided.
   CategoryBytes category_max;  // Each category's own maximum (max(...) if undecided).
+  // The moments that may be the peak for some value of the unbound symbols
+  // (their totals, and their indices into the timeline); one if decided.
+  std::vector<sym::Expr> candidates;
+  std::vector<int> candidate_points;
 };
 
 // Finds the peak of `report`'s timeline, comparing totals under `bindings`

@@ -109,6 +109,8 @@ PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& binding
   }
   info.peak = MaxOf(cands);
   info.decided = cands.size() == 1;
+  info.candidates = cands;
+  info.candidate_points = cand_points;
   if (info.decided) {
     info.point = cand_points[0];
     for (int c = 0; c < kNumMemCategories; ++c) info.at_peak[c] = bind(tl[info.point].live[c]);

@@ -66,6 +66,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Dtype of floating-point parameters and buffers (as model.to(DTYPE)); activations follow. "
                  "Give --dtype for floating inputs too")
       ->type_name("DTYPE");
+  app.add_option("--sweep", out.sweeps,
+                 "Evaluate one analysis over values of a symbol: S=512:8192:x2 (xK multiplies, +K adds) or "
+                 "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")
+      ->type_name("SYM=RANGE")
+      ->allow_extra_args(false);
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

@@ -29,6 +29,7 @@ struct CommandLine {
   std::string timeline_svg;         // --timeline FILE.svg
   std::string device = "cuda";      // --device cuda|cpu
   std::string param_dtype;          // --param-dtype DTYPE
+  std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

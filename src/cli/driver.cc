@@ -1,5 +1,6 @@
 #include "cli/driver.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -125,7 +126,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       !o.ok())
     return o;
 
-  Result<ir::Graph> graph = ImportTorchScript(cl.model);
+  Result<ir::Graph> graph = ImportGraphFile(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
   RuleSet rules;
   if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
@@ -153,6 +154,26 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     if (Outcome o = WriteTimeline(cl.timeline_svg, *graph, report, bindings);
         !o.ok())
       return o;
+  }
+  if (!cl.sweeps.empty()) {
+    std::vector<SweepSpec> sweeps;
+    for (const std::string& text : cl.sweeps) {
+      Result<SweepSpec> spec = ParseSweep(text);
+      if (!spec.ok()) return Outcome::Usage(spec.status().message());
+      const std::vector<std::string> known = InputSymbols(options.inputs);
+      if (std::find(known.begin(), known.end(), spec->symbol) == known.end()) {
+        std::string names;
+        for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+        return Outcome::Usage("--sweep " + text + ": unknown symbol '" + spec->symbol + "'; symbols: " +
+                              (names.empty() ? "none" : names));
+      }
+      sweeps.push_back(std::move(spec).value());
+    }
+    Result<std::string> table = cl.json ? RenderSweepJson(*graph, report, sweeps, bindings)
+                                        : RenderSweepText(*graph, report, sweeps, bindings);
+    if (!table.ok()) return Outcome::Usage(table.status().message());
+    out = std::move(table).value();
+    return Outcome::Ok();
   }
   if (cl.json) {
     out = RenderJson(*graph, report, bindings);

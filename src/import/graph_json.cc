@@ -1,0 +1,563 @@
+// The JSON graph frontend: reads a "torchcost.graph" file (docs/graph-schema.md)
+// into an ir::Graph.
+//
+// The file is what tools/export writes from torch.fx or aten-level graphs, or
+// what a person writes by hand: tables of inputs, parameters, buffers and
+// modules, then nodes in execution order whose arguments are named after the
+// op's schema. Each argument is a reference to a value (a node output, a
+// parameter, a buffer, a model input), a list of them, or a literal constant.
+// Every literal becomes a constant ir::Value of its own (as a prim::Constant
+// does in TorchScript); a {"list": [...]} argument becomes a
+// prim::ListConstruct node in the node's module, placed before the node.
+//
+// No LibTorch header is included here: the importer links LibTorch only for
+// the TorchScript frontend.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "torchcost/import.h"
+
+namespace torchcost {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kFormat[] = "torchcost.graph";
+constexpr int kVersion = 1;
+
+// Thrown inside the importer with a message that names the place; caught at
+// the top and prefixed with the file name.
+struct ImportError {
+  std::string message;
+};
+
+[[noreturn]] void Fail(const std::string& where, const std::string& what) {
+  throw ImportError{where.empty() ? what : where + ": " + what};
+}
+
+// Returns a JSON value's type in words, for messages.
+std::string TypeName(const Json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a bool";
+  if (j.is_number_integer()) return "an integer";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "a list";
+  return "an object";
+}
+
+// Returns a short rendering of a JSON value for messages.
+std::string Brief(const Json& j) {
+  std::string text = j.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// Returns the first line of nlohmann's message without its
+// "[json.exception.parse_error.101] " prefix.
+std::string CleanJsonMessage(const std::string& what) {
+  std::string m = what.substr(0, what.find('\n'));
+  if (m.rfind("[json.exception.", 0) == 0) {
+    const size_t close = m.find("] ");
+    if (close != std::string::npos) m.erase(0, close + 2);
+  }
+  return m;
+}
+
+const Json& Field(const Json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) Fail(where, std::string("missing field '") + key + "'");
+  return *it;
+}
+
+std::string StringField(const Json& obj, const char* key, const std::string& where) {
+  const Json& j = Field(obj, key, where);
+  if (!j.is_string()) Fail(where, std::string("'") + key + "' must be a string, not " + TypeName(j));
+  return j.get<std::string>();
+}
+
+const Json& ArrayField(const Json& obj, const char* key, const std::string& where) {
+  const Json& j = Field(obj, key, where);
+  if (!j.is_array()) Fail(where, std::string("'") + key + "' must be a list, not " + TypeName(j));
+  return j;
+}
+
+// An optional list field: an empty list when absent.
+const Json& OptionalArray(const Json& obj, const char* key, const std::string& where) {
+  static const Json* kEmpty = new Json(Json::array());
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return *kEmpty;
+  if (!it->is_array()) Fail(where, std::string("'") + key + "' must be a list, not " + TypeName(*it));
+  return *it;
+}
+
+DType ParseDTypeAt(const Json& j, const std::string& where) {
+  if (!j.is_string()) Fail(where, "dtype must be a string, not " + TypeName(j));
+  Result<DType> d = ParseDType(j.get<std::string>());
+  if (!d.ok()) Fail(where, d.status().message());
+  return *d;
+}
+
+std::vector<int64_t> ConcreteShape(const Json& j, const std::string& where) {
+  if (!j.is_array()) Fail(where, "shape must be a list, not " + TypeName(j));
+  std::vector<int64_t> shape;
+  for (const Json& d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      Fail(where, "shape " + Brief(j) + " must list non-negative integers");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+// Splits FX / make_fx spellings of an op: "aten.linear.default" -> ("aten::linear", ""),
+// "aten.add.Tensor" -> ("aten::add", "Tensor"), "aten::add.Tensor" -> ("aten::add", "Tensor").
+void NormalizeOp(const std::string& text, std::string* op, std::string* overload) {
+  std::string name = text;
+  std::string ns;
+  const size_t colons = name.find("::");
+  if (colons != std::string::npos) {
+    ns = name.substr(0, colons);
+    name = name.substr(colons + 2);
+  } else {
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos) {
+      ns = name.substr(0, dot);
+      name = name.substr(dot + 1);
+    }
+  }
+  const size_t dot = name.find('.');
+  if (dot != std::string::npos) {
+    if (overload->empty()) *overload = name.substr(dot + 1);
+    name = name.substr(0, dot);
+  }
+  if (*overload == "default") overload->clear();
+  *op = ns.empty() ? "aten::" + name : ns + "::" + name;
+}
+
+// Value kinds as the schema spells output types.
+bool ParseKind(const std::string& type, ir::ValueKind* kind, ir::ValueKind* elem) {
+  static const auto* kKinds = new std::unordered_map<std::string, ir::ValueKind>{
+      {"Tensor", ir::ValueKind::kTensor}, {"int", ir::ValueKind::kInt},      {"SymInt", ir::ValueKind::kInt},
+      {"float", ir::ValueKind::kFloat},   {"bool", ir::ValueKind::kBool},    {"str", ir::ValueKind::kString},
+      {"None", ir::ValueKind::kNone},     {"Device", ir::ValueKind::kDevice}, {"other", ir::ValueKind::kOther}};
+  std::string base = type;
+  const bool is_list = base.size() > 2 && base.compare(base.size() - 2, 2, "[]") == 0;
+  if (is_list) base.resize(base.size() - 2);
+  if (!base.empty() && base.back() == '?') base.pop_back();  // Optional[T] is read as T.
+  auto it = kKinds->find(base);
+  if (it == kKinds->end()) return false;
+  *kind = is_list ? ir::ValueKind::kList : it->second;
+  *elem = is_list ? it->second : ir::ValueKind::kOther;
+  return true;
+}
+
+class JsonImporter {
+ public:
+  explicit JsonImporter(std::string path) { graph_.source = std::move(path); }
+
+  ir::Graph Run(const Json& doc) {
+    if (!doc.is_object()) Fail("", "the top level must be an object, not " + TypeName(doc));
+    CheckVersion(doc);
+    ReadModules(doc);
+    ReadTable(OptionalArray(doc, "params", ""), "params", /*is_param=*/true);
+    ReadTable(OptionalArray(doc, "buffers", ""), "buffers", /*is_param=*/false);
+    ReadInputs(ArrayField(doc, "inputs", ""));
+    const Json& nodes = ArrayField(doc, "nodes", "");
+    for (size_t i = 0; i < nodes.size(); ++i) ReadNode(nodes[i], i);
+    const Json& outputs = ArrayField(doc, "outputs", "");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string where = "outputs[" + std::to_string(i) + "]";
+      const Json& o = outputs[i];
+      graph_.outputs.push_back(o.is_string() ? LookupRef(o.get<std::string>(), where) : Reference(o, where));
+    }
+    return std::move(graph_);
+  }
+
+ private:
+  void CheckVersion(const Json& doc) {
+    const std::string format = StringField(doc, "format", "");
+    if (format != kFormat) Fail("", "format is '" + format + "', expected '" + kFormat + "'");
+    const Json& version = Field(doc, "version", "");
+    if (!version.is_number_integer()) Fail("", "version must be an integer, not " + TypeName(version));
+    if (version.get<int64_t>() != kVersion) {
+      Fail("", "unsupported version " + std::to_string(version.get<int64_t>()) + "; this torchcost reads version " +
+                   std::to_string(kVersion));
+    }
+  }
+
+  // The root scope is named after "model"; "modules" lists the hierarchy,
+  // parents before children.
+  void ReadModules(const Json& doc) {
+    auto model = doc.find("model");
+    std::string name = "Model";
+    if (model != doc.end()) {
+      if (!model->is_string()) Fail("", "'model' must be a string, not " + TypeName(*model));
+      name = model->get<std::string>();
+    }
+    const int root = graph_.GetOrAddScope("", name);
+    graph_.scopes[root].name = name;
+    graph_.scopes[root].type = name;
+    const Json& modules = OptionalArray(doc, "modules", "");
+    for (size_t i = 0; i < modules.size(); ++i) {
+      const std::string where = "modules[" + std::to_string(i) + "]";
+      const Json& m = modules[i];
+      if (!m.is_object()) Fail(where, "must be an object, not " + TypeName(m));
+      const std::string path = StringField(m, "path", where);
+      std::string type;
+      if (auto t = m.find("type"); t != m.end() && t->is_string()) type = t->get<std::string>();
+      const int index = graph_.GetOrAddScope(path, type);
+      if (!type.empty()) graph_.scopes[index].type = type;
+      if (path.empty() && !type.empty()) graph_.scopes[index].name = type;
+    }
+  }
+
+  void ReadTable(const Json& table, const char* key, bool is_param) {
+    std::vector<ir::TensorEntry>& entries = is_param ? graph_.params : graph_.buffers;
+    auto& names = is_param ? param_names_ : buffer_names_;
+    for (size_t i = 0; i < table.size(); ++i) {
+      const std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+      const Json& t = table[i];
+      if (!t.is_object()) Fail(where, "must be an object, not " + TypeName(t));
+      ir::TensorEntry e;
+      e.name = StringField(t, "name", where);
+      e.shape = ConcreteShape(Field(t, "shape", where), where + " (" + e.name + ")");
+      e.dtype = t.contains("dtype") ? ParseDTypeAt(t["dtype"], where) : DType::kFloat32;
+      e.requires_grad = is_param;
+      if (auto rg = t.find("requires_grad"); rg != t.end()) {
+        if (!rg->is_boolean()) Fail(where, "'requires_grad' must be a bool, not " + TypeName(*rg));
+        e.requires_grad = is_param && rg->get<bool>();
+      }
+      for (const Json& a : OptionalArray(t, "aliases", where)) {
+        if (!a.is_string()) Fail(where, "aliases must be strings");
+        e.aliases.push_back(a.get<std::string>());
+      }
+      const int index = static_cast<int>(entries.size());
+      if (!names.emplace(e.name, index).second) Fail(where, "duplicate name '" + e.name + "'");
+      for (const std::string& a : e.aliases) {
+        if (!names.emplace(a, index).second) Fail(where, "duplicate name '" + a + "'");
+      }
+      entries.push_back(std::move(e));
+    }
+  }
+
+  void ReadInputs(const Json& inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string where = "inputs[" + std::to_string(i) + "]";
+      const Json& in = inputs[i];
+      if (!in.is_object()) Fail(where, "must be an object, not " + TypeName(in));
+      ir::Value v;
+      v.name = StringField(in, "name", where);
+      v.role = ir::ValueRole::kInput;
+      v.table_index = static_cast<int>(i);
+      v.kind = ir::ValueKind::kTensor;
+      if (in.contains("dtype")) v.dtype = ParseDTypeAt(in["dtype"], where);
+      // Symbolic dims ("B") leave the shape to --input; a fully concrete shape,
+      // or the "traced_shape" fallback, is recorded.
+      bool concrete = false;
+      if (auto s = in.find("shape"); s != in.end()) {
+        if (!s->is_array()) Fail(where, "shape must be a list, not " + TypeName(*s));
+        concrete = true;
+        for (const Json& d : *s) {
+          if (d.is_string()) {
+            concrete = false;
+          } else if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+            Fail(where, "shape " + Brief(*s) + ": dims must be non-negative integers or symbol names");
+          }
+        }
+        if (concrete) v.traced_shape = ConcreteShape(*s, where);
+      }
+      if (!concrete && in.contains("traced_shape")) {
+        v.traced_shape = ConcreteShape(in["traced_shape"], where);
+        concrete = true;
+      }
+      v.has_traced_shape = concrete;
+      if (!input_names_.emplace(v.name, static_cast<int>(graph_.inputs.size())).second) {
+        Fail(where, "duplicate input name '" + v.name + "'");
+      }
+      graph_.inputs.push_back(graph_.AddValue(std::move(v)));
+    }
+  }
+
+  // Returns the value that reads table entry `index`, creating it on first use.
+  int TableValue(bool is_param, int index) {
+    ir::TensorEntry& e = (is_param ? graph_.params : graph_.buffers)[index];
+    if (e.value >= 0) return e.value;
+    ir::Value v;
+    v.name = e.name;
+    v.role = is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
+    v.table_index = index;
+    v.kind = ir::ValueKind::kTensor;
+    v.has_traced_shape = true;
+    v.traced_shape = e.shape;
+    v.dtype = e.dtype;
+    e.value = graph_.AddValue(std::move(v));
+    return e.value;
+  }
+
+  int LookupRef(const std::string& name, const std::string& where) {
+    auto it = values_.find(name);
+    if (it == values_.end()) Fail(where, "refers to unknown value '" + name + "'");
+    return it->second;
+  }
+
+  // Resolves a reference object ({"ref"}, {"param"}, {"buffer"}, {"input"}).
+  int Reference(const Json& j, const std::string& where) {
+    if (!j.is_object() || j.size() != 1) {
+      Fail(where, "expected a reference like {\"ref\": \"v1\"}, got " + Brief(j));
+    }
+    const std::string& key = j.begin().key();
+    const Json& target = j.begin().value();
+    if (key == "ref") {
+      if (!target.is_string()) Fail(where, "\"ref\" must name a value, not " + TypeName(target));
+      return LookupRef(target.get<std::string>(), where);
+    }
+    if (key == "param" || key == "buffer") {
+      const bool is_param = key == "param";
+      if (!target.is_string()) Fail(where, "\"" + key + "\" must be a name, not " + TypeName(target));
+      const auto& names = is_param ? param_names_ : buffer_names_;
+      auto it = names.find(target.get<std::string>());
+      if (it == names.end()) {
+        Fail(where, "refers to unknown " + std::string(is_param ? "parameter" : "buffer") + " '" +
+                        target.get<std::string>() + "'");
+      }
+      return TableValue(is_param, it->second);
+    }
+    if (key == "input") {
+      int position = -1;
+      if (target.is_number_integer()) {
+        position = static_cast<int>(target.get<int64_t>());
+      } else if (target.is_string()) {
+        auto it = input_names_.find(target.get<std::string>());
+        if (it == input_names_.end()) Fail(where, "refers to unknown input '" + target.get<std::string>() + "'");
+        position = it->second;
+      }
+      if (position < 0 || position >= static_cast<int>(graph_.inputs.size())) {
+        Fail(where, "refers to unknown input " + Brief(target));
+      }
+      return graph_.inputs[position];
+    }
+    Fail(where, "unknown reference kind '" + key + "' (expected ref, param, buffer, input, list or dtype)");
+  }
+
+  int AddConstant(ir::Value v) {
+    v.role = ir::ValueRole::kConstant;
+    v.has_constant = true;
+    if (v.name.empty()) v.name = "c" + std::to_string(graph_.values.size());
+    return graph_.AddValue(std::move(v));
+  }
+
+  // Converts an array literal of numbers or bools into a list constant.
+  int ListConstant(const Json& j, const std::string& where) {
+    ir::Value v;
+    v.kind = ir::ValueKind::kList;
+    bool all_int = true, all_bool = true, all_number = true;
+    for (const Json& e : j) {
+      all_int = all_int && e.is_number_integer();
+      all_bool = all_bool && e.is_boolean();
+      all_number = all_number && e.is_number();
+    }
+    if (all_int) {
+      v.elem_kind = ir::ValueKind::kInt;
+      v.constant = j.get<std::vector<int64_t>>();
+    } else if (all_bool) {
+      v.elem_kind = ir::ValueKind::kBool;
+      std::vector<bool> bools;
+      for (const Json& e : j) bools.push_back(e.get<bool>());
+      v.constant = std::move(bools);
+    } else if (all_number) {
+      v.elem_kind = ir::ValueKind::kFloat;
+      v.constant = j.get<std::vector<double>>();
+    } else {
+      Fail(where, "a literal list must hold only ints, floats or bools; write {\"list\": [...]} for a list of values, "
+                  "got " + Brief(j));
+    }
+    return AddConstant(std::move(v));
+  }
+
+  // Returns the value an argument stands for, creating constants and list nodes.
+  int Argument(const Json& j, const std::string& where, int scope) {
+    ir::Value v;
+    switch (j.type()) {
+      case Json::value_t::null:
+        v.kind = ir::ValueKind::kNone;
+        v.constant = std::monostate();
+        return AddConstant(std::move(v));
+      case Json::value_t::boolean:
+        v.kind = ir::ValueKind::kBool;
+        v.constant = j.get<bool>();
+        return AddConstant(std::move(v));
+      case Json::value_t::number_integer:
+      case Json::value_t::number_unsigned:
+        v.kind = ir::ValueKind::kInt;
+        v.constant = j.get<int64_t>();
+        return AddConstant(std::move(v));
+      case Json::value_t::number_float:
+        v.kind = ir::ValueKind::kFloat;
+        v.constant = j.get<double>();
+        return AddConstant(std::move(v));
+      case Json::value_t::string:
+        v.kind = ir::ValueKind::kString;
+        v.constant = j.get<std::string>();
+        return AddConstant(std::move(v));
+      case Json::value_t::array:
+        return ListConstant(j, where);
+      case Json::value_t::object:
+        break;
+      default:
+        Fail(where, "unsupported argument " + Brief(j));
+    }
+    if (j.size() == 1 && j.contains("list")) return ListNode(j["list"], where, scope);
+    if (j.size() == 1 && j.contains("dtype")) {
+      // A ScalarType argument: TorchScript passes its c10::ScalarType code.
+      v.kind = ir::ValueKind::kInt;
+      v.constant = static_cast<int64_t>(ParseDTypeAt(j["dtype"], where));
+      return AddConstant(std::move(v));
+    }
+    return Reference(j, where);
+  }
+
+  // Builds a prim::ListConstruct node from {"list": [...]}.
+  int ListNode(const Json& items, const std::string& where, int scope) {
+    if (!items.is_array()) Fail(where, "\"list\" must be a list, not " + TypeName(items));
+    ir::Node n;
+    n.op = "prim::ListConstruct";
+    n.scope = scope;
+    bool all_tensor = !items.empty(), all_int = true;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const int e = Argument(items[i], where + " element " + std::to_string(i), scope);
+      n.inputs.push_back(e);
+      all_tensor = all_tensor && graph_.values[e].kind == ir::ValueKind::kTensor;
+      all_int = all_int && graph_.values[e].kind == ir::ValueKind::kInt;
+    }
+    ir::Value out;
+    out.name = "list" + std::to_string(graph_.values.size());
+    out.kind = ir::ValueKind::kList;
+    out.elem_kind = all_tensor ? ir::ValueKind::kTensor : all_int ? ir::ValueKind::kInt : ir::ValueKind::kOther;
+    const int index = graph_.AddValue(std::move(out));
+    n.outputs.push_back(index);
+    n.debug_name = "%" + graph_.values[index].name;
+    graph_.AddNode(std::move(n));
+    return index;
+  }
+
+  void ReadNode(const Json& j, size_t i) {
+    std::string where = "nodes[" + std::to_string(i) + "]";
+    if (!j.is_object()) Fail(where, "must be an object, not " + TypeName(j));
+    ir::Node n;
+    const std::string op_text = StringField(j, "op", where);
+    if (auto ov = j.find("overload"); ov != j.end() && !ov->is_null()) {
+      if (!ov->is_string()) Fail(where, "'overload' must be a string, not " + TypeName(*ov));
+      n.overload = ov->get<std::string>();
+    }
+    NormalizeOp(op_text, &n.op, &n.overload);
+    where += " (" + n.op + ")";
+    n.scope = 0;
+    if (auto m = j.find("module"); m != j.end() && !m->is_null()) {
+      if (!m->is_string()) Fail(where, "'module' must be a string, not " + TypeName(*m));
+      n.scope = graph_.GetOrAddScope(m->get<std::string>(), "");
+    }
+    const Json& args = Field(j, "args", where);
+    if (args.is_object()) {
+      for (auto it = args.begin(); it != args.end(); ++it) {
+        n.input_names.push_back(it.key());
+        n.inputs.push_back(Argument(it.value(), where + ": arg '" + it.key() + "'", n.scope));
+      }
+    } else if (args.is_array()) {
+      // Positional arguments (prim:: ops, which have no schema names).
+      for (size_t a = 0; a < args.size(); ++a) {
+        n.inputs.push_back(Argument(args[a], where + ": arg " + std::to_string(a), n.scope));
+      }
+    } else {
+      Fail(where, "'args' must be an object (named) or a list (positional), not " + TypeName(args));
+    }
+    const Json& outputs = ArrayField(j, "outputs", where);
+    std::vector<ir::Value> outs;
+    for (size_t o = 0; o < outputs.size(); ++o) outs.push_back(ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
+    for (ir::Value& v : outs) {
+      const std::string name = v.name;
+      const int index = graph_.AddValue(std::move(v));
+      if (!values_.emplace(name, index).second) Fail(where, "output '" + name + "' is already defined");
+      n.outputs.push_back(index);
+    }
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
+    graph_.AddNode(std::move(n));
+  }
+
+  // An output: "v3" (a tensor) or {"name", "type", "shape", "dtype"}.
+  ir::Value ReadOutput(const Json& j, const std::string& where) {
+    ir::Value v;
+    v.kind = ir::ValueKind::kTensor;
+    if (j.is_string()) {
+      v.name = j.get<std::string>();
+      return v;
+    }
+    if (!j.is_object()) Fail(where, "must be a name or an object, not " + TypeName(j));
+    v.name = StringField(j, "name", where);
+    if (auto t = j.find("type"); t != j.end()) {
+      if (!t->is_string() || !ParseKind(t->get<std::string>(), &v.kind, &v.elem_kind)) {
+        Fail(where, "unknown type " + Brief(*t) +
+                        " (expected Tensor, int, float, bool, str, None, Device, other, or one of them with [])");
+      }
+    }
+    if (auto s = j.find("shape"); s != j.end() && !s->is_null()) {
+      v.traced_shape = ConcreteShape(*s, where);
+      v.has_traced_shape = v.kind == ir::ValueKind::kTensor;
+    }
+    if (auto d = j.find("dtype"); d != j.end() && !d->is_null()) v.dtype = ParseDTypeAt(*d, where);
+    return v;
+  }
+
+  ir::Graph graph_;
+  std::unordered_map<std::string, int> values_;       // Node outputs by name.
+  std::unordered_map<std::string, int> param_names_;  // Names and aliases -> params index.
+  std::unordered_map<std::string, int> buffer_names_;
+  std::unordered_map<std::string, int> input_names_;  // -> input position.
+};
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Result<ir::Graph> ImportGraphJson(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": cannot read JSON graph: no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + ": cannot read JSON graph: is a directory");
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status::InvalidArgument(path + ": cannot read JSON graph: permission denied or I/O error");
+  std::stringstream text;
+  text << file.rdbuf();
+  Json doc;
+  try {
+    doc = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
+    return Status::ParseError(path + ": not valid JSON: " + CleanJsonMessage(e.what()));
+  }
+  try {
+    JsonImporter importer(path);
+    return importer.Run(doc);
+  } catch (const ImportError& e) {
+    return Status::InvalidArgument(path + ": " + e.message);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(path + ": " + CleanJsonMessage(e.what()));
+  }
+}
+
+Result<ir::Graph> ImportGraphFile(const std::string& path) {
+  if (EndsWith(path, ".json")) return ImportGraphJson(path);
+  return ImportTorchScript(path);
+}
+
+}  // namespace torchcost
