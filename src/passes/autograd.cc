@@ -80,6 +80,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     }
     const rules::Variant& v = *nf.applied.variant;
     const rules::Schema& schema = nf.rule->schema;
+    if (!v.differentiable) continue;  // detach and friends: outputs never require gradients.
     na.has_grad_fn = true;
     // Input gradients, with their FLOPs.
     std::vector<bool> arg_needs(schema.args.size(), false);
@@ -115,7 +116,19 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       ref.slot = s.slot;
       if (s.slot < static_cast<int>(schema.args.size())) {
         ref.value = nf.arg_values[s.slot];
-        if (ref.value < 0 || g.values[ref.value].kind == ir::ValueKind::kList) continue;
+        if (ref.value >= 0 && g.values[ref.value].kind == ir::ValueKind::kList) {
+          // A saved Tensor[] argument (einsum's operands): each tensor element is saved.
+          expanded.clear();
+          Expand(g, ref.value, &expanded);
+          for (int e : expanded) {
+            if (shapes.values[e].kind != rules::RValue::Kind::kTensor) continue;
+            SavedRef el = ref;
+            el.value = e;
+            na.saved.push_back(el);
+          }
+          continue;
+        }
+        if (ref.value < 0) continue;
         if (shapes.values[ref.value].kind != rules::RValue::Kind::kTensor) continue;
       } else {
         for (size_t o = 0; o < v.output_slots.size() && ref.value < 0; ++o) {

@@ -94,6 +94,16 @@ Status ReduceIndex(ImplContext& c, std::vector<RValue>* outputs);
 // Like Reduce, returning (values, int64 indices) (max.dim, min.dim).
 Status ReduceWithIndices(ImplContext& c, std::vector<RValue>* outputs);
 
+// ---------------------------------------------------------------------------
+// Transformer ops (impl_transformer.cc).
+
+// einsum(equation, tensors): the output shape the equation gives (rules/einsum.h).
+Status Einsum(ImplContext& c, std::vector<RValue>* outputs);
+// _scaled_dot_product_flash_attention: output [*N, L, Ev], logsumexp [*N, L]
+// float32, empty cum_seq_q/k, max_q = L and max_k = S (SymInts), philox seed
+// and offset, debug_attn_mask ([*N, L, S] if return_debug_mask, else [0]).
+Status SdpaFlash(ImplContext& c, std::vector<RValue>* outputs);
+
 }  // namespace torchcost::rules::impl
 
 #endif  // TORCHCOST_SRC_RULES_IMPLS_H_

@@ -93,6 +93,7 @@ struct Variant {
   std::vector<TemporarySpec> temporaries;
   int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.
   bool inplace = false;                   // `inplace:` instead of `alias:`.
+  bool differentiable = true;             // `differentiable: false`: outputs never require gradients.
   std::vector<std::string> slot_names;
   ExprPool pool;
 };

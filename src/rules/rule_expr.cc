@@ -1,5 +1,7 @@
 #include "rules/rule_expr.h"
 
+#include "rules/einsum.h"
+
 #include <cctype>
 #include <cstdlib>
 #include <unordered_map>
@@ -17,7 +19,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"ones", Fn::kOnes},         {"broadcast", Fn::kBroadcast}, {"shape", Fn::kShape},
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
-      {"ind", Fn::kInd},
+      {"ind", Fn::kInd},           {"einsum_sizes", Fn::kEinsumSizes},
   };
   return *kTable;
 }
@@ -264,7 +266,7 @@ class Parser {
     size_t want = 0;
     switch (n.fn) {
       case Fn::kFloorDiv: case Fn::kCeilDiv: case Fn::kMod: case Fn::kMin: case Fn::kMax:
-      case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: want = 2; break;
+      case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: case Fn::kEinsumSizes: want = 2; break;
       case Fn::kIf: want = 3; break;
       case Fn::kDevice: want = 0; break;
       case Fn::kInd: want = 1; break;
@@ -776,6 +778,26 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice: return RValue::Str(std::string(device_));
+    case Fn::kEinsumSizes: {
+      RValue te, tl;
+      const RValue& eq = EvalRef(n.kids[0], te);
+      const RValue& l = EvalRef(n.kids[1], tl);
+      if (eq.kind != RValue::Kind::kString) throw RuleError("einsum_sizes() needs an equation string", n.col);
+      std::vector<std::vector<sym::Expr>> shapes;
+      if (l.kind == RValue::Kind::kTensorList) {
+        for (const auto& t : l.tensors) shapes.push_back(t.shape);
+      } else if (l.kind == RValue::Kind::kList) {
+        for (const auto& item : l.items) {
+          if (item.kind != RValue::Kind::kTensor) throw RuleError("einsum_sizes() needs a list of tensors", n.col);
+          shapes.push_back(item.t.shape);
+        }
+      } else {
+        throw RuleError(std::string("einsum_sizes() needs a list of tensors, got ") + KindName(l.kind), n.col);
+      }
+      Result<EinsumInfo> info = ParseEinsum(eq.s, shapes, ctx_);
+      if (!info.ok()) throw RuleError(info.status().message(), n.col);
+      return RValue::IntList(std::move(info->sizes));
+    }
     case Fn::kInd:
       try {
         return RValue::Int(Indicator(n.kids[0]));

@@ -23,7 +23,7 @@ const std::set<std::string>& RuleKeys() {
   static const auto* kKeys = new std::set<std::string>{
       "op", "schema", "cases", "bind", "match", "require", "let", "outputs", "macs", "flops",
       "transcendentals", "saved", "temporaries", "alias", "inplace", "impl", "doc", "autocast",
-      "workspace"};
+      "workspace", "differentiable"};
   return *kKeys;
 }
 
@@ -89,6 +89,11 @@ class VariantCompiler {
     if (auto* n = get("flops")) CompileCosts(*n, &v_.flops_fwd, &v_.flops_bwd, "flops");
     if (auto* n = get("transcendentals")) CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
     if (auto* n = get("workspace")) CompileWorkspace(*n);
+    if (auto* n = get("differentiable")) {
+      const std::string b = Scalar(*n, "'differentiable'");
+      if (b != "true" && b != "false") Fail(*n, "'differentiable' must be true or false");
+      v_.differentiable = b == "true";
+    }
     if (auto* n = get("saved")) CompileSaved(*n);
     if (auto* n = get("alias")) CompileAlias(*n, false);
     if (auto* n = get("inplace")) CompileAlias(*n, true);
