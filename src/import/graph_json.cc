@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -345,7 +346,7 @@ class JsonImporter {
       }
       return graph_.inputs[position];
     }
-    Fail(where, "unknown reference kind '" + key + "' (expected ref, param, buffer, input, list or dtype)");
+    Fail(where, "unknown reference kind '" + key + "' (expected ref, param, buffer, input, list, dtype, float or tensor)");
   }
 
   int AddConstant(ir::Value v) {
@@ -422,7 +423,51 @@ class JsonImporter {
       v.constant = static_cast<int64_t>(ParseDTypeAt(j["dtype"], where));
       return AddConstant(std::move(v));
     }
+    if (j.size() == 1 && j.contains("float")) {
+      // Non-finite floats, which JSON cannot spell: {"float": "-inf"}.
+      const Json& f = j["float"];
+      const std::string text = f.is_string() ? f.get<std::string>() : "";
+      v.kind = ir::ValueKind::kFloat;
+      if (text == "inf" || text == "+inf") {
+        v.constant = std::numeric_limits<double>::infinity();
+      } else if (text == "-inf") {
+        v.constant = -std::numeric_limits<double>::infinity();
+      } else if (text == "nan") {
+        v.constant = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        Fail(where, "\"float\" must be \"inf\", \"-inf\" or \"nan\", got " + Brief(f));
+      }
+      return AddConstant(std::move(v));
+    }
+    if (j.size() == 1 && j.contains("tensor")) return TensorConstant(j["tensor"], where);
     return Reference(j, where);
+  }
+
+  // A constant tensor baked into the graph: {"tensor": {"shape": [], "dtype":
+  // "float64", "value": 0.125}} (the value only for 0-dim tensors).
+  int TensorConstant(const Json& t, const std::string& where) {
+    if (!t.is_object()) Fail(where, "\"tensor\" must be an object, not " + TypeName(t));
+    ir::Value v;
+    v.kind = ir::ValueKind::kTensor;
+    v.traced_shape = ConcreteShape(Field(t, "shape", where), where);
+    v.has_traced_shape = true;
+    v.dtype = t.contains("dtype") ? ParseDTypeAt(t["dtype"], where) : DType::kFloat32;
+    v.role = ir::ValueRole::kConstant;
+    v.name = "c" + std::to_string(graph_.values.size());
+    if (auto value = t.find("value"); value != t.end() && !value->is_null()) {
+      if (!v.traced_shape.empty()) Fail(where, "only a 0-dim tensor constant may give a value");
+      if (value->is_number_integer()) {
+        v.constant = value->get<int64_t>();
+      } else if (value->is_number()) {
+        v.constant = value->get<double>();
+      } else if (value->is_boolean()) {
+        v.constant = static_cast<int64_t>(value->get<bool>());
+      } else {
+        Fail(where, "a tensor constant's value must be a number, not " + TypeName(*value));
+      }
+      v.has_constant = true;
+    }
+    return graph_.AddValue(std::move(v));
   }
 
   // Builds a prim::ListConstruct node from {"list": [...]}.

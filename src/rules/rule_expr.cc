@@ -20,6 +20,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
       {"ind", Fn::kInd},           {"einsum_sizes", Fn::kEinsumSizes},
+      {"dtype", Fn::kDType},
   };
   return *kTable;
 }
@@ -778,6 +779,25 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice: return RValue::Str(std::string(device_));
+    case Fn::kDType: {
+      // A tensor's dtype, or a ScalarType argument's, as a name ("float32"); None: "none".
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      if (v.kind == RValue::Kind::kTensor) return RValue::Str(std::string(DTypeName(v.t.dtype)));
+      if (v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) return RValue::Str("none");
+      if (v.kind == RValue::Kind::kInt) {
+        auto c = v.i.AsConstant();
+        if (c) {
+          DType d = DTypeFromScalarTypeCode(*c);
+          if (d != DType::kUnknown) return RValue::Str(std::string(DTypeName(d)));
+        }
+      }
+      if (v.kind == RValue::Kind::kString) {
+        Result<DType> d = ParseDType(v.s);
+        if (d.ok()) return RValue::Str(std::string(DTypeName(*d)));
+      }
+      throw RuleError(std::string("dtype() needs a tensor or a ScalarType, got ") + KindName(v.kind), n.col);
+    }
     case Fn::kEinsumSizes: {
       RValue te, tl;
       const RValue& eq = EvalRef(n.kids[0], te);

@@ -49,7 +49,7 @@ CNNS = [
     "mobilenet_v3_large", "efficientnet_b0", "squeezenet1_0", "googlenet",
     "regnet_y_400mf", "vit_b_16",
 ]
-GPTS = ["gpt_tiny", "gpt_tiny_untied"]
+GPTS = ["gpt_tiny", "gpt_tiny_untied", "gpt2_tiny", "llama_tiny"]
 MODELS = CNNS + GPTS
 # Models whose training forward runs ops that their eval trace lacks altogether,
 # so torchcost reads their train-mode trace: efficientnet_b0's StochasticDepth

@@ -1,0 +1,85 @@
+// Model families built from a config with the GraphBuilder: GPT-2, LLaMA, ViT
+// and ResNet, each mirroring the op sequence of a plain-torch reference traced
+// on torch 1.13 (tools/make_fixtures.py's gpt2_tiny and llama_tiny,
+// torchvision's vit_b_16 and resnet18/50), so that the builder graph and the
+// trace analyse identically. Batch and sequence are the symbols B and S.
+#ifndef TORCHCOST_FAMILIES_H_
+#define TORCHCOST_FAMILIES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchcost/builder.h"
+#include "torchcost/status.h"
+
+namespace torchcost::build {
+
+// GPT-2 as tools/make_fixtures.py's GPT2 writes it: learned positions, pre-LN
+// blocks, Conv1D (addmm) attention projections, GELU-tanh MLP, tied head.
+struct Gpt2Config {
+  int64_t layers = 12;
+  int64_t hidden = 768;
+  int64_t heads = 12;
+  int64_t vocab = 50257;
+  int64_t context = 1024;  // Learned positions (n_positions); S <= context.
+  double dropout = 0.1;
+  double eps = 1e-5;
+};
+
+// LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
+// via rotate_half, grouped-query attention (repeat_interleave), SwiGLU MLP,
+// additive causal mask, untied head, no biases.
+struct LlamaConfig {
+  int64_t layers = 32;
+  int64_t hidden = 4096;
+  int64_t heads = 32;
+  int64_t kv_heads = 32;
+  int64_t intermediate = 11008;
+  int64_t vocab = 32000;
+  double eps = 1e-6;
+  double rope_base = 10000.0;
+};
+
+// ViT as torchvision's VisionTransformer: patchify conv, class token, learned
+// positions, pre-LN encoder blocks with nn.MultiheadAttention, linear head.
+struct VitConfig {
+  int64_t image_size = 224;
+  int64_t patch = 16;
+  int64_t layers = 12;
+  int64_t hidden = 768;
+  int64_t heads = 12;
+  int64_t mlp = 3072;
+  int64_t classes = 1000;
+  double dropout = 0.0;
+  double eps = 1e-6;
+};
+
+// ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101, 152).
+struct ResnetConfig {
+  int64_t depth = 50;
+  int64_t classes = 1000;
+  int64_t image_size = 224;
+  int64_t width = 64;  // Channels of the stem and the first stage.
+};
+
+// Builds the GPT-2 graph; input "idx" int64 [B, S].
+Result<BuiltModel> BuildGpt2(const Gpt2Config& config);
+// Builds the LLaMA graph; input "idx" int64 [B, S].
+Result<BuiltModel> BuildLlama(const LlamaConfig& config);
+// Builds the ViT graph; input "x" float32 [B, 3, image_size, image_size].
+Result<BuiltModel> BuildVit(const VitConfig& config);
+// Builds the ResNet graph; input "x" float32 [B, 3, image_size, image_size].
+Result<BuiltModel> BuildResnet(const ResnetConfig& config);
+
+// Builds a model from a family ("gpt2", "llama", "vit", "resnet") or a preset
+// name, overridden by `config` ("layers=32,hidden=4096,..."). Errors are one
+// line naming the bad key or value.
+Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config);
+
+// Returns the names BuildNamedModel accepts: the families, then the presets.
+std::vector<std::string> ModelNames();
+
+}  // namespace torchcost::build
+
+#endif  // TORCHCOST_FAMILIES_H_

@@ -1,0 +1,233 @@
+// The GPT-2 family: the op sequence of tools/make_fixtures.py's GPT2 (Hugging
+// Face's structure) as torch.jit.trace records it on torch 1.13.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "build/validate.h"
+#include "torchcost/families.h"
+
+namespace torchcost::build {
+namespace {
+
+struct Gpt2Layer {
+  Ref ln_1_w, ln_1_b, c_attn_w, c_attn_b, c_proj_w, c_proj_b, bias;
+  Ref ln_2_w, ln_2_b, fc_w, fc_b, proj_w, proj_b;
+};
+
+struct Gpt2Weights {
+  Ref wte, wpe, ln_f_w, ln_f_b;
+  std::vector<Gpt2Layer> layers;
+};
+
+// Declares modules, parameters and buffers in registration order
+// (named_modules, named_parameters, named_buffers), as the importer lists them.
+Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
+  const int64_t h = c.hidden;
+  Gpt2Weights w;
+  auto param = [&](const std::string& n, std::vector<int64_t> shape) { return b.Param(b.Qualify(n), shape); };
+  {
+    ScopeGuard s(b, "wte", "Embedding");
+    w.wte = param("weight", {c.vocab, h});
+  }
+  {
+    ScopeGuard s(b, "wpe", "Embedding");
+    w.wpe = param("weight", {c.context, h});
+  }
+  { ScopeGuard s(b, "drop", "Dropout"); }
+  ScopeGuard list(b, "h", "ModuleList");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    ScopeGuard block(b, std::to_string(i), "GPT2Block");
+    Gpt2Layer l;
+    {
+      ScopeGuard s(b, "ln_1", "LayerNorm");
+      l.ln_1_w = param("weight", {h});
+      l.ln_1_b = param("bias", {h});
+    }
+    {
+      ScopeGuard s(b, "attn", "GPT2Attention");
+      // Conv1D weights are [in, out].
+      l.c_attn_w = param("c_attn_weight", {h, 3 * h});
+      l.c_attn_b = param("c_attn_bias", {3 * h});
+      l.c_proj_w = param("c_proj_weight", {h, h});
+      l.c_proj_b = param("c_proj_bias", {h});
+      { ScopeGuard d(b, "attn_dropout", "Dropout"); }
+      { ScopeGuard d(b, "resid_dropout", "Dropout"); }
+    }
+    {
+      ScopeGuard s(b, "ln_2", "LayerNorm");
+      l.ln_2_w = param("weight", {h});
+      l.ln_2_b = param("bias", {h});
+    }
+    {
+      ScopeGuard s(b, "c_fc", "Linear");
+      l.fc_w = param("weight", {4 * h, h});
+      l.fc_b = param("bias", {4 * h});
+    }
+    { ScopeGuard s(b, "act", "GELU"); }
+    {
+      ScopeGuard s(b, "c_proj", "Linear");
+      l.proj_w = param("weight", {h, 4 * h});
+      l.proj_b = param("bias", {h});
+    }
+    { ScopeGuard s(b, "drop", "Dropout"); }
+    w.layers.push_back(l);
+  }
+  return w;
+}
+
+// Declares the rest: ln_f, lm_head (tied), and the buffers.
+void DeclareTail(GraphBuilder& b, const Gpt2Config& c, Gpt2Weights& w) {
+  {
+    ScopeGuard s(b, "ln_f", "LayerNorm");
+    w.ln_f_w = b.Param(b.Qualify("weight"), {c.hidden});
+    w.ln_f_b = b.Param(b.Qualify("bias"), {c.hidden});
+  }
+  { ScopeGuard s(b, "lm_head", "Linear"); }
+  b.Alias(w.wte, "lm_head.weight");  // Tied: one storage, two names.
+  // The causal mask: a bool tril(ones(ctx, ctx)) buffer viewed [1, 1, ctx, ctx].
+  for (int64_t i = 0; i < c.layers; ++i) {
+    w.layers[i].bias = b.Buffer("h." + std::to_string(i) + ".attn.bias", {1, 1, c.context, c.context}, DType::kBool);
+  }
+}
+
+Ref LayerNorm(GraphBuilder& b, Ref x, int64_t h, Ref weight, Ref bias, double eps) {
+  return b.LayerNorm(x, b.IntList({h}), weight, bias, eps);
+}
+
+Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
+  // B, T, C = x.size()
+  Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
+  Ref ct = b.NumToTensor(cdim);
+  // qkv = addmm(c_attn_bias, x.view(-1, C), c_attn_weight).view(B, T, 3 * C)
+  Ref qkv = b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
+  Ref three_c = b.IntOf(b.Mul(ct, b.ScalarTensorInt(3)));
+  qkv = b.View(qkv, b.IntList({bsz, t, three_c}));
+  std::vector<Ref> qkv_parts = b.Split(qkv, c.hidden, 2, 3);
+  // hd = C // n_head, read once per view.
+  Ref hd = b.FloorDivide(ct, b.ScalarTensorInt(c.heads));
+  Ref hd_v = b.IntOf(hd), hd_k = b.IntOf(hd), hd_q = b.IntOf(hd);
+  auto heads = [&](Ref part, Ref head_dim) {
+    Ref v = b.View(part, b.IntList({bsz, t, c.heads, head_dim}));
+    return b.Permute(v, b.IntList({0, 2, 1, 3}));
+  };
+  Ref q = heads(qkv_parts[0], hd_q);
+  Ref k = heads(qkv_parts[1], hd_k);
+  Ref v = heads(qkv_parts[2], hd_v);
+  // att = matmul(q, k.transpose(-1, -2)) / sqrt(hd)
+  Ref att = b.Matmul(q, b.Transpose(k, -1, -2));
+  att = b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
+  // causal = self.bias[:, :, :T, :T]
+  Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
+  causal = b.Slice(causal, 1, 0, kSliceToEnd);
+  causal = b.Slice(causal, 2, 0, t);
+  causal = b.Slice(causal, 3, 0, t);
+  // mask_value = torch.full([], finfo(float32).min)
+  Ref mask_value = b.Full(b.IntList({}), -3.4028234663852886e+38, Arg::ScalarType(DType::kFloat32));
+  att = b.Where(causal, att, mask_value);
+  att = b.Softmax(att, -1);
+  {
+    ScopeGuard s(b, "attn_dropout", "Dropout");
+    att = b.Dropout(att, c.dropout);
+  }
+  Ref y = b.Matmul(att, v);
+  y = b.Contiguous(b.Permute(y, b.IntList({0, 2, 1, 3})));
+  y = b.View(y, b.IntList({bsz, t, cdim}));
+  y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
+  y = b.View(y, b.IntList({bsz, t, cdim}));
+  ScopeGuard s(b, "resid_dropout", "Dropout");
+  return b.Dropout(y, c.dropout);
+}
+
+Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
+  Ref h;
+  {
+    ScopeGuard s(b, "ln_1", "LayerNorm");
+    h = LayerNorm(b, x, c.hidden, l.ln_1_w, l.ln_1_b, c.eps);
+  }
+  {
+    ScopeGuard s(b, "attn", "GPT2Attention");
+    h = Attention(b, c, l, h);
+  }
+  x = b.Add(x, h);
+  {
+    ScopeGuard s(b, "ln_2", "LayerNorm");
+    h = LayerNorm(b, x, c.hidden, l.ln_2_w, l.ln_2_b, c.eps);
+  }
+  {
+    ScopeGuard s(b, "c_fc", "Linear");
+    h = b.Linear(h, l.fc_w, l.fc_b);
+  }
+  {
+    ScopeGuard s(b, "act", "GELU");
+    h = b.Gelu(h, "tanh");
+  }
+  {
+    ScopeGuard s(b, "c_proj", "Linear");
+    h = b.Linear(h, l.proj_w, l.proj_b);
+  }
+  {
+    ScopeGuard s(b, "drop", "Dropout");
+    h = b.Dropout(h, c.dropout);
+  }
+  return b.Add(x, h);
+}
+
+}  // namespace
+
+Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
+  Validator v("gpt2");
+  v.Positive("layers", c.layers);
+  v.Positive("hidden", c.hidden);
+  v.Positive("heads", c.heads);
+  v.Positive("vocab", c.vocab);
+  v.Positive("context", c.context);
+  v.Divides("heads", c.heads, "hidden", c.hidden);
+  v.Probability("dropout", c.dropout);
+  v.PositiveFloat("eps", c.eps);
+  if (!v.ok()) return v.status();
+
+  GraphBuilder b("GPT2", "gpt2 (builder)");
+  Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
+  // Learned positions: S may not exceed the table.
+  b.BoundSymbol("S", c.context);
+  Gpt2Weights w = Declare(b, c);
+  DeclareTail(b, c, w);
+
+  // pos = arange(0, T, dtype=long).unsqueeze(0)
+  Ref t = b.ScalarOf(b.NumToTensor(b.Size(idx, 1)));
+  Ref pos = b.Unsqueeze(b.ArangeStart(0, t, Arg::ScalarType(DType::kInt64)), 0);
+  Ref tok, pe;
+  {
+    ScopeGuard s(b, "wte", "Embedding");
+    tok = b.Embedding(w.wte, idx);
+  }
+  {
+    ScopeGuard s(b, "wpe", "Embedding");
+    pe = b.Embedding(w.wpe, pos);
+  }
+  Ref x = b.Add(tok, pe);
+  {
+    ScopeGuard s(b, "drop", "Dropout");
+    x = b.Dropout(x, c.dropout);
+  }
+  {
+    ScopeGuard list(b, "h", "ModuleList");
+    for (int64_t i = 0; i < c.layers; ++i) {
+      ScopeGuard block(b, std::to_string(i), "GPT2Block");
+      x = Block(b, c, w.layers[i], x);
+    }
+  }
+  {
+    ScopeGuard s(b, "ln_f", "LayerNorm");
+    x = LayerNorm(b, x, c.hidden, w.ln_f_w, w.ln_f_b, c.eps);
+  }
+  {
+    ScopeGuard s(b, "lm_head", "Linear");
+    x = b.Linear(x, w.wte, Arg::None());
+  }
+  b.Output(x);
+  return b.Finish();
+}
+
+}  // namespace torchcost::build

@@ -1,0 +1,226 @@
+// GraphBuilder: tables, inputs, scopes, constants and generic nodes.
+#include <stdexcept>
+#include <utility>
+
+#include "torchcost/builder.h"
+
+namespace torchcost::build {
+
+std::vector<sym::Expr> ResolveShape(const BuiltModel& model, const InputDecl& input, sym::Context& ctx) {
+  std::vector<sym::Expr> shape;
+  for (const Dim& d : input.shape) {
+    if (!d.is_symbol()) {
+      shape.push_back(sym::Expr(d.size()));
+      continue;
+    }
+    sym::Interval range{1, sym::kPosInf};
+    for (const auto& [name, bound] : model.symbol_bounds) {
+      if (name == d.symbol()) range.hi = bound;
+    }
+    shape.push_back(ctx.Symbol(d.symbol(), range));
+  }
+  return shape;
+}
+
+GraphBuilder::GraphBuilder(const std::string& model_type, const std::string& source) {
+  g_.source = source;
+  g_.GetOrAddScope("", model_type);
+  scope_stack_.push_back(0);
+}
+
+Ref GraphBuilder::Input(const std::string& name, std::vector<Dim> shape, DType dtype) {
+  ir::Value v;
+  v.name = name;
+  v.kind = ir::ValueKind::kTensor;
+  v.role = ir::ValueRole::kInput;
+  v.dtype = dtype;
+  v.table_index = static_cast<int>(g_.inputs.size());
+  const int id = g_.AddValue(std::move(v));
+  g_.inputs.push_back(id);
+  model_.inputs.push_back(InputDecl{name, std::move(shape), dtype});
+  return Ref{id};
+}
+
+namespace {
+
+// Adds a table entry and the value that reads it.
+int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table, ir::ValueRole role, const std::string& name,
+              std::vector<int64_t> shape, DType dtype, bool requires_grad) {
+  ir::Value v;
+  v.name = name;
+  v.kind = ir::ValueKind::kTensor;
+  v.role = role;
+  v.table_index = static_cast<int>(table.size());
+  v.has_traced_shape = true;
+  v.traced_shape = shape;
+  v.dtype = dtype;
+  ir::TensorEntry e;
+  e.name = name;
+  e.shape = std::move(shape);
+  e.dtype = dtype;
+  e.requires_grad = requires_grad;
+  e.value = g.AddValue(std::move(v));
+  table.push_back(std::move(e));
+  return table.back().value;
+}
+
+}  // namespace
+
+Ref GraphBuilder::Param(const std::string& name, std::vector<int64_t> shape, DType dtype, bool requires_grad) {
+  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name, std::move(shape), dtype, requires_grad)};
+}
+
+Ref GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> shape, DType dtype) {
+  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name, std::move(shape), dtype, false)};
+}
+
+void GraphBuilder::Alias(Ref param, const std::string& alias) {
+  const ir::Value& v = g_.values.at(param.id);
+  auto& table = v.role == ir::ValueRole::kParam ? g_.params : g_.buffers;
+  table.at(v.table_index).aliases.push_back(alias);
+}
+
+void GraphBuilder::BoundSymbol(const std::string& symbol, int64_t bound) {
+  model_.symbol_bounds.emplace_back(symbol, bound);
+}
+
+void GraphBuilder::Push(const std::string& name, const std::string& type) {
+  const std::string child = path().empty() ? name : path() + "." + name;
+  scope_stack_.push_back(g_.GetOrAddScope(child, type));
+}
+
+void GraphBuilder::Pop() {
+  if (scope_stack_.size() <= 1) throw std::logic_error("GraphBuilder::Pop at the root module");
+  scope_stack_.pop_back();
+}
+
+const std::string& GraphBuilder::path() const { return g_.scopes[scope_stack_.back()].path; }
+
+std::string GraphBuilder::Qualify(const std::string& name) const {
+  return path().empty() ? name : path() + "." + name;
+}
+
+int GraphBuilder::Constant(ir::ValueKind kind, ir::Constant c, ir::ValueKind elem_kind) {
+  ir::Value v;
+  v.kind = kind;
+  v.elem_kind = elem_kind;
+  v.role = ir::ValueRole::kConstant;
+  v.has_constant = true;
+  v.constant = std::move(c);
+  v.name = "c" + std::to_string(g_.values.size());
+  return g_.AddValue(std::move(v));
+}
+
+Ref GraphBuilder::Int(int64_t v) { return Ref{Constant(ir::ValueKind::kInt, v)}; }
+
+Ref GraphBuilder::ScalarTensor(double v, DType dtype) {
+  const int id = Constant(ir::ValueKind::kTensor, v);
+  g_.values[id].has_traced_shape = true;
+  g_.values[id].dtype = dtype;
+  return Ref{id};
+}
+
+Ref GraphBuilder::ScalarTensorInt(int64_t v) {
+  const int id = Constant(ir::ValueKind::kTensor, v);
+  g_.values[id].has_traced_shape = true;
+  g_.values[id].dtype = DType::kInt64;
+  return Ref{id};
+}
+
+int GraphBuilder::Resolve(const Arg& a) {
+  switch (a.kind()) {
+    case Arg::Kind::kValue:
+      if (a.value().id < 0 || a.value().id >= static_cast<int>(g_.values.size()))
+        throw std::logic_error("GraphBuilder: argument refers to no value");
+      return a.value().id;
+    case Arg::Kind::kInt:
+      return Constant(ir::ValueKind::kInt, a.i());
+    case Arg::Kind::kFloat:
+      return Constant(ir::ValueKind::kFloat, a.f());
+    case Arg::Kind::kBool:
+      return Constant(ir::ValueKind::kBool, a.b());
+    case Arg::Kind::kString:
+      return Constant(ir::ValueKind::kString, a.s());
+    case Arg::Kind::kNone:
+      return Constant(ir::ValueKind::kNone, std::monostate());
+    case Arg::Kind::kDevice:
+      return Constant(ir::ValueKind::kDevice, a.s());
+    case Arg::Kind::kInts:
+      return Constant(ir::ValueKind::kList, a.ints(), ir::ValueKind::kInt);
+  }
+  return -1;
+}
+
+std::vector<Ref> GraphBuilder::Op(const std::string& op, const std::string& overload, std::vector<NamedArg> args,
+                                  int num_outputs, ir::ValueKind out_kind) {
+  ir::Node n;
+  n.op = op;
+  n.overload = overload;
+  n.scope = scope_stack_.back();
+  bool named = true;
+  for (const NamedArg& a : args) named = named && !a.name.empty();
+  for (const NamedArg& a : args) {
+    n.inputs.push_back(Resolve(a.arg));
+    if (named) n.input_names.push_back(a.name);
+  }
+  std::vector<Ref> outs;
+  for (int i = 0; i < num_outputs; ++i) {
+    ir::Value v;
+    v.kind = out_kind;
+    if (out_kind == ir::ValueKind::kList) v.elem_kind = ir::ValueKind::kTensor;
+    v.name = "v" + std::to_string(g_.values.size());
+    n.outputs.push_back(g_.AddValue(std::move(v)));
+    outs.push_back(Ref{n.outputs.back()});
+  }
+  n.debug_name = outs.empty() ? "%" + std::to_string(g_.nodes.size()) : "%" + g_.values[outs[0].id].name;
+  g_.AddNode(std::move(n));
+  return outs;
+}
+
+Ref GraphBuilder::Op1(const std::string& op, const std::string& overload, std::vector<NamedArg> args) {
+  return Op(op, overload, std::move(args))[0];
+}
+
+void GraphBuilder::Output(Ref v) { g_.outputs.push_back(v.id); }
+
+BuiltModel GraphBuilder::Finish() {
+  BuiltModel out = std::move(model_);
+  model_ = BuiltModel();
+  scope_stack_.assign(1, 0);
+  return out;
+}
+
+Ref GraphBuilder::Size(Ref x, int64_t dim) {
+  return Op("aten::size", "int", {{"self", x}, {"dim", dim}}, 1, ir::ValueKind::kInt)[0];
+}
+
+Ref GraphBuilder::IntList(std::vector<IntItem> items) {
+  std::vector<NamedArg> args;
+  for (const IntItem& it : items) args.push_back({"", it.is_value() ? Arg(it.value()) : Arg(it.constant())});
+  Ref out = Op("prim::ListConstruct", "", std::move(args), 1, ir::ValueKind::kList)[0];
+  g_.values[out.id].elem_kind = ir::ValueKind::kInt;
+  return out;
+}
+
+Ref GraphBuilder::ConstList(const std::vector<int64_t>& l) {
+  std::vector<IntItem> items(l.begin(), l.end());
+  return IntList(std::move(items));
+}
+
+Ref GraphBuilder::TensorList(std::vector<Ref> items) {
+  std::vector<NamedArg> args;
+  for (Ref r : items) args.push_back({"", r});
+  return Op("prim::ListConstruct", "", std::move(args), 1, ir::ValueKind::kList)[0];
+}
+
+std::vector<Ref> GraphBuilder::Unpack(Ref list, int n) { return Op("prim::ListUnpack", "", {{"", list}}, n); }
+
+Ref GraphBuilder::NumToTensor(Ref i) { return Op1("prim::NumToTensor", "Scalar", {{"a", i}}); }
+
+Ref GraphBuilder::IntOf(Ref t) { return Op("aten::Int", "Tensor", {{"a", t}}, 1, ir::ValueKind::kInt)[0]; }
+
+Ref GraphBuilder::ScalarOf(Ref t) {
+  return Op("aten::ScalarImplicit", "", {{"a", t}}, 1, ir::ValueKind::kOther)[0];
+}
+
+}  // namespace torchcost::build

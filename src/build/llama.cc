@@ -1,0 +1,231 @@
+// The LLaMA family: the op sequence of tools/make_fixtures.py's Llama (Hugging
+// Face's structure) as torch.jit.trace records it on torch 1.13.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "build/validate.h"
+#include "torchcost/families.h"
+
+namespace torchcost::build {
+namespace {
+
+struct LlamaLayer {
+  Ref input_norm, q, k, v, o, post_norm, gate, up, down;
+};
+
+struct LlamaWeights {
+  Ref embed, norm, lm_head;
+  std::vector<LlamaLayer> layers;
+};
+
+// Declares modules and parameters in registration order.
+LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
+  const int64_t h = c.hidden, hd = c.hidden / c.heads;
+  LlamaWeights w;
+  auto linear = [&](const char* name, int64_t out, int64_t in) {
+    ScopeGuard s(b, name, "Linear");
+    return b.Param(b.Qualify("weight"), {out, in});
+  };
+  auto norm = [&](const char* name) {
+    ScopeGuard s(b, name, "LlamaRMSNorm");
+    return b.Param(b.Qualify("weight"), {h});
+  };
+  {
+    ScopeGuard s(b, "embed_tokens", "Embedding");
+    w.embed = b.Param(b.Qualify("weight"), {c.vocab, h});
+  }
+  {
+    ScopeGuard list(b, "layers", "ModuleList");
+    for (int64_t i = 0; i < c.layers; ++i) {
+      ScopeGuard block(b, std::to_string(i), "LlamaBlock");
+      LlamaLayer l;
+      l.input_norm = norm("input_layernorm");
+      {
+        ScopeGuard s(b, "self_attn", "LlamaAttention");
+        l.q = linear("q_proj", c.heads * hd, h);
+        l.k = linear("k_proj", c.kv_heads * hd, h);
+        l.v = linear("v_proj", c.kv_heads * hd, h);
+        l.o = linear("o_proj", h, c.heads * hd);
+      }
+      l.post_norm = norm("post_attention_layernorm");
+      {
+        ScopeGuard s(b, "mlp", "LlamaMLP");
+        l.gate = linear("gate_proj", c.intermediate, h);
+        l.up = linear("up_proj", c.intermediate, h);
+        l.down = linear("down_proj", h, c.intermediate);
+      }
+      w.layers.push_back(l);
+    }
+  }
+  w.norm = norm("norm");
+  w.lm_head = linear("lm_head", c.vocab, h);
+  return w;
+}
+
+// What RMSNorm's trace yields: the output, and x.to(float32), which the
+// tracer then stands for x itself (same tensor object), so the block's
+// residual reads it.
+struct NormOut {
+  Ref out, residual;
+};
+
+// x.to(float32); variance = x.pow(2).mean(-1, keepdim=True);
+// x * rsqrt(variance + eps), back to the input dtype, times the weight.
+NormOut RmsNorm(GraphBuilder& b, const LlamaConfig& c, Ref weight, Ref x) {
+  Ref xf = b.ToDtype(x, DType::kFloat32);
+  Ref var = b.MeanDim(b.PowScalar(xf, 2), b.IntList({-1}), /*keepdim=*/true);
+  Ref r = b.Rsqrt(b.Add(var, b.ScalarTensor(c.eps)));
+  Ref xn = b.ToDtype(b.Mul(xf, r), DType::kFloat32);
+  return {b.Mul(weight, xn), xf};
+}
+
+struct Rope {
+  Ref cos, sin;
+};
+
+// cos and sin tables [T, hd] from arange: inv_freq = 1 / base^(arange(0, hd, 2) / hd),
+// freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs).
+Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
+  const int64_t hd = c.hidden / c.heads;
+  Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
+  ar = b.Div(b.ToDtype(ar, DType::kFloat32), b.ScalarTensorInt(hd));
+  Ref base = b.Detach(b.ToDevice(b.ScalarTensor(c.rope_base, DType::kFloat32), "cpu", DType::kFloat32));
+  Ref inv_freq = b.Mul(b.Reciprocal(b.PowTensor(base, ar)), b.ScalarTensor(1.0));
+  Ref pos = b.Arange(t, Arg::ScalarType(DType::kFloat32));
+  Ref freqs = b.Outer(pos, inv_freq);
+  Ref emb = b.Cat(b.TensorList({freqs, freqs}), -1);
+  return {b.ToDtype(b.Cos(emb), DType::kFloat32), b.ToDtype(b.Sin(emb), DType::kFloat32)};
+}
+
+// x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[..., h:], x[..., :h]).
+Ref ApplyRope(GraphBuilder& b, const Rope& rope, Ref x) {
+  Ref x_cos = b.Mul(x, rope.cos);
+  Ref half = b.FloorDivide(b.NumToTensor(b.Size(x, 3)), b.ScalarTensorInt(2));
+  Ref half_hi = b.IntOf(half), half_lo = b.IntOf(half);
+  Ref x1 = b.Slice(x, 3, 0, half_lo);
+  Ref x2 = b.Slice(x, 3, half_hi, kSliceToEnd);
+  Ref rotated = b.Cat(b.TensorList({b.Neg(x2), x1}), -1);
+  return b.Add(x_cos, b.Mul(rotated, rope.sin));
+}
+
+Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+  const int64_t hd = c.hidden / c.heads;
+  Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
+  auto project = [&](const char* name, Ref weight, int64_t heads) {
+    Ref y;
+    {
+      ScopeGuard s(b, name, "Linear");
+      y = b.Linear(x, weight);
+    }
+    return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
+  };
+  Ref q = project("q_proj", l.q, c.heads);
+  Ref k = project("k_proj", l.k, c.kv_heads);
+  Ref v = project("v_proj", l.v, c.kv_heads);
+  const Rope rope = RopeTables(b, c, t);
+  q = ApplyRope(b, rope, q);
+  k = ApplyRope(b, rope, k);
+  // Grouped-query attention: each K/V head serves heads / kv_heads query heads.
+  const int64_t rep = c.heads / c.kv_heads;
+  k = b.RepeatInterleave(k, rep, 1);
+  v = b.RepeatInterleave(v, rep, 1);
+  Ref att = b.Div(b.Matmul(q, b.Transpose(k, 2, 3)), b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
+  // Additive causal mask: full((T, T), -inf).triu(1).
+  Ref mask = b.Triu(b.Full(b.IntList({t, t}), -std::numeric_limits<double>::infinity()), 1);
+  att = b.Add(att, mask);
+  att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), DType::kFloat32);
+  Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
+  y = b.Reshape(y, b.IntList({bsz, t, c.heads * hd}));
+  ScopeGuard s(b, "o_proj", "Linear");
+  return b.Linear(y, l.o);
+}
+
+// down(silu(gate(x)) * up(x)).
+Ref Mlp(GraphBuilder& b, const LlamaLayer& l, Ref x) {
+  Ref gate, up;
+  {
+    ScopeGuard s(b, "gate_proj", "Linear");
+    gate = b.Linear(x, l.gate);
+  }
+  gate = b.Silu(gate);
+  {
+    ScopeGuard s(b, "up_proj", "Linear");
+    up = b.Linear(x, l.up);
+  }
+  Ref h = b.Mul(gate, up);
+  ScopeGuard s(b, "down_proj", "Linear");
+  return b.Linear(h, l.down);
+}
+
+Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+  NormOut n;
+  {
+    ScopeGuard s(b, "input_layernorm", "LlamaRMSNorm");
+    n = RmsNorm(b, c, l.input_norm, x);
+  }
+  Ref h;
+  {
+    ScopeGuard s(b, "self_attn", "LlamaAttention");
+    h = Attention(b, c, l, n.out);
+  }
+  x = b.Add(n.residual, h);
+  {
+    ScopeGuard s(b, "post_attention_layernorm", "LlamaRMSNorm");
+    n = RmsNorm(b, c, l.post_norm, x);
+  }
+  {
+    ScopeGuard s(b, "mlp", "LlamaMLP");
+    h = Mlp(b, l, n.out);
+  }
+  return b.Add(n.residual, h);
+}
+
+}  // namespace
+
+Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
+  Validator v("llama");
+  v.Positive("layers", c.layers);
+  v.Positive("hidden", c.hidden);
+  v.Positive("heads", c.heads);
+  v.Positive("kv_heads", c.kv_heads);
+  v.Positive("intermediate", c.intermediate);
+  v.Positive("vocab", c.vocab);
+  v.Divides("heads", c.heads, "hidden", c.hidden);
+  v.Divides("kv_heads", c.kv_heads, "heads", c.heads);
+  v.Require(c.heads <= 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
+            "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
+                " must be even (RoPE rotates pairs)");
+  v.PositiveFloat("eps", c.eps);
+  v.PositiveFloat("rope_base", c.rope_base);
+  if (!v.ok()) return v.status();
+
+  GraphBuilder b("Llama", "llama (builder)");
+  Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
+  LlamaWeights w = Declare(b, c);
+  Ref x;
+  {
+    ScopeGuard s(b, "embed_tokens", "Embedding");
+    x = b.Embedding(w.embed, idx);
+  }
+  {
+    ScopeGuard list(b, "layers", "ModuleList");
+    for (int64_t i = 0; i < c.layers; ++i) {
+      ScopeGuard block(b, std::to_string(i), "LlamaBlock");
+      x = Block(b, c, w.layers[i], x);
+    }
+  }
+  {
+    ScopeGuard s(b, "norm", "LlamaRMSNorm");
+    x = RmsNorm(b, c, w.norm, x).out;
+  }
+  {
+    ScopeGuard s(b, "lm_head", "Linear");
+    x = b.Linear(x, w.lm_head);
+  }
+  b.Output(x);
+  return b.Finish();
+}
+
+}  // namespace torchcost::build

@@ -1,0 +1,37 @@
+#include "build/validate.h"
+
+#include <sstream>
+
+namespace torchcost::build {
+
+void Validator::Require(bool cond, const std::string& message) {
+  if (!cond && message_.empty()) message_ = message;
+}
+
+void Validator::Positive(const char* key, int64_t value) {
+  Require(value > 0, std::string(key) + "=" + std::to_string(value) + " must be a positive integer");
+}
+
+void Validator::PositiveFloat(const char* key, double value) {
+  std::ostringstream s;
+  s << key << "=" << value << " must be positive";
+  Require(value > 0, s.str());
+}
+
+void Validator::Probability(const char* key, double value) {
+  std::ostringstream s;
+  s << key << "=" << value << " must lie in [0, 1)";
+  Require(value >= 0 && value < 1, s.str());
+}
+
+void Validator::Divides(const char* divisor_key, int64_t divisor, const char* key, int64_t value) {
+  if (divisor <= 0) return;  // Reported by Positive.
+  Require(value % divisor == 0, std::string(key) + "=" + std::to_string(value) + " is not divisible by " +
+                                    divisor_key + "=" + std::to_string(divisor));
+}
+
+Status Validator::status() const {
+  return ok() ? Status::Ok() : Status::InvalidArgument(family_ + " config: " + message_);
+}
+
+}  // namespace torchcost::build
