@@ -62,19 +62,25 @@ void BM_Import(benchmark::State& state, const char* name) {
 BENCHMARK_CAPTURE(BM_Import, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Import, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
 
+// Runs the whole analysis of `name` with a symbolic batch in `mode`, and the
+// peak of its memory timeline.
+void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode) {
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.training.mode = mode;
+  options.training.optimizer = OptimizerKind::kAdam;
+  options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
+  auto report = Analyze(g, Rules(), ctx, options);
+  if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
+  PeakInfo peak = EvaluatePeak(report->training, {});
+  benchmark::DoNotOptimize(peak);
+}
+
 // Forward analysis only (shape propagation, FLOPs, per-module aggregation,
 // and the inference memory simulation) with a symbolic batch.
 void BM_AnalyzeInfer(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
-  for (auto _ : state) {
-    sym::Context ctx;
-    AnalysisOptions options;
-    options.training.mode = StepMode::kInfer;
-    options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
-    auto report = Analyze(g, Rules(), ctx, options);
-    if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
-    benchmark::DoNotOptimize(report);
-  }
+  for (auto _ : state) AnalyzeOnce(state, g, StepMode::kInfer);
 }
 BENCHMARK_CAPTURE(BM_AnalyzeInfer, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyzeInfer, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
@@ -83,16 +89,7 @@ BENCHMARK_CAPTURE(BM_AnalyzeInfer, vit_b_16, "vit_b_16")->Unit(benchmark::kMilli
 // backward FLOPs, the memory simulation of the step (Adam), and its peak.
 void BM_AnalyzeTrain(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
-  for (auto _ : state) {
-    sym::Context ctx;
-    AnalysisOptions options;
-    options.training.optimizer = OptimizerKind::kAdam;
-    options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
-    auto report = Analyze(g, Rules(), ctx, options);
-    if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
-    PeakInfo peak = EvaluatePeak(report->training, {});
-    benchmark::DoNotOptimize(peak);
-  }
+  for (auto _ : state) AnalyzeOnce(state, g, StepMode::kTrain);
 }
 BENCHMARK_CAPTURE(BM_AnalyzeTrain, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyzeTrain, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);

@@ -831,6 +831,25 @@ def _type_name(t):
             "number": "float", "Device": "Device"}.get(t, "other")
 
 
+def _rename_reshape_alias(names, args):
+    given = dict(zip(names, args))
+    return "aten::reshape", "", ["self", "shape"], [given["self"], given["size"]]
+
+
+def _rename_convolution(names, args):
+    return ("aten::_convolution", "", list(names) + ["benchmark", "deterministic", "cudnn_enabled", "allow_tf32"],
+            list(args) + [False, False, True, True])
+
+
+# aten-level ops written as the op torchcost's rules know under the same
+# semantics: _reshape_alias(self, size, stride) is reshape(self, shape=size);
+# convolution(...) is _convolution(...) with the backend flags at their defaults.
+_ATEN_RENAMES = {
+    torch.ops.aten._reshape_alias.default: _rename_reshape_alias,
+    torch.ops.aten.convolution.default: _rename_convolution,
+}
+
+
 class _Writer:
     """Converts an fx graph of aten OpOverload calls into the JSON document."""
 
@@ -950,7 +969,7 @@ class _Writer:
             t = self.gm.root
             for atom in node.target.split("."):
                 t = getattr(t, atom)
-            hit = self.tensor_names.get(id(t))
+            hit = self.tensor_names.get(self.gm.twins.get(id(t), id(t)))
             if hit is None and isinstance(t, torch.Tensor):
                 self.refs[node] = self._arg(t)
                 return
@@ -991,7 +1010,10 @@ class _Writer:
                 elif a.has_default_value():
                     names.append(a.name)
                     args.append(a.default_value)
-        entry = {"op": schema.name, "overload": schema.overload_name,
+        op_name, overload = schema.name, schema.overload_name
+        if op in _ATEN_RENAMES:
+            op_name, overload, names, args = _ATEN_RENAMES[op](names, args)
+        entry = {"op": op_name, "overload": overload,
                  "args": {n: self._arg(v) for n, v in zip(names, args)}}
         val = node.meta.get("tc_val", node.meta.get("val"))
         returns = schema.returns
@@ -1083,6 +1105,7 @@ class _Traced:
     def __init__(self, graph, root):
         self.graph = graph
         self.root = root
+        self.twins = {}
 
 
 def _trace_aten(model, metas):
@@ -1101,17 +1124,35 @@ def _trace_aten(model, metas):
     for m in names:
         handles.append(m.register_forward_pre_hook(pre))
         handles.append(m.register_forward_hook(post))
-    # NB: fake tensors, so nothing is computed; inputs live where the parameters do.
-    first = next(iter(model.parameters()), None)
-    device = first.device if first is not None else torch.device("cpu")
-    inputs = [torch.zeros(m.shape, dtype=m.dtype, device=device) for m in metas]
+    # NB: the parameters and buffers are swapped for meta twins during the call
+    # (functional_call), so make_fx computes nothing; the graph's constants are
+    # those twins, mapped back to the model's names by identity.
+    from torch.nn.utils import stateless
+
+    twins, twin_names = {}, {}
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        for kind, table in (("param", mod._parameters), ("buffer", mod._buffers)):
+            for n, t in table.items():
+                if t is None:
+                    continue
+                full = mod_name + "." + n if mod_name else n
+                if id(t) not in twins:
+                    twin = t if t.device.type == "meta" else _EMPTY(t.shape, dtype=t.dtype, device="meta")
+                    if isinstance(t, nn.Parameter) and not isinstance(twin, nn.Parameter):
+                        twin = nn.Parameter(twin, requires_grad=t.requires_grad)
+                    twins[id(t)] = twin
+                    twin_names[id(twin)] = id(t)
+                twins.setdefault(full, twins[id(t)])
+    swap = {k: v for k, v in twins.items() if isinstance(k, str)}
     try:
         with _Attribution(stack):
-            gm = make_fx(model, tracing_mode="fake")(*inputs)
+            gm = make_fx(lambda *xs: stateless.functional_call(model, swap, xs))(*metas)
     finally:
         for h in handles:
             h.remove()
-    return _Traced(gm.graph, gm)
+    traced = _Traced(gm.graph, gm)
+    traced.twins = twin_names  # id(twin) -> id(the model's tensor)
+    return traced
 
 
 def _trace_export(model, metas):

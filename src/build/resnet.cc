@@ -1,0 +1,196 @@
+// The ResNet family: torchvision's ResNet (BasicBlock for depth 18/34,
+// Bottleneck v1.5 for 50/101/152) as torch.jit.trace records it on torch 1.13.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "build/validate.h"
+#include "torchcost/families.h"
+
+namespace torchcost::build {
+namespace {
+
+struct ConvBn {
+  Ref conv, bn_w, bn_b, mean, var;
+};
+
+struct ResBlock {
+  std::vector<ConvBn> convs;  // conv1/bn1, conv2/bn2[, conv3/bn3].
+  bool has_downsample = false;
+  ConvBn downsample;
+  int64_t stride = 1;
+};
+
+// Blocks per stage (He et al. 2016, Table 1) and whether the block is a Bottleneck.
+bool StagePlan(int64_t depth, std::array<int64_t, 4>& blocks, bool& bottleneck) {
+  switch (depth) {
+    case 18: blocks = {2, 2, 2, 2}; bottleneck = false; return true;
+    case 34: blocks = {3, 4, 6, 3}; bottleneck = false; return true;
+    case 50: blocks = {3, 4, 6, 3}; bottleneck = true; return true;
+    case 101: blocks = {3, 4, 23, 3}; bottleneck = true; return true;
+    case 152: blocks = {3, 8, 36, 3}; bottleneck = true; return true;
+    default: return false;
+  }
+}
+
+// Declares the BatchNorm2d's tables; params go first, buffers are queued.
+struct Tables {
+  GraphBuilder& b;
+  std::vector<std::pair<std::string, int64_t>> bn_buffers;  // (qualified module path, channels)
+
+  Ref Conv(const char* name, int64_t out, int64_t in, int64_t k) {
+    ScopeGuard s(b, name, "Conv2d");
+    return b.Param(b.Qualify("weight"), {out, in, k, k});
+  }
+  void Bn(const char* name, int64_t c, ConvBn& cb) {
+    ScopeGuard s(b, name, "BatchNorm2d");
+    cb.bn_w = b.Param(b.Qualify("weight"), {c});
+    cb.bn_b = b.Param(b.Qualify("bias"), {c});
+    bn_buffers.emplace_back(b.path(), c);
+  }
+};
+
+Ref ConvBnForward(GraphBuilder& b, const ConvBn& cb, const char* conv, const char* bn, Ref x, int64_t k,
+                  int64_t stride) {
+  const int64_t pad = k / 2;
+  {
+    ScopeGuard s(b, conv, "Conv2d");
+    x = b.Convolution(x, cb.conv, Arg::None(), {stride, stride}, {pad, pad}, {1, 1}, 1);
+  }
+  ScopeGuard s(b, bn, "BatchNorm2d");
+  return b.BatchNorm(x, cb.bn_w, cb.bn_b, cb.mean, cb.var, 0.1, 1e-5);
+}
+
+Ref Relu(GraphBuilder& b, Ref x) {
+  ScopeGuard s(b, "relu", "ReLU");
+  return b.Relu_(x);
+}
+
+}  // namespace
+
+Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
+  std::array<int64_t, 4> blocks;
+  bool bottleneck = false;
+  Validator v("resnet");
+  v.Require(StagePlan(c.depth, blocks, bottleneck),
+            "depth=" + std::to_string(c.depth) + " must be one of 18, 34, 50, 101, 152");
+  v.Positive("classes", c.classes);
+  v.Positive("image_size", c.image_size);
+  v.Positive("width", c.width);
+  if (!v.ok()) return v.status();
+  const int64_t expansion = bottleneck ? 4 : 1;
+  const char* block_type = bottleneck ? "Bottleneck" : "BasicBlock";
+
+  GraphBuilder b("ResNet", "resnet" + std::to_string(c.depth) + " (builder)");
+  Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size});
+
+  // Declaration pass, in registration order.
+  Tables t{b, {}};
+  ConvBn stem;
+  stem.conv = t.Conv("conv1", c.width, 3, 7);
+  t.Bn("bn1", c.width, stem);
+  { ScopeGuard s(b, "relu", "ReLU"); }
+  { ScopeGuard s(b, "maxpool", "MaxPool2d"); }
+  std::vector<std::vector<ResBlock>> stages(4);
+  int64_t inplanes = c.width;
+  for (int stage = 0; stage < 4; ++stage) {
+    ScopeGuard layer(b, "layer" + std::to_string(stage + 1), "Sequential");
+    const int64_t planes = c.width << stage;
+    for (int64_t i = 0; i < blocks[stage]; ++i) {
+      ScopeGuard blk(b, std::to_string(i), block_type);
+      ResBlock r;
+      r.stride = (stage > 0 && i == 0) ? 2 : 1;
+      r.convs.resize(bottleneck ? 3 : 2);
+      if (bottleneck) {
+        r.convs[0].conv = t.Conv("conv1", planes, inplanes, 1);
+        t.Bn("bn1", planes, r.convs[0]);
+        r.convs[1].conv = t.Conv("conv2", planes, planes, 3);
+        t.Bn("bn2", planes, r.convs[1]);
+        r.convs[2].conv = t.Conv("conv3", planes * expansion, planes, 1);
+        t.Bn("bn3", planes * expansion, r.convs[2]);
+        { ScopeGuard s(b, "relu", "ReLU"); }
+      } else {
+        r.convs[0].conv = t.Conv("conv1", planes, inplanes, 3);
+        t.Bn("bn1", planes, r.convs[0]);
+        { ScopeGuard s(b, "relu", "ReLU"); }
+        r.convs[1].conv = t.Conv("conv2", planes, planes, 3);
+        t.Bn("bn2", planes, r.convs[1]);
+      }
+      r.has_downsample = r.stride != 1 || inplanes != planes * expansion;
+      if (r.has_downsample) {
+        ScopeGuard ds(b, "downsample", "Sequential");
+        r.downsample.conv = t.Conv("0", planes * expansion, inplanes, 1);
+        t.Bn("1", planes * expansion, r.downsample);
+      }
+      inplanes = planes * expansion;
+      stages[stage].push_back(std::move(r));
+    }
+  }
+  { ScopeGuard s(b, "avgpool", "AdaptiveAvgPool2d"); }
+  Ref fc_w, fc_b;
+  {
+    ScopeGuard s(b, "fc", "Linear");
+    fc_w = b.Param(b.Qualify("weight"), {c.classes, inplanes});
+    fc_b = b.Param(b.Qualify("bias"), {c.classes});
+  }
+  // Buffers: running_mean, running_var, num_batches_tracked per BatchNorm2d.
+  std::vector<std::pair<Ref, Ref>> stats;
+  for (const auto& [path, ch] : t.bn_buffers) {
+    Ref mean = b.Buffer(path + ".running_mean", {ch});
+    Ref var = b.Buffer(path + ".running_var", {ch});
+    b.Buffer(path + ".num_batches_tracked", {}, DType::kInt64);
+    stats.emplace_back(mean, var);
+  }
+  size_t next = 0;
+  auto bind = [&](ConvBn& cb) { std::tie(cb.mean, cb.var) = stats[next++]; };
+  bind(stem);
+  for (auto& stage : stages) {
+    for (ResBlock& r : stage) {
+      for (ConvBn& cb : r.convs) bind(cb);
+      if (r.has_downsample) bind(r.downsample);
+    }
+  }
+
+  // Forward.
+  x = ConvBnForward(b, stem, "conv1", "bn1", x, 7, 2);
+  x = Relu(b, x);
+  {
+    ScopeGuard s(b, "maxpool", "MaxPool2d");
+    x = b.MaxPool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  }
+  for (int stage = 0; stage < 4; ++stage) {
+    ScopeGuard layer(b, "layer" + std::to_string(stage + 1), "Sequential");
+    for (size_t i = 0; i < stages[stage].size(); ++i) {
+      const ResBlock& r = stages[stage][i];
+      ScopeGuard blk(b, std::to_string(i), block_type);
+      Ref identity = x, out;
+      if (bottleneck) {
+        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, 1, 1));
+        out = Relu(b, ConvBnForward(b, r.convs[1], "conv2", "bn2", out, 3, r.stride));
+        out = ConvBnForward(b, r.convs[2], "conv3", "bn3", out, 1, 1);
+      } else {
+        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, 3, r.stride));
+        out = ConvBnForward(b, r.convs[1], "conv2", "bn2", out, 3, 1);
+      }
+      if (r.has_downsample) {
+        ScopeGuard ds(b, "downsample", "Sequential");
+        identity = ConvBnForward(b, r.downsample, "0", "1", x, 1, r.stride);
+      }
+      out = b.Add_(out, identity);  // out += identity
+      x = Relu(b, out);
+    }
+  }
+  {
+    ScopeGuard s(b, "avgpool", "AdaptiveAvgPool2d");
+    x = b.AdaptiveAvgPool2d(x, {1, 1});
+  }
+  x = b.Flatten(x, 1, -1);
+  {
+    ScopeGuard s(b, "fc", "Linear");
+    x = b.Linear(x, fc_w, fc_b);
+  }
+  b.Output(x);
+  return b.Finish();
+}
+
+}  // namespace torchcost::build
