@@ -12,9 +12,19 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       "without running it.",
       "torchcost"};
   app.set_version_flag("--version", "torchcost 0.1.0");
-  app.add_option("model", out.model, "TorchScript model file (torch.jit.save)")
-      ->required()
+  // NB: the positional is optional so that --model can stand in for it; the
+  // driver requires one of the two.
+  app.add_option("MODEL", out.model,
+                 "TorchScript model file (torch.jit.save) or JSON graph; omit with --model")
       ->type_name("MODEL.pt");
+  app.add_option("--model", out.builder_model,
+                 "Build the graph of a family (gpt2, llama, vit, resnet) or preset (gpt2, gpt2-medium, "
+                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) instead of "
+                 "reading a file; inputs default to symbolic [B, S] tokens or [B, 3, H, W] images")
+      ->type_name("NAME");
+  app.add_option("--config", out.builder_config,
+                 "Config of --model, overriding the preset: layers=32,hidden=4096,heads=32,kv_heads=8,...")
+      ->type_name("KEY=VAL,...");
   // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the
   // model positional.
   app.add_option(

@@ -12,7 +12,9 @@ namespace torchcost::cli {
 
 // The options of one torchcost invocation, as typed.
 struct CommandLine {
-  std::string model;                // MODEL.pt
+  std::string model;                // MODEL.pt (optional with --model)
+  std::string builder_model;        // --model NAME: a family or preset, built instead of read
+  std::string builder_config;       // --config KEY=VAL,...: overrides of the family's config
   std::vector<std::string> inputs;  // --input SHAPE, one per model input.
   std::string dtype = "float32";    // --dtype: default element type of inputs.
   int depth = -1;                   // --depth: module tree depth; -1 = all.

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "cli/built_model.h"
 #include "cli/inputs.h"
 #include "torchcost/analysis.h"
 #include "torchcost/import.h"
@@ -96,7 +98,12 @@ Outcome Run(const CommandLine& cl, std::string& out) {
                           dtype.status().message());
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
-  if (Outcome o = CheckReadable(cl.model); !o.ok()) return o;
+  if (Outcome o = CheckModelSource(cl); !o.ok()) return o;
+  std::optional<build::BuiltModel> built;  // --model: built, not read.
+  if (Outcome o = BuildNamed(cl, built); !o.ok()) return o;
+  if (!built) {
+    if (Outcome o = CheckReadable(cl.model); !o.ok()) return o;
+  }
 
   sym::Context ctx;
   AnalysisOptions options;
@@ -117,16 +124,20 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       options.param_dtype = *d;
     }
   }
-  if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
-      !o.ok())
+  if (built && cl.inputs.empty()) {
+    DeclaredInputs(*built, ctx, options.inputs);
+  } else if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
+             !o.ok()) {
     return o;
+  }
   sym::Bindings bindings;
   if (Outcome o =
           BindSymbols(ctx, sets, InputSymbols(options.inputs), bindings);
       !o.ok())
     return o;
 
-  Result<ir::Graph> graph = ImportGraphFile(cl.model);
+  Result<ir::Graph> graph =
+      built ? Result<ir::Graph>(std::move(built->graph)) : ImportGraphFile(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
   RuleSet rules;
   if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
@@ -134,7 +145,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   Report report;
   if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok())
     return o;
-  if (report.model.empty()) report.model = cl.model;
+  if (report.model.empty()) report.model = built ? cl.builder_model : cl.model;
   // A shape error (a wrong-rank input, say) means the user's inputs do not fit
   // the model.
   for (const Diagnostic& d : report.diagnostics) {

@@ -38,6 +38,9 @@ import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchcost_cli  # noqa: E402
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,32 +217,12 @@ def load_reference(name, fixtures, pt, key):
 
 def run_torchcost(binary, pt, input_shapes, bindings=None):
     """Runs torchcost --json; returns (report, None) or (None, error text)."""
-    cmd = [binary, pt]
+    args = [pt]
     for shape in input_shapes:
-        cmd += ["--input", ",".join(str(d) for d in shape)]
-    cmd.append("--json")
+        args += ["--input", ",".join(str(d) for d in shape)]
     for sym, value in sorted((bindings or {}).items()):
-        cmd += ["--set", "%s=%d" % (sym, value)]
-    text = " ".join(cmd[1:])
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=TORCHCOST_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return None, "`torchcost %s` timed out after %ds" % (text, TORCHCOST_TIMEOUT_S)
-    except OSError as e:
-        return None, "`torchcost %s` could not run: %s" % (text, e)
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        return None, "`torchcost %s` exited %d: %s" % (
-            text, proc.returncode, lines[0] if lines else "(no stderr)")
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError as e:
-        return None, "`torchcost %s` printed no JSON: %s" % (text, e)
-    if not isinstance(report, dict) or report.get("schema") != "torchcost.report" \
-            or report.get("version") != 1:
-        return None, "`torchcost %s`: not a torchcost.report version 1" % text
-    return report, None
+        args += ["--set", "%s=%d" % (sym, value)]
+    return torchcost_cli.run_json(binary, args, TORCHCOST_TIMEOUT_S, label=" ".join(args))
 
 
 def sym_value(sym):

@@ -35,6 +35,9 @@ import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchcost_cli  # noqa: E402
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,11 +71,10 @@ def run_torchcost(binary, fixtures, name, batch):
     spec = ",".join(str(d) for d in shape)
     if mf.input_dtypes(name)[0] != "float32":
         spec += ":" + mf.input_dtypes(name)[0]
-    cmd = [binary, pt, "--input", spec, "--device", "cpu", "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TORCHCOST_TIMEOUT_S)
-    if p.returncode != 0:
-        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-2000:]))
-    return json.loads(p.stdout)
+    report, err = torchcost_cli.run_json(binary, [pt, "--input", spec, "--device", "cpu"], TORCHCOST_TIMEOUT_S)
+    if err:
+        raise RuntimeError(err)
+    return report
 
 
 def torchcost_breakdown(report):

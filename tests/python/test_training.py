@@ -48,6 +48,9 @@ import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchcost_cli  # noqa: E402
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,36 +126,19 @@ def fixture_for(name, batch, fixtures, mode):
 
 
 def run_torchcost(binary, pt, inputs, mode, optimizer):
-    """Runs torchcost --json in a training mode; returns (report, None) or (None, error)."""
-    cmd = [binary, pt]
+    """Runs torchcost --json in a training mode; returns (training report, None) or (None, error)."""
+    args = [pt]
     for shape in inputs:
-        cmd += ["--input", shape]
-    cmd += ["--mode", mode, "--device", "cpu"]
+        args += ["--input", shape]
+    args += ["--mode", mode, "--device", "cpu"]
     if optimizer:
-        cmd += ["--optimizer", optimizer]
-    cmd.append("--json")
-    text = " ".join([os.path.basename(pt)] + cmd[2:])
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=TORCHCOST_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return None, "`torchcost %s` timed out after %ds" % (text, TORCHCOST_TIMEOUT_S)
-    except OSError as e:
-        return None, "`torchcost %s` could not run: %s" % (text, e)
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        return None, "`torchcost %s` exited %d: %s" % (
-            text, proc.returncode, lines[0] if lines else "(no stderr)")
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError as e:
-        return None, "`torchcost %s` printed no JSON: %s" % (text, e)
-    if not isinstance(report, dict):
-        return None, "`torchcost %s`: the JSON is not an object" % text
+        args += ["--optimizer", optimizer]
+    report, err = torchcost_cli.run_json(binary, args, TORCHCOST_TIMEOUT_S)
+    if err:
+        return None, err
     training = report.get("training")
     if not isinstance(training, dict):
-        return None, ("`torchcost %s`: the report has no \"training\" object "
-                      "(training memory not implemented yet?)" % text)
+        return None, "`torchcost %s`: the report has no \"training\" object" % " ".join(args)
     return training, None
 
 

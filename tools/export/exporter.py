@@ -865,13 +865,51 @@ class _Writer:
         self.placeholders = 0
         self.constants = 0
 
+    def _fuse_dropout(self):
+        """Finds CPU dropout as make_fx records it and marks it to be written as aten::dropout.
+
+        F.dropout(x, p, training=True) on a CPU or meta tensor runs
+        _dropout_impl: noise = empty_like(x).bernoulli_(1 - p); noise.div_(1 - p);
+        x * noise. Written as the one aten::dropout(x, p, train=True) the model
+        called, its rule follows --mode and --device like torch.jit.trace's.
+        """
+        aten = torch.ops.aten
+        self.skip, self.dropouts = set(), {}
+        for node in self.gm.graph.nodes:
+            if node.op != "call_function" or node.target is not aten.mul.Tensor or len(node.args) != 2:
+                continue
+            x, div = node.args
+            if not (isinstance(div, torch.fx.Node) and div.target is aten.div_.Scalar and len(div.users) == 1):
+                continue
+            bern = div.args[0]
+            if not (isinstance(bern, torch.fx.Node) and bern.target is aten.bernoulli_.float):
+                continue
+            empty = bern.args[0]
+            if not (isinstance(empty, torch.fx.Node) and empty.target is aten.empty_like.default and
+                    empty.args[0] is x):
+                continue
+            keep = bern.args[1] if len(bern.args) > 1 else bern.kwargs.get("p", 0.5)
+            self.skip.update([empty, bern, div])
+            self.dropouts[node] = (x, 1.0 - float(keep))
+
     def run(self, method):
         doc = {"format": FORMAT, "version": VERSION, "model": type(self.model).__name__,
                "producer": "tools/export method=%s torch=%s" % (method, torch.__version__)}
         doc["inputs"] = self._inputs()
         doc["params"], doc["buffers"] = self._tables()
         doc["modules"] = [{"path": p, "type": type(m).__name__} for p, m in self.model.named_modules()]
+        self._fuse_dropout()
         for node in self.gm.graph.nodes:
+            if node in self.skip:
+                continue
+            if node in self.dropouts:
+                x, p = self.dropouts[node]
+                self.nodes.append({"op": "aten::dropout", "overload": "",
+                                   "args": {"input": self._arg(x), "p": p, "train": True},
+                                   "outputs": [self._output_entry(node.name, "Tensor", node.meta.get("val"))],
+                                   "module": node.meta.get("tc_module", "")})
+                self.refs[node] = {"ref": node.name}
+                continue
             self._node(node)
         doc["nodes"] = self.nodes
         doc["outputs"] = self.outputs
@@ -1011,12 +1049,28 @@ class _Writer:
                     names.append(a.name)
                     args.append(a.default_value)
         op_name, overload = schema.name, schema.overload_name
+        types = {a.name: str(a.type) for a in schema.arguments}
+        # A Python number in a Tensor argument is a wrapped 0-dim tensor (aten.mul.Tensor(x, 0.5)).
+        args = [(_Scalar(v) if types.get(n) == "Tensor" and isinstance(v, (int, float)) and not isinstance(v, bool)
+                 else v) for n, v in zip(names, args)]
         if op in _ATEN_RENAMES:
             op_name, overload, names, args = _ATEN_RENAMES[op](names, args)
         entry = {"op": op_name, "overload": overload,
                  "args": {n: self._arg(v) for n, v in zip(names, args)}}
         val = node.meta.get("tc_val", node.meta.get("val"))
         returns = schema.returns
+        if op is torch.ops.aten.native_dropout.default:
+            # F.dropout as the model called it: aten::dropout(input, p, train),
+            # whose rule follows --mode and --device (see _trace_aten). The mask,
+            # output 1, is never used in a forward graph.
+            entry["op"], entry["overload"] = "aten::dropout", ""
+            entry["args"]["train"] = True
+            entry["outputs"] = [self._output_entry(node.name, "Tensor", val[0] if isinstance(val, (list, tuple))
+                                                   else None)]
+            entry["module"] = node.meta.get("tc_module", "")
+            self.refs[(node, 0)] = {"ref": node.name}
+            self.nodes.append(entry)
+            return
         outputs = []
         if len(returns) == 1:
             type_name = _type_name(returns[0].type)
@@ -1144,12 +1198,21 @@ def _trace_aten(model, metas):
                     twin_names[id(twin)] = id(t)
                 twins.setdefault(full, twins[id(t)])
     swap = {k: v for k, v in twins.items() if isinstance(k, str)}
+    # NB: in eval mode make_fx records no dropout at all (F.dropout returns its
+    # input), so dropout modules trace in train mode: the graph holds
+    # native_dropout(train=True), whose flag torchcost sets from --mode, as it
+    # does for torch.jit.trace's aten::dropout(train=False).
+    dropouts = [m for m in model.modules() if isinstance(m, nn.modules.dropout._DropoutNd) and not m.training]
+    for m in dropouts:
+        m.training = True
     try:
         with _Attribution(stack):
             gm = make_fx(lambda *xs: stateless.functional_call(model, swap, xs))(*metas)
     finally:
         for h in handles:
             h.remove()
+        for m in dropouts:
+            m.training = False
     traced = _Traced(gm.graph, gm)
     traced.twins = twin_names  # id(twin) -> id(the model's tensor)
     return traced

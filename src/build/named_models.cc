@@ -1,0 +1,184 @@
+// Families and presets by name, with "key=value,..." config overrides.
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "torchcost/families.h"
+
+namespace torchcost::build {
+namespace {
+
+// One config key: the field of the family's config struct it sets.
+struct Key {
+  const char* name;
+  std::variant<int64_t*, double*> field;
+};
+
+// A family's config, its keys, and its builder.
+struct Family {
+  std::vector<Key> keys;
+  std::function<Result<BuiltModel>()> build;
+};
+
+// Named presets: (name, family, config text).
+struct Preset {
+  const char* name;
+  const char* family;
+  const char* config;
+};
+
+// NB: sources of the numbers.
+// gpt2*: Hugging Face's config.json of gpt2, gpt2-medium, gpt2-large, gpt2-xl
+//   (n_layer, n_embd, n_head; vocab_size 50257, n_positions 1024), as in
+//   Radford et al. 2019, Table 2.
+// llama-7b-like / llama-13b-like: Touvron et al. 2023 (LLaMA), Table 2 (layers,
+//   dimension, heads), with the intermediate sizes and vocabulary of Meta's
+//   released configs (11008 and 13824, 32000); full multi-head attention
+//   (kv_heads = heads), as LLaMA 1 and Llama 2 7B/13B.
+// vit-b-16: Dosovitskiy et al. 2021, Table 1 (ViT-Base: 12 layers, hidden 768,
+//   MLP 3072, 12 heads), patch 16 at 224x224, 1000 classes (torchvision vit_b_16).
+// resnet50: He et al. 2016, Table 1, 224x224, 1000 classes (torchvision resnet50).
+constexpr Preset kPresets[] = {
+    {"gpt2", "gpt2", "layers=12,hidden=768,heads=12,vocab=50257,context=1024"},
+    {"gpt2-medium", "gpt2", "layers=24,hidden=1024,heads=16,vocab=50257,context=1024"},
+    {"gpt2-large", "gpt2", "layers=36,hidden=1280,heads=20,vocab=50257,context=1024"},
+    {"gpt2-xl", "gpt2", "layers=48,hidden=1600,heads=25,vocab=50257,context=1024"},
+    {"llama-7b-like", "llama", "layers=32,hidden=4096,heads=32,kv_heads=32,intermediate=11008,vocab=32000"},
+    {"llama-13b-like", "llama", "layers=40,hidden=5120,heads=40,kv_heads=40,intermediate=13824,vocab=32000"},
+    {"vit-b-16", "vit", "image_size=224,patch=16,layers=12,hidden=768,heads=12,mlp=3072,classes=1000"},
+    {"resnet50", "resnet", "depth=50,classes=1000,image_size=224"},
+};
+
+constexpr const char* kFamilies[] = {"gpt2", "llama", "vit", "resnet"};
+
+// Configs live here while a family is being built.
+struct Configs {
+  Gpt2Config gpt2;
+  LlamaConfig llama;
+  VitConfig vit;
+  ResnetConfig resnet;
+};
+
+Family MakeFamily(const std::string& family, Configs& c) {
+  if (family == "gpt2") {
+    Gpt2Config& g = c.gpt2;
+    return {{{"layers", &g.layers},
+             {"hidden", &g.hidden},
+             {"heads", &g.heads},
+             {"vocab", &g.vocab},
+             {"context", &g.context},
+             {"dropout", &g.dropout},
+             {"eps", &g.eps}},
+            [&g] { return BuildGpt2(g); }};
+  }
+  if (family == "llama") {
+    LlamaConfig& l = c.llama;
+    return {{{"layers", &l.layers},
+             {"hidden", &l.hidden},
+             {"heads", &l.heads},
+             {"kv_heads", &l.kv_heads},
+             {"intermediate", &l.intermediate},
+             {"vocab", &l.vocab},
+             {"eps", &l.eps},
+             {"rope_base", &l.rope_base}},
+            [&l] { return BuildLlama(l); }};
+  }
+  if (family == "vit") {
+    VitConfig& v = c.vit;
+    return {{{"image_size", &v.image_size},
+             {"patch", &v.patch},
+             {"layers", &v.layers},
+             {"hidden", &v.hidden},
+             {"heads", &v.heads},
+             {"mlp", &v.mlp},
+             {"classes", &v.classes},
+             {"dropout", &v.dropout},
+             {"eps", &v.eps}},
+            [&v] { return BuildVit(v); }};
+  }
+  ResnetConfig& r = c.resnet;
+  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}},
+          [&r] { return BuildResnet(r); }};
+}
+
+std::string KeyList(const Family& f) {
+  std::string s;
+  for (const Key& k : f.keys) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+// Applies "key=value,..." to the family's config.
+Status ApplyConfig(const std::string& family, Family& f, const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("--config '" + item + "': expected KEY=VALUE");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const Key* found = nullptr;
+    for (const Key& k : f.keys) {
+      if (key == k.name) found = &k;
+    }
+    if (!found) {
+      return Status::InvalidArgument("--config: unknown key '" + key + "' for family " + family +
+                                     "; keys: " + KeyList(f));
+    }
+    const char* begin = value.data();
+    const char* end = begin + value.size();
+    if (auto* ip = std::get_if<int64_t*>(&found->field)) {
+      int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(begin, end, v);
+      if (value.empty() || ec != std::errc() || ptr != end)
+        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not an integer");
+      **ip = v;
+    } else {
+      char* stop = nullptr;
+      const double v = std::strtod(value.c_str(), &stop);
+      if (value.empty() || stop != value.c_str() + value.size())
+        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not a number");
+      *std::get<double*>(found->field) = v;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> ModelNames() {
+  std::vector<std::string> names(std::begin(kFamilies), std::end(kFamilies));
+  for (const Preset& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
+
+Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config) {
+  std::string family, preset_config;
+  for (const char* f : kFamilies) {
+    if (name == f) family = f;
+  }
+  for (const Preset& p : kPresets) {
+    if (name == p.name) {
+      family = p.family;
+      preset_config = p.config;
+    }
+  }
+  if (family.empty()) {
+    std::string names;
+    for (const std::string& n : ModelNames()) names += (names.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument("--model '" + name + "': unknown family or preset; known: " + names);
+  }
+  Configs configs;
+  Family f = MakeFamily(family, configs);
+  if (Status s = ApplyConfig(family, f, preset_config); !s.ok()) return s;
+  if (Status s = ApplyConfig(family, f, config); !s.ok()) return s;
+  return f.build();
+}
+
+}  // namespace torchcost::build

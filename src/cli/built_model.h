@@ -1,0 +1,29 @@
+// --model NAME [--config ...]: a family or preset built with the builder API
+// instead of a model file.
+#ifndef TORCHCOST_SRC_CLI_BUILT_MODEL_H_
+#define TORCHCOST_SRC_CLI_BUILT_MODEL_H_
+
+#include <optional>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/outcome.h"
+#include "torchcost/analysis.h"
+#include "torchcost/builder.h"
+#include "torchcost/sym.h"
+
+namespace torchcost::cli {
+
+// Checks that exactly one of MODEL and --model is given, and --config only
+// with --model.
+Outcome CheckModelSource(const CommandLine& cl);
+
+// Builds --model into `model` (left empty without --model).
+Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& model);
+
+// Sets `inputs` to the built model's declared inputs, their symbols made in `ctx`.
+void DeclaredInputs(const build::BuiltModel& model, sym::Context& ctx, std::vector<InputSpec>& inputs);
+
+}  // namespace torchcost::cli
+
+#endif  // TORCHCOST_SRC_CLI_BUILT_MODEL_H_

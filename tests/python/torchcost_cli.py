@@ -1,0 +1,35 @@
+"""Runs the torchcost binary for the oracle tests and reads its JSON report."""
+
+import json
+import os
+import subprocess
+
+
+def run_json(binary, args, timeout=180, label=None):
+    """Runs `binary args... --json`; returns (report dict, None) or (None, one-line error).
+
+    `label` names the run in messages (default: the arguments, with the model's
+    file name only).
+    """
+    cmd = [binary] + list(args) + ["--json"]
+    if label is None:
+        label = " ".join([os.path.basename(args[0])] + list(args[1:])) if args else ""
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "`torchcost %s` timed out after %ds" % (label, timeout)
+    except OSError as e:
+        return None, "`torchcost %s` could not run: %s" % (label, e)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        return None, "`torchcost %s` exited %d: %s" % (
+            label, proc.returncode, lines[0] if lines else "(no stderr)")
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError as e:
+        return None, "`torchcost %s` printed no JSON: %s" % (label, e)
+    if not isinstance(report, dict) or report.get("schema") != "torchcost.report" \
+            or report.get("version") != 1:
+        return None, "`torchcost %s`: not a torchcost.report version 1" % label
+    return report, None
