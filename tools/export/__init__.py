@@ -15,4 +15,4 @@ From a shell (run from the repository root):
 See tools/export/__main__.py for the model specs the command accepts.
 """
 
-from .exporter import ExportError, InputSpec, METHODS, export, export_graph  # noqa: F401
+from .exporter import ExportError, InputSpec, METHODS, export, export_graph, meta_init  # noqa: F401

@@ -1117,6 +1117,35 @@ class _Writer:
 
 # --- entry points ------------------------------------------------------------------
 
+class meta_init:  # noqa: N801 - used like a function: `with meta_init(): model = GPT(...)`.
+    """Context in which tensor constructors default to the meta device, so models build with no memory.
+
+    torch 1.13 has no `with torch.device("meta")`; this patches torch.empty,
+    zeros, ones, full, rand, randn, arange, tensor and eye to device="meta"
+    unless a device is given.
+    """
+
+    _NAMES = ("empty", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "tensor")
+
+    def __enter__(self):
+        self._saved = {n: getattr(torch, n) for n in self._NAMES}
+        for n, fn in self._saved.items():
+            setattr(torch, n, self._wrap(fn))
+        return self
+
+    @staticmethod
+    def _wrap(fn):
+        def wrapper(*args, **kwargs):
+            if kwargs.get("device") is None:
+                kwargs["device"] = "meta"
+            return fn(*args, **kwargs)
+        return wrapper
+
+    def __exit__(self, *exc):
+        for n, fn in self._saved.items():
+            setattr(torch, n, fn)
+
+
 def _specs_from(model, inputs, input_names):
     """Returns InputSpecs and example meta tensors for `inputs` (tensors or InputSpecs)."""
     if isinstance(inputs, (torch.Tensor, InputSpec)):

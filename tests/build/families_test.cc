@@ -1,0 +1,139 @@
+// Family builders: parameter counts against closed forms, analysis with
+// symbolic B and S, config errors.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "torchcost/analysis.h"
+#include "torchcost/families.h"
+#include "torchcost/rules.h"
+
+namespace torchcost::build {
+namespace {
+
+const RuleSet& Rules() {
+  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
+  return *rules;
+}
+
+// Analyses a built model with its declared (symbolic) inputs.
+Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
+  AnalysisOptions options;
+  options.training.optimizer = OptimizerKind::kAdam;
+  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
+  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+TEST(FamiliesTest, Gpt2PresetParamsMatchTheClosedForm) {
+  // wte V*h + wpe n_ctx*h + per layer 12h^2 + 13h (qkv 3h^2+3h, proj h^2+h,
+  // MLP 8h^2+5h, two LayerNorms 4h) + final LayerNorm 2h; the head is tied.
+  const int64_t V = 50257, h = 768, L = 12, n_ctx = 1024;
+  const int64_t expected = V * h + n_ctx * h + L * (12 * h * h + 13 * h) + 2 * h;
+  ASSERT_EQ(expected, 124439808);
+  Result<BuiltModel> m = BuildNamedModel("gpt2", "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_EQ(r.params, expected);
+  EXPECT_TRUE(r.unknown_ops.empty());
+  EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+  EXPECT_EQ(r.symbols, (std::vector<std::string>{"B", "S"}));
+}
+
+// embed V*h + per layer (q, o: h*h each; k, v: h*(kv_heads*hd) each; SwiGLU
+// 3*h*I; two RMSNorm weights 2h) + final norm h + untied head V*h.
+int64_t LlamaParams(int64_t V, int64_t h, int64_t L, int64_t heads, int64_t kv_heads, int64_t I) {
+  const int64_t kv = kv_heads * (h / heads);
+  return V * h + L * (2 * h * h + 2 * h * kv + 3 * h * I + 2 * h) + h + V * h;
+}
+
+TEST(FamiliesTest, Llama7bLikeParamsMatchTheClosedForm) {
+  const int64_t expected = LlamaParams(32000, 4096, 32, 32, 32, 11008);
+  ASSERT_EQ(expected, 6738415616);
+  Result<BuiltModel> m = BuildNamedModel("llama-7b-like", "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_EQ(r.params, expected);
+  EXPECT_TRUE(r.unknown_ops.empty()) << r.unknown_ops[0].op;
+  EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+}
+
+TEST(FamiliesTest, LlamaGroupedQueryAttentionShrinksKeyAndValueProjections) {
+  Result<BuiltModel> m = BuildNamedModel(
+      "llama", "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate=11008,vocab=32000");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_EQ(r.params, LlamaParams(32000, 4096, 32, 32, 8, 11008));
+  EXPECT_TRUE(r.unknown_ops.empty());
+  EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+}
+
+TEST(FamiliesTest, ResnetDepthsMatchTorchvisionParams) {
+  // torchvision's parameter counts (sum(p.numel() for p in model.parameters())).
+  const std::pair<int64_t, int64_t> cases[] = {{18, 11689512}, {34, 21797672}, {50, 25557032},
+                                               {101, 44549160}, {152, 60192808}};
+  for (const auto& [depth, params] : cases) {
+    ResnetConfig c;
+    c.depth = depth;
+    Result<BuiltModel> m = BuildResnet(c);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    int64_t n = 0;
+    for (const ir::TensorEntry& e : m->graph.params) {
+      int64_t k = 1;
+      for (int64_t d : e.shape) k *= d;
+      n += k;
+    }
+    EXPECT_EQ(n, params) << "resnet" << depth;
+  }
+}
+
+TEST(FamiliesTest, VitB16AnalysesWithSymbolicBatch) {
+  Result<BuiltModel> m = BuildNamedModel("vit-b-16", "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_EQ(r.params, 86567656);  // torchvision vit_b_16.
+  EXPECT_TRUE(r.unknown_ops.empty());
+  EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+  EXPECT_EQ(r.symbols, (std::vector<std::string>{"B"}));
+}
+
+TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
+  struct Case {
+    const char* name;
+    const char* config;
+    const char* says;
+  };
+  const Case bad[] = {
+      {"llama", "layers=32,bogus=1", "unknown key 'bogus' for family llama"},
+      {"llama", "layers=x", "value 'x' is not an integer"},
+      {"llama", "heads=32,kv_heads=5", "heads=32 is not divisible by kv_heads=5"},
+      {"gpt2", "hidden=100,heads=12", "hidden=100 is not divisible by heads=12"},
+      {"gpt2", "layers=0", "layers=0 must be a positive integer"},
+      {"gpt2", "dropout=1.5", "dropout=1.5 must lie in [0, 1)"},
+      {"resnet", "depth=20", "depth=20 must be one of 18, 34, 50, 101, 152"},
+      {"vit", "image_size=225", "image_size=225 is not divisible by patch=16"},
+      {"llama", "layers", "expected KEY=VALUE"},
+      {"bert", "", "unknown family or preset"},
+  };
+  for (const Case& c : bad) {
+    Result<BuiltModel> m = BuildNamedModel(c.name, c.config);
+    ASSERT_FALSE(m.ok()) << c.name << " " << c.config;
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos) << m.status().message();
+    EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
+  }
+}
+
+TEST(FamiliesTest, EveryNameBuilds) {
+  for (const std::string& name : ModelNames()) {
+    Result<BuiltModel> m = BuildNamedModel(name, "");
+    EXPECT_TRUE(m.ok()) << name << ": " << m.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace torchcost::build
