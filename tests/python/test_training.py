@@ -65,7 +65,7 @@ CNNS = [
     "mobilenet_v3_large", "efficientnet_b0", "squeezenet1_0", "googlenet",
     "regnet_y_400mf", "vit_b_16",
 ]
-GPTS = ["gpt_tiny", "gpt_tiny_untied"]
+GPTS = ["gpt_tiny", "gpt_tiny_untied", "gpt2_tiny", "llama_tiny"]
 MODELS = CNNS + GPTS
 BATCHES = (1, 8)
 PEAK_TOLERANCE = 0.05

@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""Checks `torchcost --model FAMILY --config ...` (graphs from the C++ builder)
+against the torch.jit.trace of the same architecture written in plain torch.
+
+Usage: /usr/bin/python3 tests/python/test_builder.py --torchcost PATH --fixtures DIR
+
+For each reference (tools/make_fixtures.py's gpt2_tiny and llama_tiny,
+torchvision's resnet18 and vit_b_16) the builder's config is read off the
+reference module itself, both are analysed with --device cpu --optimizer adam
+at the trace's input shape (--set B=..,S=..), and params, forward FLOPs,
+backward FLOPs, saved bytes and the training peak must be IDENTICAL. Presets
+are checked against closed-form parameter counts, and bad --model / --config
+usage must be one stderr line with exit code 2.
+The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+import make_fixtures  # noqa: E402
+from torchcost_cli import run_json  # noqa: E402
+
+COMMON = ["--device", "cpu", "--optimizer", "adam"]
+
+
+def gpt2_config(m):
+    """The builder config of make_fixtures.GPT2, read off the module."""
+    attn = m.h[0].attn
+    return ("layers=%d,hidden=%d,heads=%d,vocab=%d,context=%d,dropout=%r" % (
+        len(m.h), m.wte.embedding_dim, attn.n_head, m.wte.num_embeddings, m.wpe.num_embeddings,
+        m.drop.p))
+
+
+def llama_config(m):
+    """The builder config of make_fixtures.Llama, read off the module."""
+    attn = m.layers[0].self_attn
+    return ("layers=%d,hidden=%d,heads=%d,kv_heads=%d,intermediate=%d,vocab=%d,eps=%r,rope_base=%r" % (
+        len(m.layers), m.embed_tokens.embedding_dim, attn.n_head, attn.n_kv_head,
+        m.layers[0].mlp.gate_proj.out_features, m.embed_tokens.num_embeddings, m.norm.eps, attn.base))
+
+
+def resnet_config(m):
+    """torchvision's ResNet: depth from the block type and the third stage's length."""
+    if type(m.layer1[0]).__name__ == "BasicBlock":
+        depth = 18 if len(m.layer3) == 2 else 34
+    else:
+        depth = {6: 50, 23: 101, 36: 152}[len(m.layer3)]
+    return "depth=%d,classes=%d,image_size=224" % (depth, m.fc.out_features)
+
+
+def vit_config(m):
+    return "image_size=%d,patch=%d,layers=%d,hidden=%d,heads=%d,mlp=%d,classes=%d,dropout=%r" % (
+        m.image_size, m.patch_size, len(m.encoder.layers), m.hidden_dim,
+        m.encoder.layers[0].self_attention.num_heads, m.mlp_dim, m.heads.head.out_features, m.dropout)
+
+
+# (reference fixture, family, config from the module, --set for the trace's input)
+CASES = [
+    ("gpt2_tiny", "gpt2", gpt2_config, ["--set", "B=2", "--set", "S=64"]),
+    ("llama_tiny", "llama", llama_config, ["--set", "B=2", "--set", "S=64"]),
+    ("resnet18", "resnet", resnet_config, ["--set", "B=1"]),
+    ("vit_b_16", "vit", vit_config, ["--set", "B=1"]),
+]
+
+
+def quantities(report):
+    t = report["training"]
+    return {
+        "params": report["totals"]["params"],
+        "forward FLOPs": t["flops"]["forward"]["value"],
+        "backward FLOPs": t["flops"]["backward"]["value"],
+        "saved bytes": t["memory"]["saved_bytes"]["value"],
+        "peak": t["memory"]["peak"]["value"],
+    }
+
+
+class Runner:
+    def __init__(self, torchcost):
+        self.torchcost = torchcost
+        self.passed = 0
+        self.failed = 0
+
+    def record(self, name, problems):
+        if problems:
+            self.failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(problems)))
+        else:
+            self.passed += 1
+            print("PASS %s" % name)
+
+    def expect_error(self, name, args, words):
+        proc = subprocess.run([self.torchcost] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=120)
+        problems = []
+        if proc.returncode != 2:
+            problems.append("exit %d, expected 2" % proc.returncode)
+        lines = proc.stderr.strip().splitlines()
+        if len(lines) != 1:
+            problems.append("%d stderr lines, expected 1: %r" % (len(lines), proc.stderr[:300]))
+        elif not all(w.lower() in lines[0].lower() for w in words):
+            problems.append("stderr %r lacks %r" % (lines[0], words))
+        self.record(name, problems)
+
+
+def compare_with_trace(r, fixtures, name, family, config_of, sets):
+    try:
+        pt = make_fixtures.make_fixture(name, fixtures)
+        module, _ = make_fixtures.build_model(name)
+        config = config_of(module)
+    except Exception as e:  # A missing torchvision or a failed trace: report, go on.
+        r.record("%s_vs_trace" % family, ["cannot build the reference %s: %s" % (name, e)])
+        return
+    traced, err = run_json(r.torchcost, [pt] + COMMON)
+    if err:
+        r.record("%s_vs_trace" % family, [err])
+        return
+    built, err = run_json(r.torchcost, ["--model", family, "--config", config] + sets + COMMON)
+    if err:
+        r.record("%s_vs_trace" % family, [err])
+        return
+    problems = []
+    for doc, who in ((traced, "trace"), (built, "builder")):
+        if doc["unknown_ops"]:
+            problems.append("%s has ops without rules: %s" % (who, [u["op"] for u in doc["unknown_ops"]]))
+    a, b = quantities(traced), quantities(built)
+    for key in a:
+        if a[key] != b[key]:
+            problems.append("%s: trace %s, builder %s" % (key, a[key], b[key]))
+    r.record("%s_vs_trace (%s; %s)" % (family, name, config), problems)
+
+
+def check_params(r, name, args, expected):
+    doc, err = run_json(r.torchcost, args)
+    if err:
+        r.record(name, [err])
+        return
+    problems = []
+    if doc["totals"]["params"] != expected:
+        problems.append("params %d, expected %d" % (doc["totals"]["params"], expected))
+    if doc["unknown_ops"]:
+        problems.append("ops without rules: %s" % [u["op"] for u in doc["unknown_ops"]])
+    if doc["symbols"] != ["B", "S"]:
+        problems.append("symbols %r, expected B and S" % doc["symbols"])
+    r.record(name, problems)
+
+
+def gpt2_params(V, h, L, n_ctx):
+    """wte V*h + wpe n_ctx*h + per layer 12h^2 + 13h + final LayerNorm 2h (tied head)."""
+    return V * h + n_ctx * h + L * (12 * h * h + 13 * h) + 2 * h
+
+
+def llama_params(V, h, L, heads, kv_heads, inter):
+    """embed V*h + per layer (q, o: h^2; k, v: h*kv_heads*hd; SwiGLU 3*h*I; norms 2h) + norm h + head V*h."""
+    kv = kv_heads * (h // heads)
+    return V * h + L * (2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h) + h + V * h
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--torchcost", required=True)
+    parser.add_argument("--fixtures", required=True)
+    args = parser.parse_args(argv)
+    os.makedirs(args.fixtures, exist_ok=True)
+    r = Runner(args.torchcost)
+
+    for name, family, config_of, sets in CASES:
+        compare_with_trace(r, args.fixtures, name, family, config_of, sets)
+
+    expected = gpt2_params(V=50257, h=768, L=12, n_ctx=1024)
+    if expected != 124439808:
+        r.record("gpt2_formula", ["formula gives %d" % expected])
+    check_params(r, "gpt2_preset_params", ["--model", "gpt2"], expected)
+    expected = llama_params(V=32000, h=4096, L=32, heads=32, kv_heads=32, inter=11008)
+    if expected != 6738415616:
+        r.record("llama_formula", ["formula gives %d" % expected])
+    check_params(r, "llama_7b_like_params", ["--model", "llama-7b-like"], expected)
+    check_params(r, "llama_gqa_params",
+                 ["--model", "llama", "--config",
+                  "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate=11008,vocab=32000"],
+                 llama_params(V=32000, h=4096, L=32, heads=32, kv_heads=8, inter=11008))
+
+    r.expect_error("unknown_config_key", ["--model", "llama", "--config", "layers=2,wings=3"],
+                   ["unknown key 'wings'", "llama"])
+    r.expect_error("bad_config_value", ["--model", "gpt2", "--config", "layers=two"], ["layers=two", "integer"])
+    r.expect_error("indivisible_heads", ["--model", "gpt2", "--config", "hidden=100,heads=12"], ["divisible"])
+    r.expect_error("unknown_model", ["--model", "bert-base"], ["bert-base", "known"])
+    r.expect_error("config_without_model", ["x.pt", "--config", "layers=2"], ["--config", "--model"])
+    r.expect_error("file_and_model", ["x.pt", "--model", "gpt2"], ["not both"])
+    r.expect_error("set_out_of_context", ["--model", "gpt2", "--set", "S=2048"], ["S=2048", "range"])
+
+    print("%d passed, %d failed" % (r.passed, r.failed))
+    return 0 if r.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
