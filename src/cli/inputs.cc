@@ -124,8 +124,16 @@ Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
   return Outcome::Ok();
 }
 
-Outcome ParseSets(const std::vector<std::string>& texts,
+Outcome ParseSets(const std::vector<std::string>& given,
                   std::vector<SymbolValue>& out) {
+  // NB: one --set may carry several values: --set B=8,S=1024.
+  std::vector<std::string> texts;
+  for (const std::string& g : given) {
+    std::stringstream in(g);
+    std::string item;
+    while (std::getline(in, item, ',')) texts.push_back(item);
+    if (g.empty() || g.back() == ',') texts.push_back("");
+  }
   for (const std::string& text : texts) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0) {

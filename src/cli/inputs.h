@@ -30,7 +30,8 @@ struct SymbolValue {
   int64_t value = 0;
 };
 
-// Parses every "SYM=VAL" of --set into `out`; VAL must be an integer.
+// Parses every "SYM=VAL" of --set ("B=8" or "B=8,S=1024") into `out`; VAL
+// must be an integer.
 Outcome ParseSets(const std::vector<std::string>& texts,
                   std::vector<SymbolValue>& out);
 

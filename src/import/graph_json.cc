@@ -40,8 +40,11 @@ struct ImportError {
   std::string message;
 };
 
+// NB: "refers to ..." reads as one phrase with its place:
+// "nodes[3] (aten::add): arg 'self' refers to unknown value 'v99'".
 [[noreturn]] void Fail(const std::string& where, const std::string& what) {
-  throw ImportError{where.empty() ? what : where + ": " + what};
+  if (where.empty()) throw ImportError{what};
+  throw ImportError{where + (what.rfind("refers to ", 0) == 0 ? " " : ": ") + what};
 }
 
 // Returns a JSON value's type in words, for messages.

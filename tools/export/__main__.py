@@ -26,7 +26,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-import torch  # noqa: E402
 
 from tools.export import ExportError, InputSpec, METHODS, export  # noqa: E402
 

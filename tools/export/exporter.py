@@ -567,7 +567,7 @@ def _lower_getitem(tr, seq, index):
         return _lower_index(tr, seq, index)
     node = seq.node
     if node.op == "call_function" and node.target is torch.ops.aten.size.default and _is_int(index):
-        return tr.aten_named("size", "int", self=node.args[0] if False else tr.proxy(node.args[0]), dim=index)
+        return tr.aten_named("size", "int", self=tr.proxy(node.args[0]), dim=index)
     if isinstance(index, slice):
         raise ExportError("slicing a list value is not supported")
     p = tr.create_proxy("call_function", _list_item, (seq, int(index)), {})
@@ -659,9 +659,7 @@ def _lower_function(tr, target, args, kwargs, name=None):
         op = _OPERATORS[target]
         a = list(args)
         if all(not _is_tensor(x) for x in a):
-            if op == "div":
-                op = "div"
-            return tr.aten(op, *a)
+            return tr.aten(op, *a)  # Int arithmetic on sizes: aten::floordiv.int, ...
         if op == "floordiv":
             op = "floor_divide"
         if len(a) == 2 and not _is_tensor(a[0]):
@@ -753,7 +751,6 @@ def _lower_module(tr, m, args, kwargs):
     if kwargs or len(args) != 1:
         return NotImplemented
     x = args[0]
-    p = lambda name: getattr(m, name)  # noqa: E731 - read through the tracer's getattr.
     if t is nn.Linear:
         return tr.aten_named("linear", "", input=x, weight=tr._attr(m.weight),
                              bias=tr._attr(m.bias) if m.bias is not None else None)
@@ -814,7 +811,6 @@ def _lower_module(tr, m, args, kwargs):
         return tr.aten_named("log_softmax", "int", self=x, dim=m.dim if m.dim is not None else -1, dtype=None)
     if t is nn.Identity:
         return x
-    del p
     return NotImplemented
 
 

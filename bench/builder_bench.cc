@@ -1,0 +1,134 @@
+// Benchmarks of the builder path: the llama-7b-like preset (32 layers) built
+// and analysed for a training step with symbolic B and S, and the evaluation
+// of its totals and peak at a new (B, S) through compiled sym::Programs.
+//
+// Targets (issue 4, point 6): the full training analysis under 50 ms; a new
+// (B, S) under 50 us. Run with --benchmark_repetitions=5 and read the medians.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "torchcost/analysis.h"
+#include "torchcost/families.h"
+#include "torchcost/rules.h"
+#include "torchcost/sym.h"
+#include "torchcost/training.h"
+
+namespace torchcost {
+namespace {
+
+const RuleSet& Rules() {
+  static RuleSet* rules = [] {
+    auto r = RuleSet::Builtin();
+    if (!r.ok()) std::abort();
+    return new RuleSet(std::move(r).value());
+  }();
+  return *rules;
+}
+
+const build::BuiltModel& Llama7b() {
+  static build::BuiltModel* m = [] {
+    auto r = build::BuildNamedModel("llama-7b-like", "");
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s\n", r.status().message().c_str());
+      std::abort();
+    }
+    return new build::BuiltModel(std::move(r).value());
+  }();
+  return *m;
+}
+
+AnalysisOptions TrainOptions(const build::BuiltModel& m, sym::Context& ctx) {
+  AnalysisOptions options;
+  options.training.mode = StepMode::kTrain;
+  options.training.optimizer = OptimizerKind::kAdam;
+  for (const build::InputDecl& in : m.inputs) options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  return options;
+}
+
+// Building the graph of the preset from its config.
+void BM_BuildLlama7b(benchmark::State& state) {
+  for (auto _ : state) {
+    auto m = build::BuildNamedModel("llama-7b-like", "");
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK(BM_BuildLlama7b)->Unit(benchmark::kMillisecond);
+
+// The full training analysis (forward, backward, Adam, memory timeline) with B
+// and S unbound, then the symbolic peak (EvaluatePeak with no bindings).
+void BM_AnalyzeTrainLlama7bSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    auto report = Analyze(m.graph, Rules(), ctx, options);
+    if (!report.ok() || !report->unknown_ops.empty()) {
+      state.SkipWithError("analysis failed or has unknown ops");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bSymbolic)->Unit(benchmark::kMillisecond);
+
+// Build + analysis + symbolic peak: what `torchcost --model llama-7b-like` does.
+void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {
+  for (auto _ : state) {
+    auto m = build::BuildNamedModel("llama-7b-like", "");
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(*m, ctx);
+    auto report = Analyze(m->graph, Rules(), ctx, options);
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_BuildAndAnalyzeLlama7b)->Unit(benchmark::kMillisecond);
+
+// A new (B, S): the flops totals and every peak candidate, evaluated by two
+// compiled programs; the peak is the largest candidate.
+void BM_EvaluateLlama7bAtNewBS(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  sym::Context ctx;
+  AnalysisOptions options = TrainOptions(m, ctx);
+  auto report = Analyze(m.graph, Rules(), ctx, options);
+  if (!report.ok()) {
+    state.SkipWithError("analysis failed");
+    return;
+  }
+  const TrainingReport& t = report->training;
+  const PeakInfo peak = EvaluatePeak(t, {});
+  const std::vector<std::string> symbols = {"B", "S"};
+  auto totals = sym::Program::Compile(
+      {t.flops_forward, t.flops_backward, t.flops_optimizer, t.flops_step, t.saved_bytes}, symbols);
+  auto candidates = sym::Program::Compile(peak.candidates, symbols);
+  if (!totals.ok() || !candidates.ok()) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<__int128> totals_out(totals->num_outputs()), cand_out(candidates->num_outputs());
+  state.counters["candidates"] = static_cast<double>(peak.candidates.size());
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t values[2] = {1 + (i & 7), 512 << (i & 3)};  // B in 1..8, S in 512..4096.
+    ++i;
+    if (!totals->Run(values, totals_out.data()).ok() || !candidates->Run(values, cand_out.data()).ok()) {
+      state.SkipWithError("overflow");
+      break;
+    }
+    __int128 best = cand_out.empty() ? 0 : cand_out[0];
+    for (__int128 c : cand_out) best = c > best ? c : best;
+    benchmark::DoNotOptimize(best);
+    benchmark::DoNotOptimize(totals_out.data());
+  }
+}
+BENCHMARK(BM_EvaluateLlama7bAtNewBS)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace torchcost
+
+BENCHMARK_MAIN();
