@@ -502,6 +502,35 @@ class Importer {
     return index;
   }
 
+  // Returns the path of the module `name` called from the module at `parent`.
+  // NB: a container that is iterated but never called (a ModuleList walked by
+  // `for block in self.h`) leaves no call-stack entry, so `0` may stand for
+  // `h.0`: look one or two container levels down for a unique match.
+  std::string ResolveChild(const std::string& parent, const std::string& name) const {
+    const std::string direct = JoinPath(parent, name);
+    if (scope_index_.count(direct)) return direct;
+    auto parent_it = scope_index_.find(parent);
+    if (parent_it == scope_index_.end()) return direct;
+    std::vector<int> level = graph_.scopes[parent_it->second].children;
+    for (int depth = 0; depth < 2 && !level.empty(); ++depth) {
+      std::string found;
+      int matches = 0;
+      std::vector<int> next;
+      for (int c : level) {
+        const std::string candidate = JoinPath(graph_.scopes[c].path, name);
+        if (scope_index_.count(candidate)) {
+          found = candidate;
+          ++matches;
+        }
+        for (int g : graph_.scopes[c].children) next.push_back(g);
+      }
+      if (matches == 1) return found;
+      if (matches > 1) break;
+      level.swap(next);
+    }
+    return direct;
+  }
+
   // Returns the scope index of a node from its inlined call stack.
   int ScopeOf(jit::Node* node) {
     c10::optional<jit::InlinedCallStackPtr> cs = node->callstack();
@@ -516,7 +545,7 @@ class Importer {
       // (self._forward_impl).
       if (name.empty() || name == "SELF" || name == "INSTANCE_NAME_UNKNOWN")
         continue;
-      path = JoinPath(path, name);
+      path = ResolveChild(path, name);
       innermost = info->class_type();
     }
     auto it = scope_index_.find(path);
