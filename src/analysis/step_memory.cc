@@ -344,20 +344,26 @@ class Simulator {
     if (st.live) return;
     st.live = true;
     live_[static_cast<int>(st.category)] += st.bytes;
+    live_total_ += st.bytes;
   }
   void Free(int s) {
     Storage& st = storages_[s];
     if (!st.live) return;
     st.live = false;
     live_[static_cast<int>(st.category)] -= st.bytes;
+    live_total_ -= st.bytes;
   }
+  // Records the live bytes now; NB: the total is kept up to date by Alloc and
+  // Free, so a point costs no symbolic arithmetic.
   void Point(StepPhase phase, int node) {
+    if (!tr_.timeline.empty() && tr_.timeline.back().total == live_total_ && tr_.timeline.back().live == live_) {
+      return;  // Nothing changed since the last point.
+    }
     TimelinePoint p;
     p.phase = phase;
     p.node = node;
     p.live = live_;
-    p.total = sym::Expr(0);
-    for (const auto& b : live_) p.total += b;
+    p.total = live_total_;
     tr_.timeline.push_back(std::move(p));
   }
   // Frees `s` if nothing holds it any more.
@@ -368,6 +374,7 @@ class Simulator {
 
   void Setup() {
     for (auto& b : live_) b = sym::Expr(0);
+    live_total_ = sym::Expr(0);
     for (int s : setup_) Alloc(s);
     // Steady state: the optimizer's states exist before the step.
     const OptimizerModel m = ModelOf(options_.optimizer);
@@ -376,7 +383,9 @@ class Simulator {
         if (!grads_.param_trainable[i]) continue;
         const auto& p = g_.params[i];
         const int64_t bytes = NumelOf(p.shape) * ElementSize(p.dtype);
-        live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(m.state_tensors_per_element * bytes + m.state_scalar_bytes);
+        const sym::Expr state(m.state_tensors_per_element * bytes + m.state_scalar_bytes);
+        live_[static_cast<int>(MemCategory::kOpt)] += state;
+        live_total_ += state;
       }
     }
     Point(StepPhase::kSetup, -1);
@@ -588,6 +597,7 @@ class Simulator {
   std::vector<bool> runs_backward_;
   std::vector<int> grad_contributions_;  // Backward nodes still to add to each value's gradient.
   CategoryBytes live_;
+  sym::Expr live_total_;
 };
 
 }  // namespace
