@@ -76,6 +76,31 @@ void BM_AnalyzeTrainLlama7bSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bSymbolic)->Unit(benchmark::kMillisecond);
 
+// The parts of it: the forward analysis alone (inference), and the training
+// analysis without the symbolic peak.
+void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.mode = StepMode::kInfer;
+    auto report = Analyze(m.graph, Rules(), ctx, options);
+    benchmark::DoNotOptimize(report);
+  }
+}
+BENCHMARK(BM_AnalyzeInferLlama7bSymbolic)->Unit(benchmark::kMillisecond);
+
+void BM_AnalyzeTrainNoPeakLlama7bSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    auto report = Analyze(m.graph, Rules(), ctx, options);
+    benchmark::DoNotOptimize(report);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainNoPeakLlama7bSymbolic)->Unit(benchmark::kMillisecond);
+
 // Build + analysis + symbolic peak: what `torchcost --model llama-7b-like` does.
 void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {
   for (auto _ : state) {

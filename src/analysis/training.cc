@@ -1,6 +1,7 @@
 #include "torchcost/training.h"
 
 #include <algorithm>
+#include <set>
 
 namespace torchcost {
 
@@ -40,7 +41,61 @@ std::string_view StepPhaseName(StepPhase p) {
 
 namespace {
 
-// Keeps the expressions that may be the maximum: drops any provably <= another.
+// Values of expressions at a few sample points of the symbols' domain (all 1,
+// each symbol large alone, all large): a cheap necessary test for a <= b
+// before the prover is asked.
+class Samples {
+ public:
+  // Evaluates `exprs` at the sample points; with no values, nothing is filtered.
+  // NB: the points lie inside the symbols' ranges, so a failed sample disproves a <= b.
+  Samples(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
+    std::set<std::string> names;
+    for (const auto& e : exprs) {
+      if (!e.IsConstant()) {
+        for (auto& n : sym::FreeSymbols(e)) names.insert(n);
+      }
+    }
+    const std::vector<std::string> symbols(names.begin(), names.end());
+    auto program = sym::Program::Compile(exprs, symbols);
+    if (!program.ok()) return;
+    constexpr int64_t kLarge = int64_t{1} << 16;
+    std::vector<int64_t> low, high;
+    for (const auto& name : symbols) {
+      const sym::Interval r = ctx.SymbolRange(*ctx.FindSymbol(name));
+      low.push_back(r.lo == sym::kNegInf ? -kLarge : r.lo);
+      high.push_back(r.hi == sym::kPosInf ? std::max(low.back(), kLarge) : r.hi);
+    }
+    std::vector<std::vector<int64_t>> points{low};
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      points.push_back(low);
+      points.back()[i] = high[i];
+    }
+    if (symbols.size() > 1) points.push_back(high);
+    num_points_ = points.size();
+    values_.assign(exprs.size() * num_points_, 0);
+    std::vector<__int128> out(exprs.size());
+    for (size_t p = 0; p < points.size(); ++p) {
+      if (!program->Run(points[p].data(), out.data()).ok()) {
+        values_.clear();
+        return;
+      }
+      for (size_t e = 0; e < exprs.size(); ++e) values_[e * num_points_ + p] = out[e];
+    }
+  }
+  // Returns false if exprs[a] <= exprs[b] fails at a sample (so it cannot be proven).
+  bool MayBeLe(size_t a, size_t b) const {
+    if (values_.empty()) return true;
+    for (size_t p = 0; p < num_points_; ++p) {
+      if (values_[a * num_points_ + p] > values_[b * num_points_ + p]) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t num_points_ = 0;
+  std::vector<__int128> values_;
+};
+
 // Returns whether a <= b, deciding constants without the prover.
 bool ProvenLe(sym::Context& ctx, const sym::Expr& a, const sym::Expr& b) {
   auto ca = a.AsConstant(), cb = b.AsConstant();
@@ -48,13 +103,28 @@ bool ProvenLe(sym::Context& ctx, const sym::Expr& a, const sym::Expr& b) {
   return a == b || ctx.ProveLe(a, b) == sym::Truth::kTrue;
 }
 
-void AddCandidate(sym::Context& ctx, std::vector<sym::Expr>* cands, const sym::Expr& e) {
-  for (const auto& c : *cands) {
-    if (ProvenLe(ctx, e, c)) return;
+// Returns the indices of the expressions that may be the maximum: it drops any
+// provably <= another. NB: each comparison first checks the samples, and the
+// last dominating candidate is tried first, so the prover runs rarely.
+std::vector<int> MaximalCandidates(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
+  const Samples samples(ctx, exprs);
+  auto le = [&](size_t a, size_t b) { return samples.MayBeLe(a, b) && ProvenLe(ctx, exprs[a], exprs[b]); };
+  std::vector<int> cands;
+  size_t hint = 0;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    bool dominated = hint < cands.size() && le(i, cands[hint]);
+    for (size_t k = 0; k < cands.size() && !dominated; ++k) {
+      if (k != hint && le(i, cands[k])) {
+        dominated = true;
+        hint = k;
+      }
+    }
+    if (dominated) continue;
+    cands.erase(std::remove_if(cands.begin(), cands.end(), [&](int c) { return le(c, i); }), cands.end());
+    cands.push_back(static_cast<int>(i));
+    hint = cands.size() - 1;
   }
-  cands->erase(std::remove_if(cands->begin(), cands->end(), [&](const sym::Expr& c) { return ProvenLe(ctx, c, e); }),
-               cands->end());
-  cands->push_back(e);
+  return cands;
 }
 
 sym::Expr MaxOf(const std::vector<sym::Expr>& cands) {
@@ -82,30 +152,14 @@ PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& binding
   sym::Context& ctx = context ? *context : scratch;
   auto bind = [&](const sym::Expr& e) { return bindings.empty() || e.IsConstant() ? e : sym::Substitute(e, bindings); };
   // Totals, bound where possible; the peak is a candidate set until one dominates.
+  std::vector<sym::Expr> totals;
+  totals.reserve(tl.size());
+  for (const auto& p : tl) totals.push_back(bind(p.total));
   std::vector<sym::Expr> cands;
   std::vector<int> cand_points;
-  for (size_t i = 0; i < tl.size(); ++i) {
-    sym::Expr t = bind(tl[i].total);
-    bool dominated = false;
-    for (const auto& c : cands) {
-      if (ProvenLe(ctx, t, c)) {
-        dominated = true;
-        break;
-      }
-    }
-    if (dominated) continue;
-    std::vector<sym::Expr> kept;
-    std::vector<int> kept_points;
-    for (size_t k = 0; k < cands.size(); ++k) {
-      if (!ProvenLe(ctx, cands[k], t)) {
-        kept.push_back(cands[k]);
-        kept_points.push_back(cand_points[k]);
-      }
-    }
-    kept.push_back(t);
-    kept_points.push_back(static_cast<int>(i));
-    cands.swap(kept);
-    cand_points.swap(kept_points);
+  for (int i : MaximalCandidates(ctx, totals)) {
+    cands.push_back(totals[i]);
+    cand_points.push_back(i);
   }
   info.peak = MaxOf(cands);
   info.decided = cands.size() == 1;
@@ -115,9 +169,15 @@ PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& binding
     info.point = cand_points[0];
     for (int c = 0; c < kNumMemCategories; ++c) info.at_peak[c] = bind(tl[info.point].live[c]);
   }
+  std::vector<sym::Expr> values;
   for (int c = 0; c < kNumMemCategories; ++c) {
+    values.clear();
+    for (const auto& p : tl) {
+      sym::Expr v = bind(p.live[c]);
+      if (values.empty() || values.back() != v) values.push_back(v);
+    }
     std::vector<sym::Expr> cc;
-    for (const auto& p : tl) AddCandidate(ctx, &cc, bind(p.live[c]));
+    for (int i : MaximalCandidates(ctx, values)) cc.push_back(values[i]);
     info.category_max[c] = MaxOf(cc);
   }
   return info;
