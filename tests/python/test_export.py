@@ -9,17 +9,10 @@ and the TorchScript fixture DIR/<name>.pt with the same --input, `--json
 --device cpu`, in --mode train and --mode infer. totals.params, forward and
 backward FLOPs, saved_bytes and the peak (training.memory) must be identical.
 
-KNOWN differences, printed as XFAIL with their cause (an XPASS counts as a pass;
-an XFAIL is neither passed nor failed):
-- gpt_tiny*, --mode infer, peak: the TorchScript importer names the blocks of
-  the ModuleList `h` "0", "1" (the traced call stack has no entry for the
-  never-called container), the JSON graph "h.0", "h.1" as named_modules does;
-  the memory model keeps a module's arguments alive until its call returns
-  and counts the nodes of h.0 and h.1 as one run of `h`, so the block input
-  lives one block longer: 65536 bytes (one [2, 64, 128] float32) more.
-- resnet18, method aten, --mode train, backward FLOPs: make_fx decomposes
-  adaptive_avg_pool2d(x, 1) into mean.dim, whose rule counts 1 backward FLOP
-  per output element where adaptive_avg_pool2d's counts 1 per input element.
+Every check must match exactly (KNOWN below lists accepted differences, each
+with its cause, printed as XFAIL; it is empty: the two it once held were fixed,
+the importer's module paths inside never-called ModuleLists and mean's backward
+FLOPs).
 
 Also: a GPT with 48 layers, d_model 4096, vocab 50000 built on the meta device
 exports quickly with little memory (asserted: under 30 s and 2 GiB RSS), and
@@ -48,13 +41,7 @@ from tools.export import InputSpec, export, meta_init  # noqa: E402
 MODELS = {"gpt_tiny": "2,64:int64", "gpt_tiny_untied": "2,64:int64", "resnet18": "1,3,224,224",
           "lenet5": "1,1,32,32"}
 METRICS = ("params", "forward_flops", "backward_flops", "saved_bytes", "peak")
-KNOWN = {
-    ("gpt_tiny", "fx", "infer", "peak"): "TorchScript module paths lack the ModuleList 'h' (see the docstring)",
-    ("gpt_tiny", "aten", "infer", "peak"): "TorchScript module paths lack the ModuleList 'h' (see the docstring)",
-    ("gpt_tiny_untied", "fx", "infer", "peak"): "TorchScript module paths lack the ModuleList 'h'",
-    ("gpt_tiny_untied", "aten", "infer", "peak"): "TorchScript module paths lack the ModuleList 'h'",
-    ("resnet18", "aten", "train", "backward_flops"): "make_fx writes adaptive_avg_pool2d(x, 1) as mean.dim",
-}
+KNOWN = {}
 
 
 class Runner:
