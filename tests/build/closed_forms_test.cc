@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -192,7 +193,8 @@ TEST(ClosedFormsTest, KorthikantiActivationsPerLayerSymbolic) {
       }
     }
     // The blocks share no saved storage: the ModuleList holds exactly layers x one block.
-    EXPECT_EQ(r.training.module_act_bytes[ScopeOf(m->graph, "h")], sym::Expr(layers) * expected);
+    const sym::Expr all = r.training.module_act_bytes[ScopeOf(m->graph, "h")];
+    EXPECT_EQ(all, sym::Expr(layers) * expected) << all.ToString();
   }
 }
 
@@ -214,7 +216,8 @@ TEST(ClosedFormsTest, KorthikantiActivationsPerLayerConcrete) {
     const int scope = ScopeOf(m->graph, "h.1");
     const int64_t expected =
         KorthikantiBytes(c.s, c.b, c.h, c.a) + kLnStatBytesPerToken * c.s * c.b + kAttentionScaleBytes;
-    EXPECT_EQ(r.training.module_act_bytes[scope], sym::Expr(expected)) << SavedIn(m->graph, r, scope);
+    EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+        << SavedIn(m->graph, r, scope);
   }
 }
 
@@ -236,7 +239,8 @@ TEST(ClosedFormsTest, KorthikantiScalesWithTheActivationDtype) {
   const int64_t expected = 2 * (KorthikantiBytes(s, b, h, a) - masks) + masks +
                            kLnStatBytesPerToken * s * b + kAttentionScaleBytes;
   const int scope = ScopeOf(m->graph, "h.0");
-  EXPECT_EQ(r.training.module_act_bytes[scope], sym::Expr(expected)) << SavedIn(m->graph, r, scope);
+  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+      << SavedIn(m->graph, r, scope);
 }
 
 // torch 1.13 on CPU (measured, saved_tensors_hooks, make_fixtures.GPT2 in
@@ -262,7 +266,8 @@ TEST(ClosedFormsTest, DISABLED_KorthikantiOnCpuBfloat16) {
   const int64_t expected = KorthikantiBytes(s, b, h, a) + cpu_masks_extra + cpu_ln_stats + kAttentionScaleBytes;
   ASSERT_EQ(expected, 492552);  // What torch 1.13 saved.
   const int scope = ScopeOf(m->graph, "h.1");
-  EXPECT_EQ(r.training.module_act_bytes[scope], sym::Expr(expected)) << SavedIn(m->graph, r, scope);
+  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+      << SavedIn(m->graph, r, scope);
 }
 
 // ---------------------------------------------------------------------------
@@ -391,11 +396,12 @@ TEST(ClosedFormsTest, KaplanForwardFlopsPerToken) {
 
     EXPECT_EQ(sym::Expr(2) * proj_macs, sym::Expr(2 * N) * tokens) << (2 * proj_macs).ToString();
     EXPECT_EQ(sym::Expr(2) * qk_macs, kaplan_mask * tokens) << (2 * qk_macs).ToString();
-    EXPECT_EQ(sym::Expr(2) * (proj_macs + qk_macs), c_forward * tokens);
-    EXPECT_EQ(av_macs, qk_macs);
+    EXPECT_EQ(sym::Expr(2) * (proj_macs + qk_macs), c_forward * tokens) << c_forward.ToString();
+    EXPECT_EQ(av_macs, qk_macs) << av_macs.ToString() << " vs " << qk_macs.ToString();
     EXPECT_EQ(other_block_macs, sym::Expr(0)) << other_block_macs.ToString();
     // Biases Kaplan leaves out: c_attn 3d, attn c_proj d, c_fc 4d, c_proj d.
-    EXPECT_EQ(proj_flops - sym::Expr(2) * proj_macs, sym::Expr(9 * L * d) * tokens);
+    EXPECT_EQ(proj_flops - sym::Expr(2) * proj_macs, sym::Expr(9 * L * d) * tokens)
+        << (proj_flops - sym::Expr(2) * proj_macs).ToString();
     // The whole model: the blocks, plus the tied head (de-embed, 2*n_vocab*d_model per token).
     const sym::Expr de_embed = sym::Expr(2 * c.n_vocab * d);
     EXPECT_EQ(sym::Expr(2) * r.macs, (c_forward + kaplan_mask + de_embed) * tokens) << (2 * r.macs).ToString();
