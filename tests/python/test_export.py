@@ -3,8 +3,10 @@
 
 Usage: /usr/bin/python3 tests/python/test_export.py --torchcost PATH --fixtures DIR
 
-For gpt_tiny, gpt_tiny_untied (tools/make_fixtures.py), resnet18 and lenet5,
-the model is exported with method "fx" and "aten"; torchcost analyses the JSON
+For gpt_tiny, gpt_tiny_untied, gpt2_tiny (GPT-2 as Hugging Face writes it),
+llama_tiny (LLaMA-style: RMSNorm, RoPE, grouped-query attention with
+repeat_interleave, SwiGLU) (all from tools/make_fixtures.py), resnet18 and
+lenet5, the model is exported with method "fx" and "aten"; torchcost analyses the JSON
 and the TorchScript fixture DIR/<name>.pt with the same --input, `--json
 --device cpu`, in --mode train and --mode infer. totals.params, forward and
 backward FLOPs, saved_bytes and the peak (training.memory) must be identical.
@@ -39,7 +41,7 @@ import make_fixtures  # noqa: E402
 from tools.export import InputSpec, export, meta_init  # noqa: E402
 
 MODELS = {"gpt_tiny": "2,64:int64", "gpt_tiny_untied": "2,64:int64", "resnet18": "1,3,224,224",
-          "lenet5": "1,1,32,32"}
+          "lenet5": "1,1,32,32", "llama_tiny": "2,64:int64", "gpt2_tiny": "2,64:int64"}
 METRICS = ("params", "forward_flops", "backward_flops", "saved_bytes", "peak")
 KNOWN = {}
 

@@ -43,18 +43,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "tools"))
+import oracle_models  # noqa: E402  (puts tools/ on sys.path)
 
 import make_fixtures as mf  # noqa: E402  (needs the sys.path entry above)
 
 # Point 5 of the issue: the models, each at its own example input (batch 1).
-MODELS = [
-    "lenet5", "alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v2",
-    "mobilenet_v3_large", "efficientnet_b0", "squeezenet1_0", "googlenet",
-    "regnet_y_400mf", "vit_b_16",
-]
+MODELS = oracle_models.CNNS
 BATCHES = (1, 3, 8)
 # Bump when the reference computation below changes, to invalidate cached files.
 REF_VERSION = 2

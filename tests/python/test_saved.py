@@ -40,20 +40,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "tools"))
+import oracle_models  # noqa: E402  (puts tools/ on sys.path)
+from oracle_models import CNNS, GPTS, MODELS  # noqa: E402
 
 import make_fixtures as mf  # noqa: E402
 import saved_probe  # noqa: E402
 
-CNNS = [
-    "lenet5", "alexnet", "vgg16", "resnet18", "resnet50", "mobilenet_v2",
-    "mobilenet_v3_large", "efficientnet_b0", "squeezenet1_0", "googlenet",
-    "regnet_y_400mf", "vit_b_16",
-]
-GPTS = ["gpt_tiny", "gpt_tiny_untied", "gpt2_tiny", "llama_tiny"]
-MODELS = CNNS + GPTS
 # Models whose training forward runs ops that their eval trace lacks altogether,
 # so torchcost reads their train-mode trace: efficientnet_b0's StochasticDepth
 # is the identity in eval mode, while in training it multiplies each residual

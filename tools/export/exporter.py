@@ -169,6 +169,13 @@ def _matches(t, x):
     return False
 
 
+def _list_type(t):
+    """Returns the list type "List[X]" of t, unwrapping Optional[List[X]]; None if t is no list."""
+    if t.startswith("Optional[List["):
+        t = t[len("Optional["):-1]
+    return t if t.startswith("List[") else None
+
+
 def _bind(schema, args, kwargs):
     """Binds a call to a schema; returns [(name, value)] for every argument, or None."""
     params = schema.arguments
@@ -179,8 +186,9 @@ def _bind(schema, args, kwargs):
     for a, x in zip(positional, args):
         t = str(a.type)
         if not _matches(t, x):
-            # int[N] takes a single int; float lists take a single float.
-            if t.startswith("List[") and a.N and _matches(t[len("List["):-1], x):
+            # int[N] takes a single int; float lists take a single float (int[1]? dim too).
+            lt = _list_type(t)
+            if lt and a.N and _matches(lt[len("List["):-1], x):
                 x = [x] * a.N
             else:
                 return None
@@ -191,7 +199,8 @@ def _bind(schema, args, kwargs):
             return None
         t = str(match[0].type)
         if not _matches(t, x):
-            if t.startswith("List[") and match[0].N and _matches(t[len("List["):-1], x):
+            lt = _list_type(t)
+            if lt and match[0].N and _matches(lt[len("List["):-1], x):
                 x = [x] * match[0].N
             else:
                 return None
@@ -384,6 +393,7 @@ class _AtenTracer(torch.fx.Tracer):
             self._tensor_names.setdefault(id(t), name)
         self._attr_proxies = {}
         self._metas = {}
+        self._originals = {}  # name -> torch.<name> itself, while trace_model patches it.
 
     def proxy(self, node):
         return _Proxy(node, self)
@@ -469,12 +479,21 @@ class _AtenTracer(torch.fx.Tracer):
         if op._schema.name in ("aten::arange", "aten::zeros", "aten::ones", "aten::full", "aten::empty",
                                "aten::rand", "aten::randn", "aten::eye") and "device" in kw:
             kw["device"] = torch.device("meta")
+        # NB: torch's own constructors are back while the meta kernel runs: some
+        # Python meta kernels call them (aten.full's calls torch.empty), and the
+        # patched ones would trace that call into the graph instead.
+        patched = {name: getattr(torch, name) for name in self._originals}
         try:
+            for name, orig in self._originals.items():
+                setattr(torch, name, orig)
             if op in _META_OVERRIDES:
                 return _META_OVERRIDES[op](*pos, **kw)
             return op(*pos, **kw)
         except Exception as e:  # noqa: BLE001 - any kernel error is an export error.
             raise ExportError("%s on meta tensors failed: %s" % (op, str(e).splitlines()[0] if str(e) else e))
+        finally:
+            for name, fn in patched.items():
+                setattr(torch, name, fn)
 
     def aten(this, name, *args, **kwargs):  # noqa: N805 - `self` may be an argument name.
         op, bound = _resolve(name, args, kwargs)
@@ -501,7 +520,7 @@ class _AtenTracer(torch.fx.Tracer):
         return _lower_function(self, target, args, kwargs)
 
     def trace_model(self, root, concrete_args=None):
-        patched = {}
+        patched = self._originals
         tracer = self
 
         def wrap(name, orig):
@@ -518,6 +537,7 @@ class _AtenTracer(torch.fx.Tracer):
         finally:
             for name, orig in patched.items():
                 setattr(torch, name, orig)
+            patched.clear()
 
 
 # Ops without a meta kernel in torch 1.13, and a call with the same output.
@@ -525,6 +545,12 @@ _META_OVERRIDES = {
     torch.ops.aten._convolution.default:
         lambda x, w, b, stride, padding, dilation, transposed, output_padding, groups, *rest:
         torch.ops.aten.convolution.default(x, w, b, stride, padding, dilation, transposed, output_padding, groups),
+    # The meta kernel needs output_size (it cannot read the repeats); the output has
+    # shape[dim] * repeats rows along dim (numel * repeats, flattened, when dim is None).
+    torch.ops.aten.repeat_interleave.self_int:
+        lambda x, repeats, dim=None, output_size=None:
+        torch.ops.aten.repeat_interleave.self_int(
+            x, repeats, dim, output_size=(x.numel() if dim is None else x.shape[dim]) * repeats),
 }
 
 
@@ -827,20 +853,35 @@ def _type_name(t):
             "number": "float", "Device": "Device"}.get(t, "other")
 
 
-def _rename_reshape_alias(names, args):
+def _rename_reshape_alias(names, args, node=None):
     given = dict(zip(names, args))
     return "aten::reshape", "", ["self", "shape"], [given["self"], given["size"]]
 
 
-def _rename_convolution(names, args):
+def _rename_convolution(names, args, node=None):
     return ("aten::_convolution", "", list(names) + ["benchmark", "deterministic", "cudnn_enabled", "allow_tf32"],
             list(args) + [False, False, True, True])
 
 
+def _rename_to_copy(names, args, node=None):
+    # x.float(), x.to(dtype): torch.jit.trace records aten::to.dtype; make_fx records
+    # _to_copy only when the dtype (or device) changes. A device move (dtype None)
+    # keeps the dtype of its output.
+    given = dict(zip(names, args))
+    dtype = given.get("dtype")
+    if dtype is None:
+        val = node.meta.get("val") if node is not None else None
+        dtype = val.dtype if isinstance(val, torch.Tensor) else torch.float32
+    return ("aten::to", "dtype", ["self", "dtype", "non_blocking", "copy", "memory_format"],
+            [given["self"], dtype, bool(given.get("non_blocking", False)), False, given.get("memory_format")])
+
+
 # aten-level ops written as the op torchcost's rules know under the same
 # semantics: _reshape_alias(self, size, stride) is reshape(self, shape=size);
-# convolution(...) is _convolution(...) with the backend flags at their defaults.
+# convolution(...) is _convolution(...) with the backend flags at their defaults;
+# _to_copy(self, dtype=...) is to.dtype(self, dtype).
 _ATEN_RENAMES = {
+    torch.ops.aten._to_copy.default: _rename_to_copy,
     torch.ops.aten._reshape_alias.default: _rename_reshape_alias,
     torch.ops.aten.convolution.default: _rename_convolution,
 }
@@ -860,6 +901,8 @@ class _Writer:
         self.nodes = []
         self.placeholders = 0
         self.constants = 0
+        # repeat_interleave.Tensor node -> the output_size the model itself passed (see _trace_aten).
+        self.given_output_sizes = getattr(graph_module, "given_output_sizes", {})
 
     def _fuse_dropout(self):
         """Finds CPU dropout as make_fx records it and marks it to be written as aten::dropout.
@@ -888,6 +931,45 @@ class _Writer:
             self.skip.update([empty, bern, div])
             self.dropouts[node] = (x, 1.0 - float(keep))
 
+    def _fuse_repeat_interleave(self):
+        """Finds repeat_interleave(x, int repeats, dim) as make_fx records it; writes it as that one op.
+
+        aten::repeat_interleave.self_int is CompositeImplicitAutograd: make_fx
+        records its decomposition, repeats = empty([1]).fill_(r) viewed and
+        expanded to x.size(dim); idx = repeat_interleave.Tensor(repeats,
+        output_size); index_select(x, dim, idx). Written as the
+        aten::repeat_interleave.self_int(x, r, dim) the model called (and
+        torch.jit.trace records), with output_size as the model gave it (None:
+        _trace_aten supplies it only so that the meta kernel can run).
+        """
+        aten = torch.ops.aten
+        views = (aten.expand.default, aten._reshape_alias.default, aten.view.default, aten.unsqueeze.default,
+                 aten.reshape.default, aten.clone.default)
+        self.repeat_interleaves = {}
+        for node in self.gm.graph.nodes:
+            if node.op != "call_function" or node.target is not aten.index_select.default:
+                continue
+            x, dim, idx = node.args[:3]
+            if not (isinstance(idx, torch.fx.Node) and idx.target is aten.repeat_interleave.Tensor and
+                    len(idx.users) == 1):
+                continue
+            chain = [idx]
+            rep = idx.args[0]
+            while isinstance(rep, torch.fx.Node) and rep.target in views and len(rep.users) == 1:
+                chain.append(rep)
+                rep = rep.args[0]
+            if not (isinstance(rep, torch.fx.Node) and rep.target is aten.fill_.Scalar and len(rep.users) == 1):
+                continue
+            empty = rep.args[0]
+            if not (isinstance(empty, torch.fx.Node) and empty.target is aten.empty.memory_format and
+                    len(empty.users) == 1 and list(empty.args[0]) == [1]):
+                continue
+            repeats = rep.args[1]
+            if not isinstance(repeats, int) or isinstance(repeats, bool):
+                continue
+            self.skip.update(chain + [rep, empty])
+            self.repeat_interleaves[node] = (x, repeats, dim, self.given_output_sizes.get(idx))
+
     def run(self, method):
         doc = {"format": FORMAT, "version": VERSION, "model": type(self.model).__name__,
                "producer": "tools/export method=%s torch=%s" % (method, torch.__version__)}
@@ -895,8 +977,18 @@ class _Writer:
         doc["params"], doc["buffers"] = self._tables()
         doc["modules"] = [{"path": p, "type": type(m).__name__} for p, m in self.model.named_modules()]
         self._fuse_dropout()
+        self._fuse_repeat_interleave()
         for node in self.gm.graph.nodes:
             if node in self.skip:
+                continue
+            if node in self.repeat_interleaves:
+                x, repeats, dim, output_size = self.repeat_interleaves[node]
+                self.nodes.append({"op": "aten::repeat_interleave", "overload": "self_int",
+                                   "args": {"self": self._arg(x), "repeats": repeats, "dim": dim,
+                                            "output_size": output_size},
+                                   "outputs": [self._output_entry(node.name, "Tensor", node.meta.get("val"))],
+                                   "module": node.meta.get("tc_module", "")})
+                self.refs[node] = {"ref": node.name}
                 continue
             if node in self.dropouts:
                 x, p = self.dropouts[node]
@@ -1050,7 +1142,7 @@ class _Writer:
         args = [(_Scalar(v) if types.get(n) == "Tensor" and isinstance(v, (int, float)) and not isinstance(v, bool)
                  else v) for n, v in zip(names, args)]
         if op in _ATEN_RENAMES:
-            op_name, overload, names, args = _ATEN_RENAMES[op](names, args)
+            op_name, overload, names, args = _ATEN_RENAMES[op](names, args, node)
         entry = {"op": op_name, "overload": overload,
                  "args": {n: self._arg(v) for n, v in zip(names, args)}}
         val = node.meta.get("tc_val", node.meta.get("val"))
@@ -1230,6 +1322,29 @@ def _trace_aten(model, metas):
     dropouts = [m for m in model.modules() if isinstance(m, nn.modules.dropout._DropoutNd) and not m.training]
     for m in dropouts:
         m.training = True
+    # NB: repeat_interleave(x, int repeats, dim) decomposes to
+    # repeat_interleave.Tensor, whose meta kernel needs output_size (it cannot
+    # read the repeats off a meta tensor): while make_fx runs, the torch
+    # function and the Tensor method pass output_size = x.size(dim) * repeats
+    # when the model gave none. The writer drops it again (_fuse_repeat_interleave).
+    given = []  # the output_size of each int-repeats call, as the model gave it (None: supplied here).
+    restore = {torch: ("repeat_interleave", torch.repeat_interleave),
+               torch.Tensor: ("repeat_interleave", torch.Tensor.__dict__.get("repeat_interleave"))}
+
+    def with_output_size(orig):
+        def repeat_interleave(*args, **kwargs):
+            b = _f_bind_builtin(["input", "repeats", "dim"], [None, None, None], args, kwargs)
+            x, repeats = b["input"], b["repeats"]
+            if isinstance(x, torch.Tensor) and isinstance(repeats, int) and not isinstance(repeats, bool):
+                given.append(kwargs.get("output_size"))
+                if kwargs.get("output_size") is None:
+                    kwargs = dict(kwargs)
+                    kwargs["output_size"] = (x.numel() if b["dim"] is None else x.shape[b["dim"]]) * repeats
+            return orig(*args, **kwargs)
+        return repeat_interleave
+
+    torch.repeat_interleave = with_output_size(restore[torch][1])
+    torch.Tensor.repeat_interleave = with_output_size(torch.Tensor.repeat_interleave)
     try:
         with _Attribution(stack):
             gm = make_fx(lambda *xs: stateless.functional_call(model, swap, xs))(*metas)
@@ -1238,8 +1353,17 @@ def _trace_aten(model, metas):
             h.remove()
         for m in dropouts:
             m.training = False
+        torch.repeat_interleave = restore[torch][1]
+        if restore[torch.Tensor][1] is None:
+            del torch.Tensor.repeat_interleave
+        else:
+            torch.Tensor.repeat_interleave = restore[torch.Tensor][1]
     traced = _Traced(gm.graph, gm)
     traced.twins = twin_names  # id(twin) -> id(the model's tensor)
+    # The calls and the repeat_interleave.Tensor nodes come in the same order.
+    nodes = [n for n in gm.graph.nodes
+             if n.op == "call_function" and n.target is torch.ops.aten.repeat_interleave.Tensor]
+    traced.given_output_sizes = dict(zip(nodes, given)) if len(nodes) == len(given) else {}
     return traced
 
 
