@@ -240,6 +240,14 @@ class Application : public ImplContext {
         if (v && v->kind == RValue::Kind::kTensor) return v->t.dtype;
         return DefaultDType();
       }
+      case DTypeSpec::Kind::kAcc: {
+        // NB: CUDA kernels accumulate half and bfloat16 in float32; PyTorch
+        // 1.13's CPU norm kernels keep their statistics in the input's dtype.
+        const RValue* v = slots_[spec.slot];
+        const DType d = v && v->kind == RValue::Kind::kTensor ? v->t.dtype : DType::kFloat32;
+        if (device_ == "cuda" && (d == DType::kFloat16 || d == DType::kBFloat16)) return DType::kFloat32;
+        return d == DType::kUnknown ? DType::kFloat32 : d;
+      }
       case DTypeSpec::Kind::kArg: {
         const RValue* v = slots_[spec.slot];
         if (v && v->kind == RValue::Kind::kInt) {

@@ -40,7 +40,7 @@ struct TensorPattern {
 
 // How an output's dtype is chosen.
 struct DTypeSpec {
-  enum class Kind { kDefault, kFixed, kSameAs, kArg };
+  enum class Kind { kDefault, kFixed, kSameAs, kArg, kAcc };
   Kind kind = Kind::kDefault;
   DType fixed = DType::kUnknown;
   int slot = -1;

@@ -220,6 +220,12 @@ class VariantCompiler {
   DTypeSpec CompileDType(const YAML::Node& n) {
     DTypeSpec d;
     std::string s = Scalar(n, "'dtype'");
+    if (s.rfind("acc(", 0) == 0 && s.back() == ')') {
+      // The accumulation type of a tensor argument (norm statistics).
+      d.kind = DTypeSpec::Kind::kAcc;
+      d.slot = ArgIndex(n, s.substr(4, s.size() - 5), "'dtype: acc(...)'");
+      return d;
+    }
     if (s.rfind("arg(", 0) == 0 && s.back() == ')') {
       std::string a = s.substr(4, s.size() - 5);
       d.kind = DTypeSpec::Kind::kArg;

@@ -146,7 +146,7 @@ sym::Expr Sym(sym::Context& ctx, const char* name) {
 //    h=64 a=4, tools/make_fixtures.py's GPT2): block h.1 saves 492552 bytes =
 //    34sbh + 5as^2b + (as^2b + 2sbh) [CPU masks are bf16, 1 byte more each]
 //    + 8sb [CPU LN statistics are bf16] + 8; see
-//    DISABLED_KorthikantiOnCpuBfloat16 below for the CPU LN statistics.
+//    KorthikantiOnCpuBfloat16 below for the CPU LN statistics (bf16 on CPU).
 // ---------------------------------------------------------------------------
 
 // The paper's formula, in exact integers: s*b*h*(34 + 5as/h) = s*b*(34h + 5as).
@@ -247,10 +247,9 @@ TEST(ClosedFormsTest, KorthikantiScalesWithTheActivationDtype) {
 // bfloat16, s=64 b=2 h=64 a=4): dropout masks are bf16 (2 bytes, torchcost
 // models this) and native_layer_norm's mean and rstd are bf16 too
 // (layer_norm_cpu allocates them with the input's options): 492552 bytes per
-// block. torchcost's rules/norm.yaml declares mean/rstd float32 on every
-// device, so it says 493576 (+1024 = 8sb). Enable once the rule follows the
-// device.
-TEST(ClosedFormsTest, DISABLED_KorthikantiOnCpuBfloat16) {
+// block. rules/norm.yaml gives the statistics dtype acc(input): float32 for
+// bf16 on CUDA, the input's dtype on CPU.
+TEST(ClosedFormsTest, KorthikantiOnCpuBfloat16) {
   const int64_t s = 64, b = 2, h = 64, a = 4;
   Result<BuiltModel> m = BuildGpt2(Gpt(2, h, a, 100, 64));
   ASSERT_TRUE(m.ok()) << m.status().message();
