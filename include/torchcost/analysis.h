@@ -45,6 +45,11 @@ struct AnalysisOptions {
   // `model.to(dtype)`); activations follow by type promotion with the inputs'
   // dtypes. kUnknown keeps the model's own dtypes.
   DType param_dtype = DType::kUnknown;
+  // The attention kernel scaled_dot_product_attention is modelled with: "math"
+  // (keeps the attention weights), "flash" or "efficient" (keep the logsumexp
+  // and recompute the scores in backward), or "auto": math on CPU; on CUDA
+  // flash, or memory-efficient when an attention mask is given.
+  std::string attention_backend = "auto";
 };
 
 // A message about the model, naming file, node, op and module.

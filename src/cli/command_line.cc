@@ -81,6 +81,12 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")
       ->type_name("SYM=RANGE")
       ->allow_extra_args(false);
+  app.add_option("--attention-backend", out.attention_backend,
+                 "Kernel modelled for scaled_dot_product_attention: auto (math on CPU, flash on CUDA), "
+                 "math, flash or efficient")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "math", "flash", "efficient"}))
+      ->type_name("BACKEND");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

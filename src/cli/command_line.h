@@ -31,6 +31,7 @@ struct CommandLine {
   std::string timeline_svg;         // --timeline FILE.svg
   std::string device = "cuda";      // --device cuda|cpu
   std::string param_dtype;          // --param-dtype DTYPE
+  std::string attention_backend = "auto";  // --attention-backend
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
 };
 

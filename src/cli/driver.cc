@@ -118,6 +118,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.training.freeze = cl.freeze;
     options.training.inputs_require_grad = cl.inputs_require_grad;
     options.device = cl.device;
+    options.attention_backend = cl.attention_backend;
     if (!cl.param_dtype.empty()) {
       auto d = ParseDType(cl.param_dtype);
       if (!d.ok()) return Outcome::Usage("--param-dtype: " + d.status().message());

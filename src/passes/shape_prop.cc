@@ -71,6 +71,7 @@ class Propagator {
   Status Init(const AnalysisOptions& options) {
     train_ = options.training.mode == StepMode::kTrain;
     device_ = options.device;
+    attention_backend_ = options.attention_backend;
     facts_->values.assign(g_.values.size(), RValue());
     facts_->nodes.assign(g_.nodes.size(), NodeFacts());
     for (size_t i = 0; i < g_.values.size(); ++i) {
@@ -155,7 +156,7 @@ class Propagator {
         continue;
       }
       Status s = BindArgs(node, rule->schema, facts_->values, train_, &args, &nf.arg_values);
-      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_);
+      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_, attention_backend_);
       if (!s.ok()) {
         Error(ni, s.message());
         FallBack(ni, "");
@@ -226,6 +227,7 @@ class Propagator {
   Report* report_;
   bool train_ = false;
   std::string device_ = "cuda";
+  std::string attention_backend_ = "auto";
 };
 
 }  // namespace

@@ -8,9 +8,10 @@ namespace {
 // Per-application state: slot values and where they live.
 class Application : public ImplContext {
  public:
-  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out, std::string_view device)
+  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out, std::string_view device,
+              std::string_view attention_backend)
       : rule_(rule), v_(v), ctx_(ctx), out_(out), slots_(v.slot_names.size(), nullptr),
-        storage_(v.slot_names.size()), device_(device) {}
+        storage_(v.slot_names.size()), device_(device), attention_backend_(attention_backend) {}
 
   // ImplContext.
   const RValue& Arg(std::string_view name) const override {
@@ -100,7 +101,9 @@ class Application : public ImplContext {
   }
 
  private:
-  Evaluator Eval() const { return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_); }
+  Evaluator Eval() const {
+    return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_, attention_backend_);
+  }
 
   void Set(int slot, RValue v) {
     storage_[slot] = std::move(v);
@@ -303,6 +306,7 @@ class Application : public ImplContext {
   DType default_dtype_ = DType::kUnknown;
   RValue unknown_;
   std::string_view device_;
+  std::string_view attention_backend_;
 };
 
 std::string Where(const OpRule& rule) {
@@ -312,10 +316,10 @@ std::string Where(const OpRule& rule) {
 }  // namespace
 
 Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
-                 std::string_view device) {
+                 std::string_view device, std::string_view attention_backend) {
   try {
     for (const Variant& v : rule.variants) {
-      Application app(rule, v, ctx, out, device);
+      Application app(rule, v, ctx, out, device, attention_backend);
       app.BindArgs(args);
       if (!app.WhenHolds()) continue;
       out->variant = &v;

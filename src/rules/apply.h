@@ -32,7 +32,7 @@ struct Applied {
 // so the schema default applies) for `device` ("cpu" or "cuda", what device()
 // returns in rules). Errors are one line and name the rule.
 Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
-                 std::string_view device = "cuda");
+                 std::string_view device = "cuda", std::string_view attention_backend = "auto");
 
 }  // namespace torchcost::rules
 

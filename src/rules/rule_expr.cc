@@ -19,7 +19,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"ones", Fn::kOnes},         {"broadcast", Fn::kBroadcast}, {"shape", Fn::kShape},
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
-      {"ind", Fn::kInd},           {"einsum_sizes", Fn::kEinsumSizes},
+      {"ind", Fn::kInd},           {"attention_backend", Fn::kAttentionBackend},           {"einsum_sizes", Fn::kEinsumSizes},
       {"dtype", Fn::kDType},
   };
   return *kTable;
@@ -270,6 +270,7 @@ class Parser {
       case Fn::kExactDiv: case Fn::kBroadcast: case Fn::kNormDim: case Fn::kEinsumSizes: want = 2; break;
       case Fn::kIf: want = 3; break;
       case Fn::kDevice: want = 0; break;
+      case Fn::kAttentionBackend: want = 0; break;
       case Fn::kInd: want = 1; break;
       default: want = 1; break;
     }
@@ -779,6 +780,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice: return RValue::Str(std::string(device_));
+    case Fn::kAttentionBackend: return RValue::Str(std::string(attention_backend_));
     case Fn::kDType: {
       // A tensor's dtype, or a ScalarType argument's, as a name ("float32"); None: "none".
       RValue tmp;

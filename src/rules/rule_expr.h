@@ -19,7 +19,7 @@ namespace torchcost::rules {
 // Built-in functions of the expression language.
 enum class Fn : uint8_t {
   kFloorDiv, kCeilDiv, kMod, kMin, kMax, kExactDiv, kProd, kSum, kLen, kOnes, kBroadcast,
-  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice, kInd, kEinsumSizes, kDType,
+  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice, kInd, kAttentionBackend, kEinsumSizes, kDType,
 };
 
 // One node of a parsed expression; nodes live in an ExprPool and refer to each other by index.
@@ -62,10 +62,13 @@ int ParseRuleExpr(std::string_view text, const NameResolver& resolve, ExprPool* 
 class Evaluator {
  public:
   // `assumptions`, if given, receives the equalities that could not be proven (broadcast, exact_div).
-  // `device` is what device() returns in rules ("cpu" or "cuda").
+  // `device` is what device() returns in rules ("cpu" or "cuda"), and
+  // `attention_backend` what attention_backend() returns ("auto", "math", "flash", "efficient").
   Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots, sym::Context& ctx,
-            std::vector<std::string>* assumptions = nullptr, std::string_view device = "cuda")
-      : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions), device_(device) {}
+            std::vector<std::string>* assumptions = nullptr, std::string_view device = "cuda",
+            std::string_view attention_backend = "auto")
+      : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions), device_(device),
+        attention_backend_(attention_backend) {}
   // Returns the value of the expression rooted at `node`. Throws RuleError.
   RValue Eval(int node) const;
   // Returns the value of a condition: kTrue, kFalse or kUnknown. Throws RuleError.
@@ -84,6 +87,7 @@ class Evaluator {
   sym::Context& ctx_;
   std::vector<std::string>* assumptions_;
   std::string_view device_;
+  std::string_view attention_backend_;
 };
 
 // Returns a short description of a value for messages ("[B, 3, 224, 224]", "2", "None").

@@ -89,6 +89,23 @@ TEST(AttentionRuleTest, SdpaSymbolicAndBackends) {
   EXPECT_THAT(Saved(m), ::testing::Contains(HasSubstr("attn:")));
 }
 
+TEST(AttentionRuleTest, SdpaBackendChosenExplicitly) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  auto args = Qkv("1,2,40,8", "1,2,40,8", "1,2,40,8");
+  const int64_t T = 1 * 2 * 40 * 8 * 4;  // bytes of one q/k/v/out tensor
+  // --attention-backend math on CUDA: q*sqrt(scale), k*sqrt(scale), the weights [1,2,40,40] and v.
+  r.set_attention_backend("math");
+  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(3 * T + 1 * 2 * 40 * 40 * 4));
+  // flash on CPU: q, k, v, out and the float32 logsumexp [1, 2, 40].
+  r.set_device("cpu");
+  r.set_attention_backend("flash");
+  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 40 * 4));
+  // efficient: the logsumexp rows padded to ceil(40/32)*32 = 64.
+  r.set_attention_backend("efficient");
+  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 64 * 4));
+}
+
 TEST(AttentionRuleTest, SdpaEfficientWithMaskAndBadInputs) {
   OpRunner r;
   r.set_inputs_require_grad(true);

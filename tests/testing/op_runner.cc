@@ -75,6 +75,7 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
   g.GetOrAddScope("", "Test");
   AnalysisOptions options;
   options.device = device_;
+  options.attention_backend = attention_backend_;
   options.training.inputs_require_grad = inputs_require_grad_;
   options.training.mode = mode_;
   ir::Node node;

@@ -70,6 +70,8 @@ class OpRunner {
   OpResult Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args);
   // The device whose kernels are modelled (device() in rules): "cuda" (default) or "cpu".
   void set_device(std::string device) { device_ = std::move(device); }
+  // Sets the attention kernel modelled ("auto", "math", "flash", "efficient").
+  void set_attention_backend(std::string backend) { attention_backend_ = std::move(backend); }
   // If true, floating-point tensor arguments require gradients, so the node has
   // a grad_fn and OpResult reports what it saves (default false).
   void set_inputs_require_grad(bool v) { inputs_require_grad_ = v; }
@@ -85,6 +87,7 @@ class OpRunner {
   RuleSet rules_;
   std::unique_ptr<sym::Context> ctx_;
   std::string device_ = "cuda";
+  std::string attention_backend_ = "auto";
   bool inputs_require_grad_ = false;
   StepMode mode_ = StepMode::kTrain;
 };
