@@ -36,6 +36,12 @@ struct TrainingOptions {
   std::vector<std::string> freeze;
   // If true, the model's floating-point inputs require gradients too.
   bool inputs_require_grad = false;
+  // zero_grad(set_to_none=...): if false, gradients stay allocated between
+  // steps and backward adds into them in place.
+  bool set_to_none = true;
+  // Micro-batches per optimizer step (gradient accumulation); the inputs'
+  // shapes are one micro-batch's.
+  int accumulate = 1;
 };
 
 // Memory categories, as in PyTorch's MemTracker.
@@ -73,6 +79,10 @@ struct SavedTensorInfo {
 struct TrainingReport {
   StepMode mode = StepMode::kTrain;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
+  int accumulate = 1;                     // Micro-batches per step.
+  bool set_to_none = true;
+  // Per micro-batch (forward, backward) and per step (optimizer; step =
+  // accumulate * (forward + backward) + optimizer).
   sym::Expr flops_forward, flops_backward, flops_optimizer, flops_step;
   sym::Expr saved_bytes;                  // Bytes autograd saves in the forward (ACT at its end).
   std::vector<sym::Expr> node_bwd_flops;  // Parallel to Graph::nodes.

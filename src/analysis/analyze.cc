@@ -187,7 +187,18 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   const bool train = options.mode == StepMode::kTrain;
   tr.flops_optimizer = train ? sym::Expr(tr.grad_params * analysis::ModelOf(options.optimizer).flops_per_element)
                              : sym::Expr(0);
-  tr.flops_step = train ? tr.flops_forward + tr.flops_backward + tr.flops_optimizer : tr.flops_forward;
+  tr.accumulate = options.accumulate;
+  tr.set_to_none = options.set_to_none;
+  // NB: adding a gradient into an allocated .grad (set_to_none=False, or the
+  // later micro-batches of an accumulation) costs one add per element;
+  // AccumulateGrad otherwise takes the new gradient as is.
+  // Adds per step: every micro-batch with set_to_none=False, all but the first otherwise.
+  const int64_t adds = options.set_to_none ? options.accumulate - 1 : options.accumulate;
+  const sym::Expr base_backward = tr.flops_backward;
+  if (train && adds > 0) tr.flops_backward += sym::Expr(tr.grad_params);  // The modelled micro-batch adds.
+  tr.flops_step = train ? sym::Expr(options.accumulate) * (tr.flops_forward + base_backward) +
+                              sym::Expr(adds * tr.grad_params) + tr.flops_optimizer
+                        : tr.flops_forward;
 }
 
 }  // namespace

@@ -1,25 +1,63 @@
 // What an optimizer's step costs per parameter tensor: state bytes, FLOPs,
-// and the transient tensors the step allocates (PyTorch 1.13, foreach=False).
+// and the transient tensors the step allocates (PyTorch 1.13, foreach=False;
+// for optimizers torch 1.13 lacks, the reference implementation named in
+// optimizer_model.cc, derived from its paper's update rule).
 #ifndef TORCHCOST_SRC_ANALYSIS_OPTIMIZER_MODEL_H_
 #define TORCHCOST_SRC_ANALYSIS_OPTIMIZER_MODEL_H_
 
 #include <cstdint>
+#include <vector>
 
+#include "torchcost/dtype.h"
 #include "torchcost/training.h"
 
 namespace torchcost::analysis {
 
-// Per-parameter-tensor costs of one optimizer.
+// Per-element costs of one optimizer.
 struct OptimizerModel {
-  int64_t state_tensors_per_element = 0;  // Param-sized state tensors (momentum, exp_avg, exp_avg_sq).
-  int64_t state_scalar_bytes = 0;         // Bytes of per-tensor scalar state (Adam's float32 `step`).
+  // Param-sized state tensors (momentum, exp_avg, exp_avg_sq) and bytes of
+  // per-tensor scalar state (Adam's float32 `step`). NB: only for optimizers
+  // whose state is param-sized in the param's dtype; Adafactor's and 8-bit
+  // Adam's depend on the shape: StateBytes() is the general answer.
+  int64_t state_tensors_per_element = 0;
+  int64_t state_scalar_bytes = 0;
+  // Per element of a trainable parameter (Adafactor: its factored, 2-D+
+  // case; the O(rows + cols) work on the statistics is left out).
   int64_t flops_per_element = 0;
   int64_t transcendentals_per_element = 0;
-  int64_t transient_tensors = 0;          // Param-sized temporaries alive at once during the update.
+  int64_t transient_tensors = 0;  // Param-sized temporaries alive at once during the update.
 };
 
 // Returns the model of `kind`.
 OptimizerModel ModelOf(OptimizerKind kind);
+
+// Bytes of the state `kind` keeps for one trainable parameter of this shape
+// and dtype after a step (tensors only: a Python-number `step` is 0 bytes).
+int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype);
+
+// Bytes of state shared by all parameters, stored once (8-bit Adam's two
+// quantization code books), given the trainable parameters' shapes.
+int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes);
+
+// The temporaries of one parameter's update, in the single-tensor loop.
+struct UpdateTransients {
+  // Bytes of the update's temporaries alive at each moment that can be a
+  // maximum, in order. The previous parameter's `carried` bytes are alive at
+  // the first moment too (Python rebinds a local name only after its new value
+  // is computed) and die right after it.
+  std::vector<int64_t> moments;
+  // Bytes still bound to a local name when the update is done; they die when
+  // the next parameter rebinds the name, or when step() returns.
+  int64_t carried = 0;
+};
+
+// Returns the temporaries of `kind`'s update of one parameter.
+UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype);
+
+// 8-bit Adam: elements per block with its own float32 absmax, and the size
+// below which a parameter keeps float32 states (see optimizer_model.cc).
+inline constexpr int64_t kAdam8bitBlock = 2048;
+inline constexpr int64_t kAdam8bitMinSize = 4096;
 
 }  // namespace torchcost::analysis
 

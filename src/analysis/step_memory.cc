@@ -57,6 +57,7 @@ class Simulator {
     MarkSaved();
     ComputeLastUses();
     Setup();
+    if (GradsPresent()) PreallocateGrads();
     Forward();
     if (options_.mode == StepMode::kTrain) {
       Backward();
@@ -391,6 +392,25 @@ class Simulator {
     Point(StepPhase::kSetup, -1);
   }
 
+  // NB: with zero_grad(set_to_none=False), or from the second micro-batch of a
+  // gradient accumulation on, the parameters' gradients exist before the
+  // forward and backward adds into them in place; the step modelled is then
+  // such a micro-batch (it peaks at least as high as the first).
+  bool GradsPresent() const {
+    return options_.mode == StepMode::kTrain && (!options_.set_to_none || options_.accumulate > 1);
+  }
+
+  void PreallocateGrads() {
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      if (!grads_.param_trainable[i]) continue;
+      const auto& p = g_.params[i];
+      int s = NewStorage(sym::Expr(NumelOf(p.shape) * ElementSize(p.dtype)), MemCategory::kGrad);
+      storages_[s].pinned = true;
+      Alloc(s);
+    }
+    Point(StepPhase::kSetup, -1);
+  }
+
   void Forward() {
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const int n = static_cast<int>(ni);
@@ -519,7 +539,10 @@ class Simulator {
     }
     const bool view_backward = view_grad >= 0 && na.bwd_flops == sym::Expr(0);
     for (int e : na.grad_inputs) {
-      const bool is_param = g_.values[e].role == ir::ValueRole::kParam && --grad_contributions_[e] == 0;
+      const bool final_param = g_.values[e].role == ir::ValueRole::kParam && --grad_contributions_[e] == 0;
+      // With the gradient already allocated, the final one is added into it in place (transient).
+      const bool is_param = final_param && !GradsPresent();
+      const bool into_existing = final_param && GradsPresent();
       if (grad_of_[e] >= 0) {
         // NB: the engine joins two gradients of one tensor out of place
         // (InputBuffer: old + new), then frees both: the new gradient and the
@@ -534,7 +557,11 @@ class Simulator {
         int old_grad = grad_of_[e];
         grad_of_[e] = -1;
         if (--storages_[old_grad].grad_refs == 0) joined_.push_back(old_grad);
-        SetGrad(e, sum);
+        if (into_existing) {
+          transient_.push_back(sum);
+        } else {
+          SetGrad(e, sum);
+        }
         continue;
       }
       if (view_backward && !is_param) {
@@ -544,7 +571,11 @@ class Simulator {
       int s = NewStorage(GradBytes(e), is_param ? MemCategory::kGrad : MemCategory::kTemp);
       storages_[s].last_use = static_cast<int>(g_.nodes.size());
       Alloc(s);
-      SetGrad(e, s);
+      if (into_existing) {
+        transient_.push_back(s);
+      } else {
+        SetGrad(e, s);
+      }
     }
   }
 

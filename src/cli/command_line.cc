@@ -87,6 +87,16 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "math", "flash", "efficient"}))
       ->type_name("BACKEND");
+  app.add_option("--accumulate", out.accumulate,
+                 "Gradient accumulation: micro-batches per optimizer step (--input gives one micro-batch)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
+  app.add_option("--zero-grad", out.zero_grad,
+                 "zero_grad(set_to_none=True) frees gradients between steps (none); zeros keeps them")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "zeros"}))
+      ->type_name("none|zeros");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

@@ -32,6 +32,8 @@ struct CommandLine {
   std::string device = "cuda";      // --device cuda|cpu
   std::string param_dtype;          // --param-dtype DTYPE
   std::string attention_backend = "auto";  // --attention-backend
+  int accumulate = 1;               // --accumulate N (micro-batches per step)
+  std::string zero_grad = "none";   // --zero-grad none|zeros
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
 };
 

@@ -119,6 +119,8 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.training.inputs_require_grad = cl.inputs_require_grad;
     options.device = cl.device;
     options.attention_backend = cl.attention_backend;
+    options.training.accumulate = cl.accumulate;
+    options.training.set_to_none = cl.zero_grad == "none";
     if (!cl.param_dtype.empty()) {
       auto d = ParseDType(cl.param_dtype);
       if (!d.ok()) return Outcome::Usage("--param-dtype: " + d.status().message());

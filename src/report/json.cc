@@ -137,6 +137,8 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
   j["grad_params"] = tr.grad_params;
+  j["accumulate"] = tr.accumulate;
+  j["set_to_none"] = tr.set_to_none;
   j["flops"] = {{"forward", Symbolic(tr.flops_forward, b)},
                 {"backward", Symbolic(tr.flops_backward, b)},
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},

@@ -12,7 +12,7 @@ namespace {
 
 std::string Line(const std::string& label, const sym::Expr& flops,
                  const sym::Bindings& b) {
-  return Pad(label, 20, Table::Align::kLeft) +
+  return Pad(label, label.size() > 19 ? label.size() + 1 : 20, Table::Align::kLeft) +
          HumanAndExact(flops, b, Unit::kFlops) + "\n";
 }
 
@@ -26,10 +26,12 @@ std::string RenderStepFlops(const Report& report,
            Line("  Forward:", tr.flops_forward, bindings) +
            Line("  Step:", tr.flops_step, bindings);
   }
-  return "FLOPs per step (train with " +
-         std::string(OptimizerName(tr.optimizer)) + ")\n" +
-         Line("  Forward:", tr.flops_forward, bindings) +
-         Line("  Backward:", tr.flops_backward, bindings) +
+  const std::string per = tr.accumulate > 1 ? " (per micro-batch)" : "";
+  std::string head = "FLOPs per step (train with " + std::string(OptimizerName(tr.optimizer));
+  if (tr.accumulate > 1) head += "; " + std::to_string(tr.accumulate) + " micro-batches per step";
+  if (!tr.set_to_none) head += "; zero_grad keeps the gradients";
+  return head + ")\n" + Line("  Forward" + per + ":", tr.flops_forward, bindings) +
+         Line("  Backward" + per + ":", tr.flops_backward, bindings) +
          Line("  Optimizer:", tr.flops_optimizer, bindings) +
          Line("  Step:", tr.flops_step, bindings);
 }

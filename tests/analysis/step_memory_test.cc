@@ -151,6 +151,39 @@ TEST_F(StepMemoryTest, InferenceSavesNothingAndHasNoGradients) {
   EXPECT_EQ(At(p.peak), kW1 + kW2 + 5 * 8 * 4 + 5 * 4 * 4 + 5 * 4 * 4);
 }
 
+TEST_F(StepMemoryTest, ZeroGradToZerosKeepsGradientsAllocated) {
+  TrainingOptions none;
+  none.optimizer = OptimizerKind::kSgd;
+  Report a = Run("5,8", none);
+  TrainingOptions zeros = none;
+  zeros.set_to_none = false;
+  Report b = Run("5,8", zeros);
+  PeakInfo pa = EvaluatePeak(a.training, {}), pb = EvaluatePeak(b.training, {});
+  const int grad = static_cast<int>(MemCategory::kGrad);
+  // Gradients stay allocated: GRAD is the parameters' bytes from the start.
+  EXPECT_EQ(At(pb.category_max[grad]), kW1 + kW2);
+  EXPECT_EQ(At(b.training.timeline[1].live[grad]), kW1 + kW2);
+  EXPECT_EQ(At(a.training.timeline[0].live[grad]), 0);
+  // And the step adds each new gradient into .grad: one add per trainable element.
+  EXPECT_EQ(At(b.training.flops_backward), At(a.training.flops_backward) + 32 + 8);
+  EXPECT_GE(At(pb.peak), At(pa.peak));
+}
+
+TEST_F(StepMemoryTest, GradientAccumulation) {
+  TrainingOptions one;
+  one.optimizer = OptimizerKind::kSgd;
+  Report a = Run("5,8", one);
+  TrainingOptions four = one;
+  four.accumulate = 4;
+  Report b = Run("5,8", four);
+  // Four forward and backward passes of the micro-batch, three of them adding
+  // into existing gradients (one add per trainable element), one optimizer step.
+  EXPECT_EQ(At(b.training.flops_step),
+            4 * (At(a.training.flops_forward) + At(a.training.flops_backward)) + 3 * (32 + 8) +
+                At(a.training.flops_optimizer));
+  EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[static_cast<int>(MemCategory::kGrad)]), kW1 + kW2);
+}
+
 TEST_F(StepMemoryTest, BadFreezeRegexIsAnError) {
   TrainingOptions t;
   t.freeze = {"("};
