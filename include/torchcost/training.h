@@ -18,11 +18,14 @@ namespace torchcost {
 enum class StepMode { kTrain, kInfer };
 
 // The optimizer whose step and state are modelled.
-enum class OptimizerKind { kSgd, kSgdMomentum, kAdam, kAdamW };
+// Adafactor and 8-bit Adam have no torch 1.13 implementation: modelled on
+// transformers' Adafactor and bitsandbytes' Adam8bit (src/analysis/optimizer_model.cc).
+enum class OptimizerKind { kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit };
 
 // Parses "train" / "infer".
 Result<StepMode> ParseStepMode(std::string_view text);
-// Parses "sgd", "sgd_momentum", "adam", "adamw".
+// Parses "sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop", "lion",
+// "adafactor", "adam8bit".
 Result<OptimizerKind> ParseOptimizer(std::string_view text);
 // Returns the name ParseOptimizer reads.
 std::string_view OptimizerName(OptimizerKind kind);
@@ -107,6 +110,8 @@ struct PeakInfo {
   // (their totals, and their indices into the timeline); one if decided.
   std::vector<sym::Expr> candidates;
   std::vector<int> candidate_points;
+  // Non-empty if the bytes overflow int64 under the bindings (then nothing above is set).
+  std::string error;
 };
 
 // Finds the peak of `report`'s timeline, comparing totals under `bindings`

@@ -1,6 +1,36 @@
 #include "analysis/optimizer_model.h"
 
 namespace torchcost::analysis {
+namespace {
+
+int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Adafactor (huggingface transformers' `Adafactor`, which follows Shazeer &
+// Stern 2018) upcasts a float16/bfloat16 gradient with grad.float() before it
+// creates the state (`.to(grad)`): states and temporaries are float32 then,
+// otherwise in the parameter's dtype.
+int64_t AdafactorElementSize(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? 4 : ElementSize(dtype);
+}
+
+// Factored second moments (Shazeer & Stern 2018, Alg. 4) for a 2-D+ tensor
+// [..., R, C]: row statistics of shape [..., R] and column statistics of
+// shape [..., C] (exp_avg_sq_row = zeros(shape[:-1]), exp_avg_sq_col =
+// zeros(shape[:-2] + shape[-1:])), in elements.
+int64_t AdafactorRowElements(const std::vector<int64_t>& shape) {
+  return Numel(std::vector<int64_t>(shape.begin(), shape.end() - 1));
+}
+int64_t AdafactorColElements(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> col(shape.begin(), shape.end() - 2);
+  col.push_back(shape.back());
+  return Numel(col);
+}
+
+}  // namespace
 
 OptimizerModel ModelOf(OptimizerKind kind) {
   OptimizerModel m;
@@ -27,8 +57,161 @@ OptimizerModel ModelOf(OptimizerKind kind) {
       // exp_avg_sq.sqrt() and its quotient are alive together before the sqrt dies.
       m.transient_tensors = 2;
       break;
+    case OptimizerKind::kAdagrad:
+      // torch 1.13 _single_tensor_adagrad: state_sum.addcmul_(g, g, value=1): 3
+      // (the kernel scales by value even when it is 1); std = state_sum.sqrt().add_(eps):
+      // 1 sqrt + 1; p.addcdiv_(g, std, value=-clr): 3. State: `sum` (full_like(p))
+      // and `step`, a float32 0-dim tensor (torch.tensor(0.0)): 4 bytes.
+      m.state_tensors_per_element = 1;
+      m.state_scalar_bytes = 4;
+      m.flops_per_element = 7;
+      m.transcendentals_per_element = 1;
+      m.transient_tensors = 1;  // std.
+      break;
+    case OptimizerKind::kRmsprop:
+      // torch 1.13 _single_tensor_rmsprop (momentum=0, centered=False):
+      // square_avg.mul_(alpha).addcmul_(g, g, value=1-alpha): 1 + 3; avg =
+      // square_avg.sqrt(): 1 sqrt; avg.add_(eps): 1; p.addcdiv_(g, avg, value=-lr): 3.
+      // State: `square_avg`; `step` is a Python int in 1.13 (0 tensor bytes).
+      m.state_tensors_per_element = 1;
+      m.flops_per_element = 8;
+      m.transcendentals_per_element = 1;
+      m.transient_tensors = 1;  // avg.
+      break;
+    case OptimizerKind::kLion:
+      // Lion (Chen et al. 2023, Alg. 2), as lion-pytorch's update_fn writes it:
+      // p.mul_(1 - lr*wd): 1; update = exp_avg.clone().mul_(b1).add(g, alpha=1-b1).sign_():
+      // 1 + 2 + 1; p.add_(update, alpha=-lr): 2; exp_avg.mul_(b2).add_(g, alpha=1-b2): 1 + 2.
+      // State: exp_avg only, no step.
+      m.state_tensors_per_element = 1;
+      m.flops_per_element = 10;
+      m.transient_tensors = 2;  // The clone and the out-of-place add.
+      break;
+    case OptimizerKind::kAdafactor:
+      // Shazeer & Stern 2018 (Alg. 4/5: factored, no first moment, update
+      // clipping, relative step), as transformers' Adafactor writes it, for a
+      // factored [R, C] weight: RMS(p) = p.norm(2)/sqrt(n): 2; update = grad**2 + eps1: 2;
+      // update.mean(dim=-1), update.mean(dim=-2): 1 + 1 (adds; the divisions
+      // are per row/column); torch.mul(r_factor, c_factor): 1; .mul_(grad): 1;
+      // RMS(update): 2; update.div_(max(1, RMS/d)): 1; update.mul_(lr): 1;
+      // p.add_(-update): 1 (negation) + 1. Sum 14. The row/column EMAs and
+      // rsqrt are O(R + C): left out. A 1-D parameter (full second moment)
+      // has exp_avg_sq.mul_(b2t).add_(update, alpha=1-b2t) (3) and rsqrt
+      // (1 transcendental) in place of the means and the outer product (3): 14 too.
+      m.flops_per_element = 14;
+      break;
+    case OptimizerKind::kAdam8bit:
+      // 8-bit Adam (Dettmers et al. 2022): Adam's arithmetic (12, 1 sqrt) in
+      // a fused kernel, plus dequantizing both states (code book value times
+      // the block's absmax: 1 each) and requantizing them (block absmax: 1
+      // comparison each; division by it: 1 each). The code book search
+      // (8 comparisons per state for 256 entries) is not counted as FLOPs.
+      m.flops_per_element = 12 + 2 + 2 + 2;
+      m.transcendentals_per_element = 1;
+      break;
   }
   return m;
+}
+
+int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype) {
+  const int64_t n = Numel(shape);
+  switch (kind) {
+    case OptimizerKind::kAdafactor: {
+      // Plus state["RMS"] = _rms(p_data_fp32): a 0-dim tensor of the
+      // (upcast) parameter dtype; state["step"] is a Python int (0 bytes).
+      const int64_t e = AdafactorElementSize(dtype);
+      if (shape.size() >= 2) return (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e + e;
+      return n * e + e;  // exp_avg_sq, the full second moment.
+    }
+    case OptimizerKind::kAdam8bit: {
+      // Block-wise quantization (Dettmers et al. 2022, Sec. 2.1): exp_avg and
+      // exp_avg_sq as uint8 codes (1 byte per element each) and one float32
+      // absmax per block of 2048 elements per state: ceil(n / 2048) blocks
+      // (bitsandbytes: blocks = n // 2048 + (n % 2048 > 0)). NB: bitsandbytes
+      // >= 0.45 uses 256-element blocks. Tensors of fewer than min_8bit_size
+      // = 4096 elements keep two float32 states. `step` is a Python int.
+      if (n < kAdam8bitMinSize) return 2 * n * 4;
+      const int64_t blocks = (n + kAdam8bitBlock - 1) / kAdam8bitBlock;
+      return 2 * n * 1 + 2 * blocks * 4;
+    }
+    default: {
+      const OptimizerModel m = ModelOf(kind);
+      return m.state_tensors_per_element * n * ElementSize(dtype) + m.state_scalar_bytes;
+    }
+  }
+}
+
+int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes) {
+  if (kind != OptimizerKind::kAdam8bit) return 0;
+  // The signed ("dynamic", exp_avg) and unsigned ("udynamic", exp_avg_sq)
+  // code books: 256 float32 values each, one storage each shared by every
+  // quantized parameter's state (qmap1, qmap2): 2 * 256 * 4 bytes.
+  for (const auto& s : shapes) {
+    if (Numel(s) >= kAdam8bitMinSize) return 2 * 256 * 4;
+  }
+  return 0;
+}
+
+UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype) {
+  const int64_t n = Numel(shape);
+  const int64_t bytes = n * ElementSize(dtype);
+  UpdateTransients t;
+  switch (kind) {
+    case OptimizerKind::kSgd:
+    case OptimizerKind::kSgdMomentum:
+      break;  // In place (SGD momentum: d_p = buf, no copy).
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+      // denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps): sqrt and quotient
+      // alive together; then the sqrt dies and denom stays bound.
+      t.moments = {2 * bytes};
+      t.carried = bytes;
+      break;
+    case OptimizerKind::kAdagrad:
+      // std = state_sum.sqrt().add_(eps): one tensor, bound to `std`.
+      t.moments = {bytes};
+      t.carried = bytes;
+      break;
+    case OptimizerKind::kRmsprop:
+      // avg = square_avg.sqrt(); avg = avg.add_(eps) (the same tensor).
+      t.moments = {bytes};
+      t.carried = bytes;
+      break;
+    case OptimizerKind::kLion:
+      // exp_avg.clone() and .add(g) alive together, then the clone dies;
+      // `update` is local to update_fn, so nothing outlives the call.
+      t.moments = {2 * bytes};
+      break;
+    case OptimizerKind::kAdafactor: {
+      // transformers' Adafactor.step, per parameter (e: element size, N = n*e):
+      //   grad = grad.float(); p_data_fp32 = p.float()  (float16/bfloat16 only:
+      //       2*n*4 alive for the rest of this parameter's update, dropped when
+      //       the next parameter rebinds the names, before its first moment)
+      //   update = grad**2 + eps1           grad**2 and the sum: 2N (the previous
+      //                                     parameter's `update` is rebound here)
+      //   factored: row/col means (R', C' elements, one at a time), then
+      //   _approx_sq_grad: r_factor [.., R', 1] and c_factor [.., 1, C'] and
+      //       their product (N) while the old update (N) is bound: 2N + (R'+C')e
+      //   1-D: exp_avg_sq.rsqrt() (N) while the old update is bound: 2N
+      //   p.add_(-update): the negation, 2N
+      // and `update` (N) stays bound to the next parameter.
+      const int64_t e = AdafactorElementSize(dtype);
+      const int64_t big = n * e;
+      const int64_t upcast = e != ElementSize(dtype) ? 2 * n * 4 : 0;
+      t.moments = {upcast + 2 * big};
+      if (shape.size() >= 2) {
+        t.moments.push_back(upcast + 2 * big + (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e);
+      }
+      t.carried = big;
+      break;
+    }
+    case OptimizerKind::kAdam8bit:
+      // One fused kernel per parameter (optimizer_update_8bit_blockwise, and
+      // the 32-bit one for small tensors): dequantize, update and requantize
+      // each block in registers, in place. No tensor-sized temporaries.
+      break;
+  }
+  return t;
 }
 
 }  // namespace torchcost::analysis

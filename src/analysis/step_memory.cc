@@ -378,16 +378,18 @@ class Simulator {
     live_total_ = sym::Expr(0);
     for (int s : setup_) Alloc(s);
     // Steady state: the optimizer's states exist before the step.
-    const OptimizerModel m = ModelOf(options_.optimizer);
     if (options_.mode == StepMode::kTrain) {
+      std::vector<std::vector<int64_t>> trainable;
+      int64_t opt = 0;
       for (size_t i = 0; i < g_.params.size(); ++i) {
         if (!grads_.param_trainable[i]) continue;
         const auto& p = g_.params[i];
-        const int64_t bytes = NumelOf(p.shape) * ElementSize(p.dtype);
-        const sym::Expr state(m.state_tensors_per_element * bytes + m.state_scalar_bytes);
-        live_[static_cast<int>(MemCategory::kOpt)] += state;
-        live_total_ += state;
+        opt += StateBytes(options_.optimizer, p.shape, p.dtype);
+        trainable.push_back(p.shape);
       }
+      opt += SharedStateBytes(options_.optimizer, trainable);
+      live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(opt);
+      live_total_ += sym::Expr(opt);
     }
     Point(StepPhase::kSetup, -1);
   }
@@ -585,27 +587,35 @@ class Simulator {
     return sym::Expr(0);
   }
 
-  // NB: Adam's per-parameter loop computes denom = (exp_avg_sq.sqrt() / c).add_(eps):
-  // sqrt and quotient are both alive, then the sqrt dies; the previous
-  // parameter's denom dies only when the name is rebound after that, and the
-  // last one when step() returns.
+  // The single-tensor loop, parameter by parameter (optimizer_model.h's
+  // UpdateTransients): e.g. Adam computes denom = (exp_avg_sq.sqrt() / c).add_(eps),
+  // sqrt and quotient both alive, then the sqrt dies; the previous parameter's
+  // denom dies only when the name is rebound after that, and the last one when
+  // step() returns.
   void Optimizer() {
-    const OptimizerModel m = ModelOf(options_.optimizer);
-    int prev_denom = -1;
+    int prev = -1;  // The previous parameter's carried temporaries.
     for (size_t i = 0; i < g_.params.size(); ++i) {
-      if (!grads_.param_trainable[i] || m.transient_tensors == 0) continue;
+      if (!grads_.param_trainable[i]) continue;
       const auto& p = g_.params[i];
-      const sym::Expr bytes(NumelOf(p.shape) * ElementSize(p.dtype));
-      int sqrt = NewStorage(bytes, MemCategory::kTemp);
-      int denom = NewStorage(bytes, MemCategory::kTemp);
-      Alloc(sqrt);
-      Alloc(denom);
-      Point(StepPhase::kOptimizer, -1);
-      Free(sqrt);
-      if (prev_denom >= 0) Free(prev_denom);
-      prev_denom = denom;
+      const UpdateTransients t = TransientsOf(options_.optimizer, p.shape, p.dtype);
+      if (t.moments.empty() && t.carried == 0) continue;
+      for (size_t k = 0; k < t.moments.size(); ++k) {
+        const int s = NewStorage(sym::Expr(t.moments[k]), MemCategory::kTemp);
+        Alloc(s);
+        Point(StepPhase::kOptimizer, -1);
+        Free(s);
+        // The previous parameter's carried tensor dies when its name is rebound.
+        if (prev >= 0) Free(prev);
+        prev = -1;
+      }
+      if (prev >= 0) Free(prev);
+      prev = -1;
+      if (t.carried > 0) {
+        prev = NewStorage(sym::Expr(t.carried), MemCategory::kTemp);
+        Alloc(prev);
+      }
     }
-    if (prev_denom >= 0) Free(prev_denom);
+    if (prev >= 0) Free(prev);
     Point(StepPhase::kOptimizer, -1);
   }
 

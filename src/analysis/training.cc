@@ -16,7 +16,14 @@ Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "sgd_momentum" || text == "momentum") return OptimizerKind::kSgdMomentum;
   if (text == "adam") return OptimizerKind::kAdam;
   if (text == "adamw") return OptimizerKind::kAdamW;
-  return Status::InvalidArgument("unknown optimizer '" + std::string(text) + "'; expected sgd, sgd_momentum, adam or adamw");
+  if (text == "adagrad") return OptimizerKind::kAdagrad;
+  if (text == "rmsprop") return OptimizerKind::kRmsprop;
+  if (text == "lion") return OptimizerKind::kLion;
+  if (text == "adafactor") return OptimizerKind::kAdafactor;
+  if (text == "adam8bit") return OptimizerKind::kAdam8bit;
+  return Status::InvalidArgument("unknown optimizer '" + std::string(text) +
+                                 "'; expected sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, lion, adafactor "
+                                 "or adam8bit");
 }
 
 std::string_view OptimizerName(OptimizerKind kind) {
@@ -25,6 +32,11 @@ std::string_view OptimizerName(OptimizerKind kind) {
     case OptimizerKind::kSgdMomentum: return "sgd_momentum";
     case OptimizerKind::kAdam: return "adam";
     case OptimizerKind::kAdamW: return "adamw";
+    case OptimizerKind::kAdagrad: return "adagrad";
+    case OptimizerKind::kRmsprop: return "rmsprop";
+    case OptimizerKind::kLion: return "lion";
+    case OptimizerKind::kAdafactor: return "adafactor";
+    case OptimizerKind::kAdam8bit: return "adam8bit";
   }
   return "?";
 }
@@ -136,7 +148,23 @@ sym::Expr MaxOf(const std::vector<sym::Expr>& cands) {
 
 }  // namespace
 
+namespace {
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings);
+}  // namespace
+
 PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings) {
+  try {
+    return EvaluatePeakOrThrow(report, bindings);
+  } catch (const sym::Error& e) {
+    PeakInfo info;
+    info.error = std::string("memory bytes overflow int64 under these bindings (") + e.what() + ")";
+    return info;
+  }
+}
+
+namespace {
+
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings) {
   PeakInfo info;
   const auto& tl = report.timeline;
   if (tl.empty()) {
@@ -182,5 +210,7 @@ PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& binding
   }
   return info;
 }
+
+}  // namespace
 
 }  // namespace torchcost

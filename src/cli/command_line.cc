@@ -60,7 +60,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Step modelled: train (forward, backward, optimizer) or infer (forward under no_grad)")
       ->capture_default_str()
       ->type_name("MODE");
-  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, adam or adamw")
+  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, lion, adafactor or adam8bit")
       ->capture_default_str()
       ->type_name("OPT");
   app.add_option("--freeze", out.freeze,

@@ -144,6 +144,10 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},
                 {"step", Symbolic(tr.flops_step, b)}};
   const PeakInfo peak = EvaluatePeak(tr, b);
+  if (!peak.error.empty()) {
+    j["memory"] = {{"error", peak.error}};
+    return j;
+  }
   Json mem;
   mem["peak"] = Symbolic(peak.peak, b);
   mem["peak_decided"] = peak.decided;

@@ -74,6 +74,7 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
       "Memory (live bytes over the step, in MemTracker's categories)\n";
   if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
   const PeakInfo peak = EvaluatePeak(tr, bindings);
+  if (!peak.error.empty()) return out + "  " + peak.error + "\n";
 
   // NB: an undecided peak has no breakdown, so its table shows the maxima only.
   std::vector<Table::Column> columns = {{"Category", Table::Align::kLeft}};

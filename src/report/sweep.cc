@@ -80,6 +80,7 @@ Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vec
   // NB: one symbolic peak analysis gives the few moments that can be the peak
   // for some values of the symbols; each point only evaluates those.
   const PeakInfo peak = EvaluatePeak(report.training, base);
+  if (!peak.error.empty()) return Status::OutOfRange("--sweep: " + peak.error);
   std::vector<SweepRow> rows;
   std::vector<size_t> index(sweeps.size(), 0);
   for (;;) {
