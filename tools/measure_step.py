@@ -15,7 +15,9 @@ in short, all on CPU, float32, torch.manual_seed(0), one intra-op thread:
   GRAD    bytes of the .grad storages after backward.
   OPT     bytes of every tensor in optimizer.state after a real opt.step()
           (Adam/AdamW: exp_avg, exp_avg_sq and the 4-byte float32 'step'
-          tensor of every parameter; SGD with momentum: momentum_buffer; SGD: 0).
+          tensor of every parameter; SGD with momentum: momentum_buffer; SGD: 0;
+          Adagrad: sum + the float32 'step' tensor; RMSprop: square_avg, its
+          'step' is a Python int).
   ACT     bytes autograd saves in one train-mode forward, seen by
           torch.autograd.graph.saved_tensors_hooks: every saved tensor's
           storage counted once; storages of parameters and buffers excluded
@@ -54,7 +56,7 @@ sys.path.insert(0, HERE)
 
 import make_fixtures as mf  # noqa: E402
 
-OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw")
+OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop")
 MODES = ("train", "infer")
 # Bump to invalidate cached measurements when the method changes outside this file.
 MEASURE_VERSION = 1
@@ -108,6 +110,10 @@ def make_optimizer(name, params):
         return torch.optim.Adam(params, lr=1e-3)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-3)
+    if name == "adagrad":
+        return torch.optim.Adagrad(params, lr=1e-2)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=1e-2)
     raise ValueError("unknown optimizer %r; known: %s" % (name, ", ".join(OPTIMIZERS)))
 
 

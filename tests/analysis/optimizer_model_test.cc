@@ -1,0 +1,223 @@
+// Tests of the optimizer models: state bytes per parameter shape (Adagrad,
+// RMSprop, Lion, Adafactor's factored second moments, 8-bit Adam's block-wise
+// quantized states), FLOPs, and the step's transient tensors on a two-layer
+// MLP, every expected number derived by hand from the update rules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/optimizer_model.h"
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+using analysis::SharedStateBytes;
+using analysis::StateBytes;
+using analysis::TransientsOf;
+using testing::GraphBuilder;
+
+TEST(OptimizerNamesTest, EveryKindRoundTrips) {
+  for (const char* name : {"sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop", "lion", "adafactor", "adam8bit"}) {
+    auto kind = ParseOptimizer(name);
+    ASSERT_TRUE(kind.ok()) << name;
+    EXPECT_EQ(OptimizerName(*kind), name);
+  }
+  EXPECT_FALSE(ParseOptimizer("adamax").ok());
+}
+
+TEST(OptimizerStateTest, ElementwiseOptimizers) {
+  const std::vector<int64_t> shape = {4, 8};  // 32 float32 elements: 128 bytes.
+  // Adagrad: `sum` (full_like p) + `step`, a float32 0-dim tensor.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kFloat32), 128 + 4);
+  // RMSprop: `square_avg`; torch 1.13's `step` is a Python int.
+  EXPECT_EQ(StateBytes(OptimizerKind::kRmsprop, shape, DType::kFloat32), 128);
+  // Lion: exp_avg only.
+  EXPECT_EQ(StateBytes(OptimizerKind::kLion, shape, DType::kFloat32), 128);
+  // Adam, unchanged: exp_avg + exp_avg_sq + float32 step.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam, shape, DType::kFloat32), 2 * 128 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kBFloat16), 64 + 4);
+}
+
+TEST(OptimizerStateTest, AdafactorFactorsTheLastTwoDims) {
+  // [4, 8]: row statistics of 4 and column statistics of 8 floats, instead of
+  // 32, plus the 0-dim float32 RMS; `step` is a Python int.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kFloat32), (4 + 8) * 4 + 4);
+  // [2, 3, 4]: rows shape[:-1] = [2, 3] (6), columns shape[:-2] + shape[-1:] = [2, 4] (8).
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {2, 3, 4}, DType::kFloat32), (6 + 8) * 4 + 4);
+  // 1-D: the full second moment.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {7}, DType::kFloat32), 7 * 4 + 4);
+  // bfloat16 weights: the gradient is upcast before the states are made (.to(grad)): float32.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16), (4 + 8) * 4 + 4);
+  EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdafactor, {{4, 8}}), 0);
+}
+
+TEST(OptimizerStateTest, Adam8bitQuantizesBlockwise) {
+  // 5000 elements: two uint8 states (5000 bytes each) and per state
+  // ceil(5000 / 2048) = 3 float32 absmax values; `step` is a Python int.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {5000}, DType::kFloat32), 2 * 5000 + 2 * 3 * 4);
+  // Exactly 2 blocks at 4096; the dtype of the parameter does not matter.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {64, 64}, DType::kBFloat16), 2 * 4096 + 2 * 2 * 4);
+  // Below min_8bit_size (4096) the states stay float32: 2 * 4 bytes per element.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {4095}, DType::kFloat32), 2 * 4095 * 4);
+  // The two 256-entry float32 code books, once, if any tensor is quantized.
+  EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdam8bit, {{5000}, {64, 64}, {10}}), 2 * 256 * 4);
+  EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdam8bit, {{10}}), 0);
+}
+
+TEST(OptimizerTransientsTest, PerParameterMoments) {
+  // Adagrad's std and RMSprop's avg: one param-sized tensor, still bound after.
+  auto t = TransientsOf(OptimizerKind::kAdagrad, {4, 8}, DType::kFloat32);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({128}));
+  EXPECT_EQ(t.carried, 128);
+  t = TransientsOf(OptimizerKind::kRmsprop, {4, 8}, DType::kFloat32);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({128}));
+  EXPECT_EQ(t.carried, 128);
+  // Lion: clone + out-of-place add together; nothing outlives update_fn.
+  t = TransientsOf(OptimizerKind::kLion, {4, 8}, DType::kFloat32);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({256}));
+  EXPECT_EQ(t.carried, 0);
+  // Adafactor [4, 8]: grad**2 and its sum (2 * 128); then the old update,
+  // r_factor (4), c_factor (8) and their product: 2 * 128 + 12 * 4.
+  t = TransientsOf(OptimizerKind::kAdafactor, {4, 8}, DType::kFloat32);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({256, 256 + 48}));
+  EXPECT_EQ(t.carried, 128);
+  // bfloat16 [4, 8]: float32 copies of grad and p (2 * 32 * 4) besides.
+  t = TransientsOf(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({256 + 256, 256 + 48 + 256}));
+  // 8-bit Adam: one fused in-place kernel per tensor.
+  t = TransientsOf(OptimizerKind::kAdam8bit, {5000}, DType::kFloat32);
+  EXPECT_TRUE(t.moments.empty());
+  EXPECT_EQ(t.carried, 0);
+}
+
+constexpr const char* kRules = R"yaml(
+version: 1
+rules:
+  - op: t::lin
+    schema: "lin(Tensor input, Tensor weight) -> Tensor"
+    match:
+      input: [M, IN]
+      weight: [OUT, IN]
+    outputs:
+      out: [M, OUT]
+    macs: M*IN*OUT
+    flops:
+      fwd: 2*M*IN*OUT
+      bwd:
+        input: 2*M*IN*OUT
+        weight: 2*M*IN*OUT
+    saved:
+      input: {needed_for: [weight]}
+      weight: {needed_for: [input]}
+  - op: t::relu
+    schema: "relu(Tensor self) -> Tensor"
+    outputs:
+      out: self
+    flops:
+      fwd: numel(self)
+      bwd:
+        self: numel(self)
+    saved:
+      out: {needed_for: [self]}
+)yaml";
+
+// x [5, 8] -> lin1 (W1 [4, 8]: 128 bytes) -> relu -> lin2 (W2 [2, 4]: 32 bytes).
+class OptimizerStepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    int x = b_.Input();
+    int w1 = b_.Param("l1.weight", {4, 8});
+    int w2 = b_.Param("l2.weight", {2, 4});
+    b_.Scope("l1", "Linear");
+    int h = b_.One("t::lin", {x, w1}, {"input", "weight"});
+    b_.Scope("act", "ReLU");
+    int r = b_.One("t::relu", {h}, {"self"});
+    b_.Scope("l2", "Linear");
+    b_.Output(b_.One("t::lin", {r, w2}, {"input", "weight"}));
+  }
+  Report Run(OptimizerKind kind) {
+    AnalysisOptions opts;
+    opts.training.optimizer = kind;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return std::move(r).value();
+  }
+  int64_t Opt(const Report& r) {
+    PeakInfo p = EvaluatePeak(r.training, {});
+    return *p.category_max[static_cast<int>(MemCategory::kOpt)].AsConstant();
+  }
+  // The most TEMP the optimizer phase adds over what the backward left.
+  int64_t StepTemp(const Report& r) {
+    const auto& tl = r.training.timeline;
+    const int temp = static_cast<int>(MemCategory::kTemp);
+    int64_t before = 0, most = 0;
+    for (const auto& p : tl) {
+      const int64_t v = *p.live[temp].AsConstant();
+      if (p.phase != StepPhase::kOptimizer) {
+        before = v;
+      } else {
+        most = std::max(most, v - before);
+      }
+    }
+    return most;
+  }
+
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+};
+
+TEST_F(OptimizerStepTest, Adagrad) {
+  Report r = Run(OptimizerKind::kAdagrad);
+  EXPECT_EQ(Opt(r), (128 + 4) + (32 + 4));
+  // W1's std (128), then W2's std (32) while W1's is still bound: 160.
+  EXPECT_EQ(StepTemp(r), 128 + 32);
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 7 * 40);
+}
+
+TEST_F(OptimizerStepTest, Rmsprop) {
+  Report r = Run(OptimizerKind::kRmsprop);
+  EXPECT_EQ(Opt(r), 128 + 32);
+  EXPECT_EQ(StepTemp(r), 128 + 32);
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 8 * 40);
+}
+
+TEST_F(OptimizerStepTest, Lion) {
+  Report r = Run(OptimizerKind::kLion);
+  EXPECT_EQ(Opt(r), 128 + 32);
+  // W1: clone + sum (256); W2's 64 comes after W1's are gone.
+  EXPECT_EQ(StepTemp(r), 256);
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 10 * 40);
+}
+
+TEST_F(OptimizerStepTest, Adafactor) {
+  Report r = Run(OptimizerKind::kAdafactor);
+  // W1 [4, 8]: (4 + 8) floats + RMS; W2 [2, 4]: (2 + 4) floats + RMS.
+  EXPECT_EQ(Opt(r), (12 * 4 + 4) + (6 * 4 + 4));
+  // W1: old update, factors and product: 2 * 128 + 12 * 4 = 304; W2 at most
+  // 128 (W1's update) + 2 * 32 = 192.
+  EXPECT_EQ(StepTemp(r), 304);
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 14 * 40);
+}
+
+TEST_F(OptimizerStepTest, Adam8bitSmallTensorsStayFloat32) {
+  Report r = Run(OptimizerKind::kAdam8bit);
+  // Both tensors are under 4096 elements: two float32 states each, no code books.
+  EXPECT_EQ(Opt(r), 2 * (128 + 32));
+  EXPECT_EQ(StepTemp(r), 0);
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 18 * 40);
+}
+
+TEST_F(OptimizerStepTest, AdamUnchanged) {
+  Report r = Run(OptimizerKind::kAdam);
+  EXPECT_EQ(Opt(r), 2 * (128 + 32) + 2 * 4);
+  // W1: sqrt + quotient (256); W2: W1's denom + 2 * 32 = 192.
+  EXPECT_EQ(StepTemp(r), 256);
+}
+
+}  // namespace
+}  // namespace torchcost
