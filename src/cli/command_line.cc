@@ -97,6 +97,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "zeros"}))
       ->type_name("none|zeros");
+  app.add_option("--lora", out.lora,
+                 "LoRA adapters on the Linear modules whose name matches targets, base frozen: "
+                 "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
+      ->type_name("SPEC");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

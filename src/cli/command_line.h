@@ -34,6 +34,7 @@ struct CommandLine {
   std::string attention_backend = "auto";  // --attention-backend
   int accumulate = 1;               // --accumulate N (micro-batches per step)
   std::string zero_grad = "none";   // --zero-grad none|zeros
+  std::string lora;                 // --lora r=8,alpha=16,dropout=0.05,targets=REGEX
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
 };
 

@@ -12,6 +12,7 @@
 #include "cli/inputs.h"
 #include "torchcost/analysis.h"
 #include "torchcost/import.h"
+#include "torchcost/peft.h"
 #include "torchcost/report.h"
 #include "torchcost/rules.h"
 
@@ -142,6 +143,12 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   Result<ir::Graph> graph =
       built ? Result<ir::Graph>(std::move(built->graph)) : ImportGraphFile(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
+  if (!cl.lora.empty()) {
+    Result<LoraConfig> lora = ParseLoraConfig(cl.lora);
+    if (!lora.ok()) return Outcome::Usage("--lora: " + lora.status().message());
+    graph = ApplyLora(*graph, *lora);
+    if (!graph.ok()) return Outcome::Usage("--lora: " + graph.status().message());
+  }
   RuleSet rules;
   if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
 

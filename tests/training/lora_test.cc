@@ -1,0 +1,91 @@
+// Tests of the LoRA rewrite: the adapters' parameters, what trains, and the
+// FLOPs the adapter ops add, derived from the LoRA update y = Wx + b + B(Ax)*alpha/r.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+#include "torchcost/peft.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GraphBuilder;
+
+// x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 -> 16, bias).
+ir::Graph TwoLinears() {
+  GraphBuilder b;
+  int x = b.Input();
+  int wq = b.Param("q_proj.weight", {12, 16});
+  int bq = b.Param("q_proj.bias", {12});
+  int wo = b.Param("o_proj.weight", {16, 12});
+  int bo = b.Param("o_proj.bias", {16});
+  b.Scope("q_proj", "Linear");
+  int h = b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"});
+  b.Scope("o_proj", "Linear");
+  b.Output(b.One("aten::linear", {h, wo, bo}, {"input", "weight", "bias"}));
+  return b.graph();
+}
+
+Report Analyze(const ir::Graph& g, sym::Context& ctx) {
+  auto rules = RuleSet::Builtin();
+  EXPECT_TRUE(rules.ok());
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kSgd;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "5,16"));
+  auto r = Analyze(g, *rules, ctx, opts);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+TEST(LoraTest, AdaptersTrainAndTheBaseIsFrozen) {
+  LoraConfig c;
+  c.rank = 4;
+  c.alpha = 8;
+  c.targets = "q_proj";
+  auto g = ApplyLora(TwoLinears(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  sym::Context ctx;
+  Report r = Analyze(*g, ctx);
+  const int64_t base = 12 * 16 + 12 + 16 * 12 + 16;
+  const int64_t adapters = 4 * 16 /*A [r, in]*/ + 12 * 4 /*B [out, r]*/;
+  EXPECT_EQ(r.params, base + adapters);
+  EXPECT_EQ(r.trainable_params, adapters);
+  EXPECT_EQ(r.training.grad_params, adapters);
+  // Forward FLOPs added: x A^T (2*M*in*r), (.) B^T (2*M*r*out), * scaling (M*out), + base (M*out).
+  sym::Context base_ctx;
+  Report plain = Analyze(TwoLinears(), base_ctx);
+  const int64_t M = 5;
+  EXPECT_EQ(*r.flops.AsConstant() - *plain.flops.AsConstant(),
+            2 * M * 16 * 4 + 2 * M * 4 * 12 + M * 12 + M * 12);
+}
+
+TEST(LoraTest, DropoutAndSeveralTargets) {
+  auto c = ParseLoraConfig("r=2,alpha=4,dropout=0.1,targets=q_proj|o_proj");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto g = ApplyLora(TwoLinears(), *c);
+  ASSERT_TRUE(g.ok());
+  int dropouts = 0, linears = 0;
+  for (const auto& n : g->nodes) {
+    dropouts += n.op == "aten::dropout";
+    linears += n.op == "aten::linear";
+  }
+  EXPECT_EQ(dropouts, 2);
+  EXPECT_EQ(linears, 2 + 2 * 2);
+  sym::Context ctx;
+  Report r = Analyze(*g, ctx);
+  EXPECT_EQ(r.trainable_params, (2 * 16 + 12 * 2) + (2 * 12 + 16 * 2));
+}
+
+TEST(LoraTest, Errors) {
+  EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
+              HasSubstr("no aten::linear in a module matching targets 'k_proj'"));
+  EXPECT_THAT(ParseLoraConfig("r=0").status().message(), HasSubstr("r=0 must be a positive integer"));
+  EXPECT_THAT(ParseLoraConfig("rank8").status().message(), HasSubstr("'rank8' is not key=value"));
+  EXPECT_THAT(ParseLoraConfig("beta=2").status().message(), HasSubstr("unknown key 'beta'"));
+  EXPECT_THAT(ParseLoraConfig("dropout=1.5").status().message(), HasSubstr("must be in [0, 1)"));
+}
+
+}  // namespace
+}  // namespace torchcost
