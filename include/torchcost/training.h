@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "torchcost/sharding.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
 
@@ -45,6 +46,12 @@ struct TrainingOptions {
   // Micro-batches per optimizer step (gradient accumulation); the inputs'
   // shapes are one micro-batch's.
   int accumulate = 1;
+  // Mixed-precision optimizer: float32 master weights (4 bytes per element,
+  // OPT) for float16/bfloat16 trainable parameters, with states and the
+  // update in float32, as apex/DeepSpeed's mixed-precision Adam.
+  bool master_weights = false;
+  // Data-parallel sharding: per-rank memory (include/torchcost/sharding.h).
+  ShardingOptions sharding;
 };
 
 // Memory categories, as in PyTorch's MemTracker.
@@ -97,6 +104,8 @@ struct TrainingReport {
   std::vector<TimelinePoint> timeline;
   // Each category's largest value over the step, as candidates whose max is the answer.
   std::array<std::vector<sym::Expr>, kNumMemCategories> category_max_candidates;
+  // Set when sharded: the timeline above is then one rank's.
+  ShardingReport sharding;
 };
 
 // The peak of a timeline under given bindings.

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "analysis/optimizer_model.h"
+#include "analysis/sharding.h"
 #include "analysis/step_memory.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"
@@ -228,6 +229,8 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
     FillTrainingFlops(graph, grads, options.training, &report);
     analysis::SimulateStep(graph, facts, grads, options.training, &report);
+    // One rank's memory under data-parallel sharding or master weights.
+    TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable, options.training, &report));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
   }

@@ -1,0 +1,69 @@
+// Data-parallel sharding of a training step across N ranks (DDP, ZeRO-1/2/3,
+// FSDP full-shard): what one rank holds, and what it communicates per step.
+// NB: the memory of a rank is a transform of the single-device timeline
+// (src/analysis/sharding.cc); no distributed run is measured.
+#ifndef TORCHCOST_SHARDING_H_
+#define TORCHCOST_SHARDING_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// How the model states are split across the data-parallel ranks.
+enum class ShardStrategy { kNone, kDdp, kZero1, kZero2, kZero3, kFsdp };
+
+// Parses "none", "ddp", "zero1", "zero2", "zero3", "fsdp".
+Result<ShardStrategy> ParseShardStrategy(std::string_view text);
+// Returns the name ParseShardStrategy reads.
+std::string_view ShardStrategyName(ShardStrategy s);
+
+// The sharding of the step.
+struct ShardingOptions {
+  ShardStrategy strategy = ShardStrategy::kNone;
+  // Data-parallel degree N (ranks sharing one model replica's states).
+  int world = 1;
+  // DDP's bucket_cap_mb (torch default 25 MiB), in bytes. NB: torch caps the
+  // first bucket at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES).
+  int64_t ddp_bucket_bytes = int64_t{25} << 20;
+  // DDP's gradient_as_bucket_view: if false (torch's default), the buckets'
+  // flat buffers are a second copy of every gradient, allocated when DDP is
+  // constructed; if true, .grad tensors are views into them.
+  bool gradient_as_bucket_view = false;
+  // ZeRO-2/3 reduce_bucket_size (DeepSpeed default 5e8), in elements.
+  int64_t reduce_bucket_elements = 500000000;
+  // FSDP's wrapping unit: "blocks" (the repeated block list: sibling modules
+  // whose last path component is an integer) or an ECMAScript regular
+  // expression matched against whole module paths.
+  std::string fsdp_unit = "blocks";
+  // FSDP backward_prefetch=BACKWARD_PRE / ZeRO-3 prefetch: the next unit's
+  // parameters are gathered while the current one runs its backward.
+  bool prefetch = true;
+};
+
+// What one rank holds and communicates, next to the per-rank timeline.
+struct ShardingReport {
+  ShardStrategy strategy = ShardStrategy::kNone;
+  int world = 1;
+  // Model states a rank holds between steps, in bytes: its parameters (or
+  // their shards), its gradients after the reduction, optimizer states.
+  int64_t param_bytes = 0, grad_bytes = 0, opt_bytes = 0;
+  // The same without sharding (one device), for comparison.
+  int64_t unsharded_param_bytes = 0, unsharded_grad_bytes = 0, unsharded_opt_bytes = 0;
+  // Payload of each collective per step, per rank (bytes of the tensors
+  // all-reduced, reduce-scattered and all-gathered), ring traffic not applied.
+  int64_t all_reduce_bytes = 0, reduce_scatter_bytes = 0, all_gather_bytes = 0;
+  int ddp_buckets = 0;              // DDP: gradient buckets.
+  // ZeRO-3/FSDP: the gathering units (module paths; "" is the root).
+  std::vector<std::string> units;
+  int64_t largest_unit_bytes = 0;   // Full (gathered, padded) bytes of the largest unit.
+};
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_SHARDING_H_

@@ -1,0 +1,63 @@
+// What one data-parallel rank holds under a sharding strategy: the flat
+// shards of parameters, gradients and optimizer states, the gathering units
+// of ZeRO-3/FSDP with the node ranges during which each is gathered, and the
+// tensors the rank's optimizer update runs over.
+#ifndef TORCHCOST_SRC_ANALYSIS_SHARD_PLAN_H_
+#define TORCHCOST_SRC_ANALYSIS_SHARD_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "torchcost/dtype.h"
+#include "torchcost/graph.h"
+#include "torchcost/status.h"
+#include "torchcost/training.h"
+
+namespace torchcost::analysis {
+
+// A set of parameters gathered together (ZeRO-3: a module owning parameters;
+// FSDP: a wrapped module, the root holding the rest).
+struct ShardUnit {
+  int scope = 0;                // Index into Graph::scopes.
+  bool root = false;            // FSDP's root unit: gathered from the forward to the end of backward.
+  int64_t full_bytes = 0;       // Bytes of the gathered parameters, padded to N shards (0 if N = 1).
+  int64_t shard_bytes = 0;      // Bytes of one rank's shards of them.
+  int first_node = -1;          // Nodes [first_node, last_node] run while it is gathered.
+  int last_node = -1;
+  int prefetch = -1;            // The unit whose backward runs next (index into units), or -1.
+};
+
+// One tensor of the optimizer's update loop on a rank.
+struct UpdateTensor {
+  int64_t elements = 0;
+  DType dtype = DType::kFloat32;
+};
+
+// One rank's share of the model states.
+struct ShardPlan {
+  // Bytes held between steps: parameters, gradients after the reduction,
+  // optimizer states; and the same on one unsharded device.
+  int64_t param_bytes = 0, grad_bytes = 0, opt_bytes = 0;
+  int64_t full_param_bytes = 0, full_grad_bytes = 0, full_opt_bytes = 0;
+  // Optimizer state bytes the single-device simulation holds (params' own dtypes, no masters).
+  int64_t simulated_opt_bytes = 0;
+  // The tensors the optimizer update loops over, in order (empty: the
+  // simulated optimizer phase stands).
+  std::vector<UpdateTensor> update;
+  // ZeRO-3/FSDP gathering units, and for each node the innermost unit that
+  // contains it (-1 if none).
+  std::vector<ShardUnit> units;
+  std::vector<int> innermost_unit;
+  int ddp_buckets = 0;
+  int64_t grad_element_bytes = 4;  // Element size of the gradients (reduce buckets).
+};
+
+// Plans `options.sharding` (and master weights) for `graph` whose trainable
+// parameters are `trainable` (parallel to Graph::params). Errors name the
+// bad option (an FSDP unit regex that does not parse, a world below 1).
+Result<ShardPlan> PlanShards(const ir::Graph& graph, const std::vector<bool>& trainable,
+                             const TrainingOptions& options);
+
+}  // namespace torchcost::analysis
+
+#endif  // TORCHCOST_SRC_ANALYSIS_SHARD_PLAN_H_

@@ -1,0 +1,227 @@
+#include "analysis/sharding.h"
+
+#include <utility>
+
+#include "analysis/optimizer_model.h"
+#include "analysis/shard_plan.h"
+
+namespace torchcost::analysis {
+namespace {
+
+constexpr int kParam = static_cast<int>(MemCategory::kParam);
+constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
+constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
+constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+class Rewriter {
+ public:
+  Rewriter(const ShardPlan& plan, const TrainingOptions& o, TrainingReport* tr)
+      : plan_(plan), o_(o), s_(o.sharding), tr_(*tr) {}
+
+  void Run() {
+    const auto& tl = tr_.timeline;
+    first_opt_ = tl.size();
+    for (size_t i = 0; i < tl.size(); ++i) {
+      if (tl[i].phase == StepPhase::kOptimizer) {
+        first_opt_ = i;
+        break;
+      }
+      if (tl[i].phase == StepPhase::kSetup) grad_pre_ = Constant(tl[i].live[kGrad]);
+    }
+    Coverage();
+    std::vector<TimelinePoint> out;
+    out.reserve(tl.size() + plan_.update.size() * 2 + 1);
+    const bool new_update = !plan_.update.empty();
+    const size_t end = new_update ? first_opt_ : tl.size();
+    int64_t prev_produced = 0, flushed = 0;
+    int current_unit = -1;
+    for (size_t i = 0; i < end; ++i) {
+      const TimelinePoint& p = tl[i];
+      const int64_t produced = Constant(p.live[kGrad]) - grad_pre_;
+      if (s_.strategy == ShardStrategy::kFsdp && p.phase == StepPhase::kBackward) {
+        // FSDP reduce-scatters a unit's gradients when its backward is done.
+        const int u = p.node >= 0 ? plan_.innermost_unit[p.node] : -1;
+        if (current_unit >= 0 && u != current_unit && !Contains(current_unit, p.node)) flushed = prev_produced;
+        current_unit = u;
+      }
+      prev_produced = produced;
+      out.push_back(Rewrite(p, Grad(p, produced, flushed), Param(p)));
+    }
+    if (new_update && first_opt_ > 0) Update(tl[first_opt_ - 1], out);
+    tr_.timeline = std::move(out);
+  }
+
+ private:
+  static int64_t Constant(const sym::Expr& e) { return e.AsConstant().value_or(0); }
+
+  bool Contains(int u, int node) const {
+    return node >= 0 && plan_.units[u].first_node <= node && node <= plan_.units[u].last_node;
+  }
+
+  bool ShardsParams() const { return s_.strategy == ShardStrategy::kZero3 || s_.strategy == ShardStrategy::kFsdp; }
+  bool ShardsGrads() const { return ShardsParams() || s_.strategy == ShardStrategy::kZero2; }
+
+  // Bytes of the non-root units gathered at each node, by a difference array
+  // over their node ranges.
+  void Coverage() {
+    if (!ShardsParams()) return;
+    cover_.assign(plan_.innermost_unit.size() + 1, 0);
+    for (const ShardUnit& u : plan_.units) {
+      if (u.root) {
+        root_bytes_ += u.full_bytes;
+      } else if (u.first_node >= 0) {
+        cover_[u.first_node] += u.full_bytes;
+        cover_[u.last_node + 1] -= u.full_bytes;
+      }
+    }
+    for (size_t n = 1; n < cover_.size(); ++n) cover_[n] += cover_[n - 1];
+  }
+
+  // One rank's parameters at `p`: its shards, plus every unit gathered now
+  // (the root from its forward to the end of backward; a unit over its node
+  // range; in backward, the next unit prefetched).
+  int64_t Param(const TimelinePoint& p) const {
+    if (!ShardsParams()) return Constant(p.live[kParam]);
+    const int64_t base = Constant(p.live[kParam]) - plan_.full_param_bytes + plan_.param_bytes;
+    if (p.phase != StepPhase::kForward && p.phase != StepPhase::kBackward) return base;
+    int64_t gathered = root_bytes_;
+    if (p.node >= 0) {
+      gathered += cover_[p.node];
+      const int u = plan_.innermost_unit[p.node];
+      if (p.phase == StepPhase::kBackward && s_.prefetch && u >= 0) {
+        const int next = plan_.units[u].prefetch;
+        if (next >= 0 && !Contains(next, p.node)) gathered += plan_.units[next].full_bytes;
+      }
+    }
+    return base + gathered;
+  }
+
+  // One rank's gradients at `p`, `produced` bytes of them made by this
+  // backward so far, `flushed` of those reduced by FSDP's unit boundaries.
+  int64_t Grad(const TimelinePoint& p, int64_t produced, int64_t flushed) const {
+    const int64_t grad = Constant(p.live[kGrad]);
+    if (s_.strategy == ShardStrategy::kDdp) {
+      // Buckets hold every gradient from DDP's construction on; .grad views them or is a second copy.
+      return s_.gradient_as_bucket_view ? plan_.full_grad_bytes : grad + plan_.full_grad_bytes;
+    }
+    if (!ShardsGrads()) return grad;
+    // Gradients present before the step (accumulation, zeros) are held as the rank's shard.
+    const int64_t pre = grad_pre_ > 0 ? plan_.grad_bytes : 0;
+    if (p.phase != StepPhase::kBackward) return p.phase == StepPhase::kOptimizer ? plan_.grad_bytes : pre;
+    int64_t reduced = flushed;
+    if (s_.strategy != ShardStrategy::kFsdp) {
+      // ZeRO reduces a bucket whenever reduce_bucket_size elements are ready.
+      const int64_t bucket = s_.reduce_bucket_elements * plan_.grad_element_bytes;
+      reduced = bucket > 0 ? produced / bucket * bucket : produced;
+    }
+    // NB: a rank keeps ceil(reduced / N) bytes of what was reduced; the bytes
+    // in flight (made, not yet reduced) are whole.
+    return pre + CeilDiv(reduced, s_.world) + (produced - reduced);
+  }
+
+  TimelinePoint Rewrite(const TimelinePoint& p, int64_t grad, int64_t param) const {
+    TimelinePoint q = p;
+    const int64_t opt = Constant(p.live[kOpt]);
+    const int64_t new_opt = opt == 0 ? 0 : opt - plan_.simulated_opt_bytes + plan_.opt_bytes;
+    // delta = the changed categories' differences, so the total costs one addition.
+    const int64_t delta = (param - Constant(p.live[kParam])) + (grad - Constant(p.live[kGrad])) + (new_opt - opt);
+    q.live[kParam] = sym::Expr(param);
+    q.live[kGrad] = sym::Expr(grad);
+    q.live[kOpt] = sym::Expr(new_opt);
+    if (delta != 0) q.total = p.total + sym::Expr(delta);
+    return q;
+  }
+
+  // The optimizer step over the rank's update tensors (flat shards, or
+  // float32 masters), in the single-tensor loop of step_memory.cc: a
+  // tensor's `carried` temporary dies at the next tensor's first moment.
+  // `last` is the simulated point before the step.
+  void Update(const TimelinePoint& last, std::vector<TimelinePoint>& out) const {
+    TimelinePoint p = last;
+    p.phase = StepPhase::kOptimizer;  // After backward: every bucket reduced, every unit resharded.
+    p.node = -1;
+    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0), Param(p));
+    auto emit = [&](int64_t temp) {
+      TimelinePoint q = after;
+      q.live[kTemp] = after.live[kTemp] + sym::Expr(temp);
+      q.total = after.total + sym::Expr(temp);
+      out.push_back(std::move(q));
+    };
+    int64_t carried = 0;
+    for (const UpdateTensor& t : plan_.update) {
+      const UpdateTransients tr = TransientsOf(o_.optimizer, {t.elements}, t.dtype);
+      if (tr.moments.empty() && tr.carried == 0) continue;
+      for (int64_t m : tr.moments) {
+        emit(m + carried);
+        carried = 0;
+      }
+      carried = tr.carried;
+    }
+    emit(0);
+  }
+
+  const ShardPlan& plan_;
+  const TrainingOptions& o_;
+  const ShardingOptions& s_;
+  TrainingReport& tr_;
+  size_t first_opt_ = 0;
+  int64_t grad_pre_ = 0;
+  int64_t root_bytes_ = 0;
+  std::vector<int64_t> cover_;
+};
+
+// Payload per collective and the rank's states, for the report.
+void Summarize(const ir::Graph& g, const ShardPlan& plan, const ShardingOptions& s, ShardingReport* r) {
+  r->strategy = s.strategy;
+  r->world = s.world;
+  r->param_bytes = plan.param_bytes;
+  r->grad_bytes = plan.grad_bytes;
+  r->opt_bytes = plan.opt_bytes;
+  r->unsharded_param_bytes = plan.full_param_bytes;
+  r->unsharded_grad_bytes = plan.full_grad_bytes;
+  r->unsharded_opt_bytes = plan.full_opt_bytes;
+  r->ddp_buckets = plan.ddp_buckets;
+  for (const ShardUnit& u : plan.units) {
+    r->units.push_back(g.scopes[u.scope].path);
+    r->largest_unit_bytes = std::max(r->largest_unit_bytes, u.full_bytes);
+  }
+  if (s.world <= 1) return;  // One rank communicates nothing.
+  switch (s.strategy) {
+    case ShardStrategy::kNone: break;
+    case ShardStrategy::kDdp: r->all_reduce_bytes = plan.full_grad_bytes; break;
+    case ShardStrategy::kZero1:
+    case ShardStrategy::kZero2:
+      // Reduce-scatter the gradients, all-gather the updated parameters (Rajbhandari et al. 2020, Sec. 7.2.1).
+      r->reduce_scatter_bytes = plan.full_grad_bytes;
+      r->all_gather_bytes = plan.full_grad_bytes;
+      break;
+    case ShardStrategy::kZero3:
+    case ShardStrategy::kFsdp:
+      r->reduce_scatter_bytes = plan.full_grad_bytes;
+      // Each unit gathered in the forward and again in the backward; FSDP's root once.
+      for (const ShardUnit& u : plan.units) {
+        if (u.root || u.first_node >= 0) r->all_gather_bytes += u.full_bytes * (u.root ? 1 : 2);
+      }
+      break;
+  }
+}
+
+}  // namespace
+
+Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable, const TrainingOptions& options,
+                 Report* report) {
+  TrainingReport& tr = report->training;
+  tr.sharding = ShardingReport();
+  tr.sharding.world = options.sharding.world;
+  const bool sharded = options.sharding.strategy != ShardStrategy::kNone;
+  if (options.mode != StepMode::kTrain || (!sharded && !options.master_weights)) return Status::Ok();
+  Result<ShardPlan> plan = PlanShards(graph, trainable, options);
+  if (!plan.ok()) return plan.status();
+  Rewriter(*plan, options, &tr).Run();
+  Summarize(graph, *plan, options.sharding, &tr.sharding);
+  return Status::Ok();
+}
+
+}  // namespace torchcost::analysis

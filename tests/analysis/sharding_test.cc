@@ -1,0 +1,329 @@
+// Tests of one rank's memory under data-parallel sharding: the ZeRO paper's
+// closed forms (Rajbhandari et al. 2020, Figure 1 and its 7.5B example), DDP's
+// buckets, ZeRO-2's reduce buckets and FSDP's gathered units, on small graphs
+// whose expected bytes are derived by hand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GraphBuilder;
+
+constexpr int kParam = static_cast<int>(MemCategory::kParam);
+constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
+constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
+constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
+
+constexpr const char* kRules = R"yaml(
+version: 1
+rules:
+  - op: t::lin
+    schema: "lin(Tensor input, Tensor weight) -> Tensor"
+    match:
+      input: [M, IN]
+      weight: [OUT, IN]
+    outputs:
+      out: [M, OUT]
+    macs: M*IN*OUT
+    flops:
+      fwd: 2*M*IN*OUT
+      bwd:
+        input: 2*M*IN*OUT
+        weight: 2*M*IN*OUT
+    saved:
+      input: {needed_for: [weight]}
+      weight: {needed_for: [input]}
+)yaml";
+
+int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
+
+// A chain of t::lin layers; layer i has weight [dims[i+1], dims[i]] in module paths[i].
+class ShardingTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok()); }
+
+  void Chain(const std::vector<int64_t>& dims, const std::vector<std::string>& paths) {
+    int x = b_.Input();
+    std::vector<int> w;
+    for (size_t i = 0; i + 1 < dims.size(); ++i) w.push_back(b_.Param(paths[i] + ".weight", {dims[i + 1], dims[i]}));
+    for (size_t i = 0; i < w.size(); ++i) {
+      b_.Scope(paths[i], "Linear");
+      x = b_.One("t::lin", {x, w[i]}, {"input", "weight"});
+    }
+    b_.Output(x);
+  }
+
+  Report Run(const std::string& input, const TrainingOptions& t, DType param_dtype = DType::kUnknown) {
+    AnalysisOptions opts;
+    opts.training = t;
+    opts.param_dtype = param_dtype;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(r).value() : Report();
+  }
+
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+};
+
+// Mixed-precision Adam (fp16 params and grads; fp32 masters and two fp32
+// moments, K = 12 bytes per parameter) sharded over N ranks.
+TrainingOptions MixedAdam(ShardStrategy s, int n) {
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kAdam;
+  t.master_weights = true;
+  t.sharding.strategy = s;
+  t.sharding.world = n;
+  return t;
+}
+
+// The model states of the last point (after the optimizer step).
+int64_t StatesAtEnd(const Report& r) {
+  const TimelinePoint& p = r.training.timeline.back();
+  return At(p.live[kParam]) + At(p.live[kGrad]) + At(p.live[kOpt]);
+}
+
+TEST_F(ShardingTest, ZeroPaperFigureOne) {
+  // Psi = 64 * 1000 parameters in one tensor; N = 64 ranks, so Psi / N = 1000.
+  Chain({1000, 64}, {"l"});
+  constexpr int64_t kPsi = 64 * 1000, kN = 64, kK = 12;
+  // NB: torch 1.13's Adam keeps a float32 `step` per tensor: one per flat shard (+4 bytes).
+  struct Case {
+    ShardStrategy s;
+    int64_t param, grad, opt;
+  } cases[] = {
+      // Baseline: (2 + 2 + K) * Psi.
+      {ShardStrategy::kNone, 2 * kPsi, 2 * kPsi, kK * kPsi + 4},
+      // P_os: 2 Psi + 2 Psi + K Psi / N.
+      {ShardStrategy::kZero1, 2 * kPsi, 2 * kPsi, kK * kPsi / kN + 4},
+      // P_os+g: 2 Psi + (2 + K) Psi / N.
+      {ShardStrategy::kZero2, 2 * kPsi, 2 * kPsi / kN, kK * kPsi / kN + 4},
+      // P_os+g+p: (2 + 2 + K) Psi / N.
+      {ShardStrategy::kZero3, 2 * kPsi / kN, 2 * kPsi / kN, kK * kPsi / kN + 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(ShardStrategyName(c.s)));
+    Report r = Run("4,1000:float16", MixedAdam(c.s, kN), DType::kFloat16);
+    const ShardingReport& sr = r.training.sharding;
+    EXPECT_EQ(sr.param_bytes, c.param);
+    EXPECT_EQ(sr.grad_bytes, c.grad);
+    EXPECT_EQ(sr.opt_bytes, c.opt);
+    EXPECT_EQ(StatesAtEnd(r), c.param + c.grad + c.opt);
+    // OPT holds the rank's states at every moment of the step.
+    for (const TimelinePoint& p : r.training.timeline) EXPECT_EQ(At(p.live[kOpt]), c.opt);
+  }
+}
+
+TEST_F(ShardingTest, ZeroPaperSevenAndAHalfBillionOnSixtyFourRanks) {
+  // Psi = 75000 * 100000 = 7.5e9 parameters, N = 64: the paper's example,
+  // 120 GB, 31.4 GB, 16.6 GB and 1.9 GB of model states per device.
+  Chain({100000, 75000}, {"l"});
+  const double psi = 7.5e9, n = 64;
+  struct Case {
+    ShardStrategy s;
+    double gb;
+  } cases[] = {
+      {ShardStrategy::kNone, (2 + 2 + 12) * psi / 1e9},                 // 120
+      {ShardStrategy::kZero1, (2 * psi + 2 * psi + 12 * psi / n) / 1e9},  // 31.4
+      {ShardStrategy::kZero2, (2 * psi + (2 + 12) * psi / n) / 1e9},     // 16.6
+      {ShardStrategy::kZero3, (2 + 2 + 12) * psi / n / 1e9},             // 1.9
+  };
+  const double paper[] = {120, 31.4, 16.6, 1.9};
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(std::string(ShardStrategyName(cases[i].s)));
+    Report r = Run("1,100000:float16", MixedAdam(cases[i].s, 64), DType::kFloat16);
+    const ShardingReport& sr = r.training.sharding;
+    const double gb = static_cast<double>(sr.param_bytes + sr.grad_bytes + sr.opt_bytes) / 1e9;
+    EXPECT_NEAR(gb, cases[i].gb, 1e-8);  // The formula, to the step counter's 4 bytes.
+    EXPECT_NEAR(gb, paper[i], 0.05);     // The paper's rounded figure.
+  }
+}
+
+TEST_F(ShardingTest, FlatShardsArePaddedToMultiplesOfN) {
+  // W [3, 5]: 15 float32 elements over N = 4 ranks: ceil(15 / 4) = 4 each.
+  Chain({5, 3}, {"l"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgdMomentum;
+  t.sharding.strategy = ShardStrategy::kZero3;
+  t.sharding.world = 4;
+  Report r = Run("2,5", t);
+  EXPECT_EQ(r.training.sharding.param_bytes, 4 * 4);
+  EXPECT_EQ(r.training.sharding.grad_bytes, 4 * 4);
+  EXPECT_EQ(r.training.sharding.opt_bytes, 4 * 4);  // One momentum buffer per element.
+}
+
+TEST_F(ShardingTest, DdpBucketsAreASecondCopyOfTheGradients) {
+  Chain({8, 4, 2}, {"l1", "l2"});
+  TrainingOptions plain;
+  plain.optimizer = OptimizerKind::kSgd;
+  Report a = Run("5,8", plain);
+  TrainingOptions ddp = plain;
+  ddp.sharding.strategy = ShardStrategy::kDdp;
+  ddp.sharding.world = 8;
+  Report b = Run("5,8", ddp);
+  // Gradients: W1 [4, 8] and W2 [2, 4] in float32: (32 + 8) * 4 = 160 bytes,
+  // held by the buckets from DDP's construction on, beside each .grad.
+  constexpr int64_t kGrads = (32 + 8) * 4;
+  ASSERT_EQ(a.training.timeline.size(), b.training.timeline.size());
+  for (size_t i = 0; i < a.training.timeline.size(); ++i) {
+    EXPECT_EQ(At(b.training.timeline[i].live[kGrad]), At(a.training.timeline[i].live[kGrad]) + kGrads);
+    EXPECT_EQ(At(b.training.timeline[i].total), At(a.training.timeline[i].total) + kGrads);
+  }
+  EXPECT_EQ(b.training.sharding.all_reduce_bytes, kGrads);
+  EXPECT_EQ(b.training.sharding.ddp_buckets, 1);  // 160 bytes fit the first (1 MiB) bucket.
+  // gradient_as_bucket_view: .grad views the buckets, so GRAD is the buckets throughout.
+  ddp.sharding.gradient_as_bucket_view = true;
+  Report c = Run("5,8", ddp);
+  for (const TimelinePoint& p : c.training.timeline) EXPECT_EQ(At(p.live[kGrad]), kGrads);
+}
+
+TEST_F(ShardingTest, DdpBucketCount) {
+  // Three float32 weights [512, 512] of 1 MiB each, bucketed in reverse order:
+  // the first bucket closes at 1 MiB (W3); with a 25 MiB cap W2 and W1 share the
+  // second; with a 1 MiB cap each has its own.
+  Chain({512, 512, 512, 512}, {"l1", "l2", "l3"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.strategy = ShardStrategy::kDdp;
+  t.sharding.world = 2;
+  EXPECT_EQ(Run("1,512", t).training.sharding.ddp_buckets, 2);
+  t.sharding.ddp_bucket_bytes = int64_t{1} << 20;
+  EXPECT_EQ(Run("1,512", t).training.sharding.ddp_buckets, 3);
+}
+
+TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
+  // W1 [4, 8] (32 elements) and W2 [2, 4] (8), float32, N = 4, buckets of 16
+  // elements (64 bytes). Backward makes W2's gradient (32 bytes, not a full
+  // bucket: in flight whole), then W1's (128 bytes): 160 bytes made, two full
+  // buckets (128 bytes) reduced to ceil(128 / 4) = 32 bytes, 32 in flight.
+  Chain({8, 4, 2}, {"l1", "l2"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.strategy = ShardStrategy::kZero2;
+  t.sharding.world = 4;
+  t.sharding.reduce_bucket_elements = 16;
+  Report r = Run("5,8", t);
+  std::vector<int64_t> grads;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kBackward && (grads.empty() || grads.back() != At(p.live[kGrad]))) {
+      grads.push_back(At(p.live[kGrad]));
+    }
+  }
+  EXPECT_THAT(grads, ::testing::ElementsAre(0, 32, 32 + 32));
+  // After backward the rank keeps its shard: ceil(40 / 4) = 10 elements.
+  EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), 10 * 4);
+  EXPECT_EQ(r.training.sharding.reduce_scatter_bytes, 160);
+  EXPECT_EQ(r.training.sharding.all_gather_bytes, 160);
+}
+
+TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
+  // Root "head" W [4, 16] and blocks h.0, h.1 with W [16, 16], float32, N = 4.
+  // Shards: head ceil(64 / 4) * 4 = 64 bytes; each block ceil(256 / 4) * 4 = 256.
+  // Gathered (N shards): head 256 bytes, a block 1024.
+  b_.Scope("h", "ModuleList");
+  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.strategy = ShardStrategy::kFsdp;
+  t.sharding.world = 4;
+  Report r = Run("2,16", t);
+  constexpr int64_t kShards = 64 + 256 + 256, kRoot = 256, kBlock = 1024;
+  const ShardingReport& sr = r.training.sharding;
+  EXPECT_EQ(sr.param_bytes, kShards);
+  EXPECT_THAT(sr.units, ::testing::ElementsAre("", "h.0", "h.1"));
+  EXPECT_EQ(sr.largest_unit_bytes, kBlock);
+  // Node 0 is h.0's lin, node 1 h.1's, node 2 the head's.
+  for (const TimelinePoint& p : r.training.timeline) {
+    int64_t expected = kShards;
+    if (p.phase == StepPhase::kForward) {
+      // The root from the start of the forward; a block while its forward runs.
+      expected += kRoot + (p.node <= 1 ? kBlock : 0);
+    } else if (p.phase == StepPhase::kBackward) {
+      // In backward h.1 runs with h.0 prefetched; h.0 has nothing after it.
+      expected += kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
+    }
+    EXPECT_EQ(At(p.live[kParam]), expected) << StepPhaseName(p.phase) << " node " << p.node;
+  }
+  // The largest unit's full parameters are live while it runs.
+  EXPECT_EQ(At(EvaluatePeak(r.training, {}).category_max[kParam]), kShards + kRoot + 2 * kBlock);
+  // All-gathers: the root once, each block in forward and in backward.
+  EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
+  // Gradients end as the rank's shards.
+  EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), kShards);
+}
+
+TEST_F(ShardingTest, FsdpReduceScattersAUnitsGradientsWhenItsBackwardEnds) {
+  b_.Scope("h", "ModuleList");
+  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.strategy = ShardStrategy::kFsdp;
+  t.sharding.world = 4;
+  Report r = Run("2,16", t);
+  // At h.0's backward: the head's and h.1's gradients (256 + 1024 bytes) were
+  // reduced when h.1's backward ended: ceil(1280 / 4) = 320; h.0's 1024 whole.
+  int64_t at_h0 = -1;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kBackward && p.node == 0) at_h0 = std::max(at_h0, At(p.live[kGrad]));
+  }
+  EXPECT_EQ(at_h0, 320 + 1024);
+}
+
+TEST_F(ShardingTest, OptimizerTemporariesRunOnTheShard) {
+  // Adam on W [64, 1000] float32 (64000 elements), N = 8: the update runs on
+  // an 8000-element shard: denom's sqrt and quotient, 2 * 8000 * 4 bytes.
+  Chain({1000, 64}, {"l"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kAdam;
+  t.sharding.strategy = ShardStrategy::kZero1;
+  t.sharding.world = 8;
+  Report r = Run("1,1000", t);
+  int64_t temp = 0;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kOptimizer) temp = std::max(temp, At(p.live[kTemp]));
+  }
+  EXPECT_EQ(temp, 2 * 8000 * 4);
+}
+
+TEST_F(ShardingTest, MasterWeightsAloneAddFloat32CopiesAndStates) {
+  // Adam with masters on W [64, 1000] in bfloat16: 4 (master) + 8 (moments)
+  // bytes per element, + 4 for the step, with no sharding.
+  Chain({1000, 64}, {"l"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kAdam;
+  t.master_weights = true;
+  Report r = Run("1,1000:bfloat16", t, DType::kBFloat16);
+  EXPECT_EQ(At(r.training.timeline.front().live[kOpt]), 12 * 64000 + 4);
+  EXPECT_EQ(r.training.sharding.strategy, ShardStrategy::kNone);
+}
+
+TEST_F(ShardingTest, BadOptionsAreErrors) {
+  Chain({8, 4}, {"l"});
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "2,8"));
+  opts.training.sharding.strategy = ShardStrategy::kFsdp;
+  opts.training.sharding.world = 2;
+  opts.training.sharding.fsdp_unit = "(";
+  auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--fsdp-unit '('"));
+  opts.training.sharding.fsdp_unit = "blocks";
+  opts.training.sharding.world = 0;
+  r = Analyze(b_.graph(), rules_, ctx_, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--world 0"));
+  EXPECT_FALSE(ParseShardStrategy("zero4").ok());
+  EXPECT_EQ(*ParseShardStrategy("fsdp"), ShardStrategy::kFsdp);
+}
+
+}  // namespace
+}  // namespace torchcost
