@@ -39,9 +39,14 @@ alive until the step ends. By default the forward+backward is profiled once
 and opt.step() separately for each optimizer (exact: see docs/measuring.md);
 --direct profiles the whole step for the one optimizer instead.
 
-Importable: measure(name, batch, optimizer, mode) -> dict (cached in
-FIXTURES/<name>_b<N>_<opt>_<mode>.step.json, keyed by the torch version and
-a hash of this file and tools/make_fixtures.py).
+--checkpoint REGEX wraps the forward of every module whose qualified name
+matches REGEX (Python re.search; the outermost if nested ones match; never
+the root) in torch.utils.checkpoint.checkpoint (torch 1.13's default
+use_reentrant=True), as `checkpoint(block, x)` would.
+
+Importable: measure(name, batch, optimizer, mode, checkpoint=None) -> dict
+(cached in FIXTURES/<name>_b<N>_<opt>_<mode>[_ckpt-<hash>].step.json, keyed
+by the torch version and a hash of this file and tools/make_fixtures.py).
 """
 
 import argparse
@@ -389,7 +394,31 @@ def _release(model, opt=None):
     gc.collect()
 
 
-def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False):
+def apply_checkpoint(model, pattern):
+    """Wraps the matching modules' forward in torch.utils.checkpoint; returns their names.
+
+    The outermost match wins (a module inside a wrapped one is left alone);
+    the root module ("") never matches.
+    """
+    import functools
+    import re
+
+    import torch.utils.checkpoint as tcp
+
+    rx = re.compile(pattern)
+    wrapped = []
+    for qual, module in model.named_modules():
+        if not qual or not rx.search(qual) or any(qual.startswith(w + ".") for w in wrapped):
+            continue
+        wrapped.append(qual)
+        # An instance attribute shadows the class's forward; nn.Module.__call__ calls it.
+        module.forward = functools.partial(tcp.checkpoint, module.forward)
+    if not wrapped:
+        raise ValueError("--checkpoint %r matches no module of the model" % pattern)
+    return wrapped
+
+
+def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False, checkpoint=None):
     """Measures one model at one batch; returns {(optimizer, mode): result dict}.
 
     Train: one hooked forward+backward (ACT; also the warm-up), one profiled
@@ -405,12 +434,14 @@ def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False)
 
     torch.set_num_threads(1)
     model, inputs, shapes = build(name, batch)
+    checkpointed = apply_checkpoint(model, checkpoint) if checkpoint else []
     params = list(model.parameters())
     buffers = list(model.buffers())
     param_bytes, param_ptrs = _unique_bytes(params)
     buffer_bytes, buffer_ptrs = _unique_bytes(buffers)
     input_bytes, _ = _unique_bytes(inputs)
     common = {"model": name, "batch": batch, "input_shapes": shapes,
+              "checkpoint": checkpoint, "checkpointed_modules": checkpointed,
               "input_dtypes": mf.input_dtypes(name),
               "param_bytes": param_bytes, "buffer_bytes": buffer_bytes,
               "input_bytes": input_bytes, "num_params": sum(p.numel() for p in params),
@@ -539,8 +570,11 @@ def cache_key():
             "measure_version": MEASURE_VERSION}
 
 
-def cache_path(fixtures, name, batch, optimizer, mode):
-    return os.path.join(fixtures, "%s_b%d_%s_%s.step.json" % (name, batch, optimizer, mode))
+def cache_path(fixtures, name, batch, optimizer, mode, checkpoint=None):
+    suffix = ""
+    if checkpoint:
+        suffix = "_ckpt-" + hashlib.sha256(checkpoint.encode()).hexdigest()[:12]
+    return os.path.join(fixtures, "%s_b%d_%s_%s%s.step.json" % (name, batch, optimizer, mode, suffix))
 
 
 def _read_cache(path, key):
@@ -562,7 +596,7 @@ def _write_cache(path, key, result):
     os.replace(tmp, path)
 
 
-def measure_all(name, batch, fixtures=None, curve=False, direct=False):
+def measure_all(name, batch, fixtures=None, curve=False, direct=False, checkpoint=None):
     """Returns {(optimizer, mode): result} for every optimizer and mode, from the cache if fresh.
 
     Measures the whole set at once when any is missing (one model build and
@@ -573,29 +607,30 @@ def measure_all(name, batch, fixtures=None, curve=False, direct=False):
         cached = {}
         for opt in OPTIMIZERS:
             for mode in MODES:
-                r = _read_cache(cache_path(fixtures, name, batch, opt, mode), key)
+                r = _read_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint), key)
                 if r is not None:
                     cached[(opt, mode)] = r
         if len(cached) == len(OPTIMIZERS) * len(MODES):
             return cached
-    res = measure_model(name, batch, curve=curve, direct=direct)
+    res = measure_model(name, batch, curve=curve, direct=direct, checkpoint=checkpoint)
     if fixtures and not curve and not direct:
         os.makedirs(fixtures, exist_ok=True)
         for (opt, mode), r in res.items():
-            _write_cache(cache_path(fixtures, name, batch, opt, mode), key, r)
+            _write_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint), key, r)
     return res
 
 
-def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=False):
+def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=False, checkpoint=None):
     """Returns the measurement dict of one model, batch, optimizer and mode (see module doc)."""
     if optimizer not in OPTIMIZERS:
         raise ValueError("unknown optimizer %r" % optimizer)
     if mode not in MODES:
         raise ValueError("unknown mode %r" % mode)
     if direct:
-        res = measure_model(name, batch, optimizers=(optimizer,), curve=curve, direct=True)
+        res = measure_model(name, batch, optimizers=(optimizer,), curve=curve, direct=True,
+                            checkpoint=checkpoint)
         return res[(optimizer, mode)]
-    return measure_all(name, batch, fixtures, curve=curve)[(optimizer, mode)]
+    return measure_all(name, batch, fixtures, curve=curve, checkpoint=checkpoint)[(optimizer, mode)]
 
 
 def main(argv):
@@ -610,6 +645,8 @@ def main(argv):
                         help="add the time-ordered memory events (not cached)")
     parser.add_argument("--direct", action="store_true",
                         help="profile the whole step at once for this optimizer (not cached)")
+    parser.add_argument("--checkpoint", default=None, metavar="REGEX",
+                        help="wrap the modules whose name matches in torch.utils.checkpoint")
     parser.add_argument("--no-detail", action="store_true",
                         help="leave out act_storages and alloc_by_op")
     args = parser.parse_args(argv)
@@ -617,7 +654,7 @@ def main(argv):
         parser.error("unknown model %r" % args.model)
     batch = args.batch if args.batch is not None else mf.default_batch(args.model)
     r = measure(args.model, batch, args.optimizer, args.mode, args.fixtures, args.curve,
-                args.direct)
+                args.direct, args.checkpoint)
     if args.no_detail:
         r = {k: v for k, v in r.items() if k not in ("act_storages", "alloc_by_op")}
     json.dump(r, sys.stdout, indent=1, sort_keys=True)

@@ -46,6 +46,12 @@ struct TrainingOptions {
   // Micro-batches per optimizer step (gradient accumulation); the inputs'
   // shapes are one micro-batch's.
   int accumulate = 1;
+  // Activation checkpointing (torch.utils.checkpoint, reentrant): an ECMAScript
+  // regular expression on module paths whose calls run under no_grad and are
+  // recomputed in backward, or "blocks" for the model's repeated blocks; empty: none.
+  std::string checkpoint;
+  // Consecutive matched module calls per checkpoint segment (k layers at a time).
+  int checkpoint_group = 1;
   // Mixed-precision optimizer: float32 master weights (4 bytes per element,
   // OPT) for float16/bfloat16 trainable parameters, with states and the
   // update in float32, as apex/DeepSpeed's mixed-precision Adam.
@@ -85,6 +91,16 @@ struct SavedTensorInfo {
   bool counted = false;   // True for the first save of a storage that counts as ACT (not a param or buffer).
 };
 
+// One checkpoint segment: consecutive graph nodes whose forward runs under
+// no_grad and is recomputed when backward reaches them.
+struct CheckpointSegment {
+  int first = -1;            // First node (index into Graph::nodes).
+  int last = -1;             // Last node, inclusive.
+  std::string module;        // Path of the first module call in it.
+  int calls = 0;             // Module calls grouped in it.
+  bool recomputed = false;   // False if no gradient flows through it: nothing saved, nothing recomputed.
+};
+
 // What the analysis of the step found.
 struct TrainingReport {
   StepMode mode = StepMode::kTrain;
@@ -100,6 +116,12 @@ struct TrainingReport {
   std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
   std::vector<SavedTensorInfo> saved;     // Every saved tensor, in forward order.
   int64_t grad_params = 0;                // Parameters that get a gradient (elements).
+  // Checkpointing: the pattern as given ("" if none), calls per segment, the
+  // segments, and the forward FLOPs their recomputation adds to flops_backward.
+  std::string checkpoint;
+  int checkpoint_group = 1;
+  std::vector<CheckpointSegment> checkpoint_segments;
+  sym::Expr flops_recompute;
   // The timeline; the peak is evaluated from it under bindings (see EvaluatePeak).
   std::vector<TimelinePoint> timeline;
   // Each category's largest value over the step, as candidates whose max is the answer.

@@ -2,6 +2,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/checkpoint.h"
 #include "analysis/optimizer_model.h"
 #include "analysis/sharding.h"
 #include "analysis/step_memory.h"
@@ -195,6 +196,9 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   // AccumulateGrad otherwise takes the new gradient as is.
   // Adds per step: every micro-batch with set_to_none=False, all but the first otherwise.
   const int64_t adds = options.set_to_none ? options.accumulate - 1 : options.accumulate;
+  // NB: a checkpointed segment's forward runs again in backward; its FLOPs
+  // (found by the step simulation) count as backward FLOPs.
+  tr.flops_backward += tr.flops_recompute;
   const sym::Expr base_backward = tr.flops_backward;
   if (train && adds > 0) tr.flops_backward += sym::Expr(tr.grad_params);  // The modelled micro-batch adds.
   tr.flops_step = train ? sym::Expr(options.accumulate) * (tr.flops_forward + base_backward) +
@@ -227,8 +231,13 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     Aggregator(graph, &report).Run();
     passes::AutogradFacts grads;
     TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
-    FillTrainingFlops(graph, grads, options.training, &report);
+    TORCHCOST_ASSIGN_OR_RETURN(report.training.checkpoint_segments,
+                               analysis::FindCheckpointSegments(graph, options.training));
+    report.training.checkpoint = options.training.checkpoint;
+    report.training.checkpoint_group = options.training.checkpoint_group;
+    // The simulation first: it finds which segments are recomputed (their FLOPs).
     analysis::SimulateStep(graph, facts, grads, options.training, &report);
+    FillTrainingFlops(graph, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
     TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable, options.training, &report));
   } catch (const sym::Error& e) {

@@ -3,6 +3,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -54,6 +55,7 @@ class Simulator {
     tr_.timeline.clear();
     AssignStorages();
     FindBackwardNodes();
+    PlanCheckpoints();
     MarkSaved();
     ComputeLastUses();
     Setup();
@@ -213,7 +215,9 @@ class Simulator {
     saved_storages_.assign(g_.nodes.size(), {});
     tr_.saved.clear();
     std::set<int> unique;
+    forward_saved_.assign(g_.nodes.size(), {});
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+      if (ckpt_starting_at_[ni] >= 0) SaveCheckpointInputs(ckpt_starting_at_[ni], &unique);
       const auto& na = grads_.nodes[ni];
       if (!na.has_grad_fn) continue;
       // A node whose backward never runs dies with the dropped outputs after the forward.
@@ -233,6 +237,9 @@ class Simulator {
         }
         if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
         mine.push_back(s);
+        // NB: a checkpointed node runs under no_grad: it saves only when recomputed (ReplaySegment).
+        if (ckpt_of_[ni] >= 0) continue;
+        forward_saved_[ni].push_back(s);
         Storage& st = storages_[s];
         ++st.saved_by;
         if (st.category == MemCategory::kTemp) st.category = MemCategory::kAct;
@@ -256,7 +263,7 @@ class Simulator {
     tr_.module_act_bytes.assign(g_.scopes.size(), sym::Expr(0));
     std::set<std::pair<int, int>> seen;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
-      for (int s : saved_storages_[ni]) {
+      for (int s : forward_saved_[ni]) {
         const MemCategory c = storages_[s].category;
         if (c == MemCategory::kParam || c == MemCategory::kBuffer) continue;
         for (int sc = g_.nodes[ni].scope; sc >= 0; sc = g_.scopes[sc].parent) {
@@ -482,6 +489,8 @@ class Simulator {
     Point(StepPhase::kBackward, -1);
 
     for (int ni = end - 1; ni >= 0; --ni) {
+      if (ni + 1 < end && ckpt_starting_at_[ni + 1] >= 0) FinishSegment(ckpt_starting_at_[ni + 1]);
+      if (ckpt_ending_at_[ni] >= 0) ReplaySegment(ckpt_ending_at_[ni]);
       const auto& na = grads_.nodes[ni];
       const ir::Node& node = g_.nodes[ni];
       if (!na.has_grad_fn) {
@@ -512,6 +521,145 @@ class Simulator {
       }
       Point(StepPhase::kBackward, ni);
     }
+    if (end > 0 && ckpt_starting_at_[0] >= 0) FinishSegment(ckpt_starting_at_[0]);
+  }
+
+  // --- Checkpointing (torch.utils.checkpoint, use_reentrant=True) ----------
+  // Marks the segments some gradient flows through and sums their forward
+  // FLOPs, which backward runs again.
+  void PlanCheckpoints() {
+    const int n = static_cast<int>(g_.nodes.size());
+    ckpt_of_.assign(n, -1);
+    ckpt_starting_at_.assign(n, -1);
+    ckpt_ending_at_.assign(n, -1);
+    ckpt_inputs_.assign(tr_.checkpoint_segments.size(), {});
+    tr_.flops_recompute = sym::Expr(0);
+    for (size_t i = 0; i < tr_.checkpoint_segments.size(); ++i) {
+      CheckpointSegment& seg = tr_.checkpoint_segments[i];
+      seg.recomputed = false;
+      for (int ni = seg.first; ni <= seg.last; ++ni) seg.recomputed = seg.recomputed || runs_backward_[ni];
+      if (!seg.recomputed) continue;  // NB: in inference too: nothing runs backward.
+      ckpt_starting_at_[seg.first] = static_cast<int>(i);
+      ckpt_ending_at_[seg.last] = static_cast<int>(i);
+      for (int ni = seg.first; ni <= seg.last; ++ni) {
+        ckpt_of_[ni] = static_cast<int>(i);
+        tr_.flops_recompute += report_->nodes[ni].flops;
+      }
+    }
+  }
+
+  // CheckpointFunction saves the segment's tensor arguments: every storage its
+  // nodes read that was made outside it, parameters and buffers aside.
+  void SaveCheckpointInputs(int i, std::set<int>* unique) {
+    const CheckpointSegment& seg = tr_.checkpoint_segments[i];
+    std::set<int> inside;
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      inside.insert(node_new_[ni].begin(), node_new_[ni].end());
+      inside.insert(node_temps_[ni].begin(), node_temps_[ni].end());
+    }
+    std::vector<int> ss;
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      for (int v : g_.nodes[ni].inputs) {
+        ss.clear();
+        StoragesOf(v, &ss);
+        for (int s : ss) {
+          Storage& st = storages_[s];
+          if (inside.count(s) || st.category == MemCategory::kParam || st.category == MemCategory::kBuffer) continue;
+          auto& inputs = ckpt_inputs_[i];
+          if (std::find(inputs.begin(), inputs.end(), s) != inputs.end()) continue;
+          inputs.push_back(s);
+          ++st.saved_by;
+          if (st.category == MemCategory::kTemp) st.category = MemCategory::kAct;
+          forward_saved_[ni].push_back(s);
+          SavedTensorInfo info;
+          info.node = ni;
+          info.what = "checkpoint input";
+          info.bytes = st.bytes;
+          info.storage = s;
+          info.counted = unique->insert(s).second;
+          tr_.saved.push_back(std::move(info));
+        }
+      }
+    }
+  }
+
+  // Backward reached the segment: its forward runs again with grad enabled,
+  // into fresh storages (TEMP, as MemTracker counts tensors made in backward);
+  // its nodes save as usual, and the outputs, and the gradients that came for
+  // them, stay until the segment's backward is done (FinishSegment).
+  void ReplaySegment(int i) {
+    const CheckpointSegment& seg = tr_.checkpoint_segments[i];
+    std::map<int, int> replay;  // Forward storage -> its recomputed copy.
+    held_.clear();
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      for (const auto* list : {&node_new_[ni], &node_temps_[ni]}) {
+        for (int s : *list) {
+          if (replay.count(s)) continue;
+          const int last = storages_[s].last_use;
+          const bool escapes = storages_[s].pinned || last > seg.last;
+          const int r = NewStorage(storages_[s].bytes, MemCategory::kTemp);
+          storages_[r].last_use = escapes ? -1 : last;
+          storages_[r].pinned = escapes;
+          if (escapes) held_.push_back(r);
+          replay[s] = r;
+        }
+      }
+    }
+    auto copy_of = [&](int s) {
+      auto it = replay.find(s);
+      return it == replay.end() ? s : it->second;
+    };
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      if (!runs_backward_[ni]) continue;
+      for (int& s : saved_storages_[ni]) {
+        s = copy_of(s);
+        ++storages_[s].saved_by;
+      }
+    }
+    held_grads_.clear();
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      for (int o : g_.nodes[ni].outputs) {
+        if (grad_of_[o] < 0) continue;
+        ++storages_[grad_of_[o]].grad_refs;
+        held_grads_.push_back(grad_of_[o]);
+      }
+    }
+    for (int ni = seg.first; ni <= seg.last; ++ni) {
+      const sym::Expr* workspace = Workspace(ni, /*backward=*/false);
+      if (node_new_[ni].empty() && node_temps_[ni].empty() && !workspace && !FreesSomething(ni)) continue;
+      for (int s : node_new_[ni]) Alloc(copy_of(s));
+      for (int s : node_temps_[ni]) Alloc(copy_of(s));
+      const int ws = workspace ? NewStorage(*workspace, MemCategory::kTemp) : -1;
+      if (ws >= 0) Alloc(ws);
+      Point(StepPhase::kBackward, ni);
+      if (ws >= 0) Free(ws);
+      for (int s : node_temps_[ni]) Release(copy_of(s), ni);
+      for (int s : node_new_[ni]) Release(copy_of(s), ni);
+      for (int s : release_at_[ni]) {
+        if (replay.count(s)) Release(replay[s], ni);
+      }
+      Point(StepPhase::kBackward, ni);
+    }
+  }
+
+  // The segment's backward is done: CheckpointFunction returns, dropping the
+  // recomputed outputs, the output gradients, and its saved inputs.
+  void FinishSegment(int i) {
+    const int end = static_cast<int>(g_.nodes.size());
+    for (int r : held_) {
+      storages_[r].pinned = false;
+      Release(r, end);
+    }
+    held_.clear();
+    for (int s : held_grads_) {
+      if (--storages_[s].grad_refs == 0 && storages_[s].category != MemCategory::kGrad) Release(s, end);
+    }
+    held_grads_.clear();
+    for (int s : ckpt_inputs_[i]) {
+      --storages_[s].saved_by;
+      Release(s, end);
+    }
+    Point(StepPhase::kBackward, tr_.checkpoint_segments[i].first);
   }
 
   // Gradients of unpacked elements go back to the list they came from.
@@ -637,6 +785,13 @@ class Simulator {
   std::vector<std::vector<int>> release_at_;  // Storages whose last forward use is each node.
   std::vector<bool> runs_backward_;
   std::vector<int> grad_contributions_;  // Backward nodes still to add to each value's gradient.
+  std::vector<std::vector<int>> forward_saved_;  // Per node: the storages it saves in the forward.
+  // Checkpointing: each node's recomputed segment (or -1), the segments starting
+  // and ending at each node, each segment's saved inputs, and what the segment
+  // being recomputed holds until it is done.
+  std::vector<int> ckpt_of_, ckpt_starting_at_, ckpt_ending_at_;
+  std::vector<std::vector<int>> ckpt_inputs_;
+  std::vector<int> held_, held_grads_;
   CategoryBytes live_;
   sym::Expr live_total_;
 };

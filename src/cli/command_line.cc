@@ -92,6 +92,15 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
+  app.add_option("--checkpoint", out.checkpoint,
+                 "Activation checkpointing: calls of the modules whose path matches REGEX (or the repeated "
+                 "blocks: blocks) run under no_grad and are recomputed in backward")
+      ->type_name("REGEX|blocks");
+  app.add_option("--checkpoint-group", out.checkpoint_group,
+                 "Consecutive checkpointed module calls per segment (recomputed together)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("K");
   app.add_option("--zero-grad", out.zero_grad,
                  "zero_grad(set_to_none=True) frees gradients between steps (none); zeros keeps them")
       ->capture_default_str()

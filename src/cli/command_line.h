@@ -33,6 +33,8 @@ struct CommandLine {
   std::string param_dtype;          // --param-dtype DTYPE
   std::string attention_backend = "auto";  // --attention-backend
   int accumulate = 1;               // --accumulate N (micro-batches per step)
+  std::string checkpoint;           // --checkpoint REGEX|blocks
+  int checkpoint_group = 1;         // --checkpoint-group K
   std::string zero_grad = "none";   // --zero-grad none|zeros
   std::string lora;                 // --lora r=8,alpha=16,dropout=0.05,targets=REGEX
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP

@@ -122,6 +122,8 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.attention_backend = cl.attention_backend;
     options.training.accumulate = cl.accumulate;
     options.training.set_to_none = cl.zero_grad == "none";
+    options.training.checkpoint = cl.checkpoint;
+    options.training.checkpoint_group = cl.checkpoint_group;
     if (!cl.param_dtype.empty()) {
       auto d = ParseDType(cl.param_dtype);
       if (!d.ok()) return Outcome::Usage("--param-dtype: " + d.status().message());
