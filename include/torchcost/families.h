@@ -25,6 +25,9 @@ struct Gpt2Config {
   int64_t context = 1024;  // Learned positions (n_positions); S <= context.
   double dropout = 0.1;
   double eps = 1e-5;
+  // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
+  // (heads, MLP and vocabulary / t; row-parallel outputs all-reduced).
+  int64_t tp = 1;
 };
 
 // LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
@@ -39,6 +42,9 @@ struct LlamaConfig {
   int64_t vocab = 32000;
   double eps = 1e-6;
   double rope_base = 10000.0;
+  // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
+  // (heads, kv heads, intermediate and vocabulary / t; row-parallel outputs all-reduced).
+  int64_t tp = 1;
 };
 
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned

@@ -50,6 +50,7 @@ struct ShardingOptions {
 struct ShardingReport {
   ShardStrategy strategy = ShardStrategy::kNone;
   int world = 1;
+  bool master_weights = false;  // Float32 masters counted in OPT.
   // Model states a rank holds between steps, in bytes: its parameters (or
   // their shards), its gradients after the reduction, optimizer states.
   int64_t param_bytes = 0, grad_bytes = 0, opt_bytes = 0;

@@ -215,11 +215,12 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable, con
   TrainingReport& tr = report->training;
   tr.sharding = ShardingReport();
   tr.sharding.world = options.sharding.world;
+  tr.sharding.master_weights = options.master_weights && options.mode == StepMode::kTrain;
   const bool sharded = options.sharding.strategy != ShardStrategy::kNone;
-  if (options.mode != StepMode::kTrain || (!sharded && !options.master_weights)) return Status::Ok();
+  if (options.mode != StepMode::kTrain) return Status::Ok();
   Result<ShardPlan> plan = PlanShards(graph, trainable, options);
   if (!plan.ok()) return plan.status();
-  Rewriter(*plan, options, &tr).Run();
+  if (sharded || options.master_weights) Rewriter(*plan, options, &tr).Run();
   Summarize(graph, *plan, options.sharding, &tr.sharding);
   return Status::Ok();
 }

@@ -23,12 +23,15 @@ struct Gpt2Weights {
 // Declares modules, parameters and buffers in registration order
 // (named_modules, named_parameters, named_buffers), as the importer lists them.
 Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
-  const int64_t h = c.hidden;
+  // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.
+  // 2019, Sec. 3): c_attn and c_fc split by output columns, both c_proj by
+  // input rows (their biases replicated), the token embedding by vocabulary.
+  const int64_t h = c.hidden, t = c.tp;
   Gpt2Weights w;
   auto param = [&](const std::string& n, std::vector<int64_t> shape) { return b.Param(b.Qualify(n), shape); };
   {
     ScopeGuard s(b, "wte", "Embedding");
-    w.wte = param("weight", {c.vocab, h});
+    w.wte = param("weight", {c.vocab / t, h});
   }
   {
     ScopeGuard s(b, "wpe", "Embedding");
@@ -47,9 +50,9 @@ Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
     {
       ScopeGuard s(b, "attn", "GPT2Attention");
       // Conv1D weights are [in, out].
-      l.c_attn_w = param("c_attn_weight", {h, 3 * h});
-      l.c_attn_b = param("c_attn_bias", {3 * h});
-      l.c_proj_w = param("c_proj_weight", {h, h});
+      l.c_attn_w = param("c_attn_weight", {h, 3 * h / t});
+      l.c_attn_b = param("c_attn_bias", {3 * h / t});
+      l.c_proj_w = param("c_proj_weight", {h / t, h});
       l.c_proj_b = param("c_proj_bias", {h});
       { ScopeGuard d(b, "attn_dropout", "Dropout"); }
       { ScopeGuard d(b, "resid_dropout", "Dropout"); }
@@ -61,13 +64,13 @@ Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
     }
     {
       ScopeGuard s(b, "c_fc", "Linear");
-      l.fc_w = param("weight", {4 * h, h});
-      l.fc_b = param("bias", {4 * h});
+      l.fc_w = param("weight", {4 * h / t, h});
+      l.fc_b = param("bias", {4 * h / t});
     }
     { ScopeGuard s(b, "act", "GELU"); }
     {
       ScopeGuard s(b, "c_proj", "Linear");
-      l.proj_w = param("weight", {h, 4 * h});
+      l.proj_w = param("weight", {h, 4 * h / t});
       l.proj_b = param("bias", {h});
     }
     { ScopeGuard s(b, "drop", "Dropout"); }
@@ -95,20 +98,27 @@ Ref LayerNorm(GraphBuilder& b, Ref x, int64_t h, Ref weight, Ref bias, double ep
   return b.LayerNorm(x, b.IntList({h}), weight, bias, eps);
 }
 
+// Megatron's row-parallel output: the partial products of the ranks summed
+// (torchcost::all_reduce, in place), then the replicated bias added once.
+Ref RowParallelOut(GraphBuilder& b, Ref partial, Ref bias) {
+  return b.Add(b.Op1("torchcost::all_reduce", "", {{"self", partial}}), bias);
+}
+
 Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
+  const int64_t tp = c.tp, local_heads = c.heads / tp;
   // B, T, C = x.size()
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
   Ref ct = b.NumToTensor(cdim);
   // qkv = addmm(c_attn_bias, x.view(-1, C), c_attn_weight).view(B, T, 3 * C)
   Ref qkv = b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
-  Ref three_c = b.IntOf(b.Mul(ct, b.ScalarTensorInt(3)));
-  qkv = b.View(qkv, b.IntList({bsz, t, three_c}));
-  std::vector<Ref> qkv_parts = b.Split(qkv, c.hidden, 2, 3);
+  Ref three_c = tp == 1 ? b.IntOf(b.Mul(ct, b.ScalarTensorInt(3))) : Ref();
+  qkv = b.View(qkv, tp == 1 ? b.IntList({bsz, t, three_c}) : b.IntList({bsz, t, 3 * c.hidden / tp}));
+  std::vector<Ref> qkv_parts = b.Split(qkv, c.hidden / tp, 2, 3);
   // hd = C // n_head, read once per view.
   Ref hd = b.FloorDivide(ct, b.ScalarTensorInt(c.heads));
   Ref hd_v = b.IntOf(hd), hd_k = b.IntOf(hd), hd_q = b.IntOf(hd);
   auto heads = [&](Ref part, Ref head_dim) {
-    Ref v = b.View(part, b.IntList({bsz, t, c.heads, head_dim}));
+    Ref v = b.View(part, b.IntList({bsz, t, local_heads, head_dim}));
     return b.Permute(v, b.IntList({0, 2, 1, 3}));
   };
   Ref q = heads(qkv_parts[0], hd_q);
@@ -132,8 +142,13 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   }
   Ref y = b.Matmul(att, v);
   y = b.Contiguous(b.Permute(y, b.IntList({0, 2, 1, 3})));
-  y = b.View(y, b.IntList({bsz, t, cdim}));
-  y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
+  if (tp == 1) {
+    y = b.View(y, b.IntList({bsz, t, cdim}));
+    y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
+  } else {
+    y = b.View(y, b.IntList({-1, c.hidden / tp}));
+    y = RowParallelOut(b, b.Matmul(y, l.c_proj_w), l.c_proj_b);
+  }
   y = b.View(y, b.IntList({bsz, t, cdim}));
   ScopeGuard s(b, "resid_dropout", "Dropout");
   return b.Dropout(y, c.dropout);
@@ -164,7 +179,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   }
   {
     ScopeGuard s(b, "c_proj", "Linear");
-    h = b.Linear(h, l.proj_w, l.proj_b);
+    h = c.tp == 1 ? b.Linear(h, l.proj_w, l.proj_b) : RowParallelOut(b, b.Linear(h, l.proj_w), l.proj_b);
   }
   {
     ScopeGuard s(b, "drop", "Dropout");
@@ -183,6 +198,9 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
   v.Positive("vocab", c.vocab);
   v.Positive("context", c.context);
   v.Divides("heads", c.heads, "hidden", c.hidden);
+  v.Positive("tp", c.tp);
+  v.Divides("tp", c.tp, "heads", c.heads);
+  v.Divides("tp", c.tp, "vocab", c.vocab);
   v.Probability("dropout", c.dropout);
   v.PositiveFloat("eps", c.eps);
   if (!v.ok()) return v.status();
@@ -201,6 +219,10 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
   {
     ScopeGuard s(b, "wte", "Embedding");
     tok = b.Embedding(w.wte, idx);
+    // Vocabulary-parallel: each rank looks up its rows, the ranks' partial
+    // results are summed. NB: Megatron's masking of ids outside the rank's
+    // range (a few integer ops) is left out.
+    if (c.tp > 1) tok = b.Op1("torchcost::all_reduce", "", {{"self", tok}});
   }
   {
     ScopeGuard s(b, "wpe", "Embedding");

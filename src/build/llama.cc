@@ -22,7 +22,10 @@ struct LlamaWeights {
 
 // Declares modules and parameters in registration order.
 LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
-  const int64_t h = c.hidden, hd = c.hidden / c.heads;
+  // NB: with tensor parallelism t, one rank's shards (Megatron): q/k/v,
+  // gate and up split by output rows (heads / t), o_proj and down_proj by
+  // input columns, embedding and lm_head by vocabulary; norms replicated.
+  const int64_t h = c.hidden, hd = c.hidden / c.heads, t = c.tp;
   LlamaWeights w;
   auto linear = [&](const char* name, int64_t out, int64_t in) {
     ScopeGuard s(b, name, "Linear");
@@ -34,7 +37,7 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   };
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
-    w.embed = b.Param(b.Qualify("weight"), {c.vocab, h});
+    w.embed = b.Param(b.Qualify("weight"), {c.vocab / t, h});
   }
   {
     ScopeGuard list(b, "layers", "ModuleList");
@@ -44,23 +47,23 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
       l.input_norm = norm("input_layernorm");
       {
         ScopeGuard s(b, "self_attn", "LlamaAttention");
-        l.q = linear("q_proj", c.heads * hd, h);
-        l.k = linear("k_proj", c.kv_heads * hd, h);
-        l.v = linear("v_proj", c.kv_heads * hd, h);
-        l.o = linear("o_proj", h, c.heads * hd);
+        l.q = linear("q_proj", c.heads / t * hd, h);
+        l.k = linear("k_proj", c.kv_heads / t * hd, h);
+        l.v = linear("v_proj", c.kv_heads / t * hd, h);
+        l.o = linear("o_proj", h, c.heads / t * hd);
       }
       l.post_norm = norm("post_attention_layernorm");
       {
         ScopeGuard s(b, "mlp", "LlamaMLP");
-        l.gate = linear("gate_proj", c.intermediate, h);
-        l.up = linear("up_proj", c.intermediate, h);
-        l.down = linear("down_proj", h, c.intermediate);
+        l.gate = linear("gate_proj", c.intermediate / t, h);
+        l.up = linear("up_proj", c.intermediate / t, h);
+        l.down = linear("down_proj", h, c.intermediate / t);
       }
       w.layers.push_back(l);
     }
   }
   w.norm = norm("norm");
-  w.lm_head = linear("lm_head", c.vocab, h);
+  w.lm_head = linear("lm_head", c.vocab / t, h);
   return w;
 }
 
@@ -110,6 +113,12 @@ Ref ApplyRope(GraphBuilder& b, const Rope& rope, Ref x) {
   return b.Add(x_cos, b.Mul(rotated, rope.sin));
 }
 
+// Megatron's row-parallel output (and the vocabulary-parallel embedding):
+// the ranks' partial results summed by torchcost::all_reduce, in place.
+Ref AllReduceIf(GraphBuilder& b, const LlamaConfig& c, Ref partial) {
+  return c.tp == 1 ? partial : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+}
+
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   const int64_t hd = c.hidden / c.heads;
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
@@ -121,9 +130,9 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x)
     }
     return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
   };
-  Ref q = project("q_proj", l.q, c.heads);
-  Ref k = project("k_proj", l.k, c.kv_heads);
-  Ref v = project("v_proj", l.v, c.kv_heads);
+  Ref q = project("q_proj", l.q, c.heads / c.tp);
+  Ref k = project("k_proj", l.k, c.kv_heads / c.tp);
+  Ref v = project("v_proj", l.v, c.kv_heads / c.tp);
   const Rope rope = RopeTables(b, c, t);
   q = ApplyRope(b, rope, q);
   k = ApplyRope(b, rope, k);
@@ -137,13 +146,13 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x)
   att = b.Add(att, mask);
   att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), DType::kFloat32);
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
-  y = b.Reshape(y, b.IntList({bsz, t, c.heads * hd}));
+  y = b.Reshape(y, b.IntList({bsz, t, c.heads / c.tp * hd}));
   ScopeGuard s(b, "o_proj", "Linear");
-  return b.Linear(y, l.o);
+  return AllReduceIf(b, c, b.Linear(y, l.o));
 }
 
 // down(silu(gate(x)) * up(x)).
-Ref Mlp(GraphBuilder& b, const LlamaLayer& l, Ref x) {
+Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   Ref gate, up;
   {
     ScopeGuard s(b, "gate_proj", "Linear");
@@ -156,7 +165,7 @@ Ref Mlp(GraphBuilder& b, const LlamaLayer& l, Ref x) {
   }
   Ref h = b.Mul(gate, up);
   ScopeGuard s(b, "down_proj", "Linear");
-  return b.Linear(h, l.down);
+  return AllReduceIf(b, c, b.Linear(h, l.down));
 }
 
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
@@ -177,7 +186,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   }
   {
     ScopeGuard s(b, "mlp", "LlamaMLP");
-    h = Mlp(b, l, n.out);
+    h = Mlp(b, c, l, n.out);
   }
   return b.Add(n.residual, h);
 }
@@ -194,6 +203,10 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
   v.Positive("vocab", c.vocab);
   v.Divides("heads", c.heads, "hidden", c.hidden);
   v.Divides("kv_heads", c.kv_heads, "heads", c.heads);
+  v.Positive("tp", c.tp);
+  v.Divides("tp", c.tp, "kv_heads", c.kv_heads);
+  v.Divides("tp", c.tp, "intermediate", c.intermediate);
+  v.Divides("tp", c.tp, "vocab", c.vocab);
   v.Require(c.heads <= 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
             "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
                 " must be even (RoPE rotates pairs)");
@@ -207,7 +220,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
   Ref x;
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
-    x = b.Embedding(w.embed, idx);
+    // NB: Megatron's masking of ids outside the rank's vocabulary range is left out.
+    x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
   }
   {
     ScopeGuard list(b, "layers", "ModuleList");

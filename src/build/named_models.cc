@@ -71,7 +71,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"vocab", &g.vocab},
              {"context", &g.context},
              {"dropout", &g.dropout},
-             {"eps", &g.eps}},
+             {"eps", &g.eps},
+             {"tp", &g.tp}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -83,7 +84,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"intermediate", &l.intermediate},
              {"vocab", &l.vocab},
              {"eps", &l.eps},
-             {"rope_base", &l.rope_base}},
+             {"rope_base", &l.rope_base},
+             {"tp", &l.tp}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {

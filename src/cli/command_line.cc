@@ -110,6 +110,30 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "LoRA adapters on the Linear modules whose name matches targets, base frozen: "
                  "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
       ->type_name("SPEC");
+  app.add_option("--shard", out.shard,
+                 "Data-parallel sharding; memory is then per rank: none, ddp, zero1, zero2, zero3 or fsdp")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "ddp", "zero1", "zero2", "zero3", "fsdp"}))
+      ->type_name("STRATEGY");
+  app.add_option("--world", out.world, "Data-parallel ranks N for --shard")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
+  app.add_option("--ddp-bucket", out.ddp_bucket_mib, "DDP's bucket_cap_mb (the first bucket is 1 MiB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->type_name("MiB");
+  app.add_flag("--ddp-bucket-view", out.ddp_bucket_view,
+               "DDP with gradient_as_bucket_view=True: .grad views the buckets (no second copy)");
+  app.add_option("--fsdp-unit", out.fsdp_unit,
+                 "FSDP wrapping unit: blocks (the repeated block list) or a regex on module paths")
+      ->capture_default_str()
+      ->type_name("REGEX|blocks");
+  app.add_flag("--no-prefetch", out.no_prefetch,
+               "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
+  app.add_flag("--master-weights", out.master_weights,
+               "float32 master weights and optimizer states for float16/bfloat16 parameters (mixed-precision "
+               "Adam: 12 bytes per parameter of OPT)");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

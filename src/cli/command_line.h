@@ -37,6 +37,13 @@ struct CommandLine {
   int checkpoint_group = 1;         // --checkpoint-group K
   std::string zero_grad = "none";   // --zero-grad none|zeros
   std::string lora;                 // --lora r=8,alpha=16,dropout=0.05,targets=REGEX
+  std::string shard = "none";       // --shard none|ddp|zero1|zero2|zero3|fsdp
+  int world = 1;                    // --world N (data-parallel ranks)
+  double ddp_bucket_mib = 25;       // --ddp-bucket MiB
+  bool ddp_bucket_view = false;     // --ddp-bucket-view (gradient_as_bucket_view)
+  std::string fsdp_unit = "blocks"; // --fsdp-unit REGEX|blocks
+  bool no_prefetch = false;         // --no-prefetch
+  bool master_weights = false;      // --master-weights
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
 };
 

@@ -10,6 +10,7 @@
 
 #include "cli/built_model.h"
 #include "cli/inputs.h"
+#include "cli/sharding_flags.h"
 #include "torchcost/analysis.h"
 #include "torchcost/import.h"
 #include "torchcost/peft.h"
@@ -122,6 +123,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     options.attention_backend = cl.attention_backend;
     options.training.accumulate = cl.accumulate;
     options.training.set_to_none = cl.zero_grad == "none";
+    if (Outcome o = ApplyShardingFlags(cl, options.training); !o.ok()) return o;
     options.training.checkpoint = cl.checkpoint;
     options.training.checkpoint_group = cl.checkpoint_group;
     if (!cl.param_dtype.empty()) {

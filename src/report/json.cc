@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/sharding_report.h"
 #include "report/text_sections.h"
 #include "torchcost/report.h"
 #include "torchcost/training.h"
@@ -222,6 +223,7 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
 
   j["modules"] = Modules(graph, report, b);
   j["training"] = Training(graph, report, b);
+  j["sharding"] = report::ShardingJson(report.training);
 
   Json ops = Json::array();
   for (const OpStats& op : report.ops) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/sharding_report.h"
 #include "report/table.h"
 #include "report/text_sections.h"
 #include "torchcost/report.h"
@@ -132,6 +133,7 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   out += "\n" + report::RenderOpTable(report, b);
   out += "\n" + RenderTotals(report, b);
   out += "\n" + report::RenderStepFlops(report, b);
+  if (std::string s = report::RenderSharding(report.training); !s.empty()) out += "\n" + s;
   out += "\n" + report::RenderMemory(graph, report, b);
   out += "\n" + RenderIssues(report);
   return out;

@@ -1,0 +1,109 @@
+// Tensor parallelism of the transformer families (config key tp=t): one
+// rank's parameters against Megatron's splits derived by hand, matmul MACs
+// per rank 1/t of the whole model's, and the divisibility errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "torchcost/analysis.h"
+#include "torchcost/families.h"
+#include "torchcost/rules.h"
+
+namespace torchcost::build {
+namespace {
+
+using ::testing::HasSubstr;
+
+const RuleSet& Rules() {
+  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
+  return *rules;
+}
+
+Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
+  AnalysisOptions options;
+  options.training.optimizer = OptimizerKind::kAdam;
+  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
+  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+// MACs of the matmul-class ops (the ones Megatron splits).
+sym::Expr MatmulMacs(const Report& r) {
+  sym::Expr macs(0);
+  for (const OpStats& op : r.ops) {
+    if (op.op == "aten::linear" || op.op == "aten::matmul" || op.op == "aten::addmm") macs += op.macs;
+  }
+  return macs;
+}
+
+constexpr const char* kGpt2 = "layers=2,hidden=64,heads=4,vocab=512,context=128";
+constexpr const char* kLlama = "layers=2,hidden=64,heads=8,kv_heads=4,intermediate=128,vocab=256";
+
+TEST(TensorParallelTest, Gpt2RankParamsAreMegatronsSplit) {
+  const int64_t V = 512, h = 64, L = 2, n_ctx = 128;
+  for (int64_t t : {1, 2, 4}) {
+    SCOPED_TRACE("tp=" + std::to_string(t));
+    // wte V/t*h (vocab-parallel) + wpe n_ctx*h (replicated) + per layer:
+    // c_attn columns h*3h/t + 3h/t, attn c_proj rows (h/t)*h + bias h,
+    // c_fc columns 4h/t*h + 4h/t, MLP c_proj rows h*4h/t + bias h, two
+    // LayerNorms 4h; final LayerNorm 2h.
+    const int64_t layer = h * 3 * h / t + 3 * h / t + h / t * h + h + 4 * h / t * h + 4 * h / t + h * 4 * h / t + h + 4 * h;
+    const int64_t expected = V / t * h + n_ctx * h + L * layer + 2 * h;
+    Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kGpt2) + ",tp=" + std::to_string(t));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(*m, ctx);
+    EXPECT_EQ(r.params, expected);
+    EXPECT_TRUE(r.unknown_ops.empty());
+  }
+}
+
+TEST(TensorParallelTest, LlamaRankParamsAreMegatronsSplit) {
+  const int64_t V = 256, h = 64, heads = 8, kv = 4, hd = h / heads, I = 128, L = 2;
+  for (int64_t t : {1, 2, 4}) {
+    SCOPED_TRACE("tp=" + std::to_string(t));
+    // embed and lm_head V/t*h each; per layer: q and o h*(heads/t*hd), k and
+    // v h*(kv/t*hd), gate, up and down h*I/t, two RMSNorms 2h; final norm h.
+    const int64_t layer = 2 * h * (heads / t * hd) + 2 * h * (kv / t * hd) + 3 * h * I / t + 2 * h;
+    const int64_t expected = 2 * V / t * h + L * layer + h;
+    Result<BuiltModel> m = BuildNamedModel("llama", std::string(kLlama) + ",tp=" + std::to_string(t));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(*m, ctx);
+    EXPECT_EQ(r.params, expected);
+    EXPECT_TRUE(r.unknown_ops.empty());
+  }
+}
+
+TEST(TensorParallelTest, MatmulMacsPerRankAreOneTth) {
+  for (const char* family : {"gpt2", "llama"}) {
+    const std::string config = family == std::string("gpt2") ? kGpt2 : kLlama;
+    sym::Context ctx;
+    const Report whole = AnalyzeBuilt(*BuildNamedModel(family, config), ctx);
+    for (int64_t t : {2, 4}) {
+      SCOPED_TRACE(std::string(family) + " tp=" + std::to_string(t));
+      const Report rank = AnalyzeBuilt(*BuildNamedModel(family, config + ",tp=" + std::to_string(t)), ctx);
+      // Every matmul's output (or reduction) dim is split by t, so t ranks do the whole model's MACs.
+      EXPECT_EQ((sym::Expr(t) * MatmulMacs(rank)).ToString(), MatmulMacs(whole).ToString());
+    }
+  }
+}
+
+TEST(TensorParallelTest, IndivisibleDimsAreErrors) {
+  Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kGpt2) + ",tp=3");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("heads=4 is not divisible by tp=3"));
+  m = BuildNamedModel("llama", std::string(kLlama) + ",tp=8");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("kv_heads=4 is not divisible by tp=8"));
+  m = BuildNamedModel("gpt2", "tp=2");  // GPT-2's 50257 tokens: Megatron pads the vocabulary first.
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("vocab=50257 is not divisible by tp=2"));
+  m = BuildNamedModel("llama", std::string(kLlama) + ",tp=0");
+  ASSERT_FALSE(m.ok());
+}
+
+}  // namespace
+}  // namespace torchcost::build

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Checks the CLI's data-parallel sharding and tensor parallelism against closed forms.
+
+Usage: /usr/bin/python3 tests/python/test_sharding.py --torchcost PATH --fixtures DIR
+
+NB: no GPU and no process group are available, so nothing here is measured on
+a distributed PyTorch run: the expected numbers are the published formulas
+(Rajbhandari et al. 2020, Figure 1: mixed-precision Adam keeps 2 + 2 + K bytes
+per parameter, K = 12, split by the ZeRO stages) and Megatron's splits
+(Shoeybi et al. 2019), derived here from the model's config.
+The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchcost_cli import run_json  # noqa: E402
+
+# A small GPT-2: V = 512, h = 64, L = 2 layers, n_ctx = 128 (all dims multiples of 4).
+V, H, L, CTX = 512, 64, 2, 128
+GPT2 = "layers=%d,hidden=%d,heads=4,vocab=%d,context=%d" % (L, H, V, CTX)
+# Parameters: wte V*h + wpe n_ctx*h + per layer 12h^2 + 13h + final LayerNorm 2h (head tied).
+PSI = V * H + CTX * H + L * (12 * H * H + 13 * H) + 2 * H
+# Parameter tensors: wte, wpe, 12 per layer (2 LayerNorms, c_attn, attn c_proj, c_fc, c_proj; weight and bias), ln_f 2.
+TENSORS = 2 + 12 * L + 2
+N = 4
+K = 12  # fp32 master weights, exp_avg, exp_avg_sq: 4 + 4 + 4 bytes per parameter.
+STEP = 4  # NB: torch 1.13's Adam keeps a float32 `step` tensor per parameter tensor (one per flat shard).
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL %s %s" % (name, detail))
+
+
+def zero_states(c, binary):
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights"]
+    # Every parameter's numel is a multiple of N, so the flat shards need no padding: Psi / N.
+    expected = {
+        "none": (2 * PSI, 2 * PSI, K * PSI + STEP * TENSORS),      # (2 + 2 + K) Psi
+        "zero1": (2 * PSI, 2 * PSI, K * PSI // N + STEP),         # 2 Psi + 2 Psi + K Psi / N
+        "zero2": (2 * PSI, 2 * PSI // N, K * PSI // N + STEP),    # 2 Psi + (2 + K) Psi / N
+        "zero3": (2 * PSI // N, 2 * PSI // N, K * PSI // N + STEP),  # (2 + 2 + K) Psi / N
+    }
+    for strategy, (param, grad, opt) in sorted(expected.items()):
+        args = base + (["--shard", strategy, "--world", str(N)] if strategy != "none" else [])
+        report, err = run_json(binary, args)
+        if err:
+            c.check("zero_states[%s]" % strategy, False, err)
+            continue
+        got = report["sharding"]["per_rank"]
+        c.check("zero_states[%s]" % strategy, (got["param"], got["grad"], got["opt"]) == (param, grad, opt),
+                "got %s, expected param %d grad %d opt %d" % (got, param, grad, opt))
+        opt_max = report["training"]["memory"]["category_max"]["opt"]["value"]
+        c.check("zero_opt_in_timeline[%s]" % strategy, opt_max == opt, "OPT max %s, expected %d" % (opt_max, opt))
+        if strategy != "none":
+            comm = report["sharding"]["communication"]
+            # ZeRO-1/2: reduce-scatter the bf16 gradients (2 Psi), all-gather the parameters (2 Psi);
+            # ZeRO-3: each parameter gathered in forward and backward (2 x 2 Psi).
+            gathered = 2 * 2 * PSI if strategy == "zero3" else 2 * PSI
+            c.check("zero_comm[%s]" % strategy,
+                    comm["reduce_scatter"] == 2 * PSI and comm["all_gather"] == gathered, str(comm))
+
+
+def ddp_and_fsdp(c, binary):
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "sgd"]
+    plain, err = run_json(binary, base)
+    ddp, err2 = run_json(binary, base + ["--shard", "ddp", "--world", "8"])
+    if err or err2:
+        c.check("ddp", False, err or err2)
+        return
+    # float32 gradients 4 Psi, a second copy in DDP's buckets: every moment holds 4 Psi more.
+    peak = plain["training"]["memory"]["peak"]["value"]
+    c.check("ddp_peak", ddp["training"]["memory"]["peak"]["value"] == peak + 4 * PSI,
+            "%s vs %d" % (ddp["training"]["memory"]["peak"]["value"], peak + 4 * PSI))
+    c.check("ddp_all_reduce", ddp["sharding"]["communication"]["all_reduce"] == 4 * PSI)
+    fsdp, err = run_json(binary, base + ["--shard", "fsdp", "--world", "8"])
+    if err:
+        c.check("fsdp", False, err)
+        return
+    # Units: the root and the blocks h.0, h.1; a block's padded flat parameter: (12h^2 + 13h) * 4 bytes.
+    block = (12 * H * H + 13 * H) * 4
+    c.check("fsdp_units", fsdp["sharding"]["units"] == ["", "h.0", "h.1"], str(fsdp["sharding"]["units"]))
+    c.check("fsdp_largest_unit", fsdp["sharding"]["largest_unit_bytes"] >= block,
+            "%s < %d" % (fsdp["sharding"]["largest_unit_bytes"], block))
+
+
+def tensor_parallel(c, binary):
+    for t in (2, 4):
+        report, err = run_json(binary, ["--model", "gpt2", "--config", GPT2 + ",tp=%d" % t])
+        if err:
+            c.check("tp%d" % t, False, err)
+            continue
+        # Column-parallel c_attn and c_fc (weights and biases / t), row-parallel c_proj (weights / t,
+        # biases whole), vocabulary-parallel wte, replicated wpe and LayerNorms.
+        layer = 3 * H * H // t + 3 * H // t + H * H // t + H + 4 * H * H // t + 4 * H // t + 4 * H * H // t + H + 4 * H
+        expected = V // t * H + CTX * H + L * layer + 2 * H
+        c.check("tp%d_params" % t, report["totals"]["params"] == expected,
+                "%s vs %d" % (report["totals"]["params"], expected))
+
+
+def errors(c, binary):
+    cases = [
+        (["--model", "gpt2", "--world", "4"], "--world 4 needs --shard"),
+        (["--model", "gpt2", "--shard", "fsdp", "--world", "2", "--fsdp-unit", "("], "--fsdp-unit '('"),
+        (["--model", "gpt2", "--shard", "zero1", "--world", "2", "--mode", "infer"], "--mode infer"),
+        (["--model", "gpt2", "--shard", "zero9"], "--shard"),
+        (["--model", "gpt2", "--config", GPT2 + ",tp=3"], "heads=4 is not divisible by tp=3"),
+    ]
+    for args, needle in cases:
+        proc = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=120)
+        lines = proc.stderr.strip().splitlines()
+        c.check("error %s" % " ".join(args[2:]),
+                proc.returncode == 2 and len(lines) == 1 and needle in lines[0],
+                "rc %d, stderr %r" % (proc.returncode, proc.stderr))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--torchcost", required=True)
+    ap.add_argument("--fixtures", required=False)
+    args = ap.parse_args()
+    c = Checks()
+    zero_states(c, args.torchcost)
+    ddp_and_fsdp(c, args.torchcost)
+    tensor_parallel(c, args.torchcost)
+    errors(c, args.torchcost)
+    print("%d passed, %d failed" % (c.passed, c.failed))
+    return 0 if c.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
