@@ -45,6 +45,10 @@ struct AnalysisOptions {
   // `model.to(dtype)`); activations follow by type promotion with the inputs'
   // dtypes. kUnknown keeps the model's own dtypes.
   DType param_dtype = DType::kUnknown;
+  // If float16 or bfloat16, the forward runs under torch.autocast with this
+  // dtype (fp32 master weights): give the graph to ApplyAutocast
+  // (torchcost/autocast.h) first. kUnknown: no autocast.
+  DType autocast = DType::kUnknown;
   // The attention kernel scaled_dot_product_attention is modelled with: "math"
   // (keeps the attention weights), "flash" or "efficient" (keep the logsumexp
   // and recompute the scores in backward), or "auto": math on CPU; on CUDA

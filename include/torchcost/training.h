@@ -46,6 +46,9 @@ struct TrainingOptions {
   // Micro-batches per optimizer step (gradient accumulation); the inputs'
   // shapes are one micro-batch's.
   int accumulate = 1;
+  // torch.cuda.amp.GradScaler, as float16 autocast training uses it: its
+  // state (OPT), the scaled loss and the in-place unscale of the gradients.
+  bool grad_scaler = false;
   // Activation checkpointing (torch.utils.checkpoint, reentrant): an ECMAScript
   // regular expression on module paths whose calls run under no_grad and are
   // recomputed in backward, or "blocks" for the model's repeated blocks; empty: none.
@@ -116,6 +119,8 @@ struct TrainingReport {
   std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
   std::vector<SavedTensorInfo> saved;     // Every saved tensor, in forward order.
   int64_t grad_params = 0;                // Parameters that get a gradient (elements).
+  std::string precision = "fp32";         // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
+  bool grad_scaler = false;               // A GradScaler is modelled.
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;

@@ -10,6 +10,7 @@
 #include "passes/native_ops.h"
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
 
 namespace torchcost {
 namespace {
@@ -189,6 +190,8 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   const bool train = options.mode == StepMode::kTrain;
   tr.flops_optimizer = train ? sym::Expr(tr.grad_params * analysis::ModelOf(options.optimizer).flops_per_element)
                              : sym::Expr(0);
+  // GradScaler's unscale_: one multiply by 1/scale per gradient element.
+  if (train && options.grad_scaler) tr.flops_optimizer += sym::Expr(tr.grad_params);
   tr.accumulate = options.accumulate;
   tr.set_to_none = options.set_to_none;
   // NB: adding a gradient into an allocated .grad (set_to_none=False, or the
@@ -250,6 +253,8 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     }
   }
   report.symbols.assign(symbols.begin(), symbols.end());
+  report.training.precision = PrecisionName(options);
+  report.training.grad_scaler = options.training.grad_scaler && options.training.mode == StepMode::kTrain;
   if (options.strict && !report.unknown_ops.empty()) {
     std::string ops;
     for (const auto& u : report.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " (x" + std::to_string(u.count) + ")";

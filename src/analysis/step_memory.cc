@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "analysis/grad_scaler.h"
 #include "analysis/optimizer_model.h"
 #include "rules/op_rule.h"
 
@@ -395,6 +396,7 @@ class Simulator {
         trainable.push_back(p.shape);
       }
       opt += SharedStateBytes(options_.optimizer, trainable);
+      if (options_.grad_scaler) opt += kScalerStateBytes;
       live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(opt);
       live_total_ += sym::Expr(opt);
     }
@@ -482,9 +484,11 @@ class Simulator {
     int loss = NewStorage(sym::Expr(elem), MemCategory::kOther);
     storages_[loss].pinned = true;
     Alloc(loss);
+    if (options_.grad_scaler) Replay(ScaledLossBackward(), StepPhase::kBackward);
     int ones = NewStorage(sym::Expr(elem), MemCategory::kTemp);
     storages_[ones].last_use = end;
     Alloc(ones);
+    if (options_.grad_scaler) Replay(ScaledLossGradDone(), StepPhase::kBackward);
     SetGrad(out0, ones);
     Point(StepPhase::kBackward, -1);
 
@@ -735,12 +739,31 @@ class Simulator {
     return sym::Expr(0);
   }
 
+  // Replays a GradScaler sequence (analysis/grad_scaler.h).
+  void Replay(const std::vector<ScalerEvent>& events, StepPhase phase) {
+    for (const ScalerEvent& e : events) {
+      if (e.kind == ScalerEvent::Kind::kAlloc) {
+        if (e.tensor >= static_cast<int>(scaler_.size())) scaler_.resize(e.tensor + 1, -1);
+        scaler_[e.tensor] = NewStorage(sym::Expr(e.bytes), e.category);
+        Alloc(scaler_[e.tensor]);
+      } else if (e.kind == ScalerEvent::Kind::kFree) {
+        Free(scaler_[e.tensor]);
+      } else {
+        Point(phase, -1);
+      }
+    }
+  }
+
   // The single-tensor loop, parameter by parameter (optimizer_model.h's
   // UpdateTransients): e.g. Adam computes denom = (exp_avg_sq.sqrt() / c).add_(eps),
   // sqrt and quotient both alive, then the sqrt dies; the previous parameter's
   // denom dies only when the name is rebound after that, and the last one when
   // step() returns.
   void Optimizer() {
+    if (options_.grad_scaler) {
+      Replay(ScaledBackwardEnd(), StepPhase::kBackward);  // The backward's last act.
+      Replay(Unscale(), StepPhase::kOptimizer);
+    }
     int prev = -1;  // The previous parameter's carried temporaries.
     for (size_t i = 0; i < g_.params.size(); ++i) {
       if (!grads_.param_trainable[i]) continue;
@@ -765,6 +788,7 @@ class Simulator {
     }
     if (prev >= 0) Free(prev);
     Point(StepPhase::kOptimizer, -1);
+    if (options_.grad_scaler) Replay(Update(), StepPhase::kOptimizer);
   }
 
   const ir::Graph& g_;
@@ -781,6 +805,7 @@ class Simulator {
   std::vector<int> grad_of_;
   std::vector<std::vector<int>> list_grads_;
   std::vector<int> transient_;
+  std::vector<int> scaler_;  // GradScaler tensor -> its storage.
   std::vector<int> joined_;  // Gradients replaced by a join's sum, freed after the node.
   std::vector<std::vector<int>> release_at_;  // Storages whose last forward use is each node.
   std::vector<bool> runs_backward_;

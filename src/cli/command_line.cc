@@ -76,6 +76,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Dtype of floating-point parameters and buffers (as model.to(DTYPE)); activations follow. "
                  "Give --dtype for floating inputs too")
       ->type_name("DTYPE");
+  app.add_option("--autocast", out.autocast,
+                 "Mixed precision: the forward under torch.autocast with this dtype, fp32 master weights "
+                 "(fp16 adds a GradScaler; CPU runs bf16 only)")
+      ->check(CLI::IsMember({"fp16", "bf16"}))
+      ->type_name("fp16|bf16");
   app.add_option("--sweep", out.sweeps,
                  "Evaluate one analysis over values of a symbol: S=512:8192:x2 (xK multiplies, +K adds) or "
                  "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")

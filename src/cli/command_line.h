@@ -31,6 +31,7 @@ struct CommandLine {
   std::string timeline_svg;         // --timeline FILE.svg
   std::string device = "cuda";      // --device cuda|cpu
   std::string param_dtype;          // --param-dtype DTYPE
+  std::string autocast;             // --autocast fp16|bf16
   std::string attention_backend = "auto";  // --attention-backend
   int accumulate = 1;               // --accumulate N (micro-batches per step)
   std::string checkpoint;           // --checkpoint REGEX|blocks

@@ -12,6 +12,7 @@
 #include "cli/inputs.h"
 #include "cli/sharding_flags.h"
 #include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
 #include "torchcost/import.h"
 #include "torchcost/peft.h"
 #include "torchcost/report.h"
@@ -131,6 +132,11 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       if (!d.ok()) return Outcome::Usage("--param-dtype: " + d.status().message());
       options.param_dtype = *d;
     }
+    if (!cl.autocast.empty()) {
+      options.autocast = cl.autocast == "fp16" ? DType::kFloat16 : DType::kBFloat16;
+      // NB: float16 training pairs autocast with a GradScaler (bfloat16 needs none).
+      options.training.grad_scaler = options.autocast == DType::kFloat16;
+    }
   }
   if (built && cl.inputs.empty()) {
     DeclaredInputs(*built, ctx, options.inputs);
@@ -155,6 +161,11 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   }
   RuleSet rules;
   if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
+
+  if (options.autocast != DType::kUnknown) {
+    graph = ApplyAutocast(*graph, rules, ctx, options);
+    if (!graph.ok()) return Outcome::Usage("--autocast " + cl.autocast + ": " + graph.status().message());
+  }
 
   Report report;
   if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok())

@@ -137,6 +137,8 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   Json j;
   j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
+  j["precision"] = tr.precision;
+  j["grad_scaler"] = tr.grad_scaler;
   j["grad_params"] = tr.grad_params;
   j["accumulate"] = tr.accumulate;
   j["set_to_none"] = tr.set_to_none;

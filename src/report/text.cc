@@ -24,13 +24,21 @@ std::string Field(const std::string& label, const std::string& value) {
 // (11541544), 147.97 K frozen (147968)", or the inference line.
 std::string StepText(const Report& report) {
   const TrainingReport& tr = report.training;
+  // "", or ", bf16-mixed precision (autocast, fp32 master weights)" and the like.
+  std::string precision;
+  if (tr.precision.find("-mixed") != std::string::npos) {
+    precision = ", " + tr.precision + " precision (autocast, fp32 master weights" +
+                (tr.grad_scaler ? ", GradScaler)" : ")");
+  } else if (tr.precision != "fp32") {
+    precision = ", " + tr.precision + " precision";
+  }
   if (tr.mode == StepMode::kInfer) {
-    return "infer (forward under no_grad: no gradients, no optimizer)";
+    return "infer (forward under no_grad: no gradients, no optimizer)" + precision;
   }
   // NB: grad_params counts what gets a gradient, so --freeze and parameters
   // traced without requires_grad both count as frozen.
   const int64_t frozen = report.params - tr.grad_params;
-  return "train with " + std::string(OptimizerName(tr.optimizer)) + "; " +
+  return "train with " + std::string(OptimizerName(tr.optimizer)) + precision + "; " +
          HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params, " +
          HumanAndExact(frozen, Unit::kCount) + " frozen";
 }

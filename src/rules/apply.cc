@@ -249,6 +249,10 @@ class Application : public ImplContext {
         const RValue* v = slots_[spec.slot];
         const DType d = v && v->kind == RValue::Kind::kTensor ? v->t.dtype : DType::kFloat32;
         if (device_ == "cuda" && (d == DType::kFloat16 || d == DType::kBFloat16)) return DType::kFloat32;
+        // NB: `acc(input, weight)`: 1.13's mixed-type CPU batch_norm (bfloat16
+        // input, float32 weight, as under autocast) keeps them in the weight's dtype.
+        const RValue* w = spec.slot2 >= 0 ? slots_[spec.slot2] : nullptr;
+        if (w && w->kind == RValue::Kind::kTensor && w->t.dtype != DType::kUnknown) return w->t.dtype;
         return d == DType::kUnknown ? DType::kFloat32 : d;
       }
       case DTypeSpec::Kind::kArg: {

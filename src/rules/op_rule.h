@@ -44,6 +44,7 @@ struct DTypeSpec {
   Kind kind = Kind::kDefault;
   DType fixed = DType::kUnknown;
   int slot = -1;
+  int slot2 = -1;  // kAcc: the optional second tensor (`acc(input, weight)`).
 };
 
 // The shape and dtype of one output.
@@ -74,6 +75,22 @@ struct TemporarySpec {
   DTypeSpec dtype;
 };
 
+// What torch.autocast does to an op's floating-point tensor arguments.
+enum class AutocastPolicy {
+  kNone,     // Runs in whatever dtypes its inputs have.
+  kLower,    // Casts them to the autocast dtype (float16 / bfloat16): matmul, linear, conv.
+  kFp32,     // Casts them to float32: softmax, layer_norm, losses on CUDA.
+  kPromote,  // Casts them to the widest floating dtype among them: addcmul, cat on CPU.
+};
+
+// An op's autocast policy per device (`autocast:` in a rule file).
+struct AutocastSpec {
+  AutocastPolicy cuda = AutocastPolicy::kNone;
+  AutocastPolicy cpu = AutocastPolicy::kNone;
+  // Op names of the rule the policy applies to; empty: all of them.
+  std::vector<std::string> only;
+};
+
 // One fully merged alternative of a rule (a case, or the rule itself).
 struct Variant {
   SourceExpr when;
@@ -94,6 +111,7 @@ struct Variant {
   int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.
   bool inplace = false;                   // `inplace:` instead of `alias:`.
   bool differentiable = true;             // `differentiable: false`: outputs never require gradients.
+  AutocastSpec autocast;                  // `autocast:`; none by default.
   std::vector<std::string> slot_names;
   ExprPool pool;
 };

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -94,6 +95,7 @@ class VariantCompiler {
       if (b != "true" && b != "false") Fail(*n, "'differentiable' must be true or false");
       v_.differentiable = b == "true";
     }
+    if (auto* n = get("autocast")) CompileAutocast(*n);
     if (auto* n = get("saved")) CompileSaved(*n);
     if (auto* n = get("alias")) CompileAlias(*n, false);
     if (auto* n = get("inplace")) CompileAlias(*n, true);
@@ -223,7 +225,15 @@ class VariantCompiler {
     if (s.rfind("acc(", 0) == 0 && s.back() == ')') {
       // The accumulation type of a tensor argument (norm statistics).
       d.kind = DTypeSpec::Kind::kAcc;
-      d.slot = ArgIndex(n, s.substr(4, s.size() - 5), "'dtype: acc(...)'");
+      std::string args = s.substr(4, s.size() - 5);
+      const size_t comma = args.find(',');
+      if (comma != std::string::npos) {
+        std::string second = args.substr(comma + 1);
+        second.erase(0, second.find_first_not_of(' '));
+        d.slot2 = ArgIndex(n, second, "'dtype: acc(..., ...)'");
+        args = args.substr(0, comma);
+      }
+      d.slot = ArgIndex(n, args, "'dtype: acc(...)'");
       return d;
     }
     if (s.rfind("arg(", 0) == 0 && s.back() == ')') {
@@ -345,6 +355,40 @@ class VariantCompiler {
     }
   }
 
+  static AutocastPolicy ParsePolicy(const YAML::Node& n) {
+    const std::string s = Scalar(n, "an autocast policy");
+    if (s == "lower") return AutocastPolicy::kLower;
+    if (s == "fp32") return AutocastPolicy::kFp32;
+    if (s == "promote") return AutocastPolicy::kPromote;
+    if (s == "none") return AutocastPolicy::kNone;
+    Fail(n, "unknown autocast policy '" + s + "' (lower, fp32, promote, none)");
+  }
+
+  // `autocast: POLICY` (both devices) or `{cuda: POLICY, cpu: POLICY, only: [ops]}`
+  // (a device left out: none).
+  void CompileAutocast(const YAML::Node& n) {
+    AutocastSpec& a = v_.autocast;
+    a = AutocastSpec();
+    if (n.IsScalar()) {
+      a.cuda = a.cpu = ParsePolicy(n);
+      return;
+    }
+    if (!n.IsMap()) Fail(n, "'autocast' must be a policy or a map {cuda: POLICY, cpu: POLICY, only: [ops]}");
+    for (const auto& kv : n) {
+      const std::string k = kv.first.Scalar();
+      if (k == "cuda") {
+        a.cuda = ParsePolicy(kv.second);
+      } else if (k == "cpu") {
+        a.cpu = ParsePolicy(kv.second);
+      } else if (k == "only") {
+        if (!kv.second.IsSequence()) Fail(kv.second, "'autocast.only' must be a list of op names");
+        for (const auto& o : kv.second) a.only.push_back(Scalar(o, "an op name"));
+      } else {
+        Fail(kv.first, "unknown key '" + k + "' in 'autocast' (cuda, cpu, only)");
+      }
+    }
+  }
+
   void CompileSaved(const YAML::Node& n) {
     if (!n.IsMap()) Fail(n, "'saved' must be a map of tensor: {needed_for: [inputs]}");
     for (const auto& kv : n) {
@@ -400,7 +444,7 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
   for (const auto& kv : r) {
     std::string k = kv.first.Scalar();
     if (!RuleKeys().count(k)) Fail(kv.first, "unknown key '" + k + "' in rule '" + rule->ops[0] + "'");
-    if (k != "op" && k != "schema" && k != "cases" && k != "doc" && k != "autocast") top[k] = kv.second;
+    if (k != "op" && k != "schema" && k != "cases" && k != "doc") top[k] = kv.second;
   }
   if (r["cases"]) {
     if (!r["cases"].IsSequence()) Fail(r["cases"], "'cases' must be a list");
@@ -424,6 +468,14 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
     }
   } else {
     rule->variants.push_back(VariantCompiler(rule->schema, rule->ops[0]).Compile(top, nullptr));
+  }
+  for (const auto& v : rule->variants) {
+    for (const auto& name : v.autocast.only) {
+      if (std::find(rule->ops.begin(), rule->ops.end(), name) == rule->ops.end()) {
+        Fail(r["autocast"] ? r["autocast"] : r, "'autocast.only' names '" + name + "', which is not an op of rule '" +
+                                                    rule->ops[0] + "'");
+      }
+    }
   }
   return rule;
 }

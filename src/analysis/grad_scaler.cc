@@ -1,0 +1,54 @@
+#include "analysis/grad_scaler.h"
+
+namespace torchcost::analysis {
+namespace {
+
+// The scaler's tensors within a step.
+enum Tensor : int {
+  kScaledLoss = 0,  // loss * _scale: float32 [1] (a 0-dim loss broadcast with a [1] tensor).
+  kRootGrad,        // ones_like(scaled loss), float32 [1], until backward ends.
+  kProduct,         // MulBackward0: grad * _scale, float32 [1].
+  kSumTo,           // ... summed to the loss's shape [], float32.
+  kDouble,          // unscale_: _scale.double(), float64 [1].
+  kReciprocal,      // .reciprocal(), float64 [1].
+  kInvScale,        // .float(), float32 [1], until unscale_ returns.
+  kFoundInf,        // torch.full((1,), 0.0), float32, until update().
+};
+
+ScalerEvent Alloc(int t, int64_t bytes, MemCategory c = MemCategory::kTemp) {
+  ScalerEvent e;
+  e.kind = ScalerEvent::Kind::kAlloc;
+  e.tensor = t;
+  e.bytes = bytes;
+  e.category = c;
+  return e;
+}
+
+ScalerEvent Free(int t) {
+  ScalerEvent e;
+  e.kind = ScalerEvent::Kind::kFree;
+  e.tensor = t;
+  return e;
+}
+
+ScalerEvent Point() { return ScalerEvent(); }
+
+}  // namespace
+
+std::vector<ScalerEvent> ScaledLossBackward() {
+  return {Alloc(kScaledLoss, 4, MemCategory::kOther), Alloc(kRootGrad, 4), Alloc(kProduct, 4), Alloc(kSumTo, 4),
+          Point(), Free(kProduct)};
+}
+
+std::vector<ScalerEvent> ScaledLossGradDone() { return {Free(kSumTo)}; }
+
+std::vector<ScalerEvent> ScaledBackwardEnd() { return {Free(kRootGrad), Point()}; }
+
+std::vector<ScalerEvent> Unscale() {
+  return {Alloc(kDouble, 8), Alloc(kReciprocal, 8), Point(), Free(kDouble), Alloc(kInvScale, 4), Free(kReciprocal),
+          Alloc(kFoundInf, 4), Point(), Free(kInvScale)};
+}
+
+std::vector<ScalerEvent> Update() { return {Free(kFoundInf), Point()}; }
+
+}  // namespace torchcost::analysis
