@@ -5,6 +5,7 @@ Usage (Debian's system python3: torch 1.13, CPU only, no Kineto):
 
     /usr/bin/python3 tools/measure_step.py MODEL [--batch N] [--optimizer adam]
         [--mode train|infer] [--fixtures DIR] [--curve] [--direct] [--no-cache]
+        [--autocast bf16]
 
 MODEL is a name of tools/make_fixtures.py (build_model). Prints one JSON
 object on stdout. The method is described precisely in docs/measuring.md;
@@ -44,12 +45,18 @@ matches REGEX (Python re.search; the outermost if nested ones match; never
 the root) in torch.utils.checkpoint.checkpoint (torch 1.13's default
 use_reentrant=True), as `checkpoint(block, x)` would.
 
-Importable: measure(name, batch, optimizer, mode, checkpoint=None) -> dict
-(cached in FIXTURES/<name>_b<N>_<opt>_<mode>[_ckpt-<hash>].step.json, keyed
-by the torch version and a hash of this file and tools/make_fixtures.py).
+--autocast bf16 runs the forward (not the loss) under
+torch.autocast("cpu", dtype=torch.bfloat16) with float32 weights; the loss is
+then out.sum() in the output's own dtype, outside the autocast region (as
+torchcost models it); ACT includes the bfloat16 copies autocast saves.
+
+Importable: measure(name, batch, optimizer, mode, checkpoint=None, autocast=None)
+-> dict (cached in FIXTURES/<name>_b<N>_<opt>_<mode>[_ckpt-<hash>][_autocast-bf16].step.json,
+keyed by the torch version and a hash of this file and tools/make_fixtures.py).
 """
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import json
@@ -97,9 +104,26 @@ def _first(out):
     return out
 
 
-def _loss(out):
-    """The loss of the measured step: the sum of the (first) output, in float32."""
+def _loss(out, autocast=None):
+    """The loss of the measured step: the sum of the (first) output, in float32
+    (under autocast: in the output's own dtype)."""
+    if autocast:
+        return out.sum()
     return out.float().sum() if out.dtype != out.float().dtype else out.sum()
+
+
+AUTOCAST = ("bf16",)
+
+
+def _autocast(autocast):
+    """The context the forward runs in: torch.autocast on CPU (bfloat16), or nothing."""
+    import torch
+
+    if not autocast:
+        return contextlib.nullcontext()
+    if autocast not in AUTOCAST:
+        raise ValueError("CPU autocast runs bf16 only, not %r" % autocast)
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
 def make_optimizer(name, params):
@@ -266,7 +290,7 @@ def _alloc_by_op(events):
 
 # --- measurements --------------------------------------------------------------
 
-def measure_saved(model, inputs, param_ptrs, buffer_ptrs):
+def measure_saved(model, inputs, param_ptrs, buffer_ptrs, autocast=None):
     """ACT: the storages autograd saves in one train-mode forward, attributed to their nodes.
 
     Pack hooks record every saved tensor and return a holder (so the tensor
@@ -306,8 +330,9 @@ def measure_saved(model, inputs, param_ptrs, buffer_ptrs):
 
     input_ptrs = {_storage_key(t)[0] for t in inputs}
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-        out = _first(model(*inputs))
-        loss = _loss(out)
+        with _autocast(autocast):
+            out = _first(model(*inputs))
+        loss = _loss(out, autocast)
         # What autograd still holds once the outputs the loss ignores are gone.
         gc.collect()
         alive = {i for i, r in enumerate(refs) if r() is not None}
@@ -418,7 +443,8 @@ def apply_checkpoint(model, pattern):
     return wrapped
 
 
-def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False, checkpoint=None):
+def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False, checkpoint=None,
+                  autocast=None):
     """Measures one model at one batch; returns {(optimizer, mode): result dict}.
 
     Train: one hooked forward+backward (ACT; also the warm-up), one profiled
@@ -445,11 +471,12 @@ def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False,
               "input_dtypes": mf.input_dtypes(name),
               "param_bytes": param_bytes, "buffer_bytes": buffer_bytes,
               "input_bytes": input_bytes, "num_params": sum(p.numel() for p in params),
-              "num_threads": torch.get_num_threads(), "torch": torch.__version__}
+              "num_threads": torch.get_num_threads(), "torch": torch.__version__,
+              "autocast": autocast}
     results = {}
 
     # ACT, from a hooked forward; its backward is the warm-up.
-    loss, saved = measure_saved(model, inputs, param_ptrs, buffer_ptrs)
+    loss, saved = measure_saved(model, inputs, param_ptrs, buffer_ptrs, autocast)
     loss.backward()
     del loss
     grads = [p.grad for p in params if p.grad is not None]
@@ -462,9 +489,10 @@ def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False,
 
     def fwd_bwd(prof):
         prof.phase("forward")
-        out = _first(model(*inputs))
+        with _autocast(autocast):
+            out = _first(model(*inputs))
         prof.phase("loss")
-        loss = _loss(out)
+        loss = _loss(out, autocast)
         prof.phase("backward")
         loss.backward()
         return out, loss
@@ -532,11 +560,13 @@ def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False,
     # Inference.
     model.eval()
     with torch.no_grad():
-        _first(model(*inputs))  # Warm-up.
+        with _autocast(autocast):  # NB: its own region, so autocast's weight cache is emptied.
+            _first(model(*inputs))  # Warm-up.
         gc.collect()
         with Profile() as prof:
             prof.phase("forward")
-            out = _first(model(*inputs))
+            with _autocast(autocast):
+                out = _first(model(*inputs))
             prof.phase("release")
             del out
             prof.phase("end")
@@ -570,10 +600,12 @@ def cache_key():
             "measure_version": MEASURE_VERSION}
 
 
-def cache_path(fixtures, name, batch, optimizer, mode, checkpoint=None):
+def cache_path(fixtures, name, batch, optimizer, mode, checkpoint=None, autocast=None):
     suffix = ""
     if checkpoint:
         suffix = "_ckpt-" + hashlib.sha256(checkpoint.encode()).hexdigest()[:12]
+    if autocast:
+        suffix += "_autocast-" + autocast
     return os.path.join(fixtures, "%s_b%d_%s_%s%s.step.json" % (name, batch, optimizer, mode, suffix))
 
 
@@ -596,7 +628,8 @@ def _write_cache(path, key, result):
     os.replace(tmp, path)
 
 
-def measure_all(name, batch, fixtures=None, curve=False, direct=False, checkpoint=None):
+def measure_all(name, batch, fixtures=None, curve=False, direct=False, checkpoint=None,
+                autocast=None):
     """Returns {(optimizer, mode): result} for every optimizer and mode, from the cache if fresh.
 
     Measures the whole set at once when any is missing (one model build and
@@ -607,20 +640,22 @@ def measure_all(name, batch, fixtures=None, curve=False, direct=False, checkpoin
         cached = {}
         for opt in OPTIMIZERS:
             for mode in MODES:
-                r = _read_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint), key)
+                r = _read_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint, autocast), key)
                 if r is not None:
                     cached[(opt, mode)] = r
         if len(cached) == len(OPTIMIZERS) * len(MODES):
             return cached
-    res = measure_model(name, batch, curve=curve, direct=direct, checkpoint=checkpoint)
+    res = measure_model(name, batch, curve=curve, direct=direct, checkpoint=checkpoint,
+                        autocast=autocast)
     if fixtures and not curve and not direct:
         os.makedirs(fixtures, exist_ok=True)
         for (opt, mode), r in res.items():
-            _write_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint), key, r)
+            _write_cache(cache_path(fixtures, name, batch, opt, mode, checkpoint, autocast), key, r)
     return res
 
 
-def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=False, checkpoint=None):
+def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=False, checkpoint=None,
+            autocast=None):
     """Returns the measurement dict of one model, batch, optimizer and mode (see module doc)."""
     if optimizer not in OPTIMIZERS:
         raise ValueError("unknown optimizer %r" % optimizer)
@@ -628,9 +663,10 @@ def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=Fal
         raise ValueError("unknown mode %r" % mode)
     if direct:
         res = measure_model(name, batch, optimizers=(optimizer,), curve=curve, direct=True,
-                            checkpoint=checkpoint)
+                            checkpoint=checkpoint, autocast=autocast)
         return res[(optimizer, mode)]
-    return measure_all(name, batch, fixtures, curve=curve, checkpoint=checkpoint)[(optimizer, mode)]
+    return measure_all(name, batch, fixtures, curve=curve, checkpoint=checkpoint,
+                       autocast=autocast)[(optimizer, mode)]
 
 
 def main(argv):
@@ -647,6 +683,8 @@ def main(argv):
                         help="profile the whole step at once for this optimizer (not cached)")
     parser.add_argument("--checkpoint", default=None, metavar="REGEX",
                         help="wrap the modules whose name matches in torch.utils.checkpoint")
+    parser.add_argument("--autocast", default=None, choices=AUTOCAST,
+                        help="run the forward under torch.autocast('cpu', dtype=torch.bfloat16)")
     parser.add_argument("--no-detail", action="store_true",
                         help="leave out act_storages and alloc_by_op")
     args = parser.parse_args(argv)
@@ -654,7 +692,7 @@ def main(argv):
         parser.error("unknown model %r" % args.model)
     batch = args.batch if args.batch is not None else mf.default_batch(args.model)
     r = measure(args.model, batch, args.optimizer, args.mode, args.fixtures, args.curve,
-                args.direct, args.checkpoint)
+                args.direct, args.checkpoint, args.autocast)
     if args.no_detail:
         r = {k: v for k, v in r.items() if k not in ("act_storages", "alloc_by_op")}
     json.dump(r, sys.stdout, indent=1, sort_keys=True)
