@@ -76,6 +76,25 @@ void BM_AnalyzeTrainLlama7bSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bSymbolic)->Unit(benchmark::kMillisecond);
 
+// The same with every decoder layer checkpointed (--checkpoint blocks): the
+// segments' forward is replayed in backward; it should cost about the same.
+void BM_AnalyzeTrainLlama7bCheckpointSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.checkpoint = "blocks";
+    auto report = Analyze(m.graph, Rules(), ctx, options);
+    if (!report.ok() || report->training.checkpoint_segments.size() != 32) {
+      state.SkipWithError("analysis failed or the 32 layers were not found");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bCheckpointSymbolic)->Unit(benchmark::kMillisecond);
+
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.
 void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {

@@ -131,6 +131,20 @@ Json Value(const sym::Expr& e, const sym::Bindings& b) {
   return v ? Integer(*v) : Json(report::Bind(e, b).ToString());
 }
 
+// The checkpoint configuration and its segments, or null if none.
+Json Checkpoint(const ir::Graph& graph, const TrainingReport& tr) {
+  if (tr.checkpoint.empty()) return nullptr;
+  Json segments = Json::array();
+  for (const CheckpointSegment& s : tr.checkpoint_segments) {
+    segments.push_back({{"module", s.module},
+                        {"calls", s.calls},
+                        {"first_node", graph.nodes[s.first].debug_name},
+                        {"last_node", graph.nodes[s.last].debug_name},
+                        {"recomputed", s.recomputed}});
+  }
+  return {{"pattern", tr.checkpoint}, {"group", tr.checkpoint_group}, {"segments", std::move(segments)}};
+}
+
 // The training step: FLOPs, memory at the peak, and the timeline.
 Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
   const TrainingReport& tr = report.training;
@@ -142,8 +156,10 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   j["grad_params"] = tr.grad_params;
   j["accumulate"] = tr.accumulate;
   j["set_to_none"] = tr.set_to_none;
+  j["checkpoint"] = Checkpoint(graph, tr);
   j["flops"] = {{"forward", Symbolic(tr.flops_forward, b)},
                 {"backward", Symbolic(tr.flops_backward, b)},
+                {"recompute", Symbolic(tr.flops_recompute, b)},
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},
                 {"step", Symbolic(tr.flops_step, b)}};
   const PeakInfo peak = EvaluatePeak(tr, b);

@@ -30,8 +30,16 @@ std::string RenderStepFlops(const Report& report,
   std::string head = "FLOPs per step (train with " + std::string(OptimizerName(tr.optimizer));
   if (tr.accumulate > 1) head += "; " + std::to_string(tr.accumulate) + " micro-batches per step";
   if (!tr.set_to_none) head += "; zero_grad keeps the gradients";
+  std::string recompute;
+  if (!tr.checkpoint.empty()) {
+    int recomputed = 0;
+    for (const CheckpointSegment& s : tr.checkpoint_segments) recomputed += s.recomputed ? 1 : 0;
+    head += "; checkpoint " + tr.checkpoint + ": " + std::to_string(recomputed) + " segments of " +
+            std::to_string(tr.checkpoint_group) + (tr.checkpoint_group == 1 ? " call" : " calls");
+    recompute = Line("    recompute:", tr.flops_recompute, bindings);
+  }
   return head + ")\n" + Line("  Forward" + per + ":", tr.flops_forward, bindings) +
-         Line("  Backward" + per + ":", tr.flops_backward, bindings) +
+         Line("  Backward" + per + ":", tr.flops_backward, bindings) + recompute +
          Line("  Optimizer:", tr.flops_optimizer, bindings) +
          Line("  Step:", tr.flops_step, bindings);
 }
