@@ -478,14 +478,21 @@ def model_names():
     return ["lenet5", "tiny", "scripted", "scripted_if", "tied"] + list(_TORCHVISION) + list(_GPT)
 
 
+def _base(name):
+    """Returns the base model of a name: "gpt_tiny" of "gpt_tiny+lora" (a peft_torch preset)."""
+    return name.split("+", 1)[0]
+
+
 def input_dtypes(name):
     """Returns the dtypes of the example inputs, as torch attribute names."""
+    name = _base(name)
     return ["int64"] if name == "tied" or name in _GPT else ["float32"]
 
 
 def example_inputs(name, shapes):
     """Returns example tensors of these shapes and the model's input dtypes, drawn under seed 0."""
     torch.manual_seed(0)
+    name = _base(name)
     if name == "tied":
         return tuple(torch.randint(0, 16, s) for s in shapes)
     if name in _GPT:
@@ -499,7 +506,17 @@ def is_scripted(name):
 
 
 def build_model(name):
-    """Returns (module in eval mode, [example input shapes]) for a model name."""
+    """Returns (module in eval mode, [example input shapes]) for a model name.
+
+    "<base>+<variant>" is the base model wrapped by tools/peft_torch.py's preset
+    (LoRA or DoRA following peft's math, the base frozen).
+    """
+    if "+" in name:
+        import peft_torch
+
+        base, variant = name.split("+", 1)
+        model, shapes = build_model(base)
+        return peft_torch.build(model, base, variant).eval(), shapes
     torch.manual_seed(0)
     if name == "lenet5":
         return LeNet5().eval(), [[1, 1, 32, 32]]
@@ -529,6 +546,7 @@ def default_batch(name):
 
 def build_shapes(name):
     """Returns the example input shapes of a model without building it."""
+    name = _base(name)
     if name in _GPT:
         return [list(GPT_INPUT_SHAPE)]
     if name in _TORCHVISION:
@@ -616,7 +634,7 @@ def main(argv):
     if args.batch is not None and args.batch < 1:
         parser.error("--batch must be positive")
     names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in model_names()]
+    unknown = [n for n in names if _base(n) not in model_names()]
     if unknown:
         parser.error("unknown models: %s; known: %s" % (", ".join(unknown), ", ".join(model_names())))
     os.makedirs(args.outdir, exist_ok=True)

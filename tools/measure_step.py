@@ -593,7 +593,8 @@ def cache_key():
     import torch
 
     h = hashlib.sha256()
-    for path in (os.path.abspath(__file__), mf.__file__):
+    # The peft_torch.py oracle modules build the "<base>+<variant>" models.
+    for path in (os.path.abspath(__file__), mf.__file__, os.path.join(HERE, "peft_torch.py")):
         with open(path, "rb") as f:
             h.update(f.read())
     return {"torch": torch.__version__, "sources_sha256": h.hexdigest(),
@@ -688,7 +689,7 @@ def main(argv):
     parser.add_argument("--no-detail", action="store_true",
                         help="leave out act_storages and alloc_by_op")
     args = parser.parse_args(argv)
-    if args.model not in mf.model_names():
+    if args.model.split("+")[0] not in mf.model_names():
         parser.error("unknown model %r" % args.model)
     batch = args.batch if args.batch is not None else mf.default_batch(args.model)
     r = measure(args.model, batch, args.optimizer, args.mode, args.fixtures, args.curve,

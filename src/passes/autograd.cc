@@ -1,5 +1,7 @@
 #include "passes/autograd.h"
 
+#include <algorithm>
+
 #include <regex>
 
 #include "rules/op_rule.h"
@@ -87,6 +89,11 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     for (size_t a = 0; a < schema.args.size(); ++a) {
       int val = nf.arg_values[a];
       if (val < 0 || schema.args[a].type.base != rules::ArgType::Base::kTensor) continue;
+      if (!v.differentiable_args.empty() &&
+          std::find(v.differentiable_args.begin(), v.differentiable_args.end(), static_cast<int>(a)) ==
+              v.differentiable_args.end()) {
+        continue;  // NB: an argument read for its shape or dtype only (view_as, type_as) gets no gradient.
+      }
       expanded.clear();
       Expand(g, val, &expanded);
       for (int e : expanded) {

@@ -112,6 +112,8 @@ struct Variant {
   bool inplace = false;                   // `inplace:` instead of `alias:`.
   bool differentiable = true;             // `differentiable: false`: outputs never require gradients.
   AutocastSpec autocast;                  // `autocast:`; none by default.
+  // `differentiable: [args]`: only these tensor arguments get gradients; empty: every one.
+  std::vector<int> differentiable_args;
   std::vector<std::string> slot_names;
   ExprPool pool;
 };

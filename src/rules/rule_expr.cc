@@ -20,7 +20,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
       {"ind", Fn::kInd},           {"attention_backend", Fn::kAttentionBackend},           {"einsum_sizes", Fn::kEinsumSizes},
-      {"dtype", Fn::kDType},
+      {"dtype", Fn::kDType},       {"itemsize", Fn::kItemSize},
   };
   return *kTable;
 }
@@ -799,6 +799,15 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
         if (d.ok()) return RValue::Str(std::string(DTypeName(*d)));
       }
       throw RuleError(std::string("dtype() needs a tensor or a ScalarType, got ") + KindName(v.kind), n.col);
+    }
+    case Fn::kItemSize: {
+      // Bytes per element of a tensor's dtype.
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      if (v.kind != RValue::Kind::kTensor) {
+        throw RuleError(std::string("itemsize() needs a tensor, got ") + KindName(v.kind), n.col);
+      }
+      return RValue::Int(sym::Expr(ElementSize(v.t.dtype == DType::kUnknown ? DType::kFloat32 : v.t.dtype)));
     }
     case Fn::kEinsumSizes: {
       RValue te, tl;

@@ -91,9 +91,15 @@ class VariantCompiler {
     if (auto* n = get("transcendentals")) CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
     if (auto* n = get("workspace")) CompileWorkspace(*n);
     if (auto* n = get("differentiable")) {
-      const std::string b = Scalar(*n, "'differentiable'");
-      if (b != "true" && b != "false") Fail(*n, "'differentiable' must be true or false");
-      v_.differentiable = b == "true";
+      if (n->IsSequence()) {
+        // The tensor arguments that get gradients; the others never do (type_as's other).
+        v_.differentiable_args.clear();
+        for (const auto& a : *n) v_.differentiable_args.push_back(ArgIndex(a, a.Scalar(), "'differentiable'"));
+      } else {
+        const std::string b = Scalar(*n, "'differentiable'");
+        if (b != "true" && b != "false") Fail(*n, "'differentiable' must be true, false or a list of arguments");
+        v_.differentiable = b == "true";
+      }
     }
     if (auto* n = get("autocast")) CompileAutocast(*n);
     if (auto* n = get("saved")) CompileSaved(*n);

@@ -1,64 +1,122 @@
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
 #include "torchcost/peft.h"
+#include "training/adapters.h"
+#include "training/graph_edit.h"
 
 namespace torchcost {
 namespace {
 
-int AddConstant(ir::Graph& g, ir::ValueKind kind, ir::Constant c) {
-  ir::Value v;
-  v.kind = kind;
-  v.role = ir::ValueRole::kConstant;
-  v.has_constant = true;
-  v.constant = std::move(c);
-  return g.AddValue(std::move(v));
+using training::AdapterSite;
+using training::GraphEditor;
+using training::LeafName;
+using training::LoraBranch;
+
+// Returns the value bound to argument `name` of `node` (by name, else by position), or -1.
+int Arg(const ir::Node& node, const std::string& name, size_t position) {
+  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
+    if (node.input_names[i] == name) return node.inputs[i];
+  }
+  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
+  return -1;
 }
 
-int AddParam(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, DType dtype) {
-  ir::TensorEntry e;
-  e.name = name;
-  e.shape = std::move(shape);
-  e.dtype = dtype;
-  e.requires_grad = true;
-  ir::Value v;
-  v.name = name;
-  v.kind = ir::ValueKind::kTensor;
-  v.role = ir::ValueRole::kParam;
-  v.dtype = dtype;
-  v.has_traced_shape = true;
-  v.traced_shape = e.shape;
-  v.table_index = static_cast<int>(g.params.size());
-  const int value = g.AddValue(std::move(v));
-  e.value = value;
-  g.params.push_back(std::move(e));
-  return value;
+// Reads a Linear (aten::linear or the 4-bit bnb::matmul_4bit) as an adapter site.
+std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
+  AdapterSite s;
+  s.scope = node.scope;
+  s.path = g.scopes[node.scope].path;
+  s.y = node.outputs[0];
+  s.x = Arg(node, "input", 0);
+  s.weight = Arg(node, "weight", 1);
+  if (s.x < 0 || s.weight < 0 || g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
+  if (node.op == "aten::linear") {
+    s.bias = Arg(node, "bias", 2);
+    const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
+    if (w.shape.size() != 2) return std::nullopt;
+    s.out = w.shape[0];
+    s.in = w.shape[1];
+  } else if (node.op == "bnb::matmul_4bit") {
+    s.bias = Arg(node, "bias", 5);
+    const int shape = Arg(node, "weight_shape", 4);
+    const auto* dims = shape >= 0 ? std::get_if<std::vector<int64_t>>(&g.values[shape].constant) : nullptr;
+    if (dims == nullptr || dims->size() != 2) return std::nullopt;
+    s.out = (*dims)[0];
+    s.in = (*dims)[1];
+    s.quantized = true;
+  } else if (node.op == "aten::_convolution" || node.op == "aten::conv2d") {
+    s.bias = Arg(node, "bias", 2);
+    const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
+    const int groups = Arg(node, "groups", node.op == "aten::conv2d" ? 6 : 8);
+    const int transposed = node.op == "aten::conv2d" ? -1 : Arg(node, "transposed", 6);
+    auto constant_is = [&](int v, auto want) {
+      using T = decltype(want);
+      if (v < 0) return true;  // The default.
+      const T* c = std::get_if<T>(&g.values[v].constant);
+      return c != nullptr && *c == want;
+    };
+    // NB: peft's Conv2d adapter ignores groups and dilation; only plain convolutions are adapted here.
+    if (w.shape.size() != 4 || !constant_is(groups, int64_t{1}) || !constant_is(transposed, false)) {
+      return std::nullopt;
+    }
+    s.out = w.shape[0];
+    s.in = w.shape[1];
+    s.kernel = {w.shape[2], w.shape[3]};
+    s.conv = node;
+  } else {
+    return std::nullopt;
+  }
+  if (s.bias >= 0 && g.values[s.bias].kind == ir::ValueKind::kNone) s.bias = -1;
+  return s;
 }
 
-// Appends a node with named inputs and one tensor output; returns the output.
-int AddOp(ir::Graph& g, const std::string& op, const std::string& overload, std::vector<int> inputs,
-          std::vector<std::string> names, int scope) {
-  ir::Value out;
-  out.kind = ir::ValueKind::kTensor;
-  out.name = "lora" + std::to_string(g.values.size());
-  const int o = g.AddValue(std::move(out));
-  ir::Node n;
-  n.op = op;
-  n.overload = overload;
-  n.inputs = std::move(inputs);
-  n.input_names = std::move(names);
-  n.outputs = {o};
-  n.scope = scope;
-  n.debug_name = "%" + g.values[o].name;
-  g.AddNode(std::move(n));
-  return o;
+Status ParseFlag(const std::string& key, const std::string& value, bool* out) {
+  if (value == "true" || value == "1") {
+    *out = true;
+  } else if (value == "false" || value == "0") {
+    *out = false;
+  } else {
+    return Status::InvalidArgument(key + "=" + value + " must be true or false");
+  }
+  return Status::Ok();
 }
 
-}  // namespace
+// Applies one key=value of a LoRA spec; returns false in *known if the key is not LoRA's.
+Status ApplyLoraKey(const std::string& key, const std::string& value, LoraConfig* c, bool* known) {
+  *known = true;
+  char* end = nullptr;
+  if (key == "r" || key == "rank" || key == "alpha") {
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v <= 0) {
+      return Status::InvalidArgument(key + "=" + value + " must be a positive integer");
+    }
+    (key == "alpha" ? c->alpha : c->rank) = v;
+  } else if (key == "dropout") {
+    double d = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || d < 0 || d >= 1) {
+      return Status::InvalidArgument("dropout=" + value + " must be in [0, 1)");
+    }
+    c->dropout = d;
+  } else if (key == "targets") {
+    c->targets = value;
+  } else if (key == "dora" || key == "use_dora") {
+    return ParseFlag(key, value, &c->use_dora);
+  } else if (key == "dtype") {
+    Result<DType> d = ParseDType(value);
+    if (!d.ok() || !IsFloatingPoint(*d)) return Status::InvalidArgument("dtype=" + value + " is not a float dtype");
+    c->adapter_dtype = *d;
+  } else {
+    *known = false;
+  }
+  return Status::Ok();
+}
 
-Result<LoraConfig> ParseLoraConfig(std::string_view text) {
-  LoraConfig c;
+// Splits "k=v,k=v" and calls `apply` on each pair.
+template <typename F>
+Status ForEachKeyValue(std::string_view text, const char* what, F apply) {
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -66,42 +124,156 @@ Result<LoraConfig> ParseLoraConfig(std::string_view text) {
     start = comma == std::string_view::npos ? text.size() : comma + 1;
     if (item.empty()) continue;
     size_t eq = item.find('=');
-    if (eq == std::string::npos) return Status::InvalidArgument("lora: '" + item + "' is not key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    char* end = nullptr;
-    if (key == "r" || key == "rank" || key == "alpha") {
-      long long v = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || v <= 0) {
-        return Status::InvalidArgument("lora: " + key + "=" + value + " must be a positive integer");
-      }
-      (key == "alpha" ? c.alpha : c.rank) = v;
-    } else if (key == "dropout") {
-      double d = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || d < 0 || d >= 1) {
-        return Status::InvalidArgument("lora: dropout=" + value + " must be in [0, 1)");
-      }
-      c.dropout = d;
-    } else if (key == "targets") {
-      c.targets = value;
-    } else {
-      return Status::InvalidArgument("lora: unknown key '" + key + "' (r, alpha, dropout, targets)");
+    if (eq == std::string::npos) return Status::InvalidArgument(std::string(what) + ": '" + item + "' is not key=value");
+    Status s = apply(item.substr(0, eq), item.substr(eq + 1));
+    if (!s.ok()) return Status::InvalidArgument(std::string(what) + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+Result<std::regex> CompileTargets(const std::string& pattern, const char* what) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    return Status::InvalidArgument(std::string(what) + " '" + pattern + "': not a valid regular expression");
+  }
+}
+
+// Matches a module path against a targets regex: its last component, or the
+// whole path when the pattern names a dotted path.
+bool MatchesModule(const std::string& path, const std::string& pattern, const std::regex& re) {
+  if (path.empty()) return false;
+  const bool whole = pattern.find('.') != std::string::npos && path.find('.') != std::string::npos;
+  return std::regex_match(whole ? path : LeafName(path), re);
+}
+
+// Appends a copy of the site's convolution reading `x` with weight `w`, no bias,
+// dilation 1, and the given arguments replaced (-1: the base's own).
+int EmitConv(GraphEditor& ed, const AdapterSite& site, int x, int w,
+             std::vector<std::pair<std::string, int>> replace, int scope) {
+  const ir::Node& conv = *site.conv;
+  std::vector<std::string> names = conv.input_names;
+  if (names.empty()) {
+    names = conv.op == "aten::conv2d"
+                ? std::vector<std::string>{"input", "weight", "bias", "stride", "padding", "dilation", "groups"}
+                : std::vector<std::string>{"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                                           "output_padding", "groups", "benchmark", "deterministic",
+                                           "cudnn_enabled", "allow_tf32"};
+    names.resize(conv.inputs.size());
+  }
+  replace.push_back({"input", x});
+  replace.push_back({"weight", w});
+  replace.push_back({"bias", ed.None()});
+  replace.push_back({"dilation", ed.Ints({1, 1})});
+  std::vector<int> inputs = conv.inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const auto& [name, value] : replace) {
+      if (names[i] == name && value >= 0) inputs[i] = value;
     }
   }
+  return ed.Op(conv.op, conv.overload, inputs, names, scope);
+}
+
+// Appends the LoRA (or DoRA) branch for `site`; returns the adapted output.
+int EmitAdapter(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c) {
+  ir::Graph& g = ed.graph();
+  LoraBranch lora;
+  const char* type = site.conv.has_value() ? "Conv2d" : "Linear";
+  lora.scope_a = g.GetOrAddScope(site.path + ".lora_A", type);
+  lora.scope_b = g.GetOrAddScope(site.path + ".lora_B", type);
+  const int s_drop = g.GetOrAddScope(site.path + ".lora_dropout", c.dropout > 0 ? "Dropout" : "Identity");
+  // Linear: A [r, in], B [out, r]; Conv2d: A [r, in, kh, kw] (the base's kernel), B [out, r, 1, 1].
+  std::vector<int64_t> shape_a{c.rank, site.in}, shape_b{site.out, c.rank};
+  shape_a.insert(shape_a.end(), site.kernel.begin(), site.kernel.end());
+  if (site.conv.has_value()) shape_b.insert(shape_b.end(), {1, 1});
+  lora.a = ed.Param(site.path + ".lora_A.weight", shape_a, c.adapter_dtype, true);
+  lora.b = ed.Param(site.path + ".lora_B.weight", shape_b, c.adapter_dtype, true);
+  lora.scaling = static_cast<double>(c.alpha) / c.rank;  // peft: scaling = lora_alpha / r
+  // NB: `h * self.scaling` multiplies by a Python float, which eager wraps into a
+  // 0-dim float64 tensor that MulBackward0 saves (8 bytes of ACT per adapter).
+  // x = self._cast_input_dtype(x, lora_A.weight.dtype): an alias when the dtypes agree.
+  const int x = ed.Op("aten::to", "dtype", {site.x, ed.ScalarType(c.adapter_dtype)}, {"self", "dtype"}, site.scope);
+  int h = x;
+  if (c.dropout > 0) {
+    h = ed.Op("aten::dropout", "", {x, ed.Float(c.dropout), ed.Bool(true)}, {"input", "p", "train"}, s_drop);
+  }
+  int sum;
+  if (site.conv.has_value()) {
+    h = EmitConv(ed, site, h, lora.a, {{"stride", -1}, {"padding", -1}}, lora.scope_a);
+    h = EmitConv(ed, site, h, lora.b, {{"stride", ed.Ints({1, 1})}, {"padding", ed.Ints({0, 0})}}, lora.scope_b);
+    h = ed.Op("aten::mul", "Tensor", {h, ed.WrappedNumber(DType::kFloat64)}, {"self", "other"}, site.scope);
+    sum = ed.Op("aten::add", "Tensor", {site.y, h, ed.Int(1)}, {"self", "other", "alpha"}, site.scope);
+  } else if (c.use_dora) {
+    sum = training::EmitDora(ed, site, c, lora, h);
+  } else {
+    const int none = ed.None();
+    h = ed.Op("aten::linear", "", {h, lora.a, none}, {"input", "weight", "bias"}, lora.scope_a);
+    h = ed.Op("aten::linear", "", {h, lora.b, none}, {"input", "weight", "bias"}, lora.scope_b);
+    h = ed.Op("aten::mul", "Tensor", {h, ed.WrappedNumber(DType::kFloat64)}, {"self", "other"}, site.scope);
+    sum = ed.Op("aten::add", "Tensor", {site.y, h, ed.Int(1)}, {"self", "other", "alpha"}, site.scope);
+  }
+  // result = result.to(torch_result_dtype): an alias unless the adapter promoted it.
+  return ed.Op("aten::type_as", "", {sum, site.y}, {"self", "other"}, site.scope);
+}
+
+}  // namespace
+
+Result<LoraConfig> ParseLoraConfig(std::string_view text) {
+  LoraConfig c;
+  Status s = ForEachKeyValue(text, "lora", [&](const std::string& key, const std::string& value) {
+    bool known = false;
+    Status st = ApplyLoraKey(key, value, &c, &known);
+    if (st.ok() && !known) {
+      return Status::InvalidArgument("unknown key '" + key + "' (r, alpha, dropout, targets, dora, dtype)");
+    }
+    return st;
+  });
+  if (!s.ok()) return s;
+  return c;
+}
+
+Result<QloraConfig> ParseQloraConfig(std::string_view text) {
+  QloraConfig c;
+  c.lora.targets = ".*";  // NB: QLoRA adapts every Linear layer (the paper's setting).
+  Status s = ForEachKeyValue(text, "qlora", [&](const std::string& key, const std::string& value) {
+    bool known = false;
+    Status st = ApplyLoraKey(key, value, &c.lora, &known);
+    if (!st.ok() || known) return st;
+    char* end = nullptr;
+    if (key == "compute") {
+      Result<DType> d = ParseDType(value);
+      if (!d.ok() || !IsFloatingPoint(*d)) return Status::InvalidArgument("compute=" + value + " is not a float dtype");
+      c.compute_dtype = *d;
+    } else if (key == "block") {
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v <= 0 || v % 2 != 0) {
+        return Status::InvalidArgument("block=" + value + " must be a positive even integer");
+      }
+      c.block_size = v;
+    } else if (key == "double_quant") {
+      return ParseFlag(key, value, &c.double_quant);
+    } else if (key == "skip") {
+      c.skip = value;
+    } else {
+      return Status::InvalidArgument("unknown key '" + key +
+                                     "' (r, alpha, dropout, targets, dtype, compute, block, double_quant, skip)");
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (c.lora.use_dora) return Status::InvalidArgument("qlora: dora on 4-bit weights is not modelled");
   return c;
 }
 
 Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
-  std::regex targets;
-  try {
-    targets = std::regex(config.targets, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return Status::InvalidArgument("lora: targets '" + config.targets + "': not a valid regular expression");
-  }
+  Result<std::regex> targets = CompileTargets(config.targets, "lora: targets");
+  if (!targets.ok()) return targets.status();
   ir::Graph g = graph;
   g.nodes.clear();
   for (auto& v : g.values) v.producer = -1;
   // NB: peft freezes the base model; only the adapters train.
   for (auto& p : g.params) p.requires_grad = false;
+  GraphEditor ed(g);
   std::unordered_map<int, int> replaced;  // Old output -> the adapted output.
   auto remap = [&](int v) {
     auto it = replaced.find(v);
@@ -112,56 +284,20 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
     ir::Node n = original;
     for (int& in : n.inputs) in = remap(in);
     const int index = g.AddNode(n);
-    const ir::Node& node = g.nodes[index];
-    const ir::Scope& scope = graph.scopes[node.scope];
-    const std::string& path = scope.path;
-    const std::string leaf = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
-    const bool match = node.op == "aten::linear" && !path.empty() &&
-                       std::regex_match(path.find('.') != std::string::npos && config.targets.find('.') != std::string::npos
-                                            ? path
-                                            : leaf,
-                                        targets);
-    if (!match) continue;
-    // The base weight [out, in], read by name from the node.
-    int x = -1, w = -1;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const std::string& name = i < node.input_names.size() ? node.input_names[i] : (i == 0 ? "input" : "weight");
-      if (name == "input") x = node.inputs[i];
-      if (name == "weight") w = node.inputs[i];
+    if (!MatchesModule(graph.scopes[n.scope].path, config.targets, *targets)) continue;
+    std::optional<AdapterSite> site = AsSite(g, g.nodes[index]);
+    if (!site) continue;
+    if (config.use_dora && (site->quantized || site->conv.has_value())) {
+      return Status::InvalidArgument("lora: dora on the " + std::string(site->quantized ? "4-bit" : "convolution") +
+                                     " layer '" + site->path + "' is not modelled");
     }
-    if (x < 0 || w < 0 || g.values[w].role != ir::ValueRole::kParam) continue;
-    const ir::TensorEntry& weight = g.params[g.values[w].table_index];
-    if (weight.shape.size() != 2) continue;
-    const int64_t out = weight.shape[0], in = weight.shape[1];
-    const int y = node.outputs[0];
-    const int s_drop = g.GetOrAddScope(path + ".lora_dropout", config.dropout > 0 ? "Dropout" : "Identity");
-    const int s_a = g.GetOrAddScope(path + ".lora_A", "Linear");
-    const int s_b = g.GetOrAddScope(path + ".lora_B", "Linear");
-    const int a = AddParam(g, path + ".lora_A.weight", {config.rank, in}, weight.dtype);
-    const int b = AddParam(g, path + ".lora_B.weight", {out, config.rank}, weight.dtype);
-    const int none = AddConstant(g, ir::ValueKind::kNone, std::monostate());
-    int h = x;
-    if (config.dropout > 0) {
-      h = AddOp(g, "aten::dropout", "", {x, AddConstant(g, ir::ValueKind::kFloat, config.dropout),
-                                         AddConstant(g, ir::ValueKind::kBool, true)},
-                {"input", "p", "train"}, s_drop);
-    }
-    h = AddOp(g, "aten::linear", "", {h, a, none}, {"input", "weight", "bias"}, s_a);
-    h = AddOp(g, "aten::linear", "", {h, b, none}, {"input", "weight", "bias"}, s_b);
-    // scaling = alpha / r, a Python float in peft.
-    h = AddOp(g, "aten::mul", "Scalar",
-              {h, AddConstant(g, ir::ValueKind::kFloat, static_cast<double>(config.alpha) / config.rank)},
-              {"self", "other"}, node.scope);
-    const int sum = AddOp(g, "aten::add", "Tensor", {y, h, AddConstant(g, ir::ValueKind::kInt, int64_t{1})},
-                          {"self", "other", "alpha"}, node.scope);
-    replaced[y] = sum;
+    replaced[site->y] = EmitAdapter(ed, *site, config);
     ++adapted;
   }
   for (int& o : g.outputs) o = remap(o);
   if (adapted == 0) {
-    return Status::InvalidArgument("lora: no aten::linear in a module matching targets '" + config.targets + "'");
+    return Status::InvalidArgument("lora: no Linear layer in a module matching targets '" + config.targets + "'");
   }
-  // Scopes added after their parents: rebuild the children lists' order is kept by GetOrAddScope.
   return g;
 }
 

@@ -1,0 +1,118 @@
+// QLoRA's base model: Linear weights in 4-bit NormalFloat (bitsandbytes'
+// Linear4bit with quant_type="nf4"), everything else in the compute dtype.
+#include <regex>
+#include <unordered_map>
+
+#include "torchcost/peft.h"
+#include "training/graph_edit.h"
+
+namespace torchcost {
+namespace {
+
+using training::GraphEditor;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Returns the argument `name` of `node`, by name or else by position.
+int ArgOf(const ir::Node& node, const std::string& name, size_t position) {
+  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
+    if (node.input_names[i] == name) return node.inputs[i];
+  }
+  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
+  return -1;
+}
+
+}  // namespace
+
+int64_t Nf4WeightBytes(int64_t n, const QloraConfig& c) {
+  const int64_t blocks = CeilDiv(n, c.block_size);
+  const int64_t packed = CeilDiv(n, 2);  // two 4-bit codes per byte
+  if (!c.double_quant) return packed + 4 * blocks + 16 * 4;  // float32 absmax per block, NF4 code table
+  // uint8 absmax per block; float32 absmax2 per double_quant_block absmax; float32 offset; code table.
+  return packed + blocks + 4 * CeilDiv(blocks, c.double_quant_block) + 4 + 16 * 4;
+}
+
+Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
+  std::regex skip;
+  if (!c.skip.empty()) {
+    try {
+      skip = std::regex(c.skip, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      return Status::InvalidArgument("qlora: skip '" + c.skip + "': not a valid regular expression");
+    }
+  }
+  ir::Graph g = graph;
+  for (auto* table : {&g.params, &g.buffers}) {
+    for (auto& e : *table) {
+      if (IsFloatingPoint(e.dtype)) e.dtype = c.compute_dtype;
+    }
+  }
+  for (auto& p : g.params) p.requires_grad = false;
+  // A weight is quantized if Linear layers are its only readers (an embedding
+  // tied to the head stays dense) and its module is not skipped.
+  std::unordered_map<int, int> linear_uses, other_uses;
+  int last_linear = -1;
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const ir::Node& n = g.nodes[ni];
+    const int w = n.op == "aten::linear" ? ArgOf(n, "weight", 1) : -1;
+    for (int in : n.inputs) {
+      if (g.values[in].role != ir::ValueRole::kParam) continue;
+      (in == w ? linear_uses : other_uses)[in]++;
+    }
+    if (w >= 0 && g.values[w].role == ir::ValueRole::kParam) last_linear = static_cast<int>(ni);
+  }
+  GraphEditor ed(g);
+  std::unordered_map<int, int> packed_of;  // Weight value -> its packed parameter's value.
+  std::unordered_map<int, std::vector<int>> constants_of;
+  int quantized = 0;
+  const size_t original_nodes = g.nodes.size();
+  for (size_t ni = 0; ni < original_nodes; ++ni) {
+    ir::Node& n = g.nodes[ni];
+    if (n.op != "aten::linear" || static_cast<int>(ni) == last_linear) continue;
+    const int w = ArgOf(n, "weight", 1);
+    if (w < 0 || g.values[w].role != ir::ValueRole::kParam || other_uses.count(w)) continue;
+    const std::string& path = g.scopes[n.scope].path;
+    if (!c.skip.empty() && std::regex_match(training::LeafName(path), skip)) continue;
+    ir::TensorEntry& entry = g.params[g.values[w].table_index];
+    if (entry.shape.size() != 2) continue;
+    const int64_t out = entry.shape[0], in = entry.shape[1], numel = out * in;
+    if (!packed_of.count(w)) {
+      // The packed codes replace the weight in place: uint8 [ceil(n/2), 1], as Params4bit stores them.
+      entry.shape = {CeilDiv(numel, 2), 1};
+      entry.dtype = DType::kUInt8;
+      g.values[w].dtype = DType::kUInt8;
+      g.values[w].traced_shape = entry.shape;
+      const int64_t blocks = CeilDiv(numel, c.block_size);
+      const std::string name = entry.name;  // NB: a copy: adding parameters moves the table.
+      std::vector<int> k;
+      k.push_back(ed.Param(name + ".absmax", {blocks}, c.double_quant ? DType::kUInt8 : DType::kFloat32, false));
+      if (c.double_quant) {
+        k.push_back(ed.Param(name + ".absmax2", {CeilDiv(blocks, c.double_quant_block)}, DType::kFloat32, false));
+        ed.Param(name + ".quant_offset", {}, DType::kFloat32, false);
+      } else {
+        k.push_back(ed.None());
+      }
+      ed.Param(name + ".quant_code", {16}, DType::kFloat32, false);
+      packed_of[w] = w;
+      constants_of[w] = k;
+    }
+    // NB: parameters added above are never read by a node but held all step (PARAM).
+    ir::Node& node = g.nodes[ni];
+    const int x = ArgOf(node, "input", 0), bias = ArgOf(node, "bias", 2);
+    node.op = "bnb::matmul_4bit";
+    node.overload.clear();
+    node.inputs = {x, w, constants_of[w][0], constants_of[w][1], ed.Ints({out, in}), bias >= 0 ? bias : ed.None()};
+    node.input_names = {"input", "weight", "absmax", "absmax2", "weight_shape", "bias"};
+    ++quantized;
+  }
+  if (quantized == 0) return Status::InvalidArgument("qlora: no Linear layer to quantize");
+  return g;
+}
+
+Result<ir::Graph> ApplyQlora(const ir::Graph& graph, const QloraConfig& config) {
+  Result<ir::Graph> base = QuantizeNf4(graph, config);
+  if (!base.ok()) return base.status();
+  return ApplyLora(*base, config.lora);
+}
+
+}  // namespace torchcost
