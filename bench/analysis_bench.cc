@@ -11,6 +11,7 @@
 #include <string>
 
 #include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
 #include "torchcost/import.h"
 #include "torchcost/rules.h"
 #include "torchcost/sym.h"
@@ -64,13 +65,24 @@ BENCHMARK_CAPTURE(BM_Import, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond
 
 // Runs the whole analysis of `name` with a symbolic batch in `mode`, and the
 // peak of its memory timeline.
-void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode) {
+// With `autocast` float16/bfloat16, the graph is first rewritten by ApplyAutocast.
+void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode, DType autocast = DType::kUnknown) {
   sym::Context ctx;
   AnalysisOptions options;
   options.training.mode = mode;
   options.training.optimizer = OptimizerKind::kAdam;
   options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
-  auto report = Analyze(g, Rules(), ctx, options);
+  Result<ir::Graph> rewritten = g;
+  if (autocast != DType::kUnknown) {
+    options.autocast = autocast;
+    options.training.grad_scaler = autocast == DType::kFloat16;
+    rewritten = ApplyAutocast(g, Rules(), ctx, options);
+    if (!rewritten.ok()) {
+      state.SkipWithError("autocast failed");
+      return;
+    }
+  }
+  auto report = Analyze(*rewritten, Rules(), ctx, options);
   if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
   PeakInfo peak = EvaluatePeak(report->training, {});
   benchmark::DoNotOptimize(peak);
@@ -93,6 +105,14 @@ void BM_AnalyzeTrain(benchmark::State& state, const char* name) {
 }
 BENCHMARK_CAPTURE(BM_AnalyzeTrain, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyzeTrain, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+
+// The training analysis under --autocast fp16 (the rewrite, then the analysis
+// of the rewritten graph); target: within 2x of BM_AnalyzeTrain.
+void BM_AnalyzeTrainAutocast(benchmark::State& state, const char* name) {
+  const ir::Graph& g = Model(name);
+  for (auto _ : state) AnalyzeOnce(state, g, StepMode::kTrain, DType::kFloat16);
+}
+BENCHMARK_CAPTURE(BM_AnalyzeTrainAutocast, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
 
 // Re-evaluating the totals (MACs, FLOPs, transcendentals) for a new batch size.
 void BM_ReevaluateTotals(benchmark::State& state) {

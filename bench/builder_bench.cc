@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 #include "torchcost/sym.h"
@@ -119,6 +120,28 @@ void BM_AnalyzeTrainNoPeakLlama7bSymbolic(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AnalyzeTrainNoPeakLlama7bSymbolic)->Unit(benchmark::kMillisecond);
+
+// The training analysis under --autocast fp16 (CUDA lists, GradScaler): the
+// autocast rewrite (shape propagation until no cast is added) plus the
+// analysis of the rewritten graph; target: within 2x of the plain analysis.
+void BM_AnalyzeTrainLlama7bAutocastSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.autocast = DType::kFloat16;
+    options.training.grad_scaler = true;
+    auto g = ApplyAutocast(m.graph, Rules(), ctx, options);
+    if (!g.ok()) {
+      state.SkipWithError("autocast failed");
+      break;
+    }
+    auto report = Analyze(*g, Rules(), ctx, options);
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bAutocastSymbolic)->Unit(benchmark::kMillisecond);
 
 // Build + analysis + symbolic peak: what `torchcost --model llama-7b-like` does.
 void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {

@@ -164,7 +164,10 @@ Outcome Run(const CommandLine& cl, std::string& out) {
 
   if (options.autocast != DType::kUnknown) {
     graph = ApplyAutocast(*graph, rules, ctx, options);
-    if (!graph.ok()) return Outcome::Usage("--autocast " + cl.autocast + ": " + graph.status().message());
+    if (!graph.ok()) {
+      const std::string& m = graph.status().message();
+      return Outcome::Usage(m.rfind("--", 0) == 0 ? m : "--autocast " + cl.autocast + ": " + m);  // --freeze names itself.
+    }
   }
 
   Report report;

@@ -54,48 +54,21 @@ class Rewriter {
     for (size_t i = 0; i < map_.size(); ++i) map_[i] = static_cast<int>(i);
   }
 
-  // Decides the casts from a propagation of the last graph built (the base at first).
-  std::vector<Cast> Decide(const passes::ShapeFacts& facts) const {
+  // Decides the casts from a propagation of the last graph built (the base at
+  // first). With `forecast`, the dtypes the casts give downstream are
+  // forecast as it goes (below), so the first round is usually final.
+  std::vector<Cast> Decide(const passes::ShapeFacts& facts, bool forecast) const {
+    std::vector<DType> dt(facts.values.size(), DType::kUnknown);
+    for (size_t v = 0; v < dt.size(); ++v) {
+      const RValue& rv = facts.values[v];
+      if (rv.kind == RValue::Kind::kTensor) dt[v] = rv.t.dtype;
+      if (rv.kind == RValue::Kind::kTensorList && !rv.tensors.empty()) dt[v] = rv.tensors[0].dtype;
+    }
     std::vector<Cast> casts;
-    const bool cpu = options_.device == "cpu";
     for (size_t n = 0; n < base_.nodes.size(); ++n) {
-      const ir::Node& node = base_.nodes[n];
-      const passes::NodeFacts& nf = facts.nodes[map_[n]];
-      if (nf.rule == nullptr || !nf.ok || nf.applied.variant == nullptr || IsInplaceName(node.op)) continue;
-      const rules::AutocastSpec& spec = nf.applied.variant->autocast;
-      const AutocastPolicy policy = cpu ? spec.cpu : spec.cuda;
-      if (policy == AutocastPolicy::kNone) continue;
-      if (!spec.only.empty() && std::find(spec.only.begin(), spec.only.end(), node.op) == spec.only.end()) continue;
-      // NB: an op called with an explicit dtype= is not autocast (PyTorch's autocast docs).
-      const int dtype_arg = nf.rule->schema.FindArg("dtype");
-      if (dtype_arg >= 0 && nf.arg_values[dtype_arg] >= 0 &&
-          facts.values[nf.arg_values[dtype_arg]].kind != RValue::Kind::kNone) {
-        continue;
-      }
-      // The eligible arguments, with their dtypes.
-      std::vector<Cast> args;
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        const int v = node.inputs[i];
-        const ir::Value& val = base_.values[v];
-        if (val.kind == ir::ValueKind::kList) {
-          if (val.producer < 0 || base_.nodes[val.producer].op != "prim::ListConstruct") continue;
-          const auto& elems = base_.nodes[val.producer].inputs;
-          for (size_t j = 0; j < elems.size(); ++j) AddEligible(facts, elems[j], n, i, j, &args);
-        } else {
-          AddEligible(facts, v, n, i, -1, &args);
-        }
-      }
-      if (args.empty()) continue;
-      DType target = policy == AutocastPolicy::kLower ? options_.autocast : DType::kFloat32;
-      if (policy == AutocastPolicy::kPromote) {
-        target = args[0].from;
-        for (const Cast& a : args) target = PromoteTypes(target, a.from);
-      }
-      for (Cast& a : args) {
-        if (a.from == target) continue;
-        a.to = target;
-        casts.push_back(a);
-      }
+      const size_t first = casts.size();
+      NodeCasts(facts, dt, n, &casts);
+      if (forecast) Forecast(facts, n, casts.data() + first, casts.data() + casts.size(), &dt);
     }
     return casts;
   }
@@ -145,15 +118,105 @@ class Rewriter {
   }
 
  private:
-  void AddEligible(const passes::ShapeFacts& facts, int v, size_t n, size_t i, int j, std::vector<Cast>* out) const {
-    const RValue& rv = facts.values[v];
-    if (rv.kind != RValue::Kind::kTensor || !Eligible(rv.t.dtype) || rv.t.has_scalar) return;
-    Cast a;
-    a.node = static_cast<int>(n);
-    a.input = static_cast<int>(i);
-    a.element = j;
-    a.from = rv.t.dtype;
-    out->push_back(a);
+  // Appends the casts autocast makes before base node `n`, given the dtypes `dt`.
+  void NodeCasts(const passes::ShapeFacts& facts, const std::vector<DType>& dt, size_t n,
+                 std::vector<Cast>* casts) const {
+    const ir::Node& node = base_.nodes[n];
+    const passes::NodeFacts& nf = facts.nodes[map_[n]];
+    if (nf.rule == nullptr || !nf.ok || nf.applied.variant == nullptr || IsInplaceName(node.op)) return;
+    const rules::AutocastSpec& spec = nf.applied.variant->autocast;
+    const AutocastPolicy policy = options_.device == "cpu" ? spec.cpu : spec.cuda;
+    if (policy == AutocastPolicy::kNone) return;
+    if (!spec.only.empty() && std::find(spec.only.begin(), spec.only.end(), node.op) == spec.only.end()) return;
+    // NB: an op called with an explicit dtype= is not autocast (PyTorch's autocast docs).
+    const int dtype_arg = nf.rule->schema.FindArg("dtype");
+    if (dtype_arg >= 0 && nf.arg_values[dtype_arg] >= 0 &&
+        facts.values[nf.arg_values[dtype_arg]].kind != RValue::Kind::kNone) {
+      return;
+    }
+    // The eligible arguments, with their dtypes.
+    std::vector<Cast> args;
+    ForEachTensorInput(n, [&](int v, int i, int j) {
+      const RValue& rv = facts.values[v];
+      if (rv.kind != RValue::Kind::kTensor || rv.t.has_scalar || !Eligible(dt[v])) return;
+      Cast a;
+      a.node = static_cast<int>(n);
+      a.input = i;
+      a.element = j;
+      a.from = dt[v];
+      args.push_back(a);
+    });
+    if (args.empty()) return;
+    DType target = policy == AutocastPolicy::kLower ? options_.autocast : DType::kFloat32;
+    if (policy == AutocastPolicy::kPromote) {
+      target = args[0].from;
+      for (const Cast& a : args) target = PromoteTypes(target, a.from);
+    }
+    for (Cast& a : args) {
+      if (a.from == target) continue;
+      a.to = target;
+      casts->push_back(a);
+    }
+  }
+
+  // Calls fn(value, input index, list element or -1) for each input of base
+  // node `n`, the elements of a list built by prim::ListConstruct included.
+  template <typename Fn>
+  void ForEachTensorInput(size_t n, Fn fn) const {
+    const ir::Node& node = base_.nodes[n];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int v = node.inputs[i];
+      const ir::Value& val = base_.values[v];
+      if (val.kind == ir::ValueKind::kList) {
+        if (val.producer < 0 || base_.nodes[val.producer].op != "prim::ListConstruct") continue;
+        const auto& elems = base_.nodes[val.producer].inputs;
+        for (size_t j = 0; j < elems.size(); ++j) fn(elems[j], static_cast<int>(i), static_cast<int>(j));
+      } else {
+        fn(v, static_cast<int>(i), -1);
+      }
+    }
+  }
+
+  // Forecasts the dtypes of base node `n`'s outputs once its casts
+  // [begin, end) are made: an op whose floating output had the promoted dtype
+  // of its floating inputs (rank > 0) keeps following them; any other keeps
+  // its dtype. NB: only a guess to save rounds: the fixpoint checks it.
+  void Forecast(const passes::ShapeFacts& facts, size_t n, const Cast* begin, const Cast* end,
+                std::vector<DType>* dt) const {
+    const ir::Node& node = base_.nodes[n];
+    if (node.op == "prim::ListUnpack" || node.op == "prim::TupleUnpack") {
+      for (int o : node.outputs) (*dt)[o] = (*dt)[node.inputs[0]];
+      return;
+    }
+    DType before = DType::kUnknown, after = DType::kUnknown;
+    ForEachTensorInput(n, [&](int v, int i, int j) {
+      const RValue& rv = facts.values[v];
+      if (rv.kind != RValue::Kind::kTensor || rv.t.has_scalar || rv.t.shape.empty() || !Eligible(rv.t.dtype)) return;
+      DType d = (*dt)[v];
+      for (const Cast* c = begin; c != end; ++c) {
+        if (c->input == i && c->element == j) d = c->to;
+      }
+      before = before == DType::kUnknown ? rv.t.dtype : PromoteTypes(before, rv.t.dtype);
+      after = after == DType::kUnknown ? d : PromoteTypes(after, d);
+    });
+    // An output the rule gives a tensor argument's type (batch_norm's `out: input`) follows that argument.
+    const passes::NodeFacts& nf = facts.nodes[map_[n]];
+    const rules::Variant* variant = nf.ok && nf.rule ? nf.applied.variant : nullptr;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int o = node.outputs[k];
+      if (facts.values[o].kind != RValue::Kind::kTensor && facts.values[o].kind != RValue::Kind::kTensorList) continue;
+      const int same_as = variant && k < variant->outputs.size() ? variant->outputs[k].same_as : -1;
+      if (same_as >= 0 && nf.arg_values[same_as] >= 0) {
+        const int a = nf.arg_values[same_as];
+        DType d = (*dt)[a];
+        for (const Cast* c = begin; c != end; ++c) {
+          if (node.inputs[c->input] == a && c->element < 0) d = c->to;
+        }
+        if (Eligible(d) && Eligible((*dt)[o])) (*dt)[o] = d;
+        continue;
+      }
+      if (before != DType::kUnknown && Eligible(after) && (*dt)[o] == before) (*dt)[o] = after;
+    }
   }
 
   // Returns the value of `src` cast as `cast` says, adding the node (or
@@ -246,27 +309,31 @@ Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sy
     return Status::InvalidArgument("CPU autocast (torch 1.13) runs bfloat16 only");
   }
   // The dtypes the analysis will see: parameters converted as Analyze does.
-  ir::Graph base = graph;
+  ir::Graph converted;
   if (options.param_dtype != DType::kUnknown) {
-    for (auto* table : {&base.params, &base.buffers}) {
+    converted = graph;
+    for (auto* table : {&converted.params, &converted.buffers}) {
       for (auto& e : *table) {
         if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
       }
     }
   }
+  const ir::Graph& base = options.param_dtype != DType::kUnknown ? converted : graph;
   TORCHCOST_ASSIGN_OR_RETURN(std::vector<bool> trainable, Trainable(base, options.training));
   Rewriter rewriter(base, options, std::move(trainable));
-  ir::Graph current = base;
+  ir::Graph built;
+  const ir::Graph* current = &base;
   std::vector<Cast> casts;
   try {
     for (int round = 0; round < kMaxRounds; ++round) {
       passes::ShapeFacts facts;
       Report scratch;
-      TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(current, rules, ctx, options, &facts, &scratch));
-      std::vector<Cast> next = rewriter.Decide(facts);
-      if (next == casts) return current;
+      TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(*current, rules, ctx, options, &facts, &scratch));
+      std::vector<Cast> next = rewriter.Decide(facts, /*forecast=*/round == 0);
+      if (next == casts) return current == &built ? std::move(built) : base;
       casts = std::move(next);
-      current = rewriter.Build(casts);
+      built = rewriter.Build(casts);
+      current = &built;
     }
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
