@@ -12,11 +12,38 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       "without running it.",
       "torchcost"};
   app.set_version_flag("--version", "torchcost 0.1.0");
-  // NB: the positional is optional so that --model can stand in for it; the
-  // driver requires one of the two.
-  app.add_option("MODEL", out.model,
-                 "TorchScript model file (torch.jit.save) or JSON graph; omit with --model")
-      ->type_name("MODEL.pt");
+  // `torchcost compare MODEL.pt CONFIG...`: the same options, a row per configuration.
+  std::vector<char*> args(argv, argv + argc);
+  out.compare = argc >= 2 && std::string(argv[1]) == "compare";
+  if (out.compare) {
+    args.erase(args.begin() + 1);
+    app.name("torchcost compare");
+    app.description(
+        "Compares training configurations of one model: a row per CONFIG (full, lora[:r=8,alpha=16,"
+        "dropout=0.05,targets=REGEX], dora[:...], qlora[:r=16,...], galore[:r=128,...]) with trainable "
+        "params, memory by category at the peak, peak and FLOPs");
+    app.add_option("ARGS", out.compare_args, "MODEL.pt (unless --model), then the configurations")
+        ->type_name("[MODEL.pt] CONFIG...");
+    app.add_option("--budget", out.budget,
+                   "Memory budget per device (24GiB, 80GB): marks what fits and, with the batch symbol "
+                   "unbound, the largest batch that fits")
+        ->type_name("SIZE");
+    app.add_option("--chart", out.chart_svg, "Write a bar chart of the peaks, stacked by category, as SVG")
+        ->type_name("FILE.svg");
+    app.add_option("--batch-symbol", out.batch_symbol, "The batch symbol searched against --budget")
+        ->capture_default_str()
+        ->type_name("SYM");
+  } else {
+    // NB: the positional is optional so that --model can stand in for it; the
+    // driver requires one of the two.
+    app.add_option("MODEL", out.model,
+                   "TorchScript model file (torch.jit.save) or JSON graph; omit with --model")
+        ->type_name("MODEL.pt");
+    app.add_option("--peft", out.peft,
+                   "Fine-tuning method: lora[:r=8,...], dora[:...], qlora[:r=16,...], galore[:r=128,...] "
+                   "(as torchcost compare's rows)")
+        ->type_name("METHOD[:K=V,...]");
+  }
   app.add_option("--model", out.builder_model,
                  "Build the graph of a family (gpt2, llama, vit, resnet) or preset (gpt2, gpt2-medium, "
                  "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) instead of "
@@ -144,7 +171,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")
       ->type_name("FILE.svg");
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::Success& e) {  // --help or --version.
     app.exit(e);
     return Outcome::Ok();

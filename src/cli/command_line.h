@@ -46,6 +46,13 @@ struct CommandLine {
   bool no_prefetch = false;         // --no-prefetch
   bool master_weights = false;      // --master-weights
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
+  std::string peft;                 // --peft METHOD[:SETTINGS] (lora, dora, qlora, galore, full)
+  // `torchcost compare`: the configurations (after MODEL.pt unless --model).
+  bool compare = false;
+  std::vector<std::string> compare_args;
+  std::string budget;               // --budget 24GiB
+  std::string chart_svg;            // --chart FILE.svg
+  std::string batch_symbol = "B";   // --batch-symbol: searched for the largest batch that fits
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

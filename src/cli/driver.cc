@@ -94,7 +94,7 @@ Outcome WriteTimeline(const std::string& path, const ir::Graph& graph,
 
 }  // namespace
 
-Outcome Run(const CommandLine& cl, std::string& out) {
+Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
   Result<DType> dtype = ParseDType(cl.dtype);
   if (!dtype.ok())
     return Outcome::Usage("--dtype " + cl.dtype + ": " +
@@ -108,8 +108,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     if (Outcome o = CheckReadable(cl.model); !o.ok()) return o;
   }
 
-  sym::Context ctx;
-  AnalysisOptions options;
+  AnalysisOptions& options = p.options;
   options.strict = cl.strict;
   {
     auto mode = ParseStepMode(cl.mode);
@@ -144,36 +143,75 @@ Outcome Run(const CommandLine& cl, std::string& out) {
              !o.ok()) {
     return o;
   }
-  sym::Bindings bindings;
   if (Outcome o =
-          BindSymbols(ctx, sets, InputSymbols(options.inputs), bindings);
+          BindSymbols(ctx, sets, InputSymbols(options.inputs), p.bindings);
       !o.ok())
     return o;
 
   Result<ir::Graph> graph =
       built ? Result<ir::Graph>(std::move(built->graph)) : ImportGraphFile(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
-  if (!cl.lora.empty()) {
-    Result<LoraConfig> lora = ParseLoraConfig(cl.lora);
-    if (!lora.ok()) return Outcome::Usage("--lora: " + lora.status().message());
-    graph = ApplyLora(*graph, *lora);
-    if (!graph.ok()) return Outcome::Usage("--lora: " + graph.status().message());
-  }
-  RuleSet rules;
-  if (Outcome o = LoadRules(cl.rules_dir, rules); !o.ok()) return o;
-
-  if (options.autocast != DType::kUnknown) {
-    graph = ApplyAutocast(*graph, rules, ctx, options);
-    if (!graph.ok()) {
-      const std::string& m = graph.status().message();
-      return Outcome::Usage(m.rfind("--", 0) == 0 ? m : "--autocast " + cl.autocast + ": " + m);  // --freeze names itself.
+  p.graph = std::move(graph).value();
+  p.model_name = built ? cl.builder_model : cl.model;
+  // NB: --param-dtype converts the base model before a PEFT rewrite adds its
+  // adapters (peft keeps them in float32 on a half-precision base).
+  if (options.param_dtype != DType::kUnknown) {
+    for (auto* table : {&p.graph.params, &p.graph.buffers}) {
+      for (auto& e : *table) {
+        if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
+      }
     }
+    options.param_dtype = DType::kUnknown;
   }
+  return LoadRules(cl.rules_dir, p.rules);
+}
+
+Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepared& p, ir::Graph& graph,
+                  AnalysisOptions& options) {
+  Result<ir::Graph> g = ApplyMethod(p.graph, method);
+  if (!g.ok()) return Outcome::Usage(flag + ": " + g.status().message());
+  graph = std::move(g).value();
+  if (method.kind == MethodSpec::Kind::kGalore) {
+    return Outcome::Usage(flag + " " + method.text + ": GaLore is not available in this build");
+  }
+  return Outcome::Ok();
+}
+
+// Applies autocast to `graph` if the options ask for it.
+Outcome MaybeAutocast(const CommandLine& cl, const Prepared& p, sym::Context& ctx, const AnalysisOptions& options,
+                      ir::Graph& graph) {
+  if (options.autocast == DType::kUnknown) return Outcome::Ok();
+  Result<ir::Graph> g = ApplyAutocast(graph, p.rules, ctx, options);
+  if (!g.ok()) {
+    const std::string& m = g.status().message();
+    return Outcome::Usage(m.rfind("--", 0) == 0 ? m : "--autocast " + cl.autocast + ": " + m);  // --freeze names itself.
+  }
+  graph = std::move(g).value();
+  return Outcome::Ok();
+}
+
+Outcome Run(const CommandLine& cl, std::string& out) {
+  if (cl.compare) return RunCompare(cl, out);
+  sym::Context ctx;
+  Prepared p;
+  if (Outcome o = Prepare(cl, ctx, p); !o.ok()) return o;
+  AnalysisOptions options = p.options;
+  const sym::Bindings& bindings = p.bindings;
+  const RuleSet& rules = p.rules;
+  Result<ir::Graph> graph = p.graph;
+  if (!cl.lora.empty() && !cl.peft.empty()) return Outcome::Usage("--lora and --peft: give one of them");
+  if (!cl.lora.empty() || !cl.peft.empty()) {
+    const std::string flag = cl.lora.empty() ? "--peft" : "--lora";
+    Result<MethodSpec> method = ParseMethodSpec(cl.lora.empty() ? cl.peft : "lora:" + cl.lora);
+    if (!method.ok()) return Outcome::Usage(flag + ": " + method.status().message());
+    if (Outcome o = ApplyPeft(*method, flag, p, *graph, options); !o.ok()) return o;
+  }
+  if (Outcome o = MaybeAutocast(cl, p, ctx, options, *graph); !o.ok()) return o;
 
   Report report;
   if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok())
     return o;
-  if (report.model.empty()) report.model = built ? cl.builder_model : cl.model;
+  if (report.model.empty()) report.model = p.model_name;
   // A shape error (a wrong-rank input, say) means the user's inputs do not fit
   // the model.
   for (const Diagnostic& d : report.diagnostics) {

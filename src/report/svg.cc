@@ -1,5 +1,6 @@
 #include "report/svg.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -56,6 +57,21 @@ std::string Rect(double x, double y, double w, double h,
                  const std::string& style) {
   return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(w) +
          "\" height=\"" + Num(h) + "\" " + style + "/>\n";
+}
+
+double NiceStep(double raw) {
+  if (raw <= 0) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * p >= raw * (1 - 1e-9)) return m * p;
+  }
+  return 10 * p;
+}
+
+const char* CategoryColour(int category) {
+  static constexpr const char* kColours[] = {"#4e79a7", "#76b7b2", "#f28e2b", "#e15759",
+                                             "#edc948", "#b07aa1", "#bab0ac"};
+  return category >= 0 && category < 7 ? kColours[category] : "#000000";
 }
 
 }  // namespace torchcost::report::svg

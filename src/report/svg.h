@@ -26,6 +26,14 @@ std::string Line(double x1, double y1, double x2, double y2,
 std::string Rect(double x, double y, double w, double h,
                  const std::string& style);
 
+// Returns the smallest of 1, 2, 5 times a power of ten that is >= `raw`: an
+// axis's tick spacing.
+double NiceStep(double raw);
+
+// Returns the fill colour of a memory category (MemCategory's int value):
+// Tableau 10, one per category, shared by every chart.
+const char* CategoryColour(int category);
+
 }  // namespace torchcost::report::svg
 
 #endif  // TORCHCOST_SRC_REPORT_SVG_H_

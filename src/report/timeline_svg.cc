@@ -17,6 +17,7 @@ namespace torchcost {
 namespace {
 
 using report::svg::Line;
+using report::svg::NiceStep;
 using report::svg::Num;
 using report::svg::Rect;
 using report::svg::Text;
@@ -37,10 +38,6 @@ constexpr std::array<MemCategory, kNumMemCategories> kStack = {
     MemCategory::kOther, MemCategory::kGrad,   MemCategory::kAct,
     MemCategory::kTemp};
 
-// Tableau 10 colours, one per category in enum order.
-constexpr std::array<const char*, kNumMemCategories> kColours = {
-    "#4e79a7", "#76b7b2", "#f28e2b", "#e15759",
-    "#edc948", "#b07aa1", "#bab0ac"};
 
 // Band fill and label colour of each phase, in enum order.
 struct PhaseStyle {
@@ -51,16 +48,6 @@ constexpr std::array<PhaseStyle, 4> kPhases = {{{"#f4f4f4", "#777777"},
                                                 {"#e6effa", "#2f5d8f"},
                                                 {"#fcebdc", "#a0521c"},
                                                 {"#e5f3e2", "#3d7a35"}}};
-
-// Returns the smallest of 1, 2, 5 times a power of ten that is >= `raw`.
-double NiceStep(double raw) {
-  if (raw <= 0) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (m * p >= raw * (1 - 1e-9)) return m * p;
-  }
-  return 10 * p;
-}
 
 std::string Open() {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) +
@@ -135,7 +122,7 @@ std::string Layers(const std::vector<Row>& rows, const YAxis& ya) {
     out += "<path class=\"layer\" data-category=\"" +
            std::string(MemCategoryName(static_cast<MemCategory>(c))) +
            "\" d=\"" + start + steps + "V" + Num(kBottom) + "Z\" fill=\"" +
-           kColours[c] + "\"/>\n";
+           report::svg::CategoryColour(c) + "\"/>\n";
     if (k == kNumMemCategories - 1) {
       outline = "<path class=\"total\" d=\"" + start + steps +
                 "\" fill=\"none\" stroke=\"#222222\" stroke-opacity=\"0.6\" "
@@ -253,7 +240,7 @@ std::string Legend(const std::vector<Row>& rows, int point) {
     total += bytes;
     out += "<g class=\"legend-entry\" data-category=\"" + name + "\">\n";
     out +=
-        Rect(kLegendX, y, 12, 12, "fill=\"" + std::string(kColours[c]) + "\"");
+        Rect(kLegendX, y, 12, 12, "fill=\"" + std::string(report::svg::CategoryColour(c)) + "\"");
     out += Text(kLegendX + 18, y + 10, name, 12, "fill=\"#222222\"");
     out +=
         Text(kWidth - 8, y + 10,

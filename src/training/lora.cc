@@ -280,11 +280,21 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
     return it == replaced.end() ? v : it->second;
   };
   int adapted = 0;
+  // NB: one regex match per module, not per node (std::regex is slow).
+  std::vector<int8_t> scope_matches(graph.scopes.size(), -1);
   for (const ir::Node& original : graph.nodes) {
     ir::Node n = original;
     for (int& in : n.inputs) in = remap(in);
-    const int index = g.AddNode(n);
-    if (!MatchesModule(graph.scopes[n.scope].path, config.targets, *targets)) continue;
+    const int index = g.AddNode(std::move(n));
+    const int scope = g.nodes[index].scope;
+    if (g.nodes[index].op != "aten::linear" && g.nodes[index].op != "bnb::matmul_4bit" &&
+        g.nodes[index].op != "aten::_convolution" && g.nodes[index].op != "aten::conv2d") {
+      continue;
+    }
+    if (scope_matches[scope] < 0) {
+      scope_matches[scope] = MatchesModule(graph.scopes[scope].path, config.targets, *targets) ? 1 : 0;
+    }
+    if (scope_matches[scope] == 0) continue;
     std::optional<AdapterSite> site = AsSite(g, g.nodes[index]);
     if (!site) continue;
     if (config.use_dora && (site->quantized || site->conv.has_value())) {

@@ -1,0 +1,54 @@
+// Benchmark of `torchcost compare` in-process: the llama-7b-like preset built
+// once, then five configurations (full, LoRA, DoRA, QLoRA, LoRA on every
+// Linear) each rewritten, analysed for a bf16 training step with B and S
+// symbolic, and evaluated into a row at S=2048 with a 24 GiB budget (which
+// searches the largest batch that fits).
+//
+// Target (issue 5, point 9): five configurations under 200 ms in total.
+// Run with --benchmark_repetitions=5 and read the median.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "torchcost/analysis.h"
+#include "torchcost/compare.h"
+#include "torchcost/families.h"
+#include "torchcost/method.h"
+#include "torchcost/rules.h"
+
+namespace torchcost {
+namespace {
+
+void BM_CompareFiveLlama7b(benchmark::State& state) {
+  auto rules = RuleSet::Builtin();
+  if (!rules.ok()) std::abort();
+  const std::vector<std::string> configs = {"full", "lora:r=8,targets=q_proj|v_proj", "dora:r=8,targets=q_proj|v_proj",
+                                            "qlora:r=16", "lora:r=64,targets=.*"};
+  for (auto _ : state) {
+    auto built = build::BuildNamedModel("llama-7b-like", "");
+    if (!built.ok()) std::abort();
+    for (auto& p : built->graph.params) p.dtype = DType::kBFloat16;
+    sym::Context ctx;
+    AnalysisOptions options;
+    for (const build::InputDecl& in : built->inputs) options.inputs.push_back({build::ResolveShape(*built, in, ctx), in.dtype});
+    CompareOptions compare;
+    compare.bindings = {{"S", 2048}};
+    compare.budget_bytes = int64_t{24} << 30;
+    for (const std::string& text : configs) {
+      auto method = ParseMethodSpec(text);
+      auto graph = ApplyMethod(built->graph, *method);
+      auto report = Analyze(*graph, *rules, ctx, options);
+      auto row = EvaluateCompareRow(*report, text, compare);
+      if (!row.ok()) std::abort();
+      benchmark::DoNotOptimize(row->peak);
+    }
+  }
+}
+BENCHMARK(BM_CompareFiveLlama7b)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace torchcost
+
+BENCHMARK_MAIN();

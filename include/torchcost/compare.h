@@ -1,0 +1,68 @@
+// `torchcost compare`: one row per training configuration (full fine-tuning,
+// LoRA, DoRA, QLoRA, GaLore, ...) with its trainable parameters, memory by
+// category at the peak, peak, FLOPs, and what fits a memory budget.
+#ifndef TORCHCOST_COMPARE_H_
+#define TORCHCOST_COMPARE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchcost/analysis.h"
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// What one configuration costs, evaluated at the comparison's bindings.
+struct CompareRow {
+  std::string label;                 // The configuration as typed ("lora:r=8").
+  std::string error;                 // Non-empty if it could not be analysed; nothing else is set.
+  int64_t params = 0;                // Parameter elements (adapters included).
+  int64_t trainable_params = 0;
+  int64_t param_bytes = 0;           // Parameter storage (NF4 weights packed).
+  std::array<int64_t, kNumMemCategories> at_peak{};  // Bytes per category at the peak.
+  int64_t peak = 0;
+  // Per micro-batch (forward, backward) and per optimizer step.
+  int64_t flops_forward = 0, flops_backward = 0, flops_step = 0;
+  bool fits = true;                  // peak <= budget (true without a budget).
+  // The largest value of the batch symbol whose peak fits the budget; -1 when
+  // not searched (no budget or no batch symbol), 0 when even 1 does not fit.
+  int64_t max_batch = -1;
+};
+
+// How the rows are evaluated.
+struct CompareOptions {
+  sym::Bindings bindings;            // Values of the symbols; the batch symbol may stay unbound.
+  std::string batch_symbol = "B";    // Searched for max_batch; evaluated at 1 when unbound.
+  int64_t budget_bytes = 0;          // 0: no budget.
+  int64_t max_batch_limit = int64_t{1} << 20;  // The search stops here.
+};
+
+// Parses a memory size: "24GiB", "80GB" (decimal), "24G" (binary), "1.5TiB", "512MiB", bytes.
+Result<int64_t> ParseMemorySize(std::string_view text);
+
+// Evaluates `report` (one configuration's analysis) into a row. NB: the peak
+// for other batch sizes comes from the symbolic peak's candidate moments, so
+// the search evaluates a handful of expressions per batch.
+Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, const CompareOptions& options);
+
+// The comparison as a table: one row per configuration; columns: trainable
+// params, memory by category at the peak, peak, fits, max batch, FLOPs.
+std::string RenderCompareText(const std::string& model, const std::vector<CompareRow>& rows,
+                              const CompareOptions& options, const std::string& setting);
+
+// The comparison as JSON ("torchcost.compare" version 1, docs/json-schema.md).
+std::string RenderCompareJson(const std::string& model, const std::vector<CompareRow>& rows,
+                              const CompareOptions& options, const std::string& setting);
+
+// The comparison as an SVG bar chart: one bar per configuration stacked by
+// category at its peak, with the budget as a line.
+std::string RenderCompareSvg(const std::string& model, const std::vector<CompareRow>& rows,
+                             const CompareOptions& options, const std::string& setting);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_COMPARE_H_

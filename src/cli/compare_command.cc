@@ -1,0 +1,85 @@
+// `torchcost compare`: the model once, then one analysis per configuration.
+#include <filesystem>
+#include <fstream>
+
+#include "cli/driver.h"
+#include "torchcost/compare.h"
+
+namespace torchcost::cli {
+namespace {
+
+// The settings shared by every row, in words ("adamw; train; cuda; B=...").
+std::string SettingText(const CommandLine& cl) {
+  std::string s = "optimizer " + cl.optimizer + "; " + cl.mode + "; device " + cl.device;
+  if (!cl.param_dtype.empty()) s += "; params " + cl.param_dtype;
+  if (!cl.autocast.empty()) s += "; autocast " + cl.autocast;
+  if (!cl.checkpoint.empty()) s += "; checkpoint " + cl.checkpoint;
+  if (cl.accumulate > 1) s += "; accumulate " + std::to_string(cl.accumulate);
+  if (cl.shard != "none") s += "; " + cl.shard + " over " + std::to_string(cl.world) + " ranks (per rank)";
+  return s;
+}
+
+}  // namespace
+
+Outcome RunCompare(const CommandLine& cl, std::string& out) {
+  CommandLine base = cl;
+  std::vector<std::string> configs = cl.compare_args;
+  if (base.builder_model.empty()) {
+    if (configs.empty()) return Outcome::Usage("compare: give MODEL.pt (or --model NAME) and configurations");
+    base.model = configs.front();
+    configs.erase(configs.begin());
+  }
+  if (configs.empty()) return Outcome::Usage("compare: give at least one configuration (full, lora:r=8, ...)");
+  // Parse every row first: a typo fails before any analysis runs.
+  std::vector<MethodSpec> methods;
+  for (const std::string& text : configs) {
+    Result<MethodSpec> m = ParseMethodSpec(text);
+    if (!m.ok()) return Outcome::Usage("compare: " + m.status().message());
+    methods.push_back(std::move(m).value());
+  }
+  CompareOptions compare;
+  if (!cl.budget.empty()) {
+    Result<int64_t> b = ParseMemorySize(cl.budget);
+    if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
+    compare.budget_bytes = *b;
+  }
+  compare.batch_symbol = cl.batch_symbol;
+
+  sym::Context ctx;
+  Prepared p;
+  if (Outcome o = Prepare(base, ctx, p); !o.ok()) return o;
+  compare.bindings = p.bindings;
+  std::vector<CompareRow> rows;
+  for (const MethodSpec& method : methods) {
+    AnalysisOptions options = p.options;
+    ir::Graph graph;
+    CompareRow failed;
+    failed.label = method.text;
+    if (Outcome o = ApplyPeft(method, method.text, p, graph, options); !o.ok()) {
+      failed.error = o.message;
+      rows.push_back(failed);
+      continue;
+    }
+    if (Outcome o = MaybeAutocast(base, p, ctx, options, graph); !o.ok()) return o;
+    Result<Report> report = Analyze(graph, p.rules, ctx, options);
+    if (!report.ok()) return Outcome::Usage(method.text + ": " + report.status().message());
+    for (const Diagnostic& d : report->diagnostics) {
+      if (d.severity == Diagnostic::Severity::kError) return Outcome::Usage(method.text + ": " + d.message);
+    }
+    Result<CompareRow> row = EvaluateCompareRow(*report, method.text, compare);
+    if (!row.ok()) return Outcome::Usage(method.text + ": " + row.status().message());
+    rows.push_back(std::move(row).value());
+  }
+  const std::string setting = SettingText(cl);
+  const std::string model = std::filesystem::path(p.model_name).filename().string();
+  if (!cl.chart_svg.empty()) {
+    std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
+    if (file) file << RenderCompareSvg(model, rows, compare, setting);
+    if (file) file.close();
+    if (!file) return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
+  }
+  out = cl.json ? RenderCompareJson(model, rows, compare, setting) : RenderCompareText(model, rows, compare, setting);
+  return Outcome::Ok();
+}
+
+}  // namespace torchcost::cli

@@ -1,0 +1,265 @@
+#include "torchcost/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "report/format.h"
+#include "report/table.h"
+
+namespace torchcost {
+namespace {
+
+bool HasSymbol(const Report& report, const std::string& name) {
+  return std::find(report.symbols.begin(), report.symbols.end(), name) != report.symbols.end();
+}
+
+int64_t Clamp64(__int128 v) {
+  constexpr __int128 kMax = INT64_MAX;
+  return static_cast<int64_t>(std::min(v, kMax));
+}
+
+// The peak under any bindings, from the symbolic peak's candidate moments
+// (computed once with every symbol free, so no substitution into the whole
+// timeline is needed): a handful of expressions per evaluation.
+class PeakCandidates {
+ public:
+  explicit PeakCandidates(const Report& report) : tr_(report.training) {
+    const PeakInfo info = EvaluatePeak(report.training, {});
+    error_ = info.error;
+    candidates_ = info.candidates;
+    points_ = info.candidate_points;
+  }
+  const std::string& error() const { return error_; }
+  // Returns the peak under `b` and the timeline point where it occurs, or nullopt if unbound or overflowing.
+  std::optional<std::pair<__int128, int>> At(const sym::Bindings& b) const {
+    std::optional<std::pair<__int128, int>> best;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      auto v = sym::Evaluate128(candidates_[i], b);
+      if (!v.ok()) return std::nullopt;
+      if (!best || *v > best->first) best = std::make_pair(*v, points_[i]);
+    }
+    return best;
+  }
+  const TrainingReport& training() const { return tr_; }
+
+ private:
+  const TrainingReport& tr_;
+  std::vector<sym::Expr> candidates_;
+  std::vector<int> points_;
+  std::string error_;
+};
+
+// The peak as a function of the batch symbol alone.
+class PeakOfBatch {
+ public:
+  PeakOfBatch(const PeakCandidates& peak, const CompareOptions& options)
+      : peak_(peak), symbol_(options.batch_symbol), base_(options.bindings) {}
+  // Returns the peak at batch b, or nullopt on overflow.
+  std::optional<__int128> At(int64_t b) {
+    base_[symbol_] = b;
+    auto p = peak_.At(base_);
+    if (!p) return std::nullopt;
+    return p->first;
+  }
+
+ private:
+  const PeakCandidates& peak_;
+  std::string symbol_;
+  sym::Bindings base_;
+};
+
+// The largest b in [1, limit] with peak(b) <= budget (0 if none). NB: assumes
+// the peak does not decrease as the batch grows (it is a sum of terms
+// nondecreasing in it), so doubling then bisecting finds the boundary.
+Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget, int64_t limit) {
+  auto fits = [&](int64_t b) {
+    auto p = peak.At(b);
+    return p.has_value() && *p <= budget;
+  };
+  if (!fits(1)) return 0;
+  int64_t lo = 1, hi = 2;  // fits(lo); hi unknown.
+  while (hi <= limit && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > limit) {
+    if (fits(limit)) return limit;
+    hi = limit;
+  }
+  while (hi - lo > 1) {  // fits(lo), !fits(hi).
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::string BindingsText(const sym::Bindings& b, const CompareOptions& o, bool batch_free) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : b) parts.push_back(k + "=" + std::to_string(v));
+  std::sort(parts.begin(), parts.end());
+  if (batch_free) parts.insert(parts.begin(), o.batch_symbol + "=1");
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+}  // namespace
+
+Result<int64_t> ParseMemorySize(std::string_view text) {
+  std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  std::string unit(end);
+  if (s.empty() || end == s.c_str() || !(v > 0)) {
+    return Status::InvalidArgument("'" + s + "' is not a memory size (24GiB, 80GB, 512MiB)");
+  }
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KiB") scale = 1024.0;
+  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (unit == "KB") scale = 1e3;  // NB: KB, MB, GB, TB are decimal (GPU vendors' "80GB").
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  else if (unit == "TB") scale = 1e12;
+  if (scale == 0) return Status::InvalidArgument("'" + s + "': unknown unit '" + unit + "' (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+  const double bytes = v * scale;
+  if (bytes >= 9.2e18) return Status::InvalidArgument("'" + s + "' is too large");
+  return static_cast<int64_t>(std::llround(bytes));
+}
+
+Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, const CompareOptions& options) {
+  CompareRow row;
+  row.label = std::move(label);
+  row.params = report.params;
+  row.trainable_params = report.trainable_params;
+  row.param_bytes = report.param_bytes;
+  const bool has_batch = HasSymbol(report, options.batch_symbol);
+  sym::Bindings at = options.bindings;
+  if (has_batch && !at.count(options.batch_symbol)) at[options.batch_symbol] = 1;
+  const TrainingReport& tr = report.training;
+  auto value = [&](const sym::Expr& e) -> Result<int64_t> {
+    auto v = sym::Evaluate128(e, at);
+    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with --set");
+    return Clamp64(*v);
+  };
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_backward, value(tr.flops_backward));
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_step, value(tr.flops_step));
+  const PeakCandidates peak(report);
+  if (!peak.error().empty()) return Status::OutOfRange(peak.error());
+  auto p = peak.At(at);
+  if (!p) return Status::InvalidArgument("the peak does not evaluate at these bindings; bind every symbol with --set");
+  row.peak = Clamp64(p->first);
+  for (int k = 0; k < kNumMemCategories; ++k) {
+    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[p->second].live[k]));
+  }
+  if (options.budget_bytes > 0) {
+    row.fits = p->first <= options.budget_bytes;
+    if (has_batch) {
+      PeakOfBatch of_batch(peak, options);
+      TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_batch, options.budget_bytes, options.max_batch_limit));
+    }
+  }
+  return row;
+}
+
+std::string RenderCompareText(const std::string& model, const std::vector<CompareRow>& rows,
+                              const CompareOptions& options, const std::string& setting) {
+  using report::Human;
+  using report::Table;
+  using report::Unit;
+  const bool batch_free = !options.bindings.count(options.batch_symbol) &&
+                          std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.max_batch >= 0; });
+  std::string out = "torchcost compare: " + model + "\n";
+  out += "  at " + BindingsText(options.bindings, options, batch_free) + (setting.empty() ? "" : "; " + setting) + "\n";
+  if (options.budget_bytes > 0) {
+    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" + std::to_string(options.budget_bytes) +
+           " bytes); Max " + options.batch_symbol + ": the largest " + options.batch_symbol +
+           " whose peak fits (up to " + std::to_string(options.max_batch_limit) + ")\n";
+  }
+  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}, {"Trainable"}};
+  for (int k = 0; k < kNumMemCategories; ++k) {
+    std::string name(MemCategoryName(static_cast<MemCategory>(k)));
+    name[0] = static_cast<char>(std::toupper(name[0]));
+    cols.push_back({name});
+  }
+  cols.push_back({"Peak"});
+  if (options.budget_bytes > 0) {
+    cols.push_back({"Fits", Table::Align::kLeft});
+    cols.push_back({"Max " + options.batch_symbol});
+  }
+  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"}) cols.push_back({h});
+  Table t(cols);
+  std::vector<std::string> errors;
+  for (const CompareRow& r : rows) {
+    std::vector<std::string> cells{r.label};
+    if (!r.error.empty()) {
+      cells.push_back("error: see below");
+      errors.push_back(r.label + ": " + r.error);
+      t.AddRow(cells);
+      continue;
+    }
+    cells.push_back(Human(r.trainable_params, Unit::kCount));
+    for (int k = 0; k < kNumMemCategories; ++k) cells.push_back(Human(r.at_peak[k], Unit::kBytes));
+    cells.push_back(Human(r.peak, Unit::kBytes));
+    if (options.budget_bytes > 0) {
+      cells.push_back(r.fits ? "yes" : "NO");
+      cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
+    }
+    cells.push_back(Human(r.flops_forward, Unit::kFlops));
+    cells.push_back(Human(r.flops_backward, Unit::kFlops));
+    cells.push_back(Human(r.flops_step, Unit::kFlops));
+    t.AddRow(cells);
+  }
+  out += t.Render();
+  out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
+         "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
+  for (const auto& e : errors) out += "error: " + e + "\n";
+  return out;
+}
+
+std::string RenderCompareJson(const std::string& model, const std::vector<CompareRow>& rows,
+                              const CompareOptions& options, const std::string& setting) {
+  nlohmann::ordered_json j;
+  j["schema"] = "torchcost.compare";
+  j["version"] = 1;
+  j["model"] = model;
+  j["setting"] = setting;
+  nlohmann::ordered_json b = nlohmann::ordered_json::object();
+  std::vector<std::pair<std::string, int64_t>> sorted(options.bindings.begin(), options.bindings.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [k, v] : sorted) b[k] = v;
+  j["bindings"] = b;
+  j["batch_symbol"] = options.batch_symbol;
+  j["budget_bytes"] = options.budget_bytes > 0 ? nlohmann::ordered_json(options.budget_bytes) : nullptr;
+  nlohmann::ordered_json out_rows = nlohmann::ordered_json::array();
+  for (const CompareRow& r : rows) {
+    nlohmann::ordered_json o;
+    o["config"] = r.label;
+    if (!r.error.empty()) {
+      o["error"] = r.error;
+      out_rows.push_back(o);
+      continue;
+    }
+    o["params"] = r.params;
+    o["trainable_params"] = r.trainable_params;
+    o["param_bytes"] = r.param_bytes;
+    nlohmann::ordered_json cats;
+    for (int k = 0; k < kNumMemCategories; ++k) cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] = r.at_peak[k];
+    o["at_peak"] = cats;
+    o["peak"] = r.peak;
+    o["fits"] = r.fits;
+    o["max_batch"] = r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
+    o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};
+    out_rows.push_back(o);
+  }
+  j["rows"] = out_rows;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace torchcost
