@@ -1,6 +1,19 @@
 #include "torchcost/method.h"
 
 namespace torchcost {
+namespace {
+
+// The message of a settings error without its parser's "lora: " prefix (the
+// spec, quoted, names the method already).
+std::string Detail(const Status& s) {
+  const std::string& m = s.message();
+  for (const char* prefix : {"lora: ", "qlora: "}) {
+    if (m.rfind(prefix, 0) == 0) return m.substr(std::string(prefix).size());
+  }
+  return m;
+}
+
+}  // namespace
 
 Result<MethodSpec> ParseMethodSpec(std::string_view text) {
   MethodSpec m;
@@ -13,13 +26,13 @@ Result<MethodSpec> ParseMethodSpec(std::string_view text) {
     m.kind = MethodSpec::Kind::kFull;
   } else if (name == "lora" || name == "dora") {
     Result<LoraConfig> c = ParseLoraConfig(m.settings);
-    if (!c.ok()) return Status::InvalidArgument("'" + m.text + "': " + c.status().message());
+    if (!c.ok()) return Status::InvalidArgument("'" + m.text + "': " + Detail(c.status()));
     m.lora = *c;
     m.kind = name == "lora" ? MethodSpec::Kind::kLora : MethodSpec::Kind::kDora;
     if (name == "dora") m.lora.use_dora = true;
   } else if (name == "qlora") {
     Result<QloraConfig> c = ParseQloraConfig(m.settings);
-    if (!c.ok()) return Status::InvalidArgument("'" + m.text + "': " + c.status().message());
+    if (!c.ok()) return Status::InvalidArgument("'" + m.text + "': " + Detail(c.status()));
     m.qlora = *c;
     m.kind = MethodSpec::Kind::kQlora;
   } else if (name == "galore") {

@@ -232,6 +232,19 @@ def main(argv):
             shutil.copyfile(lenet5, os.path.join(tmp, "lenet5_bad.pt"))
             r.expect_error("bad_sidecar", [os.path.join(tmp, "lenet5_bad.pt")],
                            words=["lenet5_bad.meta.json"])
+            # Fine-tuning methods and compare.
+            r.expect_error("peft_unknown_method", [lenet5, "--peft", "prefix:r=8"],
+                           words=["--peft", "unknown method 'prefix'"])
+            r.expect_error("peft_bad_rank", [lenet5, "--peft", "lora:r=0"], words=["r=0 must be a positive integer"])
+            r.expect_error("peft_no_target", [lenet5, "--peft", "lora:targets=q_proj"],
+                           words=["no Linear layer", "q_proj"])
+            r.expect_error("lora_and_peft", [lenet5, "--lora", "r=2", "--peft", "dora"], words=["--lora", "--peft"])
+            r.expect_error("lora_bad_regex", [lenet5, "--lora", "targets=("], words=["not a valid regular expression"])
+            r.expect_error("compare_no_config", ["compare", lenet5], words=["at least one configuration"])
+            r.expect_error("compare_bad_budget", ["compare", lenet5, "--budget", "12 apples", "full"],
+                           words=["--budget", "unknown unit"])
+            r.expect_error("compare_unknown_method", ["compare", lenet5, "full", "ia3"],
+                           words=["unknown method 'ia3'"])
             strict_case(r, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,126 @@
+// Tests of the comparison rows: memory sizes, the row of an analysis, the
+// largest batch under a budget (derived for an inference step by hand), and
+// the three renderings.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "torchcost/compare.h"
+#include "torchcost/rules.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CompareTest, ParsesMemorySizes) {
+  EXPECT_EQ(*ParseMemorySize("24GiB"), int64_t{24} << 30);
+  EXPECT_EQ(*ParseMemorySize("24G"), int64_t{24} << 30);
+  EXPECT_EQ(*ParseMemorySize("80GB"), int64_t{80} * 1000 * 1000 * 1000);  // NB: GB is decimal.
+  EXPECT_EQ(*ParseMemorySize("1.5KiB"), 1536);
+  EXPECT_EQ(*ParseMemorySize("512"), 512);
+  EXPECT_THAT(ParseMemorySize("24 parsecs").status().message(), HasSubstr("unknown unit"));
+  EXPECT_THAT(ParseMemorySize("-3GiB").status().message(), HasSubstr("not a memory size"));
+  EXPECT_THAT(ParseMemorySize("GiB").status().message(), HasSubstr("not a memory size"));
+}
+
+// x [B, 16] -> Linear(16 -> 8) under no_grad: the peak is the parameters, the
+// input and the output, all live while the linear runs.
+Report LinearInfer(sym::Context& ctx) {
+  ir::Graph g;
+  g.source = "lin.pt";
+  g.GetOrAddScope("", "Net");
+  ir::Value x;
+  x.name = "x";
+  x.kind = ir::ValueKind::kTensor;
+  x.role = ir::ValueRole::kInput;
+  x.table_index = 0;
+  const int xv = g.AddValue(x);
+  g.inputs.push_back(xv);
+  auto param = [&](const std::string& name, std::vector<int64_t> shape) {
+    ir::TensorEntry e;
+    e.name = name;
+    e.shape = shape;
+    ir::Value v;
+    v.name = name;
+    v.kind = ir::ValueKind::kTensor;
+    v.role = ir::ValueRole::kParam;
+    v.table_index = static_cast<int>(g.params.size());
+    e.value = g.AddValue(v);
+    g.params.push_back(e);
+    return e.value;
+  };
+  const int w = param("fc.weight", {8, 16}), b = param("fc.bias", {8});
+  ir::Value y;
+  y.name = "y";
+  y.kind = ir::ValueKind::kTensor;
+  const int yv = g.AddValue(y);
+  ir::Node n;
+  n.op = "aten::linear";
+  n.inputs = {xv, w, b};
+  n.input_names = {"input", "weight", "bias"};
+  n.outputs = {yv};
+  n.scope = g.GetOrAddScope("fc", "Linear");
+  g.AddNode(n);
+  g.outputs.push_back(yv);
+  auto rules = RuleSet::Builtin();
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kInfer;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "B,16"));
+  auto r = Analyze(g, *rules, ctx, opts);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+TEST(CompareTest, LargestBatchUnderABudget) {
+  sym::Context ctx;
+  Report r = LinearInfer(ctx);
+  // peak(B) = 4*(8*16 + 8) params + 4*16*B input + 4*8*B output = 544 + 96*B.
+  CompareOptions o;
+  o.budget_bytes = 10000;
+  auto row = EvaluateCompareRow(r, "infer", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->peak, 544 + 96);  // Evaluated at B = 1 (unbound).
+  EXPECT_TRUE(row->fits);
+  EXPECT_EQ(row->max_batch, (10000 - 544) / 96);  // 98: 544 + 96*98 = 9952 <= 10000 < 10048.
+  EXPECT_EQ(row->at_peak[static_cast<int>(MemCategory::kParam)], 544);
+  o.bindings["B"] = 200;
+  row = EvaluateCompareRow(r, "infer", o);
+  EXPECT_EQ(row->peak, 544 + 96 * 200);
+  EXPECT_FALSE(row->fits);
+  EXPECT_EQ(row->max_batch, 98);
+  o.budget_bytes = 600;  // Not even B = 1: 640 bytes.
+  EXPECT_EQ(EvaluateCompareRow(r, "infer", o)->max_batch, 0);
+  o.budget_bytes = 0;  // No budget: no search.
+  EXPECT_EQ(EvaluateCompareRow(r, "infer", o)->max_batch, -1);
+  o.budget_bytes = int64_t{1} << 60;  // The search stops at its limit.
+  o.max_batch_limit = 1000;
+  EXPECT_EQ(EvaluateCompareRow(r, "infer", o)->max_batch, 1000);
+}
+
+TEST(CompareTest, RendersTextJsonAndSvg) {
+  sym::Context ctx;
+  Report r = LinearInfer(ctx);
+  CompareOptions o;
+  o.budget_bytes = 10000;
+  std::vector<CompareRow> rows{*EvaluateCompareRow(r, "full", o)};
+  CompareRow bad;
+  bad.label = "lora:r=8";
+  bad.error = "no Linear layer matches";
+  rows.push_back(bad);
+  const std::string text = RenderCompareText("lin.pt", rows, o, "infer");
+  EXPECT_THAT(text, HasSubstr("Max B"));
+  EXPECT_THAT(text, HasSubstr("error: lora:r=8: no Linear layer matches"));
+  auto j = nlohmann::json::parse(RenderCompareJson("lin.pt", rows, o, "infer"));
+  EXPECT_EQ(j["schema"], "torchcost.compare");
+  EXPECT_EQ(j["rows"][0]["max_batch"], 98);
+  EXPECT_EQ(j["rows"][0]["peak"], 640);
+  EXPECT_EQ(j["rows"][1]["error"], "no Linear layer matches");
+  const std::string svg = RenderCompareSvg("lin.pt", rows, o, "infer");
+  EXPECT_THAT(svg, HasSubstr("data-config=\"full\""));
+  EXPECT_THAT(svg, HasSubstr("class=\"budget\""));
+  EXPECT_THAT(svg, HasSubstr("data-category=\"param\" data-bytes=\"544\""));
+}
+
+}  // namespace
+}  // namespace torchcost

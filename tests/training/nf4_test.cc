@@ -1,0 +1,96 @@
+// Tests of QLoRA's 4-bit base (bitsandbytes' NF4 with double quantization),
+// derived from the QLoRA paper (Dettmers et al. 2023, section 3).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+#include "torchcost/peft.h"
+
+namespace torchcost {
+namespace {
+
+using testing::GraphBuilder;
+
+TEST(Nf4Test, DoubleQuantizationCosts4Point127BitsPerParameter) {
+  // The paper: 4-bit codes, plus 8/64 bits of uint8 block constants per weight,
+  // plus 32/(64*256) bits of their float32 constants: 4.127 bits.
+  QloraConfig c;
+  const int64_t n = int64_t{4096} * 4096;
+  const int64_t constants = 4 /*offset*/ + 16 * 4 /*NF4 code table*/;
+  EXPECT_EQ(Nf4WeightBytes(n, c), n / 2 + n / 64 + 4 * (n / 64 / 256) + constants);
+  const double bits = 8.0 * (Nf4WeightBytes(n, c) - constants) / n;
+  EXPECT_NEAR(bits, 4 + 8.0 / 64 + 32.0 / (64 * 256), 1e-12);
+  // Without double quantization: float32 constants, 4 + 32/64 = 4.5 bits.
+  c.double_quant = false;
+  EXPECT_EQ(Nf4WeightBytes(n, c), n / 2 + 4 * (n / 64) + 16 * 4);
+  // Ragged sizes round up: 100 weights: 50 bytes, 2 blocks, 1 float32 of absmax2.
+  c.double_quant = true;
+  EXPECT_EQ(Nf4WeightBytes(100, c), 50 + 2 + 4 + constants);
+}
+
+// x [M, 64] -> up (Linear 64 -> 128) -> head (Linear 128 -> 32, the output).
+ir::Graph TwoLinears() {
+  GraphBuilder b;
+  int x = b.Input();
+  int wu = b.Param("up.weight", {128, 64});
+  int bu = b.Param("up.bias", {128});
+  int wh = b.Param("head.weight", {32, 128});
+  b.Scope("up", "Linear");
+  int h = b.One("aten::linear", {x, wu, bu}, {"input", "weight", "bias"});
+  b.Scope("head", "Linear");
+  b.Output(b.One("aten::linear", {h, wh, b.None()}, {"input", "weight", "bias"}));
+  return b.graph();
+}
+
+Report AnalyzeAt(const ir::Graph& g, int64_t m) {
+  auto rules = RuleSet::Builtin();
+  EXPECT_TRUE(rules.ok());
+  sym::Context ctx;
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kAdamW;
+  opts.inputs.push_back(*ParseInputSpec(ctx, std::to_string(m) + ",64:bf16"));
+  auto r = Analyze(g, *rules, ctx, opts);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  for (const auto& d : r->diagnostics) ADD_FAILURE() << d.message;
+  return std::move(r).value();
+}
+
+TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {
+  QloraConfig c;
+  auto g = QuantizeNf4(TwoLinears(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const int64_t M = 3, n = 128 * 64;
+  Report r = AnalyzeAt(*g, M);
+  EXPECT_EQ(r.trainable_params, 0);
+  // up: packed + constants; its bias and the head in bfloat16.
+  EXPECT_EQ(r.param_bytes, Nf4WeightBytes(n, c) + 2 * 128 + 2 * 32 * 128);
+  // up's forward: dequantize (one multiply per weight and per uint8 block constant),
+  // the matmul (2 per FMA), the bias; the head unchanged.
+  const int64_t up = (n + n / 64) + 2 * M * 64 * 128 + M * 128;
+  const int64_t head = 2 * M * 128 * 32;
+  EXPECT_EQ(*r.flops.AsConstant(), up + head);
+}
+
+TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
+  auto c = ParseQloraConfig("r=4,alpha=8");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto g = ApplyQlora(TwoLinears(), *c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Report r = AnalyzeAt(*g, 3);
+  // Adapters on every Linear (the paper's setting), the head included: A [4, in], B [out, 4].
+  EXPECT_EQ(r.trainable_params, (4 * 64 + 128 * 4) + (4 * 128 + 32 * 4));
+  // AdamW keeps two float32 moments per trainable element, plus a 4-byte step each.
+  int64_t opt = 0;
+  for (const auto& p : g->params) {
+    if (p.requires_grad) opt += 8 * (p.shape[0] * p.shape[1]) + 4;
+  }
+  const PeakInfo peak = EvaluatePeak(r.training, {});
+  EXPECT_EQ(*peak.category_max[static_cast<int>(MemCategory::kOpt)].AsConstant(), opt);
+  EXPECT_THAT(ParseQloraConfig("block=3").status().message(), ::testing::HasSubstr("positive even integer"));
+  EXPECT_THAT(ParseQloraConfig("dora=true").status().message(), ::testing::HasSubstr("not modelled"));
+  EXPECT_THAT(ParseQloraConfig("gamma=1").status().message(), ::testing::HasSubstr("unknown key 'gamma'"));
+}
+
+}  // namespace
+}  // namespace torchcost
