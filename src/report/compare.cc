@@ -176,7 +176,9 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
   const bool batch_free = !options.bindings.count(options.batch_symbol) &&
                           std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.max_batch >= 0; });
   std::string out = "torchcost compare: " + model + "\n";
-  out += "  at " + BindingsText(options.bindings, options, batch_free) + (setting.empty() ? "" : "; " + setting) + "\n";
+  const std::string at = BindingsText(options.bindings, options, batch_free);
+  out += "  " + (at.empty() ? std::string("at the inputs' shapes") : "at " + at) + (setting.empty() ? "" : "; " + setting) +
+         "\n";
   if (options.budget_bytes > 0) {
     out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" + std::to_string(options.budget_bytes) +
            " bytes); Max " + options.batch_symbol + ": the largest " + options.batch_symbol +
