@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <optional>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "torchcost/peft.h"
@@ -30,9 +31,11 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
   s.scope = node.scope;
   s.path = g.scopes[node.scope].path;
   s.y = node.outputs[0];
-  s.x = Arg(node, "input", 0);
-  s.weight = Arg(node, "weight", 1);
-  if (s.x < 0 || s.weight < 0 || g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
+  if (node.op != "aten::addmm" && node.op != "aten::mm") {
+    s.x = Arg(node, "input", 0);
+    s.weight = Arg(node, "weight", 1);
+    if (s.x < 0 || s.weight < 0 || g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
+  }
   if (node.op == "aten::linear") {
     s.bias = Arg(node, "bias", 2);
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
@@ -47,6 +50,24 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
     s.out = (*dims)[0];
     s.in = (*dims)[1];
     s.quantized = true;
+  } else if (node.op == "aten::addmm" || node.op == "aten::mm") {
+    // An aten-level Linear (make_fx): addmm(bias, x, t(W)) or mm(x, t(W)) on 2-D rows.
+    const bool addmm = node.op == "aten::addmm";
+    s.x = Arg(node, addmm ? "mat1" : "self", addmm ? 1 : 0);
+    const int mat2 = Arg(node, "mat2", addmm ? 2 : 1);
+    s.bias = addmm ? Arg(node, "self", 0) : -1;
+    const int t = mat2 >= 0 ? g.values[mat2].producer : -1;
+    if (s.x < 0 || t < 0 || (g.nodes[t].op != "aten::t" && g.nodes[t].op != "aten::numpy_T") ||
+        g.nodes[t].inputs.empty()) {
+      return std::nullopt;
+    }
+    s.weight = g.nodes[t].inputs[0];
+    if (g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
+    const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
+    if (w.shape.size() != 2) return std::nullopt;
+    if (s.bias >= 0 && g.values[s.bias].role != ir::ValueRole::kParam) return std::nullopt;  // Not a Linear's bias.
+    s.out = w.shape[0];
+    s.in = w.shape[1];
   } else if (node.op == "aten::_convolution" || node.op == "aten::conv2d") {
     s.bias = Arg(node, "bias", 2);
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
@@ -287,8 +308,9 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
     for (int& in : n.inputs) in = remap(in);
     const int index = g.AddNode(std::move(n));
     const int scope = g.nodes[index].scope;
-    if (g.nodes[index].op != "aten::linear" && g.nodes[index].op != "bnb::matmul_4bit" &&
-        g.nodes[index].op != "aten::_convolution" && g.nodes[index].op != "aten::conv2d") {
+    static const std::set<std::string> kSiteOps = {"aten::linear", "bnb::matmul_4bit", "aten::addmm", "aten::mm",
+                                                  "aten::_convolution", "aten::conv2d"};
+    if (!kSiteOps.count(g.nodes[index].op)) {
       continue;
     }
     if (scope_matches[scope] < 0) {

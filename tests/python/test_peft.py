@@ -25,6 +25,9 @@ the transform's numbers (params, FLOPs forward and backward, saved bytes,
 peak, every category's maximum): "a graph that already contains LoRA-style
 modules gives the same result as applying the transform" (for DoRA all but the
 peak and TEMP: a trace loses the Python locals DoRA's forward keeps alive).
+Also: LoRA on gpt_tiny's TorchScript trace, its FX graph and its aten graph
+(make_fx: Linear as t + addmm) gives the same trainable params, FLOPs, saved
+bytes and peak ("applied to any graph").
 Last line: "N passed, M failed".
 """
 
@@ -156,8 +159,44 @@ def main(argv):
                     results.check(a == bb, "%s %s wrapped == transform: %s" % (label, opt, what),
                                   "transform %s, wrapped trace %s" % (a, bb))
             print("# %s: %.1fs" % (label, time.time() - t0), flush=True)
+    frontends(args, fixtures, results)
     print("%d passed, %d failed" % (results.passed, results.failed))
     return 0 if results.failed == 0 else 1
+
+
+def frontends(args, fixtures, results):
+    """LoRA on any graph: the TorchScript trace, an FX graph and an aten graph (make_fx,
+    where Linear is t + addmm) of gpt_tiny give the same numbers."""
+    import subprocess
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    pt = mf.make_fixture("gpt_tiny", fixtures)
+    spec = peft_torch.cli_spec("gpt_tiny", "lora")
+    common = ["--input", "2,64:int64", "--device", "cpu", "--lora", spec]
+    ref, err = torchcost_cli.run_json(args.torchcost, [pt] + common)
+    if not results.check(ref is not None, "frontends torchscript", err or ""):
+        return
+    for method in ("fx", "aten"):
+        out = os.path.join(fixtures, "gpt_tiny_%s.graph.json" % method)
+        proc = subprocess.run(["/usr/bin/python3", "-m", "tools.export", "fixtures:gpt_tiny", out, "--method", method,
+                               "--input", "2,64:int64"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=dict(os.environ, TORCHCOST_FIXTURES=fixtures))
+        if not results.check(proc.returncode == 0, "frontends export " + method, proc.stderr.strip()[-300:]):
+            continue
+        got, err = torchcost_cli.run_json(args.torchcost, [out] + common)
+        if not results.check(got is not None, "frontends " + method, err or ""):
+            continue
+        for what, path in [("trainable", ("totals", "trainable_params")), ("flops fwd", ("totals", "flops")),
+                           ("flops bwd", ("training", "flops", "backward")),
+                           ("saved", ("training", "memory", "saved_bytes")),
+                           ("peak", ("training", "memory", "peak"))]:
+            a, b = ref, got
+            for k in path:
+                a, b = a[k], b[k]
+            a = a["value"] if isinstance(a, dict) else a
+            b = b["value"] if isinstance(b, dict) else b
+            results.check(a == b, "lora on %s graph == torchscript: %s" % (method, what), "torchscript %s, %s %s"
+                          % (a, method, b))
 
 
 if __name__ == "__main__":
