@@ -75,6 +75,14 @@ void GraphEditor::KeepAlive(std::vector<int> values, int scope) {
   g_.AddNode(std::move(n));
 }
 
+int NodeArg(const ir::Node& node, const std::string& name, size_t position) {
+  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
+    if (node.input_names[i] == name) return node.inputs[i];
+  }
+  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
+  return -1;
+}
+
 std::string LeafName(const std::string& path) {
   const size_t dot = path.rfind('.');
   return dot == std::string::npos ? path : path.substr(dot + 1);

@@ -46,6 +46,10 @@ class GraphEditor {
   ir::Graph& g_;
 };
 
+// Returns the value bound to argument `name` of `node` (by name when the
+// frontend named its inputs, else at `position`), or -1.
+int NodeArg(const ir::Node& node, const std::string& name, size_t position);
+
 // Returns the last component of a dotted module path ("q_proj" of "h.0.attn.q_proj").
 std::string LeafName(const std::string& path);
 

@@ -15,15 +15,7 @@ using training::AdapterSite;
 using training::GraphEditor;
 using training::LeafName;
 using training::LoraBranch;
-
-// Returns the value bound to argument `name` of `node` (by name, else by position), or -1.
-int Arg(const ir::Node& node, const std::string& name, size_t position) {
-  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
-    if (node.input_names[i] == name) return node.inputs[i];
-  }
-  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
-  return -1;
-}
+using training::NodeArg;
 
 // Reads a Linear (aten::linear or the 4-bit bnb::matmul_4bit) as an adapter site.
 std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
@@ -32,19 +24,19 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
   s.path = g.scopes[node.scope].path;
   s.y = node.outputs[0];
   if (node.op != "aten::addmm" && node.op != "aten::mm") {
-    s.x = Arg(node, "input", 0);
-    s.weight = Arg(node, "weight", 1);
+    s.x = NodeArg(node, "input", 0);
+    s.weight = NodeArg(node, "weight", 1);
     if (s.x < 0 || s.weight < 0 || g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
   }
   if (node.op == "aten::linear") {
-    s.bias = Arg(node, "bias", 2);
+    s.bias = NodeArg(node, "bias", 2);
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
     if (w.shape.size() != 2) return std::nullopt;
     s.out = w.shape[0];
     s.in = w.shape[1];
   } else if (node.op == "bnb::matmul_4bit") {
-    s.bias = Arg(node, "bias", 5);
-    const int shape = Arg(node, "weight_shape", 4);
+    s.bias = NodeArg(node, "bias", 5);
+    const int shape = NodeArg(node, "weight_shape", 4);
     const auto* dims = shape >= 0 ? std::get_if<std::vector<int64_t>>(&g.values[shape].constant) : nullptr;
     if (dims == nullptr || dims->size() != 2) return std::nullopt;
     s.out = (*dims)[0];
@@ -53,9 +45,9 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
   } else if (node.op == "aten::addmm" || node.op == "aten::mm") {
     // An aten-level Linear (make_fx): addmm(bias, x, t(W)) or mm(x, t(W)) on 2-D rows.
     const bool addmm = node.op == "aten::addmm";
-    s.x = Arg(node, addmm ? "mat1" : "self", addmm ? 1 : 0);
-    const int mat2 = Arg(node, "mat2", addmm ? 2 : 1);
-    s.bias = addmm ? Arg(node, "self", 0) : -1;
+    s.x = NodeArg(node, addmm ? "mat1" : "self", addmm ? 1 : 0);
+    const int mat2 = NodeArg(node, "mat2", addmm ? 2 : 1);
+    s.bias = addmm ? NodeArg(node, "self", 0) : -1;
     const int t = mat2 >= 0 ? g.values[mat2].producer : -1;
     if (s.x < 0 || t < 0 || (g.nodes[t].op != "aten::t" && g.nodes[t].op != "aten::numpy_T") ||
         g.nodes[t].inputs.empty()) {
@@ -69,10 +61,10 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
     s.out = w.shape[0];
     s.in = w.shape[1];
   } else if (node.op == "aten::_convolution" || node.op == "aten::conv2d") {
-    s.bias = Arg(node, "bias", 2);
+    s.bias = NodeArg(node, "bias", 2);
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
-    const int groups = Arg(node, "groups", node.op == "aten::conv2d" ? 6 : 8);
-    const int transposed = node.op == "aten::conv2d" ? -1 : Arg(node, "transposed", 6);
+    const int groups = NodeArg(node, "groups", node.op == "aten::conv2d" ? 6 : 8);
+    const int transposed = node.op == "aten::conv2d" ? -1 : NodeArg(node, "transposed", 6);
     auto constant_is = [&](int v, auto want) {
       using T = decltype(want);
       if (v < 0) return true;  // The default.

@@ -13,15 +13,6 @@ using training::GraphEditor;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Returns the argument `name` of `node`, by name or else by position.
-int ArgOf(const ir::Node& node, const std::string& name, size_t position) {
-  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
-    if (node.input_names[i] == name) return node.inputs[i];
-  }
-  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
-  return -1;
-}
-
 }  // namespace
 
 int64_t Nf4WeightBytes(int64_t n, const QloraConfig& c) {
@@ -54,7 +45,7 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   int last_linear = -1;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const ir::Node& n = g.nodes[ni];
-    const int w = n.op == "aten::linear" ? ArgOf(n, "weight", 1) : -1;
+    const int w = n.op == "aten::linear" ? training::NodeArg(n, "weight", 1) : -1;
     for (int in : n.inputs) {
       if (g.values[in].role != ir::ValueRole::kParam) continue;
       (in == w ? linear_uses : other_uses)[in]++;
@@ -69,7 +60,7 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   for (size_t ni = 0; ni < original_nodes; ++ni) {
     ir::Node& n = g.nodes[ni];
     if (n.op != "aten::linear" || static_cast<int>(ni) == last_linear) continue;
-    const int w = ArgOf(n, "weight", 1);
+    const int w = training::NodeArg(n, "weight", 1);
     if (w < 0 || g.values[w].role != ir::ValueRole::kParam || other_uses.count(w)) continue;
     const std::string& path = g.scopes[n.scope].path;
     if (!c.skip.empty() && std::regex_match(training::LeafName(path), skip)) continue;
@@ -98,7 +89,7 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
     }
     // NB: parameters added above are never read by a node but held all step (PARAM).
     ir::Node& node = g.nodes[ni];
-    const int x = ArgOf(node, "input", 0), bias = ArgOf(node, "bias", 2);
+    const int x = training::NodeArg(node, "input", 0), bias = training::NodeArg(node, "bias", 2);
     node.op = "bnb::matmul_4bit";
     node.overload.clear();
     node.inputs = {x, w, constants_of[w][0], constants_of[w][1], ed.Ints({out, in}), bias >= 0 ? bias : ed.None()};

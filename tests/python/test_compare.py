@@ -23,24 +23,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchcost_cli  # noqa: E402
+
 MODEL = ["--model", "llama", "--config", "layers=2,hidden=128,heads=4,kv_heads=2,intermediate=344,vocab=512"]
 SET_S = "S=64"
 CONFIGS = ["full", "lora:r=8,targets=q_proj|v_proj", "dora:r=4", "qlora:r=4"]
 BUDGET = 64 * 2 ** 20
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok, label, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL %s: %s" % (label, detail), flush=True)
-        return ok
 
 
 def run(binary, args):
@@ -68,7 +57,7 @@ def main(argv):
     parser.add_argument("--torchcost", required=True)
     parser.add_argument("--fixtures", required=True)
     args = parser.parse_args(argv)
-    res = Results()
+    res = torchcost_cli.Results()
     tc = args.torchcost
     chart = os.path.join(tempfile.mkdtemp(), "compare.svg")
     rc, out, err = run(tc, ["compare"] + MODEL + ["--set", SET_S, "--budget", "64MiB", "--json",

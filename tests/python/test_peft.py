@@ -60,20 +60,6 @@ EXACT = [("act", ("saved_bytes",), "act_bytes"),
          ("opt", ("category_max", "opt"), "opt_bytes")]
 
 
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok, label, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL %s: %s" % (label, detail), flush=True)
-        return ok
-
-
 def value(training, *path):
     node = training["memory"] if path[0] != "flops" else training
     for key in path:
@@ -99,7 +85,7 @@ def main(argv):
     args = parser.parse_args(argv)
     fixtures = os.path.abspath(args.fixtures)
     os.makedirs(fixtures, exist_ok=True)
-    results = Results()
+    results = torchcost_cli.Results()
     for base, variant, batches in CASES:
         wrapped = "%s+%s" % (base, variant)
         spec = peft_torch.cli_spec(base, variant)

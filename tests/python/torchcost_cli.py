@@ -33,3 +33,24 @@ def run_json(binary, args, timeout=180, label=None):
             or report.get("version") != 1:
         return None, "`torchcost %s`: not a torchcost.report version 1" % label
     return report, None
+
+
+class Results:
+    """Counts checks; prints one line per failed check ("FAIL <label>: <detail>")."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, label, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL %s: %s" % (label, detail), flush=True)
+        return ok
+
+    def summary(self):
+        """Prints the last line, "N passed, M failed"; returns the exit status."""
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 0 if self.failed == 0 else 1

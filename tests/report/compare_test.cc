@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/graph_builder.h"
 #include "torchcost/compare.h"
 #include "torchcost/rules.h"
 
@@ -27,42 +28,12 @@ TEST(CompareTest, ParsesMemorySizes) {
 // x [B, 16] -> Linear(16 -> 8) under no_grad: the peak is the parameters, the
 // input and the output, all live while the linear runs.
 Report LinearInfer(sym::Context& ctx) {
-  ir::Graph g;
-  g.source = "lin.pt";
-  g.GetOrAddScope("", "Net");
-  ir::Value x;
-  x.name = "x";
-  x.kind = ir::ValueKind::kTensor;
-  x.role = ir::ValueRole::kInput;
-  x.table_index = 0;
-  const int xv = g.AddValue(x);
-  g.inputs.push_back(xv);
-  auto param = [&](const std::string& name, std::vector<int64_t> shape) {
-    ir::TensorEntry e;
-    e.name = name;
-    e.shape = shape;
-    ir::Value v;
-    v.name = name;
-    v.kind = ir::ValueKind::kTensor;
-    v.role = ir::ValueRole::kParam;
-    v.table_index = static_cast<int>(g.params.size());
-    e.value = g.AddValue(v);
-    g.params.push_back(e);
-    return e.value;
-  };
-  const int w = param("fc.weight", {8, 16}), b = param("fc.bias", {8});
-  ir::Value y;
-  y.name = "y";
-  y.kind = ir::ValueKind::kTensor;
-  const int yv = g.AddValue(y);
-  ir::Node n;
-  n.op = "aten::linear";
-  n.inputs = {xv, w, b};
-  n.input_names = {"input", "weight", "bias"};
-  n.outputs = {yv};
-  n.scope = g.GetOrAddScope("fc", "Linear");
-  g.AddNode(n);
-  g.outputs.push_back(yv);
+  testing::GraphBuilder b;
+  const int x = b.Input();
+  const int w = b.Param("fc.weight", {8, 16}), bias = b.Param("fc.bias", {8});
+  b.Scope("fc", "Linear");
+  b.Output(b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"}));
+  const ir::Graph& g = b.graph();
   auto rules = RuleSet::Builtin();
   AnalysisOptions opts;
   opts.training.mode = StepMode::kInfer;
