@@ -170,6 +170,8 @@ class Context {
 
 // Returns the names of the symbols in `e`, sorted.
 std::vector<std::string> FreeSymbols(const Expr& e);
+// Returns the sorted, distinct symbols of all of `exprs` (shared subexpressions visited once).
+std::vector<std::string> FreeSymbols(const std::vector<Expr>& exprs);
 // Returns `e` with symbols in `bindings` replaced by their values (others kept).
 Expr Substitute(const Expr& e, const Bindings& bindings);
 // Returns the value of `e`; an error names the first unbound symbol, or reports overflow.

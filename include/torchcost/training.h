@@ -152,7 +152,9 @@ struct PeakInfo {
 
 // Finds the peak of `report`'s timeline, comparing totals under `bindings`
 // (symbolically, with proofs, where symbols are unbound).
-PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings);
+// NB: with category_max false, PeakInfo::category_max is left unset (a fast
+// path for callers that need the peak only, such as `torchcost compare`).
+PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings, bool category_max = true);
 
 }  // namespace torchcost
 

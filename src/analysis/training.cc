@@ -61,13 +61,7 @@ class Samples {
   // Evaluates `exprs` at the sample points; with no values, nothing is filtered.
   // NB: the points lie inside the symbols' ranges, so a failed sample disproves a <= b.
   Samples(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
-    std::set<std::string> names;
-    for (const auto& e : exprs) {
-      if (!e.IsConstant()) {
-        for (auto& n : sym::FreeSymbols(e)) names.insert(n);
-      }
-    }
-    const std::vector<std::string> symbols(names.begin(), names.end());
+    const std::vector<std::string> symbols = sym::FreeSymbols(exprs);
     auto program = sym::Program::Compile(exprs, symbols);
     if (!program.ok()) return;
     constexpr int64_t kLarge = int64_t{1} << 16;
@@ -149,12 +143,12 @@ sym::Expr MaxOf(const std::vector<sym::Expr>& cands) {
 }  // namespace
 
 namespace {
-PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings);
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings, bool category_max);
 }  // namespace
 
-PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings) {
+PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings, bool category_max) {
   try {
-    return EvaluatePeakOrThrow(report, bindings);
+    return EvaluatePeakOrThrow(report, bindings, category_max);
   } catch (const sym::Error& e) {
     PeakInfo info;
     info.error = std::string("memory bytes overflow int64 under these bindings (") + e.what() + ")";
@@ -164,7 +158,7 @@ PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& binding
 
 namespace {
 
-PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings) {
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings, bool category_max) {
   PeakInfo info;
   const auto& tl = report.timeline;
   if (tl.empty()) {
@@ -198,7 +192,7 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
     for (int c = 0; c < kNumMemCategories; ++c) info.at_peak[c] = bind(tl[info.point].live[c]);
   }
   std::vector<sym::Expr> values;
-  for (int c = 0; c < kNumMemCategories; ++c) {
+  for (int c = 0; c < kNumMemCategories && category_max; ++c) {
     values.clear();
     for (const auto& p : tl) {
       sym::Expr v = bind(p.live[c]);

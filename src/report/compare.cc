@@ -27,7 +27,7 @@ int64_t Clamp64(__int128 v) {
 class PeakCandidates {
  public:
   explicit PeakCandidates(const Report& report) : tr_(report.training) {
-    const PeakInfo info = EvaluatePeak(report.training, {});
+    const PeakInfo info = EvaluatePeak(report.training, {}, /*category_max=*/false);
     error_ = info.error;
     candidates_ = info.candidates;
     points_ = info.candidate_points;

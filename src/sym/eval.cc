@@ -324,6 +324,15 @@ std::vector<std::string> FreeSymbols(const Expr& e) {
   return out;
 }
 
+std::vector<std::string> FreeSymbols(const std::vector<Expr>& exprs) {
+  std::unordered_set<const Node*> seen;
+  std::vector<std::string> out;
+  for (const Expr& e : exprs) CollectSymbols(e, &seen, &out);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Expr Substitute(const Expr& e, const Bindings& bindings) {
   if (e.IsConstant() || bindings.empty()) return e;
   std::unordered_map<const Node*, Expr> memo;
