@@ -16,7 +16,7 @@ using report::svg::Num;
 using report::svg::Rect;
 using report::svg::Text;
 
-constexpr double kWidth = 960, kLeft = 230, kRight = 900, kTop = 64, kBar = 26, kGap = 14;
+constexpr double kWidth = 980, kLeft = 230, kRight = 760, kTop = 84, kBar = 26, kGap = 14;
 constexpr const char* kFont = "Helvetica, Arial, sans-serif";
 // Bottom-up order of the stack, as in the timeline: what exists all step first.
 constexpr std::array<MemCategory, kNumMemCategories> kStack = {
@@ -29,11 +29,11 @@ std::string RenderCompareSvg(const std::string& model, const std::vector<Compare
                              const CompareOptions& options, const std::string& setting) {
   double top = static_cast<double>(options.budget_bytes);
   for (const auto& r : rows) top = std::max(top, static_cast<double>(r.peak));
-  top = std::max(top * 1.08, 1.0);
+  top = std::max(top * 1.02, 1.0);
   static const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit_k = 0;
   for (int k = 1; k < 5; ++k) {
-    if (top / 1.08 >= std::pow(1024.0, k)) unit_k = k;
+    if (top / 1.02 >= std::pow(1024.0, k)) unit_k = k;
   }
   const double unit = std::pow(1024.0, unit_k);
   const double step = report::svg::NiceStep(top / unit / 8);
@@ -45,12 +45,28 @@ std::string RenderCompareSvg(const std::string& model, const std::vector<Compare
                     kFont + "\">\n" + Rect(0, 0, kWidth, height, "fill=\"white\"");
   out += Text(kWidth / 2, 24, "Peak memory by configuration: " + Escape(model), 16,
               "text-anchor=\"middle\" font-weight=\"bold\" fill=\"#222222\"");
-  out += Text(kWidth / 2, 44, Escape(setting), 12, "text-anchor=\"middle\" fill=\"#555555\"");
+  std::string at;
+  std::vector<std::pair<std::string, int64_t>> bound(options.bindings.begin(), options.bindings.end());
+  std::sort(bound.begin(), bound.end());
+  for (const auto& [k, v] : bound) at += (at.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  const bool batch_free = !options.bindings.count(options.batch_symbol) &&
+                          std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.max_batch >= 0; });
+  if (batch_free) at = options.batch_symbol + "=1" + (at.empty() ? "" : ", " + at);
+  out += Text(kWidth / 2, 44, Escape((at.empty() ? "" : "at " + at + "; ") + setting), 12,
+              "text-anchor=\"middle\" fill=\"#555555\"");
   // Grid and ticks.
   for (double v = 0; v * unit <= top; v += step) {
     const double xx = x(v * unit);
     out += Line(xx, kTop - 6, xx, plot_bottom, "stroke=\"#e0e0e0\" stroke-width=\"1\"");
     out += Text(xx, plot_bottom + 16, Num(v, 2) + " " + kNames[unit_k], 11, "text-anchor=\"middle\" fill=\"#333333\"");
+  }
+  if (options.budget_bytes > 0) {
+    const double bx = x(static_cast<double>(options.budget_bytes));
+    out += "<g class=\"budget\">\n" +
+           Line(bx, kTop - 10, bx, plot_bottom, "stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"") +
+           Text(bx, kTop - 14, "budget " + report::Human(options.budget_bytes, report::Unit::kBytes), 11,
+                "text-anchor=\"middle\" fill=\"#b00020\"") +
+           "</g>\n";
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const CompareRow& r = rows[i];
@@ -74,19 +90,13 @@ std::string RenderCompareSvg(const std::string& model, const std::vector<Compare
     }
     std::string label = report::Human(r.peak, report::Unit::kBytes);
     if (options.budget_bytes > 0) {
-      label += r.fits ? "" : "  (over budget)";
-      if (r.max_batch >= 0) label += "  max " + options.batch_symbol + " = " + std::to_string(r.max_batch);
+      label += r.fits ? "" : " (over)";
+      if (r.max_batch >= 0) label += ", max " + options.batch_symbol + " " + std::to_string(r.max_batch);
     }
+    // A white box under the label keeps the budget line from crossing it.
+    out += Rect(x(cum) + 3, y + 4, 6.2 * label.size() + 6, kBar - 8, "fill=\"white\" fill-opacity=\"0.85\"");
     out += Text(x(cum) + 6, y + kBar * 0.65, label, 11, std::string("fill=\"") + (r.fits ? "#222222" : "#b00020") + "\"");
     out += "</g>\n";
-  }
-  if (options.budget_bytes > 0) {
-    const double bx = x(static_cast<double>(options.budget_bytes));
-    out += "<g class=\"budget\">\n" +
-           Line(bx, kTop - 10, bx, plot_bottom, "stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"") +
-           Text(bx, kTop - 14, "budget " + report::Human(options.budget_bytes, report::Unit::kBytes), 11,
-                "text-anchor=\"middle\" fill=\"#b00020\"") +
-           "</g>\n";
   }
   // Legend.
   double lx = kLeft;
