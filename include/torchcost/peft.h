@@ -21,7 +21,8 @@ struct LoraConfig {
   int64_t alpha = 8;
   double dropout = 0.0;    // peft uses an identity when 0.
   // ECMAScript regex matched against the last component of a Linear module's
-  // path ("q_proj|v_proj"), or the whole path when it contains a dot.
+  // path ("q_proj|v_proj"), or the whole path when it contains a dot; or
+  // "all-linear" (peft's): every Linear layer but the output layer.
   std::string targets = "q_proj|v_proj";
   // DoRA: a trainable magnitude vector m [out] and the output rescaled by
   // m / ||W + s B A||_row, the norm recomputed each forward and detached.

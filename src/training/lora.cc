@@ -247,7 +247,7 @@ Result<LoraConfig> ParseLoraConfig(std::string_view text) {
 
 Result<QloraConfig> ParseQloraConfig(std::string_view text) {
   QloraConfig c;
-  c.lora.targets = ".*";  // NB: QLoRA adapts every Linear layer (the paper's setting).
+  c.lora.targets = "all-linear";  // NB: QLoRA adapts every Linear layer (the paper's setting) but the head.
   Status s = ForEachKeyValue(text, "qlora", [&](const std::string& key, const std::string& value) {
     bool known = false;
     Status st = ApplyLoraKey(key, value, &c.lora, &known);
@@ -279,8 +279,16 @@ Result<QloraConfig> ParseQloraConfig(std::string_view text) {
 }
 
 Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
-  Result<std::regex> targets = CompileTargets(config.targets, "lora: targets");
+  // NB: "all-linear" is peft's: every Linear layer but the output layer (here
+  // the graph's last Linear); no convolutions.
+  const bool all_linear = config.targets == "all-linear";
+  Result<std::regex> targets = CompileTargets(all_linear ? ".*" : config.targets, "lora: targets");
   if (!targets.ok()) return targets.status();
+  static const std::set<std::string> kLinearOps = {"aten::linear", "bnb::matmul_4bit", "aten::addmm", "aten::mm"};
+  int output_layer = -1;
+  for (size_t ni = 0; ni < graph.nodes.size() && all_linear; ++ni) {
+    if (kLinearOps.count(graph.nodes[ni].op) && AsSite(graph, graph.nodes[ni])) output_layer = static_cast<int>(ni);
+  }
   ir::Graph g = graph;
   g.nodes.clear();
   for (auto& v : g.values) v.producer = -1;
@@ -295,16 +303,15 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
   int adapted = 0;
   // NB: one regex match per module, not per node (std::regex is slow).
   std::vector<int8_t> scope_matches(graph.scopes.size(), -1);
-  for (const ir::Node& original : graph.nodes) {
-    ir::Node n = original;
+  for (size_t ni = 0; ni < graph.nodes.size(); ++ni) {
+    ir::Node n = graph.nodes[ni];
     for (int& in : n.inputs) in = remap(in);
     const int index = g.AddNode(std::move(n));
     const int scope = g.nodes[index].scope;
-    static const std::set<std::string> kSiteOps = {"aten::linear", "bnb::matmul_4bit", "aten::addmm", "aten::mm",
-                                                  "aten::_convolution", "aten::conv2d"};
-    if (!kSiteOps.count(g.nodes[index].op)) {
-      continue;
-    }
+    const std::string& op = g.nodes[index].op;
+    const bool conv = op == "aten::_convolution" || op == "aten::conv2d";
+    if (!kLinearOps.count(op) && !(conv && !all_linear)) continue;
+    if (static_cast<int>(ni) == output_layer) continue;
     if (scope_matches[scope] < 0) {
       scope_matches[scope] = MatchesModule(graph.scopes[scope].path, config.targets, *targets) ? 1 : 0;
     }

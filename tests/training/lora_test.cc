@@ -78,6 +78,16 @@ TEST(LoraTest, DropoutAndSeveralTargets) {
   EXPECT_EQ(r.trainable_params, (2 * 16 + 12 * 2) + (2 * 12 + 16 * 2));
 }
 
+TEST(LoraTest, AllLinearLeavesTheOutputLayer) {
+  auto c = ParseLoraConfig("r=2,targets=all-linear");
+  ASSERT_TRUE(c.ok());
+  auto g = ApplyLora(TwoLinears(), *c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  sym::Context ctx;
+  // q_proj only: o_proj produces the output (peft excludes the output layer).
+  EXPECT_EQ(Analyze(*g, ctx).trainable_params, 2 * 16 + 12 * 2);
+}
+
 TEST(LoraTest, Errors) {
   EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
               HasSubstr("no Linear layer in a module matching targets 'k_proj'"));

@@ -25,7 +25,7 @@ TEST(MethodTest, ParsesEachMethod) {
   EXPECT_TRUE(dora->lora.use_dora);
   auto qlora = ParseMethodSpec("qlora");
   ASSERT_TRUE(qlora.ok());
-  EXPECT_EQ(qlora->qlora.lora.targets, ".*");
+  EXPECT_EQ(qlora->qlora.lora.targets, "all-linear");
   EXPECT_EQ(qlora->qlora.compute_dtype, DType::kBFloat16);
   auto galore = ParseMethodSpec("galore:r=128");
   ASSERT_TRUE(galore.ok());

@@ -78,8 +78,8 @@ TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
   auto g = ApplyQlora(TwoLinears(), *c);
   ASSERT_TRUE(g.ok()) << g.status().message();
   Report r = AnalyzeAt(*g, 3);
-  // Adapters on every Linear (the paper's setting), the head included: A [4, in], B [out, 4].
-  EXPECT_EQ(r.trainable_params, (4 * 64 + 128 * 4) + (4 * 128 + 32 * 4));
+  // Adapters on every Linear but the output layer (peft's all-linear): up's A [4, 64], B [128, 4].
+  EXPECT_EQ(r.trainable_params, 4 * 64 + 128 * 4);
   // AdamW keeps two float32 moments per trainable element, plus a 4-byte step each.
   int64_t opt = 0;
   for (const auto& p : g->params) {
