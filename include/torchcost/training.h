@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "torchcost/galore.h"
 #include "torchcost/sharding.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
@@ -21,12 +23,14 @@ enum class StepMode { kTrain, kInfer };
 // The optimizer whose step and state are modelled.
 // Adafactor and 8-bit Adam have no torch 1.13 implementation: modelled on
 // transformers' Adafactor and bitsandbytes' Adam8bit (src/analysis/optimizer_model.cc).
-enum class OptimizerKind { kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit };
+enum class OptimizerKind {
+  kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit, kSgdNesterov
+};
 
 // Parses "train" / "infer".
 Result<StepMode> ParseStepMode(std::string_view text);
-// Parses "sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop", "lion",
-// "adafactor", "adam8bit".
+// Parses "sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad",
+// "rmsprop", "lion", "adafactor", "adam8bit".
 Result<OptimizerKind> ParseOptimizer(std::string_view text);
 // Returns the name ParseOptimizer reads.
 std::string_view OptimizerName(OptimizerKind kind);
@@ -61,6 +65,8 @@ struct TrainingOptions {
   bool master_weights = false;
   // Data-parallel sharding: per-rank memory (include/torchcost/sharding.h).
   ShardingOptions sharding;
+  // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if set.
+  std::optional<GaloreConfig> galore;
 };
 
 // Memory categories, as in PyTorch's MemTracker.
@@ -133,6 +139,11 @@ struct TrainingReport {
   std::array<std::vector<sym::Expr>, kNumMemCategories> category_max_candidates;
   // Set when sharded: the timeline above is then one rank's.
   ShardingReport sharding;
+  // GaLore, if modelled: its settings, which parameters it projects (parallel
+  // to Graph::params) and their elements.
+  std::optional<GaloreConfig> galore;
+  std::vector<bool> galore_targets;
+  int64_t galore_params = 0;
 };
 
 // The peak of a timeline under given bindings.

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "analysis/checkpoint.h"
+#include "analysis/galore_model.h"
 #include "analysis/optimizer_model.h"
 #include "analysis/sharding.h"
 #include "analysis/step_memory.h"
@@ -190,6 +191,15 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   const bool train = options.mode == StepMode::kTrain;
   tr.flops_optimizer = train ? sym::Expr(tr.grad_params * analysis::ModelOf(options.optimizer).flops_per_element)
                              : sym::Expr(0);
+  // GaLore's AdamW: per parameter (projections, Adam on the projected state, the amortized SVD).
+  if (train && tr.galore) {
+    tr.flops_optimizer = sym::Expr(0);
+    int64_t flops = 0;
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      if (grads.param_trainable[i]) flops += analysis::GaloreFlops(g.params[i].shape, tr.galore_targets[i], *tr.galore);
+    }
+    tr.flops_optimizer = sym::Expr(flops);
+  }
   // GradScaler's unscale_: one multiply by 1/scale per gradient element.
   if (train && options.grad_scaler) tr.flops_optimizer += sym::Expr(tr.grad_params);
   tr.accumulate = options.accumulate;
@@ -238,6 +248,16 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
                                analysis::FindCheckpointSegments(graph, options.training));
     report.training.checkpoint = options.training.checkpoint;
     report.training.checkpoint_group = options.training.checkpoint_group;
+    report.training.galore.reset();
+    if (options.training.galore && options.training.mode == StepMode::kTrain) {
+      TORCHCOST_ASSIGN_OR_RETURN(report.training.galore_targets,
+                                 analysis::GaloreTargets(graph, grads.param_trainable, *options.training.galore));
+      report.training.galore = options.training.galore;
+      report.training.galore_params = 0;
+      for (size_t i = 0; i < graph.params.size(); ++i) {
+        if (report.training.galore_targets[i]) report.training.galore_params += Numel(graph.params[i].shape);
+      }
+    }
     // The simulation first: it finds which segments are recomputed (their FLOPs).
     analysis::SimulateStep(graph, facts, grads, options.training, &report);
     FillTrainingFlops(graph, grads, options.training, &report);

@@ -44,6 +44,13 @@ OptimizerModel ModelOf(OptimizerKind kind) {
       m.state_tensors_per_element = 1;
       m.flops_per_element = 4;
       break;
+    case OptimizerKind::kSgdNesterov:
+      // torch 1.13 _single_tensor_sgd, nesterov=True: buf.mul_(m).add_(g) (2),
+      // d_p = d_p.add(buf, alpha=m) (2), p.add_(d_p, alpha=-lr) (2); buf is the state.
+      m.state_tensors_per_element = 1;
+      m.flops_per_element = 6;
+      m.transient_tensors = 1;  // d_p.add(buf): a new tensor.
+      break;
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
       // exp_avg.mul_(b1).add_(g, alpha=1-b1): 3; exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2): 4;
@@ -160,6 +167,12 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
     case OptimizerKind::kSgd:
     case OptimizerKind::kSgdMomentum:
       break;  // In place (SGD momentum: d_p = buf, no copy).
+    case OptimizerKind::kSgdNesterov:
+      // d_p = d_p.add(buf, alpha=momentum): a new tensor. NB: the loop's first
+      // statement rebinds d_p to the next gradient (d_p_list[i]), so the
+      // previous parameter's d_p is gone before this one is made: nothing carried.
+      t.moments = {bytes};
+      break;
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
       // denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps): sqrt and quotient

@@ -3,10 +3,12 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "analysis/galore_model.h"
 #include "analysis/grad_scaler.h"
 #include "analysis/optimizer_model.h"
 #include "rules/op_rule.h"
@@ -392,10 +394,11 @@ class Simulator {
       for (size_t i = 0; i < g_.params.size(); ++i) {
         if (!grads_.param_trainable[i]) continue;
         const auto& p = g_.params[i];
-        opt += StateBytes(options_.optimizer, p.shape, p.dtype);
+        opt += Galore() ? GaloreStateBytes(p.shape, p.dtype, tr_.galore_targets[i], *options_.galore)
+                        : StateBytes(options_.optimizer, p.shape, p.dtype);
         trainable.push_back(p.shape);
       }
-      opt += SharedStateBytes(options_.optimizer, trainable);
+      if (!Galore()) opt += SharedStateBytes(options_.optimizer, trainable);
       if (options_.grad_scaler) opt += kScalerStateBytes;
       live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(opt);
       live_total_ += sym::Expr(opt);
@@ -524,6 +527,7 @@ class Simulator {
         Release(s, end);
       }
       Point(StepPhase::kBackward, ni);
+      if (!accumulated_.empty()) StepAccumulated();
     }
     if (end > 0 && ckpt_starting_at_[0] >= 0) FinishSegment(ckpt_starting_at_[0]);
   }
@@ -716,6 +720,7 @@ class Simulator {
         } else {
           SetGrad(e, sum);
         }
+        if (is_param && PerLayer()) accumulated_.push_back({e, sum});
         continue;
       }
       if (view_backward && !is_param) {
@@ -730,6 +735,7 @@ class Simulator {
       } else {
         SetGrad(e, s);
       }
+      if (is_param && PerLayer()) accumulated_.push_back({e, s});
     }
   }
 
@@ -754,6 +760,74 @@ class Simulator {
     }
   }
 
+  bool Galore() const { return options_.galore.has_value() && tr_.galore_targets.size() == g_.params.size(); }
+  bool PerLayer() const { return Galore() && options_.galore->per_layer; }
+
+  // Replays one parameter's update (analysis/galore_model.h); the slots, the
+  // loop's local names, persist from one parameter to the next.
+  void ReplayUpdate(size_t param, StepPhase phase) {
+    const auto& p = g_.params[param];
+    const std::vector<UpdateEvent> events =
+        GaloreUpdate(p.shape, p.dtype, tr_.galore_targets[param], *options_.galore, options_.galore->svd_step);
+    std::vector<int> local;
+    for (const UpdateEvent& e : events) {
+      switch (e.kind) {
+        case UpdateEvent::Kind::kAlloc: {
+          if (e.tensor >= static_cast<int>(local.size())) local.resize(e.tensor + 1, -1);
+          local[e.tensor] = NewStorage(sym::Expr(e.bytes), MemCategory::kTemp);
+          Alloc(local[e.tensor]);
+          break;
+        }
+        case UpdateEvent::Kind::kFree:
+          Free(local[e.tensor]);
+          break;
+        case UpdateEvent::Kind::kBind:
+          if (slots_[e.slot] >= 0) Free(slots_[e.slot]);
+          slots_[e.slot] = e.tensor >= 0 ? local[e.tensor] : -1;
+          break;
+        case UpdateEvent::Kind::kPoint:
+          Point(phase, -1);
+          break;
+      }
+    }
+  }
+  void FreeSlots() {
+    for (int& s : slots_) {
+      if (s >= 0) Free(s);
+      s = -1;
+    }
+  }
+
+  // The per-layer weight update: each parameter whose gradient was just
+  // accumulated is stepped by its own optimizer (so step() returns and drops
+  // its locals), then its gradient is freed (p.grad = None; the engine's
+  // reference to it goes when the hook returns).
+  void StepAccumulated() {
+    for (const auto& [value, grad] : accumulated_) {
+      for (size_t i = 0; i < g_.params.size(); ++i) {
+        if (g_.params[i].value != value || !grads_.param_trainable[i]) continue;
+        ReplayUpdate(i, StepPhase::kBackward);
+        FreeSlots();
+      }
+      grad_of_[value] = -1;
+      storages_[grad].grad_refs = 0;
+      Free(grad);
+      Point(StepPhase::kBackward, -1);
+    }
+    accumulated_.clear();
+  }
+
+  // GaLore's AdamW, one loop over the parameters (nothing to do per layer: it ran in backward).
+  void GaloreOptimizer() {
+    if (!PerLayer()) {
+      for (size_t i = 0; i < g_.params.size(); ++i) {
+        if (grads_.param_trainable[i]) ReplayUpdate(i, StepPhase::kOptimizer);
+      }
+      FreeSlots();
+    }
+    Point(StepPhase::kOptimizer, -1);
+  }
+
   // The single-tensor loop, parameter by parameter (optimizer_model.h's
   // UpdateTransients): e.g. Adam computes denom = (exp_avg_sq.sqrt() / c).add_(eps),
   // sqrt and quotient both alive, then the sqrt dies; the previous parameter's
@@ -763,6 +837,11 @@ class Simulator {
     if (options_.grad_scaler) {
       Replay(ScaledBackwardEnd(), StepPhase::kBackward);  // The backward's last act.
       Replay(Unscale(), StepPhase::kOptimizer);
+    }
+    if (Galore()) {
+      GaloreOptimizer();
+      if (options_.grad_scaler) Replay(Update(), StepPhase::kOptimizer);
+      return;
     }
     int prev = -1;  // The previous parameter's carried temporaries.
     for (size_t i = 0; i < g_.params.size(); ++i) {
@@ -817,6 +896,10 @@ class Simulator {
   std::vector<int> ckpt_of_, ckpt_starting_at_, ckpt_ending_at_;
   std::vector<std::vector<int>> ckpt_inputs_;
   std::vector<int> held_, held_grads_;
+  // GaLore: the update loop's local names (their storages or -1), and the
+  // parameter gradients accumulated at the node being run (per-layer update).
+  std::array<int, kNumSlots> slots_{-1, -1, -1};
+  std::vector<std::pair<int, int>> accumulated_;  // (parameter value, gradient storage)
   CategoryBytes live_;
   sym::Expr live_total_;
 };

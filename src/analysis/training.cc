@@ -14,6 +14,7 @@ Result<StepMode> ParseStepMode(std::string_view text) {
 Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "sgd") return OptimizerKind::kSgd;
   if (text == "sgd_momentum" || text == "momentum") return OptimizerKind::kSgdMomentum;
+  if (text == "sgd_nesterov" || text == "nesterov") return OptimizerKind::kSgdNesterov;
   if (text == "adam") return OptimizerKind::kAdam;
   if (text == "adamw") return OptimizerKind::kAdamW;
   if (text == "adagrad") return OptimizerKind::kAdagrad;
@@ -22,7 +23,7 @@ Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "adafactor") return OptimizerKind::kAdafactor;
   if (text == "adam8bit") return OptimizerKind::kAdam8bit;
   return Status::InvalidArgument("unknown optimizer '" + std::string(text) +
-                                 "'; expected sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, lion, adafactor "
+                                 "'; expected sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor "
                                  "or adam8bit");
 }
 
@@ -30,6 +31,7 @@ std::string_view OptimizerName(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::kSgd: return "sgd";
     case OptimizerKind::kSgdMomentum: return "sgd_momentum";
+    case OptimizerKind::kSgdNesterov: return "sgd_nesterov";
     case OptimizerKind::kAdam: return "adam";
     case OptimizerKind::kAdamW: return "adamw";
     case OptimizerKind::kAdagrad: return "adagrad";

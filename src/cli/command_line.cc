@@ -87,7 +87,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Step modelled: train (forward, backward, optimizer) or infer (forward under no_grad)")
       ->capture_default_str()
       ->type_name("MODE");
-  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, lion, adafactor or adam8bit")
+  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor or adam8bit")
       ->capture_default_str()
       ->type_name("OPT");
   app.add_option("--freeze", out.freeze,
@@ -141,6 +141,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_option("--lora", out.lora,
                  "LoRA adapters on the Linear modules whose name matches targets, base frozen: "
                  "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
+      ->type_name("SPEC");
+  app.add_option("--galore", out.galore,
+                 "GaLore around AdamW: the Linear weights whose path matches targets get gradients projected "
+                 "to rank r for the optimizer: r=128,gap=200,scale=0.25,targets=attn|mlp,per_layer=false,svd=true")
       ->type_name("SPEC");
   app.add_option("--shard", out.shard,
                  "Data-parallel sharding; memory is then per rank: none, ddp, zero1, zero2, zero3 or fsdp")

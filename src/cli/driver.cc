@@ -124,6 +124,17 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
     options.training.accumulate = cl.accumulate;
     options.training.set_to_none = cl.zero_grad == "none";
     if (Outcome o = ApplyShardingFlags(cl, options.training); !o.ok()) return o;
+    if (!cl.galore.empty()) {
+      Result<GaloreConfig> galore = ParseGaloreConfig(cl.galore);
+      if (!galore.ok()) return Outcome::Usage("--galore: " + galore.status().message());
+      if (options.training.optimizer != OptimizerKind::kAdamW) {
+        return Outcome::Usage("--galore wraps --optimizer adamw only (GaLoreAdamW); got '" + cl.optimizer + "'");
+      }
+      if (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights) {
+        return Outcome::Usage("--galore with --shard or --master-weights is not modelled");
+      }
+      options.training.galore = *galore;
+    }
     options.training.checkpoint = cl.checkpoint;
     options.training.checkpoint_group = cl.checkpoint_group;
     if (!cl.param_dtype.empty()) {

@@ -1,0 +1,201 @@
+#include "analysis/galore_model.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace torchcost::analysis {
+namespace {
+
+int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+bool Targetable(const std::vector<int64_t>& shape) { return shape.size() == 2; }
+
+// Builds the event list of one update.
+class Events {
+ public:
+  int Alloc(int64_t bytes) {
+    UpdateEvent e;
+    e.kind = UpdateEvent::Kind::kAlloc;
+    e.tensor = next_++;
+    e.bytes = bytes;
+    out_.push_back(e);
+    return e.tensor;
+  }
+  void Free(int t) { Push(UpdateEvent::Kind::kFree, t, -1); }
+  void Bind(int slot, int t) { Push(UpdateEvent::Kind::kBind, t, slot); }
+  void Point() { Push(UpdateEvent::Kind::kPoint, -1, -1); }
+  // Allocates a temporary, marks the moment, and binds it to `slot`.
+  void AllocPointBind(int slot, int64_t bytes) {
+    const int t = Alloc(bytes);
+    Point();
+    Bind(slot, t);
+  }
+  std::vector<UpdateEvent> Take() { return std::move(out_); }
+
+ private:
+  void Push(UpdateEvent::Kind k, int t, int slot) {
+    UpdateEvent e;
+    e.kind = k;
+    e.tensor = t;
+    e.slot = slot;
+    out_.push_back(e);
+  }
+  std::vector<UpdateEvent> out_;
+  int next_ = 0;
+};
+
+// get_orthogonal_matrix: matrix = grad (float32) or grad.float(); U, S, Vh =
+// torch.linalg.svd(matrix, full_matrices=False), which on CPU also clones the
+// input column-major for LAPACK (gesdd overwrites it) and allocates a 4-byte
+// int32 `info` (its LAPACK work arrays are std::vectors, outside PyTorch's
+// allocator: measured, tools/galore_torch.py); the kept slice is the new
+// projector and the old one is freed when it is assigned, so OPT is unchanged.
+void Svd(const GaloreShape& s, DType dtype, Events* ev) {
+  const int64_t b = std::min(s.m, s.n);
+  const bool upcast = dtype != DType::kFloat32;
+  const int f = upcast ? ev->Alloc(s.m * s.n * 4) : -1;   // grad.float()
+  const int clone = ev->Alloc(s.m * s.n * 4);             // LAPACK's column-major copy
+  const int u = ev->Alloc(s.m * b * 4);                   // U [m, b]
+  const int sv = ev->Alloc(b * 4);                        // S [b]
+  const int vh = ev->Alloc(b * s.n * 4);                  // Vh [b, n]
+  const int info = ev->Alloc(4);
+  ev->Point();
+  ev->Free(clone);
+  ev->Free(info);
+  if (upcast) {
+    // B = slice.to(dtype): the new projector, alive beside the old one until assigned.
+    const int cast = ev->Alloc(ProjectorBytes(s, dtype));
+    ev->Point();
+    ev->Free(cast);
+  }
+  // Returning drops U, S, Vh and the float copy; in float32 the kept factor
+  // becomes the projector as the old one goes (same bytes).
+  ev->Free(u);
+  ev->Free(sv);
+  ev->Free(vh);
+  if (upcast) ev->Free(f);
+}
+
+}  // namespace
+
+GaloreShape ShapeOf(int64_t m, int64_t n, int64_t rank) {
+  GaloreShape s;
+  s.m = m;
+  s.n = n;
+  s.k = std::min({rank, m, n});
+  s.right = m >= n;
+  s.projected = s.right ? m * s.k : s.k * n;  // grad @ P.t() [m, k], or P.t() @ grad [k, n]
+  return s;
+}
+
+int64_t ProjectorBytes(const GaloreShape& s, DType dtype) {
+  if (dtype == DType::kFloat32) {
+    const int64_t b = std::min(s.m, s.n);
+    return b * b * 4;  // Vh [n, n] (m >= n) or U [m, m] (m < n), thin SVD
+  }
+  return (s.right ? s.k * s.n : s.m * s.k) * ElementSize(dtype);
+}
+
+int64_t GaloreStateBytes(const std::vector<int64_t>& shape, DType dtype, bool targeted, const GaloreConfig& c) {
+  const int64_t e = ElementSize(dtype);
+  if (!targeted || !Targetable(shape)) return 2 * Numel(shape) * e;  // exp_avg, exp_avg_sq
+  const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+  return 2 * s.projected * e + ProjectorBytes(s, dtype);
+}
+
+int64_t SvdFlops(int64_t m, int64_t n) {
+  const int64_t a = std::max(m, n), b = std::min(m, n);
+  return 6 * a * b * b + 11 * b * b * b;  // R-SVD: QR of the tall matrix, then Golub-Kahan on the b x b R
+}
+
+int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted, const GaloreConfig& c) {
+  const int64_t n = Numel(shape);
+  // The reference's AdamW per element: exp_avg.mul_(b1).add_(g, alpha) 3,
+  // exp_avg_sq.mul_(b2).addcmul_(g, g, value) 4, sqrt(...).add_(eps) 1 (+1
+  // transcendental), exp_avg / denom 1: 9 on the state's elements; then
+  // p.add_(update, alpha=-step_size) 2 on the parameter's. weight_decay = 0
+  // (the reference's default): no decay.
+  if (!targeted || !Targetable(shape)) return 9 * n + 2 * n;
+  const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+  const int64_t project = 2 * s.m * s.n * s.k;  // [m, n] @ [n, k] or [k, m] @ [m, n]: 2mnk
+  const int64_t back = 2 * s.m * s.n * s.k;     // [m, k] @ [k, n] or [m, k] @ [k, n]: 2mnk
+  const int64_t scale = n;                      // full_rank_grad * scale
+  return project + 9 * s.projected + back + scale + 2 * n + SvdFlops(s.m, s.n) / c.update_proj_gap;
+}
+
+std::vector<UpdateEvent> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
+                                      const GaloreConfig& c, bool svd) {
+  Events ev;
+  const int64_t e = ElementSize(dtype);
+  ev.Bind(kGradSlot, -1);  // grad = p.grad: the previous parameter's projected gradient goes
+  if (!targeted || !Targetable(shape)) {
+    const int64_t bytes = Numel(shape) * e;
+    ev.AllocPointBind(kDenomSlot, bytes);     // denom = exp_avg_sq.sqrt().add_(eps)
+    ev.AllocPointBind(kNormGradSlot, bytes);  // norm_grad = exp_avg / denom
+    return ev.Take();
+  }
+  const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+  if (svd) Svd(s, dtype, &ev);
+  const int64_t low = s.projected * e;
+  ev.AllocPointBind(kGradSlot, low);        // grad = projector.project(grad, step)
+  ev.AllocPointBind(kDenomSlot, low);       // denom
+  const int ng = ev.Alloc(low);             // norm_grad = exp_avg / denom
+  ev.Point();
+  ev.Bind(kNormGradSlot, ng);
+  const int full = ev.Alloc(s.m * s.n * e);   // project_back: the matmul back to [m, n]
+  ev.Point();
+  const int scaled = ev.Alloc(s.m * s.n * e);  // full_rank_grad * scale, the matmul still bound
+  ev.Point();
+  ev.Free(full);                          // project_back returns
+  ev.Bind(kNormGradSlot, scaled);         // norm_grad = ...: the low-rank one goes
+  return ev.Take();
+}
+
+Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph, const std::vector<bool>& trainable,
+                                        const GaloreConfig& c) {
+  std::regex re;
+  try {
+    re = std::regex(c.targets, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    return Status::InvalidArgument("galore: targets '" + c.targets + "': not a valid regular expression");
+  }
+  // Values read as the weight of a linear layer.
+  std::set<int> linear_weights;
+  for (const ir::Node& node : graph.nodes) {
+    if (node.op == "aten::linear" && node.inputs.size() >= 2) linear_weights.insert(node.inputs[1]);
+  }
+  std::vector<bool> out(graph.params.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < graph.params.size(); ++i) {
+    const ir::TensorEntry& p = graph.params[i];
+    if (i >= trainable.size() || !trainable[i] || !Targetable(p.shape)) continue;
+    std::vector<std::string> names{p.name};
+    names.insert(names.end(), p.aliases.begin(), p.aliases.end());
+    bool linear = p.value >= 0 && linear_weights.count(p.value) > 0;
+    bool match = false;
+    for (const std::string& name : names) {
+      const size_t dot = name.rfind('.');
+      const std::string path = dot == std::string::npos ? "" : name.substr(0, dot);
+      const bool is_weight = name.substr(dot == std::string::npos ? 0 : dot + 1) == "weight";
+      for (const ir::Scope& sc : graph.scopes) {
+        if (is_weight && sc.path == path && sc.type == "Linear") linear = true;
+      }
+      match = match || (!path.empty() && std::regex_search(path, re)) || std::regex_search(name, re);
+    }
+    out[i] = linear && match;
+    any = any || out[i];
+  }
+  if (!any) {
+    return Status::InvalidArgument("galore: targets '" + c.targets +
+                                   "' match no trainable 2-D weight of a Linear module");
+  }
+  return out;
+}
+
+}  // namespace torchcost::analysis
