@@ -187,6 +187,8 @@ class PerLayer:
 
     def __init__(self, model, lr=1e-3, rank=8, update_proj_gap=200, scale=0.25, targets="attn|mlp"):
         galore = {id(p) for p in targeted(model, targets)}
+        self.params = list(model.parameters())
+        self.grad_max_bytes = 0  # The most bytes of .grad alive when a hook runs.
         self.optimizers = {}
         self._keep = []  # The expanded tensors whose grad_fn leads to each AccumulateGrad node.
         for p in model.parameters():
@@ -207,6 +209,8 @@ class PerLayer:
         def hook(*_):
             if p.grad is None:
                 return
+            live = sum(q.grad.numel() * q.grad.element_size() for q in self.params if q.grad is not None)
+            self.grad_max_bytes = max(self.grad_max_bytes, live)
             self.optimizers[p].step()
             self.optimizers[p].zero_grad(set_to_none=True)
         return hook
@@ -234,3 +238,9 @@ def state_tensors(opt):
             elif isinstance(value, GaLoreProjector) and value.ortho_matrix is not None:
                 out.append(value.ortho_matrix)
     return out
+
+
+def projectors(opt):
+    """The GaLoreProjectors of an optimizer that hold a matrix."""
+    return [v for state in opt.state.values() for v in state.values()
+            if isinstance(v, GaLoreProjector) and v.ortho_matrix is not None]

@@ -16,7 +16,8 @@ in short, all on CPU, float32, torch.manual_seed(0), one intra-op thread:
   GRAD    bytes of the .grad storages after backward.
   OPT     bytes of every tensor in optimizer.state after a real opt.step()
           (Adam/AdamW: exp_avg, exp_avg_sq and the 4-byte float32 'step'
-          tensor of every parameter; SGD with momentum: momentum_buffer; SGD: 0;
+          tensor of every parameter; SGD with momentum (plain or nesterov):
+          momentum_buffer; SGD: 0;
           Adagrad: sum + the float32 'step' tensor; RMSprop: square_avg, its
           'step' is a Python int).
   ACT     bytes autograd saves in one train-mode forward, seen by
@@ -68,7 +69,7 @@ sys.path.insert(0, HERE)
 
 import make_fixtures as mf  # noqa: E402
 
-OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop")
+OPTIMIZERS = ("sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop")
 MODES = ("train", "infer")
 # Bump to invalidate cached measurements when the method changes outside this file.
 MEASURE_VERSION = 1
@@ -135,6 +136,8 @@ def make_optimizer(name, params):
         return torch.optim.SGD(params, lr=0.01)
     if name == "sgd_momentum":
         return torch.optim.SGD(params, lr=0.01, momentum=0.9)
+    if name == "sgd_nesterov":
+        return torch.optim.SGD(params, lr=0.01, momentum=0.9, nesterov=True)
     if name == "adam":
         return torch.optim.Adam(params, lr=1e-3)
     if name == "adamw":
@@ -594,7 +597,8 @@ def cache_key():
 
     h = hashlib.sha256()
     # The peft_torch.py oracle modules build the "<base>+<variant>" models.
-    for path in (os.path.abspath(__file__), mf.__file__, os.path.join(HERE, "peft_torch.py")):
+    for path in (os.path.abspath(__file__), mf.__file__, os.path.join(HERE, "peft_torch.py"),
+                 os.path.join(HERE, "galore_torch.py")):
         with open(path, "rb") as f:
             h.update(f.read())
     return {"torch": torch.__version__, "sources_sha256": h.hexdigest(),
@@ -668,6 +672,212 @@ def measure(name, batch, optimizer, mode, fixtures=None, curve=False, direct=Fal
         return res[(optimizer, mode)]
     return measure_all(name, batch, fixtures, curve=curve, checkpoint=checkpoint,
                        autocast=autocast)[(optimizer, mode)]
+
+
+# --- GaLore, zero_grad(set_to_none=False), gradient accumulation ---------------
+
+def _composed(baseline, *event_lists):
+    """analyse() over concatenated event lists."""
+    events = []
+    for e in event_lists:
+        events += e
+    return analyse(events, baseline)
+
+
+def _fresh_projectors(projectors):
+    """Replaces every projector's matrix by a copy in a new storage of the same size;
+    returns the bytes allocated.
+
+    NB: the profiler reports no free of a block allocated before it started, so
+    the SVD step's freeing of the old projectors would go unseen; run inside the
+    profile, with the baseline lowered by the bytes returned, the frees are seen.
+    """
+    import torch
+
+    total = 0
+    for pj in projectors:
+        old = pj.ortho_matrix
+        buf = torch.empty(old.storage().size(), dtype=old.dtype)
+        pj.ortho_matrix = buf.as_strided(old.shape, old.stride(), old.storage_offset()).copy_(old)
+        total += buf.storage().nbytes()
+        del old
+    return total
+
+
+def measure_variants(name, batch, accumulate=2):
+    """Measures the steps beside the plain one, on one model and batch (float32, CPU).
+
+    GaLore (tools/galore_torch.py, the model's PRESETS entry, update_proj_gap
+    2 so that step 2 recomputes the projectors with the states present):
+      galore_first   the first opt.step() (SVD, states created; baseline without states)
+      galore_steady  a step between two SVDs (step 1)
+      galore_svd     a step that recomputes the projectors (step 2)
+    each composed as measure_model does: the profiled forward+backward (grads
+    None before it) followed by the profiled opt.step() on the same grads.
+      galore_per_layer      per-layer update (galore_torch.PerLayer): forward,
+                            backward with the hooks stepping (step 1), all profiled
+      galore_per_layer_svd  the same at step 2 (SVD)
+    also grad_hook_max_bytes: the most bytes of .grad alive when a hook runs.
+    AdamW (torch.optim.AdamW):
+      zeros        zero_grad(set_to_none=False) (grads kept, zeroed in place), forward,
+                   backward adding into them, opt.step(); baseline includes the grads
+      accumulate   zero_grad(set_to_none=True), `accumulate` micro-batches of
+                   forward+backward, opt.step()
+    OPT is the optimizer's tensors after a step (GaLore: exp_avg, exp_avg_sq
+    and the projectors' storages, each once).
+    """
+    import torch
+
+    import galore_torch as gt
+
+    torch.set_num_threads(1)
+    preset = dict(gt.PRESETS[name])
+    targets = preset.pop("targets")
+    preset["update_proj_gap"] = 2
+    model, inputs, shapes = build(name, batch)
+    params = list(model.parameters())
+    param_bytes, param_ptrs = _unique_bytes(params)
+    buffer_bytes, buffer_ptrs = _unique_bytes(list(model.buffers()))
+    input_bytes, _ = _unique_bytes(inputs)
+    loss, saved = measure_saved(model, inputs, param_ptrs, buffer_ptrs)
+    loss.backward()
+    del loss
+    grads = [p.grad for p in params if p.grad is not None]
+    grad_bytes, _ = _unique_bytes(grads)
+    grad_tensor_bytes = sum(g.numel() * g.element_size() for g in grads)
+    common = {"model": name, "batch": batch, "input_shapes": shapes, "param_bytes": param_bytes,
+              "buffer_bytes": buffer_bytes, "input_bytes": input_bytes, "grad_bytes": grad_bytes,
+              "grad_tensor_bytes": grad_tensor_bytes, "act_bytes": saved["act_bytes"],
+              "galore": dict(preset, targets=targets), "torch": torch.__version__}
+    base = param_bytes + buffer_bytes + input_bytes
+    out = {}
+
+    def fwd_bwd(prof):
+        prof.phase("forward")
+        out_ = _first(model(*inputs))
+        prof.phase("loss")
+        loss_ = _loss(out_)
+        prof.phase("backward")
+        loss_.backward()
+        return out_, loss_
+
+    def release():
+        with Profile() as prof:
+            prof.phase("release")
+        return prof.events()
+
+    # GaLore, composed.
+    _release(model)
+    with Profile() as prof:
+        o, l = fwd_bwd(prof)
+        prof.phase("end")
+    fb = prof.events()
+    opt = gt.make(model, targets=targets, **preset)
+    steps = []
+    fresh = 0
+    for i in range(3):
+        with Profile() as prof:
+            if i == 2:
+                prof.phase("fresh")
+                fresh = _fresh_projectors(gt.projectors(opt))
+            prof.phase("optimizer")
+            opt.step()
+            prof.phase("end")
+        steps.append(prof.events())
+        if not out.get("opt_bytes"):
+            out["opt_bytes"], _ = _unique_bytes(gt.state_tensors(opt))
+    with Profile() as prof:
+        prof.phase("release")
+        del o, l
+        prof.phase("end")
+    rel = prof.events()
+    opt_bytes = out.pop("opt_bytes")
+    # NB: the copies made in the "fresh" phase stand for the projectors the baseline counts:
+    # their allocations are left out, their frees in the SVD step kept.
+    steps[2] = [e for e in steps[2] if e[0] != "fresh"]
+    for key, events, states in (("galore_first", steps[0], 0), ("galore_steady", steps[1], opt_bytes),
+                                ("galore_svd", steps[2], opt_bytes)):
+        r = dict(common, opt_bytes=opt_bytes)
+        r.update(_composed(base + states, fb, events, rel))
+        out[key] = r
+    del opt
+    _release(model)
+
+    # GaLore per layer: the whole forward+backward profiled, hooks stepping.
+    pl = gt.PerLayer(model, targets=targets, **preset)
+    o, l = fwd_bwd(_NoProf())  # Step 0: SVD, states created.
+    del o, l
+    pl_opt_bytes, _ = _unique_bytes(pl.state_tensors())
+    for key in ("galore_per_layer", "galore_per_layer_svd"):
+        pl.grad_max_bytes = 0
+        gc.collect()
+        fresh = 0
+        with Profile() as prof:
+            if key.endswith("_svd"):
+                prof.phase("fresh")
+                fresh = _fresh_projectors([pj for o_ in pl.optimizers.values() for pj in gt.projectors(o_)])
+            o, l = fwd_bwd(prof)
+            prof.phase("release")
+            del o, l
+            prof.phase("end")
+        r = dict(common, opt_bytes=pl_opt_bytes, grad_hook_max_bytes=pl.grad_max_bytes)
+        r.update(analyse(prof.events(), base + pl_opt_bytes - fresh))
+        out[key] = r
+    del pl
+    _release(model)
+
+    # AdamW with zero_grad(set_to_none=False), and gradient accumulation.
+    opt = torch.optim.AdamW(params, lr=1e-3)
+    o, l = fwd_bwd(_NoProf())
+    opt.step()
+    del o, l
+    aw_opt_bytes, _ = _opt_state_bytes(opt)
+    opt.zero_grad(set_to_none=False)
+    gc.collect()
+    with Profile() as prof:
+        prof.phase("zero_grad")
+        opt.zero_grad(set_to_none=False)
+        o, l = fwd_bwd(prof)
+        prof.phase("optimizer")
+        opt.step()
+        prof.phase("release")
+        del o, l
+        prof.phase("end")
+    r = dict(common, opt_bytes=aw_opt_bytes)
+    r.update(analyse(prof.events(), base + aw_opt_bytes + grad_bytes))
+    out["zeros"] = r
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+    with Profile() as prof:
+        prof.phase("zero_grad")
+        opt.zero_grad(set_to_none=True)
+        for _ in range(accumulate):
+            o, l = fwd_bwd(prof)
+            del o, l
+        prof.phase("optimizer")
+        opt.step()
+        prof.phase("end")
+    r = dict(common, opt_bytes=aw_opt_bytes, accumulate=accumulate)
+    r.update(analyse(prof.events(), base + aw_opt_bytes))
+    out["accumulate"] = r
+    del opt
+    _release(model)
+    return out
+
+
+def variants(name, batch, fixtures=None):
+    """measure_variants, cached in FIXTURES/<name>_b<N>_variants.step.json."""
+    key = cache_key()
+    path = os.path.join(fixtures, "%s_b%d_variants.step.json" % (name, batch)) if fixtures else None
+    if path:
+        cached = _read_cache(path, key)
+        if cached is not None:
+            return cached
+    res = measure_variants(name, batch)
+    if path:
+        os.makedirs(fixtures, exist_ok=True)
+        _write_cache(path, key, res)
+    return res
 
 
 def main(argv):
