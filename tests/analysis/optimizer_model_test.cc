@@ -19,7 +19,7 @@ using analysis::TransientsOf;
 using testing::GraphBuilder;
 
 TEST(OptimizerNamesTest, EveryKindRoundTrips) {
-  for (const char* name : {"sgd", "sgd_momentum", "adam", "adamw", "adagrad", "rmsprop", "lion", "adafactor", "adam8bit"}) {
+  for (const char* name : {"sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop", "lion", "adafactor", "adam8bit"}) {
     auto kind = ParseOptimizer(name);
     ASSERT_TRUE(kind.ok()) << name;
     EXPECT_EQ(OptimizerName(*kind), name);
@@ -210,6 +210,17 @@ TEST_F(OptimizerStepTest, Adam8bitSmallTensorsStayFloat32) {
   EXPECT_EQ(Opt(r), 2 * (128 + 32));
   EXPECT_EQ(StepTemp(r), 0);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 18 * 40);
+}
+
+TEST_F(OptimizerStepTest, SgdNesterov) {
+  Report r = Run(OptimizerKind::kSgdNesterov);
+  // momentum_buffer per parameter, as plain momentum.
+  EXPECT_EQ(Opt(r), 128 + 32);
+  // d_p.add(buf, alpha=momentum): W1's 128; W1's d_p is rebound to W2's
+  // gradient before W2's 32 is made.
+  EXPECT_EQ(StepTemp(r), 128);
+  // buf.mul_().add_() 2, d_p.add(buf, alpha) 2, p.add_(d_p, alpha) 2.
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 6 * 40);
 }
 
 TEST_F(OptimizerStepTest, AdamUnchanged) {
