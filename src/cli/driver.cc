@@ -133,6 +133,10 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
       if (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights) {
         return Outcome::Usage("--galore with --shard or --master-weights is not modelled");
       }
+      if (galore->per_layer && (options.training.accumulate > 1 || !options.training.set_to_none)) {
+        return Outcome::Usage("--galore per_layer=true frees each gradient in backward: no --accumulate or "
+                              "--zero-grad zeros");
+      }
       options.training.galore = *galore;
     }
     options.training.checkpoint = cl.checkpoint;

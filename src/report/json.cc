@@ -157,6 +157,16 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   j["accumulate"] = tr.accumulate;
   j["set_to_none"] = tr.set_to_none;
   j["checkpoint"] = Checkpoint(graph, tr);
+  if (tr.galore) {
+    int tensors = 0;
+    for (bool t : tr.galore_targets) tensors += t;
+    j["galore"] = {{"rank", tr.galore->rank},       {"update_proj_gap", tr.galore->update_proj_gap},
+                   {"scale", tr.galore->scale},     {"targets", tr.galore->targets},
+                   {"per_layer", tr.galore->per_layer}, {"svd_step", tr.galore->svd_step},
+                   {"tensors", tensors},            {"params", tr.galore_params}};
+  } else {
+    j["galore"] = nullptr;
+  }
   j["flops"] = {{"forward", Symbolic(tr.flops_forward, b)},
                 {"backward", Symbolic(tr.flops_backward, b)},
                 {"recompute", Symbolic(tr.flops_recompute, b)},

@@ -38,7 +38,17 @@ std::string StepText(const Report& report) {
   // NB: grad_params counts what gets a gradient, so --freeze and parameters
   // traced without requires_grad both count as frozen.
   const int64_t frozen = report.params - tr.grad_params;
-  return "train with " + std::string(OptimizerName(tr.optimizer)) + precision + "; " +
+  // ", GaLore r=8 on 4 tensors of 131.07 K (131072) params, per-layer updates, an SVD step"
+  std::string galore;
+  if (tr.galore) {
+    int tensors = 0;
+    for (bool t : tr.galore_targets) tensors += t;
+    galore = ", GaLore r=" + std::to_string(tr.galore->rank) + " on " + std::to_string(tensors) + " tensors of " +
+             HumanAndExact(tr.galore_params, Unit::kCount) + " params" +
+             (tr.galore->per_layer ? ", per-layer updates" : "") +
+             (tr.galore->svd_step ? ", an SVD step" : ", a step between SVDs");
+  }
+  return "train with " + std::string(OptimizerName(tr.optimizer)) + galore + precision + "; " +
          HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params, " +
          HumanAndExact(frozen, Unit::kCount) + " frozen";
 }

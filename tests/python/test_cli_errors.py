@@ -245,6 +245,14 @@ def main(argv):
                            words=["--budget", "unknown unit"])
             r.expect_error("compare_unknown_method", ["compare", lenet5, "full", "ia3"],
                            words=["unknown method 'ia3'"])
+            r.expect_error("galore_bad_spec", [lenet5, "--galore", "r=0"], words=["--galore", "r=0"])
+            r.expect_error("galore_no_target", [lenet5, "--galore", "r=4,targets=attn"],
+                           words=["galore", "targets 'attn'", "match no"])
+            r.expect_error("galore_not_adamw", [lenet5, "--galore", "r=4", "--optimizer", "sgd"],
+                           words=["--galore", "adamw", "'sgd'"])
+            r.expect_error("galore_per_layer_accumulate", [lenet5, "--galore", "per_layer=true",
+                                                           "--accumulate", "2"],
+                           words=["--galore", "per_layer", "--accumulate"])
             strict_case(r, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
