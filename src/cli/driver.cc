@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/built_model.h"
+#include "cli/galore_flags.h"
 #include "cli/inputs.h"
 #include "cli/sharding_flags.h"
 #include "torchcost/analysis.h"
@@ -125,19 +126,7 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
     options.training.set_to_none = cl.zero_grad == "none";
     if (Outcome o = ApplyShardingFlags(cl, options.training); !o.ok()) return o;
     if (!cl.galore.empty()) {
-      Result<GaloreConfig> galore = ParseGaloreConfig(cl.galore);
-      if (!galore.ok()) return Outcome::Usage("--galore: " + galore.status().message());
-      if (options.training.optimizer != OptimizerKind::kAdamW) {
-        return Outcome::Usage("--galore wraps --optimizer adamw only (GaLoreAdamW); got '" + cl.optimizer + "'");
-      }
-      if (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights) {
-        return Outcome::Usage("--galore with --shard or --master-weights is not modelled");
-      }
-      if (galore->per_layer && (options.training.accumulate > 1 || !options.training.set_to_none)) {
-        return Outcome::Usage("--galore per_layer=true frees each gradient in backward: no --accumulate or "
-                              "--zero-grad zeros");
-      }
-      options.training.galore = *galore;
+      if (Outcome o = ApplyGalore("--galore", cl.galore, options.training); !o.ok()) return o;
     }
     options.training.checkpoint = cl.checkpoint;
     options.training.checkpoint_group = cl.checkpoint_group;
@@ -187,7 +176,7 @@ Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepa
   if (!g.ok()) return Outcome::Usage(flag + ": " + g.status().message());
   graph = std::move(g).value();
   if (method.kind == MethodSpec::Kind::kGalore) {
-    return Outcome::Usage(flag + " " + method.text + ": GaLore is not available in this build");
+    return ApplyGalore(flag == method.text ? flag : flag + " " + method.text, method.settings, options.training);
   }
   return Outcome::Ok();
 }
