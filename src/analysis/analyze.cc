@@ -93,13 +93,14 @@ class Aggregator {
       r_->macs += c.macs;
       r_->flops += c.flops;
       r_->transcendentals += c.transcendentals;
-      for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
-        ModuleStats& m = r_->modules[s];
-        m.macs += c.macs;
-        m.flops += c.flops;
-        m.transcendentals += c.transcendentals;
-        ++m.num_nodes;
-      }
+      // A node's cost goes to its own module here; subtree totals are summed
+      // bottom-up below (one symbolic add per node and per module, not per
+      // node and ancestor).
+      ModuleStats& m = r_->modules[node.scope];
+      m.macs += c.macs;
+      m.flops += c.flops;
+      m.transcendentals += c.transcendentals;
+      ++m.num_nodes;
       // NB: the op table lists tensor ops; list plumbing and size queries are left out.
       if (!c.has_rule || passes::IsNativeOp(node) || node.op.rfind("prim::", 0) == 0) continue;
       auto [it, inserted] = op_index.emplace(node.op, r_->ops.size());
@@ -114,6 +115,20 @@ class Aggregator {
       o.transcendentals += c.transcendentals;
     }
     std::sort(r_->ops.begin(), r_->ops.end(), [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
+    std::vector<int> deepest_first(g_.scopes.size());
+    for (size_t i = 0; i < deepest_first.size(); ++i) deepest_first[i] = static_cast<int>(i);
+    std::stable_sort(deepest_first.begin(), deepest_first.end(),
+                     [&](int a, int b) { return g_.scopes[a].depth > g_.scopes[b].depth; });
+    for (int sc : deepest_first) {
+      const int parent = g_.scopes[sc].parent;
+      if (parent < 0) continue;
+      ModuleStats& child = r_->modules[sc];
+      ModuleStats& up = r_->modules[parent];
+      up.macs += child.macs;
+      up.flops += child.flops;
+      up.transcendentals += child.transcendentals;
+      up.num_nodes += child.num_nodes;
+    }
   }
 
   bool InSubtree(int scope, int root) const {
