@@ -96,6 +96,28 @@ void BM_AnalyzeTrainLlama7bCheckpointSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bCheckpointSymbolic)->Unit(benchmark::kMillisecond);
 
+// The same under GaLore (--optimizer adamw --galore r=128, the default targets:
+// 224 projected weights, an SVD step; arg 1: per-layer updates in backward):
+// it should cost about the same as the plain training analysis.
+void BM_AnalyzeTrainLlama7bGaloreSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.optimizer = OptimizerKind::kAdamW;
+    options.training.galore = GaloreConfig();
+    options.training.galore->per_layer = state.range(0) != 0;
+    auto report = Analyze(m.graph, Rules(), ctx, options);
+    if (!report.ok() || report->training.galore_params == 0) {
+      state.SkipWithError("analysis failed or nothing projected");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bGaloreSymbolic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.
 void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {

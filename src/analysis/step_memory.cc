@@ -764,38 +764,47 @@ class Simulator {
   bool PerLayer() const { return Galore() && options_.galore->per_layer; }
 
   // Replays one parameter's update (analysis/galore_model.h); the slots, the
-  // loop's local names, persist from one parameter to the next.
+  // loop's local names, persist from one parameter to the next. NB: every
+  // temporary is a constant and nothing else changes meanwhile, so the update
+  // is kept as one TEMP amount (update_temp_) set at its largest moment, the
+  // only one that can be the peak, and then to what the slots still hold:
+  // two symbolic additions per parameter, not one per tensor.
   void ReplayUpdate(size_t param, StepPhase phase) {
     const auto& p = g_.params[param];
     const std::vector<UpdateEvent> events =
         GaloreUpdate(p.shape, p.dtype, tr_.galore_targets[param], *options_.galore, options_.galore->svd_step);
-    std::vector<int> local;
+    std::map<int, int64_t> bytes;
+    int64_t live = 0, most = -1;
+    for (int64_t b : slot_bytes_) live += b;
     for (const UpdateEvent& e : events) {
-      switch (e.kind) {
-        case UpdateEvent::Kind::kAlloc: {
-          if (e.tensor >= static_cast<int>(local.size())) local.resize(e.tensor + 1, -1);
-          local[e.tensor] = NewStorage(sym::Expr(e.bytes), MemCategory::kTemp);
-          Alloc(local[e.tensor]);
-          break;
-        }
-        case UpdateEvent::Kind::kFree:
-          Free(local[e.tensor]);
-          break;
-        case UpdateEvent::Kind::kBind:
-          if (slots_[e.slot] >= 0) Free(slots_[e.slot]);
-          slots_[e.slot] = e.tensor >= 0 ? local[e.tensor] : -1;
-          break;
-        case UpdateEvent::Kind::kPoint:
-          Point(phase, -1);
-          break;
+      if (e.kind == UpdateEvent::Kind::kAlloc) {
+        bytes[e.tensor] = e.bytes;
+        live += e.bytes;
+      } else if (e.kind == UpdateEvent::Kind::kFree) {
+        live -= bytes[e.tensor];
+      } else if (e.kind == UpdateEvent::Kind::kBind) {
+        live -= slot_bytes_[e.slot];
+        slot_bytes_[e.slot] = e.tensor >= 0 ? bytes[e.tensor] : 0;
+      } else {
+        most = std::max(most, live);
       }
     }
+    if (most >= 0) {
+      SetUpdateTemp(most);
+      Point(phase, -1);
+    }
+    SetUpdateTemp(live);
+  }
+  void SetUpdateTemp(int64_t bytes) {
+    if (bytes == update_temp_) return;
+    const sym::Expr delta(bytes - update_temp_);
+    live_[static_cast<int>(MemCategory::kTemp)] += delta;
+    live_total_ += delta;
+    update_temp_ = bytes;
   }
   void FreeSlots() {
-    for (int& s : slots_) {
-      if (s >= 0) Free(s);
-      s = -1;
-    }
+    slot_bytes_.fill(0);
+    SetUpdateTemp(0);
   }
 
   // The per-layer weight update: each parameter whose gradient was just
@@ -803,16 +812,19 @@ class Simulator {
   // its locals), then its gradient is freed (p.grad = None; the engine's
   // reference to it goes when the hook returns).
   void StepAccumulated() {
-    for (const auto& [value, grad] : accumulated_) {
+    if (param_of_value_.empty()) {
       for (size_t i = 0; i < g_.params.size(); ++i) {
-        if (g_.params[i].value != value || !grads_.param_trainable[i]) continue;
-        ReplayUpdate(i, StepPhase::kBackward);
+        if (g_.params[i].value >= 0 && grads_.param_trainable[i]) param_of_value_[g_.params[i].value] = i;
+      }
+    }
+    for (const auto& [value, grad] : accumulated_) {
+      if (auto it = param_of_value_.find(value); it != param_of_value_.end()) {
+        ReplayUpdate(it->second, StepPhase::kBackward);
         FreeSlots();
       }
       grad_of_[value] = -1;
       storages_[grad].grad_refs = 0;
-      Free(grad);
-      Point(StepPhase::kBackward, -1);
+      Free(grad);  // NB: no point: the next one records the drop, and it cannot be a peak.
     }
     accumulated_.clear();
   }
@@ -896,10 +908,12 @@ class Simulator {
   std::vector<int> ckpt_of_, ckpt_starting_at_, ckpt_ending_at_;
   std::vector<std::vector<int>> ckpt_inputs_;
   std::vector<int> held_, held_grads_;
-  // GaLore: the update loop's local names (their storages or -1), and the
-  // parameter gradients accumulated at the node being run (per-layer update).
-  std::array<int, kNumSlots> slots_{-1, -1, -1};
+  // GaLore: the update loop's local names, and the parameter gradients
+  // accumulated at the node being run (per-layer update).
+  std::array<int64_t, kNumSlots> slot_bytes_{};  // Bytes each local name holds.
+  int64_t update_temp_ = 0;                      // TEMP bytes of the update running (slots included).
   std::vector<std::pair<int, int>> accumulated_;  // (parameter value, gradient storage)
+  std::map<int, size_t> param_of_value_;          // Trainable parameter value -> its index in Graph::params.
   CategoryBytes live_;
   sym::Expr live_total_;
 };
