@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include <unistd.h>
+
 #include "torchcost/graph.h"
 #include "torchcost/import.h"
 
@@ -53,7 +55,10 @@ class GraphJsonTest : public ::testing::Test {
  protected:
   // Writes `text` to a file of the test's own and returns its path.
   std::string Write(const std::string& text, const std::string& name = "model.json") {
-    const std::string dir = ::testing::TempDir() + "/graph_json_test";
+    // NB: one directory per test and process: ctest runs tests in parallel.
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string dir = ::testing::TempDir() + "/graph_json_test_" + info->name() + "_" +
+                            std::to_string(::getpid());
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/" + name;
     std::ofstream(path) << text;
