@@ -717,6 +717,8 @@ def measure_variants(name, batch, accumulate=2):
       galore_per_layer      per-layer update (galore_torch.PerLayer): forward,
                             backward with the hooks stepping (step 1), all profiled
       galore_per_layer_svd  the same at step 2 (SVD)
+    foreach_adamw, foreach_adagrad, foreach_rmsprop: torch's foreach step
+      (foreach=True), composed like the GaLore steps
     also grad_hook_max_bytes: the most bytes of .grad alive when a hook runs.
     AdamW (torch.optim.AdamW):
       zeros        zero_grad(set_to_none=False) (grads kept, zeroed in place), forward,
@@ -801,6 +803,21 @@ def measure_variants(name, batch, accumulate=2):
         r.update(_composed(base + states, fb, events, rel))
         out[key] = r
     del opt
+    # torch's foreach step (_multi_tensor_*; foreach=True runs on CPU too), composed the same way.
+    for key, cls, kwargs in (("foreach_adamw", torch.optim.AdamW, {"lr": 1e-3}),
+                             ("foreach_adagrad", torch.optim.Adagrad, {"lr": 1e-2}),
+                             ("foreach_rmsprop", torch.optim.RMSprop, {"lr": 1e-2})):
+        fopt = cls(params, foreach=True, **kwargs)
+        fopt.step()  # Warm-up: the states.
+        fopt_bytes, _ = _opt_state_bytes(fopt)
+        with Profile() as prof:
+            prof.phase("optimizer")
+            fopt.step()
+            prof.phase("end")
+        r = dict(common, opt_bytes=fopt_bytes)
+        r.update(_composed(base + fopt_bytes, fb, prof.events(), rel))
+        out[key] = r
+        del fopt
     _release(model)
 
     # GaLore per layer: the whole forward+backward profiled, hooks stepping.

@@ -34,6 +34,8 @@ Result<StepMode> ParseStepMode(std::string_view text);
 Result<OptimizerKind> ParseOptimizer(std::string_view text);
 // Returns the name ParseOptimizer reads.
 std::string_view OptimizerName(OptimizerKind kind);
+// Returns whether torch has a foreach (_multi_tensor_*) step for `kind`.
+bool HasForeach(OptimizerKind kind);
 
 // The step being modelled.
 struct TrainingOptions {
@@ -67,6 +69,9 @@ struct TrainingOptions {
   ShardingOptions sharding;
   // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if set.
   std::optional<GaloreConfig> galore;
+  // The optimizer's foreach step (torch's _multi_tensor_*: whole-list
+  // temporaries, docs/optimizers.md) instead of the single-tensor loop.
+  bool foreach = false;
 };
 
 // Memory categories, as in PyTorch's MemTracker.
@@ -127,6 +132,7 @@ struct TrainingReport {
   int64_t grad_params = 0;                // Parameters that get a gradient (elements).
   std::string precision = "fp32";         // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
   bool grad_scaler = false;               // A GradScaler is modelled.
+  bool foreach = false;                   // The optimizer's foreach step is modelled.
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;

@@ -218,6 +218,7 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   // GradScaler's unscale_: one multiply by 1/scale per gradient element.
   if (train && options.grad_scaler) tr.flops_optimizer += sym::Expr(tr.grad_params);
   tr.accumulate = options.accumulate;
+  tr.foreach = options.foreach;
   tr.set_to_none = options.set_to_none;
   // NB: adding a gradient into an allocated .grad (set_to_none=False, or the
   // later micro-batches of an accumulation) costs one add per element;

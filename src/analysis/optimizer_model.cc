@@ -227,4 +227,31 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
   return t;
 }
 
+std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind, int64_t total) {
+  switch (kind) {
+    case OptimizerKind::kSgd:
+    case OptimizerKind::kSgdMomentum:
+    case OptimizerKind::kSgdNesterov:
+      // _foreach_add_ / _foreach_mul_ in place; nesterov adds the buffers into the gradients in place.
+      return std::vector<int64_t>{};
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+      // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) (P), _foreach_div_ in place,
+      // denom = _foreach_add(exp_avg_sq_sqrt, eps) (P): both bound to the end.
+      return std::vector<int64_t>{2 * total};
+    case OptimizerKind::kAdagrad:
+      // std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list then freed;
+      // _foreach_div(_foreach_mul(grads, clr), std): mul and div beside std, 3P.
+      return std::vector<int64_t>{2 * total, 3 * total};
+    case OptimizerKind::kRmsprop:
+      // avg = _foreach_sqrt(square_avgs) (P); _foreach_add_(avg, eps) in place.
+      return std::vector<int64_t>{total};
+    case OptimizerKind::kLion:
+    case OptimizerKind::kAdafactor:
+    case OptimizerKind::kAdam8bit:
+      break;  // Not torch optimizers.
+  }
+  return std::nullopt;
+}
+
 }  // namespace torchcost::analysis

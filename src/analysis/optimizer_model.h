@@ -6,6 +6,7 @@
 #define TORCHCOST_SRC_ANALYSIS_OPTIMIZER_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "torchcost/dtype.h"
@@ -53,6 +54,11 @@ struct UpdateTransients {
 
 // Returns the temporaries of `kind`'s update of one parameter.
 UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype);
+
+// The temporaries of torch 1.13's foreach step (_multi_tensor_*) over all
+// trainable parameters, `total` bytes in all: the bytes alive at each moment
+// that can be a maximum; nullopt if torch has no foreach implementation.
+std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind, int64_t total);
 
 // 8-bit Adam: elements per block with its own float32 absmax, and the size
 // below which a parameter keeps float32 states (see optimizer_model.cc).

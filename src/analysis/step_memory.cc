@@ -829,6 +829,20 @@ class Simulator {
     accumulated_.clear();
   }
 
+  // The foreach step: each whole-list temporary at once (optimizer_model.h's ForeachMoments).
+  void ForeachOptimizer() {
+    int64_t total = 0;
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      if (grads_.param_trainable[i]) total += NumelOf(g_.params[i].shape) * ElementSize(g_.params[i].dtype);
+    }
+    for (int64_t bytes : ForeachMoments(options_.optimizer, total).value_or(std::vector<int64_t>{})) {
+      SetUpdateTemp(bytes);
+      Point(StepPhase::kOptimizer, -1);
+    }
+    SetUpdateTemp(0);
+    Point(StepPhase::kOptimizer, -1);
+  }
+
   // GaLore's AdamW, one loop over the parameters (nothing to do per layer: it ran in backward).
   void GaloreOptimizer() {
     if (!PerLayer()) {
@@ -849,6 +863,11 @@ class Simulator {
     if (options_.grad_scaler) {
       Replay(ScaledBackwardEnd(), StepPhase::kBackward);  // The backward's last act.
       Replay(Unscale(), StepPhase::kOptimizer);
+    }
+    if (options_.foreach) {
+      ForeachOptimizer();
+      if (options_.grad_scaler) Replay(Update(), StepPhase::kOptimizer);
+      return;
     }
     if (Galore()) {
       GaloreOptimizer();

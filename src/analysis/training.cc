@@ -43,6 +43,10 @@ std::string_view OptimizerName(OptimizerKind kind) {
   return "?";
 }
 
+bool HasForeach(OptimizerKind kind) {
+  return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor && kind != OptimizerKind::kAdam8bit;
+}
+
 std::string_view MemCategoryName(MemCategory c) {
   static constexpr std::string_view kNames[] = {"param", "buffer", "grad", "act", "temp", "opt", "oth"};
   return kNames[static_cast<int>(c)];

@@ -142,6 +142,12 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "LoRA adapters on the Linear modules whose name matches targets, base frozen: "
                  "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
       ->type_name("SPEC");
+  app.add_option("--optimizer-impl", out.optimizer_impl,
+                 "The optimizer's step: single (the per-parameter loop, torch 1.13's CPU default) or foreach "
+                 "(_multi_tensor_*: whole-list temporaries, CUDA's default in torch 2.x)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"single", "foreach"}))
+      ->type_name("IMPL");
   app.add_option("--galore", out.galore,
                  "GaLore around AdamW: the Linear weights whose path matches targets get gradients projected "
                  "to rank r for the optimizer: r=128,gap=200,scale=0.25,targets=attn|mlp,per_layer=false,svd=true")

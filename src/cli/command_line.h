@@ -38,6 +38,7 @@ struct CommandLine {
   int checkpoint_group = 1;         // --checkpoint-group K
   std::string zero_grad = "none";   // --zero-grad none|zeros
   std::string lora;                 // --lora r=8,alpha=16,dropout=0.05,targets=REGEX
+  std::string optimizer_impl = "single";  // --optimizer-impl single|foreach
   std::string galore;               // --galore r=128,gap=200,scale=0.25,targets=REGEX,per_layer=true
   std::string shard = "none";       // --shard none|ddp|zero1|zero2|zero3|fsdp
   int world = 1;                    // --world N (data-parallel ranks)

@@ -125,6 +125,15 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
     options.training.accumulate = cl.accumulate;
     options.training.set_to_none = cl.zero_grad == "none";
     if (Outcome o = ApplyShardingFlags(cl, options.training); !o.ok()) return o;
+    if (cl.optimizer_impl == "foreach") {
+      if (!HasForeach(options.training.optimizer)) {
+        return Outcome::Usage("--optimizer-impl foreach: " + cl.optimizer + " has no torch foreach implementation");
+      }
+      if (options.training.sharding.strategy != ShardStrategy::kNone) {
+        return Outcome::Usage("--optimizer-impl foreach with --shard is not modelled");
+      }
+      options.training.foreach = true;
+    }
     if (!cl.galore.empty()) {
       if (Outcome o = ApplyGalore("--galore", cl.galore, options.training); !o.ok()) return o;
     }

@@ -11,6 +11,7 @@ Outcome ApplyGalore(const std::string& flag, const std::string& spec, TrainingOp
     return Outcome::Usage(flag + " wraps --optimizer adamw only (GaLoreAdamW); got '" +
                           std::string(OptimizerName(training.optimizer)) + "'");
   }
+  if (training.foreach) return Outcome::Usage(flag + " runs per parameter: no --optimizer-impl foreach");
   if (training.sharding.strategy != ShardStrategy::kNone || training.master_weights) {
     return Outcome::Usage(flag + " with --shard or --master-weights is not modelled");
   }

@@ -151,6 +151,7 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   Json j;
   j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
+  j["optimizer_impl"] = tr.foreach ? "foreach" : "single";
   j["precision"] = tr.precision;
   j["grad_scaler"] = tr.grad_scaler;
   j["grad_params"] = tr.grad_params;

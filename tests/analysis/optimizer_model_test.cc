@@ -223,6 +223,24 @@ TEST_F(OptimizerStepTest, SgdNesterov) {
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 6 * 40);
 }
 
+TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
+  // P = 128 + 32 bytes of trainable parameters.
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdamW, 160), std::vector<int64_t>({2 * 160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdagrad, 160), std::vector<int64_t>({2 * 160, 3 * 160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kRmsprop, 160), std::vector<int64_t>({160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kSgdNesterov, 160), std::vector<int64_t>({}));
+  EXPECT_FALSE(analysis::ForeachMoments(OptimizerKind::kLion, 160).has_value());
+  EXPECT_FALSE(HasForeach(OptimizerKind::kAdafactor));
+  // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's 256.
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kAdam;
+  opts.training.foreach = true;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
+  auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(StepTemp(*r), 2 * 160);
+}
+
 TEST_F(OptimizerStepTest, AdamUnchanged) {
   Report r = Run(OptimizerKind::kAdam);
   EXPECT_EQ(Opt(r), 2 * (128 + 32) + 2 * 4);

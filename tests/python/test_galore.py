@@ -25,7 +25,8 @@ README's target modules; resnet18: r=8 on fc, its only 2-D weight), and:
       galore_per_layer_svd (svd=true): act, opt exact; peaks within 5%; GRAD is
       the largest set of parameter gradients one backward node produces
       (derived below) and at least the most .grad bytes seen by a hook
-  --zero-grad zeros vs zeros, --accumulate 2 vs accumulate (AdamW, no GaLore):
+  --zero-grad zeros vs zeros, --accumulate 2 vs accumulate (AdamW, no GaLore),
+  and --optimizer-impl foreach (adamw, adagrad, rmsprop) vs torch's foreach=True step:
       grad, opt exact; peak within 5%
 
 Prints one line per failed check and, last, "N passed, M failed".
@@ -82,7 +83,9 @@ def fixture(name, batch, fixtures):
 
 
 def memory(binary, pt, inputs, extra):
-    report, err = torchcost_cli.run_json(binary, [pt] + inputs + ["--device", "cpu", "--optimizer", "adamw"] + extra)
+    if "--optimizer" not in extra:
+        extra = ["--optimizer", "adamw"] + extra
+    report, err = torchcost_cli.run_json(binary, [pt] + inputs + ["--device", "cpu"] + extra)
     if err:
         return None, err
     m = report.get("training", {}).get("memory")
@@ -154,6 +157,9 @@ def main(argv):
                               "expected %d, got %d" % (PER_LAYER_GRAD[name], grad))
                 results.check(ref[key]["grad_hook_max_bytes"] <= grad, "%s %s grad vs hooks" % (label, key),
                               "hooks saw %d bytes of .grad, more than %d" % (ref[key]["grad_hook_max_bytes"], grad))
+        for opt in ("adamw", "adagrad", "rmsprop"):
+            m, err = memory(args.torchcost, pt, inputs, ["--optimizer", opt, "--optimizer-impl", "foreach"])
+            compare(results, "%s foreach %s" % (label, opt), m, err, ref["foreach_" + opt], [GRAD, OPT])
         m, err = run(["--zero-grad", "zeros"])
         compare(results, label + " zero_grad zeros", m, err, ref["zeros"], [GRAD, OPT])
         m, err = run(["--accumulate", str(ref["accumulate"]["accumulate"])])
