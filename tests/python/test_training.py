@@ -14,7 +14,7 @@ make_fixtures.py), never from torchcost.
 
 For every model, batch (1 and 8 for the CNNs; [2, 64] for the GPT models;
 vgg16 and vit_b_16 at 1 and 8 as well unless --batches says otherwise) and
-optimizer (sgd, sgd_momentum, adam, adamw, adagrad, rmsprop), torchcost runs as
+optimizer (sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop), torchcost runs as
 
     torchcost FIXTURES/<stem>.pt --input <shape> --mode train --optimizer OPT --json
 
