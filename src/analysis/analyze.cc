@@ -265,6 +265,10 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     report.training.checkpoint = options.training.checkpoint;
     report.training.checkpoint_group = options.training.checkpoint_group;
     report.training.galore.reset();
+    if ((options.training.galore || options.training.foreach) &&
+        (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights)) {
+      return Status::InvalidArgument("GaLore and the foreach step are not modelled with sharding or master weights");
+    }
     if (options.training.galore && options.training.mode == StepMode::kTrain) {
       TORCHCOST_ASSIGN_OR_RETURN(report.training.galore_targets,
                                  analysis::GaloreTargets(graph, grads.param_trainable, *options.training.galore));
