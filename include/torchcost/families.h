@@ -59,6 +59,10 @@ struct VitConfig {
   int64_t classes = 1000;
   double dropout = 0.0;
   double eps = 1e-6;
+  // Tensor-parallel degree: the graph is one rank's, with Megatron's splits
+  // (heads and MLP / t; row-parallel outputs all-reduced; the patch embedding,
+  // norms and head replicated).
+  int64_t tp = 1;
 };
 
 // ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101, 152).

@@ -98,7 +98,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"mlp", &v.mlp},
              {"classes", &v.classes},
              {"dropout", &v.dropout},
-             {"eps", &v.eps}},
+             {"eps", &v.eps},
+             {"tp", &v.tp}},
             [&v] { return BuildVit(v); }};
   }
   ResnetConfig& r = c.resnet;

@@ -25,9 +25,11 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   Ref tgt_t = b.NumToTensor(tgt), bsz_t = b.NumToTensor(bsz), embed_t = b.NumToTensor(embed);
   Ref hd = b.DivMode(embed_t, b.ScalarTensorInt(c.heads), "trunc");
   Ref hd_v = b.IntOf(hd), hd_k = b.IntOf(hd), hd_q = b.IntOf(hd);
+  // NB: with tensor parallelism t, this rank's in_proj rows give it heads / t heads.
+  const int64_t local_heads = c.heads / c.tp;
   std::vector<Ref> qkv = b.Chunk(b.Linear(q_in, l.in_w, l.in_b), 3, -1);
   auto heads = [&](Ref t, Ref len, Ref head_dim) {
-    Ref bh = b.IntOf(b.Mul(bsz_t, b.ScalarTensorInt(c.heads)));
+    Ref bh = b.IntOf(b.Mul(bsz_t, b.ScalarTensorInt(local_heads)));
     return b.Transpose(b.View(t, b.IntList({len, bh, head_dim})), 0, 1);
   };
   Ref q = heads(b.Contiguous(qkv[0]), tgt, hd_q);
@@ -39,8 +41,15 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   Ref q_scaled = b.Div(q, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
   Ref att = b.Softmax(b.Bmm(q_scaled, b.Transpose(k, -2, -1)), -1);
   Ref o = b.Contiguous(b.Transpose(b.Bmm(att, v), 0, 1));
-  o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), embed}));
-  o = b.Linear(o, l.out_w, l.out_b);  // out_proj's weights, read by the functional call.
+  if (c.tp == 1) {
+    o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), embed}));
+    o = b.Linear(o, l.out_w, l.out_b);  // out_proj's weights, read by the functional call.
+  } else {
+    // Row-parallel out_proj: this rank's heads times its columns of W_o, summed
+    // over the ranks (torchcost::all_reduce), then the replicated bias.
+    o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), c.hidden / c.tp}));
+    o = b.Add(b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(o, l.out_w)}}), l.out_b);
+  }
   o = b.View(o, b.IntList({tgt, bsz, b.Size(o, 1)}));
   return b.Transpose(o, 1, 0);
 }
@@ -81,7 +90,8 @@ Ref Block(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref input) {
     }
     {
       ScopeGuard s(b, "3", "Linear");
-      y = b.Linear(y, l.fc2_w, l.fc2_b);
+      y = c.tp == 1 ? b.Linear(y, l.fc2_w, l.fc2_b)
+                    : b.Add(b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(y, l.fc2_w)}}), l.fc2_b);
     }
     {
       ScopeGuard s(b, "4", "Dropout");
@@ -106,8 +116,14 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   v.Divides("heads", c.heads, "hidden", c.hidden);
   v.Probability("dropout", c.dropout);
   v.PositiveFloat("eps", c.eps);
+  v.Positive("tp", c.tp);
+  v.Divides("tp", c.tp, "heads", c.heads);
+  v.Divides("tp", c.tp, "mlp", c.mlp);
   if (!v.ok()) return v.status();
-  const int64_t h = c.hidden;
+  // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.
+  // 2019, Sec. 3): in_proj and mlp.0 split by output rows, out_proj and mlp.3
+  // by input columns (biases replicated).
+  const int64_t h = c.hidden, t = c.tp;
   const int64_t seq = (c.image_size / c.patch) * (c.image_size / c.patch) + 1;  // Patches + class token.
 
   GraphBuilder b("VisionTransformer", "vit (builder)");
@@ -139,10 +155,10 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
         }
         {
           ScopeGuard s(b, "self_attention", "MultiheadAttention");
-          l.in_w = param("in_proj_weight", {3 * h, h});
-          l.in_b = param("in_proj_bias", {3 * h});
+          l.in_w = param("in_proj_weight", {3 * h / t, h});
+          l.in_b = param("in_proj_bias", {3 * h / t});
           ScopeGuard o(b, "out_proj", "NonDynamicallyQuantizableLinear");
-          l.out_w = param("weight", {h, h});
+          l.out_w = param("weight", {h, h / t});
           l.out_b = param("bias", {h});
         }
         { ScopeGuard s(b, "dropout", "Dropout"); }
@@ -155,14 +171,14 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
           ScopeGuard mlp(b, "mlp", "MLPBlock");
           {
             ScopeGuard s(b, "0", "Linear");
-            l.fc1_w = param("weight", {c.mlp, h});
-            l.fc1_b = param("bias", {c.mlp});
+            l.fc1_w = param("weight", {c.mlp / t, h});
+            l.fc1_b = param("bias", {c.mlp / t});
           }
           { ScopeGuard s(b, "1", "GELU"); }
           { ScopeGuard s(b, "2", "Dropout"); }
           {
             ScopeGuard s(b, "3", "Linear");
-            l.fc2_w = param("weight", {h, c.mlp});
+            l.fc2_w = param("weight", {h, c.mlp / t});
             l.fc2_b = param("bias", {h});
           }
           { ScopeGuard s(b, "4", "Dropout"); }

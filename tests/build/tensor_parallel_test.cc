@@ -91,6 +91,46 @@ TEST(TensorParallelTest, MatmulMacsPerRankAreOneTth) {
   }
 }
 
+constexpr const char* kVit = "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10";
+
+TEST(TensorParallelTest, VitRankParamsAreMegatronsSplit) {
+  const int64_t img = 32, p = 8, h = 64, mlp = 128, classes = 10, L = 2, seq = (img / p) * (img / p) + 1;
+  for (int64_t t : {1, 2, 4}) {
+    SCOPED_TRACE("tp=" + std::to_string(t));
+    // Replicated: conv_proj h*3*p*p + h, class_token h, pos_embedding seq*h,
+    // final LayerNorm 2h, head classes*h + classes. Per layer: in_proj rows
+    // 3h/t*h + 3h/t, out_proj columns h*h/t + bias h, mlp.0 rows mlp/t*h + mlp/t,
+    // mlp.3 columns h*mlp/t + bias h, two LayerNorms 4h.
+    const int64_t layer = 3 * h / t * h + 3 * h / t + h * h / t + h + mlp / t * h + mlp / t + h * mlp / t + h + 4 * h;
+    const int64_t expected = h * 3 * p * p + h + h + seq * h + L * layer + 2 * h + classes * h + classes;
+    Result<BuiltModel> m = BuildNamedModel("vit", std::string(kVit) + ",tp=" + std::to_string(t));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(*m, ctx);
+    EXPECT_EQ(r.params, expected);
+    EXPECT_TRUE(r.unknown_ops.empty());
+  }
+}
+
+TEST(TensorParallelTest, VitEncoderMacsPerRankAreOneTth) {
+  // The encoder blocks are split (linear and attention's bmm); patch embedding and head are replicated.
+  auto encoder_macs = [](const BuiltModel& m, const Report& r) {
+    for (size_t i = 0; i < m.graph.scopes.size(); ++i) {
+      if (m.graph.scopes[i].path == "encoder.layers") return r.modules[i].macs;
+    }
+    ADD_FAILURE() << "no encoder.layers";
+    return sym::Expr(0);
+  };
+  sym::Context ctx;
+  const BuiltModel whole_m = *BuildNamedModel("vit", kVit);
+  const Report whole = AnalyzeBuilt(whole_m, ctx);
+  for (int64_t t : {2, 4}) {
+    const BuiltModel rank_m = *BuildNamedModel("vit", std::string(kVit) + ",tp=" + std::to_string(t));
+    const Report rank = AnalyzeBuilt(rank_m, ctx);
+    EXPECT_EQ((sym::Expr(t) * encoder_macs(rank_m, rank)).ToString(), encoder_macs(whole_m, whole).ToString());
+  }
+}
+
 TEST(TensorParallelTest, IndivisibleDimsAreErrors) {
   Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kGpt2) + ",tp=3");
   ASSERT_FALSE(m.ok());
@@ -101,6 +141,9 @@ TEST(TensorParallelTest, IndivisibleDimsAreErrors) {
   m = BuildNamedModel("gpt2", "tp=2");  // GPT-2's 50257 tokens: Megatron pads the vocabulary first.
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("vocab=50257 is not divisible by tp=2"));
+  m = BuildNamedModel("vit", std::string(kVit) + ",tp=8");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("heads=4 is not divisible by tp=8"));
   m = BuildNamedModel("llama", std::string(kLlama) + ",tp=0");
   ASSERT_FALSE(m.ok());
 }
