@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "bench_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/import.h"
@@ -18,6 +19,8 @@
 
 namespace torchcost {
 namespace {
+
+using bench::Rules;
 
 std::string FixturePath(const std::string& name) {
   const std::string dir = std::string(TORCHCOST_BINARY_DIR) + "/fixtures";
@@ -42,15 +45,6 @@ const ir::Graph& Model(const std::string& name) {
     g = std::make_unique<ir::Graph>(std::move(r).value());
   }
   return *g;
-}
-
-const RuleSet& Rules() {
-  static RuleSet* rules = [] {
-    auto r = RuleSet::Builtin();
-    if (!r.ok()) std::abort();
-    return new RuleSet(std::move(r).value());
-  }();
-  return *rules;
 }
 
 void BM_Import(benchmark::State& state, const char* name) {

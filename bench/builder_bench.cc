@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/families.h"
@@ -21,26 +22,8 @@
 namespace torchcost {
 namespace {
 
-const RuleSet& Rules() {
-  static RuleSet* rules = [] {
-    auto r = RuleSet::Builtin();
-    if (!r.ok()) std::abort();
-    return new RuleSet(std::move(r).value());
-  }();
-  return *rules;
-}
-
-const build::BuiltModel& Llama7b() {
-  static build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("llama-7b-like", "");
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.status().message().c_str());
-      std::abort();
-    }
-    return new build::BuiltModel(std::move(r).value());
-  }();
-  return *m;
-}
+using bench::Rules;
+using bench::Llama7b;
 
 AnalysisOptions TrainOptions(const build::BuiltModel& m, sym::Context& ctx) {
   AnalysisOptions options;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bench_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -17,26 +18,8 @@
 namespace torchcost {
 namespace {
 
-const RuleSet& Rules() {
-  static RuleSet* rules = [] {
-    auto r = RuleSet::Builtin();
-    if (!r.ok()) std::abort();
-    return new RuleSet(std::move(r).value());
-  }();
-  return *rules;
-}
-
-const build::BuiltModel& Llama7b() {
-  static build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("llama-7b-like", "");
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.status().message().c_str());
-      std::abort();
-    }
-    return new build::BuiltModel(std::move(r).value());
-  }();
-  return *m;
-}
+using bench::Rules;
+using bench::Llama7b;
 
 void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
   const build::BuiltModel& m = Llama7b();

@@ -105,6 +105,9 @@ struct Graph {
   std::string NodeLocation(int node) const;
 };
 
+// Returns the number of elements of a tensor of `shape` (1 for a scalar).
+int64_t Numel(const std::vector<int64_t>& shape);
+
 }  // namespace torchcost::ir
 
 #endif  // TORCHCOST_GRAPH_H_

@@ -16,11 +16,7 @@
 namespace torchcost {
 namespace {
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ir::Numel;
 
 // Returns the path of the module owning a qualified tensor name ("a.b.weight" -> "a.b").
 std::string OwnerPath(const std::string& name) {

@@ -8,11 +8,7 @@
 namespace torchcost::analysis {
 namespace {
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ir::Numel;
 
 bool Targetable(const std::vector<int64_t>& shape) { return shape.size() == 2; }
 

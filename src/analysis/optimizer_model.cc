@@ -1,13 +1,11 @@
 #include "analysis/optimizer_model.h"
 
+#include "torchcost/graph.h"
+
 namespace torchcost::analysis {
 namespace {
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ir::Numel;
 
 // Adafactor (huggingface transformers' `Adafactor`, which follows Shazeer &
 // Stern 2018) upcasts a float16/bfloat16 gradient with grad.float() before it

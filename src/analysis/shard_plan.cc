@@ -13,11 +13,7 @@
 namespace torchcost::analysis {
 namespace {
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ir::Numel;
 
 // NB: flat tensors are padded to a multiple of N elements, so a rank holds
 // ceil(n / N) of them (FSDP's FlatParameter, DeepSpeed's partitions).

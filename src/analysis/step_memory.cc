@@ -42,12 +42,6 @@ sym::Expr BytesOf(const rules::TensorType& t) {
   return n * size;
 }
 
-int64_t NumelOf(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 class Simulator {
  public:
   Simulator(const ir::Graph& g, const ShapeFacts& shapes, const AutogradFacts& grads, const TrainingOptions& options,
@@ -94,7 +88,7 @@ class Simulator {
     for (const auto& table : {&g_.params, &g_.buffers}) {
       const bool is_param = table == &g_.params;
       for (const auto& e : *table) {
-        int s = NewStorage(sym::Expr(NumelOf(e.shape) * ElementSize(e.dtype)),
+        int s = NewStorage(sym::Expr(ir::Numel(e.shape) * ElementSize(e.dtype)),
                            is_param ? MemCategory::kParam : MemCategory::kBuffer);
         storages_[s].pinned = true;
         setup_.push_back(s);
@@ -418,7 +412,7 @@ class Simulator {
     for (size_t i = 0; i < g_.params.size(); ++i) {
       if (!grads_.param_trainable[i]) continue;
       const auto& p = g_.params[i];
-      int s = NewStorage(sym::Expr(NumelOf(p.shape) * ElementSize(p.dtype)), MemCategory::kGrad);
+      int s = NewStorage(sym::Expr(ir::Numel(p.shape) * ElementSize(p.dtype)), MemCategory::kGrad);
       storages_[s].pinned = true;
       Alloc(s);
     }
@@ -833,7 +827,7 @@ class Simulator {
   void ForeachOptimizer() {
     int64_t total = 0;
     for (size_t i = 0; i < g_.params.size(); ++i) {
-      if (grads_.param_trainable[i]) total += NumelOf(g_.params[i].shape) * ElementSize(g_.params[i].dtype);
+      if (grads_.param_trainable[i]) total += ir::Numel(g_.params[i].shape) * ElementSize(g_.params[i].dtype);
     }
     for (int64_t bytes : ForeachMoments(options_.optimizer, total).value_or(std::vector<int64_t>{})) {
       SetUpdateTemp(bytes);

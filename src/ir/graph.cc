@@ -80,4 +80,10 @@ std::string Graph::NodeLocation(int node) const {
   return text;
 }
 
+int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 }  // namespace torchcost::ir
