@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -103,6 +104,10 @@ struct Graph {
   int GetOrAddScope(const std::string& path, const std::string& type);
   // Returns the text for diagnostics: "node %x.17 (aten::foo, module layer1.0)".
   std::string NodeLocation(int node) const;
+
+  // Scope index by path, kept by GetOrAddScope (rebuilt there when it no
+  // longer matches `scopes`); not part of the graph's meaning.
+  std::unordered_map<std::string, int> scope_index_;
 };
 
 // Returns the number of elements of a tensor of `shape` (1 for a scalar).

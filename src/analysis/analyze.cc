@@ -238,6 +238,19 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
   Report report;
   report.model = original.source;
   if (original.scopes.empty()) return Status::InvalidArgument(original.source + ": the graph has no root module");
+  if (original.nodes.empty()) return Status::InvalidArgument(original.source + ": the graph has no nodes: nothing to analyse");
+  // NB: tensor sizes multiply with overflow checks (16 bytes per element at
+  // most: complex128): a parameter or buffer of 2^63 bytes or more is an error, not a wrap.
+  for (const auto* table : {&original.params, &original.buffers}) {
+    for (const ir::TensorEntry& e : *table) {
+      int64_t bytes = 16;
+      for (int64_t d : e.shape) {
+        if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) {
+          return Status::InvalidArgument(original.source + ": " + e.name + ": its size overflows int64 bytes");
+        }
+      }
+    }
+  }
   // With a parameter dtype given, floating-point parameters and buffers are
   // analysed as if the model had been converted (`model.to(dtype)`).
   ir::Graph converted;

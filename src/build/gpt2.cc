@@ -193,6 +193,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
 Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
   Validator v("gpt2");
   v.Positive("layers", c.layers);
+  v.AtMost("layers", c.layers, kMaxLayers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("vocab", c.vocab);

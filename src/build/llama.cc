@@ -196,6 +196,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
 Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
   Validator v("llama");
   v.Positive("layers", c.layers);
+  v.AtMost("layers", c.layers, kMaxLayers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("kv_heads", c.kv_heads);

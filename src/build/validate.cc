@@ -10,6 +10,12 @@ void Validator::Require(bool cond, const std::string& message) {
 
 void Validator::Positive(const char* key, int64_t value) {
   Require(value > 0, std::string(key) + "=" + std::to_string(value) + " must be a positive integer");
+  AtMost(key, value, kMaxConfigInt);
+}
+
+void Validator::AtMost(const char* key, int64_t value, int64_t max) {
+  Require(value <= max, std::string(key) + "=" + std::to_string(value) + " is above the limit " +
+                            std::to_string(max));
 }
 
 void Validator::PositiveFloat(const char* key, double value) {

@@ -10,13 +10,22 @@
 
 namespace torchcost::build {
 
+// NB: documented limits (README, "Limits"): a family's integer settings are
+// below 2^31 (no real dim comes near), and a model has at most 100,000
+// layers (a graph of a few million nodes), so absurd configs end in a
+// one-line error instead of an endless build.
+inline constexpr int64_t kMaxConfigInt = int64_t{1} << 31;
+inline constexpr int64_t kMaxLayers = 100000;
+
 // Collects the first failed check of a config.
 class Validator {
  public:
   // Starts the checks of `family`'s config.
   explicit Validator(std::string family) : family_(std::move(family)) {}
-  // Requires value > 0.
+  // Requires 0 < value <= kMaxConfigInt.
   void Positive(const char* key, int64_t value);
+  // Requires value <= max.
+  void AtMost(const char* key, int64_t value, int64_t max);
   // Requires value > 0 (a float).
   void PositiveFloat(const char* key, double value);
   // Requires 0 <= value < 1.

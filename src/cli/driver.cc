@@ -240,6 +240,12 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     return Outcome::Strict("strict mode: ops without rules: " + ops);
   }
 
+  // A memory figure that cannot be evaluated (bytes past int64 under --set)
+  // is an error, never a report without it.
+  if (!report.training.timeline.empty() && cl.sweeps.empty()) {
+    const PeakInfo peak = EvaluatePeak(report.training, bindings, /*category_max=*/false);
+    if (!peak.error.empty()) return Outcome::Usage(peak.error);
+  }
   if (!cl.timeline_svg.empty()) {
     if (Outcome o = WriteTimeline(cl.timeline_svg, *graph, report, bindings);
         !o.ok())

@@ -12,6 +12,7 @@
 //
 // No LibTorch header is included here: the importer links LibTorch only for
 // the TorchScript frontend.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,9 @@ using Json = nlohmann::ordered_json;
 
 constexpr char kFormat[] = "torchcost.graph";
 constexpr int kVersion = 1;
+// NB: a documented limit (docs/graph-schema.md): module paths nest at most
+// this deep (torchvision's deepest model nests 6; a transformer about 5).
+constexpr int kMaxModuleDepth = 1000;
 
 // Thrown inside the importer with a message that names the place; caught at
 // the top and prefixed with the file name.
@@ -218,10 +222,19 @@ class JsonImporter {
       const std::string path = StringField(m, "path", where);
       std::string type;
       if (auto t = m.find("type"); t != m.end() && t->is_string()) type = t->get<std::string>();
-      const int index = graph_.GetOrAddScope(path, type);
+      const int index = Scope(path, type, where);
       if (!type.empty()) graph_.scopes[index].type = type;
       if (path.empty() && !type.empty()) graph_.scopes[index].name = type;
     }
+  }
+
+  // Returns the scope of module `path`, created if new; a path nested deeper
+  // than kMaxModuleDepth is an error at `where`.
+  int Scope(const std::string& path, const std::string& type, const std::string& where) {
+    if (std::count(path.begin(), path.end(), '.') >= kMaxModuleDepth) {
+      Fail(where, "module path nests deeper than " + std::to_string(kMaxModuleDepth) + " levels");
+    }
+    return graph_.GetOrAddScope(path, type);
   }
 
   void ReadTable(const Json& table, const char* key, bool is_param) {
@@ -511,7 +524,7 @@ class JsonImporter {
     n.scope = 0;
     if (auto m = j.find("module"); m != j.end() && !m->is_null()) {
       if (!m->is_string()) Fail(where, "'module' must be a string, not " + TypeName(*m));
-      n.scope = graph_.GetOrAddScope(m->get<std::string>(), "");
+      n.scope = Scope(m->get<std::string>(), "", where);
     }
     const Json& args = Field(j, "args", where);
     if (args.is_object()) {

@@ -2,6 +2,7 @@
 #include "torchcost/graph.h"
 
 #include <utility>
+#include <vector>
 
 namespace torchcost::ir {
 
@@ -22,9 +23,13 @@ int Graph::AddNode(Node n) {
 }
 
 int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
-  for (size_t i = 0; i < scopes.size(); ++i) {
-    if (scopes[i].path == path) return static_cast<int>(i);
+  // NB: the index is rebuilt whenever it disagrees with `scopes` (a graph
+  // copied, or scopes edited by hand), so lookups stay O(1) amortized.
+  if (scope_index_.size() != scopes.size()) {
+    scope_index_.clear();
+    for (size_t i = 0; i < scopes.size(); ++i) scope_index_.emplace(scopes[i].path, static_cast<int>(i));
   }
+  if (auto it = scope_index_.find(path); it != scope_index_.end()) return it->second;
   if (path.empty()) {
     // NB: the root is always scopes[0]; a graph without one gets it here,
     // named after its type as Scope::name documents.
@@ -44,23 +49,45 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
         scopes[0].children.push_back(static_cast<int>(i));
       }
     }
+    scope_index_.clear();
+    for (size_t i = 0; i < scopes.size(); ++i) scope_index_.emplace(scopes[i].path, static_cast<int>(i));
     return 0;
   }
+  // Walk up to the nearest existing ancestor (iteratively: paths may be deep),
+  // then create the missing ones top-down.
   // NB: missing ancestors are created with an empty type; only `path` gets
   // `type`.
-  const size_t dot = path.rfind('.');
-  const int parent =
-      GetOrAddScope(dot == std::string::npos ? "" : path.substr(0, dot), "");
-  Scope scope;
-  scope.path = path;
-  scope.name = dot == std::string::npos ? path : path.substr(dot + 1);
-  scope.type = type;
-  scope.parent = parent;
-  scope.depth = scopes[parent].depth + 1;
-  scopes.push_back(std::move(scope));
-  const int index = static_cast<int>(scopes.size()) - 1;
-  scopes[parent].children.push_back(index);
-  return index;
+  struct Missing {
+    size_t end;         // Length of its path: path.substr(0, end).
+    size_t name_start;  // Where its own name starts in `path`.
+  };
+  std::vector<Missing> missing;  // Deepest first.
+  int parent = -1;
+  for (size_t end = path.size(); parent < 0;) {
+    const size_t dot = end == 0 ? std::string::npos : path.rfind('.', end - 1);
+    missing.push_back({end, dot == std::string::npos ? 0 : dot + 1});
+    if (dot == std::string::npos) {
+      parent = GetOrAddScope("", "");
+    } else if (auto it = scope_index_.find(path.substr(0, dot)); it != scope_index_.end()) {
+      parent = it->second;
+    } else {
+      end = dot;
+    }
+  }
+  for (auto m = missing.rbegin(); m != missing.rend(); ++m) {
+    Scope scope;
+    scope.path = path.substr(0, m->end);
+    scope.name = path.substr(m->name_start, m->end - m->name_start);
+    scope.type = m->end == path.size() ? type : "";
+    scope.parent = parent;
+    scope.depth = scopes[parent].depth + 1;
+    scopes.push_back(std::move(scope));
+    const int index = static_cast<int>(scopes.size()) - 1;
+    scopes[parent].children.push_back(index);
+    scope_index_.emplace(scopes[index].path, index);
+    parent = index;
+  }
+  return parent;
 }
 
 std::string Graph::NodeLocation(int node) const {

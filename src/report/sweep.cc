@@ -66,9 +66,15 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   TORCHCOST_ASSIGN_OR_RETURN(int64_t k, ParsePositive(step, text));
   if (multiply && k < 2) return Status::InvalidArgument("--sweep " + std::string(text) + ": a factor must be >= 2");
   if (stop < start) return Status::InvalidArgument("--sweep " + std::string(text) + ": STOP is below START");
-  for (int64_t v = start; v <= stop; v = multiply ? v * k : v + k) {
+  for (int64_t v = start;;) {
     spec.values.push_back(v);
     if (spec.values.size() > 10000) return Status::InvalidArgument("--sweep " + std::string(text) + ": too many points");
+    // NB: the next point is computed with overflow checks: a range ending near
+    // 2^63 stops at its last representable point instead of wrapping.
+    int64_t next = 0;
+    if (multiply ? __builtin_mul_overflow(v, k, &next) : __builtin_add_overflow(v, k, &next)) break;
+    if (next > stop) break;
+    v = next;
   }
   return spec;
 }

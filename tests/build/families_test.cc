@@ -119,6 +119,10 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
       {"vit", "image_size=225", "image_size=225 is not divisible by patch=16"},
       {"llama", "layers", "expected KEY=VALUE"},
       {"bert", "", "unknown family or preset"},
+      // Limits that end absurd configs in an error instead of an endless build.
+      {"gpt2", "layers=9223372036854775807", "layers=9223372036854775807 is above the limit"},
+      {"llama", "layers=100001", "layers=100001 is above the limit 100000"},
+      {"llama", "intermediate=4294967296", "intermediate=4294967296 is above the limit"},
   };
   for (const Case& c : bad) {
     Result<BuiltModel> m = BuildNamedModel(c.name, c.config);

@@ -214,6 +214,15 @@ TEST_F(GraphJsonTest, BadValues) {
   ExpectOneLine(ErrorOf(SmallWith(R"("dim": -1)", R"("dim": [1, "a"])")), "a literal list must hold only");
 }
 
+TEST_F(GraphJsonTest, LimitsHold) {
+  // A module path nested 30,000 levels deep is a one-line error (it crashed
+  // with a stack overflow when scopes were created recursively).
+  std::string deep = "m";
+  for (int i = 0; i < 30000; ++i) deep += ".m";
+  ExpectOneLine(ErrorOf(SmallWith(R"("module": "fc")", R"("module": ")" + deep + R"(")")),
+                "nodes[0] (aten::linear): module path nests deeper than 1000 levels");
+}
+
 TEST_F(GraphJsonTest, MissingFile) {
   Result<ir::Graph> g = ImportGraphJson(::testing::TempDir() + "/graph_json_test/absent.json");
   ASSERT_FALSE(g.ok());

@@ -60,6 +60,29 @@ TEST(GraphTest, GetOrAddScopeCreatesAncestors) {
   EXPECT_EQ(g.scopes[ab].type, "");
 }
 
+TEST(GraphTest, GetOrAddScopeIsIterativeAndIndexed) {
+  // 5,000 levels: a recursive walk per level would exhaust the stack long
+  // before a path this deep; the loop and the index do not.
+  Graph g;
+  std::string path = "m0";
+  for (int i = 1; i < 5000; ++i) path += ".m" + std::to_string(i);
+  const int deep = g.GetOrAddScope(path, "Leaf");
+  ASSERT_EQ(g.scopes.size(), 5001u);  // Root and 5,000 levels.
+  EXPECT_EQ(g.scopes[deep].depth, 5000);
+  EXPECT_EQ(g.scopes[deep].name, "m4999");
+  EXPECT_EQ(g.scopes[deep].type, "Leaf");
+  EXPECT_EQ(g.GetOrAddScope(path, "ignored"), deep);
+  // A copy keeps answering from its own scopes.
+  Graph copy = g;
+  EXPECT_EQ(copy.GetOrAddScope("m0.m1", ""), 2);
+  // Scopes edited by hand (not through GetOrAddScope) are found too.
+  Scope extra;
+  extra.path = "by.hand";
+  extra.parent = 0;
+  copy.scopes.push_back(extra);
+  EXPECT_EQ(copy.GetOrAddScope("by.hand", ""), 5001);
+}
+
 TEST(GraphTest, NodeLocation) {
   Graph g;
   g.GetOrAddScope("", "Net");

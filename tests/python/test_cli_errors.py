@@ -212,6 +212,22 @@ def main(argv):
                                               "--set", "Q=3"],
                        words=["unknown symbol 'Q'", "symbols: B"])
 
+        # Limits that hold: absurd sizes end in one line and exit 2, never a
+        # hang, a crash or a report without its memory figure.
+        empty_graph = os.path.join(tmp, "empty.json")
+        with open(empty_graph, "w") as f:
+            json.dump({"format": "torchcost.graph", "version": 1, "model": "Empty",
+                       "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}],
+                       "nodes": [], "outputs": []}, f)
+        r.expect_error("empty_graph", [empty_graph, "--input", "1,4"], words=["empty.json", "no nodes"])
+        r.expect_error("absurd_layers", ["--model", "gpt2", "--config", "layers=9223372036854775807"],
+                       words=["layers=9223372036854775807", "limit"])
+        r.expect_error("param_bytes_overflow", ["--model", "llama", "--config",
+                                                "hidden=1073741824,heads=1,kv_heads=1"],
+                       words=["q_proj.weight", "overflows"])
+        r.expect_error("memory_bytes_overflow", ["--model", "gpt2", "--set", "B=4611686018427387904,S=8"],
+                       words=["memory bytes overflow"])
+
         if lenet5 is None:
             r.record("lenet5_cases", ["no lenet5.pt fixture (tools/make_fixtures.py failed?)"])
         else:

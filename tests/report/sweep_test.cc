@@ -30,6 +30,16 @@ TEST(ParseSweepTest, Ranges) {
   EXPECT_THAT(d->values, ElementsAre(1, 3, 8));
 }
 
+TEST(ParseSweepTest, RangesNearInt64StopWithoutOverflow) {
+  // 2^62 * 2 overflows int64: the range ends at its last representable point.
+  auto a = ParseSweep("B=4611686018427387904:9223372036854775807:x2");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_THAT(a->values, ElementsAre(int64_t{1} << 62));
+  auto b = ParseSweep("B=9223372036854775806:9223372036854775807:+5");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_THAT(b->values, ElementsAre(9223372036854775806));
+}
+
 TEST(ParseSweepTest, Errors) {
   EXPECT_THAT(ParseSweep("S").status().message(), HasSubstr("expected SYM=START:STOP:STEP"));
   EXPECT_THAT(ParseSweep("S=8:4:x2").status().message(), HasSubstr("STOP is below START"));
