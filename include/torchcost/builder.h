@@ -61,6 +61,9 @@ struct BuiltModel {
   // Upper bounds of input symbols the architecture implies (S <= n_ctx for
   // learned positions), as (symbol, bound).
   std::vector<std::pair<std::string, int64_t>> symbol_bounds;
+  // What the family did that its config does not say (a padded vocabulary),
+  // one sentence each, for the report's notes.
+  std::vector<std::string> notes;
 };
 
 // Returns an input's shape as symbolic dims, creating its symbols in `ctx`

@@ -28,6 +28,9 @@ struct Gpt2Config {
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
   // (heads, MLP and vocabulary / t; row-parallel outputs all-reduced).
   int64_t tp = 1;
+  // Megatron's make_vocab_size_divisible_by: with tp > 1 the vocabulary is
+  // padded to a multiple of it times t (build/megatron.h); unused at tp = 1.
+  int64_t vocab_multiple = 128;
 };
 
 // LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
@@ -45,6 +48,8 @@ struct LlamaConfig {
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
   // (heads, kv heads, intermediate and vocabulary / t; row-parallel outputs all-reduced).
   int64_t tp = 1;
+  // Megatron's make_vocab_size_divisible_by, as in Gpt2Config.
+  int64_t vocab_multiple = 128;
 };
 
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned

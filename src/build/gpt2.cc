@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "build/megatron.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
 
@@ -190,7 +191,9 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
 
 }  // namespace
 
-Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
+Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
+  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary (build/megatron.h).
+  Gpt2Config c = config;
   Validator v("gpt2");
   v.Positive("layers", c.layers);
   v.AtMost("layers", c.layers, kMaxLayers);
@@ -201,10 +204,11 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
   v.Divides("heads", c.heads, "hidden", c.hidden);
   v.Positive("tp", c.tp);
   v.Divides("tp", c.tp, "heads", c.heads);
-  v.Divides("tp", c.tp, "vocab", c.vocab);
+  v.Positive("make_vocab_size_divisible_by", c.vocab_multiple);
   v.Probability("dropout", c.dropout);
   v.PositiveFloat("eps", c.eps);
   if (!v.ok()) return v.status();
+  c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("GPT2", "gpt2 (builder)");
   Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
@@ -250,7 +254,9 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& c) {
     x = b.Linear(x, w.wte, Arg::None());
   }
   b.Output(x);
-  return b.Finish();
+  BuiltModel m = b.Finish();
+  if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  return m;
 }
 
 }  // namespace torchcost::build

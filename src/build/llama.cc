@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "build/megatron.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
 
@@ -193,7 +194,9 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
 
 }  // namespace
 
-Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
+Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
+  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary (build/megatron.h).
+  LlamaConfig c = config;
   Validator v("llama");
   v.Positive("layers", c.layers);
   v.AtMost("layers", c.layers, kMaxLayers);
@@ -207,13 +210,14 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
   v.Positive("tp", c.tp);
   v.Divides("tp", c.tp, "kv_heads", c.kv_heads);
   v.Divides("tp", c.tp, "intermediate", c.intermediate);
-  v.Divides("tp", c.tp, "vocab", c.vocab);
+  v.Positive("make_vocab_size_divisible_by", c.vocab_multiple);
   v.Require(c.heads <= 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
             "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
                 " must be even (RoPE rotates pairs)");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
   if (!v.ok()) return v.status();
+  c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("Llama", "llama (builder)");
   Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
@@ -240,7 +244,9 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& c) {
     x = b.Linear(x, w.lm_head);
   }
   b.Output(x);
-  return b.Finish();
+  BuiltModel m = b.Finish();
+  if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  return m;
 }
 
 }  // namespace torchcost::build

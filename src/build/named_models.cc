@@ -72,7 +72,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"context", &g.context},
              {"dropout", &g.dropout},
              {"eps", &g.eps},
-             {"tp", &g.tp}},
+             {"tp", &g.tp},
+             {"make_vocab_size_divisible_by", &g.vocab_multiple}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -85,7 +86,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"vocab", &l.vocab},
              {"eps", &l.eps},
              {"rope_base", &l.rope_base},
-             {"tp", &l.tp}},
+             {"tp", &l.tp},
+             {"make_vocab_size_divisible_by", &l.vocab_multiple}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {

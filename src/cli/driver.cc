@@ -166,6 +166,7 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
   p.graph = std::move(graph).value();
   p.model_name = built ? cl.builder_model : cl.model;
+  if (built) p.notes = built->notes;
   // NB: --param-dtype converts the base model before a PEFT rewrite adds its
   // adapters (peft keeps them in float32 on a half-precision base).
   if (options.param_dtype != DType::kUnknown) {
@@ -225,6 +226,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   if (Outcome o = AnalyzeModel(*graph, rules, ctx, options, report); !o.ok())
     return o;
   if (report.model.empty()) report.model = p.model_name;
+  for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   // A shape error (a wrong-rank input, say) means the user's inputs do not fit
   // the model.
   for (const Diagnostic& d : report.diagnostics) {

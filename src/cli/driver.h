@@ -3,6 +3,7 @@
 #define TORCHCOST_SRC_CLI_DRIVER_H_
 
 #include <string>
+#include <vector>
 
 #include "cli/command_line.h"
 #include "cli/outcome.h"
@@ -22,6 +23,7 @@ struct Prepared {
   ir::Graph graph;
   RuleSet rules;
   std::string model_name;
+  std::vector<std::string> notes;  // The built family's notes (a padded vocabulary).
 };
 
 // Reads the flags, the model and the rules into `p`.

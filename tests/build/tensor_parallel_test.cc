@@ -67,7 +67,9 @@ TEST(TensorParallelTest, LlamaRankParamsAreMegatronsSplit) {
     // embed and lm_head V/t*h each; per layer: q and o h*(heads/t*hd), k and
     // v h*(kv/t*hd), gate, up and down h*I/t, two RMSNorms 2h; final norm h.
     const int64_t layer = 2 * h * (heads / t * hd) + 2 * h * (kv / t * hd) + 3 * h * I / t + 2 * h;
-    const int64_t expected = 2 * V / t * h + L * layer + h;
+    // Megatron pads the vocabulary to a multiple of 128 t at tp > 1: 256 for t = 2, 512 for t = 4.
+    const int64_t Vp = t == 1 ? V : (t == 2 ? 256 : 512);
+    const int64_t expected = 2 * Vp / t * h + L * layer + h;
     Result<BuiltModel> m = BuildNamedModel("llama", std::string(kLlama) + ",tp=" + std::to_string(t));
     ASSERT_TRUE(m.ok()) << m.status().message();
     sym::Context ctx;
@@ -84,7 +86,9 @@ TEST(TensorParallelTest, MatmulMacsPerRankAreOneTth) {
     const Report whole = AnalyzeBuilt(*BuildNamedModel(family, config), ctx);
     for (int64_t t : {2, 4}) {
       SCOPED_TRACE(std::string(family) + " tp=" + std::to_string(t));
-      const Report rank = AnalyzeBuilt(*BuildNamedModel(family, config + ",tp=" + std::to_string(t)), ctx);
+      // make_vocab_size_divisible_by=1: no padding beyond t, so the rank's vocabulary is V/t.
+      const Report rank = AnalyzeBuilt(
+          *BuildNamedModel(family, config + ",make_vocab_size_divisible_by=1,tp=" + std::to_string(t)), ctx);
       // Every matmul's output (or reduction) dim is split by t, so t ranks do the whole model's MACs.
       EXPECT_EQ((sym::Expr(t) * MatmulMacs(rank)).ToString(), MatmulMacs(whole).ToString());
     }
@@ -138,14 +142,39 @@ TEST(TensorParallelTest, IndivisibleDimsAreErrors) {
   m = BuildNamedModel("llama", std::string(kLlama) + ",tp=8");
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("kv_heads=4 is not divisible by tp=8"));
-  m = BuildNamedModel("gpt2", "tp=2");  // GPT-2's 50257 tokens: Megatron pads the vocabulary first.
+  m = BuildNamedModel("gpt2", "tp=2,make_vocab_size_divisible_by=0");
   ASSERT_FALSE(m.ok());
-  EXPECT_THAT(m.status().message(), HasSubstr("vocab=50257 is not divisible by tp=2"));
+  EXPECT_THAT(m.status().message(), HasSubstr("make_vocab_size_divisible_by=0 must be a positive integer"));
   m = BuildNamedModel("vit", std::string(kVit) + ",tp=8");
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("heads=4 is not divisible by tp=8"));
   m = BuildNamedModel("llama", std::string(kLlama) + ",tp=0");
   ASSERT_FALSE(m.ok());
+}
+
+TEST(TensorParallelTest, VocabularyIsPaddedAsMegatronDoes) {
+  // GPT-2's 50257 tokens at tp=8 (gpt2-medium: 16 heads): the next multiple of 128 * 8 = 1024
+  // is 50 * 1024 = 51200 (50257 / 1024 = 49.08); 6400 embedding rows per rank, 943 dummy tokens.
+  Result<BuiltModel> m = BuildNamedModel("gpt2-medium", "layers=1,tp=8");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const ir::Graph& g = m->graph;
+  ASSERT_EQ(g.params.front().name, "wte.weight");
+  EXPECT_EQ(g.params.front().shape, (std::vector<int64_t>{6400, 1024}));
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_THAT(m->notes[0], HasSubstr("vocab 50257 padded to 51200 (943 dummy tokens"));
+  // A multiple of 1 pads only to tp: 50257 -> 50264 = 8 * 6283.
+  m = BuildNamedModel("gpt2-medium", "layers=1,tp=8,make_vocab_size_divisible_by=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->graph.params.front().shape[0], 6283);
+  // LLaMA's 32000 at tp=2: 32000 = 125 * 256 already, nothing padded, no note.
+  m = BuildNamedModel("llama-7b-like", "layers=1,tp=2");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->graph.params.front().shape[0], 16000);
+  EXPECT_TRUE(m->notes.empty());
+  // tp=1 keeps Hugging Face's unpadded vocabulary.
+  m = BuildNamedModel("gpt2", "layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->graph.params.front().shape[0], 50257);
 }
 
 }  // namespace

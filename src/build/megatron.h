@@ -1,0 +1,26 @@
+// Megatron-LM's conventions the tensor-parallel families follow where
+// Hugging Face's models have no counterpart: the padded vocabulary.
+#ifndef TORCHCOST_SRC_BUILD_MEGATRON_H_
+#define TORCHCOST_SRC_BUILD_MEGATRON_H_
+
+#include <cstdint>
+#include <string>
+
+namespace torchcost::build {
+
+// Megatron's default make_vocab_size_divisible_by (megatron/training/arguments.py).
+inline constexpr int64_t kMegatronVocabMultiple = 128;
+
+// Returns the vocabulary one tensor-parallel group of `tp` ranks holds:
+// `vocab` itself for tp = 1 (Hugging Face's models are not padded), else
+// Megatron's vocab_size_with_padding, the next multiple of multiple * tp.
+// Arguments are positive and at most 2^31 (the families' limit).
+int64_t PaddedVocab(int64_t vocab, int64_t multiple, int64_t tp);
+
+// Returns the note a family adds when it pads: "vocab 50257 padded to 51200
+// (...)", or "" when `padded` == `vocab`.
+std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple, int64_t tp);
+
+}  // namespace torchcost::build
+
+#endif  // TORCHCOST_SRC_BUILD_MEGATRON_H_
