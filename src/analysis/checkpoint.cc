@@ -1,5 +1,7 @@
 #include "analysis/checkpoint.h"
 
+#include "analysis/attention_core.h"
+
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -22,6 +24,31 @@ std::vector<bool> ScopesWithNodes(const ir::Graph& g) {
     for (int s = n.scope; s >= 0 && !has[s]; s = g.scopes[s].parent) has[s] = true;
   }
   return has;
+}
+
+// Megatron's selective recomputation: one segment per attention core.
+Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, const TrainingOptions& options) {
+  if (options.checkpoint_group != 1) {
+    return Status::InvalidArgument("--checkpoint selective: --checkpoint-group " +
+                                   std::to_string(options.checkpoint_group) +
+                                   " does not apply (each attention core is its own segment)");
+  }
+  std::vector<CheckpointSegment> segments;
+  for (const AttentionCore& core : FindAttentionCores(g)) {
+    CheckpointSegment seg;
+    seg.first = core.first;
+    seg.last = core.last;
+    seg.module = g.scopes[g.nodes[core.first].scope].path;
+    seg.calls = 1;
+    segments.push_back(std::move(seg));
+  }
+  if (segments.empty()) {
+    return Status::InvalidArgument(
+        "--checkpoint selective: no attention core found (a Q K^T product reaching a softmax through "
+        "scale, mask and casts, whose output reaches an A V product through dropout and casts; or a "
+        "scaled_dot_product_attention node)");
+  }
+  return segments;
 }
 
 }  // namespace
@@ -59,6 +86,7 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g
     return Status::InvalidArgument("--checkpoint-group " + std::to_string(options.checkpoint_group) +
                                    ": must be at least 1");
   }
+  if (options.checkpoint == "selective") return SelectiveSegments(g, options);
   std::vector<bool> matched(g.scopes.size(), false);
   if (options.checkpoint == "blocks") {
     for (int s : RepeatedBlocks(g)) matched[s] = true;

@@ -23,8 +23,11 @@ std::vector<int> RepeatedBlocks(const ir::Graph& graph);
 // outermost, if nested modules match; the root never matches) is one call,
 // and `options.checkpoint_group` consecutive calls form one segment, with any
 // nodes between them. `recomputed` is left false (the step simulation sets it).
+// "selective" stands for Megatron's selective recomputation: one segment
+// per attention core (analysis/attention_core.h), its Q, K, V saved as the
+// segment's inputs, its S x S tensors recomputed.
 // Errors name the flag: a bad regular expression, a pattern that matches no
-// module with nodes, a group below 1.
+// module with nodes, a group below 1, no attention core for "selective".
 Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& graph,
                                                               const TrainingOptions& options);
 

@@ -126,8 +126,9 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("N");
   app.add_option("--checkpoint", out.checkpoint,
                  "Activation checkpointing: calls of the modules whose path matches REGEX (or the repeated "
-                 "blocks: blocks) run under no_grad and are recomputed in backward")
-      ->type_name("REGEX|blocks");
+                 "blocks: blocks) run under no_grad and are recomputed in backward; selective: only the "
+                 "attention cores (Q K^T to A V), as Megatron-LM's selective recomputation")
+      ->type_name("REGEX|blocks|selective");
   app.add_option("--checkpoint-group", out.checkpoint_group,
                  "Consecutive checkpointed module calls per segment (recomputed together)")
       ->capture_default_str()

@@ -34,7 +34,7 @@ struct CommandLine {
   std::string autocast;             // --autocast fp16|bf16
   std::string attention_backend = "auto";  // --attention-backend
   int accumulate = 1;               // --accumulate N (micro-batches per step)
-  std::string checkpoint;           // --checkpoint REGEX|blocks
+  std::string checkpoint;           // --checkpoint REGEX|blocks|selective
   int checkpoint_group = 1;         // --checkpoint-group K
   std::string zero_grad = "none";   // --zero-grad none|zeros
   std::string lora;                 // --lora r=8,alpha=16,dropout=0.05,targets=REGEX

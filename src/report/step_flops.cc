@@ -34,8 +34,10 @@ std::string RenderStepFlops(const Report& report,
   if (!tr.checkpoint.empty()) {
     int recomputed = 0;
     for (const CheckpointSegment& s : tr.checkpoint_segments) recomputed += s.recomputed ? 1 : 0;
-    head += "; checkpoint " + tr.checkpoint + ": " + std::to_string(recomputed) + " segments of " +
-            std::to_string(tr.checkpoint_group) + (tr.checkpoint_group == 1 ? " call" : " calls");
+    head += tr.checkpoint == "selective"
+                ? "; checkpoint selective: " + std::to_string(recomputed) + " attention cores"
+                : "; checkpoint " + tr.checkpoint + ": " + std::to_string(recomputed) + " segments of " +
+                      std::to_string(tr.checkpoint_group) + (tr.checkpoint_group == 1 ? " call" : " calls");
     recompute = Line("    recompute:", tr.flops_recompute, bindings);
   }
   return head + ")\n" + Line("  Forward" + per + ":", tr.flops_forward, bindings) +

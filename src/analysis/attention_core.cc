@@ -1,0 +1,116 @@
+#include "analysis/attention_core.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace torchcost::analysis {
+namespace {
+
+bool OneOf(const std::string& op, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), op) != names.end();
+}
+
+bool IsProduct(const std::string& op) {
+  return OneOf(op, {"aten::matmul", "aten::bmm", "aten::baddbmm", "aten::einsum", "aten::mm"});
+}
+
+bool IsSoftmax(const std::string& op) { return OneOf(op, {"aten::softmax", "aten::_softmax", "aten::_safe_softmax"}); }
+
+bool IsFusedAttention(const std::string& op) {
+  return OneOf(op, {"aten::scaled_dot_product_attention", "aten::_scaled_dot_product_attention",
+                    "aten::_scaled_dot_product_attention_math", "aten::_scaled_dot_product_flash_attention",
+                    "aten::_scaled_dot_product_flash_attention_for_cpu",
+                    "aten::_scaled_dot_product_efficient_attention"});
+}
+
+// Ops that carry the scores unchanged in kind: views, casts, copies.
+bool IsCarrier(const std::string& op) {
+  return OneOf(op, {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::expand", "aten::contiguous",
+                    "aten::clone", "aten::to", "aten::_to_copy", "aten::type_as", "aten::float", "aten::half",
+                    "aten::bfloat16", "aten::alias", "prim::TupleUnpack", "prim::ListUnpack"});
+}
+
+// Between Q K^T and the softmax: the scale, the mask, a softcap.
+bool IsScoreOp(const std::string& op) {
+  return IsCarrier(op) || OneOf(op, {"aten::div", "aten::div_", "aten::mul", "aten::mul_", "aten::add",
+                                     "aten::add_", "aten::sub", "aten::sub_", "aten::where", "aten::masked_fill",
+                                     "aten::masked_fill_", "aten::tanh", "aten::tanh_", "aten::clamp"});
+}
+
+// Between the softmax and A V: dropout and casts.
+bool IsProbabilityOp(const std::string& op) {
+  return IsCarrier(op) || OneOf(op, {"aten::dropout", "aten::dropout_", "aten::native_dropout",
+                                     "aten::feature_dropout"});
+}
+
+// NB: bounded walks: a core's chain is a handful of ops; farther matches
+// would span unrelated layers.
+constexpr int kMaxHops = 12;
+
+// The nearest product upstream of value `v` through score ops, or -1.
+int ProductAbove(const ir::Graph& g, int v, int hops) {
+  const int p = g.values[v].producer;
+  if (p < 0 || hops > kMaxHops) return -1;
+  const ir::Node& n = g.nodes[p];
+  if (IsProduct(n.op)) return p;
+  if (!IsScoreOp(n.op)) return -1;
+  int best = -1;
+  for (int in : n.inputs) {
+    if (g.values[in].kind != ir::ValueKind::kTensor) continue;
+    best = std::max(best, ProductAbove(g, in, hops + 1));
+  }
+  return best;
+}
+
+// The nearest product downstream of value `v` through probability ops, or -1.
+int ProductBelow(const ir::Graph& g, const std::vector<std::vector<int>>& users, int v, int hops) {
+  if (hops > kMaxHops) return -1;
+  int best = -1;
+  for (int u : users[v]) {
+    const ir::Node& n = g.nodes[u];
+    int found = -1;
+    if (IsProduct(n.op)) {
+      found = u;
+    } else if (IsProbabilityOp(n.op) && !n.outputs.empty()) {
+      found = ProductBelow(g, users, n.outputs[0], hops + 1);
+    }
+    if (found >= 0 && (best < 0 || found < best)) best = found;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<std::vector<int>> users(g.values.size());
+  for (int ni = 0; ni < n; ++ni) {
+    for (int in : g.nodes[ni].inputs) users[in].push_back(ni);
+  }
+  std::vector<AttentionCore> cores;
+  for (int ni = 0; ni < n; ++ni) {
+    const ir::Node& node = g.nodes[ni];
+    if (IsFusedAttention(node.op)) {
+      cores.push_back({ni, ni, true});
+      continue;
+    }
+    if (!IsSoftmax(node.op) || node.inputs.empty() || node.outputs.empty()) continue;
+    const int qk = ProductAbove(g, node.inputs[0], 0);
+    const int av = ProductBelow(g, users, node.outputs[0], 0);
+    if (qk >= 0 && av > ni) cores.push_back({qk, av, false});
+  }
+  // In node order; overlapping ranges merged.
+  std::sort(cores.begin(), cores.end(), [](const AttentionCore& a, const AttentionCore& b) { return a.first < b.first; });
+  std::vector<AttentionCore> merged;
+  for (const AttentionCore& c : cores) {
+    if (!merged.empty() && c.first <= merged.back().last) {
+      merged.back().last = std::max(merged.back().last, c.last);
+      merged.back().fused = merged.back().fused && c.fused;
+    } else {
+      merged.push_back(c);
+    }
+  }
+  return merged;
+}
+
+}  // namespace torchcost::analysis

@@ -1,0 +1,144 @@
+// Attention cores found by the graph's structure (Megatron's selective
+// recomputation region), on hand-made graphs in the shapes the families,
+// TorchScript traces and exported graphs record; and the "selective"
+// checkpoint's segments and its diagnostics.
+#include "analysis/attention_core.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analysis/checkpoint.h"
+#include "testing/graph_builder.h"
+
+namespace torchcost::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GraphBuilder;
+
+// The node index of value `v`'s producer.
+int NodeOf(GraphBuilder& b, int v) { return b.graph().values[v].producer; }
+
+TEST(AttentionCoreTest, Gpt2EagerChainFromQkToAv) {
+  // att = matmul(q, k^T) / s; where(causal, att, min); softmax; dropout; matmul(att, v).
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), causal = b.Input("causal"), s = b.Input("s");
+  int kt = b.One("aten::transpose", {k, b.Int(-1), b.Int(-2)});
+  int qk = b.One("aten::matmul", {q, kt});
+  int att = b.One("aten::div", {qk, s});
+  int mask_value = b.One("aten::full", {b.Ints({}), b.Int(0)});  // Made between the products: inside.
+  att = b.One("aten::where", {causal, att, mask_value});
+  att = b.One("aten::softmax", {att, b.Int(-1), b.None()});
+  att = b.One("aten::dropout", {att, b.Int(0), b.Bool(true)});
+  int y = b.One("aten::matmul", {att, v});
+  b.Output(b.One("aten::contiguous", {y}));
+  const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
+  ASSERT_EQ(cores.size(), 1u);
+  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].last, NodeOf(b, y));
+  EXPECT_FALSE(cores[0].fused);
+}
+
+TEST(AttentionCoreTest, LlamaChainWithAdditiveMaskAndFp32Softmax) {
+  // att = matmul(q, k^T) / s + triu(full(-inf)); softmax(dtype=float32).to(q.dtype); matmul(att, v).
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), s = b.Input("s");
+  int qk = b.One("aten::matmul", {q, b.One("aten::transpose", {k, b.Int(2), b.Int(3)})});
+  int att = b.One("aten::div", {qk, s});
+  int mask = b.One("aten::triu", {b.One("aten::full", {b.Ints({4, 4}), b.Int(0)}), b.Int(1)});
+  att = b.One("aten::add", {att, mask, b.Int(1)});
+  att = b.One("aten::to", {b.One("aten::softmax", {att, b.Int(-1), b.Int(6)}), b.Int(6)});
+  int y = b.One("aten::matmul", {att, v});
+  b.Output(y);
+  const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
+  ASSERT_EQ(cores.size(), 1u);
+  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].last, NodeOf(b, y));
+}
+
+TEST(AttentionCoreTest, ExportedBmmChainWithNativeDropoutAndViews) {
+  // torch.export's decomposition: expand, view, bmm, view, div, _softmax,
+  // native_dropout (out, mask), expand, view, bmm.
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), s = b.Input("s");
+  int qv = b.One("aten::view", {b.One("aten::expand", {q, b.Ints({2, 4, 8, 16})}), b.Ints({8, 8, 16})});
+  int kv = b.One("aten::view", {k, b.Ints({8, 16, 8})});
+  int qk = b.One("aten::bmm", {qv, kv});
+  int att = b.One("aten::div", {b.One("aten::_unsafe_view", {qk, b.Ints({2, 4, 8, 8})}), s});
+  att = b.One("aten::_softmax", {att, b.Int(-1), b.Bool(false)});
+  std::vector<int> drop = b.Node("aten::native_dropout", {att, b.Int(0), b.Bool(true)}, {}, 2);
+  int av_in = b.One("aten::view", {b.One("aten::expand", {drop[0], b.Ints({2, 4, 8, 8})}), b.Ints({8, 8, 8})});
+  int y = b.One("aten::bmm", {av_in, b.One("aten::view", {v, b.Ints({8, 8, 16})})});
+  b.Output(y);
+  const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
+  ASSERT_EQ(cores.size(), 1u);
+  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].last, NodeOf(b, y));
+}
+
+TEST(AttentionCoreTest, FusedAttentionIsOneNode) {
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
+  int y = b.One("aten::scaled_dot_product_attention", {q, k, v});
+  b.Output(b.One("aten::contiguous", {y}));
+  const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
+  ASSERT_EQ(cores.size(), 1u);
+  EXPECT_EQ(cores[0].first, NodeOf(b, y));
+  EXPECT_EQ(cores[0].last, NodeOf(b, y));
+  EXPECT_TRUE(cores[0].fused);
+}
+
+TEST(AttentionCoreTest, SoftmaxWithoutTwoProductsIsNoCore) {
+  GraphBuilder b;
+  int x = b.Input("x"), w = b.Input("w"), v = b.Input("v");
+  // A classifier: linear then softmax, nothing after.
+  int p = b.One("aten::softmax", {b.One("aten::linear", {x, w}), b.Int(-1), b.None()});
+  // Scores from a product, but the probabilities go through a reduction first.
+  int sc = b.One("aten::softmax", {b.One("aten::matmul", {x, w}), b.Int(-1), b.None()});
+  int y = b.One("aten::matmul", {b.One("aten::sum", {sc, b.Ints({-1})}), v});
+  // Scores that reach the softmax through an op that is neither a scale, a mask nor a cast.
+  int e = b.One("aten::softmax", {b.One("aten::exp", {b.One("aten::matmul", {x, w})}), b.Int(-1), b.None()});
+  b.Output(b.One("aten::matmul", {e, v}));
+  b.Output(p);
+  b.Output(y);
+  EXPECT_TRUE(FindAttentionCores(b.graph()).empty());
+}
+
+TEST(AttentionCoreTest, SelectiveCheckpointMakesOneSegmentPerCore) {
+  GraphBuilder b;
+  int x = b.Input("x");
+  for (int layer = 0; layer < 2; ++layer) {
+    b.Scope("h." + std::to_string(layer) + ".attn", "Attention");
+    int att = b.One("aten::softmax", {b.One("aten::matmul", {x, x}), b.Int(-1), b.None()});
+    x = b.One("aten::matmul", {att, x});
+  }
+  b.Output(x);
+  TrainingOptions options;
+  options.checkpoint = "selective";
+  Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
+  ASSERT_TRUE(segs.ok()) << segs.status().message();
+  ASSERT_EQ(segs->size(), 2u);
+  EXPECT_EQ((*segs)[0].first, 0);
+  EXPECT_EQ((*segs)[0].last, 2);
+  EXPECT_EQ((*segs)[1].first, 3);
+  EXPECT_EQ((*segs)[1].last, 5);
+  EXPECT_EQ((*segs)[1].module, "h.1.attn");
+  options.checkpoint_group = 2;
+  segs = FindCheckpointSegments(b.graph(), options);
+  ASSERT_FALSE(segs.ok());
+  EXPECT_THAT(segs.status().message(), HasSubstr("--checkpoint-group 2 does not apply"));
+}
+
+TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
+  GraphBuilder b;
+  int x = b.Input("x");
+  b.Output(b.One("aten::relu", {x}));
+  TrainingOptions options;
+  options.checkpoint = "selective";
+  Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
+  ASSERT_FALSE(segs.ok());
+  EXPECT_THAT(segs.status().message(), HasSubstr("--checkpoint selective: no attention core found"));
+}
+
+}  // namespace
+}  // namespace torchcost::analysis
