@@ -31,6 +31,11 @@ struct Gpt2Config {
   // Megatron's make_vocab_size_divisible_by: with tp > 1 the vocabulary is
   // padded to a multiple of it times t (build/megatron.h); unused at tp = 1.
   int64_t vocab_multiple = 128;
+  // Megatron's sequence parallelism with tp > 1 (off at tp = 1, as Megatron
+  // turns it off): LayerNorms, dropouts and residuals on S/t of the sequence,
+  // column-parallel linears gather it (torchcost::sp_linear, saving the
+  // shard), row-parallel outputs reduce-scattered (rules/distributed.yaml).
+  bool sp = false;
 };
 
 // LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
@@ -50,6 +55,9 @@ struct LlamaConfig {
   int64_t tp = 1;
   // Megatron's make_vocab_size_divisible_by, as in Gpt2Config.
   int64_t vocab_multiple = 128;
+  // Megatron's sequence parallelism, as in Gpt2Config (RMSNorms and residuals
+  // on S/t; the embedding reduce-scattered, as Megatron does without position embeddings).
+  bool sp = false;
 };
 
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned

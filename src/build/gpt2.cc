@@ -99,10 +99,21 @@ Ref LayerNorm(GraphBuilder& b, Ref x, int64_t h, Ref weight, Ref bias, double ep
   return b.LayerNorm(x, b.IntList({h}), weight, bias, eps);
 }
 
+// Whether Megatron's sequence parallelism applies (it is off at tp = 1).
+bool Sp(const Gpt2Config& c) { return c.sp && c.tp > 1; }
+
 // Megatron's row-parallel output: the partial products of the ranks summed
 // (torchcost::all_reduce, in place), then the replicated bias added once.
-Ref RowParallelOut(GraphBuilder& b, Ref partial, Ref bias) {
-  return b.Add(b.Op1("torchcost::all_reduce", "", {{"self", partial}}), bias);
+// With sp, the [B, S, h] partials are reduce-scattered to this rank's [B, S/t, h].
+Ref RowParallelOut(GraphBuilder& b, const Gpt2Config& c, Ref partial, Ref bias) {
+  Ref sum = Sp(c) ? b.Op1("torchcost::reduce_scatter", "", {{"self", partial}, {"world", c.tp}})
+                  : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+  return b.Add(sum, bias);
+}
+
+// A column-parallel linear on the sequence-parallel shard (rules/distributed.yaml).
+Ref SpLinear(GraphBuilder& b, const Gpt2Config& c, Ref x, Ref weight, Arg bias) {
+  return b.Op1("torchcost::sp_linear", "", {{"input", x}, {"weight", weight}, {"bias", bias}, {"world", c.tp}});
 }
 
 Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
@@ -111,7 +122,10 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
   Ref ct = b.NumToTensor(cdim);
   // qkv = addmm(c_attn_bias, x.view(-1, C), c_attn_weight).view(B, T, 3 * C)
-  Ref qkv = b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
+  // NB: with sp, Conv1D's [in, out] weight is read transposed (a view) by the gathering linear.
+  Ref qkv = Sp(c) ? SpLinear(b, c, x, b.Transpose(l.c_attn_w, 0, 1), l.c_attn_b)
+                  : b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
+  if (Sp(c)) t = b.Size(qkv, 1);  // The gathered sequence.
   Ref three_c = tp == 1 ? b.IntOf(b.Mul(ct, b.ScalarTensorInt(3))) : Ref();
   qkv = b.View(qkv, tp == 1 ? b.IntList({bsz, t, three_c}) : b.IntList({bsz, t, 3 * c.hidden / tp}));
   std::vector<Ref> qkv_parts = b.Split(qkv, c.hidden / tp, 2, 3);
@@ -146,11 +160,14 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   if (tp == 1) {
     y = b.View(y, b.IntList({bsz, t, cdim}));
     y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
+  } else if (Sp(c)) {
+    y = b.View(y, b.IntList({bsz, t, c.hidden / tp}));
+    y = RowParallelOut(b, c, b.Matmul(y, l.c_proj_w), l.c_proj_b);
   } else {
     y = b.View(y, b.IntList({-1, c.hidden / tp}));
-    y = RowParallelOut(b, b.Matmul(y, l.c_proj_w), l.c_proj_b);
+    y = RowParallelOut(b, c, b.Matmul(y, l.c_proj_w), l.c_proj_b);
   }
-  y = b.View(y, b.IntList({bsz, t, cdim}));
+  if (!Sp(c)) y = b.View(y, b.IntList({bsz, t, cdim}));
   ScopeGuard s(b, "resid_dropout", "Dropout");
   return b.Dropout(y, c.dropout);
 }
@@ -172,7 +189,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   }
   {
     ScopeGuard s(b, "c_fc", "Linear");
-    h = b.Linear(h, l.fc_w, l.fc_b);
+    h = Sp(c) ? SpLinear(b, c, h, l.fc_w, l.fc_b) : b.Linear(h, l.fc_w, l.fc_b);
   }
   {
     ScopeGuard s(b, "act", "GELU");
@@ -180,7 +197,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   }
   {
     ScopeGuard s(b, "c_proj", "Linear");
-    h = c.tp == 1 ? b.Linear(h, l.proj_w, l.proj_b) : RowParallelOut(b, b.Linear(h, l.proj_w), l.proj_b);
+    h = c.tp == 1 ? b.Linear(h, l.proj_w, l.proj_b) : RowParallelOut(b, c, b.Linear(h, l.proj_w), l.proj_b);
   }
   {
     ScopeGuard s(b, "drop", "Dropout");
@@ -234,6 +251,9 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
     pe = b.Embedding(w.wpe, pos);
   }
   Ref x = b.Add(tok, pe);
+  // Sequence parallel: this rank's S/t of the sequence from here on
+  // (LanguageModelEmbedding: scatter_to_sequence_parallel_region, then a clone).
+  if (Sp(c)) x = b.Op1("torchcost::scatter", "", {{"self", x}, {"world", c.tp}});
   {
     ScopeGuard s(b, "drop", "Dropout");
     x = b.Dropout(x, c.dropout);
@@ -251,11 +271,12 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   }
   {
     ScopeGuard s(b, "lm_head", "Linear");
-    x = b.Linear(x, w.wte, Arg::None());
+    x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None()) : b.Linear(x, w.wte, Arg::None());
   }
   b.Output(x);
   BuiltModel m = b.Finish();
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
   return m;
 }
 

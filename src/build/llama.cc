@@ -114,10 +114,22 @@ Ref ApplyRope(GraphBuilder& b, const Rope& rope, Ref x) {
   return b.Add(x_cos, b.Mul(rotated, rope.sin));
 }
 
+// Whether Megatron's sequence parallelism applies (it is off at tp = 1).
+bool Sp(const LlamaConfig& c) { return c.sp && c.tp > 1; }
+
 // Megatron's row-parallel output (and the vocabulary-parallel embedding):
-// the ranks' partial results summed by torchcost::all_reduce, in place.
+// the ranks' partial results summed by torchcost::all_reduce, in place; with
+// sp, reduce-scattered to this rank's S/t of the sequence.
 Ref AllReduceIf(GraphBuilder& b, const LlamaConfig& c, Ref partial) {
-  return c.tp == 1 ? partial : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+  if (c.tp == 1) return partial;
+  return Sp(c) ? b.Op1("torchcost::reduce_scatter", "", {{"self", partial}, {"world", c.tp}})
+               : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+}
+
+// A column-parallel linear: with sp, on the sequence-parallel shard (rules/distributed.yaml).
+Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
+  return Sp(c) ? b.Op1("torchcost::sp_linear", "", {{"input", x}, {"weight", weight}, {"world", c.tp}})
+               : b.Linear(x, weight);
 }
 
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
@@ -127,8 +139,9 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x)
     Ref y;
     {
       ScopeGuard s(b, name, "Linear");
-      y = b.Linear(x, weight);
+      y = ColumnLinear(b, c, x, weight);
     }
+    if (Sp(c)) t = b.Size(y, 1);  // The gathered sequence.
     return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
   };
   Ref q = project("q_proj", l.q, c.heads / c.tp);
@@ -157,12 +170,12 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   Ref gate, up;
   {
     ScopeGuard s(b, "gate_proj", "Linear");
-    gate = b.Linear(x, l.gate);
+    gate = ColumnLinear(b, c, x, l.gate);
   }
   gate = b.Silu(gate);
   {
     ScopeGuard s(b, "up_proj", "Linear");
-    up = b.Linear(x, l.up);
+    up = ColumnLinear(b, c, x, l.up);
   }
   Ref h = b.Mul(gate, up);
   ScopeGuard s(b, "down_proj", "Linear");
@@ -241,11 +254,12 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   }
   {
     ScopeGuard s(b, "lm_head", "Linear");
-    x = b.Linear(x, w.lm_head);
+    x = ColumnLinear(b, c, x, w.lm_head);
   }
   b.Output(x);
   BuiltModel m = b.Finish();
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
   return m;
 }
 

@@ -11,6 +11,11 @@ namespace torchcost::build {
 // Megatron's default make_vocab_size_divisible_by (megatron/training/arguments.py).
 inline constexpr int64_t kMegatronVocabMultiple = 128;
 
+// The note of a family given sp=true at tp=1 (megatron/training/arguments.py
+// disables sequence parallelism then).
+inline constexpr const char* kSpOffNote =
+    "sp=true has no effect at tp=1 (Megatron turns sequence parallelism off without tensor parallelism)";
+
 // Returns the vocabulary one tensor-parallel group of `tp` ranks holds:
 // `vocab` itself for tp = 1 (Hugging Face's models are not padded), else
 // Megatron's vocab_size_with_padding, the next multiple of multiple * tp.

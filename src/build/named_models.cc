@@ -14,7 +14,7 @@ namespace {
 // One config key: the field of the family's config struct it sets.
 struct Key {
   const char* name;
-  std::variant<int64_t*, double*> field;
+  std::variant<int64_t*, double*, bool*> field;
 };
 
 // A family's config, its keys, and its builder.
@@ -73,7 +73,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"dropout", &g.dropout},
              {"eps", &g.eps},
              {"tp", &g.tp},
-             {"make_vocab_size_divisible_by", &g.vocab_multiple}},
+             {"make_vocab_size_divisible_by", &g.vocab_multiple},
+             {"sp", &g.sp}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -87,7 +88,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"eps", &l.eps},
              {"rope_base", &l.rope_base},
              {"tp", &l.tp},
-             {"make_vocab_size_divisible_by", &l.vocab_multiple}},
+             {"make_vocab_size_divisible_by", &l.vocab_multiple},
+             {"sp", &l.sp}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {
@@ -144,6 +146,10 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       if (value.empty() || ec != std::errc() || ptr != end)
         return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not an integer");
       **ip = v;
+    } else if (auto* bp = std::get_if<bool*>(&found->field)) {
+      if (value != "true" && value != "false")
+        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not true or false");
+      **bp = value == "true";
     } else {
       char* stop = nullptr;
       const double v = std::strtod(value.c_str(), &stop);

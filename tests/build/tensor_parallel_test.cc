@@ -33,7 +33,10 @@ Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
 sym::Expr MatmulMacs(const Report& r) {
   sym::Expr macs(0);
   for (const OpStats& op : r.ops) {
-    if (op.op == "aten::linear" || op.op == "aten::matmul" || op.op == "aten::addmm") macs += op.macs;
+    if (op.op == "aten::linear" || op.op == "aten::matmul" || op.op == "aten::addmm" ||
+        op.op == "torchcost::sp_linear") {
+      macs += op.macs;
+    }
   }
   return macs;
 }
@@ -175,6 +178,35 @@ TEST(TensorParallelTest, VocabularyIsPaddedAsMegatronDoes) {
   m = BuildNamedModel("gpt2", "layers=1");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->graph.params.front().shape[0], 50257);
+}
+
+TEST(TensorParallelTest, SequenceParallelKeepsParamsAndMacsPerRank) {
+  // sp moves activations, not weights or work: one rank's parameters and
+  // matmul MACs are those of tp alone (S a multiple of t, bound here).
+  for (const char* family : {"gpt2", "llama"}) {
+    const std::string config = std::string(family == std::string("gpt2") ? kGpt2 : kLlama) + ",tp=2";
+    SCOPED_TRACE(family);
+    sym::Context ctx;
+    const Report tp = AnalyzeBuilt(*BuildNamedModel(family, config), ctx);
+    const Report sp = AnalyzeBuilt(*BuildNamedModel(family, config + ",sp=true"), ctx);
+    EXPECT_EQ(sp.params, tp.params);
+    EXPECT_TRUE(sp.unknown_ops.empty());
+    for (int64_t S : {64, 128}) {
+      const sym::Bindings at{{"B", 3}, {"S", S}};
+      EXPECT_EQ(*sym::Evaluate(MatmulMacs(sp), at), *sym::Evaluate(MatmulMacs(tp), at));
+    }
+  }
+}
+
+TEST(TensorParallelTest, SequenceParallelNeedsTensorParallel) {
+  Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kGpt2) + ",sp=true");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_THAT(m->notes[0], HasSubstr("sp=true has no effect at tp=1"));
+  for (const ir::Node& n : m->graph.nodes) EXPECT_NE(n.op.rfind("torchcost::", 0), 0u) << n.op;
+  m = BuildNamedModel("llama", std::string(kLlama) + ",sp=yes");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("sp=yes: value 'yes' is not true or false"));
 }
 
 }  // namespace
