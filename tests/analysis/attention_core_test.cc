@@ -9,6 +9,8 @@
 
 #include "analysis/checkpoint.h"
 #include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+#include "torchcost/rules.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -138,6 +140,36 @@ TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
   Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
   ASSERT_FALSE(segs.ok());
   EXPECT_THAT(segs.status().message(), HasSubstr("--checkpoint selective: no attention core found"));
+}
+
+TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
+  // q, k, v [2, 4, 16, 8] float32 (1024 elements, 4096 bytes each) into a flash
+  // SDPA node (CUDA). Without recomputation it keeps q, k, v, out and the
+  // float32 logsumexp [2, 4, 16] (512 bytes); selective keeps q, k, v (the
+  // segment's inputs) and runs the forward again in backward.
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
+  b.Output(b.One("aten::scaled_dot_product_attention", {q, k, v}, {"query", "key", "value"}));
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  auto run = [&](const std::string& checkpoint) {
+    sym::Context ctx;
+    AnalysisOptions options;
+    options.training.optimizer = OptimizerKind::kSgd;
+    options.training.inputs_require_grad = true;
+    options.training.checkpoint = checkpoint;
+    for (int i = 0; i < 3; ++i) options.inputs.push_back(*ParseInputSpec(ctx, "2,4,16,8"));
+    Result<Report> r = Analyze(b.graph(), *rules, ctx, options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return std::make_pair(*r->training.saved_bytes.AsConstant(), *r->training.flops_recompute.AsConstant());
+  };
+  const auto [plain_saved, plain_recompute] = run("");
+  EXPECT_EQ(plain_saved, 4 * 4096 + 2 * 4 * 16 * 4);
+  EXPECT_EQ(plain_recompute, 0);
+  const auto [selective_saved, selective_recompute] = run("selective");
+  EXPECT_EQ(selective_saved, 3 * 4096);
+  // The forward again: Q K^T and P V 2*8*16*16*8 each, scale 1 and softmax 4 per score (8*16*16).
+  EXPECT_EQ(selective_recompute, 2 * (2 * 8 * 16 * 16 * 8) + 5 * 8 * 16 * 16);
 }
 
 }  // namespace

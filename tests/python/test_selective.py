@@ -4,7 +4,7 @@
 Usage (Debian's system python3: torch 1.13, CPU only):
 
     /usr/bin/python3 tests/python/test_selective.py --torchcost BUILD/torchcost \\
-        --fixtures BUILD/fixtures [--batches 2]
+        --fixtures BUILD/fixtures [--batches 2,8]
 
 Megatron-LM's selective recomputation (Korthikanti et al. 2022, Sec. 5;
 `recompute_granularity=selective`) wraps its core-attention module, which takes
@@ -117,7 +117,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)
     parser.add_argument("--fixtures", required=True)
-    parser.add_argument("--batches", default="2")
+    parser.add_argument("--batches", default="2,8")
     args = parser.parse_args(argv)
     passed = failed = 0
 
