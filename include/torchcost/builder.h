@@ -64,6 +64,9 @@ struct BuiltModel {
   // What the family did that its config does not say (a padded vocabulary),
   // one sentence each, for the report's notes.
   std::vector<std::string> notes;
+  // The loss its task trains with by default, as ParseLossSpec reads it
+  // ("causal_lm", "cross_entropy"); empty: out.sum().
+  std::string default_loss;
 };
 
 // Returns an input's shape as symbolic dims, creating its symbols in `ctx`
@@ -180,6 +183,8 @@ class GraphBuilder {
   Ref Op1(const std::string& op, const std::string& overload, std::vector<NamedArg> args);
   // Marks `v` as a model output.
   void Output(Ref v);
+  // Declares the loss the model's task trains with by default (BuiltModel::default_loss).
+  void DefaultLoss(const std::string& spec) { model_.default_loss = spec; }
   // Returns the model; the builder is left empty.
   BuiltModel Finish();
 

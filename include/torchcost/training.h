@@ -37,6 +37,28 @@ std::string_view OptimizerName(OptimizerKind kind);
 // Returns whether torch has a foreach (_multi_tensor_*) step for `kind`.
 bool HasForeach(OptimizerKind kind);
 
+// The loss a training step backpropagates (torchcost/loss.h parses it and
+// appends its ops to the graph).
+struct LossSpec {
+  enum class Kind {
+    kSum,           // out.sum() on the model's first output (no ops appended).
+    kNone,          // The model's first output is the loss (0-dim).
+    kCrossEntropy,  // F.cross_entropy(out, target): int64 class indices [N, *D].
+    kMse,           // F.mse_loss(out, target): a float target of out's shape.
+    kCausalLm,      // Hugging Face's causal-LM loss on logits [B, S, V] and labels [B, S].
+  };
+  Kind kind = Kind::kSum;
+  // kCausalLm: upcast the logits to float32 first (`logits.float()`).
+  bool upcast = true;
+  // kCausalLm: pad and shift the labels (transformers' ForCausalLMLoss)
+  // instead of copying the shifted logits (LlamaForCausalLM before it).
+  bool shift_labels = false;
+  // kCausalLm: > 1 models torchtune's CEWithChunkedOutputLoss over this many
+  // chunks of the sequence (the full float32 logits never exist).
+  int chunks = 1;
+  std::string text = "sum";  // As given ("causal_lm:chunks=8").
+};
+
 // The step being modelled.
 struct TrainingOptions {
   StepMode mode = StepMode::kTrain;
@@ -74,6 +96,11 @@ struct TrainingOptions {
   // The optimizer's foreach step (torch's _multi_tensor_*: whole-list
   // temporaries, docs/optimizers.md) instead of the single-tensor loop.
   bool foreach = false;
+  // The loss. NB: anything but kSum and kNone needs the graph rewritten by
+  // ApplyLoss (torchcost/loss.h) first, which appends the loss's ops and its
+  // targets as model inputs; the step then backpropagates from the graph's
+  // first output (a 0-dim loss) and keeps the second (the model's output).
+  LossSpec loss;
 };
 
 // Memory categories, as in PyTorch's MemTracker.
@@ -135,6 +162,7 @@ struct TrainingReport {
   std::string precision = "fp32";         // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
   bool grad_scaler = false;               // A GradScaler is modelled.
   bool foreach = false;                   // The optimizer's foreach step is modelled.
+  std::string loss = "sum";               // The loss modelled, in words (LossDescription).
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;

@@ -12,6 +12,7 @@
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
+#include "torchcost/loss.h"
 
 namespace torchcost {
 namespace {
@@ -231,6 +232,23 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
                         : tr.flops_forward;
 }
 
+// Checks that the first output is a 0-dim loss where the step takes it as
+// one (any loss but sum: appended by ApplyLoss, or the model's own).
+Status CheckLoss(const ir::Graph& g, const passes::ShapeFacts& facts, const TrainingOptions& options) {
+  if (options.mode != StepMode::kTrain || options.loss.kind == LossSpec::Kind::kSum || g.outputs.empty()) {
+    return Status::Ok();
+  }
+  const rules::RValue& out = facts.values[g.outputs[0]];
+  if (out.kind != rules::RValue::Kind::kTensor || out.t.shape.empty()) return Status::Ok();
+  const std::string shape = rules::ShapeToString(out.t.shape);
+  if (options.loss.kind == LossSpec::Kind::kNone) {
+    return Status::InvalidArgument(g.source + ": loss none: the model's first output is " + shape +
+                                   ", not a 0-dim loss");
+  }
+  return Status::InvalidArgument(g.source + ": loss " + options.loss.text + ": the first output is " + shape +
+                                 "; append the loss with ApplyLoss first");
+}
+
 }  // namespace
 
 Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Context& ctx,
@@ -267,6 +285,7 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     passes::ShapeFacts facts;
     TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
     Aggregator(graph, &report).Run();
+    TORCHCOST_RETURN_IF_ERROR(CheckLoss(graph, facts, options.training));
     passes::AutogradFacts grads;
     TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
     TORCHCOST_ASSIGN_OR_RETURN(report.training.checkpoint_segments,
@@ -303,6 +322,7 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
   }
   report.symbols.assign(symbols.begin(), symbols.end());
   report.training.precision = PrecisionName(options);
+  report.training.loss = LossDescription(options.training.loss);
   report.training.grad_scaler = options.training.grad_scaler && options.training.mode == StepMode::kTrain;
   if (options.strict && !report.unknown_ops.empty()) {
     std::string ops;

@@ -186,8 +186,13 @@ class Simulator {
         for (int in : node.inputs) needed[in] = needed[in] || grads_.requires_grad[in];
       }
     }
-    // Only the first output is kept by the step.
-    for (size_t i = 1; i < g_.outputs.size(); ++i) {
+    // Only the first output is kept by the step; with an appended loss, the
+    // second (the model's output, which the caller holds) too.
+    const size_t kept = options_.loss.kind != LossSpec::Kind::kSum && options_.loss.kind != LossSpec::Kind::kNone &&
+                                options_.loss.chunks <= 1
+                            ? 2
+                            : 1;
+    for (size_t i = kept; i < g_.outputs.size(); ++i) {
       std::vector<int> ss;
       StoragesOf(g_.outputs[i], &ss);
       for (int s : ss) {
@@ -198,7 +203,7 @@ class Simulator {
       }
     }
     std::vector<int> ss;
-    StoragesOf(g_.outputs[0], &ss);
+    for (size_t i = 0; i < kept && i < g_.outputs.size(); ++i) StoragesOf(g_.outputs[i], &ss);
     for (int s : ss) {
       storages_[s].pinned = true;
       if (storages_[s].category == MemCategory::kTemp) storages_[s].category = MemCategory::kOther;
@@ -476,11 +481,14 @@ class Simulator {
     const RValue& rv = shapes_.values[out0];
     if (rv.kind != RValue::Kind::kTensor || !grads_.requires_grad[out0]) return;
     // loss = out.sum(): a 0-dim result (kept by the caller), and its gradient of
-    // ones, which SumBackward expands to out's shape without copying.
+    // ones, which SumBackward expands to out's shape without copying. Any
+    // other loss is the first output itself (0-dim): only its gradient is new.
     const int64_t elem = ElementSize(rv.t.dtype == DType::kUnknown ? DType::kFloat32 : rv.t.dtype);
-    int loss = NewStorage(sym::Expr(elem), MemCategory::kOther);
-    storages_[loss].pinned = true;
-    Alloc(loss);
+    if (options_.loss.kind == LossSpec::Kind::kSum) {
+      int loss = NewStorage(sym::Expr(elem), MemCategory::kOther);
+      storages_[loss].pinned = true;
+      Alloc(loss);
+    }
     if (options_.grad_scaler) Replay(ScaledLossBackward(), StepPhase::kBackward);
     int ones = NewStorage(sym::Expr(elem), MemCategory::kTemp);
     storages_[ones].last_use = end;

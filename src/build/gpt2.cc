@@ -274,6 +274,7 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
     x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None()) : b.Linear(x, w.wte, Arg::None());
   }
   b.Output(x);
+  b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);

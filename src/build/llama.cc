@@ -257,6 +257,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     x = ColumnLinear(b, c, x, w.lm_head);
   }
   b.Output(x);
+  b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);

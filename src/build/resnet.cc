@@ -190,6 +190,7 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
     x = b.Linear(x, fc_w, fc_b);
   }
   b.Output(x);
+  b.DefaultLoss("cross_entropy");  // An image classifier's loss over classes (src/training/loss.cc).
   return b.Finish();
 }
 

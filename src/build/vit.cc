@@ -237,6 +237,7 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
     x = b.Linear(x, head_w, head_b);
   }
   b.Output(x);
+  b.DefaultLoss("cross_entropy");  // An image classifier's loss over classes (src/training/loss.cc).
   return b.Finish();
 }
 

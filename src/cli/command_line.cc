@@ -119,6 +119,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "math", "flash", "efficient"}))
       ->type_name("BACKEND");
+  app.add_option("--loss", out.loss,
+                 "The loss backpropagated from the first output: sum (default for model files), cross_entropy "
+                 "(int64 class targets; image classifiers' default), mse, causal_lm[:shift=labels,upcast=false,"
+                 "chunks=N] (language models' default), none (the first output is the loss)")
+      ->type_name("LOSS");
   app.add_option("--accumulate", out.accumulate,
                  "Gradient accumulation: micro-batches per optimizer step (--input gives one micro-batch)")
       ->capture_default_str()

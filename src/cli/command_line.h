@@ -33,6 +33,7 @@ struct CommandLine {
   std::string param_dtype;          // --param-dtype DTYPE
   std::string autocast;             // --autocast fp16|bf16
   std::string attention_backend = "auto";  // --attention-backend
+  std::string loss;                 // --loss LOSS; empty: the built model's default, else sum
   int accumulate = 1;               // --accumulate N (micro-batches per step)
   std::string checkpoint;           // --checkpoint REGEX|blocks|selective
   int checkpoint_group = 1;         // --checkpoint-group K

@@ -9,11 +9,12 @@ namespace torchcost::cli {
 namespace {
 
 // The settings shared by every row, in words ("adamw; train; cuda; B=...").
-std::string SettingText(const CommandLine& cl) {
+std::string SettingText(const CommandLine& cl, const std::string& loss) {
   std::string s = "optimizer " + cl.optimizer + "; " + cl.mode + "; device " + cl.device;
   if (!cl.param_dtype.empty()) s += "; params " + cl.param_dtype;
   if (!cl.autocast.empty()) s += "; autocast " + cl.autocast;
   if (!cl.checkpoint.empty()) s += "; checkpoint " + cl.checkpoint;
+  if (loss != "sum") s += "; loss " + loss;
   if (cl.accumulate > 1) s += "; accumulate " + std::to_string(cl.accumulate);
   if (cl.shard != "none") s += "; " + cl.shard + " over " + std::to_string(cl.world) + " ranks (per rank)";
   return s;
@@ -60,6 +61,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
       rows.push_back(failed);
       continue;
     }
+    if (Outcome o = MaybeLoss(p, ctx, options, graph); !o.ok()) return o;
     if (Outcome o = MaybeAutocast(base, p, ctx, options, graph); !o.ok()) return o;
     Result<Report> report = Analyze(graph, p.rules, ctx, options);
     if (!report.ok()) return Outcome::Usage(method.text + ": " + report.status().message());
@@ -70,7 +72,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     if (!row.ok()) return Outcome::Usage(method.text + ": " + row.status().message());
     rows.push_back(std::move(row).value());
   }
-  const std::string setting = SettingText(cl);
+  const std::string setting = SettingText(cl, p.options.training.loss.text);
   const std::string model = std::filesystem::path(p.model_name).filename().string();
   if (!cl.chart_svg.empty()) {
     std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);

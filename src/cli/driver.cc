@@ -15,6 +15,7 @@
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/import.h"
+#include "torchcost/loss.h"
 #include "torchcost/peft.h"
 #include "torchcost/report.h"
 #include "torchcost/rules.h"
@@ -150,6 +151,14 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
       options.training.grad_scaler = options.autocast == DType::kFloat16;
     }
   }
+  {
+    // NB: built families train with their task's loss unless --loss says otherwise; model files with out.sum().
+    const std::string loss = !cl.loss.empty() ? cl.loss : built && !built->default_loss.empty() ? built->default_loss
+                                                                                                 : "sum";
+    Result<LossSpec> spec = ParseLossSpec(loss);
+    if (!spec.ok()) return Outcome::Usage("--loss: " + spec.status().message());
+    options.training.loss = *spec;
+  }
   if (built && cl.inputs.empty()) {
     DeclaredInputs(*built, ctx, options.inputs);
   } else if (Outcome o = BuildInputs(ctx, cl.inputs, cl.model, *dtype, options.inputs);
@@ -191,6 +200,13 @@ Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepa
   return Outcome::Ok();
 }
 
+Outcome MaybeLoss(const Prepared& p, sym::Context& ctx, AnalysisOptions& options, ir::Graph& graph) {
+  Result<ir::Graph> g = ApplyLoss(graph, p.rules, ctx, &options);
+  if (!g.ok()) return Outcome::Usage("--loss " + options.training.loss.text + ": " + g.status().message());
+  graph = std::move(g).value();
+  return Outcome::Ok();
+}
+
 // Applies autocast to `graph` if the options ask for it.
 Outcome MaybeAutocast(const CommandLine& cl, const Prepared& p, sym::Context& ctx, const AnalysisOptions& options,
                       ir::Graph& graph) {
@@ -220,6 +236,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     if (!method.ok()) return Outcome::Usage(flag + ": " + method.status().message());
     if (Outcome o = ApplyPeft(*method, flag, p, *graph, options); !o.ok()) return o;
   }
+  if (Outcome o = MaybeLoss(p, ctx, options, *graph); !o.ok()) return o;
   if (Outcome o = MaybeAutocast(cl, p, ctx, options, *graph); !o.ok()) return o;
 
   Report report;

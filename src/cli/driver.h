@@ -33,6 +33,9 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p);
 Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepared& p, ir::Graph& graph,
                   AnalysisOptions& options);
 
+// Appends the loss to `graph` (and its targets to `options`' inputs) for --loss or the model's default.
+Outcome MaybeLoss(const Prepared& p, sym::Context& ctx, AnalysisOptions& options, ir::Graph& graph);
+
 // Rewrites `graph` for --autocast, if given.
 Outcome MaybeAutocast(const CommandLine& cl, const Prepared& p, sym::Context& ctx, const AnalysisOptions& options,
                       ir::Graph& graph);

@@ -153,6 +153,7 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
   j["optimizer_impl"] = tr.foreach ? "foreach" : "single";
   j["precision"] = tr.precision;
+  j["loss"] = tr.loss;
   j["grad_scaler"] = tr.grad_scaler;
   j["grad_params"] = tr.grad_params;
   j["accumulate"] = tr.accumulate;

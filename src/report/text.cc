@@ -94,6 +94,7 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
     symbols += (symbols.empty() ? "" : ", ") + e;
   out += Field("Symbols:", symbols.empty() ? "none" : symbols);
   out += Field("Step:", StepText(report));
+  if (report.training.mode == StepMode::kTrain) out += Field("Loss:", report.training.loss);
   return out;
 }
 

@@ -1,0 +1,105 @@
+// Loss specs: parsing "causal_lm:chunks=8" and describing the loss in words.
+#include <cstdlib>
+#include <string>
+
+#include "torchcost/loss.h"
+
+namespace torchcost {
+namespace {
+
+Status Bad(const std::string& what) { return Status::InvalidArgument(what); }
+
+// Parses "true"/"false".
+Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& value) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  return Bad("'" + spec + "': " + key + "=" + value + " must be true or false");
+}
+
+}  // namespace
+
+Result<LossSpec> ParseLossSpec(std::string_view text) {
+  LossSpec spec;
+  spec.text = std::string(text);
+  const size_t colon = text.find(':');
+  const std::string name(text.substr(0, colon));
+  const std::string settings = colon == std::string_view::npos ? "" : std::string(text.substr(colon + 1));
+  if (name == "sum") {
+    spec.kind = LossSpec::Kind::kSum;
+  } else if (name == "none") {
+    spec.kind = LossSpec::Kind::kNone;
+  } else if (name == "cross_entropy") {
+    spec.kind = LossSpec::Kind::kCrossEntropy;
+  } else if (name == "mse") {
+    spec.kind = LossSpec::Kind::kMse;
+  } else if (name == "causal_lm") {
+    spec.kind = LossSpec::Kind::kCausalLm;
+  } else {
+    return Bad("unknown loss '" + name + "' (sum, cross_entropy, mse, causal_lm, none)");
+  }
+  if (colon != std::string_view::npos && spec.kind != LossSpec::Kind::kCausalLm) {
+    return Bad("'" + spec.text + "': " + name + " takes no settings");
+  }
+  size_t pos = 0;
+  while (pos < settings.size()) {
+    size_t comma = settings.find(',', pos);
+    if (comma == std::string::npos) comma = settings.size();
+    const std::string item = settings.substr(pos, comma - pos);
+    pos = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return Bad("'" + spec.text + "': '" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    if (key == "shift") {
+      if (value != "logits" && value != "labels") {
+        return Bad("'" + spec.text + "': shift=" + value + " must be logits or labels");
+      }
+      spec.shift_labels = value == "labels";
+    } else if (key == "upcast") {
+      TORCHCOST_ASSIGN_OR_RETURN(spec.upcast, ParseBool(spec.text, key, value));
+    } else if (key == "chunks") {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
+        return Bad("'" + spec.text + "': chunks=" + value + " must be an integer in [1, 4096]");
+      }
+      spec.chunks = static_cast<int>(n);
+    } else {
+      return Bad("'" + spec.text + "': unknown setting '" + key + "' (shift, upcast, chunks)");
+    }
+  }
+  if (spec.chunks > 1 && (spec.shift_labels || !spec.upcast)) {
+    return Bad("'" + spec.text + "': chunks shifts the labels and upcasts each chunk (torchtune); "
+               "give no shift or upcast with it");
+  }
+  return spec;
+}
+
+bool LossAppendsOps(const LossSpec& spec) {
+  return spec.kind == LossSpec::Kind::kCrossEntropy || spec.kind == LossSpec::Kind::kMse ||
+         spec.kind == LossSpec::Kind::kCausalLm;
+}
+
+std::string LossDescription(const LossSpec& spec) {
+  switch (spec.kind) {
+    case LossSpec::Kind::kSum:
+      return "sum (out.sum() of the first output)";
+    case LossSpec::Kind::kNone:
+      return "none (the first output is the loss)";
+    case LossSpec::Kind::kCrossEntropy:
+      return "cross_entropy (F.cross_entropy, mean, int64 class targets)";
+    case LossSpec::Kind::kMse:
+      return "mse (F.mse_loss, mean)";
+    case LossSpec::Kind::kCausalLm:
+      break;
+  }
+  if (spec.chunks > 1) {
+    return "causal_lm, torchtune's chunked cross-entropy over " + std::to_string(spec.chunks) +
+           " chunks (float32 per chunk, labels shifted by padding)";
+  }
+  return std::string("causal_lm (Hugging Face: ") + (spec.upcast ? "float32 logits, " : "") +
+         (spec.shift_labels ? "labels padded and shifted (ForCausalLMLoss)" : "shifted logits copied (LlamaForCausalLM)") +
+         ", cross-entropy mean, ignore_index=-100)";
+}
+
+}  // namespace torchcost

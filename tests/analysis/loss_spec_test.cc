@@ -1,0 +1,53 @@
+// Tests of loss specs ("causal_lm:chunks=8"): parsing, errors, descriptions.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "torchcost/loss.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(LossSpecTest, ParsesEachLoss) {
+  EXPECT_EQ(ParseLossSpec("sum")->kind, LossSpec::Kind::kSum);
+  EXPECT_EQ(ParseLossSpec("none")->kind, LossSpec::Kind::kNone);
+  EXPECT_EQ(ParseLossSpec("cross_entropy")->kind, LossSpec::Kind::kCrossEntropy);
+  EXPECT_EQ(ParseLossSpec("mse")->kind, LossSpec::Kind::kMse);
+  auto lm = ParseLossSpec("causal_lm");
+  ASSERT_TRUE(lm.ok());
+  EXPECT_EQ(lm->kind, LossSpec::Kind::kCausalLm);
+  EXPECT_TRUE(lm->upcast);
+  EXPECT_FALSE(lm->shift_labels);
+  EXPECT_EQ(lm->chunks, 1);
+  auto labels = ParseLossSpec("causal_lm:shift=labels,upcast=false");
+  ASSERT_TRUE(labels.ok());
+  EXPECT_TRUE(labels->shift_labels);
+  EXPECT_FALSE(labels->upcast);
+  EXPECT_EQ(labels->text, "causal_lm:shift=labels,upcast=false");
+  EXPECT_EQ(ParseLossSpec("causal_lm:chunks=8")->chunks, 8);
+  EXPECT_FALSE(LossAppendsOps(*ParseLossSpec("sum")));
+  EXPECT_FALSE(LossAppendsOps(*ParseLossSpec("none")));
+  EXPECT_TRUE(LossAppendsOps(*ParseLossSpec("mse")));
+}
+
+TEST(LossSpecTest, ErrorsNameTheSpec) {
+  EXPECT_THAT(ParseLossSpec("hinge").status().message(), HasSubstr("unknown loss 'hinge'"));
+  EXPECT_THAT(ParseLossSpec("mse:chunks=2").status().message(), HasSubstr("mse takes no settings"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:chunks=0").status().message(), HasSubstr("chunks=0 must be an integer"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:shift=both").status().message(), HasSubstr("shift=both must be logits or labels"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:upcast=yes").status().message(), HasSubstr("upcast=yes must be true or false"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:foo=1").status().message(), HasSubstr("unknown setting 'foo'"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:chunks").status().message(), HasSubstr("'chunks' is not key=value"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:chunks=8,shift=labels").status().message(), HasSubstr("give no shift"));
+}
+
+TEST(LossSpecTest, DescriptionsNameTheImplementation) {
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm")), HasSubstr("LlamaForCausalLM"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:shift=labels")), HasSubstr("ForCausalLMLoss"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:chunks=8")), HasSubstr("torchtune's chunked cross-entropy over 8"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("sum")), HasSubstr("out.sum()"));
+}
+
+}  // namespace
+}  // namespace torchcost
