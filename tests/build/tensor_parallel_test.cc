@@ -209,5 +209,27 @@ TEST(TensorParallelTest, SequenceParallelNeedsTensorParallel) {
   EXPECT_THAT(m.status().message(), HasSubstr("sp=yes: value 'yes' is not true or false"));
 }
 
+TEST(TensorParallelTest, LlamaSequenceParallelDividesTheNormRegions) {
+  // One layer's saved bytes (layers.1, float32) with sp minus without: only the
+  // RMSNorm regions shrink to S/t. Per RMSNorm (HF's decomposition): its input x
+  // (pow's and the normalizing mul's, one storage) 4sbh, x^2 (torch 1.13's
+  // MeanBackward1 keeps mean.dim's input: rules/reduction.yaml) 4sbh, rsqrt's
+  // result [b, s, 1] 4sb, the normalized x*r (kept by weight * x) 4sbh, and its
+  // output, the next linears' input, 4sbh (sp: the shard sp_linear keeps); two per layer.
+  const int64_t b = 2, s = 64, h = 64, t = 2;
+  const int64_t norms = 2 * (4 * 4 * s * b * h + 4 * s * b);
+  auto layer_bytes = [&](const std::string& extra) {
+    const BuiltModel m = *BuildNamedModel("llama", std::string(kLlama) + extra);
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(m, ctx);
+    for (size_t i = 0; i < m.graph.scopes.size(); ++i) {
+      if (m.graph.scopes[i].path == "layers.1") return *sym::Evaluate(r.training.module_act_bytes[i], {{"B", b}, {"S", s}});
+    }
+    ADD_FAILURE() << "no layers.1";
+    return int64_t{0};
+  };
+  EXPECT_EQ(layer_bytes(",tp=2") - layer_bytes(",tp=2,sp=true"), norms - norms / t);
+}
+
 }  // namespace
 }  // namespace torchcost::build
