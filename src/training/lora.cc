@@ -310,6 +310,11 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
     const int scope = g.nodes[index].scope;
     const std::string& op = g.nodes[index].op;
     const bool conv = op == "aten::_convolution" || op == "aten::conv2d";
+    // NB: adapters on Megatron's sequence-parallel linear would need its gathered input: not modelled.
+    if (op == "torchcost::sp_linear" && MatchesModule(graph.scopes[scope].path, config.targets, *targets)) {
+      return Status::InvalidArgument("lora: '" + graph.scopes[scope].path +
+                                     "' is a sequence-parallel linear (sp=true): adapters on it are not modelled");
+    }
     if (!kLinearOps.count(op) && !(conv && !all_linear)) continue;
     if (static_cast<int>(ni) == output_layer) continue;
     if (scope_matches[scope] < 0) {

@@ -59,6 +59,10 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   const size_t original_nodes = g.nodes.size();
   for (size_t ni = 0; ni < original_nodes; ++ni) {
     ir::Node& n = g.nodes[ni];
+    if (n.op == "torchcost::sp_linear") {
+      return Status::InvalidArgument("qlora: '" + g.scopes[n.scope].path +
+                                     "' is a sequence-parallel linear (sp=true): 4-bit weights on it are not modelled");
+    }
     if (n.op != "aten::linear" || static_cast<int>(ni) == last_linear) continue;
     const int w = training::NodeArg(n, "weight", 1);
     if (w < 0 || g.values[w].role != ir::ValueRole::kParam || other_uses.count(w)) continue;

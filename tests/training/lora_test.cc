@@ -91,6 +91,14 @@ TEST(LoraTest, AllLinearLeavesTheOutputLayer) {
 TEST(LoraTest, Errors) {
   EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
               HasSubstr("no Linear layer in a module matching targets 'k_proj'"));
+  // A sequence-parallel linear (the builder's sp=true) takes no adapter.
+  GraphBuilder b;
+  int x = b.Input();
+  int w = b.Param("q_proj.weight", {12, 16});
+  b.Scope("q_proj", "Linear");
+  b.Output(b.One("torchcost::sp_linear", {x, w}, {"input", "weight"}));
+  EXPECT_THAT(ApplyLora(b.graph(), LoraConfig{8, 8, 0.0, "q_proj"}).status().message(),
+              HasSubstr("lora: 'q_proj' is a sequence-parallel linear (sp=true)"));
   EXPECT_THAT(ParseLoraConfig("r=0").status().message(), HasSubstr("r=0 must be a positive integer"));
   EXPECT_THAT(ParseLoraConfig("rank8").status().message(), HasSubstr("'rank8' is not key=value"));
   EXPECT_THAT(ParseLoraConfig("beta=2").status().message(), HasSubstr("unknown key 'beta'"));

@@ -72,6 +72,16 @@ TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {
   EXPECT_EQ(*r.flops.AsConstant(), up + head);
 }
 
+TEST(Nf4Test, SequenceParallelLinearsAreRefused) {
+  GraphBuilder b;
+  int x = b.Input();
+  int w = b.Param("q_proj.weight", {12, 16});
+  b.Scope("q_proj", "Linear");
+  b.Output(b.One("torchcost::sp_linear", {x, w}, {"input", "weight"}));
+  EXPECT_THAT(QuantizeNf4(b.graph(), QloraConfig()).status().message(),
+              ::testing::HasSubstr("qlora: 'q_proj' is a sequence-parallel linear (sp=true)"));
+}
+
 TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
   auto c = ParseQloraConfig("r=4,alpha=8");
   ASSERT_TRUE(c.ok()) << c.status().message();
