@@ -28,7 +28,7 @@ constexpr const char* kConfig = "layers=3,hidden=64,heads=4,vocab=512,context=12
 
 // torchcost's saved bytes attributed to layer h.1 (its subtree), fp16
 // parameters, CUDA kernels, at b and s.
-int64_t LayerBytes(const std::string& extra, const std::string& checkpoint) {
+int64_t LayerBytes(const std::string& extra, const std::string& checkpoint, int64_t* recompute_flops = nullptr) {
   Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kConfig) + extra);
   EXPECT_TRUE(m.ok()) << m.status().message();
   if (!m.ok()) return -1;
@@ -43,6 +43,7 @@ int64_t LayerBytes(const std::string& extra, const std::string& checkpoint) {
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return -1;
   EXPECT_TRUE(r->unknown_ops.empty());
+  if (recompute_flops) *recompute_flops = *sym::Evaluate(r->training.flops_recompute, {{"B", b}, {"S", s}});
   for (size_t i = 0; i < m->graph.scopes.size(); ++i) {
     if (m->graph.scopes[i].path != "h.1") continue;
     Result<int64_t> v = sym::Evaluate(r->training.module_act_bytes[i], {{"B", b}, {"S", s}});
@@ -143,6 +144,18 @@ TEST(KorthikantiTable2Test, FullRecompute) {
   // the LayerNorm statistics and the scale are recomputed with the rest).
   EXPECT_EQ(LayerBytes("", "blocks"), 2 * sbh);
   EXPECT_EQ(LayerBytes(",tp=2", "blocks"), 2 * sbh);
+}
+
+TEST(KorthikantiTable2Test, SelectiveRecomputesTheCoresForward) {
+  // Per layer and rank: Q K^T and A V, 2 b s^2 h / t FLOPs each (2 per FMA), and
+  // per score (a s^2 b / t of them) the scale 1, the causal select 1, softmax 4
+  // and CUDA dropout 2 (rules/README.md's per-element conventions); 3 layers.
+  for (int64_t t : {1, 2}) {
+    SCOPED_TRACE("t=" + std::to_string(t));
+    int64_t flops = -1;
+    LayerBytes(",tp=" + std::to_string(t), "selective", &flops);
+    EXPECT_EQ(flops, 3 * (2 * 2 * b * s * s * h / t + (1 + 1 + 4 + 2) * a * s * s * b / t));
+  }
 }
 
 }  // namespace
