@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_set>
 
 namespace torchcost::analysis {
 namespace {
@@ -43,38 +44,58 @@ bool IsProbabilityOp(const std::string& op) {
                                      "aten::feature_dropout"});
 }
 
-// NB: bounded walks: a core's chain is a handful of ops; farther matches
-// would span unrelated layers.
+// NB: bounded breadth-first walks, each value visited once (linear in the
+// region): a core's chain is a handful of ops; farther matches would span
+// unrelated layers.
 constexpr int kMaxHops = 12;
 
-// The nearest product upstream of value `v` through score ops, or -1.
-int ProductAbove(const ir::Graph& g, int v, int hops) {
-  const int p = g.values[v].producer;
-  if (p < 0 || hops > kMaxHops) return -1;
-  const ir::Node& n = g.nodes[p];
-  if (IsProduct(n.op)) return p;
-  if (!IsScoreOp(n.op)) return -1;
+// The nearest (latest) product upstream of value `v` through score ops, or -1.
+int ProductAbove(const ir::Graph& g, int v, std::vector<int>& frontier, std::vector<int>& next,
+                 std::unordered_set<int>& seen) {
   int best = -1;
-  for (int in : n.inputs) {
-    if (g.values[in].kind != ir::ValueKind::kTensor) continue;
-    best = std::max(best, ProductAbove(g, in, hops + 1));
+  frontier.assign(1, v);
+  seen.clear();
+  seen.insert(v);
+  for (int hop = 0; hop <= kMaxHops && !frontier.empty(); ++hop) {
+    next.clear();
+    for (int value : frontier) {
+      const int p = g.values[value].producer;
+      if (p < 0) continue;
+      const ir::Node& n = g.nodes[p];
+      if (IsProduct(n.op)) {
+        best = std::max(best, p);
+        continue;
+      }
+      if (!IsScoreOp(n.op)) continue;
+      for (int in : n.inputs) {
+        if (g.values[in].kind == ir::ValueKind::kTensor && seen.insert(in).second) next.push_back(in);
+      }
+    }
+    frontier.swap(next);
   }
   return best;
 }
 
-// The nearest product downstream of value `v` through probability ops, or -1.
-int ProductBelow(const ir::Graph& g, const std::vector<std::vector<int>>& users, int v, int hops) {
-  if (hops > kMaxHops) return -1;
+// The nearest (earliest) product downstream of value `v` through probability ops, or -1.
+int ProductBelow(const ir::Graph& g, const std::vector<std::vector<int>>& users, int v, std::vector<int>& frontier,
+                 std::vector<int>& next, std::unordered_set<int>& seen) {
   int best = -1;
-  for (int u : users[v]) {
-    const ir::Node& n = g.nodes[u];
-    int found = -1;
-    if (IsProduct(n.op)) {
-      found = u;
-    } else if (IsProbabilityOp(n.op) && !n.outputs.empty()) {
-      found = ProductBelow(g, users, n.outputs[0], hops + 1);
+  frontier.assign(1, v);
+  seen.clear();
+  seen.insert(v);
+  for (int hop = 0; hop <= kMaxHops && !frontier.empty(); ++hop) {
+    next.clear();
+    for (int value : frontier) {
+      for (int u : users[value]) {
+        const ir::Node& n = g.nodes[u];
+        if (IsProduct(n.op)) {
+          if (best < 0 || u < best) best = u;
+        } else if (IsProbabilityOp(n.op) && !n.outputs.empty() && seen.insert(n.outputs[0]).second) {
+          next.push_back(n.outputs[0]);
+        }
+      }
     }
-    if (found >= 0 && (best < 0 || found < best)) best = found;
+    frontier.swap(next);
   }
   return best;
 }
@@ -88,6 +109,8 @@ std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
     for (int in : g.nodes[ni].inputs) users[in].push_back(ni);
   }
   std::vector<AttentionCore> cores;
+  std::vector<int> frontier, next;
+  std::unordered_set<int> seen;
   for (int ni = 0; ni < n; ++ni) {
     const ir::Node& node = g.nodes[ni];
     if (IsFusedAttention(node.op)) {
@@ -95,8 +118,8 @@ std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
       continue;
     }
     if (!IsSoftmax(node.op) || node.inputs.empty() || node.outputs.empty()) continue;
-    const int qk = ProductAbove(g, node.inputs[0], 0);
-    const int av = ProductBelow(g, users, node.outputs[0], 0);
+    const int qk = ProductAbove(g, node.inputs[0], frontier, next, seen);
+    const int av = ProductBelow(g, users, node.outputs[0], frontier, next, seen);
     if (qk >= 0 && av > ni) cores.push_back({qk, av, false});
   }
   // In node order; overlapping ranges merged.

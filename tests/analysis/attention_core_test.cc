@@ -106,6 +106,19 @@ TEST(AttentionCoreTest, SoftmaxWithoutTwoProductsIsNoCore) {
   EXPECT_TRUE(FindAttentionCores(b.graph()).empty());
 }
 
+TEST(AttentionCoreTest, WalksVisitEachValueOnce) {
+  // 60 reconverging adds (x + x) between the product and the softmax: a walk
+  // that revisited values would take 2^60 steps; the product lies past the
+  // 12-hop bound, so there is no core.
+  GraphBuilder b;
+  int x = b.Input("x"), v = b.Input("v");
+  int att = b.One("aten::matmul", {x, x});
+  for (int i = 0; i < 60; ++i) att = b.One("aten::add", {att, att, b.Int(1)});
+  att = b.One("aten::softmax", {att, b.Int(-1), b.None()});
+  b.Output(b.One("aten::matmul", {att, v}));
+  EXPECT_TRUE(FindAttentionCores(b.graph()).empty());
+}
+
 TEST(AttentionCoreTest, SelectiveCheckpointMakesOneSegmentPerCore) {
   GraphBuilder b;
   int x = b.Input("x");
