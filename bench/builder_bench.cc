@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/families.h"
+#include "torchcost/loss.h"
 #include "torchcost/rules.h"
 #include "torchcost/sym.h"
 #include "torchcost/training.h"
@@ -100,6 +102,33 @@ void BM_AnalyzeTrainLlama7bGaloreSymbolic(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bGaloreSymbolic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The same with the loss the family trains with (Hugging Face's causal-LM
+// loss, arg 0; torchtune's chunked cross-entropy over 8 chunks, arg 8): the
+// rewrite's shape propagation and the analysis of the grown graph.
+void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  const LossSpec loss = *ParseLossSpec(state.range(0) > 0 ? "causal_lm:chunks=" + std::to_string(state.range(0))
+                                                          : std::string("causal_lm"));
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.loss = loss;
+    auto graph = ApplyLoss(m.graph, Rules(), ctx, &options);
+    if (!graph.ok()) {
+      state.SkipWithError("the loss was not applied");
+      break;
+    }
+    auto report = Analyze(*graph, Rules(), ctx, options);
+    if (!report.ok() || !report->unknown_ops.empty()) {
+      state.SkipWithError("analysis failed or has unknown ops");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)->Arg(0)->Arg(8)->Unit(benchmark::kMillisecond);
 
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.

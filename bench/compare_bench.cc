@@ -1,7 +1,8 @@
 // Benchmark of `torchcost compare` in-process: the llama-7b-like preset built
 // once, then the issue's five configurations (full, LoRA, DoRA, GaLore,
 // QLoRA) each rewritten (or, for GaLore, set on the optimizer), analysed for
-// a bf16 training step with B and S symbolic, and evaluated into a row at
+// a bf16 training step with its loss (the family's: causal_lm) and B and S
+// symbolic, and evaluated into a row at
 // S=2048 with a 24 GiB budget (which searches the largest batch that fits).
 //
 // Target (issue 5, point 9): five configurations under 200 ms in total.
@@ -16,6 +17,7 @@
 #include "torchcost/compare.h"
 #include "torchcost/families.h"
 #include "torchcost/galore.h"
+#include "torchcost/loss.h"
 #include "torchcost/method.h"
 #include "torchcost/rules.h"
 
@@ -42,7 +44,11 @@ void BM_CompareFiveLlama7b(benchmark::State& state) {
       auto graph = ApplyMethod(built->graph, *method);
       AnalysisOptions row_options = options;
       if (method->kind == MethodSpec::Kind::kGalore) row_options.training.galore = *ParseGaloreConfig(method->settings);
-      auto report = Analyze(*graph, *rules, ctx, row_options);
+      // The family's loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
+      row_options.training.loss = *ParseLossSpec(built->default_loss);
+      auto with_loss = ApplyLoss(*graph, *rules, ctx, &row_options);
+      if (!with_loss.ok()) std::abort();
+      auto report = Analyze(*with_loss, *rules, ctx, row_options);
       auto row = EvaluateCompareRow(*report, text, compare);
       if (!row.ok()) std::abort();
       benchmark::DoNotOptimize(row->peak);

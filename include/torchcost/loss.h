@@ -39,7 +39,9 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec, const
                              DType out_dtype, std::vector<InputSpec>* targets);
 
 // Applies options->training.loss to `graph` for a training step: propagates
-// shapes to learn the first output's, appends the loss (AppendLoss) and its
+// shapes to learn the first output's (NB: not for a causal LM whose first
+// input is token ids [B, S] and whose logits come from an aten::linear with a
+// weight [V, H]: they are [B, S, V]), appends the loss (AppendLoss) and its
 // targets to options->inputs (as traced shapes when options->inputs is
 // empty). Returns the graph unchanged for sum, none, or inference.
 Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,

@@ -201,6 +201,7 @@ Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepa
 }
 
 Outcome MaybeLoss(const Prepared& p, sym::Context& ctx, AnalysisOptions& options, ir::Graph& graph) {
+  if (!LossAppendsOps(options.training.loss) || options.training.mode != StepMode::kTrain) return Outcome::Ok();
   Result<ir::Graph> g = ApplyLoss(graph, p.rules, ctx, &options);
   if (!g.ok()) return Outcome::Usage("--loss " + options.training.loss.text + ": " + g.status().message());
   graph = std::move(g).value();

@@ -176,6 +176,25 @@ int OutputProjection(const ir::Graph& g, int value) {
   return p;
 }
 
+// Returns the logits' shape [B, S, V] of a causal LM without propagating
+// shapes, where the graph says it: the first input is token ids [B, S]
+// (int64) and the first output comes from an output projection (aten::linear)
+// with a weight [V, H]. Else nullopt (the caller propagates).
+// NB: a fast path for the families (the whole propagation of a 7B model costs
+// as much again as its analysis); a model it misreads fails the loss's rule.
+std::optional<std::vector<sym::Expr>> LanguageModelLogits(const ir::Graph& g, const AnalysisOptions& options) {
+  if (options.training.loss.kind != LossSpec::Kind::kCausalLm || options.inputs.empty()) return std::nullopt;
+  const InputSpec& ids = options.inputs[0];
+  if (ids.dtype != DType::kInt64 || ids.shape.size() != 2) return std::nullopt;
+  const int p = g.values[g.outputs[0]].producer;
+  if (p < 0 || g.nodes[p].op != "aten::linear") return std::nullopt;
+  const int w = training::NodeArg(g.nodes[p], "weight", 1);
+  if (w < 0 || g.values[w].role != ir::ValueRole::kParam) return std::nullopt;
+  const std::vector<int64_t>& shape = g.params[g.values[w].table_index].shape;
+  if (shape.size() != 2) return std::nullopt;
+  return std::vector<sym::Expr>{ids.shape[0], ids.shape[1], sym::Expr(shape[0])};
+}
+
 std::string ShapeText(const std::vector<sym::Expr>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].ToString();
@@ -300,6 +319,13 @@ Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::C
   const LossSpec& spec = options->training.loss;
   if (!LossAppendsOps(spec) || options->training.mode != StepMode::kTrain) return graph;
   if (graph.outputs.empty()) return Bad(graph.source + ": the model returns nothing to take a loss of");
+  const bool traced = options->inputs.empty();
+  std::vector<InputSpec> targets;
+  if (const std::optional<std::vector<sym::Expr>> shape = LanguageModelLogits(graph, *options)) {
+    TORCHCOST_ASSIGN_OR_RETURN(ir::Graph g, AppendLoss(graph, spec, *shape, DType::kUnknown, &targets));
+    for (auto& t : targets) options->inputs.push_back(std::move(t));
+    return g;
+  }
   // NB: as Analyze does, --param-dtype's conversion is seen by the propagation (not kept in the graph).
   ir::Graph converted;
   if (options->param_dtype != DType::kUnknown) {
@@ -322,8 +348,6 @@ Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::C
   if (out.kind != rules::RValue::Kind::kTensor) {
     return Bad(graph.source + ": the model's first output is not a tensor of known shape");
   }
-  const bool traced = options->inputs.empty();
-  std::vector<InputSpec> targets;
   TORCHCOST_ASSIGN_OR_RETURN(ir::Graph g, AppendLoss(graph, spec, out.t.shape, out.t.dtype, &targets));
   if (!traced) {
     for (auto& t : targets) options->inputs.push_back(std::move(t));
