@@ -269,6 +269,11 @@ def main(argv):
             r.expect_error("galore_per_layer_accumulate", [lenet5, "--galore", "per_layer=true",
                                                            "--accumulate", "2"],
                            words=["--galore", "per_layer", "--accumulate"])
+            r.expect_error("loss_unknown", [lenet5, "--loss", "hinge"], words=["--loss", "unknown loss 'hinge'"])
+            r.expect_error("loss_bad_chunks", [lenet5, "--loss", "causal_lm:chunks=0"], words=["--loss", "chunks=0"])
+            r.expect_error("loss_causal_lm_rank", [lenet5, "--loss", "causal_lm"],
+                           words=["--loss causal_lm", "needs logits [B, S, V]"])
+            r.expect_error("loss_none_not_scalar", [lenet5, "--loss", "none"], words=["loss none", "not a 0-dim loss"])
             strict_case(r, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
