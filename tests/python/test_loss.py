@@ -41,7 +41,9 @@ parameters excluded, inputs and targets included when saved), GRAD the .grad
 tensors, OPT Adam's states after a real step, the peak from the CPU
 allocator's events of zero_grad(set_to_none=True); out, loss = step;
 loss.backward(); opt.step(); del out, loss, over params + states + inputs and
-targets. Checks: act, grad, opt exact; peak within 3%. Prints one line per
+targets. Checks: act, grad, opt exact; peak within 3%. Also: the GPT-2 and
+ResNet families default to causal_lm and cross_entropy (the same report as
+with --loss given; --loss sum differs). Prints one line per
 failed check and "N passed, M failed"; exits 0 only if nothing failed.
 """
 
@@ -244,6 +246,24 @@ def input_flag(t):
     return shape if dtype == "float32" else shape + ":" + dtype
 
 
+def family_defaults(binary, results):
+    """The families train with their task's loss unless --loss says otherwise; model files with out.sum()."""
+    gpt2 = ["--model", "gpt2", "--config", "layers=1,hidden=64,heads=2,vocab=1024,context=64", "--set", "B=2,S=32"]
+    resnet = ["--model", "resnet", "--config", "depth=18,classes=10,image_size=32", "--set", "B=2"]
+    for label, base, loss in (("gpt2", gpt2, "causal_lm"), ("resnet", resnet, "cross_entropy")):
+        default, err = torchcost_cli.run_json(binary, base)
+        given, err2 = torchcost_cli.run_json(binary, base + ["--loss", loss])
+        summed, err3 = torchcost_cli.run_json(binary, base + ["--loss", "sum"])
+        if not results.check(not (err or err2 or err3), "%s default loss" % label, err or err2 or err3 or ""):
+            continue
+        results.check(default["training"]["loss"] == given["training"]["loss"] and
+                      default["training"]["memory"] == given["training"]["memory"],
+                      "%s default loss" % label, "default %r, --loss %s %r" % (
+                          default["training"]["loss"], loss, given["training"]["loss"]))
+        results.check(summed["training"]["memory"]["saved_bytes"] != default["training"]["memory"]["saved_bytes"],
+                      "%s --loss sum differs" % label, "the same saved bytes with sum and %s" % loss)
+
+
 def main(argv):
     import torch
 
@@ -281,6 +301,7 @@ def main(argv):
                           "PyTorch %d, torchcost %s (%.2f%%)" % (measured["peak"], got["peak"], 100 * rel))
             results.check(loss_flag.split(":")[0] in report["training"]["loss"], "%s loss named" % label,
                           report["training"]["loss"])
+    family_defaults(args.torchcost, results)
     return results.summary()
 
 
