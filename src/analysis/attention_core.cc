@@ -100,6 +100,31 @@ int ProductBelow(const ir::Graph& g, const std::vector<std::vector<int>>& users,
   return best;
 }
 
+// Layout and plumbing: ops that only reshape, copy or name what the core reads.
+bool IsLayout(const std::string& op) {
+  return IsCarrier(op) || OneOf(op, {"aten::transpose", "aten::permute", "aten::t", "aten::split", "aten::chunk",
+                                     "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select",
+                                     "prim::ListConstruct", "prim::Constant", "aten::size", "aten::Int",
+                                     "prim::NumToTensor", "aten::ScalarImplicit"});
+}
+
+// Moves `core.first` back over the layout ops just before it whose results
+// only the core reads (torch.export's expand / clone / _unsafe_view before
+// bmm; the head split of q, k, v): Megatron's core-attention module does
+// these itself, so they are recomputed, not saved.
+void ExtendOverLayout(const ir::Graph& g, const std::vector<std::vector<int>>& users, AttentionCore& core) {
+  while (core.first > 0) {
+    const ir::Node& n = g.nodes[core.first - 1];
+    if (!IsLayout(n.op)) return;
+    for (int o : n.outputs) {
+      for (int u : users[o]) {
+        if (u > core.last) return;
+      }
+    }
+    --core.first;
+  }
+}
+
 }  // namespace
 
 std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
@@ -114,14 +139,15 @@ std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
   for (int ni = 0; ni < n; ++ni) {
     const ir::Node& node = g.nodes[ni];
     if (IsFusedAttention(node.op)) {
-      cores.push_back({ni, ni, true});
+      cores.push_back({ni, ni, ni, true});
       continue;
     }
     if (!IsSoftmax(node.op) || node.inputs.empty() || node.outputs.empty()) continue;
     const int qk = ProductAbove(g, node.inputs[0], frontier, next, seen);
     const int av = ProductBelow(g, users, node.outputs[0], frontier, next, seen);
-    if (qk >= 0 && av > ni) cores.push_back({qk, av, false});
+    if (qk >= 0 && av > ni) cores.push_back({qk, av, qk, false});
   }
+  for (AttentionCore& c : cores) ExtendOverLayout(g, users, c);
   // In node order; overlapping ranges merged.
   std::sort(cores.begin(), cores.end(), [](const AttentionCore& a, const AttentionCore& b) { return a.first < b.first; });
   std::vector<AttentionCore> merged;

@@ -13,8 +13,9 @@ namespace torchcost::analysis {
 
 // One attention core: the nodes from its Q K^T product to its A V product.
 struct AttentionCore {
-  int first = -1;  // The Q K^T node (or the fused attention node).
+  int first = -1;  // The first node: the Q K^T product's, or the layout ops' before it.
   int last = -1;   // The A V node (or the fused attention node), inclusive.
+  int product = -1;  // The Q K^T node (or the fused attention node).
   bool fused = false;  // A scaled_dot_product_attention node (math, flash or efficient).
 };
 
@@ -24,6 +25,9 @@ struct AttentionCore {
 //   whose output reaches a second product's input only through dropout, casts
 //   and views: the node range from the first product to the second; or
 // - one scaled_dot_product_attention node (any backend's aten op).
+// The range then extends back over the layout ops just before it (views,
+// transposes, expand, clone, split, and int plumbing) whose results only the
+// core reads, as Megatron's core-attention module reshapes q, k, v itself.
 // NB: nodes inside the range that are not on that path (a mask built between
 // the products) belong to the core too: torch.utils.checkpoint reruns
 // whatever the region runs. Overlapping cores are merged.

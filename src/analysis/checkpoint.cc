@@ -38,7 +38,7 @@ Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, con
     CheckpointSegment seg;
     seg.first = core.first;
     seg.last = core.last;
-    seg.module = g.scopes[g.nodes[core.first].scope].path;
+    seg.module = g.scopes[g.nodes[core.product].scope].path;
     seg.calls = 1;
     segments.push_back(std::move(seg));
   }

@@ -36,7 +36,8 @@ TEST(AttentionCoreTest, Gpt2EagerChainFromQkToAv) {
   b.Output(b.One("aten::contiguous", {y}));
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
-  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].product, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].first, NodeOf(b, kt));  // k's transpose, read only by the core, is in it.
   EXPECT_EQ(cores[0].last, NodeOf(b, y));
   EXPECT_FALSE(cores[0].fused);
 }
@@ -45,7 +46,8 @@ TEST(AttentionCoreTest, LlamaChainWithAdditiveMaskAndFp32Softmax) {
   // att = matmul(q, k^T) / s + triu(full(-inf)); softmax(dtype=float32).to(q.dtype); matmul(att, v).
   GraphBuilder b;
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), s = b.Input("s");
-  int qk = b.One("aten::matmul", {q, b.One("aten::transpose", {k, b.Int(2), b.Int(3)})});
+  int kt = b.One("aten::transpose", {k, b.Int(2), b.Int(3)});
+  int qk = b.One("aten::matmul", {q, kt});
   int att = b.One("aten::div", {qk, s});
   int mask = b.One("aten::triu", {b.One("aten::full", {b.Ints({4, 4}), b.Int(0)}), b.Int(1)});
   att = b.One("aten::add", {att, mask, b.Int(1)});
@@ -54,7 +56,8 @@ TEST(AttentionCoreTest, LlamaChainWithAdditiveMaskAndFp32Softmax) {
   b.Output(y);
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
-  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].product, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].first, NodeOf(b, kt));
   EXPECT_EQ(cores[0].last, NodeOf(b, y));
 }
 
@@ -63,7 +66,8 @@ TEST(AttentionCoreTest, ExportedBmmChainWithNativeDropoutAndViews) {
   // native_dropout (out, mask), expand, view, bmm.
   GraphBuilder b;
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), s = b.Input("s");
-  int qv = b.One("aten::view", {b.One("aten::expand", {q, b.Ints({2, 4, 8, 16})}), b.Ints({8, 8, 16})});
+  int qe = b.One("aten::expand", {q, b.Ints({2, 4, 8, 16})});
+  int qv = b.One("aten::view", {qe, b.Ints({8, 8, 16})});
   int kv = b.One("aten::view", {k, b.Ints({8, 16, 8})});
   int qk = b.One("aten::bmm", {qv, kv});
   int att = b.One("aten::div", {b.One("aten::_unsafe_view", {qk, b.Ints({2, 4, 8, 8})}), s});
@@ -74,8 +78,23 @@ TEST(AttentionCoreTest, ExportedBmmChainWithNativeDropoutAndViews) {
   b.Output(y);
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
-  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
+  EXPECT_EQ(cores[0].product, NodeOf(b, qk));
+  // The layout ops before the bmm (q's expand and view, k's view) are the core's.
+  EXPECT_EQ(cores[0].first, NodeOf(b, qe));
   EXPECT_EQ(cores[0].last, NodeOf(b, y));
+}
+
+TEST(AttentionCoreTest, LayoutOpsReadAfterTheCoreStayOutside) {
+  // k's transpose is read again after the core: the core starts at its product.
+  GraphBuilder b;
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
+  int kt = b.One("aten::transpose", {k, b.Int(-1), b.Int(-2)});
+  int qk = b.One("aten::matmul", {q, kt});
+  int y = b.One("aten::matmul", {b.One("aten::softmax", {qk, b.Int(-1), b.None()}), v});
+  b.Output(b.One("aten::add", {y, kt}));
+  const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
+  ASSERT_EQ(cores.size(), 1u);
+  EXPECT_EQ(cores[0].first, NodeOf(b, qk));
 }
 
 TEST(AttentionCoreTest, FusedAttentionIsOneNode) {

@@ -24,8 +24,10 @@ by the graph's structure, not by the module:
     torchcost FIXTURE.pt --input B,64:int64 --device cpu --optimizer adam --checkpoint selective --json
 
 Checks on "training": ACT (memory.saved_bytes), GRAD and OPT exact; the peak
-within 5%; the segments are the model's 2 cores; and `--checkpoint
-'core_attention$'` (the module) gives the same ACT as the structural search.
+within 5%; the segments are the model's 2 cores; `--checkpoint
+'core_attention$'` (the module) gives the same ACT as the structural search;
+and the model exported as JSON (tools/export, methods fx and aten) finds the
+2 cores and the measured ACT too.
 Prints each relative error, one line per failed check, and as its last line
 "N passed, M failed". Exits 0 only if nothing failed.
 """
@@ -41,6 +43,7 @@ import oracle_models  # noqa: E402,F401  (puts tools/ on sys.path)
 
 import make_fixtures as mf  # noqa: E402
 import measure_step as ms  # noqa: E402
+from export import export  # noqa: E402  (tools/export)
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
@@ -155,6 +158,22 @@ def main(argv):
         same = _value(module["training"], ("saved_bytes",)) == _value(training, ("saved_bytes",))
         check(label + " same as the module's checkpoint", same, "module %s vs selective %s" % (
             _value(module["training"], ("saved_bytes",)), _value(training, ("saved_bytes",))))
+        # The JSON frontends: the train-mode model exported by torch.fx and by make_fx
+        # (aten decompositions: explicit expand / clone / _unsafe_view around bmm).
+        model, _ = mf.build_model(NAME)
+        model.train()
+        for method in ("fx", "aten"):
+            path = os.path.join(args.fixtures, "%s_b%d_train_%s.json" % (NAME, batch, method))
+            export(model, [torch.zeros([batch, mf.GPT_INPUT_SHAPE[1]], dtype=torch.int64)], path, method=method)
+            exported, err = torchcost_cli.run_json(args.torchcost, [path] + cli[1:] + ["--checkpoint", "selective"])
+            if err:
+                check("%s %s" % (label, method), False, err)
+                continue
+            got = exported["training"]
+            check("%s %s cores" % (label, method), len(got["checkpoint"]["segments"]) == 2,
+                  got["checkpoint"]["segments"])
+            check("%s %s act" % (label, method), _value(got, ("saved_bytes",)) == measured["act_bytes"],
+                  "expected %s, got %s" % (measured["act_bytes"], _value(got, ("saved_bytes",))))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 
