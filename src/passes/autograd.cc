@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "rules/op_rule.h"
+#include "torchcost/loss.h"
 
 namespace torchcost::passes {
 namespace {
@@ -53,7 +54,10 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     if (trainable && p.value >= 0) out->requires_grad[p.value] = true;
   }
   if (options.inputs_require_grad) {
-    for (int v : g.inputs) {
+    // NB: a loss's target (the last input ApplyLoss appends) never requires a gradient.
+    const size_t model_inputs = g.inputs.size() - (LossAppendsOps(options.loss) && !g.inputs.empty() ? 1 : 0);
+    for (size_t i = 0; i < model_inputs; ++i) {
+      const int v = g.inputs[i];
       const auto& rv = shapes.values[v];
       out->requires_grad[v] = rv.kind == rules::RValue::Kind::kTensor && IsFloatingPoint(rv.t.dtype);
     }

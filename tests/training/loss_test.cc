@@ -47,11 +47,13 @@ struct Analysed {
 };
 
 // Applies `loss` to `g` (inputs `input`) and analyses the step (SGD).
-Analysed RunStep(const ir::Graph& g, const std::string& input, const std::string& loss, sym::Context& ctx) {
+Analysed RunStep(const ir::Graph& g, const std::string& input, const std::string& loss, sym::Context& ctx,
+                 bool inputs_require_grad = false) {
   auto rules = RuleSet::Builtin();
   EXPECT_TRUE(rules.ok());
   Analysed a;
   a.options.training.optimizer = OptimizerKind::kSgd;
+  a.options.training.inputs_require_grad = inputs_require_grad;
   a.options.inputs.push_back(*ParseInputSpec(ctx, input));
   auto spec = ParseLossSpec(loss);
   EXPECT_TRUE(spec.ok()) << spec.status().message();
@@ -116,6 +118,14 @@ TEST(LossTest, MseTakesAFloatTargetOfTheOutputsShape) {
   EXPECT_EQ(Value(mse.report.training.flops_backward) - Value(sum.report.training.flops_backward), 3 * E);
   // Saved: self (the logits) and the target.
   EXPECT_EQ(Value(mse.report.training.saved_bytes) - Value(sum.report.training.saved_bytes), E * 4 + E * 4);
+}
+
+TEST(LossTest, TargetsNeverRequireGradients) {
+  sym::Context ctx;
+  const int64_t plain = Value(RunStep(Classifier(), "4,16", "mse", ctx).report.training.flops_backward);
+  const int64_t with_x = Value(RunStep(Classifier(), "4,16", "mse", ctx, true).report.training.flops_backward);
+  // --inputs-require-grad adds x's gradient through fc (grad @ W: 2*4*10*16), not the target's (3E).
+  EXPECT_EQ(with_x - plain, 2 * 4 * 10 * 16);
 }
 
 TEST(LossTest, CausalLmShiftsTheLogitsAsLlamaForCausalLm) {
