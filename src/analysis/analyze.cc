@@ -292,6 +292,17 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
                                analysis::FindCheckpointSegments(graph, options.training));
     report.training.checkpoint = options.training.checkpoint;
     report.training.checkpoint_group = options.training.checkpoint_group;
+    if (options.training.checkpoint == "selective") {
+      // Fewer cores than repeated blocks: some attention was not recognised.
+      const size_t blocks = analysis::RepeatedBlocks(graph).size();
+      const size_t cores = report.training.checkpoint_segments.size();
+      if (cores < blocks) {
+        report.diagnostics.push_back(
+            {Diagnostic::Severity::kWarning, "--checkpoint selective: " + std::to_string(cores) +
+                                                 (cores == 1 ? " attention core" : " attention cores") + " found in " + std::to_string(blocks) +
+                                                 " repeated blocks; the other blocks' attention is not recomputed"});
+      }
+    }
     report.training.galore.reset();
     if ((options.training.galore || options.training.foreach) &&
         (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights)) {

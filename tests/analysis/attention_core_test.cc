@@ -204,5 +204,34 @@ TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
   EXPECT_EQ(selective_recompute, 2 * (2 * 8 * 16 * 16 * 8) + 5 * 8 * 16 * 16);
 }
 
+TEST(AttentionCoreTest, SelectiveWarnsWhenABlockHasNoCore) {
+  // h.0's attention is a core; h.1's scores pass an exp the search does not
+  // cross (not a scale, mask or cast): 1 core in 2 repeated blocks.
+  GraphBuilder b;
+  int x = b.Input("x");
+  for (int layer = 0; layer < 2; ++layer) {
+    b.Scope("h." + std::to_string(layer), "Block");
+    int scores = b.One("aten::matmul", {x, x}, {"self", "other"});
+    if (layer == 1) scores = b.One("aten::exp", {scores}, {"self"});
+    int att = b.One("aten::softmax", {scores, b.Int(-1), b.None()}, {"self", "dim", "dtype"});
+    x = b.One("aten::matmul", {att, x}, {"self", "other"});
+  }
+  b.Output(x);
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.training.optimizer = OptimizerKind::kSgd;
+  options.training.inputs_require_grad = true;
+  options.training.checkpoint = "selective";
+  options.inputs.push_back(*ParseInputSpec(ctx, "4,8,8"));
+  Result<Report> r = Analyze(b.graph(), *rules, ctx, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->training.checkpoint_segments.size(), 1u);
+  std::string warnings;
+  for (const Diagnostic& d : r->diagnostics) warnings += d.message + "\n";
+  EXPECT_THAT(warnings, HasSubstr("--checkpoint selective: 1 attention core found in 2 repeated blocks"));
+}
+
 }  // namespace
 }  // namespace torchcost::analysis
