@@ -72,7 +72,8 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     if (!row.ok()) return Outcome::Usage(method.text + ": " + row.status().message());
     rows.push_back(std::move(row).value());
   }
-  const std::string setting = SettingText(cl, p.options.training.loss.text);
+  std::string setting = SettingText(cl, p.options.training.loss.text);
+  for (const std::string& note : p.notes) setting += "; " + note;  // The built family's (a padded vocabulary).
   const std::string model = std::filesystem::path(p.model_name).filename().string();
   if (!cl.chart_svg.empty()) {
     std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
