@@ -144,6 +144,8 @@ TEST(KorthikantiTable2Test, FullRecompute) {
   // the LayerNorm statistics and the scale are recomputed with the rest).
   EXPECT_EQ(LayerBytes("", "blocks"), 2 * sbh);
   EXPECT_EQ(LayerBytes(",tp=2", "blocks"), 2 * sbh);
+  // Beyond the table: with sequence parallelism the kept input is the rank's s/t of it.
+  EXPECT_EQ(LayerBytes(",sp=true,tp=2", "blocks"), 2 * sbh / 2);
 }
 
 TEST(KorthikantiTable2Test, SelectiveRecomputesTheCoresForward) {
