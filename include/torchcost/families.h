@@ -36,6 +36,11 @@ struct Gpt2Config {
   // column-parallel linears gather it (torchcost::sp_linear, saving the
   // shard), row-parallel outputs reduce-scattered (rules/distributed.yaml).
   bool sp = false;
+  // Attention implementation, as Hugging Face's attn_implementation: "eager"
+  // (matmul + softmax, the torch 1.13 trace), "sdpa" (the default:
+  // aten::scaled_dot_product_attention, whose kernel --attention-backend
+  // picks) or "flash" (flash-attn 2's flash_attn_func).
+  std::string attn = "sdpa";
 };
 
 // LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
@@ -58,6 +63,14 @@ struct LlamaConfig {
   // Megatron's sequence parallelism, as in Gpt2Config (RMSNorms and residuals
   // on S/t; the embedding reduce-scattered, as Megatron does without position embeddings).
   bool sp = false;
+  // Attention implementation, as Hugging Face's attn_implementation: "eager"
+  // (matmul + softmax, the torch 1.13 trace), "sdpa" (the default:
+  // aten::scaled_dot_product_attention, whose kernel --attention-backend
+  // picks) or "flash" (flash-attn 2's flash_attn_func).
+  std::string attn = "sdpa";
+  // Mistral's sliding_window: each query attends to the `window` keys ending
+  // at itself (0: full causal attention).
+  int64_t window = 0;
 };
 
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned
@@ -76,6 +89,11 @@ struct VitConfig {
   // (heads and MLP / t; row-parallel outputs all-reduced; the patch embedding,
   // norms and head replicated).
   int64_t tp = 1;
+  // Attention implementation, as Hugging Face's attn_implementation: "eager"
+  // (matmul + softmax, the torch 1.13 trace), "sdpa" (the default:
+  // torch 2.x nn.MultiheadAttention's aten::scaled_dot_product_attention, whose kernel --attention-backend
+  // picks) or "flash" (flash-attn 2's flash_attn_func).
+  std::string attn = "sdpa";
 };
 
 // ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101, 152).

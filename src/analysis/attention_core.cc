@@ -21,7 +21,7 @@ bool IsFusedAttention(const std::string& op) {
   return OneOf(op, {"aten::scaled_dot_product_attention", "aten::_scaled_dot_product_attention",
                     "aten::_scaled_dot_product_attention_math", "aten::_scaled_dot_product_flash_attention",
                     "aten::_scaled_dot_product_flash_attention_for_cpu",
-                    "aten::_scaled_dot_product_efficient_attention"});
+                    "aten::_scaled_dot_product_efficient_attention", "flash_attn::flash_attn_func"});
 }
 
 // Ops that carry the scores unchanged in kind: views, casts, copies.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "build/megatron.h"
+#include "build/attention.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
 
@@ -116,6 +117,43 @@ Ref SpLinear(GraphBuilder& b, const Gpt2Config& c, Ref x, Ref weight, Arg bias) 
   return b.Op1("torchcost::sp_linear", "", {{"input", x}, {"weight", weight}, {"bias", bias}, {"world", c.tp}});
 }
 
+// The eager core (matmul + softmax, as the torch 1.13 trace records it) on
+// q, k, v [B, H, T, hd]; returns [B, T, H, hd], contiguous.
+Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, Ref k, Ref v, Ref t) {
+  // att = matmul(q, k.transpose(-1, -2)) / sqrt(hd)
+  Ref att = b.Matmul(q, b.Transpose(k, -1, -2));
+  att = b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
+  // causal = self.bias[:, :, :T, :T]
+  Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
+  causal = b.Slice(causal, 1, 0, kSliceToEnd);
+  causal = b.Slice(causal, 2, 0, t);
+  causal = b.Slice(causal, 3, 0, t);
+  // mask_value = torch.full([], finfo(float32).min)
+  Ref mask_value = b.Full(b.IntList({}), -3.4028234663852886e+38, Arg::ScalarType(DType::kFloat32));
+  att = b.Where(causal, att, mask_value);
+  att = b.Softmax(att, -1);
+  {
+    ScopeGuard s(b, "attn_dropout", "Dropout");
+    att = b.Dropout(att, c.dropout);
+  }
+  Ref y = b.Matmul(att, v);
+  y = b.Contiguous(b.Permute(y, b.IntList({0, 2, 1, 3})));
+  return y;
+}
+
+// The sdpa and flash cores (Hugging Face's GPT2Attention with
+// attn_implementation "sdpa" / "flash_attention_2": transformers
+// src/transformers/integrations/sdpa_attention.py at
+// 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, no mask, is_causal, dropout
+// attn_pdrop in training; flash on [B, T, H, hd] views); returns [B, T, H, hd].
+Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v) {
+  if (c.attn == "flash") {
+    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), c.dropout, true, 0);
+  }
+  // NB: no copy in transpose(1, 2).contiguous(), as in llama.cc's FusedCore.
+  return b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.dropout, true, false), 1, 2);
+}
+
 Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   const int64_t tp = c.tp, local_heads = c.heads / tp;
   // B, T, C = x.size()
@@ -139,24 +177,7 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   Ref q = heads(qkv_parts[0], hd_q);
   Ref k = heads(qkv_parts[1], hd_k);
   Ref v = heads(qkv_parts[2], hd_v);
-  // att = matmul(q, k.transpose(-1, -2)) / sqrt(hd)
-  Ref att = b.Matmul(q, b.Transpose(k, -1, -2));
-  att = b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
-  // causal = self.bias[:, :, :T, :T]
-  Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
-  causal = b.Slice(causal, 1, 0, kSliceToEnd);
-  causal = b.Slice(causal, 2, 0, t);
-  causal = b.Slice(causal, 3, 0, t);
-  // mask_value = torch.full([], finfo(float32).min)
-  Ref mask_value = b.Full(b.IntList({}), -3.4028234663852886e+38, Arg::ScalarType(DType::kFloat32));
-  att = b.Where(causal, att, mask_value);
-  att = b.Softmax(att, -1);
-  {
-    ScopeGuard s(b, "attn_dropout", "Dropout");
-    att = b.Dropout(att, c.dropout);
-  }
-  Ref y = b.Matmul(att, v);
-  y = b.Contiguous(b.Permute(y, b.IntList({0, 2, 1, 3})));
+  Ref y = c.attn == "eager" ? EagerCore(b, c, l, q, k, v, t) : FusedCore(b, c, q, k, v);
   if (tp == 1) {
     y = b.View(y, b.IntList({bsz, t, cdim}));
     y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
@@ -224,7 +245,9 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   v.Positive("make_vocab_size_divisible_by", c.vocab_multiple);
   v.Probability("dropout", c.dropout);
   v.PositiveFloat("eps", c.eps);
+  v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   if (!v.ok()) return v.status();
+  if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("GPT2", "gpt2 (builder)");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "build/attention.h"
 #include "build/megatron.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
@@ -132,7 +133,28 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
                : b.Linear(x, weight);
 }
 
-Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+// The sdpa and flash cores (Hugging Face's sdpa_attention_forward,
+// transformers src/transformers/integrations/sdpa_attention.py at
+// 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, and _flash_attention_forward,
+// src/transformers/modeling_flash_attention_utils.py at 7713be1e51fbf31eb2c5eb27624369e08af29243):
+// q [B, H, T, hd], k and v [B, Hk, T, hd] after RoPE; returns [B, T, H, hd].
+// NB: sdpa models torch >= 2.5: without a mask, grouped K/V go in as they are
+// (enable_gqa=True); with the sliding-window mask, repeat_kv first. flash
+// takes [B, T, H, hd] views (transpose(1, 2)) and grouped K/V natively.
+Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask) {
+  if (c.attn == "flash") {
+    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), 0.0, true, c.window);
+  }
+  const int64_t rep = c.heads / c.kv_heads;
+  Ref y = c.window > 0 ? Sdpa(b, q, RepeatKv(b, k, rep), RepeatKv(b, v, rep), window_mask, 0.0, false, false)
+                       : Sdpa(b, q, k, v, Arg::None(), 0.0, true, true);
+  // NB: no copy: PyTorch's flash and memory-efficient kernels return a
+  // transposed view of a [B, T, H, hd] buffer, so transpose(1, 2).contiguous()
+  // returns it as is (the math backend copies one [B, T, H, hd]: not modelled).
+  return b.Transpose(y, 1, 2);
+}
+
+Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
   const int64_t hd = c.hidden / c.heads;
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   auto project = [&](const char* name, Ref weight, int64_t heads) {
@@ -150,6 +172,11 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x)
   const Rope rope = RopeTables(b, c, t);
   q = ApplyRope(b, rope, q);
   k = ApplyRope(b, rope, k);
+  if (c.attn != "eager") {
+    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    ScopeGuard s(b, "o_proj", "Linear");
+    return AllReduceIf(b, c, b.Linear(y, l.o));
+  }
   // Grouped-query attention: each K/V head serves heads / kv_heads query heads.
   const int64_t rep = c.heads / c.kv_heads;
   k = b.RepeatInterleave(k, rep, 1);
@@ -157,6 +184,11 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x)
   Ref att = b.Div(b.Matmul(q, b.Transpose(k, 2, 3)), b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
   // Additive causal mask: full((T, T), -inf).triu(1).
   Ref mask = b.Triu(b.Full(b.IntList({t, t}), -std::numeric_limits<double>::infinity()), 1);
+  // Sliding window: keys at or before q - window are masked too (tril(-window)).
+  if (c.window > 0) {
+    Ref ninf = b.Full(b.IntList({t, t}), -std::numeric_limits<double>::infinity());
+    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", ninf}, {"diagonal", -c.window}}));
+  }
   att = b.Add(att, mask);
   att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), DType::kFloat32);
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
@@ -182,7 +214,7 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   return AllReduceIf(b, c, b.Linear(h, l.down));
 }
 
-Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", "LlamaRMSNorm");
@@ -191,7 +223,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   Ref h;
   {
     ScopeGuard s(b, "self_attn", "LlamaAttention");
-    h = Attention(b, c, l, n.out);
+    h = Attention(b, c, l, n.out, window_mask);
   }
   x = b.Add(n.residual, h);
   {
@@ -229,7 +261,11 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
                 " must be even (RoPE rotates pairs)");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
+  v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
+  v.Require(c.window >= 0 && c.window < kMaxConfigInt,
+            "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
   if (!v.ok()) return v.status();
+  if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("Llama", "llama (builder)");
@@ -241,11 +277,18 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // NB: Megatron's masking of ids outside the rank's vocabulary range is left out.
     x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
   }
+  // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S] (sdpa only).
+  Ref window_mask;
+  if (c.window > 0 && c.attn == "sdpa") {
+    Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
+    Ref m = b.Unsqueeze(b.Unsqueeze(SlidingWindowMask(b, seq, c.window), 0), 0);
+    window_mask = b.Expand(m, b.IntList({bsz, 1, seq, seq}));
+  }
   {
     ScopeGuard list(b, "layers", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), "LlamaBlock");
-      x = Block(b, c, w.layers[i], x);
+      x = Block(b, c, w.layers[i], x, window_mask);
     }
   }
   {

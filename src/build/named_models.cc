@@ -14,7 +14,7 @@ namespace {
 // One config key: the field of the family's config struct it sets.
 struct Key {
   const char* name;
-  std::variant<int64_t*, double*, bool*> field;
+  std::variant<int64_t*, double*, bool*, std::string*> field;
 };
 
 // A family's config, its keys, and its builder.
@@ -74,7 +74,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"eps", &g.eps},
              {"tp", &g.tp},
              {"make_vocab_size_divisible_by", &g.vocab_multiple},
-             {"sp", &g.sp}},
+             {"sp", &g.sp},
+             {"attn", &g.attn}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -89,7 +90,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"rope_base", &l.rope_base},
              {"tp", &l.tp},
              {"make_vocab_size_divisible_by", &l.vocab_multiple},
-             {"sp", &l.sp}},
+             {"sp", &l.sp},
+             {"attn", &l.attn},
+             {"window", &l.window}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {
@@ -103,7 +106,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"classes", &v.classes},
              {"dropout", &v.dropout},
              {"eps", &v.eps},
-             {"tp", &v.tp}},
+             {"tp", &v.tp},
+             {"attn", &v.attn}},
             [&v] { return BuildVit(v); }};
   }
   ResnetConfig& r = c.resnet;
@@ -146,6 +150,8 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       if (value.empty() || ec != std::errc() || ptr != end)
         return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not an integer");
       **ip = v;
+    } else if (auto* sp = std::get_if<std::string*>(&found->field)) {
+      **sp = value;  // Checked by the family's builder.
     } else if (auto* bp = std::get_if<bool*>(&found->field)) {
       if (value != "true" && value != "false")
         return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not true or false");

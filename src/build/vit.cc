@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "build/attention.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
 
@@ -37,10 +38,21 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   Ref k = heads(kc, b.Size(qkv[1], 0), hd_k);
   Ref vc = b.Contiguous(qkv[2]);
   Ref v = heads(vc, b.Size(qkv[2], 0), hd_v);
-  // q_scaled = q / sqrt(head_dim)
-  Ref q_scaled = b.Div(q, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
-  Ref att = b.Softmax(b.Bmm(q_scaled, b.Transpose(k, -2, -1)), -1);
-  Ref o = b.Contiguous(b.Transpose(b.Bmm(att, v), 0, 1));
+  Ref o;
+  if (c.attn == "eager") {
+    // q_scaled = q / sqrt(head_dim)
+    Ref q_scaled = b.Div(q, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
+    Ref att = b.Softmax(b.Bmm(q_scaled, b.Transpose(k, -2, -1)), -1);
+    o = b.Contiguous(b.Transpose(b.Bmm(att, v), 0, 1));
+  } else {
+    // torch 2.x with need_weights=False (torch/nn/functional.py,
+    // multi_head_attention_forward): q, k, v viewed [bsz, heads, len, hd],
+    // scaled_dot_product_attention, then permute(2, 0, 1, 3).contiguous().
+    auto bhld = [&](Ref t, Ref len, Ref head_dim) { return b.View(t, b.IntList({bsz, local_heads, len, head_dim})); };
+    Ref y = Sdpa(b, bhld(q, tgt, hd_q), bhld(k, b.Size(k, 1), hd_k), bhld(v, b.Size(v, 1), hd_v), Arg::None(), 0.0,
+                 false, false);
+    o = b.Contiguous(b.Permute(y, b.IntList({2, 0, 1, 3})));
+  }
   if (c.tp == 1) {
     o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), embed}));
     o = b.Linear(o, l.out_w, l.out_b);  // out_proj's weights, read by the functional call.
@@ -120,6 +132,10 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   v.Positive("tp", c.tp);
   v.Divides("tp", c.tp, "heads", c.heads);
   v.Divides("tp", c.tp, "mlp", c.mlp);
+  v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
+  v.Require(c.attn == "eager" || c.attn == "sdpa",
+            "attn=" + c.attn + ": torchvision's ViT has no flash-attn path (sdpa runs PyTorch's flash kernel: "
+            "--attention-backend flash)");
   if (!v.ok()) return v.status();
   // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.
   // 2019, Sec. 3): in_proj and mlp.0 split by output rows, out_proj and mlp.3

@@ -33,7 +33,8 @@ const RuleSet& Rules() {
   return *rules;
 }
 
-// A GPT-2 builder config with the papers' dimensions.
+// A GPT-2 builder config with the papers' dimensions. NB: attn=eager: the
+// papers' formulas count the materialized s x s scores (matmul + softmax).
 Gpt2Config Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t context,
                double dropout = 0.1) {
   Gpt2Config c;
@@ -43,6 +44,7 @@ Gpt2Config Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int
   c.vocab = vocab;
   c.context = context;
   c.dropout = dropout;
+  c.attn = "eager";
   return c;
 }
 

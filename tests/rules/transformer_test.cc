@@ -67,25 +67,39 @@ TEST(AttentionRuleTest, SdpaSymbolicAndBackends) {
   args.push_back({"is_causal", OpArg::Bool(true)});
   const sym::Expr SC = B * 32 * S * S;
   const sym::Expr QK = 2 * B * 32 * S * S * 128;  // == AV
-  // cuda (default): flash. Forward: QK + AV + scale 1 + mask 1 + softmax 4 = 4*B*32*S^2*128 + 6*SC.
+  // cuda (default), bfloat16: flash. Forward: QK + AV + scale 1 + mask 1 + softmax 4 = 4*B*32*S^2*128 + 6*SC.
+  args = {{"query", OpArg::Tensor("B,32,S,128", DType::kBFloat16)},
+          {"key", OpArg::Tensor("B,32,S,128", DType::kBFloat16)},
+          {"value", OpArg::Tensor("B,32,S,128", DType::kBFloat16)},
+          {"is_causal", OpArg::Bool(true)}};
   OpResult f = r.Run("aten::scaled_dot_product_attention", args);
   ASSERT_TRUE(f.errors.empty()) << f.errors[0];
   EXPECT_EQ(f.output_shapes[0], "[B, 32, S, 128]");
   EXPECT_EQ(f.flops, 2 * QK + 6 * SC);
   // Backward: 5 products (2.5x the forward's 2) + scale/-lse 2 + softmax backward 4.
   EXPECT_EQ(f.bwd_flops, 5 * QK + 6 * SC) << f.bwd_flops.ToString() << " vs " << (5 * QK + 6 * SC).ToString();
-  // Saved: query, key, value (inputs), out, and the float32 logsumexp [B, 32, S]: 4 bytes per row.
-  const sym::Expr T = B * 32 * S * 128 * 4;  // bytes of one [B, 32, S, 128] float32 tensor
-  EXPECT_EQ(f.saved_bytes, 4 * T + B * 32 * S * 4);
+  // Saved: query, key, value (inputs), out, the float32 logsumexp [B, 32, S] (4 bytes per row) and
+  // the philox seed and offset (0-dim int64: 8 + 8 bytes; derivatives.yaml passes them to backward).
+  const sym::Expr T = B * 32 * S * 128 * 2;  // bytes of one [B, 32, S, 128] bfloat16 tensor
+  EXPECT_EQ(f.saved_bytes, 4 * T + B * 32 * S * 4 + 16);
   EXPECT_THAT(Saved(f), ::testing::Contains(HasSubstr("lse:")));
+  EXPECT_THAT(Saved(f), ::testing::Contains("philox_seed:8"));
+  // float32 on cuda: flash takes half precision only (sdp_utils.cpp check_dtypes_low_precision), so
+  // memory-efficient: the logsumexp rows padded to ceildiv(S, 32)*32.
+  args = Qkv("B,32,S,128", "B,32,S,128", "B,32,S,128");
+  args.push_back({"is_causal", OpArg::Bool(true)});
+  OpResult e = r.Run("aten::scaled_dot_product_attention", args);
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  EXPECT_EQ(e.saved_bytes, 4 * (2 * T) + B * 32 * (sym::CeilDiv(S, sym::Expr(32)) * 32) * 4 + 16);
+  EXPECT_EQ(e.bwd_flops, f.bwd_flops);  // the same recompute
   // cpu: the math path. Backward: 4 products (no recompute) + softmax backward 4 + scale 1.
   r.set_device("cpu");
   OpResult m = r.Run("aten::scaled_dot_product_attention", args);
   ASSERT_TRUE(m.errors.empty()) << m.errors[0];
   EXPECT_EQ(m.flops, f.flops);  // the forward does not depend on the backend
   EXPECT_EQ(m.bwd_flops, 4 * QK + 5 * SC);
-  // Saved: q*sqrt(scale), k*sqrt(scale) (new tensors), the weights [B, 32, S, S] and value.
-  EXPECT_EQ(m.saved_bytes, 3 * T + SC * 4);
+  // Saved (float32): q*sqrt(scale), k*sqrt(scale) (new tensors), the weights [B, 32, S, S] and value.
+  EXPECT_EQ(m.saved_bytes, 3 * (2 * T) + SC * 4);
   EXPECT_THAT(Saved(m), ::testing::Contains(HasSubstr("attn:")));
 }
 
@@ -97,13 +111,13 @@ TEST(AttentionRuleTest, SdpaBackendChosenExplicitly) {
   // --attention-backend math on CUDA: q*sqrt(scale), k*sqrt(scale), the weights [1,2,40,40] and v.
   r.set_attention_backend("math");
   EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(3 * T + 1 * 2 * 40 * 40 * 4));
-  // flash on CPU: q, k, v, out and the float32 logsumexp [1, 2, 40].
+  // flash on CPU: q, k, v, out, the float32 logsumexp [1, 2, 40] and the philox seed and offset (16).
   r.set_device("cpu");
   r.set_attention_backend("flash");
-  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 40 * 4));
+  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 40 * 4 + 16));
   // efficient: the logsumexp rows padded to ceil(40/32)*32 = 64.
   r.set_attention_backend("efficient");
-  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 64 * 4));
+  EXPECT_EQ(r.Run("aten::scaled_dot_product_attention", args).saved_bytes, sym::Expr(4 * T + 1 * 2 * 64 * 4 + 16));
 }
 
 TEST(AttentionRuleTest, SdpaEfficientWithMaskAndBadInputs) {
@@ -113,14 +127,114 @@ TEST(AttentionRuleTest, SdpaEfficientWithMaskAndBadInputs) {
   args.push_back({"attn_mask", OpArg::Tensor("40,40")});
   OpResult e = r.Run("aten::scaled_dot_product_attention", args);  // cuda + mask: memory-efficient
   ASSERT_TRUE(e.errors.empty()) << e.errors[0];
-  // logsumexp padded to ceil(40/32)*32 = 64 rows: 1*2*64*4 = 512 bytes; q, k, v, out 4*2560; mask 6400.
-  EXPECT_EQ(e.saved_bytes, sym::Expr(4 * 2560 + 512 + 6400));
+  // logsumexp padded to ceil(40/32)*32 = 64 rows: 1*2*64*4 = 512 bytes; q, k, v, out 4*2560; mask 6400;
+  // philox seed and offset 16.
+  EXPECT_EQ(e.saved_bytes, sym::Expr(4 * 2560 + 512 + 6400 + 16));
   OpResult bad = r.Run("aten::scaled_dot_product_attention", Qkv("2,4,8,16", "2,4,10,8", "2,4,10,16"));
   ASSERT_FALSE(bad.errors.empty());
   EXPECT_THAT(bad.errors[0], HasSubstr("argument 'key' dim 3 must equal E"));
   OpResult bad2 = r.Run("aten::scaled_dot_product_attention", Qkv("2,4,8,16", "2,4,10,16", "2,4,12,16"));
   ASSERT_FALSE(bad2.errors.empty());
   EXPECT_THAT(bad2.errors[0], HasSubstr("argument 'value' dim 2 must equal S"));
+}
+
+TEST(AttentionRuleTest, SdpaGroupedKeysFollowTheKernel) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // enable_gqa: 8 query heads, 2 K/V heads, L = S = 64, E = 16.
+  auto gqa = [](DType d) {
+    return std::vector<std::pair<std::string, OpArg>>{{"query", OpArg::Tensor("1,8,64,16", d)},
+                                                      {"key", OpArg::Tensor("1,2,64,16", d)},
+                                                      {"value", OpArg::Tensor("1,2,64,16", d)},
+                                                      {"is_causal", OpArg::Bool(true)},
+                                                      {"enable_gqa", OpArg::Bool(true)}};
+  };
+  // bfloat16 on cuda: flash, which takes grouped K/V natively (sdp_utils.cpp:
+  // check_batch_size_and_num_heads_dense<true>): q 1*8*64*16*2 = 16384, k and v
+  // 1*2*64*16*2 = 4096 each, out 16384, logsumexp 1*8*64*4 = 2048, philox 16.
+  OpResult f = r.Run("aten::scaled_dot_product_attention", gqa(DType::kBFloat16));
+  ASSERT_TRUE(f.errors.empty()) << f.errors[0];
+  EXPECT_EQ(f.output_shapes[0], "[1, 8, 64, 16]");
+  EXPECT_EQ(f.saved_bytes, sym::Expr(16384 + 4096 + 4096 + 16384 + 2048 + 16));
+  // Scores are per query head: SC = 8*64*64 = 32768; QK = AV = 2*SC*16.
+  const int64_t SC = 8 * 64 * 64, QK = 2 * SC * 16;
+  EXPECT_EQ(f.flops, sym::Expr(2 * QK + 6 * SC));
+  // float32: no flash, and memory-efficient takes no grouped K/V
+  // (check_batch_size_and_num_heads_dense<false>), so math: K and V repeated to
+  // 8 heads. Saved: q*sqrt(scale) 1*8*64*16*4 = 32768, the repeated k*sqrt(scale)
+  // 32768, the weights 1*8*64*64*4 = 131072 and the repeated value 32768.
+  OpResult m = r.Run("aten::scaled_dot_product_attention", gqa(DType::kFloat32));
+  ASSERT_TRUE(m.errors.empty()) << m.errors[0];
+  EXPECT_EQ(m.saved_bytes, sym::Expr(32768 + 32768 + 131072 + 32768));
+  // Grouped K/V without enable_gqa is an error.
+  auto bad = gqa(DType::kBFloat16);
+  bad.pop_back();
+  OpResult e = r.Run("aten::scaled_dot_product_attention", bad);
+  ASSERT_FALSE(e.errors.empty());
+}
+
+TEST(AttentionRuleTest, SdpaBoolMaskIsConvertedForMemoryEfficient) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  auto args = Qkv("1,2,40,8", "1,2,40,8", "1,2,40,8");
+  args.push_back({"attn_mask", OpArg::Tensor("40,40", DType::kBool)});
+  // convert_boolean_attn_mask makes a [40, 40] float32 bias (6400 bytes), which
+  // backward keeps; q, k, v, out 4*2560; logsumexp 1*2*64*4 = 512; philox 16.
+  OpResult e = r.Run("aten::scaled_dot_product_attention", args);
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  EXPECT_EQ(e.saved_bytes, sym::Expr(4 * 2560 + 512 + 40 * 40 * 4 + 16));
+  EXPECT_THAT(Saved(e), ::testing::Contains("bias:6400"));
+}
+
+// flash_attn::flash_attn_func (flash-attn 2, FlashAttnFunc): derivations from
+// flash_attn_interface.py and csrc/flash_attn/flash_api.cpp (rules/attention.yaml).
+TEST(AttentionRuleTest, FlashAttnFuncSavesGroupedKvAndLse) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // [B, S, H, D]: B = 2, L = S = 64, 8 query heads, 2 K/V heads, D = 16, bfloat16, causal.
+  auto args = [](double dropout, std::vector<int64_t> window) {
+    return std::vector<std::pair<std::string, OpArg>>{{"q", OpArg::Tensor("2,64,8,16", DType::kBFloat16)},
+                                                      {"k", OpArg::Tensor("2,64,2,16", DType::kBFloat16)},
+                                                      {"v", OpArg::Tensor("2,64,2,16", DType::kBFloat16)},
+                                                      {"dropout_p", OpArg::Float(dropout)},
+                                                      {"causal", OpArg::Bool(true)},
+                                                      {"window_size", OpArg::Ints(std::move(window))}};
+  };
+  OpResult f = r.Run("flash_attn::flash_attn_func", args(0.0, {-1, -1}));
+  ASSERT_TRUE(f.errors.empty()) << f.errors[0];
+  EXPECT_EQ(f.output_shapes[0], "[2, 64, 8, 16]");
+  EXPECT_EQ(f.output_dtypes[0], DType::kBFloat16);
+  // Causal alone counts all 64 keys per row (the file's NB): SC = 2*8*64*64 = 65536.
+  const int64_t SC = 2 * 8 * 64 * 64, QK = 2 * SC * 16;  // QK = AV = 2097152
+  EXPECT_EQ(f.macs, sym::Expr(SC * (16 + 16)));
+  EXPECT_EQ(f.flops, sym::Expr(2 * QK + 6 * SC));  // QK^T, scale, mask, softmax 4, PV = 4587520
+  EXPECT_EQ(f.flops, sym::Expr(4587520));
+  // Backward: recompute QK^T, dV, dP, dQ, dK = 5 products; scale and - lse 2, softmax backward 4.
+  EXPECT_EQ(f.bwd_flops, sym::Expr(5 * QK + 6 * SC));
+  // Saved (ctx.save_for_backward(q, k, v, out_padded, softmax_lse, rng_state)):
+  // q 2*64*8*16*2 = 32768; k, v 2*64*2*16*2 = 8192 each (2 heads: no repeat);
+  // out 32768; softmax_lse float32 [2, 8, 64] = 4096; rng_state int64 [2] = 16.
+  EXPECT_EQ(f.saved_bytes, sym::Expr(32768 + 8192 + 8192 + 32768 + 4096 + 16));
+  EXPECT_THAT(Saved(f), ::testing::Contains("softmax_lse:4096"));
+  EXPECT_THAT(Saved(f), ::testing::Contains("rng_state:16"));
+  // Hugging Face's sliding_window 16: window_size (15, 15), causal -> each row
+  // counts min(64, 15 + 0 + 1) = 16 keys: SC = 2*8*64*16 = 16384.
+  OpResult w = r.Run("flash_attn::flash_attn_func", args(0.0, {15, 15}));
+  ASSERT_TRUE(w.errors.empty()) << w.errors[0];
+  const int64_t SCW = 2 * 8 * 64 * 16, QKW = 2 * SCW * 16;
+  EXPECT_EQ(w.flops, sym::Expr(2 * QKW + 6 * SCW));
+  EXPECT_EQ(w.saved_bytes, f.saved_bytes);  // the window changes no saved tensor
+  // Dropout: compare and multiply per score forward, the mask regenerated and applied in backward.
+  OpResult d = r.Run("flash_attn::flash_attn_func", args(0.1, {-1, -1}));
+  ASSERT_TRUE(d.errors.empty()) << d.errors[0];
+  EXPECT_EQ(d.flops, sym::Expr(2 * QK + 6 * SC + 2 * SC));
+  EXPECT_EQ(d.bwd_flops, sym::Expr(5 * QK + 6 * SC + 2 * SC));
+  EXPECT_EQ(d.saved_bytes, f.saved_bytes);  // rng_state is saved with or without dropout
+  // 3 K/V heads do not divide 8 query heads.
+  auto bad = args(0.0, {-1, -1});
+  bad[1].second = OpArg::Tensor("2,64,3,16", DType::kBFloat16);
+  bad[2].second = OpArg::Tensor("2,64,3,16", DType::kBFloat16);
+  ASSERT_FALSE(r.Run("flash_attn::flash_attn_func", bad).errors.empty());
 }
 
 TEST(AttentionRuleTest, AtenLevelForms) {
