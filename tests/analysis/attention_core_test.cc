@@ -175,10 +175,11 @@ TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
 }
 
 TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
-  // q, k, v [2, 4, 16, 8] float32 (1024 elements, 4096 bytes each) into a flash
-  // SDPA node (CUDA). Without recomputation it keeps q, k, v, out and the
-  // float32 logsumexp [2, 4, 16] (512 bytes); selective keeps q, k, v (the
-  // segment's inputs) and runs the forward again in backward.
+  // q, k, v [2, 4, 16, 8] float16 (1024 elements, 2048 bytes each) into an SDPA
+  // node on CUDA (auto: flash for half precision). Without recomputation it
+  // keeps q, k, v, out, the float32 logsumexp [2, 4, 16] (512 bytes) and the
+  // philox seed and offset (0-dim int64, 8 bytes each); selective keeps q, k, v
+  // (the segment's inputs) and runs the forward again in backward.
   GraphBuilder b;
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
   b.Output(b.One("aten::scaled_dot_product_attention", {q, k, v}, {"query", "key", "value"}));
@@ -190,16 +191,16 @@ TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
     options.training.optimizer = OptimizerKind::kSgd;
     options.training.inputs_require_grad = true;
     options.training.checkpoint = checkpoint;
-    for (int i = 0; i < 3; ++i) options.inputs.push_back(*ParseInputSpec(ctx, "2,4,16,8"));
+    for (int i = 0; i < 3; ++i) options.inputs.push_back(*ParseInputSpec(ctx, "2,4,16,8:float16"));
     Result<Report> r = Analyze(b.graph(), *rules, ctx, options);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return std::make_pair(*r->training.saved_bytes.AsConstant(), *r->training.flops_recompute.AsConstant());
   };
   const auto [plain_saved, plain_recompute] = run("");
-  EXPECT_EQ(plain_saved, 4 * 4096 + 2 * 4 * 16 * 4);
+  EXPECT_EQ(plain_saved, 4 * 2048 + 2 * 4 * 16 * 4 + 2 * 8);
   EXPECT_EQ(plain_recompute, 0);
   const auto [selective_saved, selective_recompute] = run("selective");
-  EXPECT_EQ(selective_saved, 3 * 4096);
+  EXPECT_EQ(selective_saved, 3 * 2048);
   // The forward again: Q K^T and P V 2*8*16*16*8 each, scale 1 and softmax 4 per score (8*16*16).
   EXPECT_EQ(selective_recompute, 2 * (2 * 8 * 16 * 16 * 8) + 5 * 8 * 16 * 16);
 }
