@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "torchcost/builder.h"
+#include "torchcost/dtype.h"
 #include "torchcost/status.h"
 
 namespace torchcost::build {
@@ -28,6 +29,10 @@ struct Gpt2Config {
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
   // (heads, MLP and vocabulary / t; row-parallel outputs all-reduced).
   int64_t tp = 1;
+  // Compute dtype (config key dtype=fp32|bf16|fp16; --param-dtype with --model):
+  // parameters, buffers and activations, as model.to(dtype) runs Hugging
+  // Face's GPT-2 (LayerNorm, softmax and the mask value in it too).
+  DType dtype = DType::kFloat32;
   // Megatron's make_vocab_size_divisible_by: with tp > 1 the vocabulary is
   // padded to a multiple of it times t (build/megatron.h); unused at tp = 1.
   int64_t vocab_multiple = 128;
@@ -43,9 +48,10 @@ struct Gpt2Config {
   std::string attn = "sdpa";
 };
 
-// LLaMA as tools/make_fixtures.py's Llama writes it: RMSNorm decomposed, RoPE
-// via rotate_half, grouped-query attention (repeat_interleave), SwiGLU MLP,
-// additive causal mask, untied head, no biases.
+// LLaMA as Hugging Face's LlamaForCausalLM (eager attention) runs it, written
+// op for op as tools/hf_reference.py's Llama: RMSNorm decomposed, RoPE via
+// rotate_half, grouped-query attention (repeat_kv: expand + reshape), SwiGLU
+// MLP, additive causal mask in the compute dtype, untied head, no biases.
 struct LlamaConfig {
   int64_t layers = 32;
   int64_t hidden = 4096;
@@ -58,6 +64,13 @@ struct LlamaConfig {
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
   // (heads, kv heads, intermediate and vocabulary / t; row-parallel outputs all-reduced).
   int64_t tp = 1;
+  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype) runs Hugging Face's
+  // LlamaForCausalLM: fp32 islands only inside RMSNorm (x.to(float32) and its
+  // statistics, cast back before the weight), the RoPE tables (cast to x's
+  // dtype) and the eager softmax (dtype=float32, cast back to the query's).
+  DType dtype = DType::kFloat32;
+  // Tied head (tie_word_embeddings): lm_head reads embed_tokens' weight.
+  bool tie = false;
   // Megatron's make_vocab_size_divisible_by, as in Gpt2Config.
   int64_t vocab_multiple = 128;
   // Megatron's sequence parallelism, as in Gpt2Config (RMSNorms and residuals
@@ -94,6 +107,9 @@ struct VitConfig {
   // torch 2.x nn.MultiheadAttention's aten::scaled_dot_product_attention, whose kernel --attention-backend
   // picks) or "flash" (flash-attn 2's flash_attn_func).
   std::string attn = "sdpa";
+  // Compute dtype (dtype=fp32|bf16|fp16): parameters, buffers, the input image
+  // and every activation, as torchvision's model.to(dtype) runs.
+  DType dtype = DType::kFloat32;
 };
 
 // ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101, 152).
@@ -102,15 +118,18 @@ struct ResnetConfig {
   int64_t classes = 1000;
   int64_t image_size = 224;
   int64_t width = 64;  // Channels of the stem and the first stage.
+  // Compute dtype (dtype=fp32|bf16|fp16): parameters, buffers, the input image
+  // and every activation, as torchvision's model.to(dtype) runs.
+  DType dtype = DType::kFloat32;
 };
 
 // Builds the GPT-2 graph; input "idx" int64 [B, S].
 Result<BuiltModel> BuildGpt2(const Gpt2Config& config);
 // Builds the LLaMA graph; input "idx" int64 [B, S].
 Result<BuiltModel> BuildLlama(const LlamaConfig& config);
-// Builds the ViT graph; input "x" float32 [B, 3, image_size, image_size].
+// Builds the ViT graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildVit(const VitConfig& config);
-// Builds the ResNet graph; input "x" float32 [B, 3, image_size, image_size].
+// Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildResnet(const ResnetConfig& config);
 
 // Builds a model from a family ("gpt2", "llama", "vit", "resnet") or a preset

@@ -35,6 +35,39 @@ struct Storage {
   int grad_refs = 0;      // Gradient slots that point at it.
 };
 
+bool IsOne(const sym::Expr& e) { return e.IsConstant() && *e.AsConstant() == 1; }
+
+// NB: views alias their input, but a reshape (or flatten) of a broadcast, an
+// expand that grew a size-1 dim, copies when it merges that stride-0 dim with
+// another (PyTorch's reshape cannot view it): Hugging Face's repeat_kv,
+// x[:, :, None].expand(b, kv, rep, s, hd).reshape(b, kv * rep, s, hd).
+bool ReshapeCopiesBroadcast(const ir::Graph& g, const ShapeFacts& shapes, const ir::Node& node) {
+  if ((node.op != "aten::reshape" && node.op != "aten::flatten") || node.inputs.empty() || node.outputs.empty())
+    return false;
+  const int in = node.inputs[0];
+  const int p = g.values[in].producer;
+  if (p < 0 || g.nodes[p].op != "aten::expand" || g.nodes[p].inputs.empty()) return false;
+  const auto& src = shapes.values[g.nodes[p].inputs[0]].t.shape;
+  const auto& mid = shapes.values[in].t.shape;
+  const auto& out = shapes.values[node.outputs[0]].t.shape;
+  if (src.size() > mid.size()) return false;
+  const size_t lead = mid.size() - src.size();
+  bool broadcast = false;
+  for (size_t i = 0; i < mid.size(); ++i) {
+    if ((i < lead || IsOne(src[i - lead])) && !IsOne(mid[i])) broadcast = true;
+  }
+  if (!broadcast) return false;
+  // A view only if the reshape keeps every dim that is not 1 as it is.
+  auto squeezed = [](const std::vector<sym::Expr>& shape) {
+    std::vector<sym::Expr> r;
+    for (const auto& d : shape) {
+      if (!IsOne(d)) r.push_back(d);
+    }
+    return r;
+  };
+  return !(squeezed(mid) == squeezed(out));
+}
+
 sym::Expr BytesOf(const rules::TensorType& t) {
   sym::Expr n(1);
   for (const auto& d : t.shape) n = n * d;
@@ -115,7 +148,8 @@ class Simulator {
         const int out = node.outputs[o];
         const RValue& rv = shapes_.values[out];
         int alias_of = -1;
-        if (v.alias_output >= 0 && o < v.output_slots.size() && v.output_slots[o] == v.alias_output) {
+        if (v.alias_output >= 0 && o < v.output_slots.size() && v.output_slots[o] == v.alias_output &&
+            !ReshapeCopiesBroadcast(g_, shapes_, node)) {
           alias_of = nf.arg_values[v.alias_arg];
         }
         if (rv.kind == RValue::Kind::kTensor) {

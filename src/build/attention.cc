@@ -52,10 +52,14 @@ Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p, bool c
 
 Ref RepeatKv(GraphBuilder& b, Ref x, int64_t rep) {
   if (rep == 1) return x;
-  Ref bsz = b.Size(x, 0), heads = b.Size(x, 1), len = b.Size(x, 2), hd = b.Size(x, 3);
-  Ref expanded = b.Expand(b.Unsqueeze(x, 2), b.IntList({bsz, heads, rep, len, hd}));
-  const int64_t kv_heads_times_rep = -1;  // Inferred: Hk * rep.
-  return b.View(b.Contiguous(expanded), b.IntList({bsz, kv_heads_times_rep, len, hd}));
+  // batch, num_key_value_heads, slen, head_dim = hidden_states.shape; then
+  // hidden_states[:, :, None, :, :] as the trace records it (slices and an unsqueeze).
+  Ref batch = b.Size(x, 0), kv = b.Size(x, 1), slen = b.Size(x, 2), hd = b.Size(x, 3);
+  Ref e = b.Slice(b.Slice(x, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd);
+  e = b.Slice(b.Slice(b.Unsqueeze(e, 2), 3, 0, kSliceToEnd), 4, 0, kSliceToEnd);
+  e = b.Expand(e, b.IntList({batch, kv, rep, slen, hd}));
+  Ref heads = b.IntOf(b.Mul(b.NumToTensor(kv), b.ScalarTensorInt(rep)));
+  return b.Reshape(e, b.IntList({batch, heads, slen, hd}));
 }
 
 Ref SlidingWindowMask(GraphBuilder& b, Ref seq_len, int64_t window) {

@@ -30,8 +30,9 @@ Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p, bool 
 Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p, bool causal, int64_t window);
 
 // Hugging Face's repeat_kv: [B, Hk, S, D] -> [B, Hk * rep, S, D] by
-// x[:, :, None].expand(B, Hk, rep, S, D).reshape(B, Hk * rep, S, D); the
-// reshape of the expanded view copies (modelled as contiguous + view).
+// x[:, :, None].expand(B, Hk, rep, S, D).reshape(B, Hk * rep, S, D), op for
+// op as a trace records it; the reshape of the expanded view copies (the
+// memory model's ReshapeCopiesBroadcast); x itself when rep is 1.
 Ref RepeatKv(GraphBuilder& b, Ref x, int64_t rep);
 
 // Hugging Face's sliding-window causal mask for SDPA (masking_utils,

@@ -4,8 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "build/megatron.h"
 #include "build/attention.h"
+#include "build/finfo.h"
+#include "build/megatron.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
 
@@ -30,7 +31,9 @@ Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
   // input rows (their biases replicated), the token embedding by vocabulary.
   const int64_t h = c.hidden, t = c.tp;
   Gpt2Weights w;
-  auto param = [&](const std::string& n, std::vector<int64_t> shape) { return b.Param(b.Qualify(n), shape); };
+  auto param = [&](const std::string& n, std::vector<int64_t> shape) {
+    return b.Param(b.Qualify(n), shape, c.dtype);
+  };
   {
     ScopeGuard s(b, "wte", "Embedding");
     w.wte = param("weight", {c.vocab / t, h});
@@ -85,8 +88,8 @@ Gpt2Weights Declare(GraphBuilder& b, const Gpt2Config& c) {
 void DeclareTail(GraphBuilder& b, const Gpt2Config& c, Gpt2Weights& w) {
   {
     ScopeGuard s(b, "ln_f", "LayerNorm");
-    w.ln_f_w = b.Param(b.Qualify("weight"), {c.hidden});
-    w.ln_f_b = b.Param(b.Qualify("bias"), {c.hidden});
+    w.ln_f_w = b.Param(b.Qualify("weight"), {c.hidden}, c.dtype);
+    w.ln_f_b = b.Param(b.Qualify("bias"), {c.hidden}, c.dtype);
   }
   { ScopeGuard s(b, "lm_head", "Linear"); }
   b.Alias(w.wte, "lm_head.weight");  // Tied: one storage, two names.
@@ -128,8 +131,9 @@ Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, R
   causal = b.Slice(causal, 1, 0, kSliceToEnd);
   causal = b.Slice(causal, 2, 0, t);
   causal = b.Slice(causal, 3, 0, t);
-  // mask_value = torch.full([], finfo(float32).min)
-  Ref mask_value = b.Full(b.IntList({}), -3.4028234663852886e+38, Arg::ScalarType(DType::kFloat32));
+  // mask_value = torch.full([], finfo(att.dtype).min, dtype=att.dtype); the
+  // softmax then runs in the compute dtype (HF GPT-2's eager _attn has no fp32 island).
+  Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
   att = b.Where(causal, att, mask_value);
   att = b.Softmax(att, -1);
   {
@@ -246,6 +250,7 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   v.Probability("dropout", c.dropout);
   v.PositiveFloat("eps", c.eps);
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
+  v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);

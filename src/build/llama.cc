@@ -1,11 +1,13 @@
-// The LLaMA family: the op sequence of tools/make_fixtures.py's Llama (Hugging
-// Face's structure) as torch.jit.trace records it on torch 1.13.
+// The LLaMA family: the op sequence of tools/hf_reference.py's Llama (Hugging
+// Face transformers' modeling_llama.py, eager attention) as torch.jit.trace
+// records it on torch 1.13, in the config's compute dtype.
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "build/attention.h"
+#include "build/finfo.h"
 #include "build/megatron.h"
 #include "build/validate.h"
 #include "torchcost/families.h"
@@ -31,15 +33,15 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   LlamaWeights w;
   auto linear = [&](const char* name, int64_t out, int64_t in) {
     ScopeGuard s(b, name, "Linear");
-    return b.Param(b.Qualify("weight"), {out, in});
+    return b.Param(b.Qualify("weight"), {out, in}, c.dtype);
   };
   auto norm = [&](const char* name) {
     ScopeGuard s(b, name, "LlamaRMSNorm");
-    return b.Param(b.Qualify("weight"), {h});
+    return b.Param(b.Qualify("weight"), {h}, c.dtype);
   };
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
-    w.embed = b.Param(b.Qualify("weight"), {c.vocab / t, h});
+    w.embed = b.Param(b.Qualify("weight"), {c.vocab / t, h}, c.dtype);
   }
   {
     ScopeGuard list(b, "layers", "ModuleList");
@@ -65,25 +67,34 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
     }
   }
   w.norm = norm("norm");
-  w.lm_head = linear("lm_head", c.vocab / t, h);
+  if (c.tie) {
+    { ScopeGuard s(b, "lm_head", "Linear"); }
+    b.Alias(w.embed, "lm_head.weight");  // Tied: one storage, two names.
+    w.lm_head = w.embed;
+  } else {
+    w.lm_head = linear("lm_head", c.vocab / t, h);
+  }
   return w;
 }
 
-// What RMSNorm's trace yields: the output, and x.to(float32), which the
-// tracer then stands for x itself (same tensor object), so the block's
-// residual reads it.
+// What RMSNorm's trace yields: the output, and the value the block's
+// residual reads (HF: residual = hidden_states, taken before the norm).
+// NB: in float32, x.to(float32) returns x itself, and the tracer then stands
+// the to() output for that tensor object, so the residual reads xf; in a half
+// dtype the cast is a new float32 tensor and the residual reads x.
 struct NormOut {
   Ref out, residual;
 };
 
-// x.to(float32); variance = x.pow(2).mean(-1, keepdim=True);
-// x * rsqrt(variance + eps), back to the input dtype, times the weight.
+// LlamaRMSNorm: input_dtype = x.dtype; xf = x.to(float32);
+// variance = xf.pow(2).mean(-1, keepdim=True); xf = xf * rsqrt(variance + eps);
+// weight * xf.to(input_dtype).
 NormOut RmsNorm(GraphBuilder& b, const LlamaConfig& c, Ref weight, Ref x) {
   Ref xf = b.ToDtype(x, DType::kFloat32);
   Ref var = b.MeanDim(b.PowScalar(xf, 2), b.IntList({-1}), /*keepdim=*/true);
   Ref r = b.Rsqrt(b.Add(var, b.ScalarTensor(c.eps)));
-  Ref xn = b.ToDtype(b.Mul(xf, r), DType::kFloat32);
-  return {b.Mul(weight, xn), xf};
+  Ref xn = b.ToDtype(b.Mul(xf, r), c.dtype);
+  return {b.Mul(weight, xn), c.dtype == DType::kFloat32 ? xf : x};
 }
 
 struct Rope {
@@ -91,7 +102,8 @@ struct Rope {
 };
 
 // cos and sin tables [T, hd] from arange: inv_freq = 1 / base^(arange(0, hd, 2) / hd),
-// freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs).
+// freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs), computed in
+// float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)).
 Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
   const int64_t hd = c.hidden / c.heads;
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
@@ -101,7 +113,7 @@ Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
   Ref pos = b.Arange(t, Arg::ScalarType(DType::kFloat32));
   Ref freqs = b.Outer(pos, inv_freq);
   Ref emb = b.Cat(b.TensorList({freqs, freqs}), -1);
-  return {b.ToDtype(b.Cos(emb), DType::kFloat32), b.ToDtype(b.Sin(emb), DType::kFloat32)};
+  return {b.ToDtype(b.Cos(emb), c.dtype), b.ToDtype(b.Sin(emb), c.dtype)};
 }
 
 // x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[..., h:], x[..., :h]).
@@ -179,18 +191,19 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   }
   // Grouped-query attention: each K/V head serves heads / kv_heads query heads.
   const int64_t rep = c.heads / c.kv_heads;
-  k = b.RepeatInterleave(k, rep, 1);
-  v = b.RepeatInterleave(v, rep, 1);
+  k = RepeatKv(b, k, rep);
+  v = RepeatKv(b, v, rep);
   Ref att = b.Div(b.Matmul(q, b.Transpose(k, 2, 3)), b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
-  // Additive causal mask: full((T, T), -inf).triu(1).
-  Ref mask = b.Triu(b.Full(b.IntList({t, t}), -std::numeric_limits<double>::infinity()), 1);
+  // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min, dtype).triu(1).
+  Ref mask = b.Triu(b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
   // Sliding window: keys at or before q - window are masked too (tril(-window)).
   if (c.window > 0) {
-    Ref ninf = b.Full(b.IntList({t, t}), -std::numeric_limits<double>::infinity());
-    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", ninf}, {"diagonal", -c.window}}));
+    Ref low = b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
+    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", low}, {"diagonal", -c.window}}));
   }
   att = b.Add(att, mask);
-  att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), DType::kFloat32);
+  // NB: the eager softmax's fp32 island: softmax(att, dim=-1, dtype=float32).to(query.dtype).
+  att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), c.dtype);
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
   y = b.Reshape(y, b.IntList({bsz, t, c.heads / c.tp * hd}));
   ScopeGuard s(b, "o_proj", "Linear");
@@ -264,6 +277,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
+  v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);

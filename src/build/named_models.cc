@@ -14,7 +14,7 @@ namespace {
 // One config key: the field of the family's config struct it sets.
 struct Key {
   const char* name;
-  std::variant<int64_t*, double*, bool*, std::string*> field;
+  std::variant<int64_t*, double*, bool*, std::string*, DType*> field;
 };
 
 // A family's config, its keys, and its builder.
@@ -75,7 +75,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"tp", &g.tp},
              {"make_vocab_size_divisible_by", &g.vocab_multiple},
              {"sp", &g.sp},
-             {"attn", &g.attn}},
+             {"attn", &g.attn},
+             {"dtype", &g.dtype}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -92,7 +93,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"make_vocab_size_divisible_by", &l.vocab_multiple},
              {"sp", &l.sp},
              {"attn", &l.attn},
-             {"window", &l.window}},
+             {"window", &l.window},
+             {"dtype", &l.dtype},
+             {"tie", &l.tie}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {
@@ -107,11 +110,12 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"dropout", &v.dropout},
              {"eps", &v.eps},
              {"tp", &v.tp},
-             {"attn", &v.attn}},
+             {"attn", &v.attn},
+             {"dtype", &v.dtype}},
             [&v] { return BuildVit(v); }};
   }
   ResnetConfig& r = c.resnet;
-  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}},
+  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}, {"dtype", &r.dtype}},
           [&r] { return BuildResnet(r); }};
 }
 
@@ -156,6 +160,11 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       if (value != "true" && value != "false")
         return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not true or false");
       **bp = value == "true";
+    } else if (auto* dp = std::get_if<DType*>(&found->field)) {
+      Result<DType> d = ParseDType(value);
+      if (!d.ok() || (*d != DType::kFloat32 && *d != DType::kBFloat16 && *d != DType::kFloat16))
+        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not fp32, bf16 or fp16");
+      **dp = *d;
     } else {
       char* stop = nullptr;
       const double v = std::strtod(value.c_str(), &stop);

@@ -36,16 +36,17 @@ bool StagePlan(int64_t depth, std::array<int64_t, 4>& blocks, bool& bottleneck) 
 // Declares the BatchNorm2d's tables; params go first, buffers are queued.
 struct Tables {
   GraphBuilder& b;
+  DType dtype;
   std::vector<std::pair<std::string, int64_t>> bn_buffers;  // (qualified module path, channels)
 
   Ref Conv(const char* name, int64_t out, int64_t in, int64_t k) {
     ScopeGuard s(b, name, "Conv2d");
-    return b.Param(b.Qualify("weight"), {out, in, k, k});
+    return b.Param(b.Qualify("weight"), {out, in, k, k}, dtype);
   }
   void Bn(const char* name, int64_t c, ConvBn& cb) {
     ScopeGuard s(b, name, "BatchNorm2d");
-    cb.bn_w = b.Param(b.Qualify("weight"), {c});
-    cb.bn_b = b.Param(b.Qualify("bias"), {c});
+    cb.bn_w = b.Param(b.Qualify("weight"), {c}, dtype);
+    cb.bn_b = b.Param(b.Qualify("bias"), {c}, dtype);
     bn_buffers.emplace_back(b.path(), c);
   }
 };
@@ -77,15 +78,16 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   v.Positive("classes", c.classes);
   v.Positive("image_size", c.image_size);
   v.Positive("width", c.width);
+  v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   const int64_t expansion = bottleneck ? 4 : 1;
   const char* block_type = bottleneck ? "Bottleneck" : "BasicBlock";
 
   GraphBuilder b("ResNet", "resnet" + std::to_string(c.depth) + " (builder)");
-  Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size});
+  Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size}, c.dtype);
 
   // Declaration pass, in registration order.
-  Tables t{b, {}};
+  Tables t{b, c.dtype, {}};
   ConvBn stem;
   stem.conv = t.Conv("conv1", c.width, 3, 7);
   t.Bn("bn1", c.width, stem);
@@ -130,14 +132,14 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   Ref fc_w, fc_b;
   {
     ScopeGuard s(b, "fc", "Linear");
-    fc_w = b.Param(b.Qualify("weight"), {c.classes, inplanes});
-    fc_b = b.Param(b.Qualify("bias"), {c.classes});
+    fc_w = b.Param(b.Qualify("weight"), {c.classes, inplanes}, c.dtype);
+    fc_b = b.Param(b.Qualify("bias"), {c.classes}, c.dtype);
   }
   // Buffers: running_mean, running_var, num_batches_tracked per BatchNorm2d.
   std::vector<std::pair<Ref, Ref>> stats;
   for (const auto& [path, ch] : t.bn_buffers) {
-    Ref mean = b.Buffer(path + ".running_mean", {ch});
-    Ref var = b.Buffer(path + ".running_var", {ch});
+    Ref mean = b.Buffer(path + ".running_mean", {ch}, c.dtype);
+    Ref var = b.Buffer(path + ".running_var", {ch}, c.dtype);
     b.Buffer(path + ".num_batches_tracked", {}, DType::kInt64);
     stats.emplace_back(mean, var);
   }

@@ -36,6 +36,11 @@ void Validator::Divides(const char* divisor_key, int64_t divisor, const char* ke
                                     divisor_key + "=" + std::to_string(divisor));
 }
 
+void Validator::ComputeDType(const char* key, DType value) {
+  Require(value == DType::kFloat32 || value == DType::kBFloat16 || value == DType::kFloat16,
+          std::string(key) + "=" + std::string(DTypeName(value)) + " must be fp32, bf16 or fp16");
+}
+
 Status Validator::status() const {
   return ok() ? Status::Ok() : Status::InvalidArgument(family_ + " config: " + message_);
 }

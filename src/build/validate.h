@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "torchcost/dtype.h"
 #include "torchcost/status.h"
 
 namespace torchcost::build {
@@ -32,6 +33,8 @@ class Validator {
   void Probability(const char* key, double value);
   // Requires `divisor` to divide `value` exactly.
   void Divides(const char* divisor_key, int64_t divisor, const char* key, int64_t value);
+  // Requires a compute dtype: float32, bfloat16 or float16.
+  void ComputeDType(const char* key, DType value);
   // Requires `cond`; otherwise fails with `message`.
   void Require(bool cond, const std::string& message);
   // Returns true if every check passed.

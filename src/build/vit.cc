@@ -136,6 +136,7 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   v.Require(c.attn == "eager" || c.attn == "sdpa",
             "attn=" + c.attn + ": torchvision's ViT has no flash-attn path (sdpa runs PyTorch's flash kernel: "
             "--attention-backend flash)");
+  v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.
   // 2019, Sec. 3): in_proj and mlp.0 split by output rows, out_proj and mlp.3
@@ -144,27 +145,29 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   const int64_t seq = (c.image_size / c.patch) * (c.image_size / c.patch) + 1;  // Patches + class token.
 
   GraphBuilder b("VisionTransformer", "vit (builder)");
-  Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size});
+  Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size}, c.dtype);
 
   // Declaration pass, in registration order.
-  Ref class_token = b.Param("class_token", {1, 1, h});
+  Ref class_token = b.Param("class_token", {1, 1, h}, c.dtype);
   Ref conv_w, conv_b, pos, ln_w, ln_b, head_w, head_b;
   {
     ScopeGuard s(b, "conv_proj", "Conv2d");
-    conv_w = b.Param(b.Qualify("weight"), {h, 3, c.patch, c.patch});
-    conv_b = b.Param(b.Qualify("bias"), {h});
+    conv_w = b.Param(b.Qualify("weight"), {h, 3, c.patch, c.patch}, c.dtype);
+    conv_b = b.Param(b.Qualify("bias"), {h}, c.dtype);
   }
   std::vector<VitLayer> layers;
   {
     ScopeGuard enc(b, "encoder", "Encoder");
-    pos = b.Param(b.Qualify("pos_embedding"), {1, seq, h});
+    pos = b.Param(b.Qualify("pos_embedding"), {1, seq, h}, c.dtype);
     { ScopeGuard s(b, "dropout", "Dropout"); }
     {
       ScopeGuard list(b, "layers", "Sequential");
       for (int64_t i = 0; i < c.layers; ++i) {
         ScopeGuard blk(b, "encoder_layer_" + std::to_string(i), "EncoderBlock");
         VitLayer l;
-        auto param = [&](const std::string& n, std::vector<int64_t> shape) { return b.Param(b.Qualify(n), shape); };
+        auto param = [&](const std::string& n, std::vector<int64_t> shape) {
+          return b.Param(b.Qualify(n), shape, c.dtype);
+        };
         {
           ScopeGuard s(b, "ln_1", "LayerNorm");
           l.ln_1_w = param("weight", {h});
@@ -204,14 +207,14 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
       }
     }
     ScopeGuard s(b, "ln", "LayerNorm");
-    ln_w = b.Param(b.Qualify("weight"), {h});
-    ln_b = b.Param(b.Qualify("bias"), {h});
+    ln_w = b.Param(b.Qualify("weight"), {h}, c.dtype);
+    ln_b = b.Param(b.Qualify("bias"), {h}, c.dtype);
   }
   {
     ScopeGuard hs(b, "heads", "Sequential");
     ScopeGuard s(b, "head", "Linear");
-    head_w = b.Param(b.Qualify("weight"), {c.classes, h});
-    head_b = b.Param(b.Qualify("bias"), {c.classes});
+    head_w = b.Param(b.Qualify("weight"), {c.classes, h}, c.dtype);
+    head_b = b.Param(b.Qualify("bias"), {c.classes}, c.dtype);
   }
 
   // _process_input: n, h, w = x.shape; patchify; reshape(n, hidden, n_h * n_w); permute(0, 2, 1).

@@ -1,5 +1,6 @@
 #include "cli/built_model.h"
 
+#include "torchcost/dtype.h"
 #include "torchcost/families.h"
 
 namespace torchcost::cli {
@@ -15,7 +16,18 @@ Outcome CheckModelSource(const CommandLine& cl) {
 
 Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& model) {
   if (cl.builder_model.empty()) return Outcome::Ok();
-  Result<build::BuiltModel> built = build::BuildNamedModel(cl.builder_model, cl.builder_config);
+  // --param-dtype with --model sets the family's compute dtype (config key
+  // dtype): the family builds params, buffers, floating inputs and
+  // activations in it, with the reference code's float32 islands. A dtype
+  // no family computes in (float64) retypes the built params instead (Prepare).
+  std::string config = cl.builder_config;
+  if (!cl.param_dtype.empty()) {
+    Result<DType> d = ParseDType(cl.param_dtype);
+    if (d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16)) {
+      config += (config.empty() ? "dtype=" : ",dtype=") + std::string(DTypeName(*d));
+    }
+  }
+  Result<build::BuiltModel> built = build::BuildNamedModel(cl.builder_model, config);
   if (!built.ok()) return Outcome::Usage(built.status().message());
   model = std::move(built).value();
   return Outcome::Ok();

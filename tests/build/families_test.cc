@@ -123,6 +123,11 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
       {"gpt2", "layers=9223372036854775807", "layers=9223372036854775807 is above the limit"},
       {"llama", "layers=100001", "layers=100001 is above the limit 100000"},
       {"llama", "intermediate=4294967296", "intermediate=4294967296 is above the limit"},
+      // Compute dtypes: the families run in float32, bfloat16 or float16 only.
+      {"llama", "dtype=int8", "dtype=int8: value 'int8' is not fp32, bf16 or fp16"},
+      {"vit", "dtype=float64", "is not fp32, bf16 or fp16"},
+      {"gpt2", "dtype=bf17", "is not fp32, bf16 or fp16"},
+      {"llama", "tie=yes", "is not true or false"},
   };
   for (const Case& c : bad) {
     Result<BuiltModel> m = BuildNamedModel(c.name, c.config);

@@ -4,11 +4,14 @@ against the torch.jit.trace of the same architecture written in plain torch.
 
 Usage: /usr/bin/python3 tests/python/test_builder.py --torchcost PATH --fixtures DIR
 
-For each reference (tools/make_fixtures.py's gpt2_tiny and llama_tiny,
+For each reference (tools/make_fixtures.py's gpt2_tiny, tools/hf_reference.py's
+llama_hf_tiny (Hugging Face's LlamaForCausalLM, GQA) and llama_hf_tiny_tied,
 torchvision's resnet18 and vit_b_16) the builder's config is read off the
 reference module itself, both are analysed with --device cpu --optimizer adam
 at the trace's input shape (--set B=..,S=..), and params, forward FLOPs,
-backward FLOPs, saved bytes and the training peak must be IDENTICAL. Presets
+backward FLOPs, saved bytes and the training peak must be IDENTICAL; then
+again with the reference in bfloat16 (model.to(torch.bfloat16), a bf16 image
+for the vision models) against the builder's dtype=bf16. Presets
 are checked against closed-form parameter counts, and bad --model / --config
 usage must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
@@ -24,6 +27,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
+import hf_reference  # noqa: E402
 import make_fixtures  # noqa: E402
 from torchcost_cli import run_json  # noqa: E402
 
@@ -39,11 +43,8 @@ def gpt2_config(m):
 
 
 def llama_config(m):
-    """The builder config of make_fixtures.Llama, read off the module."""
-    attn = m.layers[0].self_attn
-    return ("layers=%d,hidden=%d,heads=%d,kv_heads=%d,intermediate=%d,vocab=%d,eps=%r,rope_base=%r" % (
-        len(m.layers), m.embed_tokens.embedding_dim, attn.n_head, attn.n_kv_head,
-        m.layers[0].mlp.gate_proj.out_features, m.embed_tokens.num_embeddings, m.norm.eps, attn.base))
+    """The builder config of hf_reference.Llama, read off the module."""
+    return m.config()
 
 
 def resnet_config(m):
@@ -64,7 +65,8 @@ def vit_config(m):
 # (reference fixture, family, config from the module, --set for the trace's input)
 CASES = [
     ("gpt2_tiny", "gpt2", gpt2_config, ["--set", "B=2", "--set", "S=64"]),
-    ("llama_tiny", "llama", llama_config, ["--set", "B=2", "--set", "S=64"]),
+    ("llama_hf_tiny", "llama", llama_config, ["--set", "B=2", "--set", "S=64"]),
+    ("llama_hf_tiny_tied", "llama", llama_config, ["--set", "B=2", "--set", "S=64"]),
     ("resnet18", "resnet", resnet_config, ["--set", "B=1"]),
     ("vit_b_16", "vit", vit_config, ["--set", "B=1"]),
 ]
@@ -109,15 +111,51 @@ class Runner:
         self.record(name, problems)
 
 
-def compare_with_trace(r, fixtures, name, family, config_of, sets):
+def trace_reference(fixtures, name, dtype):
+    """Traces the reference `name` in `dtype` (model.to(dtype), floating inputs too) into
+    FIXTURES/<name>_<dtype>.pt; returns (path, module, --input flags)."""
+    import warnings
+
+    import torch
+
+    if name in hf_reference.MODELS:
+        module = hf_reference.build(name, dtype)
+        inputs = [hf_reference.example_input()]
+    else:
+        module, shapes = make_fixtures.build_model(name)
+        module = module.to(dtype)
+        inputs = [x.to(dtype) if x.is_floating_point() else x
+                  for x in make_fixtures.example_inputs(name, shapes)]
+    short = str(dtype).replace("torch.", "")
+    pt = os.path.join(fixtures, "%s_%s.pt" % (name, short))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        torch.jit.save(torch.jit.trace(module, tuple(inputs), check_trace=False), pt)
+    flags = []
+    for x in inputs:
+        flags += ["--input", ",".join(str(d) for d in x.shape) + ":" + str(x.dtype).replace("torch.", "")]
+    return pt, module, flags
+
+
+def compare_with_trace(r, fixtures, name, family, config_of, sets, dtype=None):
+    """Builder vs trace of `name`; dtype None: the fixture as make_fixtures writes it
+    (float32), else the reference traced in that dtype and the builder's dtype=."""
     try:
-        pt = make_fixtures.make_fixture(name, fixtures)
-        module, _ = make_fixtures.build_model(name)
+        if dtype is None and name not in hf_reference.MODELS:
+            pt = make_fixtures.make_fixture(name, fixtures)
+            module, _ = make_fixtures.build_model(name)
+            flags = []
+        else:
+            import torch
+
+            pt, module, flags = trace_reference(fixtures, name, dtype or torch.float32)
         config = config_of(module)
+        if dtype is not None:
+            config += ",dtype=" + {"torch.bfloat16": "bf16", "torch.float16": "fp16"}.get(str(dtype), "fp32")
     except Exception as e:  # A missing torchvision or a failed trace: report, go on.
         r.record("%s_vs_trace" % family, ["cannot build the reference %s: %s" % (name, e)])
         return
-    traced, err = run_json(r.torchcost, [pt] + COMMON)
+    traced, err = run_json(r.torchcost, [pt] + flags + COMMON)
     if err:
         r.record("%s_vs_trace" % family, [err])
         return
@@ -137,6 +175,7 @@ def compare_with_trace(r, fixtures, name, family, config_of, sets):
         if a[key] != b[key]:
             problems.append("%s: trace %s, builder %s" % (key, a[key], b[key]))
     r.record("%s_vs_trace (%s; %s)" % (family, name, config), problems)
+
 
 
 def check_params(r, name, args, expected):
@@ -173,8 +212,12 @@ def main(argv):
     os.makedirs(args.fixtures, exist_ok=True)
     r = Runner(args.torchcost)
 
+    import torch
+
     for name, family, config_of, sets in CASES:
         compare_with_trace(r, args.fixtures, name, family, config_of, sets)
+    for name, family, config_of, sets in CASES:
+        compare_with_trace(r, args.fixtures, name, family, config_of, sets, torch.bfloat16)
 
     expected = gpt2_params(V=50257, h=768, L=12, n_ctx=1024)
     if expected != 124439808:

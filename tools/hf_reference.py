@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""Hugging Face's LlamaForCausalLM and GPT2LMHeadModel re-implemented in plain torch.
+
+The oracle models of torchcost's half-precision families (tests/python/test_halfprec.py,
+tests/python/test_builder.py): each forward follows the reference code line by line,
+including where it computes in float32 under a bfloat16 or float16 model
+(model.to(dtype)), so that a trace of these classes, PyTorch's own measurement of
+them, and `torchcost --model llama|gpt2 --config ...,dtype=bf16` describe one model.
+
+References (Hugging Face transformers, read at these commits):
+
+  Llama   src/transformers/models/llama/modeling_llama.py,
+          commit 002272831fba584eb30dca9729c1be456836960a (v4.39/v4.40 era), eager
+          attention (LlamaAttention), config.pretraining_tp = 1, no KV cache.
+  GPT2    src/transformers/models/gpt2/modeling_gpt2.py,
+          commit 0010f60284ab4b9d14b7df9c6525b1a2ad44e640, eager GPT2Attention._attn,
+          reorder_and_upcast_attn = False (the default).
+
+Where these classes depart from the reference, the departure changes no saved
+tensor, gradient or optimizer state (each is named in the class's docstring).
+
+Usage: `import hf_reference; hf_reference.build("llama_hf_tiny", torch.bfloat16)`.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+
+class LlamaRMSNorm(nn.Module):
+    """modeling_llama.LlamaRMSNorm: statistics in float32, cast back before the weight."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+def rotate_half(x):
+    """modeling_llama.rotate_half (x.shape[-1] // 2 read once: the same slices)."""
+    half = x.shape[-1] // 2
+    x1 = x[..., :half]
+    x2 = x[..., half:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def repeat_kv(hidden_states, n_rep):
+    """modeling_llama.repeat_kv: expand + reshape (a copy), or the input itself when n_rep is 1."""
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(nn.Module):
+    """modeling_llama.LlamaAttention.forward (eager), attention_dropout = 0.
+
+    Departures: the RoPE tables are computed in the attention from arange
+    (LlamaRotaryEmbedding.forward's float32 math: inv_freq = 1 / base^(arange(0, d, 2) / d),
+    freqs = positions x inv_freq, cat, cos, sin, then .to(dtype=x.dtype)) instead of
+    from an inv_freq buffer and position_ids (no gradient flows through them; the
+    buffer is hd/2 floats); the additive causal mask (LlamaModel._update_causal_mask:
+    finfo(dtype).min above the diagonal, in the model's dtype) is made per layer as
+    [T, T] instead of once per forward; F.dropout(p=0.0) returns its input and is left out.
+    """
+
+    def __init__(self, hidden_size, num_heads, num_key_value_heads, rope_theta=10000.0):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.num_key_value_heads = num_key_value_heads
+        self.num_key_value_groups = num_heads // num_key_value_heads
+        self.rope_theta = rope_theta
+        self.q_proj = nn.Linear(hidden_size, num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+
+    def rotary_emb(self, x, seq_len):
+        """cos, sin [T, head_dim]: float32 math, cast to x's dtype (LlamaRotaryEmbedding.forward)."""
+        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        t = torch.arange(seq_len, dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+    def forward(self, hidden_states):
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states)
+        key_states = self.k_proj(hidden_states)
+        value_states = self.v_proj(hidden_states)
+        query_states = query_states.view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        key_states = key_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        value_states = value_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.rotary_emb(value_states, q_len)
+        query_states = (query_states * cos) + (rotate_half(query_states) * sin)
+        key_states = (key_states * cos) + (rotate_half(key_states) * sin)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
+        dtype = hidden_states.dtype
+        causal_mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
+        attn_weights = attn_weights + causal_mask
+        # upcast attention to fp32
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+        attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(bsz, q_len, self.hidden_size)
+        return self.o_proj(attn_output)
+
+
+class LlamaMLP(nn.Module):
+    """modeling_llama.LlamaMLP (hidden_act silu): down_proj(act_fn(gate_proj(x)) * up_proj(x))."""
+
+    def __init__(self, hidden_size, intermediate_size):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    """modeling_llama.LlamaDecoderLayer.forward: residual = hidden_states, taken before each norm."""
+
+    def __init__(self, hidden_size, num_heads, num_key_value_heads, intermediate_size, eps):
+        super().__init__()
+        self.input_layernorm = LlamaRMSNorm(hidden_size, eps)
+        self.self_attn = LlamaAttention(hidden_size, num_heads, num_key_value_heads)
+        self.post_attention_layernorm = LlamaRMSNorm(hidden_size, eps)
+        self.mlp = LlamaMLP(hidden_size, intermediate_size)
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+class Llama(nn.Module):
+    """LlamaForCausalLM's forward without labels: embed, decoder layers, norm, lm_head.
+
+    Departures: the decoder's modules sit at the root (embed_tokens, layers, norm)
+    instead of under `model.` (names only); the logits are returned as lm_head makes
+    them, in the model's dtype: v4.40's `logits = logits.float()` belongs to the loss
+    (torchcost's --loss causal_lm); the step here is out.sum().
+    """
+
+    def __init__(self, vocab=512, hidden=128, heads=4, kv_heads=2, layers=2, intermediate=352, eps=1e-6,
+                 tie=False):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(
+            [LlamaDecoderLayer(hidden, heads, kv_heads, intermediate, eps) for _ in range(layers)])
+        self.norm = LlamaRMSNorm(hidden, eps)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+        if tie:
+            self.lm_head.weight = self.embed_tokens.weight  # tie_word_embeddings.
+
+    def config(self):
+        """The torchcost --config of this model (without dtype)."""
+        attn = self.layers[0].self_attn
+        return ("layers=%d,hidden=%d,heads=%d,kv_heads=%d,intermediate=%d,vocab=%d,eps=%r,rope_base=%r,tie=%s" % (
+            len(self.layers), attn.hidden_size, attn.num_heads, attn.num_key_value_heads,
+            self.layers[0].mlp.gate_proj.out_features, self.embed_tokens.num_embeddings,
+            self.norm.variance_epsilon, attn.rope_theta,
+            "true" if self.lm_head.weight is self.embed_tokens.weight else "false"))
+
+    def forward(self, input_ids):
+        hidden_states = self.embed_tokens(input_ids)
+        for decoder_layer in self.layers:
+            hidden_states = decoder_layer(hidden_states)
+        hidden_states = self.norm(hidden_states)
+        return self.lm_head(hidden_states)
+
+
+# name -> (class, constructor arguments); inputs int64 token ids [2, 64].
+MODELS = {
+    "llama_hf_tiny": (Llama, {}),
+    "llama_hf_tiny_tied": (Llama, {"tie": True, "kv_heads": 4}),
+}
+VOCAB = 512
+INPUT_SHAPE = [2, 64]
+
+
+def build(name, dtype=torch.float32):
+    """Returns the model (weights drawn under torch.manual_seed(0), then .to(dtype)), in eval mode."""
+    cls, kwargs = MODELS[name]
+    torch.manual_seed(0)
+    return cls(**kwargs).to(dtype).eval()
+
+
+def example_input(batch=None):
+    """Token ids [B, 64] drawn under torch.manual_seed(0)."""
+    torch.manual_seed(0)
+    shape = list(INPUT_SHAPE)
+    if batch is not None:
+        shape[0] = batch
+    return torch.randint(0, VOCAB, shape)
