@@ -66,7 +66,9 @@ struct Diagnostic {
 // The symbolic type of one value after shape propagation.
 struct ValueInfo {
   bool known = false;            // False if no rule and no traced shape gave it.
-  bool from_trace = false;       // True if the shape came from the trace (no rule applied).
+  // True if no rule gave the shape: it came from the frontend's shape inference
+  // (LibTorch's, for TorchScript) or from the trace.
+  bool from_trace = false;
   std::vector<sym::Expr> shape;  // Tensors.
   DType dtype = DType::kUnknown; // Tensors.
 };
@@ -77,6 +79,9 @@ struct NodeCost {
   sym::Expr flops;            // NB: 1 FMA = 2 FLOPs; elementwise per the rule.
   sym::Expr transcendentals;  // exp, log, tanh, erf, rsqrt, ... counted apart from flops.
   bool has_rule = false;
+  // True if the node's own cost is not known (no rule, or its rule could not
+  // apply): it counts 0 here, and every total that includes it is a lower bound.
+  bool cost_unknown = false;
 };
 
 // Totals and shapes of one module, including its descendants.
@@ -85,6 +90,7 @@ struct ModuleStats {
   int64_t params = 0;             // Parameters owned by this module and its descendants (tied ones once).
   int64_t trainable_params = 0;
   sym::Expr macs, flops, transcendentals;
+  bool lower_bound = false;       // True if a node in the subtree has an unknown cost (NodeCost::cost_unknown).
   int64_t num_nodes = 0;          // Nodes in this module's subtree.
   // Shapes of the values the module's last call returns (those used outside its subtree).
   std::vector<std::vector<sym::Expr>> output_shapes;
@@ -113,6 +119,7 @@ struct Report {
   int64_t param_bytes = 0;
   int64_t buffer_bytes = 0;
   sym::Expr macs, flops, transcendentals;  // Forward totals.
+  bool lower_bound = false;          // True if a node's cost is unknown: the totals are lower bounds.
   std::vector<ValueInfo> values;     // Parallel to Graph::values.
   std::vector<NodeCost> nodes;       // Parallel to Graph::nodes.
   std::vector<ModuleStats> modules;  // Parallel to Graph::scopes.

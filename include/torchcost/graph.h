@@ -7,6 +7,8 @@
 #define TORCHCOST_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -63,7 +65,30 @@ struct Node {
   std::vector<int> outputs;
   int scope = 0;         // Index into Graph::scopes; 0 is the root module.
   std::string debug_name;  // Name for diagnostics, typically the first output's ("%x.17").
+  // The frontend's own id for the node, for Graph::infer_shapes; -1 for nodes
+  // a rewrite made (autocast casts, adapters). Copied with the node.
+  int origin = -1;
 };
+
+// A concrete example of one value, exchanged with a frontend's shape inference.
+struct ExampleValue {
+  ValueKind kind = ValueKind::kOther;  // kOther: not known.
+  std::vector<int64_t> shape;          // kTensor.
+  DType dtype = DType::kUnknown;       // kTensor.
+  int64_t i = 0;                       // kInt.
+  double f = 0;                        // kFloat.
+  bool b = false;                      // kBool.
+  std::vector<int64_t> ints;           // kList of ints.
+};
+
+// Runs the frontend's own shape inference for the node whose origin is
+// `origin`, with its inputs' examples from `example_of(value index)`: fills
+// `outputs` (one per node output) and returns true (`why` may then say how),
+// or explains in `why` and returns false.
+// NB: TorchScript graphs get one from LibTorch (the op run on meta tensors);
+// it never allocates tensor data.
+using ShapeInference = std::function<bool(int origin, const std::function<ExampleValue(int)>& example_of,
+                                          std::vector<ExampleValue>* outputs, std::string* why)>;
 
 // One module in the hierarchy (nn.Module instance).
 struct Scope {
@@ -95,6 +120,8 @@ struct Graph {
   std::vector<int> outputs;         // Values the model returns.
   std::vector<TensorEntry> params;  // Deduplicated by storage.
   std::vector<TensorEntry> buffers;
+  // The frontend's shape inference for nodes no rule covers; empty if none.
+  ShapeInference infer_shapes;
 
   // Appends a value and returns its index.
   int AddValue(Value v);

@@ -154,6 +154,12 @@ struct TrainingReport {
   // accumulate * (forward + backward) + optimizer).
   sym::Expr flops_forward, flops_backward, flops_optimizer, flops_step;
   sym::Expr saved_bytes;                  // Bytes autograd saves in the forward (ACT at its end).
+  // True if a node's forward or backward cost is unknown (an op without a
+  // rule): the FLOPs above are lower bounds.
+  bool flops_lower_bound = false;
+  // True if a node whose saved tensors are unknown runs backward (an op
+  // without a rule): ACT, saved_bytes and the peak are lower bounds.
+  bool act_lower_bound = false;
   std::vector<sym::Expr> node_bwd_flops;  // Parallel to Graph::nodes.
   std::vector<sym::Expr> module_bwd_flops;  // Parallel to Graph::scopes (subtree totals).
   std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.

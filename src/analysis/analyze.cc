@@ -90,6 +90,7 @@ class Aggregator {
       r_->macs += c.macs;
       r_->flops += c.flops;
       r_->transcendentals += c.transcendentals;
+      r_->lower_bound = r_->lower_bound || c.cost_unknown;
       // A node's cost goes to its own module here; subtree totals are summed
       // bottom-up below (one symbolic add per node and per module, not per
       // node and ancestor).
@@ -97,6 +98,7 @@ class Aggregator {
       m.macs += c.macs;
       m.flops += c.flops;
       m.transcendentals += c.transcendentals;
+      m.lower_bound = m.lower_bound || c.cost_unknown;
       ++m.num_nodes;
       // NB: the op table lists tensor ops; list plumbing and size queries are left out.
       if (!c.has_rule || passes::IsNativeOp(node) || node.op.rfind("prim::", 0) == 0) continue;
@@ -125,6 +127,7 @@ class Aggregator {
       up.flops += child.flops;
       up.transcendentals += child.transcendentals;
       up.num_nodes += child.num_nodes;
+      up.lower_bound = up.lower_bound || child.lower_bound;
     }
   }
 
@@ -188,7 +191,9 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   tr.module_bwd_flops.assign(g.scopes.size(), sym::Expr(0));
   tr.flops_forward = r->flops;
   tr.flops_backward = sym::Expr(0);
+  tr.flops_lower_bound = r->lower_bound;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    tr.flops_lower_bound = tr.flops_lower_bound || grads.nodes[ni].unknown_backward;
     const sym::Expr& f = grads.nodes[ni].bwd_flops;
     if (f == sym::Expr(0)) continue;
     tr.node_bwd_flops[ni] = f;

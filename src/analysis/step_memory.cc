@@ -139,6 +139,16 @@ class Simulator {
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       const auto& nf = shapes_.nodes[ni];
+      if (nf.no_rule) {
+        // NB: an op without a rule is taken to allocate each tensor output (no aliasing).
+        for (int out : node.outputs) {
+          const RValue& rv = shapes_.values[out];
+          if (rv.kind != RValue::Kind::kTensor || rv.t.has_scalar) continue;
+          storage_of_[out] = NewStorage(BytesOf(rv.t), MemCategory::kTemp);
+          node_new_[ni].push_back(storage_of_[out]);
+        }
+        continue;
+      }
       if (nf.rule == nullptr || !nf.ok) {
         AssignPlumbing(node);
         continue;
@@ -258,6 +268,7 @@ class Simulator {
       if (!na.has_grad_fn) continue;
       // A node whose backward never runs dies with the dropped outputs after the forward.
       if (options_.mode == StepMode::kTrain && !runs_backward_[ni]) continue;
+      if (na.unknown_backward) tr_.act_lower_bound = true;  // What it saves is unknown.
       auto& mine = saved_storages_[ni];
       const rules::Variant* v = shapes_.nodes[ni].applied.variant;
       for (const auto& ref : na.saved) {
@@ -722,13 +733,13 @@ class Simulator {
   void ComputeInputGrads(int ni) {
     const auto& na = grads_.nodes[ni];
     const auto& nf = shapes_.nodes[ni];
-    const rules::Variant& v = *nf.applied.variant;
+    const rules::Variant* v = nf.ok && nf.rule != nullptr ? nf.applied.variant : nullptr;
     const ir::Node& node = g_.nodes[ni];
     // The output gradient a view's input gradient is a view of.
     int view_grad = -1;
-    if (v.alias_output >= 0 && !v.inplace) {
+    if (v != nullptr && v->alias_output >= 0 && !v->inplace) {
       for (size_t o = 0; o < node.outputs.size(); ++o) {
-        if (o < v.output_slots.size() && v.output_slots[o] == v.alias_output) view_grad = grad_of_[node.outputs[o]];
+        if (o < v->output_slots.size() && v->output_slots[o] == v->alias_output) view_grad = grad_of_[node.outputs[o]];
       }
     }
     const bool view_backward = view_grad >= 0 && na.bwd_flops == sym::Expr(0);

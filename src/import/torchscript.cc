@@ -31,12 +31,20 @@
 // ConstantPropagationImmutableTypes (which folds prim::If on constant
 // conditions) and EliminateDeadCode run. Anything left (prim::If on a runtime
 // condition, prim::Loop) becomes an ordinary node, reported as an unknown op.
+//
+// For the nodes no rule covers, the graph keeps a shape inference
+// (ir::Graph::infer_shapes) that runs the node's own LibTorch operator on meta
+// tensors of the example shapes the analysis hands it: shapes and dtypes come
+// from PyTorch's kernels (their meta implementations), and no tensor data is
+// ever allocated (device arguments are forced to meta, tensor constants are
+// replaced by meta tensors of their shape).
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/scope.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/operator.h>
 #include <torch/script.h>
 
 #include <cstdint>
@@ -210,6 +218,242 @@ struct TableSlot {
   int index = -1;
 };
 
+// Runs single nodes of a converted graph on meta tensors (see the file comment).
+class MetaInference {
+ public:
+  explicit MetaInference(std::shared_ptr<jit::Graph> graph) : graph_(std::move(graph)) {}
+
+  // Registers a converted node; returns its origin id.
+  int Add(jit::Node* node) {
+    nodes_.push_back(node);
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  // Records the ir index of a JIT value.
+  void MapValue(jit::Value* v, int index) { value_index_[v] = index; }
+
+  // NB: an op without a meta kernel in LibTorch 1.13 (aten::roll) is run on
+  // CPU tensors filled with zeros and again with ones, when its tensor inputs
+  // are at most kCpuBytes; the shapes are taken only if both runs agree (a
+  // shape that depends on the data, as nonzero's, is not inferred).
+  static constexpr int64_t kCpuBytes = int64_t{64} << 20;
+
+  bool Infer(int origin, const std::function<ir::ExampleValue(int)>& example_of,
+             std::vector<ir::ExampleValue>* outputs, std::string* why) const {
+    if (origin < 0 || origin >= static_cast<int>(nodes_.size())) {
+      *why = "it is not a node of the archive";
+      return false;
+    }
+    jit::Node* node = nodes_[origin];
+    if (node->maybeOperator() == nullptr || node->maybeSchema() == nullptr ||
+        node->maybeSchema()->arguments().size() != node->inputs().size()) {
+      *why = "LibTorch has no operator for it";
+      return false;
+    }
+    std::string meta_why;
+    if (Run(node, Fill::kMeta, example_of, outputs, &meta_why)) return true;
+    std::vector<ir::ExampleValue> zeros, ones;
+    std::string cpu_why;
+    if (Run(node, Fill::kZeros, example_of, &zeros, &cpu_why) && Run(node, Fill::kOnes, example_of, &ones, &cpu_why)) {
+      bool same = zeros.size() == ones.size();
+      for (size_t i = 0; same && i < zeros.size(); ++i) {
+        same = zeros[i].kind == ones[i].kind && zeros[i].shape == ones[i].shape && zeros[i].dtype == ones[i].dtype;
+      }
+      if (same) {
+        *outputs = std::move(zeros);
+        *why = "run on CPU tensors: LibTorch has no meta kernel for it";
+        return true;
+      }
+      cpu_why = "its output shapes depend on the data";
+    }
+    *why = cpu_why.empty() || cpu_why == meta_why ? meta_why : meta_why + "; " + cpu_why;
+    return false;
+  }
+
+ private:
+  enum class Fill { kMeta, kZeros, kOnes };
+
+  // Runs the node's operator once on example tensors made as `fill` says.
+  bool Run(jit::Node* node, Fill fill, const std::function<ir::ExampleValue(int)>& example_of,
+           std::vector<ir::ExampleValue>* outputs, std::string* why) const {
+    try {
+      const auto& args = node->maybeSchema()->arguments();
+      jit::Stack stack;
+      int64_t bytes = 0;
+      for (size_t i = 0; i < node->inputs().size(); ++i) {
+        c10::IValue iv;
+        if (!Example(node->input(i), args[i].type(), fill, example_of, &iv, &bytes, why)) return false;
+        stack.push_back(std::move(iv));
+      }
+      node->getOperation()(stack);
+      if (stack.size() != node->outputs().size()) {
+        *why = "LibTorch returned " + std::to_string(stack.size()) + " values for " +
+               std::to_string(node->outputs().size()) + " outputs";
+        return false;
+      }
+      outputs->clear();
+      for (const c10::IValue& iv : stack) {
+        ir::ExampleValue out;
+        if (iv.isTensor()) {
+          out.kind = ir::ValueKind::kTensor;
+          out.shape = iv.toTensor().sizes().vec();
+          out.dtype = DTypeOf(iv.toTensor().scalar_type());
+        } else if (iv.isInt()) {
+          out.kind = ir::ValueKind::kInt;
+          out.i = iv.toInt();
+        } else if (iv.isDouble()) {
+          out.kind = ir::ValueKind::kFloat;
+          out.f = iv.toDouble();
+        } else if (iv.isBool()) {
+          out.kind = ir::ValueKind::kBool;
+          out.b = iv.toBool();
+        } else if (iv.isNone()) {
+          out.kind = ir::ValueKind::kNone;
+        }
+        outputs->push_back(std::move(out));
+      }
+      return true;
+    } catch (const c10::Error& e) {
+      *why = "LibTorch: " + FirstLine(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      *why = "LibTorch: " + FirstLine(e.what());
+    } catch (...) {
+      *why = "LibTorch: unknown error";
+    }
+    // NB: LibTorch's "Could not run 'aten::roll' with arguments from the 'Meta'
+    // backend. This could be ..." is cut after its first sentence.
+    const size_t cut = why->find(" backend. ");
+    if (cut != std::string::npos) why->resize(cut + 8);
+    return false;
+  }
+
+  static bool IsDeviceType(const c10::TypePtr& type) {
+    c10::TypePtr t = type;
+    if (t->kind() == c10::TypeKind::OptionalType) t = t->expectRef<c10::OptionalType>().getElementType();
+    return t->kind() == c10::TypeKind::DeviceObjType;
+  }
+
+  // The c10 scalar type of a dtype (float32 if it has none).
+  static c10::ScalarType ScalarTypeOf(DType dtype) {
+    if (dtype == DType::kUnknown) return c10::kFloat;
+    for (int code = 0; code < static_cast<int>(c10::ScalarType::NumOptions); ++code) {
+      if (DTypeOf(static_cast<c10::ScalarType>(code)) == dtype) return static_cast<c10::ScalarType>(code);
+    }
+    return c10::kFloat;
+  }
+
+  // Returns an example tensor; false if a CPU one would pass kCpuBytes in all.
+  static bool MakeTensor(const std::vector<int64_t>& shape, c10::ScalarType type, Fill fill, int64_t* bytes,
+                         at::Tensor* out, std::string* why) {
+    if (fill == Fill::kMeta) {
+      *out = at::empty(shape, at::TensorOptions().dtype(type).device(c10::kMeta));
+      return true;
+    }
+    int64_t n = static_cast<int64_t>(c10::elementSize(type));
+    for (int64_t d : shape) {
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) n = kCpuBytes + 1;
+    }
+    *bytes += n;
+    if (*bytes > kCpuBytes) {
+      *why = "its inputs are too large to run on CPU";
+      return false;
+    }
+    const at::TensorOptions options = at::TensorOptions().dtype(type);
+    *out = fill == Fill::kZeros ? at::zeros(shape, options) : at::ones(shape, options);
+    return true;
+  }
+
+  // The example IValue of `v`, read as `type`: constants from the graph (tensor
+  // constants as meta tensors), list constructions element by element, and
+  // everything else from the analysis.
+  bool Example(jit::Value* v, const c10::TypePtr& type, Fill fill,
+               const std::function<ir::ExampleValue(int)>& example_of, c10::IValue* out, int64_t* bytes,
+               std::string* why) const {
+    // NB: devices are forced to meta (CPU when run there), so that factories never allocate.
+    if (IsDeviceType(type)) {
+      *out = c10::Device(fill == Fill::kMeta ? c10::kMeta : c10::kCPU);
+      return true;
+    }
+    if (c10::optional<c10::IValue> iv = jit::toIValue(v)) {
+      if (iv->isTensor() && fill == Fill::kMeta) {
+        const at::Tensor& t = iv->toTensor();
+        *out = at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type()).device(c10::kMeta));
+      } else {
+        *out = *iv;
+      }
+      return true;
+    }
+    if (v->node()->kind() == c10::prim::ListConstruct) {
+      const c10::TypePtr elem = v->type()->expectRef<c10::ListType>().getElementType();
+      std::vector<c10::IValue> items;
+      for (jit::Value* e : v->node()->inputs()) {
+        c10::IValue item;
+        if (!Example(e, elem, fill, example_of, &item, bytes, why)) return false;
+        items.push_back(std::move(item));
+      }
+      if (elem->kind() == c10::TypeKind::IntType) {
+        c10::List<int64_t> list;
+        for (const auto& item : items) list.push_back(item.toInt());
+        *out = list;
+      } else if (elem->kind() == c10::TypeKind::TensorType) {
+        c10::List<at::Tensor> list;
+        for (const auto& item : items) list.push_back(item.toTensor());
+        *out = list;
+      } else if (elem->kind() == c10::TypeKind::OptionalType &&
+                 elem->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType) {
+        c10::List<c10::optional<at::Tensor>> list;
+        for (const auto& item : items) {
+          list.push_back(item.isNone() ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(item.toTensor()));
+        }
+        *out = list;
+      } else if (elem->kind() == c10::TypeKind::FloatType) {
+        c10::List<double> list;
+        for (const auto& item : items) list.push_back(item.toDouble());
+        *out = list;
+      } else if (elem->kind() == c10::TypeKind::BoolType) {
+        c10::List<bool> list;
+        for (const auto& item : items) list.push_back(item.toBool());
+        *out = list;
+      } else {
+        *why = "its list input %" + v->debugName() + " holds " + elem->str();
+        return false;
+      }
+      return true;
+    }
+    auto it = value_index_.find(v);
+    const ir::ExampleValue ex = it == value_index_.end() ? ir::ExampleValue() : example_of(it->second);
+    switch (ex.kind) {
+      case ir::ValueKind::kTensor: {
+        at::Tensor t;
+        if (!MakeTensor(ex.shape, ScalarTypeOf(ex.dtype), fill, bytes, &t, why)) return false;
+        *out = std::move(t);
+        return true;
+      }
+      case ir::ValueKind::kInt:
+        *out = ex.i;
+        return true;
+      case ir::ValueKind::kFloat:
+        *out = ex.f;
+        return true;
+      case ir::ValueKind::kBool:
+        *out = ex.b;
+        return true;
+      case ir::ValueKind::kNone:
+        *out = c10::IValue();
+        return true;
+      case ir::ValueKind::kList:
+        *out = c10::List<int64_t>(ex.ints);
+        return true;
+      default:
+        *why = "its input %" + v->debugName() + " is not known";
+        return false;
+    }
+  }
+
+  std::shared_ptr<jit::Graph> graph_;  // Owns the nodes.
+  std::vector<jit::Node*> nodes_;      // By origin id.
+  std::unordered_map<jit::Value*, int> value_index_;
+};
+
 class Importer {
  public:
   Importer(std::string path, jit::Module module)
@@ -221,12 +465,19 @@ class Importer {
     BuildTables();
     jit::Method forward = module_.get_method("forward");
     std::shared_ptr<jit::Graph> g = forward.graph()->copy();
+    inference_ = std::make_shared<MetaInference>(g);
     jit::Inline(*g);
     Simplify(g);
     ResolveAttrs(g->block());
     ConvertInputs(*g);
     ConvertBlock(g->block());
     ConvertOutputs(*g);
+    for (const auto& [v, index] : value_map_) inference_->MapValue(v, index);
+    std::shared_ptr<const MetaInference> inference = std::move(inference_);
+    graph_.infer_shapes = [inference](int origin, const std::function<ir::ExampleValue(int)>& example_of,
+                                      std::vector<ir::ExampleValue>* outputs, std::string* why) {
+      return inference->Infer(origin, example_of, outputs, why);
+    };
     return std::move(graph_);
   }
 
@@ -618,6 +869,7 @@ class Importer {
       value_map_[out] = index;
       n.outputs.push_back(index);
     }
+    n.origin = inference_->Add(node);
     n.debug_name = node->outputs().empty()
                        ? "%" + std::to_string(graph_.nodes.size())
                        : "%" + node->output(0)->debugName();
@@ -647,6 +899,7 @@ class Importer {
   std::unordered_map<std::string, TableSlot> tensor_slot_;
   std::unordered_map<jit::Value*, AttrRef> attrs_;
   std::unordered_map<jit::Value*, int> value_map_;
+  std::shared_ptr<MetaInference> inference_;
 };
 
 }  // namespace

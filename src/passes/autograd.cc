@@ -71,6 +71,34 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     bool any = false;
     for (int v : node.inputs) any = any || out->requires_grad[v];
     if (!any) continue;
+    if (nf.no_rule) {
+      // NB: an op without a rule is taken as differentiable in every floating-point
+      // tensor input that requires a gradient (so its inputs' producers and the
+      // parameters behind them get gradients); its backward FLOPs and saved
+      // tensors are unknown (AutogradFacts::unknown_backward).
+      bool any_output = false;
+      for (int o : node.outputs) {
+        const auto& rv = shapes.values[o];
+        const bool grad = rv.kind == rules::RValue::Kind::kTensor && IsFloatingPoint(rv.t.dtype);
+        out->requires_grad[o] = grad;
+        any_output = any_output || grad;
+      }
+      if (!any_output) continue;
+      na.has_grad_fn = true;
+      na.unknown_backward = true;
+      for (int in : node.inputs) {
+        expanded.clear();
+        Expand(g, in, &expanded);
+        for (int e : expanded) {
+          const auto& rv = shapes.values[e];
+          if (out->requires_grad[e] && rv.kind == rules::RValue::Kind::kTensor &&
+              std::find(na.grad_inputs.begin(), na.grad_inputs.end(), e) == na.grad_inputs.end()) {
+            na.grad_inputs.push_back(e);
+          }
+        }
+      }
+      continue;
+    }
     if (nf.rule == nullptr || !nf.ok) {
       // Lists, tuples and unpacking pass requires_grad through; size queries do not.
       const bool plumbing = node.op == "prim::ListConstruct" || node.op == "prim::TupleConstruct" ||

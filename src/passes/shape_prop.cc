@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "passes/native_ops.h"
+#include "passes/shape_fallback.h"
 #include "rules/op_rule.h"
 
 namespace torchcost::passes {
@@ -110,6 +111,7 @@ class Propagator {
         t.dtype = options.inputs[i].dtype;
         facts_->values[tensor_inputs[i]] = RValue::Tensor(std::move(t));
       }
+      SetExamples(tensor_inputs, options);
     } else {
       for (int vi : tensor_inputs) {
         if (!UseTracedShape(g_.values[vi], &facts_->values[vi])) {
@@ -142,6 +144,8 @@ class Propagator {
       if (rule == nullptr) {
         if (!rules_.IsIgnored(node.op) && !rules_.IsIgnored(node.op + "." + node.overload)) {
           ++unknown[node.op];
+          nf.no_rule = true;
+          cost.cost_unknown = true;
           FallBack(ni, "no rule for operator " + node.op);
         } else {
           cost.has_rule = true;
@@ -152,6 +156,7 @@ class Propagator {
       cost.has_rule = true;
       nf.rule = rule;
       if (AnyInputUnknown(node)) {
+        cost.cost_unknown = true;
         FallBack(ni, "");
         continue;
       }
@@ -159,10 +164,12 @@ class Propagator {
       if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_, attention_backend_);
       if (!s.ok()) {
         Error(ni, s.message());
+        cost.cost_unknown = true;
         FallBack(ni, "");
         continue;
       }
       if (nf.applied.outputs.size() != node.outputs.size()) {
+        cost.cost_unknown = true;
         Error(ni, "the rule gives " + std::to_string(nf.applied.outputs.size()) + " outputs but the node has " +
                       std::to_string(node.outputs.size()));
         FallBack(ni, "");
@@ -204,20 +211,107 @@ class Propagator {
     report_->diagnostics.push_back({Diagnostic::Severity::kError, Where(ni) + ": " + msg});
   }
 
-  // Outputs of a node without a usable rule take the traced shapes, or stay unknown.
+  // The example value of each symbol of the inputs, for the frontend's shape
+  // inference: the traced dim where an input dim is a bare symbol and the
+  // input has a traced shape, else kDefaultExample (within the symbol's range).
+  void SetExamples(const std::vector<int>& tensor_inputs, const AnalysisOptions& options) {
+    constexpr int64_t kDefaultExample = 8;
+    for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+      const ir::Value& v = g_.values[tensor_inputs[i]];
+      const auto& shape = options.inputs[i].shape;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d].kind() == sym::Kind::kSymbol && v.has_traced_shape && v.traced_shape.size() == shape.size() &&
+            v.traced_shape[d] > 0) {
+          examples_.emplace(shape[d].ToString(), v.traced_shape[d]);
+        }
+      }
+    }
+    for (const auto& in : options.inputs) {
+      for (const std::string& name : sym::FreeSymbols(in.shape)) {
+        if (examples_.count(name)) continue;
+        const sym::Interval r = ctx_.SymbolRange(ctx_.Symbol(name));
+        examples_[name] = std::min(std::max(kDefaultExample, r.lo), r.hi);
+      }
+    }
+  }
+
+  // Outputs of a node without a usable rule take the shapes the frontend
+  // infers, else the traced shapes, or stay unknown.
   void FallBack(size_t ni, const std::string& why) {
     const ir::Node& node = g_.nodes[ni];
     std::string shapes;
-    for (int vo : node.outputs) {
-      if (UseTracedShape(g_.values[vo], &facts_->values[vo])) {
-        shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
-        report_->values[vo].from_trace = true;
+    std::string failure, note;
+    bool inferred = false;
+    // NB: only ops without a rule are inferred; ignored ops and nodes whose
+    // rule failed keep the traced shapes (or stay unknown), as before.
+    if (facts_->nodes[ni].no_rule && g_.infer_shapes && node.origin >= 0 && !AnyInputUnknown(node)) {
+      InferredShapes inf = InferFallbackShapes(g_, static_cast<int>(ni), facts_->values, examples_, ctx_);
+      if (inf.ok) {
+        inferred = true;
+        note = inf.note;
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+          const int vo = node.outputs[o];
+          facts_->values[vo] = std::move(inf.outputs[o]);
+          report_->values[vo].from_trace = true;
+          if (facts_->values[vo].kind == RValue::Kind::kTensor) {
+            shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
+          }
+        }
+        if (!inf.fitted.empty() && !why.empty()) {
+          report_->assumptions.push_back(Where(ni) + ": " + why + "; its output shapes " + shapes + " are " +
+                                         inf.fitted + " written in the symbols; assuming they hold for every value");
+        }
+      } else {
+        failure = inf.why;
+      }
+    }
+    if (!inferred) {
+      bool mapped = false;
+      for (int vo : node.outputs) {
+        if (UseTracedShape(g_.values[vo], &facts_->values[vo])) {
+          mapped = MapToSymbols(&facts_->values[vo].t.shape) || mapped;
+          shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
+          report_->values[vo].from_trace = true;
+        }
+      }
+      if (mapped && !why.empty()) {
+        report_->assumptions.push_back(Where(ni) + ": " + why + "; in its traced output shapes " + shapes +
+                                       ", dims equal to a symbol's traced example are taken as the symbol");
       }
     }
     if (why.empty()) return;
     std::string msg = Where(ni) + ": " + why + "; ";
-    msg += shapes.empty() ? "its outputs are unknown" : "outputs take the traced shape " + shapes;
+    if (shapes.empty()) {
+      msg += "its outputs are unknown";
+      if (!failure.empty()) msg += " (" + failure + ")";
+    } else {
+      msg += inferred ? "outputs take the shapes LibTorch infers" + (note.empty() ? "" : " (" + note + ")") + ": " + shapes
+                      : "outputs take the traced shape " + shapes;
+    }
     report_->diagnostics.push_back({Diagnostic::Severity::kWarning, msg});
+  }
+
+  // Writes dims of a traced shape that equal exactly one symbol's example as that
+  // symbol; returns true if any was.
+  bool MapToSymbols(std::vector<sym::Expr>* shape) {
+    bool any = false;
+    for (sym::Expr& d : *shape) {
+      const std::optional<int64_t> c = d.AsConstant();
+      if (!c) continue;
+      const std::string* match = nullptr;
+      int matches = 0;
+      for (const auto& [name, e] : examples_) {
+        if (e == *c) {
+          match = &name;
+          ++matches;
+        }
+      }
+      if (matches == 1) {
+        d = ctx_.Symbol(*match);
+        any = true;
+      }
+    }
+    return any;
   }
 
   const ir::Graph& g_;
@@ -228,6 +322,7 @@ class Propagator {
   bool train_ = false;
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
+  sym::Bindings examples_;  // Example values of the inputs' symbols (SetExamples).
 };
 
 }  // namespace

@@ -19,6 +19,9 @@ struct NodeFacts {
   rules::Applied applied;               // Valid if rule != nullptr and ok.
   std::vector<int> arg_values;          // Schema argument index -> graph value (-1: default used).
   bool ok = false;                      // False if the node failed or was skipped.
+  // No rule covers the op (and it is not known to cost nothing): its cost is
+  // unknown; its outputs' shapes, if known, came from the frontend.
+  bool no_rule = false;
 };
 
 // Everything shape propagation found.

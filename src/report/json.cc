@@ -102,6 +102,7 @@ Json Modules(const ir::Graph& graph, const Report& report,
     m["flops"] = Symbolic(stats ? stats->flops : sym::Expr(), b);
     m["transcendentals"] =
         Symbolic(stats ? stats->transcendentals : sym::Expr(), b);
+    m["lower_bound"] = stats ? stats->lower_bound : false;
     Json shapes = Json::array();
     if (stats) {
       for (const auto& shape : stats->output_shapes)
@@ -173,7 +174,8 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
                 {"backward", Symbolic(tr.flops_backward, b)},
                 {"recompute", Symbolic(tr.flops_recompute, b)},
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},
-                {"step", Symbolic(tr.flops_step, b)}};
+                {"step", Symbolic(tr.flops_step, b)},
+                {"lower_bound", tr.flops_lower_bound}};
   const PeakInfo peak = EvaluatePeak(tr, b);
   if (!peak.error.empty()) {
     j["memory"] = {{"error", peak.error}};
@@ -197,6 +199,7 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   }
   mem["category_max"] = Categories(peak.category_max, b);
   mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
+  mem["lower_bound"] = tr.act_lower_bound;
   j["memory"] = std::move(mem);
   Json saved = Json::array();
   for (const SavedTensorInfo& s : tr.saved) {
@@ -249,6 +252,7 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   totals["macs"] = Symbolic(report.macs, b);
   totals["flops"] = Symbolic(report.flops, b);
   totals["transcendentals"] = Symbolic(report.transcendentals, b);
+  totals["lower_bound"] = report.lower_bound;
   j["totals"] = std::move(totals);
 
   j["modules"] = Modules(graph, report, b);

@@ -103,12 +103,14 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   out += table.Render();
 
   if (peak.decided) {
-    out += "Peak: " + HumanAndExact(peak.peak, bindings, Unit::kBytes) +
+    // NB: ">=" where an op without a rule saves tensors nobody knows.
+    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") +
+           HumanAndExact(peak.peak, bindings, Unit::kBytes) +
            ", during " + MomentText(graph, tr, peak.point) + "\n";
   } else {
     const std::vector<std::string> symbols =
         UnboundSymbols(peak.peak, bindings);
-    out += "Peak: " + Bind(peak.peak, bindings).ToString() + "\n";
+    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") + Bind(peak.peak, bindings).ToString() + "\n";
     out += "  When the peak occurs depends on " +
            (symbols.empty() ? "unbound symbols" : JoinNames(symbols)) +
            ": use --set " + (symbols.empty() ? "B" : symbols[0]) +
@@ -118,7 +120,11 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
     out += "Saved by autograd: none (the forward runs under no_grad)\n";
   } else {
     out += "Saved by autograd (ACT at end of forward): " +
+           std::string(tr.act_lower_bound ? ">= " : "") +
            HumanAndExact(tr.saved_bytes, bindings, Unit::kBytes) + "\n";
+    if (tr.act_lower_bound) {
+      out += "NB: ACT and the peak are lower bounds: what ops without rules save for backward is unknown.\n";
+    }
   }
   out +=
       "NB: \"Max\" is each category's own maximum over the step; the maxima "

@@ -66,11 +66,13 @@ Line MakeLine(const ir::Scope& scope, int s, int depth,
     return line;
   }
   // NB: the MACs and FLOPs columns drop the unit word; their header says it.
+  // NB: ">=" marks a subtree with an op whose cost is unknown (no rule).
+  const std::string at_least = stats->lower_bound ? ">= " : "";
   line.fields = {Human(stats->params, Unit::kCount),
                  PercentOf(stats->params, report.params, b),
-                 HumanExpr(stats->macs, b, Unit::kCount)};
+                 at_least + HumanExpr(stats->macs, b, Unit::kCount)};
   if (!train) line.fields.push_back(PercentOf(stats->macs, report.macs, b));
-  line.fields.push_back(HumanExpr(stats->flops, b, Unit::kCount));
+  line.fields.push_back(at_least + HumanExpr(stats->flops, b, Unit::kCount));
   line.fields.push_back(PercentOf(stats->flops, report.flops, b));
   if (train) {
     const TrainingReport& tr = report.training;

@@ -11,9 +11,9 @@ namespace torchcost::report {
 namespace {
 
 std::string Line(const std::string& label, const sym::Expr& flops,
-                 const sym::Bindings& b) {
+                 const sym::Bindings& b, bool lower_bound = false) {
   return Pad(label, label.size() > 19 ? label.size() + 1 : 20, Table::Align::kLeft) +
-         HumanAndExact(flops, b, Unit::kFlops) + "\n";
+         (lower_bound ? ">= " : "") + HumanAndExact(flops, b, Unit::kFlops) + "\n";
 }
 
 }  // namespace
@@ -23,8 +23,8 @@ std::string RenderStepFlops(const Report& report,
   const TrainingReport& tr = report.training;
   if (tr.mode == StepMode::kInfer) {
     return "FLOPs per step (infer: the forward only)\n" +
-           Line("  Forward:", tr.flops_forward, bindings) +
-           Line("  Step:", tr.flops_step, bindings);
+           Line("  Forward:", tr.flops_forward, bindings, report.lower_bound) +
+           Line("  Step:", tr.flops_step, bindings, report.lower_bound);
   }
   const std::string per = tr.accumulate > 1 ? " (per micro-batch)" : "";
   std::string head = "FLOPs per step (train with " + std::string(OptimizerName(tr.optimizer));
@@ -40,10 +40,11 @@ std::string RenderStepFlops(const Report& report,
                       std::to_string(tr.checkpoint_group) + (tr.checkpoint_group == 1 ? " call" : " calls");
     recompute = Line("    recompute:", tr.flops_recompute, bindings);
   }
-  return head + ")\n" + Line("  Forward" + per + ":", tr.flops_forward, bindings) +
-         Line("  Backward" + per + ":", tr.flops_backward, bindings) + recompute +
+  const bool lb = tr.flops_lower_bound;
+  return head + ")\n" + Line("  Forward" + per + ":", tr.flops_forward, bindings, report.lower_bound) +
+         Line("  Backward" + per + ":", tr.flops_backward, bindings, lb) + recompute +
          Line("  Optimizer:", tr.flops_optimizer, bindings) +
-         Line("  Step:", tr.flops_step, bindings);
+         Line("  Step:", tr.flops_step, bindings, lb);
 }
 
 }  // namespace torchcost::report

@@ -108,10 +108,15 @@ std::string RenderTotals(const Report& report, const sym::Bindings& b) {
       Field("  Param bytes:", HumanAndExact(report.param_bytes, Unit::kBytes));
   out += Field("  Buffer bytes:",
                HumanAndExact(report.buffer_bytes, Unit::kBytes));
-  out += Field("  MACs:", HumanAndExact(report.macs, b, Unit::kMacs));
-  out += Field("  FLOPs:", HumanAndExact(report.flops, b, Unit::kFlops));
+  // NB: ">=" marks a total that misses the cost of an op without a rule.
+  const std::string at_least = report.lower_bound ? ">= " : "";
+  out += Field("  MACs:", at_least + HumanAndExact(report.macs, b, Unit::kMacs));
+  out += Field("  FLOPs:", at_least + HumanAndExact(report.flops, b, Unit::kFlops));
   out += Field("  Transcendentals:",
-               HumanAndExact(report.transcendentals, b, Unit::kCount));
+               at_least + HumanAndExact(report.transcendentals, b, Unit::kCount));
+  if (report.lower_bound) {
+    out += "NB: >= marks lower bounds: ops without rules (listed below) count 0.\n";
+  }
   out +=
       "NB: 1 multiply-add = 2 FLOPs; transcendentals (exp, tanh, ...) are "
       "counted apart from FLOPs.\n";
