@@ -256,7 +256,9 @@ class MetaInference {
     if (Run(node, Fill::kZeros, example_of, &zeros, &cpu_why) && Run(node, Fill::kOnes, example_of, &ones, &cpu_why)) {
       bool same = zeros.size() == ones.size();
       for (size_t i = 0; same && i < zeros.size(); ++i) {
-        same = zeros[i].kind == ones[i].kind && zeros[i].shape == ones[i].shape && zeros[i].dtype == ones[i].dtype;
+        // NB: scalars must agree too (aten::Bool of a tensor reads its data).
+        same = zeros[i].kind == ones[i].kind && zeros[i].shape == ones[i].shape && zeros[i].dtype == ones[i].dtype &&
+               zeros[i].i == ones[i].i && zeros[i].f == ones[i].f && zeros[i].b == ones[i].b;
       }
       if (same) {
         *outputs = std::move(zeros);
