@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
@@ -122,6 +124,33 @@ TEST(HalfPrecisionTest, FamiliesBuildEveryFloatingTensorInTheComputeDtype) {
     EXPECT_TRUE(r.unknown_ops.empty()) << c.name;
     EXPECT_EQ(r.values[m->graph.outputs[0]].dtype, DType::kBFloat16) << c.name;
   }
+}
+
+// Saved bytes of y * y where y = x[:, :, None].expand(2, 2, rep, 5, 3) reshaped to
+// `out` (mul keeps both operands, one storage), x float32 [2, 2, 5, 3] needing a gradient.
+int64_t SavedOfExpandedReshape(int64_t rep, std::vector<IntItem> out) {
+  GraphBuilder b("M");
+  Ref x = b.Input("x", {2, 2, 5, 3});
+  Ref e = b.Expand(b.Unsqueeze(x, 2), b.IntList({2, 2, rep, 5, 3}));
+  Ref y = b.Reshape(e, b.IntList(std::move(out)));
+  b.Output(b.Mul(y, y));
+  BuiltModel m = b.Finish();
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.training.optimizer = OptimizerKind::kSgd;
+  options.training.inputs_require_grad = true;
+  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
+  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r->training.saved_bytes.AsConstant();
+}
+
+TEST(HalfPrecisionTest, ReshapeOfABroadcastCopies) {
+  // repeat_kv's reshape merges the expanded dim (stride 0) with the heads: a
+  // copy of 2*4*5*3 float32 elements (480 bytes), which mul keeps.
+  EXPECT_EQ(SavedOfExpandedReshape(2, {2, 4, 5, 3}), 2 * 4 * 5 * 3 * 4);
+  // Expanding by 1 broadcasts nothing: the reshape is a view of x (240 bytes).
+  EXPECT_EQ(SavedOfExpandedReshape(1, {2, 2, 5, 3}), 2 * 2 * 5 * 3 * 4);
 }
 
 }  // namespace
