@@ -190,10 +190,157 @@ class Llama(nn.Module):
         return self.lm_head(hidden_states)
 
 
+class Conv1D(nn.Module):
+    """transformers' pytorch_utils.Conv1D: weight [nx, nf]; addmm(bias, x.view(-1, nx), weight).view(..., nf)."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.02)
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class NewGELUActivation(nn.Module):
+    """transformers' activations.NewGELUActivation (ACT2FN["gelu_new"], GPT-2's default)."""
+
+    def forward(self, input):
+        return 0.5 * input * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (input + 0.044715 * torch.pow(input, 3.0))))
+
+
+class GPT2Attention(nn.Module):
+    """modeling_gpt2.GPT2Attention (self-attention, eager _attn, scale_attn_weights, no
+    layer-idx scaling, reorder_and_upcast_attn False). The masked_bias buffer is left out
+    (unused by the forward)."""
+
+    def __init__(self, embed_dim, num_heads, max_positions, attn_pdrop, resid_pdrop):
+        super().__init__()
+        self.register_buffer("bias", torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(
+            1, 1, max_positions, max_positions))
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.split_size = embed_dim
+        self.c_attn = Conv1D(3 * embed_dim, embed_dim)
+        self.c_proj = Conv1D(embed_dim, embed_dim)
+        self.attn_dropout = nn.Dropout(attn_pdrop)
+        self.resid_dropout = nn.Dropout(resid_pdrop)
+
+    def _attn(self, query, key, value):
+        attn_weights = torch.matmul(query, key.transpose(-1, -2))
+        attn_weights = attn_weights / torch.full(
+            [], value.size(-1) ** 0.5, dtype=attn_weights.dtype, device=attn_weights.device)
+        query_length, key_length = query.size(-2), key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length: key_length, :key_length]
+        mask_value = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.full([], mask_value, dtype=attn_weights.dtype).to(attn_weights.device)
+        attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+        # Downcast (if necessary) back to V's dtype (if in mixed-precision) -- No-Op otherwise
+        attn_weights = attn_weights.type(value.dtype)
+        attn_weights = self.attn_dropout(attn_weights)
+        return torch.matmul(attn_weights, value)
+
+    def _split_heads(self, tensor, num_heads, attn_head_size):
+        new_shape = tensor.size()[:-1] + (num_heads, attn_head_size)
+        tensor = tensor.view(new_shape)
+        return tensor.permute(0, 2, 1, 3)
+
+    def _merge_heads(self, tensor, num_heads, attn_head_size):
+        tensor = tensor.permute(0, 2, 1, 3).contiguous()
+        new_shape = tensor.size()[:-2] + (num_heads * attn_head_size,)
+        return tensor.view(new_shape)
+
+    def forward(self, hidden_states):
+        query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
+        query = self._split_heads(query, self.num_heads, self.head_dim)
+        key = self._split_heads(key, self.num_heads, self.head_dim)
+        value = self._split_heads(value, self.num_heads, self.head_dim)
+        attn_output = self._attn(query, key, value)
+        attn_output = self._merge_heads(attn_output, self.num_heads, self.head_dim)
+        attn_output = self.c_proj(attn_output)
+        return self.resid_dropout(attn_output)
+
+
+class GPT2MLP(nn.Module):
+    """modeling_gpt2.GPT2MLP: Conv1D c_fc, activation, Conv1D c_proj, dropout."""
+
+    def __init__(self, intermediate_size, embed_dim, act, resid_pdrop):
+        super().__init__()
+        self.c_fc = Conv1D(intermediate_size, embed_dim)
+        self.c_proj = Conv1D(embed_dim, intermediate_size)
+        self.act = NewGELUActivation() if act == "gelu_new" else nn.GELU(approximate="tanh")
+        self.dropout = nn.Dropout(resid_pdrop)
+
+    def forward(self, hidden_states):
+        hidden_states = self.c_fc(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.c_proj(hidden_states)
+        return self.dropout(hidden_states)
+
+
+class GPT2Block(nn.Module):
+    """modeling_gpt2.GPT2Block (no cross-attention): residual + attn(ln_1), residual + mlp(ln_2)."""
+
+    def __init__(self, hidden_size, num_heads, max_positions, eps, act, pdrop):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden_size, eps=eps)
+        self.attn = GPT2Attention(hidden_size, num_heads, max_positions, pdrop, pdrop)
+        self.ln_2 = nn.LayerNorm(hidden_size, eps=eps)
+        self.mlp = GPT2MLP(4 * hidden_size, hidden_size, act, pdrop)
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.ln_1(hidden_states)
+        attn_output = self.attn(hidden_states)
+        hidden_states = attn_output + residual
+        residual = hidden_states
+        hidden_states = self.ln_2(hidden_states)
+        feed_forward_hidden_states = self.mlp(hidden_states)
+        return residual + feed_forward_hidden_states
+
+
+class GPT2(nn.Module):
+    """GPT2LMHeadModel's forward without labels: wte + wpe (position_ids from arange),
+    drop, blocks, ln_f, the tied lm_head. Departures: the transformer's modules sit at
+    the root instead of under `transformer.` (names only)."""
+
+    def __init__(self, vocab=512, hidden=128, heads=4, layers=2, n_positions=128, eps=1e-5, act="gelu_new",
+                 pdrop=0.0):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(n_positions, hidden)
+        self.drop = nn.Dropout(pdrop)
+        self.h = nn.ModuleList([GPT2Block(hidden, heads, n_positions, eps, act, pdrop) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(hidden, eps=eps)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tie_word_embeddings.
+
+    def forward(self, input_ids):
+        input_shape = input_ids.size()
+        position_ids = torch.arange(0, input_shape[-1], dtype=torch.long, device=input_ids.device)
+        position_ids = position_ids.unsqueeze(0)
+        inputs_embeds = self.wte(input_ids)
+        position_embeds = self.wpe(position_ids)
+        hidden_states = inputs_embeds + position_embeds
+        hidden_states = self.drop(hidden_states)
+        output_shape = (-1,) + input_shape[1:] + (hidden_states.size(-1),)
+        for block in self.h:
+            hidden_states = block(hidden_states)
+        hidden_states = self.ln_f(hidden_states)
+        hidden_states = hidden_states.view(output_shape)
+        return self.lm_head(hidden_states)
+
+
 # name -> (class, constructor arguments); inputs int64 token ids [2, 64].
 MODELS = {
     "llama_hf_tiny": (Llama, {}),
     "llama_hf_tiny_tied": (Llama, {"tie": True, "kv_heads": 4}),
+    "gpt2_hf_tiny": (GPT2, {}),
 }
 VOCAB = 512
 INPUT_SHAPE = [2, 64]
