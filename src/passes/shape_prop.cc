@@ -181,6 +181,7 @@ class Propagator {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");
       }
       nf.ok = true;
+      backend_read_ = backend_read_ || nf.applied.read_attention_backend;
       // NB: arithmetic on traced sizes (0-dim integer tensors with a known
       // value) is shape bookkeeping that tracing recorded, not model compute.
       if (!node.outputs.empty() && facts_->values[node.outputs[0]].kind == RValue::Kind::kTensor &&
@@ -190,6 +191,16 @@ class Propagator {
       cost.macs = nf.applied.macs;
       cost.flops = nf.applied.flops;
       cost.transcendentals = nf.applied.transcendentals;
+    }
+    if (attention_backend_ != "auto" && !backend_read_) {
+      // NB: the choice acts on aten::scaled_dot_product_attention only (its rule
+      // reads attention_backend()); say so rather than ignore it silently.
+      report_->diagnostics.push_back(
+          {Diagnostic::Severity::kWarning,
+           g_.source + ": attention backend '" + attention_backend_ +
+               "' applies to no node: the graph has no scaled_dot_product_attention (attention built from "
+               "matmul and softmax, as attn=eager or a torch 1.13 trace has it, is modelled op by op; "
+               "flash_attn_func is flash-attn's kernel whatever the backend)"});
     }
     for (const auto& [op, count] : unknown) report_->unknown_ops.push_back({op, count});
     std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(), [](const UnknownOp& a, const UnknownOp& b) {
@@ -323,6 +334,7 @@ class Propagator {
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
   sym::Bindings examples_;  // Example values of the inputs' symbols (SetExamples).
+  bool backend_read_ = false;  // True once a rule evaluated attention_backend().
 };
 
 }  // namespace

@@ -102,7 +102,8 @@ class Application : public ImplContext {
 
  private:
   Evaluator Eval() const {
-    return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_, attention_backend_);
+    return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_, attention_backend_,
+                     &out_->read_attention_backend);
   }
 
   void Set(int slot, RValue v) {

@@ -26,6 +26,7 @@ struct Applied {
   sym::Expr workspace_fwd;                           // Transient bytes during the forward.
   std::vector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
   std::vector<std::string> assumptions;              // Requirements that could not be proven.
+  bool read_attention_backend = false;               // True if the rule evaluated attention_backend().
 };
 
 // Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,

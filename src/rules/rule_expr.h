@@ -63,12 +63,13 @@ class Evaluator {
  public:
   // `assumptions`, if given, receives the equalities that could not be proven (broadcast, exact_div).
   // `device` is what device() returns in rules ("cpu" or "cuda"), and
-  // `attention_backend` what attention_backend() returns ("auto", "math", "flash", "efficient").
+  // `attention_backend` what attention_backend() returns ("auto", "math", "flash", "efficient");
+  // `read_attention_backend`, if given, is set to true when an expression calls it.
   Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots, sym::Context& ctx,
             std::vector<std::string>* assumptions = nullptr, std::string_view device = "cuda",
-            std::string_view attention_backend = "auto")
+            std::string_view attention_backend = "auto", bool* read_attention_backend = nullptr)
       : pool_(pool), slots_(slots), ctx_(ctx), assumptions_(assumptions), device_(device),
-        attention_backend_(attention_backend) {}
+        attention_backend_(attention_backend), read_attention_backend_(read_attention_backend) {}
   // Returns the value of the expression rooted at `node`. Throws RuleError.
   RValue Eval(int node) const;
   // Returns the value of a condition: kTrue, kFalse or kUnknown. Throws RuleError.
@@ -88,6 +89,7 @@ class Evaluator {
   std::vector<std::string>* assumptions_;
   std::string_view device_;
   std::string_view attention_backend_;
+  bool* read_attention_backend_;
 };
 
 // Returns a short description of a value for messages ("[B, 3, 224, 224]", "2", "None").

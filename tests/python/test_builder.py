@@ -204,6 +204,31 @@ def llama_params(V, h, L, heads, kv_heads, inter):
     return V * h + L * (2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h) + h + V * h
 
 
+def check_backend_diagnostic(r, fixtures):
+    """--attention-backend that acts on no node is a warning naming its value:
+    with attn=eager and attn=flash (flash-attn's own kernel), and on a torch 1.13
+    trace (matmul + softmax); never with attn=sdpa."""
+    tiny = "layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256"
+    cases = [("attn_" + a, ["--model", "llama", "--config", tiny + ",attn=" + a, "--set", "B=1,S=64"], a != "sdpa")
+             for a in ("eager", "sdpa", "flash")]
+    try:
+        cases.append(("llama_tiny_trace", [make_fixtures.make_fixture("llama_tiny", fixtures)], True))
+    except Exception as e:  # A failed trace: report, go on.
+        r.record("backend_diagnostic_trace", ["cannot trace llama_tiny: %s" % e])
+    for name, args, warns in cases:
+        doc, err = run_json(r.torchcost, args + ["--attention-backend", "efficient"])
+        if err:
+            r.record("backend_diagnostic_" + name, [err])
+            continue
+        said = [d for d in doc["diagnostics"] if "attention backend 'efficient'" in d["message"]]
+        problems = []
+        if warns and not (said and said[0]["severity"] == "warning"):
+            problems.append("no warning about --attention-backend efficient: %r" % doc["diagnostics"])
+        if not warns and said:
+            problems.append("unexpected warning: %r" % said)
+        r.record("backend_diagnostic_" + name, problems)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)
@@ -231,6 +256,8 @@ def main(argv):
                  ["--model", "llama", "--config",
                   "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate=11008,vocab=32000"],
                  llama_params(V=32000, h=4096, L=32, heads=32, kv_heads=8, inter=11008))
+
+    check_backend_diagnostic(r, args.fixtures)
 
     r.expect_error("unknown_config_key", ["--model", "llama", "--config", "layers=2,wings=3"],
                    ["unknown key 'wings'", "llama"])
