@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "torchcost/dtype.h"
 #include "torchcost/galore.h"
 #include "torchcost/sharding.h"
 #include "torchcost/status.h"
@@ -89,6 +90,11 @@ struct TrainingOptions {
   // OPT) for float16/bfloat16 trainable parameters, with states and the
   // update in float32, as apex/DeepSpeed's mixed-precision Adam.
   bool master_weights = false;
+  // The dtype of the optimizer's param-sized states and of its update's
+  // temporaries, independent of the parameters' (kUnknown: torch's
+  // zeros_like(p), the parameter's dtype; with master_weights, float32).
+  // E.g. float32 Adam moments for bfloat16 weights without a master copy.
+  DType state_dtype = DType::kUnknown;
   // Data-parallel sharding: per-rank memory (include/torchcost/sharding.h).
   ShardingOptions sharding;
   // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if set.
@@ -102,6 +108,10 @@ struct TrainingOptions {
   // first output (a 0-dim loss) and keeps the second (the model's output).
   LossSpec loss;
 };
+
+// Returns an error if the optimizer settings of `options` do not go together
+// (a state dtype for an optimizer whose states have their own format, ...).
+Status CheckOptimizerSettings(const TrainingOptions& options);
 
 // Memory categories, as in PyTorch's MemTracker.
 enum class MemCategory : int { kParam = 0, kBuffer, kGrad, kAct, kTemp, kOpt, kOther };
@@ -169,6 +179,7 @@ struct TrainingReport {
   bool grad_scaler = false;               // A GradScaler is modelled.
   bool foreach = false;                   // The optimizer's foreach step is modelled.
   std::string loss = "sum";               // The loss modelled, in words (LossDescription).
+  DType state_dtype = DType::kUnknown;    // TrainingOptions::state_dtype.
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;

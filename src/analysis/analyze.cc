@@ -309,6 +309,9 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
       }
     }
     report.training.galore.reset();
+    TORCHCOST_RETURN_IF_ERROR(CheckOptimizerSettings(options.training));
+    report.training.state_dtype = options.training.mode == StepMode::kTrain ? options.training.state_dtype
+                                                                             : DType::kUnknown;
     if ((options.training.galore || options.training.foreach) &&
         (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights)) {
       return Status::InvalidArgument("GaLore and the foreach step are not modelled with sharding or master weights");

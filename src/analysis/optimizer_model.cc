@@ -30,6 +30,12 @@ int64_t AdafactorColElements(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+DType StateDtype(DType param, DType state_dtype, bool master_weights) {
+  if (state_dtype != DType::kUnknown) return state_dtype;
+  const bool half = param == DType::kFloat16 || param == DType::kBFloat16;
+  return master_weights && half ? DType::kFloat32 : param;
+}
+
 OptimizerModel ModelOf(OptimizerKind kind) {
   OptimizerModel m;
   switch (kind) {

@@ -29,6 +29,11 @@ struct OptimizerModel {
   int64_t transient_tensors = 0;  // Param-sized temporaries alive at once during the update.
 };
 
+// The dtype a parameter's optimizer states and update temporaries are in:
+// `state_dtype` if set (not kUnknown); else float32 for a float16/bfloat16
+// parameter with master weights; else the parameter's (torch's zeros_like(p)).
+DType StateDtype(DType param, DType state_dtype, bool master_weights);
+
 // Returns the model of `kind`.
 OptimizerModel ModelOf(OptimizerKind kind);
 

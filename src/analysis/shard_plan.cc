@@ -21,15 +21,12 @@ int64_t ShardOf(int64_t n, int world) { return (n + world - 1) / world; }
 
 bool LowPrecision(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 
-// The dtype the update (and its states) runs in: float32 masters for half
-// precision parameters when master weights are on.
-DType UpdateDtype(DType d, bool masters) { return masters && LowPrecision(d) ? DType::kFloat32 : d; }
-
 // Optimizer state of one tensor; with masters, a float32 copy of a half
-// precision parameter (4 bytes per element) plus float32 states.
-int64_t OptBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType d, bool masters) {
+// precision parameter (4 bytes per element) plus the states (float32 unless
+// a state dtype is set: StateDtype).
+int64_t OptBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType d, bool masters, DType state) {
   const int64_t master = masters && LowPrecision(d) ? 4 * Numel(shape) : 0;
-  return StateBytes(kind, shape, UpdateDtype(d, masters)) + master;
+  return StateBytes(kind, shape, StateDtype(d, state, masters)) + master;
 }
 
 bool IsSharded(ShardStrategy s) {
@@ -69,8 +66,8 @@ class Planner {
       plan_.full_param_bytes += Bytes(i);
       if (!Trainable(i)) continue;
       plan_.full_grad_bytes += Bytes(i);
-      plan_.full_opt_bytes += OptBytes(o_.optimizer, p.shape, p.dtype, o_.master_weights);
-      plan_.simulated_opt_bytes += StateBytes(o_.optimizer, p.shape, p.dtype);
+      plan_.full_opt_bytes += OptBytes(o_.optimizer, p.shape, p.dtype, o_.master_weights, o_.state_dtype);
+      plan_.simulated_opt_bytes += StateBytes(o_.optimizer, p.shape, StateDtype(p.dtype, o_.state_dtype, false));
       shapes.push_back(p.shape);
       if (shapes.size() == 1) plan_.grad_element_bytes = ElementSize(p.dtype);
     }
@@ -253,7 +250,7 @@ class Planner {
       plan_.opt_bytes = plan_.full_opt_bytes;
       if (masters) {
         for (size_t i = 0; i < g_.params.size(); ++i) {
-          if (Trainable(i)) plan_.update.push_back({Numel(g_.params[i].shape), UpdateDtype(g_.params[i].dtype, true)});
+          if (Trainable(i)) plan_.update.push_back({Numel(g_.params[i].shape), StateDtype(g_.params[i].dtype, o_.state_dtype, true)});
         }
       }
       return;
@@ -284,8 +281,8 @@ class Planner {
     std::vector<std::vector<int64_t>> shapes;
     for (const auto& [d, n] : elements) {
       if (s_.strategy != ShardStrategy::kZero1) plan_.grad_bytes += n * ElementSize(d);
-      plan_.opt_bytes += OptBytes(o_.optimizer, {n}, d, masters);
-      plan_.update.push_back({n, UpdateDtype(d, masters)});
+      plan_.opt_bytes += OptBytes(o_.optimizer, {n}, d, masters, o_.state_dtype);
+      plan_.update.push_back({n, StateDtype(d, o_.state_dtype, masters)});
       shapes.push_back({n});
     }
     plan_.opt_bytes += SharedStateBytes(o_.optimizer, shapes);

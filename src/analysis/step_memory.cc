@@ -439,7 +439,7 @@ class Simulator {
         if (!grads_.param_trainable[i]) continue;
         const auto& p = g_.params[i];
         opt += Galore() ? GaloreStateBytes(p.shape, p.dtype, tr_.galore_targets[i], *options_.galore)
-                        : StateBytes(options_.optimizer, p.shape, p.dtype);
+                        : StateBytes(options_.optimizer, p.shape, StateDtype(p.dtype, options_.state_dtype, false));
         trainable.push_back(p.shape);
       }
       if (!Galore()) opt += SharedStateBytes(options_.optimizer, trainable);
@@ -925,7 +925,9 @@ class Simulator {
     for (size_t i = 0; i < g_.params.size(); ++i) {
       if (!grads_.param_trainable[i]) continue;
       const auto& p = g_.params[i];
-      const UpdateTransients t = TransientsOf(options_.optimizer, p.shape, p.dtype);
+      // NB: with a state dtype the temporaries (Adam's sqrt and denom) are
+      // computed from the states, so they are in the states' dtype.
+      const UpdateTransients t = TransientsOf(options_.optimizer, p.shape, StateDtype(p.dtype, options_.state_dtype, false));
       if (t.moments.empty() && t.carried == 0) continue;
       for (size_t k = 0; k < t.moments.size(); ++k) {
         const int s = NewStorage(sym::Expr(t.moments[k]), MemCategory::kTemp);

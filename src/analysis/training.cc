@@ -47,6 +47,25 @@ bool HasForeach(OptimizerKind kind) {
   return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor && kind != OptimizerKind::kAdam8bit;
 }
 
+Status CheckOptimizerSettings(const TrainingOptions& o) {
+  if (o.state_dtype == DType::kUnknown || o.mode != StepMode::kTrain) return Status::Ok();
+  const std::string name(OptimizerName(o.optimizer));
+  if (!IsFloatingPoint(o.state_dtype)) {
+    return Status::InvalidArgument("state dtype " + std::string(DTypeName(o.state_dtype)) + " is not a float dtype");
+  }
+  // NB: SGD keeps no state; Adafactor's and 8-bit Adam's states have their own
+  // format (float32 factored statistics, uint8 codes): a state dtype would change nothing.
+  if (o.optimizer == OptimizerKind::kSgd || o.optimizer == OptimizerKind::kAdafactor ||
+      o.optimizer == OptimizerKind::kAdam8bit) {
+    return Status::InvalidArgument("a state dtype does not apply to " + name + " (its states have their own format)");
+  }
+  if (o.foreach || o.galore) {
+    return Status::InvalidArgument("a state dtype with " + std::string(o.foreach ? "the foreach step" : "GaLore") +
+                                   " is not modelled");
+  }
+  return Status::Ok();
+}
+
 std::string_view MemCategoryName(MemCategory c) {
   static constexpr std::string_view kNames[] = {"param", "buffer", "grad", "act", "temp", "opt", "oth"};
   return kNames[static_cast<int>(c)];

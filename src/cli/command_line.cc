@@ -182,6 +182,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_flag("--master-weights", out.master_weights,
                "float32 master weights and optimizer states for float16/bfloat16 parameters (mixed-precision "
                "Adam: 12 bytes per parameter of OPT)");
+  app.add_option("--state-dtype", out.state_dtype,
+                 "dtype of the optimizer's states and update temporaries, independent of the parameters "
+                 "(bf16 weights with --state-dtype fp32: 2 + 2 + 8 bytes per parameter with Adam)")
+      ->type_name("DTYPE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")

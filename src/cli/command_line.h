@@ -48,6 +48,7 @@ struct CommandLine {
   std::string fsdp_unit = "blocks"; // --fsdp-unit REGEX|blocks
   bool no_prefetch = false;         // --no-prefetch
   bool master_weights = false;      // --master-weights
+  std::string state_dtype;          // --state-dtype DTYPE (optimizer states)
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
   std::string peft;                 // --peft METHOD[:SETTINGS] (lora, dora, qlora, galore, full)
   // `torchcost compare`: the configurations (after MODEL.pt unless --model).

@@ -138,6 +138,14 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
     if (!cl.galore.empty()) {
       if (Outcome o = ApplyGalore("--galore", cl.galore, options.training); !o.ok()) return o;
     }
+    if (!cl.state_dtype.empty()) {
+      auto d = ParseDType(cl.state_dtype);
+      if (!d.ok()) return Outcome::Usage("--state-dtype: " + d.status().message());
+      options.training.state_dtype = *d;
+      if (Status st = CheckOptimizerSettings(options.training); !st.ok()) {
+        return Outcome::Usage("--state-dtype: " + st.message());
+      }
+    }
     options.training.checkpoint = cl.checkpoint;
     options.training.checkpoint_group = cl.checkpoint_group;
     if (!cl.param_dtype.empty()) {

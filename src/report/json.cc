@@ -155,6 +155,7 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   j["optimizer_impl"] = tr.foreach ? "foreach" : "single";
   j["precision"] = tr.precision;
   j["loss"] = tr.loss;
+  j["state_dtype"] = tr.state_dtype == DType::kUnknown ? Json(nullptr) : Json(std::string(DTypeName(tr.state_dtype)));
   j["grad_scaler"] = tr.grad_scaler;
   j["grad_params"] = tr.grad_params;
   j["accumulate"] = tr.accumulate;

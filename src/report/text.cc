@@ -48,6 +48,7 @@ std::string StepText(const Report& report) {
              (tr.galore->per_layer ? ", per-layer updates" : "") +
              (tr.galore->svd_step ? ", an SVD step" : ", a step between SVDs");
   }
+  if (tr.state_dtype != DType::kUnknown) galore += ", " + std::string(DTypeName(tr.state_dtype)) + " states";
   return "train with " + std::string(OptimizerName(tr.optimizer)) + galore + precision + "; " +
          HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params, " +
          HumanAndExact(frozen, Unit::kCount) + " frozen";
