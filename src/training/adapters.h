@@ -20,6 +20,9 @@ struct AdapterSite {
   int y = -1;         // The Linear's output.
   int64_t out = 0, in = 0;
   bool quantized = false;
+  // A Conv1D (transformers' GPT-2 projection, addmm(b, x, W) with W [in, out]):
+  // peft's lora.Linear with fan_in_fan_out=True, which transposes W where it reads it.
+  bool fan_in_fan_out = false;
   // A Conv2d (peft's lora.Conv2d): the node, to clone with the adapters' weights.
   std::optional<ir::Node> conv;
   std::vector<int64_t> kernel;  // The base weight's kernel dims.

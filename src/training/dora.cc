@@ -25,9 +25,12 @@ int EmitDora(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c, cons
   const int lora_weight = ed.Op("aten::numpy_T", "", {ba_t}, {"self"}, s_dora);
   // weight = weight.to(x.dtype); weight + scaling * lora_weight.detach()
   const int weight = ed.Op("aten::to", "dtype", {site.weight, ed.ScalarType(c.adapter_dtype)}, {"self", "dtype"}, s_dora);
+  // get_weight_norm: weight = transpose(weight, fan_in_fan_out), a view for Conv1D's [in, out].
+  const int oriented =
+      site.fan_in_fan_out ? ed.Op("aten::numpy_T", "", {weight}, {"self"}, s_dora) : weight;
   const int detached = ed.Op("aten::detach", "", {lora_weight}, {"self"}, s_dora);
   const int scaled = ed.Op("aten::mul", "Scalar", {detached, ed.Float(lora.scaling)}, {"self", "other"}, s_dora);
-  const int combined = ed.Op("aten::add", "Tensor", {weight, scaled, ed.Int(1)}, {"self", "other", "alpha"}, s_dora);
+  const int combined = ed.Op("aten::add", "Tensor", {oriented, scaled, ed.Int(1)}, {"self", "other", "alpha"}, s_dora);
   // torch.linalg.norm(weight, dim=1).to(weight.dtype), then .detach()
   const int norm = ed.Op("aten::linalg_norm", "", {combined, none, ed.Ints({1}), ed.Bool(false), none},
                          {"self", "ord", "dim", "keepdim", "dtype"}, s_dora);
@@ -40,7 +43,8 @@ int EmitDora(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c, cons
   int base_result;
   if (c.dropout > 0) {
     // F.linear(x, transpose(weight, fan_in_fan_out)): the base again, on the dropped-out input.
-    base_result = linear(x_dropped, weight, s_dora);
+    const int w_t = site.fan_in_fan_out ? ed.Op("aten::numpy_T", "", {weight}, {"self"}, s_dora) : weight;
+    base_result = linear(x_dropped, w_t, s_dora);
   } else if (site.bias >= 0) {
     base_result = ed.Op("aten::sub", "Tensor", {site.y, site.bias, ed.Int(1)}, {"self", "other", "alpha"}, s_dora);
   } else {

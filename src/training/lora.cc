@@ -48,18 +48,37 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
     s.x = NodeArg(node, addmm ? "mat1" : "self", addmm ? 1 : 0);
     const int mat2 = NodeArg(node, "mat2", addmm ? 2 : 1);
     s.bias = addmm ? NodeArg(node, "self", 0) : -1;
-    const int t = mat2 >= 0 ? g.values[mat2].producer : -1;
-    if (s.x < 0 || t < 0 || (g.nodes[t].op != "aten::t" && g.nodes[t].op != "aten::numpy_T") ||
-        g.nodes[t].inputs.empty()) {
+    if (s.x < 0 || mat2 < 0) return std::nullopt;
+    const int t = g.values[mat2].producer;
+    if (g.values[mat2].role == ir::ValueRole::kParam) {
+      // transformers' Conv1D: addmm(bias, x.view(-1, nx), weight), weight [in, out].
+      s.weight = mat2;
+      s.fan_in_fan_out = true;
+    } else if (t >= 0 && (g.nodes[t].op == "aten::t" || g.nodes[t].op == "aten::numpy_T") &&
+               !g.nodes[t].inputs.empty()) {
+      s.weight = g.nodes[t].inputs[0];
+    } else {
       return std::nullopt;
     }
-    s.weight = g.nodes[t].inputs[0];
     if (g.values[s.weight].role != ir::ValueRole::kParam) return std::nullopt;
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
     if (w.shape.size() != 2) return std::nullopt;
     if (s.bias >= 0 && g.values[s.bias].role != ir::ValueRole::kParam) return std::nullopt;  // Not a Linear's bias.
-    s.out = w.shape[0];
-    s.in = w.shape[1];
+    s.out = w.shape[s.fan_in_fan_out ? 1 : 0];
+    s.in = w.shape[s.fan_in_fan_out ? 0 : 1];
+    if (s.fan_in_fan_out) {
+      // NB: the module is named after its weight ("h.0.attn.c_attn.weight", or
+      // "h.0.attn.c_attn_weight" where the projection is a parameter of the
+      // attention module, as tools/make_fixtures.py's GPT2 and --model gpt2).
+      const std::string& name = w.name;
+      for (const char* suffix : {".weight", "_weight"}) {
+        const size_t n = std::char_traits<char>::length(suffix);
+        if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) {
+          s.path = name.substr(0, name.size() - n);
+          break;
+        }
+      }
+    }
   } else if (node.op == "aten::_convolution" || node.op == "aten::conv2d") {
     s.bias = NodeArg(node, "bias", 2);
     const ir::TensorEntry& w = g.params[g.values[s.weight].table_index];
@@ -192,6 +211,7 @@ int EmitAdapter(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c) {
   ir::Graph& g = ed.graph();
   LoraBranch lora;
   const char* type = site.conv.has_value() ? "Conv2d" : "Linear";
+  if (site.fan_in_fan_out) g.GetOrAddScope(site.path, "Conv1D");
   lora.scope_a = g.GetOrAddScope(site.path + ".lora_A", type);
   lora.scope_b = g.GetOrAddScope(site.path + ".lora_B", type);
   const int s_drop = g.GetOrAddScope(site.path + ".lora_dropout", c.dropout > 0 ? "Dropout" : "Identity");
@@ -317,11 +337,18 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
     }
     if (!kLinearOps.count(op) && !(conv && !all_linear)) continue;
     if (static_cast<int>(ni) == output_layer) continue;
-    if (scope_matches[scope] < 0) {
-      scope_matches[scope] = MatchesModule(graph.scopes[scope].path, config.targets, *targets) ? 1 : 0;
+    std::optional<AdapterSite> site;
+    if (op == "aten::addmm" || op == "aten::mm") site = AsSite(g, g.nodes[index]);
+    if (site && site->fan_in_fan_out) {
+      // NB: Conv1D sites are matched by their own module path (several can share a scope).
+      if (!MatchesModule(site->path, config.targets, *targets)) continue;
+    } else {
+      if (scope_matches[scope] < 0) {
+        scope_matches[scope] = MatchesModule(graph.scopes[scope].path, config.targets, *targets) ? 1 : 0;
+      }
+      if (scope_matches[scope] == 0) continue;
+      if (!site) site = AsSite(g, g.nodes[index]);
     }
-    if (scope_matches[scope] == 0) continue;
-    std::optional<AdapterSite> site = AsSite(g, g.nodes[index]);
     if (!site) continue;
     if (config.use_dora && (site->quantized || site->conv.has_value())) {
       return Status::InvalidArgument("lora: dora on the " + std::string(site->quantized ? "4-bit" : "convolution") +
@@ -332,7 +359,8 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config) {
   }
   for (int& o : g.outputs) o = remap(o);
   if (adapted == 0) {
-    return Status::InvalidArgument("lora: no Linear layer in a module matching targets '" + config.targets + "'");
+    return Status::InvalidArgument("lora: no Linear or Conv1D layer in a module matching targets '" +
+                                   config.targets + "'");
   }
   return g;
 }

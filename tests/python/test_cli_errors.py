@@ -253,7 +253,11 @@ def main(argv):
                            words=["--peft", "unknown method 'prefix'"])
             r.expect_error("peft_bad_rank", [lenet5, "--peft", "lora:r=0"], words=["r=0 must be a positive integer"])
             r.expect_error("peft_no_target", [lenet5, "--peft", "lora:targets=q_proj"],
-                           words=["no Linear layer", "q_proj"])
+                           words=["no Linear or Conv1D layer", "q_proj"])
+            r.expect_error("state_dtype_int", [lenet5, "--state-dtype", "int64"],
+                           words=["--state-dtype", "not a float dtype"])
+            r.expect_error("state_dtype_adafactor", [lenet5, "--optimizer", "adafactor", "--state-dtype", "fp32"],
+                           words=["--state-dtype", "adafactor"])
             r.expect_error("lora_and_peft", [lenet5, "--lora", "r=2", "--peft", "dora"], words=["--lora", "--peft"])
             r.expect_error("lora_bad_regex", [lenet5, "--lora", "targets=("], words=["not a valid regular expression"])
             r.expect_error("compare_no_config", ["compare", lenet5], words=["at least one configuration"])

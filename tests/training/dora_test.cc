@@ -84,6 +84,39 @@ TEST(DoraTest, WithDropoutTheBaseIsRecomputedOnTheDroppedInput) {
   EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
 }
 
+TEST(DoraTest, Conv1dNormsTheTransposedWeight) {
+  // transformers' Conv1D: addmm(b, x, W) with W [in, out] = [16, 12]. peft's
+  // DoraLinearLayer(fan_in_fan_out=True): get_weight_norm transposes W (a view,
+  // aten::numpy_T) before W.T + s * BA, so the row norms are the output's:
+  // magnitude [out]; the FLOPs equal the Linear's.
+  const int64_t M = 5, in = 16, out = 12, r = 4;
+  GraphBuilder b;
+  int x = b.Input();
+  int w = b.Param("attn.c_attn_weight", {in, out});
+  int bias = b.Param("attn.c_attn_bias", {out});
+  b.Scope("attn", "GPT2Attention");
+  b.Output(b.One("aten::addmm", {bias, x, w}, {"self", "mat1", "mat2"}));
+  LoraConfig c;
+  c.rank = r;
+  c.alpha = 8;
+  c.targets = "c_attn";
+  c.use_dora = true;
+  auto g = ApplyLora(b.graph(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int transposes = 0;
+  for (const auto& n : g->nodes) transposes += n.op == "aten::numpy_T";
+  EXPECT_EQ(transposes, 2);  // lora_B(lora_A(eye)).T and transpose(W).
+  Report dora = AnalyzeAt(*g, M);
+  Report base = AnalyzeAt(b.graph(), M);
+  EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
+  const int64_t lora_weight = 2 * in * in * r + 2 * in * r * out;
+  const int64_t norm = out * in + out * in + (2 * out * in - out);
+  const int64_t lora_result = 2 * M * in * r + 2 * M * r * out;
+  const int64_t combine = M * out + out + 4 * M * out + M * out;
+  EXPECT_EQ(*dora.flops.AsConstant() - *base.flops.AsConstant(), lora_weight + norm + out + lora_result + combine);
+  EXPECT_EQ(*dora.transcendentals.AsConstant() - *base.transcendentals.AsConstant(), out);
+}
+
 TEST(DoraTest, ConvolutionsAreRefused) {
   GraphBuilder b;
   int x = b.Input();

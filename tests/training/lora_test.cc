@@ -88,9 +88,46 @@ TEST(LoraTest, AllLinearLeavesTheOutputLayer) {
   EXPECT_EQ(Analyze(*g, ctx).trainable_params, 2 * 16 + 12 * 2);
 }
 
+// x [M, 16] -> transformers' Conv1D as GPT-2's attention writes it:
+// addmm(c_attn_bias, x, c_attn_weight) with the weight [in, out] = [16, 12],
+// a parameter of the "attn" module (as tools/make_fixtures.py's GPT2).
+ir::Graph OneConv1d() {
+  GraphBuilder b;
+  int x = b.Input();
+  int w = b.Param("attn.c_attn_weight", {16, 12});
+  int bias = b.Param("attn.c_attn_bias", {12});
+  b.Scope("attn", "GPT2Attention");
+  b.Output(b.One("aten::addmm", {bias, x, w}, {"self", "mat1", "mat2"}));
+  return b.graph();
+}
+
+TEST(LoraTest, Conv1dIsAdaptedAsPeftWithFanInFanOut) {
+  // peft's lora.Linear on a Conv1D (fan_in_fan_out=True): in_features, out_features
+  // = weight.shape = (16, 12), so A [r, 16] and B [12, r], as on a Linear 16 -> 12.
+  auto c = ParseLoraConfig("r=4,alpha=8,targets=c_attn");
+  ASSERT_TRUE(c.ok());
+  auto g = ApplyLora(OneConv1d(), *c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  sym::Context ctx;
+  Report r = Analyze(*g, ctx);
+  EXPECT_EQ(r.trainable_params, 4 * 16 + 12 * 4);
+  EXPECT_EQ(r.params, 16 * 12 + 12 + 4 * 16 + 12 * 4);
+  bool named = false;
+  for (const auto& p : g->params) named |= p.name == "attn.c_attn.lora_A.weight";
+  EXPECT_TRUE(named);
+  // The adapter's forward FLOPs, as on the Linear: 2*M*in*r + 2*M*r*out + M*out (* s) + M*out (+).
+  sym::Context base_ctx;
+  Report plain = Analyze(OneConv1d(), base_ctx);
+  const int64_t M = 5;
+  EXPECT_EQ(*r.flops.AsConstant() - *plain.flops.AsConstant(), 2 * M * 16 * 4 + 2 * M * 4 * 12 + M * 12 + M * 12);
+  // A module named by its weight: "attn.c_attn" (whole-path targets work too).
+  EXPECT_TRUE(ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn.c_attn")).ok());
+  EXPECT_FALSE(ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn")).ok());
+}
+
 TEST(LoraTest, Errors) {
   EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
-              HasSubstr("no Linear layer in a module matching targets 'k_proj'"));
+              HasSubstr("no Linear or Conv1D layer in a module matching targets 'k_proj'"));
   // A sequence-parallel linear (the builder's sp=true) takes no adapter.
   GraphBuilder b;
   int x = b.Input();
