@@ -25,10 +25,10 @@ const RuleSet& Rules() {
 constexpr int64_t h = 64, a = 4, s = 128, b = 2;
 constexpr int64_t sbh = s * b * h;
 // NB: attn=eager: Korthikanti et al. count the materialized attention scores.
-constexpr const char* kConfig = "layers=3,hidden=64,heads=4,vocab=512,context=128,dropout=0.1,attn=eager";
+constexpr const char* kConfig = "layers=3,hidden=64,heads=4,vocab=512,context=128,dropout=0.1,attn=eager,dtype=fp16";
 
-// torchcost's saved bytes attributed to layer h.1 (its subtree), fp16
-// parameters, CUDA kernels, at b and s.
+// torchcost's saved bytes attributed to layer h.1 (its subtree), the family
+// computing in float16 (dtype=fp16), CUDA kernels, at b and s.
 int64_t LayerBytes(const std::string& extra, const std::string& checkpoint, int64_t* recompute_flops = nullptr) {
   Result<BuiltModel> m = BuildNamedModel("gpt2", std::string(kConfig) + extra);
   EXPECT_TRUE(m.ok()) << m.status().message();
@@ -36,7 +36,6 @@ int64_t LayerBytes(const std::string& extra, const std::string& checkpoint, int6
   sym::Context ctx;
   AnalysisOptions options;
   options.device = "cuda";
-  options.param_dtype = DType::kFloat16;
   options.training.optimizer = OptimizerKind::kSgd;
   options.training.checkpoint = checkpoint;
   for (const InputDecl& in : m->inputs) options.inputs.push_back({ResolveShape(*m, in, ctx), in.dtype});
