@@ -292,7 +292,7 @@ class GPT2Attention(nn.Module):
 
     def forward(self, x):
         B, T, C = x.size()
-        qkv = torch.addmm(self.c_attn_bias, x.view(-1, C), self.c_attn_weight).view(B, T, 3 * C)
+        qkv = self.conv1d("c_attn", x.view(-1, C)).view(B, T, 3 * C)
         q, k, v = qkv.split(self.d_model, dim=2)
         hd = C // self.n_head
         q = q.view(B, T, self.n_head, hd).permute(0, 2, 1, 3)
@@ -304,8 +304,15 @@ class GPT2Attention(nn.Module):
         att = torch.where(causal, att, mask_value)
         att = self.attn_dropout(nn.functional.softmax(att, dim=-1))
         y = torch.matmul(att, v).permute(0, 2, 1, 3).contiguous().view(B, T, C)
-        y = torch.addmm(self.c_proj_bias, y.view(-1, C), self.c_proj_weight).view(B, T, C)
+        y = self.conv1d("c_proj", y.view(-1, C)).view(B, T, C)
         return self.resid_dropout(y)
+
+    def conv1d(self, name, x):
+        """transformers' Conv1D on <name>_weight [in, out]: addmm(<name>_bias, x, <name>_weight); with
+        tools/peft_torch.py's adapter attached as the child module <name>, the adapted result."""
+        y = torch.addmm(getattr(self, name + "_bias"), x, getattr(self, name + "_weight"))
+        adapter = self._modules.get(name)
+        return y if adapter is None else adapter(x, y)
 
 
 class GPT2Block(nn.Module):

@@ -14,9 +14,18 @@ LoraLayer / DoraLinearLayer forwards compute (peft >= 0.12), op for op:
       base = result - bias (dropout an identity) or F.linear(dropout(x), W)
       result = result + (mag_norm_scale - 1) * base + mag_norm_scale * lora_B(lora_A(dropout(x))) * scaling
 
+  LoRA / DoRA on transformers' Conv1D (peft's lora.Linear with fan_in_fan_out=True;
+  huggingface/peft at 5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40, src/peft/tuners/lora/layer.py
+  LoraLayer.__init__: in_features, out_features = Conv1D weight.shape; forward as lora.Linear's;
+  src/peft/tuners/lora/dora.py DoraLinearLayer: get_weight_norm and the dropout path read
+  transpose(weight, fan_in_fan_out) = weight.T): the same math on a weight stored [in, out].
+
 apply(model, method, r, alpha, dropout, targets) wraps every nn.Linear (and,
 for LoRA, nn.Conv2d) whose attribute name matches `targets` (a regex, full
-match), and freezes every other parameter, as peft's get_peft_model does.
+match), and every Conv1D-style projection (make_fixtures' GPT2Attention:
+parameters <name>_weight [in, out] and <name>_bias read by its conv1d(name, x))
+whose <name> matches, and freezes every other parameter, as peft's
+get_peft_model does.
 PRESETS names the configurations the oracle tests use, with the torchcost
 --lora spec that says the same.
 """
@@ -33,6 +42,9 @@ PRESETS = {
     ("gpt_tiny", "lora"): dict(r=4, alpha=8, dropout=0.05, targets="c_attn|c_fc"),
     ("gpt_tiny", "dora"): dict(r=4, alpha=8, dropout=0.0, targets="c_attn|c_fc"),
     ("gpt_tiny", "dora_dropout"): dict(r=4, alpha=8, dropout=0.1, targets="c_proj", method="dora"),
+    ("gpt2_tiny", "lora"): dict(r=4, alpha=8, dropout=0.05, targets="c_attn|c_proj"),
+    ("gpt2_tiny", "dora"): dict(r=4, alpha=8, dropout=0.0, targets="c_attn|c_proj"),
+    ("gpt2_tiny", "dora_dropout"): dict(r=2, alpha=4, dropout=0.1, targets="c_attn", method="dora"),
     ("resnet18", "lora"): dict(r=4, alpha=4, dropout=0.0, targets="conv2|fc"),
     ("resnet18", "dora"): dict(r=4, alpha=8, dropout=0.0, targets="fc"),
 }
@@ -88,11 +100,13 @@ class LoraLinear(nn.Module):
 class DoraLinearLayer(nn.Module):
     """peft's DoraLinearLayer: the magnitude vector (`weight`) and DoRA's forward."""
 
-    def __init__(self, lora):
+    def __init__(self, lora, fan_in_fan_out=False):
         super().__init__()
         base = lora.base_layer
+        self.fan_in_fan_out = fan_in_fan_out
         with torch.no_grad():
-            norm = torch.linalg.norm(base.weight + lora.scaling * (lora.lora_B.weight @ lora.lora_A.weight), dim=1)
+            w = base.weight.T if fan_in_fan_out else base.weight
+            norm = torch.linalg.norm(w + lora.scaling * (lora.lora_B.weight @ lora.lora_A.weight), dim=1)
         self.weight = nn.Parameter(norm.clone())
 
     def forward(self, x, lora_A, lora_B, scaling, base_layer, base_result=None):
@@ -100,7 +114,9 @@ class DoraLinearLayer(nn.Module):
         lora_weight = lora_B(lora_A(x_eye)).T
         magnitude = self.weight
         weight = base_layer.weight.to(x.dtype)
-        weight_norm = torch.linalg.norm(weight + scaling * lora_weight.detach(), dim=1).to(weight.dtype)
+        # get_weight_norm: weight = transpose(weight, fan_in_fan_out)
+        oriented = weight.T if self.fan_in_fan_out else weight
+        weight_norm = torch.linalg.norm(oriented + scaling * lora_weight.detach(), dim=1).to(weight.dtype)
         weight_norm = weight_norm.detach()
         mag_norm_scale = (magnitude / weight_norm).view(1, -1)
         lora_result = lora_B(lora_A(x))
@@ -108,8 +124,56 @@ class DoraLinearLayer(nn.Module):
             if base_layer.bias is not None:
                 base_result = base_result - base_layer.bias
         else:
-            base_result = F.linear(x, weight)
+            base_result = F.linear(x, weight.T if self.fan_in_fan_out else weight)
         return (mag_norm_scale - 1) * base_result + mag_norm_scale * lora_result * scaling
+
+
+class Conv1DBase:
+    """A Conv1D's weight [in, out] and bias, as DoraLinearLayer reads base_layer."""
+
+    def __init__(self, weight, bias):
+        self.weight = weight
+        self.bias = bias
+
+
+class LoraConv1D(nn.Module):
+    """peft's lora.Linear (fan_in_fan_out=True) around a Conv1D: called by the owning module's
+    conv1d(name, x) with the base result; its weight [in, out] stays the owner's parameter."""
+
+    def __init__(self, owner, name, r, alpha, dropout, use_dora):
+        super().__init__()
+        self._base = (owner, name)  # A tuple: not registered as a submodule.
+        weight = getattr(owner, name + "_weight")
+        in_features, out_features = weight.shape
+        self.lora_dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.lora_A = nn.Linear(in_features, r, bias=False)
+        self.lora_B = nn.Linear(r, out_features, bias=False)
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.normal_(self.lora_B.weight, std=0.02)
+        self.scaling = alpha / r
+        self.use_dora = use_dora
+        if use_dora:
+            self.lora_magnitude_vector = DoraLinearLayer(self, fan_in_fan_out=True)
+
+    @property
+    def base_layer(self):
+        owner, name = self._base
+        return Conv1DBase(getattr(owner, name + "_weight"), getattr(owner, name + "_bias"))
+
+    def forward(self, x, result):
+        result_dtype = result.dtype
+        x = x.to(self.lora_A.weight.dtype)
+        if not self.use_dora:
+            result = result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+        else:
+            if isinstance(self.lora_dropout, nn.Identity) or not self.training:
+                base_result = result
+            else:
+                x = self.lora_dropout(x)
+                base_result = None
+            result = result + self.lora_magnitude_vector(x, self.lora_A, self.lora_B, self.scaling,
+                                                         self.base_layer, base_result)
+        return result.to(result_dtype)
 
 
 class LoraConv2d(nn.Module):
@@ -150,6 +214,12 @@ def apply(model, method, r, alpha, dropout, targets):
                 continue
             setattr(module, child_name, new)
             wrapped += 1
+        if hasattr(module, "conv1d"):
+            for pname, p in list(module.named_parameters(recurse=False)):
+                name = pname[:-len("_weight")]
+                if pname.endswith("_weight") and p.dim() == 2 and pattern.fullmatch(name):
+                    module.add_module(name, LoraConv1D(module, name, r, alpha, dropout, method == "dora"))
+                    wrapped += 1
     assert wrapped, "no layer matches %r" % targets
     return model
 

@@ -36,8 +36,9 @@ struct LoraConfig {
 // (keys optional).
 Result<LoraConfig> ParseLoraConfig(std::string_view text);
 
-// Returns `graph` with adapters on every aten::linear (or 4-bit linear) whose
-// module matches `config.targets`: parameters `<path>.lora_A.weight` [r, in] and
+// Returns `graph` with adapters on every aten::linear (or 4-bit linear, or
+// transformers' Conv1D: addmm(b, x, W) with W [in, out], its module named after
+// W, as peft's fan_in_fan_out=True) whose module matches `config.targets`: parameters `<path>.lora_A.weight` [r, in] and
 // `<path>.lora_B.weight` [out, r] (and `<path>.lora_magnitude_vector.weight`
 // [out] with DoRA), trainable; every other parameter frozen; modules
 // `<path>.lora_dropout`, `.lora_A`, `.lora_B` (and `.lora_magnitude_vector`);

@@ -25,6 +25,9 @@ the transform's numbers (params, FLOPs forward and backward, saved bytes,
 peak, every category's maximum): "a graph that already contains LoRA-style
 modules gives the same result as applying the transform" (for DoRA all but the
 peak and TEMP: a trace loses the Python locals DoRA's forward keeps alive).
+gpt2_tiny's attention projections are transformers' Conv1D (addmm(b, x, W) with
+W [in, out]), adapted as peft does with fan_in_fan_out=True (tools/peft_torch.py's
+LoraConv1D); its c_fc and c_proj are Linear layers.
 Also: LoRA on gpt_tiny's TorchScript trace, its FX graph and its aten graph
 (make_fx: Linear as t + addmm) gives the same trainable params, FLOPs, saved
 bytes and peak ("applied to any graph").
@@ -53,6 +56,10 @@ CASES = [
     ("gpt_tiny", "dora_dropout", [2]),
     ("resnet18", "lora", [1, 4]),
     ("resnet18", "dora", [1]),
+    # GPT-2's Conv1D (addmm with W [in, out]; peft's fan_in_fan_out) and Linear c_fc / c_proj.
+    ("gpt2_tiny", "lora", [2]),
+    ("gpt2_tiny", "dora", [2]),
+    ("gpt2_tiny", "dora_dropout", [2]),
 ]
 EXACT = [("act", ("saved_bytes",), "act_bytes"),
          ("param", ("category_max", "param"), "param_bytes"),
@@ -82,12 +89,15 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)
     parser.add_argument("--fixtures", required=True)
+    parser.add_argument("--only", default="", help="run the cases whose BASE+VARIANT contains this (and no frontends)")
     args = parser.parse_args(argv)
     fixtures = os.path.abspath(args.fixtures)
     os.makedirs(fixtures, exist_ok=True)
     results = torchcost_cli.Results()
     for base, variant, batches in CASES:
         wrapped = "%s+%s" % (base, variant)
+        if args.only not in wrapped:
+            continue
         spec = peft_torch.cli_spec(base, variant)
         train_trace = base in oracle_models.GPTS
         expected_trainable = trainable_elements(wrapped)
@@ -145,7 +155,8 @@ def main(argv):
                     results.check(a == bb, "%s %s wrapped == transform: %s" % (label, opt, what),
                                   "transform %s, wrapped trace %s" % (a, bb))
             print("# %s: %.1fs" % (label, time.time() - t0), flush=True)
-    frontends(args, fixtures, results)
+    if not args.only:
+        frontends(args, fixtures, results)
     print("%d passed, %d failed" % (results.passed, results.failed))
     return 0 if results.failed == 0 else 1
 
