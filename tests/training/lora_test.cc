@@ -125,6 +125,56 @@ TEST(LoraTest, Conv1dIsAdaptedAsPeftWithFanInFanOut) {
   EXPECT_FALSE(ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn")).ok());
 }
 
+// TwoLinears with its parameters in bfloat16 (model.to(torch.bfloat16) before peft wraps it).
+ir::Graph TwoLinearsBf16() {
+  ir::Graph g = TwoLinears();
+  for (auto& p : g.params) p.dtype = DType::kBFloat16;
+  return g;
+}
+
+// Trains a graph on a bfloat16 input with AdamW.
+Report AnalyzeBf16(const ir::Graph& g, sym::Context& ctx) {
+  auto rules = RuleSet::Builtin();
+  EXPECT_TRUE(rules.ok());
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kAdamW;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "5,16:bfloat16"));
+  auto r = Analyze(g, *rules, ctx, opts);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+int64_t Max(const Report& r, MemCategory c) {
+  return *EvaluatePeak(r.training, {}).category_max[static_cast<int>(c)].AsConstant();
+}
+
+TEST(LoraTest, AdapterDtypeOnABf16Base) {
+  // peft's default (autocast_adapter_dtype=True): float32 adapters on a bf16
+  // base, the adapter's input cast to float32 (x.to(lora_A.weight.dtype)) and
+  // the sum cast back; dtype=bf16 keeps the adapters in the base's dtype: both
+  // casts are aliases. A [4, 16] and B [12, 4] on q_proj: 112 elements.
+  const int64_t adapters = 4 * 16 + 12 * 4, M = 5;
+  auto c32 = ParseLoraConfig("r=4,targets=q_proj");
+  auto c16 = ParseLoraConfig("r=4,targets=q_proj,dtype=bf16");
+  ASSERT_TRUE(c32.ok() && c16.ok());
+  EXPECT_EQ(c32->adapter_dtype, DType::kFloat32);
+  EXPECT_EQ(c16->adapter_dtype, DType::kBFloat16);
+  sym::Context ctx32, ctx16;
+  Report r32 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c32), ctx32);
+  Report r16 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c16), ctx16);
+  // AdamW: exp_avg and exp_avg_sq in the adapters' dtype, + a float32 step per tensor (2).
+  EXPECT_EQ(Max(r32, MemCategory::kOpt), 2 * adapters * 4 + 2 * 4);
+  EXPECT_EQ(Max(r16, MemCategory::kOpt), 2 * adapters * 2 + 2 * 4);
+  EXPECT_EQ(Max(r32, MemCategory::kGrad), adapters * 4);
+  EXPECT_EQ(Max(r16, MemCategory::kGrad), adapters * 2);
+  // Saved for backward (the frozen base saves nothing: its input needs no
+  // gradient, its weight none): lora_A its input x [M, 16] (float32: the cast
+  // copy; bf16: x itself), lora_B its input A x [M, 4], and `* scaling` its
+  // 0-dim float64 (8 bytes).
+  EXPECT_EQ(*r32.training.saved_bytes.AsConstant(), M * 16 * 4 + M * 4 * 4 + 8);
+  EXPECT_EQ(*r16.training.saved_bytes.AsConstant(), M * 16 * 2 + M * 4 * 2 + 8);
+}
+
 TEST(LoraTest, Errors) {
   EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
               HasSubstr("no Linear or Conv1D layer in a module matching targets 'k_proj'"));
@@ -140,6 +190,7 @@ TEST(LoraTest, Errors) {
   EXPECT_THAT(ParseLoraConfig("rank8").status().message(), HasSubstr("'rank8' is not key=value"));
   EXPECT_THAT(ParseLoraConfig("beta=2").status().message(), HasSubstr("unknown key 'beta'"));
   EXPECT_THAT(ParseLoraConfig("dropout=1.5").status().message(), HasSubstr("must be in [0, 1)"));
+  EXPECT_THAT(ParseLoraConfig("dtype=int8").status().message(), HasSubstr("dtype=int8 is not a float dtype"));
 }
 
 }  // namespace
