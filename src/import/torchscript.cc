@@ -880,7 +880,7 @@ class Importer {
 
   // NB: Graph::outputs lists the returned tensors: a returned tuple or list
   // built by prim::TupleConstruct / prim::ListConstruct stays a node, and its
-  // elements (recursively) are the outputs.
+  // elements (recursively) are the outputs; a returned dict's values are.
   void ConvertOutputs(jit::Graph& g) {
     for (jit::Value* out : g.return_node()->inputs()) AddOutput(out);
   }
@@ -889,6 +889,10 @@ class Importer {
     const c10::Symbol kind = out->node()->kind();
     if (kind == c10::prim::TupleConstruct || kind == c10::prim::ListConstruct) {
       for (jit::Value* elem : out->node()->inputs()) AddOutput(elem);
+      return;
+    }
+    if (kind == c10::prim::DictConstruct) {  // key, value, key, value, ...: the values (segmentation's {"out": ...})
+      for (size_t i = 1; i < out->node()->inputs().size(); i += 2) AddOutput(out->node()->input(i));
       return;
     }
     graph_.outputs.push_back(ValueOf(out));

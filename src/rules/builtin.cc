@@ -42,6 +42,7 @@ constexpr Entry kImpls[] = {
     {"einsum", &Guarded<impl::Einsum>},
     {"expand", &Guarded<impl::Expand>},
     {"flatten", &Guarded<impl::Flatten>},
+    {"index", &Guarded<impl::Index>},
     {"narrow", &Guarded<impl::Narrow>},
     {"pad", &Guarded<impl::Pad>},
     {"permute", &Guarded<impl::Permute>},
@@ -57,11 +58,13 @@ constexpr Entry kImpls[] = {
     {"squeeze", &Guarded<impl::Squeeze>},
     {"stack", &Guarded<impl::Stack>},
     {"t", &Guarded<impl::T>},
+    {"tensor_split", &Guarded<impl::TensorSplit>},
     {"to", &Guarded<impl::To>},
     {"transpose", &Guarded<impl::Transpose>},
     {"unbind", &Guarded<impl::Unbind>},
     {"unflatten", &Guarded<impl::Unflatten>},
     {"unsqueeze", &Guarded<impl::Unsqueeze>},
+    {"upsample", &Guarded<impl::Upsample>},
     {"view", &Guarded<impl::View>},
 };
 

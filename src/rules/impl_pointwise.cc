@@ -16,10 +16,8 @@
 #include "torchcost/sym.h"
 
 namespace torchcost::rules::impl {
-namespace {
-
 // Returns a + b for broadcasting, or an error; `what` names the operands.
-Result<Expr> BroadcastDim(ImplContext& c, const Expr& a, const Expr& b, const std::string& what) {
+static Result<Expr> BroadcastDim(ImplContext& c, const Expr& a, const Expr& b, const std::string& what) {
   if (a == b) return a;
   if (IsOne(c, a)) return b;
   if (IsOne(c, b)) return a;
@@ -53,6 +51,8 @@ Result<Shape> BroadcastShapes(ImplContext& c, const Shape& a, const Shape& b, co
   }
   return out;
 }
+
+namespace {
 
 // The operand names elementwise ops use, in schema order of the common ones.
 constexpr std::string_view kOperandNames[] = {"self",    "input",   "other", "condition", "exponent",

@@ -85,6 +85,10 @@ TensorType WithShape(const TensorType& t, Shape shape);
 Status InferShape(ImplContext& c, const Shape& numel_factors, const Shape& size, std::string_view arg,
                   const std::string& op, Shape* out);
 
+// Broadcasts two shapes (NumPy rules: align on the right); `what` names the
+// operands in messages (impl_pointwise.cc).
+Result<Shape> BroadcastShapes(ImplContext& c, const Shape& a, const Shape& b, const std::string& what);
+
 // ---------------------------------------------------------------------------
 // Type promotion (c10 result_type): dimensioned tensors, then 0-dim tensors,
 // then Python scalars ("wrapped numbers"), each category winning over lower ones.

@@ -104,6 +104,14 @@ Status Einsum(ImplContext& c, std::vector<RValue>* outputs);
 // and offset, debug_attn_mask ([*N, L, S] if return_debug_mask, else [0]).
 Status SdpaFlash(ImplContext& c, std::vector<RValue>* outputs);
 
+// ---------------------------------------------------------------------------
+// Indexing and resampling (impl_indexing.cc).
+// index.Tensor(self, indices): advanced indexing by int64 tensors (None keeps a dim).
+Status Index(ImplContext& c, std::vector<RValue>* outputs);
+// tensor_split.indices / .sections -> Tensor[]: pieces between the indices, or n near-equal pieces.
+Status TensorSplit(ImplContext& c, std::vector<RValue>* outputs);
+// upsample_*(.vec): [N, C, *SP] -> [N, C, *output_size] or floor(SP * scale_factors).
+Status Upsample(ImplContext& c, std::vector<RValue>* outputs);
 }  // namespace torchcost::rules::impl
 
 #endif  // TORCHCOST_SRC_RULES_IMPLS_H_

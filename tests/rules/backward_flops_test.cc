@@ -65,6 +65,11 @@ const std::set<std::string>& NonDifferentiableOps() {
       "aten::rand_like",
       "aten::randn_like",
       "aten::full_like",
+      // self.new_zeros(size) and friends: self gives the dtype only.
+      "aten::new_zeros",
+      "aten::new_ones",
+      "aten::new_empty",
+      "aten::new_full",
       // detach's result does not require a gradient, by definition.
       "aten::detach",
       "aten::detach_",

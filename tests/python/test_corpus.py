@@ -1,0 +1,307 @@
+#!/usr/bin/python3
+"""Corpus test: models no other test names, traced as a user would trace them.
+
+Usage (Debian's system python3, torch 1.13 and torchvision 0.14):
+
+    /usr/bin/python3 tests/python/test_corpus.py --torchcost BUILD/torchcost \\
+        --fixtures BUILD/fixtures [--full] [--models swin_t,lstm_bi2]
+
+Every model is traced with torch.jit.trace at batch 1 and a small input, in
+eval mode and in train mode (where PyTorch allows it: batch norm in train
+mode needs more than one value per channel), and torchcost analyses each
+trace (eval: --mode infer; train: --mode train). PyTorch gives every
+reference at test time, never torchcost:
+
+  ran          torchcost exits 0 with a report.
+  params       totals.params == sum(p.numel() for p in model.parameters()).
+  unknown_ops  the report lists no op without a rule.
+  macs         totals.macs == the multiply-accumulates of the forward counted at
+               the ATen level by a TorchDispatchMode (torch.utils._python_dispatch)
+               from the real shapes: convolution out.numel() * Cin/groups *
+               prod(kernel); mm/addmm M*K*N; bmm/baddbmm B*M*K*N.
+  grads        (train) the gradients at their largest are 4 bytes per parameter
+               (every parameter requires a gradient) and activations are saved.
+  saved_bytes  (train, recurrent layers) training.memory.saved_bytes with CPU
+               kernels == the distinct storages autograd packs in one forward
+               (torch.autograd.graph.saved_tensors_hooks), parameters excluded.
+
+The default set is a representative subset (CI); --full adds every
+classification model of torchvision.models.list_models() and the other
+segmentation and video models (minutes of CPU; see tests/python/README.md).
+Traces and references are cached under FIXTURES/corpus/, keyed by the torch and
+torchvision versions and this script's source.
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchcost_cli  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torchvision  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+
+class MacCounter(TorchDispatchMode):
+    """Counts the MACs of the matmuls and convolutions that reach the dispatcher."""
+
+    def __init__(self):
+        super().__init__()
+        self.macs = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if name in ("mm", "addmm"):
+            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+            self.macs += a.shape[0] * a.shape[1] * b.shape[1]          # M*K*N
+        elif name in ("bmm", "baddbmm"):
+            a, b = (args[1], args[2]) if name == "baddbmm" else (args[0], args[1])
+            self.macs += a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]   # B*M*K*N
+        elif name == "convolution":
+            weight, transposed = args[1], args[6]
+            if transposed:   # each input element meets Cout/groups * prod(kernel) weights
+                self.macs += args[0].numel() * weight.shape[1] * math.prod(weight.shape[2:])
+            else:            # each output element: Cin/groups * prod(kernel) FMAs
+                self.macs += out.numel() * weight.shape[1] * math.prod(weight.shape[2:])
+        return out
+
+
+# ---- small models of torch.nn ---------------------------------------------------------
+
+class Seq(nn.Module):
+    """Runs an RNN, attention or transformer module and returns one tensor."""
+
+    def __init__(self, module, kind):
+        super().__init__()
+        self.m = module
+        self.kind = kind
+
+    def forward(self, x):
+        if self.kind == "rnn":
+            return self.m(x)[0]
+        if self.kind == "mha":
+            return self.m(x, x, x)[0]
+        if self.kind == "seq2seq":
+            return self.m(x, x)
+        return self.m(x)
+
+
+class Interp(nn.Module):
+    """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
+
+    def __init__(self, channels, **kwargs):
+        super().__init__()
+        conv = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}[kwargs.pop("dims")]
+        self.conv = conv(channels, channels, 1)
+        self.out = conv(channels, channels, 1)
+        self.kwargs = kwargs
+
+    def forward(self, x):
+        return self.out(F.interpolate(self.conv(x), **self.kwargs))
+
+
+def _nn_models():
+    """name -> (constructor, input shape)."""
+    s = {}
+    s["lstm"] = (lambda: Seq(nn.LSTM(8, 16), "rnn"), (5, 1, 8))
+    s["lstm_bi2_bf"] = (lambda: Seq(nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True), "rnn"),
+                        (1, 5, 8))
+    s["lstm_proj_nobias"] = (lambda: Seq(nn.LSTM(8, 16, proj_size=4, bias=False), "rnn"), (5, 1, 8))
+    s["gru_bi2"] = (lambda: Seq(nn.GRU(8, 16, num_layers=2, bidirectional=True), "rnn"), (5, 1, 8))
+    s["gru_unbatched"] = (lambda: Seq(nn.GRU(8, 16), "rnn"), (5, 8))
+    s["rnn_tanh2"] = (lambda: Seq(nn.RNN(8, 16, num_layers=2), "rnn"), (5, 1, 8))
+    s["rnn_relu_bi_bf"] = (lambda: Seq(nn.RNN(8, 16, nonlinearity="relu", bidirectional=True, batch_first=True),
+                                       "rnn"), (1, 5, 8))
+    s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
+    s["transformer_encoder"] = (lambda: Seq(nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 2, 32), 2), "x"), (5, 1, 16))
+    s["transformer_encoder_bf_normfirst"] = (lambda: Seq(nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, norm_first=True, activation="gelu"), 2,
+        enable_nested_tensor=False), "x"), (1, 5, 16))
+    s["transformer_decoder_layer"] = (lambda: Seq(nn.TransformerDecoderLayer(16, 2, 32), "seq2seq"), (5, 1, 16))
+    s["transformer"] = (lambda: Seq(nn.Transformer(16, 2, 1, 1, 32), "seq2seq"), (5, 1, 16))
+    s["interp_nearest1d"] = (lambda: Interp(2, dims=1, scale_factor=2, mode="nearest"), (1, 2, 5))
+    s["interp_linear_ac"] = (lambda: Interp(2, dims=1, size=7, mode="linear", align_corners=True), (1, 2, 5))
+    s["interp_bilinear"] = (lambda: Interp(2, dims=2, scale_factor=2, mode="bilinear"), (1, 2, 5, 6))
+    s["interp_bicubic_ac"] = (lambda: Interp(2, dims=2, size=(3, 4), mode="bicubic", align_corners=True),
+                              (1, 2, 5, 6))
+    s["interp_nearest_exact"] = (lambda: Interp(2, dims=2, scale_factor=1.5, mode="nearest-exact"), (1, 2, 5, 6))
+    s["interp_trilinear"] = (lambda: Interp(2, dims=3, scale_factor=2, mode="trilinear"), (1, 2, 3, 4, 5))
+    s["interp_nearest3d"] = (lambda: Interp(2, dims=3, size=(4, 4, 4), mode="nearest"), (1, 2, 3, 4, 5))
+    return s
+
+
+NN_MODELS = _nn_models()
+
+# Inputs: the smallest each torchvision family accepts (batch 1).
+_FIXED_224 = ("vit_", "maxvit_t")
+
+
+def _vision_input(name):
+    if name.startswith(_FIXED_224):
+        return (1, 3, 224, 224)          # fixed image size (position embeddings, partition grids)
+    if name == "inception_v3":
+        return (1, 3, 75, 75)            # its minimum
+    if name in ("r3d_18", "mc3_18", "r2plus1d_18"):
+        return (1, 3, 4, 32, 32)
+    if name == "s3d":
+        return (1, 3, 8, 224, 224)       # its final 2x7x7 average pool
+    if name.startswith("mvit"):
+        return (1, 3, 16, 224, 224)      # fixed temporal and spatial size
+    return (1, 3, 64, 64)
+
+
+def _vision_ctor(name):
+    from torchvision import models as M
+    for mod in (M.segmentation, M.video, M):
+        if hasattr(mod, name):
+            kwargs = {}
+            if mod is M.segmentation:
+                kwargs = dict(weights_backbone=None, aux_loss=False)
+            elif name in ("googlenet", "inception_v3"):
+                kwargs = dict(aux_logits=False, init_weights=False)
+            return lambda: getattr(mod, name)(weights=None, **kwargs)
+    raise KeyError(name)
+
+
+# The CI subset: one model of each family whose ops no other test covers.
+SUBSET = [
+    "swin_t", "swin_v2_t", "convnext_tiny", "efficientnet_v2_s", "regnet_y_400mf", "shufflenet_v2_x0_5",
+    "mnasnet0_5", "densenet121", "inception_v3", "lraspp_mobilenet_v3_large", "fcn_resnet50",
+    "r3d_18", "r2plus1d_18",
+] + list(NN_MODELS)
+
+
+def full_list():
+    names = torchvision.models.list_models(module=torchvision.models)
+    names += torchvision.models.list_models(module=torchvision.models.segmentation)
+    names += torchvision.models.list_models(module=torchvision.models.video)
+    return names + list(NN_MODELS)
+
+
+def build(name):
+    """Returns (model, input shape)."""
+    torch.manual_seed(0)
+    if name in NN_MODELS:
+        ctor, shape = NN_MODELS[name]
+        return ctor(), shape
+    return _vision_ctor(name)(), _vision_input(name)
+
+
+def saved_bytes(model, x):
+    """Bytes of the distinct storages autograd saves in one forward, parameters and buffers excluded."""
+    excluded = {t.storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())}
+    seen = {}
+
+    def pack(t):
+        st = t.storage()
+        if st.data_ptr() not in excluded:
+            seen[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(x)
+    return sum(seen.values())
+
+
+# Models whose saved bytes are checked (train mode, CPU kernels): the recurrent layers.
+SAVED_CHECKED = ("lstm", "gru", "rnn_")
+
+
+def cache_key():
+    h = hashlib.sha256()
+    h.update(torch.__version__.encode())
+    h.update(torchvision.__version__.encode())
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def reference(name, mode, cache_dir):
+    """Traces `name` in `mode`; returns (trace path, ref dict) or (None, why it cannot be traced)."""
+    stem = os.path.join(cache_dir, "%s_%s" % (name, mode))
+    ref_path = stem + ".ref.json"
+    key = cache_key()
+    if os.path.exists(ref_path) and os.path.exists(stem + ".pt"):
+        with open(ref_path) as f:
+            ref = json.load(f)
+        if ref.get("key") == key:
+            return stem + ".pt", ref
+    model, shape = build(name)
+    model.train(mode == "train")
+    x = torch.randn(*shape)
+    counter = MacCounter()
+    try:
+        with counter:
+            model(x)
+    except (ValueError, RuntimeError) as e:    # batch norm over one value per channel in train mode
+        return None, str(e).splitlines()[0]
+    traced = torch.jit.trace(model, x, check_trace=False, strict=False)
+    traced.save(stem + ".pt")
+    ref = {"key": key, "shape": list(shape), "macs": counter.macs,
+           "params": sum(p.numel() for p in model.parameters())}
+    if mode == "train" and name.startswith(SAVED_CHECKED):
+        ref["saved_bytes"] = saved_bytes(model, x)
+    with open(ref_path, "w") as f:
+        json.dump(ref, f)
+    return stem + ".pt", ref
+
+
+def check_model(name, mode, path, ref, binary, results):
+    label = "%s[%s]" % (name, mode)
+    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "infer" if mode == "eval" else "train",
+            "--device", "cpu"]
+    report, err = torchcost_cli.run_json(binary, args, timeout=300)
+    if not results.check(report is not None, label + " ran", err or ""):
+        return
+    totals = report["totals"]
+    results.check(totals["params"] == ref["params"], label + " params",
+                  "expected %d, got %s" % (ref["params"], totals["params"]))
+    unknown = report.get("unknown_ops") or []
+    results.check(not unknown, label + " unknown_ops", "expected [], got %s" % json.dumps(unknown)[:300])
+    macs = totals["macs"].get("value")
+    results.check(macs == ref["macs"], label + " macs", "expected %d, got %s" % (ref["macs"], macs))
+    if mode == "train":
+        mem = report["training"]["memory"]["category_max"]
+        grad = mem["grad"].get("value")
+        results.check(grad == 4 * ref["params"], label + " grads",
+                      "expected %d bytes, got %s" % (4 * ref["params"], grad))
+        results.check((mem["act"].get("value") or 0) > 0, label + " activations", "no activations saved")
+        if "saved_bytes" in ref:
+            got = report["training"]["memory"]["saved_bytes"].get("value")
+            results.check(got == ref["saved_bytes"], label + " saved_bytes",
+                          "expected %d, got %s" % (ref["saved_bytes"], got))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--torchcost", required=True)
+    p.add_argument("--fixtures", required=True)
+    p.add_argument("--full", action="store_true", help="every model of torchvision (minutes of CPU)")
+    p.add_argument("--models", help="comma-separated names instead of the default set")
+    a = p.parse_args()
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    names = a.models.split(",") if a.models else (full_list() if a.full else SUBSET)
+    cache_dir = os.path.join(a.fixtures, "corpus")
+    os.makedirs(cache_dir, exist_ok=True)
+    results = torchcost_cli.Results()
+    for name in names:
+        for mode in ("eval", "train"):
+            path, ref = reference(name, mode, cache_dir)
+            if path is None:
+                print("skip %s[%s]: %s" % (name, mode, ref), flush=True)
+                continue
+            check_model(name, mode, path, ref, a.torchcost, results)
+    return results.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+// Tests of the impls of src/rules/impl_indexing.cc (index, tensor_split,
+// upsample) and the rules of rules/indexing.yaml, rules/upsample.yaml,
+// rules/creation.yaml and rules/pointwise.yaml that use or sit beside them.
+// Expected shapes follow PyTorch's documented semantics; FLOPs follow the
+// conventions written at the top of each rule file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/op_runner.h"
+#include "torchcost/dtype.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::OpArg;
+using testing::OpResult;
+using testing::OpRunner;
+
+OpResult Ok(OpRunner& r, const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args) {
+  OpResult res = r.Run(op, args);
+  EXPECT_TRUE(res.has_rule) << op;
+  EXPECT_TRUE(res.errors.empty()) << op << ": " << (res.errors.empty() ? "" : res.errors[0]);
+  return res;
+}
+
+TEST(AdvancedIndexRuleTest, IndexByAdjacentIndicesReplacesTheIndexedDims) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // Swin: table[169, 3][index[2401]] -> [2401, 3]; a gather: 0 FLOPs forward,
+  // backward index_put_ with accumulate: 1 add per grad element (2401*3).
+  OpResult res = Ok(r, "aten::index", {{"self", OpArg::Tensor("169,3")},
+                                       {"indices", OpArg::TensorList({"2401"}, DType::kInt64)}});
+  ASSERT_EQ(res.output_shapes.size(), 1u);
+  EXPECT_EQ(res.output_shapes[0], "[2401, 3]");
+  EXPECT_EQ(res.flops, sym::Expr(0));
+  EXPECT_EQ(res.bwd_flops, sym::Expr(2401 * 3));
+  EXPECT_EQ(res.saved_bytes, sym::Expr(2401 * 8));  // IndexBackward0 saves the int64 index
+  // Two indices broadcast ([4, 1] and [5]) over dims 0 and 1 of [6, 7, 8] -> [4, 5, 8].
+  OpResult two = Ok(r, "aten::index", {{"self", OpArg::Tensor("6,7,8")},
+                                       {"indices", OpArg::TensorList({"4,1", "5"}, DType::kInt64)}});
+  EXPECT_EQ(two.output_shapes[0], "[4, 5, 8]");
+}
+
+TEST(AdvancedIndexRuleTest, IndexRejectsBoolMasksAndTooManyIndices) {
+  OpRunner r;
+  OpResult mask = r.Run("aten::index", {{"self", OpArg::Tensor("4,5")},
+                                        {"indices", OpArg::TensorList({"4,5"}, DType::kBool)}});
+  ASSERT_FALSE(mask.errors.empty());
+  EXPECT_THAT(mask.errors[0], HasSubstr("data-dependent"));
+  OpResult many = r.Run("aten::index", {{"self", OpArg::Tensor("4")},
+                                        {"indices", OpArg::TensorList({"2", "2"}, DType::kInt64)}});
+  ASSERT_FALSE(many.errors.empty());
+  EXPECT_THAT(many.errors[0], HasSubstr("too many indices"));
+}
+
+TEST(AdvancedIndexRuleTest, RollNewZerosZeroAndTensorSplit) {
+  OpRunner r;
+  OpResult roll = Ok(r, "aten::roll", {{"self", OpArg::Tensor("B,8,8,96")}, {"shifts", OpArg::Ints({-3, -3})},
+                                       {"dims", OpArg::Ints({1, 2})}});
+  EXPECT_EQ(roll.output_shapes[0], "[B, 8, 8, 96]");
+  EXPECT_EQ(roll.flops, sym::Expr(0));
+  OpResult nz = Ok(r, "aten::new_zeros", {{"self", OpArg::Tensor("2,3", DType::kBFloat16)},
+                                          {"size", OpArg::Ints({1, 21, 21})}});
+  EXPECT_EQ(nz.output_shapes[0], "[1, 21, 21]");
+  EXPECT_EQ(nz.output_dtypes[0], DType::kBFloat16);  // self's dtype when dtype is None
+  OpResult zero = Ok(r, "aten::zero_", {{"self", OpArg::Tensor("4,5")}});
+  EXPECT_EQ(zero.output_shapes[0], "[4, 5]");
+  // tensor_split(x, [1], dim=2) of [B, 3, 50, 96] (MViT's class token): the pieces' shapes are
+  // checked through tests/python/test_corpus.py (mvit); here: an index past the dim clamps, no error.
+  Ok(r, "aten::tensor_split.indices", {{"self", OpArg::Tensor("B,3,50,96")}, {"indices", OpArg::Ints({1, 60})},
+                                       {"dim", OpArg::Int(2)}});
+}
+
+TEST(UpsampleRuleTest, OutputSizeAndTapsPerMode) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // bilinear [1, 2, 5, 6] -> size (10, 12): E = 240 outputs, 4 taps: 7 FLOPs
+  // forward (4 muls, 3 adds), 8 backward (4 muls, 4 adds) per output; saves nothing.
+  OpResult bl = Ok(r, "aten::upsample_bilinear2d.vec",
+                   {{"input", OpArg::Tensor("1,2,5,6")}, {"output_size", OpArg::Ints({10, 12})},
+                    {"align_corners", OpArg::Bool(false)}, {"scale_factors", OpArg::None()}});
+  EXPECT_EQ(bl.output_shapes[0], "[1, 2, 10, 12]");
+  EXPECT_EQ(bl.flops, sym::Expr(7 * 240));
+  EXPECT_EQ(bl.bwd_flops, sym::Expr(8 * 240));
+  EXPECT_EQ(bl.macs, sym::Expr(0));
+  EXPECT_EQ(bl.saved_bytes, sym::Expr(0));
+  // nearest with scale 2 on a symbolic size: [N, C, 2H, 2W]; 0 FLOPs forward, 1 add per output backward.
+  OpResult nn = Ok(r, "aten::upsample_nearest2d.vec",
+                   {{"input", OpArg::Tensor("N,C,H,W")}, {"output_size", OpArg::None()},
+                    {"scale_factors", OpArg::Float(2.0)}});
+  sym::Expr N = r.S("N"), C = r.S("C"), H = r.S("H"), W = r.S("W");
+  EXPECT_EQ(nn.output_shapes[0], "[N, C, " + (H * 2).ToString() + ", " + (W * 2).ToString() + "]");
+  EXPECT_EQ(nn.flops, sym::Expr(0));
+  EXPECT_EQ(nn.bwd_flops, N * C * (H * 2) * (W * 2));
+  // nearest-exact with scale 1.5 on 5: floor(7.5) = 7.
+  OpResult ne = Ok(r, "aten::_upsample_nearest_exact1d.vec",
+                   {{"input", OpArg::Tensor("1,2,5")}, {"output_size", OpArg::None()},
+                    {"scale_factors", OpArg::Float(1.5)}});
+  EXPECT_EQ(ne.output_shapes[0], "[1, 2, 7]");
+  // trilinear: 8 taps, 15 FLOPs per output; bicubic: 16 taps, 31 FLOPs per output.
+  OpResult tri = Ok(r, "aten::upsample_trilinear3d.vec",
+                    {{"input", OpArg::Tensor("1,1,2,2,2")}, {"output_size", OpArg::Ints({4, 4, 4})},
+                     {"align_corners", OpArg::Bool(true)}, {"scale_factors", OpArg::None()}});
+  EXPECT_EQ(tri.flops, sym::Expr(15 * 64));
+  OpResult bc = Ok(r, "aten::upsample_bicubic2d.vec",
+                   {{"input", OpArg::Tensor("1,1,3,3")}, {"output_size", OpArg::Ints({3, 4})},
+                    {"align_corners", OpArg::Bool(true)}, {"scale_factors", OpArg::None()}});
+  EXPECT_EQ(bc.flops, sym::Expr(31 * 12));
+}
+
+TEST(UpsampleRuleTest, BadArguments) {
+  OpRunner r;
+  OpResult neither = r.Run("aten::upsample_nearest2d.vec", {{"input", OpArg::Tensor("1,2,5,6")},
+                                                            {"output_size", OpArg::None()},
+                                                            {"scale_factors", OpArg::None()}});
+  ASSERT_FALSE(neither.errors.empty());
+  EXPECT_THAT(neither.errors[0], HasSubstr("'output_size' or 'scale_factors'"));
+  OpResult rank = r.Run("aten::upsample_bilinear2d.vec",
+                        {{"input", OpArg::Tensor("5,6")}, {"output_size", OpArg::Ints({10, 12})},
+                         {"align_corners", OpArg::Bool(false)}, {"scale_factors", OpArg::None()}});
+  ASSERT_FALSE(rank.errors.empty());
+  EXPECT_THAT(rank.errors[0], HasSubstr("[N, C, 2 spatial dims]"));
+}
+
+}  // namespace
+}  // namespace torchcost
