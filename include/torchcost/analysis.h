@@ -43,7 +43,10 @@ struct AnalysisOptions {
   std::string device = "cuda";
   // If set, floating-point parameters and buffers take this dtype (as after
   // `model.to(dtype)`); activations follow by type promotion with the inputs'
-  // dtypes. kUnknown keeps the model's own dtypes.
+  // dtypes. kUnknown keeps the model's own dtypes. NB: a graph keeps its
+  // casts (a float32 trace records x.to(float32) where the code reads
+  // x.to(input_dtype)), so build a family in half precision with its config's
+  // `dtype` instead (the CLI does for --param-dtype with --model).
   DType param_dtype = DType::kUnknown;
   // If float16 or bfloat16, the forward runs under torch.autocast with this
   // dtype (fp32 master weights): give the graph to ApplyAutocast
