@@ -24,6 +24,18 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
   if (!cl.param_dtype.empty()) {
     Result<DType> d = ParseDType(cl.param_dtype);
     if (d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16)) {
+      // A dtype= in --config must agree (the later key would silently win).
+      size_t start = 0;
+      while (start <= config.size()) {
+        size_t comma = config.find(',', start);
+        if (comma == std::string::npos) comma = config.size();
+        const std::string item = config.substr(start, comma - start);
+        start = comma + 1;
+        if (item.rfind("dtype=", 0) != 0) continue;
+        Result<DType> given = ParseDType(item.substr(6));
+        if (!given.ok() || *given != *d)
+          return Outcome::Usage("--param-dtype " + cl.param_dtype + " and --config " + item + " disagree");
+      }
       config += (config.empty() ? "dtype=" : ",dtype=") + std::string(DTypeName(*d));
     }
   }

@@ -264,6 +264,9 @@ def main(argv):
     r.expect_error("bad_config_value", ["--model", "gpt2", "--config", "layers=two"], ["layers=two", "integer"])
     r.expect_error("indivisible_heads", ["--model", "gpt2", "--config", "hidden=100,heads=12"], ["divisible"])
     r.expect_error("unknown_model", ["--model", "bert-base"], ["bert-base", "known"])
+    r.expect_error("bad_dtype", ["--model", "llama", "--config", "dtype=int8"], ["dtype=int8", "fp32, bf16 or fp16"])
+    r.expect_error("dtypes_disagree", ["--model", "llama", "--config", "layers=2,dtype=fp32", "--param-dtype", "bf16"],
+                   ["--param-dtype bf16", "dtype=fp32", "disagree"])
     r.expect_error("bad_attn", ["--model", "llama", "--config", "attn=fast"], ["attn='fast'", "eager, sdpa or flash"])
     r.expect_error("vit_flash", ["--model", "vit", "--config", "attn=flash"], ["attn=flash", "torchvision"])
     r.expect_error("bad_window", ["--model", "llama", "--config", "window=-4"], ["window=-4", ">= 0"])
