@@ -468,7 +468,10 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
         }
         if (!RuleKeys().count(k) || k == "op" || k == "schema" || k == "cases")
           Fail(kv.first, "unknown key '" + k + "' in a case of rule '" + rule->ops[0] + "'");
-        merged[k] = kv.second;
+        // NB: not merged[k] = ...: YAML::Node's assignment writes through to the
+        // top-level node it shares, which later cases would then see.
+        merged.erase(k);
+        merged.emplace(k, kv.second);
       }
       rule->variants.push_back(VariantCompiler(rule->schema, rule->ops[0]).Compile(merged, when));
     }

@@ -216,3 +216,31 @@ TEST(EngineTest, BuiltinRulesLoad) {
 
 }  // namespace
 }  // namespace torchcost
+
+namespace torchcost {
+namespace {
+
+TEST(EngineTest, ACaseOverrideLeavesTheTopLevelForLaterCases) {
+  // Case 1 overrides macs; case 2 (no when) must still see the top-level macs
+  // (a YAML::Node assignment once wrote case 1's value into the shared top-level node).
+  testing::OpRunner r(R"(version: 1
+rules:
+  - op: t::pick
+    schema: "pick(Tensor self, int k) -> Tensor"
+    match:
+      self: [N]
+    outputs: {out: self}
+    macs: N
+    cases:
+      - when: k == 1
+        macs: 2*N
+      - when: true
+)");
+  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")}, {"k", testing::OpArg::Int(1)}}).macs,
+            sym::Expr(10));  // 2*N
+  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")}, {"k", testing::OpArg::Int(0)}}).macs,
+            sym::Expr(5));  // the top level's N
+}
+
+}  // namespace
+}  // namespace torchcost

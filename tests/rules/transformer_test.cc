@@ -237,6 +237,43 @@ TEST(AttentionRuleTest, FlashAttnFuncSavesGroupedKvAndLse) {
   ASSERT_FALSE(r.Run("flash_attn::flash_attn_func", bad).errors.empty());
 }
 
+TEST(AttentionRuleTest, ExplicitBackendRemodelsARecordedKernel) {
+  // An aten-level export records the kernel PyTorch picked (here the CPU flash
+  // kernel); an explicit backend re-models it. q, k, v [1, 2, 40, 8] float32:
+  // T = 2560 bytes each, the output too.
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  const auto args = Qkv("1,2,40,8", "1,2,40,8", "1,2,40,8");
+  const int64_t T = 1 * 2 * 40 * 8 * 4;
+  auto saved = [&](const std::string& backend) {
+    r.set_attention_backend(backend);
+    OpResult o = r.Run("aten::_scaled_dot_product_flash_attention_for_cpu", args);
+    EXPECT_TRUE(o.errors.empty()) << o.errors[0];
+    return o.saved_bytes;
+  };
+  // auto: as recorded: q, k, v, output, logsumexp [1, 2, 40] float32 (320).
+  EXPECT_EQ(saved("auto"), sym::Expr(4 * T + 320));
+  // flash (CUDA): the same plus the philox seed and offset (8 + 8).
+  EXPECT_EQ(saved("flash"), sym::Expr(4 * T + 320 + 16));
+  // efficient: logsumexp rows padded to ceildiv(40, 32)*32 = 64: 1*2*64*4 = 512; philox 16.
+  EXPECT_EQ(saved("efficient"), sym::Expr(4 * T + 512 + 16));
+  // math: q*sqrt(scale), k*sqrt(scale), the weights [1, 2, 40, 40] (12800) and value.
+  EXPECT_EQ(saved("math"), sym::Expr(3 * T + 12800));
+  // The CUDA flash op under math: the same math tensors.
+  r.set_attention_backend("math");
+  OpResult f = r.Run("aten::_scaled_dot_product_flash_attention", args);
+  ASSERT_TRUE(f.errors.empty()) << f.errors[0];
+  EXPECT_EQ(f.saved_bytes, sym::Expr(3 * T + 12800));
+  // The memory-efficient op under flash: the unpadded logsumexp [1, 2, 40] (320) and philox 16.
+  r.set_attention_backend("flash");
+  auto eff = args;
+  eff.push_back({"attn_bias", OpArg::None()});
+  eff.push_back({"compute_log_sumexp", OpArg::Bool(true)});
+  OpResult e = r.Run("aten::_scaled_dot_product_efficient_attention", eff);
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  EXPECT_EQ(e.saved_bytes, sym::Expr(4 * T + 320 + 16));
+}
+
 TEST(AttentionRuleTest, AtenLevelForms) {
   OpRunner r;
   // flash: 9 returns, max_q/max_k ints; logsumexp float32 [B, H, L].
