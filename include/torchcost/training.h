@@ -25,13 +25,14 @@ enum class StepMode { kTrain, kInfer };
 // Adafactor and 8-bit Adam have no torch 1.13 implementation: modelled on
 // transformers' Adafactor and bitsandbytes' Adam8bit (src/analysis/optimizer_model.cc).
 enum class OptimizerKind {
-  kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit, kSgdNesterov
+  kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit, kSgdNesterov,
+  kAdafactorBeta1  // Adafactor(beta1=...): the first moment kept.
 };
 
 // Parses "train" / "infer".
 Result<StepMode> ParseStepMode(std::string_view text);
 // Parses "sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad",
-// "rmsprop", "lion", "adafactor", "adam8bit".
+// "rmsprop", "lion", "adafactor", "adafactor_beta1", "adam8bit".
 Result<OptimizerKind> ParseOptimizer(std::string_view text);
 // Returns the name ParseOptimizer reads.
 std::string_view OptimizerName(OptimizerKind kind);

@@ -111,6 +111,11 @@ OptimizerModel ModelOf(OptimizerKind kind) {
       // (1 transcendental) in place of the means and the outer product (3): 14 too.
       m.flops_per_element = 14;
       break;
+    case OptimizerKind::kAdafactorBeta1:
+      // Adafactor(beta1=b1), transformers: as above, plus the first moment after
+      // the clipping and lr: exp_avg.mul_(b1).add_(update, alpha=1-b1): 1 + 2.
+      m.flops_per_element = 14 + 3;
+      break;
     case OptimizerKind::kAdam8bit:
       // 8-bit Adam (Dettmers et al. 2022): Adam's arithmetic (12, 1 sqrt) in
       // a fused kernel, plus dequantizing both states (code book value times
@@ -127,6 +132,9 @@ OptimizerModel ModelOf(OptimizerKind kind) {
 int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype) {
   const int64_t n = Numel(shape);
   switch (kind) {
+    case OptimizerKind::kAdafactorBeta1:
+      // exp_avg = zeros_like(grad): n elements of the (upcast) gradient's dtype, besides.
+      return StateBytes(OptimizerKind::kAdafactor, shape, dtype) + n * AdafactorElementSize(dtype);
     case OptimizerKind::kAdafactor: {
       // Plus state["RMS"] = _rms(p_data_fp32): a 0-dim tensor of the
       // (upcast) parameter dtype; state["step"] is a Python int (0 bytes).
@@ -199,7 +207,8 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
       // `update` is local to update_fn, so nothing outlives the call.
       t.moments = {2 * bytes};
       break;
-    case OptimizerKind::kAdafactor: {
+    case OptimizerKind::kAdafactor:
+    case OptimizerKind::kAdafactorBeta1: {
       // transformers' Adafactor.step, per parameter (e: element size, N = n*e):
       //   grad = grad.float(); p_data_fp32 = p.float()  (float16/bfloat16 only:
       //       2*n*4 alive for the rest of this parameter's update, dropped when
@@ -219,7 +228,10 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
       if (shape.size() >= 2) {
         t.moments.push_back(upcast + 2 * big + (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e);
       }
-      t.carried = big;
+      // Adafactor(beta1): `update = exp_avg` rebinds the name to the state
+      // (the old update dies; -update is N beside U: no new maximum), so
+      // nothing is carried to the next parameter.
+      t.carried = kind == OptimizerKind::kAdafactorBeta1 ? 0 : big;
       break;
     }
     case OptimizerKind::kAdam8bit:
@@ -252,6 +264,7 @@ std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind, int64_t t
       return std::vector<int64_t>{total};
     case OptimizerKind::kLion:
     case OptimizerKind::kAdafactor:
+    case OptimizerKind::kAdafactorBeta1:
     case OptimizerKind::kAdam8bit:
       break;  // Not torch optimizers.
   }

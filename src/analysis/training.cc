@@ -21,10 +21,11 @@ Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "rmsprop") return OptimizerKind::kRmsprop;
   if (text == "lion") return OptimizerKind::kLion;
   if (text == "adafactor") return OptimizerKind::kAdafactor;
+  if (text == "adafactor_beta1") return OptimizerKind::kAdafactorBeta1;
   if (text == "adam8bit") return OptimizerKind::kAdam8bit;
   return Status::InvalidArgument("unknown optimizer '" + std::string(text) +
-                                 "'; expected sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor "
-                                 "or adam8bit");
+                                 "'; expected sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor, "
+                                 "adafactor_beta1 or adam8bit");
 }
 
 std::string_view OptimizerName(OptimizerKind kind) {
@@ -38,13 +39,15 @@ std::string_view OptimizerName(OptimizerKind kind) {
     case OptimizerKind::kRmsprop: return "rmsprop";
     case OptimizerKind::kLion: return "lion";
     case OptimizerKind::kAdafactor: return "adafactor";
+    case OptimizerKind::kAdafactorBeta1: return "adafactor_beta1";
     case OptimizerKind::kAdam8bit: return "adam8bit";
   }
   return "?";
 }
 
 bool HasForeach(OptimizerKind kind) {
-  return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor && kind != OptimizerKind::kAdam8bit;
+  return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor &&
+         kind != OptimizerKind::kAdafactorBeta1 && kind != OptimizerKind::kAdam8bit;
 }
 
 Status CheckOptimizerSettings(const TrainingOptions& o) {
@@ -56,7 +59,7 @@ Status CheckOptimizerSettings(const TrainingOptions& o) {
   // NB: SGD keeps no state; Adafactor's and 8-bit Adam's states have their own
   // format (float32 factored statistics, uint8 codes): a state dtype would change nothing.
   if (o.optimizer == OptimizerKind::kSgd || o.optimizer == OptimizerKind::kAdafactor ||
-      o.optimizer == OptimizerKind::kAdam8bit) {
+      o.optimizer == OptimizerKind::kAdafactorBeta1 || o.optimizer == OptimizerKind::kAdam8bit) {
     return Status::InvalidArgument("a state dtype does not apply to " + name + " (its states have their own format)");
   }
   if (o.foreach || o.galore) {

@@ -87,7 +87,8 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "Step modelled: train (forward, backward, optimizer) or infer (forward under no_grad)")
       ->capture_default_str()
       ->type_name("MODE");
-  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor or adam8bit")
+  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor, "
+                 "adafactor_beta1 or adam8bit")
       ->capture_default_str()
       ->type_name("OPT");
   app.add_option("--freeze", out.freeze,

@@ -51,6 +51,10 @@ TEST(OptimizerStateTest, AdafactorFactorsTheLastTwoDims) {
   // bfloat16 weights: the gradient is upcast before the states are made (.to(grad)): float32.
   EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16), (4 + 8) * 4 + 4);
   EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdafactor, {{4, 8}}), 0);
+  // Adafactor(beta1): exp_avg = zeros_like(grad) besides (float32 for a bf16 grad, upcast).
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kFloat32), (4 + 8) * 4 + 4 + 32 * 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kBFloat16), (4 + 8) * 4 + 4 + 32 * 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {7}, DType::kFloat32), 7 * 4 + 4 + 7 * 4);
 }
 
 TEST(OptimizerStateTest, Adam8bitQuantizesBlockwise) {
@@ -86,6 +90,11 @@ TEST(OptimizerTransientsTest, PerParameterMoments) {
   // bfloat16 [4, 8]: float32 copies of grad and p (2 * 32 * 4) besides.
   t = TransientsOf(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16);
   EXPECT_EQ(t.moments, std::vector<int64_t>({256 + 256, 256 + 48 + 256}));
+  // Adafactor(beta1): the same moments; `update = exp_avg` rebinds the name to
+  // the state, so nothing is carried.
+  t = TransientsOf(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kFloat32);
+  EXPECT_EQ(t.moments, std::vector<int64_t>({256, 256 + 48}));
+  EXPECT_EQ(t.carried, 0);
   // 8-bit Adam: one fused in-place kernel per tensor.
   t = TransientsOf(OptimizerKind::kAdam8bit, {5000}, DType::kFloat32);
   EXPECT_TRUE(t.moments.empty());
@@ -202,6 +211,16 @@ TEST_F(OptimizerStepTest, Adafactor) {
   // 128 (W1's update) + 2 * 32 = 192.
   EXPECT_EQ(StepTemp(r), 304);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 14 * 40);
+}
+
+TEST_F(OptimizerStepTest, AdafactorWithBeta1) {
+  Report r = Run(OptimizerKind::kAdafactorBeta1);
+  // Adafactor's states plus exp_avg: W1 32 floats, W2 8 floats.
+  EXPECT_EQ(Opt(r), (12 * 4 + 4 + 32 * 4) + (6 * 4 + 4 + 8 * 4));
+  // W1's 304 as without beta1; W2: grad**2 and its sum, 2 * 32, nothing of W1's carried.
+  EXPECT_EQ(StepTemp(r), 304);
+  // exp_avg.mul_(b1).add_(update, alpha=1-b1): 3 more per element.
+  EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 17 * 40);
 }
 
 TEST_F(OptimizerStepTest, Adam8bitSmallTensorsStayFloat32) {
