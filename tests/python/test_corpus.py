@@ -9,8 +9,10 @@ Usage (Debian's system python3, torch 1.13 and torchvision 0.14):
 Every model is traced with torch.jit.trace at batch 1 and a small input, in
 eval mode and in train mode (where PyTorch allows it: batch norm in train
 mode needs more than one value per channel), and torchcost analyses each
-trace (eval: --mode infer; train: --mode train). PyTorch gives every
-reference at test time, never torchcost:
+trace (eval: --mode infer; train: --mode train). Models with a fused fast path
+(FASTPATH) are also traced in eval mode under torch.no_grad() ("nograd"), and
+the trace must hold the fused op. PyTorch gives every reference at test time,
+never torchcost:
 
   ran          torchcost exits 0 with a report.
   params       totals.params == sum(p.numel() for p in model.parameters()).
@@ -121,6 +123,9 @@ def _nn_models():
     s["rnn_relu_bi_bf"] = (lambda: Seq(nn.RNN(8, 16, nonlinearity="relu", bidirectional=True, batch_first=True),
                                        "rnn"), (1, 5, 8))
     s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
+    s["mha_bf"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha"), (1, 5, 16))
+    s["transformer_encoder_bf"] = (lambda: Seq(nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2, enable_nested_tensor=False), "x"), (1, 5, 16))
     s["transformer_encoder"] = (lambda: Seq(nn.TransformerEncoder(
         nn.TransformerEncoderLayer(16, 2, 32), 2), "x"), (5, 1, 16))
     s["transformer_encoder_bf_normfirst"] = (lambda: Seq(nn.TransformerEncoder(
@@ -140,6 +145,15 @@ def _nn_models():
 
 
 NN_MODELS = _nn_models()
+
+# Models that PyTorch runs through a fused fast path in eval mode under
+# torch.no_grad() (aten::_native_multi_head_attention,
+# aten::_transformer_encoder_layer_fwd): they get a third trace, "nograd", whose
+# reference MACs are the math path's (the same module in eval mode with
+# gradients enabled: the fused kernels run the same GEMMs, and a dispatch
+# count cannot see inside them).
+FASTPATH = ("mha_bf", "transformer_encoder_bf", "transformer_encoder_bf_normfirst")
+FUSED_OPS = ("aten::_native_multi_head_attention", "aten::_transformer_encoder_layer_fwd")
 
 # Inputs: the smallest each torchvision family accepts (batch 1).
 _FIXED_224 = ("vit_", "maxvit_t")
@@ -238,16 +252,24 @@ def reference(name, mode, cache_dir):
     model, shape = build(name)
     model.train(mode == "train")
     x = torch.randn(*shape)
+    if mode == "nograd":
+        with torch.no_grad():
+            traced = torch.jit.trace(model, x, check_trace=False, strict=False)
+        fused = [n.kind() for n in traced.inlined_graph.nodes() if n.kind() in FUSED_OPS]
     counter = MacCounter()
     try:
         with counter:
             model(x)
     except (ValueError, RuntimeError) as e:    # batch norm over one value per channel in train mode
         return None, str(e).splitlines()[0]
-    traced = torch.jit.trace(model, x, check_trace=False, strict=False)
+    if mode != "nograd":
+        traced = torch.jit.trace(model, x, check_trace=False, strict=False)
+        fused = None
     traced.save(stem + ".pt")
     ref = {"key": key, "shape": list(shape), "macs": counter.macs,
            "params": sum(p.numel() for p in model.parameters())}
+    if fused is not None:
+        ref["fused"] = fused
     if mode == "train" and name.startswith(SAVED_CHECKED):
         ref["saved_bytes"] = saved_bytes(model, x)
     with open(ref_path, "w") as f:
@@ -257,8 +279,10 @@ def reference(name, mode, cache_dir):
 
 def check_model(name, mode, path, ref, binary, results):
     label = "%s[%s]" % (name, mode)
-    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "infer" if mode == "eval" else "train",
+    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "train" if mode == "train" else "infer",
             "--device", "cpu"]
+    if mode == "nograd":  # else the check below would pass on the math path
+        results.check(bool(ref.get("fused")), label + " fused", "the trace has no fused fast-path op")
     report, err = torchcost_cli.run_json(binary, args, timeout=300)
     if not results.check(report is not None, label + " ran", err or ""):
         return
@@ -294,7 +318,7 @@ def main():
     os.makedirs(cache_dir, exist_ok=True)
     results = torchcost_cli.Results()
     for name in names:
-        for mode in ("eval", "train"):
+        for mode in ("eval", "train") + (("nograd",) if name in FASTPATH else ()):
             path, ref = reference(name, mode, cache_dir)
             if path is None:
                 print("skip %s[%s]: %s" % (name, mode, ref), flush=True)
