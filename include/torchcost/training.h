@@ -96,6 +96,11 @@ struct TrainingOptions {
   // zeros_like(p), the parameter's dtype; with master_weights, float32).
   // E.g. float32 Adam moments for bfloat16 weights without a master copy.
   DType state_dtype = DType::kUnknown;
+  // bitsandbytes' paged optimizer (PagedAdam, PagedAdamW: its fused 32-bit
+  // step, float32 states; PagedAdam8bit): the states of tensors of at least
+  // 1e5 elements live in CUDA unified memory, modelled as resident on the host
+  // (the worst case for the device: none of it counts toward the peak).
+  bool paged = false;
   // Data-parallel sharding: per-rank memory (include/torchcost/sharding.h).
   ShardingOptions sharding;
   // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if set.
@@ -181,6 +186,8 @@ struct TrainingReport {
   bool foreach = false;                   // The optimizer's foreach step is modelled.
   std::string loss = "sum";               // The loss modelled, in words (LossDescription).
   DType state_dtype = DType::kUnknown;    // TrainingOptions::state_dtype.
+  bool paged = false;                     // TrainingOptions::paged.
+  int64_t paged_opt_bytes = 0;            // Paged optimizer states, on the host (not in the timeline).
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;

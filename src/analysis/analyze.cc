@@ -310,6 +310,8 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
     }
     report.training.galore.reset();
     TORCHCOST_RETURN_IF_ERROR(CheckOptimizerSettings(options.training));
+    report.training.paged = options.training.paged && options.training.mode == StepMode::kTrain;
+    report.training.paged_opt_bytes = 0;
     report.training.state_dtype = options.training.mode == StepMode::kTrain ? options.training.state_dtype
                                                                              : DType::kUnknown;
     if ((options.training.galore || options.training.foreach) &&

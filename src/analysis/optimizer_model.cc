@@ -160,6 +160,21 @@ int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType 
   }
 }
 
+PagedStateBytes PagedStatesOf(OptimizerKind kind, const std::vector<int64_t>& shape) {
+  // bitsandbytes Optimizer2State.init_state: state1, state2 = get_state_buffer(p,
+  // dtype), float32 for optim_bits=32 (and 8-bit below min_8bit_size = 4096),
+  // uint8 codes otherwise, with float32 absmax per 2048-element block, which
+  // are plain device tensors; `step` a Python int. get_state_buffer pages
+  // (F.get_paged: cudaMallocManaged) only tensors of >= 1e5 elements.
+  const int64_t n = Numel(shape);
+  PagedStateBytes b;
+  const bool eight_bit = kind == OptimizerKind::kAdam8bit && n >= kAdam8bitMinSize;
+  const int64_t buffers = 2 * n * (eight_bit ? 1 : 4);
+  (n >= kPagedMinElements ? b.host : b.device) = buffers;
+  if (eight_bit) b.device += 2 * ((n + kAdam8bitBlock - 1) / kAdam8bitBlock) * 4;
+  return b;
+}
+
 int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes) {
   if (kind != OptimizerKind::kAdam8bit) return 0;
   // The signed ("dynamic", exp_avg) and unsigned ("udynamic", exp_avg_sq)

@@ -45,6 +45,21 @@ int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType 
 // quantization code books), given the trainable parameters' shapes.
 int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes);
 
+// bitsandbytes' paged optimizers page a state buffer only for tensors of at
+// least 1e5 elements (Optimizer8bit.get_state_buffer).
+inline constexpr int64_t kPagedMinElements = 100000;
+
+// The state bytes of a paged optimizer (bitsandbytes' Paged*) for one
+// parameter: on the device and paged to the host.
+struct PagedStateBytes {
+  int64_t device = 0;
+  int64_t host = 0;
+};
+
+// Returns the paged states of `kind` (adam, adamw: bitsandbytes' 32-bit
+// float32 states; adam8bit) for one trainable parameter of this shape.
+PagedStateBytes PagedStatesOf(OptimizerKind kind, const std::vector<int64_t>& shape);
+
 // The temporaries of one parameter's update, in the single-tensor loop.
 struct UpdateTransients {
   // Bytes of the update's temporaries alive at each moment that can be a

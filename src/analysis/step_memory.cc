@@ -435,9 +435,18 @@ class Simulator {
     if (options_.mode == StepMode::kTrain) {
       std::vector<std::vector<int64_t>> trainable;
       int64_t opt = 0;
+      tr_.paged_opt_bytes = 0;
       for (size_t i = 0; i < g_.params.size(); ++i) {
         if (!grads_.param_trainable[i]) continue;
         const auto& p = g_.params[i];
+        if (options_.paged) {
+          // NB: paged states are on the host (worst case): outside the timeline.
+          const PagedStateBytes b = PagedStatesOf(options_.optimizer, p.shape);
+          opt += b.device;
+          tr_.paged_opt_bytes += b.host;
+          trainable.push_back(p.shape);
+          continue;
+        }
         opt += Galore() ? GaloreStateBytes(p.shape, p.dtype, tr_.galore_targets[i], *options_.galore)
                         : StateBytes(options_.optimizer, p.shape, StateDtype(p.dtype, options_.state_dtype, false));
         trainable.push_back(p.shape);
@@ -922,7 +931,8 @@ class Simulator {
       return;
     }
     int prev = -1;  // The previous parameter's carried temporaries.
-    for (size_t i = 0; i < g_.params.size(); ++i) {
+    // bitsandbytes' paged optimizers step in one fused in-place kernel per tensor: no temporaries.
+    for (size_t i = 0; i < g_.params.size() && !options_.paged; ++i) {
       if (!grads_.param_trainable[i]) continue;
       const auto& p = g_.params[i];
       // NB: with a state dtype the temporaries (Adam's sqrt and denom) are

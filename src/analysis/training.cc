@@ -51,8 +51,22 @@ bool HasForeach(OptimizerKind kind) {
 }
 
 Status CheckOptimizerSettings(const TrainingOptions& o) {
-  if (o.state_dtype == DType::kUnknown || o.mode != StepMode::kTrain) return Status::Ok();
+  if (o.mode != StepMode::kTrain) return Status::Ok();
   const std::string name(OptimizerName(o.optimizer));
+  if (o.paged) {
+    // bitsandbytes has PagedAdam, PagedAdamW (32-bit) and PagedAdam(W)8bit among these.
+    if (o.optimizer != OptimizerKind::kAdam && o.optimizer != OptimizerKind::kAdamW &&
+        o.optimizer != OptimizerKind::kAdam8bit) {
+      return Status::InvalidArgument("paged states are modelled for adam, adamw and adam8bit (bitsandbytes' "
+                                     "PagedAdam, PagedAdamW, PagedAdam8bit); got " + name);
+    }
+    if (o.state_dtype != DType::kUnknown || o.master_weights || o.foreach || o.galore ||
+        o.sharding.strategy != ShardStrategy::kNone) {
+      return Status::InvalidArgument("paged states with a state dtype, master weights, the foreach step, GaLore "
+                                     "or sharding are not modelled");
+    }
+  }
+  if (o.state_dtype == DType::kUnknown) return Status::Ok();
   if (!IsFloatingPoint(o.state_dtype)) {
     return Status::InvalidArgument("state dtype " + std::string(DTypeName(o.state_dtype)) + " is not a float dtype");
   }

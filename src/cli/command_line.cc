@@ -183,6 +183,9 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_flag("--master-weights", out.master_weights,
                "float32 master weights and optimizer states for float16/bfloat16 parameters (mixed-precision "
                "Adam: 12 bytes per parameter of OPT)");
+  app.add_flag("--paged", out.paged,
+               "bitsandbytes' paged optimizer (adam, adamw: PagedAdam(W), 32-bit fused; adam8bit): states of "
+               "tensors >= 1e5 elements on the host (unified memory), reported apart from the device peak");
   app.add_option("--state-dtype", out.state_dtype,
                  "dtype of the optimizer's states and update temporaries, independent of the parameters "
                  "(bf16 weights with --state-dtype fp32: 2 + 2 + 8 bytes per parameter with Adam)")

@@ -138,6 +138,10 @@ Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p) {
     if (!cl.galore.empty()) {
       if (Outcome o = ApplyGalore("--galore", cl.galore, options.training); !o.ok()) return o;
     }
+    if (cl.paged) {
+      options.training.paged = true;
+      if (Status st = CheckOptimizerSettings(options.training); !st.ok()) return Outcome::Usage("--paged: " + st.message());
+    }
     if (!cl.state_dtype.empty()) {
       auto d = ParseDType(cl.state_dtype);
       if (!d.ok()) return Outcome::Usage("--state-dtype: " + d.status().message());

@@ -200,6 +200,8 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   }
   mem["category_max"] = Categories(peak.category_max, b);
   mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
+  // bitsandbytes' paged states, on the host: not in the peak (null unless --paged).
+  mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
   mem["lower_bound"] = tr.act_lower_bound;
   j["memory"] = std::move(mem);
   Json saved = Json::array();

@@ -116,6 +116,9 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
            ": use --set " + (symbols.empty() ? "B" : symbols[0]) +
            "=N to decide it.\n";
   }
+  if (tr.paged) {
+    out += "Paged optimizer states (host, not in the peak): " + HumanAndExact(tr.paged_opt_bytes, Unit::kBytes) + "\n";
+  }
   if (tr.mode == StepMode::kInfer) {
     out += "Saved by autograd: none (the forward runs under no_grad)\n";
   } else {

@@ -258,6 +258,7 @@ def main(argv):
                            words=["--state-dtype", "not a float dtype"])
             r.expect_error("state_dtype_adafactor", [lenet5, "--optimizer", "adafactor", "--state-dtype", "fp32"],
                            words=["--state-dtype", "adafactor"])
+            r.expect_error("paged_lion", [lenet5, "--optimizer", "lion", "--paged"], words=["--paged", "lion"])
             r.expect_error("lora_and_peft", [lenet5, "--lora", "r=2", "--peft", "dora"], words=["--lora", "--peft"])
             r.expect_error("lora_bad_regex", [lenet5, "--lora", "targets=("], words=["not a valid regular expression"])
             r.expect_error("compare_no_config", ["compare", lenet5], words=["at least one configuration"])

@@ -1,0 +1,116 @@
+// Tests of bitsandbytes' paged optimizers (TrainingOptions::paged): which
+// states are paged to the host and what stays on the device, derived from
+// bitsandbytes' Optimizer2State.init_state and get_state_buffer.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GraphBuilder;
+
+constexpr int kParam = static_cast<int>(MemCategory::kParam);
+constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
+constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
+constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
+
+constexpr const char* kRules = R"yaml(
+version: 1
+rules:
+  - op: t::lin
+    schema: "lin(Tensor input, Tensor weight) -> Tensor"
+    match:
+      input: [M, IN]
+      weight: [OUT, IN]
+    outputs:
+      out: [M, OUT]
+    macs: M*IN*OUT
+    flops:
+      fwd: 2*M*IN*OUT
+      bwd:
+        input: 2*M*IN*OUT
+        weight: 2*M*IN*OUT
+    saved:
+      input: {needed_for: [weight]}
+      weight: {needed_for: [input]}
+)yaml";
+
+int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
+
+// l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the device).
+class PagedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    int x = b_.Input();
+    const int w1 = b_.Param("l1.weight", {400, 1000});
+    const int w2 = b_.Param("l2.weight", {10, 400});
+    b_.Scope("l1", "Linear");
+    x = b_.One("t::lin", {x, w1}, {"input", "weight"});
+    b_.Scope("l2", "Linear");
+    b_.Output(b_.One("t::lin", {x, w2}, {"input", "weight"}));
+  }
+
+  Result<Report> Run(OptimizerKind kind) {
+    AnalysisOptions opts;
+    opts.training.optimizer = kind;
+    opts.training.paged = true;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, "2,1000"));
+    return Analyze(b_.graph(), rules_, ctx_, opts);
+  }
+
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+};
+
+int64_t MaxOptimizerTemp(const Report& r) {
+  int64_t temp = 0;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kOptimizer) temp = std::max(temp, At(p.live[kTemp]));
+  }
+  return temp;
+}
+
+TEST_F(PagedTest, PagedAdamWKeepsLargeStatesOnTheHost) {
+  // PagedAdamW (optim_bits=32): state1, state2 float32; l1's 2 * 4e5 * 4 paged,
+  // l2's 2 * 4000 * 4 on the device (under 1e5 elements); `step` a Python int.
+  Result<Report> r = Run(OptimizerKind::kAdamW);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->training.paged);
+  EXPECT_EQ(r->training.paged_opt_bytes, 2 * 400000 * 4);
+  EXPECT_EQ(At(r->training.timeline.front().live[kOpt]), 2 * 4000 * 4);
+  // One fused in-place kernel per tensor: no temporaries.
+  EXPECT_EQ(MaxOptimizerTemp(*r), 0);
+}
+
+TEST_F(PagedTest, PagedAdam8bitPagesTheCodesOnly) {
+  // l1: uint8 state1, state2 (2 * 4e5) paged; its absmax (2 * ceil(4e5 / 2048)
+  // = 2 * 196 float32) on the device. l2: under min_8bit_size (4096): float32
+  // states 2 * 4000 * 4 on the device. The two 256-entry float32 code books: 2048.
+  Result<Report> r = Run(OptimizerKind::kAdam8bit);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->training.paged_opt_bytes, 2 * 400000);
+  EXPECT_EQ(At(r->training.timeline.front().live[kOpt]), 2 * 196 * 4 + 2 * 4000 * 4 + 2 * 256 * 4);
+}
+
+TEST_F(PagedTest, WhatIsNotPagedIsRefused) {
+  Result<Report> r = Run(OptimizerKind::kLion);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("adam, adamw and adam8bit"));
+  TrainingOptions t;
+  t.paged = true;
+  t.master_weights = true;
+  EXPECT_THAT(CheckOptimizerSettings(t).message(), HasSubstr("not modelled"));
+  t.master_weights = false;
+  EXPECT_TRUE(CheckOptimizerSettings(t).ok());
+}
+
+}  // namespace
+}  // namespace torchcost
