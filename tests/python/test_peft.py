@@ -28,6 +28,8 @@ peak and TEMP: a trace loses the Python locals DoRA's forward keeps alive).
 gpt2_tiny's attention projections are transformers' Conv1D (addmm(b, x, W) with
 W [in, out]), adapted as peft does with fan_in_fan_out=True (tools/peft_torch.py's
 LoraConv1D); its c_fc and c_proj are Linear layers.
+And LoRA on a trace of Hugging Face's GPT2LMHeadModel (tools/hf_reference.py, Conv1D
+modules) adapts every Conv1D with peft's count of trainable parameters.
 Also: LoRA on gpt_tiny's TorchScript trace, its FX graph and its aten graph
 (make_fx: Linear as t + addmm) gives the same trainable params, FLOPs, saved
 bytes and peak ("applied to any graph").
@@ -157,6 +159,8 @@ def main(argv):
             print("# %s: %.1fs" % (label, time.time() - t0), flush=True)
     if not args.only:
         frontends(args, fixtures, results)
+    if not args.only or args.only == "hf":
+        hf_conv1d(args, fixtures, results)
     print("%d passed, %d failed" % (results.passed, results.failed))
     return 0 if results.failed == 0 else 1
 
@@ -194,6 +198,29 @@ def frontends(args, fixtures, results):
             b = b["value"] if isinstance(b, dict) else b
             results.check(a == b, "lora on %s graph == torchscript: %s" % (method, what), "torchscript %s, %s %s"
                           % (a, method, b))
+
+
+def hf_conv1d(args, fixtures, results):
+    """LoRA on a trace of Hugging Face's GPT2LMHeadModel (tools/hf_reference.py: Conv1D modules
+    c_attn, attn.c_proj, c_fc, mlp.c_proj with weight [nx, nf]): peft's count of trainable
+    parameters, r * (in + out) per adapted Conv1D (LoraLayer: in, out = Conv1D weight.shape),
+    and the adapters' parameter names under the Conv1D modules."""
+    import torch
+    import hf_reference
+
+    model = hf_reference.build("gpt2_hf_tiny").train()
+    pt = os.path.join(fixtures, "gpt2_hf_tiny_train.pt")
+    if not os.path.exists(pt):
+        torch.jit.trace(model, (hf_reference.example_input(),), check_trace=False).save(pt)
+    r = 4
+    expected = sum(r * (m.weight.shape[0] + m.weight.shape[1]) for _, m in model.named_modules()
+                   if type(m).__name__ == "Conv1D")
+    got, err = torchcost_cli.run_json(args.torchcost, [pt, "--input", "2,64:int64", "--device", "cpu",
+                                                       "--lora", "r=%d,targets=c_attn|c_proj|c_fc" % r])
+    if not results.check(got is not None, "lora on hf gpt2 Conv1D", err or ""):
+        return
+    results.check(got["totals"]["trainable_params"] == expected, "lora on hf gpt2 Conv1D: trainable",
+                  "expected %d, got %d" % (expected, got["totals"]["trainable_params"]))
 
 
 if __name__ == "__main__":
