@@ -59,6 +59,13 @@ Status SdpaFlash(ImplContext& c, std::vector<RValue>* outputs) {
   const size_t r = q.shape.size();
   Shape batch(q.shape.begin(), q.shape.end() - 2);
   for (size_t i = 0; i + 2 < r; ++i) {
+    if (i + 3 == r) {
+      // The heads: grouped K/V (torch >= 2.5's enable_gqa) have Hk dividing H, K and V alike.
+      TORCHCOST_RETURN_IF_ERROR(c.RequireEq(sym::Mod(q.shape[i], k.shape[i]), sym::Expr(0),
+                                            "flash attention: key's heads must divide query's"));
+      TORCHCOST_RETURN_IF_ERROR(c.RequireEq(v.shape[i], k.shape[i], "flash attention: value's heads must equal key's"));
+      continue;
+    }
     TORCHCOST_RETURN_IF_ERROR(c.RequireEq(k.shape[i], q.shape[i], "flash attention: key dim " + std::to_string(i) +
                                                                       " must equal query's"));
     TORCHCOST_RETURN_IF_ERROR(c.RequireEq(v.shape[i], q.shape[i], "flash attention: value dim " + std::to_string(i) +

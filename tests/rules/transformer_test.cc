@@ -274,6 +274,29 @@ TEST(AttentionRuleTest, ExplicitBackendRemodelsARecordedKernel) {
   EXPECT_EQ(e.saved_bytes, sym::Expr(4 * T + 320 + 16));
 }
 
+TEST(AttentionRuleTest, AtenFlashTakesGroupedKv) {
+  // torch >= 2.5 passes grouped K/V to the flash kernel as they are. bfloat16
+  // q [1, 8, 64, 16] (16384 bytes), k and v [1, 2, 64, 16] (4096 each): saved
+  // q, k, v, output 16384, logsumexp [1, 8, 64] float32 2048, philox 8 + 8.
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  std::vector<std::pair<std::string, OpArg>> args = {{"query", OpArg::Tensor("1,8,64,16", DType::kBFloat16)},
+                                                     {"key", OpArg::Tensor("1,2,64,16", DType::kBFloat16)},
+                                                     {"value", OpArg::Tensor("1,2,64,16", DType::kBFloat16)}};
+  OpResult f = r.Run("aten::_scaled_dot_product_flash_attention", args);
+  ASSERT_TRUE(f.errors.empty()) << f.errors[0];
+  EXPECT_EQ(f.output_shapes[0], "[1, 8, 64, 16]");
+  EXPECT_EQ(f.output_shapes[1], "[1, 8, 64]");
+  EXPECT_EQ(f.saved_bytes, sym::Expr(16384 + 4096 + 4096 + 16384 + 2048 + 16));
+  // Scores per query head: SC = 8*64*64; Q K^T and P V 2*SC*16 each, scale 1, softmax 4.
+  const int64_t SC = 8 * 64 * 64;
+  EXPECT_EQ(f.flops, sym::Expr(2 * (2 * SC * 16) + 5 * SC));
+  // 3 K/V heads do not divide 8.
+  args[1].second = OpArg::Tensor("1,3,64,16", DType::kBFloat16);
+  args[2].second = OpArg::Tensor("1,3,64,16", DType::kBFloat16);
+  ASSERT_FALSE(r.Run("aten::_scaled_dot_product_flash_attention", args).errors.empty());
+}
+
 TEST(AttentionRuleTest, AtenLevelForms) {
   OpRunner r;
   // flash: 9 returns, max_q/max_k ints; logsumexp float32 [B, H, L].
