@@ -533,7 +533,10 @@ class Simulator {
     if (g_.outputs.empty()) return;
     const int out0 = g_.outputs[0];
     const RValue& rv = shapes_.values[out0];
-    if (rv.kind != RValue::Kind::kTensor || !grads_.requires_grad[out0]) return;
+    // NB: an output of unknown shape (after an op without a rule) still runs
+    // backward, so that the parameters get their gradients.
+    const bool unknown_tensor = rv.kind == RValue::Kind::kUnknown && g_.values[out0].kind == ir::ValueKind::kTensor;
+    if ((rv.kind != RValue::Kind::kTensor && !unknown_tensor) || !grads_.requires_grad[out0]) return;
     // loss = out.sum(): a 0-dim result (kept by the caller), and its gradient of
     // ones, which SumBackward expands to out's shape without copying. Any
     // other loss is the first output itself (0-dim): only its gradient is new.

@@ -71,15 +71,18 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     bool any = false;
     for (int v : node.inputs) any = any || out->requires_grad[v];
     if (!any) continue;
-    if (nf.no_rule) {
-      // NB: an op without a rule is taken as differentiable in every floating-point
-      // tensor input that requires a gradient (so its inputs' producers and the
-      // parameters behind them get gradients); its backward FLOPs and saved
-      // tensors are unknown (AutogradFacts::unknown_backward).
+    if (nf.no_rule || (nf.rule != nullptr && !nf.ok)) {
+      // NB: an op without a rule (or whose rule could not apply, as after an
+      // unknown value) is taken as differentiable in every tensor input that
+      // requires a gradient, so the parameters behind it and those it reads
+      // get gradients; its backward FLOPs and saved tensors are unknown
+      // (NodeAutograd::unknown_backward), and so are the sizes of gradients of
+      // values of unknown shape (counted 0 bytes).
       bool any_output = false;
       for (int o : node.outputs) {
         const auto& rv = shapes.values[o];
-        const bool grad = rv.kind == rules::RValue::Kind::kTensor && IsFloatingPoint(rv.t.dtype);
+        const bool grad = rv.kind == rules::RValue::Kind::kTensor ? IsFloatingPoint(rv.t.dtype)
+                          : rv.kind == rules::RValue::Kind::kUnknown && g.values[o].kind == ir::ValueKind::kTensor;
         out->requires_grad[o] = grad;
         any_output = any_output || grad;
       }
@@ -91,7 +94,8 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
         Expand(g, in, &expanded);
         for (int e : expanded) {
           const auto& rv = shapes.values[e];
-          if (out->requires_grad[e] && rv.kind == rules::RValue::Kind::kTensor &&
+          if (out->requires_grad[e] &&
+              (rv.kind == rules::RValue::Kind::kTensor || rv.kind == rules::RValue::Kind::kUnknown) &&
               std::find(na.grad_inputs.begin(), na.grad_inputs.end(), e) == na.grad_inputs.end()) {
             na.grad_inputs.push_back(e);
           }

@@ -109,6 +109,20 @@ TEST_F(UnknownOpTest, ParametersBeforeTheOpGetGradients) {
   EXPECT_TRUE(tr.act_lower_bound);
 }
 
+// Without a shape inference, widen's output and everything after it are
+// unknown, yet every parameter still gets its gradient (their shapes are known).
+TEST_F(UnknownOpTest, UnknownShapesStillLeaveNoParameterWithoutAGradient) {
+  b_.graph().infer_shapes = nullptr;
+  Report r = Run("5,8");
+  EXPECT_EQ(r.training.grad_params, 4 * 8 + 2 * 12);
+  PeakInfo p = EvaluatePeak(r.training, {});
+  ASSERT_TRUE(p.error.empty()) << p.error;
+  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kGrad)]), (4 * 8 + 2 * 12) * 4);
+  EXPECT_TRUE(r.nodes[2].cost_unknown);  // l2's rule cannot apply to an unknown input.
+  EXPECT_TRUE(r.modules[kL2].lower_bound);
+  EXPECT_TRUE(r.training.act_lower_bound);
+}
+
 TEST_F(UnknownOpTest, SymbolicBatchStaysSymbolic) {
   Report r = Run("B,8");
   EXPECT_EQ(r.modules[kL2].macs.ToString(), "24*B");  // B * 12 * 2.
