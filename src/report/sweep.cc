@@ -141,10 +141,13 @@ Result<std::string> RenderSweepText(const ir::Graph& graph, const Report& report
   for (const auto& r : rows) {
     std::vector<std::string> cells;
     for (const auto& s : sweeps) cells.push_back(std::to_string(r.bindings.at(s.symbol)));
-    cells.push_back(report::Human(r.flops_forward, report::Unit::kFlops));
-    cells.push_back(report::Human(r.flops_backward, report::Unit::kFlops));
-    cells.push_back(report::Human(r.flops_step, report::Unit::kFlops));
-    cells.push_back(report::Human(r.peak, report::Unit::kBytes));
+    // NB: ">= " marks lower bounds (ops without rules: Report::lower_bound).
+    const std::string fwd = report.lower_bound ? ">= " : "", bwd = tr.flops_lower_bound ? ">= " : "";
+    const std::string mem = tr.act_lower_bound ? ">= " : "";
+    cells.push_back(fwd + report::Human(r.flops_forward, report::Unit::kFlops));
+    cells.push_back(bwd + report::Human(r.flops_backward, report::Unit::kFlops));
+    cells.push_back(bwd + report::Human(r.flops_step, report::Unit::kFlops));
+    cells.push_back(mem + report::Human(r.peak, report::Unit::kBytes));
     for (MemCategory c : {MemCategory::kParam, MemCategory::kGrad, MemCategory::kAct, MemCategory::kTemp,
                           MemCategory::kOpt}) {
       cells.push_back(report::Human(r.at_peak[static_cast<int>(c)], report::Unit::kBytes));
@@ -172,6 +175,9 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph, const Report& report
   j["schema"] = "torchcost.sweep";
   j["version"] = 1;
   j["model"] = report.model.empty() ? graph.source : report.model;
+  // True where an op without a rule makes the figures lower bounds.
+  j["lower_bound"] = {{"flops", report.training.flops_lower_bound || report.lower_bound},
+                      {"memory", report.training.act_lower_bound}};
   Json points = Json::array();
   for (const auto& r : rows) {
     Json p;

@@ -21,11 +21,13 @@ predicts:
                 (saved_tensors_hooks, parameters excluded): NB: diff is
                 narrow + sub in 1.13, whose backward saves nothing, so the
                 lower bound is here the exact value
+  sweep         --sweep --json marks flops and memory as lower bounds
   strict        --strict exits 1
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -189,6 +191,13 @@ def main():
     macs_line = [l for l in text.stdout.splitlines() if l.strip().startswith("MACs:")]
     results.check(text.returncode == 0 and macs_line and ">= " in macs_line[0], "text lower bound",
                   macs_line or text.stderr.strip())
+    sweep = subprocess.run([args.torchcost, pt, "--input", "B," + shape, "--sweep", "B=1:2:x2", "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    try:
+        marks = json.loads(sweep.stdout).get("lower_bound")
+    except ValueError:
+        marks = sweep.stderr.strip()
+    results.check(marks == {"flops": True, "memory": True}, "sweep lower_bound", marks)
     strict = subprocess.run([args.torchcost, pt, "--input", "%d,%s" % (TRACE_BATCH, shape), "--strict"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     results.check(strict.returncode == 1, "--strict exits 1", "exit %d" % strict.returncode)
