@@ -78,5 +78,25 @@ TEST(RnnRuleTest, GruAndRnnUnbatched) {
   EXPECT_EQ(rr.transcendentals, sym::Expr(0));
 }
 
+TEST(RnnRuleTest, LstmPackedSequence) {
+  OpRunner r;
+  // A packed batch of lengths 5 and 2: data [7, 8], batch_sizes [5]; every
+  // (step, sequence) pair runs once: 7 * 4H*(I + H) MACs.
+  std::vector<std::pair<std::string, OpArg>> args = {
+      {"data", OpArg::Tensor("7,8")},
+      {"batch_sizes", OpArg::Tensor("5", DType::kInt64)},
+      {"hx", OpArg::TensorList({"1,2,16", "1,2,16"})},
+      {"params", OpArg::TensorList({"64,8", "64,16", "64", "64"})},
+      {"has_biases", OpArg::Bool(true)},
+      {"num_layers", OpArg::Int(1)},
+      {"dropout", OpArg::Float(0.0)},
+      {"train", OpArg::Bool(false)},
+      {"bidirectional", OpArg::Bool(false)}};
+  OpResult res = r.Run("aten::lstm.data", args);
+  ASSERT_TRUE(res.errors.empty()) << res.errors[0];
+  EXPECT_EQ(res.output_shapes[0], "[7, 16]");
+  EXPECT_EQ(res.macs, sym::Expr(7 * 64 * 24));
+}
+
 }  // namespace
 }  // namespace torchcost
