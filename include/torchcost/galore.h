@@ -30,6 +30,10 @@ struct GaloreConfig {
   // weight: every T-th step), the worst case of the peak; if false, a step
   // between two SVDs.
   bool svd_step = true;
+  // GaLoreAdamW8bit (the reference's adamw8bit.py, on bitsandbytes'
+  // Optimizer2State with optim_bits=8): 8-bit block-wise states of the
+  // projected gradients, the fused 8-bit step; set for --optimizer adam8bit.
+  bool eight_bit = false;
 };
 
 // Parses "r=128,gap=200,scale=0.25,targets=attn|mlp,per_layer=true,svd=false"

@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "analysis/optimizer_model.h"
+
 namespace torchcost::analysis {
 namespace {
 
@@ -99,6 +101,13 @@ int64_t ProjectorBytes(const GaloreShape& s, DType dtype) {
 }
 
 int64_t GaloreStateBytes(const std::vector<int64_t>& shape, DType dtype, bool targeted, const GaloreConfig& c) {
+  if (c.eight_bit) {
+    // bitsandbytes' 8-bit states (optimizer_model.cc's kAdam8bit) on the projected
+    // gradient's shape (init_state runs after p.data is the projected clone).
+    if (!targeted || !Targetable(shape)) return StateBytes(OptimizerKind::kAdam8bit, shape, dtype);
+    const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+    return StateBytes(OptimizerKind::kAdam8bit, {s.projected}, dtype) + ProjectorBytes(s, dtype);
+  }
   const int64_t e = ElementSize(dtype);
   if (!targeted || !Targetable(shape)) return 2 * Numel(shape) * e;  // exp_avg, exp_avg_sq
   const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
@@ -117,8 +126,14 @@ int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted, const Galo
   // transcendental), exp_avg / denom 1: 9 on the state's elements; then
   // p.add_(update, alpha=-step_size) 2 on the parameter's. weight_decay = 0
   // (the reference's default): no decay.
+  if (c.eight_bit && (!targeted || !Targetable(shape))) return ModelOf(OptimizerKind::kAdam8bit).flops_per_element * n;
   if (!targeted || !Targetable(shape)) return 9 * n + 2 * n;
   const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+  if (c.eight_bit) {
+    // project, 8-bit Adam on the projected p.data (18 per element), project back,
+    // scale, and p.saved_data.add_(...) (1 per element).
+    return 2 * s.m * s.n * s.k + 18 * s.projected + 2 * s.m * s.n * s.k + n + n + SvdFlops(s.m, s.n) / c.update_proj_gap;
+  }
   const int64_t project = 2 * s.m * s.n * s.k;  // [m, n] @ [n, k] or [k, m] @ [m, n]: 2mnk
   const int64_t back = 2 * s.m * s.n * s.k;     // [m, k] @ [k, n] or [m, k] @ [k, n]: 2mnk
   const int64_t scale = n;                      // full_rank_grad * scale
@@ -130,6 +145,30 @@ std::vector<UpdateEvent> GaloreUpdate(const std::vector<int64_t>& shape, DType d
   Events ev;
   const int64_t e = ElementSize(dtype);
   ev.Bind(kGradSlot, -1);  // grad = p.grad: the previous parameter's projected gradient goes
+  if (c.eight_bit) {
+    // GaLoreAdamW8bit.step: bitsandbytes' fused 8-bit kernel updates in place (no temporaries).
+    if (!targeted || !Targetable(shape)) return ev.Take();
+    const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
+    if (svd) Svd(s, dtype, &ev);
+    const int64_t low = s.projected * e, full = s.m * s.n * e;
+    ev.AllocPointBind(kGradSlot, low);  // grad = projector.project(p.grad, step)
+    const int saved = ev.Alloc(full);   // p.saved_data = p.data.clone(), beside the parameter
+    ev.Point();
+    // p.data = grad.clone().to(...): the parameter's own storage goes and
+    // saved_data holds the same bytes (kept as PARAM); the projected clone is new.
+    ev.Free(saved);
+    const int low_data = ev.Alloc(low);
+    ev.Point();
+    // (p.grad = grad: the full gradient is released here; NB: kept as GRAD, an overestimate.)
+    const int back = ev.Alloc(full);    // project_back: the matmul back to [m, n]
+    ev.Point();
+    const int scaled = ev.Alloc(full);  // * scale, the matmul still bound
+    ev.Point();
+    ev.Free(back);
+    ev.Free(scaled);                    // saved_data.add_(...) in place; the statement ends
+    ev.Free(low_data);                  // p.data = p.saved_data
+    return ev.Take();
+  }
   if (!targeted || !Targetable(shape)) {
     const int64_t bytes = Numel(shape) * e;
     ev.AllocPointBind(kDenomSlot, bytes);     // denom = exp_avg_sq.sqrt().add_(eps)

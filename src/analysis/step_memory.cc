@@ -452,6 +452,18 @@ class Simulator {
         trainable.push_back(p.shape);
       }
       if (!Galore()) opt += SharedStateBytes(options_.optimizer, trainable);
+      if (Galore() && options_.galore->eight_bit) {
+        // GaLoreAdamW8bit: the code books, shared by the 8-bit states of the projected gradients.
+        std::vector<std::vector<int64_t>> states;
+        for (size_t i = 0; i < g_.params.size(); ++i) {
+          if (!grads_.param_trainable[i]) continue;
+          const auto& shape = g_.params[i].shape;
+          states.push_back(tr_.galore_targets[i] && shape.size() == 2
+                               ? std::vector<int64_t>{ShapeOf(shape[0], shape[1], options_.galore->rank).projected}
+                               : shape);
+        }
+        opt += SharedStateBytes(OptimizerKind::kAdam8bit, states);
+      }
       if (options_.grad_scaler) opt += kScalerStateBytes;
       live_[static_cast<int>(MemCategory::kOpt)] += sym::Expr(opt);
       live_total_ += sym::Expr(opt);

@@ -169,6 +169,44 @@ TEST(GaloreFlopsTest, ProjectionsAdamAndAmortizedSvd) {
   EXPECT_EQ(GaloreFlops({10}, false, c), 11 * 10);
 }
 
+// GaLoreAdamW8bit (the reference's galore_torch/adamw8bit.py on bitsandbytes' Optimizer2State, optim_bits=8).
+GaloreConfig EightBit(int64_t rank) {
+  GaloreConfig c = Rank(rank);
+  c.eight_bit = true;
+  return c;
+}
+
+TEST(Galore8bitTest, ProjectedStatesAreEightBitBlockwise) {
+  // [1024, 512], r=128: projected [1024, 128] = 131072 elements (>= 4096):
+  // uint8 state1, state2 (2 * 131072) + float32 absmax per 2048 (2 * 64 * 4);
+  // the float32 projector keeps Vh's storage, 512 * 512 * 4.
+  EXPECT_EQ(GaloreStateBytes({1024, 512}, DType::kFloat32, true, EightBit(128)),
+            2 * 131072 + 2 * 64 * 4 + 512 * 512 * 4);
+  // [64, 32], r=8: projected 512 elements (< 4096): float32 states, 2 * 512 * 4, + Vh 32 * 32 * 4.
+  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, true, EightBit(8)), 2 * 512 * 4 + 32 * 32 * 4);
+  // Untargeted: bitsandbytes' Adam8bit states of the full shape.
+  EXPECT_EQ(GaloreStateBytes({10}, DType::kFloat32, false, EightBit(8)), 2 * 10 * 4);
+}
+
+TEST(Galore8bitTest, StepClonesTheWeightAndProjectsBack) {
+  // [64, 32] float32, r=8 (low 2048, full 8192 bytes): grad = project(p.grad)
+  // (low); p.saved_data = p.data.clone() (full, beside the parameter); p.data =
+  // grad.clone() (low; the old storage goes as saved_data takes its place);
+  // the fused 8-bit update (none); project_back's matmul and * scale (2 full):
+  // at most low + low + 2 * full.
+  const Replayed r = Replay(GaloreUpdate({64, 32}, DType::kFloat32, true, EightBit(8), /*svd=*/false));
+  EXPECT_EQ(r.most, 2048 + 2048 + 2 * 8192);
+  EXPECT_EQ(r.left, 2048);  // grad, bound until the next parameter (it is p.grad too).
+  // Untargeted: one fused kernel, nothing.
+  const Replayed other = Replay(GaloreUpdate({10}, DType::kFloat32, false, EightBit(8), true));
+  EXPECT_EQ(other.most, 0);
+  // FLOPs: project and back 2 * 2mnk, 8-bit Adam 18 per projected element,
+  // scale and saved_data.add_ one per element, SVD / T; others 8-bit Adam's 18.
+  EXPECT_EQ(GaloreFlops({64, 32}, true, EightBit(8)),
+            2 * (2 * 64 * 32 * 8) + 18 * 512 + 2 * 2048 + 753664 / 200);
+  EXPECT_EQ(GaloreFlops({10}, false, EightBit(8)), 18 * 10);
+}
+
 constexpr const char* kRules = R"yaml(
 version: 1
 rules:
