@@ -146,7 +146,8 @@ std::vector<UpdateEvent> GaloreUpdate(const std::vector<int64_t>& shape, DType d
   const int64_t e = ElementSize(dtype);
   ev.Bind(kGradSlot, -1);  // grad = p.grad: the previous parameter's projected gradient goes
   if (c.eight_bit) {
-    // GaLoreAdamW8bit.step: bitsandbytes' fused 8-bit kernel updates in place (no temporaries).
+    // GaLoreAdamW8bit.step (github.com/jiaweizzhao/GaLore at 1317b5f7e589ba778d8d122f6102fda6fa7ba49e,
+    // galore_torch/adamw8bit.py): bitsandbytes' fused 8-bit kernel updates in place (no temporaries).
     if (!targeted || !Targetable(shape)) return ev.Take();
     const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
     if (svd) Svd(s, dtype, &ev);
