@@ -16,6 +16,8 @@ std::string SettingText(const CommandLine& cl, const std::string& loss) {
   if (!cl.checkpoint.empty()) s += "; checkpoint " + cl.checkpoint;
   if (loss != "sum") s += "; loss " + loss;
   if (cl.accumulate > 1) s += "; accumulate " + std::to_string(cl.accumulate);
+  if (!cl.state_dtype.empty()) s += "; optimizer states " + cl.state_dtype;
+  if (cl.paged) s += "; paged optimizer states (on the host, not in the peaks)";
   if (cl.shard != "none") s += "; " + cl.shard + " over " + std::to_string(cl.world) + " ranks (per rank)";
   return s;
 }
