@@ -17,6 +17,7 @@
 #include "torchcost/autocast.h"
 #include "torchcost/families.h"
 #include "torchcost/loss.h"
+#include "torchcost/method.h"
 #include "torchcost/rules.h"
 #include "torchcost/sym.h"
 #include "torchcost/training.h"
@@ -129,6 +130,46 @@ void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)->Arg(0)->Arg(8)->Unit(benchmark::kMillisecond);
+
+// Issue 9, point 7: what LLM fine-tuning users ask about, end to end once the
+// model is built: llama-7b-like in bfloat16 (the family's dtype=bf16, with
+// Hugging Face's float32 islands), SDPA on the flash backend, LoRA r=8 on
+// q_proj|v_proj, Hugging Face's causal-LM loss, AdamW, B and S symbolic; the
+// rewrites, the analysis and the symbolic peak. Target: under 20 ms.
+void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
+  static const build::BuiltModel* m = [] {
+    auto r = build::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
+    if (!r.ok()) std::abort();
+    return new build::BuiltModel(std::move(r).value());
+  }();
+  const MethodSpec lora = *ParseMethodSpec("lora:r=8,targets=q_proj|v_proj");
+  const LossSpec loss = *ParseLossSpec(m->default_loss);
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(*m, ctx);
+    options.training.optimizer = OptimizerKind::kAdamW;
+    options.attention_backend = "flash";
+    options.training.loss = loss;
+    auto adapted = ApplyMethod(m->graph, lora);
+    if (!adapted.ok()) {
+      state.SkipWithError("LoRA was not applied");
+      break;
+    }
+    auto graph = ApplyLoss(*adapted, Rules(), ctx, &options);
+    if (!graph.ok()) {
+      state.SkipWithError("the loss was not applied");
+      break;
+    }
+    auto report = Analyze(*graph, Rules(), ctx, options);
+    if (!report.ok() || !report->unknown_ops.empty()) {
+      state.SkipWithError("analysis failed or has unknown ops");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(report->training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
 
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.
