@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -16,36 +17,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT        # grad @ weight
-        weight: 2*M*IN*OUT       # grad^T @ input
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-  - op: t::relu
-    schema: "relu(Tensor self) -> Tensor"
-    outputs:
-      out: self
-    flops:
-      fwd: numel(self)
-      bwd:
-        self: numel(self)
-    saved:
-      out: {needed_for: [self]}
-)yaml";
 
 // Bytes of float32 [5, 4] and [5, 16] activations, and of [16, 4] / [4, 4] weights.
 constexpr int64_t kNarrow = 5 * 4 * 4, kWide = 5 * 16 * 4, kWeight = 16 * 4 * 4, kStemWeight = 4 * 4 * 4;
@@ -57,7 +28,7 @@ constexpr int64_t kNarrow = 5 * 4 * 4, kWide = 5 * 16 * 4, kWeight = 16 * 4 * 4,
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
     int x = b_.Input();
     int w0 = b_.Param("stem.weight", {4, 4});
     b_.Scope("stem", "Linear");

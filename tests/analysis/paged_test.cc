@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -20,26 +21,6 @@ constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT
-        weight: 2*M*IN*OUT
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-)yaml";
 
 int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
@@ -47,7 +28,7 @@ int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 class PagedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
     int x = b_.Input();
     const int w1 = b_.Param("l1.weight", {400, 1000});
     const int w2 = b_.Param("l2.weight", {10, 400});

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -21,33 +22,13 @@ constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT
-        weight: 2*M*IN*OUT
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-)yaml";
 
 int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // A chain of t::lin layers; layer i has weight [dims[i+1], dims[i]] in module paths[i].
 class ShardingTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok()); }
+  void SetUp() override { ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok()); }
 
   void Chain(const std::vector<int64_t>& dims, const std::vector<std::string>& paths) {
     int x = b_.Input();

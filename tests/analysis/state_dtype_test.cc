@@ -8,6 +8,7 @@
 
 #include "analysis/optimizer_model.h"
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -21,26 +22,6 @@ constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT
-        weight: 2*M*IN*OUT
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-)yaml";
 
 int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
@@ -50,7 +31,7 @@ constexpr int64_t kN = 64 * 1000;
 class StateDtypeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
     const int x = b_.Input();
     const int w = b_.Param("l.weight", {64, 1000});
     b_.Scope("l", "Linear");

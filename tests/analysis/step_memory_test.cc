@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -13,42 +14,12 @@ namespace {
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT        # grad @ weight
-        weight: 2*M*IN*OUT       # grad^T @ input
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-  - op: t::relu
-    schema: "relu(Tensor self) -> Tensor"
-    outputs:
-      out: self
-    flops:
-      fwd: numel(self)
-      bwd:
-        self: numel(self)
-    saved:
-      out: {needed_for: [self]}
-)yaml";
 
 // x [M, 8] -> lin1 (W1 [4, 8]) -> relu -> lin2 (W2 [2, 4]) -> out [M, 2].
 class StepMemoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
     int x = b_.Input();
     int w1 = b_.Param("l1.weight", {4, 8});
     int w2 = b_.Param("l2.weight", {2, 4});

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
+#include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -13,32 +14,12 @@ namespace {
 
 using testing::GraphBuilder;
 
-constexpr const char* kRules = R"yaml(
-version: 1
-rules:
-  - op: t::lin
-    schema: "lin(Tensor input, Tensor weight) -> Tensor"
-    match:
-      input: [M, IN]
-      weight: [OUT, IN]
-    outputs:
-      out: [M, OUT]
-    macs: M*IN*OUT
-    flops:
-      fwd: 2*M*IN*OUT
-      bwd:
-        input: 2*M*IN*OUT        # grad @ weight
-        weight: 2*M*IN*OUT       # grad^T @ input
-    saved:
-      input: {needed_for: [weight]}
-      weight: {needed_for: [input]}
-)yaml";
 
 // x [M, 8] -> l1 (W1 [4, 8]) -> t::widen (no rule: [M, 4] -> [M, 12]) -> l2 (W2 [2, 12]).
 class UnknownOpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok());
+    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
     int x = b_.Input();
     int w1 = b_.Param("l1.weight", {4, 8});
     int w2 = b_.Param("l2.weight", {2, 12});

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -16,22 +17,9 @@
 namespace torchcost::build {
 namespace {
 
+using testing::AnalyzeBuilt;
+
 using ::testing::HasSubstr;
-
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
-
-Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx, const std::string& backend = "auto") {
-  AnalysisOptions options;
-  options.training.optimizer = OptimizerKind::kAdam;
-  options.attention_backend = backend;
-  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
 
 // 2 layers, hidden 64, 4 heads of 16, 2 K/V heads (grouped), float32.
 constexpr const char* kLlama = "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";

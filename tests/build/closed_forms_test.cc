@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -28,10 +29,7 @@
 namespace torchcost::build {
 namespace {
 
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
+using testing::BuiltinRules;
 
 // A GPT-2 builder config with the papers' dimensions. NB: attn=eager: the
 // papers' formulas count the materialized s x s scores (matmul + softmax).
@@ -68,7 +66,7 @@ Report AnalyzeGpt(const BuiltModel& m, sym::Context& ctx, const RunSetup& setup)
     if (setup.batch > 0) spec.shape = {sym::Expr(setup.batch), sym::Expr(setup.seq)};
     options.inputs.push_back(std::move(spec));
   }
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
+  Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->unknown_ops.empty()) << r->unknown_ops[0].op;
   EXPECT_TRUE(r->diagnostics.empty()) << r->diagnostics[0].message;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -11,20 +12,7 @@
 namespace torchcost::build {
 namespace {
 
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
-
-// Analyses a built model with its declared (symbolic) inputs.
-Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
-  AnalysisOptions options;
-  options.training.optimizer = OptimizerKind::kAdam;
-  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
+using testing::AnalyzeBuilt;
 
 TEST(FamiliesTest, Gpt2PresetParamsMatchTheClosedForm) {
   // wte V*h + wpe n_ctx*h + per layer 12h^2 + 13h (qkv 3h^2+3h, proj h^2+h,

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -15,19 +16,8 @@
 namespace torchcost::build {
 namespace {
 
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
-
-Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
-  AnalysisOptions options;
-  options.training.optimizer = OptimizerKind::kAdam;
-  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
+using testing::BuiltinRules;
+using testing::AnalyzeBuilt;
 
 // llama-7b-like's dims, two layers (layers.1's saved bytes are any layer's),
 // eager attention (the HF code whose float32 softmax island is derived below).
@@ -140,7 +130,7 @@ int64_t SavedOfExpandedReshape(int64_t rep, std::vector<IntItem> out) {
   options.training.optimizer = OptimizerKind::kSgd;
   options.training.inputs_require_grad = true;
   for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
+  Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return *r->training.saved_bytes.AsConstant();
 }

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -16,10 +17,7 @@
 namespace torchcost::build {
 namespace {
 
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
+using testing::BuiltinRules;
 
 // The layer: h = 64, a = 4 heads, s = 128, b = 2 (every division below exact).
 constexpr int64_t h = 64, a = 4, s = 128, b = 2;
@@ -39,7 +37,7 @@ int64_t LayerBytes(const std::string& extra, const std::string& checkpoint, int6
   options.training.optimizer = OptimizerKind::kSgd;
   options.training.checkpoint = checkpoint;
   for (const InputDecl& in : m->inputs) options.inputs.push_back({ResolveShape(*m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m->graph, Rules(), ctx, options);
+  Result<Report> r = Analyze(m->graph, BuiltinRules(), ctx, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return -1;
   EXPECT_TRUE(r->unknown_ops.empty());

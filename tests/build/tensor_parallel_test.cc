@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "testing/built_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
@@ -13,21 +14,9 @@
 namespace torchcost::build {
 namespace {
 
+using testing::AnalyzeBuilt;
+
 using ::testing::HasSubstr;
-
-const RuleSet& Rules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
-
-Report AnalyzeBuilt(const BuiltModel& m, sym::Context& ctx) {
-  AnalysisOptions options;
-  options.training.optimizer = OptimizerKind::kAdam;
-  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
-  Result<Report> r = Analyze(m.graph, Rules(), ctx, options);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
 
 // MACs of the matmul-class ops (the ones Megatron splits).
 sym::Expr MatmulMacs(const Report& r) {

@@ -1,0 +1,37 @@
+// What the builder tests share: the built-in rules, and the analysis of a
+// built model's training step (Adam) with its declared, symbolic inputs.
+#ifndef TORCHCOST_TESTS_TESTING_BUILT_MODELS_H_
+#define TORCHCOST_TESTS_TESTING_BUILT_MODELS_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "torchcost/analysis.h"
+#include "torchcost/builder.h"
+#include "torchcost/rules.h"
+
+namespace torchcost::testing {
+
+// Returns the built-in rules, loaded once.
+inline const RuleSet& BuiltinRules() {
+  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
+  return *rules;
+}
+
+// Analyses the training step (Adam) of `m` with its declared inputs, on the
+// given SDPA backend; a failed analysis fails the test.
+inline Report AnalyzeBuilt(const build::BuiltModel& m, sym::Context& ctx, const std::string& backend = "auto") {
+  AnalysisOptions options;
+  options.training.optimizer = OptimizerKind::kAdam;
+  options.attention_backend = backend;
+  for (const build::InputDecl& in : m.inputs) options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+}  // namespace torchcost::testing
+
+#endif  // TORCHCOST_TESTS_TESTING_BUILT_MODELS_H_
