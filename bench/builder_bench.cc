@@ -104,6 +104,26 @@ void BM_AnalyzeTrainLlama7bGaloreSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bGaloreSymbolic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// One iteration of the loss benchmarks: the loss appended to `graph`, the
+// analysis of the grown graph and its symbolic peak; false (with the state
+// marked) if a step failed.
+bool AnalyzeWithLoss(benchmark::State& state, const ir::Graph& graph, sym::Context& ctx,
+                     AnalysisOptions& options) {
+  auto with_loss = ApplyLoss(graph, Rules(), ctx, &options);
+  if (!with_loss.ok()) {
+    state.SkipWithError("the loss was not applied");
+    return false;
+  }
+  auto report = Analyze(*with_loss, Rules(), ctx, options);
+  if (!report.ok() || !report->unknown_ops.empty()) {
+    state.SkipWithError("analysis failed or has unknown ops");
+    return false;
+  }
+  PeakInfo peak = EvaluatePeak(report->training, {});
+  benchmark::DoNotOptimize(peak);
+  return true;
+}
+
 // The same with the loss the family trains with (Hugging Face's causal-LM
 // loss, arg 0; torchtune's chunked cross-entropy over 8 chunks, arg 8): the
 // rewrite's shape propagation and the analysis of the grown graph.
@@ -115,18 +135,7 @@ void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
     options.training.loss = loss;
-    auto graph = ApplyLoss(m.graph, Rules(), ctx, &options);
-    if (!graph.ok()) {
-      state.SkipWithError("the loss was not applied");
-      break;
-    }
-    auto report = Analyze(*graph, Rules(), ctx, options);
-    if (!report.ok() || !report->unknown_ops.empty()) {
-      state.SkipWithError("analysis failed or has unknown ops");
-      break;
-    }
-    PeakInfo peak = EvaluatePeak(report->training, {});
-    benchmark::DoNotOptimize(peak);
+    if (!AnalyzeWithLoss(state, m.graph, ctx, options)) break;
   }
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)->Arg(0)->Arg(8)->Unit(benchmark::kMillisecond);
@@ -155,18 +164,7 @@ void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
       state.SkipWithError("LoRA was not applied");
       break;
     }
-    auto graph = ApplyLoss(*adapted, Rules(), ctx, &options);
-    if (!graph.ok()) {
-      state.SkipWithError("the loss was not applied");
-      break;
-    }
-    auto report = Analyze(*graph, Rules(), ctx, options);
-    if (!report.ok() || !report->unknown_ops.empty()) {
-      state.SkipWithError("analysis failed or has unknown ops");
-      break;
-    }
-    PeakInfo peak = EvaluatePeak(report->training, {});
-    benchmark::DoNotOptimize(peak);
+    if (!AnalyzeWithLoss(state, *adapted, ctx, options)) break;
   }
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);

@@ -25,10 +25,11 @@ int Graph::AddNode(Node n) {
 int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
   // NB: the index is rebuilt whenever it disagrees with `scopes` (a graph
   // copied, or scopes edited by hand), so lookups stay O(1) amortized.
-  if (scope_index_.size() != scopes.size()) {
+  auto reindex = [this] {
     scope_index_.clear();
     for (size_t i = 0; i < scopes.size(); ++i) scope_index_.emplace(scopes[i].path, static_cast<int>(i));
-  }
+  };
+  if (scope_index_.size() != scopes.size()) reindex();
   if (auto it = scope_index_.find(path); it != scope_index_.end()) return it->second;
   if (path.empty()) {
     // NB: the root is always scopes[0]; a graph without one gets it here,
@@ -49,8 +50,7 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
         scopes[0].children.push_back(static_cast<int>(i));
       }
     }
-    scope_index_.clear();
-    for (size_t i = 0; i < scopes.size(); ++i) scope_index_.emplace(scopes[i].path, static_cast<int>(i));
+    reindex();  // Every index moved by one.
     return 0;
   }
   // Walk up to the nearest existing ancestor (iteratively: paths may be deep),

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
@@ -15,14 +16,13 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using testing::At;
+using testing::MaxOptimizerTemp;
 
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
 constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
-
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the device).
 class PagedTest : public ::testing::Test {
@@ -50,14 +50,6 @@ class PagedTest : public ::testing::Test {
   RuleSet rules_;
   sym::Context ctx_;
 };
-
-int64_t MaxOptimizerTemp(const Report& r) {
-  int64_t temp = 0;
-  for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kOptimizer) temp = std::max(temp, At(p.live[kTemp]));
-  }
-  return temp;
-}
 
 TEST_F(PagedTest, PagedAdamWKeepsLargeStatesOnTheHost) {
   // PagedAdamW (optim_bits=32): state1, state2 float32; l1's 2 * 4e5 * 4 paged,

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
@@ -16,14 +17,12 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using testing::At;
 
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
 constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
-
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // A chain of t::lin layers; layer i has weight [dims[i+1], dims[i]] in module paths[i].
 class ShardingTest : public ::testing::Test {

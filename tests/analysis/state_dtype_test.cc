@@ -8,6 +8,7 @@
 
 #include "analysis/optimizer_model.h"
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
@@ -16,14 +17,13 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using testing::At;
+using testing::MaxOptimizerTemp;
 
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
 constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
-
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // One t::lin layer with W [64, 1000]: n = 64000 parameters.
 constexpr int64_t kN = 64 * 1000;
@@ -50,14 +50,6 @@ class StateDtypeTest : public ::testing::Test {
   RuleSet rules_;
   sym::Context ctx_;
 };
-
-int64_t MaxOptimizerTemp(const Report& r) {
-  int64_t temp = 0;
-  for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kOptimizer) temp = std::max(temp, At(p.live[kTemp]));
-  }
-  return temp;
-}
 
 TEST_F(StateDtypeTest, Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) {
   // QLoRA (Dettmers et al. 2023, Sec. 1): 16-bit full fine-tuning of a 65B
