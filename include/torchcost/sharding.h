@@ -1,7 +1,7 @@
 // Data-parallel sharding of a training step across N ranks (DDP, ZeRO-1/2/3,
 // FSDP full-shard): what one rank holds, and what it communicates per step.
 // NB: the memory of a rank is a transform of the single-device timeline
-// (src/analysis/sharding.cc); no distributed run is measured.
+// (src/training/sharding.cc); no distributed run is measured.
 #ifndef TORCHCOST_SHARDING_H_
 #define TORCHCOST_SHARDING_H_
 

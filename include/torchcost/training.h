@@ -23,7 +23,7 @@ enum class StepMode { kTrain, kInfer };
 
 // The optimizer whose step and state are modelled.
 // Adafactor and 8-bit Adam have no torch 1.13 implementation: modelled on
-// transformers' Adafactor and bitsandbytes' Adam8bit (src/analysis/optimizer_model.cc).
+// transformers' Adafactor and bitsandbytes' Adam8bit (src/training/optimizer_model.cc).
 enum class OptimizerKind {
   kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit, kSgdNesterov,
   kAdafactorBeta1  // Adafactor(beta1=...): the first moment kept.

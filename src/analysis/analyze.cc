@@ -2,10 +2,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "analysis/checkpoint.h"
-#include "analysis/galore_model.h"
-#include "analysis/optimizer_model.h"
-#include "analysis/sharding.h"
+#include "training/checkpoint.h"
+#include "training/galore_model.h"
+#include "training/optimizer_model.h"
+#include "training/sharding.h"
 #include "analysis/step_memory.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"

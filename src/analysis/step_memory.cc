@@ -8,9 +8,9 @@
 #include <set>
 #include <utility>
 
-#include "analysis/galore_model.h"
-#include "analysis/grad_scaler.h"
-#include "analysis/optimizer_model.h"
+#include "training/galore_model.h"
+#include "training/grad_scaler.h"
+#include "training/optimizer_model.h"
 #include "rules/op_rule.h"
 
 namespace torchcost::analysis {

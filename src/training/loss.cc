@@ -32,7 +32,7 @@
 #include <utility>
 
 #include "passes/shape_prop.h"
-#include "training/graph_edit.h"
+#include "passes/graph_edit.h"
 
 namespace torchcost {
 namespace {

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "analysis/checkpoint.h"
+#include "training/checkpoint.h"
 #include "testing/graph_builder.h"
 #include "torchcost/analysis.h"
 #include "torchcost/rules.h"

@@ -1,6 +1,6 @@
 // Megatron's padded vocabulary (megatron/core/tokenizers/utils/build_tokenizer.py,
 // vocab_size_with_padding): multiples derived by hand.
-#include "build/megatron.h"
+#include "builder/megatron.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Tests of activation checkpointing: which segments a pattern makes, what the
 // forward saves, the recomputed FLOPs, and the peak of a tiny two-block chain
 // (SGD, so the optimizer adds nothing), every number derived by hand.
-#include "analysis/checkpoint.h"
+#include "training/checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "build/attention.h"
-#include "build/finfo.h"
-#include "build/megatron.h"
-#include "build/validate.h"
+#include "builder/attention.h"
+#include "builder/finfo.h"
+#include "builder/megatron.h"
+#include "builder/validate.h"
 #include "torchcost/families.h"
 
 namespace torchcost::build {

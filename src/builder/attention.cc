@@ -1,4 +1,4 @@
-#include "build/attention.h"
+#include "builder/attention.h"
 
 namespace torchcost::build {
 

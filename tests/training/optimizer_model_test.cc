@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "analysis/optimizer_model.h"
+#include "training/optimizer_model.h"
 #include "testing/graph_builder.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"

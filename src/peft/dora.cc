@@ -5,7 +5,7 @@
 //   result = y + (mag_norm_scale - 1) * (y - b) + mag_norm_scale * lora_B(lora_A(x)) * scaling
 // where y - b is the base result without its bias when dropout is an identity,
 // else F.linear(dropout(x), W) is computed again.
-#include "training/adapters.h"
+#include "peft/adapters.h"
 
 namespace torchcost::training {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "build/attention.h"
-#include "build/validate.h"
+#include "builder/attention.h"
+#include "builder/validate.h"
 #include "torchcost/families.h"
 
 namespace torchcost::build {

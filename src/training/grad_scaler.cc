@@ -1,4 +1,4 @@
-#include "analysis/grad_scaler.h"
+#include "training/grad_scaler.h"
 
 namespace torchcost::analysis {
 namespace {

@@ -1,4 +1,4 @@
-#include "analysis/shard_plan.h"
+#include "training/shard_plan.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analysis/optimizer_model.h"
+#include "training/optimizer_model.h"
 
 namespace torchcost::analysis {
 namespace {

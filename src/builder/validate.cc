@@ -1,4 +1,4 @@
-#include "build/validate.h"
+#include "builder/validate.h"
 
 #include <sstream>
 

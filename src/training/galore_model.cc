@@ -1,11 +1,11 @@
-#include "analysis/galore_model.h"
+#include "training/galore_model.h"
 
 #include <algorithm>
 #include <regex>
 #include <set>
 #include <string>
 
-#include "analysis/optimizer_model.h"
+#include "training/optimizer_model.h"
 
 namespace torchcost::analysis {
 namespace {

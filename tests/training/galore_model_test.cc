@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/galore_model.h"
+#include "training/galore_model.h"
 #include "testing/graph_builder.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "torchcost/peft.h"
-#include "training/graph_edit.h"
+#include "passes/graph_edit.h"
 
 namespace torchcost::training {
 

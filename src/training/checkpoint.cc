@@ -1,4 +1,4 @@
-#include "analysis/checkpoint.h"
+#include "training/checkpoint.h"
 
 #include "analysis/attention_core.h"
 

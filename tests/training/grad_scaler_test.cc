@@ -1,6 +1,6 @@
 // Tests of the GradScaler model: its event sequences (each tensor freed once,
 // the bytes of grad_scaler.py's allocations) and what it adds to a step.
-#include "analysis/grad_scaler.h"
+#include "training/grad_scaler.h"
 
 #include <gtest/gtest.h>
 

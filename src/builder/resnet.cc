@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "build/validate.h"
+#include "builder/validate.h"
 #include "torchcost/families.h"
 
 namespace torchcost::build {

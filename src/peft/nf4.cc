@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "torchcost/peft.h"
-#include "training/graph_edit.h"
+#include "passes/graph_edit.h"
 
 namespace torchcost {
 namespace {

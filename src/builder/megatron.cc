@@ -1,4 +1,4 @@
-#include "build/megatron.h"
+#include "builder/megatron.h"
 
 namespace torchcost::build {
 

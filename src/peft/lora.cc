@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "torchcost/peft.h"
-#include "training/adapters.h"
-#include "training/graph_edit.h"
+#include "peft/adapters.h"
+#include "passes/graph_edit.h"
 
 namespace torchcost {
 namespace {

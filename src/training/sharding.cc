@@ -1,9 +1,9 @@
-#include "analysis/sharding.h"
+#include "training/sharding.h"
 
 #include <utility>
 
-#include "analysis/optimizer_model.h"
-#include "analysis/shard_plan.h"
+#include "training/optimizer_model.h"
+#include "training/shard_plan.h"
 
 namespace torchcost::analysis {
 namespace {

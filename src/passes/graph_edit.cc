@@ -1,4 +1,4 @@
-#include "training/graph_edit.h"
+#include "passes/graph_edit.h"
 
 namespace torchcost::training {
 

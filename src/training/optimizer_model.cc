@@ -1,4 +1,4 @@
-#include "analysis/optimizer_model.h"
+#include "training/optimizer_model.h"
 
 #include "torchcost/graph.h"
 

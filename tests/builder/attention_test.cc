@@ -2,7 +2,7 @@
 // build/attention.{h,cc}, and what each saves, derived by hand from the rules'
 // sources (rules/attention.yaml: PyTorch's derivatives.yaml and sdp_utils.cpp,
 // flash-attn's FlashAttnFunc) and Hugging Face's attention functions.
-#include "build/attention.h"
+#include "builder/attention.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
