@@ -122,6 +122,10 @@ struct Graph {
   std::vector<TensorEntry> buffers;
   // The frontend's shape inference for nodes no rule covers; empty if none.
   ShapeInference infer_shapes;
+  // What a training step runs that the trace left out and the frontend could
+  // not put back (an eval-mode trace drops StochasticDepth); one sentence each,
+  // reported as warnings by a training analysis.
+  std::vector<std::string> train_gaps;
 
   // Appends a value and returns its index.
   int AddValue(Value v);

@@ -308,6 +308,11 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
                                                  " repeated blocks; the other blocks' attention is not recomputed"});
       }
     }
+    if (options.training.mode == StepMode::kTrain) {
+      for (const std::string& gap : graph.train_gaps) {
+        report.diagnostics.push_back({Diagnostic::Severity::kWarning, gap});
+      }
+    }
     report.training.galore.reset();
     TORCHCOST_RETURN_IF_ERROR(CheckOptimizerSettings(options.training));
     report.training.paged = options.training.paged && options.training.mode == StepMode::kTrain;

@@ -38,6 +38,12 @@
 // from PyTorch's kernels (their meta implementations), and no tensor data is
 // ever allocated (device arguments are forced to meta, tensor constants are
 // replaced by meta tensors of their shape).
+//
+// An eval-mode trace leaves out what only runs in training. Where the archive
+// says what (the module attributes tools/export/module_attrs.py records as an
+// extra file, or a scripted module's own attributes), the importer puts it
+// back so that a training analysis counts it (RestoreAttentionDropout); where
+// it cannot, ir::Graph::train_gaps says what is missing.
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/scope.h>
@@ -52,6 +58,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <tuple>
@@ -59,6 +66,7 @@
 #include <utility>
 #include <vector>
 
+#include "import/module_attrs.h"
 #include "torchcost/import.h"
 
 namespace torchcost {
@@ -458,8 +466,8 @@ class MetaInference {
 
 class Importer {
  public:
-  Importer(std::string path, jit::Module module)
-      : path_(std::move(path)), module_(std::move(module)) {}
+  Importer(std::string path, jit::Module module, import::ModuleAttrsMap recorded)
+      : path_(std::move(path)), module_(std::move(module)), recorded_(std::move(recorded)) {}
 
   Result<ir::Graph> Run() {
     graph_.source = path_;
@@ -470,6 +478,8 @@ class Importer {
     inference_ = std::make_shared<MetaInference>(g);
     jit::Inline(*g);
     Simplify(g);
+    RestoreAttentionDropout(*g);
+    NoteStochasticDepth();
     ResolveAttrs(g->block());
     ConvertInputs(*g);
     ConvertBlock(g->block());
@@ -494,6 +504,81 @@ class Importer {
         graph_.scopes[index].type = type;
       }
       scope_index_[m.name] = index;
+      modules_.emplace(m.name, m.value);
+    }
+  }
+
+  // Returns the number attribute `name` of the module at `path`: the recorded
+  // one (extra file), else the archive's own (scripted modules keep theirs).
+  std::optional<double> ModuleNumber(const std::string& path, const std::string& name) const {
+    auto rec = recorded_.find(path);
+    if (rec != recorded_.end()) {
+      auto it = rec->second.numbers.find(name);
+      if (it != rec->second.numbers.end()) return it->second;
+    }
+    auto m = modules_.find(path);
+    if (m != modules_.end() && m->second.hasattr(name)) {
+      const c10::IValue v = m->second.attr(name);
+      if (v.isDouble()) return v.toDouble();
+    }
+    return std::nullopt;
+  }
+
+  // True if the module at `path` was in eval mode when traced or scripted.
+  bool TracedInEval(const std::string& path) const {
+    auto m = modules_.find(path);
+    return m != modules_.end() && !m->second.is_training();
+  }
+
+  // NB: an eval-mode nn.MultiheadAttention passes dropout_p = 0 to its math
+  // path (torch 1.13 F.multi_head_attention_forward: `if not training:
+  // dropout_p = 0.0`; then `if dropout_p > 0.0: dropout(weights)`), so its
+  // trace has no dropout between the softmax and the A V bmm. With the
+  // module's `dropout` known and > 0, this puts aten::dropout(weights, p,
+  // train=False) back: an alias in inference, and what a training step runs
+  // (shape propagation sets `train` from the analysis mode), as in a
+  // train-mode trace. Unknown: a train gap.
+  void RestoreAttentionDropout(jit::Graph& g) {
+    for (jit::Node* node : g.nodes()) {
+      if (node->kind() != c10::aten::softmax) continue;
+      const ir::Scope& scope = graph_.scopes[ScopeOf(node)];
+      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path)) continue;
+      jit::Value* weights = node->output();
+      bool to_bmm = false;
+      bool dropped = false;
+      for (const jit::Use& use : weights->uses()) {
+        const c10::Symbol k = use.user->kind();
+        to_bmm |= k == c10::aten::bmm;
+        dropped |= k == c10::aten::dropout || k == c10::aten::dropout_;
+      }
+      if (!to_bmm || dropped) continue;
+      const std::optional<double> p = ModuleNumber(scope.path, "dropout");
+      if (!p) {
+        graph_.train_gaps.push_back("MultiheadAttention '" + scope.path +
+                                    "': its attention dropout is not in an eval-mode trace and its `dropout` was "
+                                    "not recorded (tools/export/module_attrs.py), so it is not counted");
+        continue;
+      }
+      if (*p <= 0) continue;
+      jit::WithInsertPoint guard(node->next());
+      jit::Value* out = g.insert(c10::aten::dropout, {weights, *p, false});
+      if (node->callstack()) out->node()->setCallStack(*node->callstack());
+      weights->replaceAllUsesAfterNodeWith(out->node(), out);
+    }
+  }
+
+  // NB: torchvision's StochasticDepth returns its input in eval mode, so an
+  // eval-mode trace has no node for it and no place to put one back: its
+  // training-mode mask and product are a train gap unless p is known to be 0.
+  void NoteStochasticDepth() {
+    for (const ir::Scope& scope : graph_.scopes) {
+      if (scope.type != "StochasticDepth" || !TracedInEval(scope.path)) continue;
+      const std::optional<double> p = ModuleNumber(scope.path, "p");
+      if (p && *p <= 0) continue;
+      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" +
+                                  (p ? " (p=" + std::to_string(*p).substr(0, 6) + ")" : std::string()) +
+                                  ": not in an eval-mode trace, so its mask and product are not counted (trace in "
+                                  "train mode)");
     }
   }
 
@@ -900,6 +985,8 @@ class Importer {
 
   std::string path_;
   jit::Module module_;
+  import::ModuleAttrsMap recorded_;
+  std::unordered_map<std::string, jit::Module> modules_;  // By path.
   ir::Graph graph_;
   std::unordered_map<std::string, int> scope_index_;
   std::unordered_map<std::string, TableSlot> tensor_slot_;
@@ -922,8 +1009,9 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
     return Status::InvalidArgument(prefix + "is a directory");
   }
   jit::Module module;
+  jit::ExtraFilesMap extra{{import::kModuleAttrsFile, ""}};
   try {
-    module = jit::load(path);
+    module = jit::load(path, c10::nullopt, extra);
   } catch (const c10::Error& e) {
     return Status::InvalidArgument(prefix +
                                    FirstLine(e.what_without_backtrace()));
@@ -937,7 +1025,13 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
       return Status::InvalidArgument(
           path + ": TorchScript module has no forward method");
     }
-    Importer importer(path, std::move(module));
+    import::ModuleAttrsMap recorded;
+    const std::string& attrs_text = extra[import::kModuleAttrsFile];
+    if (!attrs_text.empty()) {
+      TORCHCOST_ASSIGN_OR_RETURN(recorded,
+                                 import::ParseModuleAttrs(attrs_text, path + ": " + import::kModuleAttrsFile));
+    }
+    Importer importer(path, std::move(module), std::move(recorded));
     return importer.Run();
   } catch (const c10::Error& e) {
     return Status::Internal(path + ": cannot convert TorchScript graph: " +

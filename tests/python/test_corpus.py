@@ -40,9 +40,12 @@ import json
 import math
 import os
 import sys
+import weakref
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tools.export.module_attrs import save_traced  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -124,6 +127,7 @@ def _nn_models():
                                        "rnn"), (1, 5, 8))
     s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
     s["mha_bf"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha"), (1, 5, 16))
+    s["mha_dropout"] = (lambda: Seq(nn.MultiheadAttention(16, 2, dropout=0.1), "mha"), (5, 1, 16))
     s["transformer_encoder_bf"] = (lambda: Seq(nn.TransformerEncoder(
         nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2, enable_nested_tensor=False), "x"), (1, 5, 16))
     s["transformer_encoder"] = (lambda: Seq(nn.TransformerEncoder(
@@ -210,27 +214,53 @@ def build(name):
     return _vision_ctor(name)(), _vision_input(name)
 
 
+class _Held:
+    """What a pack hook hands autograd: dies with the backward node that saved it."""
+    __slots__ = ("t", "__weakref__")
+
+    def __init__(self, t):
+        self.t = t
+
+
 def saved_bytes(model, x):
-    """Bytes of the distinct storages autograd saves in one forward, parameters and buffers excluded."""
+    """Bytes of the distinct storages autograd holds for backward after one forward.
+
+    Parameters and buffers are excluded. NB: a tensor saved by a branch whose
+    output the model drops (nn.MultiheadAttention averages its attention
+    weights, saving num_heads as an int64 0-dim tensor, even when the caller
+    keeps only the output) is freed with that branch's backward nodes before
+    any backward runs, and a trace has no such branch: only what is still held
+    when the forward returns counts.
+    """
     excluded = {t.storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())}
-    seen = {}
+    held = []
 
     def pack(t):
-        st = t.storage()
-        if st.data_ptr() not in excluded:
-            seen[st.data_ptr()] = st.nbytes()
-        return t
+        h = _Held(t)
+        held.append(weakref.ref(h))
+        return h
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        model(x)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
+        out = model(x)
+    seen = {}
+    for ref in held:
+        h = ref()
+        if h is not None and h.t.storage().data_ptr() not in excluded:
+            seen[h.t.storage().data_ptr()] = h.t.storage().nbytes()
+    del out
     return sum(seen.values())
 
 
 # Models whose saved bytes are checked (train mode, CPU kernels): the recurrent
-# layers and the nn.Transformer family. NB: nn.MultiheadAttention alone is not:
-# torchcost is 8 bytes short there (1808 of 1816 at [5, 1, 16]: one of the two
-# 0-dim scalars its math path saves is not counted).
-SAVED_CHECKED = ("lstm", "gru", "rnn_", "transformer")
+# layers, nn.MultiheadAttention and the nn.Transformer family.
+SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer")
+
+
+# Models also traced in eval mode and saved with their module attributes
+# (tools/export/module_attrs.py, "evalx"), then analysed as a training step: the
+# attention dropout the eval trace lost is put back from the recorded
+# `dropout`, so the saved bytes must equal the train-mode measurement.
+EVALX = ("mha_dropout", "transformer")
 
 
 def cache_key():
@@ -253,7 +283,7 @@ def reference(name, mode, cache_dir):
         if ref.get("key") == key:
             return stem + ".pt", ref
     model, shape = build(name)
-    model.train(mode == "train")
+    model.train(mode == "train")   # evalx: an eval-mode trace, saved with its module attributes
     x = torch.randn(*shape)
     if mode == "nograd":
         with torch.no_grad():
@@ -268,12 +298,17 @@ def reference(name, mode, cache_dir):
     if mode != "nograd":
         traced = torch.jit.trace(model, x, check_trace=False, strict=False)
         fused = None
-    traced.save(stem + ".pt")
+    if mode == "evalx":
+        save_traced(traced, model, stem + ".pt")
+    else:
+        traced.save(stem + ".pt")
     ref = {"key": key, "shape": list(shape), "macs": counter.macs,
-           "params": sum(p.numel() for p in model.parameters())}
+           "params": sum(p.numel() for p in model.parameters()),
+           "attention_dropout": any(isinstance(m, nn.MultiheadAttention) and m.dropout > 0 for m in model.modules())}
     if fused is not None:
         ref["fused"] = fused
-    if mode == "train" and name.startswith(SAVED_CHECKED):
+    if mode in ("train", "evalx") and name.startswith(SAVED_CHECKED):
+        model.train()              # evalx: the training step's saved bytes, measured in train mode
         ref["saved_bytes"] = saved_bytes(model, x)
     with open(ref_path, "w") as f:
         json.dump(ref, f)
@@ -282,7 +317,8 @@ def reference(name, mode, cache_dir):
 
 def check_model(name, mode, path, ref, binary, results):
     label = "%s[%s]" % (name, mode)
-    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "train" if mode == "train" else "infer",
+    train = mode in ("train", "evalx")
+    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "train" if train else "infer",
             "--device", "cpu"]
     if mode == "nograd":  # else the check below would pass on the math path
         results.check(bool(ref.get("fused")), label + " fused", "the trace has no fused fast-path op")
@@ -296,7 +332,7 @@ def check_model(name, mode, path, ref, binary, results):
     results.check(not unknown, label + " unknown_ops", "expected [], got %s" % json.dumps(unknown)[:300])
     macs = totals["macs"].get("value")
     results.check(macs == ref["macs"], label + " macs", "expected %d, got %s" % (ref["macs"], macs))
-    if mode == "train":
+    if train:
         mem = report["training"]["memory"]["category_max"]
         grad = mem["grad"].get("value")
         results.check(grad == 4 * ref["params"], label + " grads",
@@ -306,6 +342,14 @@ def check_model(name, mode, path, ref, binary, results):
             got = report["training"]["memory"]["saved_bytes"].get("value")
             results.check(got == ref["saved_bytes"], label + " saved_bytes",
                           "expected %d, got %s" % (ref["saved_bytes"], got))
+        warned = [d["message"] for d in report.get("diagnostics", []) if "attention dropout" in d["message"]]
+        results.check(not warned, label + " no_gap_warning", "got %s" % warned[:1])
+    if mode == "eval" and ref.get("attention_dropout"):
+        # A plain eval-mode trace lost the attention dropout: a training analysis says so.
+        report, err = torchcost_cli.run_json(binary, args[:-3] + ["train", "--device", "cpu"], timeout=300)
+        warned = report and [d for d in report.get("diagnostics", []) if "attention dropout" in d["message"]]
+        results.check(bool(warned), label + " gap_warning",
+                      err or "no warning that the attention dropout is missing")
 
 
 def main():
@@ -321,7 +365,9 @@ def main():
     os.makedirs(cache_dir, exist_ok=True)
     results = torchcost_cli.Results()
     for name in names:
-        for mode in ("eval", "train") + (("nograd",) if name in FASTPATH else ()):
+        modes = ("eval", "train") + (("nograd",) if name in FASTPATH else ()) + \
+            (("evalx",) if name.startswith(EVALX) else ())
+        for mode in modes:
             path, ref = reference(name, mode, cache_dir)
             if path is None:
                 print("skip %s[%s]: %s" % (name, mode, ref), flush=True)
