@@ -31,6 +31,11 @@ struct CompareRow {
   // The largest value of the batch symbol whose peak fits the budget; -1 when
   // not searched (no budget or no batch symbol), 0 when even 1 does not fit.
   int64_t max_batch = -1;
+  // An op without a rule (its cost counts 0): the FLOPs are lower bounds.
+  bool flops_lower_bound = false;
+  // An op without a rule runs backward (what it saves counts 0): the peak is a lower bound.
+  bool memory_lower_bound = false;
+  std::vector<UnknownOp> unknown_ops;  // The ops without a rule, with their counts.
 };
 
 // How the rows are evaluated.

@@ -150,6 +150,9 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_backward, value(tr.flops_backward));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_step, value(tr.flops_step));
+  row.flops_lower_bound = report.lower_bound || tr.flops_lower_bound;
+  row.memory_lower_bound = tr.act_lower_bound;
+  row.unknown_ops = report.unknown_ops;
   const PeakCandidates peak(report);
   if (!peak.error().empty()) return Status::OutOfRange(peak.error());
   auto p = peak.At(at);
@@ -197,7 +200,7 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
   }
   for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"}) cols.push_back({h});
   Table t(cols);
-  std::vector<std::string> errors;
+  std::vector<std::string> errors, unknown;
   for (const CompareRow& r : rows) {
     std::vector<std::string> cells{r.label};
     if (!r.error.empty()) {
@@ -207,20 +210,30 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
       continue;
     }
     cells.push_back(Human(r.trainable_params, Unit::kCount));
+    // NB: ">= " marks lower bounds (ops without rules), as in the analysis report.
+    const std::string mem = r.memory_lower_bound ? ">= " : "", fl = r.flops_lower_bound ? ">= " : "";
     for (int k = 0; k < kNumMemCategories; ++k) cells.push_back(Human(r.at_peak[k], Unit::kBytes));
-    cells.push_back(Human(r.peak, Unit::kBytes));
+    cells.push_back(mem + Human(r.peak, Unit::kBytes));
     if (options.budget_bytes > 0) {
       cells.push_back(r.fits ? "yes" : "NO");
       cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
     }
-    cells.push_back(Human(r.flops_forward, Unit::kFlops));
-    cells.push_back(Human(r.flops_backward, Unit::kFlops));
-    cells.push_back(Human(r.flops_step, Unit::kFlops));
+    cells.push_back(fl + Human(r.flops_forward, Unit::kFlops));
+    cells.push_back(fl + Human(r.flops_backward, Unit::kFlops));
+    cells.push_back(fl + Human(r.flops_step, Unit::kFlops));
     t.AddRow(cells);
+    if (!r.unknown_ops.empty()) {
+      std::string ops;
+      for (const UnknownOp& u : r.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
+      unknown.push_back(r.label + ": " + ops);
+    }
   }
   out += t.Render();
   out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
          "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
+  for (const auto& u : unknown) {
+    out += "lower bounds (>=): no rule for " + u + "; their cost counts 0 (--strict fails on them)\n";
+  }
   for (const auto& e : errors) out += "error: " + e + "\n";
   return out;
 }
@@ -258,6 +271,10 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
     o["fits"] = r.fits;
     o["max_batch"] = r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
     o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};
+    o["lower_bound"] = {{"flops", r.flops_lower_bound}, {"memory", r.memory_lower_bound}};
+    nlohmann::ordered_json unknown = nlohmann::ordered_json::array();
+    for (const UnknownOp& u : r.unknown_ops) unknown.push_back({{"op", u.op}, {"count", u.count}});
+    o["unknown_ops"] = unknown;
     out_rows.push_back(o);
   }
   j["rows"] = out_rows;

@@ -198,6 +198,20 @@ def main():
     except ValueError:
         marks = sweep.stderr.strip()
     results.check(marks == {"flops": True, "memory": True}, "sweep lower_bound", marks)
+    # compare: each row says its numbers are lower bounds and names the op.
+    cmp = subprocess.run([args.torchcost, "compare", pt, "--input", "%d,%s" % (TRACE_BATCH, shape), "--device", "cpu",
+                          "full", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=120)
+    try:
+        row = json.loads(cmp.stdout)["rows"][0]
+        got = (row.get("lower_bound"), [u["op"] for u in row.get("unknown_ops", [])])
+    except (ValueError, KeyError, IndexError):
+        got = cmp.stderr.strip()
+    results.check(got == ({"flops": True, "memory": True}, ["aten::diff"]), "compare lower_bound", got)
+    cmp_text = subprocess.run([args.torchcost, "compare", pt, "--input", "%d,%s" % (TRACE_BATCH, shape), "full"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    results.check("no rule for full: aten::diff" in cmp_text.stdout, "compare text lower bound",
+                  cmp_text.stdout[-300:] or cmp_text.stderr.strip())
     strict = subprocess.run([args.torchcost, pt, "--input", "%d,%s" % (TRACE_BATCH, shape), "--strict"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     results.check(strict.returncode == 1, "--strict exits 1", "exit %d" % strict.returncode)

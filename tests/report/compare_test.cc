@@ -93,5 +93,42 @@ TEST(CompareTest, RendersTextJsonAndSvg) {
   EXPECT_THAT(svg, HasSubstr("data-category=\"param\" data-bytes=\"544\""));
 }
 
+// The linear's output goes through an op no rule covers: the row says its
+// FLOPs are lower bounds and names the op, in the text and in JSON.
+TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
+  sym::Context ctx;
+  testing::GraphBuilder b;
+  const int x = b.Input();
+  const int w = b.Param("fc.weight", {8, 16}), bias = b.Param("fc.bias", {8});
+  b.Scope("fc", "Linear");
+  const int y = b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
+  b.Scope("", "Net");
+  b.Output(b.One("aten::not_a_real_op", {y}, {"self"}));
+  auto rules = RuleSet::Builtin();
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kInfer;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "B,16"));
+  auto r = Analyze(b.graph(), *rules, ctx, opts);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  CompareOptions o;
+  std::vector<CompareRow> rows{*EvaluateCompareRow(*r, "full", o), *EvaluateCompareRow(LinearInfer(ctx), "plain", o)};
+  EXPECT_TRUE(rows[0].flops_lower_bound);
+  EXPECT_FALSE(rows[0].memory_lower_bound);  // Inference: nothing is saved for a backward.
+  ASSERT_EQ(rows[0].unknown_ops.size(), 1u);
+  EXPECT_EQ(rows[0].unknown_ops[0].op, "aten::not_a_real_op");
+  EXPECT_FALSE(rows[1].flops_lower_bound);
+  const std::string text = RenderCompareText("m.pt", rows, o, "infer");
+  EXPECT_THAT(text, HasSubstr(">= "));
+  EXPECT_THAT(text, HasSubstr("lower bounds (>=): no rule for full: aten::not_a_real_op x1"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("no rule for plain")));
+  auto j = nlohmann::json::parse(RenderCompareJson("m.pt", rows, o, "infer"));
+  EXPECT_EQ(j["rows"][0]["lower_bound"]["flops"], true);
+  EXPECT_EQ(j["rows"][0]["lower_bound"]["memory"], false);
+  EXPECT_EQ(j["rows"][0]["unknown_ops"][0]["op"], "aten::not_a_real_op");
+  EXPECT_EQ(j["rows"][0]["unknown_ops"][0]["count"], 1);
+  EXPECT_EQ(j["rows"][1]["lower_bound"]["flops"], false);
+  EXPECT_TRUE(j["rows"][1]["unknown_ops"].empty());
+}
+
 }  // namespace
 }  // namespace torchcost
