@@ -118,6 +118,10 @@ struct ResnetConfig {
   int64_t classes = 1000;
   int64_t image_size = 224;
   int64_t width = 64;  // Channels of the stem and the first stage.
+  // Blocks per stage as "n1:n2:n3:n4" (torchvision's `layers`), overriding
+  // depth's plan; depth still picks the block (18, 34: BasicBlock; 50+:
+  // Bottleneck). Empty: depth's plan (He et al. 2016, Table 1).
+  std::string blocks;
   // Compute dtype (dtype=fp32|bf16|fp16): parameters, buffers, the input image
   // and every activation, as torchvision's model.to(dtype) runs.
   DType dtype = DType::kFloat32;

@@ -115,7 +115,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
             [&v] { return BuildVit(v); }};
   }
   ResnetConfig& r = c.resnet;
-  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}, {"dtype", &r.dtype}},
+  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}, {"dtype", &r.dtype},
+           {"blocks", &r.blocks}},
           [&r] { return BuildResnet(r); }};
 }
 

@@ -1,6 +1,8 @@
 // The ResNet family: torchvision's ResNet (BasicBlock for depth 18/34,
 // Bottleneck v1.5 for 50/101/152) as torch.jit.trace records it on torch 1.13.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,24 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   Validator v("resnet");
   v.Require(StagePlan(c.depth, blocks, bottleneck),
             "depth=" + std::to_string(c.depth) + " must be one of 18, 34, 50, 101, 152");
+  if (!c.blocks.empty()) {
+    // blocks=n1:n2:n3:n4 replaces the plan's block counts (torchvision's ResNet(block, layers)).
+    size_t start = 0;
+    int stage = 0;
+    bool good = true;
+    while (good && stage < 4) {
+      const size_t colon = std::min(c.blocks.find(':', start), c.blocks.size());
+      const std::string item = c.blocks.substr(start, colon - start);
+      good = !item.empty() && item.size() < 10 && std::all_of(item.begin(), item.end(), ::isdigit);
+      if (good) blocks[stage++] = std::stoll(item);
+      good = good && blocks[stage - 1] >= 1 && blocks[stage - 1] <= kMaxLayers;
+      start = colon + 1;
+      if (colon == c.blocks.size()) break;
+    }
+    v.Require(good && stage == 4 && start > c.blocks.size(),
+              "blocks=" + c.blocks + " must be four block counts n1:n2:n3:n4, each in [1, " +
+                  std::to_string(kMaxLayers) + "]");
+  }
   v.Positive("classes", c.classes);
   v.Positive("image_size", c.image_size);
   v.Positive("width", c.width);
