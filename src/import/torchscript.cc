@@ -53,6 +53,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -935,11 +936,94 @@ class Importer {
     return true;
   }
 
+  // Returns the position of the argument whose values a rule reads (a packed
+  // sequence's lengths or batch sizes), or -1.
+  static int PackedSizesArg(jit::Node* node) {
+    const c10::Symbol k = node->kind();
+    if (k == c10::aten::_pack_padded_sequence || k == c10::aten::_pad_packed_sequence) return 1;
+    const bool rnn = k == c10::aten::lstm || k == c10::aten::gru || k == c10::aten::rnn_tanh || k == c10::aten::rnn_relu;
+    const c10::FunctionSchema* schema = rnn ? node->maybeSchema() : nullptr;
+    return schema != nullptr && schema->overload_name() == "data" ? 1 : -1;
+  }
+
+  // Returns the value `v` has in every run if the graph computes it from
+  // constants alone (LibTorch runs the ops, which must not mutate), else
+  // nullopt. A packed sequence's batch sizes (the second output of
+  // _pack_padded_sequence) follow from its lengths alone.
+  std::optional<c10::IValue> ConstantValue(jit::Value* v, int depth = 0) {
+    if (c10::optional<c10::IValue> iv = jit::toIValue(v)) return *iv;
+    auto memo = evaluated_.find(v);
+    if (memo != evaluated_.end()) return memo->second;
+    jit::Node* node = v->node();
+    if (depth > 32 || !node->blocks().empty()) return std::nullopt;
+    if (node->kind() == c10::aten::_pack_padded_sequence && v == node->output(1)) {
+      std::optional<std::vector<int64_t>> lengths = SmallInts(ConstantValue(node->input(1), depth + 1));
+      if (!lengths || lengths->empty()) return std::nullopt;
+      // batch_sizes[t] = the number of sequences longer than t.
+      const int64_t steps = *std::max_element(lengths->begin(), lengths->end());
+      if (steps <= 0 || steps > (int64_t{1} << 20)) return std::nullopt;
+      std::vector<int64_t> sizes(steps, 0);
+      for (int64_t l : *lengths) {
+        for (int64_t t = 0; t < l; ++t) ++sizes[t];
+      }
+      return evaluated_[v] = at::tensor(sizes, at::kLong);
+    }
+    const c10::FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr || schema->is_mutable()) return std::nullopt;
+    jit::Stack stack;
+    for (jit::Value* in : node->inputs()) {
+      std::optional<c10::IValue> x = ConstantValue(in, depth + 1);
+      if (!x) return std::nullopt;
+      stack.push_back(std::move(*x));
+    }
+    try {
+      node->getOperation()(stack);
+    } catch (...) {
+      return std::nullopt;
+    }
+    if (stack.size() != node->outputs().size()) return std::nullopt;
+    for (size_t i = 0; i < stack.size(); ++i) evaluated_[node->output(i)] = stack[i];
+    return evaluated_[v];
+  }
+
+  // The values of a 1-D integer CPU tensor of at most 2^20 elements, else nullopt.
+  static std::optional<std::vector<int64_t>> SmallInts(const std::optional<c10::IValue>& iv) {
+    if (!iv || !iv->isTensor()) return std::nullopt;
+    const at::Tensor& t = iv->toTensor();
+    if (t.dim() != 1 || !t.device().is_cpu() || t.is_floating_point() || t.is_complex() ||
+        t.numel() > (int64_t{1} << 20)) {
+      return std::nullopt;
+    }
+    const at::Tensor l = t.to(at::kLong).contiguous();
+    return std::vector<int64_t>(l.data_ptr<int64_t>(), l.data_ptr<int64_t>() + l.numel());
+  }
+
+  // NB: a packed sequence's lengths and batch sizes decide its shapes and
+  // what a packed RNN saves; a trace computes them from the constants it was
+  // given (rules/rnn.yaml), so they reach the rules as int lists when they
+  // can be evaluated here, and stay tensors otherwise.
+  int PackedSizesValue(jit::Value* v) {
+    std::optional<std::vector<int64_t>> ints = SmallInts(ConstantValue(v));
+    if (!ints) return ValueOf(v);
+    ir::Value out;
+    out.name = v->debugName() + ".values";
+    out.role = ir::ValueRole::kConstant;
+    out.kind = ir::ValueKind::kList;
+    out.elem_kind = ir::ValueKind::kInt;
+    out.has_constant = true;
+    out.constant = std::move(*ints);
+    return graph_.AddValue(std::move(out));
+  }
+
   void ConvertNode(jit::Node* node) {
     ir::Node n;
     n.op = node->kind().toQualString();
     n.scope = ScopeOf(node);
-    for (jit::Value* in : node->inputs()) n.inputs.push_back(ValueOf(in));
+    const int sizes_arg = PackedSizesArg(node);
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      jit::Value* in = node->input(i);
+      n.inputs.push_back(static_cast<int>(i) == sizes_arg ? PackedSizesValue(in) : ValueOf(in));
+    }
     if (const c10::FunctionSchema* schema = node->maybeSchema()) {
       n.overload = schema->overload_name();
       const auto& args = schema->arguments();
@@ -992,6 +1076,7 @@ class Importer {
   std::unordered_map<std::string, TableSlot> tensor_slot_;
   std::unordered_map<jit::Value*, AttrRef> attrs_;
   std::unordered_map<jit::Value*, int> value_map_;
+  std::unordered_map<jit::Value*, c10::IValue> evaluated_;  // ConstantValue's results.
   std::shared_ptr<MetaInference> inference_;
 };
 

@@ -20,7 +20,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"rank", Fn::kRank},         {"numel", Fn::kNumel},     {"has", Fn::kHas},
       {"if", Fn::kIf},             {"normdim", Fn::kNormDim}, {"device", Fn::kDevice},
       {"ind", Fn::kInd},           {"attention_backend", Fn::kAttentionBackend},           {"einsum_sizes", Fn::kEinsumSizes},
-      {"dtype", Fn::kDType},       {"itemsize", Fn::kItemSize},
+      {"dtype", Fn::kDType},       {"itemsize", Fn::kItemSize}, {"is_list", Fn::kIsList},
   };
   return *kTable;
 }
@@ -772,6 +772,12 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       RValue tmp;
       const RValue& v = EvalRef(n.kids[0], tmp);
       return RValue::Bool(v.kind != RValue::Kind::kNone && v.kind != RValue::Kind::kUnknown);
+    }
+    case Fn::kIsList: {
+      // True for a list of integers (or of values), false for a tensor or anything else.
+      RValue tmp;
+      const RValue& v = EvalRef(n.kids[0], tmp);
+      return RValue::Bool(v.kind == RValue::Kind::kIntList || v.kind == RValue::Kind::kList);
     }
     case Fn::kIf: {
       sym::Truth t = EvalTruth(n.kids[0]);

@@ -19,7 +19,7 @@ namespace torchcost::rules {
 // Built-in functions of the expression language.
 enum class Fn : uint8_t {
   kFloorDiv, kCeilDiv, kMod, kMin, kMax, kExactDiv, kProd, kSum, kLen, kOnes, kBroadcast,
-  kShape, kRank, kNumel, kHas, kIf, kNormDim, kDevice, kInd, kAttentionBackend, kEinsumSizes, kDType, kItemSize,
+  kShape, kRank, kNumel, kHas, kIsList, kIf, kNormDim, kDevice, kInd, kAttentionBackend, kEinsumSizes, kDType, kItemSize,
 };
 
 // One node of a parsed expression; nodes live in an ExprPool and refer to each other by index.

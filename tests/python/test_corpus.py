@@ -99,6 +99,23 @@ class Seq(nn.Module):
         return self.m(x)
 
 
+class Packed(nn.Module):
+    """An RNN over padded sequences of fixed lengths: pack_padded_sequence, the RNN, pad_packed_sequence."""
+
+    def __init__(self, rnn, lengths, enforce_sorted=False):
+        super().__init__()
+        self.rnn = rnn
+        self.lengths = lengths
+        self.enforce_sorted = enforce_sorted
+
+    def forward(self, x):
+        batch_first = self.rnn.batch_first
+        packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor(self.lengths), batch_first=batch_first,
+                                                   enforce_sorted=self.enforce_sorted)
+        out, _ = self.rnn(packed)
+        return nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first)[0]
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -125,6 +142,14 @@ def _nn_models():
     s["rnn_tanh2"] = (lambda: Seq(nn.RNN(8, 16, num_layers=2), "rnn"), (5, 1, 8))
     s["rnn_relu_bi_bf"] = (lambda: Seq(nn.RNN(8, 16, nonlinearity="relu", bidirectional=True, batch_first=True),
                                        "rnn"), (1, 5, 8))
+    # Packed sequences: lengths unsorted (sorted by the trace) or sorted, some shorter than the input.
+    s["lstm_packed"] = (lambda: Packed(nn.LSTM(8, 16), [5, 3, 4]), (5, 3, 8))
+    s["lstm_packed_proj_bi"] = (lambda: Packed(nn.LSTM(8, 16, proj_size=4, bidirectional=True), [4, 2, 1], True),
+                                (5, 3, 8))
+    s["gru_packed_bi2"] = (lambda: Packed(nn.GRU(8, 16, num_layers=2, bidirectional=True), [5, 3, 4]), (5, 3, 8))
+    s["rnn_tanh_packed_bi2_bf"] = (lambda: Packed(nn.RNN(8, 16, num_layers=2, bidirectional=True, batch_first=True),
+                                                  [2, 5, 1, 5]), (4, 5, 8))
+    s["rnn_relu_packed"] = (lambda: Packed(nn.RNN(8, 16, nonlinearity="relu"), [5, 4, 2], True), (5, 3, 8))
     s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
     s["mha_bf"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha"), (1, 5, 16))
     s["mha_dropout"] = (lambda: Seq(nn.MultiheadAttention(16, 2, dropout=0.1), "mha"), (5, 1, 16))

@@ -54,6 +54,7 @@ const std::set<std::string>& NonDifferentiableOps() {
       "aten::isfinite",
       // Index and bool reductions: int64 / bool outputs.
       "aten::argmax",
+      "aten::argsort",
       "aten::argmin",
       "aten::all",
       "aten::any",

@@ -58,6 +58,12 @@ rules:
     schema: "sized(Tensor self, int[2] size) -> Tensor"
     outputs:
       out: ["*size", "self[0]"]
+  - op: test::sizes
+    schema: "sizes(Tensor self, Tensor sizes) -> Tensor"
+    let:
+      N: if(is_list(sizes), sum(sizes[0:-1]*min(sizes[0:-1] - sizes[1:], 1)), 0)
+    outputs:
+      out: [N]
 )yaml";
 
 TEST(EngineTest, LinearConcreteAndBias) {
@@ -165,6 +171,18 @@ TEST(EngineTest, SizedListExpandsScalar) {
   auto res = r.Run("test::sized", {{"self", OpArg::Tensor("7,2")}, {"size", OpArg::Int(4)}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   EXPECT_EQ(res.output_shapes[0], "[4, 4, 7]");
+}
+
+// is_list tells an int list from a tensor; list arithmetic, slices and min are elementwise.
+TEST(EngineTest, IsListAndElementwiseListArithmetic) {
+  OpRunner r(kRules);
+  // [4, 3, 1, 1, 1]: the values followed by a smaller one are 4 and 3.
+  auto list = r.Run("test::sizes", {{"self", OpArg::Tensor("2")}, {"sizes", OpArg::Ints({4, 3, 1, 1, 1})}});
+  ASSERT_TRUE(list.errors.empty()) << list.errors[0];
+  EXPECT_EQ(list.output_shapes[0], "[7]");
+  auto tensor = r.Run("test::sizes", {{"self", OpArg::Tensor("2")}, {"sizes", OpArg::Tensor("5")}});
+  ASSERT_TRUE(tensor.errors.empty()) << tensor.errors[0];
+  EXPECT_EQ(tensor.output_shapes[0], "[0]");
 }
 
 struct BadRule {
