@@ -60,6 +60,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <tuple>
@@ -576,8 +577,9 @@ class Importer {
       if (scope.type != "StochasticDepth" || !TracedInEval(scope.path)) continue;
       const std::optional<double> p = ModuleNumber(scope.path, "p");
       if (p && *p <= 0) continue;
-      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" +
-                                  (p ? " (p=" + std::to_string(*p).substr(0, 6) + ")" : std::string()) +
+      std::ostringstream prob;
+      if (p) prob << " (p=" << *p << ")";
+      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" + prob.str() +
                                   ": not in an eval-mode trace, so its mask and product are not counted (trace in "
                                   "train mode)");
     }

@@ -116,6 +116,19 @@ class Packed(nn.Module):
         return nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first)[0]
 
 
+class Residual(nn.Module):
+    """x + StochasticDepth(conv(x)) (torchvision.ops), as in ConvNeXt, EfficientNet and Swin blocks."""
+
+    def __init__(self, mode):
+        super().__init__()
+        from torchvision.ops import StochasticDepth
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.stochastic_depth = StochasticDepth(0.2, mode)
+
+    def forward(self, x):
+        return x + self.stochastic_depth(self.conv(x))
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -150,6 +163,8 @@ def _nn_models():
     s["rnn_tanh_packed_bi2_bf"] = (lambda: Packed(nn.RNN(8, 16, num_layers=2, bidirectional=True, batch_first=True),
                                                   [2, 5, 1, 5]), (4, 5, 8))
     s["rnn_relu_packed"] = (lambda: Packed(nn.RNN(8, 16, nonlinearity="relu"), [5, 4, 2], True), (5, 3, 8))
+    s["stochastic_depth_row"] = (lambda: Residual("row"), (3, 4, 6, 6))
+    s["stochastic_depth_batch"] = (lambda: Residual("batch"), (3, 4, 6, 6))
     s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
     s["mha_bf"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha"), (1, 5, 16))
     s["mha_dropout"] = (lambda: Seq(nn.MultiheadAttention(16, 2, dropout=0.1), "mha"), (5, 1, 16))
@@ -278,7 +293,7 @@ def saved_bytes(model, x):
 
 # Models whose saved bytes are checked (train mode, CPU kernels): the recurrent
 # layers, nn.MultiheadAttention and the nn.Transformer family.
-SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer")
+SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth")
 
 
 # Models also traced in eval mode and saved with their module attributes
@@ -286,6 +301,16 @@ SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer")
 # attention dropout the eval trace lost is put back from the recorded
 # `dropout`, so the saved bytes must equal the train-mode measurement.
 EVALX = ("mha_dropout", "transformer")
+
+
+def train_gaps(model):
+    """What an eval-mode trace of `model` loses that a training step runs: the words torchcost's warning uses."""
+    gaps = []
+    if any(isinstance(m, nn.MultiheadAttention) and m.dropout > 0 for m in model.modules()):
+        gaps.append("attention dropout")
+    if any(type(m).__name__ == "StochasticDepth" and m.p > 0 for m in model.modules()):
+        gaps.append("StochasticDepth")
+    return gaps
 
 
 def cache_key():
@@ -329,7 +354,7 @@ def reference(name, mode, cache_dir):
         traced.save(stem + ".pt")
     ref = {"key": key, "shape": list(shape), "macs": counter.macs,
            "params": sum(p.numel() for p in model.parameters()),
-           "attention_dropout": any(isinstance(m, nn.MultiheadAttention) and m.dropout > 0 for m in model.modules())}
+           "train_gaps": train_gaps(model) if name in NN_MODELS else []}
     if fused is not None:
         ref["fused"] = fused
     if mode in ("train", "evalx") and name.startswith(SAVED_CHECKED):
@@ -369,12 +394,12 @@ def check_model(name, mode, path, ref, binary, results):
                           "expected %d, got %s" % (ref["saved_bytes"], got))
         warned = [d["message"] for d in report.get("diagnostics", []) if "attention dropout" in d["message"]]
         results.check(not warned, label + " no_gap_warning", "got %s" % warned[:1])
-    if mode == "eval" and ref.get("attention_dropout"):
-        # A plain eval-mode trace lost the attention dropout: a training analysis says so.
+    if mode == "eval" and ref.get("train_gaps"):
+        # A plain eval-mode trace lost what only training runs: a training analysis says so.
         report, err = torchcost_cli.run_json(binary, args[:-3] + ["train", "--device", "cpu"], timeout=300)
-        warned = report and [d for d in report.get("diagnostics", []) if "attention dropout" in d["message"]]
-        results.check(bool(warned), label + " gap_warning",
-                      err or "no warning that the attention dropout is missing")
+        for gap in ref["train_gaps"]:
+            warned = report and [d for d in report.get("diagnostics", []) if gap in d["message"]]
+            results.check(bool(warned), label + " gap_warning", err or "no warning that the %s is missing" % gap)
 
 
 def main():
