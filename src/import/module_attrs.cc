@@ -11,7 +11,7 @@ namespace torchcost::import {
 Result<ModuleAttrsMap> ParseModuleAttrs(const std::string& text, const std::string& where) {
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::ParseError(where + ": not valid JSON");
-  if (!doc.is_object() || doc.value("format", "") != "torchcost.modules") {
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "torchcost.modules") {
     return Status::InvalidArgument(where + ": key 'format': expected \"torchcost.modules\"");
   }
   if (!doc.contains("version") || doc["version"] != 1) {

@@ -39,6 +39,8 @@ TEST(ModuleAttrs, BadInputNamesTheFileAndKey) {
   const Case cases[] = {
       {"{", "m.pt: x: not valid JSON"},
       {R"({"format": "other", "version": 1, "modules": {}})", "key 'format'"},
+      {R"({"format": 7, "version": 1, "modules": {}})", "key 'format'"},
+      {"[1, 2]", "key 'format'"},
       {R"({"format": "torchcost.modules", "version": 2, "modules": {}})", "key 'version'"},
       {R"({"format": "torchcost.modules", "version": 1})", "key 'modules'"},
       {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": 3}})", "module 'a': expected an object"},

@@ -185,6 +185,17 @@ def main(argv):
                        words=["dir.pt"])
         r.expect_error("corrupt_model", [files["corrupt"], "--input", "1,1,32,32"],
                        words=["corrupt.pt"])
+        if lenet5 is not None:
+            # A readable archive whose module attributes file (tools/export/module_attrs.py) is malformed.
+            bad_attrs = os.path.join(tmp, "bad_attrs.pt")
+            shutil.copy(lenet5, bad_attrs)
+            with zipfile.ZipFile(bad_attrs) as z:
+                root = z.namelist()[0].split("/")[0]
+            with zipfile.ZipFile(bad_attrs, "a") as z:
+                z.writestr(root + "/extra/torchcost_modules.json",
+                           '{"format": "torchcost.modules", "version": 1, "modules": {"conv1": {"attrs": {"p": [1]}}}}')
+            r.expect_error("bad_module_attrs", [bad_attrs, "--input", "1,1,32,32"],
+                           words=["bad_attrs.pt", "torchcost_modules.json", "conv1", "'p'"])
         r.expect_error("empty_model", [files["empty"], "--input", "1,1,32,32"],
                        words=["empty.pt"])
         r.expect_error("zip_not_torchscript", [files["zip"], "--input", "1,1,32,32"],

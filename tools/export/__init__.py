@@ -13,6 +13,11 @@ From a shell (run from the repository root):
         --input 2,64:int64 --symbolic idx=B,S
 
 See tools/export/__main__.py for the model specs the command accepts.
+
+For TorchScript: save_traced(traced, model, "m.pt") saves a trace with the
+module attributes it would lose (module_attrs.py), so that torchcost can put
+back what an eval-mode trace left out (nn.MultiheadAttention's dropout).
 """
 
 from .exporter import ExportError, InputSpec, METHODS, export, export_graph, meta_init  # noqa: F401
+from .module_attrs import module_attributes, save_traced  # noqa: F401,E402
