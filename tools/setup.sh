@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config
-  libtorch-dev libeigen3-dev libboost-graph-dev libyaml-cpp-dev
+  libtorch-dev libboost-graph-dev libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision libopenblas0-pthread

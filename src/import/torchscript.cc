@@ -1,8 +1,10 @@
 // The TorchScript frontend: reads a torch.jit.save archive with LibTorch and
 // converts its forward graph into an ir::Graph.
 //
-// This is the only translation unit that includes LibTorch headers; every
-// LibTorch exception is caught here and becomes a one-line Status.
+// This is the only translation unit that includes LibTorch headers: it is the
+// plugin libtorchcost_torchscript.so, which ImportTorchScript
+// (torchscript_loader.cc) loads on first use. Every LibTorch exception is
+// caught here and becomes a one-line Status.
 //
 // What the archive gives us, for both torch.jit.trace and torch.jit.script
 // modules: `forward` is a graph that calls submodules' methods through
@@ -69,6 +71,7 @@
 #include <vector>
 
 #include "import/module_attrs.h"
+#include "import/torchscript_plugin.h"
 #include "torchcost/import.h"
 
 namespace torchcost {
@@ -1084,7 +1087,9 @@ class Importer {
 
 }  // namespace
 
-Result<ir::Graph> ImportTorchScript(const std::string& path) {
+namespace import {
+
+Result<ir::Graph> ReadTorchScript(const std::string& path) {
   const std::string prefix = path + ": cannot read TorchScript archive: ";
   // LibTorch's own messages for these say "errno 2 on fopen: ," or "failed
   // finding central directory"; ours are plainer.
@@ -1132,4 +1137,19 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
   }
 }
 
+}  // namespace import
 }  // namespace torchcost
+
+// The plugin's entry points (src/import/torchscript_plugin.h).
+extern "C" __attribute__((visibility("default"))) const char* torchcost_torchscript_abi() {
+  return TORCHCOST_PLUGIN_ABI;
+}
+
+extern "C" __attribute__((visibility("default"))) void torchcost_torchscript_read(
+    const std::string* path, torchcost::Result<torchcost::ir::Graph>* out) {
+  try {
+    *out = torchcost::import::ReadTorchScript(*path);
+  } catch (...) {
+    *out = torchcost::Status::Internal(*path + ": cannot convert TorchScript graph: unknown error");
+  }
+}

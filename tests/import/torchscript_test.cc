@@ -33,6 +33,7 @@ class TorchScriptImportTest : public ::testing::Test {
   }
 
   void SetUp() override {
+    if (!TORCHCOST_WITH_LIBTORCH) GTEST_SKIP() << "built without LibTorch (TORCHCOST_WITH_LIBTORCH=OFF)";
     ASSERT_EQ(fixtures_status_, 0) << "tools/make_fixtures.py failed";
   }
 

@@ -1,0 +1,76 @@
+// A minimal architecture search over torchcost's public API: builds GPT-2-like
+// candidates (depth x width) with the builder, analyses each training step
+// once with symbolic batch B and sequence S, and evaluates the results at one
+// batch size: parameters, FLOPs per step and the peak memory.
+//
+//   embed [B] [S]    (defaults 8 and 128)
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torchcost/analysis.h>
+#include <torchcost/builder.h>
+#include <torchcost/families.h>
+#include <torchcost/rules.h>
+#include <torchcost/status.h>
+#include <torchcost/sym.h>
+#include <torchcost/training.h>
+
+namespace {
+
+// Prints `status` and exits 1 if it is an error.
+void Check(const torchcost::Status& status) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "embed: %s\n", status.message().c_str());
+  std::exit(1);
+}
+
+// Returns `e` evaluated under `bindings`, or exits.
+int64_t At(const torchcost::sym::Expr& e, const torchcost::sym::Bindings& bindings) {
+  torchcost::Result<int64_t> v = torchcost::sym::Evaluate(e, bindings);
+  Check(v.status());
+  return *v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace torchcost;  // NOLINT: a short example.
+  const sym::Bindings at = {{"B", argc > 1 ? std::atoll(argv[1]) : 8}, {"S", argc > 2 ? std::atoll(argv[2]) : 128}};
+
+  Result<RuleSet> rules = RuleSet::Builtin();  // The rules compiled into the library.
+  Check(rules.status());
+
+  std::printf("%-6s %-6s %12s %16s %14s\n", "layers", "hidden", "params", "step FLOPs", "peak MiB");
+  for (int64_t layers : {2, 4}) {
+    for (int64_t hidden : {128, 256}) {
+      build::Gpt2Config config;
+      config.layers = layers;
+      config.hidden = hidden;
+      config.heads = hidden / 64;
+      config.vocab = 1024;
+      config.context = 512;
+      Result<build::BuiltModel> model = build::BuildGpt2(config);
+      Check(model.status());
+
+      sym::Context ctx;  // Owns the symbols and expressions of this analysis.
+      AnalysisOptions options;  // A training step with AdamW (TrainingOptions' defaults).
+      for (const build::InputDecl& decl : model->inputs) {
+        options.inputs.push_back({build::ResolveShape(*model, decl, ctx), decl.dtype});
+      }
+      Result<Report> report = Analyze(model->graph, *rules, ctx, options);
+      Check(report.status());
+
+      const PeakInfo peak = EvaluatePeak(report->training, at, /*category_max=*/false);
+      if (!peak.error.empty()) Check(Status::OutOfRange(peak.error));
+      std::printf("%-6lld %-6lld %12lld %16lld %14.1f\n", static_cast<long long>(layers),
+                  static_cast<long long>(hidden), static_cast<long long>(report->params),
+                  static_cast<long long>(At(report->training.flops_step, at)),
+                  static_cast<double>(At(peak.peak, at)) / (1 << 20));
+    }
+  }
+  return 0;
+}

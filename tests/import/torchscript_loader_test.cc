@@ -1,0 +1,103 @@
+// Tests of ImportTorchScript's plugin loading (src/import/torchscript_loader.cc).
+// The plugin is loaded once per process, so each case runs in a fresh process
+// (a "threadsafe" death test re-executes the test binary).
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "torchcost/graph.h"
+#include "torchcost/import.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::ExitedWithCode;
+
+const char kTiny[] = TORCHCOST_BINARY_DIR "/fixtures/tiny.pt";
+
+class TorchScriptLoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// Prints the one-line error of reading `path` and exits 3 (0 if it was read).
+[[noreturn]] void ReadAndExit(const std::string& path) {
+  Result<ir::Graph> g = ImportTorchScript(path);
+  if (g.ok()) std::exit(0);
+  std::cerr << "[" << g.status().message() << "]" << std::endl;
+  std::exit(3);
+}
+
+// Returns true if this process has mapped a LibTorch library.
+bool LibTorchMapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("libtorch_cpu") != std::string::npos;
+}
+
+#if TORCHCOST_WITH_LIBTORCH
+
+TEST_F(TorchScriptLoaderTest, LoadsLibTorchOnlyWhenATorchScriptFileIsRead) {
+  EXPECT_EXIT(
+      {
+        if (LibTorchMapped()) std::exit(4);
+        Result<ir::Graph> g = ImportGraphFile("missing.json");  // Another frontend: no plugin.
+        if (g.ok() || LibTorchMapped()) std::exit(5);
+        if (!ImportTorchScript(kTiny).ok()) std::exit(6);
+        std::exit(LibTorchMapped() ? 0 : 7);
+      },
+      ExitedWithCode(0), "");
+}
+
+TEST_F(TorchScriptLoaderTest, EnvironmentVariableNamingNoFileIsOneLine) {
+  EXPECT_EXIT(
+      {
+        setenv("TORCHCOST_TORCHSCRIPT_PLUGIN", "/nonexistent/libx.so", 1);
+        ReadAndExit("model.pt");
+      },
+      ExitedWithCode(3), "\\[model.pt: TORCHCOST_TORCHSCRIPT_PLUGIN: no such file: /nonexistent/libx.so\\]");
+}
+
+TEST_F(TorchScriptLoaderTest, ALibraryThatIsNotThePluginIsRefused) {
+  Dl_info libc;
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::fopen), &libc), 0);
+  const std::string path = libc.dli_fname;
+  EXPECT_EXIT(
+      {
+        setenv("TORCHCOST_TORCHSCRIPT_PLUGIN", path.c_str(), 1);
+        ReadAndExit("model.pt");
+      },
+      ExitedWithCode(3), "\\[model.pt: .*libc.* is not torchcost's TorchScript reader \\(no torchcost_torchscript_read\\)\\]");
+}
+
+TEST_F(TorchScriptLoaderTest, ThePluginNamedByTheEnvironmentIsUsed) {
+  EXPECT_EXIT(
+      {
+        setenv("TORCHCOST_TORCHSCRIPT_PLUGIN", TORCHCOST_BINARY_DIR "/libtorchcost_torchscript.so", 1);
+        ReadAndExit(kTiny);
+      },
+      ExitedWithCode(0), "");
+}
+
+#else  // !TORCHCOST_WITH_LIBTORCH
+
+TEST_F(TorchScriptLoaderTest, WithoutLibTorchReadingTorchScriptIsOneLine) {
+  Result<ir::Graph> g = ImportTorchScript("model.pt");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "model.pt: cannot read TorchScript: torchcost was built without LibTorch (TORCHCOST_WITH_LIBTORCH=OFF); "
+            "export the model as a JSON graph instead (python3 -m tools.export)");
+}
+
+#endif  // TORCHCOST_WITH_LIBTORCH
+
+}  // namespace
+}  // namespace torchcost
