@@ -48,6 +48,9 @@ class Evaluator {
  public:
   // Compiles `costs` over `symbols`, the order of a candidate's values; every
   // free symbol of `costs` must be listed (an error names the first missing).
+  // NB: peak candidates that another dominates for every value at or above
+  // the symbols' lower bounds (their ranges in the context) are dropped, so
+  // candidates' values must lie in those ranges.
   static Result<Evaluator> Compile(const SymbolicCosts& costs, const std::vector<std::string>& symbols);
 
   // Returns the symbols, in the order a candidate's values follow.

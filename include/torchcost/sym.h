@@ -192,6 +192,9 @@ class Program {
   // Evaluates every expression with symbols[i] = values[i]; writes exprs.size() results to `out`.
   // Returns an error on overflow of 128-bit arithmetic.
   Status Run(const int64_t* values, __int128* out) const;
+  // Evaluates as Run in checked 64-bit arithmetic (faster); returns false if a
+  // step overflows int64 or divides by zero (then Run gives the exact answer).
+  bool Run64(const int64_t* values, int64_t* out) const;
   size_t num_outputs() const { return outputs_.size(); }
 
   // One instruction of the flat program (register machine over int128).

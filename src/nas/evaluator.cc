@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "nas/dominance.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
@@ -34,7 +35,8 @@ Result<SymbolicCosts> CostsOf(const Report& report) {
 
 Result<Evaluator> Evaluator::Compile(const SymbolicCosts& costs, const std::vector<std::string>& symbols) {
   std::vector<sym::Expr> exprs = {costs.params, costs.trainable_params, costs.flops_forward, costs.flops_backward};
-  exprs.insert(exprs.end(), costs.peak_candidates.begin(), costs.peak_candidates.end());
+  // NB: candidates dominated for every value at or above the symbols' lower bounds never decide the max.
+  for (int i : nas::UndominatedCandidates(costs.peak_candidates)) exprs.push_back(costs.peak_candidates[i]);
   if (costs.peak_candidates.empty()) exprs.push_back(sym::Expr(0));
   Result<sym::Program> program = sym::Program::Compile(exprs, symbols);
   if (!program.ok()) return Status::InvalidArgument("evaluator: " + program.status().message());
@@ -50,10 +52,24 @@ void Evaluator::Evaluate(const int64_t* values, size_t count, CandidateCosts* ou
   const size_t n = program_.num_outputs();
   // NB: one buffer per thread, so a warm batch never allocates.
   thread_local std::vector<__int128> results;
+  thread_local std::vector<int64_t> results64;
   if (results.size() < n) results.resize(n);
+  if (results64.size() < n) results64.resize(n);
   for (size_t i = 0; i < count; ++i) {
     CandidateCosts& c = out[i];
     c = CandidateCosts();
+    // Checked int64 first; on overflow the exact 128-bit program decides.
+    if (program_.Run64(values + i * k, results64.data())) {
+      int64_t peak = results64[kFixedOutputs];
+      for (size_t j = kFixedOutputs + 1; j < n; ++j) peak = results64[j] > peak ? results64[j] : peak;
+      c.params = results64[0];
+      c.trainable_params = results64[1];
+      c.flops_forward = results64[2];
+      c.flops_backward = results64[3];
+      c.peak_bytes = peak;
+      c.ok = true;
+      continue;
+    }
     if (!program_.Run(values + i * k, results.data()).ok()) continue;
     // The peak is the largest candidate moment.
     __int128 peak = results[kFixedOutputs];

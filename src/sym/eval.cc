@@ -424,6 +424,52 @@ Status Program::Run(const int64_t* values, __int128* out) const {
   return Status::Ok();
 }
 
+bool Program::Run64(const int64_t* values, int64_t* out) const {
+  constexpr size_t kStackRegs = 512;
+  int64_t stack_regs[kStackRegs];
+  int64_t* regs = stack_regs;
+  if (code_.size() > kStackRegs) {
+    thread_local std::vector<int64_t> heap_regs;
+    if (heap_regs.size() < code_.size()) heap_regs.resize(code_.size());
+    regs = heap_regs.data();
+  }
+  const size_t n = code_.size();
+  bool overflow = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = code_[i];
+    switch (in.op) {
+      case Instr::kConst:
+        // NB: constants come from int64 expressions, so they fit.
+        regs[i] = static_cast<int64_t>(in.imm);
+        break;
+      case Instr::kSym:
+        regs[i] = values[in.a];
+        break;
+      case Instr::kAdd:
+        overflow |= __builtin_add_overflow(regs[in.a], regs[in.b], &regs[i]);
+        break;
+      case Instr::kMul:
+        overflow |= __builtin_mul_overflow(regs[in.a], regs[in.b], &regs[i]);
+        break;
+      case Instr::kFloorDiv: {
+        const int64_t a = regs[in.a], b = regs[in.b];
+        if (b == 0 || (b == -1 && a == kNegInf)) return false;
+        regs[i] = FloorDivInt<int64_t>(a, b);
+        break;
+      }
+      case Instr::kMin:
+        regs[i] = regs[in.a] < regs[in.b] ? regs[in.a] : regs[in.b];
+        break;
+      case Instr::kMax:
+        regs[i] = regs[in.a] < regs[in.b] ? regs[in.b] : regs[in.a];
+        break;
+    }
+  }
+  if (overflow) return false;
+  for (size_t j = 0; j < outputs_.size(); ++j) out[j] = regs[outputs_[j]];
+  return true;
+}
+
 std::string Int128ToString(__int128 v) {
   // |v| as unsigned, exact for the minimum (0 - v modulo 2^128).
   unsigned __int128 mag = v < 0 ? 0 - static_cast<unsigned __int128>(v)

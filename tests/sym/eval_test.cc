@@ -155,6 +155,28 @@ TEST_F(EvalTest, ProgramErrors) {
   EXPECT_EQ(out, 27);
 }
 
+// Run64 agrees with Run where int64 holds every step, and refuses otherwise:
+// 2^21 cubed is 2^63, one past INT64_MAX; B*B - B*B at 2^32 overflows midway.
+TEST_F(EvalTest, Run64MatchesRunOrRefuses) {
+  Result<Program> prog = Program::Compile({P("2*B*S*H^2 + 4*B*S*H + 7"), P("floordiv(H - 1, 2)*min(B, S)")},
+                                          {"B", "H", "S"});
+  ASSERT_TRUE(prog.ok());
+  int64_t values[3] = {8, 224, 1000};
+  __int128 exact[2];
+  int64_t fast[2];
+  ASSERT_TRUE(prog->Run(values, exact).ok());
+  ASSERT_TRUE(prog->Run64(values, fast));
+  EXPECT_EQ(fast[0], exact[0]);
+  EXPECT_EQ(fast[1], exact[1]);
+  Result<Program> cube = Program::Compile({P("B^3")}, {"B"});
+  ASSERT_TRUE(cube.ok());
+  int64_t b = int64_t{1} << 21, out = 0;
+  EXPECT_FALSE(cube->Run64(&b, &out));
+  b = (int64_t{1} << 21) - 1;
+  ASSERT_TRUE(cube->Run64(&b, &out));
+  EXPECT_EQ(out, b * b * b);
+}
+
 TEST_F(EvalTest, Int128ToString) {
   EXPECT_EQ(Int128ToString(0), "0");
   EXPECT_EQ(Int128ToString(-42), "-42");
