@@ -94,6 +94,10 @@ class Seq(nn.Module):
             return self.m(x)[0]
         if self.kind == "mha":
             return self.m(x, x, x)[0]
+        if self.kind == "mha_kpm":   # the last two keys of every sequence are padding
+            mask = torch.zeros(x.shape[0], x.shape[1], dtype=torch.bool)
+            mask[:, -2:] = True
+            return self.m(x, x, x, key_padding_mask=mask)[0]
         if self.kind == "seq2seq":
             return self.m(x, x)
         return self.m(x)
@@ -129,6 +133,19 @@ class Residual(nn.Module):
         return x + self.stochastic_depth(self.conv(x))
 
 
+class Shuffle(nn.Module):
+    """1x1 convolutions around nn.PixelShuffle(2) and nn.PixelUnshuffle(2) (sub-pixel upsampling)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(2, 8, 1)
+        self.b = nn.Conv2d(2, 2, 1)
+        self.c = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        return self.c(F.pixel_unshuffle(self.b(F.pixel_shuffle(self.a(x), 2)), 2))
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -150,6 +167,7 @@ def _nn_models():
     s["lstm_bi2_bf"] = (lambda: Seq(nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True), "rnn"),
                         (1, 5, 8))
     s["lstm_proj_nobias"] = (lambda: Seq(nn.LSTM(8, 16, proj_size=4, bias=False), "rnn"), (5, 1, 8))
+    s["lstm_dropout3"] = (lambda: Seq(nn.LSTM(8, 16, num_layers=3, dropout=0.3), "rnn"), (5, 2, 8))
     s["gru_bi2"] = (lambda: Seq(nn.GRU(8, 16, num_layers=2, bidirectional=True), "rnn"), (5, 1, 8))
     s["gru_unbatched"] = (lambda: Seq(nn.GRU(8, 16), "rnn"), (5, 8))
     s["rnn_tanh2"] = (lambda: Seq(nn.RNN(8, 16, num_layers=2), "rnn"), (5, 1, 8))
@@ -162,11 +180,13 @@ def _nn_models():
     s["gru_packed_bi2"] = (lambda: Packed(nn.GRU(8, 16, num_layers=2, bidirectional=True), [5, 3, 4]), (5, 3, 8))
     s["rnn_tanh_packed_bi2_bf"] = (lambda: Packed(nn.RNN(8, 16, num_layers=2, bidirectional=True, batch_first=True),
                                                   [2, 5, 1, 5]), (4, 5, 8))
+    s["gru_packed_dropout2"] = (lambda: Packed(nn.GRU(8, 16, num_layers=2, dropout=0.5), [5, 3, 4]), (5, 3, 8))
     s["rnn_relu_packed"] = (lambda: Packed(nn.RNN(8, 16, nonlinearity="relu"), [5, 4, 2], True), (5, 3, 8))
     s["stochastic_depth_row"] = (lambda: Residual("row"), (3, 4, 6, 6))
     s["stochastic_depth_batch"] = (lambda: Residual("batch"), (3, 4, 6, 6))
     s["mha"] = (lambda: Seq(nn.MultiheadAttention(16, 2), "mha"), (5, 1, 16))
     s["mha_bf"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha"), (1, 5, 16))
+    s["mha_bf_kpm"] = (lambda: Seq(nn.MultiheadAttention(16, 2, batch_first=True), "mha_kpm"), (1, 5, 16))
     s["mha_dropout"] = (lambda: Seq(nn.MultiheadAttention(16, 2, dropout=0.1), "mha"), (5, 1, 16))
     s["transformer_encoder_bf"] = (lambda: Seq(nn.TransformerEncoder(
         nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2, enable_nested_tensor=False), "x"), (1, 5, 16))
@@ -183,6 +203,10 @@ def _nn_models():
     s["interp_bicubic_ac"] = (lambda: Interp(2, dims=2, size=(3, 4), mode="bicubic", align_corners=True),
                               (1, 2, 5, 6))
     s["interp_nearest_exact"] = (lambda: Interp(2, dims=2, scale_factor=1.5, mode="nearest-exact"), (1, 2, 5, 6))
+    s["interp_bilinear_aa"] = (lambda: Interp(2, dims=2, scale_factor=0.5, mode="bilinear", antialias=True),
+                               (1, 2, 8, 6))
+    s["interp_bicubic_aa"] = (lambda: Interp(2, dims=2, size=(3, 9), mode="bicubic", antialias=True), (1, 2, 6, 6))
+    s["pixel_shuffle"] = (lambda: Shuffle(), (1, 2, 3, 3))
     s["interp_trilinear"] = (lambda: Interp(2, dims=3, scale_factor=2, mode="trilinear"), (1, 2, 3, 4, 5))
     s["interp_nearest3d"] = (lambda: Interp(2, dims=3, size=(4, 4, 4), mode="nearest"), (1, 2, 3, 4, 5))
     return s
@@ -196,7 +220,7 @@ NN_MODELS = _nn_models()
 # reference MACs are the math path's (the same module in eval mode with
 # gradients enabled: the fused kernels run the same GEMMs, and a dispatch
 # count cannot see inside them).
-FASTPATH = ("mha_bf", "transformer_encoder_bf", "transformer_encoder_bf_normfirst")
+FASTPATH = ("mha_bf", "mha_bf_kpm", "transformer_encoder_bf", "transformer_encoder_bf_normfirst")
 FUSED_OPS = ("aten::_native_multi_head_attention", "aten::_transformer_encoder_layer_fwd")
 
 # Inputs: the smallest each torchvision family accepts (batch 1).
@@ -300,7 +324,9 @@ SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth"
 # (tools/export/module_attrs.py, "evalx"), then analysed as a training step: the
 # attention dropout the eval trace lost is put back from the recorded
 # `dropout`, so the saved bytes must equal the train-mode measurement.
-EVALX = ("mha_dropout", "transformer")
+# (nn.LSTM's inter-layer dropout needs no attribute: aten::lstm carries its p,
+# and --mode train sets its `train` flag.)
+EVALX = ("mha_dropout", "transformer", "lstm_dropout3")
 
 
 def train_gaps(model):

@@ -6,8 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "rules/apply.h"
+#include "rules/op_rule.h"
 #include "testing/op_runner.h"
 #include "torchcost/dtype.h"
+#include "torchcost/rules.h"
 #include "torchcost/sym.h"
 
 namespace torchcost {
@@ -108,6 +111,71 @@ TEST(UpsampleRuleTest, OutputSizeAndTapsPerMode) {
                    {{"input", OpArg::Tensor("1,1,3,3")}, {"output_size", OpArg::Ints({3, 4})},
                     {"align_corners", OpArg::Bool(true)}, {"scale_factors", OpArg::None()}});
   EXPECT_EQ(bc.flops, sym::Expr(31 * 12));
+}
+
+// The forward workspace (scratch bytes) the builtin rule of an antialiased
+// upsample gives for a float32 input of `in` resized to `size` (not in the
+// report: checked on the rule).
+sym::Expr AntialiasWorkspace(const std::string& op, std::vector<int64_t> in, std::vector<int64_t> size) {
+  static Result<RuleSet> rs = RuleSet::Builtin();
+  static sym::Context ctx;
+  const rules::OpRule* rule = rs->Find(op, "vec");
+  EXPECT_NE(rule, nullptr) << op;
+  if (rule == nullptr) return sym::Expr(-1);
+  rules::TensorType t;
+  for (int64_t d : in) t.shape.push_back(sym::Expr(d));
+  t.dtype = DType::kFloat32;
+  std::vector<sym::Expr> sz(size.begin(), size.end());
+  std::vector<rules::RValue> values = {rules::RValue::Tensor(t), rules::RValue::IntList(sz),
+                                       rules::RValue::Bool(false), rules::RValue::None()};
+  std::vector<const rules::RValue*> args;
+  for (const auto& v : values) args.push_back(&v);
+  rules::Applied applied;
+  Status st = rules::ApplyRule(*rule, args, ctx, &applied);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return applied.workspace_fwd;
+}
+
+TEST(UpsampleRuleTest, AntialiasedPassesAndTaps) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // bilinear, antialias=True, [1, 2, 8, 8] -> (4, 4): downsampling by 2, so
+  // each output reads K * 8/4 = 4 taps per dim (K = 2). Width pass: [1, 2, 8, 4]
+  // = 64 outputs, then height pass: [1, 2, 4, 4] = 32 outputs, 2*4 - 1 = 7
+  // FLOPs each. Backward: 3 FLOPs per (output, tap pair): 3*16*32. The width
+  // pass's result (64 floats) is scratch. (The kernel's exact taps, clipped at
+  // the borders, are 3, 4, 4, 3 per row: the rule's count is an upper estimate.)
+  OpResult bl = Ok(r, "aten::_upsample_bilinear2d_aa.vec",
+                   {{"input", OpArg::Tensor("1,2,8,8")}, {"output_size", OpArg::Ints({4, 4})},
+                    {"align_corners", OpArg::Bool(false)}, {"scale_factors", OpArg::None()}});
+  EXPECT_EQ(bl.output_shapes[0], "[1, 2, 4, 4]");
+  EXPECT_EQ(bl.flops, sym::Expr(64 * 7 + 32 * 7));
+  EXPECT_EQ(bl.bwd_flops, sym::Expr(3 * 16 * 32));
+  EXPECT_EQ(bl.saved_bytes, sym::Expr(0));
+  EXPECT_EQ(AntialiasWorkspace("aten::_upsample_bilinear2d_aa", {1, 2, 8, 8}, {4, 4}), sym::Expr(64 * 4));
+  // bicubic, antialias=True, upsampling [1, 1, 3, 3] -> (3, 6): only the width
+  // changes, so one pass of 18 outputs with K = 4 taps: 7 FLOPs each; no scratch.
+  OpResult bc = Ok(r, "aten::_upsample_bicubic2d_aa",
+                   {{"self", OpArg::Tensor("1,1,3,3")}, {"output_size", OpArg::Ints({3, 6})},
+                    {"align_corners", OpArg::Bool(true)}});
+  EXPECT_EQ(bc.output_shapes[0], "[1, 1, 3, 6]");
+  EXPECT_EQ(bc.flops, sym::Expr(18 * 7));
+  EXPECT_EQ(AntialiasWorkspace("aten::_upsample_bicubic2d_aa", {1, 1, 3, 3}, {3, 6}), sym::Expr(0));
+}
+
+TEST(PixelShuffleRuleTest, MovesChannelsIntoSpace) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // [1, 8, 3, 3] with r = 2: 8/4 = 2 channels of 6x6; unshuffle inverts it. Copies: 0 FLOPs.
+  OpResult ps = Ok(r, "aten::pixel_shuffle", {{"self", OpArg::Tensor("1,8,3,3")}, {"upscale_factor", OpArg::Int(2)}});
+  EXPECT_EQ(ps.output_shapes[0], "[1, 2, 6, 6]");
+  EXPECT_EQ(ps.flops, sym::Expr(0));
+  EXPECT_EQ(ps.saved_bytes, sym::Expr(0));
+  OpResult pu = Ok(r, "aten::pixel_unshuffle", {{"self", OpArg::Tensor("2,6,6")}, {"downscale_factor", OpArg::Int(3)}});
+  EXPECT_EQ(pu.output_shapes[0], "[18, 2, 2]");
+  // 6 channels do not split into 2*2 blocks.
+  OpResult bad = r.Run("aten::pixel_shuffle", {{"self", OpArg::Tensor("1,6,3,3")}, {"upscale_factor", OpArg::Int(2)}});
+  EXPECT_FALSE(bad.errors.empty());
 }
 
 TEST(UpsampleRuleTest, BadArguments) {

@@ -78,6 +78,34 @@ TEST(RnnRuleTest, GruAndRnnUnbatched) {
   EXPECT_EQ(rr.transcendentals, sym::Expr(0));
 }
 
+TEST(RnnRuleTest, InterLayerDropoutSavesAMask) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // GRU, 2 layers, dropout 0.3 in training: layer 0's output [5, 1, 16] goes
+  // through at::dropout, whose float mask (80 elements) is saved beside what
+  // the same GRU saves without dropout; 3 FLOPs per element forward (mask,
+  // scale, multiply) and 1 in backward (grad * mask).
+  auto flags = [](double p) {
+    auto a = Flags({"48,8", "48,16", "48", "48", "48,16", "48,16", "48", "48"}, true, 2, false, false);
+    a[3].second = OpArg::Float(p);
+    a.insert(a.begin(), {{"input", OpArg::Tensor("5,1,8")}, {"hx", OpArg::Tensor("2,1,16")}});
+    return a;
+  };
+  OpResult plain = r.Run("aten::gru", flags(0.0));
+  OpResult dropped = r.Run("aten::gru", flags(0.3));
+  ASSERT_TRUE(plain.errors.empty() && dropped.errors.empty());
+  EXPECT_EQ(dropped.saved_bytes - plain.saved_bytes, sym::Expr(80 * 4));
+  EXPECT_EQ(dropped.flops - plain.flops, sym::Expr(3 * 80));
+  EXPECT_EQ(dropped.bwd_flops - plain.bwd_flops, sym::Expr(80));
+  // One layer: no dropout runs, whatever p says.
+  auto one = Flags({"48,8", "48,16", "48", "48"}, true, 1, false, false);
+  one[3].second = OpArg::Float(0.3);
+  one.insert(one.begin(), {{"input", OpArg::Tensor("5,1,8")}, {"hx", OpArg::Tensor("1,1,16")}});
+  auto one0 = one;
+  one0[5].second = OpArg::Float(0.0);
+  EXPECT_EQ(r.Run("aten::gru", one).saved_bytes, r.Run("aten::gru", one0).saved_bytes);
+}
+
 TEST(RnnRuleTest, LstmPackedSequence) {
   OpRunner r;
   // A packed batch of lengths 5 and 2: data [7, 8], batch_sizes [5]; every
