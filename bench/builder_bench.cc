@@ -19,6 +19,7 @@
 #include "torchcost/loss.h"
 #include "torchcost/method.h"
 #include "torchcost/rules.h"
+#include "torchcost/step.h"
 #include "torchcost/sym.h"
 #include "torchcost/training.h"
 
@@ -168,6 +169,63 @@ void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
+
+// The declared inputs of `m` as StepConfig reads them ("B,S:int64").
+StepConfig StepOf(const build::BuiltModel& m) {
+  StepConfig c;
+  for (const build::InputDecl& in : m.inputs) {
+    std::string text;
+    for (const build::Dim& d : in.shape) {
+      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+    }
+    c.inputs.push_back(text + ":" + std::string(DTypeName(in.dtype)));
+  }
+  c.symbol_bounds = m.symbol_bounds;
+  return c;
+}
+
+// The same step through the pipeline (include/torchcost/step.h), as the CLI
+// and the Python package run it: the options parsed and checked, the inputs
+// parsed into the result's own context, then the stages above.
+void BM_AnalyzeStepLlama7bBf16LoraFlashLoss(benchmark::State& state) {
+  static const build::BuiltModel* m = [] {
+    auto r = build::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
+    if (!r.ok()) std::abort();
+    return new build::BuiltModel(std::move(r).value());
+  }();
+  StepConfig config = StepOf(*m);
+  config.method = "lora:r=8,targets=q_proj|v_proj";
+  config.attention_backend = "flash";
+  config.loss = m->default_loss;
+  for (auto _ : state) {
+    auto step = AnalyzeStep(m->graph, Rules(), config);
+    if (!step.ok() || !step->report.unknown_ops.empty()) {
+      state.SkipWithError("the step failed or has unknown ops");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(step->report.training, {});
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_AnalyzeStepLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
+
+// The pipeline with autocast fp16 (CUDA lists, GradScaler) and the family's
+// loss: the autocast rewrite's rounds of shape propagation, then the analysis.
+void BM_AnalyzeStepLlama7bAutocastLoss(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  StepConfig config = StepOf(m);
+  config.autocast = "fp16";
+  config.loss = m.default_loss;
+  for (auto _ : state) {
+    auto step = AnalyzeStep(m.graph, Rules(), config);
+    if (!step.ok()) {
+      state.SkipWithError("the step failed");
+      break;
+    }
+    benchmark::DoNotOptimize(step->report.flops);
+  }
+}
+BENCHMARK(BM_AnalyzeStepLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
 
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.

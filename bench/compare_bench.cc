@@ -21,6 +21,7 @@
 #include "torchcost/loss.h"
 #include "torchcost/method.h"
 #include "torchcost/rules.h"
+#include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
@@ -35,23 +36,26 @@ void BM_CompareFiveLlama7b(benchmark::State& state) {
     // activations are bf16 with Hugging Face's float32 islands.
     auto built = build::BuildNamedModel("llama-7b-like", "dtype=bf16");
     if (!built.ok()) std::abort();
-    sym::Context ctx;
-    AnalysisOptions options;
-    for (const build::InputDecl& in : built->inputs) options.inputs.push_back({build::ResolveShape(*built, in, ctx), in.dtype});
+    // As `torchcost compare` runs it: one StepConfig, its method set per row.
+    StepConfig config;
+    for (const build::InputDecl& in : built->inputs) {
+      std::string text;
+      for (const build::Dim& d : in.shape) {
+        text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+      }
+      config.inputs.push_back(text + ":" + std::string(DTypeName(in.dtype)));
+    }
+    config.symbol_bounds = built->symbol_bounds;
+    // The family's loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
+    config.loss = built->default_loss;
     CompareOptions compare;
     compare.bindings = {{"S", 2048}};
     compare.budget_bytes = int64_t{24} << 30;
     for (const std::string& text : configs) {
-      auto method = ParseMethodSpec(text);
-      auto graph = ApplyMethod(built->graph, *method);
-      AnalysisOptions row_options = options;
-      if (method->kind == MethodSpec::Kind::kGalore) row_options.training.galore = *ParseGaloreConfig(method->settings);
-      // The family's loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
-      row_options.training.loss = *ParseLossSpec(built->default_loss);
-      auto with_loss = ApplyLoss(*graph, *rules, ctx, &row_options);
-      if (!with_loss.ok()) std::abort();
-      auto report = Analyze(*with_loss, *rules, ctx, row_options);
-      auto row = EvaluateCompareRow(*report, text, compare);
+      config.method = text;
+      auto step = AnalyzeStep(built->graph, *rules, config);
+      if (!step.ok()) std::abort();
+      auto row = EvaluateCompareRow(step->report, text, compare);
       if (!row.ok()) std::abort();
       benchmark::DoNotOptimize(row->peak);
     }

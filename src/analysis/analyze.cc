@@ -303,7 +303,7 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
       const size_t cores = report.training.checkpoint_segments.size();
       if (cores < blocks) {
         report.diagnostics.push_back(
-            {Diagnostic::Severity::kWarning, "--checkpoint selective: " + std::to_string(cores) +
+            {Diagnostic::Severity::kWarning, "StepConfig.checkpoint selective: " + std::to_string(cores) +
                                                  (cores == 1 ? " attention core" : " attention cores") + " found in " + std::to_string(blocks) +
                                                  " repeated blocks; the other blocks' attention is not recomputed"});
       }

@@ -45,13 +45,16 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
   return Outcome::Ok();
 }
 
-void DeclaredInputs(const build::BuiltModel& model, sym::Context& ctx, std::vector<InputSpec>& inputs) {
+void DeclaredInputs(const build::BuiltModel& model, std::vector<std::string>& inputs,
+                    std::vector<std::pair<std::string, int64_t>>& bounds) {
   for (const build::InputDecl& decl : model.inputs) {
-    InputSpec spec;
-    spec.shape = build::ResolveShape(model, decl, ctx);
-    spec.dtype = decl.dtype;
-    inputs.push_back(std::move(spec));
+    std::string text;
+    for (const build::Dim& d : decl.shape) {
+      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+    }
+    inputs.push_back(text + ":" + std::string(DTypeName(decl.dtype)));
   }
+  bounds = model.symbol_bounds;
 }
 
 }  // namespace torchcost::cli

@@ -3,7 +3,10 @@
 #include <fstream>
 
 #include "cli/driver.h"
+#include "cli/flag_names.h"
 #include "torchcost/compare.h"
+#include "torchcost/method.h"
+#include "torchcost/step.h"
 
 namespace torchcost::cli {
 namespace {
@@ -48,33 +51,34 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
   }
   compare.batch_symbol = cl.batch_symbol;
 
-  sym::Context ctx;
   Prepared p;
-  if (Outcome o = Prepare(base, ctx, p); !o.ok()) return o;
-  compare.bindings = p.bindings;
+  if (Outcome o = Prepare(base, p); !o.ok()) return o;
+  for (const auto& [name, value] : p.config.bindings) compare.bindings[name] = value;
   std::vector<CompareRow> rows;
   for (const MethodSpec& method : methods) {
-    AnalysisOptions options = p.options;
-    ir::Graph graph;
-    CompareRow failed;
-    failed.label = method.text;
-    if (Outcome o = ApplyPeft(method, method.text, p, graph, options); !o.ok()) {
-      failed.error = o.message;
-      rows.push_back(failed);
-      continue;
+    StepConfig config = p.config;
+    config.method = method.text;
+    StepStage stage = StepStage::kOptions;
+    Result<StepAnalysis> step = AnalyzeStep(p.graph, p.rules, config, &stage);
+    if (!step.ok()) {
+      const std::string& m = step.status().message();
+      // NB: a method that cannot apply (its rewrite, GaLore's settings) fails its row only.
+      if (stage == StepStage::kOptions || stage == StepStage::kMethod) {
+        CompareRow failed;
+        failed.label = method.text;
+        failed.error = WithFlagNames(m, {{"StepConfig.method ", ""}, {"StepConfig.method", method.text}});
+        rows.push_back(failed);
+        continue;
+      }
+      if (stage == StepStage::kLoss || stage == StepStage::kAutocast) return Outcome::Usage(WithFlagNames(m));
+      return Outcome::Usage(method.text + ": " + WithFlagNames(m));
     }
-    if (Outcome o = MaybeLoss(p, ctx, options, graph); !o.ok()) return o;
-    if (Outcome o = MaybeAutocast(base, p, ctx, options, graph); !o.ok()) return o;
-    Result<Report> report = Analyze(graph, p.rules, ctx, options);
-    if (!report.ok()) return Outcome::Usage(method.text + ": " + report.status().message());
-    for (const Diagnostic& d : report->diagnostics) {
-      if (d.severity == Diagnostic::Severity::kError) return Outcome::Usage(method.text + ": " + d.message);
-    }
-    Result<CompareRow> row = EvaluateCompareRow(*report, method.text, compare);
+    if (!step->strict.ok()) return Outcome::Usage(method.text + ": " + WithFlagNames(step->strict.message()));
+    Result<CompareRow> row = EvaluateCompareRow(step->report, method.text, compare);
     if (!row.ok()) return Outcome::Usage(method.text + ": " + row.status().message());
     rows.push_back(std::move(row).value());
   }
-  std::string setting = SettingText(cl, p.options.training.loss.text);
+  std::string setting = SettingText(cl, p.config.loss);
   for (const std::string& note : p.notes) setting += "; " + note;  // The built family's (a padded vocabulary).
   const std::string model = std::filesystem::path(p.model_name).filename().string();
   if (!cl.chart_svg.empty()) {

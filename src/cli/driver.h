@@ -7,38 +7,26 @@
 
 #include "cli/command_line.h"
 #include "cli/outcome.h"
-#include "torchcost/analysis.h"
 #include "torchcost/graph.h"
-#include "torchcost/method.h"
 #include "torchcost/rules.h"
+#include "torchcost/step.h"
 
 namespace torchcost::cli {
 
-// What every run needs before the analysis: the options, the symbols' values,
-// the base graph (imported or built, parameters converted by --param-dtype)
+// What every run needs before the analysis: the step's configuration (checked,
+// inputs and symbols' values included), the base graph (imported or built)
 // and the rules.
 struct Prepared {
-  AnalysisOptions options;
-  sym::Bindings bindings;
+  StepConfig config;
   ir::Graph graph;
   RuleSet rules;
   std::string model_name;
   std::vector<std::string> notes;  // The built family's notes (a padded vocabulary).
 };
 
-// Reads the flags, the model and the rules into `p`.
-Outcome Prepare(const CommandLine& cl, sym::Context& ctx, Prepared& p);
-
-// Sets `graph` (and `options`) to what `method` trains; `flag` names it in errors.
-Outcome ApplyPeft(const MethodSpec& method, const std::string& flag, const Prepared& p, ir::Graph& graph,
-                  AnalysisOptions& options);
-
-// Appends the loss to `graph` (and its targets to `options`' inputs) for --loss or the model's default.
-Outcome MaybeLoss(const Prepared& p, sym::Context& ctx, AnalysisOptions& options, ir::Graph& graph);
-
-// Rewrites `graph` for --autocast, if given.
-Outcome MaybeAutocast(const CommandLine& cl, const Prepared& p, sym::Context& ctx, const AnalysisOptions& options,
-                      ir::Graph& graph);
+// Reads the flags into `p.config` (checking it as the library does), then the
+// model and the rules.
+Outcome Prepare(const CommandLine& cl, Prepared& p);
 
 // Runs `torchcost compare`: a row per configuration.
 Outcome RunCompare(const CommandLine& cl, std::string& out);

@@ -12,47 +12,7 @@
 namespace torchcost::cli {
 namespace {
 
-// Returns true if `dim` may be a dim of --input: an integer, a symbol name, or
-// an expression over them (digits, letters, '_', '+', '-', '*', parentheses,
-// spaces).
-bool PlausibleDim(const std::string& dim) {
-  bool has_alnum = false;
-  for (char c : dim) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u)) {
-      has_alnum = true;
-    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' &&
-               c != ')' && c != ' ') {
-      return false;
-    }
-  }
-  return has_alnum;
-}
-
-// Checks every comma-separated dim of a --input shape before the full parse, so
-// "B,x?,3" gets a message naming the bad dim.
-Outcome CheckShapeText(const std::string& text) {
-  const std::string shape = text.substr(0, text.find(':'));
-  std::stringstream in(shape);
-  std::string dim;
-  int index = 0;
-  if (shape.empty())
-    return Outcome::Usage("--input '" + text + "': empty shape");
-  while (std::getline(in, dim, ',')) {
-    if (!PlausibleDim(dim)) {
-      return Outcome::Usage("--input '" + text + "': dim " +
-                            std::to_string(index) + " '" + dim +
-                            "' is not an integer or a symbol name");
-    }
-    ++index;
-  }
-  if (shape.back() == ',')
-    return Outcome::Usage("--input '" + text + "': empty dim at the end");
-  return Outcome::Ok();
-}
-
-Outcome ReadSidecar(const std::string& model, DType default_dtype,
-                    std::vector<InputSpec>& out) {
+Outcome ReadSidecar(const std::string& model, std::vector<std::string>& out) {
   const std::string path = SidecarPath(model);
   std::ifstream file(path);
   if (!file) {
@@ -75,19 +35,18 @@ Outcome ReadSidecar(const std::string& model, DType default_dtype,
       meta.value("input_dtypes", nlohmann::json::array());
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (!shapes[i].is_array()) return bad;
-    InputSpec spec;
-    spec.dtype = default_dtype;
+    std::string text;
     for (const nlohmann::json& d : shapes[i]) {
       if (!d.is_number_integer() || d.get<int64_t>() < 0) return bad;
-      spec.shape.push_back(sym::Expr(d.get<int64_t>()));
+      text += (text.empty() ? "" : ",") + std::to_string(d.get<int64_t>());
     }
     if (dtypes.is_array() && i < dtypes.size() && dtypes[i].is_string()) {
       Result<DType> dtype = ParseDType(dtypes[i].get<std::string>());
       if (!dtype.ok())
         return Outcome::Usage(path + ": " + dtype.status().message());
-      spec.dtype = *dtype;
+      text += ":" + std::string(DTypeName(*dtype));
     }
-    out.push_back(std::move(spec));
+    out.push_back(std::move(text));
   }
   return Outcome::Ok();
 }
@@ -104,23 +63,9 @@ std::string SidecarPath(const std::string& model) {
   return stem + ".meta.json";
 }
 
-Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
-                    const std::string& model, DType default_dtype,
-                    std::vector<InputSpec>& out) {
-  if (texts.empty()) return ReadSidecar(model, default_dtype, out);
-  for (const std::string& text : texts) {
-    Outcome check = CheckShapeText(text);
-    if (!check.ok()) return check;
-    Result<InputSpec> spec = ParseInputSpec(ctx, text, default_dtype);
-    if (!spec.ok()) {
-      // ParseInputSpec's message may already quote the text; say it once.
-      const std::string& m = spec.status().message();
-      return Outcome::Usage(m.find(text) != std::string::npos
-                                ? "--input: " + m
-                                : "--input '" + text + "': " + m);
-    }
-    out.push_back(std::move(spec).value());
-  }
+Outcome InputTexts(const std::vector<std::string>& texts, const std::string& model, std::vector<std::string>& out) {
+  if (texts.empty()) return ReadSidecar(model, out);
+  out = texts;
   return Outcome::Ok();
 }
 
@@ -152,37 +97,6 @@ Outcome ParseSets(const std::vector<std::string>& given,
                             "' is not an integer");
     }
     out.push_back(std::move(sv));
-  }
-  return Outcome::Ok();
-}
-
-Outcome BindSymbols(sym::Context& ctx, const std::vector<SymbolValue>& sets,
-                    const std::vector<std::string>& symbols,
-                    sym::Bindings& bindings) {
-  const std::set<std::string> known(symbols.begin(), symbols.end());
-  for (const SymbolValue& sv : sets) {
-    if (!known.count(sv.name)) {
-      std::string list;
-      for (const std::string& s : symbols)
-        list += (list.empty() ? "" : ", ") + s;
-      return Outcome::Usage("--set " + sv.text + ": unknown symbol '" +
-                            sv.name +
-                            "'; symbols: " + (list.empty() ? "none" : list));
-    }
-    if (std::optional<sym::Expr> s = ctx.FindSymbol(sv.name)) {
-      const sym::Interval range = ctx.SymbolRange(*s);
-      if (!range.Contains(sv.value)) {
-        auto end = [](int64_t v) {
-          return v == sym::kNegInf   ? std::string("-inf")
-                 : v == sym::kPosInf ? std::string("inf")
-                                     : std::to_string(v);
-        };
-        return Outcome::Usage("--set " + sv.text +
-                              ": value out of the range of " + sv.name + ", [" +
-                              end(range.lo) + ", " + end(range.hi) + "]");
-      }
-    }
-    bindings[sv.name] = sv.value;
   }
   return Outcome::Ok();
 }

@@ -16,12 +16,11 @@ namespace torchcost::cli {
 // Returns the sidecar of a model: "dir/net.pt" -> "dir/net.meta.json".
 std::string SidecarPath(const std::string& model);
 
-// Parses each --input text ("B,3,224,224" or "B,3,224,224:float16") into `out`;
-// with no --input, reads the model's sidecar ({"input_shapes": [[1, 3, 224,
-// 224]]}).
-Outcome BuildInputs(sym::Context& ctx, const std::vector<std::string>& texts,
-                    const std::string& model, DType default_dtype,
-                    std::vector<InputSpec>& out);
+// Sets `out` to the --input texts ("B,3,224,224" or "B,3,224,224:float16");
+// with no --input, to the shapes of the model's sidecar ({"input_shapes":
+// [[1, 3, 224, 224]], "input_dtypes": [...]}) in the same grammar. The
+// library parses them (StepConfig::inputs).
+Outcome InputTexts(const std::vector<std::string>& texts, const std::string& model, std::vector<std::string>& out);
 
 // One --set SYM=VAL, parsed.
 struct SymbolValue {
@@ -34,12 +33,6 @@ struct SymbolValue {
 // must be an integer.
 Outcome ParseSets(const std::vector<std::string>& texts,
                   std::vector<SymbolValue>& out);
-
-// Checks each --set names one of `symbols` and lies in the symbol's range;
-// fills `bindings`.
-Outcome BindSymbols(sym::Context& ctx, const std::vector<SymbolValue>& sets,
-                    const std::vector<std::string>& symbols,
-                    sym::Bindings& bindings);
 
 // Returns the sorted free symbols of the input shapes.
 std::vector<std::string> InputSymbols(const std::vector<InputSpec>& inputs);

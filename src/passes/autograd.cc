@@ -44,7 +44,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     try {
       freeze.emplace_back(pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return Status::InvalidArgument("--freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
+      return Status::InvalidArgument("StepConfig.freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
     }
   }
   for (size_t i = 0; i < g.params.size(); ++i) {

@@ -102,7 +102,7 @@ class Propagator {
       if (options.inputs.size() != tensor_inputs.size()) {
         return Status::InvalidArgument(g_.source + ": the model takes " + std::to_string(tensor_inputs.size()) +
                                        " tensor input" + (tensor_inputs.size() == 1 ? "" : "s") + " but " +
-                                       std::to_string(options.inputs.size()) + " --input " +
+                                       std::to_string(options.inputs.size()) + " StepConfig.inputs " +
                                        (options.inputs.size() == 1 ? "was" : "were") + " given");
       }
       for (size_t i = 0; i < tensor_inputs.size(); ++i) {
@@ -116,7 +116,7 @@ class Propagator {
       for (int vi : tensor_inputs) {
         if (!UseTracedShape(g_.values[vi], &facts_->values[vi])) {
           return Status::InvalidArgument(g_.source + ": input '" + g_.values[vi].name +
-                                         "' has no recorded shape; give one with --input, e.g. --input B,3,224,224");
+                                         "' has no recorded shape; give one with StepConfig.inputs, e.g. StepConfig.inputs B,3,224,224");
         }
       }
     }

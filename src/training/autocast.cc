@@ -281,7 +281,7 @@ Result<std::vector<bool>> Trainable(const ir::Graph& g, const TrainingOptions& o
     try {
       freeze.emplace_back(pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return Status::InvalidArgument("--freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
+      return Status::InvalidArgument("StepConfig.freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
     }
   }
   std::vector<bool> out(g.params.size(), false);

@@ -29,7 +29,7 @@ std::vector<bool> ScopesWithNodes(const ir::Graph& g) {
 // Megatron's selective recomputation: one segment per attention core.
 Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, const TrainingOptions& options) {
   if (options.checkpoint_group != 1) {
-    return Status::InvalidArgument("--checkpoint selective: --checkpoint-group " +
+    return Status::InvalidArgument("StepConfig.checkpoint selective: StepConfig.checkpoint_group " +
                                    std::to_string(options.checkpoint_group) +
                                    " does not apply (each attention core is its own segment)");
   }
@@ -44,7 +44,7 @@ Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, con
   }
   if (segments.empty()) {
     return Status::InvalidArgument(
-        "--checkpoint selective: no attention core found (a Q K^T product reaching a softmax through "
+        "StepConfig.checkpoint selective: no attention core found (a Q K^T product reaching a softmax through "
         "scale, mask and casts, whose output reaches an A V product through dropout and casts; or a "
         "scaled_dot_product_attention node)");
   }
@@ -81,9 +81,9 @@ std::vector<int> RepeatedBlocks(const ir::Graph& g) {
 Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g, const TrainingOptions& options) {
   std::vector<CheckpointSegment> segments;
   if (options.checkpoint.empty()) return segments;
-  const std::string flag = "--checkpoint '" + options.checkpoint + "'";
+  const std::string flag = "StepConfig.checkpoint '" + options.checkpoint + "'";
   if (options.checkpoint_group < 1) {
-    return Status::InvalidArgument("--checkpoint-group " + std::to_string(options.checkpoint_group) +
+    return Status::InvalidArgument("StepConfig.checkpoint_group " + std::to_string(options.checkpoint_group) +
                                    ": must be at least 1");
   }
   if (options.checkpoint == "selective") return SelectiveSegments(g, options);

@@ -354,7 +354,7 @@ Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::C
   } else {
     for (size_t i = graph.inputs.size(); i < g.inputs.size(); ++i) {
       if (!g.values[g.inputs[i]].has_traced_shape) {
-        return Bad(graph.source + ": the loss's targets need concrete shapes (give --input)");
+        return Bad(graph.source + ": the loss's targets need concrete shapes (give StepConfig.inputs)");
       }
     }
   }

@@ -44,7 +44,7 @@ class Planner {
       : g_(g), trainable_(trainable), o_(o), s_(o.sharding), n_(o.sharding.world) {}
 
   Result<ShardPlan> Run() {
-    if (n_ < 1) return Status::InvalidArgument("--world " + std::to_string(n_) + ": must be at least 1");
+    if (n_ < 1) return Status::InvalidArgument("StepConfig.world " + std::to_string(n_) + ": must be at least 1");
     Totals();
     if (s_.strategy == ShardStrategy::kDdp) DdpBuckets();
     if (s_.strategy == ShardStrategy::kZero3 || s_.strategy == ShardStrategy::kFsdp) {
@@ -144,7 +144,7 @@ class Planner {
         try {
           re = std::regex(s_.fsdp_unit, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
-          return Status::InvalidArgument("--fsdp-unit '" + s_.fsdp_unit + "': not a regular expression (" +
+          return Status::InvalidArgument("StepConfig.fsdp_unit '" + s_.fsdp_unit + "': not a regular expression (" +
                                          e.what() + ")");
         }
       }

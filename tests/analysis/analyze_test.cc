@@ -167,7 +167,7 @@ TEST(AnalyzeTest, WrongNumberOfInputsIsAnError) {
   opts.inputs.push_back(*ParseInputSpec(ctx, "2,8"));
   auto r = Analyze(net.b.graph(), rules, ctx, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("the model takes 1 tensor input but 2 --input were given"));
+  EXPECT_THAT(r.status().message(), HasSubstr("the model takes 1 tensor input but 2 StepConfig.inputs were given"));
 }
 
 TEST(AnalyzeTest, WrongRankIsAnErrorDiagnostic) {

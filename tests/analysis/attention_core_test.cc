@@ -160,7 +160,7 @@ TEST(AttentionCoreTest, SelectiveCheckpointMakesOneSegmentPerCore) {
   options.checkpoint_group = 2;
   segs = FindCheckpointSegments(b.graph(), options);
   ASSERT_FALSE(segs.ok());
-  EXPECT_THAT(segs.status().message(), HasSubstr("--checkpoint-group 2 does not apply"));
+  EXPECT_THAT(segs.status().message(), HasSubstr("StepConfig.checkpoint_group 2 does not apply"));
 }
 
 TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
@@ -171,7 +171,7 @@ TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
   options.checkpoint = "selective";
   Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
   ASSERT_FALSE(segs.ok());
-  EXPECT_THAT(segs.status().message(), HasSubstr("--checkpoint selective: no attention core found"));
+  EXPECT_THAT(segs.status().message(), HasSubstr("StepConfig.checkpoint selective: no attention core found"));
 }
 
 TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
@@ -231,7 +231,7 @@ TEST(AttentionCoreTest, SelectiveWarnsWhenABlockHasNoCore) {
   ASSERT_EQ(r->training.checkpoint_segments.size(), 1u);
   std::string warnings;
   for (const Diagnostic& d : r->diagnostics) warnings += d.message + "\n";
-  EXPECT_THAT(warnings, HasSubstr("--checkpoint selective: 1 attention core found in 2 repeated blocks"));
+  EXPECT_THAT(warnings, HasSubstr("StepConfig.checkpoint selective: 1 attention core found in 2 repeated blocks"));
 }
 
 }  // namespace

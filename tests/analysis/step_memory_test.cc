@@ -163,7 +163,7 @@ TEST_F(StepMemoryTest, BadFreezeRegexIsAnError) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
   auto r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("--freeze '(': not a valid regular expression"));
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.freeze '(': not a valid regular expression"));
 }
 
 }  // namespace

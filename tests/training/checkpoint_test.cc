@@ -163,18 +163,18 @@ TEST_F(CheckpointTest, BadPatternsAreErrorsNamingTheFlag) {
   bad.checkpoint = "(";
   auto a = Analyze(bad);
   ASSERT_FALSE(a.ok());
-  EXPECT_THAT(a.status().message(), HasSubstr("--checkpoint '(': not a valid regular expression"));
+  EXPECT_THAT(a.status().message(), HasSubstr("StepConfig.checkpoint '(': not a valid regular expression"));
   TrainingOptions none;
   none.checkpoint = "^decoder\\.";
   auto b = Analyze(none);
   ASSERT_FALSE(b.ok());
-  EXPECT_THAT(b.status().message(), HasSubstr("--checkpoint '^decoder\\.': matches no module"));
+  EXPECT_THAT(b.status().message(), HasSubstr("StepConfig.checkpoint '^decoder\\.': matches no module"));
   TrainingOptions group;
   group.checkpoint = "blocks";
   group.checkpoint_group = 0;
   auto c = Analyze(group);
   ASSERT_FALSE(c.ok());
-  EXPECT_THAT(c.status().message(), HasSubstr("--checkpoint-group 0"));
+  EXPECT_THAT(c.status().message(), HasSubstr("StepConfig.checkpoint_group 0"));
 }
 
 TEST(RepeatedBlocksTest, OutermostIndexedModulesOfTheCommonestType) {

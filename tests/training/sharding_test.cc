@@ -295,12 +295,12 @@ TEST_F(ShardingTest, BadOptionsAreErrors) {
   opts.training.sharding.fsdp_unit = "(";
   auto r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("--fsdp-unit '('"));
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.fsdp_unit '('"));
   opts.training.sharding.fsdp_unit = "blocks";
   opts.training.sharding.world = 0;
   r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("--world 0"));
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.world 0"));
   EXPECT_FALSE(ParseShardStrategy("zero4").ok());
   EXPECT_EQ(*ParseShardStrategy("fsdp"), ShardStrategy::kFsdp);
 }

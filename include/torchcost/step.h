@@ -1,0 +1,154 @@
+// The pipeline of one analysis as a single call: a step configuration in
+// plain C++ types, an owning result out. AnalyzeStep applies the stages in one
+// fixed order (docs/api.md):
+//
+//   1. options   CheckStepConfig: every option and every combination of them;
+//   2. inputs    the input shapes parsed into the result's own sym::Context;
+//   3. dtypes    param_dtype converts the floating-point parameters and buffers;
+//   4. method    the PEFT rewrite (LoRA, DoRA, QLoRA) or GaLore's settings;
+//   5. loss      the loss's ops appended to the graph (cross_entropy, mse, causal_lm);
+//   6. autocast  the casts torch.autocast makes inserted as ops;
+//   7. analysis  shapes, autograd, checkpointing, the memory simulation, FLOPs,
+//                then data-parallel sharding (one rank's memory);
+//   8. strict    ops without rules become StepAnalysis::strict, not an error.
+//
+// NB: the loss comes before autocast, as in a training loop that computes the
+// loss inside the autocast region (Hugging Face's models do, in forward): its
+// ops get autocast's casts too.
+//
+// Errors name options by their library names ("StepConfig.galore wraps
+// StepConfig.optimizer adamw ..."); a front end swaps in its own (the CLI's
+// flag names, src/cli/flag_names.cc).
+#ifndef TORCHCOST_STEP_H_
+#define TORCHCOST_STEP_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torchcost/analysis.h"
+#include "torchcost/graph.h"
+#include "torchcost/rules.h"
+#include "torchcost/status.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// Everything one analysis is asked, as plain values (strings in the grammar of
+// the matching parser, so a binding passes them through unchanged).
+struct StepConfig {
+  // "train" (forward, loss, backward, optimizer step) or "infer" (a no_grad forward).
+  std::string mode = "train";
+  // One shape per tensor input of the graph, as ParseInputSpec reads it
+  // ("B,3,224,224", "B,S:int64"); dims are integers or symbol names. Empty:
+  // the shapes the graph recorded (a traced model).
+  std::vector<std::string> inputs;
+  // The dtype of an input whose text names none.
+  std::string input_dtype = "float32";
+  // Upper bounds of input symbols, as (symbol, bound): the symbol's range is
+  // [1, bound] (S <= n_ctx for learned positions). Others range over [1, inf).
+  std::vector<std::pair<std::string, int64_t>> symbol_bounds;
+  // Values of symbols, checked against the inputs' symbols and their ranges
+  // and kept in StepAnalysis::bindings for evaluating the results.
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  // If set ("bf16", "float16", ...), floating-point parameters and buffers
+  // take this dtype (`model.to(dtype)`) before the PEFT rewrite; empty keeps them.
+  std::string param_dtype;
+  // The fine-tuning method, as ParseMethodSpec reads it: "full", "lora:r=8",
+  // "dora", "qlora:r=16", "galore:r=128"; empty: the graph as given (full).
+  std::string method;
+  // GaLore's settings around the optimizer ("r=128,gap=200", as
+  // ParseGaloreConfig reads them); empty: no GaLore. NB: a method
+  // "galore:..." sets it too, and wins.
+  std::string galore;
+  // Mixed precision: "fp16" or "bf16" runs the forward under torch.autocast
+  // (float32 master weights; fp16 adds a GradScaler); empty: none.
+  std::string autocast;
+  // The loss, as ParseLossSpec reads it: "sum" (out.sum()), "none" (the first
+  // output is the loss), "cross_entropy", "mse", "causal_lm[:...]".
+  std::string loss = "sum";
+  // The optimizer, as ParseOptimizer reads it ("adamw", "sgd", "adam8bit", ...).
+  std::string optimizer = "adamw";
+  // The optimizer's foreach step (torch's _multi_tensor_*) instead of its single-tensor loop.
+  bool foreach = false;
+  // The dtype of the optimizer's param-sized states; empty: torch's (the parameter's).
+  std::string state_dtype;
+  // bitsandbytes' paged optimizer states (on the host, not in the peak).
+  bool paged = false;
+  // Float32 master weights (and states) for half-precision trainable parameters.
+  bool master_weights = false;
+  // Micro-batches per optimizer step (gradient accumulation), at least 1.
+  int accumulate = 1;
+  // zero_grad(set_to_none=...): false keeps the gradients allocated between steps.
+  bool set_to_none = true;
+  // ECMAScript regular expressions on parameter names: matching parameters are frozen.
+  std::vector<std::string> freeze;
+  // If true, the model's floating-point inputs require gradients too.
+  bool inputs_require_grad = false;
+  // Activation checkpointing: a regular expression on module paths, "blocks"
+  // or "selective" (TrainingOptions::checkpoint); empty: none.
+  std::string checkpoint;
+  // Consecutive matched module calls per checkpoint segment, at least 1.
+  int checkpoint_group = 1;
+  // Data-parallel sharding: "none", "ddp", "zero1", "zero2", "zero3", "fsdp".
+  std::string shard = "none";
+  // Data-parallel ranks; more than 1 needs a sharding strategy.
+  int world = 1;
+  // DDP's bucket_cap_mb, in MiB.
+  double ddp_bucket_mib = 25;
+  // DDP's gradient_as_bucket_view.
+  bool ddp_bucket_view = false;
+  // FSDP / ZeRO-3 wrapping unit: "blocks" or a regular expression on module paths.
+  std::string fsdp_unit = "blocks";
+  // FSDP's backward prefetch (BACKWARD_PRE) / ZeRO-3's prefetch.
+  bool prefetch = true;
+  // The device whose kernels are modelled: "cuda" or "cpu".
+  std::string device = "cuda";
+  // scaled_dot_product_attention's kernel: "auto", "math", "flash", "efficient".
+  std::string attention_backend = "auto";
+  // If true, ops without rules fail the step: StepAnalysis::strict says so.
+  bool strict = false;
+};
+
+// The stages of AnalyzeStep, in the order they run.
+enum class StepStage { kOptions, kInputs, kDtypes, kMethod, kLoss, kAutocast, kAnalysis };
+
+// Returns "options", "inputs", "dtypes", "method", "loss", "autocast", "analysis".
+std::string_view StepStageName(StepStage stage);
+
+// One analysed step, owning everything its parts refer to: the symbolic
+// expressions of `report` live in `context`; `graph` is the graph analysed
+// (after the PEFT rewrite, the loss and autocast), parallel to the report.
+// Movable, not copyable.
+struct StepAnalysis {
+  std::unique_ptr<sym::Context> context;
+  ir::Graph graph;
+  Report report;
+  // What the analysis ran with: the parsed options, the inputs including the
+  // loss's targets.
+  AnalysisOptions options;
+  // StepConfig::bindings, checked.
+  sym::Bindings bindings;
+  // Not ok if StepConfig::strict and some op has no rule (Unimplemented,
+  // naming them); the report is still complete, as a lenient analysis finds it.
+  Status strict;
+};
+
+// Returns an error if an option of `config` is malformed or a combination of
+// options is not modelled (GaLore with SGD, a world size without a strategy,
+// ...), naming the options as StepConfig's fields. Needs no graph.
+Status CheckStepConfig(const StepConfig& config);
+
+// Analyses the training step (or inference forward) `config` describes on
+// `graph` under `rules`, in the order above. Errors: bad options
+// (CheckStepConfig), inputs that do not fit, a rewrite that cannot apply, a
+// node whose shapes fail; if `failed` is given, it is set to the stage that
+// failed. `rules` must outlive nothing: the result does not refer to it.
+Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
+                                 StepStage* failed = nullptr);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_STEP_H_

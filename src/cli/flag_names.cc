@@ -1,0 +1,84 @@
+#include "cli/flag_names.h"
+
+#include <string_view>
+
+namespace torchcost::cli {
+namespace {
+
+// StepConfig's fields and the flags that set them (src/cli/command_line.cc).
+// NB: some flags set a field to one value: --zero-grad zeros is
+// set_to_none=false, --optimizer-impl foreach is foreach=true.
+constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+    {"StepConfig.input_dtype", "--dtype"},
+    {"StepConfig.inputs", "--input"},
+    {"StepConfig.inputs_require_grad", "--inputs-require-grad"},
+    {"StepConfig.bindings", "--set"},
+    {"StepConfig.mode", "--mode"},
+    {"StepConfig.optimizer", "--optimizer"},
+    {"StepConfig.foreach", "--optimizer-impl foreach"},
+    {"StepConfig.state_dtype", "--state-dtype"},
+    {"StepConfig.paged", "--paged"},
+    {"StepConfig.master_weights", "--master-weights"},
+    {"StepConfig.accumulate", "--accumulate"},
+    {"StepConfig.set_to_none=false", "--zero-grad zeros"},
+    {"StepConfig.set_to_none", "--zero-grad"},
+    {"StepConfig.freeze", "--freeze"},
+    {"StepConfig.checkpoint", "--checkpoint"},
+    {"StepConfig.checkpoint_group", "--checkpoint-group"},
+    {"StepConfig.shard", "--shard"},
+    {"StepConfig.world", "--world"},
+    {"StepConfig.ddp_bucket_mib", "--ddp-bucket"},
+    {"StepConfig.ddp_bucket_view", "--ddp-bucket-view"},
+    {"StepConfig.fsdp_unit", "--fsdp-unit"},
+    {"StepConfig.prefetch", "--no-prefetch"},
+    {"StepConfig.device", "--device"},
+    {"StepConfig.attention_backend", "--attention-backend"},
+    {"StepConfig.strict", "--strict"},
+    {"StepConfig.param_dtype", "--param-dtype"},
+    {"StepConfig.method", "--peft"},
+    {"StepConfig.galore", "--galore"},
+    {"StepConfig.autocast", "--autocast"},
+    {"StepConfig.loss", "--loss"},
+};
+
+constexpr std::string_view kPrefix = "StepConfig.";
+
+}  // namespace
+
+std::string WithFlagNames(const std::string& message, const FlagOverrides& overrides) {
+  if (message.find(kPrefix) == std::string::npos) return message;
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    const size_t at = message.find(kPrefix, i);
+    if (at == std::string::npos) break;
+    out.append(message, i, at - i);
+    const std::string_view rest = std::string_view(message).substr(at);
+    // The longest name matching here; among equals, the override.
+    size_t best = 0;
+    std::string_view flag;
+    for (const auto& [name, to] : overrides) {
+      if (name.size() > best && rest.substr(0, name.size()) == name) {
+        best = name.size();
+        flag = to;
+      }
+    }
+    for (const auto& [name, to] : kFlags) {
+      if (name.size() > best && rest.substr(0, name.size()) == name) {
+        best = name.size();
+        flag = to;
+      }
+    }
+    if (best == 0) {  // Not a field: keep the text.
+      out.append(kPrefix);
+      i = at + kPrefix.size();
+      continue;
+    }
+    out.append(flag);
+    i = at + best;
+  }
+  out.append(message, i, std::string::npos);
+  return out;
+}
+
+}  // namespace torchcost::cli

@@ -1,0 +1,151 @@
+#include <string>
+#include <utility>
+
+#include "step/step_config.h"
+#include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
+#include "torchcost/loss.h"
+#include "torchcost/method.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+namespace {
+
+// A failed stage: sets `*failed` if asked and returns `status`.
+Status Fail(StepStage stage, Status status, StepStage* failed) {
+  if (failed != nullptr) *failed = stage;
+  return status;
+}
+
+// The graph a stage works on: the caller's until a stage rewrites it, then
+// the rewrite's own (no copy until something changes).
+class StagedGraph {
+ public:
+  explicit StagedGraph(const ir::Graph& original) : original_(original) {}
+  const ir::Graph& get() const { return owned_ ? graph_ : original_; }
+  ir::Graph& Mutable() {
+    if (!owned_) {
+      graph_ = original_;
+      owned_ = true;
+    }
+    return graph_;
+  }
+  void Set(ir::Graph g) {
+    graph_ = std::move(g);
+    owned_ = true;
+  }
+  ir::Graph Take() && { return owned_ ? std::move(graph_) : original_; }
+
+ private:
+  const ir::Graph& original_;
+  ir::Graph graph_;
+  bool owned_ = false;
+};
+
+}  // namespace
+
+std::string_view StepStageName(StepStage stage) {
+  switch (stage) {
+    case StepStage::kOptions: return "options";
+    case StepStage::kInputs: return "inputs";
+    case StepStage::kDtypes: return "dtypes";
+    case StepStage::kMethod: return "method";
+    case StepStage::kLoss: return "loss";
+    case StepStage::kAutocast: return "autocast";
+    case StepStage::kAnalysis: return "analysis";
+  }
+  return "?";
+}
+
+Status CheckStepConfig(const StepConfig& config) {
+  Result<step::ParsedStep> parsed = step::ParseOptions(config);
+  if (!parsed.ok()) return parsed.status();
+  sym::Context scratch;
+  std::vector<InputSpec> inputs;
+  sym::Bindings bindings;
+  return step::ParseInputs(config, scratch, &inputs, &bindings);
+}
+
+Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
+                                 StepStage* failed) {
+  // 1. Options.
+  Result<step::ParsedStep> parsed = step::ParseOptions(config);
+  if (!parsed.ok()) return Fail(StepStage::kOptions, parsed.status(), failed);
+  StepAnalysis out;
+  out.context = std::make_unique<sym::Context>();
+  sym::Context& ctx = *out.context;
+  AnalysisOptions& options = out.options;
+  options = std::move(parsed->options);
+  // 2. Inputs, in the result's context.
+  if (Status s = step::ParseInputs(config, ctx, &options.inputs, &out.bindings); !s.ok()) {
+    return Fail(StepStage::kInputs, s, failed);
+  }
+  // 3. Dtypes. NB: the base model is converted before a PEFT rewrite adds its
+  // adapters (peft keeps them in float32 on a half-precision base).
+  StagedGraph g(graph);
+  if (options.param_dtype != DType::kUnknown) {
+    ir::Graph& m = g.Mutable();
+    for (auto* table : {&m.params, &m.buffers}) {
+      for (auto& e : *table) {
+        if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
+      }
+    }
+    options.param_dtype = DType::kUnknown;
+  }
+  // 4. The method's rewrite (GaLore's settings were set with the options).
+  if (parsed->method && parsed->method->kind != MethodSpec::Kind::kFull &&
+      parsed->method->kind != MethodSpec::Kind::kGalore) {
+    Result<ir::Graph> rewritten = ApplyMethod(g.get(), *parsed->method);
+    if (!rewritten.ok()) {
+      return Fail(StepStage::kMethod, rewritten.status().WithPrefix("StepConfig.method"), failed);
+    }
+    g.Set(std::move(rewritten).value());
+  }
+  // 5. The loss's ops, for a training step.
+  if (LossAppendsOps(options.training.loss) && options.training.mode == StepMode::kTrain) {
+    Result<ir::Graph> with_loss = ApplyLoss(g.get(), rules, ctx, &options);
+    if (!with_loss.ok()) {
+      return Fail(StepStage::kLoss, with_loss.status().WithPrefix("StepConfig.loss " + options.training.loss.text),
+                  failed);
+    }
+    g.Set(std::move(with_loss).value());
+  }
+  // 6. Autocast's casts.
+  if (options.autocast != DType::kUnknown) {
+    Result<ir::Graph> cast = ApplyAutocast(g.get(), rules, ctx, options);
+    if (!cast.ok()) {
+      const Status& s = cast.status();
+      // NB: an error that names its option (StepConfig.freeze) says so itself.
+      return Fail(StepStage::kAutocast,
+                  s.message().rfind("StepConfig.", 0) == 0 ? s : s.WithPrefix("StepConfig.autocast " + config.autocast),
+                  failed);
+    }
+    g.Set(std::move(cast).value());
+  }
+  out.graph = std::move(g).Take();
+  // 7. The analysis, leniently: strict mode is judged on its report.
+  options.strict = false;
+  Result<Report> report = Analyze(out.graph, rules, ctx, options);
+  options.strict = config.strict;
+  if (!report.ok()) return Fail(StepStage::kAnalysis, report.status(), failed);
+  out.report = std::move(report).value();
+  // 8. Strict mode: ops without rules fail it (the message Analyze gives in strict mode).
+  if (config.strict && !out.report.unknown_ops.empty()) {
+    std::string ops;
+    for (const UnknownOp& u : out.report.unknown_ops) {
+      ops += (ops.empty() ? "" : ", ") + u.op + " (x" + std::to_string(u.count) + ")";
+    }
+    out.strict = Status::Unimplemented(out.graph.source + ": " + std::to_string(out.report.unknown_ops.size()) +
+                                       " operators without rules: " + ops);
+    return out;
+  }
+  // A shape error (a wrong-rank input, say) means the inputs do not fit the model.
+  for (const Diagnostic& d : out.report.diagnostics) {
+    if (d.severity == Diagnostic::Severity::kError) {
+      return Fail(StepStage::kAnalysis, Status::InvalidArgument(d.message), failed);
+    }
+  }
+  return out;
+}
+
+}  // namespace torchcost

@@ -1,0 +1,266 @@
+#include "step/step_config.h"
+
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "torchcost/galore.h"
+#include "torchcost/loss.h"
+#include "torchcost/sharding.h"
+#include "torchcost/training.h"
+
+namespace torchcost::step {
+namespace {
+
+Status Bad(const std::string& message) { return Status::InvalidArgument(message); }
+
+// Returns an error naming `option` if `pattern` is not an ECMAScript regular
+// expression; `what` ends the message ("not a valid regular expression").
+Status CheckRegex(const std::string& option, const std::string& pattern, const std::string& what) {
+  try {
+    std::regex re(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Bad(option + " '" + pattern + "': " + what + " (" + e.what() + ")");
+  }
+  return Status::Ok();
+}
+
+// Parses GaLore's settings `spec` into `training.galore`; `option` names
+// where they came from ("StepConfig.galore", "StepConfig.method galore:r=8").
+Status SetGalore(const std::string& option, const std::string& spec, TrainingOptions& training) {
+  Result<GaloreConfig> galore = ParseGaloreConfig(spec);
+  if (!galore.ok()) return Bad(option + ": " + galore.status().message());
+  if (training.optimizer != OptimizerKind::kAdamW && training.optimizer != OptimizerKind::kAdam8bit) {
+    return Bad(option + " wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); got '" +
+               std::string(OptimizerName(training.optimizer)) + "'");
+  }
+  galore->eight_bit = training.optimizer == OptimizerKind::kAdam8bit;
+  if (training.foreach) return Bad(option + " runs per parameter: no StepConfig.foreach");
+  if (training.sharding.strategy != ShardStrategy::kNone || training.master_weights) {
+    return Bad(option + " with StepConfig.shard or StepConfig.master_weights is not modelled");
+  }
+  if (galore->per_layer && (training.accumulate > 1 || !training.set_to_none)) {
+    return Bad(option + " per_layer=true frees each gradient in backward: no StepConfig.accumulate or "
+                        "StepConfig.set_to_none=false");
+  }
+  training.galore = *galore;
+  return Status::Ok();
+}
+
+// The sharding options; a world size needs a strategy, a strategy a training step.
+Status SetSharding(const StepConfig& c, TrainingOptions& training) {
+  Result<ShardStrategy> strategy = ParseShardStrategy(c.shard);
+  if (!strategy.ok()) return Bad("StepConfig.shard: " + strategy.status().message());
+  ShardingOptions& s = training.sharding;
+  s.strategy = *strategy;
+  s.world = c.world;
+  // MiB to bytes: 1 MiB = 2^20 bytes.
+  s.ddp_bucket_bytes = static_cast<int64_t>(c.ddp_bucket_mib * (1 << 20));
+  s.gradient_as_bucket_view = c.ddp_bucket_view;
+  s.fsdp_unit = c.fsdp_unit;
+  s.prefetch = c.prefetch;
+  training.master_weights = c.master_weights;
+  if (s.world < 1) return Bad("StepConfig.world " + std::to_string(s.world) + ": must be at least 1");
+  if (s.strategy == ShardStrategy::kNone && s.world > 1) {
+    return Bad("StepConfig.world " + std::to_string(s.world) + " needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp");
+  }
+  if (s.strategy != ShardStrategy::kNone && training.mode != StepMode::kTrain) {
+    return Bad("StepConfig.shard " + c.shard + " models a training step; it does not go with StepConfig.mode infer");
+  }
+  if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1) return Bad("StepConfig.ddp_bucket_mib: must be positive");
+  return Status::Ok();
+}
+
+// The optimizer's implementation and state options, checked as they are set
+// (NB: each check sees the options set before it, so the first clash names
+// the option that made it).
+Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training) {
+  if (c.foreach) {
+    if (!HasForeach(training.optimizer)) {
+      return Bad("StepConfig.foreach: " + c.optimizer + " has no torch foreach implementation");
+    }
+    if (training.sharding.strategy != ShardStrategy::kNone) {
+      return Bad("StepConfig.foreach with StepConfig.shard is not modelled");
+    }
+    training.foreach = true;
+  }
+  if (!c.galore.empty()) TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.galore", c.galore, training));
+  if (c.paged) {
+    training.paged = true;
+    if (Status st = CheckOptimizerSettings(training); !st.ok()) return Bad("StepConfig.paged: " + st.message());
+  }
+  if (!c.state_dtype.empty()) {
+    Result<DType> d = ParseDType(c.state_dtype);
+    if (!d.ok()) return Bad("StepConfig.state_dtype: " + d.status().message());
+    training.state_dtype = *d;
+    if (Status st = CheckOptimizerSettings(training); !st.ok()) return Bad("StepConfig.state_dtype: " + st.message());
+  }
+  return Status::Ok();
+}
+
+// The options read by name from the graph's modules and parameters: their
+// regular expressions, and the values no front end may get wrong.
+Status CheckPatternsAndRanges(const StepConfig& c, const AnalysisOptions& options) {
+  if (c.device != "cuda" && c.device != "cpu") return Bad("StepConfig.device '" + c.device + "': expected cuda or cpu");
+  if (c.attention_backend != "auto" && c.attention_backend != "math" && c.attention_backend != "flash" &&
+      c.attention_backend != "efficient") {
+    return Bad("StepConfig.attention_backend '" + c.attention_backend + "': expected auto, math, flash or efficient");
+  }
+  if (c.accumulate < 1) return Bad("StepConfig.accumulate " + std::to_string(c.accumulate) + ": must be at least 1");
+  for (const std::string& pattern : c.freeze) {
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.freeze", pattern, "not a valid regular expression"));
+  }
+  if (c.checkpoint_group < 1) {
+    return Bad("StepConfig.checkpoint_group " + std::to_string(c.checkpoint_group) + ": must be at least 1");
+  }
+  if (c.checkpoint == "selective" && c.checkpoint_group != 1) {
+    return Bad("StepConfig.checkpoint selective: StepConfig.checkpoint_group " + std::to_string(c.checkpoint_group) +
+               " does not apply (each attention core is its own segment)");
+  }
+  if (!c.checkpoint.empty() && c.checkpoint != "blocks" && c.checkpoint != "selective") {
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.checkpoint", c.checkpoint, "not a valid regular expression"));
+  }
+  const ShardStrategy s = options.training.sharding.strategy;
+  if ((s == ShardStrategy::kZero3 || s == ShardStrategy::kFsdp) && c.fsdp_unit != "blocks") {
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.fsdp_unit", c.fsdp_unit, "not a regular expression"));
+  }
+  return Status::Ok();
+}
+
+// Returns true if `dim` may be a dim of an input's text: an integer, a symbol
+// name, or an expression over them (digits, letters, '_', '+', '-', '*',
+// parentheses, spaces).
+bool PlausibleDim(const std::string& dim) {
+  bool has_alnum = false;
+  for (char c : dim) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      has_alnum = true;
+    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' && c != ')' && c != ' ') {
+      return false;
+    }
+  }
+  return has_alnum;
+}
+
+// Checks every comma-separated dim of an input's text before the full parse,
+// so "B,x?,3" gets a message naming the bad dim.
+Status CheckShapeText(const std::string& text) {
+  const std::string shape = text.substr(0, text.find(':'));
+  if (shape.empty()) return Bad("StepConfig.inputs '" + text + "': empty shape");
+  std::stringstream in(shape);
+  std::string dim;
+  int index = 0;
+  while (std::getline(in, dim, ',')) {
+    if (!PlausibleDim(dim)) {
+      return Bad("StepConfig.inputs '" + text + "': dim " + std::to_string(index) + " '" + dim +
+                 "' is not an integer or a symbol name");
+    }
+    ++index;
+  }
+  if (shape.back() == ',') return Bad("StepConfig.inputs '" + text + "': empty dim at the end");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ParsedStep> ParseOptions(const StepConfig& c) {
+  ParsedStep parsed;
+  AnalysisOptions& options = parsed.options;
+  TrainingOptions& training = options.training;
+  if (Result<DType> d = ParseDType(c.input_dtype); !d.ok()) {
+    return Bad("StepConfig.input_dtype " + c.input_dtype + ": " + d.status().message());
+  }
+  options.strict = c.strict;
+  Result<StepMode> mode = ParseStepMode(c.mode);
+  if (!mode.ok()) return Bad("StepConfig.mode: " + mode.status().message());
+  Result<OptimizerKind> optimizer = ParseOptimizer(c.optimizer);
+  if (!optimizer.ok()) return Bad("StepConfig.optimizer: " + optimizer.status().message());
+  training.mode = *mode;
+  training.optimizer = *optimizer;
+  training.freeze = c.freeze;
+  training.inputs_require_grad = c.inputs_require_grad;
+  options.device = c.device;
+  options.attention_backend = c.attention_backend;
+  training.accumulate = c.accumulate;
+  training.set_to_none = c.set_to_none;
+  TORCHCOST_RETURN_IF_ERROR(SetSharding(c, training));
+  TORCHCOST_RETURN_IF_ERROR(SetOptimizerExtras(c, training));
+  training.checkpoint = c.checkpoint;
+  training.checkpoint_group = c.checkpoint_group;
+  if (!c.param_dtype.empty()) {
+    Result<DType> d = ParseDType(c.param_dtype);
+    if (!d.ok()) return Bad("StepConfig.param_dtype: " + d.status().message());
+    options.param_dtype = *d;
+  }
+  if (!c.autocast.empty()) {
+    Result<DType> d = ParseDType(c.autocast);
+    if (!d.ok() || (*d != DType::kFloat16 && *d != DType::kBFloat16)) {
+      return Bad("StepConfig.autocast '" + c.autocast + "': expected fp16 or bf16");
+    }
+    // NB: torch 1.13's CPU autocast runs bfloat16 only.
+    if (*d == DType::kFloat16 && c.device == "cpu") {
+      return Bad("StepConfig.autocast " + c.autocast + ": CPU autocast (torch 1.13) runs bfloat16 only");
+    }
+    options.autocast = *d;
+    // NB: float16 training pairs autocast with a GradScaler (bfloat16 needs none).
+    training.grad_scaler = *d == DType::kFloat16;
+  }
+  Result<LossSpec> loss = ParseLossSpec(c.loss);
+  if (!loss.ok()) return Bad("StepConfig.loss: " + loss.status().message());
+  training.loss = *loss;
+  TORCHCOST_RETURN_IF_ERROR(CheckPatternsAndRanges(c, options));
+  if (!c.method.empty()) {
+    Result<MethodSpec> method = ParseMethodSpec(c.method);
+    if (!method.ok()) return Bad("StepConfig.method: " + method.status().message());
+    if (method->kind == MethodSpec::Kind::kGalore) {
+      TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.method " + method->text, method->settings, training));
+    }
+    parsed.method = std::move(method).value();
+  }
+  return parsed;
+}
+
+Status ParseInputs(const StepConfig& c, sym::Context& ctx, std::vector<InputSpec>* inputs, sym::Bindings* bindings) {
+  Result<DType> dtype = ParseDType(c.input_dtype);
+  if (!dtype.ok()) return Bad("StepConfig.input_dtype " + c.input_dtype + ": " + dtype.status().message());
+  std::set<std::string> symbols;
+  for (const std::string& text : c.inputs) {
+    TORCHCOST_RETURN_IF_ERROR(CheckShapeText(text));
+    Result<InputSpec> spec = ParseInputSpec(ctx, text, *dtype);
+    if (!spec.ok()) {
+      // ParseInputSpec's message may already quote the text; say it once.
+      const std::string& m = spec.status().message();
+      return Bad(m.find(text) != std::string::npos ? "StepConfig.inputs: " + m
+                                                   : "StepConfig.inputs '" + text + "': " + m);
+    }
+    for (const sym::Expr& d : spec->shape) {
+      for (const std::string& s : sym::FreeSymbols(d)) symbols.insert(s);
+    }
+    inputs->push_back(std::move(spec).value());
+  }
+  // NB: a symbol's range is set when the inputs create it, narrowed here.
+  for (const auto& [name, bound] : c.symbol_bounds) {
+    if (ctx.FindSymbol(name)) TORCHCOST_RETURN_IF_ERROR(ctx.SetRange(name, sym::Interval{1, bound}));
+  }
+  for (const auto& [name, value] : c.bindings) {
+    const std::string text = "StepConfig.bindings " + name + "=" + std::to_string(value);
+    if (!symbols.count(name)) {
+      std::string list;
+      for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
+      return Bad(text + ": unknown symbol '" + name + "'; symbols: " + (list.empty() ? "none" : list));
+    }
+    const sym::Interval range = ctx.SymbolRange(*ctx.FindSymbol(name));
+    if (!range.Contains(value)) {
+      auto end = [](int64_t v) {
+        return v == sym::kNegInf ? std::string("-inf") : v == sym::kPosInf ? std::string("inf") : std::to_string(v);
+      };
+      return Bad(text + ": value out of the range of " + name + ", [" + end(range.lo) + ", " + end(range.hi) + "]");
+    }
+    (*bindings)[name] = value;
+  }
+  return Status::Ok();
+}
+
+}  // namespace torchcost::step

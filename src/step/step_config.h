@@ -1,0 +1,34 @@
+// StepConfig's strings parsed into the analysis's own option types, with every
+// check of single options and of their combinations in one place.
+#ifndef TORCHCOST_SRC_STEP_STEP_CONFIG_H_
+#define TORCHCOST_SRC_STEP_STEP_CONFIG_H_
+
+#include <optional>
+
+#include "torchcost/analysis.h"
+#include "torchcost/method.h"
+#include "torchcost/status.h"
+#include "torchcost/step.h"
+
+namespace torchcost::step {
+
+// A checked StepConfig: the analysis options (inputs not yet parsed: they need
+// the result's context) and the fine-tuning method, if one is given.
+struct ParsedStep {
+  AnalysisOptions options;
+  std::optional<MethodSpec> method;
+};
+
+// Parses and checks every option of `config` but the inputs and bindings, in
+// the order a reader meets them in StepConfig's groups; the first problem is
+// the error.
+Result<ParsedStep> ParseOptions(const StepConfig& config);
+
+// Parses config.inputs into `ctx` (their symbols bounded by
+// config.symbol_bounds) and checks config.bindings against their symbols.
+Status ParseInputs(const StepConfig& config, sym::Context& ctx, std::vector<InputSpec>* inputs,
+                   sym::Bindings* bindings);
+
+}  // namespace torchcost::step
+
+#endif  // TORCHCOST_SRC_STEP_STEP_CONFIG_H_

@@ -1,0 +1,552 @@
+// Tests of AnalyzeStep (include/torchcost/step.h): each option combination's
+// error, the stages' order, strict mode as a status, and results equal to the
+// stages called by hand in the order the CLI called them before the pipeline
+// existed (src/cli/driver.cc at 03db8a9: method, loss, autocast, analysis).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "testing/built_models.h"
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+#include "torchcost/autocast.h"
+#include "torchcost/builder.h"
+#include "torchcost/families.h"
+#include "torchcost/galore.h"
+#include "torchcost/loss.h"
+#include "torchcost/method.h"
+#include "torchcost/report.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::BuiltinRules;
+using testing::GraphBuilder;
+
+// x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 -> 16, bias).
+ir::Graph TwoLinears() {
+  GraphBuilder b;
+  int x = b.Input();
+  int wq = b.Param("q_proj.weight", {12, 16});
+  int bq = b.Param("q_proj.bias", {12});
+  int wo = b.Param("o_proj.weight", {16, 12});
+  int bo = b.Param("o_proj.bias", {16});
+  b.Scope("q_proj", "Linear");
+  int h = b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"});
+  b.Scope("o_proj", "Linear");
+  b.Output(b.One("aten::linear", {h, wo, bo}, {"input", "weight", "bias"}));
+  return b.graph();
+}
+
+// TwoLinears with an op no rule covers between the layers.
+ir::Graph WithUnknownOp() {
+  GraphBuilder b;
+  int x = b.Input();
+  int wq = b.Param("q_proj.weight", {12, 16});
+  b.Scope("q_proj", "Linear");
+  int h = b.One("aten::linear", {x, wq, b.None()}, {"input", "weight", "bias"});
+  b.Scope("", "Net");
+  b.Output(b.One("mylib::frobnicate", {h}, {"self"}));
+  return b.graph();
+}
+
+StepConfig Toy() {
+  StepConfig c;
+  c.inputs = {"B,16"};
+  return c;
+}
+
+// --- Errors: every option and combination, named by StepConfig's fields ----
+
+struct BadConfig {
+  const char* name;
+  void (*set)(StepConfig&);
+  const char* message;  // The whole message.
+};
+
+const BadConfig kBadConfigs[] = {
+    {"input_dtype", [](StepConfig& c) { c.input_dtype = "float99"; },
+     "StepConfig.input_dtype float99: unknown dtype 'float99'; accepted: "},
+    {"mode", [](StepConfig& c) { c.mode = "eval"; },
+     "StepConfig.mode: unknown mode 'eval'; expected train or infer"},
+    {"optimizer", [](StepConfig& c) { c.optimizer = "adamax"; }, "StepConfig.optimizer: unknown optimizer 'adamax'"},
+    {"shard", [](StepConfig& c) { c.shard = "zero4"; }, "StepConfig.shard: unknown sharding strategy 'zero4'"},
+    {"world_zero", [](StepConfig& c) { c.world = 0; }, "StepConfig.world 0: must be at least 1"},
+    {"world_without_strategy", [](StepConfig& c) { c.world = 4; },
+     "StepConfig.world 4 needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp"},
+    {"shard_infer",
+     [](StepConfig& c) {
+       c.shard = "zero2";
+       c.world = 2;
+       c.mode = "infer";
+     },
+     "StepConfig.shard zero2 models a training step; it does not go with StepConfig.mode infer"},
+    {"ddp_bucket", [](StepConfig& c) { c.ddp_bucket_mib = 0; }, "StepConfig.ddp_bucket_mib: must be positive"},
+    {"foreach_lion",
+     [](StepConfig& c) {
+       c.optimizer = "lion";
+       c.foreach = true;
+     },
+     "StepConfig.foreach: lion has no torch foreach implementation"},
+    {"foreach_shard",
+     [](StepConfig& c) {
+       c.foreach = true;
+       c.shard = "ddp";
+       c.world = 2;
+     },
+     "StepConfig.foreach with StepConfig.shard is not modelled"},
+    {"galore_spec", [](StepConfig& c) { c.galore = "r=0"; }, "StepConfig.galore: r=0 must be a positive integer"},
+    {"galore_sgd",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.optimizer = "sgd";
+     },
+     "StepConfig.galore wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); got 'sgd'"},
+    {"galore_foreach",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.foreach = true;
+     },
+     "StepConfig.galore runs per parameter: no StepConfig.foreach"},
+    {"galore_master_weights",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.master_weights = true;
+     },
+     "StepConfig.galore with StepConfig.shard or StepConfig.master_weights is not modelled"},
+    {"galore_per_layer_accumulate",
+     [](StepConfig& c) {
+       c.galore = "r=4,per_layer=true";
+       c.accumulate = 2;
+     },
+     "StepConfig.galore per_layer=true frees each gradient in backward: no StepConfig.accumulate or "
+     "StepConfig.set_to_none=false"},
+    {"method_galore_sgd",
+     [](StepConfig& c) {
+       c.method = "galore:r=4";
+       c.optimizer = "sgd";
+     },
+     "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); "
+     "got 'sgd'"},
+    {"paged_lion",
+     [](StepConfig& c) {
+       c.optimizer = "lion";
+       c.paged = true;
+     },
+     "StepConfig.paged: paged states are modelled for adam, adamw and adam8bit"},
+    // NB: each check sees the options before it: paged passes alone, the state dtype then clashes.
+    {"paged_state_dtype",
+     [](StepConfig& c) {
+       c.paged = true;
+       c.state_dtype = "float32";
+     },
+     "StepConfig.state_dtype: paged states with a state dtype, master weights, the foreach step, GaLore or "
+     "sharding are not modelled"},
+    {"state_dtype_int", [](StepConfig& c) { c.state_dtype = "int64"; },
+     "StepConfig.state_dtype: state dtype int64 is not a float dtype"},
+    {"state_dtype_adafactor",
+     [](StepConfig& c) {
+       c.state_dtype = "float32";
+       c.optimizer = "adafactor";
+     },
+     "StepConfig.state_dtype: a state dtype does not apply to adafactor (its states have their own format)"},
+    {"param_dtype", [](StepConfig& c) { c.param_dtype = "half-ish"; },
+     "StepConfig.param_dtype: unknown dtype 'half-ish'"},
+    {"autocast_float32", [](StepConfig& c) { c.autocast = "float32"; },
+     "StepConfig.autocast 'float32': expected fp16 or bf16"},
+    {"autocast_fp16_cpu",
+     [](StepConfig& c) {
+       c.autocast = "fp16";
+       c.device = "cpu";
+     },
+     "StepConfig.autocast fp16: CPU autocast (torch 1.13) runs bfloat16 only"},
+    {"loss", [](StepConfig& c) { c.loss = "hinge"; }, "StepConfig.loss: unknown loss 'hinge'"},
+    {"device", [](StepConfig& c) { c.device = "tpu"; }, "StepConfig.device 'tpu': expected cuda or cpu"},
+    {"attention_backend", [](StepConfig& c) { c.attention_backend = "xformers"; },
+     "StepConfig.attention_backend 'xformers': expected auto, math, flash or efficient"},
+    {"accumulate", [](StepConfig& c) { c.accumulate = 0; }, "StepConfig.accumulate 0: must be at least 1"},
+    {"freeze", [](StepConfig& c) { c.freeze = {"("}; },
+     "StepConfig.freeze '(': not a valid regular expression ("},
+    {"checkpoint_group", [](StepConfig& c) { c.checkpoint_group = 0; },
+     "StepConfig.checkpoint_group 0: must be at least 1"},
+    {"checkpoint_selective_group",
+     [](StepConfig& c) {
+       c.checkpoint = "selective";
+       c.checkpoint_group = 2;
+     },
+     "StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does not apply (each attention core is its own "
+     "segment)"},
+    {"checkpoint_regex", [](StepConfig& c) { c.checkpoint = "(["; },
+     "StepConfig.checkpoint '([': not a valid regular expression ("},
+    {"fsdp_unit",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.world = 2;
+       c.fsdp_unit = "(";
+     },
+     "StepConfig.fsdp_unit '(': not a regular expression ("},
+    {"method", [](StepConfig& c) { c.method = "prefix:r=8"; }, "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
+    {"inputs_empty_dim", [](StepConfig& c) { c.inputs = {"1,,16"}; },
+     "StepConfig.inputs '1,,16': dim 1 '' is not an integer or a symbol name"},
+    {"inputs_bad_dim", [](StepConfig& c) { c.inputs = {"B,x?"}; },
+     "StepConfig.inputs 'B,x?': dim 1 'x?' is not an integer or a symbol name"},
+    {"inputs_zero", [](StepConfig& c) { c.inputs = {"0,16"}; },
+     "StepConfig.inputs: input '0,16': dim '0' must be a positive integer"},
+    {"bindings_unknown", [](StepConfig& c) { c.bindings = {{"Q", 3}}; },
+     "StepConfig.bindings Q=3: unknown symbol 'Q'; symbols: B"},
+    {"bindings_range", [](StepConfig& c) { c.bindings = {{"B", 0}}; },
+     "StepConfig.bindings B=0: value out of the range of B, [1, inf]"},
+    {"bindings_bound",
+     [](StepConfig& c) {
+       c.symbol_bounds = {{"B", 4}};
+       c.bindings = {{"B", 5}};
+     },
+     "StepConfig.bindings B=5: value out of the range of B, [1, 4]"},
+};
+
+TEST(StepConfigTest, EachBadOptionIsOneErrorNamingStepConfigFields) {
+  for (const BadConfig& bad : kBadConfigs) {
+    SCOPED_TRACE(bad.name);
+    StepConfig c = Toy();
+    bad.set(c);
+    const Status s = CheckStepConfig(c);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message().rfind(bad.message, 0), 0u) << s.message();
+    EXPECT_EQ(s.message().find("--"), std::string::npos) << s.message();
+    // AnalyzeStep checks the same, before anything runs.
+    StepStage stage = StepStage::kAnalysis;
+    Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), s.message());
+    EXPECT_TRUE(stage == StepStage::kOptions || stage == StepStage::kInputs) << StepStageName(stage);
+  }
+}
+
+TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
+  EXPECT_TRUE(CheckStepConfig(StepConfig()).ok());
+  StepConfig c = Toy();
+  c.shard = "zero3";
+  c.world = 8;
+  c.checkpoint = "blocks";
+  c.autocast = "bf16";
+  c.device = "cpu";
+  c.galore = "";
+  c.state_dtype = "bf16";
+  c.bindings = {{"B", 4}};
+  EXPECT_TRUE(CheckStepConfig(c).ok()) << CheckStepConfig(c).message();
+}
+
+TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
+  StepStage stage = StepStage::kOptions;
+  StepConfig c = Toy();
+  c.method = "lora:targets=k_proj";
+  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kMethod);
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.method: "));
+
+  c = Toy();
+  c.loss = "causal_lm";
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kLoss);
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.loss causal_lm: "));
+  EXPECT_THAT(r.status().message(), HasSubstr("needs logits [B, S, V]"));
+
+  c = Toy();
+  c.inputs = {"B,16", "B,16"};
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kAnalysis);
+  EXPECT_THAT(r.status().message(), HasSubstr("the model takes 1 tensor input but 2 StepConfig.inputs were given"));
+
+  // A wrong-rank input is a shape error of a node: the inputs do not fit the model.
+  c = Toy();
+  c.inputs = {"B,15"};
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kAnalysis);
+
+  c = Toy();
+  c.checkpoint = "decoder";
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.checkpoint 'decoder': matches no module"));
+}
+
+// --- Strict mode: a status of the result, from one lenient analysis ---------
+
+TEST(AnalyzeStepTest, StrictFailureIsAStatusWithTheWholeReport) {
+  StepConfig c = Toy();
+  c.strict = true;
+  Result<StepAnalysis> r = AnalyzeStep(WithUnknownOp(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->strict.code(), Status::Code::kUnimplemented);
+  EXPECT_EQ(r->strict.message(), "test.pt: 1 operators without rules: mylib::frobnicate (x1)");
+  ASSERT_EQ(r->report.unknown_ops.size(), 1u);
+  // The report is complete: the linear's forward FLOPs, 2 * B * 16 * 12.
+  EXPECT_EQ(r->report.flops.ToString(), "384*B");
+  c.strict = false;
+  r = AnalyzeStep(WithUnknownOp(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->strict.ok());
+  EXPECT_EQ(r->report.unknown_ops.size(), 1u);
+}
+
+// --- Order: dtypes, method, GaLore, loss, autocast -------------------------
+
+TEST(AnalyzeStepTest, DtypesBeforeTheMethodKeepAdaptersInFloat32) {
+  StepConfig c = Toy();
+  c.param_dtype = "bf16";
+  c.method = "lora:r=4,targets=q_proj";
+  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const ir::TensorEntry& p : r->graph.params) {
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(p.dtype, p.name.find("lora_") != std::string::npos ? DType::kFloat32 : DType::kBFloat16);
+  }
+}
+
+TEST(AnalyzeStepTest, LoraThenGaloreProjectsTheAdaptersNotTheFrozenBase) {
+  StepConfig c = Toy();
+  c.method = "lora:r=4,targets=q_proj";
+  c.galore = "r=2,targets=q_proj";
+  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TrainingReport& t = r->report.training;
+  ASSERT_TRUE(t.galore.has_value());
+  // The adapters of q_proj: A [4, 16] and B [12, 4]; q_proj.weight [12, 16] is frozen.
+  const int64_t adapters = 4 * 16 + 12 * 4;
+  EXPECT_EQ(r->report.trainable_params, adapters);
+  EXPECT_EQ(t.galore_params, adapters);
+  // GaLore's own method wins over StepConfig.galore.
+  c.method = "galore:r=2,targets=o_proj";
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->report.training.galore_params, 16 * 12);
+}
+
+TEST(AnalyzeStepTest, AdamwStatesOfTheAdaptersOnly) {
+  StepConfig c = Toy();
+  c.method = "lora:r=4,targets=q_proj";
+  c.bindings = {{"B", 5}};
+  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const PeakInfo peak = EvaluatePeak(r->report.training, r->bindings);
+  ASSERT_TRUE(peak.decided);
+  // AdamW keeps exp_avg and exp_avg_sq in float32 for each trainable element,
+  // and (torch 1.13) a float32 `step` tensor per parameter: 2 adapters.
+  const int64_t adapters = 4 * 16 + 12 * 4;
+  EXPECT_EQ(peak.category_max[static_cast<int>(MemCategory::kOpt)].ToString(),
+            std::to_string(2 * 4 * adapters + 2 * 4));
+  EXPECT_EQ(r->bindings.at("B"), 5);
+}
+
+// --- Equal to the stages called by hand ------------------------------------
+
+// The old CLI's sequence, with its options set field by field.
+struct Manual {
+  AnalysisOptions options;
+  std::string method;       // ParseMethodSpec's text, or empty.
+  ir::Graph graph;
+};
+
+Report RunManual(Manual m, sym::Context& ctx) {
+  const RuleSet& rules = BuiltinRules();
+  if (m.options.param_dtype != DType::kUnknown) {
+    for (auto* table : {&m.graph.params, &m.graph.buffers}) {
+      for (auto& e : *table) {
+        if (IsFloatingPoint(e.dtype)) e.dtype = m.options.param_dtype;
+      }
+    }
+    m.options.param_dtype = DType::kUnknown;
+  }
+  ir::Graph g = m.graph;
+  if (!m.method.empty()) {
+    Result<MethodSpec> spec = ParseMethodSpec(m.method);
+    EXPECT_TRUE(spec.ok());
+    g = std::move(ApplyMethod(g, *spec)).value();
+    if (spec->kind == MethodSpec::Kind::kGalore) {
+      m.options.training.galore = *ParseGaloreConfig(spec->settings);
+    }
+  }
+  if (LossAppendsOps(m.options.training.loss) && m.options.training.mode == StepMode::kTrain) {
+    Result<ir::Graph> l = ApplyLoss(g, rules, ctx, &m.options);
+    EXPECT_TRUE(l.ok()) << l.status().message();
+    g = std::move(l).value();
+  }
+  if (m.options.autocast != DType::kUnknown) {
+    Result<ir::Graph> a = ApplyAutocast(g, rules, ctx, m.options);
+    EXPECT_TRUE(a.ok()) << a.status().message();
+    g = std::move(a).value();
+  }
+  Result<Report> r = Analyze(g, rules, ctx, m.options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+// Expects `a` and `b` to agree on every total and on the peak at `bindings`.
+void ExpectSameReport(const Report& a, const Report& b, const sym::Bindings& bindings) {
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.trainable_params, b.trainable_params);
+  EXPECT_EQ(a.nodes.size(), b.nodes.size());
+  EXPECT_EQ(a.flops.ToString(), b.flops.ToString());
+  EXPECT_EQ(a.macs.ToString(), b.macs.ToString());
+  EXPECT_EQ(a.training.flops_backward.ToString(), b.training.flops_backward.ToString());
+  EXPECT_EQ(a.training.flops_step.ToString(), b.training.flops_step.ToString());
+  EXPECT_EQ(a.training.saved_bytes.ToString(), b.training.saved_bytes.ToString());
+  EXPECT_EQ(a.training.precision, b.training.precision);
+  EXPECT_EQ(a.training.loss, b.training.loss);
+  EXPECT_EQ(a.training.galore_params, b.training.galore_params);
+  EXPECT_EQ(a.training.timeline.size(), b.training.timeline.size());
+  const PeakInfo pa = EvaluatePeak(a.training, bindings);
+  const PeakInfo pb = EvaluatePeak(b.training, bindings);
+  EXPECT_EQ(pa.peak.ToString(), pb.peak.ToString());
+  for (int k = 0; k < kNumMemCategories; ++k) EXPECT_EQ(pa.at_peak[k].ToString(), pb.at_peak[k].ToString());
+}
+
+constexpr const char* kLlama = "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";
+
+struct Equivalence {
+  const char* name;
+  const char* family;
+  const char* family_config;
+  void (*set)(StepConfig&, AnalysisOptions&, std::string&);
+};
+
+const Equivalence kEquivalences[] = {
+    {"llama_full_adamw_causal_lm", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.loss = "causal_lm";
+       o.training.loss = *ParseLossSpec("causal_lm");
+     }},
+    {"llama_bf16_lora_flash", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string& method) {
+       c.loss = "causal_lm";
+       c.method = method = "lora:r=8,targets=q_proj|v_proj";
+       c.attention_backend = o.attention_backend = "flash";
+       c.param_dtype = "bf16";
+       o.param_dtype = DType::kBFloat16;
+       o.training.loss = *ParseLossSpec("causal_lm");
+     }},
+    {"llama_lora_galore_8bit", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string& method) {
+       c.method = method = "lora:r=8,targets=all-linear";
+       c.galore = "r=4,targets=lora";
+       c.optimizer = "adam8bit";
+       o.training.optimizer = OptimizerKind::kAdam8bit;
+       o.training.galore = *ParseGaloreConfig("r=4,targets=lora");
+       o.training.galore->eight_bit = true;
+     }},
+    {"llama_autocast_fp16_chunked_loss", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.autocast = "fp16";
+       c.loss = "causal_lm:chunks=4";
+       o.autocast = DType::kFloat16;
+       o.training.grad_scaler = true;
+       o.training.loss = *ParseLossSpec("causal_lm:chunks=4");
+     }},
+    {"llama_checkpoint_zero3", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.checkpoint = o.training.checkpoint = "blocks";
+       c.shard = "zero3";
+       c.world = 4;
+       o.training.sharding.strategy = ShardStrategy::kZero3;
+       o.training.sharding.world = 4;
+     }},
+    {"llama_qlora_paged", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string& method) {
+       c.method = method = "qlora:r=16";
+       c.optimizer = "adam8bit";
+       c.paged = true;
+       o.training.optimizer = OptimizerKind::kAdam8bit;
+       o.training.paged = true;
+     }},
+    {"llama_infer", "llama", kLlama,
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.mode = "infer";
+       o.training.mode = StepMode::kInfer;
+     }},
+    {"gpt2_dora_accumulate_zeros_sgd", "gpt2", "layers=2,hidden=64,heads=4,vocab=512,context=128",
+     [](StepConfig& c, AnalysisOptions& o, std::string& method) {
+       c.method = method = "dora:r=4,targets=c_attn";
+       c.optimizer = "sgd_momentum";
+       c.accumulate = o.training.accumulate = 4;
+       c.set_to_none = o.training.set_to_none = false;
+       o.training.optimizer = OptimizerKind::kSgdMomentum;
+     }},
+    {"vit_cross_entropy_autocast_bf16_cpu", "vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.loss = "cross_entropy";
+       c.autocast = "bf16";
+       c.device = o.device = "cpu";
+       o.autocast = DType::kBFloat16;
+       o.training.loss = *ParseLossSpec("cross_entropy");
+     }},
+};
+
+// The declared inputs of `m` as StepConfig's texts ("B,S:int64").
+std::vector<std::string> InputTexts(const build::BuiltModel& m) {
+  std::vector<std::string> out;
+  for (const build::InputDecl& in : m.inputs) {
+    std::string text;
+    for (const build::Dim& d : in.shape) {
+      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+    }
+    out.push_back(text + ":" + std::string(DTypeName(in.dtype)));
+  }
+  return out;
+}
+
+TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
+  for (const Equivalence& e : kEquivalences) {
+    SCOPED_TRACE(e.name);
+    Result<build::BuiltModel> m = build::BuildNamedModel(e.family, e.family_config);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    StepConfig config;
+    config.inputs = InputTexts(*m);
+    config.symbol_bounds = m->symbol_bounds;
+    Manual manual;
+    manual.graph = m->graph;
+    e.set(config, manual.options, manual.method);
+    sym::Context ctx;
+    for (const build::InputDecl& in : m->inputs) {
+      manual.options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
+    }
+    const Report expected = RunManual(manual, ctx);
+    Result<StepAnalysis> got = AnalyzeStep(m->graph, BuiltinRules(), config);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    const sym::Bindings at = {{"B", 2}, {"S", 16}};
+    ExpectSameReport(got->report, expected, at);
+    // The result stands alone: the JSON renders from its own parts.
+    const std::string json = RenderJson(got->graph, got->report, at);
+    EXPECT_THAT(json, HasSubstr("\"flops\""));
+  }
+}
+
+TEST(AnalyzeStepTest, TheResultOutlivesTheInputsAndMoves) {
+  StepAnalysis kept;
+  {
+    ir::Graph g = TwoLinears();
+    StepConfig c = Toy();
+    c.loss = "mse";
+    Result<StepAnalysis> r = AnalyzeStep(g, BuiltinRules(), c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    kept = std::move(r).value();
+  }
+  // The loss's target became an input: x [B, 16] and the target [B, 16].
+  ASSERT_EQ(kept.options.inputs.size(), 2u);
+  EXPECT_EQ(kept.graph.inputs.size(), 2u);
+  // Forward: two linears (2*B*16*12 + 2*B*12*16) plus the loss's elementwise ops.
+  const Result<int64_t> flops = sym::Evaluate(kept.report.flops, {{"B", 3}});
+  ASSERT_TRUE(flops.ok());
+  EXPECT_GE(*flops, 2 * 3 * 16 * 12 * 2);
+  EXPECT_EQ(kept.report.training.loss.rfind("mse", 0), 0u) << kept.report.training.loss;
+}
+
+}  // namespace
+}  // namespace torchcost
