@@ -6,6 +6,7 @@
 #include "training/galore_model.h"
 #include "training/optimizer_model.h"
 #include "training/sharding.h"
+#include "analysis/analyze_propagated.h"
 #include "analysis/step_memory.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"
@@ -254,12 +255,10 @@ Status CheckLoss(const ir::Graph& g, const passes::ShapeFacts& facts, const Trai
                                  "; append the loss with ApplyLoss first");
 }
 
-}  // namespace
 
-Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options) {
-  Report report;
-  report.model = original.source;
+// Checks what every analysis needs of the graph: a root module, nodes, and
+// parameters and buffers whose bytes fit int64.
+Status CheckGraph(const ir::Graph& original) {
   if (original.scopes.empty()) return Status::InvalidArgument(original.source + ": the graph has no root module");
   if (original.nodes.empty()) return Status::InvalidArgument(original.source + ": the graph has no nodes: nothing to analyse");
   // NB: tensor sizes multiply with overflow checks (16 bytes per element at
@@ -274,21 +273,14 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
       }
     }
   }
-  // With a parameter dtype given, floating-point parameters and buffers are
-  // analysed as if the model had been converted (`model.to(dtype)`).
-  ir::Graph converted;
-  if (options.param_dtype != DType::kUnknown) {
-    converted = original;
-    for (auto* table : {&converted.params, &converted.buffers}) {
-      for (auto& e : *table) {
-        if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
-      }
-    }
-  }
-  const ir::Graph& graph = options.param_dtype != DType::kUnknown ? converted : original;
+  return Status::Ok();
+}
+
+// Everything after shape propagation: totals, autograd, checkpointing, the
+// step's simulation, FLOPs and sharding.
+Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const AnalysisOptions& options,
+                            const passes::ShapeFacts& facts, Report report) {
   try {
-    passes::ShapeFacts facts;
-    TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
     Aggregator(graph, &report).Run();
     TORCHCOST_RETURN_IF_ERROR(CheckLoss(graph, facts, options.training));
     passes::AutogradFacts grads;
@@ -357,6 +349,45 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
                                  " operators without rules: " + ops);
   }
   return report;
+}
+
+}  // namespace
+
+Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options) {
+  Report report;
+  report.model = original.source;
+  TORCHCOST_RETURN_IF_ERROR(CheckGraph(original));
+  // With a parameter dtype given, floating-point parameters and buffers are
+  // analysed as if the model had been converted (`model.to(dtype)`).
+  ir::Graph converted;
+  if (options.param_dtype != DType::kUnknown) {
+    converted = original;
+    for (auto* table : {&converted.params, &converted.buffers}) {
+      for (auto& e : *table) {
+        if (IsFloatingPoint(e.dtype)) e.dtype = options.param_dtype;
+      }
+    }
+  }
+  const ir::Graph& graph = options.param_dtype != DType::kUnknown ? converted : original;
+  passes::ShapeFacts facts;
+  try {
+    TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
+  } catch (const sym::Error& e) {
+    return Status::OutOfRange(graph.source + ": " + e.what());
+  }
+  return AnalyzeFacts(graph, ctx, options, facts, std::move(report));
+}
+
+Result<Report> analysis::AnalyzePropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                                           const AnalysisOptions& options, passes::ShapeFacts facts,
+                                           Report propagated) {
+  if (options.param_dtype != DType::kUnknown) {
+    return Status::Internal(graph.source + ": AnalyzePropagated takes a converted graph (param_dtype unset)");
+  }
+  propagated.model = graph.source;
+  TORCHCOST_RETURN_IF_ERROR(CheckGraph(graph));
+  return AnalyzeFacts(graph, ctx, options, facts, std::move(propagated));
 }
 
 }  // namespace torchcost

@@ -1,7 +1,11 @@
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "analysis/analyze_propagated.h"
+#include "passes/shape_prop.h"
 #include "step/step_config.h"
+#include "training/autocast_facts.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/loss.h"
@@ -110,9 +114,13 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
     }
     g.Set(std::move(with_loss).value());
   }
-  // 6. Autocast's casts.
+  // 6. Autocast's casts. NB: its last round of shape propagation is of the
+  // graph it returns: the analysis takes it instead of propagating again.
+  std::optional<std::pair<passes::ShapeFacts, Report>> propagated;
   if (options.autocast != DType::kUnknown) {
-    Result<ir::Graph> cast = ApplyAutocast(g.get(), rules, ctx, options);
+    propagated.emplace();
+    Result<ir::Graph> cast = training::ApplyAutocastPropagated(g.get(), rules, ctx, options, &propagated->first,
+                                                               &propagated->second);
     if (!cast.ok()) {
       const Status& s = cast.status();
       // NB: an error that names its option (StepConfig.freeze) says so itself.
@@ -125,7 +133,10 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
   out.graph = std::move(g).Take();
   // 7. The analysis, leniently: strict mode is judged on its report.
   options.strict = false;
-  Result<Report> report = Analyze(out.graph, rules, ctx, options);
+  Result<Report> report = propagated ? analysis::AnalyzePropagated(out.graph, rules, ctx, options,
+                                                                   std::move(propagated->first),
+                                                                   std::move(propagated->second))
+                                     : Analyze(out.graph, rules, ctx, options);
   options.strict = config.strict;
   if (!report.ok()) return Fail(StepStage::kAnalysis, report.status(), failed);
   out.report = std::move(report).value();

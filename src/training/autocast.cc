@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "passes/shape_prop.h"
+#include "training/autocast_facts.h"
 #include "rules/op_rule.h"
 
 namespace torchcost {
@@ -299,8 +300,11 @@ Result<std::vector<bool>> Trainable(const ir::Graph& g, const TrainingOptions& o
 
 }  // namespace
 
-Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                                const AnalysisOptions& options) {
+namespace training {
+
+Result<ir::Graph> ApplyAutocastPropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                                          const AnalysisOptions& options, passes::ShapeFacts* facts,
+                                          Report* propagated) {
   if (options.autocast != DType::kFloat16 && options.autocast != DType::kBFloat16) {
     return Status::InvalidArgument("autocast runs float16 or bfloat16, not " +
                                    std::string(DTypeName(options.autocast)));
@@ -326,10 +330,11 @@ Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sy
   std::vector<Cast> casts;
   try {
     for (int round = 0; round < kMaxRounds; ++round) {
-      passes::ShapeFacts facts;
-      Report scratch;
-      TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(*current, rules, ctx, options, &facts, &scratch));
-      std::vector<Cast> next = rewriter.Decide(facts, /*forecast=*/round == 0);
+      *facts = passes::ShapeFacts();
+      *propagated = Report();
+      TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(*current, rules, ctx, options, facts, propagated));
+      std::vector<Cast> next = rewriter.Decide(*facts, /*forecast=*/round == 0);
+      // NB: the last round propagated the graph returned, so its facts are that graph's.
       if (next == casts) return current == &built ? std::move(built) : base;
       casts = std::move(next);
       built = rewriter.Build(casts);
@@ -340,6 +345,15 @@ Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sy
   }
   return Status::Internal(graph.source + ": autocast casts did not settle after " + std::to_string(kMaxRounds) +
                           " rounds of shape propagation");
+}
+
+}  // namespace training
+
+Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                                const AnalysisOptions& options) {
+  passes::ShapeFacts facts;
+  Report scratch;
+  return training::ApplyAutocastPropagated(graph, rules, ctx, options, &facts, &scratch);
 }
 
 std::string PrecisionName(const AnalysisOptions& options) {
