@@ -137,14 +137,14 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("--config '" + item + "': expected KEY=VALUE");
+      return Status::InvalidArgument("BuildNamedModel.config '" + item + "': expected KEY=VALUE");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const Key* found = nullptr;
     for (const Key& k : f.keys) {
       if (key == k.name) found = &k;
     }
     if (!found) {
-      return Status::InvalidArgument("--config: unknown key '" + key + "' for family " + family +
+      return Status::InvalidArgument("BuildNamedModel.config: unknown key '" + key + "' for family " + family +
                                      "; keys: " + KeyList(f));
     }
     const char* begin = value.data();
@@ -153,24 +153,24 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(begin, end, v);
       if (value.empty() || ec != std::errc() || ptr != end)
-        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not an integer");
+        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not an integer");
       **ip = v;
     } else if (auto* sp = std::get_if<std::string*>(&found->field)) {
       **sp = value;  // Checked by the family's builder.
     } else if (auto* bp = std::get_if<bool*>(&found->field)) {
       if (value != "true" && value != "false")
-        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not true or false");
+        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not true or false");
       **bp = value == "true";
     } else if (auto* dp = std::get_if<DType*>(&found->field)) {
       Result<DType> d = ParseDType(value);
       if (!d.ok() || (*d != DType::kFloat32 && *d != DType::kBFloat16 && *d != DType::kFloat16))
-        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not fp32, bf16 or fp16");
+        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not fp32, bf16 or fp16");
       **dp = *d;
     } else {
       char* stop = nullptr;
       const double v = std::strtod(value.c_str(), &stop);
       if (value.empty() || stop != value.c_str() + value.size())
-        return Status::InvalidArgument("--config " + item + ": value '" + value + "' is not a number");
+        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not a number");
       *std::get<double*>(found->field) = v;
     }
   }
@@ -199,7 +199,7 @@ Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& c
   if (family.empty()) {
     std::string names;
     for (const std::string& n : ModelNames()) names += (names.empty() ? "" : ", ") + n;
-    return Status::InvalidArgument("--model '" + name + "': unknown family or preset; known: " + names);
+    return Status::InvalidArgument("BuildNamedModel.name '" + name + "': unknown family or preset; known: " + names);
   }
   Configs configs;
   Family f = MakeFamily(family, configs);

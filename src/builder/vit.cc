@@ -135,7 +135,7 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.attn == "eager" || c.attn == "sdpa",
             "attn=" + c.attn + ": torchvision's ViT has no flash-attn path (sdpa runs PyTorch's flash kernel: "
-            "--attention-backend flash)");
+            "StepConfig.attention_backend flash)");
   v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.

@@ -1,5 +1,7 @@
 #include "cli/built_model.h"
 
+#include "cli/flag_names.h"
+
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
 
@@ -40,7 +42,7 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
     }
   }
   Result<build::BuiltModel> built = build::BuildNamedModel(cl.builder_model, config);
-  if (!built.ok()) return Outcome::Usage(built.status().message());
+  if (!built.ok()) return Outcome::Usage(WithFlagNames(built.status().message()));
   model = std::move(built).value();
   return Outcome::Ok();
 }

@@ -75,7 +75,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     }
     if (!step->strict.ok()) return Outcome::Usage(method.text + ": " + WithFlagNames(step->strict.message()));
     Result<CompareRow> row = EvaluateCompareRow(step->report, method.text, compare);
-    if (!row.ok()) return Outcome::Usage(method.text + ": " + row.status().message());
+    if (!row.ok()) return Outcome::Usage(method.text + ": " + WithFlagNames(row.status().message()));
     rows.push_back(std::move(row).value());
   }
   std::string setting = SettingText(cl, p.config.loss);
@@ -87,7 +87,8 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     if (file) file.close();
     if (!file) return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
   }
-  out = cl.json ? RenderCompareJson(model, rows, compare, setting) : RenderCompareText(model, rows, compare, setting);
+  out = cl.json ? RenderCompareJson(model, rows, compare, setting)
+                : WithFlagNames(RenderCompareText(model, rows, compare, setting));  // Its notes name --strict.
   return Outcome::Ok();
 }
 

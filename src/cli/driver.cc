@@ -171,7 +171,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     std::vector<SweepSpec> sweeps;
     for (const std::string& text : cl.sweeps) {
       Result<SweepSpec> spec = ParseSweep(text);
-      if (!spec.ok()) return Outcome::Usage(spec.status().message());
+      if (!spec.ok()) return Outcome::Usage(WithFlagNames(spec.status().message()));
       const std::vector<std::string> known = InputSymbols(options.inputs);
       if (std::find(known.begin(), known.end(), spec->symbol) == known.end()) {
         std::string names;
@@ -183,7 +183,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     }
     Result<std::string> table = cl.json ? RenderSweepJson(graph, report, sweeps, bindings)
                                         : RenderSweepText(graph, report, sweeps, bindings);
-    if (!table.ok()) return Outcome::Usage(table.status().message());
+    if (!table.ok()) return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();
     return Outcome::Ok();
   }
@@ -195,7 +195,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     text.top_k = cl.top_k;
     text.top_depth = cl.top_depth;
     text.bindings = bindings;
-    out = RenderText(graph, report, text);
+    out = WithFlagNames(RenderText(graph, report, text));  // The memory table's hint names --set.
   }
   return Outcome::Ok();
 }

@@ -1,5 +1,6 @@
 #include "cli/flag_names.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace torchcost::cli {
@@ -39,18 +40,30 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.galore", "--galore"},
     {"StepConfig.autocast", "--autocast"},
     {"StepConfig.loss", "--loss"},
+    // Not StepConfig's: the sweep's spec (report.h) and the built model's name and config (families.h).
+    {"SweepSpec", "--sweep"},
+    {"BuildNamedModel.config", "--config"},
+    {"BuildNamedModel.name", "--model"},
 };
 
-constexpr std::string_view kPrefix = "StepConfig.";
+// What every name above starts with.
+constexpr std::string_view kPrefixes[] = {"StepConfig.", "SweepSpec", "BuildNamedModel."};
+
+// Returns the first position at or after `from` where a name may start, or npos.
+size_t NextName(const std::string& message, size_t from) {
+  size_t best = std::string::npos;
+  for (std::string_view p : kPrefixes) best = std::min(best, message.find(p, from));
+  return best;
+}
 
 }  // namespace
 
 std::string WithFlagNames(const std::string& message, const FlagOverrides& overrides) {
-  if (message.find(kPrefix) == std::string::npos) return message;
+  if (NextName(message, 0) == std::string::npos) return message;
   std::string out;
   size_t i = 0;
   while (i < message.size()) {
-    const size_t at = message.find(kPrefix, i);
+    const size_t at = NextName(message, i);
     if (at == std::string::npos) break;
     out.append(message, i, at - i);
     const std::string_view rest = std::string_view(message).substr(at);
@@ -69,9 +82,9 @@ std::string WithFlagNames(const std::string& message, const FlagOverrides& overr
         flag = to;
       }
     }
-    if (best == 0) {  // Not a field: keep the text.
-      out.append(kPrefix);
-      i = at + kPrefix.size();
+    if (best == 0) {  // Not a name: keep the text.
+      out.push_back(message[at]);
+      i = at + 1;
       continue;
     }
     out.append(flag);

@@ -13,11 +13,12 @@ namespace torchcost::cli {
 // longest name matching at a position wins).
 using FlagOverrides = std::vector<std::pair<std::string, std::string>>;
 
-// Returns `message` with every "StepConfig.<field>" replaced by the flag that
-// sets the field ("StepConfig.checkpoint_group" -> "--checkpoint-group";
-// "StepConfig.foreach" -> "--optimizer-impl foreach"). `overrides` name what
-// depends on the invocation: StepConfig.method is --peft, --lora, or a
-// compare row's label.
+// Returns `message` (or a rendered report) with every "StepConfig.<field>"
+// replaced by the flag that sets the field ("StepConfig.checkpoint_group" ->
+// "--checkpoint-group"; "StepConfig.foreach" -> "--optimizer-impl foreach"),
+// and the names of SweepSpec, BuildNamedModel.config and .name by --sweep,
+// --config and --model. `overrides` name what depends on the invocation:
+// StepConfig.method is --peft, --lora, or a compare row's label.
 std::string WithFlagNames(const std::string& message, const FlagOverrides& overrides = {});
 
 }  // namespace torchcost::cli

@@ -277,7 +277,7 @@ class JsonImporter {
       v.table_index = static_cast<int>(i);
       v.kind = ir::ValueKind::kTensor;
       if (in.contains("dtype")) v.dtype = ParseDTypeAt(in["dtype"], where);
-      // Symbolic dims ("B") leave the shape to --input; a fully concrete shape,
+      // Symbolic dims ("B") leave the shape to the analysis inputs (StepConfig.inputs); a fully concrete shape,
       // or the "traced_shape" fallback, is recorded.
       bool concrete = false;
       if (auto s = in.find("shape"); s != in.end()) {

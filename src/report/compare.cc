@@ -144,7 +144,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   const TrainingReport& tr = report.training;
   auto value = [&](const sym::Expr& e) -> Result<int64_t> {
     auto v = sym::Evaluate128(e, at);
-    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with --set");
+    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with StepConfig.bindings");
     return Clamp64(*v);
   };
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
@@ -156,7 +156,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   const PeakCandidates peak(report);
   if (!peak.error().empty()) return Status::OutOfRange(peak.error());
   auto p = peak.At(at);
-  if (!p) return Status::InvalidArgument("the peak does not evaluate at these bindings; bind every symbol with --set");
+  if (!p) return Status::InvalidArgument("the peak does not evaluate at these bindings; bind every symbol with StepConfig.bindings");
   row.peak = Clamp64(p->first);
   for (int k = 0; k < kNumMemCategories; ++k) {
     TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[p->second].live[k]));
@@ -232,7 +232,7 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
   out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
          "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
   for (const auto& u : unknown) {
-    out += "lower bounds (>=): no rule for " + u + "; their cost counts 0 (--strict fails on them)\n";
+    out += "lower bounds (>=): no rule for " + u + "; their cost counts 0 (StepConfig.strict fails on them)\n";
   }
   for (const auto& e : errors) out += "error: " + e + "\n";
   return out;

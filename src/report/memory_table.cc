@@ -113,7 +113,7 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
     out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") + Bind(peak.peak, bindings).ToString() + "\n";
     out += "  When the peak occurs depends on " +
            (symbols.empty() ? "unbound symbols" : JoinNames(symbols)) +
-           ": use --set " + (symbols.empty() ? "B" : symbols[0]) +
+           ": use StepConfig.bindings " + (symbols.empty() ? "B" : symbols[0]) +
            "=N to decide it.\n";
   }
   if (tr.paged) {

@@ -16,7 +16,7 @@ Result<int64_t> ParsePositive(std::string_view text, std::string_view spec) {
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || errno == ERANGE || v <= 0) {
-    return Status::InvalidArgument("--sweep " + std::string(spec) + ": '" + s + "' is not a positive integer");
+    return Status::InvalidArgument("SweepSpec " + std::string(spec) + ": '" + s + "' is not a positive integer");
   }
   return static_cast<int64_t>(v);
 }
@@ -37,7 +37,7 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   SweepSpec spec;
   size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    return Status::InvalidArgument("--sweep " + std::string(text) + ": expected SYM=START:STOP:STEP or SYM=V1,V2,...");
+    return Status::InvalidArgument("SweepSpec " + std::string(text) + ": expected SYM=START:STOP:STEP or SYM=V1,V2,...");
   }
   spec.symbol = std::string(text.substr(0, eq));
   std::string_view rest = text.substr(eq + 1);
@@ -56,7 +56,7 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   size_t c1 = rest.find(':');
   size_t c2 = rest.find(':', c1 + 1);
   if (c2 == std::string_view::npos) {
-    return Status::InvalidArgument("--sweep " + std::string(text) + ": expected START:STOP:STEP");
+    return Status::InvalidArgument("SweepSpec " + std::string(text) + ": expected START:STOP:STEP");
   }
   TORCHCOST_ASSIGN_OR_RETURN(int64_t start, ParsePositive(rest.substr(0, c1), text));
   TORCHCOST_ASSIGN_OR_RETURN(int64_t stop, ParsePositive(rest.substr(c1 + 1, c2 - c1 - 1), text));
@@ -64,11 +64,11 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   const bool multiply = !step.empty() && step[0] == 'x';
   if (!step.empty() && (step[0] == 'x' || step[0] == '+')) step.remove_prefix(1);
   TORCHCOST_ASSIGN_OR_RETURN(int64_t k, ParsePositive(step, text));
-  if (multiply && k < 2) return Status::InvalidArgument("--sweep " + std::string(text) + ": a factor must be >= 2");
-  if (stop < start) return Status::InvalidArgument("--sweep " + std::string(text) + ": STOP is below START");
+  if (multiply && k < 2) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": a factor must be >= 2");
+  if (stop < start) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": STOP is below START");
   for (int64_t v = start;;) {
     spec.values.push_back(v);
-    if (spec.values.size() > 10000) return Status::InvalidArgument("--sweep " + std::string(text) + ": too many points");
+    if (spec.values.size() > 10000) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": too many points");
     // NB: the next point is computed with overflow checks: a range ending near
     // 2^63 stops at its last representable point instead of wrapping.
     int64_t next = 0;
@@ -86,7 +86,7 @@ Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vec
   // NB: one symbolic peak analysis gives the few moments that can be the peak
   // for some values of the symbols; each point only evaluates those.
   const PeakInfo peak = EvaluatePeak(report.training, base);
-  if (!peak.error.empty()) return Status::OutOfRange("--sweep: " + peak.error);
+  if (!peak.error.empty()) return Status::OutOfRange("SweepSpec: " + peak.error);
   std::vector<SweepRow> rows;
   std::vector<size_t> index(sweeps.size(), 0);
   for (;;) {
@@ -110,7 +110,7 @@ Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vec
         row.at_peak[k] = EvalOrZero(tr.timeline[row.peak_point].live[k], row.bindings, &status);
       }
     }
-    if (!status.ok()) return Status::InvalidArgument("--sweep: " + status.message() + "; bind it with --set or --sweep");
+    if (!status.ok()) return Status::InvalidArgument("SweepSpec: " + status.message() + "; bind it with StepConfig.bindings or SweepSpec");
     rows.push_back(std::move(row));
     size_t i = sweeps.size();
     while (i > 0) {

@@ -286,7 +286,7 @@ std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
     for (int c = 0; c < kNumMemCategories; ++c) {
       auto v = report::TryEvaluate(tr.timeline[i].live[c], bindings);
       if (!v) {
-        return MessageSvg("the timeline needs every symbol bound: --set B=...");
+        return MessageSvg("the timeline needs every symbol bound: StepConfig.bindings B=...");
       }
       rows[i][c] = static_cast<double>(*v);
       total += *v;

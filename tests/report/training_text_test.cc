@@ -188,7 +188,7 @@ TEST_F(TrainingTextTest, UndecidedPeakPrintsTheMaxAndAsksForSet) {
   EXPECT_THAT(peak, HasSubstr("max("));
   EXPECT_THAT(peak, HasSubstr((2064 * net_.B + 23760).ToString()));
   EXPECT_THAT(peak, HasSubstr((256 * net_.B + 35920).ToString()));
-  EXPECT_THAT(text, HasSubstr("depends on B: use --set"));
+  EXPECT_THAT(text, HasSubstr("depends on B: use StepConfig.bindings"));
   // No breakdown at an undecided moment: the table shows the maxima only.
   EXPECT_THAT(text, Not(HasSubstr("At peak")));
   EXPECT_EQ(MemoryRows(text).size(), 8u);
