@@ -8,6 +8,7 @@ PKGS=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision libopenblas0-pthread
+  python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,5 +1,7 @@
 """Exports PyTorch models as torchcost JSON graphs ("torchcost.graph", version 1).
 
+The exporter is the torchcost package's (python/torchcost/exporter.py); this is its command and old name.
+
 The format is documented in docs/graph-schema.md. From Python:
 
     import sys; sys.path.insert(0, "/path/to/torchcost")

@@ -1,0 +1,59 @@
+#include "python/src/analysis_holder.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/driver.h"
+#include "cli/inputs.h"
+
+namespace torchcost::python {
+namespace {
+
+// Parses `args` as the torchcost command would (`prefix` first, e.g. "compare").
+cli::Outcome Parse(std::vector<std::string> args, const char* prefix, cli::CommandLine& cl) {
+  args.insert(args.begin(), "torchcost");
+  if (prefix != nullptr) args.insert(args.begin() + 1, prefix);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::optional<cli::Outcome> done = cli::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), cl);
+  if (done) return done->ok() ? cli::Outcome::Usage("nothing to analyse (help or version asked)") : *done;
+  return cli::Outcome::Ok();
+}
+
+}  // namespace
+
+// NB: the flags become a StepConfig as the command makes it (cli::Prepare);
+// the library's AnalyzeStep runs the step. Its messages keep the library's
+// names (StepConfig.galore), which the Python package turns into keywords.
+cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std::string& name) {
+  cli::CommandLine cl;
+  if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
+  cli::Prepared p;
+  if (cli::Outcome o = cli::Prepare(cl, p); !o.ok()) return o;
+  if (!cl.lora.empty() && !cl.peft.empty()) return cli::Outcome::Usage("--lora and --peft: give one of them");
+  StepConfig config = p.config;
+  if (!cl.lora.empty() || !cl.peft.empty()) config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  Result<StepAnalysis> step = AnalyzeStep(p.graph, p.rules, config);
+  if (!step.ok()) return cli::Outcome::Usage(step.status().message());
+  if (!step->strict.ok()) return cli::Outcome::Strict("strict mode: " + step->strict.message());
+  step_ = std::move(step).value();
+  Report& report = step_.report;
+  if (!name.empty()) report.model = name;
+  if (report.model.empty()) report.model = p.model_name;
+  for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  symbols_ = cli::InputSymbols(step_.options.inputs);
+  std::sort(symbols_.begin(), symbols_.end());
+  symbols_.erase(std::unique(symbols_.begin(), symbols_.end()), symbols_.end());
+  return cli::Outcome::Ok();
+}
+
+cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out) {
+  cli::CommandLine cl;
+  if (cli::Outcome o = Parse(args, "compare", cl); !o.ok()) return o;
+  return cli::RunCompare(cl, out);
+}
+
+}  // namespace torchcost::python

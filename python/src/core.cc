@@ -1,0 +1,139 @@
+// torchcost._core: the Python extension over the library. Python's keyword
+// arguments arrive as the command line's flags (torchcost/_options.py is the
+// one place that translates them), so that every option, its validation and
+// its error message are the CLI's; the analysis they describe is kept alive in
+// an Analysis object that renders JSON, text, timelines and sweeps at any
+// bindings without analysing again.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "python/src/analysis_holder.h"
+#include "torchcost/report.h"
+
+namespace py = pybind11;
+
+namespace torchcost::python {
+namespace {
+
+// A usage error (exit 2 of the CLI): bad options, an unreadable model.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// An analysis that strict mode rejects (exit 1 of the CLI): ops without rules.
+struct StrictError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void Raise(const cli::Outcome& o) {
+  if (o.code == cli::kExitStrict) throw StrictError(o.message);
+  throw UsageError(o.message);
+}
+
+// Returns `base` overridden by `extra`.
+sym::Bindings Merge(const sym::Bindings& base, const sym::Bindings& extra) {
+  sym::Bindings out = base;
+  for (const auto& [k, v] : extra) out[k] = v;
+  return out;
+}
+
+std::unique_ptr<AnalysisHolder> AnalyzeArgs(const std::vector<std::string>& args, const std::string& name) {
+  auto holder = std::make_unique<AnalysisHolder>();
+  cli::Outcome o;
+  {
+    py::gil_scoped_release release;  // NB: the analysis touches no Python object.
+    o = holder->Run(args, name);
+  }
+  if (!o.ok()) Raise(o);
+  return holder;
+}
+
+std::string CompareArgs(const std::vector<std::string>& args) {
+  std::string out;
+  cli::Outcome o;
+  {
+    py::gil_scoped_release release;
+    o = RunCompareArgs(args, out);
+  }
+  if (!o.ok()) Raise(o);
+  return out;
+}
+
+}  // namespace
+}  // namespace torchcost::python
+
+PYBIND11_MODULE(_core, m) {
+  using torchcost::python::AnalysisHolder;
+  using torchcost::python::Merge;
+  namespace tp = torchcost::python;
+  m.doc() = "torchcost's C++ analysis; use the torchcost package, not this module.";
+  static py::exception<tp::UsageError> usage(m, "UsageError", PyExc_ValueError);
+  static py::exception<tp::StrictError> strict(m, "StrictError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tp::UsageError& e) {
+      usage(e.what());
+    } catch (const tp::StrictError& e) {
+      strict(e.what());
+    }
+  });
+
+  py::class_<AnalysisHolder>(m, "Analysis", "One analysed step, kept alive for rendering.")
+      .def_property_readonly("symbols", &AnalysisHolder::symbols, "Free symbols of the input shapes, sorted.")
+      .def_property_readonly("bindings", [](const AnalysisHolder& a) { return a.bindings(); },
+                             "The symbol values given with set=.")
+      .def(
+          "json",
+          [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
+            return torchcost::RenderJson(a.graph(), a.report(), Merge(a.bindings(), extra));
+          },
+          py::arg("bindings") = torchcost::sym::Bindings{}, "The JSON report (docs/json-schema.md).")
+      .def(
+          "text",
+          [](const AnalysisHolder& a, int depth, int top_k, int top_depth, const torchcost::sym::Bindings& extra) {
+            torchcost::TextOptions t;
+            t.depth = depth;
+            t.top_k = top_k;
+            t.top_depth = top_depth;
+            t.bindings = Merge(a.bindings(), extra);
+            return torchcost::RenderText(a.graph(), a.report(), t);
+          },
+          py::arg("depth") = -1, py::arg("top_k") = 3, py::arg("top_depth") = -1,
+          py::arg("bindings") = torchcost::sym::Bindings{}, "The CLI's text report.")
+      .def(
+          "timeline_svg",
+          [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
+            const torchcost::sym::Bindings b = Merge(a.bindings(), extra);
+            const std::vector<std::string> unbound = torchcost::UnboundTimelineSymbols(a.report(), b);
+            if (!unbound.empty()) {
+              std::string names;
+              for (const std::string& s : unbound) names += (names.empty() ? "" : ", ") + s;
+              throw tp::UsageError("timeline_svg needs every symbol bound: " + names);
+            }
+            return torchcost::RenderTimelineSvg(a.graph(), a.report(), b);
+          },
+          py::arg("bindings") = torchcost::sym::Bindings{}, "The memory timeline as SVG.")
+      .def(
+          "sweep_json",
+          [](const AnalysisHolder& a, const std::vector<std::string>& specs, const torchcost::sym::Bindings& extra) {
+            std::vector<torchcost::SweepSpec> sweeps;
+            for (const std::string& text : specs) {
+              auto s = torchcost::ParseSweep(text);
+              if (!s.ok()) throw tp::UsageError(s.status().message());
+              sweeps.push_back(std::move(s).value());
+            }
+            auto out = torchcost::RenderSweepJson(a.graph(), a.report(), sweeps, Merge(a.bindings(), extra));
+            if (!out.ok()) throw tp::UsageError(out.status().message());
+            return std::move(out).value();
+          },
+          py::arg("sweeps"), py::arg("bindings") = torchcost::sym::Bindings{},
+          "FLOPs and peak at every point of the sweeps (schema torchcost.sweep).");
+  m.def("analyze", &tp::AnalyzeArgs, py::arg("args"), py::arg("name") = "",
+        "Analyses what the command-line arguments describe; `name` names the model in reports.");
+  m.def("compare", &tp::CompareArgs, py::arg("args"), "Runs `torchcost compare` on the arguments; returns its output.");
+}

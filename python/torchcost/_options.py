@@ -1,0 +1,177 @@
+"""The one place where Python keyword arguments become the analysis options.
+
+Every option of the `torchcost` command is a keyword argument named after its
+flag (``--param-dtype`` is ``param_dtype``); values may be Python values
+(``True``, ``8``, ``torch.bfloat16``, ``{"r": 8, "targets": "q_proj|v_proj"}``,
+a list for a repeatable flag). They are handed to the library as the command
+line's arguments, so that the options, their defaults, their checks and their
+messages are the command's; errors name the keyword, not the flag.
+"""
+
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+# keyword -> (flag, kind). kind: "value" (one value), "flag" (a bool switch),
+# "list" (repeatable), "spec" (a "k=v,..." spec: a dict, or the text itself).
+OPTIONS: Dict[str, Tuple[str, str]] = {
+    "config": ("--config", "spec"),
+    "dtype": ("--dtype", "value"),
+    "set": ("--set", "bindings"),
+    "rules": ("--rules", "value"),
+    "strict": ("--strict", "flag"),
+    "mode": ("--mode", "value"),
+    "optimizer": ("--optimizer", "value"),
+    "freeze": ("--freeze", "list"),
+    "device": ("--device", "value"),
+    "param_dtype": ("--param-dtype", "value"),
+    "autocast": ("--autocast", "value"),
+    "attention_backend": ("--attention-backend", "value"),
+    "loss": ("--loss", "value"),
+    "accumulate": ("--accumulate", "value"),
+    "checkpoint": ("--checkpoint", "value"),
+    "checkpoint_group": ("--checkpoint-group", "value"),
+    "zero_grad": ("--zero-grad", "value"),
+    "lora": ("--lora", "spec"),
+    "peft": ("--peft", "method"),
+    "optimizer_impl": ("--optimizer-impl", "value"),
+    "galore": ("--galore", "spec"),
+    "shard": ("--shard", "value"),
+    "world": ("--world", "value"),
+    "ddp_bucket": ("--ddp-bucket", "value"),
+    "ddp_bucket_view": ("--ddp-bucket-view", "flag"),
+    "fsdp_unit": ("--fsdp-unit", "value"),
+    "no_prefetch": ("--no-prefetch", "flag"),
+    "master_weights": ("--master-weights", "flag"),
+    "paged": ("--paged", "flag"),
+    "state_dtype": ("--state-dtype", "value"),
+    "inputs_require_grad": ("--inputs-require-grad", "flag"),
+}
+# `torchcost compare`'s own options.
+COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
+    "budget": ("--budget", "value"),
+    "chart": ("--chart", "value"),
+    "batch_symbol": ("--batch-symbol", "value"),
+}
+# Flags that Python spells differently from the rule above (or handles itself).
+_FLAG_TO_KEYWORD = {flag: kw for kw, (flag, _) in {**OPTIONS, **COMPARE_OPTIONS}.items()}
+_FLAG_TO_KEYWORD.update({"--input": "input_shapes", "--model": "model", "--sweep": "sweep",
+                         "--timeline": "timeline_svg", "--depth": "depth", "--top": "top",
+                         "--top-depth": "top_depth", "--prefetch": "prefetch"})
+
+
+class TorchcostError(ValueError):
+    """A bad option, model or input: the message names the keyword or file."""
+
+
+class StrictError(RuntimeError):
+    """strict=True and an op has no rule (the command's exit code 1)."""
+
+
+def value_text(value: Any) -> str:
+    """Returns the command-line text of one option value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    try:
+        import torch  # noqa: F401 - only to recognize torch.dtype values.
+
+        if isinstance(value, torch.dtype):
+            return str(value).replace("torch.", "")
+    except ImportError:  # pragma: no cover - torch is optional for families and files.
+        pass
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def spec_text(value: Any) -> str:
+    """Returns "k=v,k=v" for a dict (insertion order), or the text of anything else."""
+    if isinstance(value, Mapping):
+        return ",".join("%s=%s" % (k, value_text(v)) for k, v in value.items())
+    return value_text(value)
+
+
+def bindings_of(value: Optional[Mapping[str, int]], name: str = "set") -> Dict[str, int]:
+    """Checks a {symbol: int} mapping."""
+    out: Dict[str, int] = {}
+    for k, v in (value or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                import numbers
+
+                if not isinstance(v, numbers.Integral):
+                    raise TypeError
+            except TypeError:
+                raise TorchcostError("%s: %s=%r is not an integer" % (name, k, v)) from None
+        out[str(k)] = int(v)
+    return out
+
+
+def to_args(options: Mapping[str, Any], table: Mapping[str, Tuple[str, str]] = OPTIONS) -> List[str]:
+    """Returns the command-line arguments of `options` (keywords of analyze() or compare()).
+
+    Unknown keywords are an error naming them; None leaves an option at its default.
+    """
+    args: List[str] = []
+    for kw, value in options.items():
+        if kw == "prefetch":  # The positive spelling of no_prefetch.
+            kw, value = "no_prefetch", (None if value is None else not value)
+        entry = table.get(kw) or OPTIONS.get(kw)
+        if entry is None:
+            known = ", ".join(sorted(set(table) | set(OPTIONS)))
+            raise TorchcostError("unknown option %r; options: %s" % (kw, known))
+        if value is None:
+            continue
+        flag, kind = entry
+        if kind == "flag":
+            if value:
+                args.append(flag)
+        elif kind == "list":
+            items: Iterable[Any] = [value] if isinstance(value, str) else value
+            for item in items:
+                args += [flag, value_text(item)]
+        elif kind == "bindings":
+            for k, v in bindings_of(value, kw).items():
+                args += [flag, "%s=%d" % (k, v)]
+        elif kind == "spec":
+            args += [flag, spec_text(value)]
+        elif kind == "method":
+            args += [flag, method_text(value)]
+        else:
+            if kw == "optimizer" and not isinstance(value, str):
+                raise TorchcostError("optimizer: give its name ('adamw'), or use torchcost.Profiler(model, "
+                                     "optimizer) for a torch.optim object")
+            args += [flag, value_text(value)]
+    return args
+
+
+def method_text(value: Any) -> str:
+    """A fine-tuning method: "lora:r=8", ("lora", {"r": 8}) or {"method": "lora", "r": 8}."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        settings = dict(value)
+        name = settings.pop("method", None)
+        if name is None:
+            raise TorchcostError("peft: a dict needs a 'method' key (lora, dora, qlora, galore, full)")
+        return name + (":" + spec_text(settings) if settings else "")
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str):
+        return value[0] + (":" + spec_text(value[1]) if value[1] else "")
+    raise TorchcostError("peft: expected 'lora:r=8', ('lora', {'r': 8}) or {'method': 'lora', 'r': 8}, got %r"
+                         % (value,))
+
+
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
+# The library's names (StepConfig's fields, include/torchcost/step.h) that are not the keyword's.
+_FIELD_TO_KEYWORD = {"method": "peft", "foreach": "optimizer_impl", "set_to_none": "zero_grad",
+                     "inputs": "input_shapes", "input_dtype": "dtype", "bindings": "set",
+                     "symbol_bounds": "input_shapes", "ddp_bucket_mib": "ddp_bucket"}
+_FIELD = re.compile(r"StepConfig\.([a-z_]+)")
+
+
+def translate_message(message: str) -> str:
+    """Returns a library message with the command's flags named as keywords (--param-dtype -> param_dtype)."""
+    def keyword(m: "re.Match[str]") -> str:
+        return _FLAG_TO_KEYWORD.get(m.group(0), m.group(0))
+    text = _FLAG.sub(keyword, message)
+    text = _FIELD.sub(lambda m: _FIELD_TO_KEYWORD.get(m.group(1), m.group(1)), text)
+    return text.replace(" (see torchcost --help)", "")

@@ -1,0 +1,212 @@
+"""torchcost's Python package: its results equal the torchcost command's JSON and PyTorch's own numbers.
+
+Models are tiny (the suite runs in seconds); the 7B check runs on the meta device.
+"""
+
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import torchcost
+from conftest import same_report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TINY_LLAMA = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "intermediate": 160, "vocab": 256}
+
+
+class TinyCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.conv(x))).flatten(1))
+
+
+def test_family_equals_cli(cli):
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}, optimizer="adam")
+    doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()),
+              "--set", "B=2", "--set", "S=16", "--optimizer", "adam")
+    same_report(a.to_dict(), doc)
+    assert a.params == doc["totals"]["params"]
+    assert a.peak_bytes == doc["training"]["memory"]["peak"]["value"]
+    assert a.memory == {c: v["value"] for c, v in doc["training"]["memory"]["at_peak"].items()}
+    assert sum(a.memory.values()) == a.peak_bytes
+
+
+def test_family_params_closed_form():
+    # LLaMA: embed V*d, per layer q,o d*d + k,v d*(kv*hd) + 3*d*I MLP + 2 norms d, final norm d, lm_head V*d.
+    c = TINY_LLAMA
+    d, hd = c["hidden"], c["hidden"] // c["heads"]
+    per_layer = 2 * d * d + 2 * d * c["kv_heads"] * hd + 3 * d * c["intermediate"] + 2 * d
+    expected = 2 * c["vocab"] * d + c["layers"] * per_layer + d
+    a = torchcost.analyze("llama", config=TINY_LLAMA)
+    assert a.params == expected
+    assert a.symbols == ["B", "S"]
+
+
+def test_module_matches_pytorch():
+    m = TinyCNN()
+    m.conv.weight.requires_grad_(False)
+    a = torchcost.analyze(m, ("B", 3, 8, 8), set={"B": 4})
+    assert a.params == sum(p.numel() for p in m.parameters())
+    assert a.trainable_params == sum(p.numel() for p in m.parameters() if p.requires_grad)
+    assert a.buffers == sum(b.numel() for n, b in m.named_buffers() if not n.endswith("num_batches_tracked")) + 1
+    # MACs: conv B*Cout*H*W*Cin*k*k, linear B*in*out.
+    assert a.macs == 4 * 8 * 8 * 8 * 3 * 9 + 4 * 512 * 10
+    assert a.module("conv").macs == 4 * 8 * 8 * 8 * 3 * 9
+    assert a.module("fc").params == 512 * 10 + 10
+    assert [r.path for r in a.modules] == ["", "conv", "bn", "fc"]
+    assert a.module("fc").output_shapes == [[4, 10]]
+
+
+def test_module_equals_cli_on_its_export(cli, tmp_path):
+    m = TinyCNN()
+    path = str(tmp_path / "cnn.json")
+    torchcost.export_graph(m, ("B", 3, 8, 8), path)
+    a = torchcost.analyze(m, ("B", 3, 8, 8), set={"B": 4}, optimizer="sgd_momentum", freeze="^conv")
+    doc = cli(path, "--input", "B,3,8,8:float32", "--set", "B=4", "--optimizer", "sgd_momentum",
+              "--freeze", "^conv")
+    same_report(a.to_dict(), doc)
+
+
+def test_scriptmodule_equals_cli(cli, tmp_path):
+    m = TinyCNN().eval()
+    s = torch.jit.trace(m, torch.randn(1, 3, 8, 8))
+    path = str(tmp_path / "cnn.pt")
+    torch.jit.save(s, path)
+    a = torchcost.analyze(s, "B,3,8,8", set={"B": 2}, mode="infer")
+    same_report(a.to_dict(), cli(path, "--input", "B,3,8,8", "--set", "B=2", "--mode", "infer"))
+    b = torchcost.analyze(path, "B,3,8,8", set={"B": 2}, mode="infer")
+    same_report(b.to_dict(), a.to_dict() | {"model": "x"})
+
+
+def test_evaluate_equals_fresh_analysis():
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16})
+    assert isinstance(a.flops_forward, str) and "B" in a.flops_forward  # symbolic in B
+    e = a.evaluate(B=3)
+    fresh = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16, "B": 3})
+    assert e.to_dict() == fresh.to_dict()
+    assert e.peak_bytes == fresh.peak_bytes and isinstance(e.peak_bytes, int)
+    rows = a.sweep(B=[1, 3])
+    assert [r["peak"] for r in rows] == [a.evaluate(B=1).peak_bytes, fresh.peak_bytes]
+    assert rows[1]["flops"]["backward"] == fresh.flops_backward
+    assert rows[1]["at_peak"] == fresh.memory
+    with pytest.raises(torchcost.TorchcostError, match="unknown symbol"):
+        a.evaluate(Q=1)
+
+
+def _state_bytes(opt):
+    return sum(t.numel() * t.element_size() for st in opt.state.values() for t in st.values()
+               if isinstance(t, torch.Tensor))
+
+
+@pytest.mark.parametrize("make,name", [
+    (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), "sgd_momentum"),
+    (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True), "sgd_nesterov"),
+    (lambda ps: torch.optim.Adam(ps), "adam"),
+    (lambda ps: torch.optim.AdamW(ps), "adamw"),
+    (lambda ps: torch.optim.Adagrad(ps), "adagrad"),
+    (lambda ps: torch.optim.RMSprop(ps), "rmsprop"),
+])
+def test_profiler_reads_the_optimizer(make, name):
+    torch.manual_seed(0)
+    m = TinyCNN()
+    m.conv.requires_grad_(False)
+    opt = make([p for p in m.parameters() if p.requires_grad])
+    x = torch.randn(2, 3, 8, 8)
+    # PyTorch's own numbers: one real step, then the optimizer state it keeps.
+    m(x).sum().backward()
+    opt.step()
+    r = torchcost.Profiler(m, opt).profile(x)
+    assert r.to_dict()["training"]["optimizer"] == name
+    assert r.trainable_params == sum(p.numel() for p in m.parameters() if p.requires_grad)
+    assert r.memory["opt"] == _state_bytes(opt)
+    grads = sum(p.grad.numel() * p.grad.element_size() for p in m.parameters() if p.grad is not None)
+    assert r.category_max["grad"] == grads
+
+
+def test_profiler_refuses_what_is_not_modelled():
+    m = TinyCNN()
+    with pytest.raises(torchcost.TorchcostError, match="amsgrad"):
+        torchcost.Profiler(m, torch.optim.Adam(m.parameters(), amsgrad=True))
+    with pytest.raises(torchcost.TorchcostError, match="Adadelta"):
+        torchcost.Profiler(m, torch.optim.Adadelta(m.parameters()))
+
+
+def test_options_are_keywords_and_errors_name_them():
+    with pytest.raises(torchcost.TorchcostError, match="^param_dtype: unknown dtype 'foo'"):
+        torchcost.analyze("llama", config=TINY_LLAMA, param_dtype="foo")
+    with pytest.raises(torchcost.TorchcostError, match="unknown option 'optimiser'"):
+        torchcost.analyze("llama", config=TINY_LLAMA, optimiser="adam")
+    with pytest.raises(torchcost.TorchcostError, match="input_shapes"):
+        torchcost.analyze(TinyCNN())
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 1, "S": 8}, param_dtype=torch.bfloat16,
+                          peft={"method": "lora", "r": 4, "targets": "q_proj|v_proj"}, checkpoint="blocks",
+                          prefetch=False, mode="train", loss="causal_lm")
+    t = a.to_dict()["training"]
+    assert t["checkpoint"]["pattern"] == "blocks"
+    # LoRA r=4 on q (d->d) and v (d->kv*hd): r*(in+out) per adapter per layer, in float32 (peft's default)
+    # on a bfloat16 base (2 bytes per element).
+    d, kv = 64, 2 * 16
+    lora = 2 * (4 * (d + d) + 4 * (d + kv))
+    assert a.trainable_params == lora
+    assert a.param_bytes == 2 * (a.params - lora) + 4 * lora
+
+
+def test_strict_is_its_own_error(tmp_path):
+    class Odd(nn.Module):
+        def forward(self, x):
+            return torch.special.i0(x) + 1
+
+    with pytest.raises(torchcost.StrictError, match="without rules"):
+        torchcost.analyze(Odd(), (2, 3), strict=True)
+    a = torchcost.analyze(Odd(), (2, 3))
+    assert a.unknown_ops and a.lower_bound
+
+
+def test_compare_equals_cli(cli):
+    c = torchcost.compare("llama", ["full", "lora:r=4,targets=q_proj|v_proj"], config=TINY_LLAMA,
+                          set={"S": 16}, budget="1GiB")
+    exe_doc = cli("compare", "--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()),
+                  "--set", "S=16", "--budget", "1GiB", "full", "lora:r=4,targets=q_proj|v_proj")
+    assert c.to_dict()["rows"] == exe_doc["rows"]
+    assert c["full"]["fits"] and c["full"]["max_batch"] > 0
+    assert "lora:r=4" in c.table()
+
+
+def test_renderings(tmp_path):
+    a = torchcost.analyze(TinyCNN(), (2, 3, 8, 8))
+    svg = a.timeline_svg(str(tmp_path / "t.svg"))
+    assert svg.startswith("<svg") and open(tmp_path / "t.svg").read() == svg
+    s = a.summary()
+    assert "Total params: %s" % format(a.params, ",") in s and "opt" in s
+    tree = a.tree(depth=1)
+    assert "Module tree" in tree and "TinyCNN" in tree
+    sym = torchcost.analyze(TinyCNN(), ("B", 3, 8, 8))
+    with pytest.raises(torchcost.TorchcostError, match="B"):
+        sym.timeline_svg()
+
+
+def test_meta_7b_module_in_little_memory():
+    # A LLaMA-7B-like nn.Module built on the meta device: exported and analysed without its 27 GB of weights.
+    code = (
+        "import resource, sys; sys.path.insert(0, %r)\n"
+        "import torchcost\n"
+        "from llama_like import LlamaLike\n"
+        "m = LlamaLike(device='meta')\n"
+        "a = torchcost.analyze(m, 'B,S:int64', set={'B': 1, 'S': 2048}, examples={'S': 8})\n"
+        "n = sum(p.numel() for p in m.parameters())\n"
+        "print(a.params, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n" % HERE)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    params, n, rss_kib = map(int, out.stdout.split())
+    assert params == n == 6738415616
+    assert rss_kib < 2 * 1024 * 1024, "RSS %d MiB" % (rss_kib // 1024)
