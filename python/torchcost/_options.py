@@ -175,3 +175,7 @@ def translate_message(message: str) -> str:
     text = _FLAG.sub(keyword, message)
     text = _FIELD.sub(lambda m: _FIELD_TO_KEYWORD.get(m.group(1), m.group(1)), text)
     return text.replace(" (see torchcost --help)", "")
+
+
+TorchcostError.__module__ = "torchcost"
+StrictError.__module__ = "torchcost"

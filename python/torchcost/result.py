@@ -333,7 +333,7 @@ class Analysis:
 
 def _summary(a: Analysis, depth: int) -> str:
     rows = [m for m in a.modules if 0 < m.depth <= depth]
-    header = ("Layer (type:depth-idx)", "Output Shape", "Param #", "Mult-Adds")
+    header = ("Layer (name (type): depth)", "Output Shape", "Param #", "Mult-Adds")
 
     def shape_text(m: ModuleRecord) -> str:
         if not m.output_shapes:
@@ -344,9 +344,10 @@ def _summary(a: Analysis, depth: int) -> str:
     def fmt_int(v: Value) -> str:
         return "{:,}".format(v) if isinstance(v, int) else str(v)
 
-    body = [(a.model, "", "", "")]
+    root = a.modules[0] if a.modules else None
+    body = [("%s (%s)" % (a.model, root.type) if root and root.type != a.model else a.model, "", "", "")]
     for m in rows:
-        name = "%s%s%s: %d" % ("│    " * (m.depth - 1), "├─", m.type, m.depth)
+        name = "%s├─%s (%s): %d" % ("│    " * (m.depth - 1), m.name, m.type, m.depth)
         body.append((name, shape_text(m), fmt_int(m.params) if m.params else "--",
                      fmt_int(m.macs) if m.macs != 0 else "--"))
     widths = [max(len(r[i]) for r in [header] + body) for i in range(4)]
