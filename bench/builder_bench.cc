@@ -227,6 +227,76 @@ void BM_AnalyzeStepLlama7bAutocastLoss(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeStepLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
 
+// The same stages called by hand, as the CLI called them before the pipeline:
+// the loss, autocast and the analysis each propagate shapes (4 propagations;
+// the pipeline's 2: autocast's two rounds, the analysis taking the last).
+void BM_AnalyzeHandLlama7bAutocastLoss(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.optimizer = OptimizerKind::kAdamW;
+    options.autocast = DType::kFloat16;
+    options.training.grad_scaler = true;
+    options.training.loss = *ParseLossSpec(m.default_loss);
+    auto with_loss = ApplyLoss(m.graph, Rules(), ctx, &options);
+    auto cast = ApplyAutocast(*with_loss, Rules(), ctx, options);
+    auto report = Analyze(*cast, Rules(), ctx, options);
+    if (!report.ok()) {
+      state.SkipWithError("the analysis failed");
+      break;
+    }
+    benchmark::DoNotOptimize(report->flops);
+  }
+}
+BENCHMARK(BM_AnalyzeHandLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
+
+// resnet50 (the family's preset, B symbolic) with its cross-entropy loss:
+// by hand, the loss propagates the model for its output's shape and the
+// analysis the grown graph again; the pipeline extends the first propagation
+// over the loss's ops (torchcost --model resnet50 runs this).
+const build::BuiltModel& Resnet50() {
+  static const build::BuiltModel* m = [] {
+    auto r = build::BuildNamedModel("resnet50", "");
+    if (!r.ok()) std::abort();
+    return new build::BuiltModel(std::move(r).value());
+  }();
+  return *m;
+}
+
+void BM_AnalyzeHandResnet50Loss(benchmark::State& state) {
+  const build::BuiltModel& m = Resnet50();
+  for (auto _ : state) {
+    sym::Context ctx;
+    AnalysisOptions options = TrainOptions(m, ctx);
+    options.training.optimizer = OptimizerKind::kAdamW;
+    options.training.loss = *ParseLossSpec(m.default_loss);
+    auto with_loss = ApplyLoss(m.graph, Rules(), ctx, &options);
+    auto report = Analyze(*with_loss, Rules(), ctx, options);
+    if (!report.ok()) {
+      state.SkipWithError("the analysis failed");
+      break;
+    }
+    benchmark::DoNotOptimize(report->flops);
+  }
+}
+BENCHMARK(BM_AnalyzeHandResnet50Loss)->Unit(benchmark::kMillisecond);
+
+void BM_AnalyzeStepResnet50Loss(benchmark::State& state) {
+  const build::BuiltModel& m = Resnet50();
+  StepConfig config = StepOf(m);
+  config.loss = m.default_loss;
+  for (auto _ : state) {
+    auto step = AnalyzeStep(m.graph, Rules(), config);
+    if (!step.ok()) {
+      state.SkipWithError("the step failed");
+      break;
+    }
+    benchmark::DoNotOptimize(step->report.flops);
+  }
+}
+BENCHMARK(BM_AnalyzeStepResnet50Loss)->Unit(benchmark::kMillisecond);
+
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.
 void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {

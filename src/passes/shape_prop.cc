@@ -69,13 +69,17 @@ class Propagator {
   Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx, ShapeFacts* facts, Report* report)
       : g_(g), rules_(rules), ctx_(ctx), facts_(facts), report_(report) {}
 
-  Status Init(const AnalysisOptions& options) {
+  // Sets the facts of the values from `first_value` on (all but the inputs
+  // are kept below it: an extension) and of every input.
+  Status Init(const AnalysisOptions& options, size_t first_value) {
     train_ = options.training.mode == StepMode::kTrain;
     device_ = options.device;
     attention_backend_ = options.attention_backend;
-    facts_->values.assign(g_.values.size(), RValue());
-    facts_->nodes.assign(g_.nodes.size(), NodeFacts());
-    for (size_t i = 0; i < g_.values.size(); ++i) {
+    facts_->values.resize(first_value);
+    facts_->values.resize(g_.values.size(), RValue());
+    facts_->nodes.resize(std::min(facts_->nodes.size(), g_.nodes.size()));
+    facts_->nodes.resize(g_.nodes.size(), NodeFacts());
+    for (size_t i = first_value; i < g_.values.size(); ++i) {
       const ir::Value& v = g_.values[i];
       RValue& out = facts_->values[i];
       if (v.has_constant) {
@@ -123,10 +127,21 @@ class Propagator {
     return Status::Ok();
   }
 
-  void Run() {
+  // Propagates through the nodes from `first_node` on; an extension carries
+  // on from what the nodes before it found (ops without rules, the backend).
+  void Run(size_t first_node) {
     std::map<std::string, int64_t> unknown;
+    for (const UnknownOp& u : report_->unknown_ops) unknown[u.op] += u.count;
+    report_->unknown_ops.clear();
+    backend_read_ = first_node > 0 && facts_->attention_backend_read;
+    const std::string unread = BackendUnread();
+    if (first_node > 0) {
+      // NB: said once, after every node's diagnostics, as one run says it.
+      auto& d = report_->diagnostics;
+      d.erase(std::remove_if(d.begin(), d.end(), [&](const Diagnostic& x) { return x.message == unread; }), d.end());
+    }
     std::vector<const RValue*> args;
-    for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
+    for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
       NodeCost& cost = report_->nodes[ni];
@@ -192,15 +207,11 @@ class Propagator {
       cost.flops = nf.applied.flops;
       cost.transcendentals = nf.applied.transcendentals;
     }
+    facts_->attention_backend_read = backend_read_;
     if (attention_backend_ != "auto" && !backend_read_) {
       // NB: the choice acts on aten::scaled_dot_product_attention only (its rule
       // reads attention_backend()); say so rather than ignore it silently.
-      report_->diagnostics.push_back(
-          {Diagnostic::Severity::kWarning,
-           g_.source + ": attention backend '" + attention_backend_ +
-               "' applies to no node: the graph has no scaled_dot_product_attention (attention built from "
-               "matmul and softmax, as attn=eager or a torch 1.13 trace has it, is modelled op by op; "
-               "flash_attn_func is flash-attn's kernel whatever the backend)"});
+      report_->diagnostics.push_back({Diagnostic::Severity::kWarning, unread});
     }
     for (const auto& [op, count] : unknown) report_->unknown_ops.push_back({op, count});
     std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(), [](const UnknownOp& a, const UnknownOp& b) {
@@ -209,6 +220,14 @@ class Propagator {
   }
 
  private:
+  // The warning for a chosen attention backend no node read.
+  std::string BackendUnread() const {
+    return g_.source + ": attention backend '" + attention_backend_ +
+           "' applies to no node: the graph has no scaled_dot_product_attention (attention built from "
+           "matmul and softmax, as attn=eager or a torch 1.13 trace has it, is modelled op by op; "
+           "flash_attn_func is flash-attn's kernel whatever the backend)";
+  }
+
   std::string Where(size_t ni) const { return g_.source + ": " + g_.NodeLocation(static_cast<int>(ni)); }
 
   bool AnyInputUnknown(const ir::Node& node) const {
@@ -341,13 +360,18 @@ class Propagator {
 
 bool IsTrainingFlag(const std::string& arg_name) { return arg_name == "training" || arg_name == "train"; }
 
-Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options, ShapeFacts* facts, Report* report) {
-  report->values.assign(graph.values.size(), ValueInfo());
-  report->nodes.assign(graph.nodes.size(), NodeCost());
+namespace {
+
+// Propagates from value `first_value` and node `first_node` on (0, 0: all).
+Status Propagate(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
+                 size_t first_value, size_t first_node, ShapeFacts* facts, Report* report) {
+  report->values.resize(first_value);
+  report->values.resize(graph.values.size(), ValueInfo());
+  report->nodes.resize(first_node);
+  report->nodes.resize(graph.nodes.size(), NodeCost());
   Propagator p(graph, rules, ctx, facts, report);
-  TORCHCOST_RETURN_IF_ERROR(p.Init(options));
-  p.Run();
+  TORCHCOST_RETURN_IF_ERROR(p.Init(options, first_value));
+  p.Run(first_node);
   for (size_t i = 0; i < graph.values.size(); ++i) {
     const RValue& v = facts->values[i];
     ValueInfo& info = report->values[i];
@@ -366,6 +390,25 @@ Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Contex
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                       const AnalysisOptions& options, ShapeFacts* facts, Report* report) {
+  *facts = ShapeFacts();
+  report->unknown_ops.clear();
+  return Propagate(graph, rules, ctx, options, 0, 0, facts, report);
+}
+
+Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
+                    ShapeFacts* facts, Report* report) {
+  const size_t first_value = facts->values.size();
+  const size_t first_node = facts->nodes.size();
+  if (first_value > grown.values.size() || first_node > grown.nodes.size() || report->nodes.size() != first_node) {
+    return Status::Internal(grown.source + ": ExtendShapes: the facts are not of a prefix of the graph");
+  }
+  return Propagate(grown, rules, ctx, options, first_value, first_node, facts, report);
 }
 
 }  // namespace torchcost::passes

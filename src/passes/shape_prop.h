@@ -28,6 +28,7 @@ struct NodeFacts {
 struct ShapeFacts {
   std::vector<rules::RValue> values;  // Parallel to Graph::values.
   std::vector<NodeFacts> nodes;       // Parallel to Graph::nodes.
+  bool attention_backend_read = false;  // True if a rule read the attention backend.
 };
 
 // Returns true for an argument that a training step sets to true (batch_norm's
@@ -38,6 +39,14 @@ bool IsTrainingFlag(const std::string& arg_name);
 // assumptions and diagnostics; returns an error only for bad options.
 Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
                        const AnalysisOptions& options, ShapeFacts* facts, Report* report);
+
+// Extends `facts` and `report`, PropagateShapes' output for a graph, to
+// `grown`: that graph with values and nodes appended after its own, which are
+// unchanged (AppendLoss's graph; its new inputs take their shapes from
+// `options`). The result equals PropagateShapes(grown, ...) but for the
+// examples of symbols only the appended inputs name (unknown ops' inference).
+Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
+                    ShapeFacts* facts, Report* report);
 
 }  // namespace torchcost::passes
 

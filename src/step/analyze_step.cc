@@ -5,7 +5,7 @@
 #include "analysis/analyze_propagated.h"
 #include "passes/shape_prop.h"
 #include "step/step_config.h"
-#include "training/autocast_facts.h"
+#include "training/propagated.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/loss.h"
@@ -105,22 +105,26 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
     }
     g.Set(std::move(rewritten).value());
   }
-  // 5. The loss's ops, for a training step.
+  // 5. The loss's ops, for a training step. NB: the propagation of the base
+  // graph it needs (for the output's shape) is extended over its ops, and
+  // handed to the stages after it.
+  passes::ShapeFacts facts;
+  Report propagated;
+  bool have_facts = false;
   if (LossAppendsOps(options.training.loss) && options.training.mode == StepMode::kTrain) {
-    Result<ir::Graph> with_loss = ApplyLoss(g.get(), rules, ctx, &options);
+    Result<ir::Graph> with_loss =
+        training::ApplyLossPropagated(g.get(), rules, ctx, &options, &facts, &propagated, &have_facts);
     if (!with_loss.ok()) {
       return Fail(StepStage::kLoss, with_loss.status().WithPrefix("StepConfig.loss " + options.training.loss.text),
                   failed);
     }
     g.Set(std::move(with_loss).value());
   }
-  // 6. Autocast's casts. NB: its last round of shape propagation is of the
-  // graph it returns: the analysis takes it instead of propagating again.
-  std::optional<std::pair<passes::ShapeFacts, Report>> propagated;
+  // 6. Autocast's casts, from that propagation. NB: its last round of shape
+  // propagation is of the graph it returns: the analysis takes it.
   if (options.autocast != DType::kUnknown) {
-    propagated.emplace();
-    Result<ir::Graph> cast = training::ApplyAutocastPropagated(g.get(), rules, ctx, options, &propagated->first,
-                                                               &propagated->second);
+    Result<ir::Graph> cast =
+        training::ApplyAutocastPropagated(g.get(), rules, ctx, options, &facts, &propagated, have_facts);
     if (!cast.ok()) {
       const Status& s = cast.status();
       // NB: an error that names its option (StepConfig.freeze) says so itself.
@@ -129,13 +133,13 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
                   failed);
     }
     g.Set(std::move(cast).value());
+    have_facts = true;
   }
   out.graph = std::move(g).Take();
   // 7. The analysis, leniently: strict mode is judged on its report.
   options.strict = false;
-  Result<Report> report = propagated ? analysis::AnalyzePropagated(out.graph, rules, ctx, options,
-                                                                   std::move(propagated->first),
-                                                                   std::move(propagated->second))
+  Result<Report> report = have_facts ? analysis::AnalyzePropagated(out.graph, rules, ctx, options, std::move(facts),
+                                                                   std::move(propagated))
                                      : Analyze(out.graph, rules, ctx, options);
   options.strict = config.strict;
   if (!report.ok()) return Fail(StepStage::kAnalysis, report.status(), failed);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "passes/shape_prop.h"
-#include "training/autocast_facts.h"
+#include "training/propagated.h"
 #include "rules/op_rule.h"
 
 namespace torchcost {
@@ -304,7 +304,7 @@ namespace training {
 
 Result<ir::Graph> ApplyAutocastPropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
                                           const AnalysisOptions& options, passes::ShapeFacts* facts,
-                                          Report* propagated) {
+                                          Report* propagated, bool given) {
   if (options.autocast != DType::kFloat16 && options.autocast != DType::kBFloat16) {
     return Status::InvalidArgument("autocast runs float16 or bfloat16, not " +
                                    std::string(DTypeName(options.autocast)));
@@ -330,9 +330,12 @@ Result<ir::Graph> ApplyAutocastPropagated(const ir::Graph& graph, const RuleSet&
   std::vector<Cast> casts;
   try {
     for (int round = 0; round < kMaxRounds; ++round) {
-      *facts = passes::ShapeFacts();
-      *propagated = Report();
-      TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(*current, rules, ctx, options, facts, propagated));
+      // NB: facts given are of `graph`; with a dtype conversion, `base` differs.
+      if (round > 0 || !given || options.param_dtype != DType::kUnknown) {
+        *facts = passes::ShapeFacts();
+        *propagated = Report();
+        TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(*current, rules, ctx, options, facts, propagated));
+      }
       std::vector<Cast> next = rewriter.Decide(*facts, /*forecast=*/round == 0);
       // NB: the last round propagated the graph returned, so its facts are that graph's.
       if (next == casts) return current == &built ? std::move(built) : base;

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "passes/shape_prop.h"
+#include "training/propagated.h"
 #include "passes/graph_edit.h"
 
 namespace torchcost {
@@ -314,8 +315,10 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec, const
   return g;
 }
 
-Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                            AnalysisOptions* options) {
+Result<ir::Graph> training::ApplyLossPropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                                                AnalysisOptions* options, passes::ShapeFacts* facts,
+                                                Report* propagated, bool* extended) {
+  if (extended != nullptr) *extended = false;
   const LossSpec& spec = options->training.loss;
   if (!LossAppendsOps(spec) || options->training.mode != StepMode::kTrain) return graph;
   if (graph.outputs.empty()) return Bad(graph.source + ": the model returns nothing to take a loss of");
@@ -336,15 +339,13 @@ Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::C
       }
     }
   }
-  passes::ShapeFacts facts;
-  Report scratch;
   try {
     TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(options->param_dtype != DType::kUnknown ? converted : graph,
-                                                      rules, ctx, *options, &facts, &scratch));
+                                                      rules, ctx, *options, facts, propagated));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
   }
-  const rules::RValue& out = facts.values[graph.outputs[0]];
+  const rules::RValue& out = facts->values[graph.outputs[0]];
   if (out.kind != rules::RValue::Kind::kTensor) {
     return Bad(graph.source + ": the model's first output is not a tensor of known shape");
   }
@@ -358,7 +359,24 @@ Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::C
       }
     }
   }
+  // NB: the base graph's propagation, extended over the loss's ops, is the
+  // loss graph's: the analysis need not propagate it again. A failure here
+  // (inputs that do not fit) is left for the analysis to report.
+  if (extended != nullptr && options->param_dtype == DType::kUnknown) {
+    try {
+      *extended = passes::ExtendShapes(g, rules, ctx, *options, facts, propagated).ok();
+    } catch (const sym::Error&) {
+      *extended = false;
+    }
+  }
   return g;
+}
+
+Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+                            AnalysisOptions* options) {
+  passes::ShapeFacts facts;
+  Report scratch;
+  return training::ApplyLossPropagated(graph, rules, ctx, options, &facts, &scratch, nullptr);
 }
 
 }  // namespace torchcost

@@ -106,5 +106,51 @@ TEST_F(ShapePropTest, OutOfRangeSizeIsAnErrorNamingTheNode) {
               HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out of range for a tensor of rank 2"));
 }
 
+// ExtendShapes over appended nodes equals one propagation of the grown graph:
+// the same values and costs, ops without rules counted together, the
+// unread-backend warning once and last.
+TEST(ExtendShapesTest, EqualsOnePropagationOfTheGrownGraph) {
+  RuleSet rules;
+  ASSERT_TRUE(rules.AddText(kRules, "t.yaml").ok());
+  GraphBuilder b;
+  const int x = b.Input();
+  const int y = b.One("t::unknown", {x}, {"self"});
+  b.Output(y);
+  ir::Graph prefix = b.graph();
+  const int target = b.Input("target");
+  const int z = b.One("t::unknown", {y}, {"self"});
+  b.Output(b.One("aten::floor_divide", {z, target}, {"self", "other"}));
+  const ir::Graph grown = b.graph();
+
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.attention_backend = "flash";  // Read by no node: one warning.
+  options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
+  passes::ShapeFacts facts;
+  Report extended;
+  ASSERT_TRUE(passes::PropagateShapes(prefix, rules, ctx, options, &facts, &extended).ok());
+  options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
+  ASSERT_TRUE(passes::ExtendShapes(grown, rules, ctx, options, &facts, &extended).ok());
+  passes::ShapeFacts once_facts;
+  Report once;
+  ASSERT_TRUE(passes::PropagateShapes(grown, rules, ctx, options, &once_facts, &once).ok());
+
+  ASSERT_EQ(extended.values.size(), once.values.size());
+  for (size_t i = 0; i < once.values.size(); ++i) {
+    EXPECT_EQ(extended.values[i].known, once.values[i].known) << i;
+    EXPECT_EQ(rules::ShapeToString(extended.values[i].shape), rules::ShapeToString(once.values[i].shape)) << i;
+  }
+  ASSERT_EQ(extended.nodes.size(), 3u);
+  EXPECT_TRUE(extended.nodes[2].has_rule);
+  ASSERT_EQ(extended.unknown_ops.size(), 1u);
+  EXPECT_EQ(extended.unknown_ops[0].op, "t::unknown");
+  EXPECT_EQ(extended.unknown_ops[0].count, 2);
+  ASSERT_EQ(extended.diagnostics.size(), once.diagnostics.size());
+  for (size_t i = 0; i < once.diagnostics.size(); ++i) {
+    EXPECT_EQ(extended.diagnostics[i].message, once.diagnostics[i].message) << i;
+  }
+  EXPECT_THAT(extended.diagnostics.back().message, HasSubstr("attention backend 'flash' applies to no node"));
+}
+
 }  // namespace
 }  // namespace torchcost

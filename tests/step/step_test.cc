@@ -403,6 +403,10 @@ void ExpectSameReport(const Report& a, const Report& b, const sym::Bindings& bin
   EXPECT_EQ(a.training.loss, b.training.loss);
   EXPECT_EQ(a.training.galore_params, b.training.galore_params);
   EXPECT_EQ(a.training.timeline.size(), b.training.timeline.size());
+  ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
+  for (size_t i = 0; i < a.diagnostics.size(); ++i) EXPECT_EQ(a.diagnostics[i].message, b.diagnostics[i].message);
+  ASSERT_EQ(a.unknown_ops.size(), b.unknown_ops.size());
+  EXPECT_EQ(a.assumptions, b.assumptions);
   const PeakInfo pa = EvaluatePeak(a.training, bindings);
   const PeakInfo pb = EvaluatePeak(b.training, bindings);
   EXPECT_EQ(pa.peak.ToString(), pb.peak.ToString());
@@ -478,6 +482,12 @@ const Equivalence kEquivalences[] = {
        c.accumulate = o.training.accumulate = 4;
        c.set_to_none = o.training.set_to_none = false;
        o.training.optimizer = OptimizerKind::kSgdMomentum;
+     }},
+    {"vit_mse_flash_unread", "vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
+     [](StepConfig& c, AnalysisOptions& o, std::string&) {
+       c.loss = "mse";
+       c.attention_backend = o.attention_backend = "flash";
+       o.training.loss = *ParseLossSpec("mse");
      }},
     {"vit_cross_entropy_autocast_bf16_cpu", "vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
      [](StepConfig& c, AnalysisOptions& o, std::string&) {
