@@ -14,6 +14,7 @@
 
 #include "python/src/analysis_holder.h"
 #include "torchcost/report.h"
+#include "torchcost/training.h"
 
 namespace py = pybind11;
 
@@ -39,6 +40,50 @@ sym::Bindings Merge(const sym::Bindings& base, const sym::Bindings& extra) {
   sym::Bindings out = base;
   for (const auto& [k, v] : extra) out[k] = v;
   return out;
+}
+
+// An expression's value under `b` as a Python int (past int64 too), or its text with the bound symbols substituted.
+py::object Value(const sym::Expr& e, const sym::Bindings& b) {
+  Result<__int128> v = sym::Evaluate128(e, b);
+  if (!v.ok()) return py::str(sym::Substitute(e, b).ToString());
+  const std::string text = sym::Int128ToString(*v);
+  return py::reinterpret_steal<py::object>(PyLong_FromString(text.c_str(), nullptr, 10));
+}
+
+// The step's headline figures under `b`, without rendering the JSON report
+// (what evaluate() and a search loop read): a dict of ints or expression texts.
+py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
+  const Report& r = a.report();
+  const TrainingReport& t = r.training;
+  py::dict d;
+  d["params"] = r.params;
+  d["trainable_params"] = t.mode == StepMode::kTrain ? t.grad_params : r.trainable_params;
+  d["buffers"] = r.buffers;
+  d["param_bytes"] = r.param_bytes;
+  d["buffer_bytes"] = r.buffer_bytes;
+  d["macs"] = Value(r.macs, b);
+  d["flops"] = Value(r.flops, b);
+  d["flops_forward"] = Value(t.flops_forward, b);
+  d["flops_backward"] = Value(t.flops_backward, b);
+  d["flops_optimizer"] = Value(t.flops_optimizer, b);
+  d["flops_step"] = Value(t.flops_step, b);
+  d["saved_bytes"] = Value(t.saved_bytes, b);
+  const PeakInfo peak = EvaluatePeak(t, b, /*category_max=*/false);
+  if (!peak.error.empty()) {
+    d["error"] = peak.error;
+    return d;
+  }
+  d["peak_bytes"] = Value(peak.peak, b);
+  py::dict at;
+  if (peak.decided) {
+    for (int k = 0; k < kNumMemCategories; ++k) {
+      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] = Value(peak.at_peak[k], b);
+    }
+  }
+  d["memory"] = at;
+  d["peak_phase"] = peak.decided && peak.point >= 0 ? py::object(py::str(std::string(StepPhaseName(t.timeline[peak.point].phase))))
+                                                    : py::object(py::none());
+  return d;
 }
 
 std::unique_ptr<AnalysisHolder> AnalyzeArgs(const std::vector<std::string>& args, const std::string& name) {
@@ -87,6 +132,12 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("symbols", &AnalysisHolder::symbols, "Free symbols of the input shapes, sorted.")
       .def_property_readonly("bindings", [](const AnalysisHolder& a) { return a.bindings(); },
                              "The symbol values given with set=.")
+      .def(
+          "figures",
+          [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
+            return tp::Figures(a, Merge(a.bindings(), extra));
+          },
+          py::arg("bindings") = torchcost::sym::Bindings{}, "The headline figures, without the JSON report.")
       .def(
           "json",
           [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {

@@ -9,6 +9,7 @@ a temporary directory that is removed once the analysis has read them.
 import os
 import re
 import shutil
+import sys
 import tempfile
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -50,10 +51,7 @@ def _parse_shape_text(text: str) -> Input:
 
 
 def _one_input(x: Any) -> Input:
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
-        torch = None
+    torch = sys.modules.get("torch")  # NB: not imported here: a tensor or dtype means it is loaded.
     if isinstance(x, str):
         return _parse_shape_text(x)
     if torch is not None and isinstance(x, torch.Tensor):
@@ -143,11 +141,10 @@ def prepare(model: Any, inputs: List[Input], *, config: Any = None, method: str 
         return Source(args + input_args(inputs), model)
     if config is not None:
         raise TorchcostError("config: only for a family or preset name")
-    try:
-        import torch
-    except ImportError:
-        raise TorchcostError("model: a %s needs torch; give a file or a family name" % type(model).__name__) \
-            from None
+    torch = sys.modules.get("torch")  # An nn.Module means torch is loaded.
+    if torch is None:
+        raise TorchcostError("model: expected an nn.Module, a ScriptModule, a .pt or .json path or a family "
+                             "name, got %s" % type(model).__name__)
     if isinstance(model, torch.jit.ScriptModule):
         if not inputs:
             raise TorchcostError("input_shapes: a ScriptModule keeps no input shapes; give them")

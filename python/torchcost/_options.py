@@ -9,6 +9,7 @@ messages are the command's; errors name the keyword, not the flag.
 """
 
 import re
+import sys
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 # keyword -> (flag, kind). kind: "value" (one value), "flag" (a bool switch),
@@ -71,13 +72,9 @@ def value_text(value: Any) -> str:
     """Returns the command-line text of one option value."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    try:
-        import torch  # noqa: F401 - only to recognize torch.dtype values.
-
-        if isinstance(value, torch.dtype):
-            return str(value).replace("torch.", "")
-    except ImportError:  # pragma: no cover - torch is optional for families and files.
-        pass
+    torch = sys.modules.get("torch")  # NB: never imported here (a torch.dtype value means it is loaded).
+    if torch is not None and isinstance(value, torch.dtype):
+        return str(value).replace("torch.", "")
     if isinstance(value, float) and value.is_integer():
         return str(int(value)) if abs(value) < 1e15 else repr(value)
     return str(value)

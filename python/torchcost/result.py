@@ -86,6 +86,7 @@ class Analysis:
         self._name = name
         self._extra = dict(bindings or {})
         self._doc: Optional[Dict[str, Any]] = None
+        self._fig: Optional[Dict[str, Any]] = None
         self._modules: Optional[List[ModuleRecord]] = None
 
     # --- the document --------------------------------------------------------
@@ -123,6 +124,12 @@ class Analysis:
 
     # --- totals --------------------------------------------------------------
 
+    def _figures(self) -> Dict[str, Any]:
+        """The headline figures at the bindings, evaluated in C++ without the JSON report (fast)."""
+        if self._fig is None:
+            self._fig = self._core.figures(self._extra)
+        return self._fig
+
     def _totals(self) -> Dict[str, Any]:
         return self.to_dict()["totals"]
 
@@ -132,66 +139,65 @@ class Analysis:
     @property
     def params(self) -> int:
         """Parameter elements, each storage once (tied weights once)."""
-        return self._totals()["params"]
+        return self._figures()["params"]
 
     @property
     def trainable_params(self) -> int:
         """Elements of parameters that get a gradient (requires_grad, not frozen, not a PEFT base)."""
-        t = self._training()
-        return t["grad_params"] if t["mode"] == "train" else self._totals()["trainable_params"]
+        return self._figures()["trainable_params"]
 
     @property
     def buffers(self) -> int:
         """Buffer elements."""
-        return self._totals()["buffers"]
+        return self._figures()["buffers"]
 
     @property
     def param_bytes(self) -> int:
         """Bytes of the parameters at their dtypes."""
-        return self._totals()["param_bytes"]
+        return self._figures()["param_bytes"]
 
     @property
     def buffer_bytes(self) -> int:
         """Bytes of the buffers."""
-        return self._totals()["buffer_bytes"]
+        return self._figures()["buffer_bytes"]
 
     @property
     def macs(self) -> Value:
         """Multiply-accumulates of the forward pass."""
-        return _num(self._totals()["macs"])
+        return self._figures()["macs"]
 
     @property
     def flops(self) -> Value:
         """FLOPs of the forward pass (1 MAC = 2 FLOPs, plus elementwise work); as flops_forward."""
-        return _num(self._totals()["flops"])
+        return self._figures()["flops"]
 
     @property
     def flops_forward(self) -> Value:
         """FLOPs of the step's forward pass (the loss included in training)."""
-        return _num(self._training()["flops"]["forward"])
+        return self._figures()["flops_forward"]
 
     @property
     def flops_backward(self) -> Value:
         """FLOPs of the backward pass (recomputation included; 0 in inference)."""
-        return _num(self._training()["flops"]["backward"])
+        return self._figures()["flops_backward"]
 
     @property
     def flops_optimizer(self) -> Value:
         """FLOPs of the optimizer step."""
-        return _num(self._training()["flops"]["optimizer"])
+        return self._figures()["flops_optimizer"]
 
     @property
     def flops_step(self) -> Value:
         """forward + backward + optimizer FLOPs (the forward alone in inference)."""
-        return _num(self._training()["flops"]["step"])
+        return self._figures()["flops_step"]
 
     @property
     def peak_bytes(self) -> Value:
         """The step's peak memory in bytes (one rank's when sharded)."""
-        mem = self._training()["memory"]
-        if "error" in mem:
-            raise TorchcostError(mem["error"])
-        return _num(mem["peak"])
+        f = self._figures()
+        if "error" in f:
+            raise TorchcostError(f["error"])
+        return f["peak_bytes"]
 
     @property
     def memory(self) -> Dict[str, Value]:
@@ -199,9 +205,10 @@ class Analysis:
 
         Empty if the moment of the peak depends on unbound symbols (evaluate() them).
         """
-        mem = self._training()["memory"]
-        at = mem.get("at_peak")
-        return {c: _num(at[c]) for c in CATEGORIES} if at else {}
+        f = self._figures()
+        if "error" in f:
+            raise TorchcostError(f["error"])
+        return dict(f["memory"])
 
     @property
     def category_max(self) -> Dict[str, Value]:
@@ -212,12 +219,12 @@ class Analysis:
     @property
     def saved_bytes(self) -> Value:
         """Bytes autograd saves in the forward (parameters and buffers excluded)."""
-        return _num(self._training()["memory"]["saved_bytes"])
+        return self._figures()["saved_bytes"]
 
     @property
     def peak_phase(self) -> Optional[str]:
         """"setup", "forward", "backward" or "optimizer"; None if the peak's moment is undecided."""
-        return self._training()["memory"].get("peak_phase")
+        return self._figures().get("peak_phase")
 
     @property
     def lower_bound(self) -> bool:

@@ -39,6 +39,33 @@ def test_family_equals_cli(cli):
     assert a.peak_bytes == doc["training"]["memory"]["peak"]["value"]
     assert a.memory == {c: v["value"] for c, v in doc["training"]["memory"]["at_peak"].items()}
     assert sum(a.memory.values()) == a.peak_bytes
+    # The attributes are evaluated in C++ without the JSON report: each equals the command's number.
+    t = doc["training"]
+    for attr, key in (("flops_forward", "forward"), ("flops_backward", "backward"),
+                      ("flops_optimizer", "optimizer"), ("flops_step", "step")):
+        assert getattr(a, attr) == t["flops"][key]["value"], attr
+    assert a.macs == doc["totals"]["macs"]["value"] and a.flops == doc["totals"]["flops"]["value"]
+    assert a.saved_bytes == t["memory"]["saved_bytes"]["value"]
+    assert a.peak_phase == t["memory"]["peak_phase"]
+    assert a.trainable_params == t["grad_params"] and a.param_bytes == doc["totals"]["param_bytes"]
+
+
+def test_unbound_figures_are_expressions(cli):
+    a = torchcost.analyze("llama", config=TINY_LLAMA)
+    doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()))
+    assert a.flops_backward == doc["training"]["flops"]["backward"]["expr"]
+    assert a.peak_bytes == doc["training"]["memory"]["peak"]["expr"]
+    assert a.memory == {}  # the peak's moment depends on B and S
+
+
+def test_families_do_not_import_torch():
+    code = ("import sys, torchcost\n"
+            "a = torchcost.analyze('llama', 'B,S:int64', config=%r, set={'B': 1, 'S': 8}, param_dtype='bf16')\n"
+            "assert a.peak_bytes > 0\n"
+            "print('torch' in sys.modules)\n" % (TINY_LLAMA,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
 
 
 def test_family_params_closed_form():
@@ -180,6 +207,20 @@ def test_compare_equals_cli(cli):
     assert c.to_dict()["rows"] == exe_doc["rows"]
     assert c["full"]["fits"] and c["full"]["max_batch"] > 0
     assert "lora:r=4" in c.table()
+
+
+def test_compare_on_a_module_equals_cli(cli, tmp_path):
+    m = TinyCNN()
+    path = str(tmp_path / "cnn.json")
+    torchcost.export_graph(m, ("B", 3, 8, 8), path)
+    c = torchcost.compare(m, ["full", "lora:r=2,targets=fc"], ("B", 3, 8, 8), set={"B": 2}, optimizer="adam")
+    doc = cli("compare", path, "--input", "B,3,8,8", "--set", "B=2", "--optimizer", "adam", "full",
+              "lora:r=2,targets=fc")
+    assert c.rows == doc["rows"]
+    full = torchcost.analyze(m, ("B", 3, 8, 8), set={"B": 2}, optimizer="adam")
+    assert c["full"]["peak"] == full.peak_bytes and c["full"]["at_peak"] == full.memory
+    # LoRA on fc (512 -> 10), r=2: A is 2x512, B is 10x2; the rest frozen.
+    assert c["lora:r=2,targets=fc"]["trainable_params"] == 2 * 512 + 10 * 2
 
 
 def test_renderings(tmp_path):
