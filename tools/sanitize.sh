@@ -14,7 +14,7 @@ LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTORCHCOST_BUILD_BENCHMARKS=OFF \
   "${LAUNCHER[@]}" -DCMAKE_CXX_FLAGS="$FLAGS" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-TESTS=(sym ir rules passes analysis report builder training peft step)
+TESTS=(sym ir rules passes analysis report builder training peft step cli)
 cmake --build "$BUILD" -j2 --target "${TESTS[@]/%/_tests}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=0

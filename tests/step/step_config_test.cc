@@ -1,0 +1,217 @@
+// Tests of CheckStepConfig (src/step/step_config.cc): every option and every
+// combination of options is one error naming StepConfig's fields, checked
+// before anything runs, in AnalyzeStep too.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/built_models.h"
+#include "testing/graph_builder.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+namespace {
+
+using testing::BuiltinRules;
+using testing::GraphBuilder;
+
+// x [B, 16] -> q_proj (Linear 16 -> 12, bias).
+ir::Graph OneLinear() {
+  GraphBuilder b;
+  int x = b.Input();
+  int wq = b.Param("q_proj.weight", {12, 16});
+  int bq = b.Param("q_proj.bias", {12});
+  b.Scope("q_proj", "Linear");
+  b.Output(b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"}));
+  return b.graph();
+}
+
+StepConfig Toy() {
+  StepConfig c;
+  c.inputs = {"B,16"};
+  return c;
+}
+
+// --- Errors: every option and combination, named by StepConfig's fields ----
+
+struct BadConfig {
+  const char* name;
+  void (*set)(StepConfig&);
+  const char* message;  // The whole message.
+};
+
+const BadConfig kBadConfigs[] = {
+    {"input_dtype", [](StepConfig& c) { c.input_dtype = "float99"; },
+     "StepConfig.input_dtype float99: unknown dtype 'float99'; accepted: "},
+    {"mode", [](StepConfig& c) { c.mode = "eval"; },
+     "StepConfig.mode: unknown mode 'eval'; expected train or infer"},
+    {"optimizer", [](StepConfig& c) { c.optimizer = "adamax"; }, "StepConfig.optimizer: unknown optimizer 'adamax'"},
+    {"shard", [](StepConfig& c) { c.shard = "zero4"; }, "StepConfig.shard: unknown sharding strategy 'zero4'"},
+    {"world_zero", [](StepConfig& c) { c.world = 0; }, "StepConfig.world 0: must be at least 1"},
+    {"world_without_strategy", [](StepConfig& c) { c.world = 4; },
+     "StepConfig.world 4 needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp"},
+    {"shard_infer",
+     [](StepConfig& c) {
+       c.shard = "zero2";
+       c.world = 2;
+       c.mode = "infer";
+     },
+     "StepConfig.shard zero2 models a training step; it does not go with StepConfig.mode infer"},
+    {"ddp_bucket", [](StepConfig& c) { c.ddp_bucket_mib = 0; }, "StepConfig.ddp_bucket_mib: must be positive"},
+    {"foreach_lion",
+     [](StepConfig& c) {
+       c.optimizer = "lion";
+       c.foreach = true;
+     },
+     "StepConfig.foreach: lion has no torch foreach implementation"},
+    {"foreach_shard",
+     [](StepConfig& c) {
+       c.foreach = true;
+       c.shard = "ddp";
+       c.world = 2;
+     },
+     "StepConfig.foreach with StepConfig.shard is not modelled"},
+    {"galore_spec", [](StepConfig& c) { c.galore = "r=0"; }, "StepConfig.galore: r=0 must be a positive integer"},
+    {"galore_sgd",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.optimizer = "sgd";
+     },
+     "StepConfig.galore wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); got 'sgd'"},
+    {"galore_foreach",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.foreach = true;
+     },
+     "StepConfig.galore runs per parameter: no StepConfig.foreach"},
+    {"galore_master_weights",
+     [](StepConfig& c) {
+       c.galore = "r=4";
+       c.master_weights = true;
+     },
+     "StepConfig.galore with StepConfig.shard or StepConfig.master_weights is not modelled"},
+    {"galore_per_layer_accumulate",
+     [](StepConfig& c) {
+       c.galore = "r=4,per_layer=true";
+       c.accumulate = 2;
+     },
+     "StepConfig.galore per_layer=true frees each gradient in backward: no StepConfig.accumulate or "
+     "StepConfig.set_to_none=false"},
+    {"method_galore_sgd",
+     [](StepConfig& c) {
+       c.method = "galore:r=4";
+       c.optimizer = "sgd";
+     },
+     "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); "
+     "got 'sgd'"},
+    {"paged_lion",
+     [](StepConfig& c) {
+       c.optimizer = "lion";
+       c.paged = true;
+     },
+     "StepConfig.paged: paged states are modelled for adam, adamw and adam8bit"},
+    // NB: each check sees the options before it: paged passes alone, the state dtype then clashes.
+    {"paged_state_dtype",
+     [](StepConfig& c) {
+       c.paged = true;
+       c.state_dtype = "float32";
+     },
+     "StepConfig.state_dtype: paged states with a state dtype, master weights, the foreach step, GaLore or "
+     "sharding are not modelled"},
+    {"state_dtype_int", [](StepConfig& c) { c.state_dtype = "int64"; },
+     "StepConfig.state_dtype: state dtype int64 is not a float dtype"},
+    {"state_dtype_adafactor",
+     [](StepConfig& c) {
+       c.state_dtype = "float32";
+       c.optimizer = "adafactor";
+     },
+     "StepConfig.state_dtype: a state dtype does not apply to adafactor (its states have their own format)"},
+    {"param_dtype", [](StepConfig& c) { c.param_dtype = "half-ish"; },
+     "StepConfig.param_dtype: unknown dtype 'half-ish'"},
+    {"autocast_float32", [](StepConfig& c) { c.autocast = "float32"; },
+     "StepConfig.autocast 'float32': expected fp16 or bf16"},
+    {"autocast_fp16_cpu",
+     [](StepConfig& c) {
+       c.autocast = "fp16";
+       c.device = "cpu";
+     },
+     "StepConfig.autocast fp16: CPU autocast (torch 1.13) runs bfloat16 only"},
+    {"loss", [](StepConfig& c) { c.loss = "hinge"; }, "StepConfig.loss: unknown loss 'hinge'"},
+    {"device", [](StepConfig& c) { c.device = "tpu"; }, "StepConfig.device 'tpu': expected cuda or cpu"},
+    {"attention_backend", [](StepConfig& c) { c.attention_backend = "xformers"; },
+     "StepConfig.attention_backend 'xformers': expected auto, math, flash or efficient"},
+    {"accumulate", [](StepConfig& c) { c.accumulate = 0; }, "StepConfig.accumulate 0: must be at least 1"},
+    {"freeze", [](StepConfig& c) { c.freeze = {"("}; },
+     "StepConfig.freeze '(': not a valid regular expression ("},
+    {"checkpoint_group", [](StepConfig& c) { c.checkpoint_group = 0; },
+     "StepConfig.checkpoint_group 0: must be at least 1"},
+    {"checkpoint_selective_group",
+     [](StepConfig& c) {
+       c.checkpoint = "selective";
+       c.checkpoint_group = 2;
+     },
+     "StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does not apply (each attention core is its own "
+     "segment)"},
+    {"checkpoint_regex", [](StepConfig& c) { c.checkpoint = "(["; },
+     "StepConfig.checkpoint '([': not a valid regular expression ("},
+    {"fsdp_unit",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.world = 2;
+       c.fsdp_unit = "(";
+     },
+     "StepConfig.fsdp_unit '(': not a regular expression ("},
+    {"method", [](StepConfig& c) { c.method = "prefix:r=8"; }, "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
+    {"inputs_empty_dim", [](StepConfig& c) { c.inputs = {"1,,16"}; },
+     "StepConfig.inputs '1,,16': dim 1 '' is not an integer or a symbol name"},
+    {"inputs_bad_dim", [](StepConfig& c) { c.inputs = {"B,x?"}; },
+     "StepConfig.inputs 'B,x?': dim 1 'x?' is not an integer or a symbol name"},
+    {"inputs_zero", [](StepConfig& c) { c.inputs = {"0,16"}; },
+     "StepConfig.inputs: input '0,16': dim '0' must be a positive integer"},
+    {"bindings_unknown", [](StepConfig& c) { c.bindings = {{"Q", 3}}; },
+     "StepConfig.bindings Q=3: unknown symbol 'Q'; symbols: B"},
+    {"bindings_range", [](StepConfig& c) { c.bindings = {{"B", 0}}; },
+     "StepConfig.bindings B=0: value out of the range of B, [1, inf]"},
+    {"bindings_bound",
+     [](StepConfig& c) {
+       c.symbol_bounds = {{"B", 4}};
+       c.bindings = {{"B", 5}};
+     },
+     "StepConfig.bindings B=5: value out of the range of B, [1, 4]"},
+};
+
+TEST(StepConfigTest, EachBadOptionIsOneErrorNamingStepConfigFields) {
+  for (const BadConfig& bad : kBadConfigs) {
+    SCOPED_TRACE(bad.name);
+    StepConfig c = Toy();
+    bad.set(c);
+    const Status s = CheckStepConfig(c);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message().rfind(bad.message, 0), 0u) << s.message();
+    EXPECT_EQ(s.message().find("--"), std::string::npos) << s.message();
+    // AnalyzeStep checks the same, before anything runs.
+    StepStage stage = StepStage::kAnalysis;
+    Result<StepAnalysis> r = AnalyzeStep(OneLinear(), BuiltinRules(), c, &stage);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), s.message());
+    EXPECT_TRUE(stage == StepStage::kOptions || stage == StepStage::kInputs) << StepStageName(stage);
+  }
+}
+
+TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
+  EXPECT_TRUE(CheckStepConfig(StepConfig()).ok());
+  StepConfig c = Toy();
+  c.shard = "zero3";
+  c.world = 8;
+  c.checkpoint = "blocks";
+  c.autocast = "bf16";
+  c.device = "cpu";
+  c.galore = "";
+  c.state_dtype = "bf16";
+  c.bindings = {{"B", 4}};
+  EXPECT_TRUE(CheckStepConfig(c).ok()) << CheckStepConfig(c).message();
+}
+
+}  // namespace
+}  // namespace torchcost
