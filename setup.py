@@ -63,6 +63,7 @@ setup(
     version="0.1.0",
     description="What a PyTorch model costs (params, FLOPs, peak training memory), without running it",
     packages=["torchcost"],
+    package_data={"torchcost": ["py.typed"]},
     package_dir={"": "python"},
     ext_modules=[CMakeExtension("torchcost._core")],
     cmdclass={"build_ext": CMakeBuild},

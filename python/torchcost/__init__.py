@@ -75,13 +75,15 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     from . import _model
     from ._options import bindings_of, to_args
 
+    # NB: the text report's flags (--depth, --top, --top-depth) are tree()'s defaults.
+    tree = {k: options.pop(k) for k in ("depth", "top", "top_depth") if k in options}
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
     args = to_args(options)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,
                             bindings=bindings_of(options.get("set")))
     with source:
         core = _call(lambda c: c.analyze, source.args + args, source.name)
-    result = Analysis(core, source.name)
+    result = Analysis(core, source.name, tree=tree)
     if timeline_svg is not None:
         result.timeline_svg(timeline_svg)
     return result

@@ -81,8 +81,10 @@ class Analysis:
       modules: ModuleRecord per nn.Module, the root first.
     """
 
-    def __init__(self, core: Any, name: str, bindings: Optional[Mapping[str, int]] = None):
+    def __init__(self, core: Any, name: str, bindings: Optional[Mapping[str, int]] = None,
+                 tree: Optional[Mapping[str, int]] = None):
         self._core = core
+        self._tree = dict(tree or {})
         self._name = name
         self._extra = dict(bindings or {})
         self._doc: Optional[Dict[str, Any]] = None
@@ -277,7 +279,7 @@ class Analysis:
         if unknown:
             raise TorchcostError("evaluate: unknown symbol %s; symbols: %s" %
                                  (", ".join(repr(s) for s in unknown), ", ".join(self._core.symbols) or "none"))
-        return Analysis(self._core, self._name, merged)
+        return Analysis(self._core, self._name, merged, self._tree)
 
     def sweep(self, *specs: str, **ranges: Any) -> List[Dict[str, Any]]:
         """FLOPs and peak at every point of a grid, from this one analysis.
@@ -308,10 +310,15 @@ class Analysis:
 
     # --- renderings -----------------------------------------------------------
 
-    def tree(self, depth: int = -1, top: int = 3, top_depth: int = -1) -> str:
+    def tree(self, depth: Optional[int] = None, top: Optional[int] = None, top_depth: Optional[int] = None) -> str:
         """The command's text report: a DeepSpeed-style module tree to `depth` (-1: all), the top `top`
-        module types at `top_depth`, the operator table, totals and memory at the peak."""
-        return self._core.text(depth, top, top_depth, self._extra)
+        module types at `top_depth` (-1: the deepest), the operator table, totals and memory at the peak.
+
+        Defaults: analyze()'s depth, top and top_depth keywords, else -1, 3, -1.
+        """
+        t = self._tree
+        return self._core.text(t.get("depth", -1) if depth is None else depth, t.get("top", 3) if top is None else top,
+                               t.get("top_depth", -1) if top_depth is None else top_depth, self._extra)
 
     def timeline_svg(self, path: Optional[str] = None) -> str:
         """Returns the memory timeline (live bytes per category over the step) as SVG; writes it to `path` if given."""

@@ -231,6 +231,8 @@ def test_renderings(tmp_path):
     assert "Total params: %s" % format(a.params, ",") in s and "opt" in s
     tree = a.tree(depth=1)
     assert "Module tree" in tree and "TinyCNN" in tree
+    assert torchcost.analyze(TinyCNN(), (2, 3, 8, 8), depth=1, top=0).tree() == a.tree(depth=1, top=0)
+    assert "(conv): Conv2d" in a.tree(depth=1) and "(conv)" not in a.tree(depth=0)
     sym = torchcost.analyze(TinyCNN(), ("B", 3, 8, 8))
     with pytest.raises(torchcost.TorchcostError, match="B"):
         sym.timeline_svg()
