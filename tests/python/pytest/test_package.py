@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 import torchcost
-from conftest import same_report
+from conftest import REPO, same_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY_LLAMA = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "intermediate": 160, "vocab": 256}
@@ -253,3 +253,21 @@ def test_meta_7b_module_in_little_memory():
     params, n, rss_kib = map(int, out.stdout.split())
     assert params == n == 6738415616
     assert rss_kib < 2 * 1024 * 1024, "RSS %d MiB" % (rss_kib // 1024)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd_momentum"])
+def test_step_memory_equals_pytorch_measurement(tmp_path, optimizer):
+    # PyTorch measures one real CPU training step of LeNet-5 (tools/measure_step.py, docs/measuring.md):
+    # parameter, gradient and optimizer-state storages, what autograd saves, and the allocator's peak.
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import make_fixtures
+    import measure_step
+
+    ref = measure_step.measure("lenet5", 2, optimizer, "train", fixtures=str(tmp_path))
+    model, shapes = make_fixtures.build_model("lenet5")
+    a = torchcost.analyze(model, [2] + list(shapes[0][1:]), optimizer=optimizer, device="cpu")
+    assert a.param_bytes == ref["param_bytes"]
+    assert a.category_max["grad"] == ref["grad_bytes"]
+    assert a.category_max["opt"] == ref["opt_bytes"]
+    assert a.saved_bytes == ref["act_bytes"]
+    assert abs(a.peak_bytes - ref["peak_bytes"]) <= 0.01 * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
