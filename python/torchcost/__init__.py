@@ -52,7 +52,7 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     """Analyses a model's training step (or inference with mode="infer").
 
     model: an nn.Module (exported here through torch.fx, or make_fx with
-      method="aten"; meta-device models cost no memory), a ScriptModule, a path
+      method="aten" for concrete shapes; meta-device models cost no memory), a ScriptModule, a path
       to a TorchScript archive (.pt) or JSON graph (.json), or a family or preset
       name ("gpt2", "llama", "llama-7b-like", "vit-b-16", "resnet50", ...) with
       its `config` ({"layers": 2, "hidden": 128} or "layers=2,hidden=128").
@@ -61,7 +61,7 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
       list of those. Families and .json graphs have their own.
     input_dtypes: a dtype per input, where the shapes do not carry one.
     examples: sizes to trace an nn.Module's symbolic dims at ({"S": 128});
-      default: the `set` value, else 2.
+      default: the `set` value if above 1, else 2.
     timeline_svg: also write the memory timeline there.
     options: every option of the `torchcost` command as a keyword (docs/python.md):
       set={"B": 8}, mode="infer", optimizer="adam", freeze=["^conv1"],

@@ -163,12 +163,20 @@ def prepare(model: Any, inputs: List[Input], *, config: Any = None, method: str 
         from . import exporter
 
         examples = dict(examples or {})
+        symbolic = sorted({d for shape, _ in inputs for d in shape if isinstance(d, str)})
+        if symbolic and method != "fx":
+            # NB: make_fx (and torch.export on 1.13's successors) record sizes as constants: a graph
+            # traced at B=2 is B=2's only, and analysing it for every B would be silently wrong.
+            raise TorchcostError("method=%r records sizes at the examples; give concrete input_shapes "
+                                 "(not %s) or use method='fx', whose sizes stay symbolic"
+                                 % (method, ", ".join(symbolic)))
         specs = []
         for shape, dtype in inputs:
             example = []
             for d in shape:
                 if isinstance(d, str):
-                    v = examples.get(d, (bindings or {}).get(d, 2))
+                    # NB: 1 is a poor example (broadcasting and squeezes specialize on it): 2 unless given.
+                    v = examples.get(d) or max(int((bindings or {}).get(d, 2)), 2)
                     example.append(int(v))
                 else:
                     example.append(d)

@@ -188,6 +188,16 @@ def test_options_are_keywords_and_errors_name_them():
     assert a.param_bytes == 2 * (a.params - lora) + 4 * lora
 
 
+def test_aten_export_is_concrete_or_refused():
+    # make_fx records sizes as constants: symbolic dims would be silently wrong, so they are refused.
+    with pytest.raises(torchcost.TorchcostError, match="method='aten' records sizes"):
+        torchcost.analyze(TinyCNN(), ("B", 3, 8, 8), method="aten")
+    a = torchcost.analyze(TinyCNN(), (4, 3, 8, 8), method="aten")
+    b = torchcost.analyze(TinyCNN(), ("B", 3, 8, 8), set={"B": 4})
+    assert a.macs == b.macs == 4 * 8 * 8 * 8 * 3 * 9 + 4 * 512 * 10
+    assert a.params == b.params
+
+
 def test_strict_is_its_own_error(tmp_path):
     class Odd(nn.Module):
         def forward(self, x):
