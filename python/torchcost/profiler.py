@@ -57,6 +57,15 @@ def optimizer_options(optimizer: Any) -> Dict[str, Any]:
         raise TorchcostError("optimizer: %s(amsgrad=True) is not modelled (its max_exp_avg_sq state)" % name)
     if first.get("foreach"):
         out["optimizer_impl"] = "foreach"
+    # NB: torch 1.13's SGD, Adam, Adagrad and RMSprop apply weight decay as grad.add(param, alpha=wd): a
+    # parameter-sized temporary and 2 FLOPs per element that torchcost's optimizer models leave out
+    # (AdamW decays in place: modelled).
+    if out["optimizer"] != "adamw" and any_group("weight_decay", lambda w: bool(w)):
+        warnings.warn("torchcost.Profiler: %s(weight_decay=%g) is modelled without its weight-decay "
+                      "temporary (grad.add(param)) and its 2 FLOPs per element: the step's temp memory and "
+                      "optimizer FLOPs are lower bounds" % (name, next(g["weight_decay"] for g in groups
+                                                                        if g.get("weight_decay"))),
+                      stacklevel=3)
     return out
 
 

@@ -160,6 +160,17 @@ def test_profiler_reads_the_optimizer(make, name):
     assert r.category_max["grad"] == grads
 
 
+def test_profiler_warns_of_weight_decay():
+    m = TinyCNN()
+    with pytest.warns(UserWarning, match="weight_decay"):
+        torchcost.Profiler(m, torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=1e-4))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torchcost.Profiler(m, torch.optim.AdamW(m.parameters(), weight_decay=0.01))  # in place: modelled
+
+
 def test_profiler_refuses_what_is_not_modelled():
     m = TinyCNN()
     with pytest.raises(torchcost.TorchcostError, match="amsgrad"):
