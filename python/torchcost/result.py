@@ -268,6 +268,14 @@ class Analysis:
                 return m
         raise KeyError(path)
 
+    @property
+    def timeline(self) -> List[Dict[str, Any]]:
+        """Live bytes by category after each event of the step (what timeline_svg draws):
+        [{"phase", "node" (graph node index, -1 for none), "param", ..., "oth"}]."""
+        t = self.to_dict()["training"]["timeline"]
+        cats = t["categories"]
+        return [dict(zip(["phase", "node"] + cats, p[:2] + [_num(v) for v in p[2:]])) for p in t["points"]]
+
     # --- re-evaluation ---------------------------------------------------------
 
     def evaluate(self, bindings: Optional[Mapping[str, int]] = None, **symbols: int) -> "Analysis":

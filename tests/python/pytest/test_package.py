@@ -246,6 +246,9 @@ def test_compare_on_a_module_equals_cli(cli, tmp_path):
 
 def test_renderings(tmp_path):
     a = torchcost.analyze(TinyCNN(), (2, 3, 8, 8))
+    points = a.timeline
+    assert max(sum(p[c] for c in a.memory) for p in points) == a.peak_bytes
+    assert {p["phase"] for p in points} == {"setup", "forward", "backward", "optimizer"}
     svg = a.timeline_svg(str(tmp_path / "t.svg"))
     assert svg.startswith("<svg") and open(tmp_path / "t.svg").read() == svg
     s = a.summary()
