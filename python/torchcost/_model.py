@@ -119,6 +119,22 @@ class Source:
         self.close()
 
 
+def _json_graph_inputs(path: str) -> List[Input]:
+    """The inputs table of a JSON graph (docs/graph-schema.md): symbolic shapes as the exporter wrote them.
+
+    NB: the command reads shapes from --input only; the package defaults them to the file's own.
+    """
+    import json
+
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        return [(list(i["shape"]), i.get("dtype")) for i in doc.get("inputs", [])
+                if isinstance(i, dict) and isinstance(i.get("shape"), list)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []  # The analysis reports what is wrong with the file.
+
+
 def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "model"
 
@@ -132,6 +148,8 @@ def prepare(model: Any, inputs: List[Input], *, config: Any = None, method: str 
         if os.path.exists(model) or _MODEL_FILE.match(model) or os.sep in model:
             if config is not None:
                 raise TorchcostError("config: only for a family or preset name, not a model file")
+            if not inputs and model.lower().endswith(".json") and os.path.isfile(model):
+                inputs = _json_graph_inputs(model)
             return Source([model] + input_args(inputs), os.path.basename(model))
         args = ["--model", model]
         if config is not None:

@@ -169,7 +169,8 @@ def translate_message(message: str) -> str:
     """Returns a library message with the command's flags named as keywords (--param-dtype -> param_dtype)."""
     def keyword(m: "re.Match[str]") -> str:
         return _FLAG_TO_KEYWORD.get(m.group(0), m.group(0))
-    text = _FLAG.sub(keyword, message)
+    text = re.sub(r"--input (?=\S)", "input_shapes=", message)  # "give --input SHAPE": a keyword's value.
+    text = _FLAG.sub(keyword, text)
     text = _FIELD.sub(lambda m: _FIELD_TO_KEYWORD.get(m.group(1), m.group(1)), text)
     return text.replace(" (see torchcost --help)", "")
 

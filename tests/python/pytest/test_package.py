@@ -102,6 +102,12 @@ def test_module_equals_cli_on_its_export(cli, tmp_path):
     doc = cli(path, "--input", "B,3,8,8:float32", "--set", "B=4", "--optimizer", "sgd_momentum",
               "--freeze", "^conv")
     same_report(a.to_dict(), doc)
+    # A .json path defaults its inputs to the file's table (symbolic B).
+    same_report(torchcost.analyze(path, set={"B": 4}, optimizer="sgd_momentum", freeze="^conv").to_dict(), doc)
+    pt = str(tmp_path / "cnn.pt")
+    torch.jit.save(torch.jit.trace(m.eval(), torch.randn(1, 3, 8, 8)), pt)
+    with pytest.raises(torchcost.TorchcostError, match="input_shapes=SHAPE"):  # no sidecar: say what to give
+        torchcost.analyze(pt)
 
 
 def test_scriptmodule_equals_cli(cli, tmp_path):
