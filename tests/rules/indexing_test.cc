@@ -139,28 +139,36 @@ sym::Expr AntialiasWorkspace(const std::string& op, std::vector<int64_t> in, std
 TEST(UpsampleRuleTest, AntialiasedPassesAndTaps) {
   OpRunner r;
   r.set_inputs_require_grad(true);
-  // bilinear, antialias=True, [1, 2, 8, 8] -> (4, 4): downsampling by 2, so
-  // each output reads K * 8/4 = 4 taps per dim (K = 2). Width pass: [1, 2, 8, 4]
-  // = 64 outputs, then height pass: [1, 2, 4, 4] = 32 outputs, 2*4 - 1 = 7
-  // FLOPs each. Backward: 3 FLOPs per (output, tap pair): 3*16*32. The width
-  // pass's result (64 floats) is scratch. (The kernel's exact taps, clipped at
-  // the borders, are 3, 4, 4, 3 per row: the rule's count is an upper estimate.)
+  // bilinear (K = 2), antialias=True, [1, 2, 8, 8] -> (4, 4): each output's
+  // window spans K * 8/4 = 4 input elements, so one row's 4 outputs read 16
+  // taps: 16 muls + (16 - 4) adds = 28 FLOPs per row. Width pass: 2*8 rows
+  // ([1, 2, 8, 4]); height pass: 2*4 columns: 28 each. Backward: 3 FLOPs per
+  // (height tap, width tap) pair, 16*16 pairs per channel. The width pass's
+  // result (64 floats) is scratch. (The kernel clips its border windows: its
+  // taps are 3, 4, 4, 3 per row, 14 not 16: the rule's count is an estimate.)
   OpResult bl = Ok(r, "aten::_upsample_bilinear2d_aa.vec",
                    {{"input", OpArg::Tensor("1,2,8,8")}, {"output_size", OpArg::Ints({4, 4})},
                     {"align_corners", OpArg::Bool(false)}, {"scale_factors", OpArg::None()}});
   EXPECT_EQ(bl.output_shapes[0], "[1, 2, 4, 4]");
-  EXPECT_EQ(bl.flops, sym::Expr(64 * 7 + 32 * 7));
-  EXPECT_EQ(bl.bwd_flops, sym::Expr(3 * 16 * 32));
+  EXPECT_EQ(bl.flops, sym::Expr(16 * 28 + 8 * 28));
+  EXPECT_EQ(bl.bwd_flops, sym::Expr(3 * 2 * 16 * 16));
   EXPECT_EQ(bl.saved_bytes, sym::Expr(0));
   EXPECT_EQ(AntialiasWorkspace("aten::_upsample_bilinear2d_aa", {1, 2, 8, 8}, {4, 4}), sym::Expr(64 * 4));
-  // bicubic, antialias=True, upsampling [1, 1, 3, 3] -> (3, 6): only the width
-  // changes, so one pass of 18 outputs with K = 4 taps: 7 FLOPs each; no scratch.
+  // A non-integer scale, width only: [1, 1, 7, 10] -> (7, 4): windows of
+  // 2 * 10/4 = 5 elements, 20 taps per row (the kernel: 4 + 5 + 5 + 4 = 18),
+  // 20 muls + 16 adds on each of 7 rows; one pass, so no scratch.
+  OpResult nw = Ok(r, "aten::_upsample_bilinear2d_aa.vec",
+                   {{"input", OpArg::Tensor("1,1,7,10")}, {"output_size", OpArg::Ints({7, 4})},
+                    {"align_corners", OpArg::Bool(false)}, {"scale_factors", OpArg::None()}});
+  EXPECT_EQ(nw.flops, sym::Expr(7 * 36));
+  EXPECT_EQ(AntialiasWorkspace("aten::_upsample_bilinear2d_aa", {1, 1, 7, 10}, {7, 4}), sym::Expr(0));
+  // bicubic (K = 4), upsampling [1, 1, 3, 3] -> (3, 6): 4 taps per output, 24
+  // per row: 24 muls + 18 adds on each of 3 rows (the height is unchanged).
   OpResult bc = Ok(r, "aten::_upsample_bicubic2d_aa",
                    {{"self", OpArg::Tensor("1,1,3,3")}, {"output_size", OpArg::Ints({3, 6})},
                     {"align_corners", OpArg::Bool(true)}});
   EXPECT_EQ(bc.output_shapes[0], "[1, 1, 3, 6]");
-  EXPECT_EQ(bc.flops, sym::Expr(18 * 7));
-  EXPECT_EQ(AntialiasWorkspace("aten::_upsample_bicubic2d_aa", {1, 1, 3, 3}, {3, 6}), sym::Expr(0));
+  EXPECT_EQ(bc.flops, sym::Expr(3 * 42));
 }
 
 TEST(PixelShuffleRuleTest, MovesChannelsIntoSpace) {
