@@ -216,18 +216,37 @@ class Simulator {
     runs_backward_.assign(g_.nodes.size(), false);
     if (options_.mode != StepMode::kTrain || g_.outputs.empty()) return;
     std::vector<bool> needed(g_.values.size(), false);
-    needed[g_.outputs[0]] = grads_.requires_grad[g_.outputs[0]];
+    // NB: an in-place write into a storage (`attn[:, :, 1:, 1:] += rel_pos`:
+    // add_ and copy_ on views of attn) changes what every later reader of that
+    // storage sees, so it is needed when a needed value read after it lives
+    // there (PyTorch's CopySlices routes the base's gradient into the write).
+    std::vector<bool> read_later(storages_.size(), false);
+    std::vector<int> of;
+    auto need = [&](int v) {
+      needed[v] = true;
+      of.clear();
+      StoragesOf(v, &of);
+      for (int s : of) read_later[s] = true;
+    };
+    if (grads_.requires_grad[g_.outputs[0]]) need(g_.outputs[0]);
     for (int ni = static_cast<int>(g_.nodes.size()) - 1; ni >= 0; --ni) {
       const ir::Node& node = g_.nodes[ni];
       bool any = false;
       for (int o : node.outputs) any = any || needed[o];
+      if (!any && WritesInPlace(ni)) {
+        for (int o : node.outputs) {
+          if (storage_of_[o] >= 0 && read_later[storage_of_[o]] && grads_.requires_grad[o]) any = true;
+        }
+      }
       if (!any) continue;
       const auto& na = grads_.nodes[ni];
       if (na.has_grad_fn) {
         runs_backward_[ni] = true;
-        for (int e : na.grad_inputs) needed[e] = true;
+        for (int e : na.grad_inputs) need(e);
       } else {
-        for (int in : node.inputs) needed[in] = needed[in] || grads_.requires_grad[in];
+        for (int in : node.inputs) {
+          if (grads_.requires_grad[in]) need(in);
+        }
       }
     }
     // Only the first output is kept by the step; with an appended loss, the
@@ -252,6 +271,12 @@ class Simulator {
       storages_[s].pinned = true;
       if (storages_[s].category == MemCategory::kTemp) storages_[s].category = MemCategory::kOther;
     }
+  }
+
+  // True if node `ni`'s rule writes into an argument (add_, copy_, index_put_).
+  bool WritesInPlace(int ni) const {
+    const auto& nf = shapes_.nodes[ni];
+    return nf.ok && nf.rule != nullptr && nf.applied.variant != nullptr && nf.applied.variant->inplace;
   }
 
   bool IsSetupStorage(int s) const { return std::find(setup_.begin(), setup_.end(), s) != setup_.end(); }

@@ -155,6 +155,33 @@ TEST_F(StepMemoryTest, GradientAccumulation) {
   EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[static_cast<int>(MemCategory::kGrad)]), kW1 + kW2);
 }
 
+// a = linear(x) [1, 4, 4]; a[:, 1:, 1:] += p (add_ into a view of a); out =
+// softmax(a). Only the in-place write connects p [3, 3] to the output: its
+// gradient exists (PyTorch routes a's gradient into the write through
+// CopySlices), so GRAD holds W, b and p: (16 + 4 + 9) floats.
+TEST(StepMemoryInPlaceTest, AWriteIntoAViewReachesTheLoss) {
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  sym::Context ctx;
+  GraphBuilder b;
+  int x = b.Input();
+  int w = b.Param("l.weight", {4, 4});
+  int bias = b.Param("l.bias", {4});
+  int p = b.Param("p", {3, 3});
+  int a = b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
+  int v1 = b.One("aten::slice.Tensor", {a, b.Int(1), b.Int(1), b.Int(4), b.Int(1)}, {"self", "dim", "start", "end", "step"});
+  int v2 = b.One("aten::slice.Tensor", {v1, b.Int(2), b.Int(1), b.Int(4), b.Int(1)}, {"self", "dim", "start", "end", "step"});
+  b.One("aten::add_.Tensor", {v2, p, b.Int(1)}, {"self", "other", "alpha"});
+  b.Output(b.One("aten::softmax.int", {a, b.Int(-1), b.None()}, {"self", "dim", "dtype"}));
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kSgd;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "1,4,4"));
+  auto r = Analyze(b.graph(), *rules, ctx, opts);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  PeakInfo peak = EvaluatePeak(r->training, {});
+  EXPECT_EQ(*peak.category_max[static_cast<int>(MemCategory::kGrad)].AsConstant(), (16 + 4 + 9) * 4);
+}
+
 TEST_F(StepMemoryTest, BadFreezeRegexIsAnError) {
   TrainingOptions t;
   t.freeze = {"("};

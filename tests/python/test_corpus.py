@@ -146,6 +146,21 @@ class Shuffle(nn.Module):
         return self.c(F.pixel_unshuffle(self.b(F.pixel_shuffle(self.a(x), 2)), 2))
 
 
+class SliceAdd(nn.Module):
+    """attn[:, :, 1:, 1:] += bias (torchvision's MViT v2 adds its relative positions so): add_ and copy_ on views."""
+
+    def __init__(self):
+        super().__init__()
+        self.qk = nn.Linear(4, 5)
+        self.rel = nn.Parameter(torch.randn(4, 4))
+        self.out = nn.Linear(5, 3)
+
+    def forward(self, x):
+        attn = self.qk(x).unsqueeze(1)                  # [B, 1, 5, 5]
+        attn[:, :, 1:, 1:] += self.rel * x[:, 1:, :4].unsqueeze(1)
+        return self.out(attn.softmax(-1))
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -207,6 +222,12 @@ def _nn_models():
                                (1, 2, 8, 6))
     s["interp_bicubic_aa"] = (lambda: Interp(2, dims=2, size=(3, 9), mode="bicubic", antialias=True), (1, 2, 6, 6))
     s["pixel_shuffle"] = (lambda: Shuffle(), (1, 2, 3, 3))
+    s["act_more"] = (lambda: nn.Sequential(nn.Linear(8, 8), nn.CELU(0.5), nn.SELU(), nn.Hardshrink(0.3),
+                                           nn.Softshrink(0.1), nn.Threshold(0.05, -1.0), nn.LogSigmoid(), nn.RReLU(),
+                                           nn.Linear(8, 8), nn.GLU(), nn.Linear(4, 4)), (3, 8))
+    s["inplace_slice_add"] = (lambda: SliceAdd(), (2, 5, 4))
+    s["shuffle_channels"] = (lambda: nn.Sequential(nn.Conv2d(4, 6, 1), nn.ChannelShuffle(3), nn.Conv2d(6, 2, 1)),
+                             (1, 4, 3, 3))
     s["interp_trilinear"] = (lambda: Interp(2, dims=3, scale_factor=2, mode="trilinear"), (1, 2, 3, 4, 5))
     s["interp_nearest3d"] = (lambda: Interp(2, dims=3, size=(4, 4, 4), mode="nearest"), (1, 2, 3, 4, 5))
     return s
@@ -316,8 +337,10 @@ def saved_bytes(model, x):
 
 
 # Models whose saved bytes are checked (train mode, CPU kernels): the recurrent
-# layers, nn.MultiheadAttention and the nn.Transformer family.
-SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth")
+# layers, nn.MultiheadAttention, the nn.Transformer family, and the small
+# models of activations, shuffles and interpolation.
+SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth", "act_", "shuffle_", "pixel_",
+                 "interp_", "inplace_")
 
 
 # Models also traced in eval mode and saved with their module attributes
