@@ -161,6 +161,21 @@ class SliceAdd(nn.Module):
         return self.out(attn.softmax(-1))
 
 
+class Unpool(nn.Module):
+    """nn.MaxPool{2,3}d(return_indices=True) then nn.MaxUnpool{2,3}d, between 1x1 convolutions."""
+
+    def __init__(self, dims):
+        super().__init__()
+        conv = {2: nn.Conv2d, 3: nn.Conv3d}[dims]
+        self.a, self.b = conv(2, 2, 1), conv(2, 2, 1)
+        self.pool = {2: nn.MaxPool2d, 3: nn.MaxPool3d}[dims](2, return_indices=True)
+        self.unpool = {2: nn.MaxUnpool2d, 3: nn.MaxUnpool3d}[dims](2)
+
+    def forward(self, x):
+        y, idx = self.pool(self.a(x))
+        return self.b(self.unpool(y, idx))
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -226,6 +241,10 @@ def _nn_models():
                                            nn.Softshrink(0.1), nn.Threshold(0.05, -1.0), nn.LogSigmoid(), nn.RReLU(),
                                            nn.Linear(8, 8), nn.GLU(), nn.Linear(4, 4)), (3, 8))
     s["inplace_slice_add"] = (lambda: SliceAdd(), (2, 5, 4))
+    s["unpool_2d"] = (lambda: Unpool(2), (1, 2, 4, 6))
+    s["unpool_3d"] = (lambda: Unpool(3), (1, 2, 4, 4, 2))
+    s["fold_unfold"] = (lambda: nn.Sequential(nn.Conv2d(2, 2, 1), nn.Unfold(2, padding=1, stride=2), nn.Linear(9, 9),
+                                              nn.Fold((5, 5), 2, padding=1, stride=2)), (1, 2, 5, 5))
     s["shuffle_channels"] = (lambda: nn.Sequential(nn.Conv2d(4, 6, 1), nn.ChannelShuffle(3), nn.Conv2d(6, 2, 1)),
                              (1, 4, 3, 3))
     s["interp_trilinear"] = (lambda: Interp(2, dims=3, scale_factor=2, mode="trilinear"), (1, 2, 3, 4, 5))
@@ -340,7 +359,7 @@ def saved_bytes(model, x):
 # layers, nn.MultiheadAttention, the nn.Transformer family, and the small
 # models of activations, shuffles and interpolation.
 SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth", "act_", "shuffle_", "pixel_",
-                 "interp_", "inplace_")
+                 "interp_", "inplace_", "unpool_", "fold_")
 
 
 # Models also traced in eval mode and saved with their module attributes
