@@ -192,6 +192,11 @@ def test_options_are_keywords_and_errors_name_them():
         torchcost.analyze("llama", config=TINY_LLAMA, optimiser="adam")
     with pytest.raises(torchcost.TorchcostError, match="input_shapes"):
         torchcost.analyze(TinyCNN())
+    # The library's StepConfig names become keywords too.
+    with pytest.raises(torchcost.TorchcostError, match="^galore wraps optimizer adamw .*got 'sgd'"):
+        torchcost.analyze("llama", config=TINY_LLAMA, galore={"r": 8}, optimizer="sgd")
+    with pytest.raises(torchcost.TorchcostError, match="^world 4 needs shard"):
+        torchcost.analyze("llama", config=TINY_LLAMA, world=4)
     a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 1, "S": 8}, param_dtype=torch.bfloat16,
                           peft={"method": "lora", "r": 4, "targets": "q_proj|v_proj"}, checkpoint="blocks",
                           prefetch=False, mode="train", loss="causal_lm")
