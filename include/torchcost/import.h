@@ -3,6 +3,7 @@
 #define TORCHCOST_IMPORT_H_
 
 #include <string>
+#include <string_view>
 
 #include "torchcost/graph.h"
 #include "torchcost/status.h"
@@ -21,6 +22,9 @@ Result<ir::Graph> ImportTorchScript(const std::string& path);
 // Errors are one line naming the file and the place:
 // "model.json: nodes[12] (aten::linear): arg 'weight' refers to unknown value 'v99'".
 Result<ir::Graph> ImportGraphJson(const std::string& path);
+
+// Reads a JSON graph from `text`, as ImportGraphJson reads a file; errors name `name`.
+Result<ir::Graph> ImportGraphJsonText(std::string_view text, const std::string& name);
 
 // Reads a model file with the frontend its extension names: ".json" is read by
 // ImportGraphJson, anything else by ImportTorchScript.

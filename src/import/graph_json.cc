@@ -584,10 +584,6 @@ class JsonImporter {
   std::unordered_map<std::string, int> input_names_;  // -> input position.
 };
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 Result<ir::Graph> ImportGraphJson(const std::string& path) {
@@ -600,25 +596,25 @@ Result<ir::Graph> ImportGraphJson(const std::string& path) {
   if (!file) return Status::InvalidArgument(path + ": cannot read JSON graph: permission denied or I/O error");
   std::stringstream text;
   text << file.rdbuf();
-  Json doc;
-  try {
-    doc = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    return Status::ParseError(path + ": not valid JSON: " + CleanJsonMessage(e.what()));
-  }
-  try {
-    JsonImporter importer(path);
-    return importer.Run(doc);
-  } catch (const ImportError& e) {
-    return Status::InvalidArgument(path + ": " + e.message);
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument(path + ": " + CleanJsonMessage(e.what()));
-  }
+  return ImportGraphJsonText(text.str(), path);
 }
 
-Result<ir::Graph> ImportGraphFile(const std::string& path) {
-  if (EndsWith(path, ".json")) return ImportGraphJson(path);
-  return ImportTorchScript(path);
+Result<ir::Graph> ImportGraphJsonText(std::string_view text, const std::string& name) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::exception& e) {
+    // NB: not only parse_error: a number beyond double's range ("9e998") is out_of_range.
+    return Status::ParseError(name + ": not valid JSON: " + CleanJsonMessage(e.what()));
+  }
+  try {
+    JsonImporter importer(name);
+    return importer.Run(doc);
+  } catch (const ImportError& e) {
+    return Status::InvalidArgument(name + ": " + e.message);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(name + ": " + CleanJsonMessage(e.what()));
+  }
 }
 
 }  // namespace torchcost

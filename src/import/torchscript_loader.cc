@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "import/torchscript_plugin.h"
+#include "import/zip_check.h"
 #include "torchcost/import.h"
 
 namespace torchcost {
@@ -120,11 +122,23 @@ Plugin LoadPlugin() {
 }  // namespace
 
 Result<ir::Graph> ImportTorchScript(const std::string& path) {
+#if !TORCHCOST_WITH_LIBTORCH
+  return Status::Unimplemented(path + ": " + LoadPlugin().error);
+#else
+  // NB: the file and its zip container are checked here, before the plugin
+  // (and LibTorch) is loaded, so that a missing, truncated or corrupt archive
+  // is a one-line error of ours that LibTorch's reader never sees (zip_check.h).
+  const std::string prefix = path + ": cannot read TorchScript archive: ";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound(prefix + "no such file");
+  if (std::filesystem::is_directory(path, ec)) return Status::InvalidArgument(prefix + "is a directory");
+  if (Status zip = import::CheckZipFile(path); !zip.ok()) return Status(zip.code(), prefix + zip.message());
   static const Plugin plugin = LoadPlugin();  // NB: loaded once, on the first .pt (thread-safe).
   if (plugin.read == nullptr) return Status::Unimplemented(path + ": " + plugin.error);
   Result<ir::Graph> out = Status::Internal(path + ": the TorchScript reader returned nothing");
   plugin.read(&path, &out);
   return out;
+#endif  // TORCHCOST_WITH_LIBTORCH
 }
 
 }  // namespace torchcost

@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "passes/user_regex.h"
 #include "rules/op_rule.h"
 #include "torchcost/loss.h"
 
@@ -42,7 +43,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
   std::vector<std::regex> freeze;
   for (const auto& pattern : options.freeze) {
     try {
-      freeze.emplace_back(pattern, std::regex::ECMAScript);
+      freeze.push_back(UserRegex(pattern));
     } catch (const std::regex_error& e) {
       return Status::InvalidArgument("StepConfig.freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
     }

@@ -7,6 +7,7 @@
 #include "torchcost/peft.h"
 #include "peft/adapters.h"
 #include "passes/graph_edit.h"
+#include "passes/user_regex.h"
 
 namespace torchcost {
 namespace {
@@ -165,7 +166,7 @@ Status ForEachKeyValue(std::string_view text, const char* what, F apply) {
 
 Result<std::regex> CompileTargets(const std::string& pattern, const char* what) {
   try {
-    return std::regex(pattern, std::regex::ECMAScript);
+    return passes::UserRegex(pattern);
   } catch (const std::regex_error&) {
     return Status::InvalidArgument(std::string(what) + " '" + pattern + "': not a valid regular expression");
   }

@@ -5,6 +5,7 @@
 
 #include "torchcost/peft.h"
 #include "passes/graph_edit.h"
+#include "passes/user_regex.h"
 
 namespace torchcost {
 namespace {
@@ -27,7 +28,7 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   std::regex skip;
   if (!c.skip.empty()) {
     try {
-      skip = std::regex(c.skip, std::regex::ECMAScript);
+      skip = passes::UserRegex(c.skip);
     } catch (const std::regex_error&) {
       return Status::InvalidArgument("qlora: skip '" + c.skip + "': not a valid regular expression");
     }

@@ -2,9 +2,11 @@
 
 #include "rules/einsum.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <unordered_map>
+#include <vector>
 
 namespace torchcost::rules {
 namespace {
@@ -25,6 +27,13 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
   return *kTable;
 }
 
+// NB: a documented limit: the parser and the evaluator recurse once per level
+// of nesting (brackets, calls, unary operators, powers) and the evaluator once
+// per level of the tree (a chain "a + a + ... + a" is as deep as it is long),
+// so deeper expressions are errors rather than a stack overflow. The built-in
+// rules nest fewer than 20 levels.
+constexpr int kMaxNesting = 200;
+
 // Recursive-descent parser; precedence from low to high: or, and, not,
 // comparison, + -, *, unary -, ^, postfix [ ], primary.
 class Parser {
@@ -41,9 +50,29 @@ class Parser {
 
  private:
   int Add(AstNode n) {
+    // The tree's depth below the new node: one more than its deepest kid's.
+    int depth = 1;
+    for (int kid : n.kids) {
+      if (kid >= first_node_) depth = std::max(depth, depth_[kid - first_node_] + 1);
+    }
+    if (depth > kMaxNesting) Fail("expression nested deeper than " + std::to_string(kMaxNesting) + " levels");
     pool_->nodes.push_back(std::move(n));
+    depth_.push_back(depth);
     return static_cast<int>(pool_->nodes.size()) - 1;
   }
+  // Counts one level of the parser's recursion while it lives.
+  class Nest {
+   public:
+    explicit Nest(Parser* p) : p_(p) {
+      if (++p_->nesting_ > kMaxNesting) {
+        p_->Fail("expression nested deeper than " + std::to_string(kMaxNesting) + " levels");
+      }
+    }
+    ~Nest() { --p_->nesting_; }
+
+   private:
+    Parser* p_;
+  };
   int Binary(Op op, int a, int b, int col) {
     AstNode n;
     n.op = op;
@@ -76,6 +105,7 @@ class Parser {
     }
   }
   int ParseNot() {
+    Nest nest(this);
     int col = SkipSpace();
     if (EatWord("not")) return Unary(Op::kNot, ParseNot(), col);
     return ParseCompare();
@@ -115,6 +145,7 @@ class Parser {
     }
   }
   int ParseUnary() {
+    Nest nest(this);
     int col = SkipSpace();
     if (Eat("-")) return Unary(Op::kNeg, ParseUnary(), col);
     return ParsePower();
@@ -308,6 +339,9 @@ class Parser {
   const NameResolver& resolve_;
   ExprPool* pool_;
   size_t pos_ = 0;
+  int nesting_ = 0;                                       // Levels of ParseNot / ParseUnary now open.
+  const int first_node_ = static_cast<int>(pool_->nodes.size());  // Nodes before are other expressions'.
+  std::vector<int> depth_;                                // Tree depth of each node this parse added.
 };
 
 const char* KindName(RValue::Kind k) {
@@ -596,7 +630,8 @@ RValue Evaluator::Arith(AstNode::Op op, const RValue& a, const RValue& b, int co
       throw RuleError("elementwise arithmetic on lists of different lengths: " + ShapeToString(a.ints) + " vs " +
                           ShapeToString(b.ints), col);
     }
-    size_t n = std::max(la ? a.ints.size() : 0, lb ? b.ints.size() : 0);
+    // A list of length 1 against an empty one gives an empty list.
+    size_t n = la && lb ? (a.ints.size() == 1 ? b.ints.size() : a.ints.size()) : la ? a.ints.size() : b.ints.size();
     std::vector<sym::Expr> out;
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "passes/user_regex.h"
 #include "torchcost/galore.h"
 #include "torchcost/loss.h"
 #include "torchcost/sharding.h"
@@ -19,7 +20,7 @@ Status Bad(const std::string& message) { return Status::InvalidArgument(message)
 // expression; `what` ends the message ("not a valid regular expression").
 Status CheckRegex(const std::string& option, const std::string& pattern, const std::string& what) {
   try {
-    std::regex re(pattern, std::regex::ECMAScript);
+    (void)passes::UserRegex(pattern);
   } catch (const std::regex_error& e) {
     return Bad(option + " '" + pattern + "': " + what + " (" + e.what() + ")");
   }

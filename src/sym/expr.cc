@@ -511,6 +511,14 @@ Expr operator*(const Expr& a, const Expr& b) {
     return impl->MakeSum(0, &t, 1);
   }
   // (ca + sum ka_i ta_i) * (cb + sum kb_j tb_j), expanded term by term.
+  // NB: a documented limit: expanding costs (terms of a + 1) * (terms of b + 1)
+  // products, so repeated products of sums ("(B + S + 1)^4999") grow
+  // exponentially; past kMaxExpansion pairs the product is an error, not a hang.
+  constexpr uint64_t kMaxExpansion = uint64_t{1} << 18;
+  if ((uint64_t{va.num_terms} + 1) * (uint64_t{vb.num_terms} + 1) > kMaxExpansion) {
+    throw Error("expression too large: a product of sums of " + std::to_string(va.num_terms + 1) + " and " +
+                std::to_string(vb.num_terms + 1) + " terms");
+  }
   OperandVec prods;
   int64_t constant = CheckedMul(va.constant, vb.constant, "constant product");
   for (size_t i = 0; i <= va.num_terms; ++i) {

@@ -132,6 +132,13 @@ class Parser {
   }
 
   Expr ParseSum() {
+    // NB: a documented limit: each '(' and call recurses once; deeper nesting
+    // is an error rather than a stack overflow ("((((...1))))" 100,000 deep).
+    if (++depth_ > kMaxDepth) Fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{depth_};
     Expr e = ParseTerm(false);
     while (true) {
       if (Accept('+')) {
@@ -151,7 +158,7 @@ class Parser {
   }
 
   Expr ParseUnary(bool negate) {
-    if (Accept('-')) return ParseUnary(!negate);
+    while (Accept('-')) negate = !negate;  // A loop, not recursion: "-----...1" may be long.
     return ParsePower(negate);
   }
 
@@ -268,6 +275,8 @@ class Parser {
   Context& ctx_;
   std::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;  // ParseSum calls now open.
+  static constexpr int kMaxDepth = 200;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "passes/shape_prop.h"
 #include "training/propagated.h"
 #include "rules/op_rule.h"
+#include "passes/user_regex.h"
 
 namespace torchcost {
 namespace {
@@ -280,7 +281,7 @@ Result<std::vector<bool>> Trainable(const ir::Graph& g, const TrainingOptions& o
   std::vector<std::regex> freeze;
   for (const auto& pattern : options.freeze) {
     try {
-      freeze.emplace_back(pattern, std::regex::ECMAScript);
+      freeze.push_back(passes::UserRegex(pattern));
     } catch (const std::regex_error& e) {
       return Status::InvalidArgument("StepConfig.freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
     }

@@ -1,6 +1,7 @@
 #include "training/checkpoint.h"
 
 #include "analysis/attention_core.h"
+#include "passes/user_regex.h"
 
 #include <algorithm>
 #include <map>
@@ -93,7 +94,7 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g
   } else {
     std::regex re;
     try {
-      re = std::regex(options.checkpoint, std::regex::ECMAScript);
+      re = passes::UserRegex(options.checkpoint);
     } catch (const std::regex_error& e) {
       return Status::InvalidArgument(flag + ": not a valid regular expression (" + e.what() + ")");
     }

@@ -4,6 +4,8 @@
 #include <regex>
 #include <string>
 
+#include "passes/user_regex.h"
+
 namespace torchcost {
 namespace {
 
@@ -42,7 +44,7 @@ Status ApplyKey(const std::string& key, const std::string& value, GaloreConfig* 
   }
   if (key == "targets") {
     try {
-      std::regex re(value, std::regex::ECMAScript);
+      std::regex re = passes::UserRegex(value);
     } catch (const std::regex_error&) {
       return Status::InvalidArgument("targets '" + value + "': not a valid regular expression");
     }

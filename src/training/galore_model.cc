@@ -6,6 +6,7 @@
 #include <string>
 
 #include "training/optimizer_model.h"
+#include "passes/user_regex.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -197,7 +198,7 @@ Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph, const std::vecto
                                         const GaloreConfig& c) {
   std::regex re;
   try {
-    re = std::regex(c.targets, std::regex::ECMAScript);
+    re = passes::UserRegex(c.targets);
   } catch (const std::regex_error&) {
     return Status::InvalidArgument("galore: targets '" + c.targets + "': not a valid regular expression");
   }

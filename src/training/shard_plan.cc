@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "training/optimizer_model.h"
+#include "passes/user_regex.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -142,7 +143,7 @@ class Planner {
       const bool blocks = s_.fsdp_unit == "blocks";
       if (!blocks) {
         try {
-          re = std::regex(s_.fsdp_unit, std::regex::ECMAScript);
+          re = passes::UserRegex(s_.fsdp_unit);
         } catch (const std::regex_error& e) {
           return Status::InvalidArgument("StepConfig.fsdp_unit '" + s_.fsdp_unit + "': not a regular expression (" +
                                          e.what() + ")");

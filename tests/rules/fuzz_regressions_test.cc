@@ -1,0 +1,96 @@
+// Inputs fuzz/rule_expr_fuzz.cc found that crashed the rule-expression
+// evaluator; each must now give a value or a RuleError.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule_expr.h"
+#include "rules/value.h"
+#include "torchcost/sym.h"
+
+namespace torchcost::rules {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Parses and evaluates `text` with no names in scope.
+RValue EvalText(std::string_view text, sym::Context& ctx) {
+  ExprPool pool;
+  const int root = ParseRuleExpr(text, [](std::string_view) { return -1; }, &pool);
+  std::vector<const RValue*> slots;
+  return Evaluator(pool, slots, ctx).Eval(root);
+}
+
+TEST(RuleExprFuzzRegressionTest, ListOfOneAgainstAnEmptyListIsEmpty) {
+  // A list of length 1 broadcasts like a scalar, so [0] - [] is [] (it read
+  // past the empty list's end).
+  sym::Context ctx;
+  for (const char* text : {"[0] - []", "[] - [0]", "[] * [2]"}) {
+    RValue v = EvalText(text, ctx);
+    EXPECT_EQ(v.kind, RValue::Kind::kIntList) << text;
+    EXPECT_TRUE(v.ints.empty()) << text;
+  }
+  RValue w = EvalText("[1, 2] - [1]", ctx);
+  ASSERT_EQ(w.ints.size(), 2u);
+  EXPECT_EQ(w.ints[0], sym::Expr(0));
+  EXPECT_EQ(w.ints[1], sym::Expr(1));
+}
+
+TEST(RuleExprFuzzRegressionTest, FoundInputGivesAValueOrARuleError) {
+  // The fuzzer's input, verbatim.
+  sym::Context ctx;
+  try {
+    (void)EvalText("''-[]-[]-5--[]-[0]-55--[]-[]-5--[]-[]--5--5", ctx);
+  } catch (const RuleError&) {
+  }
+}
+
+// Returns the message of the RuleError parsing `text` throws, or "" if it parses.
+std::string ParseError(const std::string& text) {
+  ExprPool pool;
+  try {
+    (void)ParseRuleExpr(text, [](std::string_view) { return -1; }, &pool);
+  } catch (const RuleError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuleExprFuzzRegressionTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  // The fuzzer's input was 1,495 '[' with a few '*' and '\r' between them: the
+  // recursive-descent parser overflowed the stack (ASan: stack-overflow).
+  std::string found = "\r\r" + std::string(9, '[') + "*\r\r\r\r" + std::string(1480, '[') + "\xe1*\r\r[[M\r";
+  EXPECT_THAT(ParseError(found), HasSubstr("nested deeper than 200 levels"));
+  // Every way to nest: brackets, parentheses, calls, unary minus, not, powers,
+  // and a left-leaning chain that the evaluator would walk as deep as it is long.
+  const int n = 5000;
+  std::string call, chain = "1";
+  for (int i = 0; i < n; ++i) call += "len(";
+  for (int i = 0; i < n; ++i) chain += " + 1";
+  std::string power = "2";
+  for (int i = 0; i < n; ++i) power += "^2";
+  for (const std::string& text : {std::string(n, '(') + "1" + std::string(n, ')'), std::string(n, '[') + std::string(n, ']'),
+                                  call + "1" + std::string(n, ')'), std::string(n, '-') + "1", power, chain}) {
+    EXPECT_THAT(ParseError(text), HasSubstr("nested deeper than 200 levels")) << text.substr(0, 20);
+  }
+  std::string nots;
+  for (int i = 0; i < n; ++i) nots += "not ";
+  EXPECT_THAT(ParseError(nots + "true"), HasSubstr("nested deeper than 200 levels"));
+}
+
+TEST(RuleExprFuzzRegressionTest, NestingWithinTheLimitStillEvaluates) {
+  // 150 + 1s: a chain 151 nodes deep evaluates to 151; 100 levels of [] to a list.
+  sym::Context ctx;
+  std::string chain = "1";
+  for (int i = 0; i < 150; ++i) chain += " + 1";
+  RValue v = EvalText(chain, ctx);
+  ASSERT_EQ(v.kind, RValue::Kind::kInt);
+  EXPECT_EQ(v.i, sym::Expr(151));
+  EXPECT_EQ(ParseError(std::string(60, '(') + "-(-(2^2^2))" + std::string(60, ')')), "");
+}
+
+}  // namespace
+}  // namespace torchcost::rules

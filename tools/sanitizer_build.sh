@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sourced by tools/sanitize.sh and tools/fuzz.sh: configures the one clang
+# build both use, so CI compiles the libraries once. Everything is built with
+# AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage
+# (-fsanitize=fuzzer-no-link; the fuzz targets alone link libFuzzer), at -O1
+# with line tables only, and libstdc++'s assertions on. Without LibTorch: the
+# TorchScript plugin (LibTorch's code, whose libraries lack the typeinfo UBSan's
+# vptr check needs) is not built; everything before it (the zip check) is.
+#   configure_sanitizer_build DIR
+configure_sanitizer_build() {
+  local build="$1"
+  local cxx
+  cxx="$(command -v clang++-14 || command -v clang++ || true)"
+  if [ -z "$cxx" ]; then
+    echo "sanitizer build: clang++ not found (tools/setup.sh installs clang and libclang-rt-14-dev)" >&2
+    return 2
+  fi
+  local flags="-fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined"
+  flags+=" -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS"
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DTORCHCOST_BUILD_BENCHMARKS=OFF -DTORCHCOST_BUILD_EXAMPLES=OFF -DTORCHCOST_INSTALL=OFF \
+    -DTORCHCOST_WITH_LIBTORCH=OFF -DTORCHCOST_BUILD_FUZZERS=ON "${launcher[@]}" >/dev/null
+  ASAN_SYMBOLIZER_PATH="$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)"
+  export ASAN_SYMBOLIZER_PATH
+}
