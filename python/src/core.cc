@@ -1,9 +1,9 @@
 // torchcost._core: the Python extension over the library. Python's keyword
 // arguments arrive as the command line's flags (torchcost/_options.py is the
-// one place that translates them), so that every option, its validation and
-// its error message are the CLI's; the analysis they describe is kept alive in
-// an Analysis object that renders JSON, text, timelines and sweeps at any
-// bindings without analysing again.
+// one place that translates them) and become a StepConfig as the command
+// makes it; the library's AnalyzeStep runs the step, and its StepAnalysis is
+// kept alive in an Analysis object that evaluates the figures and renders
+// JSON, text, timelines and sweeps at any bindings without analysing again.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
