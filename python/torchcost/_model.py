@@ -204,6 +204,12 @@ def prepare(model: Any, inputs: List[Input], *, config: Any = None, method: str 
             doc = exporter.export_graph(model, specs, method=method)
         except exporter.ExportError as e:
             raise TorchcostError("model: %s" % e) from None
+        except Exception as e:  # noqa: BLE001 - the model's own Python failed under the tracer.
+            hint = ("; method='aten' (make_fx, concrete input_shapes) traces what torch.fx cannot "
+                    "(nn.MultiheadAttention, data-dependent Python)" if method == "fx" else "")
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise TorchcostError("model: exporting %s with method=%r failed: %s: %s%s"
+                                 % (name, method, type(e).__name__, first, hint)) from e
         tmp = tempfile.mkdtemp(prefix="torchcost-")
         path = os.path.join(tmp, name + ".json")
         import json

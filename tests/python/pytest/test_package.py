@@ -220,6 +220,24 @@ def test_aten_export_is_concrete_or_refused():
     assert a.params == b.params
 
 
+def test_what_fx_cannot_trace_names_aten():
+    # nn.MultiheadAttention branches on tensor attributes: torch.fx cannot trace it, make_fx can.
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+        def forward(self, x):
+            torch._assert(x.shape[-1] == 8, "width")  # a check: no op
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    m = Attn()
+    with pytest.raises(torchcost.TorchcostError, match="method='aten'"):
+        torchcost.analyze(m, ("B", 5, 8))
+    a = torchcost.analyze(m, (2, 5, 8), method="aten")
+    assert a.params == sum(p.numel() for p in m.parameters()) and not a.unknown_ops
+
+
 def test_strict_is_its_own_error(tmp_path):
     class Odd(nn.Module):
         def forward(self, x):
