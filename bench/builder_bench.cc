@@ -170,17 +170,10 @@ void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
 
-// The declared inputs of `m` as StepConfig reads them ("B,S:int64").
+// The declared inputs of `m` as StepConfig reads them ("B,S:int64"), the loss sum.
 StepConfig StepOf(const build::BuiltModel& m) {
-  StepConfig c;
-  for (const build::InputDecl& in : m.inputs) {
-    std::string text;
-    for (const build::Dim& d : in.shape) {
-      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
-    }
-    c.inputs.push_back(text + ":" + std::string(DTypeName(in.dtype)));
-  }
-  c.symbol_bounds = m.symbol_bounds;
+  StepConfig c = StepConfigFor(m);
+  c.loss = "sum";
   return c;
 }
 

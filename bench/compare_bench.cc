@@ -37,17 +37,8 @@ void BM_CompareFiveLlama7b(benchmark::State& state) {
     auto built = build::BuildNamedModel("llama-7b-like", "dtype=bf16");
     if (!built.ok()) std::abort();
     // As `torchcost compare` runs it: one StepConfig, its method set per row.
-    StepConfig config;
-    for (const build::InputDecl& in : built->inputs) {
-      std::string text;
-      for (const build::Dim& d : in.shape) {
-        text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
-      }
-      config.inputs.push_back(text + ":" + std::string(DTypeName(in.dtype)));
-    }
-    config.symbol_bounds = built->symbol_bounds;
-    // The family's loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
-    config.loss = built->default_loss;
+    // Its inputs and its loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
+    StepConfig config = StepConfigFor(*built);
     CompareOptions compare;
     compare.bindings = {{"S", 2048}};
     compare.budget_bytes = int64_t{24} << 30;

@@ -1,7 +1,8 @@
 // A minimal architecture search over torchcost's public API: builds GPT-2-like
 // candidates (depth x width) with the builder, analyses each training step
-// once with symbolic batch B and sequence S, and evaluates the results at one
-// batch size: parameters, FLOPs per step and the peak memory.
+// (AdamW, the causal-LM loss) once with AnalyzeStep, batch B and sequence S
+// symbolic, and evaluates the results at one batch size: parameters, FLOPs per
+// step and the peak memory.
 //
 //   embed [B] [S]    (defaults 8 and 128)
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <torchcost/families.h>
 #include <torchcost/rules.h>
 #include <torchcost/status.h>
+#include <torchcost/step.h>
 #include <torchcost/sym.h>
 #include <torchcost/training.h>
 
@@ -56,13 +58,12 @@ int main(int argc, char** argv) {
       Result<build::BuiltModel> model = build::BuildGpt2(config);
       Check(model.status());
 
-      sym::Context ctx;  // Owns the symbols and expressions of this analysis.
-      AnalysisOptions options;  // A training step with AdamW (TrainingOptions' defaults).
-      for (const build::InputDecl& decl : model->inputs) {
-        options.inputs.push_back({build::ResolveShape(*model, decl, ctx), decl.dtype});
-      }
-      Result<Report> report = Analyze(model->graph, *rules, ctx, options);
-      Check(report.status());
+      // The model's inputs (B, S) and its loss; the step's other options (AdamW, ...) as their defaults.
+      StepConfig step = StepConfigFor(*model);
+      // The analysis owns its symbols, its graph (with the loss appended) and its report.
+      Result<StepAnalysis> analysis = AnalyzeStep(model->graph, *rules, step);
+      Check(analysis.status());
+      const Report* report = &analysis->report;
 
       const PeakInfo peak = EvaluatePeak(report->training, at, /*category_max=*/false);
       if (!peak.error.empty()) Check(Status::OutOfRange(peak.error));

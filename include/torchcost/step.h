@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "torchcost/analysis.h"
+#include "torchcost/builder.h"
 #include "torchcost/graph.h"
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
@@ -135,6 +136,10 @@ struct StepAnalysis {
   // naming them); the report is still complete, as a lenient analysis finds it.
   Status strict;
 };
+
+// Returns a StepConfig (defaults otherwise) with the inputs, their symbols'
+// bounds and the loss that a built model declares, to analyse `model.graph`.
+StepConfig StepConfigFor(const build::BuiltModel& model);
 
 // Returns an error if an option of `config` is malformed or a combination of
 // options is not modelled (GaLore with SGD, a world size without a strategy,

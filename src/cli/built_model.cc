@@ -4,6 +4,7 @@
 
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
+#include "torchcost/step.h"
 
 namespace torchcost::cli {
 
@@ -49,14 +50,9 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
 
 void DeclaredInputs(const build::BuiltModel& model, std::vector<std::string>& inputs,
                     std::vector<std::pair<std::string, int64_t>>& bounds) {
-  for (const build::InputDecl& decl : model.inputs) {
-    std::string text;
-    for (const build::Dim& d : decl.shape) {
-      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
-    }
-    inputs.push_back(text + ":" + std::string(DTypeName(decl.dtype)));
-  }
-  bounds = model.symbol_bounds;
+  StepConfig declared = StepConfigFor(model);
+  inputs = std::move(declared.inputs);
+  bounds = std::move(declared.symbol_bounds);
 }
 
 }  // namespace torchcost::cli

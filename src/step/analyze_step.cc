@@ -61,6 +61,20 @@ std::string_view StepStageName(StepStage stage) {
   return "?";
 }
 
+StepConfig StepConfigFor(const build::BuiltModel& model) {
+  StepConfig config;
+  for (const build::InputDecl& decl : model.inputs) {
+    std::string text;
+    for (const build::Dim& d : decl.shape) {
+      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+    }
+    config.inputs.push_back(text + ":" + std::string(DTypeName(decl.dtype)));
+  }
+  config.symbol_bounds = model.symbol_bounds;
+  if (!model.default_loss.empty()) config.loss = model.default_loss;
+  return config;
+}
+
 Status CheckStepConfig(const StepConfig& config) {
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return parsed.status();

@@ -320,17 +320,16 @@ const Equivalence kEquivalences[] = {
      }},
 };
 
-// The declared inputs of `m` as StepConfig's texts ("B,S:int64").
-std::vector<std::string> InputTexts(const build::BuiltModel& m) {
-  std::vector<std::string> out;
-  for (const build::InputDecl& in : m.inputs) {
-    std::string text;
-    for (const build::Dim& d : in.shape) {
-      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
-    }
-    out.push_back(text + ":" + std::string(DTypeName(in.dtype)));
-  }
-  return out;
+TEST(StepConfigForTest, TheBuiltModelsInputsBoundsAndLoss) {
+  Result<build::BuiltModel> m = build::BuildNamedModel("gpt2", "layers=1,hidden=64,heads=4,vocab=512,context=128");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const StepConfig c = StepConfigFor(*m);
+  // GPT-2 reads token ids [B, S] with learned positions: S <= context (n_positions).
+  EXPECT_EQ(c.inputs, std::vector<std::string>{"B,S:int64"});
+  ASSERT_EQ(c.symbol_bounds.size(), 1u);
+  EXPECT_EQ(c.symbol_bounds[0], (std::pair<std::string, int64_t>{"S", 128}));
+  EXPECT_EQ(c.loss, "causal_lm");
+  EXPECT_EQ(c.optimizer, StepConfig().optimizer);
 }
 
 TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
@@ -338,9 +337,8 @@ TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
     SCOPED_TRACE(e.name);
     Result<build::BuiltModel> m = build::BuildNamedModel(e.family, e.family_config);
     ASSERT_TRUE(m.ok()) << m.status().message();
-    StepConfig config;
-    config.inputs = InputTexts(*m);
-    config.symbol_bounds = m->symbol_bounds;
+    StepConfig config = StepConfigFor(*m);
+    config.loss = "sum";  // As the manual path's default; each case sets its own.
     Manual manual;
     manual.graph = m->graph;
     e.set(config, manual.options, manual.method);
