@@ -119,18 +119,19 @@ enum class StepStage { kOptions, kInputs, kDtypes, kMethod, kLoss, kAutocast, kA
 // Returns "options", "inputs", "dtypes", "method", "loss", "autocast", "analysis".
 std::string_view StepStageName(StepStage stage);
 
-// One analysed step, owning everything its parts refer to: the symbolic
-// expressions of `report` live in `context`; `graph` is the graph analysed
-// (after the PEFT rewrite, the loss and autocast), parallel to the report.
-// Movable, not copyable.
+// One analysed step, owning everything its parts refer to, so a caller may
+// keep it alone. Movable, not copyable.
 struct StepAnalysis {
+  // The symbols and interned expressions of `report` (and of `options.inputs`).
   std::unique_ptr<sym::Context> context;
+  // The graph analysed: the input graph after the dtypes, the method, the loss and autocast.
   ir::Graph graph;
+  // The analysis of `graph`: its arrays are parallel to graph's values, nodes and scopes.
   Report report;
-  // What the analysis ran with: the parsed options, the inputs including the
-  // loss's targets.
+  // The options the analysis ran with: parsed from the StepConfig, the
+  // inputs including the loss's targets.
   AnalysisOptions options;
-  // StepConfig::bindings, checked.
+  // StepConfig::bindings, checked against the inputs' symbols and their ranges.
   sym::Bindings bindings;
   // Not ok if StepConfig::strict and some op has no rule (Unimplemented,
   // naming them); the report is still complete, as a lenient analysis finds it.
