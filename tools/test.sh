@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs the whole test suite
-# (unit tests, and the oracle tests that compare against PyTorch).
+# (unit tests, and the oracle tests that compare against PyTorch); then the
+# unit tests under AddressSanitizer + UndefinedBehaviorSanitizer and each fuzz
+# target for a short bounded run, both in one clang build (build-san/).
+# TORCHCOST_SANITIZE=0 skips the last two; TORCHCOST_FUZZ_SECONDS sets the run
+# per target (default 20: eight targets, under 3 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2
-cd build && ctest --output-on-failure -j2 "$@"
+(cd build && ctest --output-on-failure -j2 "$@")
+if [ "${TORCHCOST_SANITIZE:-1}" != 0 ]; then
+  start=$SECONDS
+  bash tools/sanitize.sh
+  TORCHCOST_FIXTURES=build/fixtures bash tools/fuzz.sh "${TORCHCOST_FUZZ_SECONDS:-20}"
+  echo "test: sanitizers and fuzzing took $((SECONDS - start)) s"
+fi
