@@ -487,6 +487,8 @@ def main():
     p.add_argument("--fixtures", required=True)
     p.add_argument("--full", action="store_true", help="every model of torchvision (minutes of CPU)")
     p.add_argument("--models", help="comma-separated names instead of the default set")
+    p.add_argument("--drop-traces", action="store_true",
+                   help="delete each trace once checked (keeps the references; for --full on a small disk)")
     a = p.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     names = a.models.split(",") if a.models else (full_list() if a.full else SUBSET)
@@ -502,6 +504,8 @@ def main():
                 print("skip %s[%s]: %s" % (name, mode, ref), flush=True)
                 continue
             check_model(name, mode, path, ref, a.torchcost, results)
+            if a.drop_traces:
+                os.remove(path)
     return results.summary()
 
 
