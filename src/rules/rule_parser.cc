@@ -434,6 +434,7 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
   if (!op) Fail(r, "a rule needs 'op'");
   if (op.IsSequence()) {
     for (const auto& o : op) rule->ops.push_back(Scalar(o, "'op'"));
+    if (rule->ops.empty()) Fail(op, "'op' is an empty list; it names the ops the rule covers");
   } else {
     rule->ops.push_back(Scalar(op, "'op'"));
   }

@@ -9,6 +9,7 @@
 
 #include "rules/rule_expr.h"
 #include "rules/value.h"
+#include "torchcost/rules.h"
 #include "torchcost/sym.h"
 
 namespace torchcost::rules {
@@ -90,6 +91,19 @@ TEST(RuleExprFuzzRegressionTest, NestingWithinTheLimitStillEvaluates) {
   ASSERT_EQ(v.kind, RValue::Kind::kInt);
   EXPECT_EQ(v.i, sym::Expr(151));
   EXPECT_EQ(ParseError(std::string(60, '(') + "-(-(2^2^2))" + std::string(60, ')')), "");
+}
+
+TEST(RuleYamlFuzzRegressionTest, EmptyOpListIsAnError) {
+  // "op: []" left the rule without ops; messages then read ops[0] past the end
+  // (libstdc++'s assertion under fuzz_rule_yaml). The fuzzer's input, shortened:
+  const std::string text =
+      "version: 1\nrules:\n  - op: []\n    schema: \"asin(Tensor self) -> Tensor\"\n"
+      "    autocast: {cuda: fp32, only: [aten::asin]}\n    impl: broadcast_float\n";
+  RuleSet rules;
+  Status s = rules.AddText(text, "r.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("r.yaml"));
+  EXPECT_THAT(s.message(), HasSubstr("'op' is an empty list"));
 }
 
 }  // namespace
