@@ -176,6 +176,18 @@ class Unpool(nn.Module):
         return self.b(self.unpool(y, idx))
 
 
+class Bag(nn.Module):
+    """nn.EmbeddingBag over [B, L] int64 indices (one bag per row), then a linear layer."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, 4, mode=mode)
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.out(self.bag(x))
+
+
 class Interp(nn.Module):
     """1x1 convolutions around F.interpolate with fixed arguments (the second saves its input)."""
 
@@ -245,6 +257,9 @@ def _nn_models():
     s["unpool_3d"] = (lambda: Unpool(3), (1, 2, 4, 4, 2))
     s["fold_unfold"] = (lambda: nn.Sequential(nn.Conv2d(2, 2, 1), nn.Unfold(2, padding=1, stride=2), nn.Linear(9, 9),
                                               nn.Fold((5, 5), 2, padding=1, stride=2)), (1, 2, 5, 5))
+    s["embedding_bag_mean"] = (lambda: Bag("mean"), (2, 3))
+    s["embedding_bag_max"] = (lambda: Bag("max"), (3, 2))
+    s["embedding_bag_sum"] = (lambda: Bag("sum"), (2, 4))
     s["shuffle_channels"] = (lambda: nn.Sequential(nn.Conv2d(4, 6, 1), nn.ChannelShuffle(3), nn.Conv2d(6, 2, 1)),
                              (1, 4, 3, 3))
     s["interp_trilinear"] = (lambda: Interp(2, dims=3, scale_factor=2, mode="trilinear"), (1, 2, 3, 4, 5))
@@ -253,6 +268,9 @@ def _nn_models():
 
 
 NN_MODELS = _nn_models()
+
+# Models whose input is int64 indices below this bound (the others take randn).
+INT_INPUTS = {"embedding_bag_mean": 10, "embedding_bag_max": 10, "embedding_bag_sum": 10}
 
 # Models that PyTorch runs through a fused fast path in eval mode under
 # torch.no_grad() (aten::_native_multi_head_attention,
@@ -359,7 +377,7 @@ def saved_bytes(model, x):
 # layers, nn.MultiheadAttention, the nn.Transformer family, and the small
 # models of activations, shuffles and interpolation.
 SAVED_CHECKED = ("lstm", "gru", "rnn_", "mha", "transformer", "stochastic_depth", "act_", "shuffle_", "pixel_",
-                 "interp_", "inplace_", "unpool_", "fold_")
+                 "interp_", "inplace_", "unpool_", "fold_", "embedding_bag")
 
 
 # Models also traced in eval mode and saved with their module attributes
@@ -402,7 +420,7 @@ def reference(name, mode, cache_dir):
             return stem + ".pt", ref
     model, shape = build(name)
     model.train(mode == "train")   # evalx: an eval-mode trace, saved with its module attributes
-    x = torch.randn(*shape)
+    x = torch.randint(0, INT_INPUTS[name], shape) if name in INT_INPUTS else torch.randn(*shape)
     if mode == "nograd":
         with torch.no_grad():
             traced = torch.jit.trace(model, x, check_trace=False, strict=False)
@@ -431,7 +449,7 @@ def reference(name, mode, cache_dir):
         save_traced(traced, model, stem + ".pt")
     else:
         traced.save(stem + ".pt")
-    ref = {"key": key, "shape": list(shape), "macs": counter.macs,
+    ref = {"key": key, "shape": list(shape), "int_input": name in INT_INPUTS, "macs": counter.macs,
            "params": sum(p.numel() for p in model.parameters()),
            "train_gaps": train_gaps(model) if name in NN_MODELS else []}
     if fused is not None:
@@ -447,7 +465,8 @@ def reference(name, mode, cache_dir):
 def check_model(name, mode, path, ref, binary, results):
     label = "%s[%s]" % (name, mode)
     train = mode in ("train", "evalx")
-    args = [path, "--input", ",".join(map(str, ref["shape"])), "--mode", "train" if train else "infer",
+    spec = ",".join(map(str, ref["shape"])) + (":int64" if ref.get("int_input") else "")
+    args = [path, "--input", spec, "--mode", "train" if train else "infer",
             "--device", "cpu"]
     if mode == "nograd":  # else the check below would pass on the math path
         results.check(bool(ref.get("fused")), label + " fused", "the trace has no fused fast-path op")
