@@ -37,9 +37,11 @@ NB: Debian's torch uses a slow reference BLAS. The trace runs one forward
 """
 
 import argparse
+import io
 import json
 import math
 import os
+import shutil
 import sys
 import warnings
 import zipfile
@@ -600,8 +602,18 @@ def make_fixture(name, outdir, batch=None, train=False):
             module = torch.jit.trace(model, example_inputs(name, shapes), check_trace=False)
     # Write to a temporary name first, so an interrupted run leaves no half file.
     # The process id keeps concurrent runs on one directory from colliding.
+    # NB: saved to memory, then written by Python: torch.jit.save to a path aborts the
+    # process when the disk fills, where a Python write raises an OSError we can report.
     tmp = "%s.%d.tmp" % (pt, os.getpid())
-    torch.jit.save(module, tmp)
+    archive = io.BytesIO()
+    torch.jit.save(module, archive)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(archive.getbuffer())
+    except OSError:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     os.replace(tmp, pt)
     tmp = "%s.%d.tmp" % (meta, os.getpid())
     with open(tmp, "w") as f:
@@ -647,7 +659,15 @@ def main(argv):
     os.makedirs(args.outdir, exist_ok=True)
     write_corrupt_fixtures(args.outdir)
     for name in names:
-        make_fixture(name, args.outdir, args.batch, args.train)
+        try:
+            make_fixture(name, args.outdir, args.batch, args.train)
+        except OSError as e:
+            # NB: the three batches of fixtures take about 4 GB (VGG16 and ViT-B/16 weights, thrice):
+            # a full disk is the usual cause, so say how much room there was.
+            free_gib = shutil.disk_usage(args.outdir).free / 2**30
+            print("make_fixtures: %s: writing %s failed: %s (%.1f GiB free; all fixtures need about 4 GiB)"
+                  % (args.outdir, fixture_stem(name, args.batch, args.train), e, free_gib), file=sys.stderr)
+            return 1
     return 0
 
 
