@@ -10,7 +10,11 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2
-(cd build && ctest --output-on-failure -j2 "$@")
+if ! (cd build && ctest --output-on-failure -j2 "$@"); then
+  # NB: a CI log is often read from its end: repeat why each failed test failed there.
+  /usr/bin/python3 tools/failed_tests.py build || true
+  exit 1
+fi
 if [ "${TORCHCOST_SANITIZE:-1}" != 0 ]; then
   start=$SECONDS
   bash tools/sanitize.sh
