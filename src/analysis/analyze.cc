@@ -7,7 +7,7 @@
 #include "training/optimizer_model.h"
 #include "training/sharding.h"
 #include "analysis/analyze_propagated.h"
-#include "analysis/step_memory.h"
+#include "memory/step.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"
 #include "passes/shape_prop.h"
@@ -325,7 +325,7 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
       }
     }
     // The simulation first: it finds which segments are recomputed (their FLOPs).
-    analysis::SimulateStep(graph, facts, grads, options.training, &report);
+    memory::SimulateStep(graph, facts, grads, options.training, &report);
     FillTrainingFlops(graph, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
     TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable, options.training, &report));

@@ -19,33 +19,22 @@ bool Targetable(const std::vector<int64_t>& shape) { return shape.size() == 2; }
 class Events {
  public:
   int Alloc(int64_t bytes) {
-    UpdateEvent e;
-    e.kind = UpdateEvent::Kind::kAlloc;
-    e.tensor = next_++;
-    e.bytes = bytes;
-    out_.push_back(e);
-    return e.tensor;
+    out_.push_back(memory::AllocEvent(next_, bytes));
+    return next_++;
   }
-  void Free(int t) { Push(UpdateEvent::Kind::kFree, t, -1); }
-  void Bind(int slot, int t) { Push(UpdateEvent::Kind::kBind, t, slot); }
-  void Point() { Push(UpdateEvent::Kind::kPoint, -1, -1); }
+  void Free(int t) { out_.push_back(memory::FreeEvent(t)); }
+  void Bind(int slot, int t) { out_.push_back(memory::BindEvent(slot, t)); }
+  void Point() { out_.push_back(memory::PointEvent()); }
   // Allocates a temporary, marks the moment, and binds it to `slot`.
   void AllocPointBind(int slot, int64_t bytes) {
     const int t = Alloc(bytes);
     Point();
     Bind(slot, t);
   }
-  std::vector<UpdateEvent> Take() { return std::move(out_); }
+  std::vector<memory::Event> Take() { return std::move(out_); }
 
  private:
-  void Push(UpdateEvent::Kind k, int t, int slot) {
-    UpdateEvent e;
-    e.kind = k;
-    e.tensor = t;
-    e.slot = slot;
-    out_.push_back(e);
-  }
-  std::vector<UpdateEvent> out_;
+  std::vector<memory::Event> out_;
   int next_ = 0;
 };
 
@@ -141,7 +130,7 @@ int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted, const Galo
   return project + 9 * s.projected + back + scale + 2 * n + SvdFlops(s.m, s.n) / c.update_proj_gap;
 }
 
-std::vector<UpdateEvent> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
+std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
                                       const GaloreConfig& c, bool svd) {
   Events ev;
   const int64_t e = ElementSize(dtype);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "memory/event.h"
 #include "torchcost/dtype.h"
 #include "torchcost/galore.h"
 #include "torchcost/graph.h"
@@ -47,28 +48,16 @@ int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted, const Galo
 // a = max(m, n) and b = min(m, n), 6ab^2 + 11b^3.
 int64_t SvdFlops(int64_t m, int64_t n);
 
-// One event of an update step, replayed by the step simulation: tensors are
-// numbered per update; slots are the Python local names that outlive a
-// parameter's iteration (rebinding one frees what it held).
-struct UpdateEvent {
-  enum class Kind {
-    kAlloc,  // Allocates `tensor` (TEMP) of `bytes`.
-    kFree,   // Frees `tensor`.
-    kBind,   // Binds `slot` to `tensor` (-1: to a tensor owned elsewhere), freeing its previous tensor.
-    kPoint,  // A moment of the timeline.
-  };
-  Kind kind = Kind::kPoint;
-  int tensor = -1;
-  int slot = -1;
-  int64_t bytes = 0;
-};
-
+// An update step is a sequence of memory events (memory/event.h), replayed
+// by the step simulation: tensors are numbered per update, all TEMP; slots
+// are the Python local names that outlive a parameter's iteration (rebinding
+// one frees what it held).
 // The local names of the reference's AdamW loop that hold temporaries.
 inline constexpr int kGradSlot = 0, kDenomSlot = 1, kNormGradSlot = 2, kNumSlots = 3;
 
 // Returns the events of one parameter's update in GaLore's AdamW (an SVD
 // first if `svd`); the slots are freed when step() returns.
-std::vector<UpdateEvent> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
+std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
                                       const GaloreConfig& c, bool svd);
 
 // Returns, parallel to graph.params, whether GaLore projects each parameter:

@@ -15,40 +15,28 @@ enum Tensor : int {
   kFoundInf,        // torch.full((1,), 0.0), float32, until update().
 };
 
-ScalerEvent Alloc(int t, int64_t bytes, MemCategory c = MemCategory::kTemp) {
-  ScalerEvent e;
-  e.kind = ScalerEvent::Kind::kAlloc;
-  e.tensor = t;
-  e.bytes = bytes;
-  e.category = c;
-  return e;
-}
+using memory::Event;
 
-ScalerEvent Free(int t) {
-  ScalerEvent e;
-  e.kind = ScalerEvent::Kind::kFree;
-  e.tensor = t;
-  return e;
-}
-
-ScalerEvent Point() { return ScalerEvent(); }
+Event Alloc(int t, int64_t bytes, MemCategory c = MemCategory::kTemp) { return memory::AllocEvent(t, bytes, c); }
+Event Free(int t) { return memory::FreeEvent(t); }
+Event Point() { return memory::PointEvent(); }
 
 }  // namespace
 
-std::vector<ScalerEvent> ScaledLossBackward() {
+std::vector<Event> ScaledLossBackward() {
   return {Alloc(kScaledLoss, 4, MemCategory::kOther), Alloc(kRootGrad, 4), Alloc(kProduct, 4), Alloc(kSumTo, 4),
           Point(), Free(kProduct)};
 }
 
-std::vector<ScalerEvent> ScaledLossGradDone() { return {Free(kSumTo)}; }
+std::vector<Event> ScaledLossGradDone() { return {Free(kSumTo)}; }
 
-std::vector<ScalerEvent> ScaledBackwardEnd() { return {Free(kRootGrad), Point()}; }
+std::vector<Event> ScaledBackwardEnd() { return {Free(kRootGrad), Point()}; }
 
-std::vector<ScalerEvent> Unscale() {
+std::vector<Event> Unscale() {
   return {Alloc(kDouble, 8), Alloc(kReciprocal, 8), Point(), Free(kDouble), Alloc(kInvScale, 4), Free(kReciprocal),
           Alloc(kFoundInf, 4), Point(), Free(kInvScale)};
 }
 
-std::vector<ScalerEvent> Update() { return {Free(kFoundInf), Point()}; }
+std::vector<Event> Update() { return {Free(kFoundInf), Point()}; }
 
 }  // namespace torchcost::analysis

@@ -1,24 +1,17 @@
 // The memory of torch.cuda.amp.GradScaler (float16 autocast training), as
 // PyTorch 1.13's grad_scaler.py allocates it: its state, the scaled loss and
-// the in-place unscale of the gradients, as sequences of small allocations.
+// the in-place unscale of the gradients, as sequences of small allocations
+// (memory events; their tensors are the scaler's, numbered in grad_scaler.cc).
 #ifndef TORCHCOST_SRC_ANALYSIS_GRAD_SCALER_H_
 #define TORCHCOST_SRC_ANALYSIS_GRAD_SCALER_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "memory/event.h"
 #include "torchcost/training.h"
 
 namespace torchcost::analysis {
-
-// One event of a GradScaler sequence.
-struct ScalerEvent {
-  enum class Kind { kAlloc, kFree, kPoint };
-  Kind kind = Kind::kPoint;
-  int tensor = -1;  // Which of the scaler's tensors (kAlloc, kFree); see grad_scaler.cc.
-  int64_t bytes = 0;                         // kAlloc.
-  MemCategory category = MemCategory::kTemp; // kAlloc.
-};
 
 // The scaler's state between steps: _scale (float32 [1]) and _growth_tracker
 // (int32 [1]). NB: counted as OPT: like optimizer state, it persists across
@@ -29,18 +22,18 @@ inline constexpr int64_t kScalerStateBytes = /*_scale*/ 4 + /*_growth_tracker*/ 
 // _scale: float32 [1], OTH, kept by the caller) and, in backward, the root
 // gradient and MulBackward0's gradient reduced to the loss's shape. The loss
 // gradient (the simulator's own) follows; then ScaledLossGradDone.
-std::vector<ScalerEvent> ScaledLossBackward();
+std::vector<memory::Event> ScaledLossBackward();
 // After the loss's gradient exists: MulBackward0's float32 result is freed
 // (cast to the loss's dtype, or handed on as it).
-std::vector<ScalerEvent> ScaledLossGradDone();
+std::vector<memory::Event> ScaledLossGradDone();
 // End of backward: the root gradient is freed.
-std::vector<ScalerEvent> ScaledBackwardEnd();
+std::vector<memory::Event> ScaledBackwardEnd();
 // Before the optimizer's step, scaler.unscale_: inv_scale (float64 copy,
 // reciprocal, float32 copy) and found_inf (float32 [1]); the gradients are
 // unscaled in place (_amp_foreach_non_finite_check_and_unscale_).
-std::vector<ScalerEvent> Unscale();
+std::vector<memory::Event> Unscale();
 // After the step, scaler.update: found_inf is released (_scale updated in place).
-std::vector<ScalerEvent> Update();
+std::vector<memory::Event> Update();
 
 }  // namespace torchcost::analysis
 

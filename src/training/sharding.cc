@@ -135,7 +135,7 @@ class Rewriter {
   }
 
   // The optimizer step over the rank's update tensors (flat shards, or
-  // float32 masters), in the single-tensor loop of step_memory.cc: a
+  // float32 masters), in the single-tensor loop of memory/optimizer_replay.cc: a
   // tensor's `carried` temporary dies at the next tensor's first moment.
   // `last` is the simulated point before the step.
   void Update(const TimelinePoint& last, std::vector<TimelinePoint>& out) const {

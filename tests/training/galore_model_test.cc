@@ -20,7 +20,7 @@ namespace {
 using analysis::GaloreFlops;
 using analysis::GaloreStateBytes;
 using analysis::GaloreUpdate;
-using analysis::UpdateEvent;
+using memory::Event;
 using testing::GraphBuilder;
 
 TEST(GaloreConfigTest, ParsesEveryKey) {
@@ -98,25 +98,25 @@ struct Replayed {
   int64_t most = 0;
   int64_t left = 0;
 };
-Replayed Replay(const std::vector<UpdateEvent>& events) {
+Replayed Replay(const std::vector<Event>& events) {
   std::map<int, int64_t> bytes;
   std::map<int, int> slots;
   int64_t live = 0;
   Replayed r;
-  for (const UpdateEvent& e : events) {
+  for (const Event& e : events) {
     switch (e.kind) {
-      case UpdateEvent::Kind::kAlloc:
+      case Event::Kind::kAlloc:
         bytes[e.tensor] = e.bytes;
         live += e.bytes;
         break;
-      case UpdateEvent::Kind::kFree:
+      case Event::Kind::kFree:
         live -= bytes[e.tensor];
         break;
-      case UpdateEvent::Kind::kBind:
+      case Event::Kind::kBind:
         if (slots.count(e.slot) && slots[e.slot] >= 0) live -= bytes[slots[e.slot]];
         slots[e.slot] = e.tensor;
         break;
-      case UpdateEvent::Kind::kPoint:
+      case Event::Kind::kPoint:
         r.most = std::max(r.most, live);
         break;
     }

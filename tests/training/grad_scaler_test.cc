@@ -14,16 +14,16 @@ namespace torchcost::analysis {
 namespace {
 
 // Replays sequences; returns the largest live bytes and the live bytes at the end.
-std::pair<int64_t, int64_t> Replay(const std::vector<std::vector<ScalerEvent>>& seqs) {
+std::pair<int64_t, int64_t> Replay(const std::vector<std::vector<memory::Event>>& seqs) {
   std::map<int, int64_t> live;
   int64_t now = 0, max = 0;
   for (const auto& seq : seqs) {
-    for (const ScalerEvent& e : seq) {
-      if (e.kind == ScalerEvent::Kind::kAlloc) {
+    for (const memory::Event& e : seq) {
+      if (e.kind == memory::Event::Kind::kAlloc) {
         EXPECT_EQ(live.count(e.tensor), 0u) << "tensor " << e.tensor << " allocated twice";
         live[e.tensor] = e.bytes;
         now += e.bytes;
-      } else if (e.kind == ScalerEvent::Kind::kFree) {
+      } else if (e.kind == memory::Event::Kind::kFree) {
         EXPECT_EQ(live.count(e.tensor), 1u) << "tensor " << e.tensor << " freed while not live";
         now -= live[e.tensor];
         live.erase(e.tensor);

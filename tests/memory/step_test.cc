@@ -1,6 +1,6 @@
-// Tests of the training-step analysis on a two-layer MLP written as a graph:
-// what is saved, backward FLOPs, the memory timeline and its peak, with every
-// expected number derived by hand from the step's definition.
+// Tests of the simulated step (memory/step.h) through the whole analysis, on
+// a two-layer MLP written as a graph: what is saved, backward FLOPs, the memory
+// timeline and its peak, with every expected number derived by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@ using testing::GraphBuilder;
 
 
 // x [M, 8] -> lin1 (W1 [4, 8]) -> relu -> lin2 (W2 [2, 4]) -> out [M, 2].
-class StepMemoryTest : public ::testing::Test {
+class StepTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
@@ -47,7 +47,7 @@ class StepMemoryTest : public ::testing::Test {
 
 constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;  // Parameter bytes (float32).
 
-TEST_F(StepMemoryTest, SavedBytesAndBackwardFlops) {
+TEST_F(StepTest, SavedBytesAndBackwardFlops) {
   TrainingOptions t;
   t.optimizer = OptimizerKind::kSgd;
   Report r = Run("5,8", t);
@@ -61,7 +61,7 @@ TEST_F(StepMemoryTest, SavedBytesAndBackwardFlops) {
   EXPECT_EQ(r.training.grad_params, 32 + 8);
 }
 
-TEST_F(StepMemoryTest, FrozenLayerCostsOnlyItsInputGradient) {
+TEST_F(StepTest, FrozenLayerCostsOnlyItsInputGradient) {
   TrainingOptions t;
   t.freeze = {"^l2\\."};
   Report r = Run("5,8", t);
@@ -72,7 +72,7 @@ TEST_F(StepMemoryTest, FrozenLayerCostsOnlyItsInputGradient) {
   EXPECT_EQ(At(r.training.saved_bytes), 5 * 8 * 4 + 5 * 4 * 4);
 }
 
-TEST_F(StepMemoryTest, PeakBreakdownSumsToThePeak) {
+TEST_F(StepTest, PeakBreakdownSumsToThePeak) {
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdam;
   Report r = Run("5,8", t);
@@ -91,7 +91,7 @@ TEST_F(StepMemoryTest, PeakBreakdownSumsToThePeak) {
   EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kAct)]), 5 * 4 * 4);
 }
 
-TEST_F(StepMemoryTest, SymbolicBatchGivesExpressions) {
+TEST_F(StepTest, SymbolicBatchGivesExpressions) {
   TrainingOptions t;
   t.optimizer = OptimizerKind::kSgd;
   Report r = Run("B,8", t);
@@ -109,7 +109,7 @@ TEST_F(StepMemoryTest, SymbolicBatchGivesExpressions) {
   }
 }
 
-TEST_F(StepMemoryTest, InferenceSavesNothingAndHasNoGradients) {
+TEST_F(StepTest, InferenceSavesNothingAndHasNoGradients) {
   TrainingOptions t;
   t.mode = StepMode::kInfer;
   Report r = Run("5,8", t);
@@ -122,7 +122,7 @@ TEST_F(StepMemoryTest, InferenceSavesNothingAndHasNoGradients) {
   EXPECT_EQ(At(p.peak), kW1 + kW2 + 5 * 8 * 4 + 5 * 4 * 4 + 5 * 4 * 4);
 }
 
-TEST_F(StepMemoryTest, ZeroGradToZerosKeepsGradientsAllocated) {
+TEST_F(StepTest, ZeroGradToZerosKeepsGradientsAllocated) {
   TrainingOptions none;
   none.optimizer = OptimizerKind::kSgd;
   Report a = Run("5,8", none);
@@ -140,7 +140,7 @@ TEST_F(StepMemoryTest, ZeroGradToZerosKeepsGradientsAllocated) {
   EXPECT_GE(At(pb.peak), At(pa.peak));
 }
 
-TEST_F(StepMemoryTest, GradientAccumulation) {
+TEST_F(StepTest, GradientAccumulation) {
   TrainingOptions one;
   one.optimizer = OptimizerKind::kSgd;
   Report a = Run("5,8", one);
@@ -159,7 +159,7 @@ TEST_F(StepMemoryTest, GradientAccumulation) {
 // softmax(a). Only the in-place write connects p [3, 3] to the output: its
 // gradient exists (PyTorch routes a's gradient into the write through
 // CopySlices), so GRAD holds W, b and p: (16 + 4 + 9) floats.
-TEST(StepMemoryInPlaceTest, AWriteIntoAViewReachesTheLoss) {
+TEST(StepInPlaceTest, AWriteIntoAViewReachesTheLoss) {
   Result<RuleSet> rules = RuleSet::Builtin();
   ASSERT_TRUE(rules.ok());
   sym::Context ctx;
@@ -182,7 +182,7 @@ TEST(StepMemoryInPlaceTest, AWriteIntoAViewReachesTheLoss) {
   EXPECT_EQ(*peak.category_max[static_cast<int>(MemCategory::kGrad)].AsConstant(), (16 + 4 + 9) * 4);
 }
 
-TEST_F(StepMemoryTest, BadFreezeRegexIsAnError) {
+TEST_F(StepTest, BadFreezeRegexIsAnError) {
   TrainingOptions t;
   t.freeze = {"("};
   AnalysisOptions opts;

@@ -1,14 +1,14 @@
 // The memory simulation of a training step (or an inference forward) over
-// storages: forward, backward and optimizer step as events, giving the
-// timeline of live bytes per category.
-#ifndef TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_
-#define TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_
+// storages: setup, forward, backward and optimizer step as events, giving
+// the timeline of live bytes per category.
+#ifndef TORCHCOST_SRC_MEMORY_STEP_H_
+#define TORCHCOST_SRC_MEMORY_STEP_H_
 
 #include "passes/autograd.h"
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
 
-namespace torchcost::analysis {
+namespace torchcost::memory {
 
 // Simulates the step and fills report->training (timeline, saved bytes, per-module activation bytes).
 // NB: the modelled step is `opt.zero_grad(set_to_none=True); out = model(x);
@@ -18,6 +18,6 @@ namespace torchcost::analysis {
 void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
                   const TrainingOptions& options, Report* report);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::memory
 
-#endif  // TORCHCOST_SRC_ANALYSIS_STEP_MEMORY_H_
+#endif  // TORCHCOST_SRC_MEMORY_STEP_H_

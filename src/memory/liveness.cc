@@ -1,0 +1,82 @@
+#include "memory/liveness.h"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <algorithm>
+
+namespace torchcost::memory {
+namespace {
+
+// The bipartite dataflow graph: vertices 0..V-1 are values, V..V+N-1 nodes;
+// an edge value -> node is a use, node -> value a definition.
+using Dataflow = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+// Returns the call end recorded for `scope` in a node's list (its chain starts at `node_scope`).
+int EndOf(const ir::Graph& g, const std::vector<int>& ends, int node_scope, int scope) {
+  int k = 0;
+  for (int sc = node_scope; sc > 0 && sc != scope; sc = g.scopes[sc].parent) ++k;
+  return ends[k];
+}
+
+}  // namespace
+
+bool InSubtree(const ir::Graph& g, int scope, int root) {
+  for (int s = scope; s >= 0; s = g.scopes[s].parent) {
+    if (s == root) return true;
+  }
+  return false;
+}
+
+std::vector<std::vector<int>> CallEnds(const ir::Graph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<std::vector<int>> ends(n);
+  std::vector<int> chain;
+  for (int ni = n - 1; ni >= 0; --ni) {
+    chain.clear();
+    for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent) chain.push_back(sc);
+    ends[ni].resize(chain.size());
+    for (size_t k = 0; k < chain.size(); ++k) {
+      const bool next_in = ni + 1 < n && InSubtree(g, g.nodes[ni + 1].scope, chain[k]);
+      ends[ni][k] = next_in ? EndOf(g, ends[ni + 1], g.nodes[ni + 1].scope, chain[k]) : ni;
+    }
+  }
+  return ends;
+}
+
+std::vector<std::vector<int>> ComputeLastUses(const ir::Graph& g, StorageTable* table) {
+  const size_t nv = g.values.size();
+  Dataflow df(nv + g.nodes.size());
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    for (int in : g.nodes[ni].inputs) boost::add_edge(in, nv + ni, df);
+    for (int out : g.nodes[ni].outputs) boost::add_edge(nv + ni, out, df);
+  }
+  const std::vector<std::vector<int>> call_end = CallEnds(g);
+  std::vector<int> ss;
+  for (size_t v = 0; v < nv; ++v) {
+    ss.clear();
+    table->Of(static_cast<int>(v), &ss);
+    if (ss.empty()) continue;
+    const int producer = g.values[v].producer;
+    const int home = producer >= 0 ? g.nodes[producer].scope : 0;
+    int last = -1;
+    for (auto [e, end] = boost::out_edges(v, df); e != end; ++e) {
+      const int user = static_cast<int>(boost::target(*e, df) - nv);
+      last = std::max(last, user);
+      const auto& ends = call_end[user];
+      int depth = 0;
+      for (int sc = g.nodes[user].scope; sc > 0; sc = g.scopes[sc].parent, ++depth) {
+        if (producer >= 0 && InSubtree(g, home, sc)) break;
+        last = std::max(last, ends[depth]);
+      }
+    }
+    for (int s : ss) (*table)[s].last_use = std::max((*table)[s].last_use, last);
+  }
+  std::vector<std::vector<int>> release_at(g.nodes.size());
+  for (int s = 0; s < table->size(); ++s) {
+    const int last = (*table)[s].last_use;
+    if (last >= 0 && last < static_cast<int>(g.nodes.size())) release_at[last].push_back(s);
+  }
+  return release_at;
+}
+
+}  // namespace torchcost::memory

@@ -1,0 +1,32 @@
+// Liveness: when the forward is done with each storage, read off the
+// bipartite dataflow graph of values and nodes, with eager PyTorch's rule that
+// a module's argument lives until the module call that reads it returns.
+#ifndef TORCHCOST_SRC_MEMORY_LIVENESS_H_
+#define TORCHCOST_SRC_MEMORY_LIVENESS_H_
+
+#include <vector>
+
+#include "memory/storages.h"
+#include "torchcost/graph.h"
+
+namespace torchcost::memory {
+
+// Returns true if `scope` is `root` or inside it.
+bool InSubtree(const ir::Graph& g, int scope, int root);
+
+// Returns, for each node and each of its enclosing modules (innermost first,
+// root excluded), the last node of the module call it belongs to; a call is a
+// maximal run of consecutive nodes in the module's subtree.
+std::vector<std::vector<int>> CallEnds(const ir::Graph& g);
+
+// Sets each storage's last forward use (Storage::last_use) and returns, per
+// node, the storages whose last forward use it is.
+// NB: eager PyTorch frees a tensor when Python drops it, not at its last use:
+// a module's argument is held by the caller until the call returns
+// (`x = self.block(x)`), so it lives to the end of every module call that
+// reads it from outside.
+std::vector<std::vector<int>> ComputeLastUses(const ir::Graph& g, StorageTable* table);
+
+}  // namespace torchcost::memory
+
+#endif  // TORCHCOST_SRC_MEMORY_LIVENESS_H_

@@ -1,0 +1,205 @@
+#include "memory/optimizer_replay.h"
+
+#include <algorithm>
+#include <map>
+
+#include "training/galore_model.h"
+#include "training/grad_scaler.h"
+#include "training/optimizer_model.h"
+
+namespace torchcost::memory {
+namespace {
+
+using analysis::GaloreStateBytes;
+using analysis::PagedStateBytes;
+using analysis::SharedStateBytes;
+using analysis::StateBytes;
+using analysis::StateDtype;
+
+void SetUpdateTemp(int64_t bytes, StepState* st) {
+  if (bytes == st->opt.update_temp) return;
+  st->timeline.Add(MemCategory::kTemp, sym::Expr(bytes - st->opt.update_temp));
+  st->opt.update_temp = bytes;
+}
+
+void FreeSlots(StepState* st) {
+  st->opt.slot_bytes.fill(0);
+  SetUpdateTemp(0, st);
+}
+
+// The foreach step: each whole-list temporary at once (optimizer_model.h's ForeachMoments).
+void ForeachOptimizer(StepState* st) {
+  int64_t total = 0;
+  for (size_t i = 0; i < st->g.params.size(); ++i) {
+    if (st->grads.param_trainable[i]) total += ir::Numel(st->g.params[i].shape) * ElementSize(st->g.params[i].dtype);
+  }
+  for (int64_t bytes : analysis::ForeachMoments(st->options.optimizer, total).value_or(std::vector<int64_t>{})) {
+    SetUpdateTemp(bytes, st);
+    st->Point(StepPhase::kOptimizer, -1);
+  }
+  SetUpdateTemp(0, st);
+  st->Point(StepPhase::kOptimizer, -1);
+}
+
+// GaLore's AdamW, one loop over the parameters (nothing to do per layer: it ran in backward).
+void GaloreOptimizer(StepState* st) {
+  if (!st->PerLayer()) {
+    for (size_t i = 0; i < st->g.params.size(); ++i) {
+      if (st->grads.param_trainable[i]) ReplayUpdate(i, StepPhase::kOptimizer, st);
+    }
+    FreeSlots(st);
+  }
+  st->Point(StepPhase::kOptimizer, -1);
+}
+
+}  // namespace
+
+int64_t OptimizerStateBytes(StepState* state) {
+  StepState& st = *state;
+  const TrainingOptions& o = st.options;
+  std::vector<std::vector<int64_t>> trainable;
+  int64_t opt = 0;
+  st.tr.paged_opt_bytes = 0;
+  for (size_t i = 0; i < st.g.params.size(); ++i) {
+    if (!st.grads.param_trainable[i]) continue;
+    const auto& p = st.g.params[i];
+    if (o.paged) {
+      const PagedStateBytes b = analysis::PagedStatesOf(o.optimizer, p.shape);
+      opt += b.device;
+      st.tr.paged_opt_bytes += b.host;
+      trainable.push_back(p.shape);
+      continue;
+    }
+    opt += st.Galore() ? GaloreStateBytes(p.shape, p.dtype, st.tr.galore_targets[i], *o.galore)
+                       : StateBytes(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    trainable.push_back(p.shape);
+  }
+  if (!st.Galore()) opt += SharedStateBytes(o.optimizer, trainable);
+  if (st.Galore() && o.galore->eight_bit) {
+    // GaLoreAdamW8bit: the code books, shared by the 8-bit states of the projected gradients.
+    std::vector<std::vector<int64_t>> states;
+    for (size_t i = 0; i < st.g.params.size(); ++i) {
+      if (!st.grads.param_trainable[i]) continue;
+      const auto& shape = st.g.params[i].shape;
+      states.push_back(st.tr.galore_targets[i] && shape.size() == 2
+                           ? std::vector<int64_t>{analysis::ShapeOf(shape[0], shape[1], o.galore->rank).projected}
+                           : shape);
+    }
+    opt += SharedStateBytes(OptimizerKind::kAdam8bit, states);
+  }
+  if (o.grad_scaler) opt += analysis::kScalerStateBytes;
+  return opt;
+}
+
+void ReplayScaler(const std::vector<Event>& events, StepPhase phase, StepState* state) {
+  std::vector<int>& scaler = state->opt.scaler;
+  for (const Event& e : events) {
+    if (e.kind == Event::Kind::kAlloc) {
+      if (e.tensor >= static_cast<int>(scaler.size())) scaler.resize(e.tensor + 1, -1);
+      scaler[e.tensor] = state->storages.Add(sym::Expr(e.bytes), e.category);
+      state->Alloc(scaler[e.tensor]);
+    } else if (e.kind == Event::Kind::kFree) {
+      state->Free(scaler[e.tensor]);
+    } else {
+      state->Point(phase, -1);
+    }
+  }
+}
+
+void ReplayUpdate(size_t param, StepPhase phase, StepState* state) {
+  StepState& st = *state;
+  const auto& p = st.g.params[param];
+  const std::vector<Event> events = analysis::GaloreUpdate(p.shape, p.dtype, st.tr.galore_targets[param],
+                                                           *st.options.galore, st.options.galore->svd_step);
+  std::map<int, int64_t> bytes;
+  int64_t live = 0, most = -1;
+  for (int64_t b : st.opt.slot_bytes) live += b;
+  for (const Event& e : events) {
+    if (e.kind == Event::Kind::kAlloc) {
+      bytes[e.tensor] = e.bytes;
+      live += e.bytes;
+    } else if (e.kind == Event::Kind::kFree) {
+      live -= bytes[e.tensor];
+    } else if (e.kind == Event::Kind::kBind) {
+      live -= st.opt.slot_bytes[e.slot];
+      st.opt.slot_bytes[e.slot] = e.tensor >= 0 ? bytes[e.tensor] : 0;
+    } else {
+      most = std::max(most, live);
+    }
+  }
+  if (most >= 0) {
+    SetUpdateTemp(most, state);
+    st.Point(phase, -1);
+  }
+  SetUpdateTemp(live, state);
+}
+
+void StepAccumulated(StepState* state) {
+  StepState& st = *state;
+  OptimizerState& o = st.opt;
+  if (o.param_of_value.empty()) {
+    for (size_t i = 0; i < st.g.params.size(); ++i) {
+      if (st.g.params[i].value >= 0 && st.grads.param_trainable[i]) o.param_of_value[st.g.params[i].value] = i;
+    }
+  }
+  for (const auto& [value, grad] : o.accumulated) {
+    if (auto it = o.param_of_value.find(value); it != o.param_of_value.end()) {
+      ReplayUpdate(it->second, StepPhase::kBackward, state);
+      FreeSlots(state);
+    }
+    st.bwd.grad_of[value] = -1;
+    st.storages[grad].grad_refs = 0;
+    st.Free(grad);  // NB: no point: the next one records the drop, and it cannot be a peak.
+  }
+  o.accumulated.clear();
+}
+
+void RunOptimizer(StepState* state) {
+  StepState& st = *state;
+  const TrainingOptions& o = st.options;
+  if (o.grad_scaler) {
+    ReplayScaler(analysis::ScaledBackwardEnd(), StepPhase::kBackward, state);  // The backward's last act.
+    ReplayScaler(analysis::Unscale(), StepPhase::kOptimizer, state);
+  }
+  if (o.foreach) {
+    ForeachOptimizer(state);
+    if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+    return;
+  }
+  if (st.Galore()) {
+    GaloreOptimizer(state);
+    if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+    return;
+  }
+  int prev = -1;  // The previous parameter's carried temporaries.
+  // bitsandbytes' paged optimizers step in one fused in-place kernel per tensor: no temporaries.
+  for (size_t i = 0; i < st.g.params.size() && !o.paged; ++i) {
+    if (!st.grads.param_trainable[i]) continue;
+    const auto& p = st.g.params[i];
+    // NB: with a state dtype the temporaries (Adam's sqrt and denom) are
+    // computed from the states, so they are in the states' dtype.
+    const analysis::UpdateTransients t =
+        analysis::TransientsOf(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    if (t.moments.empty() && t.carried == 0) continue;
+    for (size_t k = 0; k < t.moments.size(); ++k) {
+      const int s = st.storages.Add(sym::Expr(t.moments[k]), MemCategory::kTemp);
+      st.Alloc(s);
+      st.Point(StepPhase::kOptimizer, -1);
+      st.Free(s);
+      // The previous parameter's carried tensor dies when its name is rebound.
+      if (prev >= 0) st.Free(prev);
+      prev = -1;
+    }
+    if (prev >= 0) st.Free(prev);
+    prev = -1;
+    if (t.carried > 0) {
+      prev = st.storages.Add(sym::Expr(t.carried), MemCategory::kTemp);
+      st.Alloc(prev);
+    }
+  }
+  if (prev >= 0) st.Free(prev);
+  st.Point(StepPhase::kOptimizer, -1);
+  if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+}
+
+}  // namespace torchcost::memory

@@ -1,0 +1,76 @@
+#include "memory/saved.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "memory/checkpoint_replay.h"
+
+namespace torchcost::memory {
+
+void MarkSaved(StepState* state) {
+  StepState& st = *state;
+  StorageTable& storages = st.storages;
+  st.saved_storages.assign(st.g.nodes.size(), {});
+  st.tr.saved.clear();
+  std::set<int> unique;
+  st.forward_saved.assign(st.g.nodes.size(), {});
+  for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
+    if (st.ckpt.starting_at[ni] >= 0) SaveCheckpointInputs(st.ckpt.starting_at[ni], &unique, state);
+    const auto& na = st.grads.nodes[ni];
+    if (!na.has_grad_fn) continue;
+    // A node whose backward never runs dies with the dropped outputs after the forward.
+    if (st.options.mode == StepMode::kTrain && !st.runs_backward[ni]) continue;
+    if (na.unknown_backward) st.tr.act_lower_bound = true;  // What it saves is unknown.
+    auto& mine = st.saved_storages[ni];
+    const rules::Variant* v = st.shapes.nodes[ni].applied.variant;
+    for (const auto& ref : na.saved) {
+      int s = ref.value >= 0 ? storages.storage_of[ref.value] : storages.node_temps[ni][ref.temporary];
+      // NB: a saved tensor without a storage of its own is a traced constant
+      // or traced size arithmetic: in eager, a Python number that PyTorch wraps
+      // into a fresh 0-dim tensor at every call, which autograd saves (vit's
+      // `q / 8.0`: DivBackward0._saved_other, 8 bytes of float64; measured).
+      // One new storage per saving node, allocated when the node runs.
+      if (s < 0 && ref.value >= 0 && st.shapes.values[ref.value].kind == rules::RValue::Kind::kTensor) {
+        s = storages.Add(BytesOf(st.shapes.values[ref.value].t), MemCategory::kTemp);
+        storages.node_temps[ni].push_back(s);
+      }
+      if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
+      mine.push_back(s);
+      // NB: a checkpointed node runs under no_grad: it saves only when recomputed (ReplaySegment).
+      if (st.ckpt.of[ni] >= 0) continue;
+      st.forward_saved[ni].push_back(s);
+      Storage& storage = storages[s];
+      ++storage.saved_by;
+      if (storage.category == MemCategory::kTemp) storage.category = MemCategory::kAct;
+      SavedTensorInfo info;
+      info.node = static_cast<int>(ni);
+      info.what = v && ref.slot >= 0 ? v->slot_names[ref.slot] : "?";
+      info.bytes = storage.bytes;
+      info.storage = s;
+      info.counted = storage.category != MemCategory::kParam && storage.category != MemCategory::kBuffer &&
+                     unique.insert(s).second;
+      st.tr.saved.push_back(std::move(info));
+    }
+  }
+  st.tr.saved_bytes = sym::Expr(0);
+  for (int s : unique) st.tr.saved_bytes += storages[s].bytes;
+  AttributeActivations(state);
+}
+
+void AttributeActivations(StepState* state) {
+  StepState& st = *state;
+  st.tr.module_act_bytes.assign(st.g.scopes.size(), sym::Expr(0));
+  std::set<std::pair<int, int>> seen;
+  for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
+    for (int s : st.forward_saved[ni]) {
+      const MemCategory c = st.storages[s].category;
+      if (c == MemCategory::kParam || c == MemCategory::kBuffer) continue;
+      for (int sc = st.g.nodes[ni].scope; sc >= 0; sc = st.g.scopes[sc].parent) {
+        if (seen.insert({sc, s}).second) st.tr.module_act_bytes[sc] += st.storages[s].bytes;
+      }
+    }
+  }
+}
+
+}  // namespace torchcost::memory

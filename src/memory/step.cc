@@ -1,0 +1,77 @@
+#include "memory/step.h"
+
+#include "memory/backward.h"
+#include "memory/checkpoint_replay.h"
+#include "memory/liveness.h"
+#include "memory/optimizer_replay.h"
+#include "memory/saved.h"
+#include "memory/state.h"
+#include "memory/storages.h"
+
+namespace torchcost::memory {
+namespace {
+
+// What exists before the step: parameters, buffers, inputs and, in steady
+// state, the optimizer's states.
+void Setup(StepState* st) {
+  for (int s : st->storages.setup) st->Alloc(s);
+  if (st->options.mode == StepMode::kTrain) {
+    st->timeline.Add(MemCategory::kOpt, sym::Expr(OptimizerStateBytes(st)));
+  }
+  st->Point(StepPhase::kSetup, -1);
+}
+
+// The parameters' gradients, when they exist before the forward (StepState::GradsPresent).
+void PreallocateGrads(StepState* st) {
+  for (size_t i = 0; i < st->g.params.size(); ++i) {
+    if (!st->grads.param_trainable[i]) continue;
+    const auto& p = st->g.params[i];
+    int s = st->storages.Add(sym::Expr(ir::Numel(p.shape) * ElementSize(p.dtype)), MemCategory::kGrad);
+    st->storages[s].pinned = true;
+    st->Alloc(s);
+  }
+  st->Point(StepPhase::kSetup, -1);
+}
+
+// The forward in graph order: each node's outputs, temporaries and workspace
+// are allocated (a point), then what it was the last to need is released (a point).
+void Forward(StepState* st) {
+  const StorageTable& table = st->storages;
+  for (size_t ni = 0; ni < st->g.nodes.size(); ++ni) {
+    const int n = static_cast<int>(ni);
+    const sym::Expr* workspace = st->Workspace(ni, /*backward=*/false);
+    if (table.node_new[ni].empty() && table.node_temps[ni].empty() && !workspace && st->release_at[ni].empty())
+      continue;
+    for (int s : table.node_new[ni]) st->Alloc(s);
+    for (int s : table.node_temps[ni]) st->Alloc(s);
+    const int ws = workspace ? st->storages.Add(*workspace, MemCategory::kTemp) : -1;
+    if (ws >= 0) st->Alloc(ws);
+    st->Point(StepPhase::kForward, n);
+    if (ws >= 0) st->Free(ws);
+    for (int s : table.node_temps[ni]) st->Release(s, n);
+    for (int s : table.node_new[ni]) st->Release(s, n);
+    for (int s : st->release_at[ni]) st->Release(s, n);
+    st->Point(StepPhase::kForward, n);
+  }
+}
+
+}  // namespace
+
+void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
+                  const TrainingOptions& options, Report* report) {
+  StepState st(graph, shapes, grads, options, report);
+  AssignStorages(graph, shapes, &st.storages);
+  FindBackwardNodes(&st);
+  PlanCheckpoints(&st);
+  MarkSaved(&st);
+  st.release_at = ComputeLastUses(graph, &st.storages);
+  Setup(&st);
+  if (st.GradsPresent()) PreallocateGrads(&st);
+  Forward(&st);
+  if (options.mode == StepMode::kTrain) {
+    RunBackward(&st);
+    RunOptimizer(&st);
+  }
+}
+
+}  // namespace torchcost::memory

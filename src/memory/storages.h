@@ -1,0 +1,65 @@
+// Storages: the allocations of a step. Every tensor value of the graph stands
+// for one (a list for one per element); views share their input's, so a
+// storage is allocated once and freed once whatever aliases it.
+#ifndef TORCHCOST_SRC_MEMORY_STORAGES_H_
+#define TORCHCOST_SRC_MEMORY_STORAGES_H_
+
+#include <vector>
+
+#include "passes/shape_prop.h"
+#include "rules/value.h"
+#include "torchcost/graph.h"
+#include "torchcost/training.h"
+
+namespace torchcost::memory {
+
+// One allocation: a tensor's storage, shared by its views.
+struct Storage {
+  sym::Expr bytes;
+  MemCategory category = MemCategory::kTemp;
+  bool live = false;
+  bool pinned = false;    // Held by the caller for the whole step (params, buffers, inputs, outputs).
+  int last_use = -1;      // Last forward node that reads it.
+  int saved_by = 0;       // Backward nodes (or checkpoint segments) that still hold it.
+  int grad_refs = 0;      // Gradient slots that point at it.
+};
+
+// The storages of a step and the values and nodes that own them.
+struct StorageTable {
+  std::vector<Storage> storages;
+  std::vector<int> storage_of;                    // Per value: its storage, or -1.
+  std::vector<std::vector<int>> list_storages;    // Per list value: its elements' storages.
+  std::vector<std::vector<int>> node_new;         // Per node: the storages its outputs allocate.
+  std::vector<std::vector<int>> node_temps;       // Per node: its temporaries' storages.
+  std::vector<int> setup;                         // Held before the step: params, buffers, inputs.
+
+  // Adds a storage (not live) and returns its id.
+  int Add(sym::Expr bytes, MemCategory category);
+  // Appends the storages value `v` stands for (one for a tensor, one per element for a list).
+  void Of(int v, std::vector<int>* out) const;
+  // Returns true if storage `s` exists before the step.
+  bool IsSetup(int s) const;
+  Storage& operator[](int s) { return storages[s]; }
+  const Storage& operator[](int s) const { return storages[s]; }
+  int size() const { return static_cast<int>(storages.size()); }
+};
+
+// Returns a tensor's bytes: numel times the element size (4 for an unknown dtype).
+sym::Expr BytesOf(const rules::TensorType& t);
+
+// Returns true if `node`, a reshape or flatten of an expand, copies.
+// NB: views alias their input, but a reshape (or flatten) of a broadcast, an
+// expand that grew a size-1 dim, copies when it merges that stride-0 dim with
+// another (PyTorch's reshape cannot view it): Hugging Face's repeat_kv,
+// x[:, :, None].expand(b, kv, rep, s, hd).reshape(b, kv * rep, s, hd).
+bool ReshapeCopiesBroadcast(const ir::Graph& g, const passes::ShapeFacts& shapes, const ir::Node& node);
+
+// Gives every value of `g` its storages: params, buffers and inputs first
+// (pinned, held from the setup), then each node's new outputs and
+// temporaries in graph order; outputs are pinned and count as OTH.
+// NB: an op without a rule is taken to allocate each tensor output (no aliasing).
+void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, StorageTable* table);
+
+}  // namespace torchcost::memory
+
+#endif  // TORCHCOST_SRC_MEMORY_STORAGES_H_

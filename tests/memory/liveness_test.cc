@@ -1,0 +1,81 @@
+// Tests of liveness: module call ends and each storage's last forward use,
+// with eager PyTorch's rule that a module's argument lives until the call
+// that reads it returns.
+#include "memory/liveness.h"
+
+#include <gtest/gtest.h>
+
+#include "memory/prepared_step.h"
+
+namespace torchcost::memory {
+namespace {
+
+using testing::BuildMlp;
+using testing::PreparedStep;
+
+TEST(LivenessTest, InSubtreeFollowsParents) {
+  testing::GraphBuilder b;
+  const int blk = b.graph().GetOrAddScope("blk", "Block");
+  const int a = b.graph().GetOrAddScope("blk.a", "Linear");
+  const int head = b.graph().GetOrAddScope("head", "Linear");
+  EXPECT_TRUE(InSubtree(b.graph(), a, blk));
+  EXPECT_TRUE(InSubtree(b.graph(), a, a));
+  EXPECT_TRUE(InSubtree(b.graph(), head, 0));  // Everything is in the root.
+  EXPECT_FALSE(InSubtree(b.graph(), head, blk));
+  EXPECT_FALSE(InSubtree(b.graph(), blk, a));
+}
+
+// n0 in blk.a, n1 in blk.b, n2 in head: blk's call is n0..n1.
+TEST(LivenessTest, CallEndsPerEnclosingModule) {
+  PreparedStep p;
+  auto& b = p.builder();
+  int x = b.Input();
+  int w = b.Param("w", {8, 8});
+  b.Scope("blk.a", "Linear");
+  int h = b.One("t::lin", {x, w}, {"input", "weight"});
+  b.Scope("blk.b", "ReLU");
+  int r = b.One("t::relu", {h}, {"self"});
+  b.Scope("head", "ReLU");
+  b.Output(b.One("t::relu", {r}, {"self"}));
+  const auto ends = CallEnds(b.graph());
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ends[0], (std::vector<int>{0, 1}));  // blk.a ends at n0, blk at n1.
+  EXPECT_EQ(ends[1], (std::vector<int>{1, 1}));
+  EXPECT_EQ(ends[2], (std::vector<int>{2}));
+}
+
+TEST(LivenessTest, LastUsesOfTheMlp) {
+  PreparedStep p;
+  BuildMlp(&p.builder());
+  StepState& st = p.Prepare("5,8");
+  AssignStorages(st.g, st.shapes, &st.storages);
+  const auto release_at = ComputeLastUses(st.g, &st.storages);
+  // W1 and x are read by n0, h by n1, W2 and relu's output by n2; out by nothing.
+  const int last[] = {0, 2, 0, 1, 2, -1};
+  for (int s = 0; s < 6; ++s) EXPECT_EQ(st.storages[s].last_use, last[s]) << s;
+  EXPECT_EQ(release_at, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
+}
+
+// x is read only by blk.a's node, but blk (n0..n1) took it as its argument:
+// it lives to n1. h, made inside blk and read inside, dies at its last use.
+TEST(LivenessTest, AModulesArgumentLivesUntilTheCallReturns) {
+  PreparedStep p;
+  auto& b = p.builder();
+  int x = b.Input();
+  int w = b.Param("w", {8, 8});
+  b.Scope("blk.a", "Linear");
+  int h = b.One("t::lin", {x, w}, {"input", "weight"});
+  b.Scope("blk.b", "ReLU");
+  int r = b.One("t::relu", {h}, {"self"});
+  b.Scope("head", "ReLU");
+  b.Output(b.One("t::relu", {r}, {"self"}));
+  StepState& st = p.Prepare("2,8");
+  AssignStorages(st.g, st.shapes, &st.storages);
+  ComputeLastUses(st.g, &st.storages);
+  EXPECT_EQ(st.storages[st.storages.storage_of[x]].last_use, 1);
+  EXPECT_EQ(st.storages[st.storages.storage_of[h]].last_use, 1);
+  EXPECT_EQ(st.storages[st.storages.storage_of[r]].last_use, 2);
+}
+
+}  // namespace
+}  // namespace torchcost::memory

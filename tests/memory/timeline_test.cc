@@ -1,0 +1,77 @@
+// Tests of the timeline: live bytes per category as storages come and go,
+// and points recorded only when something changed.
+#include "memory/timeline.h"
+
+#include <gtest/gtest.h>
+
+namespace torchcost::memory {
+namespace {
+
+int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
+
+Storage Of(int64_t bytes, MemCategory c) {
+  Storage s;
+  s.bytes = sym::Expr(bytes);
+  s.category = c;
+  return s;
+}
+
+TEST(TimelineTest, AllocAndFreeCountOnceEach) {
+  std::vector<TimelinePoint> points(3);  // Cleared by the timeline.
+  Timeline t(&points);
+  EXPECT_TRUE(points.empty());
+  Storage a = Of(100, MemCategory::kAct), g = Of(8, MemCategory::kGrad);
+  t.Alloc(&a);
+  t.Alloc(&a);  // Already live: nothing.
+  t.Alloc(&g);
+  EXPECT_TRUE(a.live);
+  EXPECT_EQ(At(t.live()[static_cast<int>(MemCategory::kAct)]), 100);
+  EXPECT_EQ(At(t.total()), 108);
+  t.Free(&a);
+  t.Free(&a);  // Already dead: nothing.
+  EXPECT_FALSE(a.live);
+  EXPECT_EQ(At(t.total()), 8);
+  t.Add(MemCategory::kOpt, sym::Expr(16));
+  EXPECT_EQ(At(t.live()[static_cast<int>(MemCategory::kOpt)]), 16);
+  EXPECT_EQ(At(t.total()), 24);
+}
+
+TEST(TimelineTest, PointsSkipMomentsWithoutChange) {
+  std::vector<TimelinePoint> points;
+  Timeline t(&points);
+  Storage a = Of(4, MemCategory::kTemp), b = Of(4, MemCategory::kAct);
+  t.Point(StepPhase::kSetup, -1);
+  t.Point(StepPhase::kForward, 0);  // Nothing changed.
+  t.Alloc(&a);
+  t.Point(StepPhase::kForward, 1);
+  // Same total, other category: a change.
+  t.Free(&a);
+  t.Alloc(&b);
+  t.Point(StepPhase::kBackward, 2);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].phase, StepPhase::kSetup);
+  EXPECT_EQ(At(points[0].total), 0);
+  EXPECT_EQ(points[1].node, 1);
+  EXPECT_EQ(At(points[1].live[static_cast<int>(MemCategory::kTemp)]), 4);
+  EXPECT_EQ(points[2].phase, StepPhase::kBackward);
+  EXPECT_EQ(At(points[2].live[static_cast<int>(MemCategory::kTemp)]), 0);
+  EXPECT_EQ(At(points[2].total), 4);
+}
+
+TEST(TimelineTest, SymbolicBytesAddUp) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  std::vector<TimelinePoint> points;
+  Timeline t(&points);
+  Storage a = Of(0, MemCategory::kAct);
+  a.bytes = B * 16;
+  Storage b = Of(32, MemCategory::kParam);
+  t.Alloc(&a);
+  t.Alloc(&b);
+  EXPECT_EQ(t.total(), B * 16 + 32);
+  t.Free(&a);
+  EXPECT_EQ(t.total(), sym::Expr(32));
+}
+
+}  // namespace
+}  // namespace torchcost::memory
