@@ -72,6 +72,7 @@
 
 #include "import/module_attrs.h"
 #include "import/torchscript_plugin.h"
+#include "import/value_names.h"
 #include "torchcost/import.h"
 
 namespace torchcost {
@@ -489,6 +490,8 @@ class Importer {
     ConvertInputs(*g);
     ConvertBlock(g->block());
     ConvertOutputs(*g);
+    // NB: LibTorch's debug names carry numbers from its passes; both readers name values alike (value_names.h).
+    import::CanonicalizeValueNames(&graph_);
     for (const auto& [v, index] : value_map_) inference_->MapValue(v, index);
     std::shared_ptr<const MetaInference> inference = std::move(inference_);
     graph_.infer_shapes = [inference](int origin, const std::function<ir::ExampleValue(int)>& example_of,

@@ -1,7 +1,14 @@
-// ImportTorchScript: loads the TorchScript reader plugin
+// ImportTorchScript: reads a TorchScript archive without LibTorch where it
+// can (ts_compile.h), and otherwise loads the TorchScript reader plugin
 // (libtorchcost_torchscript.so, the only code that links LibTorch) on first
-// use and calls it, so that a program that reads no .pt file never loads
-// LibTorch (it costs ~0.35 s and ~150 MiB at load).
+// use and calls it, so that a program that reads no .pt file, or only .pt
+// files of traced modules, never loads LibTorch (it costs ~0.35 s and
+// ~150 MiB at load).
+//
+// $TORCHCOST_TORCHSCRIPT_READER picks the reader: "auto" (the default: the
+// reader without LibTorch, and the plugin, silently, for an archive it
+// declines), "fast" (never the plugin: a declined archive is an error) or
+// "libtorch" (always the plugin).
 //
 // The plugin is looked for, in order: at $TORCHCOST_TORCHSCRIPT_PLUGIN (only
 // there, if set); next to the program or library that holds this code, and in
@@ -12,11 +19,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "import/torchscript_plugin.h"
+#include "import/ts_compile.h"
+#include "import/zip_archive.h"
 #include "import/zip_check.h"
 #include "torchcost/import.h"
 
@@ -28,6 +39,17 @@ struct Plugin {
   TorchcostPluginReadFn read = nullptr;
   std::string error;  // Non-empty if read is null: one line, without the model file's name.
 };
+
+enum class Reader { kAuto, kFast, kLibTorch };
+
+Result<Reader> ChosenReader() {
+  const char* env = std::getenv("TORCHCOST_TORCHSCRIPT_READER");
+  const std::string v = env == nullptr ? "" : env;
+  if (v.empty() || v == "auto") return Reader::kAuto;
+  if (v == "fast") return Reader::kFast;
+  if (v == "libtorch") return Reader::kLibTorch;
+  return Status::InvalidArgument("TORCHCOST_TORCHSCRIPT_READER is '" + v + "'; expected auto, fast or libtorch");
+}
 
 #if TORCHCOST_WITH_LIBTORCH
 
@@ -107,6 +129,89 @@ Plugin LoadPlugin() {
   return plugin;
 }
 
+const Plugin& ThePlugin() {
+  static const Plugin plugin = LoadPlugin();  // NB: loaded once, on first use (thread-safe).
+  return plugin;
+}
+
+// The plugin's graph of the same archive, read on the first shape inference a
+// graph of the reader without LibTorch is asked for, and its values by the
+// other graph's indices.
+struct Delegate {
+  std::once_flag once;
+  std::shared_ptr<Result<ir::Graph>> graph;
+  std::vector<int> to_fast;  // Plugin value index -> the same value in the other graph, or -1.
+  std::string error;
+};
+
+// What of a graph the delegate needs to pair values: node ops, inputs and outputs.
+struct Skeleton {
+  std::vector<std::string> ops;
+  std::vector<std::vector<int>> node_inputs, node_outputs;
+  std::vector<int> inputs;
+  size_t values = 0;
+};
+
+bool Pair(const Skeleton& fast, const ir::Graph& g, std::vector<int>* to_fast) {
+  if (g.nodes.size() != fast.ops.size() || g.inputs.size() != fast.inputs.size()) return false;
+  to_fast->assign(g.values.size(), -1);
+  auto pair = [&](const std::vector<int>& a, const std::vector<int>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k) (*to_fast)[a[k]] = b[k];
+    return true;
+  };
+  if (!pair(g.inputs, fast.inputs)) return false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op != fast.ops[i] || !pair(g.nodes[i].inputs, fast.node_inputs[i]) ||
+        !pair(g.nodes[i].outputs, fast.node_outputs[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Gives a graph read without LibTorch the plugin's shape inference, loaded only if asked for.
+void DelegateShapeInference(const std::string& path, ir::Graph* graph) {
+  auto skeleton = std::make_shared<Skeleton>();
+  for (const ir::Node& n : graph->nodes) {
+    skeleton->ops.push_back(n.op);
+    skeleton->node_inputs.push_back(n.inputs);
+    skeleton->node_outputs.push_back(n.outputs);
+  }
+  skeleton->inputs = graph->inputs;
+  skeleton->values = graph->values.size();
+  auto delegate = std::make_shared<Delegate>();
+  graph->infer_shapes = [path, skeleton, delegate](int origin, const std::function<ir::ExampleValue(int)>& example_of,
+                                                   std::vector<ir::ExampleValue>* outputs, std::string* why) {
+    std::call_once(delegate->once, [&] {
+      const Plugin& plugin = ThePlugin();
+      if (plugin.read == nullptr) {
+        delegate->error = plugin.error;
+        return;
+      }
+      delegate->graph = std::make_shared<Result<ir::Graph>>(Status::Internal("the TorchScript reader returned nothing"));
+      plugin.read(&path, delegate->graph.get());
+      if (!delegate->graph->ok()) {
+        delegate->error = delegate->graph->status().message();
+      } else if (!(*delegate->graph)->infer_shapes) {
+        delegate->error = "LibTorch's reader has no shape inference for it";
+      } else if (!Pair(*skeleton, **delegate->graph, &delegate->to_fast)) {
+        delegate->error = "LibTorch's reader made another graph of this archive";
+      }
+    });
+    if (!delegate->error.empty()) {
+      *why = delegate->error;
+      return false;
+    }
+    const std::vector<int>& to_fast = delegate->to_fast;
+    auto mapped = [&](int index) {
+      const int fast = index >= 0 && index < static_cast<int>(to_fast.size()) ? to_fast[index] : -1;
+      return fast >= 0 ? example_of(fast) : ir::ExampleValue();
+    };
+    return (*delegate->graph)->infer_shapes(origin, mapped, outputs, why);
+  };
+}
+
 #else  // !TORCHCOST_WITH_LIBTORCH
 
 Plugin LoadPlugin() {
@@ -122,9 +227,6 @@ Plugin LoadPlugin() {
 }  // namespace
 
 Result<ir::Graph> ImportTorchScript(const std::string& path) {
-#if !TORCHCOST_WITH_LIBTORCH
-  return Status::Unimplemented(path + ": " + LoadPlugin().error);
-#else
   // NB: the file and its zip container are checked here, before the plugin
   // (and LibTorch) is loaded, so that a missing, truncated or corrupt archive
   // is a one-line error of ours that LibTorch's reader never sees (zip_check.h).
@@ -132,8 +234,30 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(prefix + "no such file");
   if (std::filesystem::is_directory(path, ec)) return Status::InvalidArgument(prefix + "is a directory");
-  if (Status zip = import::CheckZipFile(path); !zip.ok()) return Status(zip.code(), prefix + zip.message());
-  static const Plugin plugin = LoadPlugin();  // NB: loaded once, on the first .pt (thread-safe).
+  TORCHCOST_ASSIGN_OR_RETURN(const Reader reader, ChosenReader());
+  if (reader == Reader::kLibTorch) {
+    if (Status zip = import::CheckZipFile(path); !zip.ok()) return Status(zip.code(), prefix + zip.message());
+  } else {
+    Result<import::ZipArchive> archive = import::ZipArchive::OpenFile(path);
+    if (!archive.ok()) return Status(archive.status().code(), prefix + archive.status().message());
+    Result<ir::Graph> fast = import::CompileTorchScript(*archive, path);
+    if (fast.ok()) {
+#if TORCHCOST_WITH_LIBTORCH
+      DelegateShapeInference(path, &*fast);
+#endif
+      return fast;
+    }
+    // NB: in auto mode any failure, a decline or an error, is left to LibTorch's reader, whose word is final.
+    if (reader == Reader::kFast || !TORCHCOST_WITH_LIBTORCH) {
+      return Status(fast.status().code() == Status::Code::kUnimplemented ? Status::Code::kUnimplemented
+                                                                        : fast.status().code(),
+                    path + ": cannot read this TorchScript archive without LibTorch: " + fast.status().message());
+    }
+  }
+#if !TORCHCOST_WITH_LIBTORCH
+  return Status::Unimplemented(path + ": " + LoadPlugin().error);
+#else
+  const Plugin& plugin = ThePlugin();
   if (plugin.read == nullptr) return Status::Unimplemented(path + ": " + plugin.error);
   Result<ir::Graph> out = Status::Internal(path + ": the TorchScript reader returned nothing");
   plugin.read(&path, &out);

@@ -36,13 +36,7 @@ bool Within(uint64_t offset, uint64_t length, uint64_t limit) { return offset <=
 
 Status Corrupt(const std::string& what) { return Status::InvalidArgument("corrupt zip: " + what); }
 
-// One entry of the central directory, with zip64 fields resolved.
-struct Entry {
-  std::string name;
-  uint16_t method = 0;
-  uint64_t compressed = 0, uncompressed = 0, local_offset = 0;
-  uint64_t data_end = 0;  // Filled from the local header.
-};
+using Entry = ZipEntry;
 
 // Where the central directory is, from the (zip64) end record.
 struct Directory {
@@ -163,7 +157,7 @@ Status ReadZip64Extra(const std::string& cd, size_t extra, size_t extra_len, Ent
 
 }  // namespace
 
-Status CheckZipArchive(const ByteSource& src) {
+Result<std::vector<ZipEntry>> ListZipArchive(const ByteSource& src) {
   TORCHCOST_ASSIGN_OR_RETURN(Directory dir, FindDirectory(src));
   std::string cd;
   TORCHCOST_RETURN_IF_ERROR(ReadAt(src, dir.offset, dir.size, &cd, "central directory"));
@@ -182,6 +176,7 @@ Status CheckZipArchive(const ByteSource& src) {
     }
     Entry e;
     e.method = U16(cd, at + 10);
+    e.crc32 = U32(cd, at + 16);
     e.compressed = U32(cd, at + 20);
     e.uncompressed = U32(cd, at + 24);
     e.local_offset = U32(cd, at + 42);
@@ -226,6 +221,7 @@ Status CheckZipArchive(const ByteSource& src) {
     std::string local_name;
     TORCHCOST_RETURN_IF_ERROR(ReadAt(src, e.local_offset + kLocalSize, name_len, &local_name, "local name"));
     if (local_name != e.name) return Corrupt(named + ": local header names '" + local_name + "'");
+    e.data_offset = data;
     e.data_end = data + e.compressed;
   }
   std::vector<const Entry*> by_offset;
@@ -249,8 +245,10 @@ Status CheckZipArchive(const ByteSource& src) {
   if (!names.count(dir_name + "data.pkl")) {
     return Status::InvalidArgument("not a TorchScript archive (no '" + dir_name + "data.pkl' record)");
   }
-  return Status::Ok();
+  return entries;
 }
+
+Status CheckZipArchive(const ByteSource& src) { return ListZipArchive(src).status(); }
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "torchcost/status.h"
 
@@ -21,6 +22,19 @@ class ByteSource {
   // Reads `n` bytes at `offset` (within size()) into `out`; returns false on an I/O error.
   virtual bool Read(uint64_t offset, size_t n, std::string* out) const = 0;
 };
+
+// One entry of a zip archive's central directory, zip64 fields resolved.
+struct ZipEntry {
+  std::string name;
+  uint16_t method = 0;  // 0 stored, 8 deflate.
+  uint32_t crc32 = 0;
+  uint64_t compressed = 0, uncompressed = 0, local_offset = 0;
+  uint64_t data_offset = 0;  // Where the entry's (compressed) bytes start, after its local header.
+  uint64_t data_end = 0;     // data_offset + compressed.
+};
+
+// Checks `src` as CheckZipArchive does and returns its entries in central-directory order.
+Result<std::vector<ZipEntry>> ListZipArchive(const ByteSource& src);
 
 // Checks that `src` is a zip archive as LibTorch reads one: an end-of-central-
 // directory record (zip64 where its fields overflow), a central directory

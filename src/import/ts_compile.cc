@@ -1,0 +1,1296 @@
+#include "import/ts_compile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "import/module_attrs.h"
+#include "import/ts_pickle.h"
+#include "import/ts_schema.h"
+#include "import/ts_source.h"
+#include "import/value_names.h"
+
+namespace torchcost::import {
+namespace {
+
+using ts::Expr;
+using ts::ExprPtr;
+
+Status Decline(const std::string& why) { return Status::Unimplemented(why); }
+
+std::string JoinPath(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" -> "BasicBlock".
+std::string ShortClassName(const std::string& qualified) {
+  const size_t dot = qualified.rfind('.');
+  return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+}
+
+// Splits "Optional[X]" / "List[X]" into X; returns false if `type` is not `prefix[...]`.
+bool Inner(const std::string& type, const char* prefix, std::string* inner) {
+  const size_t n = std::strlen(prefix);
+  if (type.size() < n + 2 || type.compare(0, n, prefix) != 0 || type[n] != '[' || type.back() != ']') return false;
+  *inner = type.substr(n + 1, type.size() - n - 2);
+  return true;
+}
+
+ir::ValueKind KindOf(const std::string& type) {
+  std::string inner;
+  if (Inner(type, "Optional", &inner)) return KindOf(inner);
+  if (type == "Tensor") return ir::ValueKind::kTensor;
+  if (type == "int") return ir::ValueKind::kInt;
+  if (type == "float") return ir::ValueKind::kFloat;
+  if (type == "bool") return ir::ValueKind::kBool;
+  if (type == "str") return ir::ValueKind::kString;
+  if (type == "NoneType") return ir::ValueKind::kNone;
+  if (type == "Device") return ir::ValueKind::kDevice;
+  if (Inner(type, "List", &inner)) return ir::ValueKind::kList;
+  return ir::ValueKind::kOther;
+}
+
+// Mirrors the LibTorch reader's SetTypeInfo for types without tensor details.
+void SetTypeInfo(const std::string& type, ir::Value* v) {
+  v->kind = KindOf(type);
+  std::string t = type, inner;
+  if (Inner(t, "Optional", &inner)) t = inner;
+  if (Inner(t, "List", &inner)) v->elem_kind = KindOf(inner);
+}
+
+// True if a value of type `actual` may be passed where `param` is expected (TorchScript's isSubtypeOf
+// for the types traced code uses).
+bool SubtypeOf(const std::string& actual, const std::string& param) {
+  if (actual == param || param == "Any") return true;
+  std::string inner;
+  if (Inner(param, "Optional", &inner)) return actual == "NoneType" || SubtypeOf(actual, inner);
+  if (param == "number") return actual == "int" || actual == "float" || actual == "complex";
+  return false;
+}
+
+// An element size in bytes for the scalar types whose 0-dim constants we read.
+int ElementSize(int scalar_type) {
+  switch (scalar_type) {
+    case 0: case 1: case 11: return 1;  // uint8, int8, bool
+    case 2: return 2;                   // int16
+    case 3: case 6: return 4;           // int32, float32
+    case 4: case 7: return 8;           // int64, float64
+    default: return 0;
+  }
+}
+
+// One value of the compiled program.
+struct Val {
+  enum class Src { kNode, kInput, kConst, kModule, kTensorAttr };
+  Src src = Src::kNode;
+  std::string type;  // TorchScript type text; a module's qualified class for kModule.
+  std::string name;  // Debug name base; "" if unnamed.
+  int producer = -1;  // Node index for kNode.
+  // kConst:
+  bool has_constant = false;
+  ir::Constant constant;
+  bool is_tensor_constant = false;
+  std::vector<int64_t> tensor_shape;
+  int tensor_scalar_type = -1;
+  // kModule and kTensorAttr:
+  const PickleValue* object = nullptr;
+  std::string path;
+  std::string attr_name;  // The attribute a module was read from (its instance name in a call stack).
+  int input_position = -1;  // kInput.
+  int group = -1;  // kConst: the top-level call it was made in (-1: the forward itself), for pooling.
+  std::string storage;  // kConst tensors: storage key and offset.
+};
+
+// One node of the compiled program.
+struct Nd {
+  std::string op, overload;
+  std::vector<int> inputs;
+  std::vector<std::string> input_names;
+  std::vector<int> outputs;
+  std::vector<int> calls;  // Inlined call ids, outermost first.
+  bool dead = false;
+};
+
+// One inlined call: the attribute its module was read from and the module's class.
+struct Call {
+  std::string instance;
+  std::string cls;
+};
+
+struct Module {
+  const PickleValue* object = nullptr;
+  const ts::ClassDef* cls = nullptr;
+};
+
+class Compiler {
+ public:
+  Compiler(const ZipArchive& archive, std::string path) : archive_(archive), path_(std::move(path)) {}
+
+  Result<ir::Graph> Run() {
+    const std::string& root = archive_.root();
+    TORCHCOST_ASSIGN_OR_RETURN(std::string data, archive_.Read(root + "data.pkl"));
+    TORCHCOST_ASSIGN_OR_RETURN(data_, Unpickle(data));
+    if (archive_.Contains(root + "constants.pkl")) {
+      TORCHCOST_ASSIGN_OR_RETURN(std::string consts, archive_.Read(root + "constants.pkl"));
+      TORCHCOST_ASSIGN_OR_RETURN(constants_, Unpickle(consts));
+      if (constants_->kind != PickleValue::Kind::kTuple) return Decline("constants.pkl is not a tuple");
+    }
+    const std::string extra = root + "extra/" + kModuleAttrsFile;
+    if (archive_.Contains(extra)) {
+      TORCHCOST_ASSIGN_OR_RETURN(std::string text, archive_.Read(extra));
+      if (!text.empty()) {
+        TORCHCOST_ASSIGN_OR_RETURN(recorded_, ParseModuleAttrs(text, path_ + ": " + kModuleAttrsFile));
+      }
+    }
+    if (data_->kind != PickleValue::Kind::kObject) return Decline("data.pkl does not hold a module");
+    TORCHCOST_ASSIGN_OR_RETURN(Module top, ModuleOf(*data_));
+    const ts::Method* forward = top.cls->FindMethod("forward");
+    if (forward == nullptr) return Status::InvalidArgument(path_ + ": TorchScript module has no forward method");
+    TORCHCOST_RETURN_IF_ERROR(BuildScopes(top));
+    TORCHCOST_RETURN_IF_ERROR(BuildTables(top));
+    // The top-level forward: `self` and the inputs.
+    Val self;
+    self.src = Val::Src::kModule;
+    self.type = top.cls->name;
+    self.object = top.object;
+    const int self_id = AddVal(std::move(self));
+    std::vector<int> args;
+    for (size_t i = 1; i < forward->params.size(); ++i) {
+      const auto& [name, type] = forward->params[i];
+      if (type != "Tensor") return Decline("forward takes a " + type + " input");
+      Val in;
+      in.src = Val::Src::kInput;
+      in.type = type;
+      in.name = name;
+      in.input_position = static_cast<int>(i) - 1;
+      args.push_back(AddVal(std::move(in)));
+      inputs_.push_back(args.back());
+    }
+    if (forward->params.empty() || forward->params[0].first != "self") return Decline("forward without self");
+    TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*forward, self_id, args, {}));
+    output_ = result;
+    TORCHCOST_RETURN_IF_ERROR(Peephole());
+    TORCHCOST_RETURN_IF_ERROR(FoldConstants());
+    TORCHCOST_RETURN_IF_ERROR(EliminateDeadCode());
+    TORCHCOST_RETURN_IF_ERROR(RestoreAttentionDropout());
+    NoteStochasticDepth();
+    return Convert();
+  }
+
+ private:
+  // --- The module tree -------------------------------------------------------
+
+  Result<const ts::ClassDef*> ClassNamed(const std::string& qualified) {
+    auto it = classes_.find(qualified);
+    if (it != classes_.end()) return it->second;
+    const size_t dot = qualified.rfind('.');
+    if (dot == std::string::npos || qualified.compare(0, 10, "__torch__.") != 0) {
+      return Decline("class " + qualified + " is not TorchScript source");
+    }
+    const std::string module = qualified.substr(0, dot);
+    if (parsed_files_.count(module)) return Decline("no source for class " + qualified);
+    parsed_files_.insert({module, true});
+    std::string file = module;
+    std::replace(file.begin(), file.end(), '.', '/');
+    file = archive_.root() + "code/" + file + ".py";
+    if (!archive_.Contains(file)) return Decline("no source for class " + qualified);
+    TORCHCOST_ASSIGN_OR_RETURN(std::string text, archive_.Read(file));
+    Result<std::vector<ts::ClassDef>> parsed = ts::ParseSource(text, module);
+    if (!parsed.ok()) return Decline(file.substr(archive_.root().size()) + ": " + parsed.status().message());
+    for (ts::ClassDef& c : *parsed) {
+      auto owned = std::make_unique<ts::ClassDef>(std::move(c));
+      classes_[owned->name] = owned.get();
+      owned_classes_.push_back(std::move(owned));
+    }
+    it = classes_.find(qualified);
+    if (it == classes_.end()) return Decline("no source for class " + qualified);
+    return it->second;
+  }
+
+  Result<Module> ModuleOf(const PickleValue& object) {
+    if (object.kind != PickleValue::Kind::kObject) return Decline("a module attribute is not an object");
+    TORCHCOST_ASSIGN_OR_RETURN(const ts::ClassDef* cls, ClassNamed(object.s));
+    if (cls->base != "Module") return Decline("class " + cls->name + " is not a Module");
+    if (cls->has_constants) return Decline("class " + cls->name + " has constants");
+    return Module{&object, cls};
+  }
+
+  static bool Listed(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+
+  // The attribute `name` of a module's object, checked against its class.
+  Result<const PickleValue*> Attribute(const Module& m, const std::string& name) {
+    const PickleValue* v = m.object->Attr(name);
+    if (v == nullptr) return Decline("module " + m.cls->name + " has no attribute '" + name + "'");
+    return v;
+  }
+
+  // Module hierarchy as jit::Module::named_modules() walks it: pre-order, attributes in class order.
+  Status BuildScopes(const Module& top) {
+    std::vector<std::pair<std::string, Module>> stack{{"", top}};
+    std::vector<std::pair<std::string, Module>> order;
+    TORCHCOST_RETURN_IF_ERROR(WalkModules("", top, &order));
+    for (const auto& [path, m] : order) {
+      const std::string type = ShortClassName(m.cls->name);
+      const int index = graph_.GetOrAddScope(path, type);
+      if (path.empty()) {
+        graph_.scopes[index].name = type;
+        graph_.scopes[index].type = type;
+      }
+      scope_index_[path] = index;
+      modules_[path] = m;
+    }
+    return Status::Ok();
+  }
+
+  Status WalkModules(const std::string& path, const Module& m, std::vector<std::pair<std::string, Module>>* out) {
+    out->emplace_back(path, m);
+    for (const auto& [name, type] : m.cls->attributes) {
+      TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
+      if (v->kind != PickleValue::Kind::kObject) continue;
+      TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
+      TORCHCOST_RETURN_IF_ERROR(WalkModules(JoinPath(path, name), sub, out));
+    }
+    return Status::Ok();
+  }
+
+  // Parameters, then buffers, in slot order (depth first), deduplicated by storage as the LibTorch reader does.
+  Status BuildTables(const Module& top) {
+    std::map<std::tuple<std::string, int64_t, std::vector<int64_t>>, std::pair<bool, int>> seen;
+    for (bool params : {true, false}) {
+      std::vector<std::pair<std::string, const PickleValue*>> tensors;
+      TORCHCOST_RETURN_IF_ERROR(WalkTensors("", top, params, &tensors));
+      for (const auto& [name, v] : tensors) {
+        const PickledTensor& t = v->tensor;
+        const bool has_data = t.storage_numel > 0;
+        std::tuple<std::string, int64_t, std::vector<int64_t>> key{t.storage_key, t.offset, t.sizes};
+        if (has_data) {
+          auto it = seen.find(key);
+          if (it != seen.end()) {
+            std::vector<ir::TensorEntry>& table = it->second.first ? graph_.params : graph_.buffers;
+            table[it->second.second].aliases.push_back(name);
+            tensor_slot_[name] = it->second;
+            continue;
+          }
+        }
+        ir::TensorEntry entry;
+        entry.name = name;
+        entry.shape = t.sizes;
+        entry.dtype = DTypeFromScalarTypeCode(t.scalar_type);
+        entry.requires_grad = params && t.requires_grad;
+        std::vector<ir::TensorEntry>& table = params ? graph_.params : graph_.buffers;
+        table.push_back(std::move(entry));
+        const std::pair<bool, int> slot{params, static_cast<int>(table.size()) - 1};
+        if (has_data) seen.emplace(std::move(key), slot);
+        tensor_slot_[name] = slot;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status WalkTensors(const std::string& path, const Module& m, bool params,
+                     std::vector<std::pair<std::string, const PickleValue*>>* out) {
+    for (const auto& [name, type] : m.cls->attributes) {
+      TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
+      if (v->kind == PickleValue::Kind::kObject) {
+        TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
+        TORCHCOST_RETURN_IF_ERROR(WalkTensors(JoinPath(path, name), sub, params, out));
+        continue;
+      }
+      if (v->kind != PickleValue::Kind::kTensor) continue;
+      if (v->tensor.device != "cpu") return Decline("a tensor on device " + v->tensor.device);
+      const bool is_param = Listed(m.cls->parameters, name);
+      const bool is_buffer = Listed(m.cls->buffers, name);
+      if (!is_param && !is_buffer) continue;
+      if (is_param == params) out->emplace_back(JoinPath(path, name), v);
+    }
+    return Status::Ok();
+  }
+
+  // --- Values and nodes --------------------------------------------------------
+
+  int AddVal(Val v) {
+    vals_.push_back(std::move(v));
+    return static_cast<int>(vals_.size()) - 1;
+  }
+
+  int Const(ir::Constant c, const std::string& type) {
+    Val v;
+    v.src = Val::Src::kConst;
+    v.type = type;
+    v.has_constant = true;
+    v.constant = std::move(c);
+    v.group = calls_.empty() ? -1 : calls_[0];
+    return AddVal(std::move(v));
+  }
+
+  int AddNode(Nd n, const std::vector<std::string>& out_types) {
+    const int index = static_cast<int>(nodes_.size());
+    for (const std::string& t : out_types) {
+      Val v;
+      v.type = t;
+      v.producer = index;
+      n.outputs.push_back(AddVal(std::move(v)));
+    }
+    n.calls = calls_;
+    nodes_.push_back(std::move(n));
+    return index;
+  }
+
+  // A constant from a schema default or an expression literal.
+  Result<int> Literal(const Expr& e, const std::string& hint) {
+    switch (e.kind) {
+      case Expr::Kind::kNone:
+        return Const(std::monostate(), "NoneType");
+      case Expr::Kind::kBool:
+        return Const(e.b, "bool");
+      case Expr::Kind::kInt:
+        return Const(e.i, "int");
+      case Expr::Kind::kFloat:
+        return Const(e.f, "float");
+      case Expr::Kind::kString:
+        return Const(e.text, "str");
+      case Expr::Kind::kList: {
+        std::string t = hint, inner, elem;
+        if (Inner(t, "Optional", &inner)) t = inner;
+        Inner(t, "List", &elem);
+        if (elem == "int") {
+          std::vector<int64_t> xs;
+          for (const ExprPtr& item : e.items) {
+            if (item->kind != Expr::Kind::kInt) return Decline("a default list of non-ints");
+            xs.push_back(item->i);
+          }
+          return Const(std::move(xs), "List[int]");
+        }
+        if (elem == "float") {
+          std::vector<double> xs;
+          for (const ExprPtr& item : e.items) {
+            if (item->kind != Expr::Kind::kFloat && item->kind != Expr::Kind::kInt) return Decline("a default list");
+            xs.push_back(item->kind == Expr::Kind::kFloat ? item->f : static_cast<double>(item->i));
+          }
+          return Const(std::move(xs), "List[float]");
+        }
+        if (elem == "bool") {
+          std::vector<bool> xs;
+          for (const ExprPtr& item : e.items) {
+            if (item->kind != Expr::Kind::kBool) return Decline("a default list of non-bools");
+            xs.push_back(item->b);
+          }
+          return Const(std::move(xs), "List[bool]");
+        }
+        return Decline("a default list of " + hint);
+      }
+      default:
+        return Decline("an unsupported default");
+    }
+  }
+
+  // --- Compiling a method body, inlined at its call site -------------------------
+
+  // Compiles `method` of the module value `self` with `args`; returns the value it returns.
+  Result<int> Inline(const ts::Method& method, int self, const std::vector<int>& args, std::optional<Call> call) {
+    if (method.params.size() != args.size() + 1) return Decline("method " + method.name + " called with other arguments");
+    if (call) {
+      if (++depth_ > 64) return Decline("calls nested too deeply");
+      calls_.push_back(static_cast<int>(call_info_.size()));
+      call_info_.push_back(*call);
+    }
+    std::unordered_map<std::string, int> env;
+    env[method.params[0].first] = self;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& type = method.params[i + 1].second;
+      if (!SubtypeOf(vals_[args[i]].type, type)) {
+        return Decline("method " + method.name + " takes " + type + ", given " + vals_[args[i]].type);
+      }
+      env[method.params[i + 1].first] = args[i];
+    }
+    std::optional<int> result;
+    for (const ts::Stmt& s : method.body) {
+      if (result) return Decline("statements after return");
+      inlined_result_ = -1;
+      Result<int> v = Emit(*s.value, env, "");
+      if (!v.ok()) {
+        if (v.status().code() == Status::Code::kUnimplemented) {
+          return Decline(v.status().message() + " (in " + method.name + ", line " + std::to_string(s.line) + ")");
+        }
+        return v.status();
+      }
+      switch (s.kind) {
+        case ts::Stmt::Kind::kReturn:
+          result = *v;
+          break;
+        case ts::Stmt::Kind::kExpr:
+          break;
+        case ts::Stmt::Kind::kAssign:
+          if (!s.unpack) {
+            Assign(s.targets[0], *v, inlined_result_ == *v);
+            env[s.targets[0]] = *v;
+          } else {
+            TORCHCOST_ASSIGN_OR_RETURN(std::vector<int> parts, Unpack(*v, s.targets.size()));
+            for (size_t k = 0; k < parts.size(); ++k) {
+              Assign(s.targets[k], parts[k], false);
+              env[s.targets[k]] = parts[k];
+            }
+          }
+          break;
+      }
+    }
+    if (!result) return Decline("method " + method.name + " does not return");
+    if (call) {
+      calls_.pop_back();
+      --depth_;
+    }
+    return *result;
+  }
+
+  // NB: a source name that is "meaningful" to TorchScript (not starting with '_') names a value that has none;
+  // the result of an inlined call takes its caller's name (the inliner copies it over the callee's).
+  void Assign(const std::string& name, int v, bool call_result) {
+    if (name.empty() || name[0] == '_') return;
+    Val& val = vals_[v];
+    if (val.src == Val::Src::kModule || val.src == Val::Src::kTensorAttr) return;
+    if (call_result || val.name.empty()) val.name = name;
+  }
+
+  Result<std::vector<int>> Unpack(int v, size_t n) {
+    const std::string& type = vals_[v].type;
+    std::string elem;
+    Nd node;
+    std::vector<std::string> types;
+    if (Inner(type, "Tuple", &elem)) {
+      node.op = "prim::TupleUnpack";
+      node.input_names = {"tup"};
+      types = SplitTypes(elem);
+    } else if (Inner(type, "List", &elem)) {
+      node.op = "prim::ListUnpack";
+      types.assign(n, elem);
+    } else {
+      return Decline("unpacking a " + type);
+    }
+    if (types.size() != n) return Decline("unpacking " + std::to_string(types.size()) + " values into " + std::to_string(n));
+    if (vals_[v].src == Val::Src::kConst) return Decline("unpacking a constant");
+    node.inputs = {v};
+    const int index = AddNode(std::move(node), types);
+    return nodes_[index].outputs;
+  }
+
+  static std::vector<std::string> SplitTypes(const std::string& text) {
+    std::vector<std::string> out;
+    int depth = 0;
+    std::string cur;
+    for (char c : text) {
+      if (c == '[') ++depth;
+      if (c == ']') --depth;
+      if (c == ',' && depth == 0) {
+        out.push_back(cur);
+        cur.clear();
+        continue;
+      }
+      if (c == ' ' && cur.empty()) continue;
+      cur += c;
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+  }
+
+  // Reads attribute `name` of module value `m`: a submodule or a parameter or buffer.
+  Result<int> GetAttr(int m, const std::string& name) {
+    const Val& mv = vals_[m];
+    if (mv.src != Val::Src::kModule) return Decline("attribute '" + name + "' of a non-module");
+    auto mod_it = modules_.find(mv.path);
+    if (mod_it == modules_.end()) return Decline("module '" + mv.path + "' is not in the module tree");
+    const Module& mod = mod_it->second;
+    TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(mod, name));
+    Val out;
+    out.path = JoinPath(mv.path, name);
+    out.attr_name = name;
+    out.object = v;
+    if (v->kind == PickleValue::Kind::kObject) {
+      out.src = Val::Src::kModule;
+      out.type = v->s;
+    } else if (v->kind == PickleValue::Kind::kTensor) {
+      out.src = Val::Src::kTensorAttr;
+      out.type = "Tensor";
+    } else {
+      return Decline("module attribute '" + out.path + "' is not a module or tensor");
+    }
+    return AddVal(std::move(out));
+  }
+
+  Result<int> Emit(const Expr& e, const std::unordered_map<std::string, int>& env, const std::string& hint) {
+    switch (e.kind) {
+      case Expr::Kind::kName: {
+        auto it = env.find(e.text);
+        if (it == env.end()) return Decline("unknown name '" + e.text + "'");
+        return it->second;
+      }
+      case Expr::Kind::kNone:
+      case Expr::Kind::kBool:
+      case Expr::Kind::kInt:
+      case Expr::Kind::kFloat:
+      case Expr::Kind::kString:
+        return Literal(e, hint);
+      case Expr::Kind::kList: {
+        std::vector<int> items;
+        for (const ExprPtr& item : e.items) {
+          TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*item, env, ""));
+          items.push_back(v);
+        }
+        std::string elem;
+        if (items.empty()) {
+          if (!Inner(hint, "List", &elem)) elem = "Tensor";
+        } else {
+          elem = vals_[items[0]].type;
+          for (int v : items) {
+            if (vals_[v].type != elem) return Decline("a list of mixed types");
+          }
+          std::string hinted;
+          if (Inner(hint, "List", &hinted) && hinted != elem) return Decline("a list annotated as " + hint);
+        }
+        Nd node;
+        node.op = "prim::ListConstruct";
+        node.inputs = items;
+        const int index = AddNode(std::move(node), {"List[" + elem + "]"});
+        return nodes_[index].outputs[0];
+      }
+      case Expr::Kind::kTuple: {
+        std::vector<int> items;
+        std::string types;
+        for (const ExprPtr& item : e.items) {
+          TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*item, env, ""));
+          if (vals_[v].src == Val::Src::kModule) return Decline("a tuple holding a module");
+          items.push_back(v);
+          types += (types.empty() ? "" : ", ") + vals_[v].type;
+        }
+        Nd node;
+        node.op = "prim::TupleConstruct";
+        node.inputs = items;
+        const int index = AddNode(std::move(node), {"Tuple[" + types + "]"});
+        return nodes_[index].outputs[0];
+      }
+      case Expr::Kind::kAttr: {
+        if (e.base->kind == Expr::Kind::kName && e.base->text == "CONSTANTS") return TensorConstant(e.text);
+        TORCHCOST_ASSIGN_OR_RETURN(int base, Emit(*e.base, env, ""));
+        return GetAttr(base, e.text);
+      }
+      case Expr::Kind::kCall:
+        return EmitCall(e, env);
+      case Expr::Kind::kSubscript:
+        return Decline("subscripts");
+    }
+    return Decline("an unsupported expression");
+  }
+
+  // CONSTANTS.cN: a tensor constant from constants.pkl.
+  Result<int> TensorConstant(const std::string& name) {
+    if (name.size() < 2 || name[0] != 'c' || !constants_) return Decline("unknown constant " + name);
+    const size_t index = std::strtoul(name.c_str() + 1, nullptr, 10);
+    if (std::to_string(index) != name.substr(1) || index >= constants_->items.size()) return Decline("unknown constant " + name);
+    const PickleValue& c = *constants_->items[index];
+    if (c.kind != PickleValue::Kind::kTensor) return Decline("constant " + name + " is not a tensor");
+    const PickledTensor& t = c.tensor;
+    Val v;
+    v.src = Val::Src::kConst;
+    v.type = "Tensor";
+    v.is_tensor_constant = true;
+    v.tensor_shape = t.sizes;
+    v.tensor_scalar_type = t.scalar_type;
+    v.group = calls_.empty() ? -1 : calls_[0];
+    v.storage = t.storage_key + "@" + std::to_string(t.offset);
+    if (t.sizes.empty()) {
+      // NB: the LibTorch reader keeps a 0-dim constant's value (double for floating types, else int64).
+      const int size = ElementSize(t.scalar_type);
+      if (size == 0) return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
+      TORCHCOST_ASSIGN_OR_RETURN(std::string bytes, archive_.Read(archive_.root() + "constants/" + t.storage_key));
+      const size_t at = static_cast<size_t>(t.offset) * size;
+      if (t.offset < 0 || at + size > bytes.size()) return Status::InvalidArgument("constant " + name + " lies outside its storage");
+      const char* p = bytes.data() + at;
+      switch (t.scalar_type) {
+        case 6: { float x; std::memcpy(&x, p, 4); v.constant = static_cast<double>(x); break; }
+        case 7: { double x; std::memcpy(&x, p, 8); v.constant = x; break; }
+        case 0: v.constant = static_cast<int64_t>(static_cast<uint8_t>(*p)); break;
+        case 1: v.constant = static_cast<int64_t>(static_cast<int8_t>(*p)); break;
+        case 11: v.constant = static_cast<int64_t>(*p != 0); break;
+        case 2: { int16_t x; std::memcpy(&x, p, 2); v.constant = static_cast<int64_t>(x); break; }
+        case 3: { int32_t x; std::memcpy(&x, p, 4); v.constant = static_cast<int64_t>(x); break; }
+        case 4: { int64_t x; std::memcpy(&x, p, 8); v.constant = x; break; }
+        default: return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
+      }
+      v.has_constant = true;
+    }
+    return AddVal(std::move(v));
+  }
+
+  Result<int> EmitCall(const Expr& e, const std::unordered_map<std::string, int>& env) {
+    const std::string callee = e.base->Dotted();
+    // A submodule's method: (conv1).forward(x, ).
+    if (e.base->kind == Expr::Kind::kAttr && (callee.empty() || (callee.rfind("torch.", 0) != 0 && callee.rfind("ops.", 0) != 0))) {
+      TORCHCOST_ASSIGN_OR_RETURN(int m, Emit(*e.base->base, env, ""));
+      if (vals_[m].src == Val::Src::kModule) {
+        if (!e.kwargs.empty()) return Decline("keyword arguments to a method");
+        if (vals_[m].attr_name.empty()) return Decline("a method called on self");
+        std::vector<int> args;
+        for (const ExprPtr& a : e.items) {
+          TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
+          args.push_back(v);
+        }
+        const Module& mod = modules_.at(vals_[m].path);
+        const ts::Method* method = mod.cls->FindMethod(e.base->text);
+        if (method == nullptr) return Decline("no method " + e.base->text + " in " + mod.cls->name);
+        TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*method, m, args, Call{vals_[m].attr_name, mod.cls->name}));
+        inlined_result_ = result;
+        return result;
+      }
+      return Decline("a method of a non-module");
+    }
+    if (callee == "getattr") {
+      if (e.items.size() != 2 || e.items[1]->kind != Expr::Kind::kString || !e.kwargs.empty()) return Decline("getattr");
+      TORCHCOST_ASSIGN_OR_RETURN(int base, Emit(*e.items[0], env, ""));
+      return GetAttr(base, e.items[1]->text);
+    }
+    if (callee == "annotate") {
+      if (e.items.size() != 2 || !e.kwargs.empty()) return Decline("annotate");
+      const std::string type = TypeText(*e.items[0]);
+      TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[1], env, type));
+      if (SubtypeOf(vals_[v].type, type)) return v;
+      if (vals_[v].type == "Tensor" && (type == "number" || type == "int" || type == "float")) {
+        const char* op = type == "number" ? "aten::ScalarImplicit" : type == "int" ? "aten::IntImplicit" : "aten::FloatImplicit";
+        return Builtin(op, {v}, {});
+      }
+      return Decline("annotate(" + type + ", " + vals_[v].type + ")");
+    }
+    if (callee == "int" || callee == "float" || callee == "bool") {
+      if (e.items.size() != 1 || !e.kwargs.empty()) return Decline(callee + "()");
+      TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[0], env, ""));
+      if (vals_[v].type == callee) return v;
+      const std::string op = callee == "int" ? "aten::Int" : callee == "float" ? "aten::Float" : "aten::Bool";
+      return Builtin(op, {v}, {});
+    }
+    if (callee == "torch.device") {
+      if (e.items.size() != 1 || e.items[0]->kind != Expr::Kind::kString || !e.kwargs.empty()) return Decline("torch.device");
+      return Const(e.items[0]->text, "Device");
+    }
+    std::string op;
+    if (callee.rfind("torch.", 0) == 0 && callee.find('.', 6) == std::string::npos) {
+      op = "aten::" + callee.substr(6);
+    } else if (callee.rfind("ops.aten.", 0) == 0 && callee.find('.', 9) == std::string::npos) {
+      op = "aten::" + callee.substr(9);
+    } else if (callee == "ops.prim.NumToTensor") {
+      op = "prim::NumToTensor";
+    } else {
+      return Decline("call of '" + (callee.empty() ? std::string("an expression") : callee) + "'");
+    }
+    std::vector<int> args;
+    for (const ExprPtr& a : e.items) {
+      TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
+      args.push_back(v);
+    }
+    std::vector<std::pair<std::string, int>> kwargs;
+    for (const auto& [key, a] : e.kwargs) {
+      TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
+      kwargs.emplace_back(key, v);
+    }
+    return Builtin(op, args, kwargs);
+  }
+
+  static std::string TypeText(const Expr& e) {
+    if (e.kind == Expr::Kind::kName || e.kind == Expr::Kind::kAttr) return e.Dotted();
+    if (e.kind == Expr::Kind::kNone) return "NoneType";
+    if (e.kind == Expr::Kind::kSubscript && !e.items.empty()) {
+      std::string inner;
+      const Expr& index = *e.items[0];
+      if (index.kind == Expr::Kind::kTuple) {
+        for (const ExprPtr& item : index.items) inner += (inner.empty() ? "" : ", ") + TypeText(*item);
+      } else {
+        inner = TypeText(index);
+      }
+      return TypeText(*e.base) + "[" + inner + "]";
+    }
+    return "?";
+  }
+
+  // Emits a call of a builtin operator: the first overload that matches without conversions, else with them.
+  Result<int> Builtin(const std::string& op, const std::vector<int>& args,
+                      const std::vector<std::pair<std::string, int>>& kwargs) {
+    if (op == "prim::NumToTensor") {
+      if (args.size() != 1 || !kwargs.empty()) return Decline("NumToTensor");
+      const std::string& t = vals_[args[0]].type;
+      if (t != "int" && t != "float" && t != "number") return Decline("NumToTensor of " + t);
+      Nd node;
+      node.op = op;
+      node.overload = "Scalar";
+      node.inputs = args;
+      node.input_names = {"a"};
+      const int index = AddNode(std::move(node), {"Tensor"});
+      return nodes_[index].outputs[0];
+    }
+    const std::vector<ts::Schema>& schemas = SchemasFor(op);
+    if (schemas.empty()) return Decline("no schema for " + op);
+    for (bool conversions : {false, true}) {
+      if (schemas.size() == 1 && !conversions) continue;  // NB: one schema is matched with conversions at once.
+      for (const ts::Schema& s : schemas) {
+        TORCHCOST_ASSIGN_OR_RETURN(std::optional<int> out, TryMatch(s, args, kwargs, conversions));
+        if (out) return *out;
+      }
+    }
+    std::string types;
+    for (int a : args) types += (types.empty() ? "" : ", ") + vals_[a].type;
+    return Decline("no overload of " + op + " takes (" + types + ")");
+  }
+
+  const std::vector<ts::Schema>& SchemasFor(const std::string& op) { return ts::SchemasFor(op); }
+
+  // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or Any.
+  static bool IsGenericType(const std::string& type) {
+    std::string t = type, inner;
+    while (Inner(t, "Optional", &inner) || Inner(t, "List", &inner)) t = inner;
+    return t == "t" || t == "t1" || t == "t2" || t == "tVal" || t == "Any" || t.rfind("Dict", 0) == 0;
+  }
+
+  static bool Generic(const ts::Schema& s) {
+    for (const ts::SchemaArg& a : s.args) {
+      if (IsGenericType(a.type)) return true;
+    }
+    for (const std::string& r : s.returns) {
+      if (IsGenericType(r)) return true;
+    }
+    return false;
+  }
+
+  // Tries one schema; nullopt if it does not match (nothing is emitted then).
+  Result<std::optional<int>> TryMatch(const ts::Schema& s, const std::vector<int>& args,
+                                      const std::vector<std::pair<std::string, int>>& kwargs, bool conversions) {
+    struct Bound {
+      int value = -1;           // An existing value, or
+      const ts::SchemaArg* def = nullptr;  // a default to insert,
+      int repeat = 0;           // or a scalar repeated into a list of this size,
+      std::string convert;      // or a value converted by this op.
+    };
+    std::vector<Bound> bound;
+    size_t used = 0;
+    std::vector<bool> kw_used(kwargs.size(), false);
+    if (Generic(s)) {
+      // NB: overloads over type variables (aten::add.t for lists) are not matched here; one that could take
+      // these arguments would be LibTorch's choice, so the call is declined.
+      bool could = args.size() + kwargs.size() <= s.args.size();
+      for (size_t i = 0; could && i < args.size(); ++i) {
+        const std::string& want = s.args[i].type;
+        could = IsGenericType(want) ? (want.find("List[") != 0 || vals_[args[i]].type.find("List[") == 0)
+                                    : SubtypeOf(vals_[args[i]].type, want);
+      }
+      if (could) return Decline("a call that a generic overload " + s.name + "." + s.overload + " may take");
+      return std::optional<int>();
+    }
+    for (const ts::SchemaArg& arg : s.args) {
+      const std::string& type = arg.type;
+      int v = -1;
+      if (!arg.kwarg_only && used < args.size()) {
+        v = args[used++];
+      } else {
+        for (size_t k = 0; k < kwargs.size(); ++k) {
+          if (kwargs[k].first == arg.name) {
+            v = kwargs[k].second;
+            kw_used[k] = true;
+          }
+        }
+      }
+      Bound b;
+      if (v < 0) {
+        if (!arg.has_default) return std::optional<int>();
+        b.def = &arg;
+        bound.push_back(b);
+        continue;
+      }
+      const std::string& actual = vals_[v].type;
+      b.value = v;
+      std::string elem;
+      if (arg.n > 0 && Inner(type, "List", &elem) && (elem == "int" || elem == "float") && actual == elem) {
+        b.repeat = arg.n;
+      } else if (!SubtypeOf(actual, type)) {
+        std::string target = type, inner;
+        if (Inner(target, "Optional", &inner) && actual != "NoneType") target = inner;
+        if (!conversions) return std::optional<int>();
+        if (actual == "Tensor" && (target == "float" || target == "int" || target == "number")) {
+          b.convert = target == "float" ? "aten::FloatImplicit" : target == "int" ? "aten::IntImplicit" : "aten::ScalarImplicit";
+        } else if ((actual == "number" || actual == "bool") && (target == "float" || target == "int")) {
+          b.convert = target == "float" ? "aten::Float" : "aten::Int";
+        } else if (actual == "bool" && target == "number") {
+          b.convert = "aten::Int";
+        } else {
+          return std::optional<int>();
+        }
+      }
+      bound.push_back(b);
+    }
+    if (used < args.size()) return std::optional<int>();
+    for (bool u : kw_used) {
+      if (!u) return std::optional<int>();
+    }
+    // Matched: emit conversions, repeated lists and defaults, then the node.
+    Nd node;
+    node.op = s.name;
+    node.overload = s.overload;
+    for (size_t i = 0; i < bound.size(); ++i) {
+      const Bound& b = bound[i];
+      int v = b.value;
+      if (b.def != nullptr) {
+        TORCHCOST_ASSIGN_OR_RETURN(ExprPtr lit, ts::ParseExpr(b.def->default_text));
+        TORCHCOST_ASSIGN_OR_RETURN(v, Literal(*lit, b.def->type));
+      } else if (b.repeat > 0) {
+        Nd list;
+        list.op = "prim::ListConstruct";
+        list.inputs.assign(b.repeat, b.value);
+        const int index = AddNode(std::move(list), {"List[" + vals_[b.value].type + "]"});
+        v = nodes_[index].outputs[0];
+      } else if (!b.convert.empty()) {
+        TORCHCOST_ASSIGN_OR_RETURN(v, Builtin(b.convert, {b.value}, {}));
+      }
+      node.inputs.push_back(v);
+      node.input_names.push_back(s.args[i].name);
+    }
+    const int index = AddNode(std::move(node), s.returns);
+    if (s.returns.size() != 1) {
+      if (s.returns.empty()) return Decline(s.name + " returns nothing");
+      // Several returns: a tuple value, as TorchScript packs them.
+      std::string types;
+      for (const std::string& r : s.returns) types += (types.empty() ? "" : ", ") + r;
+      return Decline(s.name + " returns (" + types + ")");
+    }
+    return std::optional<int>(nodes_[index].outputs[0]);
+  }
+
+  // --- What LibTorch's passes do to the inlined graph ------------------------------
+
+  std::vector<int> UsesOf(int v) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i].dead) continue;
+      for (int in : nodes_[i].inputs) {
+        if (in == v) {
+          out.push_back(static_cast<int>(i));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  void ReplaceUses(int from, int to) {
+    for (Nd& n : nodes_) {
+      for (int& in : n.inputs) {
+        if (in == from) in = to;
+      }
+    }
+    if (output_ == from) output_ = to;
+  }
+
+  // NB: every inlined method's graph was optimized before inlining (LibTorch's preoptimizeGraph: its peephole
+  // pass replaces int(NumToTensor(x)) by x); the top-level forward's own nodes were not.
+  Status Peephole() {
+    for (Nd& n : nodes_) {
+      if (n.dead || n.calls.empty()) continue;
+      const bool to_num = n.op == "aten::Int" || n.op == "aten::ScalarImplicit" || n.op == "aten::IntImplicit";
+      if (!to_num && n.op != "aten::Float" && n.op != "aten::FloatImplicit") continue;
+      const Val& in = vals_[n.inputs[0]];
+      if (in.src != Val::Src::kNode || nodes_[in.producer].op != "prim::NumToTensor") continue;
+      const Nd& ntt = nodes_[in.producer];
+      if (ntt.calls.empty() || ntt.calls[0] != n.calls[0]) continue;  // Not inside one inlined method.
+      if (!to_num) return Decline("float(NumToTensor(x)) in an inlined method");
+      ReplaceUses(n.outputs[0], ntt.inputs[0]);
+      n.dead = true;
+    }
+    return Status::Ok();
+  }
+
+  // NB: LibTorch folds nodes whose inputs are all constants and whose outputs are immutable (not tensors,
+  // lists or tuples of them); the ones traced code has are not expected here, so they are declined.
+  Status FoldConstants() {
+    for (const Nd& n : nodes_) {
+      if (n.dead || n.inputs.empty()) continue;
+      bool all_const = true;
+      for (int in : n.inputs) all_const &= vals_[in].src == Val::Src::kConst;
+      if (!all_const) continue;
+      bool mutable_out = false;
+      for (int out : n.outputs) {
+        const std::string& t = vals_[out].type;
+        mutable_out |= t.find("Tensor") != std::string::npos || t.rfind("List", 0) == 0;
+      }
+      if (!mutable_out) return Decline(n.op + " of constants");
+    }
+    return Status::Ok();
+  }
+
+  // NB: LibTorch removes nodes whose outputs nothing uses; an unused in-place op is declined (its effect
+  // depends on aliasing).
+  Status EliminateDeadCode() {
+    for (size_t i = nodes_.size(); i-- > 0;) {
+      Nd& n = nodes_[i];
+      if (n.dead) continue;
+      bool used = false;
+      for (int out : n.outputs) used |= out == output_ || !UsesOfLive(out, i).empty();
+      if (used) continue;
+      const std::string bare = n.op.substr(n.op.find("::") + 2);
+      if (!bare.empty() && bare.back() == '_') return Decline("an unused in-place " + n.op);
+      n.dead = true;
+    }
+    return Status::Ok();
+  }
+
+  std::vector<int> UsesOfLive(int v, size_t after) const {
+    std::vector<int> out;
+    for (size_t i = after + 1; i < nodes_.size(); ++i) {
+      if (nodes_[i].dead) continue;
+      for (int in : nodes_[i].inputs) {
+        if (in == v) {
+          out.push_back(static_cast<int>(i));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  // --- Scopes, as the LibTorch reader derives them from inlined call stacks ---------------
+
+  std::string ResolveChild(const std::string& parent, const std::string& name) const {
+    const std::string direct = JoinPath(parent, name);
+    if (scope_index_.count(direct)) return direct;
+    auto parent_it = scope_index_.find(parent);
+    if (parent_it == scope_index_.end()) return direct;
+    std::vector<int> level = graph_.scopes[parent_it->second].children;
+    for (int depth = 0; depth < 2 && !level.empty(); ++depth) {
+      std::string found;
+      int matches = 0;
+      std::vector<int> next;
+      for (int c : level) {
+        const std::string candidate = JoinPath(graph_.scopes[c].path, name);
+        if (scope_index_.count(candidate)) {
+          found = candidate;
+          ++matches;
+        }
+        for (int g : graph_.scopes[c].children) next.push_back(g);
+      }
+      if (matches == 1) return found;
+      if (matches > 1) break;
+      level.swap(next);
+    }
+    return direct;
+  }
+
+  int ScopeOf(const Nd& n) {
+    if (n.calls.empty()) return 0;
+    std::string path, innermost;
+    for (int c : n.calls) {
+      const Call& call = call_info_[c];
+      path = ResolveChild(path, call.instance);
+      innermost = call.cls;
+    }
+    auto it = scope_index_.find(path);
+    if (it != scope_index_.end()) return it->second;
+    const int index = graph_.GetOrAddScope(path, ShortClassName(innermost));
+    scope_index_[path] = index;
+    return index;
+  }
+
+  // --- Attention dropout and stochastic depth, as the LibTorch reader puts them back -----------
+
+  std::optional<double> ModuleNumber(const std::string& path, const std::string& name) const {
+    auto rec = recorded_.find(path);
+    if (rec != recorded_.end()) {
+      auto it = rec->second.numbers.find(name);
+      if (it != rec->second.numbers.end()) return it->second;
+    }
+    auto m = modules_.find(path);
+    if (m != modules_.end()) {
+      const PickleValue* v = m->second.object->Attr(name);
+      if (v != nullptr && v->kind == PickleValue::Kind::kFloat) return v->f;
+    }
+    return std::nullopt;
+  }
+
+  bool TracedInEval(const std::string& path) const {
+    auto m = modules_.find(path);
+    if (m == modules_.end()) return false;
+    const PickleValue* t = m->second.object->Attr("training");
+    return t != nullptr && t->kind == PickleValue::Kind::kBool && !t->b;
+  }
+
+  Status RestoreAttentionDropout() {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i].dead || nodes_[i].op != "aten::softmax") continue;
+      const ir::Scope& scope = graph_.scopes[ScopeOf(nodes_[i])];
+      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path)) continue;
+      const int weights = nodes_[i].outputs[0];
+      bool to_bmm = false, dropped = false;
+      for (int u : UsesOf(weights)) {
+        to_bmm |= nodes_[u].op == "aten::bmm";
+        dropped |= nodes_[u].op == "aten::dropout" || nodes_[u].op == "aten::dropout_";
+      }
+      if (!to_bmm || dropped) continue;
+      const std::optional<double> p = ModuleNumber(scope.path, "dropout");
+      if (!p) {
+        graph_.train_gaps.push_back("MultiheadAttention '" + scope.path +
+                                    "': its attention dropout is not in an eval-mode trace and its `dropout` was "
+                                    "not recorded (tools/export/module_attrs.py), so it is not counted");
+        continue;
+      }
+      if (*p <= 0) continue;
+      Nd drop;
+      drop.op = "aten::dropout";
+      const int p_const = Const(*p, "float"), train_const = Const(false, "bool");
+      vals_[p_const].group = vals_[train_const].group = -2 - static_cast<int>(i);  // NB: inserted after pooling.
+      drop.inputs = {weights, p_const, train_const};
+      drop.input_names = {"input", "p", "train"};
+      drop.calls = nodes_[i].calls;
+      Val out;
+      out.type = "Tensor";
+      out.producer = static_cast<int>(i) + 1;
+      const int out_id = AddVal(std::move(out));
+      drop.outputs = {out_id};
+      for (size_t k = i + 1; k < nodes_.size(); ++k) {
+        for (int& in : nodes_[k].inputs) {
+          if (in == weights) in = out_id;
+        }
+      }
+      nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(drop));
+      for (size_t k = i + 2; k < nodes_.size(); ++k) {
+        for (int o : nodes_[k].outputs) vals_[o].producer = static_cast<int>(k);
+      }
+      ++i;
+    }
+    return Status::Ok();
+  }
+
+  void NoteStochasticDepth() {
+    for (const ir::Scope& scope : graph_.scopes) {
+      if (scope.type != "StochasticDepth" || !TracedInEval(scope.path)) continue;
+      const std::optional<double> p = ModuleNumber(scope.path, "p");
+      if (p && *p <= 0) continue;
+      std::ostringstream prob;
+      if (p) prob << " (p=" << *p << ")";
+      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" + prob.str() +
+                                  ": not in an eval-mode trace, so its mask and product are not counted (trace in "
+                                  "train mode)");
+    }
+  }
+
+  // --- Conversion to the IR, as the LibTorch reader's Importer converts ----------------------------
+
+  int TensorAttrValue(const std::string& path, const PickleValue& t) {
+    auto slot_it = tensor_slot_.find(path);
+    if (slot_it == tensor_slot_.end()) {
+      ir::TensorEntry entry;
+      entry.name = path;
+      entry.shape = t.tensor.sizes;
+      entry.dtype = DTypeFromScalarTypeCode(t.tensor.scalar_type);
+      entry.requires_grad = false;
+      graph_.buffers.push_back(std::move(entry));
+      slot_it = tensor_slot_.emplace(path, std::make_pair(false, static_cast<int>(graph_.buffers.size()) - 1)).first;
+    }
+    const auto [is_param, index] = slot_it->second;
+    ir::TensorEntry& entry = (is_param ? graph_.params : graph_.buffers)[index];
+    if (entry.value >= 0) return entry.value;
+    ir::Value v;
+    v.name = entry.name;
+    v.role = is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
+    v.table_index = index;
+    v.kind = ir::ValueKind::kTensor;
+    v.has_traced_shape = true;
+    v.traced_shape = entry.shape;
+    v.dtype = entry.dtype;
+    entry.value = graph_.AddValue(std::move(v));
+    return entry.value;
+  }
+
+  Result<int> IrValue(int id) {
+    auto it = ir_of_.find(id);
+    if (it != ir_of_.end()) return it->second;
+    const Val& val = vals_[id];
+    int index = -1;
+    switch (val.src) {
+      case Val::Src::kModule:
+        return Decline("a module used as a value");
+      case Val::Src::kTensorAttr:
+        index = TensorAttrValue(val.path, *val.object);
+        break;
+      case Val::Src::kConst: {
+        // NB: LibTorch pools equal constants within each method it inlines (its preoptimizeGraph ends with
+        // ConstantPooling), so within each call from forward, and among forward's own constants.
+        TORCHCOST_ASSIGN_OR_RETURN(std::string key, PoolKey(val));
+        auto pooled = pool_.find(key);
+        if (pooled != pool_.end()) {
+          index = pooled->second;
+          break;
+        }
+        ir::Value v;
+        v.name = val.name;
+        v.role = ir::ValueRole::kConstant;
+        if (val.is_tensor_constant) {
+          v.kind = ir::ValueKind::kTensor;
+          v.has_traced_shape = true;
+          v.traced_shape = val.tensor_shape;
+          v.dtype = DTypeFromScalarTypeCode(val.tensor_scalar_type);
+        } else {
+          SetTypeInfo(val.type, &v);
+        }
+        if (val.has_constant) {
+          v.has_constant = true;
+          v.constant = val.constant;
+          if (std::holds_alternative<std::monostate>(val.constant)) v.kind = ir::ValueKind::kNone;
+        }
+        index = graph_.AddValue(std::move(v));
+        pool_[key] = index;
+        break;
+      }
+      default:
+        return Decline("a value defined nowhere");
+    }
+    ir_of_[id] = index;
+    return index;
+  }
+
+  // Equal constants of one pooling group share a key.
+  Result<std::string> PoolKey(const Val& val) {
+    std::ostringstream key;
+    key << val.group << "|" << val.type << "|";
+    if (val.is_tensor_constant) {
+      key << val.tensor_scalar_type << "|";
+      for (int64_t d : val.tensor_shape) key << d << ",";
+      if (!val.tensor_shape.empty()) {
+        // NB: LibTorch pools tensors of equal contents, which are not read here: tensors of one shape and
+        // dtype in one group must then be the same storage.
+        const std::string shape_key = key.str();
+        auto [it, added] = tensor_shapes_.emplace(shape_key, val.storage);
+        if (!added && it->second != val.storage) return Decline("two tensor constants of one shape");
+        key << "@" << val.storage;
+        return key.str();
+      }
+    }
+    if (!val.has_constant) return Decline("a constant without a value");
+    key.precision(17);
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::monostate>) {
+            key << "None";
+          } else if constexpr (std::is_same_v<T, double>) {
+            uint64_t bits;
+            std::memcpy(&bits, &x, sizeof bits);
+            key << "f" << bits;
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            key << "s" << x;
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<bool>>) {
+            key << "[";
+            for (auto e : x) key << e << ",";
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            key << "[";
+            for (double e : x) {
+              uint64_t bits;
+              std::memcpy(&bits, &e, sizeof bits);
+              key << bits << ",";
+            }
+          } else {
+            key << x;
+          }
+        },
+        val.constant);
+    return key.str();
+  }
+
+  Result<ir::Graph> Convert() {
+    graph_.source = path_;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const Val& val = vals_[inputs_[i]];
+      ir::Value v;
+      v.name = val.name;
+      SetTypeInfo(val.type, &v);
+      v.role = ir::ValueRole::kInput;
+      v.table_index = static_cast<int>(i);
+      const int index = graph_.AddValue(std::move(v));
+      ir_of_[inputs_[i]] = index;
+      graph_.inputs.push_back(index);
+    }
+    for (const Nd& nd : nodes_) {
+      if (nd.dead) continue;
+      ir::Node n;
+      n.op = nd.op;
+      n.overload = nd.overload;
+      n.scope = ScopeOf(nd);
+      for (int in : nd.inputs) {
+        TORCHCOST_ASSIGN_OR_RETURN(int v, IrValue(in));
+        n.inputs.push_back(v);
+      }
+      n.input_names = nd.input_names;
+      for (int out : nd.outputs) {
+        ir::Value v;
+        v.name = vals_[out].name;
+        SetTypeInfo(vals_[out].type, &v);
+        const int index = graph_.AddValue(std::move(v));
+        ir_of_[out] = index;
+        n.outputs.push_back(index);
+      }
+      n.origin = static_cast<int>(graph_.nodes.size());
+      graph_.AddNode(std::move(n));
+    }
+    TORCHCOST_RETURN_IF_ERROR(AddOutput(output_));
+    CanonicalizeValueNames(&graph_);
+    return std::move(graph_);
+  }
+
+  Status AddOutput(int id) {
+    const Val& v = vals_[id];
+    if (v.src == Val::Src::kNode) {
+      const Nd& producer = nodes_[v.producer];
+      if (producer.op == "prim::TupleConstruct" || producer.op == "prim::ListConstruct") {
+        for (int in : producer.inputs) TORCHCOST_RETURN_IF_ERROR(AddOutput(in));
+        return Status::Ok();
+      }
+    }
+    TORCHCOST_ASSIGN_OR_RETURN(int index, IrValue(id));
+    graph_.outputs.push_back(index);
+    return Status::Ok();
+  }
+
+  const ZipArchive& archive_;
+  std::string path_;
+  PickleRef data_, constants_;
+  ModuleAttrsMap recorded_;
+  std::unordered_map<std::string, const ts::ClassDef*> classes_;
+  std::vector<std::unique_ptr<ts::ClassDef>> owned_classes_;
+  std::unordered_map<std::string, bool> parsed_files_;
+  std::unordered_map<std::string, Module> modules_;  // By path.
+  ir::Graph graph_;
+  std::unordered_map<std::string, int> scope_index_;
+  std::unordered_map<std::string, std::pair<bool, int>> tensor_slot_;
+  std::vector<Val> vals_;
+  std::vector<Nd> nodes_;
+  std::vector<int> inputs_;
+  int output_ = -1;
+  std::vector<int> calls_;  // The inlined calls being compiled, outermost first.
+  std::vector<Call> call_info_;
+  int depth_ = 0;
+  int inlined_result_ = -1;  // The value the last inlined call of the statement being compiled returned.
+  std::unordered_map<int, int> ir_of_;  // Val id -> ir value index.
+  std::unordered_map<std::string, int> pool_;  // Constant key -> ir value index.
+  std::unordered_map<std::string, std::string> tensor_shapes_;  // Tensor constant shape key -> storage.
+};
+
+}  // namespace
+
+Result<ir::Graph> CompileTorchScript(const ZipArchive& archive, const std::string& path) {
+  Compiler compiler(archive, path);
+  return compiler.Run();
+}
+
+}  // namespace torchcost::import
