@@ -91,7 +91,7 @@ int ElementSize(int scalar_type) {
 
 // One value of the compiled program.
 struct Val {
-  enum class Src { kNode, kInput, kConst, kModule, kTensorAttr };
+  enum class Src { kNode, kInput, kConst, kModule, kTensorAttr, kPending };
   Src src = Src::kNode;
   std::string type;  // TorchScript type text; a module's qualified class for kModule.
   std::string name;  // Debug name base; "" if unnamed.
@@ -107,6 +107,7 @@ struct Val {
   std::string path;
   std::string attr_name;  // The attribute a module was read from (its instance name in a call stack).
   int input_position = -1;  // kInput.
+  std::vector<int> parts;  // The outputs of an op with several returns, until unpacked.
   int group = -1;  // kConst: the top-level call it was made in (-1: the forward itself), for pooling.
   std::string storage;  // kConst tensors: storage key and offset.
 };
@@ -447,6 +448,7 @@ class Compiler {
       }
     }
     if (!result) return Decline("method " + method.name + " does not return");
+    if (vals_[*result].src == Val::Src::kPending) return Decline("a method returning an op's several results");
     if (call) {
       calls_.pop_back();
       --depth_;
@@ -464,6 +466,10 @@ class Compiler {
   }
 
   Result<std::vector<int>> Unpack(int v, size_t n) {
+    if (vals_[v].src == Val::Src::kPending) {
+      if (vals_[v].parts.size() != n) return Decline("unpacking the results of an op into another count");
+      return vals_[v].parts;
+    }
     const std::string& type = vals_[v].type;
     std::string elem;
     Nd node;
@@ -548,15 +554,18 @@ class Compiler {
           items.push_back(v);
         }
         std::string elem;
-        if (items.empty()) {
-          if (!Inner(hint, "List", &elem)) elem = "Tensor";
+        if (Inner(hint, "List", &elem)) {
+          // NB: a list literal under annotate() takes the annotated element type, if every item is of it.
+          for (int v : items) {
+            if (!SubtypeOf(vals_[v].type, elem)) return Decline("a list annotated as " + hint);
+          }
+        } else if (items.empty()) {
+          elem = "Tensor";
         } else {
           elem = vals_[items[0]].type;
           for (int v : items) {
             if (vals_[v].type != elem) return Decline("a list of mixed types");
           }
-          std::string hinted;
-          if (Inner(hint, "List", &hinted) && hinted != elem) return Decline("a list annotated as " + hint);
         }
         Nd node;
         node.op = "prim::ListConstruct";
@@ -569,7 +578,9 @@ class Compiler {
         std::string types;
         for (const ExprPtr& item : e.items) {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*item, env, ""));
-          if (vals_[v].src == Val::Src::kModule) return Decline("a tuple holding a module");
+          if (vals_[v].src == Val::Src::kModule || vals_[v].src == Val::Src::kPending) {
+            return Decline("a tuple holding a module or an op's several results");
+          }
           items.push_back(v);
           types += (types.empty() ? "" : ", ") + vals_[v].type;
         }
@@ -735,6 +746,7 @@ class Compiler {
       const int index = AddNode(std::move(node), {"Tensor"});
       return nodes_[index].outputs[0];
     }
+    if (RenamedByLibTorch(op)) return Decline(op + ", which LibTorch renames");
     const std::vector<ts::Schema>& schemas = SchemasFor(op);
     if (schemas.empty()) return Decline("no schema for " + op);
     for (bool conversions : {false, true}) {
@@ -750,6 +762,24 @@ class Compiler {
   }
 
   const std::vector<ts::Schema>& SchemasFor(const std::string& op) { return ts::SchemasFor(op); }
+
+  // NB: TorchScript's compiler replaces aliases by their canonical ops (its NormalizeOps pass: swapaxes by
+  // transpose, rsub of two tensors by sub with the arguments swapped, ...); those calls are declined.
+  static bool RenamedByLibTorch(const std::string& op) {
+    static const char* const kAliases[] = {
+        "absolute", "clip", "det", "matrix_power", "matrix_exp", "ger", "arccos", "arcsin", "arctan", "arctan2",
+        "arccosh", "arcsinh", "arctanh", "fix", "negative", "subtract", "greater_equal", "greater", "less_equal",
+        "less", "not_equal", "divide", "multiply", "linalg_matmul", "inverse", "true_divide", "concat",
+        "concatenate", "row_stack", "swapdims", "swapaxes", "moveaxis", "orgqr", "adjoint", "degrees", "radians",
+        "rsub"};
+    std::string bare = op.substr(op.find("::") + 2);
+    if (bare.rfind("special_", 0) == 0) return true;
+    if (!bare.empty() && bare.back() == '_') bare.pop_back();
+    for (const char* a : kAliases) {
+      if (bare == a) return op != "aten::rsub";  // NB: only rsub.Tensor is rewritten; rsub.Scalar is kept below.
+    }
+    return false;
+  }
 
   // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or Any.
   static bool IsGenericType(const std::string& type) {
@@ -837,6 +867,7 @@ class Compiler {
     for (bool u : kw_used) {
       if (!u) return std::optional<int>();
     }
+    if (s.name == "aten::rsub" && s.overload == "Tensor") return Decline("aten::rsub.Tensor, which LibTorch rewrites as sub");
     // Matched: emit conversions, repeated lists and defaults, then the node.
     Nd node;
     node.op = s.name;
@@ -859,15 +890,18 @@ class Compiler {
       node.inputs.push_back(v);
       node.input_names.push_back(s.args[i].name);
     }
+    if (s.returns.empty()) return Decline(s.name + " returns nothing");
     const int index = AddNode(std::move(node), s.returns);
-    if (s.returns.size() != 1) {
-      if (s.returns.empty()) return Decline(s.name + " returns nothing");
-      // Several returns: a tuple value, as TorchScript packs them.
-      std::string types;
-      for (const std::string& r : s.returns) types += (types.empty() ? "" : ", ") + r;
-      return Decline(s.name + " returns (" + types + ")");
-    }
-    return std::optional<int>(nodes_[index].outputs[0]);
+    if (s.returns.size() == 1) return std::optional<int>(nodes_[index].outputs[0]);
+    // NB: TorchScript packs several returns into a tuple (prim::TupleConstruct); its cleanup passes remove
+    // the tuple where the same method unpacks it at once. Only that use is read here (Unpack).
+    Val tuple;
+    tuple.src = Val::Src::kPending;
+    std::string types;
+    for (const std::string& r : s.returns) types += (types.empty() ? "" : ", ") + r;
+    tuple.type = "Tuple[" + types + "]";
+    tuple.parts = nodes_[index].outputs;
+    return std::optional<int>(AddVal(std::move(tuple)));
   }
 
   // --- What LibTorch's passes do to the inlined graph ------------------------------
@@ -897,9 +931,38 @@ class Compiler {
 
   // NB: every inlined method's graph was optimized before inlining (LibTorch's preoptimizeGraph: its peephole
   // pass replaces int(NumToTensor(x)) by x); the top-level forward's own nodes were not.
+  bool IsConstNumber(int v, double x) const {
+    const Val& val = vals_[v];
+    if (val.src != Val::Src::kConst || !val.has_constant || val.is_tensor_constant) return false;
+    if (const int64_t* i = std::get_if<int64_t>(&val.constant)) return static_cast<double>(*i) == x;
+    if (const double* d = std::get_if<double>(&val.constant)) return *d == x;
+    return false;
+  }
+
+  // NB: the other rewrites of LibTorch's peephole pass that traced code could meet are declined: a
+  // concatenation of a concatenation (CombineConcats), x * 1, x / 1, x + 0, x - 0 on scalars.
+  Status DeclineOtherPeepholes(const Nd& n) const {
+    if (n.op == "aten::cat" && !n.inputs.empty() && vals_[n.inputs[0]].src == Val::Src::kNode) {
+      const Nd& list = nodes_[vals_[n.inputs[0]].producer];
+      for (int item : list.inputs) {
+        const Val& v = vals_[item];
+        if (v.src == Val::Src::kNode && nodes_[v.producer].op == "aten::cat") return Decline("a concatenation of a concatenation");
+      }
+    }
+    const bool mul = n.op == "aten::mul" || n.op == "aten::div" || n.op == "aten::floordiv";
+    const bool add = n.op == "aten::add" || n.op == "aten::sub";
+    if ((mul || add) && n.overload != "Tensor" && n.inputs.size() >= 2) {
+      for (size_t k = 0; k < 2; ++k) {
+        if (IsConstNumber(n.inputs[k], mul ? 1 : 0)) return Decline(n.op + "." + n.overload + " by an identity");
+      }
+    }
+    return Status::Ok();
+  }
+
   Status Peephole() {
     for (Nd& n : nodes_) {
       if (n.dead || n.calls.empty()) continue;
+      TORCHCOST_RETURN_IF_ERROR(DeclineOtherPeepholes(n));
       const bool to_num = n.op == "aten::Int" || n.op == "aten::ScalarImplicit" || n.op == "aten::IntImplicit";
       if (!to_num && n.op != "aten::Float" && n.op != "aten::FloatImplicit") continue;
       const Val& in = vals_[n.inputs[0]];
@@ -941,7 +1004,12 @@ class Compiler {
       for (int out : n.outputs) used |= out == output_ || !UsesOfLive(out, i).empty();
       if (used) continue;
       const std::string bare = n.op.substr(n.op.find("::") + 2);
-      if (!bare.empty() && bare.back() == '_') return Decline("an unused in-place " + n.op);
+      if (!bare.empty() && bare.back() == '_') {
+        // NB: an in-place op on a module's tensor (train-mode batch norm's num_batches_tracked.add_(1)) writes
+        // to what the module holds, and LibTorch keeps it; elsewhere its effect depends on aliasing.
+        if (!n.inputs.empty() && vals_[n.inputs[0]].src == Val::Src::kTensorAttr) continue;
+        return Decline("an unused in-place " + n.op);
+      }
       n.dead = true;
     }
     return Status::Ok();
@@ -1121,6 +1189,8 @@ class Compiler {
     switch (val.src) {
       case Val::Src::kModule:
         return Decline("a module used as a value");
+      case Val::Src::kPending:
+        return Decline("the several results of an op used as a tuple");
       case Val::Src::kTensorAttr:
         index = TensorAttrValue(val.path, *val.object);
         break;
