@@ -17,7 +17,10 @@ Checks, per archive and mode (--mode train, and --mode infer):
   errors       an archive the plugin cannot read (corrupt.pt) gives the same
                one-line error with every reader.
 And, on the archives the fast reader reads, it reads at least the traced
-torchvision and GPT/LLaMA fixtures (a decline there fails the test).
+torchvision and GPT/LLaMA fixtures (a decline there fails the test). A small
+CNN with torch.diff (no rule covers aten::diff) is traced here too: the fast
+reader reads it, and the shapes of diff's output come from LibTorch, loaded
+then, as with the plugin ("outputs take the shapes LibTorch infers").
 
 Prints one line per failed check and, last, "N passed, M failed" (and how many
 archives the fast reader declined). Exits 0 only if nothing failed.
@@ -26,9 +29,11 @@ archives the fast reader declined). Exits 0 only if nothing failed.
 import argparse
 import concurrent.futures
 import glob
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
@@ -88,6 +93,27 @@ def check_one(binary, path, mode):
     return out, declined
 
 
+def trace_diffnet(directory):
+    """Writes DIRECTORY/diffnet.pt: conv, torch.diff along W, linear, traced at 2x3x8x8."""
+    import torch
+
+    class DiffNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.fc = torch.nn.Linear(4 * 6 * 5, 2)  # conv: 8 -> 6; diff: W 6 -> 5.
+
+        def forward(self, x):
+            return self.fc(torch.diff(self.conv(x), dim=-1).flatten(1))
+
+    torch.manual_seed(0)
+    path = os.path.join(directory, "diffnet.pt")
+    torch.jit.save(torch.jit.trace(DiffNet().eval(), torch.randn(2, 3, 8, 8)), path)
+    with open(os.path.join(directory, "diffnet.meta.json"), "w") as f:
+        json.dump({"input_shapes": [[2, 3, 8, 8]], "input_dtypes": ["float32"]}, f)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--torchcost", required=True)
@@ -115,6 +141,16 @@ def main():
                 declined.add(os.path.basename(path))
             for ok, label, detail in checks:
                 results.check(ok, label, detail)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = trace_diffnet(tmp)
+        for mode in ("infer", "train"):
+            checks, was_declined = check_one(args.torchcost, path, mode)
+            results.check(not was_declined, "diffnet.pt --mode %s read without LibTorch" % mode)
+            for ok, label, detail in checks:
+                results.check(ok, label, detail)
+        code, out, err = run(args.torchcost, path, "infer", "fast")
+        results.check(code == 0 and "aten::diff" in out and "outputs take the shapes LibTorch infers: [2, 4, 6, 5]" in out,
+                      "diffnet.pt shape of aten::diff from LibTorch", "exit %d, %r" % (code, err[:300]))
     print("# %d archives, %d declined by the fast reader: %s" % (len(paths), len(declined), " ".join(sorted(declined))))
     return results.summary()
 
