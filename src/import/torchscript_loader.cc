@@ -248,11 +248,14 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
       return fast;
     }
     // NB: in auto mode any failure, a decline or an error, is left to LibTorch's reader, whose word is final.
-    if (reader == Reader::kFast || !TORCHCOST_WITH_LIBTORCH) {
-      return Status(fast.status().code() == Status::Code::kUnimplemented ? Status::Code::kUnimplemented
-                                                                        : fast.status().code(),
+    if (reader == Reader::kFast) {
+      return Status(fast.status().code(),
                     path + ": cannot read this TorchScript archive without LibTorch: " + fast.status().message());
     }
+#if !TORCHCOST_WITH_LIBTORCH
+    return Status::Unimplemented(path + ": " + LoadPlugin().error + " (read without LibTorch: " +
+                                 fast.status().message() + ")");
+#endif
   }
 #if !TORCHCOST_WITH_LIBTORCH
   return Status::Unimplemented(path + ": " + LoadPlugin().error);
