@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "testing/fixtures.h"
 #include "torchcost/graph.h"
 #include "torchcost/import.h"
 
@@ -27,7 +28,10 @@ const char kScriptedIf[] = TORCHCOST_BINARY_DIR "/fixtures/scripted_if.pt";
 
 class TorchScriptLoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+  void SetUp() override {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    ASSERT_TRUE(testing::EnsureFixtures("tiny,scripted_if"));
+  }
 };
 
 // Prints the one-line error of reading `path` and exits 3 (0 if it was read).

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "testing/fixtures.h"
 #include "torchcost/import.h"
 
 namespace torchcost::import {
@@ -21,9 +22,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string Fixture(const std::string& name) { return std::string(TORCHCOST_BINARY_DIR "/fixtures/") + name; }
+std::string Fixture(const std::string& name) { return testing::FixturePath(name); }
 
 Result<ir::Graph> Compile(const std::string& name) {
+  if (!testing::EnsureFixtures(name.substr(0, name.size() - 3))) return Status::Internal("tools/make_fixtures.py failed");
   Result<ZipArchive> zip = ZipArchive::OpenFile(Fixture(name));
   if (!zip.ok()) return zip.status();
   return CompileTorchScript(*zip, Fixture(name));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "import/zip_archive.h"
+#include "testing/fixtures.h"
 
 namespace torchcost::import {
 namespace {
@@ -120,7 +121,8 @@ TEST(TsPickleTest, StorageClasses) {
 TEST(TsPickleTest, ReadsTheFixturesModuleTree) {
   // tools/make_fixtures.py's Tied: embed (Embedding 16x8), proj (Linear 8->8), decoder (Linear 8->16, its weight
   // the embedding's).
-  Result<ZipArchive> zip = ZipArchive::OpenFile(TORCHCOST_BINARY_DIR "/fixtures/tied.pt");
+  ASSERT_TRUE(testing::EnsureFixtures("tied"));
+  Result<ZipArchive> zip = ZipArchive::OpenFile(testing::FixturePath("tied.pt"));
   ASSERT_TRUE(zip.ok()) << zip.status().message();
   Result<std::string> data = zip->Read(zip->root() + "data.pkl");
   ASSERT_TRUE(data.ok());

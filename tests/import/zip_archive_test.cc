@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "testing/fixtures.h"
+
 namespace torchcost::import {
 namespace {
 
@@ -160,7 +162,8 @@ TEST(ZipArchiveTest, OpeningChecksTheArchive) {
 }
 
 TEST(ZipArchiveTest, ReadsWhatTorchJitSaveWrote) {
-  Result<ZipArchive> zip = ZipArchive::OpenFile(TORCHCOST_BINARY_DIR "/fixtures/tiny.pt");
+  ASSERT_TRUE(testing::EnsureFixtures("tiny"));
+  Result<ZipArchive> zip = ZipArchive::OpenFile(testing::FixturePath("tiny.pt"));
   ASSERT_TRUE(zip.ok()) << zip.status().message();
   Result<std::string> data = zip->Read(zip->root() + "data.pkl");
   ASSERT_TRUE(data.ok()) << data.status().message();
