@@ -4,9 +4,9 @@
 // Targets on the 2-core reference machine, one core: >= 100,000 candidate
 // evaluations per second for a symbolic space (BM_NasEvaluateGpt2Space,
 // BM_NasEvaluateLlamaSpace); >= 2,000 per second for resnet50-sized graphs
-// whose structure differs (BM_NasComposeResnet50Depths). Run with
-// --benchmark_repetitions=5 and read the medians. The one-time costs (the
-// grid of analyses, the five probes) are BM_NasLearn*.
+// whose structure differs (BM_NasComposeResnet50Depths, ...DepthsAndKernels).
+// Run with --benchmark_repetitions=5 and read the medians. The one-time costs
+// (the grid of analyses, the probes) are BM_NasLearn*.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -129,50 +129,60 @@ void BM_NasLearnGpt2Space(benchmark::State& state) {
 BENCHMARK(BM_NasLearnGpt2Space)->Unit(benchmark::kMillisecond);
 
 // ResNets of torchvision's Bottleneck at 224x224, B = 32, with 1-8 blocks per
-// stage (resnet50 is 3:4:6:3): each candidate a different graph, composed
-// from the cache of per-block contributions.
-const ResnetDepthComposer& Resnet50Composer() {
-  static ResnetDepthComposer* c = [] {
-    ResnetDepthSpace space;
+// stage (resnet50 is 3:4:6:3) and a kernel size of 3, 5 or 7 per stage: each
+// candidate a different graph, composed from the cache of per-block
+// contributions.
+const ResnetStructureComposer& Resnet50Composer() {
+  static ResnetStructureComposer* c = [] {
+    ResnetStructureSpace space;
     space.batch = 32;
-    auto r = ResnetDepthComposer::Create(space, Rules());
+    space.kernels = {3, 5, 7};
+    auto r = ResnetStructureComposer::Create(space, Rules());
     if (!r.ok()) std::abort();
-    return new ResnetDepthComposer(std::move(r).value());
+    return new ResnetStructureComposer(std::move(r).value());
   }();
   return *c;
 }
 
-void BM_NasComposeResnet50Depths(benchmark::State& state) {
-  const ResnetDepthComposer& composer = Resnet50Composer();
+// Candidates that differ in blocks per stage (1..8) and, with kernels, in each stage's kernel size.
+void ComposeResnet50s(benchmark::State& state, bool kernels) {
+  const ResnetStructureComposer& composer = Resnet50Composer();
   constexpr size_t kBatch = 1024;
   std::mt19937_64 rng(42);
-  std::vector<std::array<int64_t, 4>> depths(kBatch);
-  for (auto& d : depths) {
-    for (int64_t& v : d) v = 1 + static_cast<int64_t>(rng() % 8);
+  std::vector<std::array<int64_t, 4>> depths(kBatch), sizes(kBatch);
+  for (size_t i = 0; i < kBatch; ++i) {
+    for (int64_t& v : depths[i]) v = 1 + static_cast<int64_t>(rng() % 8);
+    for (int64_t& v : sizes[i]) v = kernels ? 3 + 2 * static_cast<int64_t>(rng() % 3) : 3;
   }
   int64_t sum = 0;
   for (auto _ : state) {
-    for (const auto& d : depths) {
-      Result<StructuralCosts> c = composer.Evaluate(d);
+    for (size_t i = 0; i < kBatch; ++i) {
+      Result<StructuralCosts> c = composer.Evaluate(depths[i], sizes[i]);
       sum += c->peak_upper;
     }
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
 }
+
+void BM_NasComposeResnet50Depths(benchmark::State& state) { ComposeResnet50s(state, false); }
 BENCHMARK(BM_NasComposeResnet50Depths)->Unit(benchmark::kMicrosecond);
 
-// Filling the cache: five whole-graph analyses of Bottleneck ResNets.
-void BM_NasLearnResnet50Depths(benchmark::State& state) {
+void BM_NasComposeResnet50DepthsAndKernels(benchmark::State& state) { ComposeResnet50s(state, true); }
+BENCHMARK(BM_NasComposeResnet50DepthsAndKernels)->Unit(benchmark::kMicrosecond);
+
+// Filling the cache: 1 + 4 * (2 * 3 - 1) = 21 whole-graph analyses of Bottleneck ResNets.
+void BM_NasLearnResnet50Structures(benchmark::State& state) {
   for (auto _ : state) {
-    ResnetDepthSpace space;
+    ResnetStructureSpace space;
     space.batch = 32;
-    auto r = ResnetDepthComposer::Create(space, Rules());
+    space.kernels = {3, 5, 7};
+    auto r = ResnetStructureComposer::Create(space, Rules());
     if (!r.ok()) state.SkipWithError(r.status().message().c_str());
     benchmark::DoNotOptimize(r);
   }
 }
-BENCHMARK(BM_NasLearnResnet50Depths)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NasLearnResnet50Structures)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace torchcost

@@ -122,6 +122,11 @@ struct ResnetConfig {
   // depth's plan; depth still picks the block (18, 34: BasicBlock; 50+:
   // Bottleneck). Empty: depth's plan (He et al. 2016, Table 1).
   std::string blocks;
+  // The block, "basic" or "bottleneck", overriding depth's. Empty: depth's.
+  std::string block;
+  // The kernel size of each stage's 3x3 convolutions as "k1:k2:k3:k4" (odd,
+  // padding k / 2, so spatial sizes do not change). Empty: 3 in every stage.
+  std::string kernels;
   // Compute dtype (dtype=fp32|bf16|fp16): parameters, buffers, the input image
   // and every activation, as torchvision's model.to(dtype) runs.
   DType dtype = DType::kFloat32;

@@ -1,7 +1,8 @@
 // Architecture search spaces: model families whose config values are
 // expressions in architecture symbols (closed forms of params, FLOPs and the
 // peak, for the Evaluator), and structural spaces whose candidates differ in
-// depth, composed from cached per-block analyses. docs/nas.md explains both.
+// depth and kernel sizes, composed from cached per-block analyses. docs/nas.md
+// explains both.
 #ifndef TORCHCOST_NAS_H_
 #define TORCHCOST_NAS_H_
 
@@ -65,13 +66,19 @@ Result<std::string> ConfigAt(const ArchSpace& space, const std::vector<int64_t>&
 // verification point that disagrees with its closed form.
 Result<ArchCosts> AnalyzeArchSpace(const ArchSpace& space, const RuleSet& rules, sym::Context& ctx);
 
-// A ResNet space whose candidates choose the blocks per stage (torchvision's
-// layers=[n1, n2, n3, n4]): composed from per-block analyses cached by block
-// configuration, never re-analysing a whole graph per candidate.
-struct ResnetDepthSpace {
-  std::string config = "depth=50";  // The base: block type (depth 18/34: basic, 50+: bottleneck), width, classes.
-  int64_t batch = 1;                // The batch B, fixed.
-  AnalysisOptions options;          // The step (inputs set from the model).
+// A ResNet space whose candidates choose, per stage, the number of blocks
+// (torchvision's layers=[n1, n2, n3, n4]) and the kernel size of the stage's
+// 3x3 convolutions: composed from per-block analyses cached by block
+// configuration, never re-analysing a whole graph per candidate. NB: the block
+// (basic or bottleneck) is the base config's; a space over both blocks is one
+// composer per block, as their caches share nothing.
+struct ResnetStructureSpace {
+  // The base: the block (depth=18/34: basic, 50+: bottleneck, or block=),
+  // width, classes, image size, dtype. blocks= and kernels= are the candidates'.
+  std::string config = "depth=50";
+  std::vector<int64_t> kernels = {3};  // The kernel sizes a stage may choose (odd); the first is the base's.
+  int64_t batch = 1;                   // The batch B, fixed.
+  AnalysisOptions options;             // The step (inputs set from the model).
 };
 
 // A structural candidate's costs. Params, FLOPs and saved activations compose
@@ -87,12 +94,16 @@ struct StructuralCosts {
 };
 
 // Composes the costs of ResNets from a cache of per-block contributions.
-class ResnetDepthComposer {
+class ResnetStructureComposer {
  public:
-  // Analyses the probes the cache needs (five whole graphs per block type).
-  static Result<ResnetDepthComposer> Create(const ResnetDepthSpace& space, const RuleSet& rules);
-  // Returns the costs of the ResNet with `blocks[s]` >= 1 blocks in stage s.
+  // Analyses the probes the cache needs: 1 + 4 * (2K - 1) whole graphs for K kernel sizes.
+  static Result<ResnetStructureComposer> Create(const ResnetStructureSpace& space, const RuleSet& rules);
+  // Returns the costs of the ResNet with `blocks[s]` >= 1 blocks in stage s,
+  // each stage with the space's first kernel size.
   Result<StructuralCosts> Evaluate(const std::array<int64_t, 4>& blocks) const;
+  // Returns the costs with `blocks[s]` blocks of kernel size `kernels[s]` (one
+  // of the space's) in stage s.
+  Result<StructuralCosts> Evaluate(const std::array<int64_t, 4>& blocks, const std::array<int64_t, 4>& kernels) const;
   // Returns the number of whole-graph analyses run to fill the cache.
   int analyses() const { return analyses_; }
 
@@ -103,10 +114,16 @@ class ResnetDepthComposer {
   };
 
  private:
-  Additive base_;                  // The probe with base_blocks_.
-  std::array<Additive, 4> delta_;  // One more repeated block in stage s: the cache.
+  // The kernel sizes' slots: kernel k is slot slot_[k] (-1: not in the space).
+  static constexpr int kMaxKernel = 31;
+  Additive base_;  // The probe with base_blocks_, every stage at the first kernel size.
+  // Per stage s and kernel slot j: the change from the base when stage s
+  // takes kernel j (its first two blocks), and one more block of it.
+  std::vector<std::array<Additive, 4>> first_, repeated_;
+  std::array<int, kMaxKernel + 1> slot_{};
   std::array<int64_t, 4> base_blocks_{};
-  int64_t transient_ = 0;          // The largest transient of the probes' moments (docs/nas.md).
+  int64_t base_kernel_ = 3;
+  int64_t transient_ = 0;  // The largest transient of the probes' moments (docs/nas.md).
   int analyses_ = 0;
 };
 

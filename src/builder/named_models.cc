@@ -116,7 +116,7 @@ Family MakeFamily(const std::string& family, Configs& c) {
   }
   ResnetConfig& r = c.resnet;
   return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}, {"dtype", &r.dtype},
-           {"blocks", &r.blocks}},
+           {"blocks", &r.blocks}, {"block", &r.block}, {"kernels", &r.kernels}},
           [&r] { return BuildResnet(r); }};
 }
 

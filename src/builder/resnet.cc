@@ -1,5 +1,7 @@
 // The ResNet family: torchvision's ResNet (BasicBlock for depth 18/34,
-// Bottleneck v1.5 for 50/101/152) as torch.jit.trace records it on torch 1.13.
+// Bottleneck v1.5 for 50/101/152) as torch.jit.trace records it on torch 1.13,
+// and its variants for search spaces: blocks per stage, the block, and the
+// kernel size of each stage's 3x3 convolutions.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -69,31 +71,46 @@ Ref Relu(GraphBuilder& b, Ref x) {
   return b.Relu_(x);
 }
 
+// Parses "v1:v2:v3:v4", each an integer in [lo, hi]; false if it is not.
+bool ParseStageList(const std::string& text, int64_t lo, int64_t hi, std::array<int64_t, 4>& out) {
+  size_t start = 0;
+  for (int stage = 0; stage < 4; ++stage) {
+    const size_t colon = std::min(text.find(':', start), text.size());
+    const std::string item = text.substr(start, colon - start);
+    if (item.empty() || item.size() >= 10 || !std::all_of(item.begin(), item.end(), ::isdigit)) return false;
+    out[stage] = std::stoll(item);
+    if (out[stage] < lo || out[stage] > hi) return false;
+    if ((colon == text.size()) != (stage == 3)) return false;  // Exactly four items.
+    start = colon + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   std::array<int64_t, 4> blocks;
+  std::array<int64_t, 4> kernels = {3, 3, 3, 3};
   bool bottleneck = false;
   Validator v("resnet");
   v.Require(StagePlan(c.depth, blocks, bottleneck),
             "depth=" + std::to_string(c.depth) + " must be one of 18, 34, 50, 101, 152");
   if (!c.blocks.empty()) {
     // blocks=n1:n2:n3:n4 replaces the plan's block counts (torchvision's ResNet(block, layers)).
-    size_t start = 0;
-    int stage = 0;
-    bool good = true;
-    while (good && stage < 4) {
-      const size_t colon = std::min(c.blocks.find(':', start), c.blocks.size());
-      const std::string item = c.blocks.substr(start, colon - start);
-      good = !item.empty() && item.size() < 10 && std::all_of(item.begin(), item.end(), ::isdigit);
-      if (good) blocks[stage++] = std::stoll(item);
-      good = good && blocks[stage - 1] >= 1 && blocks[stage - 1] <= kMaxLayers;
-      start = colon + 1;
-      if (colon == c.blocks.size()) break;
-    }
-    v.Require(good && stage == 4 && start > c.blocks.size(),
+    v.Require(ParseStageList(c.blocks, 1, kMaxLayers, blocks),
               "blocks=" + c.blocks + " must be four block counts n1:n2:n3:n4, each in [1, " +
                   std::to_string(kMaxLayers) + "]");
+  }
+  if (!c.block.empty()) {
+    v.Require(c.block == "basic" || c.block == "bottleneck", "block=" + c.block + " must be basic or bottleneck");
+    bottleneck = c.block == "bottleneck";
+  }
+  if (!c.kernels.empty()) {
+    constexpr int64_t kMaxKernel = 31;
+    v.Require(ParseStageList(c.kernels, 1, kMaxKernel, kernels) &&
+                  std::all_of(kernels.begin(), kernels.end(), [](int64_t k) { return k % 2 == 1; }),
+              "kernels=" + c.kernels + " must be four odd kernel sizes k1:k2:k3:k4, each in [1, " +
+                  std::to_string(kMaxKernel) + "]");
   }
   v.Positive("classes", c.classes);
   v.Positive("image_size", c.image_size);
@@ -126,16 +143,16 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
       if (bottleneck) {
         r.convs[0].conv = t.Conv("conv1", planes, inplanes, 1);
         t.Bn("bn1", planes, r.convs[0]);
-        r.convs[1].conv = t.Conv("conv2", planes, planes, 3);
+        r.convs[1].conv = t.Conv("conv2", planes, planes, kernels[stage]);
         t.Bn("bn2", planes, r.convs[1]);
         r.convs[2].conv = t.Conv("conv3", planes * expansion, planes, 1);
         t.Bn("bn3", planes * expansion, r.convs[2]);
         { ScopeGuard s(b, "relu", "ReLU"); }
       } else {
-        r.convs[0].conv = t.Conv("conv1", planes, inplanes, 3);
+        r.convs[0].conv = t.Conv("conv1", planes, inplanes, kernels[stage]);
         t.Bn("bn1", planes, r.convs[0]);
         { ScopeGuard s(b, "relu", "ReLU"); }
-        r.convs[1].conv = t.Conv("conv2", planes, planes, 3);
+        r.convs[1].conv = t.Conv("conv2", planes, planes, kernels[stage]);
         t.Bn("bn2", planes, r.convs[1]);
       }
       r.has_downsample = r.stride != 1 || inplanes != planes * expansion;
@@ -188,11 +205,11 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
       Ref identity = x, out;
       if (bottleneck) {
         out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, 1, 1));
-        out = Relu(b, ConvBnForward(b, r.convs[1], "conv2", "bn2", out, 3, r.stride));
+        out = Relu(b, ConvBnForward(b, r.convs[1], "conv2", "bn2", out, kernels[stage], r.stride));
         out = ConvBnForward(b, r.convs[2], "conv3", "bn3", out, 1, 1);
       } else {
-        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, 3, r.stride));
-        out = ConvBnForward(b, r.convs[1], "conv2", "bn2", out, 3, 1);
+        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, kernels[stage], r.stride));
+        out = ConvBnForward(b, r.convs[1], "conv2", "bn2", out, kernels[stage], 1);
       }
       if (r.has_downsample) {
         ScopeGuard ds(b, "downsample", "Sequential");

@@ -79,6 +79,38 @@ TEST(FamiliesTest, ResnetDepthsMatchTorchvisionParams) {
   }
 }
 
+int64_t ParamCount(const BuiltModel& m) {
+  int64_t n = 0;
+  for (const ir::TensorEntry& e : m.graph.params) {
+    int64_t k = 1;
+    for (int64_t d : e.shape) k *= d;
+    n += k;
+  }
+  return n;
+}
+
+// block= overrides depth's block: depth 50's plan (3:4:6:3) of BasicBlocks is
+// torchvision's resnet34 (21,797,672 parameters).
+TEST(FamiliesTest, ResnetBlockOverridesDepths) {
+  Result<BuiltModel> m = BuildNamedModel("resnet", "depth=50,block=basic");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(ParamCount(*m), 21797672);
+}
+
+// kernels= changes the k x k convolutions of each stage's BasicBlocks: a
+// stage of planes p whose first block reads `in` channels has convolutions of
+// in*p + (2n - 1)*p*p weights per k^2 (conv1 of the first block, then p*p for
+// the rest), so each stage adds (k_s^2 - 9) * (in_s*p_s + (2n_s - 1)*p_s^2)
+// to resnet18's 11,689,512.
+TEST(FamiliesTest, ResnetKernelsChangeEachStagesConvolutions) {
+  Result<BuiltModel> m = BuildNamedModel("resnet", "depth=18,kernels=3:5:7:1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const int64_t k[4] = {3, 5, 7, 1}, planes[4] = {64, 128, 256, 512}, in[4] = {64, 64, 128, 256};
+  int64_t want = 11689512;
+  for (int s = 0; s < 4; ++s) want += (k[s] * k[s] - 9) * (in[s] * planes[s] + 3 * planes[s] * planes[s]);
+  EXPECT_EQ(ParamCount(*m), want);
+}
+
 TEST(FamiliesTest, VitB16AnalysesWithSymbolicBatch) {
   Result<BuiltModel> m = BuildNamedModel("vit-b-16", "");
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -12,7 +12,9 @@ at the trace's input shape (--set B=..,S=..), and params, forward FLOPs,
 backward FLOPs, saved bytes and the training peak must be IDENTICAL; then
 again with the reference in bfloat16 (model.to(torch.bfloat16), a bf16 image
 for the vision models) against the builder's dtype=bf16. Presets
-are checked against closed-form parameter counts, and bad --model / --config
+are checked against closed-form parameter counts, torchvision ResNets with
+other kernel sizes per stage and the other block against the builder's
+block= and kernels=, and bad --model / --config
 usage must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
@@ -178,6 +180,50 @@ def compare_with_trace(r, fixtures, name, family, config_of, sets, dtype=None):
 
 
 
+def resnet_variant(block, blocks, kernels, image_size=64, classes=10):
+    """torchvision's ResNet(block, blocks) with each stage's 3x3 convolutions made k x k
+    (padding k // 2, as the builder's kernels= does); assigning an existing child keeps
+    the registration order, so parameters come in torchvision's order."""
+    import torch.nn as nn
+    from torchvision.models.resnet import BasicBlock, Bottleneck, ResNet
+
+    m = ResNet({"basic": BasicBlock, "bottleneck": Bottleneck}[block], blocks, num_classes=classes)
+    for stage, k in enumerate(kernels):
+        for blk in getattr(m, "layer%d" % (stage + 1)):
+            names = ["conv1", "conv2"] if block == "basic" else ["conv2"]
+            for name in names:
+                old = getattr(blk, name)
+                setattr(blk, name, nn.Conv2d(old.in_channels, old.out_channels, k, stride=old.stride,
+                                             padding=k // 2, bias=False))
+    config = "block=%s,blocks=%s,kernels=%s,classes=%d,image_size=%d" % (
+        block, ":".join(map(str, blocks)), ":".join(map(str, kernels)), classes, image_size)
+    return m.eval(), config  # Traced in eval mode, as make_fixtures traces resnet18.
+
+
+def compare_resnet_variant(r, fixtures, block, blocks, kernels):
+    """The builder's resnet with block=, blocks= and kernels= against the trace of resnet_variant."""
+    import warnings
+
+    import torch
+
+    module, config = resnet_variant(block, blocks, kernels)
+    pt = os.path.join(fixtures, "resnet_%s_%s_k%s.pt" % (block, "".join(map(str, blocks)),
+                                                         "".join(map(str, kernels))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        torch.jit.save(torch.jit.trace(module, torch.randn(2, 3, 64, 64), check_trace=False), pt)
+    traced, err = run_json(r.torchcost, [pt, "--input", "2,3,64,64"] + COMMON)
+    built, err2 = run_json(r.torchcost, ["--model", "resnet", "--config", config, "--loss", "sum",
+                                         "--set", "B=2"] + COMMON)
+    os.remove(pt)
+    if err or err2:
+        r.record("resnet_variant_vs_trace (%s)" % config, [err or err2])
+        return
+    a, b = quantities(traced), quantities(built)
+    r.record("resnet_variant_vs_trace (%s)" % config,
+             ["%s: trace %s, builder %s" % (k, a[k], b[k]) for k in a if a[k] != b[k]])
+
+
 def check_params(r, name, args, expected):
     doc, err = run_json(r.torchcost, args)
     if err:
@@ -256,6 +302,10 @@ def main(argv):
                  ["--model", "llama", "--config",
                   "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate=11008,vocab=32000"],
                  llama_params(V=32000, h=4096, L=32, heads=32, kv_heads=8, inter=11008))
+
+    # Structural search-space choices (docs/nas.md): the block and each stage's kernel size.
+    compare_resnet_variant(r, args.fixtures, "basic", [1, 2, 1, 1], [3, 5, 7, 1])
+    compare_resnet_variant(r, args.fixtures, "bottleneck", [1, 1, 2, 1], [5, 3, 3, 7])
 
     check_backend_diagnostic(r, args.fixtures)
 
