@@ -84,6 +84,29 @@ struct LlamaConfig {
   // Mistral's sliding_window: each query attends to the `window` keys ending
   // at itself (0: full causal attention).
   int64_t window = 0;
+  // Per-head dim (Hugging Face's head_dim); 0: hidden / heads. q_proj has
+  // heads * head_dim outputs and o_proj as many inputs (Gemma-7B: 16 x 256 on hidden 3072).
+  int64_t head_dim = 0;
+  // Biases: of q_proj, k_proj and v_proj (Qwen2), of o_proj, of the MLP's
+  // three projections (Llama's attention_bias sets the first two, mlp_bias the third).
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  // The MLP's gate activation: "silu" (SwiGLU), "gelu_tanh" (Gemma's GeGLU,
+  // gelu_pytorch_tanh) or "gelu" (exact).
+  std::string act = "silu";
+  // Gemma's RMSNorm: the weight applied as (1 + w) in float32, then cast
+  // back (Llama casts back first), and the embeddings scaled by sqrt(hidden).
+  bool gemma = false;
+  // Phi-3's fused projections: qkv_proj [(heads + 2 kv_heads) * head_dim, hidden]
+  // sliced into q, k, v, and gate_up_proj [2 intermediate, hidden] chunked
+  // into gate and up (tp = 1 only).
+  bool fused = false;
+  // The decoder's module path ("model", as Hugging Face's *ForCausalLM names
+  // it: model.layers.0...); empty: none. Module classes are named `classes`
+  // + "Block", "Attention", "MLP", "RMSNorm" (Qwen2Attention, ...).
+  std::string prefix;
+  std::string classes = "Llama";
 };
 
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned
@@ -141,9 +164,11 @@ Result<BuiltModel> BuildVit(const VitConfig& config);
 // Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildResnet(const ResnetConfig& config);
 
-// Builds a model from a family ("gpt2", "llama", "vit", "resnet") or a preset
-// name, overridden by `config` ("layers=32,hidden=4096,..."). Errors are one
-// line naming the bad key or value.
+// Builds a model from a family ("gpt2", "llama", "vit", "resnet"), a preset
+// name, or a Hugging Face config.json path (a name ending in ".json":
+// torchcost/hf_config.h), overridden by `config` ("layers=32,hidden=4096,...";
+// a config file's own keys: "hidden_size=2048"). Errors are one line naming
+// the bad key or value.
 Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config);
 
 // Returns the names BuildNamedModel accepts: the families, then the presets.

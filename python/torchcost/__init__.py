@@ -53,7 +53,8 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
 
     model: an nn.Module (exported here through torch.fx, or make_fx with
       method="aten" for concrete shapes; meta-device models cost no memory), a ScriptModule, a path
-      to a TorchScript archive (.pt) or JSON graph (.json), or a family or preset
+      to a TorchScript archive (.pt), a JSON graph (.json) or a Hugging Face config.json
+      (its model_type built, `config` overriding its keys), or a family or preset
       name ("gpt2", "llama", "llama-7b-like", "vit-b-16", "resnet50", ...) with
       its `config` ({"layers": 2, "hidden": 128} or "layers=2,hidden=128").
     input_shapes: one shape per forward() input: (1, 3, 224, 224),

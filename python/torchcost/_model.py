@@ -119,6 +119,18 @@ class Source:
         self.close()
 
 
+def _is_hf_config(path: str) -> bool:
+    """True if `path` is a JSON object with a model_type and no graph (a Hugging Face config.json)."""
+    import json
+
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "model_type" in doc and "nodes" not in doc
+
+
 def _json_graph_inputs(path: str) -> List[Input]:
     """The inputs table of a JSON graph (docs/graph-schema.md): symbolic shapes as the exporter wrote them.
 
@@ -145,6 +157,15 @@ def prepare(model: Any, inputs: List[Input], *, config: Any = None, method: str 
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if isinstance(model, str):
+        if model.lower().endswith(".json") and _is_hf_config(model):
+            # A Hugging Face config.json: the model its model_type builds (docs/hf-config.md), `config`
+            # overriding its keys ({"num_hidden_layers": 2}) or run settings.
+            args = ["--model", model]
+            if config is not None:
+                from ._options import spec_text
+
+                args += ["--config", spec_text(config)]
+            return Source(args + input_args(inputs), os.path.basename(model))
         if os.path.exists(model) or _MODEL_FILE.match(model) or os.sep in model:
             if config is not None:
                 raise TorchcostError("config: only for a family or preset name, not a model file")

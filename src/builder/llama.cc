@@ -3,6 +3,7 @@
 // records it on torch 1.13, in the config's compute dtype.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,23 @@
 namespace torchcost::build {
 namespace {
 
+// NB: with fused projections (Phi-3), q holds qkv_proj's weight and gate
+// gate_up_proj's; k, v and up are unused. Biases are unset Refs when absent.
 struct LlamaLayer {
   Ref input_norm, q, k, v, o, post_norm, gate, up, down;
+  Ref q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
 };
+
+// The per-head dim: head_dim when given, else hidden / heads.
+int64_t HeadDim(const LlamaConfig& c) { return c.head_dim > 0 ? c.head_dim : c.hidden / c.heads; }
+
+// An optional bias argument.
+Arg BiasArg(Ref bias) { return bias.id >= 0 ? Arg(bias) : Arg::None(); }
+
+// Enters the decoder's module (LlamaForCausalLM's "model") when the config names one.
+void EnterPrefix(GraphBuilder& b, const LlamaConfig& c, std::optional<ScopeGuard>& scope) {
+  if (!c.prefix.empty()) scope.emplace(b, c.prefix, c.classes + "Model");
+}
 
 struct LlamaWeights {
   Ref embed, norm, lm_head;
@@ -29,16 +44,22 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   // NB: with tensor parallelism t, one rank's shards (Megatron): q/k/v,
   // gate and up split by output rows (heads / t), o_proj and down_proj by
   // input columns, embedding and lm_head by vocabulary; norms replicated.
-  const int64_t h = c.hidden, hd = c.hidden / c.heads, t = c.tp;
+  const int64_t h = c.hidden, hd = HeadDim(c), t = c.tp;
   LlamaWeights w;
-  auto linear = [&](const char* name, int64_t out, int64_t in) {
+  // A Linear's weight [out, in], and its bias [out] when `bias` (else an unset Ref).
+  auto linear = [&](const char* name, int64_t out, int64_t in, bool bias, Ref* bias_ref) {
     ScopeGuard s(b, name, "Linear");
-    return b.Param(b.Qualify("weight"), {out, in}, c.dtype);
+    Ref weight = b.Param(b.Qualify("weight"), {out, in}, c.dtype);
+    if (bias) *bias_ref = b.Param(b.Qualify("bias"), {out}, c.dtype);
+    return weight;
   };
+  Ref no_bias;
   auto norm = [&](const char* name) {
-    ScopeGuard s(b, name, "LlamaRMSNorm");
+    ScopeGuard s(b, name, c.classes + "RMSNorm");
     return b.Param(b.Qualify("weight"), {h}, c.dtype);
   };
+  std::optional<ScopeGuard> model;
+  EnterPrefix(b, c, model);
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
     w.embed = b.Param(b.Qualify("weight"), {c.vocab / t, h}, c.dtype);
@@ -46,33 +67,44 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   {
     ScopeGuard list(b, "layers", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
-      ScopeGuard block(b, std::to_string(i), "LlamaBlock");
+      ScopeGuard block(b, std::to_string(i), c.classes + "Block");
       LlamaLayer l;
       l.input_norm = norm("input_layernorm");
       {
-        ScopeGuard s(b, "self_attn", "LlamaAttention");
-        l.q = linear("q_proj", c.heads / t * hd, h);
-        l.k = linear("k_proj", c.kv_heads / t * hd, h);
-        l.v = linear("v_proj", c.kv_heads / t * hd, h);
-        l.o = linear("o_proj", h, c.heads / t * hd);
+        ScopeGuard s(b, "self_attn", c.classes + "Attention");
+        if (c.fused) {
+          // Phi3Attention registers o_proj first.
+          l.o = linear("o_proj", h, c.heads * hd, c.o_bias, &l.o_bias);
+          l.q = linear("qkv_proj", (c.heads + 2 * c.kv_heads) * hd, h, c.qkv_bias, &l.q_bias);
+        } else {
+          l.q = linear("q_proj", c.heads / t * hd, h, c.qkv_bias, &l.q_bias);
+          l.k = linear("k_proj", c.kv_heads / t * hd, h, c.qkv_bias, &l.k_bias);
+          l.v = linear("v_proj", c.kv_heads / t * hd, h, c.qkv_bias, &l.v_bias);
+          l.o = linear("o_proj", h, c.heads / t * hd, c.o_bias, &l.o_bias);
+        }
       }
       l.post_norm = norm("post_attention_layernorm");
       {
-        ScopeGuard s(b, "mlp", "LlamaMLP");
-        l.gate = linear("gate_proj", c.intermediate / t, h);
-        l.up = linear("up_proj", c.intermediate / t, h);
-        l.down = linear("down_proj", h, c.intermediate / t);
+        ScopeGuard s(b, "mlp", c.classes + "MLP");
+        if (c.fused) {
+          l.gate = linear("gate_up_proj", 2 * c.intermediate, h, c.mlp_bias, &l.gate_bias);
+        } else {
+          l.gate = linear("gate_proj", c.intermediate / t, h, c.mlp_bias, &l.gate_bias);
+          l.up = linear("up_proj", c.intermediate / t, h, c.mlp_bias, &l.up_bias);
+        }
+        l.down = linear("down_proj", h, c.intermediate / t, c.mlp_bias, &l.down_bias);
       }
       w.layers.push_back(l);
     }
   }
   w.norm = norm("norm");
+  model.reset();
   if (c.tie) {
     { ScopeGuard s(b, "lm_head", "Linear"); }
     b.Alias(w.embed, "lm_head.weight");  // Tied: one storage, two names.
     w.lm_head = w.embed;
   } else {
-    w.lm_head = linear("lm_head", c.vocab / t, h);
+    w.lm_head = linear("lm_head", c.vocab / t, h, false, &no_bias);
   }
   return w;
 }
@@ -89,12 +121,19 @@ struct NormOut {
 // LlamaRMSNorm: input_dtype = x.dtype; xf = x.to(float32);
 // variance = xf.pow(2).mean(-1, keepdim=True); xf = xf * rsqrt(variance + eps);
 // weight * xf.to(input_dtype).
+// GemmaRMSNorm instead: xf = x.float(); xf * rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+// * (1.0 + weight.float()), then type_as(x) (the weight applied in float32).
 NormOut RmsNorm(GraphBuilder& b, const LlamaConfig& c, Ref weight, Ref x) {
   Ref xf = b.ToDtype(x, DType::kFloat32);
   Ref var = b.MeanDim(b.PowScalar(xf, 2), b.IntList({-1}), /*keepdim=*/true);
   Ref r = b.Rsqrt(b.Add(var, b.ScalarTensor(c.eps)));
+  Ref residual = c.dtype == DType::kFloat32 ? xf : x;
+  if (c.gemma) {
+    Ref scale = b.Add(b.ToDtype(weight, DType::kFloat32), b.ScalarTensor(1.0));
+    return {b.ToDtype(b.Mul(b.Mul(xf, r), scale), c.dtype), residual};
+  }
   Ref xn = b.ToDtype(b.Mul(xf, r), c.dtype);
-  return {b.Mul(weight, xn), c.dtype == DType::kFloat32 ? xf : x};
+  return {b.Mul(weight, xn), residual};
 }
 
 struct Rope {
@@ -105,7 +144,7 @@ struct Rope {
 // freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs), computed in
 // float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)).
 Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
-  const int64_t hd = c.hidden / c.heads;
+  const int64_t hd = HeadDim(c);
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
   ar = b.Div(b.ToDtype(ar, DType::kFloat32), b.ScalarTensorInt(hd));
   Ref base = b.Detach(b.ToDevice(b.ScalarTensor(c.rope_base, DType::kFloat32), "cpu", DType::kFloat32));
@@ -167,32 +206,48 @@ Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref wi
 }
 
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
-  const int64_t hd = c.hidden / c.heads;
+  const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
-  auto project = [&](const char* name, Ref weight, int64_t heads) {
+  auto heads_view = [&](Ref y, int64_t heads) { return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2); };
+  auto project = [&](const char* name, Ref weight, Ref bias, int64_t heads) {
     Ref y;
     {
       ScopeGuard s(b, name, "Linear");
-      y = ColumnLinear(b, c, x, weight);
+      y = bias.id >= 0 && !Sp(c) ? b.Linear(x, weight, bias) : ColumnLinear(b, c, x, weight);
     }
     if (Sp(c)) t = b.Size(y, 1);  // The gathered sequence.
-    return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
+    return heads_view(y, heads);
   };
-  Ref q = project("q_proj", l.q, c.heads / c.tp);
-  Ref k = project("k_proj", l.k, c.kv_heads / c.tp);
-  Ref v = project("v_proj", l.v, c.kv_heads / c.tp);
+  Ref q, k, v;
+  if (c.fused) {
+    // Phi3Attention: qkv = qkv_proj(x); q, k, v = qkv[..., :qpos], qkv[..., qpos:qpos + kv], qkv[..., qpos + kv:].
+    Ref qkv;
+    {
+      ScopeGuard s(b, "qkv_proj", "Linear");
+      qkv = b.Linear(x, l.q, BiasArg(l.q_bias));
+    }
+    const int64_t qpos = c.heads * hd, kv = c.kv_heads * hd;
+    q = heads_view(b.Slice(qkv, 2, 0, qpos), c.heads);
+    k = heads_view(b.Slice(qkv, 2, qpos, qpos + kv), c.kv_heads);
+    v = heads_view(b.Slice(qkv, 2, qpos + kv, kSliceToEnd), c.kv_heads);
+  } else {
+    q = project("q_proj", l.q, l.q_bias, c.heads / c.tp);
+    k = project("k_proj", l.k, l.k_bias, c.kv_heads / c.tp);
+    v = project("v_proj", l.v, l.v_bias, c.kv_heads / c.tp);
+  }
   const Rope rope = RopeTables(b, c, t);
   q = ApplyRope(b, rope, q);
   k = ApplyRope(b, rope, k);
   if (c.attn != "eager") {
     Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask), b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
-    return AllReduceIf(b, c, b.Linear(y, l.o));
+    return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
   // Grouped-query attention: each K/V head serves heads / kv_heads query heads.
   const int64_t rep = c.heads / c.kv_heads;
   k = RepeatKv(b, k, rep);
   v = RepeatKv(b, v, rep);
+  // NB: Llama divides by sqrt(hd); Qwen2, Gemma and Phi-3 multiply by hd**-0.5 (one elementwise op either way).
   Ref att = b.Div(b.Matmul(q, b.Transpose(k, 2, 3)), b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
   // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min, dtype).triu(1).
   Ref mask = b.Triu(b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
@@ -207,44 +262,66 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
   y = b.Reshape(y, b.IntList({bsz, t, c.heads / c.tp * hd}));
   ScopeGuard s(b, "o_proj", "Linear");
-  return AllReduceIf(b, c, b.Linear(y, l.o));
+  return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
 }
 
-// down(silu(gate(x)) * up(x)).
+// The MLP's gate activation (config key act).
+Ref Act(GraphBuilder& b, const LlamaConfig& c, Ref x) {
+  if (c.act == "gelu_tanh") return b.Gelu(x, "tanh");
+  if (c.act == "gelu") return b.Gelu(x);
+  return b.Silu(x);
+}
+
+// down(act(gate(x)) * up(x)); fused (Phi3MLP): gate, up = gate_up_proj(x).chunk(2, -1);
+// down(up * act(gate)).
 Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+  auto linear = [&](Ref in, Ref weight, Ref bias) {
+    return bias.id >= 0 && !Sp(c) ? b.Linear(in, weight, bias) : ColumnLinear(b, c, in, weight);
+  };
+  if (c.fused) {
+    Ref gu;
+    {
+      ScopeGuard s(b, "gate_up_proj", "Linear");
+      gu = b.Linear(x, l.gate, BiasArg(l.gate_bias));
+    }
+    std::vector<Ref> parts = b.Chunk(gu, 2, -1);
+    Ref h = b.Mul(parts[1], Act(b, c, parts[0]));
+    ScopeGuard s(b, "down_proj", "Linear");
+    return b.Linear(h, l.down, BiasArg(l.down_bias));
+  }
   Ref gate, up;
   {
     ScopeGuard s(b, "gate_proj", "Linear");
-    gate = ColumnLinear(b, c, x, l.gate);
+    gate = linear(x, l.gate, l.gate_bias);
   }
-  gate = b.Silu(gate);
+  gate = Act(b, c, gate);
   {
     ScopeGuard s(b, "up_proj", "Linear");
-    up = ColumnLinear(b, c, x, l.up);
+    up = linear(x, l.up, l.up_bias);
   }
   Ref h = b.Mul(gate, up);
   ScopeGuard s(b, "down_proj", "Linear");
-  return AllReduceIf(b, c, b.Linear(h, l.down));
+  return AllReduceIf(b, c, b.Linear(h, l.down, BiasArg(l.down_bias)));
 }
 
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
   NormOut n;
   {
-    ScopeGuard s(b, "input_layernorm", "LlamaRMSNorm");
+    ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
     n = RmsNorm(b, c, l.input_norm, x);
   }
   Ref h;
   {
-    ScopeGuard s(b, "self_attn", "LlamaAttention");
+    ScopeGuard s(b, "self_attn", c.classes + "Attention");
     h = Attention(b, c, l, n.out, window_mask);
   }
   x = b.Add(n.residual, h);
   {
-    ScopeGuard s(b, "post_attention_layernorm", "LlamaRMSNorm");
+    ScopeGuard s(b, "post_attention_layernorm", c.classes + "RMSNorm");
     n = RmsNorm(b, c, l.post_norm, x);
   }
   {
-    ScopeGuard s(b, "mlp", "LlamaMLP");
+    ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
   }
   return b.Add(n.residual, h);
@@ -263,15 +340,26 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Positive("kv_heads", c.kv_heads);
   v.Positive("intermediate", c.intermediate);
   v.Positive("vocab", c.vocab);
-  v.Divides("heads", c.heads, "hidden", c.hidden);
+  if (c.head_dim == 0) v.Divides("heads", c.heads, "hidden", c.hidden);
+  v.Require(c.head_dim >= 0 && c.head_dim < kMaxConfigInt,
+            "head_dim=" + std::to_string(c.head_dim) + " must be >= 0 (0: hidden / heads)");
   v.Divides("kv_heads", c.kv_heads, "heads", c.heads);
   v.Positive("tp", c.tp);
   v.Divides("tp", c.tp, "kv_heads", c.kv_heads);
   v.Divides("tp", c.tp, "intermediate", c.intermediate);
   v.Positive("make_vocab_size_divisible_by", c.vocab_multiple);
-  v.Require(c.heads <= 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
+  v.Require(c.heads <= 0 || c.head_dim > 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
             "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
                 " must be even (RoPE rotates pairs)");
+  v.Require(c.head_dim % 2 == 0, "head_dim=" + std::to_string(c.head_dim) + " must be even (RoPE rotates pairs)");
+  v.Require(c.act == "silu" || c.act == "gelu_tanh" || c.act == "gelu",
+            "act=" + c.act + " must be silu, gelu_tanh or gelu");
+  // NB: Megatron's splits of biased row-parallel layers, of fused projections
+  // and of biases under sequence parallelism are not modelled.
+  v.Require(c.tp == 1 || !(c.o_bias || c.mlp_bias || c.fused),
+            "tp=" + std::to_string(c.tp) + " needs no o_bias, mlp_bias or fused projections");
+  v.Require(!(c.sp && c.tp > 1 && c.qkv_bias), "sp=true with tp > 1 needs qkv_bias=false");
+  v.Require(!c.classes.empty(), "classes must not be empty");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
@@ -282,15 +370,19 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
-  GraphBuilder b("Llama", "llama (builder)");
+  GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)" : c.classes + " (builder)");
   Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
   LlamaWeights w = Declare(b, c);
+  std::optional<ScopeGuard> model;
+  EnterPrefix(b, c, model);
   Ref x;
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
     // NB: Megatron's masking of ids outside the rank's vocabulary range is left out.
     x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
   }
+  // GemmaModel: hidden_states * torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype).
+  if (c.gemma) x = b.Mul(x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
   // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S] (sdpa only).
   Ref window_mask;
   if (c.window > 0 && c.attn == "sdpa") {
@@ -301,14 +393,15 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   {
     ScopeGuard list(b, "layers", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
-      ScopeGuard block(b, std::to_string(i), "LlamaBlock");
+      ScopeGuard block(b, std::to_string(i), c.classes + "Block");
       x = Block(b, c, w.layers[i], x, window_mask);
     }
   }
   {
-    ScopeGuard s(b, "norm", "LlamaRMSNorm");
+    ScopeGuard s(b, "norm", c.classes + "RMSNorm");
     x = RmsNorm(b, c, w.norm, x).out;
   }
+  model.reset();
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = ColumnLinear(b, c, x, w.lm_head);

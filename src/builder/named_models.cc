@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "torchcost/families.h"
+#include "torchcost/hf_config.h"
 
 namespace torchcost::build {
 namespace {
@@ -95,7 +96,16 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"attn", &l.attn},
              {"window", &l.window},
              {"dtype", &l.dtype},
-             {"tie", &l.tie}},
+             {"tie", &l.tie},
+             {"head_dim", &l.head_dim},
+             {"qkv_bias", &l.qkv_bias},
+             {"o_bias", &l.o_bias},
+             {"mlp_bias", &l.mlp_bias},
+             {"act", &l.act},
+             {"gemma", &l.gemma},
+             {"fused", &l.fused},
+             {"prefix", &l.prefix},
+             {"classes", &l.classes}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "vit") {
@@ -186,6 +196,7 @@ std::vector<std::string> ModelNames() {
 }
 
 Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config) {
+  if (IsHfConfigPath(name)) return BuildHfConfig(name, config);
   std::string family, preset_config;
   for (const char* f : kFamilies) {
     if (name == f) family = f;

@@ -45,12 +45,14 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
         ->type_name("METHOD[:K=V,...]");
   }
   app.add_option("--model", out.builder_model,
-                 "Build the graph of a family (gpt2, llama, vit, resnet) or preset (gpt2, gpt2-medium, "
-                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) instead of "
+                 "Build the graph of a family (gpt2, llama, vit, resnet), a preset (gpt2, gpt2-medium, "
+                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) or a Hugging Face "
+                 "config.json (model_type gemma, gpt2, llama, mistral, phi3, qwen2) instead of "
                  "reading a file; inputs default to symbolic [B, S] tokens or [B, 3, H, W] images")
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,
-                 "Config of --model, overriding the preset: layers=32,hidden=4096,heads=32,kv_heads=8,...")
+                 "Config of --model, overriding the preset: layers=32,hidden=4096,heads=32,kv_heads=8,...; "
+                 "on a config.json, its own keys (num_hidden_layers=2) and dtype, attn, tp, sp")
       ->type_name("KEY=VAL,...");
   // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the
   // model positional.

@@ -19,6 +19,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TINY_LLAMA = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "intermediate": 160, "vocab": 256}
 
 
+def test_hf_config_equals_cli(cli):
+    # A Hugging Face config.json goes through the same library call as `--model FILE`.
+    path = os.path.join(REPO, "examples", "configs", "Qwen2-7B.json")
+    a = torchcost.analyze(path, config={"num_hidden_layers": 2}, set={"B": 1, "S": 64})
+    doc = cli("--model", path, "--config", "num_hidden_layers=2", "--set", "B=1", "--set", "S=64")
+    same_report(a.to_dict(), doc)
+    # embed + head 2 * 152064 * 3584, final norm 3584, 2 layers of (q 3584^2 + 3584, k and v 3584 * 512 + 512 each,
+    # o 3584^2, MLP 3 * 3584 * 18944, norms 2 * 3584).
+    layer = 2 * 3584 * 3584 + 3584 + 2 * (3584 * 512 + 512) + 3 * 3584 * 18944 + 2 * 3584
+    assert a.params == 2 * 152064 * 3584 + 3584 + 2 * layer
+
+
 class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()

@@ -1,0 +1,216 @@
+// Per-architecture translations of Hugging Face configs into family configs.
+// Each follows the model_type's modeling code in transformers (the file and
+// commit read are named beside it): which keys size which tensors, their
+// defaults when absent, biases, norms, tying and head_dim. A key whose value
+// the family cannot express is an error naming it; one it expresses only in
+// part is a note.
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include "builder/hf_keys.h"
+
+namespace torchcost::build {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Int(int64_t v) { return std::to_string(v); }
+std::string Bool(bool v) { return v ? "true" : "false"; }
+// The shortest text that reads back as the same double.
+std::string Num(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+// Notes a dropout probability the family does not apply.
+void NoteDropout(HfKeys& k, const std::string& key, const std::string& family, FamilyConfig& out) {
+  double p = 0;
+  k.OptDouble(key, &p);
+  if (p != 0) out.notes.push_back(key + "=" + Num(p) + " is not modelled (the " + family + " family applies no such dropout)");
+}
+
+// Reads the RoPE base: rope_theta, or rope_parameters.rope_theta (transformers 5's
+// layout); rope_scaling changes the tables' values, not their cost.
+double RopeTheta(HfKeys& k, FamilyConfig& out) {
+  double theta = 10000.0;
+  k.OptDouble("rope_theta", &theta);
+  const Json params = k.Raw("rope_parameters");
+  if (params.is_object() && params.contains("rope_theta") && params["rope_theta"].is_number())
+    theta = params["rope_theta"].get<double>();
+  const Json scaling = k.Raw("rope_scaling");
+  if (!scaling.is_null()) {
+    out.notes.push_back("rope_scaling " + scaling.dump() +
+                        ": changes the RoPE tables' values, not their shapes or cost");
+  }
+  return theta;
+}
+
+// The family's act for ACT2FN[name]: "silu", "gelu" (nn.GELU), "gelu_pytorch_tanh"
+// (F.gelu(approximate='tanh')); others fail on `key`.
+std::string Activation(HfKeys& k, const std::string& key, const std::string& name) {
+  if (name == "silu" || name == "swish") return "silu";
+  if (name == "gelu") return "gelu";
+  if (name == "gelu_pytorch_tanh") return "gelu_tanh";
+  k.Fail(key, "'" + name + "' is not supported (silu, gelu, gelu_pytorch_tanh)");
+  return "silu";
+}
+
+// llama, mistral, qwen2, gemma, phi3: decoder-only, RMSNorm, RoPE, gated MLP.
+// Read at these commits of huggingface/transformers:
+//   llama   src/transformers/models/llama/modeling_llama.py  002272831fba584eb30dca9729c1be456836960a
+//   mistral src/transformers/models/mistral/modeling_mistral.py (as llama; no attention_bias; sliding_window)
+//   qwen2   src/transformers/models/qwen2/modeling_qwen2.py  00d4b3d2142cb4ced2f51b90614b5d26bc045015
+//           (q_proj, k_proj, v_proj bias=True, o_proj bias=False)
+//   gemma   src/transformers/models/gemma/modeling_gemma.py  0125ac68d92d1866341d531c52af7165af06f3e9
+//           (head_dim from the config, GemmaRMSNorm (1 + w), embeddings * sqrt(hidden),
+//           hidden_activation (None: gelu_pytorch_tanh; hidden_act ignored), tied by default)
+//   phi3    src/transformers/models/phi3/modeling_phi3.py  00d4b3d2142cb4ced2f51b90614b5d26bc045015
+//           (qkv_proj and gate_up_proj fused, no biases, sliding_window, resid_pdrop)
+void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
+  out.family = "llama";
+  const bool gemma = type == "gemma", phi3 = type == "phi3";
+  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
+  k.Int("num_hidden_layers", &layers);
+  k.Int("hidden_size", &hidden);
+  k.Int("num_attention_heads", &heads);
+  k.Int("intermediate_size", &inter);
+  k.Int("vocab_size", &vocab);
+  int64_t kv = heads;  // Every config class: num_key_value_heads None -> num_attention_heads.
+  k.OptInt("num_key_value_heads", &kv);
+  double eps = phi3 ? 1e-5 : 1e-6;  // The config classes' defaults.
+  k.OptDouble("rms_norm_eps", &eps);
+  const double theta = RopeTheta(k, out);
+  bool tie = gemma;  // GemmaConfig ties by default; the others do not.
+  k.OptBool("tie_word_embeddings", &tie);
+  int64_t head_dim = gemma ? 256 : 0;  // GemmaConfig's default; else hidden / heads.
+  k.OptInt("head_dim", &head_dim);
+
+  std::string act = "silu";
+  if (gemma) {
+    // GemmaMLP: ACT2FN[hidden_activation], gelu_pytorch_tanh when None; hidden_act is ignored.
+    std::string name = "gelu_pytorch_tanh";
+    k.OptString("hidden_activation", &name);
+    act = Activation(k, "hidden_activation", name);
+    if (k.Has("hidden_act")) out.notes.push_back("hidden_act is ignored, as GemmaMLP ignores it (hidden_activation rules)");
+  } else {
+    std::string name = "silu";
+    k.OptString("hidden_act", &name);
+    act = Activation(k, "hidden_act", name);
+  }
+
+  bool qkv_bias = type == "qwen2", o_bias = false, mlp_bias = false;
+  if (type == "llama" || gemma) {
+    bool attention_bias = false;  // q, k, v and o (LlamaAttention, GemmaAttention).
+    k.OptBool("attention_bias", &attention_bias);
+    qkv_bias = o_bias = attention_bias;
+  }
+  if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
+
+  int64_t window = 0;
+  if (type == "mistral" || phi3) {
+    k.OptInt("sliding_window", &window);
+  } else if (type == "qwen2") {
+    bool use = false;
+    k.OptBool("use_sliding_window", &use);
+    if (use) k.Fail("use_sliding_window", "true is not supported (Qwen2 windows the layers from max_window_layers on; "
+                                          "the llama family windows all or none)");
+  }
+  if (phi3) {
+    double partial = 1.0;
+    k.OptDouble("partial_rotary_factor", &partial);
+    if (partial != 1.0) k.Fail("partial_rotary_factor", Num(partial) + " is not supported (the llama family rotates every dim)");
+    NoteDropout(k, "resid_pdrop", "llama", out);
+    NoteDropout(k, "embd_pdrop", "llama", out);
+  }
+  NoteDropout(k, "attention_dropout", "llama", out);
+
+  const char* classes = type == "llama" ? "Llama" : type == "mistral" ? "Mistral" : type == "qwen2" ? "Qwen2"
+                        : gemma         ? "Gemma" : "Phi3";
+  out.items = {{"layers", Int(layers)},     {"hidden", Int(hidden)},     {"heads", Int(heads)},
+               {"kv_heads", Int(kv)},       {"intermediate", Int(inter)}, {"vocab", Int(vocab)},
+               {"eps", Num(eps)},           {"rope_base", Num(theta)},    {"tie", Bool(tie)},
+               {"head_dim", Int(head_dim)}, {"qkv_bias", Bool(qkv_bias)}, {"o_bias", Bool(o_bias)},
+               {"mlp_bias", Bool(mlp_bias)}, {"act", act},                {"gemma", Bool(gemma)},
+               {"fused", Bool(phi3)},       {"window", Int(window)},      {"prefix", "model"},
+               {"classes", classes}};
+}
+
+// gpt2: src/transformers/models/gpt2/modeling_gpt2.py at
+// 0010f60284ab4b9d14b7df9c6525b1a2ad44e640 (GPT2LMHeadModel: learned
+// positions, Conv1D projections with biases, n_inner None -> 4 * n_embd, tied head).
+void TranslateGpt2(const std::string& type, HfKeys& k, FamilyConfig& out) {
+  out.family = "gpt2";
+  int64_t layers = 0, hidden = 0, heads = 0, vocab = 0, positions = 0;
+  k.Int("n_layer", &layers);
+  k.Int("n_embd", &hidden);
+  k.Int("n_head", &heads);
+  k.Int("vocab_size", &vocab);
+  k.Int("n_positions", &positions);
+  double eps = 1e-5;
+  k.OptDouble("layer_norm_epsilon", &eps);
+  int64_t inner = 4 * hidden;
+  k.OptInt("n_inner", &inner);
+  if (k.ok() && inner != 4 * hidden)
+    k.Fail("n_inner", Int(inner) + " is not supported (the gpt2 family's MLP is 4 * n_embd = " + Int(4 * hidden) + ")");
+  std::string act = "gelu_new";
+  k.OptString("activation_function", &act);
+  if (act == "gelu_new") {
+    out.notes.push_back("activation_function gelu_new is modelled as F.gelu(approximate='tanh'), one op; "
+                        "NewGELUActivation computes the same function in elementwise ops, each saving its input");
+  } else if (act != "gelu_pytorch_tanh") {
+    k.Fail("activation_function", "'" + act + "' is not supported (gelu_new, gelu_pytorch_tanh)");
+  }
+  double resid = 0.1, embd = 0.1, attn = 0.1;  // GPT2Config's defaults.
+  k.OptDouble("resid_pdrop", &resid);
+  k.OptDouble("embd_pdrop", &embd);
+  k.OptDouble("attn_pdrop", &attn);
+  if (embd != resid || attn != resid) {
+    out.notes.push_back("dropouts embd_pdrop=" + Num(embd) + ", attn_pdrop=" + Num(attn) +
+                        " are modelled at resid_pdrop=" + Num(resid) + " (the gpt2 family has one dropout)");
+  }
+  bool tie = true;
+  k.OptBool("tie_word_embeddings", &tie);
+  if (!tie) k.Fail("tie_word_embeddings", "false is not supported (the gpt2 family ties its head)");
+  bool cross = false;
+  k.OptBool("add_cross_attention", &cross);
+  if (cross) k.Fail("add_cross_attention", "true is not supported (decoder-only)");
+  bool scale = true, by_layer = false, upcast = false;
+  k.OptBool("scale_attn_weights", &scale);
+  k.OptBool("scale_attn_by_inverse_layer_idx", &by_layer);
+  k.OptBool("reorder_and_upcast_attn", &upcast);
+  if (!scale || by_layer || upcast) {
+    out.notes.push_back("scale_attn_weights, scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn are "
+                        "modelled at their defaults (true, false, false): one elementwise op or cast apart");
+  }
+  out.items = {{"layers", Int(layers)}, {"hidden", Int(hidden)},      {"heads", Int(heads)}, {"vocab", Int(vocab)},
+               {"context", Int(positions)}, {"eps", Num(eps)}, {"dropout", Num(resid)}};
+}
+
+struct Entry {
+  const char* model_type;
+  HfTranslation translate;
+};
+
+constexpr Entry kTranslations[] = {
+    {"gemma", TranslateLlamaLike}, {"gpt2", TranslateGpt2},        {"llama", TranslateLlamaLike},
+    {"mistral", TranslateLlamaLike}, {"phi3", TranslateLlamaLike}, {"qwen2", TranslateLlamaLike},
+};
+
+}  // namespace
+
+HfTranslation FindHfTranslation(const std::string& model_type) {
+  for (const Entry& e : kTranslations) {
+    if (model_type == e.model_type) return e.translate;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> HfTranslatedTypes() {
+  std::vector<std::string> types;
+  for (const Entry& e : kTranslations) types.emplace_back(e.model_type);
+  return types;
+}
+
+}  // namespace torchcost::build

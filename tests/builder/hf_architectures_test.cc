@@ -1,0 +1,153 @@
+// Hugging Face configs per model_type: the parameter count of each config in
+// examples/configs/ derived here from its keys by the modeling code's tensor
+// shapes, equal to the model card's published count; tensor names, shapes and
+// biases as the modeling code registers them; analysis without unknown ops.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "testing/built_models.h"
+#include "torchcost/families.h"
+#include "torchcost/hf_config.h"
+
+namespace torchcost::build {
+namespace {
+
+using testing::AnalyzeBuilt;
+
+std::string Example(const std::string& name) {
+  return std::string(TORCHCOST_SOURCE_DIR) + "/examples/configs/" + name;
+}
+
+// Builds the example config and returns its analysis' parameter count (tied weights once).
+int64_t AnalysedParams(const std::string& file, const std::string& overrides = "") {
+  Result<BuiltModel> m = BuildNamedModel(Example(file), overrides);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return -1;
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_TRUE(r.unknown_ops.empty()) << file << ": " << r.unknown_ops[0].op;
+  return r.params;
+}
+
+// Returns the shape of each parameter by qualified name (aliases included).
+std::map<std::string, std::vector<int64_t>> Shapes(const BuiltModel& m) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const ir::TensorEntry& e : m.graph.params) {
+    out[e.name] = e.shape;
+    for (const std::string& a : e.aliases) out[a] = e.shape;
+  }
+  return out;
+}
+
+// A decoder of the llama kind: embed V*h; per layer q (h*H*d + bias), k and v
+// (h*K*d + bias each), o (H*d*h + bias), gated MLP 3*h*I, two norms 2h; final
+// norm h; head V*h unless tied.
+struct Decoder {
+  int64_t V, h, L, H, K, d, I;
+  bool tied = false, qkv_bias = false, o_bias = false;
+  int64_t Params() const {
+    const int64_t attn = h * H * d + 2 * h * K * d + H * d * h + (qkv_bias ? H * d + 2 * K * d : 0) + (o_bias ? h : 0);
+    return V * h + L * (attn + 3 * h * I + 2 * h) + h + (tied ? 0 : V * h);
+  }
+};
+
+TEST(HfArchitecturesTest, Llama2_7bMatchesTheModelCard) {
+  // Llama-2-7b-hf: V 32000, h 4096, 32 layers, 32 heads (d = 4096 / 32 = 128), 32 kv heads, I 11008, untied.
+  const int64_t expected = Decoder{32000, 4096, 32, 32, 32, 128, 11008}.Params();
+  ASSERT_EQ(expected, 6738415616);  // Meta's model card: 6.74B; the checkpoint's tensors sum to this.
+  EXPECT_EQ(AnalysedParams("Llama-2-7b-hf.json"), expected);
+}
+
+TEST(HfArchitecturesTest, Mistral7bMatchesTheModelCard) {
+  // Mistral-7B-v0.1: V 32000, h 4096, 32 layers, 32 heads (d 128), 8 kv heads, I 14336, untied.
+  const int64_t expected = Decoder{32000, 4096, 32, 32, 8, 128, 14336}.Params();
+  ASSERT_EQ(expected, 7241732096);  // The checkpoint's safetensors parameter count (7.24B).
+  EXPECT_EQ(AnalysedParams("Mistral-7B-v0.1.json"), expected);
+}
+
+TEST(HfArchitecturesTest, Qwen2_7bHasQkvBiasesAndMatchesTheModelCard) {
+  // Qwen2-7B: V 152064, h 3584, 28 layers, 28 heads (d 128), 4 kv heads, I 18944, untied;
+  // q, k, v biased (Qwen2Attention: bias=True), o not.
+  Decoder q{152064, 3584, 28, 28, 4, 128, 18944};
+  q.qkv_bias = true;
+  const int64_t expected = q.Params();
+  ASSERT_EQ(expected, 7615616512);  // The checkpoint's safetensors parameter count (7.62B).
+  EXPECT_EQ(AnalysedParams("Qwen2-7B.json"), expected);
+
+  Result<BuiltModel> m = BuildNamedModel(Example("Qwen2-7B.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.q_proj.bias"], (std::vector<int64_t>{28 * 128}));
+  EXPECT_EQ(shapes["model.layers.0.self_attn.k_proj.bias"], (std::vector<int64_t>{4 * 128}));
+  EXPECT_EQ(shapes["model.layers.0.self_attn.v_proj.bias"], (std::vector<int64_t>{4 * 128}));
+  EXPECT_EQ(shapes.count("model.layers.0.self_attn.o_proj.bias"), 0u);
+  EXPECT_EQ(shapes["lm_head.weight"], (std::vector<int64_t>{152064, 3584}));
+}
+
+TEST(HfArchitecturesTest, Gemma7bUsesItsHeadDimTiesAndMatchesTheModelCard) {
+  // gemma-7b: V 256000, h 3072, 28 layers, 16 heads of head_dim 256 (16 * 256 = 4096 != 3072),
+  // 16 kv heads, I 24576, tied (GemmaConfig's default).
+  Decoder g{256000, 3072, 28, 16, 16, 256, 24576};
+  g.tied = true;
+  const int64_t expected = g.Params();
+  ASSERT_EQ(expected, 8537680896);  // Google's gemma-7b: 8.54B.
+  EXPECT_EQ(AnalysedParams("gemma-7b.json"), expected);
+
+  Result<BuiltModel> m = BuildNamedModel(Example("gemma-7b.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.q_proj.weight"], (std::vector<int64_t>{4096, 3072}));
+  EXPECT_EQ(shapes["model.layers.0.self_attn.o_proj.weight"], (std::vector<int64_t>{3072, 4096}));
+  EXPECT_EQ(shapes["lm_head.weight"], (std::vector<int64_t>{256000, 3072}));  // The alias of embed_tokens.
+  int gelu_tanh = 0;
+  for (const ir::Node& n : m->graph.nodes) gelu_tanh += n.op == "aten::gelu";
+  EXPECT_EQ(gelu_tanh, 1);  // GeGLU: one gelu per layer.
+}
+
+TEST(HfArchitecturesTest, Phi3MiniFusesProjectionsAndMatchesTheModelCard) {
+  // Phi-3-mini-4k: V 32064, h 3072, 32 layers, 32 heads (d 96), 32 kv heads, I 8192, untied;
+  // qkv_proj [(32 + 2 * 32) * 96, 3072] and gate_up_proj [2 * 8192, 3072] hold what q/k/v and gate/up would.
+  const int64_t expected = Decoder{32064, 3072, 32, 32, 32, 96, 8192}.Params();
+  ASSERT_EQ(expected, 3821079552);  // Microsoft's Phi-3-mini: 3.8B; the checkpoint's count.
+  EXPECT_EQ(AnalysedParams("Phi-3-mini-4k-instruct.json"), expected);
+
+  Result<BuiltModel> m = BuildNamedModel(Example("Phi-3-mini-4k-instruct.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.qkv_proj.weight"], (std::vector<int64_t>{9216, 3072}));
+  EXPECT_EQ(shapes["model.layers.0.mlp.gate_up_proj.weight"], (std::vector<int64_t>{16384, 3072}));
+  EXPECT_EQ(shapes.count("model.layers.0.self_attn.q_proj.weight"), 0u);
+}
+
+TEST(HfArchitecturesTest, Gpt2MatchesTheModelCard) {
+  // gpt2: wte V*h + wpe n_positions*h + per layer 12h^2 + 13h + final LayerNorm 2h, tied head.
+  const int64_t V = 50257, h = 768, L = 12, n_ctx = 1024;
+  const int64_t expected = V * h + n_ctx * h + L * (12 * h * h + 13 * h) + 2 * h;
+  ASSERT_EQ(expected, 124439808);  // OpenAI's GPT-2 small: 124M; the checkpoint's count.
+  EXPECT_EQ(AnalysedParams("gpt2.json"), expected);
+}
+
+TEST(HfArchitecturesTest, ModuleClassesFollowTheModelType) {
+  Result<BuiltModel> m = BuildNamedModel(Example("Qwen2-7B.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::map<std::string, std::string> types;
+  for (const ir::Scope& s : m->graph.scopes) types[s.path] = s.type;
+  EXPECT_EQ(types["model"], "Qwen2Model");
+  EXPECT_EQ(types["model.layers.0.self_attn"], "Qwen2Attention");
+  EXPECT_EQ(types["model.layers.0.mlp"], "Qwen2MLP");
+  EXPECT_EQ(types["model.norm"], "Qwen2RMSNorm");
+}
+
+TEST(HfArchitecturesTest, SlidingWindowIsRead) {
+  // Mistral's sliding_window 4096 becomes the family's window: with sdpa, a [B, 1, S, S] mask.
+  Result<BuiltModel> with = BuildNamedModel(Example("Mistral-7B-v0.1.json"), "num_hidden_layers=1");
+  Result<BuiltModel> without = BuildNamedModel(Example("Mistral-7B-v0.1.json"), "num_hidden_layers=1,sliding_window=null");
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_GT(with->graph.nodes.size(), without->graph.nodes.size());
+}
+
+}  // namespace
+}  // namespace torchcost::build

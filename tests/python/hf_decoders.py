@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""Hugging Face decoders re-implemented in plain torch from a config.json dict.
+
+The oracle models of tests/python/test_hf_config.py: LlamaForCausalLM,
+MistralForCausalLM, Qwen2ForCausalLM, GemmaForCausalLM and Phi3ForCausalLM with
+eager attention, each module registered under the name and with the shape its
+modeling file gives it, so that a trace of Decoder(config) and
+`torchcost --model config.json` describe one model.
+
+References (huggingface/transformers):
+
+  llama    src/transformers/models/llama/modeling_llama.py, 002272831fba584eb30dca9729c1be456836960a
+           (tools/hf_reference.py's Llama, whose classes this file reuses)
+  mistral  src/transformers/models/mistral/modeling_mistral.py (Llama's layers; sliding_window masks
+           the keys at or before q - window)
+  qwen2    src/transformers/models/qwen2/modeling_qwen2.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
+           q_proj, k_proj, v_proj with bias=True, o_proj bias=False
+  gemma    src/transformers/models/gemma/modeling_gemma.py, 0125ac68d92d1866341d531c52af7165af06f3e9:
+           GemmaRMSNorm (x.float() normalized, * (1.0 + weight.float()), type_as(x)), head_dim from the
+           config, embeddings * hidden_size**0.5, GeGLU (gelu_pytorch_tanh), tied lm_head
+  phi3     src/transformers/models/phi3/modeling_phi3.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
+           qkv_proj sliced into q, k, v; gate_up_proj chunked into gate, up; up * act(gate)
+
+Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
+RoPE tables are computed per layer from arange (tools/hf_reference.py's
+LlamaAttention explains it); the scores are divided by sqrt(head_dim) where
+Qwen2, Gemma and Phi-3 multiply by head_dim**-0.5; the causal mask is made per
+layer as [T, T]; dropouts with p = 0 are left out (F.dropout returns its input).
+"""
+
+import math
+import os
+import sys
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "tools"))
+
+from hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
+
+
+class GemmaRMSNorm(nn.Module):
+    """modeling_gemma.GemmaRMSNorm: the weight applied as (1 + w) in float32, then cast back."""
+
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        output = self._norm(x.float())
+        output = output * (1.0 + self.weight.float())
+        return output.type_as(x)
+
+
+class Attention(nn.Module):
+    """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Phi3Attention (eager)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        h, H, K = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        self.num_heads, self.num_key_value_heads = H, K
+        self.head_dim = c.get("head_dim") or h // H
+        self.groups = H // K
+        self.rope_theta = c.get("rope_theta", 10000.0)
+        self.window = c.get("sliding_window") or 0
+        d = self.head_dim
+        if c["model_type"] == "phi3":
+            self.o_proj = nn.Linear(H * d, h, bias=False)
+            self.qkv_proj = nn.Linear(h, H * d + 2 * K * d, bias=False)
+        else:
+            qkv_bias = c["model_type"] == "qwen2" or c.get("attention_bias", False)
+            o_bias = c["model_type"] != "qwen2" and c.get("attention_bias", False)
+            self.q_proj = nn.Linear(h, H * d, bias=qkv_bias)
+            self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
+            self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
+            self.o_proj = nn.Linear(H * d, h, bias=o_bias)
+
+    def rotary_emb(self, x, seq_len):
+        """cos, sin [T, head_dim]: float32 math, cast to x's dtype."""
+        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        t = torch.arange(seq_len, dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+    def forward(self, x):
+        bsz, q_len, _ = x.size()
+        H, K, d = self.num_heads, self.num_key_value_heads, self.head_dim
+        if self.c["model_type"] == "phi3":
+            qkv = self.qkv_proj(x)
+            query_pos = H * d
+            q = qkv[..., :query_pos]
+            k = qkv[..., query_pos: query_pos + K * d]
+            v = qkv[..., query_pos + K * d:]
+        else:
+            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q = q.view(bsz, q_len, H, d).transpose(1, 2)
+        k = k.view(bsz, q_len, K, d).transpose(1, 2)
+        v = v.view(bsz, q_len, K, d).transpose(1, 2)
+        cos, sin = self.rotary_emb(v, q_len)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = repeat_kv(k, self.groups)
+        v = repeat_kv(v, self.groups)
+        attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
+        dtype = x.dtype
+        mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
+        if self.window:
+            # The sliding window: keys at or before q - window are masked too.
+            mask = mask + torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).tril(-self.window)
+        attn = attn + mask
+        attn = nn.functional.softmax(attn, dim=-1, dtype=torch.float32).to(q.dtype)
+        out = torch.matmul(attn, v).transpose(1, 2).contiguous()
+        out = out.reshape(bsz, q_len, H * d)
+        return self.o_proj(out)
+
+
+class MLP(nn.Module):
+    """The gated MLP: separate gate_proj / up_proj, or Phi-3's fused gate_up_proj."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, inter = c["hidden_size"], c["intermediate_size"]
+        self.fused = c["model_type"] == "phi3"
+        if self.fused:
+            self.gate_up_proj = nn.Linear(h, 2 * inter, bias=False)
+        else:
+            bias = c.get("mlp_bias", False)
+            self.gate_proj = nn.Linear(h, inter, bias=bias)
+            self.up_proj = nn.Linear(h, inter, bias=bias)
+        self.down_proj = nn.Linear(inter, h, bias=c.get("mlp_bias", False) and not self.fused)
+        if c["model_type"] == "gemma":
+            self.act = lambda t: nn.functional.gelu(t, approximate="tanh")  # gelu_pytorch_tanh
+        else:
+            self.act = nn.functional.silu
+
+    def forward(self, x):
+        if self.fused:
+            up_states = self.gate_up_proj(x)
+            gate, up_states = up_states.chunk(2, dim=-1)
+            return self.down_proj(up_states * self.act(gate))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
+
+
+class DecoderLayer(nn.Module):
+    """*DecoderLayer.forward: residual taken before each norm (HF registers self_attn and mlp first)."""
+
+    def __init__(self, c, norm):
+        super().__init__()
+        eps = c.get("rms_norm_eps", 1e-6)
+        self.self_attn = Attention(c)
+        self.mlp = MLP(c)
+        self.input_layernorm = norm(c["hidden_size"], eps)
+        self.post_attention_layernorm = norm(c["hidden_size"], eps)
+
+    def forward(self, x):
+        residual = x
+        x = self.self_attn(self.input_layernorm(x))
+        x = residual + x
+        residual = x
+        return residual + self.mlp(self.post_attention_layernorm(x))
+
+
+class Model(nn.Module):
+    """*Model: embed_tokens, layers, norm (Gemma scales the embeddings by sqrt(hidden))."""
+
+    def __init__(self, c, norm):
+        super().__init__()
+        self.gemma = c["model_type"] == "gemma"
+        self.hidden_size = c["hidden_size"]
+        self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.layers = nn.ModuleList([DecoderLayer(c, norm) for _ in range(c["num_hidden_layers"])])
+        self.norm = norm(c["hidden_size"], c.get("rms_norm_eps", 1e-6))
+
+    def forward(self, input_ids):
+        x = self.embed_tokens(input_ids)
+        if self.gemma:
+            x = x * torch.tensor(self.hidden_size ** 0.5, dtype=x.dtype)
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+class Decoder(nn.Module):
+    """*ForCausalLM's forward without labels: model, then lm_head (tied when the config says so)."""
+
+    def __init__(self, c):
+        super().__init__()
+        c = dict(c)
+        c.setdefault("num_key_value_heads", c["num_attention_heads"])
+        norm = GemmaRMSNorm if c["model_type"] == "gemma" else LlamaRMSNorm
+        self.model = Model(c, norm)
+        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c.get("tie_word_embeddings", c["model_type"] == "gemma"):
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids):
+        return self.lm_head(self.model(input_ids))

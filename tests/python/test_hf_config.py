@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""Checks `torchcost --model config.json` (Hugging Face configs) against plain-torch
+re-implementations of the same architectures built from the same file.
+
+Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtures DIR
+
+For each tiny config below (llama, mistral with a sliding window, qwen2 with its
+q/k/v biases, gemma with head_dim != hidden / heads, phi3 with fused projections)
+the config is written to FIXTURES/hf_<type>_tiny.json, tests/python/hf_decoders.py
+builds the model from the same dict, and torch.jit.trace records it at [2, 64]
+tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
+saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
+trace and of `--model FILE --config attn=eager` must be IDENTICAL. Then the
+bundled examples/configs must build with their published parameter counts, and
+bad files must be one stderr line with exit code 2.
+The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
+"""
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from test_builder import Runner, quantities  # noqa: E402
+from torchcost_cli import run_json  # noqa: E402
+
+COMMON = ["--device", "cpu", "--optimizer", "adam"]
+BATCH, SEQ = 2, 64
+
+BASE = {"hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 128, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+        "max_position_embeddings": 256, "bos_token_id": 1}
+
+TINY = {
+    "llama": dict(BASE, model_type="llama", tie_word_embeddings=False, attention_bias=False),
+    "llama_biased": dict(BASE, model_type="llama", attention_bias=True, mlp_bias=True),
+    "mistral": dict(BASE, model_type="mistral", sliding_window=8),
+    "qwen2": dict(BASE, model_type="qwen2", use_sliding_window=False, tie_word_embeddings=False),
+    "gemma": dict(BASE, model_type="gemma", head_dim=32, hidden_activation="gelu_pytorch_tanh",
+                  num_key_value_heads=4),
+    "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
+                 num_key_value_heads=4),
+}
+
+# examples/configs: (file, published parameter count, its derivation from the file's keys).
+# llama kind: embed V*h + L * (h*H*d + 2*h*K*d + H*d*h (+ biases) + 3*h*I + 2h) + h + head V*h unless tied.
+
+
+def decoder_params(V, h, L, H, K, d, I, tied=False, qkv_bias=False):
+    attn = h * H * d + 2 * h * K * d + H * d * h + ((H * d + 2 * K * d) if qkv_bias else 0)
+    return V * h + L * (attn + 3 * h * I + 2 * h) + h + (0 if tied else V * h)
+
+
+EXAMPLES = [
+    ("Llama-2-7b-hf.json", 6738415616, decoder_params(32000, 4096, 32, 32, 32, 128, 11008)),
+    ("Mistral-7B-v0.1.json", 7241732096, decoder_params(32000, 4096, 32, 32, 8, 128, 14336)),
+    ("Qwen2-7B.json", 7615616512, decoder_params(152064, 3584, 28, 28, 4, 128, 18944, qkv_bias=True)),
+    ("gemma-7b.json", 8537680896, decoder_params(256000, 3072, 28, 16, 16, 256, 24576, tied=True)),
+    ("Phi-3-mini-4k-instruct.json", 3821079552, decoder_params(32064, 3072, 32, 32, 32, 96, 8192)),
+    # gpt2: wte V*h + wpe n_positions*h + L * (12h^2 + 13h) + ln_f 2h, tied head.
+    ("gpt2.json", 124439808, 50257 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 13 * 768) + 2 * 768),
+]
+
+
+def check_tiny(r, fixtures, name, config):
+    import torch
+
+    import hf_decoders
+
+    label = "hf_%s_vs_trace" % name
+    path = os.path.join(fixtures, "hf_%s_tiny.json" % name)
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+    try:
+        torch.manual_seed(0)
+        module = hf_decoders.Decoder(config).eval()
+        torch_params = sum(p.numel() for p in module.parameters())  # Tied weights once.
+        ids = torch.randint(0, config["vocab_size"], (BATCH, SEQ))
+        pt = os.path.join(fixtures, "hf_%s_tiny.pt" % name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            torch.jit.save(torch.jit.trace(module, (ids,), check_trace=False), pt)
+    except Exception as e:
+        r.record(label, ["cannot build the reference: %s" % e])
+        return
+    traced, err = run_json(r.torchcost, [pt, "--input", "%d,%d:int64" % (BATCH, SEQ)] + COMMON)
+    if err:
+        r.record(label, [err])
+        return
+    built, err = run_json(r.torchcost, ["--model", path, "--config", "attn=eager", "--loss", "sum",
+                                        "--set", "B=%d" % BATCH, "--set", "S=%d" % SEQ] + COMMON)
+    if err:
+        r.record(label, [err])
+        return
+    problems = []
+    for doc, who in ((traced, "trace"), (built, "config")):
+        if doc["unknown_ops"]:
+            problems.append("%s has ops without rules: %s" % (who, [u["op"] for u in doc["unknown_ops"]]))
+    if built["totals"]["params"] != torch_params:
+        problems.append("params: torch %d, config %d" % (torch_params, built["totals"]["params"]))
+    a, b = quantities(traced), quantities(built)
+    for key in a:
+        if a[key] != b[key]:
+            problems.append("%s: trace %s, config %s" % (key, a[key], b[key]))
+    r.record(label, problems)
+
+
+def check_example(r, name, published, derived):
+    problems = []
+    if derived != published:
+        problems.append("the derivation gives %d, the model card %d" % (derived, published))
+    doc, err = run_json(r.torchcost, ["--model", os.path.join(REPO, "examples", "configs", name),
+                                      "--set", "B=1", "--set", "S=128"])
+    if err:
+        r.record("example_" + name, [err])
+        return
+    if doc["totals"]["params"] != published:
+        problems.append("params %d, published %d" % (doc["totals"]["params"], published))
+    if doc["unknown_ops"]:
+        problems.append("ops without rules: %s" % [u["op"] for u in doc["unknown_ops"]])
+    r.record("example_" + name, problems)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--torchcost", required=True)
+    parser.add_argument("--fixtures", required=True)
+    args = parser.parse_args(argv)
+    os.makedirs(args.fixtures, exist_ok=True)
+    r = Runner(args.torchcost)
+    for name, config in TINY.items():
+        check_tiny(r, args.fixtures, name, config)
+    for name, published, derived in EXAMPLES:
+        check_example(r, name, published, derived)
+    bad = os.path.join(args.fixtures, "hf_bad_tiny.json")
+    with open(bad, "w") as f:
+        json.dump({"model_type": "bert", "hidden_size": 64}, f)
+    r.expect_error("unsupported_model_type", ["--model", bad], ["hf_bad_tiny.json", "model_type", "bert"])
+    r.expect_error("missing_key", ["--model", os.path.join(args.fixtures, "hf_llama_tiny.json"),
+                                   "--config", "num_hidden_layers=null"],
+                   ["hf_llama_tiny.json", "num_hidden_layers", "missing"])
+    r.expect_error("unknown_override", ["--model", os.path.join(args.fixtures, "hf_llama_tiny.json"),
+                                        "--config", "frobnicate=1"], ["--config", "frobnicate"])
+    print("%d passed, %d failed" % (r.passed, r.failed))
+    return 0 if r.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
