@@ -1,7 +1,8 @@
-// Model families built from a config with the GraphBuilder: GPT-2, LLaMA, ViT
-// and ResNet, each mirroring the op sequence of a plain-torch reference traced
-// on torch 1.13 (tools/make_fixtures.py's gpt2_tiny and llama_tiny,
-// torchvision's vit_b_16 and resnet18/50), so that the builder graph and the
+// Model families built from a config with the GraphBuilder: GPT-2, LLaMA,
+// GPT-NeoX, ViT and ResNet, each mirroring the op sequence of a plain-torch
+// reference traced on torch 1.13 (tools/make_fixtures.py's gpt2_tiny and
+// llama_tiny, tests/python/hf_decoders.py, torchvision's vit_b_16 and
+// resnet18/50), so that the builder graph and the
 // trace analyse identically. Batch and sequence are the symbols B and S.
 #ifndef TORCHCOST_FAMILIES_H_
 #define TORCHCOST_FAMILIES_H_
@@ -109,6 +110,40 @@ struct LlamaConfig {
   std::string classes = "Llama";
 };
 
+// GPT-NeoX as Hugging Face's GPTNeoXForCausalLM runs it (eager attention:
+// baddbmm scores, a bool causal-mask buffer per layer), written op for op as
+// tests/python/hf_decoders.py's GPTNeoX: LayerNorms with biases, the fused
+// query_key_value [3 hidden, hidden] laid out per head ([heads, 3, head_dim]),
+// rotary embedding on the first rotary_pct of each head's dims (cos/sin
+// caches as buffers), GELU MLP, parallel residual x + attn(ln1(x)) +
+// mlp(ln2(x)) (or sequential), untied embed_out.
+struct GptNeoxConfig {
+  int64_t layers = 16;
+  int64_t hidden = 2048;
+  int64_t heads = 8;
+  int64_t intermediate = 8192;
+  int64_t vocab = 50304;
+  // max_position_embeddings: the rows of the causal-mask buffer and the
+  // rotary caches; S <= context.
+  int64_t context = 2048;
+  double rotary_pct = 0.25;  // Rotated dims per head: int(head_dim * rotary_pct), even.
+  double rope_base = 10000.0;
+  double eps = 1e-5;
+  bool parallel_residual = true;
+  bool bias = true;  // attention_bias: query_key_value's and dense's biases.
+  bool tie = false;  // embed_out reads embed_in's weight.
+  double dropout = 0.0;       // hidden_dropout: embeddings, attention and MLP outputs.
+  double attn_dropout = 0.0;  // attention_dropout: the attention probabilities.
+  // The MLP activation: "gelu" (exact), "gelu_tanh" (gelu_pytorch_tanh) or "relu".
+  std::string act = "gelu";
+  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype): parameters,
+  // buffers (the rotary caches too) and activations; no fp32 island.
+  DType dtype = DType::kFloat32;
+  // Attention implementation: "eager" (baddbmm + where + softmax), "sdpa"
+  // (the default: GPTNeoXSdpaAttention, is_causal) or "flash".
+  std::string attn = "sdpa";
+};
+
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned
 // positions, pre-LN encoder blocks with nn.MultiheadAttention, linear head.
 struct VitConfig {
@@ -159,12 +194,14 @@ struct ResnetConfig {
 Result<BuiltModel> BuildGpt2(const Gpt2Config& config);
 // Builds the LLaMA graph; input "idx" int64 [B, S].
 Result<BuiltModel> BuildLlama(const LlamaConfig& config);
+// Builds the GPT-NeoX graph; input "idx" int64 [B, S].
+Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config);
 // Builds the ViT graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildVit(const VitConfig& config);
 // Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildResnet(const ResnetConfig& config);
 
-// Builds a model from a family ("gpt2", "llama", "vit", "resnet"), a preset
+// Builds a model from a family ("gpt2", "llama", "gpt_neox", "vit", "resnet"), a preset
 // name, or a Hugging Face config.json path (a name ending in ".json":
 // torchcost/hf_config.h), overridden by `config` ("layers=32,hidden=4096,...";
 // a config file's own keys: "hidden_size=2048"). Errors are one line naming

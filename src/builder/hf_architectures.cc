@@ -188,14 +188,69 @@ void TranslateGpt2(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"context", Int(positions)}, {"eps", Num(eps)}, {"dropout", Num(resid)}};
 }
 
+// gpt_neox: src/transformers/models/gpt_neox/modeling_gpt_neox.py at
+// 006bd23dd0ce18d54e1cf260b09b15fa943a731d (GPTNeoXForCausalLM: LayerNorms with
+// biases, query_key_value and dense biased when attention_bias (default true),
+// rotary on int(head_size * rotary_pct) dims, use_parallel_residual, causal-mask
+// and rotary-cache buffers of max_position_embeddings rows, untied embed_out).
+void TranslateGptNeox(const std::string& type, HfKeys& k, FamilyConfig& out) {
+  out.family = "gpt_neox";
+  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0, positions = 2048;
+  k.Int("num_hidden_layers", &layers);
+  k.Int("hidden_size", &hidden);
+  k.Int("num_attention_heads", &heads);
+  k.Int("intermediate_size", &inter);
+  k.Int("vocab_size", &vocab);
+  k.OptInt("max_position_embeddings", &positions);  // GPTNeoXConfig's default 2048.
+  double rotary_pct = 0.25, base = 10000.0, eps = 1e-5, hidden_dropout = 0.0, attention_dropout = 0.0;
+  k.OptDouble("rotary_pct", &rotary_pct);
+  k.OptDouble("rotary_emb_base", &base);
+  k.OptDouble("layer_norm_eps", &eps);
+  k.OptDouble("hidden_dropout", &hidden_dropout);
+  k.OptDouble("attention_dropout", &attention_dropout);
+  bool parallel = true, bias = true, tie = false;
+  k.OptBool("use_parallel_residual", &parallel);
+  k.OptBool("attention_bias", &bias);
+  k.OptBool("tie_word_embeddings", &tie);
+  std::string name = "gelu";
+  k.OptString("hidden_act", &name);
+  std::string act = name == "gelu" ? "gelu" : name == "gelu_pytorch_tanh" ? "gelu_tanh" : name == "relu" ? "relu" : "";
+  if (name == "gelu_fast" || name == "gelu_new") {
+    act = "gelu_tanh";
+    out.notes.push_back("hidden_act " + name + " is modelled as F.gelu(approximate='tanh'), one op; its activation "
+                        "class computes the same function in elementwise ops, each saving its input");
+  }
+  if (act.empty()) k.Fail("hidden_act", "'" + name + "' is not supported (gelu, gelu_pytorch_tanh, gelu_fast, gelu_new, relu)");
+  const Json scaling = k.Raw("rope_scaling");
+  if (!scaling.is_null()) {
+    out.notes.push_back("rope_scaling " + scaling.dump() + ": changes the RoPE tables' values, not their shapes or cost");
+  }
+  out.items = {{"layers", Int(layers)},
+               {"hidden", Int(hidden)},
+               {"heads", Int(heads)},
+               {"intermediate", Int(inter)},
+               {"vocab", Int(vocab)},
+               {"context", Int(positions)},
+               {"rotary_pct", Num(rotary_pct)},
+               {"rope_base", Num(base)},
+               {"eps", Num(eps)},
+               {"parallel_residual", Bool(parallel)},
+               {"bias", Bool(bias)},
+               {"tie", Bool(tie)},
+               {"dropout", Num(hidden_dropout)},
+               {"attn_dropout", Num(attention_dropout)},
+               {"act", act.empty() ? "gelu" : act}};
+}
+
 struct Entry {
   const char* model_type;
   HfTranslation translate;
 };
 
 constexpr Entry kTranslations[] = {
-    {"gemma", TranslateLlamaLike}, {"gpt2", TranslateGpt2},        {"llama", TranslateLlamaLike},
-    {"mistral", TranslateLlamaLike}, {"phi3", TranslateLlamaLike}, {"qwen2", TranslateLlamaLike},
+    {"gemma", TranslateLlamaLike},   {"gpt2", TranslateGpt2},       {"gpt_neox", TranslateGptNeox},
+    {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"phi3", TranslateLlamaLike},
+    {"qwen2", TranslateLlamaLike},
 };
 
 }  // namespace

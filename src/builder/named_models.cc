@@ -53,12 +53,13 @@ constexpr Preset kPresets[] = {
     {"resnet50", "resnet", "depth=50,classes=1000,image_size=224"},
 };
 
-constexpr const char* kFamilies[] = {"gpt2", "llama", "vit", "resnet"};
+constexpr const char* kFamilies[] = {"gpt2", "llama", "gpt_neox", "vit", "resnet"};
 
 // Configs live here while a family is being built.
 struct Configs {
   Gpt2Config gpt2;
   LlamaConfig llama;
+  GptNeoxConfig neox;
   VitConfig vit;
   ResnetConfig resnet;
 };
@@ -107,6 +108,27 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"prefix", &l.prefix},
              {"classes", &l.classes}},
             [&l] { return BuildLlama(l); }};
+  }
+  if (family == "gpt_neox") {
+    GptNeoxConfig& n = c.neox;
+    return {{{"layers", &n.layers},
+             {"hidden", &n.hidden},
+             {"heads", &n.heads},
+             {"intermediate", &n.intermediate},
+             {"vocab", &n.vocab},
+             {"context", &n.context},
+             {"rotary_pct", &n.rotary_pct},
+             {"rope_base", &n.rope_base},
+             {"eps", &n.eps},
+             {"parallel_residual", &n.parallel_residual},
+             {"bias", &n.bias},
+             {"tie", &n.tie},
+             {"dropout", &n.dropout},
+             {"attn_dropout", &n.attn_dropout},
+             {"act", &n.act},
+             {"attn", &n.attn},
+             {"dtype", &n.dtype}},
+            [&n] { return BuildGptNeox(n); }};
   }
   if (family == "vit") {
     VitConfig& v = c.vit;

@@ -130,6 +130,46 @@ TEST(HfArchitecturesTest, Gpt2MatchesTheModelCard) {
   EXPECT_EQ(AnalysedParams("gpt2.json"), expected);
 }
 
+// GPT-NeoX: embed_in V*h; per layer two LayerNorms 4h, query_key_value 3h^2 + 3h, dense h^2 + h,
+// MLP 2*h*I + I + h; final LayerNorm 2h; untied embed_out V*h.
+int64_t NeoxParams(int64_t V, int64_t h, int64_t L, int64_t I) {
+  return V * h + L * (4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * I + I + h) + 2 * h + V * h;
+}
+
+TEST(HfArchitecturesTest, Pythia1bMatchesThePublishedCount) {
+  // pythia-1b: V 50304, h 2048, 16 layers, 8 heads, I 8192.
+  const int64_t expected = NeoxParams(50304, 2048, 16, 8192);
+  ASSERT_EQ(expected, 1011781632);  // Biderman et al. 2023 (Pythia), Table 1: 1,011,781,632.
+  EXPECT_EQ(AnalysedParams("pythia-1b.json"), expected);
+}
+
+TEST(HfArchitecturesTest, GptNeox20bMatchesThePublishedCount) {
+  // gpt-neox-20b: V 50432, h 6144, 44 layers, 64 heads, I 24576.
+  const int64_t expected = NeoxParams(50432, 6144, 44, 24576);
+  ASSERT_EQ(expected, 20554567680);  // Black et al. 2022 (GPT-NeoX-20B), Table 1: 20,554,567,680.
+  EXPECT_EQ(AnalysedParams("gpt-neox-20b.json"), expected);
+}
+
+TEST(HfArchitecturesTest, GptNeoxTensorsFollowTheModelingCode) {
+  Result<BuiltModel> m = BuildNamedModel(Example("pythia-1b.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["gpt_neox.layers.0.attention.query_key_value.weight"], (std::vector<int64_t>{6144, 2048}));
+  EXPECT_EQ(shapes["gpt_neox.layers.0.attention.query_key_value.bias"], (std::vector<int64_t>{6144}));
+  EXPECT_EQ(shapes["gpt_neox.layers.0.mlp.dense_h_to_4h.bias"], (std::vector<int64_t>{8192}));
+  EXPECT_EQ(shapes["embed_out.weight"], (std::vector<int64_t>{50304, 2048}));
+  std::map<std::string, std::vector<int64_t>> buffers;
+  for (const ir::TensorEntry& e : m->graph.buffers) buffers[e.name] = e.shape;
+  // Rotary on int(256 * 0.25) = 64 dims: inv_freq 32, caches [2048, 64]; the mask [1, 1, 2048, 2048].
+  EXPECT_EQ(buffers["gpt_neox.layers.0.attention.rotary_emb.inv_freq"], (std::vector<int64_t>{32}));
+  EXPECT_EQ(buffers["gpt_neox.layers.0.attention.rotary_emb.cos_cached"], (std::vector<int64_t>{2048, 64}));
+  EXPECT_EQ(buffers["gpt_neox.layers.0.attention.bias"], (std::vector<int64_t>{1, 1, 2048, 2048}));
+  // attention_bias=false drops query_key_value's and dense's biases: 3h + h fewer.
+  Result<BuiltModel> nb = BuildNamedModel(Example("pythia-1b.json"), "num_hidden_layers=1,attention_bias=false");
+  ASSERT_TRUE(nb.ok()) << nb.status().message();
+  EXPECT_EQ(Shapes(*nb).count("gpt_neox.layers.0.attention.dense.bias"), 0u);
+}
+
 TEST(HfArchitecturesTest, ModuleClassesFollowTheModelType) {
   Result<BuiltModel> m = BuildNamedModel(Example("Qwen2-7B.json"), "num_hidden_layers=1");
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -83,7 +83,7 @@ TEST(HfConfigTest, ErrorsAreOneLineNamingTheFileAndTheKey) {
     const char* message;  // A prefix of the error.
   } cases[] = {
       {R"({"hidden_size": 64})", "", "c.json: model_type: missing"},
-      {R"({"model_type": "bert"})", "", "c.json: model_type: 'bert' is not supported (supported: gemma, gpt2, llama,"},
+      {R"({"model_type": "bert"})", "", "c.json: model_type: 'bert' is not supported (supported: gemma, gpt2, gpt_neox, llama,"},
       {R"({"model_type": "llama", "hidden_size": 64})", "", "c.json: num_hidden_layers: missing (a required key)"},
       {kTinyLlama, "hidden_size=abc", "c.json: hidden_size: 'abc' is not an integer"},
       {kTinyLlama, "hidden_size=0", "c.json: hidden_size: 0 must be positive"},
@@ -112,7 +112,8 @@ TEST(HfConfigTest, DeepNestingIsRefusedBeforeParsing) {
 }
 
 TEST(HfConfigTest, ModelTypesAreListed) {
-  EXPECT_EQ(HfModelTypes(), (std::vector<std::string>{"gemma", "gpt2", "llama", "mistral", "phi3", "qwen2"}));
+  EXPECT_EQ(HfModelTypes(),
+            (std::vector<std::string>{"gemma", "gpt2", "gpt_neox", "llama", "mistral", "phi3", "qwen2"}));
 }
 
 }  // namespace

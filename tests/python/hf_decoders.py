@@ -203,3 +203,176 @@ class Decoder(nn.Module):
 
     def forward(self, input_ids):
         return self.lm_head(self.model(input_ids))
+
+
+# --- GPT-NeoX: src/transformers/models/gpt_neox/modeling_gpt_neox.py at
+# 006bd23dd0ce18d54e1cf260b09b15fa943a731d (GPTNeoXForCausalLM, eager attention), line by line.
+# Departures: none in the forward; the rotary caches are built at max_position_embeddings rows
+# as the reference's __init__ does (its regrowth for longer sequences is unreachable at S <= rows).
+
+
+def neox_rotate_half(x):
+    """modeling_gpt_neox.rotate_half (x.shape[-1] // 2 read for each slice)."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def neox_apply_rotary_pos_emb(q, k, cos, sin, position_ids, unsqueeze_dim=1):
+    cos = cos[position_ids].unsqueeze(unsqueeze_dim)
+    sin = sin[position_ids].unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (neox_rotate_half(q) * sin)
+    k_embed = (k * cos) + (neox_rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+class GPTNeoXRotaryEmbedding(nn.Module):
+    def __init__(self, dim, max_position_embeddings=2048, base=10000):
+        super().__init__()
+        self.dim = dim
+        self.max_position_embeddings = max_position_embeddings
+        self.base = base
+        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, dtype=torch.int64).float() / self.dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.max_seq_len_cached = max_position_embeddings
+        t = torch.arange(self.max_seq_len_cached, dtype=torch.int64).type_as(self.inv_freq)
+        freqs = torch.outer(t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos(), persistent=False)
+        self.register_buffer("sin_cached", emb.sin(), persistent=False)
+
+    def forward(self, x, seq_len=None):
+        return self.cos_cached[:seq_len], self.sin_cached[:seq_len]
+
+
+class GPTNeoXAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_attention_heads = c["num_attention_heads"]
+        self.hidden_size = c["hidden_size"]
+        self.head_size = self.hidden_size // self.num_attention_heads
+        self.rotary_ndims = int(self.head_size * c.get("rotary_pct", 0.25))
+        max_positions = c.get("max_position_embeddings", 2048)
+        self.register_buffer("bias", torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(
+            1, 1, max_positions, max_positions), persistent=False)
+        self.register_buffer("masked_bias", torch.tensor(-1e9), persistent=False)
+        self.rotary_emb = GPTNeoXRotaryEmbedding(self.rotary_ndims, max_positions, base=c.get("rotary_emb_base", 10000))
+        self.norm_factor = self.head_size ** -0.5
+        bias = c.get("attention_bias", True)
+        self.query_key_value = nn.Linear(self.hidden_size, 3 * self.hidden_size, bias=bias)
+        self.dense = nn.Linear(self.hidden_size, self.hidden_size, bias=bias)
+        self.attention_dropout = nn.Dropout(c.get("attention_dropout", 0.0))
+
+    def forward(self, hidden_states, position_ids):
+        qkv = self.query_key_value(hidden_states)
+        new_qkv_shape = qkv.size()[:-1] + (self.num_attention_heads, 3 * self.head_size)
+        qkv = qkv.view(*new_qkv_shape)
+        query = qkv[..., : self.head_size].permute(0, 2, 1, 3)
+        key = qkv[..., self.head_size: 2 * self.head_size].permute(0, 2, 1, 3)
+        value = qkv[..., 2 * self.head_size:].permute(0, 2, 1, 3)
+        query_rot = query[..., : self.rotary_ndims]
+        query_pass = query[..., self.rotary_ndims:]
+        key_rot = key[..., : self.rotary_ndims]
+        key_pass = key[..., self.rotary_ndims:]
+        seq_len = key.shape[-2]
+        cos, sin = self.rotary_emb(value, seq_len=seq_len)
+        query, key = neox_apply_rotary_pos_emb(query_rot, key_rot, cos, sin, position_ids)
+        query = torch.cat((query, query_pass), dim=-1)
+        key = torch.cat((key, key_pass), dim=-1)
+        attn_output = self._attn(query, key, value)
+        attn_output = attn_output.permute(0, 2, 1, 3).contiguous()
+        attn_output = attn_output.view(attn_output.size(0), attn_output.size(1),
+                                       self.num_attention_heads * self.head_size)
+        return self.dense(attn_output)
+
+    def _attn(self, query, key, value):
+        batch_size, num_attention_heads, query_length, attn_head_size = query.size()
+        key_length = key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length: key_length, :key_length]
+        query = query.view(batch_size * num_attention_heads, query_length, attn_head_size)
+        key = key.view(batch_size * num_attention_heads, key_length, attn_head_size)
+        attn_scores = torch.zeros(batch_size * num_attention_heads, query_length, key_length,
+                                  dtype=query.dtype, device=key.device)
+        attn_scores = torch.baddbmm(attn_scores, query, key.transpose(1, 2), beta=1.0, alpha=self.norm_factor)
+        attn_scores = attn_scores.view(batch_size, num_attention_heads, query_length, key_length)
+        mask_value = torch.finfo(attn_scores.dtype).min
+        mask_value = torch.tensor(mask_value, dtype=attn_scores.dtype).to(attn_scores.device)
+        attn_scores = torch.where(causal_mask, attn_scores, mask_value)
+        attn_weights = nn.functional.softmax(attn_scores, dim=-1)
+        attn_weights = attn_weights.to(value.dtype)
+        attn_weights = self.attention_dropout(attn_weights)
+        return torch.matmul(attn_weights, value)
+
+
+class GPTNeoXMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense_h_to_4h = nn.Linear(c["hidden_size"], c["intermediate_size"])
+        self.dense_4h_to_h = nn.Linear(c["intermediate_size"], c["hidden_size"])
+        self.act = nn.GELU()  # ACT2FN["gelu"]: GELUActivation, nn.functional.gelu
+
+    def forward(self, hidden_states):
+        return self.dense_4h_to_h(self.act(self.dense_h_to_4h(hidden_states)))
+
+
+class GPTNeoXLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        eps = c.get("layer_norm_eps", 1e-5)
+        self.use_parallel_residual = c.get("use_parallel_residual", True)
+        self.input_layernorm = nn.LayerNorm(c["hidden_size"], eps=eps)
+        self.post_attention_layernorm = nn.LayerNorm(c["hidden_size"], eps=eps)
+        self.post_attention_dropout = nn.Dropout(c.get("hidden_dropout", 0.0))
+        self.post_mlp_dropout = nn.Dropout(c.get("hidden_dropout", 0.0))
+        self.attention = GPTNeoXAttention(c)
+        self.mlp = GPTNeoXMLP(c)
+
+    def forward(self, hidden_states, position_ids):
+        attn_output = self.attention(self.input_layernorm(hidden_states), position_ids)
+        attn_output = self.post_attention_dropout(attn_output)
+        if self.use_parallel_residual:
+            mlp_output = self.mlp(self.post_attention_layernorm(hidden_states))
+            mlp_output = self.post_mlp_dropout(mlp_output)
+            return mlp_output + attn_output + hidden_states
+        attn_output = attn_output + hidden_states
+        mlp_output = self.mlp(self.post_attention_layernorm(attn_output))
+        mlp_output = self.post_mlp_dropout(mlp_output)
+        return mlp_output + attn_output
+
+
+class GPTNeoXModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_in = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.emb_dropout = nn.Dropout(c.get("hidden_dropout", 0.0))
+        self.layers = nn.ModuleList([GPTNeoXLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.final_layer_norm = nn.LayerNorm(c["hidden_size"], eps=c.get("layer_norm_eps", 1e-5))
+
+    def forward(self, input_ids):
+        batch_size, seq_length = input_ids.size()
+        past_length = 0
+        position_ids = torch.arange(past_length, seq_length + past_length, dtype=torch.long, device=input_ids.device)
+        position_ids = position_ids.unsqueeze(0)
+        hidden_states = self.emb_dropout(self.embed_in(input_ids))
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, position_ids)
+        return self.final_layer_norm(hidden_states)
+
+
+class GPTNeoX(nn.Module):
+    """GPTNeoXForCausalLM's forward without labels: gpt_neox, then embed_out (untied unless the config ties it)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.gpt_neox = GPTNeoXModel(c)
+        self.embed_out = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c.get("tie_word_embeddings", False):
+            self.embed_out.weight = self.gpt_neox.embed_in.weight
+
+    def forward(self, input_ids):
+        return self.embed_out(self.gpt_neox(input_ids))
+
+
+def build(config):
+    """The reference model of a config dict, by its model_type."""
+    return GPTNeoX(config) if config["model_type"] == "gpt_neox" else Decoder(config)

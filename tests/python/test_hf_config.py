@@ -5,12 +5,15 @@ re-implementations of the same architectures built from the same file.
 Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtures DIR
 
 For each tiny config below (llama, mistral with a sliding window, qwen2 with its
-q/k/v biases, gemma with head_dim != hidden / heads, phi3 with fused projections)
+q/k/v biases, gemma with head_dim != hidden / heads, phi3 with fused projections,
+gpt_neox with partial rotary, parallel and sequential residuals)
 the config is written to FIXTURES/hf_<type>_tiny.json, tests/python/hf_decoders.py
 builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
 saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
-trace and of `--model FILE --config attn=eager` must be IDENTICAL. Then the
+trace and of `--model FILE --config attn=eager` must be IDENTICAL, and again in
+bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, qwen2 and
+gpt_neox. Then the
 bundled examples/configs must build with their published parameter counts, and
 bad files must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
@@ -45,6 +48,15 @@ TINY = {
                   num_key_value_heads=4),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
+    # GPT-NeoX: head_size 16, rotary on int(16 * 0.25) = 4 dims; parallel and sequential residuals.
+    "gpt_neox": {"model_type": "gpt_neox", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "vocab_size": 128, "max_position_embeddings": 128, "rotary_pct": 0.25,
+                 "rotary_emb_base": 10000, "layer_norm_eps": 1e-05, "use_parallel_residual": True,
+                 "hidden_act": "gelu", "tie_word_embeddings": False},
+    "gpt_neox_sequential": {"model_type": "gpt_neox", "hidden_size": 64, "intermediate_size": 256,
+                            "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128,
+                            "max_position_embeddings": 128, "rotary_pct": 0.5, "use_parallel_residual": False,
+                            "attention_bias": False},
 }
 
 # examples/configs: (file, published parameter count, its derivation from the file's keys).
@@ -64,24 +76,32 @@ EXAMPLES = [
     ("Phi-3-mini-4k-instruct.json", 3821079552, decoder_params(32064, 3072, 32, 32, 32, 96, 8192)),
     # gpt2: wte V*h + wpe n_positions*h + L * (12h^2 + 13h) + ln_f 2h, tied head.
     ("gpt2.json", 124439808, 50257 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 13 * 768) + 2 * 768),
+    # gpt_neox: embed_in V*h + L * (LayerNorms 4h + qkv 3h^2 + 3h + dense h^2 + h + MLP 2hI + I + h)
+    # + final LayerNorm 2h + embed_out V*h.
+    ("pythia-1b.json", 1011781632, 2 * 50304 * 2048 + 16 * (4 * 2048 + 4 * 2048 * 2048 + 4 * 2048
+                                                            + 2 * 2048 * 8192 + 8192 + 2048) + 2 * 2048),
+    ("gpt-neox-20b.json", 20554567680, 2 * 50432 * 6144 + 44 * (4 * 6144 + 4 * 6144 * 6144 + 4 * 6144
+                                                                 + 2 * 6144 * 24576 + 24576 + 6144) + 2 * 6144),
 ]
 
 
-def check_tiny(r, fixtures, name, config):
+def check_tiny(r, fixtures, name, config, bf16=False):
     import torch
 
     import hf_decoders
 
-    label = "hf_%s_vs_trace" % name
+    label = "hf_%s%s_vs_trace" % (name, "_bf16" if bf16 else "")
     path = os.path.join(fixtures, "hf_%s_tiny.json" % name)
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
     try:
         torch.manual_seed(0)
-        module = hf_decoders.Decoder(config).eval()
+        module = hf_decoders.build(config).eval()
+        if bf16:
+            module = module.to(torch.bfloat16)  # model.to(dtype): parameters and float buffers.
         torch_params = sum(p.numel() for p in module.parameters())  # Tied weights once.
         ids = torch.randint(0, config["vocab_size"], (BATCH, SEQ))
-        pt = os.path.join(fixtures, "hf_%s_tiny.pt" % name)
+        pt = os.path.join(fixtures, "hf_%s%s_tiny.pt" % (name, "_bf16" if bf16 else ""))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
             torch.jit.save(torch.jit.trace(module, (ids,), check_trace=False), pt)
@@ -92,7 +112,8 @@ def check_tiny(r, fixtures, name, config):
     if err:
         r.record(label, [err])
         return
-    built, err = run_json(r.torchcost, ["--model", path, "--config", "attn=eager", "--loss", "sum",
+    built, err = run_json(r.torchcost, ["--model", path, "--config", "attn=eager" + (",dtype=bf16" if bf16 else ""),
+                                        "--loss", "sum",
                                         "--set", "B=%d" % BATCH, "--set", "S=%d" % SEQ] + COMMON)
     if err:
         r.record(label, [err])
@@ -135,6 +156,9 @@ def main(argv):
     r = Runner(args.torchcost)
     for name, config in TINY.items():
         check_tiny(r, args.fixtures, name, config)
+    # bfloat16: Gemma's float32 norm island, Qwen2's biases and GPT-NeoX's bf16 buffers.
+    for name in ("gemma", "qwen2", "gpt_neox"):
+        check_tiny(r, args.fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)
     bad = os.path.join(args.fixtures, "hf_bad_tiny.json")
