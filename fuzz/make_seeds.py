@@ -71,6 +71,12 @@ def main(argv):
     src = open(os.path.join(ROOT, "tests", "import", "module_attrs_test.cc")).read()
     for m in re.finditer(r'R"\((.*?)\)"', src, re.S):
         write(args.outdir, "module_attrs", m.group(1))
+    # Hugging Face configs: the bundled ones, and one with overrides after a NUL.
+    configs = os.path.join(ROOT, "examples", "configs")
+    for name in sorted(os.listdir(configs)):
+        text = open(os.path.join(configs, name)).read()
+        write(args.outdir, "hf_config", text)
+        write(args.outdir, "hf_config", text + "\0num_hidden_layers=2,n_layer=2,dtype=bf16,attn=eager")
     for target in ("sym_parse", "cli_spec", "family_config"):
         for line in open(os.path.join(ROOT, "fuzz", "seeds", target + ".txt")):
             line = line.rstrip("\n")

@@ -111,6 +111,18 @@ TEST(ArchSpaceTest, LlamaGqaMatchesFreshAnalyses) {
   CheckSpace(space, {{1, 3}, {1, 48}}, 4);
 }
 
+// A Hugging Face config.json with its keys as expressions: Qwen2-7B's file with
+// one layer, hidden_size = 2 R * H (head_dim 2 R), H heads over 4 kv heads kept
+// from the file (H = 4 G), and intermediate_size I.
+TEST(ArchSpaceTest, HfConfigKeysTakeSymbols) {
+  ArchSpace space;
+  space.model = std::string(TORCHCOST_SOURCE_DIR) + "/examples/configs/Qwen2-7B.json";
+  space.config = "num_hidden_layers=1,num_attention_heads=4*G,hidden_size=4*G*2*R,intermediate_size=I,"
+                 "vocab_size=64,attn=eager";
+  space.symbols = {{"G", 2, 3, 1}, {"R", 1, 8, 1}, {"I", 8, 64, 8}};
+  CheckSpace(space, {{1, 2}, {1, 16}}, 3);
+}
+
 TEST(ArchSpaceTest, VitWidthsMatchFreshAnalyses) {
   ArchSpace space;
   space.model = "vit";
