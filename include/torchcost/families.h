@@ -108,6 +108,22 @@ struct LlamaConfig {
   // + "Block", "Attention", "MLP", "RMSNorm" (Qwen2Attention, ...).
   std::string prefix;
   std::string classes = "Llama";
+  // Mixture of experts in place of the MLP (Mixtral's MixtralSparseMoeBlock,
+  // classes "Mixtral": block_sparse_moe.experts.N.w1/w2/w3; else Qwen2-MoE's
+  // Qwen2MoeSparseMoeBlock: mlp.experts.N.gate_proj/up_proj/down_proj):
+  // `experts` gated MLPs of width expert_intermediate (0: intermediate), a
+  // router Linear [experts, hidden], top_k experts per token (0 experts: the
+  // dense MLP). NB: routing is balanced: each expert computes on
+  // (tokens * top_k) // experts tokens, gathered by index and added back with
+  // index_add_, as the reference loop does for the tokens routed to it.
+  int64_t experts = 0;
+  int64_t top_k = 2;
+  int64_t expert_intermediate = 0;
+  // Qwen2-MoE's shared expert on every token, scaled by
+  // sigmoid(shared_expert_gate(x)), a Linear [1, hidden] (0: none).
+  int64_t shared_intermediate = 0;
+  // The top-k routing weights renormalized to sum to 1 (Mixtral always; Qwen2-MoE's norm_topk_prob).
+  bool norm_topk = true;
 };
 
 // GPT-NeoX as Hugging Face's GPTNeoXForCausalLM runs it (eager attention:

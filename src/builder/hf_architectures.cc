@@ -71,6 +71,7 @@ std::string Activation(HfKeys& k, const std::string& key, const std::string& nam
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "llama";
   const bool gemma = type == "gemma", phi3 = type == "phi3";
+  const bool mistral = type == "mistral" || type == "mixtral", qwen2 = type == "qwen2" || type == "qwen2_moe";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
@@ -100,7 +101,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
     act = Activation(k, "hidden_act", name);
   }
 
-  bool qkv_bias = type == "qwen2", o_bias = false, mlp_bias = false;
+  bool qkv_bias = qwen2, o_bias = false, mlp_bias = false;
   if (type == "llama" || gemma) {
     bool attention_bias = false;  // q, k, v and o (LlamaAttention, GemmaAttention).
     k.OptBool("attention_bias", &attention_bias);
@@ -109,9 +110,9 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
 
   int64_t window = 0;
-  if (type == "mistral" || phi3) {
+  if (mistral || phi3) {
     k.OptInt("sliding_window", &window);
-  } else if (type == "qwen2") {
+  } else if (qwen2) {
     bool use = false;
     k.OptBool("use_sliding_window", &use);
     if (use) k.Fail("use_sliding_window", "true is not supported (Qwen2 windows the layers from max_window_layers on; "
@@ -126,8 +127,44 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
   NoteDropout(k, "attention_dropout", "llama", out);
 
-  const char* classes = type == "llama" ? "Llama" : type == "mistral" ? "Mistral" : type == "qwen2" ? "Qwen2"
-                        : gemma         ? "Gemma" : "Phi3";
+  // Mixture of experts: mixtral (MixtralSparseMoeBlock, modeling_mixtral.py at
+  // 00d4b3d2142cb4ced2f51b90614b5d26bc045015: num_local_experts experts of
+  // intermediate_size, top num_experts_per_tok renormalized), qwen2_moe
+  // (Qwen2MoeSparseMoeBlock: num_experts of moe_intermediate_size, a shared
+  // expert of shared_expert_intermediate_size behind a sigmoid gate,
+  // norm_topk_prob). Router losses and jitter are training extras of the loss, not of the layers.
+  int64_t experts = 0, top_k = 2, expert_inter = 0, shared_inter = 0;
+  bool norm_topk = true;
+  if (type == "mixtral") {
+    experts = 8;  // MixtralConfig's defaults.
+    k.OptInt("num_local_experts", &experts);
+    k.OptInt("num_experts_per_tok", &top_k);
+    double jitter = 0;
+    k.OptDouble("router_jitter_noise", &jitter);
+    if (jitter != 0) out.notes.push_back("router_jitter_noise=" + Num(jitter) + " is not modelled (one elementwise multiply in training)");
+  } else if (type == "qwen2_moe") {
+    experts = 60, top_k = 4, expert_inter = 1408, shared_inter = 5632, norm_topk = false;  // Qwen2MoeConfig's defaults.
+    k.OptInt("num_experts", &experts);
+    k.OptInt("num_experts_per_tok", &top_k);
+    k.OptInt("moe_intermediate_size", &expert_inter);
+    k.OptInt("shared_expert_intermediate_size", &shared_inter, /*allow_zero=*/true);
+    k.OptBool("norm_topk_prob", &norm_topk);
+    int64_t step = 1;
+    k.OptInt("decoder_sparse_step", &step);
+    if (step != 1) k.Fail("decoder_sparse_step", Int(step) + " is not supported (every layer sparse: 1)");
+    const Json dense = k.Raw("mlp_only_layers");
+    if (!dense.is_null() && !(dense.is_array() && dense.empty()) && dense != Json("[]"))
+      k.Fail("mlp_only_layers", dense.dump() + " is not supported (every layer sparse: [])");
+  }
+  if (experts > 0 && top_k > experts) k.Fail("num_experts_per_tok", Int(top_k) + " exceeds the " + Int(experts) + " experts");
+
+  const char* classes = type == "llama"       ? "Llama"
+                        : type == "mistral"   ? "Mistral"
+                        : type == "mixtral"   ? "Mixtral"
+                        : type == "qwen2"     ? "Qwen2"
+                        : type == "qwen2_moe" ? "Qwen2Moe"
+                        : gemma               ? "Gemma"
+                                              : "Phi3";
   out.items = {{"layers", Int(layers)},     {"hidden", Int(hidden)},     {"heads", Int(heads)},
                {"kv_heads", Int(kv)},       {"intermediate", Int(inter)}, {"vocab", Int(vocab)},
                {"eps", Num(eps)},           {"rope_base", Num(theta)},    {"tie", Bool(tie)},
@@ -135,6 +172,13 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"mlp_bias", Bool(mlp_bias)}, {"act", act},                {"gemma", Bool(gemma)},
                {"fused", Bool(phi3)},       {"window", Int(window)},      {"prefix", "model"},
                {"classes", classes}};
+  if (experts > 0) {
+    out.items.insert(out.items.end(), {{"experts", Int(experts)},
+                                       {"top_k", Int(top_k)},
+                                       {"expert_intermediate", Int(expert_inter)},
+                                       {"shared_intermediate", Int(shared_inter)},
+                                       {"norm_topk", Bool(norm_topk)}});
+  }
 }
 
 // gpt2: src/transformers/models/gpt2/modeling_gpt2.py at
@@ -249,8 +293,8 @@ struct Entry {
 
 constexpr Entry kTranslations[] = {
     {"gemma", TranslateLlamaLike},   {"gpt2", TranslateGpt2},       {"gpt_neox", TranslateGptNeox},
-    {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"phi3", TranslateLlamaLike},
-    {"qwen2", TranslateLlamaLike},
+    {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"mixtral", TranslateLlamaLike},
+    {"phi3", TranslateLlamaLike},    {"qwen2", TranslateLlamaLike},   {"qwen2_moe", TranslateLlamaLike},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The LLaMA family: the op sequence of tools/hf_reference.py's Llama (Hugging
 // Face transformers' modeling_llama.py, eager attention) as torch.jit.trace
 // records it on torch 1.13, in the config's compute dtype.
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -21,7 +22,13 @@ namespace {
 struct LlamaLayer {
   Ref input_norm, q, k, v, o, post_norm, gate, up, down;
   Ref q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
+  // Mixture of experts: the router, each expert's (gate, up, down), the shared expert and its gate.
+  Ref router, shared_gate, shared_up, shared_down, shared_scale;
+  std::vector<std::array<Ref, 3>> experts;
 };
+
+// Mixtral names its experts' projections w1 (gate), w3 (up), w2 (down) under block_sparse_moe.
+bool MixtralNames(const LlamaConfig& c) { return c.classes == "Mixtral"; }
 
 // The per-head dim: head_dim when given, else hidden / heads.
 int64_t HeadDim(const LlamaConfig& c) { return c.head_dim > 0 ? c.head_dim : c.hidden / c.heads; }
@@ -84,6 +91,40 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         }
       }
       l.post_norm = norm("post_attention_layernorm");
+      if (c.experts > 0) {
+        const bool mixtral = MixtralNames(c);
+        const int64_t ei = c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+        ScopeGuard s(b, mixtral ? "block_sparse_moe" : "mlp", c.classes + "SparseMoeBlock");
+        l.router = linear("gate", c.experts, h, false, &no_bias);
+        {
+          ScopeGuard list(b, "experts", "ModuleList");
+          for (int64_t e = 0; e < c.experts; ++e) {
+            ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+            std::array<Ref, 3> w3;
+            if (mixtral) {
+              w3[0] = linear("w1", ei, h, false, &no_bias);
+              w3[2] = linear("w2", h, ei, false, &no_bias);
+              w3[1] = linear("w3", ei, h, false, &no_bias);
+            } else {
+              w3[0] = linear("gate_proj", ei, h, false, &no_bias);
+              w3[1] = linear("up_proj", ei, h, false, &no_bias);
+              w3[2] = linear("down_proj", h, ei, false, &no_bias);
+            }
+            l.experts.push_back(w3);
+          }
+        }
+        if (c.shared_intermediate > 0) {
+          {
+            ScopeGuard e(b, "shared_expert", c.classes + "MLP");
+            l.shared_gate = linear("gate_proj", c.shared_intermediate, h, false, &no_bias);
+            l.shared_up = linear("up_proj", c.shared_intermediate, h, false, &no_bias);
+            l.shared_down = linear("down_proj", h, c.shared_intermediate, false, &no_bias);
+          }
+          l.shared_scale = linear("shared_expert_gate", 1, h, false, &no_bias);
+        }
+        w.layers.push_back(l);
+        continue;
+      }
       {
         ScopeGuard s(b, "mlp", c.classes + "MLP");
         if (c.fused) {
@@ -304,6 +345,92 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   return AllReduceIf(b, c, b.Linear(h, l.down, BiasArg(l.down_bias)));
 }
 
+// One expert's gated MLP on x: down(act(gate(x)) * up(x)), scoped by the names the reference uses.
+Ref ExpertMlp(GraphBuilder& b, const LlamaConfig& c, const std::array<Ref, 3>& w, Ref x, bool mixtral) {
+  Ref gate, up;
+  {
+    ScopeGuard s(b, mixtral ? "w1" : "gate_proj", "Linear");
+    gate = b.Linear(x, w[0]);
+  }
+  gate = Act(b, c, gate);
+  {
+    ScopeGuard s(b, mixtral ? "w3" : "up_proj", "Linear");
+    up = b.Linear(x, w[1]);
+  }
+  Ref h = b.Mul(gate, up);
+  ScopeGuard s(b, mixtral ? "w2" : "down_proj", "Linear");
+  return b.Linear(h, w[2]);
+}
+
+// MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock.forward on x [B, S, h]:
+// router softmax (float32), top-k, renormalized; then per expert, with
+// balanced routing, its n = (B*S*top_k) // experts tokens gathered
+// (hidden_states[top_x]), its output scaled by their routing weights
+// (routing_weights[top_x, idx, None]) and index_add_-ed into a zero [B*S, h];
+// Qwen2-MoE adds sigmoid(shared_expert_gate(x)) * shared_expert(x).
+// NB: the one_hot expert mask and torch.where's index computation (integer
+// bookkeeping, data-dependent) are left out: the token indices are arange(n), their slots 0.
+Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+  const bool mixtral = MixtralNames(c);
+  Ref bsz = b.Size(x, 0), seq = b.Size(x, 1);
+  Ref x2 = b.View(x, b.IntList({-1, c.hidden}));
+  Ref logits;
+  {
+    ScopeGuard s(b, "gate", "Linear");
+    logits = b.Linear(x2, l.router);
+  }
+  Ref rw = b.Softmax(logits, 1, Arg::ScalarType(DType::kFloat32));
+  std::vector<Ref> top = b.Op("aten::topk", "", {{"self", rw}, {"k", c.top_k}, {"dim", -1}, {"largest", true},
+                                                 {"sorted", true}}, 2);
+  rw = top[0];
+  if (c.norm_topk) {
+    Ref sum = b.Op1("aten::sum", "dim_IntList", {{"self", rw}, {"dim", b.IntList({-1})}, {"keepdim", true},
+                                                 {"dtype", Arg::None()}});
+    rw = b.Op1("aten::div_", "Tensor", {{"self", rw}, {"other", sum}});
+  }
+  rw = b.ToDtype(rw, c.dtype);
+  Ref tokens = b.Size(x2, 0);
+  Ref final_states = b.Op1("aten::zeros", "", {{"size", b.IntList({tokens, c.hidden})}, {"dtype", Arg::ScalarType(c.dtype)},
+                                               {"layout", Arg::None()}, {"device", Arg::Device("cpu")},
+                                               {"pin_memory", false}});
+  // Balanced routing: n = (tokens * top_k) // experts per expert.
+  Ref n = b.IntOf(b.FloorDivide(b.Mul(b.NumToTensor(tokens), b.ScalarTensorInt(c.top_k)), b.ScalarTensorInt(c.experts)));
+  {
+    ScopeGuard list(b, "experts", "ModuleList");
+    for (int64_t e = 0; e < c.experts; ++e) {
+      Ref top_x = b.Arange(n, Arg::ScalarType(DType::kInt64));
+      // The top-k slot of each token (the reference's idx, values in [0, top_k)).
+      Ref slot = b.Op1("aten::zeros", "", {{"size", b.IntList({n})}, {"dtype", Arg::ScalarType(DType::kInt64)},
+                                           {"layout", Arg::None()}, {"device", Arg::None()}, {"pin_memory", Arg::None()}});
+      Ref current = b.Op1("aten::index_select", "", {{"self", x2}, {"dim", 0}, {"index", top_x}});
+      Ref y;
+      {
+        ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+        y = ExpertMlp(b, c, l.experts[e], current, mixtral);
+      }
+      Ref weight = b.Op1("aten::index", "Tensor", {{"self", rw}, {"indices", b.TensorList({top_x, slot})}});
+      y = b.Mul(y, b.Unsqueeze(weight, -1));
+      final_states = b.Op1("aten::index_add_", "", {{"self", final_states}, {"dim", 0}, {"index", top_x},
+                                                    {"source", y}, {"alpha", 1}});
+    }
+  }
+  if (c.shared_intermediate > 0) {
+    Ref shared;
+    {
+      ScopeGuard e(b, "shared_expert", c.classes + "MLP");
+      shared = ExpertMlp(b, c, {l.shared_gate, l.shared_up, l.shared_down}, x2, false);
+    }
+    Ref scale;
+    {
+      ScopeGuard s(b, "shared_expert_gate", "Linear");
+      scale = b.Linear(x2, l.shared_scale);
+    }
+    shared = b.Mul(b.Op1("aten::sigmoid", "", {{"self", scale}}), shared);
+    final_states = b.Add(final_states, shared);
+  }
+  return b.Reshape(final_states, b.IntList({bsz, seq, c.hidden}));
+}
+
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
   NormOut n;
   {
@@ -320,7 +447,10 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
     ScopeGuard s(b, "post_attention_layernorm", c.classes + "RMSNorm");
     n = RmsNorm(b, c, l.post_norm, x);
   }
-  {
+  if (c.experts > 0) {
+    ScopeGuard s(b, MixtralNames(c) ? "block_sparse_moe" : "mlp", c.classes + "SparseMoeBlock");
+    h = MoeBlock(b, c, l, n.out);
+  } else {
     ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
   }
@@ -360,6 +490,14 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
             "tp=" + std::to_string(c.tp) + " needs no o_bias, mlp_bias or fused projections");
   v.Require(!(c.sp && c.tp > 1 && c.qkv_bias), "sp=true with tp > 1 needs qkv_bias=false");
   v.Require(!c.classes.empty(), "classes must not be empty");
+  v.Require(c.experts >= 0 && c.experts <= 4096, "experts=" + std::to_string(c.experts) + " must be in [0, 4096]");
+  v.Require(c.experts == 0 || (c.top_k >= 1 && c.top_k <= c.experts),
+            "top_k=" + std::to_string(c.top_k) + " must be in [1, experts=" + std::to_string(c.experts) + "]");
+  v.Require(c.expert_intermediate >= 0 && c.expert_intermediate < kMaxConfigInt,
+            "expert_intermediate=" + std::to_string(c.expert_intermediate) + " must be >= 0");
+  v.Require(c.shared_intermediate >= 0 && c.shared_intermediate < kMaxConfigInt,
+            "shared_intermediate=" + std::to_string(c.shared_intermediate) + " must be >= 0");
+  v.Require(c.experts == 0 || (c.tp == 1 && !c.fused), "experts need tp=1 and no fused projections");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
@@ -409,6 +547,10 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   b.Output(x);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
+  if (c.experts > 0) {
+    m.notes.push_back("experts: balanced routing: each of the " + std::to_string(c.experts) + " experts computes on (B*S*" +
+                      std::to_string(c.top_k) + ") // " + std::to_string(c.experts) + " tokens");
+  }
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
   return m;

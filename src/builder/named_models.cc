@@ -106,7 +106,12 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"gemma", &l.gemma},
              {"fused", &l.fused},
              {"prefix", &l.prefix},
-             {"classes", &l.classes}},
+             {"classes", &l.classes},
+             {"experts", &l.experts},
+             {"top_k", &l.top_k},
+             {"expert_intermediate", &l.expert_intermediate},
+             {"shared_intermediate", &l.shared_intermediate},
+             {"norm_topk", &l.norm_topk}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "gpt_neox") {

@@ -47,7 +47,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_option("--model", out.builder_model,
                  "Build the graph of a family (gpt2, llama, gpt_neox, vit, resnet), a preset (gpt2, gpt2-medium, "
                  "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) or a Hugging Face "
-                 "config.json (model_type gemma, gpt2, gpt_neox, llama, mistral, phi3, qwen2) instead of "
+                 "config.json (model_type gemma, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen2_moe) instead of "
                  "reading a file; inputs default to symbolic [B, S] tokens or [B, 3, H, W] images")
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,

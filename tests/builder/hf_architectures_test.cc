@@ -170,6 +170,52 @@ TEST(HfArchitecturesTest, GptNeoxTensorsFollowTheModelingCode) {
   EXPECT_EQ(Shapes(*nb).count("gpt_neox.layers.0.attention.dense.bias"), 0u);
 }
 
+TEST(HfArchitecturesTest, Mixtral8x7bHoldsEveryExpertAndMatchesTheModelCard) {
+  // Mixtral-8x7B-v0.1: the Mistral-7B decoder (V 32000, h 4096, 32 layers, 32 heads of 128, 8 kv heads)
+  // with each MLP replaced by a router [8, 4096] and 8 experts of 3 * 4096 * 14336.
+  const int64_t V = 32000, h = 4096, L = 32, E = 8, I = 14336;
+  const int64_t attn = 2 * h * h + 2 * h * 8 * 128;
+  const int64_t expected = V * h + L * (attn + E * h + E * 3 * h * I + 2 * h) + h + V * h;
+  ASSERT_EQ(expected, 46702792704);  // Mistral AI's Mixtral 8x7B: 46.7B total.
+  EXPECT_EQ(AnalysedParams("Mixtral-8x7B-v0.1.json"), expected);
+
+  Result<BuiltModel> m = BuildNamedModel(Example("Mixtral-8x7B-v0.1.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.block_sparse_moe.gate.weight"], (std::vector<int64_t>{8, 4096}));
+  EXPECT_EQ(shapes["model.layers.0.block_sparse_moe.experts.7.w1.weight"], (std::vector<int64_t>{14336, 4096}));
+  EXPECT_EQ(shapes["model.layers.0.block_sparse_moe.experts.7.w2.weight"], (std::vector<int64_t>{4096, 14336}));
+}
+
+TEST(HfArchitecturesTest, Qwen15MoeHasASharedExpertAndMatchesTheModelCard) {
+  // Qwen1.5-MoE-A2.7B: V 151936, h 2048, 24 layers, 16 heads of 128 (q, k, v biased); per layer a router
+  // [60, 2048], 60 experts of 3 * 2048 * 1408, a shared expert of 3 * 2048 * 5632 and its gate [1, 2048].
+  const int64_t V = 151936, h = 2048, L = 24, E = 60;
+  const int64_t attn = 4 * h * h + 3 * h;
+  const int64_t moe = E * h + E * 3 * h * 1408 + 3 * h * 5632 + h;
+  const int64_t expected = V * h + L * (attn + moe + 2 * h) + h + V * h;
+  ASSERT_EQ(expected, 14315784192);  // Qwen's model card: 14.3B total (2.7B activated).
+  EXPECT_EQ(AnalysedParams("Qwen1.5-MoE-A2.7B.json"), expected);
+}
+
+TEST(HfArchitecturesTest, MoeMacsCountTheRoutedTokens) {
+  // One Mixtral layer at B*S = 4*16 = 64 tokens, top 2 of 8 (balanced): each expert multiplies
+  // 64 * 2 / 8 = 16 tokens by its three 4096 x 14336 projections.
+  Result<BuiltModel> m = BuildNamedModel(Example("Mixtral-8x7B-v0.1.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  bool found = false;
+  for (size_t i = 0; i < m->graph.scopes.size(); ++i) {
+    if (m->graph.scopes[i].path != "model.layers.0.block_sparse_moe.experts") continue;
+    found = true;
+    Result<int64_t> macs = sym::Evaluate(r.modules[i].macs, {{"B", 4}, {"S", 16}});
+    ASSERT_TRUE(macs.ok()) << macs.status().message();
+    EXPECT_EQ(*macs, int64_t{8} * 16 * 3 * 4096 * 14336);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(HfArchitecturesTest, ModuleClassesFollowTheModelType) {
   Result<BuiltModel> m = BuildNamedModel(Example("Qwen2-7B.json"), "num_hidden_layers=1");
   ASSERT_TRUE(m.ok()) << m.status().message();

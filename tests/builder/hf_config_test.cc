@@ -113,7 +113,8 @@ TEST(HfConfigTest, DeepNestingIsRefusedBeforeParsing) {
 
 TEST(HfConfigTest, ModelTypesAreListed) {
   EXPECT_EQ(HfModelTypes(),
-            (std::vector<std::string>{"gemma", "gpt2", "gpt_neox", "llama", "mistral", "phi3", "qwen2"}));
+            (std::vector<std::string>{"gemma", "gpt2", "gpt_neox", "llama", "mistral", "mixtral", "phi3", "qwen2",
+                                      "qwen2_moe"}));
 }
 
 }  // namespace

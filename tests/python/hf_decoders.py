@@ -75,8 +75,9 @@ class Attention(nn.Module):
             self.o_proj = nn.Linear(H * d, h, bias=False)
             self.qkv_proj = nn.Linear(h, H * d + 2 * K * d, bias=False)
         else:
-            qkv_bias = c["model_type"] == "qwen2" or c.get("attention_bias", False)
-            o_bias = c["model_type"] != "qwen2" and c.get("attention_bias", False)
+            qwen2 = c["model_type"] in ("qwen2", "qwen2_moe")
+            qkv_bias = qwen2 or c.get("attention_bias", False)
+            o_bias = not qwen2 and c.get("attention_bias", False)
             self.q_proj = nn.Linear(h, H * d, bias=qkv_bias)
             self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
@@ -149,6 +150,78 @@ class MLP(nn.Module):
         return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
 
+class ExpertMLP(nn.Module):
+    """MixtralBlockSparseTop2MLP (w1, w2, w3) or Qwen2MoeMLP (gate_proj, up_proj, down_proj): down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, hidden, inter, mixtral):
+        super().__init__()
+        self.mixtral = mixtral
+        if mixtral:
+            self.w1 = nn.Linear(hidden, inter, bias=False)
+            self.w2 = nn.Linear(inter, hidden, bias=False)
+            self.w3 = nn.Linear(hidden, inter, bias=False)
+        else:
+            self.gate_proj = nn.Linear(hidden, inter, bias=False)
+            self.up_proj = nn.Linear(hidden, inter, bias=False)
+            self.down_proj = nn.Linear(inter, hidden, bias=False)
+
+    def forward(self, x):
+        if self.mixtral:
+            return self.w2(nn.functional.silu(self.w1(x)) * self.w3(x))
+        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class SparseMoeBlock(nn.Module):
+    """MixtralSparseMoeBlock (modeling_mixtral.py at 00d4b3d2142cb4ced2f51b90614b5d26bc045015) and
+    Qwen2MoeSparseMoeBlock (a shared expert behind a sigmoid gate, norm_topk_prob).
+
+    Departure: balanced routing. The reference computes each expert's tokens from the top-k
+    choices (one_hot, torch.where: data-dependent shapes); here expert e takes tokens
+    arange(n), n = tokens * top_k // num_experts, in slot 0, so the trace has the
+    shapes balanced routing gives. Every other op is the reference's.
+    """
+
+    def __init__(self, c):
+        super().__init__()
+        self.mixtral = c["model_type"] == "mixtral"
+        h = c["hidden_size"]
+        self.hidden_dim = h
+        self.num_experts = c.get("num_local_experts", 8) if self.mixtral else c.get("num_experts", 60)
+        self.top_k = c.get("num_experts_per_tok", 2 if self.mixtral else 4)
+        self.norm_topk_prob = True if self.mixtral else c.get("norm_topk_prob", False)
+        inter = c["intermediate_size"] if self.mixtral else c.get("moe_intermediate_size", 1408)
+        self.gate = nn.Linear(h, self.num_experts, bias=False)
+        self.experts = nn.ModuleList([ExpertMLP(h, inter, self.mixtral) for _ in range(self.num_experts)])
+        if not self.mixtral:
+            self.shared_expert = ExpertMLP(h, c.get("shared_expert_intermediate_size", 5632), False)
+            self.shared_expert_gate = nn.Linear(h, 1, bias=False)
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        routing_weights = nn.functional.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        if self.norm_topk_prob:
+            routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros((batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
+                                          device=hidden_states.device)
+        n = hidden_states.size(0) * self.top_k // self.num_experts  # Balanced routing.
+        for expert_idx in range(self.num_experts):
+            expert_layer = self.experts[expert_idx]
+            top_x = torch.arange(n)
+            idx = torch.zeros(n, dtype=torch.long)  # The top-k slot of each token (values in [0, top_k)).
+            current_state = hidden_states.index_select(0, top_x)
+            current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx].unsqueeze(-1)
+            final_hidden_states.index_add_(0, top_x, current_hidden_states)
+        if not self.mixtral:
+            shared_expert_output = self.shared_expert(hidden_states)
+            shared_expert_output = torch.sigmoid(self.shared_expert_gate(hidden_states)) * shared_expert_output
+            final_hidden_states = final_hidden_states + shared_expert_output
+        return final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
+
+
 class DecoderLayer(nn.Module):
     """*DecoderLayer.forward: residual taken before each norm (HF registers self_attn and mlp first)."""
 
@@ -156,7 +229,11 @@ class DecoderLayer(nn.Module):
         super().__init__()
         eps = c.get("rms_norm_eps", 1e-6)
         self.self_attn = Attention(c)
-        self.mlp = MLP(c)
+        self.moe_name = "block_sparse_moe" if c["model_type"] == "mixtral" else "mlp"
+        if c["model_type"] in ("mixtral", "qwen2_moe"):
+            setattr(self, self.moe_name, SparseMoeBlock(c))
+        else:
+            self.mlp = MLP(c)
         self.input_layernorm = norm(c["hidden_size"], eps)
         self.post_attention_layernorm = norm(c["hidden_size"], eps)
 
@@ -165,7 +242,7 @@ class DecoderLayer(nn.Module):
         x = self.self_attn(self.input_layernorm(x))
         x = residual + x
         residual = x
-        return residual + self.mlp(self.post_attention_layernorm(x))
+        return residual + getattr(self, self.moe_name)(self.post_attention_layernorm(x))
 
 
 class Model(nn.Module):

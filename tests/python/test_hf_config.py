@@ -6,7 +6,8 @@ Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtur
 
 For each tiny config below (llama, mistral with a sliding window, qwen2 with its
 q/k/v biases, gemma with head_dim != hidden / heads, phi3 with fused projections,
-gpt_neox with partial rotary, parallel and sequential residuals)
+gpt_neox with partial rotary, parallel and sequential residuals, mixtral and
+qwen2_moe with balanced routing)
 the config is written to FIXTURES/hf_<type>_tiny.json, tests/python/hf_decoders.py
 builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
@@ -48,6 +49,11 @@ TINY = {
                   num_key_value_heads=4),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
+    # Mixture of experts (balanced routing in both; tests/python/hf_decoders.py's SparseMoeBlock):
+    # 2 * 64 tokens, top 2 of 4 experts: 64 tokens each.
+    "mixtral": dict(BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
+    "qwen2_moe": dict(BASE, model_type="qwen2_moe", num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48,
+                      shared_expert_intermediate_size=96, norm_topk_prob=False, use_sliding_window=False),
     # GPT-NeoX: head_size 16, rotary on int(16 * 0.25) = 4 dims; parallel and sequential residuals.
     "gpt_neox": {"model_type": "gpt_neox", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2,
                  "num_attention_heads": 4, "vocab_size": 128, "max_position_embeddings": 128, "rotary_pct": 0.25,
@@ -75,6 +81,11 @@ EXAMPLES = [
     ("gemma-7b.json", 8537680896, decoder_params(256000, 3072, 28, 16, 16, 256, 24576, tied=True)),
     ("Phi-3-mini-4k-instruct.json", 3821079552, decoder_params(32064, 3072, 32, 32, 32, 96, 8192)),
     # gpt2: wte V*h + wpe n_positions*h + L * (12h^2 + 13h) + ln_f 2h, tied head.
+    ("Mixtral-8x7B-v0.1.json", 46702792704, 2 * 32000 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 8 * 4096
+                                                                     + 8 * 3 * 4096 * 14336 + 2 * 4096) + 4096),
+    ("Qwen1.5-MoE-A2.7B.json", 14315784192, 2 * 151936 * 2048 + 24 * (4 * 2048 * 2048 + 3 * 2048 + 60 * 2048
+                                                                      + 60 * 3 * 2048 * 1408 + 3 * 2048 * 5632
+                                                                      + 2048 + 2 * 2048) + 2048),
     ("gpt2.json", 124439808, 50257 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 13 * 768) + 2 * 768),
     # gpt_neox: embed_in V*h + L * (LayerNorms 4h + qkv 3h^2 + 3h + dense h^2 + h + MLP 2hI + I + h)
     # + final LayerNorm 2h + embed_out V*h.

@@ -46,6 +46,22 @@ TEST(AdvancedIndexRuleTest, IndexByAdjacentIndicesReplacesTheIndexedDims) {
   EXPECT_EQ(two.output_shapes[0], "[4, 5, 8]");
 }
 
+TEST(IndexAddRuleTest, AddsEachSourceRowOnceAndSavesTheIndex) {
+  OpRunner r;
+  r.set_inputs_require_grad(true);
+  // final[64, 16].index_add_(0, top_x[24], current[24, 16]) (Mixtral's expert
+  // combine): 24*16 adds; backward: grad passes to self, grad.index_select(0,
+  // top_x) to source (gathers: 0 FLOPs); IndexAddBackward0 saves the int64 index.
+  OpResult res = Ok(r, "aten::index_add_", {{"self", OpArg::Tensor("64,16")}, {"dim", OpArg::Int(0)},
+                                            {"index", OpArg::Tensor("24", DType::kInt64)},
+                                            {"source", OpArg::Tensor("24,16")}});
+  ASSERT_EQ(res.output_shapes.size(), 1u);
+  EXPECT_EQ(res.output_shapes[0], "[64, 16]");
+  EXPECT_EQ(res.flops, sym::Expr(24 * 16));
+  EXPECT_EQ(res.bwd_flops, sym::Expr(0));
+  EXPECT_EQ(res.saved_bytes, sym::Expr(24 * 8));
+}
+
 TEST(AdvancedIndexRuleTest, IndexRejectsBoolMasksAndTooManyIndices) {
   OpRunner r;
   OpResult mask = r.Run("aten::index", {{"self", OpArg::Tensor("4,5")},
