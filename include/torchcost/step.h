@@ -154,6 +154,9 @@ Status CheckStepConfig(const StepConfig& config);
 // failed. `rules` must outlive nothing: the result does not refer to it.
 Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
                                  StepStage* failed = nullptr);
+// As above, taking `graph` over: the result's graph is it (or its rewrite), not a copy.
+Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules, const StepConfig& config,
+                                 StepStage* failed = nullptr);
 
 }  // namespace torchcost
 

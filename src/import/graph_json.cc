@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -168,19 +169,89 @@ bool ParseKind(const std::string& type, ir::ValueKind* kind, ir::ValueKind* elem
   return true;
 }
 
+// Finds the array that the top-level key "nodes" holds: its text is
+// text[*begin, *end), with about *count elements (commas at its top level,
+// plus one). Returns false unless the text is an object with one
+// "nodes" key, written without escapes, whose value is an array; the
+// brackets are matched outside strings only, so the text need not be valid
+// JSON (the parser checks the pieces).
+bool FindNodesArray(std::string_view text, size_t* begin, size_t* end, size_t* count) {
+  auto skip_space = [&](size_t i) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) ++i;
+    return i;
+  };
+  size_t i = skip_space(0);
+  if (i >= text.size() || text[i] != '{') return false;
+  int depth = 0, found = 0;
+  size_t nodes_begin = std::string_view::npos;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t start = ++i;
+      bool escaped = false;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\') {
+          escaped = true;
+          ++i;
+        }
+        ++i;
+      }
+      if (i >= text.size()) return false;
+      if (depth != 1) continue;
+      const size_t after = skip_space(i + 1);
+      if (after >= text.size() || text[after] != ':') continue;  // A value, not a key.
+      if (escaped) return false;  // A key the parser would decode: read the whole document.
+      if (text.substr(start, i - start) != "nodes") continue;
+      const size_t value = skip_space(after + 1);
+      if (value >= text.size() || text[value] != '[' || ++found > 1) return false;
+      nodes_begin = value;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == ',') {
+      if (depth == 2 && nodes_begin != std::string_view::npos && *end == std::string_view::npos) ++*count;
+    } else if (c == '}' || c == ']') {
+      if (--depth < 0) return false;
+      if (depth == 1 && nodes_begin != std::string_view::npos && *end == std::string_view::npos) *end = i + 1;
+      if (depth == 0) break;
+    }
+  }
+  if (found != 1 || *end == std::string_view::npos) return false;
+  *begin = nodes_begin;
+  return true;
+}
+
 class JsonImporter {
  public:
   explicit JsonImporter(std::string path) { graph_.source = std::move(path); }
 
   ir::Graph Run(const Json& doc) {
+    Begin(doc);
+    const Json& nodes = ArrayField(doc, "nodes", "");
+    Reserve(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) ReadNode(nodes[i], i);
+    return Finish(doc);
+  }
+
+  // Reads what nodes refer to: the version, modules, tables and inputs; checks that "nodes" is a list.
+  void Begin(const Json& doc) {
     if (!doc.is_object()) Fail("", "the top level must be an object, not " + TypeName(doc));
     CheckVersion(doc);
     ReadModules(doc);
     ReadTable(OptionalArray(doc, "params", ""), "params", /*is_param=*/true);
     ReadTable(OptionalArray(doc, "buffers", ""), "buffers", /*is_param=*/false);
     ReadInputs(ArrayField(doc, "inputs", ""));
-    const Json& nodes = ArrayField(doc, "nodes", "");
-    for (size_t i = 0; i < nodes.size(); ++i) ReadNode(nodes[i], i);
+    ArrayField(doc, "nodes", "");
+  }
+
+  // Makes room for about `nodes` more nodes of one output each.
+  void Reserve(size_t nodes) {
+    graph_.nodes.reserve(graph_.nodes.size() + nodes);
+    graph_.values.reserve(graph_.values.size() + 2 * nodes);
+    values_.reserve(values_.size() + nodes);
+  }
+
+  // Reads the outputs (after every node) and returns the graph.
+  ir::Graph Finish(const Json& doc) {
     const Json& outputs = ArrayField(doc, "outputs", "");
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string where = "outputs[" + std::to_string(i) + "]";
@@ -188,6 +259,54 @@ class JsonImporter {
       graph_.outputs.push_back(o.is_string() ? LookupRef(o.get<std::string>(), where) : Reference(o, where));
     }
     return std::move(graph_);
+  }
+
+  // Reads nodes[i].
+  void ReadNode(const Json& j, size_t i) {
+    std::string where = "nodes[" + std::to_string(i) + "]";
+    if (!j.is_object()) Fail(where, "must be an object, not " + TypeName(j));
+    ir::Node n;
+    const std::string op_text = StringField(j, "op", where);
+    if (auto ov = j.find("overload"); ov != j.end() && !ov->is_null()) {
+      if (!ov->is_string()) Fail(where, "'overload' must be a string, not " + TypeName(*ov));
+      n.overload = ov->get<std::string>();
+    }
+    NormalizeOp(op_text, &n.op, &n.overload);
+    where += " (" + n.op + ")";
+    n.scope = 0;
+    if (auto m = j.find("module"); m != j.end() && !m->is_null()) {
+      if (!m->is_string()) Fail(where, "'module' must be a string, not " + TypeName(*m));
+      n.scope = Scope(m->get<std::string>(), "", where);
+    }
+    const Json& args = Field(j, "args", where);
+    if (args.is_object()) {
+      for (auto it = args.begin(); it != args.end(); ++it) {
+        n.input_names.push_back(it.key());
+        const int known = KnownRef(it.value());
+        n.inputs.push_back(known >= 0 ? known : Argument(it.value(), where + ": arg '" + it.key() + "'", n.scope));
+      }
+    } else if (args.is_array()) {
+      // Positional arguments (prim:: ops, which have no schema names).
+      for (size_t a = 0; a < args.size(); ++a) {
+        n.inputs.push_back(Argument(args[a], where + ": arg " + std::to_string(a), n.scope));
+      }
+    } else {
+      Fail(where, "'args' must be an object (named) or a list (positional), not " + TypeName(args));
+    }
+    const Json& outputs = ArrayField(j, "outputs", where);
+    std::vector<ir::Value> outs;
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      outs.push_back(outputs[o].is_string() ? ReadOutput(outputs[o], "")
+                                            : ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
+    }
+    for (ir::Value& v : outs) {
+      const std::string name = v.name;
+      const int index = graph_.AddValue(std::move(v));
+      if (!values_.emplace(name, index).second) Fail(where, "output '" + name + "' is already defined");
+      n.outputs.push_back(index);
+    }
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
+    graph_.AddNode(std::move(n));
   }
 
  private:
@@ -318,6 +437,16 @@ class JsonImporter {
     v.dtype = e.dtype;
     e.value = graph_.AddValue(std::move(v));
     return e.value;
+  }
+
+  // Returns the value of {"ref": name} when `name` is a known value, else -1
+  // (Argument then reads `j`, with the place for its messages).
+  int KnownRef(const Json& j) const {
+    if (!j.is_object() || j.size() != 1) return -1;
+    const auto first = j.begin();
+    if (first.key() != "ref" || !first.value().is_string()) return -1;
+    auto it = values_.find(first.value().get_ref<const std::string&>());
+    return it == values_.end() ? -1 : it->second;
   }
 
   int LookupRef(const std::string& name, const std::string& where) {
@@ -510,49 +639,6 @@ class JsonImporter {
     return index;
   }
 
-  void ReadNode(const Json& j, size_t i) {
-    std::string where = "nodes[" + std::to_string(i) + "]";
-    if (!j.is_object()) Fail(where, "must be an object, not " + TypeName(j));
-    ir::Node n;
-    const std::string op_text = StringField(j, "op", where);
-    if (auto ov = j.find("overload"); ov != j.end() && !ov->is_null()) {
-      if (!ov->is_string()) Fail(where, "'overload' must be a string, not " + TypeName(*ov));
-      n.overload = ov->get<std::string>();
-    }
-    NormalizeOp(op_text, &n.op, &n.overload);
-    where += " (" + n.op + ")";
-    n.scope = 0;
-    if (auto m = j.find("module"); m != j.end() && !m->is_null()) {
-      if (!m->is_string()) Fail(where, "'module' must be a string, not " + TypeName(*m));
-      n.scope = Scope(m->get<std::string>(), "", where);
-    }
-    const Json& args = Field(j, "args", where);
-    if (args.is_object()) {
-      for (auto it = args.begin(); it != args.end(); ++it) {
-        n.input_names.push_back(it.key());
-        n.inputs.push_back(Argument(it.value(), where + ": arg '" + it.key() + "'", n.scope));
-      }
-    } else if (args.is_array()) {
-      // Positional arguments (prim:: ops, which have no schema names).
-      for (size_t a = 0; a < args.size(); ++a) {
-        n.inputs.push_back(Argument(args[a], where + ": arg " + std::to_string(a), n.scope));
-      }
-    } else {
-      Fail(where, "'args' must be an object (named) or a list (positional), not " + TypeName(args));
-    }
-    const Json& outputs = ArrayField(j, "outputs", where);
-    std::vector<ir::Value> outs;
-    for (size_t o = 0; o < outputs.size(); ++o) outs.push_back(ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
-    for (ir::Value& v : outs) {
-      const std::string name = v.name;
-      const int index = graph_.AddValue(std::move(v));
-      if (!values_.emplace(name, index).second) Fail(where, "output '" + name + "' is already defined");
-      n.outputs.push_back(index);
-    }
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
-    graph_.AddNode(std::move(n));
-  }
-
   // An output: "v3" (a tensor) or {"name", "type", "shape", "dtype"}.
   ir::Value ReadOutput(const Json& j, const std::string& where) {
     ir::Value v;
@@ -584,6 +670,109 @@ class JsonImporter {
   std::unordered_map<std::string, int> input_names_;  // -> input position.
 };
 
+// Reads the "nodes" array as SAX events: each element is built as JSON, read
+// by the importer, and dropped, so no more than one node is held as JSON.
+// NB: containers are built as nlohmann's own DOM parser builds them (a
+// repeated key keeps its first place and its last value).
+class NodeReader : public nlohmann::json_sax<Json> {
+ public:
+  explicit NodeReader(JsonImporter* importer) : importer_(importer) {}
+  bool null() override { return Add(Json(nullptr)); }
+  bool boolean(bool b) override { return Add(Json(b)); }
+  bool number_integer(number_integer_t i) override { return Add(Json(i)); }
+  bool number_unsigned(number_unsigned_t u) override { return Add(Json(u)); }
+  bool number_float(number_float_t f, const string_t&) override { return Add(Json(f)); }
+  bool string(string_t& s) override { return Add(Json(std::move(s))); }
+  bool binary(binary_t&) override { return false; }  // Not in JSON text.
+  bool start_object(std::size_t) override { return Open(Json::object()); }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(Json::array()); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  // Puts `v` into the container being built and returns where it is.
+  Json* Insert(Json v) {
+    Json* top = stack_.back();
+    if (top->is_object()) {
+      Json& slot = (*top)[key_];
+      slot = std::move(v);
+      return &slot;
+    }
+    top->push_back(std::move(v));
+    return &top->back();
+  }
+  bool Add(Json v) {
+    if (!opened_) return false;  // The text is not an array.
+    if (stack_.empty()) {
+      importer_->ReadNode(v, index_++);
+    } else {
+      Insert(std::move(v));
+    }
+    return true;
+  }
+  bool Open(Json container) {
+    if (!opened_) {  // The "nodes" array itself.
+      opened_ = container.is_array();
+      return opened_;
+    }
+    if (stack_.empty()) {
+      element_ = std::move(container);
+      stack_.push_back(&element_);
+    } else {
+      stack_.push_back(Insert(std::move(container)));
+    }
+    return true;
+  }
+  bool Close() {
+    if (stack_.empty()) return true;  // The end of the "nodes" array.
+    stack_.pop_back();
+    if (stack_.empty()) {
+      importer_->ReadNode(element_, index_++);
+      element_ = Json();
+    }
+    return true;
+  }
+
+  JsonImporter* importer_;
+  bool opened_ = false;
+  size_t index_ = 0;
+  Json element_;              // The node being built.
+  std::vector<Json*> stack_;  // Its open containers, outermost first.
+  std::string key_;           // The key of the next value in an object.
+};
+
+// Imports a well-formed graph without holding its nodes as JSON: the document
+// without its "nodes" array is parsed first, then the array, each node read and
+// dropped as soon as it is parsed (a 1M-node graph's JSON tree took 0.7 GB).
+// Returns nullopt if the text is not valid JSON or does not import: the
+// caller then reads the whole document, for the same error as always (a
+// syntax error anywhere is reported before a bad node).
+std::optional<ir::Graph> ImportStreaming(std::string_view text, const std::string& name) {
+  size_t begin = std::string_view::npos, end = std::string_view::npos, count = 1;
+  if (!FindNodesArray(text, &begin, &end, &count)) return std::nullopt;
+  std::string rest;
+  rest.reserve(text.size() - (end - begin) + 2);
+  rest.append(text.substr(0, begin)).append("[]").append(text.substr(end));
+  try {
+    const Json doc = Json::parse(rest);
+    JsonImporter importer(name);
+    importer.Begin(doc);
+    importer.Reserve(count);
+    NodeReader reader(&importer);
+    if (!Json::sax_parse(text.substr(begin, end - begin), &reader)) return std::nullopt;
+    return importer.Finish(doc);
+  } catch (const ImportError&) {
+    return std::nullopt;
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Result<ir::Graph> ImportGraphJson(const std::string& path) {
@@ -594,12 +783,22 @@ Result<ir::Graph> ImportGraphJson(const std::string& path) {
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::InvalidArgument(path + ": cannot read JSON graph: permission denied or I/O error");
-  std::stringstream text;
-  text << file.rdbuf();
-  return ImportGraphJsonText(text.str(), path);
+  std::string text;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec) text.resize(size);
+  if (ec || !file.read(text.data(), static_cast<std::streamsize>(text.size())) || file.peek() != EOF) {
+    // NB: a file whose size is not known ahead (a pipe) is read as a stream.
+    file.clear();
+    file.seekg(0);
+    std::stringstream stream;
+    stream << file.rdbuf();
+    text = stream.str();
+  }
+  return ImportGraphJsonText(text, path);
 }
 
 Result<ir::Graph> ImportGraphJsonText(std::string_view text, const std::string& name) {
+  if (std::optional<ir::Graph> g = ImportStreaming(text, name)) return std::move(*g);
   Json doc;
   try {
     doc = Json::parse(text);

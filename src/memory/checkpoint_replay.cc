@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,7 @@ void PlanCheckpoints(StepState* state) {
   }
 }
 
-void SaveCheckpointInputs(int i, std::set<int>* unique, StepState* state) {
+void SaveCheckpointInputs(int i, std::vector<bool>* unique, StepState* state) {
   StepState& st = *state;
   const CheckpointSegment& seg = st.tr.checkpoint_segments[i];
   std::set<int> inside;
@@ -58,7 +59,9 @@ void SaveCheckpointInputs(int i, std::set<int>* unique, StepState* state) {
         info.what = "checkpoint input";
         info.bytes = storage.bytes;
         info.storage = s;
-        info.counted = unique->insert(s).second;
+        if (s >= static_cast<int>(unique->size())) unique->resize(s + 1, false);
+        info.counted = !(*unique)[s];
+        (*unique)[s] = true;
         st.tr.saved.push_back(std::move(info));
       }
     }

@@ -5,7 +5,7 @@
 #ifndef TORCHCOST_SRC_MEMORY_CHECKPOINT_REPLAY_H_
 #define TORCHCOST_SRC_MEMORY_CHECKPOINT_REPLAY_H_
 
-#include <set>
+#include <vector>
 
 #include "memory/state.h"
 
@@ -18,8 +18,8 @@ void PlanCheckpoints(StepState* state);
 
 // Saves segment `i`'s tensor arguments, as CheckpointFunction does: every
 // storage its nodes read that was made outside it, parameters and buffers
-// aside; `unique` collects the storages counted in tr.saved_bytes.
-void SaveCheckpointInputs(int i, std::set<int>* unique, StepState* state);
+// aside; `unique` marks, per storage id, those counted in tr.saved_bytes.
+void SaveCheckpointInputs(int i, std::vector<bool>* unique, StepState* state);
 
 // Backward reached segment `i`: its forward runs again with grad enabled,
 // into fresh storages (TEMP, as MemTracker counts tensors made in backward);

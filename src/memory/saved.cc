@@ -1,8 +1,8 @@
 #include "memory/saved.h"
 
 #include <algorithm>
-#include <set>
 #include <utility>
+#include <vector>
 
 #include "memory/checkpoint_replay.h"
 
@@ -13,7 +13,10 @@ void MarkSaved(StepState* state) {
   StorageTable& storages = st.storages;
   st.saved_storages.assign(st.g.nodes.size(), {});
   st.tr.saved.clear();
-  std::set<int> unique;
+  size_t saves = 0;  // NB: reserved once: a 1M-node step saves about 1M tensors.
+  for (const auto& na : st.grads.nodes) saves += na.saved.size();
+  st.tr.saved.reserve(saves);
+  std::vector<bool> unique(storages.size(), false);  // Storages counted in saved_bytes.
   st.forward_saved.assign(st.g.nodes.size(), {});
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
     if (st.ckpt.starting_at[ni] >= 0) SaveCheckpointInputs(st.ckpt.starting_at[ni], &unique, state);
@@ -36,6 +39,7 @@ void MarkSaved(StepState* state) {
         storages.node_temps[ni].push_back(s);
       }
       if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
+      if (s >= static_cast<int>(unique.size())) unique.resize(s + 1, false);
       mine.push_back(s);
       // NB: a checkpointed node runs under no_grad: it saves only when recomputed (ReplaySegment).
       if (st.ckpt.of[ni] >= 0) continue;
@@ -48,29 +52,35 @@ void MarkSaved(StepState* state) {
       info.what = v && ref.slot >= 0 ? v->slot_names[ref.slot] : "?";
       info.bytes = storage.bytes;
       info.storage = s;
-      info.counted = storage.category != MemCategory::kParam && storage.category != MemCategory::kBuffer &&
-                     unique.insert(s).second;
+      info.counted = storage.category != MemCategory::kParam && storage.category != MemCategory::kBuffer && !unique[s];
+      if (info.counted) unique[s] = true;
       st.tr.saved.push_back(std::move(info));
     }
   }
   st.tr.saved_bytes = sym::Expr(0);
-  for (int s : unique) st.tr.saved_bytes += storages[s].bytes;
+  for (size_t s = 0; s < unique.size(); ++s) {
+    if (unique[s]) st.tr.saved_bytes += storages[static_cast<int>(s)].bytes;
+  }
   AttributeActivations(state);
 }
 
 void AttributeActivations(StepState* state) {
   StepState& st = *state;
   st.tr.module_act_bytes.assign(st.g.scopes.size(), sym::Expr(0));
-  std::set<std::pair<int, int>> seen;
+  // (module, storage) pairs, each counted once. NB: sorted rather than a set
+  // (1M saved tensors); sums of expressions are canonical, so the order of
+  // the additions does not change them.
+  std::vector<std::pair<int, int>> credited;
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
     for (int s : st.forward_saved[ni]) {
       const MemCategory c = st.storages[s].category;
       if (c == MemCategory::kParam || c == MemCategory::kBuffer) continue;
-      for (int sc = st.g.nodes[ni].scope; sc >= 0; sc = st.g.scopes[sc].parent) {
-        if (seen.insert({sc, s}).second) st.tr.module_act_bytes[sc] += st.storages[s].bytes;
-      }
+      for (int sc = st.g.nodes[ni].scope; sc >= 0; sc = st.g.scopes[sc].parent) credited.emplace_back(sc, s);
     }
   }
+  std::sort(credited.begin(), credited.end());
+  credited.erase(std::unique(credited.begin(), credited.end()), credited.end());
+  for (const auto& [sc, s] : credited) st.tr.module_act_bytes[sc] += st.storages[s].bytes;
 }
 
 }  // namespace torchcost::memory

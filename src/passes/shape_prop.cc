@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "passes/native_ops.h"
 #include "passes/shape_fallback.h"
@@ -190,7 +191,9 @@ class Propagator {
         FallBack(ni, "");
         continue;
       }
-      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = nf.applied.outputs[i];
+      // NB: the outputs move to the values (nothing reads them from `applied` after): a RValue per node less.
+      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = std::move(nf.applied.outputs[i]);
+      std::vector<rules::RValue>().swap(nf.applied.outputs);
       PropagateScalarValue(node, facts_->values);
       for (auto& a : nf.applied.assumptions) {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");

@@ -16,7 +16,7 @@ namespace torchcost::passes {
 // The per-node outcome of shape propagation, kept for later passes (autograd, memory).
 struct NodeFacts {
   const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
-  rules::Applied applied;               // Valid if rule != nullptr and ok.
+  rules::Applied applied;               // Valid if rule != nullptr and ok; its outputs moved to ShapeFacts::values.
   std::vector<int> arg_values;          // Schema argument index -> graph value (-1: default used).
   bool ok = false;                      // False if the node failed or was skipped.
   // No rule covers the op (and it is not known to cost nothing): its cost is

@@ -25,6 +25,8 @@ Status Fail(StepStage stage, Status status, StepStage* failed) {
 class StagedGraph {
  public:
   explicit StagedGraph(const ir::Graph& original) : original_(original) {}
+  // Takes the caller's graph: no stage copies it.
+  explicit StagedGraph(ir::Graph&& owned) : original_(graph_), graph_(std::move(owned)), owned_(true) {}
   const ir::Graph& get() const { return owned_ ? graph_ : original_; }
   ir::Graph& Mutable() {
     if (!owned_) {
@@ -83,8 +85,10 @@ Status CheckStepConfig(const StepConfig& config) {
   return step::ParseInputs(config, scratch, &inputs, &bindings);
 }
 
-Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
-                                 StepStage* failed) {
+namespace {
+
+Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const StepConfig& config,
+                                   StepStage* failed) {
   // 1. Options.
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return Fail(StepStage::kOptions, parsed.status(), failed);
@@ -99,7 +103,6 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
   }
   // 3. Dtypes. NB: the base model is converted before a PEFT rewrite adds its
   // adapters (peft keeps them in float32 on a half-precision base).
-  StagedGraph g(graph);
   if (options.param_dtype != DType::kUnknown) {
     ir::Graph& m = g.Mutable();
     for (auto* table : {&m.params, &m.buffers}) {
@@ -174,6 +177,20 @@ Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, c
     }
   }
   return out;
+}
+
+}  // namespace
+
+Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
+                                 StepStage* failed) {
+  StagedGraph g(graph);
+  return AnalyzeStaged(g, rules, config, failed);
+}
+
+Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules, const StepConfig& config,
+                                 StepStage* failed) {
+  StagedGraph g(std::move(graph));
+  return AnalyzeStaged(g, rules, config, failed);
 }
 
 }  // namespace torchcost

@@ -103,6 +103,8 @@ class Samples {
   // Evaluates `exprs` at the sample points; with no values, nothing is filtered.
   // NB: the points lie inside the symbols' ranges, so a failed sample disproves a <= b.
   Samples(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
+    // NB: constants are compared exactly without samples (ProvenLe): nothing to compile.
+    if (std::all_of(exprs.begin(), exprs.end(), [](const sym::Expr& e) { return e.IsConstant(); })) return;
     const std::vector<std::string> symbols = sym::FreeSymbols(exprs);
     auto program = sym::Program::Compile(exprs, symbols);
     if (!program.ok()) return;

@@ -180,6 +180,43 @@ void ExpectOneLine(const std::string& message, const std::string& needle) {
   EXPECT_THAT(message, Not(HasSubstr("\n")));
 }
 
+// NB: a document whose "nodes" key is written with an escape is read whole;
+// any other is read node by node (the nodes never held as one JSON tree).
+// Both readings give the same graph.
+TEST_F(GraphJsonTest, NodeByNodeAndWholeDocumentReadTheSame) {
+  Result<ir::Graph> streamed = ImportGraphJsonText(kSmall, "a.json");
+  Result<ir::Graph> whole = ImportGraphJsonText(SmallWith("\"nodes\":", "\"node\\u0073\":"), "a.json");
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ(streamed->nodes.size(), whole->nodes.size());
+  for (size_t i = 0; i < whole->nodes.size(); ++i) {
+    const ir::Node &a = streamed->nodes[i], &b = whole->nodes[i];
+    EXPECT_EQ(a.op, b.op);
+    EXPECT_EQ(a.overload, b.overload);
+    EXPECT_EQ(a.inputs, b.inputs);
+    EXPECT_EQ(a.input_names, b.input_names);
+    EXPECT_EQ(a.outputs, b.outputs);
+    EXPECT_EQ(a.scope, b.scope);
+    EXPECT_EQ(a.debug_name, b.debug_name);
+  }
+  ASSERT_EQ(streamed->values.size(), whole->values.size());
+  for (size_t i = 0; i < whole->values.size(); ++i) {
+    EXPECT_EQ(streamed->values[i].name, whole->values[i].name);
+    EXPECT_EQ(streamed->values[i].kind, whole->values[i].kind);
+    EXPECT_EQ(streamed->values[i].producer, whole->values[i].producer);
+  }
+  EXPECT_EQ(streamed->outputs, whole->outputs);
+}
+
+// A syntax error is reported before a bad node, even one read before the error.
+TEST_F(GraphJsonTest, SyntaxErrorComesBeforeABadNode) {
+  std::string text = SmallWith("\"op\": \"aten::size\"", "\"op\": 7");
+  text.insert(text.rfind(']'), ", {");
+  const std::string error = ErrorOf(text);
+  EXPECT_THAT(error, HasSubstr("not valid JSON"));
+  EXPECT_THAT(error, Not(HasSubstr("'op' must be a string")));
+}
+
 TEST_F(GraphJsonTest, MalformedJson) {
   ExpectOneLine(ErrorOf("{\"format\": \"torchcost.graph\", "), "not valid JSON");
   ExpectOneLine(ErrorOf("[1, 2]"), "the top level must be an object");
