@@ -35,11 +35,17 @@ Outcome CheckReadable(const std::string& path) {
   return Outcome::Ok();
 }
 
-Outcome LoadRules(const std::string& dir, RuleSet& rules) {
+// Loads the built-in rules and those of `dir`; `check_all` compiles every
+// built-in rule now (--strict) instead of each on first use.
+Outcome LoadRules(const std::string& dir, bool check_all, RuleSet& rules) {
   Result<RuleSet> builtin = RuleSet::Builtin();
   if (!builtin.ok())
     return Outcome::Usage("built-in rules: " + builtin.status().message());
   rules = std::move(builtin).value();
+  if (check_all) {
+    if (Status s = rules.CompileAll(); !s.ok())
+      return Outcome::Usage("built-in rules: " + s.message());
+  }
   if (dir.empty()) return Outcome::Ok();
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
@@ -134,7 +140,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   p.graph = std::move(graph).value();
   p.model_name = built ? cl.builder_model : cl.model;
   if (built) p.notes = built->notes;
-  return LoadRules(cl.rules_dir, p.rules);
+  return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
 Outcome Run(const CommandLine& cl, std::string& out) {

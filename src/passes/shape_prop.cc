@@ -155,7 +155,15 @@ class Propagator {
         if (!s.ok()) Error(ni, s.message());
         continue;
       }
-      const rules::OpRule* rule = rules_.Find(node.op, node.overload);
+      Result<const rules::OpRule*> found = rules_.Lookup(node.op, node.overload);
+      if (!found.ok()) {  // A rule that does not compile (built-in rules compile on first use): as a rule that fails.
+        cost.has_rule = true;
+        Error(ni, found.status().message());
+        cost.cost_unknown = true;
+        FallBack(ni, "");
+        continue;
+      }
+      const rules::OpRule* rule = *found;
       if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) rule = nullptr;
       if (rule == nullptr) {
         if (!rules_.IsIgnored(node.op) && !rules_.IsIgnored(node.op + "." + node.overload)) {

@@ -106,6 +106,36 @@ TEST_F(ShapePropTest, OutOfRangeSizeIsAnErrorNamingTheNode) {
               HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out of range for a tensor of rank 2"));
 }
 
+// A rule compiled on first use that does not compile: an error naming the
+// node, the rule file's line and column, and the rule; the analysis goes on.
+TEST_F(ShapePropTest, LazyRuleThatDoesNotCompileIsAnErrorNamingFileAndRule) {
+  ASSERT_TRUE(rules_
+                  .AddTextLazy("version: 1\n"
+                               "rules:\n"
+                               "  - op: t::bad\n"
+                               "    schema: \"bad(Tensor self) -> Tensor\"\n"
+                               "    outputs:\n"
+                               "      out: self\n"
+                               "    flops: 2*nosuch\n",
+                               "bad.yaml")
+                  .ok());
+  int x = b_.Input();
+  b_.One("t::bad", {x}, {"self"});
+  int l = b_.One("prim::ListConstruct", {b_.Int(4)}, {}, ir::ValueKind::kList);
+  int z = b_.One("t::mk", {l}, {"size"});
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
+  passes::ShapeFacts facts;
+  Report report;
+  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  ASSERT_EQ(report.diagnostics.size(), 1u);
+  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("(t::bad, module Net): bad.yaml:7:"));
+  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("nosuch"));
+  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("(rule t::bad)"));
+  EXPECT_TRUE(report.unknown_ops.empty());  // It has a rule; the rule is wrong.
+  EXPECT_EQ(rules::ShapeToString(facts.values[z].t.shape), "[4]");  // The nodes after it go on.
+}
+
 // ExtendShapes over appended nodes equals one propagation of the grown graph:
 // the same values and costs, ops without rules counted together, the
 // unread-backend warning once and last.

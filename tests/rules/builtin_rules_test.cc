@@ -16,6 +16,9 @@ TEST(BuiltinRulesTest, LoadWithoutError) {
   Result<RuleSet> rules = RuleSet::Builtin();
   ASSERT_TRUE(rules.ok()) << rules.status().message();
   EXPECT_GT(rules->size(), 100u);
+  // NB: Builtin compiles each rule on first use; this compiles them all.
+  Status all = rules->CompileAll();
+  EXPECT_TRUE(all.ok()) << all.message();
 }
 
 // The ops of torch.jit.trace (eval mode) of LeNet5, alexnet, vgg16,

@@ -1,0 +1,241 @@
+#include "rules/rule_chunks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torchcost::rules {
+namespace {
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Returns `line` without its comment: from a '#' at its start or after a
+// space, outside quotes, to its end.
+std::string_view StripComment(std::string_view line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || line[i - 1] == ' ')) {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+int Indent(std::string_view line) {
+  int n = 0;
+  while (n < static_cast<int>(line.size()) && line[n] == ' ') ++n;
+  return n;
+}
+
+bool AnchorChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// Adds to `anchors` the names after '&' and to `aliases` those after '*' where
+// YAML would read them so (at a node's start, outside quotes). An expression
+// such as `2 *N` counts as an alias too, which at worst joins two chunks.
+void ScanAnchors(std::string_view line, std::set<std::string>* anchors, std::set<std::string>* aliases) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    if (c != '&' && c != '*') continue;
+    const char before = i == 0 ? ' ' : line[i - 1];
+    if (before != ' ' && before != '[' && before != '{' && before != ',') continue;
+    size_t end = i + 1;
+    while (end < line.size() && AnchorChar(line[end])) ++end;
+    if (end == i + 1) continue;
+    (c == '&' ? anchors : aliases)->insert(std::string(line.substr(i + 1, end - i - 1)));
+  }
+}
+
+// Reads the op names of `value` (a scalar or a flow list, quoted or not).
+bool ParseOpNames(std::string_view value, std::vector<std::string>* ops) {
+  value = Trim(value);
+  if (value.empty() || value[0] == '&' || value[0] == '*' || value[0] == '{' || value[0] == '|' || value[0] == '>') {
+    return false;
+  }
+  auto unquote = [](std::string_view s) {
+    s = Trim(s);
+    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    return std::string(s);
+  };
+  if (value[0] != '[') {
+    ops->push_back(unquote(value));
+    return true;
+  }
+  if (value.back() != ']') return false;
+  value = value.substr(1, value.size() - 2);
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string_view::npos) comma = value.size();
+    std::string name = unquote(value.substr(start, comma - start));
+    if (!name.empty()) ops->push_back(std::move(name));
+    start = comma + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<SplitFile> SplitRuleFile(std::string_view text) {
+  const std::vector<std::string_view> lines = Lines(text);
+  const int n = static_cast<int>(lines.size());
+  SplitFile out;
+  std::vector<RuleSpan> rules;
+  enum class Section { kNone, kRules, kIgnored } section = Section::kNone;
+  int item_indent = -1;
+  auto close_section = [&](int at) {
+    if (!rules.empty() && rules.back().end_line == 0) rules.back().end_line = at;
+    if (section == Section::kIgnored) out.ignored_end_line = at;
+  };
+  for (int i = 0; i < n; ++i) {
+    const std::string_view raw = lines[i];
+    if (raw.find('\t') != std::string_view::npos) return Status::Unimplemented("a tab");
+    const std::string_view content = Trim(StripComment(raw));
+    if (content.empty()) continue;
+    const int indent = Indent(raw);
+    if (indent == 0 && content[0] != '-') {
+      close_section(i);
+      const size_t colon = content.find(':');
+      const std::string_view key = colon == std::string_view::npos ? content : content.substr(0, colon);
+      const std::string_view rest = colon == std::string_view::npos ? "" : Trim(content.substr(colon + 1));
+      if (key == "version") {
+        out.version_line = i;
+        section = Section::kNone;
+      } else if (key == "rules" && rest.empty() && out.rules_line < 0) {
+        out.rules_line = i;
+        section = Section::kRules;
+      } else if (key == "ignored" && rest.empty() && out.ignored_first_line < 0) {
+        out.ignored_first_line = i;
+        section = Section::kIgnored;
+      } else {
+        return Status::Unimplemented("top-level line '" + std::string(content) + "'");
+      }
+      continue;
+    }
+    if (section == Section::kNone) return Status::Unimplemented("a line outside the top-level keys");
+    if (section == Section::kIgnored) continue;
+    if (item_indent < 0) {
+      if (content[0] != '-') return Status::Unimplemented("'rules' is not a block list");
+      item_indent = indent;
+    }
+    if (indent < item_indent) return Status::Unimplemented("a line left of the rule list");
+    if (indent == item_indent) {
+      if (content[0] != '-' || (content.size() > 1 && content[1] != ' ')) {
+        return Status::Unimplemented("a line at the rule list's indent that starts no rule");
+      }
+      if (!rules.empty()) rules.back().end_line = i;
+      RuleSpan span;
+      span.first_line = i;
+      rules.push_back(std::move(span));
+    }
+  }
+  close_section(n);
+
+  // Op names: the `op:` key at the rule's key column (after "- " on its first line).
+  for (RuleSpan& r : rules) {
+    const std::string_view first = lines[r.first_line];
+    const int dash = Indent(first);
+    const int key_col = dash + 1 + Indent(first.substr(dash + 1));
+    for (int i = r.first_line; i < r.end_line && r.ops.empty(); ++i) {
+      std::string_view line = StripComment(lines[i]);
+      if (i != r.first_line && Indent(line) != key_col) continue;
+      if (static_cast<int>(line.size()) <= key_col) continue;
+      line = line.substr(key_col);
+      if (line.substr(0, 3) != "op:") continue;
+      std::string value(Trim(line.substr(3)));
+      // A flow list may continue on the following lines.
+      for (int j = i + 1; !value.empty() && value[0] == '[' && value.back() != ']'; ++j) {
+        if (j >= r.end_line) return Status::Unimplemented("an unclosed op list");
+        value += " ";
+        value += Trim(StripComment(lines[j]));
+      }
+      if (!ParseOpNames(value, &r.ops)) return Status::Unimplemented("op names that are not a scalar or a flow list");
+      if (r.ops.empty()) return Status::Unimplemented("an empty op list");
+    }
+    if (r.ops.empty()) return Status::Unimplemented("a rule without 'op'");
+  }
+
+  // Each rule compiles with the rules whose anchors it uses. NB: an alias
+  // names the latest anchor of that name before it, as YAML reads it.
+  const int m = static_cast<int>(rules.size());
+  std::vector<std::set<int>> needs(m);  // Earlier rules, transitively.
+  std::map<std::string, int> anchor_rule;
+  std::set<std::string> anchors, aliases;
+  for (int r = 0; r < m; ++r) {
+    anchors.clear();
+    aliases.clear();
+    for (int i = rules[r].first_line; i < rules[r].end_line; ++i) {
+      ScanAnchors(StripComment(lines[i]), &anchors, &aliases);
+    }
+    for (const std::string& a : aliases) {
+      auto it = anchor_rule.find(a);
+      if (it == anchor_rule.end() || anchors.count(a)) continue;
+      needs[r].insert(it->second);
+      needs[r].insert(needs[it->second].begin(), needs[it->second].end());
+    }
+    for (const std::string& a : anchors) anchor_rule[a] = r;
+  }
+  out.chunks.resize(m);
+  for (int r = 0; r < m; ++r) {
+    for (int d : needs[r]) out.chunks[r].rules.push_back(rules[d]);
+    out.chunks[r].rules.push_back(rules[r]);
+  }
+  return out;
+}
+
+std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored) {
+  const std::vector<std::string_view> lines = Lines(text);
+  std::vector<bool> keep(lines.size(), false);
+  auto keep_range = [&](int first, int end) {
+    for (int i = std::max(first, 0); i < end && i < static_cast<int>(lines.size()); ++i) keep[i] = true;
+  };
+  keep_range(file.version_line, file.version_line + 1);
+  if (chunk != nullptr) {
+    keep_range(file.rules_line, file.rules_line + 1);
+    for (const RuleSpan& r : chunk->rules) keep_range(r.first_line, r.end_line);
+  }
+  if (with_ignored) keep_range(file.ignored_first_line, file.ignored_end_line);
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (keep[i]) out.append(lines[i]);
+    if (i + 1 < lines.size()) out.push_back('\n');
+  }
+  return out;
+}
+
+}  // namespace torchcost::rules
