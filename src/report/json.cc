@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/format.h"
@@ -22,6 +23,102 @@ using Json = nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 constexpr int kFlopsPerFma = 2;  // One fused multiply-add = 2 FLOPs.
+
+// Writes JSON as nlohmann's dump(2) prints it, without building the tree: the
+// report of a resnet50 step is ~300 KB, and building it as an ordered_json
+// took longer than the analysis. Small parts are built as Json and embedded.
+class Writer {
+ public:
+  std::string Take() { return std::move(out_); }
+
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  // Starts the member `key` of the current object; its value follows.
+  void Key(std::string_view key) {
+    Separate();
+    String(key);
+    out_ += ": ";
+    after_key_ = true;
+  }
+  void Int(int64_t v) {
+    BeginValue();
+    out_ += std::to_string(v);
+  }
+  void UInt(uint64_t v) {
+    BeginValue();
+    out_ += std::to_string(v);
+  }
+  void Bool(bool v) {
+    BeginValue();
+    out_ += v ? "true" : "false";
+  }
+  void Null() {
+    BeginValue();
+    out_ += "null";
+  }
+  void Str(std::string_view v) {
+    BeginValue();
+    String(v);
+  }
+  // Writes `j` as its dump(2) at the current depth.
+  void Embed(const Json& j) {
+    BeginValue();
+    const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
+    const std::string pad(2 * depth_, ' ');
+    for (char c : text) {
+      out_ += c;
+      if (c == '\n') out_ += pad;  // NB: strings in JSON text hold no raw newline.
+    }
+  }
+
+ private:
+  void Separate() {
+    if (counts_.empty()) return;
+    out_ += counts_.back()++ ? ",\n" : "\n";
+    out_.append(2 * depth_, ' ');
+  }
+  void BeginValue() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    Separate();
+  }
+  void Open(char c) {
+    BeginValue();
+    out_ += c;
+    counts_.push_back(0);
+    ++depth_;
+  }
+  void Close(char c) {
+    --depth_;
+    if (counts_.back() > 0) {
+      out_ += '\n';
+      out_.append(2 * depth_, ' ');
+    }
+    counts_.pop_back();
+    out_ += c;
+  }
+  // Escapes as nlohmann does (ensure_ascii off, invalid UTF-8 replaced).
+  void String(std::string_view s) {
+    bool plain = true;
+    for (unsigned char c : s) plain = plain && c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+    if (!plain) {
+      out_ += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+    }
+    out_ += '"';
+    out_ += s;
+    out_ += '"';
+  }
+
+  std::string out_;
+  std::vector<int> counts_;  // Members or elements written, per open container.
+  int depth_ = 0;
+  bool after_key_ = false;
+};
 
 // Returns an exact integer: a JSON number within int64/uint64, else its decimal
 // string.
@@ -57,6 +154,55 @@ Json Shape(const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
   return dims;
 }
 
+// Writes what Integer returns.
+void WriteInteger(Writer& w, __int128 v) {
+  if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
+    w.Int(static_cast<int64_t>(v));
+  } else if (v > 0 && v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
+    w.UInt(static_cast<uint64_t>(v));
+  } else {
+    w.Str(report::IntText(v));
+  }
+}
+
+// Writes what Symbolic returns.
+void WriteSymbolic(Writer& w, const sym::Expr& e, const sym::Bindings& b) {
+  w.BeginObject();
+  w.Key("expr");
+  w.Str(e.ToString());
+  w.Key("value");
+  if (auto v = report::TryEvaluate(e, b)) {
+    WriteInteger(w, *v);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+// Writes an int where `e` evaluates, else its text.
+void WriteValue(Writer& w, const sym::Expr& e, const sym::Bindings& b) {
+  if (auto v = report::TryEvaluate(e, b)) {
+    WriteInteger(w, *v);
+  } else {
+    w.Str(report::Bind(e, b).ToString());
+  }
+}
+
+// Writes what Shape returns.
+void WriteShape(Writer& w, const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
+  w.BeginArray();
+  for (const sym::Expr& d : shape) WriteValue(w, d, b);
+  w.EndArray();
+}
+
+// Writes the members of the object `j` into the open object.
+void WriteMembers(Writer& w, const Json& j) {
+  for (const auto& [key, value] : j.items()) {
+    w.Key(key);
+    w.Embed(value);
+  }
+}
+
 Json Inputs(const ir::Graph& graph, const Report& report,
             const sym::Bindings& b) {
   Json inputs = Json::array();
@@ -79,42 +225,57 @@ Json Inputs(const ir::Graph& graph, const Report& report,
   return inputs;
 }
 
-Json Modules(const ir::Graph& graph, const Report& report,
-             const sym::Bindings& b) {
-  Json modules = Json::array();
+void WriteModules(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+  w.BeginArray();
   for (size_t s = 0; s < graph.scopes.size(); ++s) {
     const ir::Scope& scope = graph.scopes[s];
-    const ModuleStats* stats =
-        report::FindModuleStats(report, static_cast<int>(s));
-    Json m;
-    m["path"] = scope.path;
-    m["name"] = scope.name;
-    m["type"] = scope.type;
-    m["depth"] = scope.depth;
-    const bool has_parent =
-        scope.parent >= 0 &&
-        static_cast<size_t>(scope.parent) < graph.scopes.size();
-    m["parent"] =
-        has_parent ? Json(graph.scopes[scope.parent].path) : Json(nullptr);
-    m["params"] = stats ? stats->params : 0;
-    m["trainable_params"] = stats ? stats->trainable_params : 0;
-    m["macs"] = Symbolic(stats ? stats->macs : sym::Expr(), b);
-    m["flops"] = Symbolic(stats ? stats->flops : sym::Expr(), b);
-    m["transcendentals"] =
-        Symbolic(stats ? stats->transcendentals : sym::Expr(), b);
-    m["lower_bound"] = stats ? stats->lower_bound : false;
-    Json shapes = Json::array();
-    if (stats) {
-      for (const auto& shape : stats->output_shapes)
-        shapes.push_back(Shape(shape, b));
+    const ModuleStats* stats = report::FindModuleStats(report, static_cast<int>(s));
+    w.BeginObject();
+    w.Key("path");
+    w.Str(scope.path);
+    w.Key("name");
+    w.Str(scope.name);
+    w.Key("type");
+    w.Str(scope.type);
+    w.Key("depth");
+    w.Int(scope.depth);
+    const bool has_parent = scope.parent >= 0 && static_cast<size_t>(scope.parent) < graph.scopes.size();
+    w.Key("parent");
+    if (has_parent) {
+      w.Str(graph.scopes[scope.parent].path);
+    } else {
+      w.Null();
     }
-    m["output_shapes"] = std::move(shapes);
+    w.Key("params");
+    w.Int(stats ? stats->params : 0);
+    w.Key("trainable_params");
+    w.Int(stats ? stats->trainable_params : 0);
+    w.Key("macs");
+    WriteSymbolic(w, stats ? stats->macs : sym::Expr(), b);
+    w.Key("flops");
+    WriteSymbolic(w, stats ? stats->flops : sym::Expr(), b);
+    w.Key("transcendentals");
+    WriteSymbolic(w, stats ? stats->transcendentals : sym::Expr(), b);
+    w.Key("lower_bound");
+    w.Bool(stats ? stats->lower_bound : false);
+    w.Key("output_shapes");
+    w.BeginArray();
+    if (stats) {
+      for (const auto& shape : stats->output_shapes) WriteShape(w, shape, b);
+    }
+    w.EndArray();
     const TrainingReport& tr = report.training;
-    if (s < tr.module_bwd_flops.size()) m["bwd_flops"] = Symbolic(tr.module_bwd_flops[s], b);
-    if (s < tr.module_act_bytes.size()) m["act_bytes"] = Symbolic(tr.module_act_bytes[s], b);
-    modules.push_back(std::move(m));
+    if (s < tr.module_bwd_flops.size()) {
+      w.Key("bwd_flops");
+      WriteSymbolic(w, tr.module_bwd_flops[s], b);
+    }
+    if (s < tr.module_act_bytes.size()) {
+      w.Key("act_bytes");
+      WriteSymbolic(w, tr.module_act_bytes[s], b);
+    }
+    w.EndObject();
   }
-  return modules;
+  w.EndArray();
 }
 
 // Returns {category: SYM} for one breakdown.
@@ -124,12 +285,6 @@ Json Categories(const CategoryBytes& c, const sym::Bindings& b) {
     j[std::string(MemCategoryName(static_cast<MemCategory>(i)))] = Symbolic(c[i], b);
   }
   return j;
-}
-
-// Returns an int where `e` evaluates, else its text.
-Json Value(const sym::Expr& e, const sym::Bindings& b) {
-  auto v = report::TryEvaluate(e, b);
-  return v ? Integer(*v) : Json(report::Bind(e, b).ToString());
 }
 
 // The checkpoint configuration and its segments, or null if none.
@@ -147,9 +302,10 @@ Json Checkpoint(const ir::Graph& graph, const TrainingReport& tr) {
 }
 
 // The training step: FLOPs, memory at the peak, and the timeline.
-Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
   const TrainingReport& tr = report.training;
-  Json j;
+  w.BeginObject();
+  Json j;  // The small members, written first.
   j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
   j["optimizer_impl"] = tr.foreach ? "foreach" : "single";
@@ -180,7 +336,9 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   const PeakInfo peak = EvaluatePeak(tr, b);
   if (!peak.error.empty()) {
     j["memory"] = {{"error", peak.error}};
-    return j;
+    WriteMembers(w, j);
+    w.EndObject();
+    return;
   }
   Json mem;
   mem["peak"] = Symbolic(peak.peak, b);
@@ -204,28 +362,49 @@ Json Training(const ir::Graph& graph, const Report& report, const sym::Bindings&
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
   mem["lower_bound"] = tr.act_lower_bound;
   j["memory"] = std::move(mem);
-  Json saved = Json::array();
+  WriteMembers(w, j);
+  w.Key("saved");
+  w.BeginArray();
   for (const SavedTensorInfo& s : tr.saved) {
     const ir::Node& n = graph.nodes[s.node];
-    saved.push_back({{"node", n.debug_name},
-                     {"op", n.op},
-                     {"module", graph.scopes[n.scope].path},
-                     {"tensor", s.what},
-                     {"bytes", Value(s.bytes, b)},
-                     {"storage", s.storage},
-                     {"counted", s.counted}});
+    w.BeginObject();
+    w.Key("node");
+    w.Str(n.debug_name);
+    w.Key("op");
+    w.Str(n.op);
+    w.Key("module");
+    w.Str(graph.scopes[n.scope].path);
+    w.Key("tensor");
+    w.Str(s.what);
+    w.Key("bytes");
+    WriteValue(w, s.bytes, b);
+    w.Key("storage");
+    w.Embed(Json(s.storage));
+    w.Key("counted");
+    w.Embed(Json(s.counted));
+    w.EndObject();
   }
-  j["saved"] = std::move(saved);
+  w.EndArray();
   Json cats = Json::array();
   for (int i = 0; i < kNumMemCategories; ++i) cats.push_back(std::string(MemCategoryName(static_cast<MemCategory>(i))));
-  Json points = Json::array();
+  w.Key("timeline");
+  w.BeginObject();
+  w.Key("columns");
+  w.Embed(Json::array({"phase", "node"}));
+  w.Key("categories");
+  w.Embed(cats);
+  w.Key("points");
+  w.BeginArray();
   for (const TimelinePoint& p : tr.timeline) {
-    Json row = Json::array({std::string(StepPhaseName(p.phase)), p.node});
-    for (int i = 0; i < kNumMemCategories; ++i) row.push_back(Value(p.live[i], b));
-    points.push_back(std::move(row));
+    w.BeginArray();
+    w.Str(StepPhaseName(p.phase));
+    w.Int(p.node);
+    for (int i = 0; i < kNumMemCategories; ++i) WriteValue(w, p.live[i], b);
+    w.EndArray();
   }
-  j["timeline"] = {{"columns", Json::array({"phase", "node"})}, {"categories", cats}, {"points", points}};
-  return j;
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
 }
 
 }  // namespace
@@ -258,35 +437,52 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   totals["lower_bound"] = report.lower_bound;
   j["totals"] = std::move(totals);
 
-  j["modules"] = Modules(graph, report, b);
-  j["training"] = Training(graph, report, b);
-  j["sharding"] = report::ShardingJson(report.training);
+  Writer w;
+  w.BeginObject();
+  WriteMembers(w, j);
+  w.Key("modules");
+  WriteModules(w, graph, report, b);
+  w.Key("training");
+  WriteTraining(w, graph, report, b);
+  w.Key("sharding");
+  w.Embed(report::ShardingJson(report.training));
 
-  Json ops = Json::array();
+  w.Key("ops");
+  w.BeginArray();
   for (const OpStats& op : report.ops) {
-    ops.push_back({{"op", op.op},
-                   {"count", op.count},
-                   {"macs", Symbolic(op.macs, b)},
-                   {"flops", Symbolic(op.flops, b)},
-                   {"transcendentals", Symbolic(op.transcendentals, b)}});
+    w.BeginObject();
+    w.Key("op");
+    w.Str(op.op);
+    w.Key("count");
+    w.Embed(Json(op.count));
+    w.Key("macs");
+    WriteSymbolic(w, op.macs, b);
+    w.Key("flops");
+    WriteSymbolic(w, op.flops, b);
+    w.Key("transcendentals");
+    WriteSymbolic(w, op.transcendentals, b);
+    w.EndObject();
   }
-  j["ops"] = std::move(ops);
+  w.EndArray();
 
+  Json tail;
   Json unknown = Json::array();
   for (const UnknownOp& op : report.unknown_ops) {
     unknown.push_back({{"op", op.op}, {"count", op.count}});
   }
-  j["unknown_ops"] = std::move(unknown);
-  j["assumptions"] = report.assumptions;
+  tail["unknown_ops"] = std::move(unknown);
+  tail["assumptions"] = report.assumptions;
   Json diagnostics = Json::array();
   for (const Diagnostic& d : report.diagnostics) {
     diagnostics.push_back({{"severity", report::SeverityName(d.severity)},
                            {"message", d.message}});
   }
-  j["diagnostics"] = std::move(diagnostics);
-  // NB: names read from a model file may be invalid UTF-8; replace, never
-  // throw.
-  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  tail["diagnostics"] = std::move(diagnostics);
+  WriteMembers(w, tail);
+  w.EndObject();
+  // NB: names read from a model file may be invalid UTF-8; replaced, never
+  // thrown on (Writer, as dump's error_handler_t::replace).
+  return w.Take() + "\n";
 }
 
 }  // namespace torchcost

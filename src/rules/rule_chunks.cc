@@ -25,6 +25,7 @@ std::vector<std::string_view> Lines(std::string_view text) {
 // Returns `line` without its comment: from a '#' at its start or after a
 // space, outside quotes, to its end.
 std::string_view StripComment(std::string_view line) {
+  if (line.find('#') == std::string_view::npos) return line;
   char quote = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
@@ -58,7 +59,8 @@ bool AnchorChar(char c) {
 // Adds to `anchors` the names after '&' and to `aliases` those after '*' where
 // YAML would read them so (at a node's start, outside quotes). An expression
 // such as `2 *N` counts as an alias too, which at worst joins two chunks.
-void ScanAnchors(std::string_view line, std::set<std::string>* anchors, std::set<std::string>* aliases) {
+void ScanAnchors(std::string_view line, std::vector<std::string>* anchors, std::vector<std::string>* aliases) {
+  if (line.find('&') == std::string_view::npos && line.find('*') == std::string_view::npos) return;
   char quote = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
@@ -76,7 +78,7 @@ void ScanAnchors(std::string_view line, std::set<std::string>* anchors, std::set
     size_t end = i + 1;
     while (end < line.size() && AnchorChar(line[end])) ++end;
     if (end == i + 1) continue;
-    (c == '&' ? anchors : aliases)->insert(std::string(line.substr(i + 1, end - i - 1)));
+    (c == '&' ? anchors : aliases)->emplace_back(line.substr(i + 1, end - i - 1));
   }
 }
 
@@ -121,17 +123,19 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
     if (!rules.empty() && rules.back().end_line == 0) rules.back().end_line = at;
     if (section == Section::kIgnored) out.ignored_end_line = at;
   };
+  std::vector<std::string_view> content(n);  // Each line without its comment, trimmed.
   for (int i = 0; i < n; ++i) {
     const std::string_view raw = lines[i];
     if (raw.find('\t') != std::string_view::npos) return Status::Unimplemented("a tab");
-    const std::string_view content = Trim(StripComment(raw));
-    if (content.empty()) continue;
+    content[i] = Trim(StripComment(raw));
+    if (content[i].empty()) continue;
+    const std::string_view line = content[i];
     const int indent = Indent(raw);
-    if (indent == 0 && content[0] != '-') {
+    if (indent == 0 && line[0] != '-') {
       close_section(i);
-      const size_t colon = content.find(':');
-      const std::string_view key = colon == std::string_view::npos ? content : content.substr(0, colon);
-      const std::string_view rest = colon == std::string_view::npos ? "" : Trim(content.substr(colon + 1));
+      const size_t colon = line.find(':');
+      const std::string_view key = colon == std::string_view::npos ? line : line.substr(0, colon);
+      const std::string_view rest = colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
       if (key == "version") {
         out.version_line = i;
         section = Section::kNone;
@@ -142,19 +146,19 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
         out.ignored_first_line = i;
         section = Section::kIgnored;
       } else {
-        return Status::Unimplemented("top-level line '" + std::string(content) + "'");
+        return Status::Unimplemented("top-level line '" + std::string(line) + "'");
       }
       continue;
     }
     if (section == Section::kNone) return Status::Unimplemented("a line outside the top-level keys");
     if (section == Section::kIgnored) continue;
     if (item_indent < 0) {
-      if (content[0] != '-') return Status::Unimplemented("'rules' is not a block list");
+      if (line[0] != '-') return Status::Unimplemented("'rules' is not a block list");
       item_indent = indent;
     }
     if (indent < item_indent) return Status::Unimplemented("a line left of the rule list");
     if (indent == item_indent) {
-      if (content[0] != '-' || (content.size() > 1 && content[1] != ' ')) {
+      if (line[0] != '-' || (line.size() > 1 && line[1] != ' ')) {
         return Status::Unimplemented("a line at the rule list's indent that starts no rule");
       }
       if (!rules.empty()) rules.back().end_line = i;
@@ -192,21 +196,22 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   // Each rule compiles with the rules whose anchors it uses. NB: an alias
   // names the latest anchor of that name before it, as YAML reads it.
   const int m = static_cast<int>(rules.size());
-  std::vector<std::set<int>> needs(m);  // Earlier rules, transitively.
-  std::map<std::string, int> anchor_rule;
-  std::set<std::string> anchors, aliases;
+  std::vector<std::vector<int>> needs(m);  // Earlier rules, transitively; sorted.
+  std::map<std::string, int, std::less<>> anchor_rule;
+  std::vector<std::string> anchors, aliases;
   for (int r = 0; r < m; ++r) {
     anchors.clear();
     aliases.clear();
-    for (int i = rules[r].first_line; i < rules[r].end_line; ++i) {
-      ScanAnchors(StripComment(lines[i]), &anchors, &aliases);
-    }
+    for (int i = rules[r].first_line; i < rules[r].end_line; ++i) ScanAnchors(content[i], &anchors, &aliases);
+    std::vector<int>& need = needs[r];
     for (const std::string& a : aliases) {
       auto it = anchor_rule.find(a);
-      if (it == anchor_rule.end() || anchors.count(a)) continue;
-      needs[r].insert(it->second);
-      needs[r].insert(needs[it->second].begin(), needs[it->second].end());
+      if (it == anchor_rule.end() || std::find(anchors.begin(), anchors.end(), a) != anchors.end()) continue;
+      need.push_back(it->second);
+      need.insert(need.end(), needs[it->second].begin(), needs[it->second].end());
     }
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
     for (const std::string& a : anchors) anchor_rule[a] = r;
   }
   out.chunks.resize(m);
@@ -229,10 +234,35 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file, const Rule
     for (const RuleSpan& r : chunk->rules) keep_range(r.first_line, r.end_line);
   }
   if (with_ignored) keep_range(file.ignored_first_line, file.ignored_end_line);
+  // NB: comments are dropped too (the YAML reader spends a third of its time
+  // on the derivations in them), unless a kept line opens a block scalar or
+  // leaves a quote open, where '#' may be text.
+  bool strip = true;
+  for (size_t i = 0; i < lines.size() && strip; ++i) {
+    if (!keep[i]) continue;
+    const std::string_view content = Trim(StripComment(lines[i]));
+    if (!content.empty() && (content.back() == '|' || content.back() == '>' || content.back() == '-' ||
+                             content.back() == '+' || (content.back() >= '0' && content.back() <= '9'))) {
+      const size_t indicator = content.find_last_of("|>");
+      if (indicator != std::string_view::npos && content.find_first_not_of("|>-+0123456789", indicator) ==
+                                                     std::string_view::npos) {
+        strip = false;
+      }
+    }
+    char quote = 0;
+    for (char c : content) {
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      }
+    }
+    if (quote) strip = false;
+  }
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (keep[i]) out.append(lines[i]);
+    if (keep[i]) out.append(strip ? StripComment(lines[i]) : lines[i]);
     if (i + 1 < lines.size()) out.push_back('\n');
   }
   return out;

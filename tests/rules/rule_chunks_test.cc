@@ -82,12 +82,29 @@ TEST(RuleChunksTest, ChunkKeepsLinesAndColumns) {
   ASSERT_EQ(parsed->rules.size(), 2u);  // a, for its anchor, then b.
   EXPECT_EQ(parsed->rules[1]->line, 9);
   EXPECT_TRUE(parsed->ignored.empty());
+  EXPECT_EQ(text.find('#'), std::string::npos) << "comments are dropped";
   const std::string ignored = ChunkAsFile(kFile, *split, nullptr, /*with_ignored=*/true);
   parsed = ParseRuleFile(ignored, "f.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_TRUE(parsed->rules.empty());
   EXPECT_THAT(parsed->ignored, ElementsAre("t::free"));
   EXPECT_THAT(parsed->ignored_lines, ElementsAre(19));
+}
+
+// Where '#' may be text (a block scalar, a quote over two lines), comments stay.
+TEST(RuleChunksTest, CommentsStayWhereTheyMayBeText) {
+  const char* kBlock =
+      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: |\n      # not a comment\n"
+      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n";
+  Result<SplitFile> split = SplitRuleFile(kBlock);
+  ASSERT_TRUE(split.ok()) << split.status().message();
+  EXPECT_EQ(ChunkAsFile(kBlock, *split, &split->chunks[0], false), kBlock);
+  const char* kQuote =
+      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: \"two # \n      lines\"\n"
+      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n";
+  split = SplitRuleFile(kQuote);
+  ASSERT_TRUE(split.ok()) << split.status().message();
+  EXPECT_EQ(ChunkAsFile(kQuote, *split, &split->chunks[0], false), kQuote);
 }
 
 TEST(RuleChunksTest, LayoutsItDoesNotReadAreUnimplemented) {
