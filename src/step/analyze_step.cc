@@ -103,6 +103,7 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   }
   // 3. Dtypes. NB: the base model is converted before a PEFT rewrite adds its
   // adapters (peft keeps them in float32 on a half-precision base).
+  const DType param_dtype = options.param_dtype;  // The report names it (below); Analyze no longer sees it.
   if (options.param_dtype != DType::kUnknown) {
     ir::Graph& m = g.Mutable();
     for (auto* table : {&m.params, &m.buffers}) {
@@ -160,6 +161,13 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   options.strict = config.strict;
   if (!report.ok()) return Fail(StepStage::kAnalysis, report.status(), failed);
   out.report = std::move(report).value();
+  // NB: the parameters were converted in step 3, so Analyze named the precision
+  // of unconverted (float32) parameters; name the configured one.
+  if (param_dtype != DType::kUnknown) {
+    options.param_dtype = param_dtype;
+    out.report.training.precision = PrecisionName(options);
+    options.param_dtype = DType::kUnknown;
+  }
   // 8. Strict mode: ops without rules fail it (the message Analyze gives in strict mode).
   if (config.strict && !out.report.unknown_ops.empty()) {
     std::string ops;

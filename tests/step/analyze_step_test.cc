@@ -132,6 +132,31 @@ TEST(AnalyzeStepTest, DtypesBeforeTheMethodKeepAdaptersInFloat32) {
   }
 }
 
+// The report names the parameters' dtype, which the step converts before the
+// analysis: bf16 parameters train in "bf16" (the --json training.precision).
+TEST(AnalyzeStepTest, PrecisionNamesTheParameterDtype) {
+  struct Case {
+    const char* param_dtype;
+    const char* autocast;
+    const char* precision;
+  };
+  const Case kCases[] = {
+      {"", "", "fp32"},        {"float32", "", "fp32"},     {"bf16", "", "bf16"},
+      {"fp16", "", "fp16"},    {"float64", "", "float64"},  {"", "bf16", "bf16-mixed"},
+  };
+  for (const Case& k : kCases) {
+    SCOPED_TRACE(std::string(k.param_dtype) + " / " + k.autocast);
+    StepConfig c = Toy();
+    c.param_dtype = k.param_dtype;
+    c.autocast = k.autocast;
+    Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->report.training.precision, k.precision);
+    EXPECT_THAT(RenderJson(r->graph, r->report, r->bindings),
+                HasSubstr(std::string("\"precision\": \"") + k.precision + "\""));
+  }
+}
+
 TEST(AnalyzeStepTest, LoraThenGaloreProjectsTheAdaptersNotTheFrozenBase) {
   StepConfig c = Toy();
   c.method = "lora:r=4,targets=q_proj";
@@ -178,6 +203,7 @@ struct Manual {
 
 Report RunManual(Manual m, sym::Context& ctx) {
   const RuleSet& rules = BuiltinRules();
+  const AnalysisOptions named = m.options;  // The precision the report names: the parameters' dtype.
   if (m.options.param_dtype != DType::kUnknown) {
     for (auto* table : {&m.graph.params, &m.graph.buffers}) {
       for (auto& e : *table) {
@@ -207,6 +233,7 @@ Report RunManual(Manual m, sym::Context& ctx) {
   }
   Result<Report> r = Analyze(g, rules, ctx, m.options);
   EXPECT_TRUE(r.ok()) << r.status().message();
+  if (r.ok()) r->training.precision = PrecisionName(named);
   return std::move(r).value();
 }
 
