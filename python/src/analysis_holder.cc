@@ -36,7 +36,7 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std
   if (!cl.lora.empty() && !cl.peft.empty()) return cli::Outcome::Usage("--lora and --peft: give one of them");
   StepConfig config = p.config;
   if (!cl.lora.empty() || !cl.peft.empty()) config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
-  Result<StepAnalysis> step = AnalyzeStep(p.graph, p.rules, config);
+  Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config);
   if (!step.ok()) return cli::Outcome::Usage(step.status().message());
   if (!step->strict.ok()) return cli::Outcome::Strict("strict mode: " + step->strict.message());
   step_ = std::move(step).value();

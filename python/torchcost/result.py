@@ -7,7 +7,6 @@ evaluate(B=8) turns it into an int without analysing again.
 """
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from ._options import TorchcostError, bindings_of, translate_message
@@ -28,9 +27,12 @@ def _num(x: Any) -> Value:
     return x
 
 
-@dataclass(frozen=True)
 class ModuleRecord:
-    """One nn.Module instance of the analysed model; costs include its descendants."""
+    """One nn.Module instance of the analysed model; costs include its descendants. Read-only.
+
+    NB: a plain class, not a frozen dataclass: importing dataclasses (inspect,
+    ast, dis, tokenize) cost more than the rest of ``import torchcost``.
+    """
 
     path: str                  # "" for the root, "layer1.0.conv1"
     name: str                  # last path component; the root's is the model's type name
@@ -43,8 +45,37 @@ class ModuleRecord:
     flops: Value               # forward FLOPs (1 MAC = 2 FLOPs, plus elementwise work)
     flops_backward: Value      # backward FLOPs of the subtree (0 in inference)
     act_bytes: Value           # bytes autograd saves for the subtree's backward
-    output_shapes: List[List[Any]] = field(default_factory=list)
-    lower_bound: bool = False  # an op without a rule: the costs are lower bounds
+    output_shapes: List[List[Any]]
+    lower_bound: bool          # an op without a rule: the costs are lower bounds
+
+    __slots__ = ("path", "name", "type", "depth", "parent", "params", "trainable_params", "macs", "flops",
+                 "flops_backward", "act_bytes", "output_shapes", "lower_bound")
+
+    def __init__(self, path: str, name: str, type: str, depth: int, parent: Optional[str], params: int,
+                 trainable_params: int, macs: Value, flops: Value, flops_backward: Value, act_bytes: Value,
+                 output_shapes: Optional[List[List[Any]]] = None, lower_bound: bool = False):
+        values = (path, name, type, depth, parent, params, trainable_params, macs, flops, flops_backward, act_bytes,
+                  [] if output_shapes is None else output_shapes, lower_bound)
+        for key, value in zip(ModuleRecord.__slots__, values):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("ModuleRecord is read-only: cannot assign to %r" % key)
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("ModuleRecord is read-only: cannot delete %r" % key)
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, key) for key in ModuleRecord.__slots__)
+
+    def __eq__(self, other: Any) -> bool:
+        return self._values() == other._values() if type(other) is ModuleRecord else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "ModuleRecord(%s)" % ", ".join("%s=%r" % (k, getattr(self, k)) for k in ModuleRecord.__slots__)
 
     @staticmethod
     def from_json(m: Mapping[str, Any]) -> "ModuleRecord":

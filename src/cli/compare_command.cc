@@ -59,7 +59,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     StepConfig config = p.config;
     config.method = method.text;
     StepStage stage = StepStage::kOptions;
-    Result<StepAnalysis> step = AnalyzeStep(p.graph, p.rules, config, &stage);
+    Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config, &stage);
     if (!step.ok()) {
       const std::string& m = step.status().message();
       // NB: a method that cannot apply (its rewrite, GaLore's settings) fails its row only.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -37,21 +38,30 @@ Outcome CheckReadable(const std::string& path) {
 
 // Loads the built-in rules and those of `dir`; `check_all` compiles every
 // built-in rule now (--strict) instead of each on first use.
-Outcome LoadRules(const std::string& dir, bool check_all, RuleSet& rules) {
-  Result<RuleSet> builtin = RuleSet::Builtin();
-  if (!builtin.ok())
-    return Outcome::Usage("built-in rules: " + builtin.status().message());
-  rules = std::move(builtin).value();
+Outcome LoadRules(const std::string& dir, bool check_all, std::shared_ptr<const RuleSet>& rules) {
+  // NB: one built-in set per process: a Python session or a compare loop
+  // compiles each rule it uses once. Never freed (no exit-time destructor).
+  static const Result<RuleSet>* const kBuiltin = new Result<RuleSet>(RuleSet::Builtin());
+  if (!kBuiltin->ok())
+    return Outcome::Usage("built-in rules: " + kBuiltin->status().message());
   if (check_all) {
-    if (Status s = rules.CompileAll(); !s.ok())
+    if (Status s = kBuiltin->value().CompileAll(); !s.ok())
       return Outcome::Usage("built-in rules: " + s.message());
   }
-  if (dir.empty()) return Outcome::Ok();
+  if (dir.empty()) {
+    rules = std::shared_ptr<const RuleSet>(std::shared_ptr<const RuleSet>(), &kBuiltin->value());
+    return Outcome::Ok();
+  }
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return Outcome::Usage("--rules " + dir + ": not a directory");
-  Status added = rules.AddDirectory(dir);
+  Result<RuleSet> builtin = RuleSet::Builtin();
+  if (!builtin.ok())
+    return Outcome::Usage("built-in rules: " + builtin.status().message());
+  auto own = std::make_shared<RuleSet>(std::move(builtin).value());
+  Status added = own->AddDirectory(dir);
   if (!added.ok()) return Outcome::Usage(added.message());
+  rules = std::move(own);
   return Outcome::Ok();
 }
 
@@ -152,7 +162,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   const FlagOverrides method_flag = {{"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
   if (!cl.lora.empty() || !cl.peft.empty()) config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
   // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is not read after.
-  Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), p.rules, config);
+  Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), *p.rules, config);
   if (!step.ok()) return Outcome::Usage(WithFlagNames(step.status().message(), method_flag));
   if (!step->strict.ok()) return Outcome::Strict("strict mode: " + WithFlagNames(step->strict.message()));
   const ir::Graph& graph = step->graph;

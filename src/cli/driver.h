@@ -2,6 +2,7 @@
 #ifndef TORCHCOST_SRC_CLI_DRIVER_H_
 #define TORCHCOST_SRC_CLI_DRIVER_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace torchcost::cli {
 struct Prepared {
   StepConfig config;
   ir::Graph graph;
-  RuleSet rules;
+  // The built-in rules (shared by every Prepare of the process, so each rule
+  // compiles once), or those plus --rules DIR's.
+  std::shared_ptr<const RuleSet> rules;
   std::string model_name;
   std::vector<std::string> notes;  // The built family's notes (a padded vocabulary).
 };
