@@ -119,6 +119,7 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   std::vector<RuleSpan> rules;
   enum class Section { kNone, kRules, kIgnored } section = Section::kNone;
   int item_indent = -1;
+  bool ignored_plain = true;
   auto close_section = [&](int at) {
     if (!rules.empty() && rules.back().end_line == 0) rules.back().end_line = at;
     if (section == Section::kIgnored) out.ignored_end_line = at;
@@ -151,7 +152,18 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
       continue;
     }
     if (section == Section::kNone) return Status::Unimplemented("a line outside the top-level keys");
-    if (section == Section::kIgnored) continue;
+    if (section == Section::kIgnored) {
+      // "- name", a plain op name; anything else leaves the section to YAML.
+      bool plain = line.size() > 2 && line[0] == '-' && line[1] == ' ';
+      const std::string_view name = plain ? Trim(line.substr(2)) : std::string_view();
+      for (char c : name) plain = plain && (AnchorChar(c) || c == ':' || c == '.');
+      if (plain && !name.empty()) {
+        out.ignored.emplace_back(name);
+      } else {
+        ignored_plain = false;
+      }
+      continue;
+    }
     if (item_indent < 0) {
       if (line[0] != '-') return Status::Unimplemented("'rules' is not a block list");
       item_indent = indent;
@@ -168,6 +180,8 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
     }
   }
   close_section(n);
+  out.ignored_read = out.ignored_first_line >= 0 && ignored_plain;
+  if (!out.ignored_read) out.ignored.clear();
 
   // Op names: the `op:` key at the rule's key column (after "- " on its first line).
   for (RuleSpan& r : rules) {
@@ -222,7 +236,8 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   return out;
 }
 
-std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored) {
+std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored,
+                        std::vector<int>* line_of) {
   const std::vector<std::string_view> lines = Lines(text);
   std::vector<bool> keep(lines.size(), false);
   auto keep_range = [&](int first, int end) {
@@ -261,7 +276,16 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file, const Rule
   }
   std::string out;
   out.reserve(text.size());
+  if (line_of != nullptr) line_of->clear();
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (line_of != nullptr) {
+      // NB: yaml-cpp scans each blank line too: a rule of a long file parses ~15% faster alone.
+      if (!keep[i]) continue;
+      line_of->push_back(static_cast<int>(i));
+      out.append(strip ? StripComment(lines[i]) : lines[i]);
+      out.push_back('\n');
+      continue;
+    }
     if (keep[i]) out.append(strip ? StripComment(lines[i]) : lines[i]);
     if (i + 1 < lines.size()) out.push_back('\n');
   }

@@ -33,6 +33,10 @@ struct SplitFile {
   int rules_line = -1;            // 0-based line of `rules:`; -1 if none.
   // The lines of the `ignored:` section, its key included; empty if none.
   int ignored_first_line = -1, ignored_end_line = -1;
+  // The ignored ops, where the section is a block list of plain names (the
+  // usual form); else empty with `ignored_read` false: compile the section.
+  std::vector<std::string> ignored;
+  bool ignored_read = false;
 };
 
 // Splits `text`, a rule file in the format of rules/README.md, into chunks.
@@ -44,8 +48,11 @@ Result<SplitFile> SplitRuleFile(std::string_view text);
 
 // Returns the text of `file` with every line that is not the header, the
 // ignored section (if `with_ignored`) or a rule of `chunk` blanked, so that a
-// compile error in it has the line and column it has in the whole file.
-std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored);
+// compile error in it has the line and column it has in the whole file. With
+// `line_of`, the lines blanked are left out instead, and `line_of` gets the
+// file's line (0-based) of each line returned (for ParseRuleFile).
+std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored,
+                        std::vector<int>* line_of = nullptr);
 
 }  // namespace torchcost::rules
 

@@ -16,8 +16,19 @@ struct CompileError {
   std::string message;
 };
 
+// The lines of the file the text parsed is part of (ParseRuleFile's `line_of`), if any.
+thread_local const std::vector<int>* t_line_of = nullptr;
+
+// Returns the 1-based line in the file of a 0-based line of the text parsed.
+int Line(int text_line) {
+  const std::vector<int>* map = t_line_of;
+  if (map == nullptr || map->empty() || text_line < 0) return text_line + 1;
+  const int n = static_cast<int>(map->size());
+  return (text_line < n ? (*map)[text_line] : map->back() + (text_line - n + 1)) + 1;
+}
+
 [[noreturn]] void Fail(const YAML::Node& at, const std::string& msg) {
-  throw CompileError{at.Mark().line + 1, at.Mark().column + 1, msg};
+  throw CompileError{Line(at.Mark().line), at.Mark().column + 1, msg};
 }
 
 const std::set<std::string>& RuleKeys() {
@@ -133,7 +144,7 @@ class VariantCompiler {
   SourceExpr ParseExprText(const YAML::Node& at, const std::string& text) {
     SourceExpr e;
     e.text = text;
-    e.line = at.Mark().line + 1;
+    e.line = Line(at.Mark().line);
     int quote = (at.Tag() == "!") ? 1 : 0;
     e.col = at.Mark().column + 1 + quote;
     try {
@@ -173,7 +184,7 @@ class VariantCompiler {
       p.arg = ArgIndex(kv.first, kv.first.Scalar(), "'match'");
       if (schema_.args[p.arg].type.base != ArgType::Base::kTensor)
         Fail(kv.first, "'match' argument '" + kv.first.Scalar() + "' is not a Tensor in the schema");
-      p.line = kv.second.Mark().line + 1;
+      p.line = Line(kv.second.Mark().line);
       p.col = kv.second.Mark().column + 1;
       if (!kv.second.IsSequence()) Fail(kv.second, "a pattern must be a list like [N, C, *S]");
       bool unbound_run = false;
@@ -429,7 +440,7 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
   if (!r.IsMap()) Fail(r, "a rule must be a map with 'op' and 'schema'");
   auto rule = std::make_unique<OpRule>();
   rule->file = file;
-  rule->line = r.Mark().line + 1;
+  rule->line = Line(r.Mark().line);
   const YAML::Node op = r["op"];
   if (!op) Fail(r, "a rule needs 'op'");
   if (op.IsSequence()) {
@@ -492,7 +503,12 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
 
 }  // namespace
 
-Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file) {
+Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file, const std::vector<int>* line_of) {
+  // NB: set for this call only (compiles on other threads have their own).
+  struct LineMap {
+    explicit LineMap(const std::vector<int>* m) { t_line_of = m; }
+    ~LineMap() { t_line_of = nullptr; }
+  } line_map(line_of);
   RuleFile out;
   try {
     YAML::Node doc = YAML::Load(std::string(text));
@@ -510,13 +526,13 @@ Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file) {
       if (!doc["ignored"].IsSequence()) Fail(doc["ignored"], "'ignored' must be a list of op names");
       for (const auto& o : doc["ignored"]) {
         out.ignored.push_back(Scalar(o, "an ignored op"));
-        out.ignored_lines.push_back(o.Mark().line + 1);
+        out.ignored_lines.push_back(Line(o.Mark().line));
       }
     }
   } catch (const CompileError& e) {
     return Status::ParseError(file + ":" + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.message);
   } catch (const YAML::Exception& e) {
-    return Status::ParseError(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+    return Status::ParseError(file + ":" + std::to_string(Line(e.mark.line)) + ":" + std::to_string(e.mark.column + 1) +
                               ": " + e.msg);
   }
   return out;

@@ -19,8 +19,11 @@ struct RuleFile {
   std::vector<int> ignored_lines;
 };
 
-// Parses and compiles the YAML text of a rule file named `file`.
-Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file);
+// Parses and compiles the YAML text of a rule file named `file`. `line_of`, if
+// given, maps each line of `text` (0-based) to its line in `file`: `text` is
+// then part of the file (rules/rule_chunks.h), and positions are the file's.
+Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file,
+                               const std::vector<int>* line_of = nullptr);
 
 }  // namespace torchcost::rules
 

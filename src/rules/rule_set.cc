@@ -39,7 +39,9 @@ struct LazyFile {
 // Compiles `c` on its own; records the first error, naming its rule.
 void CompileChunk(LazyChunk& c) {
   const LazyFile& f = *c.file;
-  Result<rules::RuleFile> parsed = rules::ParseRuleFile(rules::ChunkAsFile(f.text, f.split, c.def, false), f.path);
+  std::vector<int> line_of;
+  const std::string text = rules::ChunkAsFile(f.text, f.split, c.def, false, &line_of);
+  Result<rules::RuleFile> parsed = rules::ParseRuleFile(text, f.path, &line_of);
   if (!parsed.ok()) {
     // The message starts "path:line:col:"; name the rule holding that line.
     std::string message = parsed.status().message();
@@ -114,12 +116,15 @@ Status RuleSet::Impl::AddLazy(RuleSet& set, std::string owned_text, std::string_
   Result<rules::SplitFile> split = rules::SplitRuleFile(f->text);
   if (!split.ok()) return set.AddText(f->text, path);  // Compiled whole, as AddText reports it.
   f->split = std::move(split).value();
-  if (f->split.ignored_first_line >= 0) {
-    TORCHCOST_ASSIGN_OR_RETURN(rules::RuleFile parsed,
-                               rules::ParseRuleFile(rules::ChunkAsFile(f->text, f->split, nullptr, true), path));
+  for (const std::string& op : f->split.ignored) ignored.insert(op);
+  if (f->split.ignored_first_line >= 0 && !f->split.ignored_read) {
+    std::vector<int> line_of;
+    const std::string text = rules::ChunkAsFile(f->text, f->split, nullptr, true, &line_of);
+    TORCHCOST_ASSIGN_OR_RETURN(rules::RuleFile parsed, rules::ParseRuleFile(text, path, &line_of));
     for (const auto& op : parsed.ignored) ignored.insert(op);
   }
   std::unordered_map<std::string, int> seen_here;
+  by_name.reserve(by_name.size() + 2 * f->split.chunks.size());
   for (const rules::RuleChunk& def : f->split.chunks) {
     auto chunk = std::make_unique<LazyChunk>();
     chunk->file = f.get();

@@ -54,6 +54,13 @@ TEST(RuleChunksTest, SplitsRulesAndTheirAnchors) {
   EXPECT_EQ(split->rules_line, 2);
   EXPECT_EQ(split->ignored_first_line, 17);
   EXPECT_EQ(split->ignored_end_line, 20);  // The line after the last, empty.
+  EXPECT_TRUE(split->ignored_read);
+  EXPECT_THAT(split->ignored, ElementsAre("t::free"));
+  // A quoted name is left to the YAML reader.
+  Result<SplitFile> quoted = SplitRuleFile("version: 1\nignored:\n  - t::a\n  - \"t::b\"\n");
+  ASSERT_TRUE(quoted.ok()) << quoted.status().message();
+  EXPECT_FALSE(quoted->ignored_read);
+  EXPECT_TRUE(quoted->ignored.empty());
   ASSERT_EQ(split->chunks.size(), 3u);
   // a: lines 4-8 (its comment line 8 too).
   ASSERT_EQ(split->chunks[0].rules.size(), 1u);
@@ -133,13 +140,17 @@ TEST(RuleChunksTest, BuiltinFilesSplitIntoTheSameRules) {
     Result<SplitFile> split = SplitRuleFile(f.text);
     ASSERT_TRUE(split.ok()) << split.status().message();
     ASSERT_EQ(split->chunks.size(), whole->rules.size());
-    for (size_t i = 0; i < split->chunks.size(); ++i) {
-      const RuleChunk& chunk = split->chunks[i];
-      Result<RuleFile> part = ParseRuleFile(ChunkAsFile(f.text, *split, &chunk, false), f.path);
+    for (size_t i = 0; i < 2 * split->chunks.size(); ++i) {
+      // Each chunk twice: with the other lines blank, then without them (line_of).
+      const RuleChunk& chunk = split->chunks[i / 2];
+      std::vector<int> line_of;
+      const bool compact = i % 2 == 1;
+      const std::string text = ChunkAsFile(f.text, *split, &chunk, false, compact ? &line_of : nullptr);
+      Result<RuleFile> part = ParseRuleFile(text, f.path, compact ? &line_of : nullptr);
       ASSERT_TRUE(part.ok()) << part.status().message();
       ASSERT_EQ(part->rules.size(), chunk.rules.size());
       const OpRule& lazy = *part->rules.back();
-      const OpRule& eager = *whole->rules[i];
+      const OpRule& eager = *whole->rules[i / 2];
       EXPECT_EQ(lazy.ops, eager.ops);
       EXPECT_EQ(chunk.rules.back().ops, eager.ops);
       EXPECT_EQ(lazy.line, eager.line);
@@ -149,11 +160,27 @@ TEST(RuleChunksTest, BuiltinFilesSplitIntoTheSameRules) {
         EXPECT_EQ(lazy.variants[v].flops_fwd.text, eager.variants[v].flops_fwd.text);
         EXPECT_EQ(lazy.variants[v].flops_fwd.line, eager.variants[v].flops_fwd.line);
         EXPECT_EQ(lazy.variants[v].flops_fwd.col, eager.variants[v].flops_fwd.col);
+        const Variant& a = lazy.variants[v];
+        const Variant& e = eager.variants[v];
+        ASSERT_EQ(a.lets.size(), e.lets.size());
+        for (size_t k = 0; k < a.lets.size(); ++k) {
+          EXPECT_EQ(a.lets[k].second.line, e.lets[k].second.line);
+          EXPECT_EQ(a.lets[k].second.col, e.lets[k].second.col);
+        }
+        ASSERT_EQ(a.matches.size(), e.matches.size());
+        for (size_t k = 0; k < a.matches.size(); ++k) {
+          EXPECT_EQ(a.matches[k].line, e.matches[k].line);
+          EXPECT_EQ(a.matches[k].col, e.matches[k].col);
+        }
       }
     }
     Result<RuleFile> ignored = ParseRuleFile(ChunkAsFile(f.text, *split, nullptr, true), f.path);
     ASSERT_TRUE(ignored.ok()) << ignored.status().message();
     EXPECT_EQ(ignored->ignored, whole->ignored);
+    if (!whole->ignored.empty()) {
+      EXPECT_TRUE(split->ignored_read);
+      EXPECT_EQ(split->ignored, whole->ignored);
+    }
   }
 }
 
