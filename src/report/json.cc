@@ -29,7 +29,14 @@ constexpr int kFlopsPerFma = 2;  // One fused multiply-add = 2 FLOPs.
 // took longer than the analysis. Small parts are built as Json and embedded.
 class Writer {
  public:
-  std::string Take() { return std::move(out_); }
+  // `bytes_hint`: the size expected; NB: pages of a large reservation are
+  // only touched as the text reaches them.
+  explicit Writer(size_t bytes_hint) { out_.reserve(bytes_hint); }
+  // Returns the text, ended by a newline.
+  std::string Take() {
+    out_ += '\n';
+    return std::move(out_);
+  }
 
   void BeginObject() { Open('{'); }
   void EndObject() { Close('}'); }
@@ -437,7 +444,8 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   totals["lower_bound"] = report.lower_bound;
   j["totals"] = std::move(totals);
 
-  Writer w;
+  // ~1 KB per node and module (resnet50's training step: 317 KB).
+  Writer w(1024 * (graph.nodes.size() + graph.scopes.size()) + 4096);
   w.BeginObject();
   WriteMembers(w, j);
   w.Key("modules");
@@ -482,7 +490,7 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   w.EndObject();
   // NB: names read from a model file may be invalid UTF-8; replaced, never
   // thrown on (Writer, as dump's error_handler_t::replace).
-  return w.Take() + "\n";
+  return w.Take();
 }
 
 }  // namespace torchcost
