@@ -89,6 +89,12 @@ int ElementSize(int scalar_type) {
   }
 }
 
+// The bytes per element of every c10::ScalarType a storage class names (ts_pickle.h), 0 if unknown.
+int StorageElementSize(int scalar_type) {
+  static const int kSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2};  // Byte .. BFloat16.
+  return scalar_type >= 0 && scalar_type < 16 ? kSizes[scalar_type] : 0;
+}
+
 // One value of the compiled program.
 struct Val {
   enum class Src { kNode, kInput, kConst, kModule, kTensorAttr, kPending };
@@ -274,6 +280,7 @@ class Compiler {
       TORCHCOST_RETURN_IF_ERROR(WalkTensors("", top, params, &tensors));
       for (const auto& [name, v] : tensors) {
         const PickledTensor& t = v->tensor;
+        TORCHCOST_RETURN_IF_ERROR(CheckStorage(t, "data/"));
         const bool has_data = t.storage_numel > 0;
         std::tuple<std::string, int64_t, std::vector<int64_t>> key{t.storage_key, t.offset, t.sizes};
         if (has_data) {
@@ -297,6 +304,21 @@ class Compiler {
         tensor_slot_[name] = slot;
       }
     }
+    return Status::Ok();
+  }
+
+  // NB: LibTorch reads every storage; one missing from the archive, or shorter than its tensors need, fails
+  // there, so it is declined here (LibTorch's reader then says what is wrong), though its bytes are not read.
+  Status CheckStorage(const PickledTensor& t, const std::string& dir) const {
+    const std::string entry = archive_.root() + dir + t.storage_key;
+    const int size = StorageElementSize(t.scalar_type);
+    uint64_t need = 0;
+    if (size == 0 || __builtin_mul_overflow(static_cast<uint64_t>(t.storage_numel), static_cast<uint64_t>(size), &need)) {
+      return Decline("storage '" + t.storage_key + "' of an unknown size");
+    }
+    const ZipEntry* e = archive_.Find(entry);
+    if (e == nullptr) return Decline("storage '" + t.storage_key + "' is not in the archive");
+    if (e->uncompressed < need) return Decline("storage '" + t.storage_key + "' is shorter than its tensors need");
     return Status::Ok();
   }
 
@@ -619,13 +641,16 @@ class Compiler {
     v.tensor_scalar_type = t.scalar_type;
     v.group = calls_.empty() ? -1 : calls_[0];
     v.storage = t.storage_key + "@" + std::to_string(t.offset);
+    TORCHCOST_RETURN_IF_ERROR(CheckStorage(t, "constants/"));
     if (t.sizes.empty()) {
       // NB: the LibTorch reader keeps a 0-dim constant's value (double for floating types, else int64).
       const int size = ElementSize(t.scalar_type);
       if (size == 0) return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
       TORCHCOST_ASSIGN_OR_RETURN(std::string bytes, archive_.Read(archive_.root() + "constants/" + t.storage_key));
+      if (t.offset < 0 || static_cast<uint64_t>(t.offset) >= bytes.size() / size) {
+        return Status::InvalidArgument("constant " + name + " lies outside its storage");
+      }
       const size_t at = static_cast<size_t>(t.offset) * size;
-      if (t.offset < 0 || at + size > bytes.size()) return Status::InvalidArgument("constant " + name + " lies outside its storage");
       const char* p = bytes.data() + at;
       switch (t.scalar_type) {
         case 6: { float x; std::memcpy(&x, p, 4); v.constant = static_cast<double>(x); break; }

@@ -1,5 +1,6 @@
 #include "import/ts_pickle.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,32 @@ PickleRef Make(PickleValue::Kind kind) {
   auto v = std::make_shared<PickleValue>();
   v->kind = kind;
   return v;
+}
+
+// NB: containers nest at most kMaxDepth levels (a torch pickle nests a few per module level), so that
+// nothing that walks or frees a value recurses without bound.
+constexpr int kMaxDepth = 1000;
+
+// The nesting depth of a value (0 for a scalar), bounded by kMaxDepth + 1.
+int DepthOf(const PickleValue& v, int limit = kMaxDepth + 1) {
+  if (limit <= 0) return 0;
+  int d = 0;
+  for (const PickleRef& item : v.items) d = std::max(d, 1 + DepthOf(*item, limit - 1));
+  for (const auto& attr : v.attrs) d = std::max(d, 1 + DepthOf(*attr.second, limit - 1));
+  return d;
+}
+
+// True if `target` can be reached from `v` (adding `v` into `target` would make a cycle).
+bool Reaches(const PickleValue& v, const PickleValue* target, int limit = kMaxDepth + 1) {
+  if (&v == target) return true;
+  if (limit <= 0) return false;
+  for (const PickleRef& item : v.items) {
+    if (Reaches(*item, target, limit - 1)) return true;
+  }
+  for (const auto& attr : v.attrs) {
+    if (Reaches(*attr.second, target, limit - 1)) return true;
+  }
+  return false;
 }
 
 // Reads the integers of a tuple of ints (sizes, strides).
@@ -86,12 +113,14 @@ class Unpickler {
           PickleRef t = Make(PickleValue::Kind::kTuple);
           t->items.assign(stack_.end() - n, stack_.end());
           stack_.resize(stack_.size() - n);
+          if (DepthOf(*t) > kMaxDepth) return Bad("values nested too deeply");
           stack_.push_back(t);
           break;
         }
         case 't': {  // TUPLE
           PickleRef t = Make(PickleValue::Kind::kTuple);
           TORCHCOST_RETURN_IF_ERROR(PopMark(&t->items));
+          if (DepthOf(*t) > kMaxDepth) return Bad("values nested too deeply");
           stack_.push_back(t);
           break;
         }
@@ -105,14 +134,14 @@ class Unpickler {
           if (stack_.size() < 2 || stack_[stack_.size() - 2]->kind != PickleValue::Kind::kList) return Bad("APPEND to a non-list");
           PickleRef v = stack_.back();
           stack_.pop_back();
-          stack_.back()->items.push_back(v);
+          TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), {v}));
           break;
         }
         case 'e': {  // APPENDS
           std::vector<PickleRef> items;
           TORCHCOST_RETURN_IF_ERROR(PopMark(&items));
           if (stack_.empty() || stack_.back()->kind != PickleValue::Kind::kList) return Bad("APPENDS to a non-list");
-          for (PickleRef& v : items) stack_.back()->items.push_back(std::move(v));
+          TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), std::move(items)));
           break;
         }
         case 's':
@@ -128,7 +157,7 @@ class Unpickler {
           if (stack_.empty() || stack_.back()->kind != PickleValue::Kind::kDict || items.size() % 2 != 0) {
             return Bad("SETITEMS on a non-dict");
           }
-          for (PickleRef& v : items) stack_.back()->items.push_back(std::move(v));
+          TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), std::move(items)));
           break;
         }
         case 'J': {  // BININT
@@ -234,6 +263,7 @@ class Unpickler {
           }
           for (size_t k = 0; k + 1 < state->items.size(); k += 2) {
             if (state->items[k]->kind != PickleValue::Kind::kString) return Bad("object state with a non-string key");
+            TORCHCOST_RETURN_IF_ERROR(CheckAdd(obj, *state->items[k + 1]));
             obj.attrs.emplace_back(state->items[k]->s, state->items[k + 1]);
           }
           break;
@@ -248,6 +278,22 @@ class Unpickler {
   static std::string Hex(uint8_t op) {
     static const char* digits = "0123456789abcdef";
     return std::string{digits[op >> 4], digits[op & 15]};
+  }
+
+  // Checks that adding `item` into `container` makes no cycle and nests no deeper than kMaxDepth.
+  static Status CheckAdd(const PickleValue& container, const PickleValue& item) {
+    if (Reaches(item, &container)) return Bad("a value that contains itself");
+    if (DepthOf(item) >= kMaxDepth) return Bad("values nested too deeply");
+    return Status::Ok();
+  }
+
+  // Adds `items` to a list or dict (key, value, ...), as APPENDS and SETITEMS do.
+  static Status Add(PickleValue* container, std::vector<PickleRef> items) {
+    for (PickleRef& v : items) {
+      TORCHCOST_RETURN_IF_ERROR(CheckAdd(*container, *v));
+      container->items.push_back(std::move(v));
+    }
+    return Status::Ok();
   }
 
   Status Skip(size_t n) {
@@ -303,6 +349,26 @@ class Unpickler {
     return s;
   }
 
+  // Checks a tensor's geometry as LibTorch does when it sets a tensor's storage: non-negative sizes, strides
+  // and offset, and every element inside the storage.
+  static Status CheckBounds(const PickledTensor& t) {
+    if (t.sizes.size() != t.strides.size() || t.sizes.size() > 64) return Bad("a tensor with sizes and strides of other lengths");
+    if (t.offset < 0 || t.storage_numel < 0) return Bad("a tensor with a negative offset");
+    int64_t last = t.offset;  // The last element's index: offset + sum((size - 1) * stride).
+    bool empty = false;
+    for (size_t d = 0; d < t.sizes.size(); ++d) {
+      if (t.sizes[d] < 0 || t.strides[d] < 0) return Bad("a tensor with a negative size or stride");
+      empty |= t.sizes[d] == 0;
+      int64_t span = 0;
+      if (t.sizes[d] > 0 && (__builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &span) ||
+                             __builtin_add_overflow(last, span, &last))) {
+        return Bad("a tensor larger than 2^63 elements");
+      }
+    }
+    if (!empty && last >= t.storage_numel) return Bad("a tensor that does not fit its storage");
+    return Status::Ok();
+  }
+
   static Result<PickleRef> Reduce(const PickleValue& fn, const PickleValue& args) {
     if (fn.kind != PickleValue::Kind::kGlobal || args.kind != PickleValue::Kind::kTuple) return Bad("REDUCE of a non-global");
     if (fn.s == "collections.OrderedDict" && args.items.empty()) return Make(PickleValue::Kind::kDict);
@@ -318,6 +384,7 @@ class Unpickler {
       }
       t->tensor.offset = args.items[1]->i;
       t->tensor.requires_grad = args.items[4]->b;
+      TORCHCOST_RETURN_IF_ERROR(CheckBounds(t->tensor));
       return t;
     }
     return Bad("unsupported callable " + fn.s);

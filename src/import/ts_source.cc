@@ -183,7 +183,18 @@ class Parser {
     return tuple;
   }
 
+  // NB: expressions nest at most kMaxDepth levels (brackets, calls, unary minus), so that the recursion here
+  // and in the compiler stays bounded; what torch.jit.save prints nests a few levels.
+  static constexpr int kMaxDepth = 200;
+
   Result<ExprPtr> Expression() {
+    if (++depth_ > kMaxDepth) return LineError(line_, "expression nested too deeply");
+    Result<ExprPtr> e = ExpressionBody();
+    --depth_;
+    return e;
+  }
+
+  Result<ExprPtr> ExpressionBody() {
     if (Accept("-")) {
       TORCHCOST_ASSIGN_OR_RETURN(ExprPtr e, Expression());
       if (e->kind == Expr::Kind::kInt) {
@@ -310,6 +321,7 @@ class Parser {
   int line_;
   size_t at_;
   size_t end_;
+  int depth_ = 0;
 };
 
 // The text of tokens [begin, end), as an annotation is written ("Optional[bool]").

@@ -28,6 +28,11 @@ class ZipArchive {
   const std::vector<ZipEntry>& entries() const { return entries_; }
   // Returns true if an entry is named `name` (the full name, root included).
   bool Contains(const std::string& name) const { return index_.count(name) > 0; }
+  // Returns the entry `name`, or null.
+  const ZipEntry* Find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &entries_[it->second];
+  }
   // Reads the whole entry `name`, inflating it if needed and checking its CRC-32.
   Result<std::string> Read(const std::string& name) const;
 

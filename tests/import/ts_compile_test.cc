@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -85,6 +86,24 @@ TEST(TsCompileTest, DeclinesScriptedControlFlow) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kUnimplemented);
   EXPECT_THAT(r.status().message(), HasSubstr("unsupported statement 'if'"));
+}
+
+TEST(TsCompileTest, DeclinesAnArchiveWithoutAStorageItsTensorsNeed) {
+  // LibTorch reads every storage and fails on a missing one; this reader does not read them, but declines.
+  ASSERT_TRUE(testing::EnsureFixtures("tiny"));
+  const std::string cut = ::testing::TempDir() + "/tiny_without_data0.pt";
+  const std::string command = "/usr/bin/python3 -c \"import sys, zipfile; src = zipfile.ZipFile(sys.argv[1]); "
+                              "dst = zipfile.ZipFile(sys.argv[2], 'w'); "
+                              "[dst.writestr(i, src.read(i)) for i in src.infolist() if not i.filename.endswith('/data/0')]; "
+                              "dst.close()\" " + Fixture("tiny.pt") + " " + cut;
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  Result<ZipArchive> zip = ZipArchive::OpenFile(cut);
+  ASSERT_TRUE(zip.ok()) << zip.status().message();
+  Result<ir::Graph> r = CompileTorchScript(*zip, cut);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kUnimplemented);
+  EXPECT_THAT(r.status().message(), HasSubstr("storage '0' is not in the archive"));
+  std::remove(cut.c_str());
 }
 
 // A text of everything the analysis reads from a graph, values named as they are used.

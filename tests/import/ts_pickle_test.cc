@@ -111,6 +111,27 @@ TEST(TsPickleTest, WhatItDoesNotReadIsAnError) {
   EXPECT_THAT(Unpickle("\x80\x02NN.").status().message(), HasSubstr("STOP with 2 values"));
 }
 
+TEST(TsPickleTest, CyclesDeepNestingAndTensorsOutsideTheirStorageAreErrors) {
+  // EMPTY_LIST, BINPUT 0, BINGET 0, APPEND: a list that contains itself.
+  EXPECT_THAT(Unpickle(std::string("\x80\x02]q\x00h\x00" "a.", 9)).status().message(), HasSubstr("contains itself"));
+  // 2000 tuples, each holding the one before.
+  std::string deep = "\x80\x02N";
+  for (int i = 0; i < 2000; ++i) deep += "\x85";
+  EXPECT_THAT(Unpickle(deep + ".").status().message(), HasSubstr("nested too deeply"));
+  // NetPickle's tensor with sizes (2, 3), strides (3, 1) needs elements 0 .. 5 of its storage: 5 elements are
+  // too few; offset 1 with 6 elements reaches element 6, one past the end.
+  std::string five = NetPickle();
+  const size_t numel = five.find("K\x06tQ");
+  ASSERT_NE(numel, std::string::npos);
+  five[numel + 1] = 5;
+  EXPECT_THAT(Unpickle(five).status().message(), HasSubstr("does not fit its storage"));
+  std::string offset = NetPickle();
+  const size_t at = offset.find(std::string("K\x00", 2) + "K\x02K\x03");
+  ASSERT_NE(at, std::string::npos);
+  offset[at + 1] = 1;
+  EXPECT_THAT(Unpickle(offset).status().message(), HasSubstr("does not fit its storage"));
+}
+
 TEST(TsPickleTest, StorageClasses) {
   EXPECT_EQ(ScalarTypeOfStorage("LongStorage"), 4);
   EXPECT_EQ(ScalarTypeOfStorage("HalfStorage"), 5);

@@ -138,6 +138,11 @@ TEST(TsSourceTest, ParsesOneExpression) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ((*s)->text, "\"'\\");
   EXPECT_FALSE(ParseExpr("(1, ").ok());
+  // Nesting is bounded: 200 levels parse, 201 do not.
+  EXPECT_TRUE(ParseExpr(std::string(199, '[') + std::string(199, ']')).ok());
+  EXPECT_THAT(ParseExpr(std::string(201, '[') + std::string(201, ']')).status().message(),
+              HasSubstr("nested too deeply"));
+  EXPECT_THAT(ParseExpr(std::string(300, '-') + "1").status().message(), HasSubstr("nested too deeply"));
 }
 
 }  // namespace

@@ -121,6 +121,9 @@ TEST(ZipArchiveTest, ReadsStoredAndDeflatedEntries) {
   ASSERT_EQ(zip->entries().size(), 3u);
   EXPECT_TRUE(zip->Contains("net/version"));
   EXPECT_FALSE(zip->Contains("version"));
+  ASSERT_NE(zip->Find("net/version"), nullptr);
+  EXPECT_EQ(zip->Find("net/version")->uncompressed, 2u);
+  EXPECT_EQ(zip->Find("version"), nullptr);
   Result<std::string> version = zip->Read("net/version");
   ASSERT_TRUE(version.ok()) << version.status().message();
   EXPECT_EQ(*version, "3\n");
