@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace torchcost::import {
@@ -21,24 +22,37 @@ PickleRef Make(PickleValue::Kind kind) {
 // nothing that walks or frees a value recurses without bound.
 constexpr int kMaxDepth = 1000;
 
-// The nesting depth of a value (0 for a scalar), bounded by kMaxDepth + 1.
-int DepthOf(const PickleValue& v, int limit = kMaxDepth + 1) {
-  if (limit <= 0) return 0;
+// The nesting depth of a value (0 for a scalar); more than kMaxDepth if it is deeper. Each value is
+// visited once (`memo`), so values shared through the memo do not make it exponential.
+int DepthOf(const PickleValue& v, int limit, std::unordered_map<const PickleValue*, int>* memo) {
+  if (limit <= 0) return 0;  // NB: a cut path is kMaxDepth + 1 long: the caller's result is over the limit.
+  auto it = memo->find(&v);
+  if (it != memo->end()) return it->second;
   int d = 0;
-  for (const PickleRef& item : v.items) d = std::max(d, 1 + DepthOf(*item, limit - 1));
-  for (const auto& attr : v.attrs) d = std::max(d, 1 + DepthOf(*attr.second, limit - 1));
+  for (const PickleRef& item : v.items) d = std::max(d, 1 + DepthOf(*item, limit - 1, memo));
+  for (const auto& attr : v.attrs) d = std::max(d, 1 + DepthOf(*attr.second, limit - 1, memo));
+  (*memo)[&v] = d;
   return d;
 }
 
+int DepthOf(const PickleValue& v) {
+  std::unordered_map<const PickleValue*, int> memo;
+  return DepthOf(v, kMaxDepth + 1, &memo);
+}
+
 // True if `target` can be reached from `v` (adding `v` into `target` would make a cycle).
-bool Reaches(const PickleValue& v, const PickleValue* target, int limit = kMaxDepth + 1) {
-  if (&v == target) return true;
-  if (limit <= 0) return false;
-  for (const PickleRef& item : v.items) {
-    if (Reaches(*item, target, limit - 1)) return true;
-  }
-  for (const auto& attr : v.attrs) {
-    if (Reaches(*attr.second, target, limit - 1)) return true;
+bool Reaches(const PickleValue& v, const PickleValue* target) {
+  std::vector<const PickleValue*> stack{&v};
+  std::unordered_set<const PickleValue*> seen{&v};
+  while (!stack.empty()) {
+    const PickleValue* x = stack.back();
+    stack.pop_back();
+    if (x == target) return true;
+    auto push = [&](const PickleValue* y) {
+      if (seen.insert(y).second) stack.push_back(y);
+    };
+    for (const PickleRef& item : x->items) push(item.get());
+    for (const auto& attr : x->attrs) push(attr.second.get());
   }
   return false;
 }

@@ -118,6 +118,13 @@ TEST(TsPickleTest, CyclesDeepNestingAndTensorsOutsideTheirStorageAreErrors) {
   std::string deep = "\x80\x02N";
   for (int i = 0; i < 2000; ++i) deep += "\x85";
   EXPECT_THAT(Unpickle(deep + ".").status().message(), HasSubstr("nested too deeply"));
+  // 60 tuples, each holding the one before twice (the top and BINGET 0 of it, TUPLE2, BINPUT 0): 2^60 paths
+  // but 61 values, read in time.
+  std::string shared = std::string("\x80\x02Nq\x00", 5);
+  for (int i = 0; i < 60; ++i) shared += std::string("h\x00\x86q\x00", 5);
+  Result<PickleRef> wide = Unpickle(shared + ".");
+  ASSERT_TRUE(wide.ok()) << wide.status().message();
+  EXPECT_EQ((*wide)->items.size(), 2u);
   // NetPickle's tensor with sizes (2, 3), strides (3, 1) needs elements 0 .. 5 of its storage: 5 elements are
   // too few; offset 1 with 6 elements reaches element 6, one past the end.
   std::string five = NetPickle();
