@@ -9,7 +9,9 @@ JSON graphs of tests/import and two that tools/export writes here;
 module_attrs the attribute files of tests/import/module_attrs_test.cc and one
 that tools/export/module_attrs.py writes here; zip_archive two TorchScript
 archives torch.jit.save writes here, one with that file inside (plus the
-fixtures under --fixtures smaller than 256 KiB); and sym_parse, cli_spec and
+fixtures under --fixtures smaller than 256 KiB), the same archives for
+torchscript, their code/ sources for ts_source and their pickles for
+ts_pickle; and sym_parse, cli_spec and
 family_config the lines of fuzz/seeds/<target>.txt.
 Nothing binary is kept in git.
 """
@@ -21,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -116,6 +119,20 @@ def main(argv):
             path = os.path.join(args.fixtures, name)
             if name.endswith(".pt") and os.path.getsize(path) < 256 * 1024:
                 write(args.outdir, "zip_archive", open(path, "rb").read())
+    # The reader without LibTorch: the same archives whole, and their sources and pickles.
+    zip_dir = os.path.join(args.outdir, "zip_archive")
+    for name in sorted(os.listdir(zip_dir)) if os.path.isdir(zip_dir) else []:
+        data = open(os.path.join(zip_dir, name), "rb").read()
+        write(args.outdir, "torchscript", data)
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                for member in z.namelist():
+                    if member.endswith(".py"):
+                        write(args.outdir, "ts_source", z.read(member))
+                    elif member.endswith(".pkl") and not member.endswith(".debug_pkl"):
+                        write(args.outdir, "ts_pickle", z.read(member))
+        except zipfile.BadZipFile:
+            pass
     return 0
 
 

@@ -11,7 +11,8 @@ PER="${1:?usage: tools/fuzz.sh SECONDS [TARGET...]}"
 shift
 BUILD="${TORCHCOST_SAN_BUILD:-build-san}"
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(sym_parse rule_expr rule_yaml graph_json module_attrs zip_archive cli_spec family_config hf_config)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(sym_parse rule_expr rule_yaml graph_json module_attrs zip_archive torchscript ts_source ts_pickle cli_spec
+  family_config hf_config)
 source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
 nice cmake --build "$BUILD" -j2 --target "${TARGETS[@]/#/fuzz_}"
