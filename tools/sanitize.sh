@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 BUILD="${1:-build-san}"
 source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
-TESTS=(sym ir rules passes analysis report import builder training peft step cli nas)
+# Every layer's unit tests, as CMakeLists.txt declares them (torchcost_tests(NAME ...)).
+mapfile -t TESTS < <(sed -n 's/^ *torchcost_tests(\([a-z_]*\) .*/\1/p' CMakeLists.txt)
 nice cmake --build "$BUILD" -j2 --target "${TESTS[@]/%/_tests}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=0
