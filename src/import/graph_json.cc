@@ -279,7 +279,9 @@ class JsonImporter {
       n.scope = Scope(m->get<std::string>(), "", where);
     }
     const Json& args = Field(j, "args", where);
+    n.inputs.reserve(args.size());
     if (args.is_object()) {
+      n.input_names.reserve(args.size());
       for (auto it = args.begin(); it != args.end(); ++it) {
         n.input_names.push_back(it.key());
         const int known = KnownRef(it.value());
@@ -295,6 +297,8 @@ class JsonImporter {
     }
     const Json& outputs = ArrayField(j, "outputs", where);
     std::vector<ir::Value> outs;
+    outs.reserve(outputs.size());
+    n.outputs.reserve(outputs.size());
     for (size_t o = 0; o < outputs.size(); ++o) {
       outs.push_back(outputs[o].is_string() ? ReadOutput(outputs[o], "")
                                             : ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
@@ -684,7 +688,13 @@ class NodeReader : public nlohmann::json_sax<Json> {
   bool number_float(number_float_t f, const string_t&) override { return Add(Json(f)); }
   bool string(string_t& s) override { return Add(Json(std::move(s))); }
   bool binary(binary_t&) override { return false; }  // Not in JSON text.
-  bool start_object(std::size_t) override { return Open(Json::object()); }
+  bool start_object(std::size_t) override {
+    // NB: room for a node's usual keys (op, args, outputs, module), so most
+    // objects are built without growing.
+    Json object = Json::object();
+    object.get_ref<Json::object_t&>().reserve(4);
+    return Open(std::move(object));
+  }
   bool key(string_t& k) override {
     key_ = k;
     return true;

@@ -157,6 +157,15 @@ bool ProvenLe(sym::Context& ctx, const sym::Expr& a, const sym::Expr& b) {
 // provably <= another. NB: each comparison first checks the samples, and the
 // last dominating candidate is tried first, so the prover runs rarely.
 std::vector<int> MaximalCandidates(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
+  // NB: constants compare exactly, so among constants only the first largest
+  // is left (the loop below gives the same, after sampling every expression).
+  if (!exprs.empty() && std::all_of(exprs.begin(), exprs.end(), [](const sym::Expr& e) { return e.IsConstant(); })) {
+    size_t best = 0;
+    for (size_t i = 1; i < exprs.size(); ++i) {
+      if (*exprs[best].AsConstant() < *exprs[i].AsConstant()) best = i;
+    }
+    return {static_cast<int>(best)};
+  }
   const Samples samples(ctx, exprs);
   auto le = [&](size_t a, size_t b) { return samples.MayBeLe(a, b) && ProvenLe(ctx, exprs[a], exprs[b]); };
   std::vector<int> cands;
@@ -236,6 +245,7 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
     for (int c = 0; c < kNumMemCategories; ++c) info.at_peak[c] = bind(tl[info.point].live[c]);
   }
   std::vector<sym::Expr> values;
+  if (category_max) values.reserve(tl.size());
   for (int c = 0; c < kNumMemCategories && category_max; ++c) {
     values.clear();
     for (const auto& p : tl) {

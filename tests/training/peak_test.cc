@@ -1,0 +1,50 @@
+// Tests of EvaluatePeak on timelines whose totals are constants: the peak is
+// the first point of the largest total, and each category's maximum its own.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "torchcost/training.h"
+
+namespace torchcost {
+namespace {
+
+// Returns a point holding `act` bytes of activations and `grad` bytes of gradients.
+TimelinePoint Point(int node, int64_t act, int64_t grad) {
+  TimelinePoint p;
+  p.node = node;
+  for (auto& b : p.live) b = sym::Expr(0);
+  p.live[static_cast<int>(MemCategory::kAct)] = sym::Expr(act);
+  p.live[static_cast<int>(MemCategory::kGrad)] = sym::Expr(grad);
+  p.total = sym::Expr(act + grad);
+  return p;
+}
+
+TEST(PeakTest, ConstantTotalsPickTheFirstLargest) {
+  TrainingReport r;
+  // Totals 5, 9, 9, 3: the peak is 9, first reached at point 1 (7 + 2), not point 2 (1 + 8).
+  r.timeline = {Point(0, 5, 0), Point(1, 7, 2), Point(2, 1, 8), Point(3, 3, 0)};
+  const PeakInfo info = EvaluatePeak(r, {});
+  EXPECT_TRUE(info.error.empty());
+  EXPECT_TRUE(info.decided);
+  EXPECT_EQ(info.point, 1);
+  EXPECT_EQ(info.peak, sym::Expr(9));
+  ASSERT_EQ(info.candidate_points, std::vector<int>{1});
+  EXPECT_EQ(info.at_peak[static_cast<int>(MemCategory::kAct)], sym::Expr(7));
+  EXPECT_EQ(info.at_peak[static_cast<int>(MemCategory::kGrad)], sym::Expr(2));
+  // Each category's maximum over the points: act max(5, 7, 1, 3) = 7, grad max(0, 2, 8, 0) = 8.
+  EXPECT_EQ(info.category_max[static_cast<int>(MemCategory::kAct)], sym::Expr(7));
+  EXPECT_EQ(info.category_max[static_cast<int>(MemCategory::kGrad)], sym::Expr(8));
+}
+
+TEST(PeakTest, OnePointIsItsOwnPeak) {
+  TrainingReport r;
+  r.timeline = {Point(0, 4, 1)};
+  const PeakInfo info = EvaluatePeak(r, {}, /*category_max=*/false);
+  EXPECT_TRUE(info.decided);
+  EXPECT_EQ(info.point, 0);
+  EXPECT_EQ(info.peak, sym::Expr(5));
+}
+
+}  // namespace
+}  // namespace torchcost
