@@ -117,6 +117,10 @@ struct UnknownOp {
 struct Report {
   std::string model;                 // File or model name.
   int64_t params = 0;                // Unique parameter elements.
+  // Parameters one token does not use (a mixture of experts' unrouted experts,
+  // as the built model declares them; the analysis leaves it 0): the active
+  // parameters are params - inactive_params.
+  int64_t inactive_params = 0;
   int64_t trainable_params = 0;
   int64_t buffers = 0;               // Buffer elements.
   int64_t param_bytes = 0;

@@ -64,6 +64,9 @@ struct BuiltModel {
   // What the family did that its config does not say (a padded vocabulary),
   // one sentence each, for the report's notes.
   std::vector<std::string> notes;
+  // Parameters a token does not use: in a mixture of experts, the experts it
+  // is not routed to (layers x (experts - top_k) x one expert's); 0 if dense.
+  int64_t inactive_params = 0;
   // The loss its task trains with by default, as ParseLossSpec reads it
   // ("causal_lm", "cross_entropy"); empty: out.sum().
   std::string default_loss;

@@ -44,6 +44,7 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std
   if (!name.empty()) report.model = name;
   if (report.model.empty()) report.model = p.model_name;
   for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  report.inactive_params = p.inactive_params;
   symbols_ = cli::InputSymbols(step_.options.inputs);
   std::sort(symbols_.begin(), symbols_.end());
   symbols_.erase(std::unique(symbols_.begin(), symbols_.end()), symbols_.end());

@@ -57,6 +57,7 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
   const TrainingReport& t = r.training;
   py::dict d;
   d["params"] = r.params;
+  d["active_params"] = r.params - r.inactive_params;
   d["trainable_params"] = t.mode == StepMode::kTrain ? t.grad_params : r.trainable_params;
   d["buffers"] = r.buffers;
   d["param_bytes"] = r.param_bytes;

@@ -175,6 +175,11 @@ class Analysis:
         return self._figures()["params"]
 
     @property
+    def active_params(self) -> int:
+        """Parameters one token uses: params less a mixture of experts' unrouted experts."""
+        return self._figures()["active_params"]
+
+    @property
     def trainable_params(self) -> int:
         """Elements of parameters that get a gradient (requires_grad, not frozen, not a PEFT base)."""
         return self._figures()["trainable_params"]

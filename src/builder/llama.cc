@@ -548,6 +548,9 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
   if (c.experts > 0) {
+    // (experts - top_k) experts per layer, each 3 * hidden * expert_intermediate.
+    const int64_t ei = c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+    m.inactive_params = c.layers * (c.experts - c.top_k) * 3 * c.hidden * ei;
     m.notes.push_back("experts: balanced routing: each of the " + std::to_string(c.experts) + " experts computes on (B*S*" +
                       std::to_string(c.top_k) + ") // " + std::to_string(c.experts) + " tokens");
   }

@@ -150,6 +150,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   p.graph = std::move(graph).value();
   p.model_name = built ? cl.builder_model : cl.model;
   if (built) p.notes = built->notes;
+  if (built) p.inactive_params = built->inactive_params;
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
@@ -172,6 +173,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   for (Diagnostic& d : report.diagnostics) d.message = WithFlagNames(d.message, method_flag);
   if (report.model.empty()) report.model = p.model_name;
   for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  report.inactive_params = p.inactive_params;
 
   // A memory figure that cannot be evaluated (bytes past int64 under --set)
   // is an error, never a report without it.

@@ -25,6 +25,7 @@ struct Prepared {
   std::shared_ptr<const RuleSet> rules;
   std::string model_name;
   std::vector<std::string> notes;  // The built family's notes (a padded vocabulary).
+  int64_t inactive_params = 0;     // The built model's (BuiltModel::inactive_params).
 };
 
 // Reads the flags into `p.config` (checking it as the library does), then the

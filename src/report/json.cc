@@ -434,6 +434,8 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
 
   Json totals;
   totals["params"] = report.params;
+  // Parameters one token uses: all but a mixture of experts' unrouted experts.
+  totals["active_params"] = report.params - report.inactive_params;
   totals["trainable_params"] = report.trainable_params;
   totals["buffers"] = report.buffers;
   totals["param_bytes"] = report.param_bytes;

@@ -102,6 +102,8 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
 std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   std::string out = "Totals (forward)\n";
   out += Field("  Params:", HumanAndExact(report.params, Unit::kCount));
+  if (report.inactive_params > 0)
+    out += Field("  Active params:", HumanAndExact(report.params - report.inactive_params, Unit::kCount) + " per token");
   out += Field("  Trainable params:",
                HumanAndExact(report.trainable_params, Unit::kCount));
   out += Field("  Buffers:", HumanAndExact(report.buffers, Unit::kCount));

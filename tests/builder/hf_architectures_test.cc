@@ -178,6 +178,11 @@ TEST(HfArchitecturesTest, Mixtral8x7bHoldsEveryExpertAndMatchesTheModelCard) {
   const int64_t expected = V * h + L * (attn + E * h + E * 3 * h * I + 2 * h) + h + V * h;
   ASSERT_EQ(expected, 46702792704);  // Mistral AI's Mixtral 8x7B: 46.7B total.
   EXPECT_EQ(AnalysedParams("Mixtral-8x7B-v0.1.json"), expected);
+  // Active: all but 8 - 2 = 6 experts per layer: 12.9B (Mistral AI: "12.9B active parameters").
+  Result<BuiltModel> full = BuildNamedModel(Example("Mixtral-8x7B-v0.1.json"), "");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(expected - full->inactive_params, expected - L * (E - 2) * 3 * h * I);
+  EXPECT_EQ(expected - full->inactive_params, 12879925248);
 
   Result<BuiltModel> m = BuildNamedModel(Example("Mixtral-8x7B-v0.1.json"), "num_hidden_layers=1");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -196,6 +201,11 @@ TEST(HfArchitecturesTest, Qwen15MoeHasASharedExpertAndMatchesTheModelCard) {
   const int64_t expected = V * h + L * (attn + moe + 2 * h) + h + V * h;
   ASSERT_EQ(expected, 14315784192);  // Qwen's model card: 14.3B total (2.7B activated).
   EXPECT_EQ(AnalysedParams("Qwen1.5-MoE-A2.7B.json"), expected);
+  // Active: all but 60 - 4 = 56 routed experts per layer (the shared expert always runs): 2.69B.
+  Result<BuiltModel> full = BuildNamedModel(Example("Qwen1.5-MoE-A2.7B.json"), "");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(expected - full->inactive_params, expected - L * (E - 4) * 3 * h * 1408);
+  EXPECT_EQ(expected - full->inactive_params, 2689173504);
 }
 
 TEST(HfArchitecturesTest, MoeMacsCountTheRoutedTokens) {

@@ -74,6 +74,12 @@ def decoder_params(V, h, L, H, K, d, I, tied=False, qkv_bias=False):
     return V * h + L * (attn + 3 * h * I + 2 * h) + h + (0 if tied else V * h)
 
 
+# Active parameters of the mixtures of experts: params less (experts - top_k) experts per layer.
+ACTIVE = {
+    "Mixtral-8x7B-v0.1.json": 46702792704 - 32 * (8 - 2) * 3 * 4096 * 14336,   # 12.9B
+    "Qwen1.5-MoE-A2.7B.json": 14315784192 - 24 * (60 - 4) * 3 * 2048 * 1408,   # 2.7B
+}
+
 EXAMPLES = [
     ("Llama-2-7b-hf.json", 6738415616, decoder_params(32000, 4096, 32, 32, 32, 128, 11008)),
     ("Mistral-7B-v0.1.json", 7241732096, decoder_params(32000, 4096, 32, 32, 8, 128, 14336)),
@@ -153,6 +159,9 @@ def check_example(r, name, published, derived):
         return
     if doc["totals"]["params"] != published:
         problems.append("params %d, published %d" % (doc["totals"]["params"], published))
+    active = ACTIVE.get(name, published)
+    if doc["totals"]["active_params"] != active:
+        problems.append("active_params %d, expected %d" % (doc["totals"]["active_params"], active))
     if doc["unknown_ops"]:
         problems.append("ops without rules: %s" % [u["op"] for u in doc["unknown_ops"]])
     r.record("example_" + name, problems)

@@ -29,6 +29,7 @@ def test_hf_config_equals_cli(cli):
     # o 3584^2, MLP 3 * 3584 * 18944, norms 2 * 3584).
     layer = 2 * 3584 * 3584 + 3584 + 2 * (3584 * 512 + 512) + 3 * 3584 * 18944 + 2 * 3584
     assert a.params == 2 * 152064 * 3584 + 3584 + 2 * layer
+    assert a.active_params == a.params == doc["totals"]["active_params"]  # Dense: every parameter is active.
 
 
 class TinyCNN(nn.Module):
