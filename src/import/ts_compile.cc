@@ -1091,6 +1091,10 @@ class Compiler {
     }
     auto it = scope_index_.find(path);
     if (it != scope_index_.end()) return it->second;
+    // NB: a call resolved to no module of the tree (a module handed to another's
+    // forward, as DoRA's magnitude layer is given lora_A) is named from LibTorch's
+    // call stacks, which the source does not show: Convert declines it.
+    if (outside_tree_.empty()) outside_tree_ = path;
     const int index = graph_.GetOrAddScope(path, ShortClassName(innermost));
     scope_index_[path] = index;
     return index;
@@ -1318,10 +1322,13 @@ class Compiler {
     }
     for (const Nd& nd : nodes_) {
       if (nd.dead) continue;
+      // NB: LibTorch's reader evaluates a packed sequence's lengths from the trace's constants for the rules.
+      if (nd.op == "aten::_pack_padded_sequence") return Decline("a packed sequence");
       ir::Node n;
       n.op = nd.op;
       n.overload = nd.overload;
       n.scope = ScopeOf(nd);
+      if (!outside_tree_.empty()) return Decline("a call to module '" + outside_tree_ + "' outside the module tree");
       for (int in : nd.inputs) {
         TORCHCOST_ASSIGN_OR_RETURN(int v, IrValue(in));
         n.inputs.push_back(v);
@@ -1367,6 +1374,7 @@ class Compiler {
   std::unordered_map<std::string, Module> modules_;  // By path.
   ir::Graph graph_;
   std::unordered_map<std::string, int> scope_index_;
+  std::string outside_tree_;  // The first call path ScopeOf found outside the module tree.
   std::unordered_map<std::string, std::pair<bool, int>> tensor_slot_;
   std::vector<Val> vals_;
   std::vector<Nd> nodes_;

@@ -57,12 +57,17 @@ class GraphJsonTest : public ::testing::Test {
   std::string Write(const std::string& text, const std::string& name = "model.json") {
     // NB: one directory per test and process: ctest runs tests in parallel.
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string dir = ::testing::TempDir() + "/graph_json_test_" + info->name() + "_" +
-                            std::to_string(::getpid());
-    std::filesystem::create_directories(dir);
-    const std::string path = dir + "/" + name;
+    dir_ = ::testing::TempDir() + "/graph_json_test_" + info->name() + "_" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+    const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
+  }
+
+  // Removes the test's directory, if it wrote one.
+  void TearDown() override {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
   }
 
   // Imports `text` and returns the error message (empty if it imported).
@@ -79,6 +84,9 @@ class GraphJsonTest : public ::testing::Test {
     if (at != std::string::npos) text.replace(at, from.size(), to);
     return text;
   }
+
+ private:
+  std::string dir_;  // The test's directory; empty until Write.
 };
 
 TEST_F(GraphJsonTest, ImportsTheSmallGraph) {
