@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "import/module_attrs.h"
+#include "import/module_scopes.h"
 #include "import/torchscript_plugin.h"
 #include "import/value_names.h"
 #include "torchcost/import.h"
@@ -79,6 +80,8 @@ namespace torchcost {
 namespace {
 
 namespace jit = ::torch::jit;
+using import::JoinModulePath;
+using import::ResolveChildScope;
 
 // Returns the first line of a (possibly multi-line) LibTorch message, without
 // the "(Could this error message be improved? ...)" plea TORCH_CHECK appends.
@@ -101,10 +104,6 @@ std::string ShortClassName(const c10::ClassTypePtr& type) {
   const std::string& qualified = type->name()->qualifiedName();
   const size_t dot = qualified.rfind('.');
   return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
-}
-
-std::string JoinPath(const std::string& prefix, const std::string& name) {
-  return prefix.empty() ? name : prefix + "." + name;
 }
 
 DType DTypeOf(c10::ScalarType type) {
@@ -776,7 +775,7 @@ class Importer {
           const std::string& name = node->s(c10::attr::name);
           attrs_[node->output()] =
               AttrRef{parent->second.value.toObjectRef().getAttr(name),
-                      JoinPath(parent->second.path, name)};
+                      JoinModulePath(parent->second.path, name)};
         }
       }
       for (jit::Block* sub : node->blocks()) ResolveAttrsIn(sub);
@@ -849,34 +848,6 @@ class Importer {
     return index;
   }
 
-  // Returns the path of the module `name` called from the module at `parent`.
-  // NB: a container that is iterated but never called (a ModuleList walked by
-  // `for block in self.h`) leaves no call-stack entry, so `0` may stand for
-  // `h.0`: look one or two container levels down for a unique match.
-  std::string ResolveChild(const std::string& parent, const std::string& name) const {
-    const std::string direct = JoinPath(parent, name);
-    if (scope_index_.count(direct)) return direct;
-    auto parent_it = scope_index_.find(parent);
-    if (parent_it == scope_index_.end()) return direct;
-    std::vector<int> level = graph_.scopes[parent_it->second].children;
-    for (int depth = 0; depth < 2 && !level.empty(); ++depth) {
-      std::string found;
-      int matches = 0;
-      std::vector<int> next;
-      for (int c : level) {
-        const std::string candidate = JoinPath(graph_.scopes[c].path, name);
-        if (scope_index_.count(candidate)) {
-          found = candidate;
-          ++matches;
-        }
-        for (int g : graph_.scopes[c].children) next.push_back(g);
-      }
-      if (matches == 1) return found;
-      if (matches > 1) break;
-      level.swap(next);
-    }
-    return direct;
-  }
 
   // Returns the scope index of a node from its inlined call stack.
   int ScopeOf(jit::Node* node) {
@@ -892,7 +863,7 @@ class Importer {
       // (self._forward_impl).
       if (name.empty() || name == "SELF" || name == "INSTANCE_NAME_UNKNOWN")
         continue;
-      path = ResolveChild(path, name);
+      path = ResolveChildScope(graph_, scope_index_, path, name);
       innermost = info->class_type();
     }
     auto it = scope_index_.find(path);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "import/module_attrs.h"
+#include "import/module_scopes.h"
 #include "import/ts_pickle.h"
 #include "import/ts_schema.h"
 #include "import/ts_source.h"
@@ -27,10 +28,6 @@ using ts::Expr;
 using ts::ExprPtr;
 
 Status Decline(const std::string& why) { return Status::Unimplemented(why); }
-
-std::string JoinPath(const std::string& prefix, const std::string& name) {
-  return prefix.empty() ? name : prefix + "." + name;
-}
 
 // "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" -> "BasicBlock".
 std::string ShortClassName(const std::string& qualified) {
@@ -267,7 +264,7 @@ class Compiler {
       TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
       if (v->kind != PickleValue::Kind::kObject) continue;
       TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
-      TORCHCOST_RETURN_IF_ERROR(WalkModules(JoinPath(path, name), sub, out));
+      TORCHCOST_RETURN_IF_ERROR(WalkModules(JoinModulePath(path, name), sub, out));
     }
     return Status::Ok();
   }
@@ -328,7 +325,7 @@ class Compiler {
       TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
       if (v->kind == PickleValue::Kind::kObject) {
         TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
-        TORCHCOST_RETURN_IF_ERROR(WalkTensors(JoinPath(path, name), sub, params, out));
+        TORCHCOST_RETURN_IF_ERROR(WalkTensors(JoinModulePath(path, name), sub, params, out));
         continue;
       }
       if (v->kind != PickleValue::Kind::kTensor) continue;
@@ -336,7 +333,7 @@ class Compiler {
       const bool is_param = Listed(m.cls->parameters, name);
       const bool is_buffer = Listed(m.cls->buffers, name);
       if (!is_param && !is_buffer) continue;
-      if (is_param == params) out->emplace_back(JoinPath(path, name), v);
+      if (is_param == params) out->emplace_back(JoinModulePath(path, name), v);
     }
     return Status::Ok();
   }
@@ -541,7 +538,7 @@ class Compiler {
     const Module& mod = mod_it->second;
     TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(mod, name));
     Val out;
-    out.path = JoinPath(mv.path, name);
+    out.path = JoinModulePath(mv.path, name);
     out.attr_name = name;
     out.object = v;
     if (v->kind == PickleValue::Kind::kObject) {
@@ -1056,37 +1053,12 @@ class Compiler {
 
   // --- Scopes, as the LibTorch reader derives them from inlined call stacks ---------------
 
-  std::string ResolveChild(const std::string& parent, const std::string& name) const {
-    const std::string direct = JoinPath(parent, name);
-    if (scope_index_.count(direct)) return direct;
-    auto parent_it = scope_index_.find(parent);
-    if (parent_it == scope_index_.end()) return direct;
-    std::vector<int> level = graph_.scopes[parent_it->second].children;
-    for (int depth = 0; depth < 2 && !level.empty(); ++depth) {
-      std::string found;
-      int matches = 0;
-      std::vector<int> next;
-      for (int c : level) {
-        const std::string candidate = JoinPath(graph_.scopes[c].path, name);
-        if (scope_index_.count(candidate)) {
-          found = candidate;
-          ++matches;
-        }
-        for (int g : graph_.scopes[c].children) next.push_back(g);
-      }
-      if (matches == 1) return found;
-      if (matches > 1) break;
-      level.swap(next);
-    }
-    return direct;
-  }
-
   int ScopeOf(const Nd& n) {
     if (n.calls.empty()) return 0;
     std::string path, innermost;
     for (int c : n.calls) {
       const Call& call = call_info_[c];
-      path = ResolveChild(path, call.instance);
+      path = ResolveChildScope(graph_, scope_index_, path, call.instance);
       innermost = call.cls;
     }
     auto it = scope_index_.find(path);
