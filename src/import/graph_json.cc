@@ -13,6 +13,7 @@
 // No LibTorch header is included here: the importer links LibTorch only for
 // the TorchScript frontend.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <unordered_map>
 #include <utility>
@@ -220,6 +222,319 @@ bool FindNodesArray(std::string_view text, size_t* begin, size_t* end, size_t* c
   return true;
 }
 
+// One argument of a node in the forms most files use: a reference object
+// ({"ref"|"param"|"buffer"|"input": name or int}) or a null, bool, int or
+// string literal.
+struct SimpleArg {
+  enum class Kind { kRef, kParam, kBuffer, kInput, kNull, kBool, kInt, kString };
+  std::string_view name;       // The argument's name (the key in "args").
+  Kind kind = Kind::kNull;
+  std::string_view text;       // kString, or a reference's target name.
+  int64_t i = 0;               // kInt, or a reference's target int.
+  bool b = false;              // kBool.
+  bool target_is_int = false;  // A reference whose target is an int ({"input": 0}).
+
+  // Returns the argument as the JSON parser builds it.
+  Json ToJson() const {
+    switch (kind) {
+      case Kind::kNull: return Json(nullptr);
+      case Kind::kBool: return Json(b);
+      case Kind::kInt: return Json(i);
+      case Kind::kString: return Json(std::string(text));
+      case Kind::kRef: case Kind::kParam: case Kind::kBuffer: case Kind::kInput: break;
+    }
+    const char* key = kind == Kind::kRef ? "ref" : kind == Kind::kParam ? "param" : kind == Kind::kBuffer ? "buffer"
+                                                                                                          : "input";
+    Json object = Json::object();
+    object[key] = target_is_int ? Json(i) : Json(std::string(text));
+    return object;
+  }
+};
+
+// A node in the form most files use: "op", "overload" and "module" strings
+// (or null), "args" an object of SimpleArgs, "outputs" a list of names or of
+// {"name", "type", "shape", "dtype"}, no other key. Views into the file's text.
+struct SimpleNode {
+  std::string_view op, overload, module;
+  bool has_op = false, has_overload = false, has_module = false, has_args = false, has_outputs = false;
+  std::vector<SimpleArg> args;
+  std::vector<ir::Value> outputs;  // As ReadOutput reads them.
+};
+
+// Scans a strict subset of JSON: what SimpleNode holds, plus the separators
+// of the "nodes" array. Every Parse* returns false where the text leaves that
+// subset (an escape, a non-ASCII byte, a float, a number of more than 18
+// digits, a repeated key, ...), whether or not it is valid JSON; the caller
+// then hands the element to the JSON parser.
+// NB: the subset is valid JSON throughout, so what it accepts the JSON parser
+// accepts and reads the same way.
+class SimpleScanner {
+ public:
+  explicit SimpleScanner(std::string_view text) : text_(text) {}
+
+  size_t pos() const { return pos_; }
+  void set_pos(size_t pos) { pos_ = pos; }
+  bool AtEnd() { SkipSpace(); return pos_ >= text_.size(); }
+  // Consumes `c` (after white space) if it is next.
+  bool Eat(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  // Parses one node object into `*n` (its vectors cleared first).
+  bool ParseNode(SimpleNode* n) {
+    n->has_op = n->has_overload = n->has_module = n->has_args = n->has_outputs = false;
+    n->args.clear();
+    n->outputs.clear();
+    if (!Eat('{')) return false;
+    if (Eat('}')) return true;
+    bool seen_overload = false, seen_module = false;
+    do {
+      std::string_view key;
+      if (!ParseString(&key) || !Eat(':')) return false;
+      if (key == "op") {
+        if (n->has_op || !ParseString(&n->op)) return false;
+        n->has_op = true;
+      } else if (key == "overload" || key == "module") {
+        const bool is_module = key == "module";
+        bool& seen = is_module ? seen_module : seen_overload;
+        if (seen) return false;
+        seen = true;
+        // A null is as if the key were absent.
+        if (!ParseLiteral("null")) {
+          if (!ParseString(is_module ? &n->module : &n->overload)) return false;
+          (is_module ? n->has_module : n->has_overload) = true;
+        }
+      } else if (key == "args") {
+        if (n->has_args || !ParseArgs(&n->args)) return false;
+        n->has_args = true;
+      } else if (key == "outputs") {
+        if (n->has_outputs || !ParseOutputs(&n->outputs)) return false;
+        n->has_outputs = true;
+      } else {
+        return false;
+      }
+    } while (Eat(','));
+    return Eat('}');
+  }
+
+  // Moves past one JSON value of any form (strings and brackets matched, the
+  // rest left to the JSON parser to check); false at the end of the text.
+  bool SkipValue() {
+    SkipSpace();
+    int depth = 0;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_++];
+      if (c == '"') {
+        while (pos_ < text_.size() && text_[pos_] != '"') pos_ += text_[pos_] == '\\' ? 2 : 1;
+        if (pos_ >= text_.size()) return false;
+        ++pos_;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth < 0) return false;
+      }
+      if (depth == 0) {
+        // A scalar runs to the next separator.
+        if (c != '}' && c != ']' && c != '"') {
+          while (pos_ < text_.size() && std::string_view(",]} \n\r\t").find(text_[pos_]) == std::string_view::npos) {
+            ++pos_;
+          }
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t')) {
+      ++pos_;
+    }
+  }
+
+  // A string without escapes, control characters or non-ASCII bytes.
+  bool ParseString(std::string_view* out) {
+    if (!Eat('"')) return false;
+    const size_t start = pos_;
+    while (pos_ < text_.size()) {
+      const unsigned char c = static_cast<unsigned char>(text_[pos_]);
+      if (c == '"') {
+        *out = text_.substr(start, pos_ - start);
+        ++pos_;
+        return true;
+      }
+      if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+      ++pos_;
+    }
+    return false;
+  }
+
+  bool ParseLiteral(std::string_view word) {
+    SkipSpace();
+    if (text_.substr(pos_, word.size()) != word) return false;
+    const size_t after = pos_ + word.size();
+    if (after < text_.size() && std::isalnum(static_cast<unsigned char>(text_[after]))) return false;
+    pos_ = after;
+    return true;
+  }
+
+  // An integer of at most 18 digits (no fraction, no exponent).
+  bool ParseInt(int64_t* out) {
+    SkipSpace();
+    size_t p = pos_;
+    const bool negative = p < text_.size() && text_[p] == '-';
+    if (negative) ++p;
+    const size_t digits = p;
+    int64_t value = 0;
+    while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9') value = value * 10 + (text_[p++] - '0');
+    const size_t n = p - digits;
+    if (n == 0 || n > 18 || (n > 1 && text_[digits] == '0')) return false;
+    if (p < text_.size() && (text_[p] == '.' || text_[p] == 'e' || text_[p] == 'E')) return false;
+    *out = negative ? -value : value;
+    pos_ = p;
+    return true;
+  }
+
+  bool StartsWith(char c) {
+    SkipSpace();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+
+  bool ParseArg(SimpleArg* a) {
+    if (StartsWith('"')) {
+      a->kind = SimpleArg::Kind::kString;
+      return ParseString(&a->text);
+    }
+    if (StartsWith('{')) {
+      std::string_view key;
+      if (!Eat('{') || !ParseString(&key) || !Eat(':')) return false;
+      if (key == "ref") {
+        a->kind = SimpleArg::Kind::kRef;
+      } else if (key == "param") {
+        a->kind = SimpleArg::Kind::kParam;
+      } else if (key == "buffer") {
+        a->kind = SimpleArg::Kind::kBuffer;
+      } else if (key == "input") {
+        a->kind = SimpleArg::Kind::kInput;
+      } else {
+        return false;
+      }
+      a->target_is_int = !StartsWith('"');
+      if (a->target_is_int ? !ParseInt(&a->i) : !ParseString(&a->text)) return false;
+      return Eat('}');
+    }
+    if (ParseLiteral("null")) {
+      a->kind = SimpleArg::Kind::kNull;
+      return true;
+    }
+    if (ParseLiteral("true")) {
+      a->kind = SimpleArg::Kind::kBool;
+      a->b = true;
+      return true;
+    }
+    if (ParseLiteral("false")) {
+      a->kind = SimpleArg::Kind::kBool;
+      a->b = false;
+      return true;
+    }
+    a->kind = SimpleArg::Kind::kInt;
+    return ParseInt(&a->i);
+  }
+
+  bool ParseArgs(std::vector<SimpleArg>* args) {
+    if (!Eat('{')) return false;
+    if (Eat('}')) return true;
+    do {
+      SimpleArg a;
+      if (!ParseString(&a.name) || !Eat(':') || !ParseArg(&a)) return false;
+      for (const SimpleArg& b : *args) {
+        if (b.name == a.name) return false;
+      }
+      args->push_back(a);
+    } while (Eat(','));
+    return Eat('}');
+  }
+
+  // Outputs: names, or {"name", "type", "shape", "dtype"} objects whose type
+  // and dtype are known names and whose shape is null or non-negative ints.
+  bool ParseOutputs(std::vector<ir::Value>* outputs) {
+    if (!Eat('[')) return false;
+    if (Eat(']')) return true;
+    do {
+      ir::Value& v = outputs->emplace_back();
+      v.kind = ir::ValueKind::kTensor;
+      std::string_view name;
+      if (StartsWith('"')) {
+        if (!ParseString(&name)) return false;
+        v.name.assign(name);
+      } else if (!ParseOutputObject(&v)) {
+        return false;
+      }
+    } while (Eat(','));
+    return Eat(']');
+  }
+
+  bool ParseOutputObject(ir::Value* v) {
+    if (!Eat('{')) return false;
+    bool seen_name = false, seen_type = false, seen_shape = false, seen_dtype = false;
+    std::vector<int64_t> shape;
+    bool has_shape = false;
+    if (!Eat('}')) {
+      do {
+        std::string_view key, text;
+        if (!ParseString(&key) || !Eat(':')) return false;
+        if (key == "name" && !seen_name) {
+          seen_name = true;
+          if (!ParseString(&text)) return false;
+          v->name.assign(text);
+        } else if (key == "type" && !seen_type) {
+          seen_type = true;
+          if (!ParseString(&text) || !ParseKind(std::string(text), &v->kind, &v->elem_kind)) return false;
+        } else if (key == "shape" && !seen_shape) {
+          seen_shape = true;
+          if (ParseLiteral("null")) continue;
+          has_shape = true;
+          if (!Eat('[')) return false;
+          if (!Eat(']')) {
+            do {
+              int64_t d = 0;
+              if (!ParseInt(&d) || d < 0) return false;
+              shape.push_back(d);
+            } while (Eat(','));
+            if (!Eat(']')) return false;
+          }
+        } else if (key == "dtype" && !seen_dtype) {
+          seen_dtype = true;
+          if (ParseLiteral("null")) continue;
+          if (!ParseString(&text)) return false;
+          Result<DType> d = ParseDType(std::string(text));
+          if (!d.ok()) return false;
+          v->dtype = *d;
+        } else {
+          return false;
+        }
+      } while (Eat(','));
+      if (!Eat('}')) return false;
+    }
+    if (!seen_name) return false;
+    if (has_shape) {
+      v->traced_shape = std::move(shape);
+      v->has_traced_shape = v->kind == ir::ValueKind::kTensor;
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
 class JsonImporter {
  public:
   explicit JsonImporter(std::string path) { graph_.source = std::move(path); }
@@ -298,19 +613,41 @@ class JsonImporter {
     const Json& outputs = ArrayField(j, "outputs", where);
     std::vector<ir::Value> outs;
     outs.reserve(outputs.size());
-    n.outputs.reserve(outputs.size());
     for (size_t o = 0; o < outputs.size(); ++o) {
       outs.push_back(outputs[o].is_string() ? ReadOutput(outputs[o], "")
                                             : ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
     }
-    for (ir::Value& v : outs) {
-      const std::string name = v.name;
-      const int index = graph_.AddValue(std::move(v));
-      if (!values_.emplace(name, index).second) Fail(where, "output '" + name + "' is already defined");
-      n.outputs.push_back(index);
+    AddNode(std::move(n), &outs, where);
+  }
+
+  // Reads nodes[i] in the form SimpleNode holds, as ReadNode reads the same
+  // node parsed as JSON (same values, in the same order, and same errors).
+  void ReadSimpleNode(SimpleNode& s, size_t i) {
+    std::string where = "nodes[" + std::to_string(i) + "]";
+    ir::Node n;
+    if (s.has_overload) n.overload.assign(s.overload);
+    scratch_.assign(s.op);
+    NormalizeOp(scratch_, &n.op, &n.overload);
+    where += " (" + n.op + ")";
+    n.scope = 0;
+    if (s.has_module) {
+      scratch_.assign(s.module);
+      n.scope = Scope(scratch_, "", where);
     }
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
-    graph_.AddNode(std::move(n));
+    n.inputs.reserve(s.args.size());
+    n.input_names.reserve(s.args.size());
+    for (const SimpleArg& a : s.args) {
+      n.input_names.emplace_back(a.name);
+      if (a.kind == SimpleArg::Kind::kRef && !a.target_is_int) {
+        scratch_.assign(a.text);
+        if (auto it = values_.find(scratch_); it != values_.end()) {
+          n.inputs.push_back(it->second);
+          continue;
+        }
+      }
+      n.inputs.push_back(Argument(a.ToJson(), where + ": arg '" + n.input_names.back() + "'", n.scope));
+    }
+    AddNode(std::move(n), &s.outputs, where);
   }
 
  private:
@@ -457,6 +794,19 @@ class JsonImporter {
     auto it = values_.find(name);
     if (it == values_.end()) Fail(where, "refers to unknown value '" + name + "'");
     return it->second;
+  }
+
+  // Adds `outs` as the outputs of `n`, then `n` itself.
+  void AddNode(ir::Node n, std::vector<ir::Value>* outs, const std::string& where) {
+    n.outputs.reserve(outs->size());
+    for (ir::Value& v : *outs) {
+      const std::string name = v.name;
+      const int index = graph_.AddValue(std::move(v));
+      if (!values_.emplace(name, index).second) Fail(where, "output '" + name + "' is already defined");
+      n.outputs.push_back(index);
+    }
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
+    graph_.AddNode(std::move(n));
   }
 
   // Resolves a reference object ({"ref"}, {"param"}, {"buffer"}, {"input"}).
@@ -672,89 +1022,33 @@ class JsonImporter {
   std::unordered_map<std::string, int> param_names_;  // Names and aliases -> params index.
   std::unordered_map<std::string, int> buffer_names_;
   std::unordered_map<std::string, int> input_names_;  // -> input position.
+  std::string scratch_;  // A name being looked up (kept to reuse its buffer).
 };
 
-// Reads the "nodes" array as SAX events: each element is built as JSON, read
-// by the importer, and dropped, so no more than one node is held as JSON.
-// NB: containers are built as nlohmann's own DOM parser builds them (a
-// repeated key keeps its first place and its last value).
-class NodeReader : public nlohmann::json_sax<Json> {
- public:
-  explicit NodeReader(JsonImporter* importer) : importer_(importer) {}
-  bool null() override { return Add(Json(nullptr)); }
-  bool boolean(bool b) override { return Add(Json(b)); }
-  bool number_integer(number_integer_t i) override { return Add(Json(i)); }
-  bool number_unsigned(number_unsigned_t u) override { return Add(Json(u)); }
-  bool number_float(number_float_t f, const string_t&) override { return Add(Json(f)); }
-  bool string(string_t& s) override { return Add(Json(std::move(s))); }
-  bool binary(binary_t&) override { return false; }  // Not in JSON text.
-  bool start_object(std::size_t) override {
-    // NB: room for a node's usual keys (op, args, outputs, module), so most
-    // objects are built without growing.
-    Json object = Json::object();
-    object.get_ref<Json::object_t&>().reserve(4);
-    return Open(std::move(object));
+// Reads the "nodes" array `array` node by node: a node in SimpleNode's form
+// straight from the text, any other parsed as JSON on its own, read, and
+// dropped, so no more than one node is held as JSON. Returns false if the
+// array's text leaves JSON (the JSON parser throws for an element that does).
+bool ReadNodes(std::string_view array, JsonImporter* importer) {
+  SimpleScanner scan(array);
+  SimpleNode node;
+  if (!scan.Eat('[')) return false;
+  size_t index = 0;
+  if (!scan.Eat(']')) {
+    do {
+      const size_t start = scan.pos();
+      if (scan.ParseNode(&node) && node.has_op && node.has_args && node.has_outputs) {
+        importer->ReadSimpleNode(node, index++);
+        continue;
+      }
+      scan.set_pos(start);
+      if (!scan.SkipValue()) return false;
+      importer->ReadNode(Json::parse(array.substr(start, scan.pos() - start)), index++);
+    } while (scan.Eat(','));
+    if (!scan.Eat(']')) return false;
   }
-  bool key(string_t& k) override {
-    key_ = k;
-    return true;
-  }
-  bool end_object() override { return Close(); }
-  bool start_array(std::size_t) override { return Open(Json::array()); }
-  bool end_array() override { return Close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  // Puts `v` into the container being built and returns where it is.
-  Json* Insert(Json v) {
-    Json* top = stack_.back();
-    if (top->is_object()) {
-      Json& slot = (*top)[key_];
-      slot = std::move(v);
-      return &slot;
-    }
-    top->push_back(std::move(v));
-    return &top->back();
-  }
-  bool Add(Json v) {
-    if (!opened_) return false;  // The text is not an array.
-    if (stack_.empty()) {
-      importer_->ReadNode(v, index_++);
-    } else {
-      Insert(std::move(v));
-    }
-    return true;
-  }
-  bool Open(Json container) {
-    if (!opened_) {  // The "nodes" array itself.
-      opened_ = container.is_array();
-      return opened_;
-    }
-    if (stack_.empty()) {
-      element_ = std::move(container);
-      stack_.push_back(&element_);
-    } else {
-      stack_.push_back(Insert(std::move(container)));
-    }
-    return true;
-  }
-  bool Close() {
-    if (stack_.empty()) return true;  // The end of the "nodes" array.
-    stack_.pop_back();
-    if (stack_.empty()) {
-      importer_->ReadNode(element_, index_++);
-      element_ = Json();
-    }
-    return true;
-  }
-
-  JsonImporter* importer_;
-  bool opened_ = false;
-  size_t index_ = 0;
-  Json element_;              // The node being built.
-  std::vector<Json*> stack_;  // Its open containers, outermost first.
-  std::string key_;           // The key of the next value in an object.
-};
+  return scan.AtEnd();
+}
 
 // Imports a well-formed graph without holding its nodes as JSON: the document
 // without its "nodes" array is parsed first, then the array, each node read and
@@ -773,8 +1067,7 @@ std::optional<ir::Graph> ImportStreaming(std::string_view text, const std::strin
     JsonImporter importer(name);
     importer.Begin(doc);
     importer.Reserve(count);
-    NodeReader reader(&importer);
-    if (!Json::sax_parse(text.substr(begin, end - begin), &reader)) return std::nullopt;
+    if (!ReadNodes(text.substr(begin, end - begin), &importer)) return std::nullopt;
     return importer.Finish(doc);
   } catch (const ImportError&) {
     return std::nullopt;

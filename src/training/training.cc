@@ -1,6 +1,7 @@
 #include "torchcost/training.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace torchcost {
@@ -217,6 +218,42 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   if (tl.empty()) {
     info.decided = true;
     return info;
+  }
+  // NB: where every total (or every value of a category) is a constant, as
+  // with concrete shapes, its maximum is found in one pass over the timeline
+  // (the first largest, as MaximalCandidates gives), without copying it out.
+  bool totals_constant = true;
+  std::array<bool, kNumMemCategories> category_constant;
+  category_constant.fill(category_max);
+  std::array<int64_t, kNumMemCategories> category_largest{};
+  size_t best = 0;
+  for (size_t i = 0; i < tl.size(); ++i) {
+    const TimelinePoint& p = tl[i];
+    if (totals_constant) {
+      totals_constant = p.total.IsConstant();
+      if (totals_constant && *tl[best].total.AsConstant() < *p.total.AsConstant()) best = i;
+    }
+    for (int c = 0; c < kNumMemCategories; ++c) {
+      if (!category_constant[c]) continue;
+      category_constant[c] = p.live[c].IsConstant();
+      if (category_constant[c] && (i == 0 || category_largest[c] < *p.live[c].AsConstant())) {
+        category_largest[c] = *p.live[c].AsConstant();
+      }
+    }
+  }
+  if (totals_constant && std::all_of(tl[best].live.begin(), tl[best].live.end(),
+                                     [](const sym::Expr& e) { return e.IsConstant(); })) {
+    info.peak = tl[best].total;
+    info.decided = true;
+    info.candidates = {info.peak};
+    info.candidate_points = {static_cast<int>(best)};
+    info.point = static_cast<int>(best);
+    info.at_peak = tl[best].live;
+    if (!category_max) return info;
+    if (std::all_of(category_constant.begin(), category_constant.end(), [](bool b) { return b; })) {
+      for (int c = 0; c < kNumMemCategories; ++c) info.category_max[c] = sym::Expr(category_largest[c]);
+      return info;
+    }
   }
   // Any symbolic total names the context; with none, every comparison is of constants.
   sym::Context* context = nullptr;

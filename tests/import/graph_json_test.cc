@@ -216,6 +216,118 @@ TEST_F(GraphJsonTest, NodeByNodeAndWholeDocumentReadTheSame) {
   EXPECT_EQ(streamed->outputs, whole->outputs);
 }
 
+// Nodes in the common form (string op, literal or reference args, output
+// names) are read straight from the text; the rest as JSON. Every argument
+// form of the common one, and near misses that leave it: an escape, a float,
+// a 19-digit int, a repeated key (JSON keeps its last value), an unknown key,
+// a list of args.
+constexpr char kMixed[] = R"json({
+  "format": "torchcost.graph", "version": 1, "model": "Net",
+  "inputs": [{"name": "x", "shape": [2, 4], "dtype": "float32"}],
+  "params": [{"name": "fc.weight", "shape": [3, 4]}],
+  "buffers": [{"name": "scale", "shape": [], "dtype": "float32"}],
+  "nodes": [
+    {"op": "aten.linear.default", "args": {"input": {"input": "x"}, "weight": {"param": "fc.weight"},
+     "bias": null}, "outputs": [{"name": "y", "type": "Tensor", "shape": [2, 3], "dtype": "float32"}],
+     "module": "fc", "overload": null},
+    {"module": null, "outputs": [{"dtype": null, "name": "s", "shape": null}], "args": {"self": {"ref": "y"}, "dim": -1, "keepdim": true,
+     "dtype": null}, "op": "aten::sum", "overload": "dim_IntList"},
+    {"op": "aten::gelu", "args": {"self": {"ref": "s"}, "approximate": "tanh"}, "outputs": ["g"],
+     "module": "act"},
+    {"op": "aten::gelu", "args": {"self": {"ref": "g"}, "approximate": "t\u0061nh"}, "outputs": ["g2"]},
+    {"op": "aten::mul", "overload": "Scalar", "args": {"self": {"ref": "g2"}, "other": 0.5},
+     "outputs": [{"name": "m", "shape": [2, 3], "note": 1}]},
+    {"op": "aten::add", "overload": "Scalar", "args": {"self": {"ref": "m"}, "other": 1234567890123456789,
+     "alpha": 0}, "outputs": ["a"]},
+    {"op": "aten::add", "overload": "Scalar", "args": {"self": {"ref": "a"}, "other": 3, "other": 4,
+     "alpha": false}, "outputs": ["a2"]},
+    {"op": "aten::mul", "overload": "Tensor", "args": {"self": {"ref": "a2"}, "other": {"buffer": "scale"}},
+     "outputs": ["o"], "module": "fc"},
+    {"op": "prim::TupleConstruct", "args": [{"ref": "o"}, {"input": 0}], "outputs": ["t"]}
+  ],
+  "outputs": ["o"]
+})json";
+
+// Returns `text` with its "nodes" key escaped: the whole document is then read as JSON.
+std::string ReadWhole(std::string text) {
+  return text.replace(text.find("\"nodes\":"), 8, "\"node\\u0073\":");
+}
+
+TEST_F(GraphJsonTest, NodesReadFromTheTextEqualNodesReadAsJson) {
+  Result<ir::Graph> fast = ImportGraphJsonText(kMixed, "a.json");
+  Result<ir::Graph> whole = ImportGraphJsonText(ReadWhole(kMixed), "a.json");
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ(fast->nodes.size(), 9u);
+  ASSERT_EQ(fast->nodes.size(), whole->nodes.size());
+  for (size_t i = 0; i < whole->nodes.size(); ++i) {
+    const ir::Node &a = fast->nodes[i], &b = whole->nodes[i];
+    EXPECT_EQ(a.op, b.op) << i;
+    EXPECT_EQ(a.overload, b.overload) << i;
+    EXPECT_EQ(a.inputs, b.inputs) << i;
+    EXPECT_EQ(a.input_names, b.input_names) << i;
+    EXPECT_EQ(a.outputs, b.outputs) << i;
+    EXPECT_EQ(a.scope, b.scope) << i;
+    EXPECT_EQ(a.debug_name, b.debug_name) << i;
+  }
+  ASSERT_EQ(fast->values.size(), whole->values.size());
+  for (size_t i = 0; i < whole->values.size(); ++i) {
+    const ir::Value &a = fast->values[i], &b = whole->values[i];
+    EXPECT_EQ(a.name, b.name) << i;
+    EXPECT_EQ(a.kind, b.kind) << i;
+    EXPECT_EQ(a.role, b.role) << i;
+    EXPECT_EQ(a.has_constant, b.has_constant) << i;
+    EXPECT_EQ(a.constant, b.constant) << i;
+    EXPECT_EQ(a.producer, b.producer) << i;
+    EXPECT_EQ(a.table_index, b.table_index) << i;
+    EXPECT_EQ(a.elem_kind, b.elem_kind) << i;
+    EXPECT_EQ(a.has_traced_shape, b.has_traced_shape) << i;
+    EXPECT_EQ(a.traced_shape, b.traced_shape) << i;
+    EXPECT_EQ(a.dtype, b.dtype) << i;
+  }
+  ASSERT_EQ(fast->scopes.size(), whole->scopes.size());
+  for (size_t i = 0; i < whole->scopes.size(); ++i) EXPECT_EQ(fast->scopes[i].path, whole->scopes[i].path);
+  EXPECT_EQ(fast->outputs, whole->outputs);
+  // What the text says, independently of either reading.
+  const ir::Graph& g = *fast;
+  EXPECT_EQ(g.nodes[0].op, "aten::linear");
+  EXPECT_THAT(g.values[g.nodes[0].outputs[0]].traced_shape, ElementsAre(2, 3));
+  EXPECT_EQ(g.values[g.nodes[0].outputs[0]].dtype, DType::kFloat32);
+  EXPECT_FALSE(g.values[g.nodes[1].outputs[0]].has_traced_shape);
+  EXPECT_EQ(g.scopes[g.nodes[0].scope].path, "fc");
+  EXPECT_THAT(g.nodes[1].input_names, ElementsAre("self", "dim", "keepdim", "dtype"));
+  EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[1].inputs[1]].constant), -1);
+  EXPECT_EQ(std::get<bool>(g.values[g.nodes[1].inputs[2]].constant), true);
+  EXPECT_EQ(g.nodes[1].overload, "dim_IntList");
+  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[2].inputs[1]].constant), "tanh");
+  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[3].inputs[1]].constant), "tanh");
+  EXPECT_EQ(std::get<double>(g.values[g.nodes[4].inputs[1]].constant), 0.5);
+  EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[5].inputs[1]].constant), 1234567890123456789);
+  EXPECT_THAT(g.nodes[6].input_names, ElementsAre("self", "other", "alpha"));
+  EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[6].inputs[1]].constant), 4);
+  EXPECT_EQ(g.values[g.nodes[7].inputs[1]].role, ir::ValueRole::kBuffer);
+  EXPECT_EQ(g.nodes[8].inputs[1], g.inputs[0]);
+}
+
+// Errors in nodes of the common form read as those of nodes read as JSON.
+TEST_F(GraphJsonTest, ErrorsOfNodesReadFromTheText) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string text = kMixed;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  ExpectOneLine(ErrorOf(with(R"({"ref": "g"})", R"({"ref": "nope"})")),
+                "nodes[3] (aten::gelu): arg 'self' refers to unknown value 'nope'");
+  ExpectOneLine(ErrorOf(with(R"("outputs": ["g"])", R"("outputs": ["y"])")),
+                "nodes[2] (aten::gelu): output 'y' is already defined");
+  ExpectOneLine(ErrorOf(with(R"({"input": "x"})", R"({"input": 7})")),
+                "nodes[0] (aten::linear): arg 'input' refers to unknown input 7");
+  ExpectOneLine(ErrorOf(with(R"("op": "aten::gelu", )", "")), "nodes[2]: missing field 'op'");
+  ExpectOneLine(ErrorOf(with(R"("type": "Tensor")", R"("type": "Tensr")")), "nodes[0] (aten::linear): output 0: unknown type");
+  ExpectOneLine(ErrorOf(with(R"("shape": [2, 3])", R"("shape": [2, -3])")), "must list non-negative integers");
+  ExpectOneLine(ErrorOf(with(R"("outputs": ["a"]})", R"("outputs": ["a"],})")), "not valid JSON");
+}
+
 // A syntax error is reported before a bad node, even one read before the error.
 TEST_F(GraphJsonTest, SyntaxErrorComesBeforeABadNode) {
   std::string text = SmallWith("\"op\": \"aten::size\"", "\"op\": 7");
