@@ -33,11 +33,6 @@ int StorageTable::Add(sym::Expr bytes, MemCategory category) {
   return static_cast<int>(storages.size()) - 1;
 }
 
-void StorageTable::Of(int v, std::vector<int>* out) const {
-  if (storage_of[v] >= 0) out->push_back(storage_of[v]);
-  for (int s : list_storages[v]) out->push_back(s);
-}
-
 bool StorageTable::IsSetup(int s) const { return std::find(setup.begin(), setup.end(), s) != setup.end(); }
 
 sym::Expr BytesOf(const rules::TensorType& t) {
@@ -79,6 +74,11 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
   t->list_storages.assign(g.values.size(), {});
   t->node_new.assign(g.nodes.size(), {});
   t->node_temps.assign(g.nodes.size(), {});
+  // NB: about one storage per value here, and up to two gradients per node
+  // and a few per parameter added by the backward: reserved once rather than
+  // grown by doubling, whose copy would be made while the step is at its peak
+  // (pages reserved and never written take no memory).
+  t->storages.reserve(g.values.size() + 2 * g.nodes.size() + 4 * g.params.size() + 64);
   for (const auto& table : {&g.params, &g.buffers}) {
     const bool is_param = table == &g.params;
     for (const auto& e : *table) {

@@ -53,7 +53,9 @@ TEST(LivenessTest, LastUsesOfTheMlp) {
   // W1 and x are read by n0, h by n1, W2 and relu's output by n2; out by nothing.
   const int last[] = {0, 2, 0, 1, 2, -1};
   for (int s = 0; s < 6; ++s) EXPECT_EQ(st.storages[s].last_use, last[s]) << s;
-  EXPECT_EQ(release_at, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
+  std::vector<std::vector<int>> lists;
+  for (const SmallInts& r : release_at) lists.emplace_back(r.begin(), r.end());
+  EXPECT_EQ(lists, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
 }
 
 // x is read only by blk.a's node, but blk (n0..n1) took it as its argument:

@@ -36,7 +36,9 @@ TEST(StoragesTest, MlpHasOneStoragePerTensor) {
   EXPECT_TRUE(t.IsSetup(2));
   EXPECT_FALSE(t.IsSetup(3));
   // Each node allocates its one output.
-  EXPECT_EQ(t.node_new, (std::vector<std::vector<int>>{{3}, {4}, {5}}));
+  std::vector<std::vector<int>> node_new;
+  for (const SmallInts& n : t.node_new) node_new.emplace_back(n.begin(), n.end());
+  EXPECT_EQ(node_new, (std::vector<std::vector<int>>{{3}, {4}, {5}}));
   std::vector<int> of;
   t.Of(st.g.outputs[0], &of);
   EXPECT_EQ(of, std::vector<int>{5});
