@@ -124,6 +124,21 @@ struct LlamaConfig {
   int64_t shared_intermediate = 0;
   // The top-k routing weights renormalized to sum to 1 (Mixtral always; Qwen2-MoE's norm_topk_prob).
   bool norm_topk = true;
+  // Gemma-2's sandwich norms: post_attention_layernorm on the attention's
+  // output before the residual add, pre_feedforward_layernorm and
+  // post_feedforward_layernorm around the MLP (four norms per layer).
+  bool sandwich = false;
+  // The window on every other layer only (Gemma-2: layers 0, 2, 4, ... local,
+  // the odd ones global); false: on every layer.
+  bool alternate_window = false;
+  // Soft-capping cap * tanh(x / cap) of the attention scores (Gemma-2's
+  // attn_logit_softcapping, eager and flash) and of the final logits
+  // (final_logit_softcapping); 0: none.
+  double attn_softcap = 0;
+  double logit_softcap = 0;
+  // Gemma-2's query_pre_attn_scalar: scores multiplied by its -0.5 power;
+  // 0: divided by sqrt(head_dim).
+  double query_scalar = 0;
 };
 
 // GPT-NeoX as Hugging Face's GPTNeoXForCausalLM runs it (eager attention:

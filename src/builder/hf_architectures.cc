@@ -68,9 +68,15 @@ std::string Activation(HfKeys& k, const std::string& key, const std::string& nam
 //           hidden_activation (None: gelu_pytorch_tanh; hidden_act ignored), tied by default)
 //   phi3    src/transformers/models/phi3/modeling_phi3.py  00d4b3d2142cb4ced2f51b90614b5d26bc045015
 //           (qkv_proj and gate_up_proj fused, no biases, sliding_window, resid_pdrop)
+//   gemma2  src/transformers/models/gemma2/modeling_gemma2.py  006e86931247d7bacf94ad00ada1fb6baf11e94b
+//           (gemma's layers, plus post_attention_layernorm on the attention output and
+//           pre/post_feedforward_layernorm around the MLP; scores * query_pre_attn_scalar**-0.5;
+//           attn_logit_softcapping and final_logit_softcapping as cap * tanh(x / cap);
+//           sliding_window on the even layers (is_sliding = not layer_idx % 2))
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "llama";
-  const bool gemma = type == "gemma", phi3 = type == "phi3";
+  const bool gemma2 = type == "gemma2";
+  const bool gemma = type == "gemma" || gemma2, phi3 = type == "phi3";
   const bool mistral = type == "mistral" || type == "mixtral", qwen2 = type == "qwen2" || type == "qwen2_moe";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
@@ -109,7 +115,23 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
   if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
 
-  int64_t window = 0;
+  int64_t window = gemma2 ? 4096 : 0;  // Gemma2Config's default.
+  double attn_cap = 0, logit_cap = 0, query_scalar = 0;
+  if (gemma2) {
+    // Gemma2Config's defaults when absent: 50.0, 30.0, 256; a null softcap disables it.
+    attn_cap = k.Given("attn_logit_softcapping") ? 0 : 50.0;
+    logit_cap = k.Given("final_logit_softcapping") ? 0 : 30.0;
+    query_scalar = 256;
+    k.OptDouble("attn_logit_softcapping", &attn_cap);
+    k.OptDouble("final_logit_softcapping", &logit_cap);
+    k.OptDouble("query_pre_attn_scalar", &query_scalar);
+    if (attn_cap < 0) k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
+    if (logit_cap < 0) k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
+    if (query_scalar <= 0) k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
+    k.OptInt("sliding_window", &window);
+    if (k.Has("sliding_window_size"))
+      out.notes.push_back("sliding_window_size is not read (Gemma2Config reads sliding_window)");
+  }
   if (mistral || phi3) {
     k.OptInt("sliding_window", &window);
   } else if (qwen2) {
@@ -163,6 +185,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : type == "mixtral"   ? "Mixtral"
                         : type == "qwen2"     ? "Qwen2"
                         : type == "qwen2_moe" ? "Qwen2Moe"
+                        : gemma2              ? "Gemma2"
                         : gemma               ? "Gemma"
                                               : "Phi3";
   out.items = {{"layers", Int(layers)},     {"hidden", Int(hidden)},     {"heads", Int(heads)},
@@ -172,6 +195,13 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"mlp_bias", Bool(mlp_bias)}, {"act", act},                {"gemma", Bool(gemma)},
                {"fused", Bool(phi3)},       {"window", Int(window)},      {"prefix", "model"},
                {"classes", classes}};
+  if (gemma2) {
+    out.items.insert(out.items.end(), {{"sandwich", "true"},
+                                       {"alternate_window", "true"},
+                                       {"attn_softcap", Num(attn_cap)},
+                                       {"logit_softcap", Num(logit_cap)},
+                                       {"query_scalar", Num(query_scalar)}});
+  }
   if (experts > 0) {
     out.items.insert(out.items.end(), {{"experts", Int(experts)},
                                        {"top_k", Int(top_k)},
@@ -292,7 +322,8 @@ struct Entry {
 };
 
 constexpr Entry kTranslations[] = {
-    {"gemma", TranslateLlamaLike},   {"gpt2", TranslateGpt2},       {"gpt_neox", TranslateGptNeox},
+    {"gemma", TranslateLlamaLike},   {"gemma2", TranslateLlamaLike},  {"gpt2", TranslateGpt2},
+    {"gpt_neox", TranslateGptNeox},
     {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"mixtral", TranslateLlamaLike},
     {"phi3", TranslateLlamaLike},    {"qwen2", TranslateLlamaLike},   {"qwen2_moe", TranslateLlamaLike},
 };

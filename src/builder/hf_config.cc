@@ -93,6 +93,8 @@ bool HfKeys::Has(const std::string& key) {
   return v != nullptr && !v->is_null();
 }
 
+bool HfKeys::Given(const std::string& key) { return Override(key) != nullptr || FileValue(key) != nullptr; }
+
 Json HfKeys::Raw(const std::string& key) {
   if (const std::string* o = Override(key)) return *o == "null" ? Json() : Json(*o);
   const Json* v = FileValue(key);

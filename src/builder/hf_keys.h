@@ -37,6 +37,8 @@ class HfKeys {
   void OptString(const std::string& key, std::string* out);
   // Returns true if the key is given (by an override or the file) and not null; marks it read.
   bool Has(const std::string& key);
+  // Returns true if the key is given at all (by an override or the file), null included; marks it read.
+  bool Given(const std::string& key);
   // Returns the key's JSON value (null if absent), marking it read; overrides give strings.
   nlohmann::json Raw(const std::string& key);
 

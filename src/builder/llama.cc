@@ -21,6 +21,8 @@ namespace {
 // gate_up_proj's; k, v and up are unused. Biases are unset Refs when absent.
 struct LlamaLayer {
   Ref input_norm, q, k, v, o, post_norm, gate, up, down;
+  // Gemma-2's sandwich: the norms before and after the MLP (unset otherwise).
+  Ref pre_ff_norm, post_ff_norm;
   Ref q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
   // Mixture of experts: the router, each expert's (gate, up, down), the shared expert and its gate.
   Ref router, shared_gate, shared_up, shared_down, shared_scale;
@@ -135,6 +137,10 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         }
         l.down = linear("down_proj", h, c.intermediate / t, c.mlp_bias, &l.down_bias);
       }
+      if (c.sandwich) {
+        l.pre_ff_norm = norm("pre_feedforward_layernorm");
+        l.post_ff_norm = norm("post_feedforward_layernorm");
+      }
       w.layers.push_back(l);
     }
   }
@@ -233,12 +239,14 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
 // NB: sdpa models torch >= 2.5: without a mask, grouped K/V go in as they are
 // (enable_gqa=True); with the sliding-window mask, repeat_kv first. flash
 // takes [B, T, H, hd] views (transpose(1, 2)) and grouped K/V natively.
-Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask) {
+// `window` is this layer's (0: none). NB: Gemma-2's soft-capping is not applied
+// here: Hugging Face's sdpa path drops it, flash-attn applies it inside the kernel.
+Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask, int64_t window) {
   if (c.attn == "flash") {
-    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), 0.0, true, c.window);
+    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), 0.0, true, window);
   }
   const int64_t rep = c.heads / c.kv_heads;
-  Ref y = c.window > 0 ? Sdpa(b, q, RepeatKv(b, k, rep), RepeatKv(b, v, rep), window_mask, 0.0, false, false)
+  Ref y = window > 0 ? Sdpa(b, q, RepeatKv(b, k, rep), RepeatKv(b, v, rep), window_mask, 0.0, false, false)
                        : Sdpa(b, q, k, v, Arg::None(), 0.0, true, true);
   // NB: no copy: PyTorch's flash and memory-efficient kernels return a
   // transposed view of a [B, T, H, hd] buffer, so transpose(1, 2).contiguous()
@@ -246,7 +254,18 @@ Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref wi
   return b.Transpose(y, 1, 2);
 }
 
-Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
+// cap * tanh(x / cap) (Gemma-2's soft-capping: x / cap; tanh; * cap).
+Ref SoftCap(GraphBuilder& b, Ref x, double cap) {
+  Ref t = b.Op1("aten::tanh", "", {{"self", b.Div(x, b.ScalarTensor(cap))}});
+  return b.Mul(t, b.ScalarTensor(cap));
+}
+
+// This layer's sliding window: Gemma-2 windows the even layers only (is_sliding = not layer_idx % 2).
+int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
+  return c.alternate_window && layer % 2 != 0 ? 0 : c.window;
+}
+
+Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window) {
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   auto heads_view = [&](Ref y, int64_t heads) { return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2); };
@@ -280,7 +299,7 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   q = ApplyRope(b, rope, q);
   k = ApplyRope(b, rope, k);
   if (c.attn != "eager") {
-    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window), b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
     return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
@@ -289,13 +308,17 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   k = RepeatKv(b, k, rep);
   v = RepeatKv(b, v, rep);
   // NB: Llama divides by sqrt(hd); Qwen2, Gemma and Phi-3 multiply by hd**-0.5 (one elementwise op either way).
-  Ref att = b.Div(b.Matmul(q, b.Transpose(k, 2, 3)), b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
+  // Gemma-2 multiplies by query_pre_attn_scalar**-0.5, then soft-caps.
+  Ref att = b.Matmul(q, b.Transpose(k, 2, 3));
+  att = c.query_scalar > 0 ? b.Mul(att, b.ScalarTensor(std::pow(c.query_scalar, -0.5)))
+                           : b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
+  if (c.attn_softcap > 0) att = SoftCap(b, att, c.attn_softcap);
   // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min, dtype).triu(1).
   Ref mask = b.Triu(b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
   // Sliding window: keys at or before q - window are masked too (tril(-window)).
-  if (c.window > 0) {
+  if (window > 0) {
     Ref low = b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
-    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", low}, {"diagonal", -c.window}}));
+    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", low}, {"diagonal", -window}}));
   }
   att = b.Add(att, mask);
   // NB: the eager softmax's fp32 island: softmax(att, dim=-1, dtype=float32).to(query.dtype).
@@ -431,7 +454,9 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) 
   return b.Reshape(final_states, b.IntList({bsz, seq, c.hidden}));
 }
 
-Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask) {
+// Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))), then
+// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
+Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window) {
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
@@ -440,7 +465,27 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
   Ref h;
   {
     ScopeGuard s(b, "self_attn", c.classes + "Attention");
-    h = Attention(b, c, l, n.out, window_mask);
+    h = Attention(b, c, l, n.out, window_mask, window);
+  }
+  if (c.sandwich) {
+    {
+      ScopeGuard s(b, "post_attention_layernorm", c.classes + "RMSNorm");
+      h = RmsNorm(b, c, l.post_norm, h).out;
+    }
+    x = b.Add(n.residual, h);
+    {
+      ScopeGuard s(b, "pre_feedforward_layernorm", c.classes + "RMSNorm");
+      n = RmsNorm(b, c, l.pre_ff_norm, x);
+    }
+    {
+      ScopeGuard s(b, "mlp", c.classes + "MLP");
+      h = Mlp(b, c, l, n.out);
+    }
+    {
+      ScopeGuard s(b, "post_feedforward_layernorm", c.classes + "RMSNorm");
+      h = RmsNorm(b, c, l.post_ff_norm, h).out;
+    }
+    return b.Add(n.residual, h);
   }
   x = b.Add(n.residual, h);
   {
@@ -500,6 +545,10 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.experts == 0 || (c.tp == 1 && !c.fused), "experts need tp=1 and no fused projections");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
+  v.Require(c.attn_softcap >= 0 && std::isfinite(c.attn_softcap), "attn_softcap must be >= 0 (0: none)");
+  v.Require(c.logit_softcap >= 0 && std::isfinite(c.logit_softcap), "logit_softcap must be >= 0 (0: none)");
+  v.Require(c.query_scalar >= 0 && std::isfinite(c.query_scalar), "query_scalar must be >= 0 (0: sqrt(head_dim))");
+  v.Require(!c.sandwich || c.experts == 0, "sandwich norms need experts=0");
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
@@ -532,7 +581,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     ScopeGuard list(b, "layers", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = Block(b, c, w.layers[i], x, window_mask);
+      x = Block(b, c, w.layers[i], x, window_mask, LayerWindow(c, i));
     }
   }
   {
@@ -544,6 +593,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     ScopeGuard s(b, "lm_head", "Linear");
     x = ColumnLinear(b, c, x, w.lm_head);
   }
+  // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
+  if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   b.Output(x);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();

@@ -111,7 +111,12 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"top_k", &l.top_k},
              {"expert_intermediate", &l.expert_intermediate},
              {"shared_intermediate", &l.shared_intermediate},
-             {"norm_topk", &l.norm_topk}},
+             {"norm_topk", &l.norm_topk},
+             {"sandwich", &l.sandwich},
+             {"alternate_window", &l.alternate_window},
+             {"attn_softcap", &l.attn_softcap},
+             {"logit_softcap", &l.logit_softcap},
+             {"query_scalar", &l.query_scalar}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "gpt_neox") {

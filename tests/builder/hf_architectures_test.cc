@@ -107,6 +107,38 @@ TEST(HfArchitecturesTest, Gemma7bUsesItsHeadDimTiesAndMatchesTheModelCard) {
   EXPECT_EQ(gelu_tanh, 1);  // GeGLU: one gelu per layer.
 }
 
+TEST(HfArchitecturesTest, Gemma2_9bHasFourNormsPerLayerAndMatchesTheModelCard) {
+  // gemma-2-9b: V 256000, h 3584, 42 layers, 16 heads of head_dim 256, 8 kv heads, I 14336, tied;
+  // Gemma2DecoderLayer adds pre_feedforward_layernorm and post_feedforward_layernorm: 2h more per layer.
+  Decoder g{256000, 3584, 42, 16, 8, 256, 14336};
+  g.tied = true;
+  const int64_t expected = g.Params() + 42 * 2 * 3584;
+  ASSERT_EQ(expected, 9241705984);  // Google's gemma-2-9b: 9.24B; the checkpoint's safetensors count.
+  EXPECT_EQ(AnalysedParams("gemma-2-9b.json"), expected);
+
+  // Two layers: layer 0 local (sliding_window 4096), layer 1 global; with eager attention the
+  // local layer adds tril(-4096) to its mask. Soft-capping: one tanh per layer's scores, one on the logits.
+  Result<BuiltModel> m = BuildNamedModel(Example("gemma-2-9b.json"), "num_hidden_layers=2,attn=eager");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.1.pre_feedforward_layernorm.weight"], (std::vector<int64_t>{3584}));
+  EXPECT_EQ(shapes["model.layers.1.post_feedforward_layernorm.weight"], (std::vector<int64_t>{3584}));
+  int tanh = 0, tril = 0;
+  for (const ir::Node& n : m->graph.nodes) {
+    tanh += n.op == "aten::tanh";
+    tril += n.op == "aten::tril";
+  }
+  EXPECT_EQ(tanh, 3);
+  EXPECT_EQ(tril, 1);
+  Result<BuiltModel> uncapped =
+      BuildNamedModel(Example("gemma-2-9b.json"),
+                      "num_hidden_layers=2,attn=eager,attn_logit_softcapping=null,final_logit_softcapping=null");
+  ASSERT_TRUE(uncapped.ok()) << uncapped.status().message();
+  tanh = 0;
+  for (const ir::Node& n : uncapped->graph.nodes) tanh += n.op == "aten::tanh";
+  EXPECT_EQ(tanh, 0);
+}
+
 TEST(HfArchitecturesTest, Phi3MiniFusesProjectionsAndMatchesTheModelCard) {
   // Phi-3-mini-4k: V 32064, h 3072, 32 layers, 32 heads (d 96), 32 kv heads, I 8192, untied;
   // qkv_proj [(32 + 2 * 32) * 96, 3072] and gate_up_proj [2 * 8192, 3072] hold what q/k/v and gate/up would.

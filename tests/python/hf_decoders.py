@@ -20,12 +20,21 @@ References (huggingface/transformers):
            config, embeddings * hidden_size**0.5, GeGLU (gelu_pytorch_tanh), tied lm_head
   phi3     src/transformers/models/phi3/modeling_phi3.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
            qkv_proj sliced into q, k, v; gate_up_proj chunked into gate, up; up * act(gate)
+  gemma2   src/transformers/models/gemma2/modeling_gemma2.py, 006e86931247d7bacf94ad00ada1fb6baf11e94b:
+           Gemma's layers; Gemma2DecoderLayer's post_attention_layernorm on the attention output
+           and pre_feedforward_layernorm / post_feedforward_layernorm around the MLP;
+           eager_attention_forward's scores * query_pre_attn_scalar**-0.5, then
+           attn_logit_softcapping (/ cap, tanh, * cap); sliding_window on the layers with
+           layer_idx % 2 == 0; Gemma2ForCausalLM's final_logit_softcapping on the logits
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
 RoPE tables are computed per layer from arange (tools/hf_reference.py's
 LlamaAttention explains it); the scores are divided by sqrt(head_dim) where
 Qwen2, Gemma and Phi-3 multiply by head_dim**-0.5; the causal mask is made per
-layer as [T, T]; dropouts with p = 0 are left out (F.dropout returns its input).
+layer as [T, T] (Gemma-2's model-wide [B, 1, T, T] mask and its torch.where for the
+window likewise: masks are constants); dropouts with p = 0 are left out (F.dropout
+returns its input); Gemma2ForCausalLM's hidden_states[:, -0:, :] before lm_head (a view)
+is left out.
 """
 
 import math
@@ -61,15 +70,21 @@ class GemmaRMSNorm(nn.Module):
 class Attention(nn.Module):
     """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Phi3Attention (eager)."""
 
-    def __init__(self, c):
+    def __init__(self, c, layer_idx=0):
         super().__init__()
         self.c = c
         h, H, K = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        self.gemma2 = c["model_type"] == "gemma2"
         self.num_heads, self.num_key_value_heads = H, K
         self.head_dim = c.get("head_dim") or h // H
         self.groups = H // K
         self.rope_theta = c.get("rope_theta", 10000.0)
         self.window = c.get("sliding_window") or 0
+        if self.gemma2:
+            # Gemma2Attention: sliding_window if not bool(layer_idx % 2) else None.
+            self.window = c.get("sliding_window", 4096) if not bool(layer_idx % 2) else 0
+            self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
+            self.attn_logit_softcapping = c.get("attn_logit_softcapping", 50.0)
         d = self.head_dim
         if c["model_type"] == "phi3":
             self.o_proj = nn.Linear(H * d, h, bias=False)
@@ -110,7 +125,14 @@ class Attention(nn.Module):
         k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, self.groups)
         v = repeat_kv(v, self.groups)
-        attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
+        if self.gemma2:
+            attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+            if self.attn_logit_softcapping is not None:
+                attn = attn / self.attn_logit_softcapping
+                attn = torch.tanh(attn)
+                attn = attn * self.attn_logit_softcapping
+        else:
+            attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
         dtype = x.dtype
         mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
         if self.window:
@@ -137,7 +159,7 @@ class MLP(nn.Module):
             self.gate_proj = nn.Linear(h, inter, bias=bias)
             self.up_proj = nn.Linear(h, inter, bias=bias)
         self.down_proj = nn.Linear(inter, h, bias=c.get("mlp_bias", False) and not self.fused)
-        if c["model_type"] == "gemma":
+        if c["model_type"] in ("gemma", "gemma2"):
             self.act = lambda t: nn.functional.gelu(t, approximate="tanh")  # gelu_pytorch_tanh
         else:
             self.act = nn.functional.silu
@@ -225,10 +247,10 @@ class SparseMoeBlock(nn.Module):
 class DecoderLayer(nn.Module):
     """*DecoderLayer.forward: residual taken before each norm (HF registers self_attn and mlp first)."""
 
-    def __init__(self, c, norm):
+    def __init__(self, c, norm, layer_idx=0):
         super().__init__()
         eps = c.get("rms_norm_eps", 1e-6)
-        self.self_attn = Attention(c)
+        self.self_attn = Attention(c, layer_idx)
         self.moe_name = "block_sparse_moe" if c["model_type"] == "mixtral" else "mlp"
         if c["model_type"] in ("mixtral", "qwen2_moe"):
             setattr(self, self.moe_name, SparseMoeBlock(c))
@@ -236,8 +258,23 @@ class DecoderLayer(nn.Module):
             self.mlp = MLP(c)
         self.input_layernorm = norm(c["hidden_size"], eps)
         self.post_attention_layernorm = norm(c["hidden_size"], eps)
+        self.sandwich = c["model_type"] == "gemma2"
+        if self.sandwich:
+            self.pre_feedforward_layernorm = norm(c["hidden_size"], eps)
+            self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
 
     def forward(self, x):
+        if self.sandwich:  # Gemma2DecoderLayer.forward
+            residual = x
+            x = self.input_layernorm(x)
+            x = self.self_attn(x)
+            x = self.post_attention_layernorm(x)
+            x = residual + x
+            residual = x
+            x = self.pre_feedforward_layernorm(x)
+            x = self.mlp(x)
+            x = self.post_feedforward_layernorm(x)
+            return residual + x
         residual = x
         x = self.self_attn(self.input_layernorm(x))
         x = residual + x
@@ -250,10 +287,10 @@ class Model(nn.Module):
 
     def __init__(self, c, norm):
         super().__init__()
-        self.gemma = c["model_type"] == "gemma"
+        self.gemma = c["model_type"] in ("gemma", "gemma2")
         self.hidden_size = c["hidden_size"]
         self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
-        self.layers = nn.ModuleList([DecoderLayer(c, norm) for _ in range(c["num_hidden_layers"])])
+        self.layers = nn.ModuleList([DecoderLayer(c, norm, i) for i in range(c["num_hidden_layers"])])
         self.norm = norm(c["hidden_size"], c.get("rms_norm_eps", 1e-6))
 
     def forward(self, input_ids):
@@ -272,14 +309,21 @@ class Decoder(nn.Module):
         super().__init__()
         c = dict(c)
         c.setdefault("num_key_value_heads", c["num_attention_heads"])
-        norm = GemmaRMSNorm if c["model_type"] == "gemma" else LlamaRMSNorm
+        gemma = c["model_type"] in ("gemma", "gemma2")
+        norm = GemmaRMSNorm if gemma else LlamaRMSNorm
         self.model = Model(c, norm)
         self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
-        if c.get("tie_word_embeddings", c["model_type"] == "gemma"):
+        if c.get("tie_word_embeddings", gemma):
             self.lm_head.weight = self.model.embed_tokens.weight
+        self.final_logit_softcapping = c.get("final_logit_softcapping", 30.0) if c["model_type"] == "gemma2" else None
 
     def forward(self, input_ids):
-        return self.lm_head(self.model(input_ids))
+        logits = self.lm_head(self.model(input_ids))
+        if self.final_logit_softcapping is not None:  # Gemma2ForCausalLM
+            logits = logits / self.final_logit_softcapping
+            logits = torch.tanh(logits)
+            logits = logits * self.final_logit_softcapping
+        return logits
 
 
 # --- GPT-NeoX: src/transformers/models/gpt_neox/modeling_gpt_neox.py at

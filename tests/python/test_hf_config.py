@@ -5,7 +5,8 @@ re-implementations of the same architectures built from the same file.
 Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtures DIR
 
 For each tiny config below (llama, mistral with a sliding window, qwen2 with its
-q/k/v biases, gemma with head_dim != hidden / heads, phi3 with fused projections,
+q/k/v biases, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, sandwich
+norms and alternating windows, phi3 with fused projections,
 gpt_neox with partial rotary, parallel and sequential residuals, mixtral and
 qwen2_moe with balanced routing)
 the config is written to FIXTURES/hf_<type>_tiny.json, tests/python/hf_decoders.py
@@ -13,7 +14,7 @@ builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
 saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
 trace and of `--model FILE --config attn=eager` must be IDENTICAL, and again in
-bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, qwen2 and
+bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, gemma2, qwen2 and
 gpt_neox. Then the
 bundled examples/configs must build with their published parameter counts, and
 bad files must be one stderr line with exit code 2.
@@ -47,6 +48,11 @@ TINY = {
     "qwen2": dict(BASE, model_type="qwen2", use_sliding_window=False, tie_word_embeddings=False),
     "gemma": dict(BASE, model_type="gemma", head_dim=32, hidden_activation="gelu_pytorch_tanh",
                   num_key_value_heads=4),
+    # Gemma-2 (modeling_gemma2.py at 006e86931247d7bacf94ad00ada1fb6baf11e94b): window 8 on layers 0 and 2
+    # only, scores * 24**-0.5 (query_pre_attn_scalar != head_dim), both soft-caps, four norms per layer.
+    "gemma2": dict(BASE, model_type="gemma2", num_hidden_layers=3, head_dim=32, hidden_activation="gelu_pytorch_tanh",
+                   sliding_window=8, query_pre_attn_scalar=24, attn_logit_softcapping=50.0,
+                   final_logit_softcapping=30.0),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
     # Mixture of experts (balanced routing in both; tests/python/hf_decoders.py's SparseMoeBlock):
@@ -85,6 +91,8 @@ EXAMPLES = [
     ("Mistral-7B-v0.1.json", 7241732096, decoder_params(32000, 4096, 32, 32, 8, 128, 14336)),
     ("Qwen2-7B.json", 7615616512, decoder_params(152064, 3584, 28, 28, 4, 128, 18944, qkv_bias=True)),
     ("gemma-7b.json", 8537680896, decoder_params(256000, 3072, 28, 16, 16, 256, 24576, tied=True)),
+    # gemma2: as gemma, plus pre_feedforward_layernorm and post_feedforward_layernorm (2h per layer).
+    ("gemma-2-9b.json", 9241705984, decoder_params(256000, 3584, 42, 16, 8, 256, 14336, tied=True) + 42 * 2 * 3584),
     ("Phi-3-mini-4k-instruct.json", 3821079552, decoder_params(32064, 3072, 32, 32, 32, 96, 8192)),
     # gpt2: wte V*h + wpe n_positions*h + L * (12h^2 + 13h) + ln_f 2h, tied head.
     ("Mixtral-8x7B-v0.1.json", 46702792704, 2 * 32000 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 8 * 4096
@@ -177,14 +185,14 @@ def main(argv):
     for name, config in TINY.items():
         check_tiny(r, args.fixtures, name, config)
     # bfloat16: Gemma's float32 norm island, Qwen2's biases and GPT-NeoX's bf16 buffers.
-    for name in ("gemma", "qwen2", "gpt_neox"):
+    for name in ("gemma", "gemma2", "qwen2", "gpt_neox"):
         check_tiny(r, args.fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)
     bad = os.path.join(args.fixtures, "hf_bad_tiny.json")
     with open(bad, "w") as f:
-        json.dump({"model_type": "bert", "hidden_size": 64}, f)
-    r.expect_error("unsupported_model_type", ["--model", bad], ["hf_bad_tiny.json", "model_type", "bert"])
+        json.dump({"model_type": "mamba", "hidden_size": 64}, f)
+    r.expect_error("unsupported_model_type", ["--model", bad], ["hf_bad_tiny.json", "model_type", "mamba"])
     r.expect_error("missing_key", ["--model", os.path.join(args.fixtures, "hf_llama_tiny.json"),
                                    "--config", "num_hidden_layers=null"],
                    ["hf_llama_tiny.json", "num_hidden_layers", "missing"])
