@@ -2,8 +2,8 @@
 // to its first NUL is the file, the rest the overrides ("KEY=VAL,...").
 // Every input is a model or a one-line error, in bounded time and memory.
 //
-// NB: inputs with a layer count over 1000 (the keys num_hidden_layers and
-// n_layer, in the file or an override) are skipped, as family_config_fuzz.cc
+// NB: inputs with a layer count over 1000 (the keys num_hidden_layers,
+// n_layer, and T5's num_layers and num_decoder_layers, in the file or an override) are skipped, as family_config_fuzz.cc
 // skips them: the builder's limit of 100,000 layers builds for tens of
 // seconds under the sanitizers; tests/builder covers the limit itself.
 #include <algorithm>
@@ -18,7 +18,7 @@ namespace {
 // Returns true if a layer-count key of `input` is followed (after quotes,
 // spaces, ':' or '=') by a number over 1000.
 bool TooDeep(const std::string& input) {
-  for (const char* key : {"num_hidden_layers", "n_layer"}) {
+  for (const char* key : {"num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers"}) {
     const size_t len = std::char_traits<char>::length(key);
     for (size_t at = input.find(key); at != std::string::npos; at = input.find(key, at + 1)) {
       size_t i = at + len;

@@ -175,6 +175,67 @@ struct GptNeoxConfig {
   std::string attn = "sdpa";
 };
 
+// BERT as Hugging Face's BertModel / BertForMaskedLM run it (eager
+// attention), written op for op as tests/python/hf_encoders.py's Bert: word,
+// position and token-type embeddings summed and LayerNorm-ed, post-LN encoder
+// layers (query/key/value/dense with biases, an additive [B, 1, 1, S] mask
+// from attention_mask = ones), GELU MLP; then the pooler (dense + tanh on
+// token 0, BertModel) or the MLM head (dense + act + LayerNorm, the decoder
+// tied to the word embeddings plus its own bias, BertForMaskedLM).
+struct BertConfig {
+  int64_t layers = 12;
+  int64_t hidden = 768;
+  int64_t heads = 12;
+  int64_t intermediate = 3072;
+  int64_t vocab = 30522;
+  int64_t positions = 512;  // max_position_embeddings: S <= positions.
+  int64_t type_vocab = 2;   // type_vocab_size: the token-type embedding's rows.
+  double eps = 1e-12;
+  double dropout = 0.1;       // hidden_dropout_prob: embeddings, attention output, MLP output.
+  double attn_dropout = 0.1;  // attention_probs_dropout_prob.
+  // The MLP's and the MLM transform's activation: "gelu" (exact), "gelu_tanh" or "relu".
+  std::string act = "gelu";
+  // "mlm" (BertForMaskedLM: no pooler, the MLM head) or "model" (BertModel:
+  // the pooler; outputs the sequence and the pooled output).
+  std::string head = "mlm";
+  // Attention implementation: "eager" only (BertSelfAttention's matmul + softmax).
+  std::string attn = "eager";
+  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype): parameters and
+  // activations; the int64 position and token-type buffers stay.
+  DType dtype = DType::kFloat32;
+};
+
+// T5 as Hugging Face's T5ForConditionalGeneration runs it (eager attention,
+// no cache), written op for op as tests/python/hf_encoders.py's T5: a shared
+// embedding, an encoder and a decoder stack of pre-norm blocks with
+// T5LayerNorm (RMS, no bias) and bias-free linears, the relative position
+// bias (buckets) computed in each stack's first self-attention and reused by
+// the others, cross-attention in the decoder, ReLU or gated-GELU MLPs, and
+// lm_head (tied to the shared embedding with the d_model**-0.5 rescale, or
+// not). Inputs: input_ids [B, S] and decoder_input_ids [B, T].
+struct T5Config {
+  int64_t layers = 6;          // num_layers: the encoder's blocks.
+  int64_t decoder_layers = 0;  // num_decoder_layers; 0: layers.
+  int64_t d_model = 512;
+  int64_t d_ff = 2048;
+  int64_t d_kv = 64;
+  int64_t heads = 8;
+  int64_t vocab = 32128;
+  int64_t buckets = 32;        // relative_attention_num_buckets.
+  int64_t max_distance = 128;  // relative_attention_max_distance.
+  double eps = 1e-6;
+  double dropout = 0.1;  // dropout_rate: every dropout, the attention weights' too.
+  // The MLP's activation: "relu" (T5 v1.0) or "gelu_tanh" (gelu_new of
+  // gated-gelu, T5 v1.1 / FLAN-T5, as one F.gelu(approximate='tanh')).
+  std::string act = "relu";
+  bool gated = false;  // T5DenseGatedActDense: act(wi_0(x)) * wi_1(x).
+  bool tie = true;     // lm_head reads shared's weight, after sequence_output * d_model**-0.5.
+  // Attention implementation: "eager" only.
+  std::string attn = "eager";
+  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype).
+  DType dtype = DType::kFloat32;
+};
+
 // ViT as torchvision's VisionTransformer: patchify conv, class token, learned
 // positions, pre-LN encoder blocks with nn.MultiheadAttention, linear head.
 struct VitConfig {
@@ -227,12 +288,16 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config);
 Result<BuiltModel> BuildLlama(const LlamaConfig& config);
 // Builds the GPT-NeoX graph; input "idx" int64 [B, S].
 Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config);
+// Builds the BERT graph; input "idx" int64 [B, S].
+Result<BuiltModel> BuildBert(const BertConfig& config);
+// Builds the T5 graph; inputs "input_ids" int64 [B, S] and "decoder_input_ids" int64 [B, T].
+Result<BuiltModel> BuildT5(const T5Config& config);
 // Builds the ViT graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildVit(const VitConfig& config);
 // Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
 Result<BuiltModel> BuildResnet(const ResnetConfig& config);
 
-// Builds a model from a family ("gpt2", "llama", "gpt_neox", "vit", "resnet"), a preset
+// Builds a model from a family ("gpt2", "llama", "gpt_neox", "bert", "t5", "vit", "resnet"), a preset
 // name, or a Hugging Face config.json path (a name ending in ".json":
 // torchcost/hf_config.h), overridden by `config` ("layers=32,hidden=4096,...";
 // a config file's own keys: "hidden_size=2048"). Errors are one line naming

@@ -17,7 +17,7 @@
 
 namespace torchcost {
 
-// Parses "sum", "none", "cross_entropy", "mse", "causal_lm[:k=v,...]" with
+// Parses "sum", "none", "cross_entropy", "mse", "lm", "causal_lm[:k=v,...]" with
 // causal_lm's settings shift=logits|labels, upcast=true|false, chunks=N.
 Result<LossSpec> ParseLossSpec(std::string_view text);
 

@@ -48,6 +48,7 @@ struct LossSpec {
     kCrossEntropy,  // F.cross_entropy(out, target): int64 class indices [N, *D].
     kMse,           // F.mse_loss(out, target): a float target of out's shape.
     kCausalLm,      // Hugging Face's causal-LM loss on logits [B, S, V] and labels [B, S].
+    kLm,            // Unshifted token cross-entropy on logits [B, S, V] and labels [B, S] (BERT's MLM, T5).
   };
   Kind kind = Kind::kSum;
   // kCausalLm: upcast the logits to float32 first (`logits.float()`).

@@ -316,16 +316,129 @@ void TranslateGptNeox(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"act", act.empty() ? "gelu" : act}};
 }
 
+// bert: src/transformers/models/bert/modeling_bert.py at
+// 004ad5f50b627b59bf0d581c31bc0052b6cfd40b (BertModel with its pooler,
+// BertForMaskedLM without it and with BertOnlyMLMHead: transform dense + act +
+// LayerNorm, the decoder tied to word_embeddings plus its own bias; eager
+// attention, absolute positions). The head follows `architectures`:
+// BertForMaskedLM (also when absent: the pretraining objective) or BertModel.
+void TranslateBert(const std::string& type, HfKeys& k, FamilyConfig& out) {
+  out.family = "bert";
+  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0, positions = 512, type_vocab = 2;
+  k.Int("num_hidden_layers", &layers);
+  k.Int("hidden_size", &hidden);
+  k.Int("num_attention_heads", &heads);
+  k.Int("intermediate_size", &inter);
+  k.Int("vocab_size", &vocab);
+  k.OptInt("max_position_embeddings", &positions);  // BertConfig's defaults: 512, 2, 1e-12, 0.1, 0.1.
+  k.OptInt("type_vocab_size", &type_vocab);
+  double eps = 1e-12, dropout = 0.1, attn_dropout = 0.1;
+  k.OptDouble("layer_norm_eps", &eps);
+  k.OptDouble("hidden_dropout_prob", &dropout);
+  k.OptDouble("attention_probs_dropout_prob", &attn_dropout);
+  std::string name = "gelu";
+  k.OptString("hidden_act", &name);
+  const std::string act = name == "gelu" ? "gelu" : name == "gelu_pytorch_tanh" ? "gelu_tanh" : name == "relu" ? "relu" : "";
+  if (act.empty()) k.Fail("hidden_act", "'" + name + "' is not supported (gelu, gelu_pytorch_tanh, relu)");
+  std::string position_type = "absolute";
+  k.OptString("position_embedding_type", &position_type);
+  if (position_type != "absolute")
+    k.Fail("position_embedding_type", "'" + position_type + "' is not supported (absolute)");
+  bool decoder = false, cross = false;
+  k.OptBool("is_decoder", &decoder);
+  k.OptBool("add_cross_attention", &cross);
+  if (decoder) k.Fail("is_decoder", "true is not supported (the encoder: BertModel, BertForMaskedLM)");
+  if (cross) k.Fail("add_cross_attention", "true is not supported (the encoder: BertModel, BertForMaskedLM)");
+  std::string head = "mlm";
+  const Json archs = k.Raw("architectures");
+  if (archs.is_array() && !archs.empty() && archs[0].is_string()) {
+    const std::string arch = archs[0].get<std::string>();
+    if (arch == "BertModel") {
+      head = "model";
+    } else if (arch != "BertForMaskedLM") {
+      k.Fail("architectures", "'" + arch + "' is not supported (BertForMaskedLM, BertModel)");
+    }
+  } else if (!archs.is_null()) {
+    if (archs.is_string() && (archs == Json("BertModel") || archs == Json("BertForMaskedLM"))) {
+      head = archs == Json("BertModel") ? "model" : "mlm";  // An override: --config architectures=BertModel.
+    } else {
+      k.Fail("architectures", archs.dump() + " is not supported (BertForMaskedLM, BertModel)");
+    }
+  } else {
+    out.notes.push_back("architectures absent: built as BertForMaskedLM");
+  }
+  out.items = {{"layers", Int(layers)},       {"hidden", Int(hidden)},       {"heads", Int(heads)},
+               {"intermediate", Int(inter)},  {"vocab", Int(vocab)},         {"positions", Int(positions)},
+               {"type_vocab", Int(type_vocab)}, {"eps", Num(eps)},           {"dropout", Num(dropout)},
+               {"attn_dropout", Num(attn_dropout)}, {"act", act.empty() ? "gelu" : act}, {"head", head}};
+}
+
+// t5: src/transformers/models/t5/modeling_t5.py at
+// 6b8b757dfcb582379a64f013cdce46c43629f2b0 and configuration_t5.py
+// (T5ForConditionalGeneration: shared embedding, T5Stack encoder and decoder,
+// relative_attention_bias in block 0 of each, feed_forward_proj "relu" or
+// "gated-gelu" (dense_act_fn gelu_new), tie_word_embeddings default true with
+// the d_model**-0.5 rescale). Sizes are required, as for the decoders.
+void TranslateT5(const std::string& type, HfKeys& k, FamilyConfig& out) {
+  out.family = "t5";
+  int64_t layers = 0, d_model = 0, d_ff = 0, d_kv = 0, heads = 0, vocab = 0, decoder_layers = 0;
+  k.Int("num_layers", &layers);
+  k.Int("d_model", &d_model);
+  k.Int("d_ff", &d_ff);
+  k.Int("d_kv", &d_kv);
+  k.Int("num_heads", &heads);
+  k.Int("vocab_size", &vocab);
+  decoder_layers = layers;  // T5Config: num_decoder_layers None -> num_layers.
+  k.OptInt("num_decoder_layers", &decoder_layers);
+  int64_t buckets = 32, max_distance = 128;  // T5Config's defaults.
+  k.OptInt("relative_attention_num_buckets", &buckets);
+  k.OptInt("relative_attention_max_distance", &max_distance);
+  double eps = 1e-6, dropout = 0.1;
+  k.OptDouble("layer_norm_epsilon", &eps);
+  k.OptDouble("dropout_rate", &dropout);
+  bool tie = true;
+  k.OptBool("tie_word_embeddings", &tie);
+  // T5Config: act_info = feed_forward_proj.split("-"); gated when "gated-"; "gated-gelu" -> gelu_new.
+  std::string proj = "relu";
+  k.OptString("feed_forward_proj", &proj);
+  const bool gated = proj.rfind("gated-", 0) == 0;
+  const std::string name = gated ? proj.substr(6) : proj;
+  std::string act;
+  if (name == "relu") {
+    act = "relu";
+  } else if (name == "gelu" || name == "gelu_new") {
+    act = "gelu_tanh";
+    out.notes.push_back("feed_forward_proj " + proj + " (gelu_new) is modelled as F.gelu(approximate='tanh'), one op; "
+                        "NewGELUActivation computes the same function in elementwise ops, each saving its input");
+  } else {
+    k.Fail("feed_forward_proj", "'" + proj + "' is not supported (relu, gated-gelu, gated-relu)");
+  }
+  bool decoder = false;
+  k.OptBool("is_decoder", &decoder);
+  if (decoder) k.Fail("is_decoder", "true is not supported (T5ForConditionalGeneration)");
+  const Json archs = k.Raw("architectures");
+  if (archs.is_array() && !archs.empty() && archs[0].is_string() &&
+      archs[0].get<std::string>() != "T5ForConditionalGeneration" && archs[0].get<std::string>() != "T5WithLMHeadModel") {
+    k.Fail("architectures", "'" + archs[0].get<std::string>() + "' is not supported (T5ForConditionalGeneration)");
+  }
+  out.items = {{"layers", Int(layers)},   {"decoder_layers", Int(decoder_layers)}, {"d_model", Int(d_model)},
+               {"d_ff", Int(d_ff)},       {"d_kv", Int(d_kv)},                     {"heads", Int(heads)},
+               {"vocab", Int(vocab)},     {"buckets", Int(buckets)},               {"max_distance", Int(max_distance)},
+               {"eps", Num(eps)},         {"dropout", Num(dropout)},               {"act", act.empty() ? "relu" : act},
+               {"gated", Bool(gated)},    {"tie", Bool(tie)}};
+}
+
 struct Entry {
   const char* model_type;
   HfTranslation translate;
 };
 
 constexpr Entry kTranslations[] = {
-    {"gemma", TranslateLlamaLike},   {"gemma2", TranslateLlamaLike},  {"gpt2", TranslateGpt2},
-    {"gpt_neox", TranslateGptNeox},
+    {"bert", TranslateBert},         {"gemma", TranslateLlamaLike},   {"gemma2", TranslateLlamaLike},
+    {"gpt2", TranslateGpt2},         {"gpt_neox", TranslateGptNeox},
     {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"mixtral", TranslateLlamaLike},
     {"phi3", TranslateLlamaLike},    {"qwen2", TranslateLlamaLike},   {"qwen2_moe", TranslateLlamaLike},
+    {"t5", TranslateT5},
 };
 
 }  // namespace

@@ -53,13 +53,15 @@ constexpr Preset kPresets[] = {
     {"resnet50", "resnet", "depth=50,classes=1000,image_size=224"},
 };
 
-constexpr const char* kFamilies[] = {"gpt2", "llama", "gpt_neox", "vit", "resnet"};
+constexpr const char* kFamilies[] = {"gpt2", "llama", "gpt_neox", "bert", "t5", "vit", "resnet"};
 
 // Configs live here while a family is being built.
 struct Configs {
   Gpt2Config gpt2;
   LlamaConfig llama;
   GptNeoxConfig neox;
+  BertConfig bert;
+  T5Config t5;
   VitConfig vit;
   ResnetConfig resnet;
 };
@@ -139,6 +141,44 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"attn", &n.attn},
              {"dtype", &n.dtype}},
             [&n] { return BuildGptNeox(n); }};
+  }
+  if (family == "bert") {
+    BertConfig& e = c.bert;
+    return {{{"layers", &e.layers},
+             {"hidden", &e.hidden},
+             {"heads", &e.heads},
+             {"intermediate", &e.intermediate},
+             {"vocab", &e.vocab},
+             {"positions", &e.positions},
+             {"type_vocab", &e.type_vocab},
+             {"eps", &e.eps},
+             {"dropout", &e.dropout},
+             {"attn_dropout", &e.attn_dropout},
+             {"act", &e.act},
+             {"head", &e.head},
+             {"attn", &e.attn},
+             {"dtype", &e.dtype}},
+            [&e] { return BuildBert(e); }};
+  }
+  if (family == "t5") {
+    T5Config& t = c.t5;
+    return {{{"layers", &t.layers},
+             {"decoder_layers", &t.decoder_layers},
+             {"d_model", &t.d_model},
+             {"d_ff", &t.d_ff},
+             {"d_kv", &t.d_kv},
+             {"heads", &t.heads},
+             {"vocab", &t.vocab},
+             {"buckets", &t.buckets},
+             {"max_distance", &t.max_distance},
+             {"eps", &t.eps},
+             {"dropout", &t.dropout},
+             {"act", &t.act},
+             {"gated", &t.gated},
+             {"tie", &t.tie},
+             {"attn", &t.attn},
+             {"dtype", &t.dtype}},
+            [&t] { return BuildT5(t); }};
   }
   if (family == "vit") {
     VitConfig& v = c.vit;

@@ -45,9 +45,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
         ->type_name("METHOD[:K=V,...]");
   }
   app.add_option("--model", out.builder_model,
-                 "Build the graph of a family (gpt2, llama, gpt_neox, vit, resnet), a preset (gpt2, gpt2-medium, "
+                 "Build the graph of a family (gpt2, llama, gpt_neox, bert, t5, vit, resnet), a preset (gpt2, gpt2-medium, "
                  "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) or a Hugging Face "
-                 "config.json (model_type gemma, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen2_moe) instead of "
+                 "config.json (model_type bert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, "
+                 "qwen2_moe, t5) instead of "
                  "reading a file; inputs default to symbolic [B, S] tokens or [B, 3, H, W] images")
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,
@@ -124,7 +125,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("BACKEND");
   app.add_option("--loss", out.loss,
                  "The loss backpropagated from the first output: sum (default for model files), cross_entropy "
-                 "(int64 class targets; image classifiers' default), mse, causal_lm[:shift=labels,upcast=false,"
+                 "(int64 class targets; image classifiers' default), mse, lm (unshifted: BERT's MLM, T5), causal_lm[:shift=labels,upcast=false,"
                  "chunks=N] (language models' default), none (the first output is the loss)")
       ->type_name("LOSS");
   app.add_option("--accumulate", out.accumulate,

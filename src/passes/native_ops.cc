@@ -243,9 +243,18 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
 void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
   static const auto* kOps = new std::unordered_set<std::string_view>{
       "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floor_divide", "aten::remainder", "aten::rsub"};
-  if (!kOps->count(node.op) || node.outputs.empty() || node.inputs.size() < 2) return;
+  // NB: unary minus too (T5's position_bias[:, :, -seq_length:, :] traces aten::neg of the length).
+  const bool neg = node.op == "aten::neg";
+  if ((!kOps->count(node.op) && !neg) || node.outputs.empty() || node.inputs.size() < (neg ? 1u : 2u)) return;
   RValue& out = values[node.outputs[0]];
   if (out.kind != Kind::kTensor || !out.t.shape.empty() || IsFloatingPoint(out.t.dtype)) return;
+  if (neg) {
+    if (const sym::Expr* a = AsInt(values[node.inputs[0]])) {
+      out.t.has_scalar = true;
+      out.t.scalar = sym::Expr(0) - *a;
+    }
+    return;
+  }
   const sym::Expr* a = AsInt(values[node.inputs[0]]);
   const sym::Expr* b = AsInt(values[node.inputs[1]]);
   if (!a || !b) return;

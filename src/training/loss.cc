@@ -25,6 +25,9 @@
 //     for each of N chunks along the sequence: F.cross_entropy(logits_chunk.reshape(-1, V).float(),
 //                                                              labels_chunk.reshape(-1), reduction="sum")
 //     loss = sum of the chunks' losses / total_elements
+// - lm: BertForMaskedLM.forward and T5ForConditionalGeneration.forward
+//   (src/transformers/models/bert/modeling_bert.py at 004ad5f50b627b59bf0d581c31bc0052b6cfd40b):
+//     loss = CrossEntropyLoss()(logits.view(-1, V), labels.view(-1))   (no shift, no upcast)
 #include "torchcost/loss.h"
 
 #include <cstdint>
@@ -184,7 +187,10 @@ int OutputProjection(const ir::Graph& g, int value) {
 // NB: a fast path for the families (the whole propagation of a 7B model costs
 // as much again as its analysis); a model it misreads fails the loss's rule.
 std::optional<std::vector<sym::Expr>> LanguageModelLogits(const ir::Graph& g, const AnalysisOptions& options) {
-  if (options.training.loss.kind != LossSpec::Kind::kCausalLm || options.inputs.empty()) return std::nullopt;
+  const LossSpec::Kind kind = options.training.loss.kind;
+  if ((kind != LossSpec::Kind::kCausalLm && kind != LossSpec::Kind::kLm) || options.inputs.empty()) return std::nullopt;
+  // NB: one input only: an encoder-decoder's logits follow its second input (the decoder's).
+  if (g.inputs.size() != 1) return std::nullopt;
   const InputSpec& ids = options.inputs[0];
   if (ids.dtype != DType::kInt64 || ids.shape.size() != 2) return std::nullopt;
   const int p = g.values[g.outputs[0]].producer;
@@ -231,6 +237,14 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec, const
     w.SetScope("MSELoss");
     const int target = w.Target("target", out_shape, out_dtype, targets);
     loss = w.Op("aten::mse_loss", "", {out, target, ed.Int(kMeanReduction)}, {"self", "target", "reduction"}, "loss");
+  } else if (spec.kind == LossSpec::Kind::kLm) {
+    if (rank != 3) return Bad(graph.source + ": lm needs logits [B, S, V]; the first output is " + shape_text);
+    const std::optional<int64_t> vocab = out_shape[2].AsConstant();
+    if (!vocab) return Bad(graph.source + ": lm needs a concrete vocabulary; the logits are " + shape_text);
+    w.SetScope("LMLoss");
+    const int labels = w.Target("labels", {out_shape[0], out_shape[1]}, DType::kInt64, targets);
+    loss = w.CrossEntropy(w.View(out, {-1, *vocab}, "logits_flat"), w.View(labels, {-1}, "labels_flat"),
+                          kMeanReduction);
   } else {
     if (rank != 3) {
       return Bad(graph.source + ": causal_lm needs logits [B, S, V]; the first output is " + shape_text);

@@ -34,8 +34,10 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     spec.kind = LossSpec::Kind::kMse;
   } else if (name == "causal_lm") {
     spec.kind = LossSpec::Kind::kCausalLm;
+  } else if (name == "lm") {
+    spec.kind = LossSpec::Kind::kLm;
   } else {
-    return Bad("unknown loss '" + name + "' (sum, cross_entropy, mse, causal_lm, none)");
+    return Bad("unknown loss '" + name + "' (sum, cross_entropy, mse, causal_lm, lm, none)");
   }
   if (colon != std::string_view::npos && spec.kind != LossSpec::Kind::kCausalLm) {
     return Bad("'" + spec.text + "': " + name + " takes no settings");
@@ -77,7 +79,7 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
 
 bool LossAppendsOps(const LossSpec& spec) {
   return spec.kind == LossSpec::Kind::kCrossEntropy || spec.kind == LossSpec::Kind::kMse ||
-         spec.kind == LossSpec::Kind::kCausalLm;
+         spec.kind == LossSpec::Kind::kCausalLm || spec.kind == LossSpec::Kind::kLm;
 }
 
 std::string LossDescription(const LossSpec& spec) {
@@ -90,6 +92,9 @@ std::string LossDescription(const LossSpec& spec) {
       return "cross_entropy (F.cross_entropy, mean, int64 class targets)";
     case LossSpec::Kind::kMse:
       return "mse (F.mse_loss, mean)";
+    case LossSpec::Kind::kLm:
+      return "lm (Hugging Face's BertForMaskedLM / T5ForConditionalGeneration: cross-entropy mean of "
+             "logits.view(-1, V) and labels.view(-1), unshifted, ignore_index=-100)";
     case LossSpec::Kind::kCausalLm:
       break;
   }

@@ -138,7 +138,7 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
       {"resnet", "depth=20", "depth=20 must be one of 18, 34, 50, 101, 152"},
       {"vit", "image_size=225", "image_size=225 is not divisible by patch=16"},
       {"llama", "layers", "expected KEY=VALUE"},
-      {"bert", "", "unknown family or preset"},
+      {"mamba", "", "unknown family or preset"},
       // Limits that end absurd configs in an error instead of an endless build.
       {"gpt2", "layers=9223372036854775807", "layers=9223372036854775807 is above the limit"},
       {"llama", "layers=100001", "layers=100001 is above the limit 100000"},

@@ -139,6 +139,38 @@ TEST(HfArchitecturesTest, Gemma2_9bHasFourNormsPerLayerAndMatchesTheModelCard) {
   EXPECT_EQ(tanh, 0);
 }
 
+TEST(HfArchitecturesTest, BertBaseUncasedMatchesThePublishedCounts) {
+  // bert-base-uncased: V 30522, h 768, 12 layers, 12 heads, I 3072, 512 positions, 2 token types.
+  // BertModel: embeddings (V + 512 + 2) * h + LayerNorm 2h; per layer q, k, v, dense 4(h^2 + h),
+  // two LayerNorms 4h, MLP 2hI + I + h; pooler h^2 + h.
+  const int64_t V = 30522, h = 768, L = 12, I = 3072;
+  const int64_t body = (V + 512 + 2) * h + 2 * h + L * (4 * (h * h + h) + 4 * h + 2 * h * I + I + h);
+  const int64_t bert_model = body + h * h + h;
+  ASSERT_EQ(bert_model, 109482240);  // BertModel.from_pretrained("bert-base-uncased").num_parameters().
+  // BertForMaskedLM: no pooler; the MLM transform h^2 + h and LayerNorm 2h, the decoder's bias V (tied weight).
+  const int64_t masked_lm = body + h * h + h + 2 * h + V;
+  ASSERT_EQ(masked_lm, 109514298);  // BertForMaskedLM.from_pretrained("bert-base-uncased").num_parameters().
+  EXPECT_EQ(AnalysedParams("bert-base-uncased.json"), masked_lm);  // architectures: ["BertForMaskedLM"].
+  EXPECT_EQ(AnalysedParams("bert-base-uncased.json", "architectures=BertModel"), bert_model);
+}
+
+TEST(HfArchitecturesTest, T5SmallAndFlanT5BaseMatchThePublishedCounts) {
+  // t5 per stack: blocks of self-attention 4*d*inner + norm d (the decoder's also a cross-attention
+  // 4*d*inner + norm d), MLP (2 or 3)*d*d_ff + norm d; a relative bias 32*H; a final norm d.
+  auto stack = [](int64_t L, int64_t d, int64_t inner, int64_t ff, int64_t H, bool gated, bool decoder) {
+    return L * ((decoder ? 2 : 1) * (4 * d * inner + d) + (gated ? 3 : 2) * d * ff + d) + 32 * H + d;
+  };
+  // t5-small: V 32128, d 512, 8 heads of 64, d_ff 2048, 6 + 6 blocks, ReLU, tied.
+  const int64_t small = 32128 * 512 + stack(6, 512, 512, 2048, 8, false, false) + stack(6, 512, 512, 2048, 8, false, true);
+  ASSERT_EQ(small, 60506624);  // T5ForConditionalGeneration.from_pretrained("t5-small").num_parameters().
+  EXPECT_EQ(AnalysedParams("t5-small.json"), small);
+  // flan-t5-base: d 768, 12 heads of 64, d_ff 2048 gated-gelu, 12 + 12 blocks, untied.
+  const int64_t flan = 2 * 32128 * 768 + stack(12, 768, 768, 2048, 12, true, false) +
+                       stack(12, 768, 768, 2048, 12, true, true);
+  ASSERT_EQ(flan, 247577856);  // google/flan-t5-base: 248M; the checkpoint's count.
+  EXPECT_EQ(AnalysedParams("flan-t5-base.json"), flan);
+}
+
 TEST(HfArchitecturesTest, Phi3MiniFusesProjectionsAndMatchesTheModelCard) {
   // Phi-3-mini-4k: V 32064, h 3072, 32 layers, 32 heads (d 96), 32 kv heads, I 8192, untied;
   // qkv_proj [(32 + 2 * 32) * 96, 3072] and gate_up_proj [2 * 8192, 3072] hold what q/k/v and gate/up would.

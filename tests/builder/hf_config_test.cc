@@ -83,13 +83,24 @@ TEST(HfConfigTest, ErrorsAreOneLineNamingTheFileAndTheKey) {
     const char* message;  // A prefix of the error.
   } cases[] = {
       {R"({"hidden_size": 64})", "", "c.json: model_type: missing"},
-      {R"({"model_type": "mamba"})", "", "c.json: model_type: 'mamba' is not supported (supported: gemma, gemma2, gpt2,"},
+      {R"({"model_type": "mamba"})", "", "c.json: model_type: 'mamba' is not supported (supported: bert, gemma, gemma2,"},
       {R"({"model_type": "llama", "hidden_size": 64})", "", "c.json: num_hidden_layers: missing (a required key)"},
       {kTinyLlama, "hidden_size=abc", "c.json: hidden_size: 'abc' is not an integer"},
       {kTinyLlama, "hidden_size=0", "c.json: hidden_size: 0 must be positive"},
       {kTinyLlama, "hidden_act=relu", "c.json: hidden_act: 'relu' is not supported"},
       {kTinyLlama, "frobnicate=1", "BuildNamedModel.config: key 'frobnicate' is neither read from c.json"},
       {kTinyLlama, "hidden_size=66", "c.json (model_type llama): "},
+      {R"({"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 128, "vocab_size": 128, "architectures": ["BertForNextSentencePrediction"]})",
+       "", "c.json: architectures: 'BertForNextSentencePrediction' is not supported (BertForMaskedLM, BertModel)"},
+      {R"({"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 128, "vocab_size": 128, "position_embedding_type": "relative_key"})",
+       "", "c.json: position_embedding_type: 'relative_key' is not supported (absolute)"},
+      {R"({"model_type": "t5", "num_layers": 2, "d_model": 64, "d_ff": 128, "d_kv": 16, "num_heads": 4})", "",
+       "c.json: vocab_size: missing (a required key)"},
+      {R"({"model_type": "t5", "num_layers": 2, "d_model": 64, "d_ff": 128, "d_kv": 16, "num_heads": 4,
+           "vocab_size": 128, "feed_forward_proj": "gated-silu"})",
+       "", "c.json: feed_forward_proj: 'gated-silu' is not supported"},
       {R"({"model_type": "gemma2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
            "intermediate_size": 128, "vocab_size": 128, "query_pre_attn_scalar": 0})",
        "", "c.json: query_pre_attn_scalar: 0 must be positive"},
@@ -116,8 +127,8 @@ TEST(HfConfigTest, DeepNestingIsRefusedBeforeParsing) {
 
 TEST(HfConfigTest, ModelTypesAreListed) {
   EXPECT_EQ(HfModelTypes(),
-            (std::vector<std::string>{"gemma", "gemma2", "gpt2", "gpt_neox", "llama", "mistral", "mixtral", "phi3",
-                                      "qwen2", "qwen2_moe"}));
+            (std::vector<std::string>{"bert", "gemma", "gemma2", "gpt2", "gpt_neox", "llama", "mistral", "mixtral",
+                                      "phi3", "qwen2", "qwen2_moe", "t5"}));
 }
 
 }  // namespace

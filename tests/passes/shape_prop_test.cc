@@ -25,6 +25,10 @@ rules:
     schema: "floor_divide(Tensor self, Tensor other) -> Tensor"
     outputs:
       out: broadcast(self, other)
+  - op: aten::neg
+    schema: "neg(Tensor self) -> Tensor"
+    outputs:
+      out: self
 )yaml";
 
 class ShapePropTest : public ::testing::Test {
@@ -82,6 +86,18 @@ TEST_F(ShapePropTest, ZeroDimIntegerTensorsCarryTheirValue) {
   int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
   int y = b_.One("t::mk", {l}, {"size"});
   EXPECT_EQ(ShapeOf(y), "[" + sym::FloorDiv(ctx_.Symbol("S"), 2).ToString() + "]");
+}
+
+TEST_F(ShapePropTest, NegatedLengthsCarryTheirValue) {
+  // -(-S): aten::neg of a 0-dim integer tensor carries -S (T5's position_bias[:, :, -seq_length:, :]).
+  int x = b_.Input();
+  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int t = b_.One("prim::NumToTensor", {s2}, {});
+  int n = b_.One("aten::neg", {b_.One("aten::neg", {t}, {"self"})}, {"self"});
+  int i = b_.One("aten::Int.Tensor", {n}, {}, ir::ValueKind::kInt);
+  int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
+  int y = b_.One("t::mk", {l}, {"size"});
+  EXPECT_EQ(ShapeOf(y), "[S]");
 }
 
 TEST_F(ShapePropTest, UnpackAFullSize) {

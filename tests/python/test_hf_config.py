@@ -110,36 +110,88 @@ EXAMPLES = [
 ]
 
 
-def check_tiny(r, fixtures, name, config, bf16=False):
+def reference(config):
+    """The plain-torch model of a config: hf_encoders for encoders, hf_decoders for decoders."""
+    import hf_decoders
+    import hf_encoders
+
+    if config["model_type"] == "t5":
+        return hf_encoders.build_t5(config)
+    return (hf_encoders if config["model_type"] == "bert" else hf_decoders).build(config)
+
+
+# The decoder length of encoder-decoders (symbol T), unlike the encoder's S so that a mix-up shows.
+DEC_SEQ = 48
+
+
+class WithLoss:
+    """The reference model and its task's loss in one module, forward(*inputs, labels) -> (loss, logits):
+    BertForMaskedLM.forward's CrossEntropyLoss()(prediction_scores.view(-1, V), labels.view(-1))
+    (modeling_bert.py at 004ad5f50b627b59bf0d581c31bc0052b6cfd40b), as T5ForConditionalGeneration.forward's
+    CrossEntropyLoss(ignore_index=-100)(lm_logits.view(-1, lm_logits.size(-1)), labels.view(-1))
+    (modeling_t5.py at 6b8b757dfcb582379a64f013cdce46c43629f2b0)."""
+
+    @staticmethod
+    def build(config, model):
+        import torch
+
+        class Loss(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *inputs):
+                labels = inputs[-1]
+                scores = self.model(*inputs[:-1])
+                loss = torch.nn.CrossEntropyLoss()(scores.view(-1, config["vocab_size"]), labels.view(-1))
+                return loss, scores  # MaskedLMOutput(loss, logits): the caller holds both.
+
+        return Loss()
+
+
+def check_tiny(r, fixtures, name, config, bf16=False, mode=None, loss=False):
+    """Trace against config; `mode` "infer" compares inference, `loss` the task's loss traced in the
+    reference (--loss none) against the builder's default loss."""
     import torch
 
-    import hf_decoders
-
-    label = "hf_%s%s_vs_trace" % (name, "_bf16" if bf16 else "")
+    label = "hf_%s%s%s%s_vs_trace" % (name, "_bf16" if bf16 else "", "_" + mode if mode else "",
+                                      "_loss" if loss else "")
     path = os.path.join(fixtures, "hf_%s_tiny.json" % name)
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
     try:
         torch.manual_seed(0)
-        module = hf_decoders.build(config).eval()
+        module = reference(config).eval()
+        if loss:
+            module = WithLoss.build(config, module)
         if bf16:
             module = module.to(torch.bfloat16)  # model.to(dtype): parameters and float buffers.
         torch_params = sum(p.numel() for p in module.parameters())  # Tied weights once.
         ids = torch.randint(0, config["vocab_size"], (BATCH, SEQ))
-        pt = os.path.join(fixtures, "hf_%s%s_tiny.pt" % (name, "_bf16" if bf16 else ""))
+        t5 = config["model_type"] == "t5"
+        out_len = DEC_SEQ if t5 else SEQ  # Logits and labels follow the decoder's length.
+        example = (ids, torch.randint(0, config["vocab_size"], (BATCH, DEC_SEQ))) if t5 else (ids,)
+        if loss:
+            example = example + (torch.randint(0, config["vocab_size"], (BATCH, out_len)),)
+        pt = os.path.join(fixtures, label[:-len("_vs_trace")] + "_tiny.pt")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
-            torch.jit.save(torch.jit.trace(module, (ids,), check_trace=False), pt)
+            torch.jit.save(torch.jit.trace(module, example, check_trace=False), pt)
     except Exception as e:
         r.record(label, ["cannot build the reference: %s" % e])
         return
-    traced, err = run_json(r.torchcost, [pt, "--input", "%d,%d:int64" % (BATCH, SEQ)] + COMMON)
+    common = COMMON + (["--mode", mode] if mode else [])
+    tokens = []
+    for x in example:
+        tokens += ["--input", "%d,%d:int64" % tuple(x.shape)]
+    traced, err = run_json(r.torchcost, [pt] + tokens + (["--loss", "none"] if loss else []) + common)
     if err:
         r.record(label, [err])
         return
     built, err = run_json(r.torchcost, ["--model", path, "--config", "attn=eager" + (",dtype=bf16" if bf16 else ""),
-                                        "--loss", "sum",
-                                        "--set", "B=%d" % BATCH, "--set", "S=%d" % SEQ] + COMMON)
+                                        "--set", "B=%d" % BATCH, "--set", "S=%d" % SEQ]
+                           + (["--set", "T=%d" % DEC_SEQ] if t5 else [])
+                           + ([] if loss else ["--loss", "sum"]) + common)
     if err:
         r.record(label, [err])
         return
@@ -150,6 +202,13 @@ def check_tiny(r, fixtures, name, config, bf16=False):
     if built["totals"]["params"] != torch_params:
         problems.append("params: torch %d, config %d" % (torch_params, built["totals"]["params"]))
     a, b = quantities(traced), quantities(built)
+    if loss:
+        # NB: with --loss none a trace's step keeps only its first output (the loss); the builder's
+        # appended loss keeps the logits the caller holds too (MaskedLMOutput.logits), float32
+        # [B, S, V] live at the peak (both in cross_entropy_loss's backward).
+        a["peak"] += BATCH * out_len * config["vocab_size"] * 4
+    if a["forward FLOPs"] is None:
+        problems.append("forward FLOPs of the trace do not evaluate")
     for key in a:
         if a[key] != b[key]:
             problems.append("%s: trace %s, config %s" % (key, a[key], b[key]))
@@ -160,8 +219,10 @@ def check_example(r, name, published, derived):
     problems = []
     if derived != published:
         problems.append("the derivation gives %d, the model card %d" % (derived, published))
+    with open(os.path.join(REPO, "examples", "configs", name)) as f:
+        t5 = json.load(f)["model_type"] == "t5"
     doc, err = run_json(r.torchcost, ["--model", os.path.join(REPO, "examples", "configs", name),
-                                      "--set", "B=1", "--set", "S=128"])
+                                      "--set", "B=1", "--set", "S=128"] + (["--set", "T=32"] if t5 else []))
     if err:
         r.record("example_" + name, [err])
         return

@@ -29,11 +29,14 @@ TEST(LossSpecTest, ParsesEachLoss) {
   EXPECT_FALSE(LossAppendsOps(*ParseLossSpec("sum")));
   EXPECT_FALSE(LossAppendsOps(*ParseLossSpec("none")));
   EXPECT_TRUE(LossAppendsOps(*ParseLossSpec("mse")));
+  EXPECT_EQ(ParseLossSpec("lm")->kind, LossSpec::Kind::kLm);
+  EXPECT_TRUE(LossAppendsOps(*ParseLossSpec("lm")));
 }
 
 TEST(LossSpecTest, ErrorsNameTheSpec) {
   EXPECT_THAT(ParseLossSpec("hinge").status().message(), HasSubstr("unknown loss 'hinge'"));
   EXPECT_THAT(ParseLossSpec("mse:chunks=2").status().message(), HasSubstr("mse takes no settings"));
+  EXPECT_THAT(ParseLossSpec("lm:chunks=2").status().message(), HasSubstr("lm takes no settings"));
   EXPECT_THAT(ParseLossSpec("causal_lm:chunks=0").status().message(), HasSubstr("chunks=0 must be an integer"));
   EXPECT_THAT(ParseLossSpec("causal_lm:shift=both").status().message(), HasSubstr("shift=both must be logits or labels"));
   EXPECT_THAT(ParseLossSpec("causal_lm:upcast=yes").status().message(), HasSubstr("upcast=yes must be true or false"));
@@ -47,6 +50,7 @@ TEST(LossSpecTest, DescriptionsNameTheImplementation) {
   EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:shift=labels")), HasSubstr("ForCausalLMLoss"));
   EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:chunks=8")), HasSubstr("torchtune's chunked cross-entropy over 8"));
   EXPECT_THAT(LossDescription(*ParseLossSpec("sum")), HasSubstr("out.sum()"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("lm")), HasSubstr("BertForMaskedLM"));
 }
 
 }  // namespace
