@@ -333,8 +333,7 @@ Result<BuiltModel> BuildT5(const T5Config& c) {
   v.Positive("heads", c.heads);
   v.Positive("vocab", c.vocab);
   v.Require(c.buckets >= 4 && c.buckets < kMaxConfigInt, "buckets=" + std::to_string(c.buckets) + " must be >= 4");
-  v.Require(c.max_distance > c.buckets / 4 && c.max_distance < kMaxConfigInt,
-            "max_distance=" + std::to_string(c.max_distance) + " must exceed buckets / 4 (the exact buckets)");
+  v.Positive("max_distance", c.max_distance);
   v.PositiveFloat("eps", c.eps);
   v.Probability("dropout", c.dropout);
   v.Require(c.act == "relu" || c.act == "gelu_tanh", "act=" + c.act + " must be relu or gelu_tanh");
