@@ -1,6 +1,6 @@
 #include "rules/rule_parser.h"
 
-#include <yaml-cpp/yaml.h>
+#include "rules/yaml_load.h"
 
 #include <algorithm>
 #include <map>
@@ -27,7 +27,7 @@ int Line(int text_line) {
   return (text_line < n ? (*map)[text_line] : map->back() + (text_line - n + 1)) + 1;
 }
 
-[[noreturn]] void Fail(const YAML::Node& at, const std::string& msg) {
+[[noreturn]] void Fail(const YamlNode& at, const std::string& msg) {
   throw CompileError{Line(at.Mark().line), at.Mark().column + 1, msg};
 }
 
@@ -39,7 +39,7 @@ const std::set<std::string>& RuleKeys() {
   return *kKeys;
 }
 
-std::string Scalar(const YAML::Node& n, const std::string& what) {
+std::string Scalar(const YamlNode& n, const std::string& what) {
   if (!n.IsScalar()) Fail(n, what + " must be a scalar");
   return n.Scalar();
 }
@@ -51,9 +51,9 @@ class VariantCompiler {
     for (const auto& a : schema.args) AddSlot(a.name);
   }
 
-  Variant Compile(const std::map<std::string, YAML::Node>& keys, const YAML::Node* when) {
+  Variant Compile(const std::map<std::string, YamlNode>& keys, const YamlNode* when) {
     if (when) v_.when = ParseExpr(*when);
-    auto get = [&](const char* k) -> const YAML::Node* {
+    auto get = [&](const char* k) -> const YamlNode* {
       auto it = keys.find(k);
       return it == keys.end() ? nullptr : &it->second;
     };
@@ -91,7 +91,7 @@ class VariantCompiler {
     if (!v_.impl) {
       for (size_t i = 0; i < v_.outputs.size(); ++i) {
         if (!v_.outputs[i].given) {
-          Fail(n_outputs_at_ ? *n_outputs_at_ : YAML::Node(),
+          Fail(n_outputs_at_ ? *n_outputs_at_ : YamlNode(),
                "output '" + v_.slot_names[v_.output_slots[i]] + "' has no shape (give it under 'outputs' or use 'impl')");
         }
       }
@@ -120,7 +120,7 @@ class VariantCompiler {
   }
 
  private:
-  int AddSlot(const std::string& name, const YAML::Node& at = YAML::Node()) {
+  int AddSlot(const std::string& name, const YamlNode& at = YamlNode()) {
     auto it = names_.find(name);
     if (it != names_.end()) {
       if (at.IsDefined() && !at.IsNull()) Fail(at, "name '" + name + "' is already defined in rule '" + rule_name_ + "'");
@@ -141,7 +141,7 @@ class VariantCompiler {
     return s;
   }
 
-  SourceExpr ParseExprText(const YAML::Node& at, const std::string& text) {
+  SourceExpr ParseExprText(const YamlNode& at, const std::string& text) {
     SourceExpr e;
     e.text = text;
     e.line = Line(at.Mark().line);
@@ -156,7 +156,7 @@ class VariantCompiler {
     }
     return e;
   }
-  SourceExpr ParseExpr(const YAML::Node& n) {
+  SourceExpr ParseExpr(const YamlNode& n) {
     if (n.IsSequence()) {
       // A YAML list as a shape: join the items into one list expression.
       std::string text = "[";
@@ -167,7 +167,7 @@ class VariantCompiler {
     return ParseExprText(n, Scalar(n, "an expression"));
   }
 
-  int ArgIndex(const YAML::Node& at, const std::string& name, const char* what) {
+  int ArgIndex(const YamlNode& at, const std::string& name, const char* what) {
     int i = schema_.FindArg(name);
     if (i < 0) {
       std::string args;
@@ -177,7 +177,7 @@ class VariantCompiler {
     return i;
   }
 
-  void CompileMatch(const YAML::Node& n) {
+  void CompileMatch(const YamlNode& n) {
     if (!n.IsMap()) Fail(n, "'match' must be a map of argument: pattern");
     for (const auto& kv : n) {
       TensorPattern p;
@@ -215,7 +215,7 @@ class VariantCompiler {
     }
   }
 
-  void CompileOutputNames(const YAML::Node* outputs) {
+  void CompileOutputNames(const YamlNode* outputs) {
     n_outputs_at_ = outputs;
     size_t n = std::max<size_t>(schema_.returns.size(), 1);
     std::vector<std::string> names;
@@ -236,7 +236,7 @@ class VariantCompiler {
     v_.outputs.resize(n);
   }
 
-  DTypeSpec CompileDType(const YAML::Node& n) {
+  DTypeSpec CompileDType(const YamlNode& n) {
     DTypeSpec d;
     std::string s = Scalar(n, "'dtype'");
     if (s.rfind("acc(", 0) == 0 && s.back() == ')') {
@@ -272,11 +272,11 @@ class VariantCompiler {
     return d;
   }
 
-  void CompileOutputSpec(const YAML::Node& n, OutputSpec* o) {
+  void CompileOutputSpec(const YamlNode& n, OutputSpec* o) {
     o->given = true;
     if (n.IsMap()) {
       if (n["shape"]) {
-        const YAML::Node s = n["shape"];
+        const YamlNode s = n["shape"];
         if (s.IsScalar() && schema_.FindArg(s.Scalar()) >= 0 &&
             schema_.args[schema_.FindArg(s.Scalar())].type.base == ArgType::Base::kTensor) {
           o->same_as = schema_.FindArg(s.Scalar());
@@ -305,12 +305,12 @@ class VariantCompiler {
     o->shape = ParseExpr(n);
   }
 
-  void CompileOutputs(const YAML::Node& n) {
+  void CompileOutputs(const YamlNode& n) {
     size_t i = 0;
     for (const auto& kv : n) CompileOutputSpec(kv.second, &v_.outputs[i++]);
   }
 
-  void CompileTemporaries(const YAML::Node& n) {
+  void CompileTemporaries(const YamlNode& n) {
     if (!n.IsMap()) Fail(n, "'temporaries' must be a map of name: {shape, dtype}");
     for (const auto& kv : n) {
       TemporarySpec t;
@@ -323,7 +323,7 @@ class VariantCompiler {
     }
   }
 
-  void CompileCosts(const YAML::Node& n, SourceExpr* fwd, std::vector<GradCost>* bwd, const char* what) {
+  void CompileCosts(const YamlNode& n, SourceExpr* fwd, std::vector<GradCost>* bwd, const char* what) {
     if (n.IsScalar()) {
       *fwd = ParseExpr(n);
       return;
@@ -347,7 +347,7 @@ class VariantCompiler {
     }
   }
 
-  void CompileWorkspace(const YAML::Node& n) {
+  void CompileWorkspace(const YamlNode& n) {
     if (!n.IsMap()) Fail(n, "'workspace' must be a map with fwd and/or bwd (bytes)");
     for (const auto& kv : n) {
       std::string k = kv.first.Scalar();
@@ -372,7 +372,7 @@ class VariantCompiler {
     }
   }
 
-  static AutocastPolicy ParsePolicy(const YAML::Node& n) {
+  static AutocastPolicy ParsePolicy(const YamlNode& n) {
     const std::string s = Scalar(n, "an autocast policy");
     if (s == "lower") return AutocastPolicy::kLower;
     if (s == "fp32") return AutocastPolicy::kFp32;
@@ -383,7 +383,7 @@ class VariantCompiler {
 
   // `autocast: POLICY` (both devices) or `{cuda: POLICY, cpu: POLICY, only: [ops]}`
   // (a device left out: none).
-  void CompileAutocast(const YAML::Node& n) {
+  void CompileAutocast(const YamlNode& n) {
     AutocastSpec& a = v_.autocast;
     a = AutocastSpec();
     if (n.IsScalar()) {
@@ -406,7 +406,7 @@ class VariantCompiler {
     }
   }
 
-  void CompileSaved(const YAML::Node& n) {
+  void CompileSaved(const YamlNode& n) {
     if (!n.IsMap()) Fail(n, "'saved' must be a map of tensor: {needed_for: [inputs]}");
     for (const auto& kv : n) {
       SavedSpec s;
@@ -419,7 +419,7 @@ class VariantCompiler {
     }
   }
 
-  void CompileAlias(const YAML::Node& n, bool inplace) {
+  void CompileAlias(const YamlNode& n, bool inplace) {
     if (!n.IsMap() || n.size() != 1) Fail(n, std::string("'") + (inplace ? "inplace" : "alias") + "' must be {output: argument}");
     for (const auto& kv : n) {
       v_.alias_output = Lookup(kv.first.Scalar());
@@ -433,15 +433,15 @@ class VariantCompiler {
   std::string rule_name_;
   Variant v_;
   std::unordered_map<std::string, int> names_;
-  const YAML::Node* n_outputs_at_ = nullptr;
+  const YamlNode* n_outputs_at_ = nullptr;
 };
 
-std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file) {
+std::unique_ptr<OpRule> CompileRule(const YamlNode& r, const std::string& file) {
   if (!r.IsMap()) Fail(r, "a rule must be a map with 'op' and 'schema'");
   auto rule = std::make_unique<OpRule>();
   rule->file = file;
   rule->line = Line(r.Mark().line);
-  const YAML::Node op = r["op"];
+  const YamlNode op = r["op"];
   if (!op) Fail(r, "a rule needs 'op'");
   if (op.IsSequence()) {
     for (const auto& o : op) rule->ops.push_back(Scalar(o, "'op'"));
@@ -452,13 +452,13 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
   for (const auto& name : rule->ops) {
     if (name.find("::") == std::string::npos) Fail(op, "op '" + name + "' must be qualified, like 'aten::" + name + "'");
   }
-  const YAML::Node schema = r["schema"];
+  const YamlNode schema = r["schema"];
   if (!schema) Fail(r, "rule '" + rule->ops[0] + "' needs 'schema'");
   auto parsed = ParseSchema(Scalar(schema, "'schema'"));
   if (!parsed.ok()) Fail(schema, "rule '" + rule->ops[0] + "': " + parsed.status().message());
   rule->schema = std::move(parsed).value();
 
-  std::map<std::string, YAML::Node> top;
+  std::map<std::string, YamlNode> top;
   for (const auto& kv : r) {
     std::string k = kv.first.Scalar();
     if (!RuleKeys().count(k)) Fail(kv.first, "unknown key '" + k + "' in rule '" + rule->ops[0] + "'");
@@ -468,9 +468,9 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
     if (!r["cases"].IsSequence()) Fail(r["cases"], "'cases' must be a list");
     for (const auto& c : r["cases"]) {
       if (!c.IsMap()) Fail(c, "a case must be a map");
-      std::map<std::string, YAML::Node> merged = top;
-      const YAML::Node* when = nullptr;
-      YAML::Node when_node;
+      std::map<std::string, YamlNode> merged = top;
+      const YamlNode* when = nullptr;
+      YamlNode when_node;
       for (const auto& kv : c) {
         std::string k = kv.first.Scalar();
         if (k == "when") {
@@ -480,10 +480,7 @@ std::unique_ptr<OpRule> CompileRule(const YAML::Node& r, const std::string& file
         }
         if (!RuleKeys().count(k) || k == "op" || k == "schema" || k == "cases")
           Fail(kv.first, "unknown key '" + k + "' in a case of rule '" + rule->ops[0] + "'");
-        // NB: not merged[k] = ...: YAML::Node's assignment writes through to the
-        // top-level node it shares, which later cases would then see.
-        merged.erase(k);
-        merged.emplace(k, kv.second);
+        merged[k] = kv.second;  // A case's key replaces the rule's.
       }
       rule->variants.push_back(VariantCompiler(rule->schema, rule->ops[0]).Compile(merged, when));
     }
@@ -510,8 +507,14 @@ Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file, c
     ~LineMap() { t_line_of = nullptr; }
   } line_map(line_of);
   RuleFile out;
+  YamlMark error_mark;
+  Result<YamlDocument> loaded = LoadYaml(text, &error_mark);
+  if (!loaded.ok()) {
+    return Status::ParseError(file + ":" + std::to_string(Line(error_mark.line)) + ":" +
+                              std::to_string(error_mark.column + 1) + ": " + loaded.status().message());
+  }
+  const YamlNode doc = loaded->root();
   try {
-    YAML::Node doc = YAML::Load(std::string(text));
     if (!doc.IsMap()) return Status::ParseError(file + ":1:1: a rule file must be a map with 'version' and 'rules'");
     for (const auto& kv : doc) {
       std::string k = kv.first.Scalar();
@@ -531,9 +534,6 @@ Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file, c
     }
   } catch (const CompileError& e) {
     return Status::ParseError(file + ":" + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.message);
-  } catch (const YAML::Exception& e) {
-    return Status::ParseError(file + ":" + std::to_string(Line(e.mark.line)) + ":" + std::to_string(e.mark.column + 1) +
-                              ": " + e.msg);
   }
   return out;
 }
