@@ -108,16 +108,5 @@ TEST(YamlSubsetTest, WhatItDoesNotReadIsLeftToYamlCpp) {
   }
 }
 
-TEST(YamlSubsetTest, LoadYamlFallsBackToYamlCppAndReportsItsErrors) {
-  Result<YamlDocument> block = LoadYaml("a: |\n  text\n");
-  ASSERT_TRUE(block.ok());
-  EXPECT_EQ(block->root()["a"].Scalar(), "text\n");
-  YamlMark mark;
-  Result<YamlDocument> bad = LoadYaml("a: [b, c\nd: e\n", &mark);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), Status::Code::kParseError);
-  EXPECT_GE(mark.line, 0);
-}
-
 }  // namespace
 }  // namespace torchcost::rules
