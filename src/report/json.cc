@@ -1,5 +1,6 @@
 // The JSON report, schema "torchcost.report" version 1 (docs/json-schema.md).
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -51,11 +52,11 @@ class Writer {
   }
   void Int(int64_t v) {
     BeginValue();
-    out_ += std::to_string(v);
+    Number(v);
   }
   void UInt(uint64_t v) {
     BeginValue();
-    out_ += std::to_string(v);
+    Number(v);
   }
   void Bool(bool v) {
     BeginValue();
@@ -107,6 +108,12 @@ class Writer {
     }
     counts_.pop_back();
     out_ += c;
+  }
+  template <typename T>
+  void Number(T v) {
+    char buf[24];  // 20 digits and a sign at most.
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out_.append(buf, r.ptr);
   }
   // Escapes as nlohmann does (ensure_ascii off, invalid UTF-8 replaced).
   void String(std::string_view s) {
@@ -386,9 +393,9 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
     w.Key("bytes");
     WriteValue(w, s.bytes, b);
     w.Key("storage");
-    w.Embed(Json(s.storage));
+    w.Int(s.storage);
     w.Key("counted");
-    w.Embed(Json(s.counted));
+    w.Bool(s.counted);
     w.EndObject();
   }
   w.EndArray();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <set>
 
 namespace torchcost {
@@ -262,7 +263,15 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   }
   sym::Context scratch;
   sym::Context& ctx = context ? *context : scratch;
-  auto bind = [&](const sym::Expr& e) { return bindings.empty() || e.IsConstant() ? e : sym::Substitute(e, bindings); };
+  // NB: where every symbol is bound, evaluating is the same constant as substituting, without building expressions.
+  auto bind = [&](const sym::Expr& e) {
+    if (bindings.empty() || e.IsConstant()) return e;
+    Result<__int128> v = sym::Evaluate128(e, bindings);
+    if (v.ok() && *v >= std::numeric_limits<int64_t>::min() && *v <= std::numeric_limits<int64_t>::max()) {
+      return sym::Expr(static_cast<int64_t>(*v));
+    }
+    return sym::Substitute(e, bindings);
+  };
   // Totals, bound where possible; the peak is a candidate set until one dominates.
   std::vector<sym::Expr> totals;
   totals.reserve(tl.size());
