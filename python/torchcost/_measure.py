@@ -1,0 +1,267 @@
+"""Measuring one real training step in PyTorch: the memory by category and phase, and the time.
+
+The method is tools/measure_step.py's (docs/measuring.md): on CPU the legacy
+autograd profiler's memory events (c10's CPU allocator does not round, so the
+running sum is exact); ACT from saved_tensors_hooks; params, grads and
+optimizer states from the tensors themselves, each storage once. On CUDA the
+caching allocator's own counters (max_memory_allocated / max_memory_reserved,
+reset between phases). NB: the CUDA path is written from PyTorch's documented
+API (torch/cuda/memory.py) and has not been run here (no GPU on this machine).
+"""
+
+import contextlib
+import gc
+import statistics
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+PHASES = ("forward", "backward", "optimizer")
+_MARK = "torchcost::phase::"
+
+
+def storage_bytes(tensors: List[Any]) -> Tuple[int, Dict[int, int]]:
+    """Sum of the storage bytes of tensors, each storage once; and {data_ptr: bytes}."""
+    seen: Dict[int, int] = {}
+    for t in tensors:
+        s = t.storage()
+        if s.nbytes() and s.data_ptr() not in seen:
+            seen[s.data_ptr()] = s.nbytes()
+    return sum(seen.values()), seen
+
+
+def first_tensor(out: Any) -> Any:
+    """The first tensor of a model's output (a tuple's first element, recursively)."""
+    while isinstance(out, (tuple, list)):
+        out = out[0]
+    if isinstance(out, dict):
+        out = next(iter(out.values()))
+    return out
+
+
+def sum_loss(out: Any) -> Any:
+    """torchcost's default loss: the sum of the first output, in float32."""
+    return out.sum() if out.dtype == out.float().dtype else out.float().sum()
+
+
+def opt_state_bytes(opt: Any) -> int:
+    """Bytes of every tensor in opt.state, each storage once."""
+    import torch
+
+    tensors = [v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)]
+    return storage_bytes(tensors)[0]
+
+
+def saved_bytes(model: Any, inputs: List[Any], exclude: Dict[int, int]) -> int:
+    """ACT: bytes of the storages autograd keeps saved after one forward and the loss, each once.
+
+    Pack hooks keep a holder per saved tensor (so it lives as long as autograd
+    keeps it); after gc, the live holders are what the graph holds. Parameter
+    and buffer storages (`exclude`) do not count; the input does where saved.
+    """
+    import weakref
+
+    import torch
+
+    class Holder:
+        __slots__ = ("t", "__weakref__")
+
+    packed: List[Tuple[Any, int, int]] = []
+
+    def pack(t: Any) -> Any:
+        h = Holder()
+        h.t = t.detach()  # NB: t itself would make a cycle holder -> t -> grad_fn -> holder.
+        s = t.storage()
+        packed.append((weakref.ref(h), s.data_ptr(), s.nbytes()))
+        return h
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
+        loss = sum_loss(first_tensor(model(*inputs)))
+        gc.collect()
+        alive = {ptr: n for ref, ptr, n in packed if ref() is not None and ptr not in exclude}
+    del loss
+    return sum(alive.values())
+
+
+class _CpuEvents:
+    """The legacy profiler with memory events; phase marks as empty record_function ranges."""
+
+    def __enter__(self) -> "_CpuEvents":
+        import torch
+        from torch.autograd import ProfilerConfig, ProfilerState, _enable_profiler_legacy
+
+        _enable_profiler_legacy(ProfilerConfig(ProfilerState.CPU, False, True, False, False, False,
+                                               torch._C._profiler._ExperimentalConfig()))
+        self.records: Any = None
+        return self
+
+    def phase(self, name: str) -> None:
+        import torch
+
+        torch.ops.profiler._record_function_exit(
+            torch.ops.profiler._record_function_enter_new(_MARK + name, None))
+
+    def __exit__(self, *exc: Any) -> bool:
+        from torch.autograd import _disable_profiler_legacy
+
+        self.records = _disable_profiler_legacy()
+        return False
+
+    def phase_peaks(self) -> Tuple[int, Dict[str, int]]:
+        """(max of the running sum of allocations, {phase: its max}) over the step."""
+        threads = [lst for lst in self.records if any(r.kind() == "memory_alloc" for r in lst)]
+        if len(threads) > 1:
+            raise RuntimeError("memory events on %d threads; run with torch.set_num_threads(1)" % len(threads))
+        phase, running, peak = "", 0, 0
+        by_phase: Dict[str, int] = {}
+        for r in threads[0] if threads else []:
+            if r.kind() == "push" and r.name().startswith(_MARK):
+                phase = r.name()[len(_MARK):]
+                by_phase.setdefault(phase, running)
+            elif r.kind() == "memory_alloc":
+                running += r.cpu_memory_usage()
+                peak = max(peak, running)
+                if phase in by_phase:
+                    by_phase[phase] = max(by_phase[phase], running)
+        return peak, by_phase
+
+
+def _phase_runner(model: Any, inputs: List[Any], opt: Any) -> List[Tuple[str, Callable[[Dict], None]]]:
+    """The step as (phase, function) pairs sharing a dict: zero_grad + forward + loss, backward, step."""
+
+    def forward(s: Dict) -> None:
+        opt.zero_grad(set_to_none=True)
+        s["loss"] = sum_loss(first_tensor(model(*inputs)))
+
+    def backward(s: Dict) -> None:
+        s["loss"].backward()
+
+    def optimizer(s: Dict) -> None:
+        opt.step()
+
+    return [("forward", forward), ("backward", backward), ("optimizer", optimizer)]
+
+
+def measure_step(model: Any, inputs: List[Any], opt: Any, device: str, warmup: int = 2,
+                 steps: int = 5) -> Dict[str, Any]:
+    """Runs warm-up then measured steps of model on device; returns the measured dict (docs/calibration.md)."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    run = _phase_runner(model, inputs, opt)
+    for _ in range(max(warmup, 1)):  # NB: at least one: the optimizer's states exist from the first step.
+        s: Dict[str, Any] = {}
+        for _name, fn in run:
+            fn(s)
+        del s
+    sync()
+
+    params = list(model.parameters())
+    buffers = list(model.buffers())
+    param_bytes, param_ptrs = storage_bytes(params)
+    buffer_bytes, buffer_ptrs = storage_bytes(buffers)
+    input_bytes = storage_bytes([t for t in inputs if isinstance(t, torch.Tensor)])[0]
+    grads = [p.grad for p in params if p.grad is not None]
+    grad_bytes = sum(g.numel() * g.element_size() for g in grads)
+    opt_bytes = opt_state_bytes(opt)
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+    act_bytes = saved_bytes(model, inputs, {**param_ptrs, **buffer_ptrs})
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+
+    baseline = param_bytes + buffer_bytes + opt_bytes + input_bytes
+    out: Dict[str, Any] = {
+        "param_bytes": param_bytes, "buffer_bytes": buffer_bytes, "grad_bytes": grad_bytes,
+        "opt_bytes": opt_bytes, "act_bytes": act_bytes, "input_bytes": input_bytes,
+        "baseline_bytes": baseline, "threads": torch.get_num_threads(),
+    }
+    if cuda:
+        out.update(_cuda_memory(run, device))
+    else:
+        s = {}
+        with _CpuEvents() as ev:
+            for name, fn in run:
+                ev.phase(name)
+                fn(s)
+            ev.phase("release")
+            del s
+        peak, by_phase = ev.phase_peaks()
+        out["peak_bytes"] = baseline + peak
+        out["phase_peak_bytes"] = {p: baseline + by_phase.get(p, 0) for p in PHASES}
+        out["method"] = "cpu allocator events (legacy autograd profiler)"
+
+    # Time: no profiler, synchronized around each phase; the median of the measured steps.
+    times: Dict[str, List[float]] = {p: [] for p in PHASES}
+    totals = []
+    for _ in range(max(steps, 1)):
+        s = {}
+        sync()
+        t0 = time.perf_counter()
+        for name, fn in run:
+            t = time.perf_counter()
+            fn(s)
+            sync()
+            times[name].append(time.perf_counter() - t)
+        totals.append(time.perf_counter() - t0)
+        del s
+    out["step_seconds"] = statistics.median(totals)
+    out["phase_seconds"] = {p: statistics.median(v) for p, v in times.items()}
+    out["steps"] = len(totals)
+    opt.zero_grad(set_to_none=True)
+    return out
+
+
+def _cuda_memory(run: List[Tuple[str, Callable[[Dict], None]]], device: str) -> Dict[str, Any]:
+    """Per phase max_memory_allocated / max_memory_reserved, peaks reset between phases.
+
+    NB: untested (no GPU here); API as torch/cuda/memory.py defines it.
+    """
+    import torch
+
+    dev = torch.device(device)
+    torch.cuda.synchronize(dev)
+    phase_alloc, phase_reserved = {}, {}
+    s: Dict[str, Any] = {}
+    for name, fn in run:
+        torch.cuda.reset_peak_memory_stats(dev)
+        fn(s)
+        torch.cuda.synchronize(dev)
+        phase_alloc[name] = torch.cuda.max_memory_allocated(dev)
+        phase_reserved[name] = torch.cuda.max_memory_reserved(dev)
+    del s
+    stats = torch.cuda.memory_stats(dev)
+    return {
+        "peak_bytes": max(phase_alloc.values()),
+        "reserved_peak_bytes": max(phase_reserved.values()),
+        "phase_peak_bytes": phase_alloc,
+        "phase_reserved_peak_bytes": phase_reserved,
+        "memory_stats": {k: v for k, v in stats.items() if isinstance(v, int)},
+        "method": "torch.cuda.max_memory_allocated/max_memory_reserved, reset per phase",
+    }
+
+
+def cuda_context_bytes(device: str) -> Dict[str, int]:
+    """The device memory in use once CUDA is initialised, before the first tensor: the context's own bytes.
+
+    NB: untested here (no GPU). mem_get_info counts every process on the GPU: calibrate on an idle one.
+    """
+    import torch
+
+    dev = torch.device(device)
+    torch.cuda.init()
+    free, total = torch.cuda.mem_get_info(dev)
+    return {"context_bytes": total - free, "total_bytes": total}
+
+
+@contextlib.contextmanager
+def one_thread() -> Any:
+    """torch.set_num_threads(1) for the block (memory events from one thread, in order)."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)

@@ -1,0 +1,131 @@
+"""torchcost.calibrate on CPU: a tiny MLP's real Adam step measured by PyTorch beside torchcost's prediction.
+
+The model: Linear(32, 64) -> ReLU -> Linear(64, 10), float32, batch B = 4, Adam.
+The expected bytes are derived here from the model's shapes (not taken from either side):
+  params  = 4 * (32*64 + 64 + 64*10 + 10) = 11048        (float32)
+  grads   = params                                       (every parameter trains)
+  opt     = 2 * params + 4 * 4 = 22112                   (exp_avg, exp_avg_sq; torch 1.13's `step`: a
+                                                          float32 0-dim tensor per parameter, 4 parameters)
+  act     = 4 * B*32 + 4 * B*64 = 1536                   (addmm saves the input and the ReLU's output;
+                                                          the ReLU saves its output: the same storage)
+  input   = 4 * B*32 = 512
+  forward peak = params + opt + input (the state before the step) + the first Linear's output and the
+          ReLU's output, both alive as the ReLU returns: 2 * 4 * B*64 = 2048 -> 35720
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torchcost import calibrate  # noqa: E402
+
+B = 4
+PARAMS = 4 * (32 * 64 + 64 + 64 * 10 + 10)
+EXPECTED = {"param": PARAMS, "buffer": 0, "grad": PARAMS, "opt": 2 * PARAMS + 4 * 4, "act": 4 * B * 32 + 4 * B * 64}
+FORWARD_PEAK = PARAMS + EXPECTED["opt"] + 4 * B * 32 + 2 * 4 * B * 64
+# NB: test_training.py's tolerance for the whole step's peak; the categories and the forward are exact.
+PEAK_TOLERANCE = 0.05
+
+MODEL_PY = """
+import torch
+from torch import nn
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+"""
+
+
+def _run(tmp_path, *args):
+    (tmp_path / "tiny_mlp.py").write_text(MODEL_PY)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-m", "torchcost.calibrate", *args], cwd=str(tmp_path), env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cpu_mlp_adam(tmp_path):
+    out = tmp_path / "calib.json"
+    proc = _run(tmp_path, "tiny_mlp:mlp", "--input", "B,32", "--set", "B=%d" % B, "--optimizer", "adam",
+                "--device", "cpu", "--warmup", "1", "--steps", "3", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "torchcost.calibration" and doc["version"] == 1
+    assert doc["device"]["type"] == "cpu" and doc["device"]["torch"] == torch.__version__
+    pred, meas = doc["predicted"], doc["measured"]
+    for k, v in EXPECTED.items():
+        assert meas["category_bytes"][k] == v, k
+        assert pred["category_bytes"][k] == v, k
+    assert meas["input_bytes"] == 4 * B * 32
+    assert meas["phase_peak_bytes"]["forward"] == FORWARD_PEAK
+    assert pred["phase_peak_bytes"]["forward"] == FORWARD_PEAK
+    # The whole step: at least the state plus the gradients, and torchcost within the oracle's tolerance.
+    assert meas["peak_bytes"] >= PARAMS + EXPECTED["opt"] + EXPECTED["grad"] + 4 * B * 32
+    assert abs(pred["peak_bytes"] - meas["peak_bytes"]) <= PEAK_TOLERANCE * meas["peak_bytes"]
+    assert meas["peak_bytes"] == max(meas["phase_peak_bytes"].values())
+    assert meas["steps"] == 3 and meas["step_seconds"] > 0
+    assert set(meas["phase_seconds"]) == {"forward", "backward", "optimizer"}
+    # The side-by-side table: one row per category and phase, the ratio beside.
+    assert "category act" in proc.stdout and "phase backward" in proc.stdout and "ratio" in proc.stdout
+
+
+def test_module_in_process_sgd():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    doc = calibrate.calibrate(model, ["B,32"], optimizer="sgd", bindings={"B": B}, warmup=1, steps=1)
+    assert doc["model"] == "Sequential"
+    assert doc["measured"]["category_bytes"] == dict(EXPECTED, opt=0)
+    assert doc["predicted"]["category_bytes"] == dict(EXPECTED, opt=0)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gpt2", "--input", "2,8"], "model: calibrate runs an nn.Module"),
+    (["no_such_module:f", "--input", "2,8"], "model: cannot import no_such_module:f"),
+    (["tiny_mlp:mlp", "--input", "B,32"], "set: the input's symbol B needs a value"),
+    (["tiny_mlp:mlp", "--input", "2,32", "--device", "tpu"], "device: expected cpu or cuda"),
+    (["tiny_mlp:mlp", "--input", "2,32", "--set", "B"], "set: expected NAME=INT"),
+] + ([] if torch.cuda.is_available() else
+     [(["tiny_mlp:mlp", "--input", "2,32", "--device", "cuda"], "device: cuda is not available")]))
+def test_errors(tmp_path, monkeypatch, capsys, args, message):
+    (tmp_path / "tiny_mlp.py").write_text(MODEL_PY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert calibrate.main([*args, "--out", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_cuda_counters_per_phase(monkeypatch):
+    """The CUDA path's bookkeeping, with torch.cuda's counters faked (no GPU here): peaks reset per phase."""
+    from torchcost import _measure
+
+    state = {"alloc": 0, "peak": 0, "reserved": 0, "resets": 0}
+
+    def alloc(n):
+        state["alloc"] += n
+        state["peak"] = max(state["peak"], state["alloc"])
+        state["reserved"] = max(state["reserved"], -(-state["alloc"] // 1000) * 1000)  # 1000-byte segments
+
+    def reset(_dev):
+        state["resets"] += 1
+        state["peak"] = state["alloc"]
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", reset)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda _d: state["peak"])
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda _d: state["reserved"])
+    monkeypatch.setattr(torch.cuda, "memory_stats", lambda _d: {"num_alloc_retries": 0, "x": 1.5})
+    run = [("forward", lambda s: (alloc(700), alloc(-200))),   # 500 live, peak 700
+           ("backward", lambda s: (alloc(900), alloc(-1000))),  # 400 live, peak 1400
+           ("optimizer", lambda s: alloc(50))]                  # 450 live, peak 450 after the reset
+    m = _measure._cuda_memory(run, "cuda")
+    assert state["resets"] == 3
+    assert m["phase_peak_bytes"] == {"forward": 700, "backward": 1400, "optimizer": 450}
+    assert m["peak_bytes"] == 1400 and m["reserved_peak_bytes"] == 2000
+    assert m["memory_stats"] == {"num_alloc_retries": 0}
