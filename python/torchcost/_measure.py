@@ -205,11 +205,54 @@ def measure_step(model: Any, inputs: List[Any], opt: Any, device: str, warmup: i
             times[name].append(time.perf_counter() - t)
         totals.append(time.perf_counter() - t0)
         del s
+    out["op_seconds"] = op_seconds(run, cuda)
     out["step_seconds"] = statistics.median(totals)
+    out["step_seconds_min"] = min(totals)  # NB: on a shared machine the least disturbed step.
     out["phase_seconds"] = {p: statistics.median(v) for p, v in times.items()}
     out["steps"] = len(totals)
     opt.zero_grad(set_to_none=True)
     return out
+
+
+def op_seconds(run: List[Tuple[str, Callable[[Dict], None]]], cuda: bool) -> Dict[str, Dict[str, Any]]:
+    """Time per top-level operator over one more step under the legacy profiler (no memory events).
+
+    {name: {"count", "seconds"}}, the slowest first: the outermost ranges (an aten op in the forward,
+    "autograd::engine::evaluate_function: XBackward0" in the backward, "Optimizer.step#Adam.step"),
+    inclusive of what they call. NB: on CUDA the ranges' CUDA-event times (untested: no GPU here).
+    """
+    import torch
+    from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler_legacy, _enable_profiler_legacy
+
+    state = ProfilerState.CUDA if cuda else ProfilerState.CPU
+    s: Dict[str, Any] = {}
+    _enable_profiler_legacy(ProfilerConfig(state, False, False, False, False, False,
+                                           torch._C._profiler._ExperimentalConfig()))
+    try:
+        for _name, fn in run:
+            fn(s)
+        if cuda:
+            torch.cuda.synchronize()
+    finally:
+        records = _disable_profiler_legacy()
+    del s
+    out: Dict[str, Dict[str, Any]] = {}
+    for thread in records:
+        stack: List[Any] = []
+        for r in thread:
+            if r.kind() == "push":
+                stack.append(r)
+            elif r.kind() == "pop":
+                for i in range(len(stack) - 1, -1, -1):
+                    if stack[i].handle() == r.handle():
+                        start = stack.pop(i)
+                        if i == 0:
+                            us = start.cuda_elapsed_us(r) if cuda and start.has_cuda() else start.cpu_elapsed_us(r)
+                            e = out.setdefault(start.name(), {"count": 0, "seconds": 0.0})
+                            e["count"] += 1
+                            e["seconds"] += us * 1e-6
+                        break
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds"]))
 
 
 def _cuda_memory(run: List[Tuple[str, Callable[[Dict], None]]], device: str) -> Dict[str, Any]:

@@ -180,6 +180,10 @@ def table(doc: Dict[str, Any]) -> str:
     lines.append("step %.6f s measured (median of %d; forward %.6f, backward %.6f, optimizer %.6f)"
                  % (m["step_seconds"], m["steps"], *(m["phase_seconds"][k] for k in ("forward", "backward",
                                                                                        "optimizer"))))
+    ops = list(m.get("op_seconds", {}).items())[:10]
+    if ops:
+        lines.append("slowest operators (one profiled step, inclusive):")
+        lines += ["  %-60s %5d %12.6f s" % (name[:60], e["count"], e["seconds"]) for name, e in ops]
     return "\n".join(lines)
 
 

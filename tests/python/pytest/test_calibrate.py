@@ -70,8 +70,15 @@ def test_cpu_mlp_adam(tmp_path):
     assert meas["peak_bytes"] == max(meas["phase_peak_bytes"].values())
     assert meas["steps"] == 3 and meas["step_seconds"] > 0
     assert set(meas["phase_seconds"]) == {"forward", "backward", "optimizer"}
+    assert 0 < meas["step_seconds_min"] <= meas["step_seconds"]
+    # Per operator, the outermost ranges of one profiled step: two Linear modules, one Adam step.
+    ops = meas["op_seconds"]
+    assert ops["aten::linear"]["count"] == 2 and ops["Optimizer.step#Adam.step"]["count"] == 1
+    assert ops["autograd::engine::evaluate_function: AddmmBackward0"]["count"] == 2
+    assert all(e["seconds"] > 0 for e in ops.values())
     # The side-by-side table: one row per category and phase, the ratio beside.
     assert "category act" in proc.stdout and "phase backward" in proc.stdout and "ratio" in proc.stdout
+    assert "aten::linear" in proc.stdout
 
 
 def test_module_in_process_sgd():
