@@ -90,6 +90,17 @@ def test_module_in_process_sgd():
     assert doc["predicted"]["category_bytes"] == dict(EXPECTED, opt=0)
 
 
+def test_torchscript_file_sgd_momentum(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    path = str(tmp_path / "mlp.pt")
+    torch.jit.save(torch.jit.trace(model, torch.randn(B, 32)), path)
+    doc = calibrate.calibrate(path, ["%d,32" % B], optimizer="sgd_momentum", warmup=1, steps=1)
+    expected = dict(EXPECTED, opt=PARAMS)  # momentum_buffer: one per parameter, its size.
+    assert doc["measured"]["category_bytes"] == expected
+    assert doc["predicted"]["category_bytes"] == expected
+
+
 @pytest.mark.parametrize("args, message", [
     (["gpt2", "--input", "2,8"], "model: calibrate runs an nn.Module"),
     (["no_such_module:f", "--input", "2,8"], "model: cannot import no_such_module:f"),
