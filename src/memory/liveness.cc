@@ -46,7 +46,7 @@ std::vector<std::vector<int>> CallEnds(const ir::Graph& g) {
   return ends;
 }
 
-std::vector<SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table) {
+std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table) {
   const size_t nv = g.values.size();
   std::vector<std::pair<size_t, size_t>> edges;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
@@ -76,7 +76,7 @@ std::vector<SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table) 
     }
     for (int s : ss) (*table)[s].last_use = std::max((*table)[s].last_use, last);
   }
-  std::vector<SmallInts> release_at(g.nodes.size());
+  std::vector<ir::SmallInts> release_at(g.nodes.size());
   for (int s = 0; s < table->size(); ++s) {
     const int last = (*table)[s].last_use;
     if (last >= 0 && last < static_cast<int>(g.nodes.size())) release_at[last].push_back(s);

@@ -25,7 +25,7 @@ std::vector<std::vector<int>> CallEnds(const ir::Graph& g);
 // a module's argument is held by the caller until the call returns
 // (`x = self.block(x)`), so it lives to the end of every module call that
 // reads it from outside.
-std::vector<SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table);
+std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table);
 
 }  // namespace torchcost::memory
 

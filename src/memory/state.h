@@ -33,7 +33,7 @@ struct CheckpointState {
 // run frees when it is done.
 struct BackwardState {
   std::vector<int> grad_of;                  // Per value: the storage of its gradient, or -1.
-  std::vector<SmallInts> list_grads;         // Per list value: its elements' gradients.
+  std::vector<ir::SmallInts> list_grads;         // Per list value: its elements' gradients.
   std::vector<int> grad_contributions;       // Backward nodes still to add to each value's gradient.
   std::vector<int> transient;                // Freed after the node (new gradients added elsewhere, workspace).
   std::vector<int> joined;                   // Gradients replaced by a join's sum, freed after the node.
@@ -64,10 +64,10 @@ struct StepState {
 
   StorageTable storages;
   Timeline timeline;
-  std::vector<SmallInts> release_at;             // Per node: storages whose last forward use it is.
+  std::vector<ir::SmallInts> release_at;             // Per node: storages whose last forward use it is.
   std::vector<bool> runs_backward;               // Per node: its backward runs.
-  std::vector<SmallInts> saved_storages;         // Per node: the storages its backward holds.
-  std::vector<SmallInts> forward_saved;          // Per node: the storages it saves in the forward.
+  std::vector<ir::SmallInts> saved_storages;         // Per node: the storages its backward holds.
+  std::vector<ir::SmallInts> forward_saved;          // Per node: the storages it saves in the forward.
   CheckpointState ckpt;
   BackwardState bwd;
   OptimizerState opt;

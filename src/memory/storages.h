@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "memory/small_ints.h"
+#include "ir/small_ints.h"
 #include "passes/shape_prop.h"
 #include "rules/value.h"
 #include "torchcost/graph.h"
@@ -29,15 +29,15 @@ struct Storage {
 struct StorageTable {
   std::vector<Storage> storages;
   std::vector<int> storage_of;                    // Per value: its storage, or -1.
-  std::vector<SmallInts> list_storages;          // Per list value: its elements' storages.
-  std::vector<SmallInts> node_new;               // Per node: the storages its outputs allocate.
-  std::vector<SmallInts> node_temps;             // Per node: its temporaries' storages.
+  std::vector<ir::SmallInts> list_storages;          // Per list value: its elements' storages.
+  std::vector<ir::SmallInts> node_new;               // Per node: the storages its outputs allocate.
+  std::vector<ir::SmallInts> node_temps;             // Per node: its temporaries' storages.
   std::vector<int> setup;                         // Held before the step: params, buffers, inputs.
 
   // Adds a storage (not live) and returns its id.
   int Add(sym::Expr bytes, MemCategory category);
   // Appends the storages value `v` stands for (one for a tensor, one per element for a list).
-  // `List` is a std::vector<int> or a SmallInts.
+  // `List` is a std::vector<int> or a ir::SmallInts.
   template <typename List>
   void Of(int v, List* out) const {
     if (storage_of[v] >= 0) out->push_back(storage_of[v]);

@@ -23,7 +23,7 @@ struct SavedRef {
 struct NodeAutograd {
   bool has_grad_fn = false;       // Some differentiable input requires a gradient.
   bool unknown_backward = false;  // An op without a rule: its backward FLOPs and saved tensors are unknown.
-  std::vector<int> grad_inputs;   // Values whose gradients this node's backward produces.
+  ir::SmallInts grad_inputs;      // Values whose gradients this node's backward produces.
   std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
   std::vector<bool> temporary_saved;  // Per applied temporary: kept for backward.
   sym::Expr bwd_flops, bwd_transcendentals;

@@ -24,7 +24,7 @@ const RValue& BoolValue(bool b) {
 // frontend named them, else by position. Training flags are forced to the
 // step's mode (true in a training step, false in inference).
 Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::vector<RValue>& values,
-                bool train, std::vector<const RValue*>* args, std::vector<int>* arg_values) {
+                bool train, std::vector<const RValue*>* args, ir::SmallInts* arg_values) {
   args->assign(schema.args.size(), nullptr);
   arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {

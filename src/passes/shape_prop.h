@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "ir/small_ints.h"
 #include "rules/apply.h"
 #include "rules/value.h"
 #include "torchcost/analysis.h"
@@ -17,7 +18,7 @@ namespace torchcost::passes {
 struct NodeFacts {
   const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
   rules::Applied applied;               // Valid if rule != nullptr and ok; its outputs moved to ShapeFacts::values.
-  std::vector<int> arg_values;          // Schema argument index -> graph value (-1: default used).
+  ir::SmallInts arg_values;             // Schema argument index -> graph value (-1: default used).
   bool ok = false;                      // False if the node failed or was skipped.
   // No rule covers the op (and it is not known to cost nothing): its cost is
   // unknown; its outputs' shapes, if known, came from the frontend.

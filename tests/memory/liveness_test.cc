@@ -54,7 +54,7 @@ TEST(LivenessTest, LastUsesOfTheMlp) {
   const int last[] = {0, 2, 0, 1, 2, -1};
   for (int s = 0; s < 6; ++s) EXPECT_EQ(st.storages[s].last_use, last[s]) << s;
   std::vector<std::vector<int>> lists;
-  for (const SmallInts& r : release_at) lists.emplace_back(r.begin(), r.end());
+  for (const ir::SmallInts& r : release_at) lists.emplace_back(r.begin(), r.end());
   EXPECT_EQ(lists, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
 }
 

@@ -37,7 +37,7 @@ TEST(StoragesTest, MlpHasOneStoragePerTensor) {
   EXPECT_FALSE(t.IsSetup(3));
   // Each node allocates its one output.
   std::vector<std::vector<int>> node_new;
-  for (const SmallInts& n : t.node_new) node_new.emplace_back(n.begin(), n.end());
+  for (const ir::SmallInts& n : t.node_new) node_new.emplace_back(n.begin(), n.end());
   EXPECT_EQ(node_new, (std::vector<std::vector<int>>{{3}, {4}, {5}}));
   std::vector<int> of;
   t.Of(st.g.outputs[0], &of);

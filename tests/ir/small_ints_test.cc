@@ -1,13 +1,13 @@
 // Tests of SmallInts: the same sequence as a std::vector<int> through growth,
 // copies and moves, in place and on the heap.
-#include "memory/small_ints.h"
+#include "ir/small_ints.h"
 
 #include <gtest/gtest.h>
 
 #include <utility>
 #include <vector>
 
-namespace torchcost::memory {
+namespace torchcost::ir {
 namespace {
 
 std::vector<int> Items(const SmallInts& s) { return std::vector<int>(s.begin(), s.end()); }
@@ -36,6 +36,9 @@ TEST(SmallIntsTest, GrowsPastTwoLikeAVector) {
   EXPECT_EQ(Items(s), expected);
   s.clear();
   EXPECT_TRUE(s.empty());
+  s.assign(3, -1);
+  EXPECT_EQ(Items(s), (std::vector<int>{-1, -1, -1}));
+  s.clear();
   s.push_back(4);
   EXPECT_EQ(Items(s), (std::vector<int>{4}));
 }
@@ -73,4 +76,4 @@ TEST(SmallIntsTest, CopiesAndMovesInPlaceAndOnTheHeap) {
 }
 
 }  // namespace
-}  // namespace torchcost::memory
+}  // namespace torchcost::ir

@@ -1,19 +1,19 @@
-// A short list of ints that keeps up to two in place: the per-node and
-// per-value storage lists of a step's simulation, almost all of which hold
-// zero, one or two storages.
-#ifndef TORCHCOST_SRC_MEMORY_SMALL_INTS_H_
-#define TORCHCOST_SRC_MEMORY_SMALL_INTS_H_
+// A short list of ints that keeps up to two in place: the per-node lists of
+// the passes and of a step's simulation (argument values, gradient inputs,
+// storages), almost all of which hold zero, one or two ints.
+#ifndef TORCHCOST_SRC_IR_SMALL_INTS_H_
+#define TORCHCOST_SRC_IR_SMALL_INTS_H_
 
 #include <cstdint>
 #include <cstring>
 #include <utility>
 
-namespace torchcost::memory {
+namespace torchcost::ir {
 
 // A list of ints, in place up to kInline of them, else on the heap.
 // NB: 16 bytes, against a std::vector's 24 plus a heap block (32 bytes with
-// malloc's header) for its first element: a 1M-node step holds several
-// million of these lists.
+// malloc's header) for its first element: a 1M-node graph's analysis holds
+// several million of these lists.
 class SmallInts {
  public:
   static constexpr uint32_t kInline = 2;
@@ -39,8 +39,15 @@ class SmallInts {
 
   // Appends `v`.
   void push_back(int v) {
-    if (size_ == capacity()) Grow();
+    if (size_ == capacity()) Grow(capacity() * 2);  // Doubling: amortized O(1) appends.
     data()[size_++] = v;
+  }
+  // Makes the list `n` copies of `value`.
+  void assign(size_t n, int value) {
+    size_ = 0;
+    if (n > capacity()) Grow(static_cast<uint32_t>(n));  // One allocation, not one per doubling.
+    for (size_t i = 0; i < n; ++i) data()[i] = value;
+    size_ = static_cast<uint32_t>(n);
   }
   // Removes every element (keeps the heap block, if any).
   void clear() { size_ = 0; }
@@ -61,8 +68,8 @@ class SmallInts {
   int* data() { return on_heap() ? u_.heap : u_.inline_values; }
   const int* data() const { return on_heap() ? u_.heap : u_.inline_values; }
 
-  void Grow() {
-    const uint32_t capacity = this->capacity() * 2;  // Doubling: amortized O(1) appends.
+  // Moves the elements to a heap block of `capacity` (more than they need).
+  void Grow(uint32_t capacity) {
     int* heap = new int[capacity];
     std::memcpy(heap, data(), size_ * sizeof(int));
     Release();
@@ -75,7 +82,9 @@ class SmallInts {
   }
   void CopyFrom(const SmallInts& other) {
     size_ = 0;
-    for (int v : other) push_back(v);
+    if (other.size_ > capacity()) Grow(other.size_);
+    std::memcpy(data(), other.data(), other.size_ * sizeof(int));
+    size_ = other.size_;
   }
   void Steal(SmallInts* other) {
     size_ = other->size_;
@@ -93,6 +102,6 @@ class SmallInts {
   } u_{};
 };
 
-}  // namespace torchcost::memory
+}  // namespace torchcost::ir
 
-#endif  // TORCHCOST_SRC_MEMORY_SMALL_INTS_H_
+#endif  // TORCHCOST_SRC_IR_SMALL_INTS_H_
