@@ -4,9 +4,10 @@
 # unit tests under AddressSanitizer + UndefinedBehaviorSanitizer and each fuzz
 # target for a short bounded run, both in one clang build (build-san/).
 # TORCHCOST_SANITIZE=0 skips the last two; TORCHCOST_FUZZ_SECONDS sets the run
-# per target (default 10: twelve targets, about 2 minutes, which keeps the whole
-# run near 30 minutes on the 2-core machine: build ~8 min, ctest ~10 min, the
-# clang build ~8 min).
+# per target (default 5: twelve targets, about a minute; a smoke run that keeps
+# the whole run under 30 minutes on the 2-core machine, where the Release build
+# takes ~8 min, ctest ~10 min and the clang build ~8 min; longer runs:
+# tools/fuzz.sh SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -20,6 +21,6 @@ fi
 if [ "${TORCHCOST_SANITIZE:-1}" != 0 ]; then
   start=$SECONDS
   bash tools/sanitize.sh
-  TORCHCOST_FIXTURES=build/fixtures bash tools/fuzz.sh "${TORCHCOST_FUZZ_SECONDS:-10}"
+  TORCHCOST_FIXTURES=build/fixtures bash tools/fuzz.sh "${TORCHCOST_FUZZ_SECONDS:-5}"
   echo "test: sanitizers and fuzzing took $((SECONDS - start)) s"
 fi
