@@ -220,6 +220,26 @@ void BM_AnalyzeStepLlama7bAutocastLoss(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeStepLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
 
+// The same step at B=1, S=2048, without a GPU (arg 0) and with the roofline
+// time on an A100 (arg 1): the bytes per node and the time are the difference.
+void BM_AnalyzeStepLlama7bAutocastGpu(benchmark::State& state) {
+  const build::BuiltModel& m = Llama7b();
+  StepConfig config = StepOf(m);
+  config.autocast = "bf16";
+  config.loss = m.default_loss;
+  config.bindings = {{"B", 1}, {"S", 2048}};
+  if (state.range(0) == 1) config.gpu = "a100-80gb";
+  for (auto _ : state) {
+    auto step = AnalyzeStep(m.graph, Rules(), config);
+    if (!step.ok()) {
+      state.SkipWithError(step.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(step->report.time.step_seconds);
+  }
+}
+BENCHMARK(BM_AnalyzeStepLlama7bAutocastGpu)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // The same stages called by hand, as the CLI called them before the pipeline:
 // the loss, autocast and the analysis each propagate shapes (4 propagations;
 // the pipeline's 2: autocast's two rounds, the analysis taking the last).

@@ -12,6 +12,7 @@
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
@@ -57,6 +58,10 @@ struct AnalysisOptions {
   // and recompute the scores in backward), or "auto": math on CPU; on CUDA
   // flash, or memory-efficient when an attention mask is given.
   std::string attention_backend = "auto";
+  // If true, the bytes each node moves are derived (NodeCost::bytes,
+  // TrainingReport::node_bwd_bytes and optimizer_bytes), as the time model
+  // needs them; false leaves them 0.
+  bool moved_bytes = false;
 };
 
 // A message about the model, naming file, node, op and module.
@@ -81,6 +86,12 @@ struct NodeCost {
   sym::Expr macs;             // Multiply-accumulates.
   sym::Expr flops;            // NB: 1 FMA = 2 FLOPs; elementwise per the rule.
   sym::Expr transcendentals;  // exp, log, tanh, erf, rsqrt, ... counted apart from flops.
+  // Bytes the forward reads and writes (AnalysisOptions::moved_bytes): the
+  // rule's `bytes.fwd`, or its tensor inputs and outputs (0 for views and ops
+  // that move nothing).
+  sym::Expr bytes;
+  // The node's kernel class: the rule's `class:`, or its rule file's family.
+  OpClass op_class = OpClass::kPointwise;
   bool has_rule = false;
   // True if the node's own cost is not known (no rule, or its rule could not
   // apply): it counts 0 here, and every total that includes it is a lower bound.
@@ -136,6 +147,8 @@ struct Report {
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> symbols;  // Free symbols of the inputs, sorted.
   TrainingReport training;           // The step: backward FLOPs, saved activations, memory timeline.
+  TimeReport time;  // The predicted time on a GPU, if one was asked for
+                    // (torchcost/roofline.h).
 };
 
 // Runs shape propagation and the FLOP analysis of `graph` under `rules`.

@@ -4,13 +4,16 @@
 //
 //   1. options   CheckStepConfig: every option and every combination of them;
 //   2. inputs    the input shapes parsed into the result's own sym::Context;
-//   3. dtypes    param_dtype converts the floating-point parameters and buffers;
+//   3. dtypes    param_dtype converts the floating-point parameters and
+//   buffers;
 //   4. method    the PEFT rewrite (LoRA, DoRA, QLoRA) or GaLore's settings;
-//   5. loss      the loss's ops appended to the graph (cross_entropy, mse, causal_lm);
+//   5. loss      the loss's ops appended to the graph (cross_entropy, mse,
+//   causal_lm);
 //   6. autocast  the casts torch.autocast makes inserted as ops;
 //   7. analysis  shapes, autograd, checkpointing, the memory simulation, FLOPs,
 //                then data-parallel sharding (one rank's memory);
-//   8. strict    ops without rules become StepAnalysis::strict, not an error.
+//   8. time      with a GPU, the roofline time of the step (Report::time);
+//   9. strict    ops without rules become StepAnalysis::strict, not an error.
 //
 // NB: the loss comes before autocast, as in a training loop that computes the
 // loss inside the autocast region (Hugging Face's models do, in forward): its
@@ -111,6 +114,10 @@ struct StepConfig {
   std::string attention_backend = "auto";
   // If true, ops without rules fail the step: StepAnalysis::strict says so.
   bool strict = false;
+  // A GPU of the built-in table (FindGpu: "A100-80GB-SXM", "h100"): the
+  // step's roofline time on it goes to Report::time (every symbol must be
+  // bound); empty: no time.
+  std::string gpu;
 };
 
 // The stages of AnalyzeStep, in the order they run.

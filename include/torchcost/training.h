@@ -178,6 +178,14 @@ struct TrainingReport {
   // without a rule): ACT, saved_bytes and the peak are lower bounds.
   bool act_lower_bound = false;
   std::vector<sym::Expr> node_bwd_flops;  // Parallel to Graph::nodes.
+  // Bytes each node's backward reads and writes (AnalysisOptions::moved_bytes;
+  // else empty): the rule's `bytes.bwd`, or per input gradient the output
+  // gradients read and the input gradient written, plus the saved tensors read.
+  std::vector<sym::Expr> node_bwd_bytes;
+  // Bytes the optimizer step reads and writes (AnalysisOptions::moved_bytes):
+  // each trainable parameter read and written, its gradient read, its states
+  // read and written.
+  sym::Expr optimizer_bytes;
   std::vector<sym::Expr> module_bwd_flops;  // Parallel to Graph::scopes (subtree totals).
   std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
   std::vector<SavedTensorInfo> saved;     // Every saved tensor, in forward order.

@@ -46,6 +46,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "paged": ("--paged", "flag"),
     "state_dtype": ("--state-dtype", "value"),
     "inputs_require_grad": ("--inputs-require-grad", "flag"),
+    "gpu": ("--gpu", "value"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {

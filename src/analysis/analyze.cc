@@ -2,11 +2,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "training/checkpoint.h"
-#include "training/galore_model.h"
-#include "training/optimizer_model.h"
-#include "training/sharding.h"
 #include "analysis/analyze_propagated.h"
+#include "analysis/moved_bytes.h"
 #include "memory/step.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"
@@ -14,6 +11,10 @@
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/loss.h"
+#include "training/checkpoint.h"
+#include "training/galore_model.h"
+#include "training/optimizer_model.h"
+#include "training/sharding.h"
 
 namespace torchcost {
 namespace {
@@ -327,6 +328,8 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
     // The simulation first: it finds which segments are recomputed (their FLOPs).
     memory::SimulateStep(graph, facts, grads, options.training, &report);
     FillTrainingFlops(graph, grads, options.training, &report);
+    if (options.moved_bytes)
+      analysis::FillMovedBytes(graph, facts, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
     TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable, options.training, &report));
   } catch (const sym::Error& e) {

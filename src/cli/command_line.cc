@@ -195,6 +195,13 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("DTYPE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
+  app.add_option("--gpu", out.gpu,
+                 "Predict the step's time on this GPU (A100-40GB-SXM, "
+                 "A100-80GB-SXM, H100-SXM, H100-PCIe, H200, L4, "
+                 "L40S, RTX-3090, RTX-4090, V100-SXM2, MI250X, MI300X): "
+                 "roofline per node, module and operator, "
+                 "MFU, tokens or samples per second; every symbol needs --set")
+      ->type_name("NAME");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")
       ->type_name("FILE.svg");
   try {

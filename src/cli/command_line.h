@@ -50,6 +50,7 @@ struct CommandLine {
   bool master_weights = false;      // --master-weights
   std::string state_dtype;          // --state-dtype DTYPE (optimizer states)
   bool paged = false;               // --paged (bitsandbytes' paged optimizer states)
+  std::string gpu;                  // --gpu NAME (the roofline time on it)
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
   std::string peft;                 // --peft METHOD[:SETTINGS] (lora, dora, qlora, galore, full)
   // `torchcost compare`: the configurations (after MODEL.pt unless --model).

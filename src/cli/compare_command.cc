@@ -36,6 +36,10 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     configs.erase(configs.begin());
   }
   if (configs.empty()) return Outcome::Usage("compare: give at least one configuration (full, lora:r=8, ...)");
+  if (!cl.gpu.empty())
+    return Outcome::Usage(
+        "compare: --gpu is not shown here; run torchcost MODEL --gpu NAME "
+        "--set ...");
   // Parse every row first: a typo fails before any analysis runs.
   std::vector<MethodSpec> methods;
   for (const std::string& text : configs) {

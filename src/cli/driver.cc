@@ -118,6 +118,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.checkpoint_group = cl.checkpoint_group;
   c.param_dtype = cl.param_dtype;
   c.autocast = cl.autocast;
+  c.gpu = cl.gpu;
   return c;
 }
 

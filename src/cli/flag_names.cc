@@ -40,7 +40,9 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.galore", "--galore"},
     {"StepConfig.autocast", "--autocast"},
     {"StepConfig.loss", "--loss"},
-    // Not StepConfig's: the sweep's spec (report.h) and the built model's name and config (families.h).
+    {"StepConfig.gpu", "--gpu"},
+    // Not StepConfig's: the sweep's spec (report.h) and the built model's name
+    // and config (families.h).
     {"SweepSpec", "--sweep"},
     {"BuildNamedModel.config", "--config"},
     {"BuildNamedModel.name", "--model"},

@@ -239,6 +239,23 @@ Json Inputs(const ir::Graph& graph, const Report& report,
   return inputs;
 }
 
+// Returns a module's predicted time: {forward_seconds, backward_seconds,
+// tflops} (tflops: its forward and backward FLOPs over those seconds; null if 0
+// s).
+Json ModuleTime(const TimeReport& t, size_t s, const ModuleStats* stats,
+                const TrainingReport& tr, const sym::Bindings& b) {
+  const double seconds =
+      t.module_forward_seconds[s] + t.module_backward_seconds[s];
+  double flops = 0;
+  if (stats) flops += report::RankValue(stats->flops, b);
+  if (s < tr.module_bwd_flops.size())
+    flops += report::RankValue(tr.module_bwd_flops[s], b);
+  return {
+      {"forward_seconds", t.module_forward_seconds[s]},
+      {"backward_seconds", t.module_backward_seconds[s]},
+      {"tflops", seconds > 0 ? Json(flops / seconds / 1e12) : Json(nullptr)}};
+}
+
 void WriteModules(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
   w.BeginArray();
   for (size_t s = 0; s < graph.scopes.size(); ++s) {
@@ -287,9 +304,43 @@ void WriteModules(Writer& w, const ir::Graph& graph, const Report& report, const
       w.Key("act_bytes");
       WriteSymbolic(w, tr.module_act_bytes[s], b);
     }
+    const TimeReport& t = report.time;
+    if (t.present && s < t.module_forward_seconds.size()) {
+      w.Key("time");
+      w.Embed(ModuleTime(t, s, stats, tr, b));
+    }
     w.EndObject();
   }
   w.EndArray();
+}
+
+// Returns the predicted time of the step (docs/json-schema.md, "time").
+Json TimeJson(const TimeReport& t) {
+  Json classes = Json::object();
+  for (int i = 0; i < kNumOpClasses; ++i) {
+    const std::string name(OpClassName(static_cast<OpClass>(i)));
+    classes[name] = {{"roofline_seconds", t.class_roofline_seconds[i]},
+                     {"efficiency", t.efficiency[i]}};
+  }
+  Json j = {{"source", t.source},
+            {"gpu", t.gpu},
+            {"step_seconds", t.step_seconds},
+            {"forward_seconds", t.forward_seconds},
+            {"backward_seconds", t.backward_seconds},
+            {"optimizer_seconds", t.optimizer_seconds},
+            {"model_flops", t.model_flops},
+            {"peak_flops", t.peak_flops},
+            {"peak_dtype", t.peak_dtype},
+            {"mfu", t.mfu},
+            {"classes", std::move(classes)}};
+  if (t.throughput_unit.empty()) {
+    j["throughput"] = nullptr;
+  } else {
+    j["throughput"] = {{"unit", t.throughput_unit},
+                       {"per_step", t.items_per_step},
+                       {"per_second", t.items_per_second}};
+  }
+  return j;
 }
 
 // Returns {category: SYM} for one breakdown.
@@ -463,6 +514,12 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   WriteTraining(w, graph, report, b);
   w.Key("sharding");
   w.Embed(report::ShardingJson(report.training));
+  // NB: only with a GPU (StepConfig::gpu), so the report without one is
+  // unchanged.
+  if (report.time.present) {
+    w.Key("time");
+    w.Embed(TimeJson(report.time));
+  }
 
   w.Key("ops");
   w.BeginArray();
@@ -478,6 +535,11 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
     WriteSymbolic(w, op.flops, b);
     w.Key("transcendentals");
     WriteSymbolic(w, op.transcendentals, b);
+    const size_t i = &op - report.ops.data();
+    if (report.time.present && i < report.time.op_seconds.size()) {
+      w.Key("seconds");
+      w.Embed(Json(report.time.op_seconds[i]));
+    }
     w.EndObject();
   }
   w.EndArray();

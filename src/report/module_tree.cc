@@ -19,7 +19,7 @@ namespace {
 constexpr size_t kMaxPrefixWidth = 28;
 
 // The columns; each "%" follows the quantity it is a share of.
-const std::vector<std::string>& Headers(bool train) {
+std::vector<std::string> Headers(bool train, bool time) {
   // NB: a training step trades the MACs share for backward FLOPs and
   // activation bytes, so that ResNet-50 at depth 2 stays near 110 columns.
   static const std::vector<std::string> kInfer = {
@@ -27,7 +27,11 @@ const std::vector<std::string>& Headers(bool train) {
   static const std::vector<std::string> kTrain = {
       "Params", "%",         "MACs", "Fwd FLOPs",
       "%",      "Bwd FLOPs", "Act",  "Output shape"};
-  return train ? kTrain : kInfer;
+  std::vector<std::string> h = train ? kTrain : kInfer;
+  // With a GPU: DeepSpeed's latency and TFLOPS per module (forward + backward
+  // in training), before the shapes.
+  if (time) h.insert(h.end() - 1, {"Latency", "TFLOPS"});
+  return h;
 }
 
 struct Line {
@@ -61,7 +65,7 @@ Line MakeLine(const ir::Scope& scope, int s, int depth,
   if (depth > 0) line.prefix += "(" + scope.name + "): ";
   line.prefix += (scope.type.empty() ? scope.name : scope.type) + "(";
   if (stats == nullptr) {
-    line.fields.assign(Headers(train).size(), "-");
+    line.fields.assign(Headers(train, report.time.present).size(), "-");
     line.fields.back() = "";
     return line;
   }
@@ -78,6 +82,21 @@ Line MakeLine(const ir::Scope& scope, int s, int depth,
     const TrainingReport& tr = report.training;
     line.fields.push_back(PerScope(tr.module_bwd_flops, s, Unit::kCount, b));
     line.fields.push_back(PerScope(tr.module_act_bytes, s, Unit::kBytes, b));
+  }
+  const TimeReport& t = report.time;
+  if (t.present) {
+    const bool has =
+        s >= 0 && static_cast<size_t>(s) < t.module_forward_seconds.size();
+    const double seconds =
+        has ? t.module_forward_seconds[s] + t.module_backward_seconds[s] : 0;
+    double flops = static_cast<double>(RankValue(stats->flops, b));
+    if (train && s >= 0 &&
+        static_cast<size_t>(s) < report.training.module_bwd_flops.size()) {
+      flops += static_cast<double>(
+          RankValue(report.training.module_bwd_flops[s], b));
+    }
+    line.fields.push_back(SecondsText(seconds));
+    line.fields.push_back(TflopsText(flops, seconds));
   }
   line.fields.push_back(OutputShapes(*stats, b));
   return line;
@@ -104,6 +123,12 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
   out += "; % are of the model's totals";
   if (report.training.mode == StepMode::kTrain)
     out += "; Act: bytes its nodes save for backward";
+  if (report.time.present) {
+    out += std::string("; Latency: ") +
+           (report.training.mode == StepMode::kTrain ? "forward + backward, "
+                                                     : "") +
+           "predicted, " + report.time.source;
+  }
   out += ")\n";
   if (graph.scopes.empty()) return out + "  (no modules)\n";
 
@@ -111,7 +136,7 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
   // stack and a visited mark keep a malformed hierarchy from recursing or
   // looping.
   const bool train = report.training.mode == StepMode::kTrain;
-  const std::vector<std::string>& headers = Headers(train);
+  const std::vector<std::string> headers = Headers(train, report.time.present);
   const int num_fields = static_cast<int>(headers.size());
   std::vector<Line> lines;
   std::vector<bool> seen(graph.scopes.size(), false);

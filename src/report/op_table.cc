@@ -1,5 +1,7 @@
 // The operator table, like the PyTorch profiler's key_averages().table():
 // one row per op type, sorted by FLOPs descending.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -23,18 +25,39 @@ std::string RenderOpTable(const Report& report, const sym::Bindings& bindings) {
                      return a->op < b->op;
                    });
   using A = Table::Align;
-  Table table({{"Op", A::kLeft},
-               {"Count", A::kRight},
-               {"MACs", A::kRight},
-               {"FLOPs", A::kRight},
-               {"% FLOPs", A::kRight},
-               {"Transcendentals", A::kRight}});
+  const TimeReport& t = report.time;
+  std::vector<Table::Column> columns = {
+      {"Op", A::kLeft},       {"Count", A::kRight},
+      {"MACs", A::kRight},    {"FLOPs", A::kRight},
+      {"% FLOPs", A::kRight}, {"Transcendentals", A::kRight}};
+  // With a GPU: each op type's predicted forward + backward time, as the
+  // profiler's self time, and its share of the micro-batch's.
+  double total = 0;
+  if (t.present) {
+    columns.push_back({"Time", A::kRight});
+    columns.push_back({"% time", A::kRight});
+    for (double s : t.op_seconds) total += s;
+  }
+  Table table(columns);
   for (const OpStats* op : ops) {
-    table.AddRow({op->op, std::to_string(op->count),
-                  HumanExpr(op->macs, bindings, Unit::kMacs),
-                  HumanExpr(op->flops, bindings, Unit::kFlops),
-                  PercentOf(op->flops, report.flops, bindings),
-                  HumanExpr(op->transcendentals, bindings, Unit::kCount)});
+    std::vector<std::string> row = {
+        op->op,
+        std::to_string(op->count),
+        HumanExpr(op->macs, bindings, Unit::kMacs),
+        HumanExpr(op->flops, bindings, Unit::kFlops),
+        PercentOf(op->flops, report.flops, bindings),
+        HumanExpr(op->transcendentals, bindings, Unit::kCount)};
+    if (t.present) {
+      const size_t i = op - report.ops.data();
+      const double s = i < t.op_seconds.size() ? t.op_seconds[i] : 0;
+      row.push_back(SecondsText(s));
+      row.push_back(total > 0 ? fmt::format("{:.2f}%", 100 * s / total) : "-");
+    }
+    table.AddRow(row);
+  }
+  if (t.present) {
+    return "Operators (forward FLOPs; Time: forward + backward, predicted: " +
+           t.source + ")\n" + table.Render();
   }
   return "Operators (forward, by FLOPs)\n" + table.Render();
 }

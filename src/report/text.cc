@@ -160,6 +160,7 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   out += "\n" + report::RenderOpTable(report, b);
   out += "\n" + RenderTotals(report, b);
   out += "\n" + report::RenderStepFlops(report, b);
+  if (report.time.present) out += "\n" + report::RenderTime(report);
   if (std::string s = report::RenderSharding(report.training); !s.empty()) out += "\n" + s;
   out += "\n" + report::RenderMemory(graph, report, b);
   out += "\n" + RenderIssues(report);

@@ -38,6 +38,16 @@ std::string RenderStepFlops(const Report& report,
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
                          const sym::Bindings& bindings);
 
+// Returns the "Time" block of Report::time: the step, its phases, MFU and
+// throughput, marked as predicted ("roofline on NAME"); "" without a GPU.
+std::string RenderTime(const Report& report);
+
+// Returns seconds with a unit: "1.23 s", "45.6 ms", "789 us", "12.3 ns".
+std::string SecondsText(double seconds);
+
+// Returns FLOP/s in TFLOP/s with 2 decimals ("123.45"), "-" if `seconds` is 0.
+std::string TflopsText(double flops, double seconds);
+
 // Returns when timeline point `point` happens: "backward at node %x
 // (aten::relu_, module layer1.0.relu)", or "the optimizer step" for a point
 // without a node.

@@ -98,6 +98,11 @@ class Application : public ImplContext {
     for (const auto& g : v_.workspace_bwd) out_->workspace_bwd.push_back({g.arg, Cost(g.expr)});
     for (const auto& g : v_.flops_bwd) out_->bwd_flops.push_back({g.arg, Cost(g.expr)});
     for (const auto& g : v_.trans_bwd) out_->bwd_transcendentals.push_back({g.arg, Cost(g.expr)});
+    out_->has_bytes_fwd = v_.bytes_fwd.present();
+    if (out_->has_bytes_fwd) out_->bytes_fwd = Cost(v_.bytes_fwd);
+    out_->has_bytes_bwd = !v_.bytes_bwd.empty();
+    for (const auto& g : v_.bytes_bwd)
+      out_->bytes_bwd.push_back({g.arg, Cost(g.expr)});
   }
 
  private:

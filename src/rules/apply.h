@@ -25,6 +25,11 @@ struct Applied {
   std::vector<TensorType> temporaries;               // Parallel to variant->temporaries.
   sym::Expr workspace_fwd;                           // Transient bytes during the forward.
   std::vector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
+  // The rule's `bytes:` override: forward bytes if has_bytes_fwd; per input
+  // gradient (argument index, bytes) if has_bytes_bwd.
+  bool has_bytes_fwd = false, has_bytes_bwd = false;
+  sym::Expr bytes_fwd;
+  std::vector<std::pair<int, sym::Expr>> bytes_bwd;
   std::vector<std::string> assumptions;              // Requirements that could not be proven.
   bool read_attention_backend = false;               // True if the rule evaluated attention_backend().
 };

@@ -10,6 +10,7 @@
 #include "rules/rule_expr.h"
 #include "rules/schema.h"
 #include "torchcost/dtype.h"
+#include "torchcost/op_class.h"
 
 namespace torchcost::rules {
 
@@ -106,6 +107,14 @@ struct Variant {
   SourceExpr workspace_fwd;                 // Transient bytes during the node's forward.
   std::vector<GradCost> workspace_bwd;      // Transient bytes while computing each input's gradient (arg -1: always).
   std::vector<GradCost> flops_bwd, trans_bwd;
+  // `bytes:` bytes the kernels read and write, where the default (inputs and
+  // outputs; in backward, the output gradients, the saved tensors and the
+  // input gradients) is wrong: fused or re-reading kernels. Absent: the
+  // default.
+  SourceExpr bytes_fwd;
+  std::vector<GradCost> bytes_bwd;
+  int op_class = -1;  // `class:` an OpClass; -1: from the rule's file
+                      // (docs/calibration.md).
   std::vector<SavedSpec> saved;
   std::vector<TemporarySpec> temporaries;
   int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.

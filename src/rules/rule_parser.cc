@@ -32,10 +32,28 @@ int Line(int text_line) {
 }
 
 const std::set<std::string>& RuleKeys() {
-  static const auto* kKeys = new std::set<std::string>{
-      "op", "schema", "cases", "bind", "match", "require", "let", "outputs", "macs", "flops",
-      "transcendentals", "saved", "temporaries", "alias", "inplace", "impl", "doc", "autocast",
-      "workspace", "differentiable"};
+  static const auto* kKeys = new std::set<std::string>{"op",
+                                                       "schema",
+                                                       "cases",
+                                                       "bind",
+                                                       "match",
+                                                       "require",
+                                                       "let",
+                                                       "outputs",
+                                                       "macs",
+                                                       "flops",
+                                                       "transcendentals",
+                                                       "saved",
+                                                       "temporaries",
+                                                       "alias",
+                                                       "inplace",
+                                                       "impl",
+                                                       "doc",
+                                                       "autocast",
+                                                       "workspace",
+                                                       "differentiable",
+                                                       "bytes",
+                                                       "class"};
   return *kKeys;
 }
 
@@ -101,6 +119,13 @@ class VariantCompiler {
     if (auto* n = get("flops")) CompileCosts(*n, &v_.flops_fwd, &v_.flops_bwd, "flops");
     if (auto* n = get("transcendentals")) CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
     if (auto* n = get("workspace")) CompileWorkspace(*n);
+    if (auto* n = get("bytes"))
+      CompileCosts(*n, &v_.bytes_fwd, &v_.bytes_bwd, "bytes");
+    if (auto* n = get("class")) {
+      Result<OpClass> c = ParseOpClass(Scalar(*n, "'class'"));
+      if (!c.ok()) Fail(*n, "'class': " + c.status().message());
+      v_.op_class = static_cast<int>(*c);
+    }
     if (auto* n = get("differentiable")) {
       if (n->IsSequence()) {
         // The tensor arguments that get gradients; the others never do (type_as's other).

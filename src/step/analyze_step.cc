@@ -4,12 +4,13 @@
 #include "analysis/analyze_propagated.h"
 #include "passes/shape_prop.h"
 #include "step/step_config.h"
-#include "training/propagated.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/loss.h"
 #include "torchcost/method.h"
+#include "torchcost/roofline.h"
 #include "torchcost/step.h"
+#include "training/propagated.h"
 
 namespace torchcost {
 namespace {
@@ -168,7 +169,23 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
     out.report.training.precision = PrecisionName(options);
     options.param_dtype = DType::kUnknown;
   }
-  // 8. Strict mode: ops without rules fail it (the message Analyze gives in strict mode).
+  // 8. The time on a GPU, under the bindings.
+  if (parsed->gpu) {
+    Result<TimeReport> time =
+        EstimateTime(out.graph, out.report, *parsed->gpu, out.bindings);
+    if (!time.ok()) {
+      return Fail(
+          StepStage::kAnalysis,
+          Status::InvalidArgument(
+              "StepConfig.gpu " + config.gpu +
+              ": the time needs every symbol bound (StepConfig.bindings): " +
+              time.status().message()),
+          failed);
+    }
+    out.report.time = std::move(time).value();
+  }
+  // 9. Strict mode: ops without rules fail it (the message Analyze gives in
+  // strict mode).
   if (config.strict && !out.report.unknown_ops.empty()) {
     std::string ops;
     for (const UnknownOp& u : out.report.unknown_ops) {

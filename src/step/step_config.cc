@@ -220,6 +220,18 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     }
     parsed.method = std::move(method).value();
   }
+  if (!c.gpu.empty()) {
+    Result<GpuSpec> gpu = FindGpu(c.gpu);
+    if (!gpu.ok()) return Bad("StepConfig.gpu: " + gpu.status().message());
+    if (c.device != "cuda") {
+      return Bad(
+          "StepConfig.gpu " + c.gpu +
+          " models CUDA kernels; it does not go with StepConfig.device " +
+          c.device);
+    }
+    parsed.gpu = std::move(gpu).value();
+    options.moved_bytes = true;
+  }
   return parsed;
 }
 

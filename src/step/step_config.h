@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "torchcost/analysis.h"
+#include "torchcost/gpu.h"
 #include "torchcost/method.h"
 #include "torchcost/status.h"
 #include "torchcost/step.h"
@@ -17,6 +18,7 @@ namespace torchcost::step {
 struct ParsedStep {
   AnalysisOptions options;
   std::optional<MethodSpec> method;
+  std::optional<GpuSpec> gpu;  // StepConfig::gpu, if given.
 };
 
 // Parses and checks every option of `config` but the inputs and bindings, in

@@ -20,20 +20,31 @@ TEST(FlagNamesTest, FieldsBecomeTheirFlags) {
       {"StepConfig.world 4 needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp",
        "--world 4 needs --shard ddp|zero1|zero2|zero3|fsdp"},
       // The longest name wins: checkpoint_group is not checkpoint + "_group".
-      {"StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does not apply",
+      {"StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does "
+       "not apply",
        "--checkpoint selective: --checkpoint-group 2 does not apply"},
-      {"StepConfig.inputs_require_grad and StepConfig.inputs", "--inputs-require-grad and --input"},
+      {"StepConfig.inputs_require_grad and StepConfig.inputs",
+       "--inputs-require-grad and --input"},
       // A flag that sets a field to one value.
-      {"no StepConfig.accumulate or StepConfig.set_to_none=false", "no --accumulate or --zero-grad zeros"},
+      {"no StepConfig.accumulate or StepConfig.set_to_none=false",
+       "no --accumulate or --zero-grad zeros"},
       {"StepConfig.foreach: lion has no torch foreach implementation",
        "--optimizer-impl foreach: lion has no torch foreach implementation"},
-      {"StepConfig.input_dtype float99: unknown dtype", "--dtype float99: unknown dtype"},
-      {"StepConfig.bindings Q=3: unknown symbol 'Q'", "--set Q=3: unknown symbol 'Q'"},
-      {"SweepSpec B=1:4: expected START:STOP:STEP", "--sweep B=1:4: expected START:STOP:STEP"},
+      {"StepConfig.input_dtype float99: unknown dtype",
+       "--dtype float99: unknown dtype"},
+      {"StepConfig.bindings Q=3: unknown symbol 'Q'",
+       "--set Q=3: unknown symbol 'Q'"},
+      {"SweepSpec B=1:4: expected START:STOP:STEP",
+       "--sweep B=1:4: expected START:STOP:STEP"},
       {"BuildNamedModel.config: unknown key", "--config: unknown key"},
-      {"BuildNamedModel.name 'gptx': unknown family", "--model 'gptx': unknown family"},
+      {"StepConfig.gpu a100: the time needs every symbol bound "
+       "(StepConfig.bindings)",
+       "--gpu a100: the time needs every symbol bound (--set)"},
+      {"BuildNamedModel.name 'gptx': unknown family",
+       "--model 'gptx': unknown family"},
       // Not a field: left as it is.
-      {"StepConfig.nothing, StepConfig., model.StepConfig", "StepConfig.nothing, StepConfig., model.StepConfig"},
+      {"StepConfig.nothing, StepConfig., model.StepConfig",
+       "StepConfig.nothing, StepConfig., model.StepConfig"},
       {"no names here", "no names here"},
   };
   for (const Case& c : kCases) EXPECT_EQ(WithFlagNames(c.library), c.cli) << c.library;

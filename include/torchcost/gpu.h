@@ -1,0 +1,57 @@
+// GPUs by their datasheet figures (gpus/gpus.yaml, compiled into the binary):
+// dense peak FLOP/s per dtype, memory bandwidth and size, and the achieved
+// fraction of peak per op class that the roofline time divides by.
+#ifndef TORCHCOST_GPU_H_
+#define TORCHCOST_GPU_H_
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchcost/dtype.h"
+#include "torchcost/op_class.h"
+#include "torchcost/status.h"
+
+namespace torchcost {
+
+// One GPU. Rates are dense (no structured sparsity); 0 means the GPU has no
+// such rate.
+struct GpuSpec {
+  std::string name;  // "A100-80GB-SXM".
+  std::vector<std::string>
+      aliases;           // Other names FindGpu accepts ("a100-80gb").
+  std::string source;    // The datasheet: title and URL.
+  double memory_gb = 0;  // Device memory, as the datasheet prints it.
+  double bandwidth = 0;  // Memory bandwidth, bytes per second.
+  // Peak FLOP/s (int8: op/s). fp32 is the vector (CUDA-core) rate;
+  // fp32_matrix the matrix-core float32 rate (AMD CDNA), 0 elsewhere.
+  double fp32 = 0, fp32_matrix = 0, tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0,
+         int8 = 0;
+  // Achieved fraction of peak per OpClass, in (0, 1]: 1 is the pure roofline;
+  // a calibration fits the others.
+  std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+};
+
+// Parses a GPU table (the format of gpus/gpus.yaml); `file` names it in
+// errors ("file:line:col: message").
+Result<std::vector<GpuSpec>> ParseGpuTable(std::string_view yaml,
+                                           const std::string& file);
+
+// Returns the GPUs compiled into the binary, in the table's order.
+const std::vector<GpuSpec>& BuiltinGpus();
+
+// Returns the built-in GPU named `name` or one of its aliases
+// (case-insensitive); the error lists the names known.
+Result<GpuSpec> FindGpu(std::string_view name);
+
+// Returns the peak FLOP/s a kernel of class `c` computing in `dtype` gets on
+// `gpu`. NB: matmul and attention kernels use the tensor-core rate of their
+// dtype (float32: the fp32 rate, as PyTorch's default allow_tf32=False for
+// matmul, or tf32 if `tf32` is true, as cuDNN convolutions default to); a
+// dtype without a rate falls back to fp32; every other class runs at fp32.
+double PeakFlops(const GpuSpec& gpu, OpClass c, DType dtype, bool tf32 = false);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_GPU_H_

@@ -1,0 +1,50 @@
+// The predicted time of a step on a GPU (the roofline of each node's FLOPs and
+// bytes moved), as Report::time carries it; torchcost/roofline.h computes it.
+#ifndef TORCHCOST_TIME_H_
+#define TORCHCOST_TIME_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "torchcost/gpu.h"
+
+namespace torchcost {
+
+// Seconds per node, module, op type and phase on one GPU. All zero and empty
+// unless `present`.
+struct TimeReport {
+  bool present = false;
+  std::string gpu;     // GpuSpec::name.
+  std::string source;  // "roofline on A100-80GB-SXM" (datasheet peaks and
+                       // efficiencies).
+  // One micro-batch's forward and backward (with checkpointed recomputation),
+  // the optimizer step, and the step: accumulate * (forward + backward) +
+  // optimizer.
+  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0,
+         step_seconds = 0;
+  // MFU = model_flops / (step_seconds * peak_flops). NB: model FLOPs leave out
+  // checkpointing's recomputation (hardware FLOPs would count it); the peak
+  // is the matmul rate of the step's precision (peak_dtype).
+  double model_flops = 0, peak_flops = 0, mfu = 0;
+  std::string peak_dtype;  // "float32", "bfloat16", "float16".
+  // Tokens (the first input holds integer token ids of rank >= 2: its
+  // elements) or samples (its first dim) per step, and per second.
+  std::string throughput_unit;  // "tokens" or "samples"; empty if the model has
+                                // no tensor input.
+  double items_per_step = 0, items_per_second = 0;
+  std::vector<double> node_forward_seconds,
+      node_backward_seconds;  // Parallel to Graph::nodes.
+  std::vector<double> module_forward_seconds,
+      module_backward_seconds;     // Parallel to Graph::scopes (subtrees).
+  std::vector<double> op_seconds;  // Parallel to Report::ops: forward +
+                                   // backward of one micro-batch.
+  // Roofline seconds per OpClass in one step before the efficiencies divide
+  // them (what a calibration fits against), and the efficiencies used.
+  std::array<double, kNumOpClasses> class_roofline_seconds{};
+  std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+};
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_TIME_H_

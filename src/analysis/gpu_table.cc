@@ -1,0 +1,198 @@
+// The GPU table: gpus/gpus.yaml parsed into GpuSpecs, and the peak a kernel
+// gets.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/gpu_table_data.h"
+#include "torchcost/gpu.h"
+
+namespace torchcost {
+namespace {
+
+struct TableError {
+  YAML::Mark mark;
+  std::string message;
+};
+
+[[noreturn]] void Fail(const YAML::Node& at, const std::string& message) {
+  throw TableError{at.Mark(), message};
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Returns the positive number at `n`; `what` names it in the error.
+double Positive(const YAML::Node& n, const std::string& what) {
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !(v > 0) ||
+      !std::isfinite(v)) {
+    Fail(n, what + ": expected a positive number");
+  }
+  return v;
+}
+
+GpuSpec ParseGpu(const YAML::Node& n) {
+  if (!n.IsMap())
+    Fail(n,
+         "a GPU entry must be a map (name, source, memory_gb, bandwidth_gbs, "
+         "tflops)");
+  GpuSpec g;
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "name" && key != "aliases" && key != "source" &&
+        key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops") {
+      Fail(kv.first,
+           "unknown key '" + key +
+               "' (name, aliases, source, memory_gb, bandwidth_gbs, tflops)");
+    }
+  }
+  for (const char* required :
+       {"name", "source", "memory_gb", "bandwidth_gbs", "tflops"}) {
+    if (!n[required])
+      Fail(n, std::string("a GPU entry needs '") + required + "'");
+  }
+  if (!n["name"].IsScalar() || n["name"].Scalar().empty())
+    Fail(n["name"], "name: expected a non-empty string");
+  g.name = n["name"].Scalar();
+  if (const YAML::Node a = n["aliases"]) {
+    if (!a.IsSequence())
+      Fail(a, g.name + ": aliases: expected a list of names");
+    for (const auto& x : a) g.aliases.push_back(x.as<std::string>());
+  }
+  if (!n["source"].IsScalar() || n["source"].Scalar().empty())
+    Fail(n["source"], g.name + ": source: expected the datasheet");
+  g.source = n["source"].Scalar();
+  g.memory_gb = Positive(n["memory_gb"], g.name + ": memory_gb");
+  // GB/s to bytes per second: 1 GB = 1e9 bytes.
+  g.bandwidth = Positive(n["bandwidth_gbs"], g.name + ": bandwidth_gbs") * 1e9;
+  const YAML::Node t = n["tflops"];
+  if (!t.IsMap())
+    Fail(t, g.name + ": tflops: expected a map of dtype to TFLOP/s");
+  for (const auto& kv : t) {
+    const std::string dtype = kv.first.as<std::string>();
+    // TFLOP/s to FLOP/s: 1 TFLOP/s = 1e12 FLOP/s.
+    const double rate =
+        Positive(kv.second, g.name + ": tflops." + dtype) * 1e12;
+    if (dtype == "fp32")
+      g.fp32 = rate;
+    else if (dtype == "fp32_matrix")
+      g.fp32_matrix = rate;
+    else if (dtype == "tf32")
+      g.tf32 = rate;
+    else if (dtype == "fp16")
+      g.fp16 = rate;
+    else if (dtype == "bf16")
+      g.bf16 = rate;
+    else if (dtype == "fp8")
+      g.fp8 = rate;
+    else if (dtype == "int8")
+      g.int8 = rate;
+    else
+      Fail(kv.first, g.name + ": unknown dtype '" + dtype +
+                         "' (fp32, fp32_matrix, tf32, fp16, bf16, fp8, int8)");
+  }
+  if (g.fp32 <= 0)
+    Fail(t,
+         g.name + ": tflops needs fp32 (the rate every other falls back to)");
+  return g;
+}
+
+}  // namespace
+
+Result<std::vector<GpuSpec>> ParseGpuTable(std::string_view yaml,
+                                           const std::string& file) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap() || !root["gpus"] || !root["gpus"].IsSequence()) {
+      Fail(root, "expected a map with 'version: 1' and a list 'gpus'");
+    }
+    if (!root["version"] || root["version"].as<std::string>() != "1")
+      Fail(root, "expected 'version: 1'");
+    std::vector<GpuSpec> out;
+    std::set<std::string> names;
+    for (const auto& n : root["gpus"]) {
+      GpuSpec g = ParseGpu(n);
+      for (const std::string& name : [&] {
+             std::vector<std::string> all = g.aliases;
+             all.push_back(g.name);
+             return all;
+           }()) {
+        if (!names.insert(Lower(name)).second)
+          Fail(n, "the name '" + name + "' is given twice");
+      }
+      out.push_back(std::move(g));
+    }
+    return out;
+  } catch (const TableError& e) {
+    return Status::InvalidArgument(
+        file + ":" + std::to_string(e.mark.line + 1) + ":" +
+        std::to_string(e.mark.column + 1) + ": " + e.message);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(
+        file + ":" + std::to_string(e.mark.line + 1) + ":" +
+        std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+const std::vector<GpuSpec>& BuiltinGpus() {
+  // NB: never freed (no exit-time destructor); a bad built-in table is a build
+  // defect the unit tests catch.
+  static const std::vector<GpuSpec>* const kGpus = [] {
+    Result<std::vector<GpuSpec>> r =
+        ParseGpuTable(analysis::BuiltinGpuTableText(), "gpus/gpus.yaml");
+    return new std::vector<GpuSpec>(r.ok() ? std::move(r).value()
+                                           : std::vector<GpuSpec>());
+  }();
+  return *kGpus;
+}
+
+Result<GpuSpec> FindGpu(std::string_view name) {
+  const std::string want = Lower(name);
+  std::string known;
+  for (const GpuSpec& g : BuiltinGpus()) {
+    if (Lower(g.name) == want) return g;
+    for (const std::string& a : g.aliases) {
+      if (Lower(a) == want) return g;
+    }
+    known += (known.empty() ? "" : ", ") + g.name;
+  }
+  return Status::InvalidArgument("unknown GPU '" + std::string(name) +
+                                 "'; known: " + known);
+}
+
+double PeakFlops(const GpuSpec& gpu, OpClass c, DType dtype, bool tf32) {
+  if (c != OpClass::kMatmul && c != OpClass::kAttention) return gpu.fp32;
+  double rate = 0;
+  switch (dtype) {
+    case DType::kFloat16:
+      rate = gpu.fp16;
+      break;
+    case DType::kBFloat16:
+      rate = gpu.bf16;
+      break;
+    case DType::kInt8:
+    case DType::kUInt8:
+      rate = gpu.int8;
+      break;
+    case DType::kFloat32:
+      rate = tf32 ? gpu.tf32 : gpu.fp32_matrix;
+      break;
+    default:
+      break;
+  }
+  return rate > 0 ? rate
+                  : std::max(gpu.fp32,
+                             dtype == DType::kFloat32 ? gpu.fp32_matrix : 0.0);
+}
+
+}  // namespace torchcost

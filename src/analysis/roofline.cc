@@ -1,0 +1,194 @@
+// The roofline time model: per node max(FLOPs / peak, bytes / bandwidth)
+// divided by its class's efficiency, summed per module, op type and phase.
+#include "torchcost/roofline.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace torchcost {
+namespace {
+
+// Evaluates costs under the bindings; the first error is kept and later values
+// are 0.
+class Evaluator {
+ public:
+  explicit Evaluator(const sym::Bindings& b) : b_(b) {}
+  double operator()(const sym::Expr& e) {
+    if (e.IsConstant()) return static_cast<double>(*e.AsConstant());
+    Result<__int128> v = sym::Evaluate128(e, b_);
+    if (!v.ok()) {
+      if (error_.ok()) error_ = v.status();
+      return 0;
+    }
+    return static_cast<double>(*v);
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  const sym::Bindings& b_;
+  Status error_;
+};
+
+// The dtype a node computes in: its first tensor output's.
+DType NodeDtype(const ir::Node& node, const Report& report) {
+  for (int v : node.outputs) {
+    if (v >= 0 && static_cast<size_t>(v) < report.values.size() &&
+        report.values[v].known && report.values[v].dtype != DType::kUnknown) {
+      return report.values[v].dtype;
+    }
+  }
+  return DType::kFloat32;
+}
+
+// The dtype of the step's matmuls, from the precision the report names.
+DType StepDtype(const std::string& precision) {
+  if (precision.rfind("bf16", 0) == 0) return DType::kBFloat16;
+  if (precision.rfind("fp16", 0) == 0) return DType::kFloat16;
+  return DType::kFloat32;
+}
+
+}  // namespace
+
+double RooflineSeconds(double flops, double bytes, double peak_flops,
+                       double bandwidth) {
+  return std::max(peak_flops > 0 ? flops / peak_flops : 0.0,
+                  bandwidth > 0 ? bytes / bandwidth : 0.0);
+}
+
+Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
+                                const GpuSpec& gpu,
+                                const sym::Bindings& bindings) {
+  TimeReport t;
+  t.present = true;
+  t.gpu = gpu.name;
+  t.efficiency = gpu.efficiency;
+  const bool fitted = std::any_of(gpu.efficiency.begin(), gpu.efficiency.end(),
+                                  [](double e) { return e != 1; });
+  t.source =
+      "roofline on " + gpu.name + (fitted ? " with fitted efficiencies" : "");
+  const TrainingReport& tr = report.training;
+  const bool train = tr.mode == StepMode::kTrain;
+  const double accumulate = train ? tr.accumulate : 1;
+  const size_t n = graph.nodes.size();
+  Evaluator value(bindings);
+  t.node_forward_seconds.assign(n, 0);
+  t.node_backward_seconds.assign(n, 0);
+  std::vector<OpClass> classes(n, OpClass::kPointwise);
+  for (size_t ni = 0; ni < n && ni < report.nodes.size(); ++ni) {
+    const ir::Node& node = graph.nodes[ni];
+    const NodeCost& c = report.nodes[ni];
+    classes[ni] = c.op_class;
+    const int cls = static_cast<int>(c.op_class);
+    // NB: cuDNN convolutions use TF32 on float32 by default
+    // (torch.backends.cudnn.allow_tf32).
+    const bool conv = c.op_class == OpClass::kMatmul &&
+                      node.op.find("conv") != std::string::npos;
+    const double peak =
+        PeakFlops(gpu, c.op_class, NodeDtype(node, report), conv);
+    const double fwd =
+        RooflineSeconds(value(c.flops), value(c.bytes), peak, gpu.bandwidth);
+    t.node_forward_seconds[ni] = fwd / gpu.efficiency[cls];
+    t.class_roofline_seconds[cls] += accumulate * fwd;
+    if (train && ni < tr.node_bwd_bytes.size()) {
+      const double bwd =
+          RooflineSeconds(value(tr.node_bwd_flops[ni]),
+                          value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
+      t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls];
+      t.class_roofline_seconds[cls] += accumulate * bwd;
+    }
+  }
+  if (!value.error().ok()) return value.error();
+  // A checkpointed segment's forward runs again in backward.
+  if (train) {
+    for (const CheckpointSegment& seg : tr.checkpoint_segments) {
+      if (!seg.recomputed) continue;
+      for (int ni = std::max(seg.first, 0);
+           ni <= seg.last && ni < static_cast<int>(n); ++ni) {
+        t.node_backward_seconds[ni] += t.node_forward_seconds[ni];
+        const int cls = static_cast<int>(classes[ni]);
+        t.class_roofline_seconds[cls] +=
+            accumulate * t.node_forward_seconds[ni] * gpu.efficiency[cls];
+      }
+    }
+  }
+  // Phases, modules (own nodes, then subtrees bottom-up) and op types.
+  t.module_forward_seconds.assign(graph.scopes.size(), 0);
+  t.module_backward_seconds.assign(graph.scopes.size(), 0);
+  t.op_seconds.assign(report.ops.size(), 0);
+  for (size_t ni = 0; ni < n; ++ni) {
+    const ir::Node& node = graph.nodes[ni];
+    t.forward_seconds += t.node_forward_seconds[ni];
+    t.backward_seconds += t.node_backward_seconds[ni];
+    if (node.scope >= 0 &&
+        static_cast<size_t>(node.scope) < graph.scopes.size()) {
+      t.module_forward_seconds[node.scope] += t.node_forward_seconds[ni];
+      t.module_backward_seconds[node.scope] += t.node_backward_seconds[ni];
+    }
+    auto it = std::lower_bound(
+        report.ops.begin(), report.ops.end(), node.op,
+        [](const OpStats& o, const std::string& op) { return o.op < op; });
+    if (it != report.ops.end() && it->op == node.op) {
+      t.op_seconds[it - report.ops.begin()] +=
+          t.node_forward_seconds[ni] + t.node_backward_seconds[ni];
+    }
+  }
+  std::vector<int> deepest_first(graph.scopes.size());
+  for (size_t i = 0; i < deepest_first.size(); ++i)
+    deepest_first[i] = static_cast<int>(i);
+  std::stable_sort(deepest_first.begin(), deepest_first.end(),
+                   [&](int a, int b) {
+                     return graph.scopes[a].depth > graph.scopes[b].depth;
+                   });
+  for (int s : deepest_first) {
+    const int parent = graph.scopes[s].parent;
+    if (parent < 0) continue;
+    t.module_forward_seconds[parent] += t.module_forward_seconds[s];
+    t.module_backward_seconds[parent] += t.module_backward_seconds[s];
+  }
+  // The optimizer step: memory-bound elementwise work on the CUDA cores.
+  if (train) {
+    const double opt =
+        RooflineSeconds(value(tr.flops_optimizer), value(tr.optimizer_bytes),
+                        gpu.fp32, gpu.bandwidth);
+    const int cls = static_cast<int>(OpClass::kOptimizer);
+    t.optimizer_seconds = opt / gpu.efficiency[cls];
+    t.class_roofline_seconds[cls] += opt;
+  }
+  // step = accumulate * (forward + backward) + optimizer.
+  t.step_seconds = accumulate * (t.forward_seconds + t.backward_seconds) +
+                   t.optimizer_seconds;
+  // MFU = model FLOPs / (step seconds * peak); model FLOPs leave recomputation
+  // out.
+  t.model_flops =
+      train ? value(tr.flops_step) - accumulate * value(tr.flops_recompute)
+            : value(report.flops);
+  if (!value.error().ok()) return value.error();
+  const DType dtype = StepDtype(tr.precision);
+  t.peak_dtype = std::string(DTypeName(dtype));
+  t.peak_flops = PeakFlops(gpu, OpClass::kMatmul, dtype);
+  t.mfu = t.step_seconds > 0 && t.peak_flops > 0
+              ? t.model_flops / (t.step_seconds * t.peak_flops)
+              : 0;
+  // Throughput: tokens if the first input holds token ids ([B, S] integers),
+  // else samples (its first dim).
+  if (!graph.inputs.empty() && graph.inputs[0] >= 0 &&
+      static_cast<size_t>(graph.inputs[0]) < report.values.size()) {
+    const ValueInfo& in = report.values[graph.inputs[0]];
+    if (in.known && !in.shape.empty()) {
+      const bool tokens = !IsFloatingPoint(in.dtype) &&
+                          in.dtype != DType::kBool && in.shape.size() >= 2;
+      double items = 1;
+      for (size_t d = 0; d < (tokens ? in.shape.size() : 1); ++d)
+        items *= value(in.shape[d]);
+      if (!value.error().ok()) return value.error();
+      t.throughput_unit = tokens ? "tokens" : "samples";
+      t.items_per_step = accumulate * items;
+      t.items_per_second =
+          t.step_seconds > 0 ? t.items_per_step / t.step_seconds : 0;
+    }
+  }
+  return t;
+}
+
+}  // namespace torchcost

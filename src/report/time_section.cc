@@ -1,0 +1,70 @@
+// The time block of the text report and the units of its numbers.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "report/text_sections.h"
+
+namespace torchcost::report {
+namespace {
+
+std::string Field(const std::string& label, const std::string& value) {
+  return fmt::format("{:<20}{}\n", label, value);
+}
+
+}  // namespace
+
+std::string SecondsText(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return "0 s";
+  // Three significant digits in the largest unit that keeps the value >= 1.
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {
+      {1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+  for (const Unit& u : kUnits) {
+    if (seconds >= u.scale || u.scale == 1e-9)
+      return fmt::format("{:.3g} {}", seconds / u.scale, u.name);
+  }
+  return "0 s";
+}
+
+std::string TflopsText(double flops, double seconds) {
+  if (!(seconds > 0)) return "-";
+  // TFLOP/s = FLOPs / seconds / 1e12.
+  return fmt::format("{:.2f}", flops / seconds / 1e12);
+}
+
+std::string RenderTime(const Report& report) {
+  const TimeReport& t = report.time;
+  if (!t.present) return "";
+  const bool train = report.training.mode == StepMode::kTrain;
+  std::string out = "Time (predicted: " + t.source + ")\n";
+  out += Field("  Forward:", SecondsText(t.forward_seconds) +
+                                 (train ? " per micro-batch" : ""));
+  if (train) {
+    out += Field("  Backward:",
+                 SecondsText(t.backward_seconds) + " per micro-batch");
+    out += Field("  Optimizer:", SecondsText(t.optimizer_seconds));
+  }
+  out += Field("  Step:", SecondsText(t.step_seconds));
+  out +=
+      Field("  MFU:", fmt::format("{:.1f}% of {:.1f} TFLOP/s ({})", 100 * t.mfu,
+                                  t.peak_flops / 1e12, t.peak_dtype));
+  if (!t.throughput_unit.empty()) {
+    out +=
+        Field("  Throughput:",
+              fmt::format("{:.4g} {}/s ({:.4g} per step)", t.items_per_second,
+                          t.throughput_unit, t.items_per_step));
+  }
+  out +=
+      "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
+      "datasheet's dense peak divided by its "
+      "class's efficiency; launches, overlap and communication are not "
+      "modelled (docs/calibration.md).\n";
+  return out;
+}
+
+}  // namespace torchcost::report

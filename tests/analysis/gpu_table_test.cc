@@ -1,0 +1,139 @@
+// The GPU table: every built-in GPU has every field a datasheet gives, names
+// resolve case-insensitively, bad tables fail with file:line:col, and the peak
+// a kernel gets follows its class and dtype.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "analysis/gpu_table_data.h"
+#include "torchcost/gpu.h"
+
+namespace torchcost {
+namespace {
+
+TEST(GpuTableTest, BuiltinTableParses) {
+  Result<std::vector<GpuSpec>> r =
+      ParseGpuTable(analysis::BuiltinGpuTableText(), "gpus/gpus.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->size(), BuiltinGpus().size());
+}
+
+TEST(GpuTableTest, EveryBuiltinGpuHasEveryField) {
+  const std::vector<GpuSpec>& gpus = BuiltinGpus();
+  // The GPUs issue 13 names: A100 40/80 GB, H100 SXM and PCIe, H200, L4, L40S,
+  // RTX 3090, RTX 4090, V100, MI250X, MI300X.
+  const std::set<std::string> want = {
+      "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM",
+      "H100-PCIe",     "H200",          "L4",
+      "L40S",          "RTX-3090",      "RTX-4090",
+      "V100-SXM2",     "MI250X",        "MI300X"};
+  std::set<std::string> names;
+  for (const GpuSpec& g : gpus) {
+    names.insert(g.name);
+    SCOPED_TRACE(g.name);
+    EXPECT_NE(g.source.find("https://"), std::string::npos)
+        << "the datasheet's URL";
+    EXPECT_GT(g.memory_gb, 0);
+    EXPECT_GT(g.bandwidth, 0);
+    EXPECT_GT(g.fp32, 0);
+    EXPECT_GT(g.fp16,
+              0);  // Every GPU of the table has half-precision matrix units.
+    // Tensor rates are at least the vector rate.
+    EXPECT_GE(g.fp16, g.fp32);
+    for (double e : g.efficiency) EXPECT_EQ(e, 1.0);
+    // bf16 exists from Ampere / CDNA2 on: all but the V100.
+    if (g.name != "V100-SXM2") {
+      EXPECT_GT(g.bf16, 0);
+      EXPECT_GT(g.int8, 0);
+    }
+  }
+  EXPECT_EQ(names, want);
+}
+
+TEST(GpuTableTest, DatasheetFiguresInUnits) {
+  // A100 80GB SXM: 312 TFLOP/s bf16 dense, 2039 GB/s.
+  Result<GpuSpec> a100 = FindGpu("A100-80GB-SXM");
+  ASSERT_TRUE(a100.ok()) << a100.status().message();
+  EXPECT_DOUBLE_EQ(a100->bf16, 312e12);
+  EXPECT_DOUBLE_EQ(a100->bandwidth, 2039e9);
+  // H100 SXM: the datasheet's 1979 TFLOP/s bf16 is with sparsity; dense is
+  // half.
+  Result<GpuSpec> h100 = FindGpu("H100-SXM");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_DOUBLE_EQ(h100->bf16, 1979e12 / 2);
+}
+
+TEST(GpuTableTest, NamesAndAliasesIgnoreCase) {
+  Result<GpuSpec> g = FindGpu("h100");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->name, "H100-SXM");
+  EXPECT_EQ(FindGpu("a100-80gb-sxm")->name, "A100-80GB-SXM");
+  Result<GpuSpec> bad = FindGpu("B300");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(
+      bad.status().message().find("unknown GPU 'B300'; known: A100-40GB-SXM"),
+      std::string::npos)
+      << bad.status().message();
+}
+
+TEST(GpuTableTest, BadTablesNameTheLine) {
+  const std::string head = "version: 1\ngpus:\n";
+  struct Case {
+    std::string body, expect;
+  };
+  const Case cases[] = {
+      {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 0, tflops: "
+       "{fp32: 1}}\n",
+       "t.yaml:3:"},
+      {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+       "{fp33: 1}}\n",
+       "unknown dtype 'fp33'"},
+      {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+       "{fp16: 1}}\n",
+       "needs fp32"},
+      {"  - {name: X, memory_gb: 1, bandwidth_gbs: 1, tflops: {fp32: 1}}\n",
+       "needs 'source'"},
+      {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+       "{fp32: 1}}\n"
+       "  - {name: x, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+       "{fp32: 1}}\n",
+       "'x' is given twice"},
+  };
+  for (const Case& c : cases) {
+    Result<std::vector<GpuSpec>> r = ParseGpuTable(head + c.body, "t.yaml");
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(GpuTableTest, PeakFollowsClassAndDtype) {
+  const GpuSpec a100 = *FindGpu("A100-40GB-SXM");
+  // Matmuls: the tensor rate of their dtype.
+  EXPECT_DOUBLE_EQ(PeakFlops(a100, OpClass::kMatmul, DType::kBFloat16), 312e12);
+  EXPECT_DOUBLE_EQ(PeakFlops(a100, OpClass::kAttention, DType::kFloat16),
+                   312e12);
+  // float32 matmul: no TF32 (PyTorch's default) unless asked (cuDNN's
+  // convolutions).
+  EXPECT_DOUBLE_EQ(PeakFlops(a100, OpClass::kMatmul, DType::kFloat32), 19.5e12);
+  EXPECT_DOUBLE_EQ(
+      PeakFlops(a100, OpClass::kMatmul, DType::kFloat32, /*tf32=*/true),
+      156e12);
+  // Pointwise work: the vector rate, whatever the dtype.
+  EXPECT_DOUBLE_EQ(PeakFlops(a100, OpClass::kPointwise, DType::kBFloat16),
+                   19.5e12);
+  // V100 has no bfloat16 units: fp32.
+  EXPECT_DOUBLE_EQ(
+      PeakFlops(*FindGpu("v100"), OpClass::kMatmul, DType::kBFloat16), 15.7e12);
+  // MI250X: float32 matmuls on the matrix cores (95.7), pointwise on the vector
+  // units (47.9).
+  const GpuSpec mi250x = *FindGpu("MI250X");
+  EXPECT_DOUBLE_EQ(PeakFlops(mi250x, OpClass::kMatmul, DType::kFloat32),
+                   95.7e12);
+  EXPECT_DOUBLE_EQ(PeakFlops(mi250x, OpClass::kPointwise, DType::kFloat32),
+                   47.9e12);
+}
+
+}  // namespace
+}  // namespace torchcost

@@ -1,0 +1,141 @@
+// Bytes moved per node: the default from inputs and outputs, views moving
+// nothing, the default backward (output gradients, saved tensors, input
+// gradients), a rule's `bytes:` and `class:` overriding them, and the class
+// taken from the rule file's family.
+#include "analysis/moved_bytes.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+using testing::GraphBuilder;
+
+// A fused op whose kernel reads its input twice: the rule says so.
+constexpr const char kFusedRule[] = R"yaml(
+version: 1
+rules:
+  - op: t::fused
+    schema: "fused(Tensor self) -> Tensor"
+    outputs:
+      out: self
+    flops:
+      fwd: numel(self)
+      bwd:
+        self: numel(self)
+    bytes:
+      fwd: 3*numel(self)*itemsize(self)    # self read twice, out written
+      bwd:
+        self: 5                             # a made-up figure the test can spot
+    class: attention
+)yaml";
+
+class MovedBytesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto r = RuleSet::Builtin();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    rules_ = std::move(r).value();
+    Status s = rules_.AddText(kFusedRule, "fused.yaml");
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  Report Run(const std::string& input, bool input_grad, bool moved = true) {
+    AnalysisOptions opts;
+    opts.moved_bytes = moved;
+    opts.training.inputs_require_grad = input_grad;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(r).value() : Report();
+  }
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+};
+
+TEST_F(MovedBytesTest, ViewsMoveNothingAndPointwiseReadsAndWrites) {
+  int x = b_.Input();
+  int v = b_.One("aten::view", {x, b_.Ints({8, 4})}, {"self", "size"});
+  b_.Output(b_.One("aten::relu", {v}, {"self"}));
+  Report r = Run("4,8", /*input_grad=*/true);
+  int view = -1, relu = -1;
+  for (size_t i = 0; i < b_.graph().nodes.size(); ++i) {
+    if (b_.graph().nodes[i].op == "aten::view") view = static_cast<int>(i);
+    if (b_.graph().nodes[i].op == "aten::relu") relu = static_cast<int>(i);
+  }
+  ASSERT_GE(view, 0);
+  ASSERT_GE(relu, 0);
+  EXPECT_EQ(r.nodes[view].bytes, sym::Expr(0));
+  EXPECT_EQ(r.training.node_bwd_bytes[view],
+            sym::Expr(0));  // view's backward is a view of the gradient.
+  // relu: reads and writes 32 float32.
+  EXPECT_EQ(r.nodes[relu].bytes, sym::Expr(2 * 32 * 4));
+  // relu's backward: reads grad_out and the saved output, writes grad_in: 3 *
+  // 32 * 4.
+  EXPECT_EQ(r.training.node_bwd_bytes[relu], sym::Expr(3 * 32 * 4));
+}
+
+TEST_F(MovedBytesTest, RuleOverridesBytesAndClass) {
+  int x = b_.Input();
+  b_.Output(b_.One("t::fused", {x}, {"self"}));
+  Report r = Run("4,8", /*input_grad=*/true);
+  EXPECT_EQ(r.nodes[0].bytes, sym::Expr(3 * 32 * 4));
+  EXPECT_EQ(r.training.node_bwd_bytes[0], sym::Expr(5));
+  EXPECT_EQ(r.nodes[0].op_class, OpClass::kAttention);
+  // No input gradient: no backward bytes.
+  GraphBuilder b2;
+  b_ = b2;
+  x = b_.Input();
+  b_.Output(b_.One("t::fused", {x}, {"self"}));
+  r = Run("4,8", /*input_grad=*/false);
+  EXPECT_EQ(r.training.node_bwd_bytes[0], sym::Expr(0));
+}
+
+TEST_F(MovedBytesTest, OffByDefault) {
+  int x = b_.Input();
+  b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  Report r = Run("4,8", /*input_grad=*/true, /*moved=*/false);
+  EXPECT_EQ(r.nodes[0].bytes, sym::Expr(0));
+  EXPECT_TRUE(r.training.node_bwd_bytes.empty());
+}
+
+TEST_F(MovedBytesTest, ClassFromTheRuleFile) {
+  const struct {
+    const char* op;
+    OpClass want;
+  } cases[] = {{"aten::linear", OpClass::kMatmul},
+               {"aten::_convolution", OpClass::kMatmul},
+               {"aten::scaled_dot_product_attention", OpClass::kAttention},
+               {"aten::sum", OpClass::kReduction},
+               {"aten::layer_norm", OpClass::kReduction},
+               {"aten::relu", OpClass::kPointwise}};
+  for (const auto& c : cases) {
+    const rules::OpRule* rule = rules_.Find(c.op);
+    ASSERT_NE(rule, nullptr) << c.op;
+    EXPECT_EQ(analysis::ClassOf(*rule, rule->variants.front()), c.want) << c.op;
+  }
+}
+
+TEST_F(MovedBytesTest, BadClassNamesTheRule) {
+  RuleSet rules;
+  Status s = rules.AddText(R"yaml(
+version: 1
+rules:
+  - op: t::bad
+    schema: "bad(Tensor self) -> Tensor"
+    outputs:
+      out: self
+    class: conv
+)yaml",
+                           "bad.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("bad.yaml:8:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("unknown op class 'conv'"), std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace torchcost

@@ -1,0 +1,165 @@
+// The roofline time, derived by hand from datasheet figures: a bfloat16
+// matmul (compute-bound), a float32 relu (memory-bound), a training step's
+// phases and its MFU, and the errors of unbound symbols.
+#include "torchcost/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "testing/graph_builder.h"
+#include "torchcost/analysis.h"
+
+namespace torchcost {
+namespace {
+
+using testing::GraphBuilder;
+
+// A100 80GB SXM (gpus/gpus.yaml): 312 TFLOP/s bf16, 19.5 TFLOP/s fp32, 2039
+// GB/s.
+constexpr double kBf16 = 312e12, kFp32 = 19.5e12, kBandwidth = 2039e9;
+
+class RooflineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto r = RuleSet::Builtin();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    rules_ = std::move(r).value();
+    auto gpu = FindGpu("A100-80GB-SXM");
+    ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+    gpu_ = *gpu;
+  }
+  Report Run(const std::string& input, StepMode mode,
+             DType param_dtype = DType::kUnknown) {
+    AnalysisOptions opts;
+    opts.training.mode = mode;
+    opts.param_dtype = param_dtype;
+    opts.moved_bytes = true;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(r).value() : Report();
+  }
+  // x [256, 1024] @ W^T, W [4096, 1024], no bias.
+  void Linear() {
+    int x = b_.Input();
+    int w = b_.Param("fc.weight", {4096, 1024});
+    b_.Scope("fc", "Linear");
+    b_.Output(
+        b_.One("aten::linear", {x, w, b_.None()}, {"input", "weight", "bias"}));
+  }
+  GraphBuilder b_;
+  RuleSet rules_;
+  sym::Context ctx_;
+  GpuSpec gpu_;
+};
+
+TEST_F(RooflineTest, MatmulBytesAndComputeBoundTime) {
+  Linear();
+  Report r = Run("256,1024:bfloat16", StepMode::kInfer, DType::kBFloat16);
+  const int node = static_cast<int>(r.nodes.size()) - 1;
+  // Reads x and W, writes y, 2 bytes each: (256*1024 + 4096*1024 + 256*4096)
+  // * 2.
+  const int64_t bytes = (256 * 1024 + 4096 * 1024 + 256 * 4096) * 2;
+  EXPECT_EQ(r.nodes[node].bytes, sym::Expr(bytes));
+  EXPECT_EQ(r.nodes[node].op_class, OpClass::kMatmul);
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  // 2*256*1024*4096 FLOPs at 312 TFLOP/s (6.88 us) exceed 11.0 MB at 2039 GB/s
+  // (5.40 us).
+  const double flops = 2.0 * 256 * 1024 * 4096;
+  EXPECT_DOUBLE_EQ(t->node_forward_seconds[node], flops / kBf16);
+  EXPECT_GT(flops / kBf16, bytes / kBandwidth);
+  EXPECT_DOUBLE_EQ(t->forward_seconds, flops / kBf16);
+  EXPECT_DOUBLE_EQ(t->step_seconds, flops / kBf16);
+  EXPECT_DOUBLE_EQ(t->module_forward_seconds[0],
+                   flops / kBf16);  // The root's subtree.
+  // Inference MFU: forward FLOPs / (seconds * bf16 peak) = 1 for one
+  // compute-bound matmul.
+  EXPECT_EQ(t->peak_dtype, "bfloat16");
+  EXPECT_DOUBLE_EQ(t->mfu, 1.0);
+  // Samples: a float input's first dim.
+  EXPECT_EQ(t->throughput_unit, "samples");
+  EXPECT_DOUBLE_EQ(t->items_per_second, 256 / (flops / kBf16));
+  EXPECT_EQ(t->source, "roofline on A100-80GB-SXM");
+}
+
+TEST_F(RooflineTest, PointwiseIsMemoryBound) {
+  int x = b_.Input();
+  b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  Report r = Run("1024,1024", StepMode::kInfer);
+  // Reads and writes 1024*1024 float32: 2 * 4 MiB.
+  const int64_t bytes = 2 * 1024 * 1024 * 4;
+  EXPECT_EQ(r.nodes[0].bytes, sym::Expr(bytes));
+  EXPECT_EQ(r.nodes[0].op_class, OpClass::kPointwise);
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  // 8.39 MB at 2039 GB/s = 4.11 us; 1 Mi FLOPs at 19.5 TFLOP/s = 0.05 us.
+  EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], bytes / kBandwidth);
+  // A class efficiency divides it: half the bandwidth achieved, twice the time.
+  gpu_.efficiency[static_cast<int>(OpClass::kPointwise)] = 0.5;
+  t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok());
+  EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * bytes / kBandwidth);
+  EXPECT_DOUBLE_EQ(
+      t->class_roofline_seconds[static_cast<int>(OpClass::kPointwise)],
+      bytes / kBandwidth);
+  EXPECT_EQ(t->source, "roofline on A100-80GB-SXM with fitted efficiencies");
+}
+
+TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
+  Linear();
+  Report r = Run("256,1024:bfloat16", StepMode::kTrain, DType::kBFloat16);
+  const int node = static_cast<int>(r.nodes.size()) - 1;
+  // Backward of the weight only (x needs no gradient): reads grad_out [256,
+  // 4096] and the saved x, writes dW [4096, 1024], 2 bytes each.
+  const int64_t bwd_bytes = (256 * 4096 + 256 * 1024 + 4096 * 1024) * 2;
+  ASSERT_EQ(r.training.node_bwd_bytes.size(), r.nodes.size());
+  EXPECT_EQ(r.training.node_bwd_bytes[node], sym::Expr(bwd_bytes));
+  // AdamW on W (bfloat16, states in bfloat16): W read and written, dW read,
+  // exp_avg and exp_avg_sq read and written, and the float32 step tensor (4
+  // bytes) read and written.
+  const int64_t w = 4096 * 1024 * 2;
+  const int64_t opt_bytes = 3 * w + 2 * (2 * w + 4);
+  EXPECT_EQ(r.training.optimizer_bytes, sym::Expr(opt_bytes));
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const double mm = 2.0 * 256 * 1024 * 4096 /
+                    kBf16;  // Forward and dW: one compute-bound matmul each.
+  EXPECT_DOUBLE_EQ(t->forward_seconds, mm);
+  EXPECT_DOUBLE_EQ(t->backward_seconds, mm);
+  const double opt_flops =
+      static_cast<double>(*r.training.flops_optimizer.AsConstant());
+  const double opt = std::max(opt_flops / kFp32, opt_bytes / kBandwidth);
+  EXPECT_DOUBLE_EQ(t->optimizer_seconds, opt);
+  EXPECT_DOUBLE_EQ(t->step_seconds, 2 * mm + opt);
+  // MFU = step FLOPs / (step seconds * 312 TFLOP/s); the precision is "bf16".
+  const double step_flops =
+      static_cast<double>(*r.training.flops_step.AsConstant());
+  EXPECT_DOUBLE_EQ(step_flops, 2 * 2.0 * 256 * 1024 * 4096 + opt_flops);
+  EXPECT_DOUBLE_EQ(t->mfu, step_flops / ((2 * mm + opt) * kBf16));
+  EXPECT_LT(t->mfu, 1.0);
+}
+
+TEST_F(RooflineTest, UnboundSymbolIsAnError) {
+  int x = b_.Input();
+  b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  Report r = Run("B,1024", StepMode::kInfer);
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("'B'"), std::string::npos)
+      << t.status().message();
+  t = EstimateTime(b_.graph(), r, gpu_, {{"B", 2}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * (2 * 1024 * 4) / kBandwidth);
+}
+
+TEST(RooflineSecondsTest, TheLargerOfComputeAndMemory) {
+  EXPECT_DOUBLE_EQ(RooflineSeconds(100, 10, 10, 10),
+                   10);  // 100 / 10 vs 10 / 10.
+  EXPECT_DOUBLE_EQ(RooflineSeconds(10, 100, 10, 10), 10);
+  EXPECT_DOUBLE_EQ(RooflineSeconds(0, 0, 10, 10), 0);
+}
+
+}  // namespace
+}  // namespace torchcost

@@ -1,0 +1,57 @@
+// The time block and the time columns of the text report: units, marking as
+// predicted, and nothing at all without a GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "report/text_sections.h"
+
+namespace torchcost::report {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TimeSectionTest, SecondsInTheLargestUnitAboveOne) {
+  EXPECT_EQ(SecondsText(1.5), "1.5 s");
+  EXPECT_EQ(SecondsText(0.0123), "12.3 ms");
+  EXPECT_EQ(SecondsText(4.56e-5), "45.6 us");
+  EXPECT_EQ(SecondsText(7e-10), "0.7 ns");
+  EXPECT_EQ(SecondsText(0), "0 s");
+}
+
+TEST(TimeSectionTest, TflopsOverSeconds) {
+  EXPECT_EQ(TflopsText(3e12, 0.5), "6.00");  // 3e12 FLOPs in 0.5 s = 6 TFLOP/s.
+  EXPECT_EQ(TflopsText(1, 0), "-");
+}
+
+TEST(TimeSectionTest, BlockMarkedPredicted) {
+  Report r;
+  EXPECT_EQ(RenderTime(r), "");
+  TimeReport& t = r.time;
+  t.present = true;
+  t.source = "roofline on L4";
+  t.forward_seconds = 0.01;
+  t.backward_seconds = 0.02;
+  t.optimizer_seconds = 0.001;
+  t.step_seconds = 0.031;
+  t.mfu = 0.25;
+  t.peak_flops = 121e12;
+  t.peak_dtype = "bfloat16";
+  t.throughput_unit = "tokens";
+  t.items_per_step = 2048;
+  t.items_per_second = 2048 / 0.031;
+  const std::string text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("Time (predicted: roofline on L4)"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "  Backward:         20 ms per micro-batch\n"));  // Labels padded
+                                                            // to 20.
+  EXPECT_THAT(
+      text,
+      HasSubstr("  MFU:              25.0% of 121.0 TFLOP/s (bfloat16)\n"));
+  EXPECT_THAT(
+      text, HasSubstr("6.606e+04 tokens/s (2048 per step)"));  // 2048 / 0.031.
+}
+
+}  // namespace
+}  // namespace torchcost::report

@@ -1,0 +1,78 @@
+// StepConfig::gpu through AnalyzeStep: the time is there with a GPU and every
+// symbol bound, absent without one, and each misuse names StepConfig.gpu.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/built_models.h"
+#include "testing/graph_builder.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+namespace {
+
+using testing::BuiltinRules;
+using testing::GraphBuilder;
+using ::testing::HasSubstr;
+
+// x [B, 16] -> relu.
+ir::Graph Relu() {
+  GraphBuilder b;
+  int x = b.Input();
+  b.Output(b.One("aten::relu", {x}, {"self"}));
+  return b.graph();
+}
+
+StepConfig Config() {
+  StepConfig c;
+  c.inputs = {"B,16"};
+  c.mode = "infer";
+  return c;
+}
+
+TEST(GpuTimeTest, TimeWithAGpuAndBoundSymbols) {
+  StepConfig c = Config();
+  c.gpu = "h100";
+  c.bindings = {{"B", 4}};
+  Result<StepAnalysis> r = AnalyzeStep(Relu(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TimeReport& t = r->report.time;
+  ASSERT_TRUE(t.present);
+  EXPECT_EQ(t.source, "roofline on H100-SXM");
+  // relu reads and writes 4*16 float32 at 3350 GB/s.
+  EXPECT_DOUBLE_EQ(t.step_seconds, 2 * 4 * 16 * 4 / 3350e9);
+}
+
+TEST(GpuTimeTest, NoGpuNoTime) {
+  StepConfig c = Config();
+  c.bindings = {{"B", 4}};
+  Result<StepAnalysis> r = AnalyzeStep(Relu(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->report.time.present);
+  EXPECT_EQ(r->report.nodes[0].bytes,
+            sym::Expr(0));  // Bytes are derived only for a time.
+}
+
+TEST(GpuTimeTest, MisusesNameTheOption) {
+  StepConfig c = Config();
+  c.gpu = "b300";
+  EXPECT_THAT(
+      CheckStepConfig(c).message(),
+      HasSubstr("StepConfig.gpu: unknown GPU 'b300'; known: A100-40GB-SXM"));
+  c.gpu = "a100";
+  c.device = "cpu";
+  EXPECT_THAT(CheckStepConfig(c).message(),
+              HasSubstr("StepConfig.gpu a100 models CUDA kernels; it does not "
+                        "go with StepConfig.device cpu"));
+  c.device = "cuda";
+  StepStage stage = StepStage::kOptions;
+  Result<StepAnalysis> r = AnalyzeStep(Relu(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kAnalysis);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("StepConfig.gpu a100: the time needs every symbol "
+                        "bound (StepConfig.bindings)"));
+  EXPECT_THAT(r.status().message(), HasSubstr("'B'"));
+}
+
+}  // namespace
+}  // namespace torchcost
