@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libboost-graph-dev libyaml-cpp-dev
-  nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision libopenblas0-pthread
   python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
