@@ -130,7 +130,10 @@ def _phase_runner(model: Any, inputs: List[Any], opt: Any) -> List[Tuple[str, Ca
 
     def forward(s: Dict) -> None:
         opt.zero_grad(set_to_none=True)
-        s["loss"] = sum_loss(first_tensor(model(*inputs)))
+        # NB: the output stays alive with the loss until the step ends, as in
+        # tools/measure_step.py (docs/measuring.md, "The measured step").
+        s["out"] = first_tensor(model(*inputs))
+        s["loss"] = sum_loss(s["out"])
 
     def backward(s: Dict) -> None:
         s["loss"].backward()

@@ -194,8 +194,12 @@ void RunBackward(StepState* state) {
     st.Alloc(loss);
   }
   if (st.options.grad_scaler) ReplayScaler(analysis::ScaledLossBackward(), StepPhase::kBackward, state);
+  // NB: the root gradient lives until backward returns: torch.autograd.backward's
+  // frame holds it (torch/autograd/__init__.py, v1.13.0: grad_tensors_ =
+  // _make_grads(...)), so it is pinned here and freed after the last node.
   int ones = st.storages.Add(sym::Expr(elem), MemCategory::kTemp);
   st.storages[ones].last_use = end;
+  st.storages[ones].pinned = true;
   st.Alloc(ones);
   if (st.options.grad_scaler) ReplayScaler(analysis::ScaledLossGradDone(), StepPhase::kBackward, state);
   SetGrad(out0, ones, state);
@@ -236,6 +240,8 @@ void RunBackward(StepState* state) {
     if (!st.opt.accumulated.empty()) StepAccumulated(state);
   }
   if (end > 0 && st.ckpt.starting_at[0] >= 0) FinishSegment(st.ckpt.starting_at[0], state);
+  st.storages[ones].pinned = false;
+  st.Release(ones, end);
 }
 
 }  // namespace torchcost::memory

@@ -82,13 +82,13 @@ TEST(BackwardTest, LeavesTheParametersGradients) {
   // Every saved tensor was released by its node's backward.
   for (int s = 0; s < st.storages.size(); ++s) EXPECT_EQ(st.storages[s].saved_by, 0) << s;
   // The largest TEMP in backward: at relu, the gradients of its output and of
-  // its input (5*4 floats each) are alive together; the loss's gradient of
-  // ones is one float, expanded without a copy.
+  // its input (5*4 floats each) are alive together, and the loss's gradient
+  // of ones: one float, expanded without a copy, held until backward returns.
   int64_t temp = 0;
   for (const TimelinePoint& pt : st.tr.timeline) {
     temp = std::max(temp, At(pt.live[static_cast<int>(MemCategory::kTemp)]));
   }
-  EXPECT_EQ(temp, 2 * (5 * 4 * 4));
+  EXPECT_EQ(temp, 2 * (5 * 4 * 4) + 4);
 }
 
 }  // namespace

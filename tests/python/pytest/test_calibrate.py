@@ -11,6 +11,10 @@ The expected bytes are derived here from the model's shapes (not taken from eith
   input   = 4 * B*32 = 512
   forward peak = params + opt + input (the state before the step) + the first Linear's output and the
           ReLU's output, both alive as the ReLU returns: 2 * 4 * B*64 = 2048 -> 35720
+  backward peak = params + opt + input + grads (all of them, as the first Linear's backward returns)
+          + the gradient of the first Linear's output (4 * B*64) + the output (4 * B*10) and the loss (4),
+          which the step holds, + the loss's gradient (4: torch.autograd.backward holds it until it
+          returns) -> 45912
 """
 
 import json
@@ -28,6 +32,7 @@ B = 4
 PARAMS = 4 * (32 * 64 + 64 + 64 * 10 + 10)
 EXPECTED = {"param": PARAMS, "buffer": 0, "grad": PARAMS, "opt": 2 * PARAMS + 4 * 4, "act": 4 * B * 32 + 4 * B * 64}
 FORWARD_PEAK = PARAMS + EXPECTED["opt"] + 4 * B * 32 + 2 * 4 * B * 64
+BACKWARD_PEAK = 2 * PARAMS + EXPECTED["opt"] + 4 * B * 32 + 4 * B * 64 + 4 * B * 10 + 4 + 4
 # NB: test_training.py's tolerance for the whole step's peak; the categories and the forward are exact.
 PEAK_TOLERANCE = 0.05
 
@@ -64,6 +69,8 @@ def test_cpu_mlp_adam(tmp_path):
     assert meas["input_bytes"] == 4 * B * 32
     assert meas["phase_peak_bytes"]["forward"] == FORWARD_PEAK
     assert pred["phase_peak_bytes"]["forward"] == FORWARD_PEAK
+    assert meas["phase_peak_bytes"]["backward"] == BACKWARD_PEAK
+    assert pred["phase_peak_bytes"]["backward"] == BACKWARD_PEAK
     # The whole step: at least the state plus the gradients, and torchcost within the oracle's tolerance.
     assert meas["peak_bytes"] >= PARAMS + EXPECTED["opt"] + EXPECTED["grad"] + 4 * B * 32
     assert abs(pred["peak_bytes"] - meas["peak_bytes"]) <= PEAK_TOLERANCE * meas["peak_bytes"]
