@@ -242,6 +242,7 @@ void RunBackward(StepState* state) {
   if (end > 0 && st.ckpt.starting_at[0] >= 0) FinishSegment(st.ckpt.starting_at[0], state);
   st.storages[ones].pinned = false;
   st.Release(ones, end);
+  st.Point(StepPhase::kBackward, -1);
 }
 
 }  // namespace torchcost::memory

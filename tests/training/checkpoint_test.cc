@@ -126,7 +126,8 @@ TEST_F(CheckpointTest, PeakOfTheTinyChain) {
   // for the relu and the down linear), and the peak is relu's backward in
   // blocks.0, when u1's gradient is made while r1's is alive:
   const int64_t params = kStemWeight + 4 * kWeight;
-  const int64_t caller = kNarrow /*x*/ + kNarrow /*out h2*/ + 4 /*loss*/;
+  // The loss and its gradient of ones (held until backward returns).
+  const int64_t caller = kNarrow /*x*/ + kNarrow /*out h2*/ + 4 /*loss*/ + 4 /*ones*/;
   const int64_t grads = 3 * kWeight;                     // B2, A2, B1 done.
   const int64_t saved_input = kNarrow;                    // h0, saved by blocks.0's checkpoint.
   const int64_t held = kNarrow /*recomputed h1*/ + kNarrow /*h1's gradient, held*/;
