@@ -23,7 +23,8 @@ struct InputSpec {
   DType dtype = DType::kFloat32;
 };
 
-// Parses "B,3,224,224" (dims are integers or symbol names, optionally
+// Parses "B,3,224,224" (dims are integers, symbol names or expressions of
+// symbols such as "S+T-2" or "min(S+T-2, 4095)"; optionally
 // "B,3,224,224:float16") into an InputSpec, creating symbols in `ctx`.
 Result<InputSpec> ParseInputSpec(sym::Context& ctx, std::string_view text,
                                  DType default_dtype = DType::kFloat32);

@@ -70,6 +70,9 @@ struct BuiltModel {
   // The loss its task trains with by default, as ParseLossSpec reads it
   // ("causal_lm", "cross_entropy"); empty: out.sum().
   std::string default_loss;
+  // A generation phase's sliding window per cache output (keys and values of
+  // each layer, in output order after the logits), which caps it; 0: none.
+  std::vector<int64_t> cache_windows;
 };
 
 // Returns an input's shape as symbolic dims, creating its symbols in `ctx`

@@ -139,6 +139,19 @@ struct LlamaConfig {
   // Gemma-2's query_pre_attn_scalar: scores multiplied by its -0.5 power;
   // 0: divided by sqrt(head_dim).
   double query_scalar = 0;
+  // Generation as Hugging Face's generate() runs it (greedy, use_cache=True,
+  // a DynamicCache; docs/generation.md): "" builds the plain forward;
+  // "prefill" the prompt's forward over idx [B, S], each layer's keys and
+  // values copied into the cache (torch.cat onto an empty tensor) and output
+  // after the logits, lm_head on the last position only (logits_to_keep=1);
+  // "decode" the last decode step: idx [B, 1] and each layer's past keys and
+  // values [B, kv_heads, S+T-2, head_dim] (min(S+T-2, window-1) with a
+  // sliding window) as inputs, torch.cat with the new token's, the results output.
+  std::string phase;
+  // The cache's dtype (cache_dtype=fp32|bf16|fp16|fp8); empty: the compute
+  // dtype. NB: fp8 is carried as a 1-byte uint8 (torch 1.13 has no float8):
+  // keys and values are cast to it before the cache and back after.
+  std::string cache_dtype;
 };
 
 // GPT-NeoX as Hugging Face's GPTNeoXForCausalLM runs it (eager attention:

@@ -43,7 +43,9 @@ namespace torchcost {
 // Everything one analysis is asked, as plain values (strings in the grammar of
 // the matching parser, so a binding passes them through unchanged).
 struct StepConfig {
-  // "train" (forward, loss, backward, optimizer step) or "infer" (a no_grad forward).
+  // "train" (forward, loss, backward, optimizer step), "infer" (a no_grad
+  // forward) or "generate" (prefill and decode with a KV cache: AnalyzeGeneration,
+  // include/torchcost/generation.h; AnalyzeStep declines it).
   std::string mode = "train";
   // One shape per tensor input of the graph, as ParseInputSpec reads it
   // ("B,3,224,224", "B,S:int64"); dims are integers or symbol names. Empty:
@@ -118,6 +120,17 @@ struct StepConfig {
   // step's roofline time on it goes to Report::time (every symbol must be
   // bound); empty: no time.
   std::string gpu;
+  // Weight-only quantization for inference (mode generate): "int8"
+  // (bitsandbytes' LLM.int8 Linear8bitLt), "int4" (AWQ's WQLinear_GEMM, group
+  // 128), "nf4" (bitsandbytes' Params4bit as QLoRA stores it), "fp8" (row-wise
+  // scales); empty: none. The Linear weights but the output head's (docs/generation.md).
+  std::string weight_quant;
+  // Generation phases (AnalyzeGeneration sets them): graph inputs from this
+  // position on are the KV cache handed in, freed after their last use (as
+  // Hugging Face's DynamicCache drops the tensors it replaces); -1: none.
+  int cache_inputs_from = -1;
+  // Graph outputs from this position on are the KV cache kept; -1: none.
+  int cache_outputs_from = -1;
 };
 
 // The stages of AnalyzeStep, in the order they run.

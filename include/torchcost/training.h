@@ -114,6 +114,13 @@ struct TrainingOptions {
   // targets as model inputs; the step then backpropagates from the graph's
   // first output (a 0-dim loss) and keeps the second (the model's output).
   LossSpec loss;
+  // Generation (StepConfig::cache_inputs_from, cache_outputs_from): the KV
+  // cache's inputs, freed after their last use, and outputs; -1: none.
+  // NB: the cache's storages count as BUFFER in the simulation (a tensor the
+  // caller holds across steps, as a registered buffer is); the generation
+  // report separates them from the model's buffers.
+  int cache_inputs_from = -1;
+  int cache_outputs_from = -1;
 };
 
 // Returns an error if the optimizer settings of `options` do not go together

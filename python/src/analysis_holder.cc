@@ -51,6 +51,14 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std
   return cli::Outcome::Ok();
 }
 
+cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& out) {
+  cli::CommandLine cl;
+  if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
+  cl.mode = "generate";
+  cl.json = true;
+  return cli::Run(cl, out);
+}
+
 cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, "compare", cl); !o.ok()) return o;

@@ -42,6 +42,9 @@ class AnalysisHolder {
 // Runs `torchcost compare` with `args` (no program name, no "compare"); `out` gets its output.
 cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out);
 
+// Runs `torchcost --mode generate --json` on `args` (a built model's generation) into `out`.
+cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& out);
+
 }  // namespace torchcost::python
 
 #endif  // TORCHCOST_PYTHON_SRC_ANALYSIS_HOLDER_H_

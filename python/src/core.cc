@@ -109,6 +109,17 @@ std::string CompareArgs(const std::vector<std::string>& args) {
   return out;
 }
 
+std::string GenerateArgs(const std::vector<std::string>& args) {
+  std::string out;
+  cli::Outcome o;
+  {
+    py::gil_scoped_release release;
+    o = RunGenerateArgs(args, out);
+  }
+  if (!o.ok()) Raise(o);
+  return out;
+}
+
 }  // namespace
 }  // namespace torchcost::python
 
@@ -187,5 +198,7 @@ PYBIND11_MODULE(_core, m) {
           "FLOPs and peak at every point of the sweeps (schema torchcost.sweep).");
   m.def("analyze", &tp::AnalyzeArgs, py::arg("args"), py::arg("name") = "",
         "Analyses what the command-line arguments describe; `name` names the model in reports.");
+  m.def("generate", &tp::GenerateArgs, py::arg("args"),
+        "Runs `torchcost --mode generate --json` on the arguments; returns its output.");
   m.def("compare", &tp::CompareArgs, py::arg("args"), "Runs `torchcost compare` on the arguments; returns its output.");
 }

@@ -23,7 +23,7 @@ from ._options import StrictError, TorchcostError
 from .result import Analysis, ModuleRecord, human
 
 __version__ = "0.1.0"
-__all__ = ["analyze", "compare", "Profiler", "Analysis", "Comparison", "ModuleRecord", "TorchcostError",
+__all__ = ["analyze", "generate", "compare", "Profiler", "Analysis", "Comparison", "ModuleRecord", "TorchcostError",
            "StrictError", "human", "export_graph", "__version__"]
 
 
@@ -76,6 +76,10 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     from . import _model
     from ._options import bindings_of, to_args
 
+    if options.get("mode") == "generate":
+        if input_shapes is not None:
+            raise TorchcostError("input_shapes: mode='generate' takes the inputs its phases declare")
+        return generate(model, config=config, **{k: v for k, v in options.items() if k != "mode"})
     # NB: the text report's flags (--depth, --top, --top-depth) are tree()'s defaults.
     tree = {k: options.pop(k) for k in ("depth", "top", "top_depth") if k in options}
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
@@ -88,6 +92,26 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     if timeline_svg is not None:
         result.timeline_svg(timeline_svg)
     return result
+
+
+def generate(model: str, *, config: Any = None, **options: Any) -> dict:
+    """Analyses a built model's generation with a KV cache (docs/generation.md).
+
+    model: a family or preset name, or a Hugging Face config.json (llama family);
+    options as analyze()'s (set={"B": 8, "S": 4096, "T": 512}, param_dtype="bf16",
+    cache_dtype="fp8", weight_quant="int4", ...). Returns the JSON report as a
+    dict: the prefill's report with its "generation" object (docs/json-schema.md).
+    analyze(model, mode="generate", ...) returns the same.
+    """
+    import json
+
+    from . import _model
+    from ._options import to_args
+
+    source = _model.prepare(model, [], config=config)
+    with source:
+        text = _call(lambda c: c.generate, source.args + to_args(options))
+    return json.loads(text)
 
 
 def export_graph(model: Any, input_shapes: Any, path: Optional[str] = None, *, method: str = "fx",

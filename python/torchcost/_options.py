@@ -47,6 +47,8 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "state_dtype": ("--state-dtype", "value"),
     "inputs_require_grad": ("--inputs-require-grad", "flag"),
     "gpu": ("--gpu", "value"),
+    "cache_dtype": ("--cache-dtype", "value"),
+    "weight_quant": ("--weight-quant", "value"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {

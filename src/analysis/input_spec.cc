@@ -19,7 +19,12 @@ Result<InputSpec> ParseInputSpec(sym::Context& ctx, std::string_view text, DType
   if (dims.empty()) return Status::InvalidArgument("input '" + std::string(text) + "': no dims given");
   size_t start = 0;
   while (start <= dims.size()) {
-    size_t comma = dims.find(',', start);
+    // A comma inside parentheses belongs to an expression dim ("min(S, 4096)").
+    size_t comma = start;
+    for (int depth = 0; comma < dims.size() && (dims[comma] != ',' || depth > 0); ++comma) {
+      depth += dims[comma] == '(' ? 1 : dims[comma] == ')' ? -1 : 0;
+    }
+    if (comma == dims.size()) comma = std::string_view::npos;
     std::string_view item = dims.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
@@ -36,9 +41,12 @@ Result<InputSpec> ParseInputSpec(sym::Context& ctx, std::string_view text, DType
       spec.shape.push_back(sym::Expr(static_cast<int64_t>(v)));
     } else if (ident) {
       spec.shape.push_back(ctx.Symbol(item));
+    } else if (Result<sym::Expr> e = sym::Parse(ctx, item); e.ok() && ctx.Bounds(*e).lo >= 0) {
+      // An expression of symbols ("S+T-2"): a generation step's cache length.
+      spec.shape.push_back(*e);
     } else {
       return Status::InvalidArgument("input '" + std::string(text) + "': dim '" + std::string(item) +
-                                     "' is neither a positive integer nor a symbol name");
+                                     "' is neither a positive integer, a symbol name nor a non-negative expression");
     }
     if (comma == std::string_view::npos) break;
     start = comma + 1;

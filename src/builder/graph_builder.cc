@@ -1,5 +1,6 @@
 // GraphBuilder: tables, inputs, scopes, constants and generic nodes.
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "torchcost/builder.h"
@@ -11,6 +12,13 @@ std::vector<sym::Expr> ResolveShape(const BuiltModel& model, const InputDecl& in
   for (const Dim& d : input.shape) {
     if (!d.is_symbol()) {
       shape.push_back(sym::Expr(d.size()));
+      continue;
+    }
+    const std::string& name0 = d.symbol();
+    if (name0.find_first_of("+-*(") != std::string::npos) {
+      // An expression of symbols ("S+T-2", a generation step's cache length).
+      Result<sym::Expr> e = sym::Parse(ctx, name0);
+      shape.push_back(e.ok() ? *e : ctx.Symbol(name0));
       continue;
     }
     sym::Interval range{1, sym::kPosInf};

@@ -21,7 +21,7 @@ using Json = nlohmann::json;
 
 // The family's settings of the step rather than of the architecture, which an
 // override may set on top of a file.
-constexpr const char* kRunSettings[] = {"dtype", "attn", "tp", "sp", "make_vocab_size_divisible_by"};
+constexpr const char* kRunSettings[] = {"dtype", "attn", "tp", "sp", "make_vocab_size_divisible_by", "phase", "cache_dtype"};
 
 // NB: a config is a few kB; 16 MiB bounds what a wrong path can make us read.
 constexpr std::streamsize kMaxConfigBytes = std::streamsize{16} << 20;

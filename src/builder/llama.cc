@@ -231,6 +231,28 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
                : b.Linear(x, weight);
 }
 
+// Generation (LlamaConfig::phase): the cache's dtype, each layer's past
+// keys and values (decode), and the cache tensors made, in layer order.
+struct GenState {
+  bool decode = false;
+  DType cache_dtype = DType::kFloat32;
+  std::vector<Ref> pasts;   // decode: past_key.i, past_value.i per layer.
+  std::vector<Ref> caches;  // The cache after each update, output after the logits.
+  size_t next_past = 0;
+};
+
+// Hugging Face's DynamicLayer.update (transformers src/transformers/cache_utils.py at
+// 004999d972e478164dd7e8e508350937c803531e): self.keys = torch.cat([self.keys,
+// key_states], dim=-2), returning self.keys; the prefill's self.keys is an empty
+// tensor, so the cat copies the prompt's keys. A cache dtype other than the
+// compute dtype casts before the cat and back after (a copy of the whole cache).
+Ref CacheUpdate(GraphBuilder& b, const LlamaConfig& c, GenState& g, Ref x) {
+  Ref stored = g.cache_dtype != c.dtype ? b.ToDtype(x, g.cache_dtype) : x;
+  Ref full = g.decode ? b.Cat(b.TensorList({g.pasts[g.next_past++], stored}), 2) : b.Cat(b.TensorList({stored}), 2);
+  g.caches.push_back(full);
+  return g.cache_dtype != c.dtype ? b.ToDtype(full, c.dtype) : full;
+}
+
 // The sdpa and flash cores (Hugging Face's sdpa_attention_forward,
 // transformers src/transformers/integrations/sdpa_attention.py at
 // 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, and _flash_attention_forward,
@@ -241,7 +263,14 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
 // takes [B, T, H, hd] views (transpose(1, 2)) and grouped K/V natively.
 // `window` is this layer's (0: none). NB: Gemma-2's soft-capping is not applied
 // here: Hugging Face's sdpa path drops it, flash-attn applies it inside the kernel.
-Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask, int64_t window) {
+Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask, int64_t window,
+              bool decode) {
+  if (decode && c.attn != "flash") {
+    // NB: one query: sdpa_attention_forward's is_causal is query.shape[2] > 1
+    // (false), and no mask (every cached key visible; the sliding window's
+    // cache holds window - 1 keys).
+    return b.Transpose(Sdpa(b, q, k, v, Arg::None(), 0.0, false, true), 1, 2);
+  }
   if (c.attn == "flash") {
     return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), 0.0, true, window);
   }
@@ -265,7 +294,8 @@ int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
   return c.alternate_window && layer % 2 != 0 ? 0 : c.window;
 }
 
-Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window) {
+Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window,
+              GenState* gen) {
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   auto heads_view = [&](Ref y, int64_t heads) { return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2); };
@@ -298,8 +328,13 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   const Rope rope = RopeTables(b, c, t);
   q = ApplyRope(b, rope, q);
   k = ApplyRope(b, rope, k);
+  const bool decode = gen != nullptr && gen->decode;
+  if (gen != nullptr) {
+    k = CacheUpdate(b, c, *gen, k);
+    v = CacheUpdate(b, c, *gen, v);
+  }
   if (c.attn != "eager") {
-    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window, decode), b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
     return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
@@ -313,6 +348,13 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   att = c.query_scalar > 0 ? b.Mul(att, b.ScalarTensor(std::pow(c.query_scalar, -0.5)))
                            : b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
   if (c.attn_softcap > 0) att = SoftCap(b, att, c.attn_softcap);
+  if (decode) {
+    // NB: one query sees every cached key: the additive mask (zeros) is left out.
+    att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), c.dtype);
+    Ref y = b.Reshape(b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2)), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    ScopeGuard s(b, "o_proj", "Linear");
+    return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
+  }
   // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min, dtype).triu(1).
   Ref mask = b.Triu(b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
   // Sliding window: keys at or before q - window are masked too (tril(-window)).
@@ -456,7 +498,7 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) 
 
 // Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))), then
 // x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
-Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window) {
+Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window, GenState* gen) {
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
@@ -465,7 +507,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
   Ref h;
   {
     ScopeGuard s(b, "self_attn", c.classes + "Attention");
-    h = Attention(b, c, l, n.out, window_mask, window);
+    h = Attention(b, c, l, n.out, window_mask, window, gen);
   }
   if (c.sandwich) {
     {
@@ -553,12 +595,39 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
   v.ComputeDType("dtype", c.dtype);
+  v.Require(c.phase.empty() || c.phase == "prefill" || c.phase == "decode",
+            "phase=" + c.phase + " must be prefill or decode (empty: the plain forward)");
+  GenState gen;
+  gen.decode = c.phase == "decode";
+  gen.cache_dtype = c.dtype;
+  if (c.cache_dtype == "fp8" || c.cache_dtype == "float8_e4m3fn" || c.cache_dtype == "float8_e5m2") {
+    gen.cache_dtype = DType::kUInt8;
+  } else if (!c.cache_dtype.empty()) {
+    Result<DType> d = ParseDType(c.cache_dtype);
+    v.Require(d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16),
+              "cache_dtype=" + c.cache_dtype + " must be fp32, bf16, fp16 or fp8");
+    if (d.ok()) gen.cache_dtype = *d;
+  }
+  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp), "phase=" + c.phase + " needs tp=1");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)" : c.classes + " (builder)");
-  Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
+  const bool generating = !c.phase.empty();
+  Ref idx = b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
+  if (gen.decode) {
+    // The cache before the last decode step: S + T - 2 tokens (the prompt and
+    // all new tokens but the last two), or the sliding window's window - 1.
+    const int64_t hd = HeadDim(c);
+    for (int64_t i = 0; i < c.layers; ++i) {
+      const int64_t window = LayerWindow(c, i);
+      const std::string past = window > 0 ? "min(S+T-2, " + std::to_string(window - 1) + ")" : "S+T-2";
+      for (const char* kv : {"past_key.", "past_value."}) {
+        gen.pasts.push_back(b.Input(kv + std::to_string(i), {"B", c.kv_heads, past, hd}, gen.cache_dtype));
+      }
+    }
+  }
   LlamaWeights w = Declare(b, c);
   std::optional<ScopeGuard> model;
   EnterPrefix(b, c, model);
@@ -572,7 +641,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (c.gemma) x = b.Mul(x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
   // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S] (sdpa only).
   Ref window_mask;
-  if (c.window > 0 && c.attn == "sdpa") {
+  if (c.window > 0 && c.attn == "sdpa" && !gen.decode) {
     Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
     Ref m = b.Unsqueeze(b.Unsqueeze(SlidingWindowMask(b, seq, c.window), 0), 0);
     window_mask = b.Expand(m, b.IntList({bsz, 1, seq, seq}));
@@ -581,7 +650,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     ScopeGuard list(b, "layers", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = Block(b, c, w.layers[i], x, window_mask, LayerWindow(c, i));
+      x = Block(b, c, w.layers[i], x, window_mask, LayerWindow(c, i), generating ? &gen : nullptr);
     }
   }
   {
@@ -589,6 +658,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     x = RmsNorm(b, c, w.norm, x).out;
   }
   model.reset();
+  // generate() passes logits_to_keep=1: lm_head(hidden_states[:, -1:, :]).
+  if (generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = ColumnLinear(b, c, x, w.lm_head);
@@ -596,6 +667,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   b.Output(x);
+  for (Ref cache : gen.caches) b.Output(cache);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
   if (c.experts > 0) {
@@ -607,6 +679,10 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   }
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
+  if (generating) m.default_loss.clear();  // A generation phase runs under no_grad.
+  if (generating) {
+    for (int64_t i = 0; i < c.layers; ++i) m.cache_windows.insert(m.cache_windows.end(), 2, LayerWindow(c, i));
+  }
   return m;
 }
 

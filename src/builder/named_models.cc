@@ -118,7 +118,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"alternate_window", &l.alternate_window},
              {"attn_softcap", &l.attn_softcap},
              {"logit_softcap", &l.logit_softcap},
-             {"query_scalar", &l.query_scalar}},
+             {"query_scalar", &l.query_scalar},
+             {"phase", &l.phase},
+             {"cache_dtype", &l.cache_dtype}},
             [&l] { return BuildLlama(l); }};
   }
   if (family == "gpt_neox") {

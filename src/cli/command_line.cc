@@ -87,7 +87,8 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("DIR");
   app.add_flag("--strict", out.strict, "Fail (exit 1) if an op has no rule");
   app.add_option("--mode", out.mode,
-                 "Step modelled: train (forward, backward, optimizer) or infer (forward under no_grad)")
+                 "Step modelled: train (forward, backward, optimizer), infer (forward under no_grad) or "
+                 "generate (prefill and decode with a KV cache; --model, symbols B, S, T)")
       ->capture_default_str()
       ->type_name("MODE");
   app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor, "
@@ -117,6 +118,16 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")
       ->type_name("SYM=RANGE")
       ->allow_extra_args(false);
+  if (!out.compare) {
+    app.add_option("--budget", out.budget, "With --mode generate --sweep: marks which points fit (24GiB, 80GB)")
+        ->type_name("SIZE");
+  }
+  app.add_option("--cache-dtype", out.cache_dtype, "KV cache dtype for --mode generate: fp32, bf16, fp16 or fp8")
+      ->type_name("DTYPE");
+  app.add_option("--weight-quant", out.weight_quant,
+                 "Weight-only quantization for --mode generate: int8 (bitsandbytes LLM.int8), int4 (AWQ, group 128), "
+                 "nf4 (QLoRA's), fp8 (row-wise scales)")
+      ->type_name("FORMAT");
   app.add_option("--attention-backend", out.attention_backend,
                  "Kernel modelled for scaled_dot_product_attention: auto (math on CPU, flash on CUDA), "
                  "math, flash or efficient")

@@ -24,7 +24,9 @@ struct CommandLine {
   std::vector<std::string> sets;    // --set SYM=VAL
   std::string rules_dir;            // --rules DIR
   bool strict = false;              // --strict
-  std::string mode = "train";       // --mode train|infer
+  std::string mode = "train";       // --mode train|infer|generate
+  std::string cache_dtype;          // --cache-dtype (generate)
+  std::string weight_quant;         // --weight-quant (generate)
   std::string optimizer = "adamw";  // --optimizer
   std::vector<std::string> freeze;  // --freeze REGEX (parameter names)
   bool inputs_require_grad = false; // --inputs-require-grad

@@ -13,6 +13,9 @@
 #include "cli/flag_names.h"
 #include "cli/inputs.h"
 #include "torchcost/analysis.h"
+#include "torchcost/compare.h"
+#include "torchcost/generation.h"
+#include "torchcost/generation_report.h"
 #include "torchcost/import.h"
 #include "torchcost/report.h"
 #include "torchcost/rules.h"
@@ -119,6 +122,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.param_dtype = cl.param_dtype;
   c.autocast = cl.autocast;
   c.gpu = cl.gpu;
+  c.weight_quant = cl.weight_quant;
   return c;
 }
 
@@ -155,8 +159,73 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
+// --mode generate: the built model's prefill and last decode step (AnalyzeGeneration).
+Outcome RunGenerate(const CommandLine& cl, std::string& out) {
+  if (cl.builder_model.empty()) {
+    return Outcome::Usage("--mode generate needs --model (a family, preset or config.json), not a model file");
+  }
+  if (!cl.model.empty()) return Outcome::Usage("--mode generate takes --model, not a MODEL file ('" + cl.model + "')");
+  if (!cl.inputs.empty()) return Outcome::Usage("--mode generate: the phases declare their inputs; drop --input");
+  std::vector<SymbolValue> sets;
+  if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
+  StepConfig config = ConfigFromFlags(cl);
+  config.loss = "sum";
+  for (const SymbolValue& sv : sets) config.bindings.emplace_back(sv.name, sv.value);
+  std::string model_config = cl.builder_config;
+  // --param-dtype sets the family's compute dtype, as for other built models.
+  if (!cl.param_dtype.empty()) {
+    model_config += (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
+    config.param_dtype.clear();
+  }
+  if (!cl.cache_dtype.empty()) model_config += (model_config.empty() ? "cache_dtype=" : ",cache_dtype=") + cl.cache_dtype;
+  int64_t budget = 0;
+  if (!cl.budget.empty()) {
+    Result<int64_t> b = ParseMemorySize(cl.budget);
+    if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
+    budget = *b;
+  }
+  std::shared_ptr<const RuleSet> rules;
+  if (Outcome o = LoadRules(cl.rules_dir, cl.strict, rules); !o.ok()) return o;
+  Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, model_config, *rules, config);
+  if (!g.ok()) return Outcome::Usage(WithFlagNames(g.status().message()));
+  if (!g->prefill.strict.ok()) return Outcome::Strict("strict mode: " + g->prefill.strict.message());
+  if (!g->decode.strict.ok()) return Outcome::Strict("strict mode: " + g->decode.strict.message());
+  const sym::Bindings& bindings = g->decode.bindings;
+  if (!cl.sweeps.empty()) {
+    std::vector<SweepSpec> sweeps;
+    for (const std::string& text : cl.sweeps) {
+      Result<SweepSpec> spec = ParseSweep(text);
+      if (!spec.ok()) return Outcome::Usage(WithFlagNames(spec.status().message()));
+      if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
+        return Outcome::Usage("--sweep " + text + ": unknown symbol '" + spec->symbol + "'; symbols: B, S, T");
+      }
+      sweeps.push_back(std::move(spec).value());
+    }
+    Result<std::string> table = RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json);
+    if (!table.ok()) return Outcome::Usage(WithFlagNames(table.status().message()));
+    out = std::move(table).value();
+    return Outcome::Ok();
+  }
+  Report& report = g->prefill.report;
+  report.model = cl.builder_model;
+  if (cl.json) {
+    // The prefill's report, with the generation's object as its last key.
+    out = RenderJson(g->prefill.graph, report, bindings);
+    const size_t end = out.rfind('}');
+    if (end == std::string::npos) return Outcome::Usage("--json: the report is not an object");
+    out = out.substr(0, end);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    out += ",\n  \"generation\": " + RenderGenerationJson(*g, bindings, 2) + "\n}\n";
+    return Outcome::Ok();
+  }
+  out = "Model: " + cl.builder_model + "\nParams: " + std::to_string(report.params) + " (" +
+        std::to_string(report.param_bytes) + " bytes)\n" + RenderGenerationText(*g, bindings);
+  return Outcome::Ok();
+}
+
 Outcome Run(const CommandLine& cl, std::string& out) {
   if (cl.compare) return RunCompare(cl, out);
+  if (cl.mode == "generate") return RunGenerate(cl, out);
   Prepared p;
   if (Outcome o = Prepare(cl, p); !o.ok()) return o;
   if (!cl.lora.empty() && !cl.peft.empty()) return Outcome::Usage("--lora and --peft: give one of them");

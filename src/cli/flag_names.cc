@@ -36,6 +36,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.attention_backend", "--attention-backend"},
     {"StepConfig.strict", "--strict"},
     {"StepConfig.param_dtype", "--param-dtype"},
+    {"StepConfig.weight_quant", "--weight-quant"},
     {"StepConfig.method", "--peft"},
     {"StepConfig.galore", "--galore"},
     {"StepConfig.autocast", "--autocast"},

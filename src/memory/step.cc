@@ -1,5 +1,8 @@
 #include "memory/step.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "memory/backward.h"
 #include "memory/checkpoint_replay.h"
 #include "memory/liveness.h"
@@ -55,6 +58,57 @@ void Forward(StepState* st) {
   }
 }
 
+// Generation: the KV cache's storages count as BUFFER; the cache handed in
+// is released after its last use (DynamicCache replaces its tensors).
+void MarkCache(StepState* st) {
+  const TrainingOptions& o = st->options;
+  std::vector<int> ss;
+  auto mark = [&](const std::vector<int>& values, int from, bool release) {
+    for (size_t i = from < 0 ? values.size() : static_cast<size_t>(from); i < values.size(); ++i) {
+      ss.clear();
+      st->storages.Of(values[i], &ss);
+      for (int s : ss) {
+        st->storages[s].category = MemCategory::kBuffer;
+        if (release) st->storages[s].pinned = false;
+      }
+    }
+  };
+  mark(st->g.inputs, o.cache_inputs_from, /*release=*/true);
+  mark(st->g.outputs, o.cache_outputs_from, /*release=*/false);
+}
+
+// NB: a value from outside a module is held until the module's call returns
+// (its caller's frame has it; ComputeLastUses); the cache's old tensors are
+// held by the cache alone, which replaces them at their last use (the cat).
+void ReleaseCacheAtLastUse(StepState* st) {
+  const int from = st->options.cache_inputs_from;
+  if (from < 0) return;
+  const ir::Graph& g = st->g;
+  std::vector<int> last(g.values.size(), -1);
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    for (int in : g.nodes[ni].inputs) last[in] = static_cast<int>(ni);
+  }
+  std::vector<int> ss;
+  for (size_t i = from; i < g.inputs.size(); ++i) {
+    ss.clear();
+    st->storages.Of(g.inputs[i], &ss);
+    const int user = last[g.inputs[i]];
+    for (int s : ss) {
+      Storage& storage = st->storages[s];
+      if (user < 0 || storage.last_use < 0 || storage.last_use == user) continue;
+      auto& old = st->release_at[storage.last_use];
+      std::vector<int> kept;
+      for (int x : old) {
+        if (x != s) kept.push_back(x);
+      }
+      old.clear();
+      for (int x : kept) old.push_back(x);
+      storage.last_use = user;
+      st->release_at[user].push_back(s);
+    }
+  }
+}
+
 }  // namespace
 
 void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
@@ -68,10 +122,12 @@ void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, cons
   for (const CheckpointSegment& seg : report->training.checkpoint_segments) recomputed += seg.last - seg.first + 1;
   report->training.timeline.reserve(4 * graph.nodes.size() + 2 * recomputed + 8 * graph.params.size() + 64);
   AssignStorages(graph, shapes, &st.storages);
+  MarkCache(&st);
   FindBackwardNodes(&st);
   PlanCheckpoints(&st);
   MarkSaved(&st);
   st.release_at = ComputeLastUses(graph, &st.storages);
+  ReleaseCacheAtLastUse(&st);
   Setup(&st);
   if (st.GradsPresent()) PreallocateGrads(&st);
   Forward(&st);

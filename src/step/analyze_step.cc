@@ -93,6 +93,12 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   // 1. Options.
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return Fail(StepStage::kOptions, parsed.status(), failed);
+  if (config.mode == "generate") {
+    return Fail(StepStage::kOptions,
+                Status::InvalidArgument("StepConfig.mode generate analyses a built model's prefill and decode "
+                                        "phases (AnalyzeGeneration), not one graph"),
+                failed);
+  }
   StepAnalysis out;
   out.context = std::make_unique<sym::Context>();
   sym::Context& ctx = *out.context;

@@ -10,6 +10,7 @@
 #include "torchcost/loss.h"
 #include "torchcost/sharding.h"
 #include "torchcost/training.h"
+#include "torchcost/weight_quant.h"
 
 namespace torchcost::step {
 namespace {
@@ -174,11 +175,22 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     return Bad("StepConfig.input_dtype " + c.input_dtype + ": " + d.status().message());
   }
   options.strict = c.strict;
-  Result<StepMode> mode = ParseStepMode(c.mode);
+  // NB: "generate" runs its phases as no_grad forwards (AnalyzeGeneration).
+  Result<StepMode> mode = ParseStepMode(c.mode == "generate" ? "infer" : c.mode);
   if (!mode.ok()) return Bad("StepConfig.mode: " + mode.status().message());
   Result<OptimizerKind> optimizer = ParseOptimizer(c.optimizer);
   if (!optimizer.ok()) return Bad("StepConfig.optimizer: " + optimizer.status().message());
   training.mode = *mode;
+  if (!c.weight_quant.empty()) {
+    if (Result<WeightQuant> q = ParseWeightQuant(c.weight_quant); !q.ok()) {
+      return Bad("StepConfig.weight_quant: " + q.status().message());
+    }
+    if (c.mode != "generate") {
+      return Bad("StepConfig.weight_quant " + c.weight_quant + " quantizes weights for generation: it needs StepConfig.mode generate");
+    }
+  }
+  training.cache_inputs_from = c.cache_inputs_from;
+  training.cache_outputs_from = c.cache_outputs_from;
   training.optimizer = *optimizer;
   training.freeze = c.freeze;
   training.inputs_require_grad = c.inputs_require_grad;

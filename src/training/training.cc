@@ -10,7 +10,7 @@ namespace torchcost {
 Result<StepMode> ParseStepMode(std::string_view text) {
   if (text == "train") return StepMode::kTrain;
   if (text == "infer" || text == "inference") return StepMode::kInfer;
-  return Status::InvalidArgument("unknown mode '" + std::string(text) + "'; expected train or infer");
+  return Status::InvalidArgument("unknown mode '" + std::string(text) + "'; expected train, infer or generate");
 }
 
 Result<OptimizerKind> ParseOptimizer(std::string_view text) {

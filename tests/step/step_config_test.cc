@@ -45,7 +45,7 @@ const BadConfig kBadConfigs[] = {
     {"input_dtype", [](StepConfig& c) { c.input_dtype = "float99"; },
      "StepConfig.input_dtype float99: unknown dtype 'float99'; accepted: "},
     {"mode", [](StepConfig& c) { c.mode = "eval"; },
-     "StepConfig.mode: unknown mode 'eval'; expected train or infer"},
+     "StepConfig.mode: unknown mode 'eval'; expected train, infer or generate"},
     {"optimizer", [](StepConfig& c) { c.optimizer = "adamax"; }, "StepConfig.optimizer: unknown optimizer 'adamax'"},
     {"shard", [](StepConfig& c) { c.shard = "zero4"; }, "StepConfig.shard: unknown sharding strategy 'zero4'"},
     {"world_zero", [](StepConfig& c) { c.world = 0; }, "StepConfig.world 0: must be at least 1"},

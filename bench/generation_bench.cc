@@ -1,0 +1,76 @@
+// Benchmarks of generation with a KV cache (AnalyzeGeneration): Llama-2-7B and
+// Mistral-7B from their config.json (examples/configs), both phases analysed
+// with B, S and T symbolic, then the report at a binding; and a sweep over the
+// context 1k..128k from that one analysis.
+//
+// Target (issue 12, point 6): a generation analysis under 10 ms. Run with
+// --benchmark_repetitions=5 and read the medians.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "bench_models.h"
+#include "torchcost/generation.h"
+#include "torchcost/generation_report.h"
+#include "torchcost/report.h"
+
+namespace torchcost {
+namespace {
+
+using bench::Rules;
+
+std::string Config(const char* name) {
+  return std::string(TORCHCOST_SOURCE_DIR) + "/examples/configs/" + name;
+}
+
+StepConfig Generate() {
+  StepConfig c;
+  c.mode = "generate";
+  return c;
+}
+
+// Both phases of a 32-layer model, symbolic, with the JSON object at B=8,
+// S=4096, T=512.
+void BM_GenerateSymbolic(benchmark::State& state, const char* file) {
+  const RuleSet& rules = Rules();
+  const std::string path = Config(file);
+  const sym::Bindings at = {{"B", 8}, {"S", 4096}, {"T", 512}};
+  for (auto _ : state) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration(path, "", rules, Generate());
+    if (!g.ok()) {
+      state.SkipWithError(g.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(RenderGenerationJson(*g, at));
+  }
+}
+BENCHMARK_CAPTURE(BM_GenerateSymbolic, llama2_7b, "Llama-2-7b-hf.json")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_GenerateSymbolic, mistral_7b, "Mistral-7B-v0.1.json")
+    ->Unit(benchmark::kMillisecond);
+
+// What fits: S = 1k..128k (8 points) at B=8, T=512 from one analysis, analysis
+// included.
+void BM_GenerateSweepContext(benchmark::State& state) {
+  const RuleSet& rules = Rules();
+  const std::string path = Config("Llama-2-7b-hf.json");
+  SweepSpec s = std::move(ParseSweep("S=1024:131072:x2")).value();
+  for (auto _ : state) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration(path, "", rules, Generate());
+    if (!g.ok()) {
+      state.SkipWithError(g.status().message().c_str());
+      return;
+    }
+    Result<std::string> out = RenderGenerationSweep(
+        *g, {s}, {{"B", 8}, {"T", 512}}, int64_t{80} << 30, true);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_GenerateSweepContext)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace torchcost
+
+BENCHMARK_MAIN();

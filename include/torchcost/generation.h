@@ -1,0 +1,68 @@
+// Generation with a KV cache (StepConfig.mode "generate"), as Hugging Face's
+// generate() runs a decoder: greedy, use_cache=True, a DynamicCache. Two
+// phases are analysed, each a no_grad forward of the built model:
+//
+//   prefill  the prompt, idx [B, S]: each layer's keys and values copied into
+//            the cache; lm_head on the last position only (logits_to_keep=1);
+//   decode   the last of the T - 1 decode steps: idx [B, 1] against S + T - 2
+//            cached tokens, torch.cat growing each layer's cache to S + T - 1.
+//
+// The last decode step is the largest (its cache is the longest), so its peak
+// is the decode phase's. Conventions and sources: docs/generation.md.
+#ifndef TORCHCOST_GENERATION_H_
+#define TORCHCOST_GENERATION_H_
+
+#include <cstdint>
+#include <string>
+
+#include "torchcost/rules.h"
+#include "torchcost/status.h"
+#include "torchcost/step.h"
+#include "torchcost/sym.h"
+
+namespace torchcost {
+
+// Both phases of one generation and the totals over it. Expressions below
+// live in decode.context (symbols B, S, T). Movable, not copyable.
+struct GenerationAnalysis {
+  // The prompt's forward (symbols B, S).
+  StepAnalysis prefill;
+  // The last decode step (symbols B, S, T).
+  StepAnalysis decode;
+  // Tokens the cache holds at the end of generation: S + T, or min(S + T,
+  // window).
+  sym::Expr kv_cache_tokens;
+  // The cache's bytes for them: 2 x layers x kv_heads x head_dim x tokens x B x
+  // bytes.
+  sym::Expr kv_cache_bytes;
+  // The cache's bytes per token and sequence (2 x layers x kv_heads x head_dim
+  // x bytes).
+  int64_t kv_bytes_per_token = 0;
+  // The cache's element type ("bfloat16", "fp8", ...).
+  std::string cache_dtype;
+  // The largest sliding window capping the cache (0: none).
+  int64_t window = 0;
+  // FLOPs of the prefill, of the first decode step (S cached) and of the last
+  // (S + T - 2 cached).
+  sym::Expr prefill_flops, decode_flops_first, decode_flops_last;
+  // FLOPs of the T - 1 decode steps together, and of the whole generation;
+  // unset (decode_linear false) where a step's FLOPs are not linear in its
+  // cache length (a sliding window): then a report sums the steps.
+  bool decode_linear = false;
+  sym::Expr decode_flops_total, total_flops;
+};
+
+// Analyses the generation `config` describes (mode "generate"; its inputs
+// empty: the phases declare theirs; bindings and bounds over B, S and T) on
+// the built model `model` (a family, preset or config.json, as
+// BuildNamedModel reads it, with `model_config` overrides). The cache's
+// dtype is the family key cache_dtype. Errors: bad options, a model family
+// without generation phases, a phase whose analysis fails.
+Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
+                                             const std::string& model_config,
+                                             const RuleSet& rules,
+                                             const StepConfig& config);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_GENERATION_H_

@@ -1,0 +1,188 @@
+// The generation report: text section, JSON object and sweeps
+// (generation_report.h).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+#include "torchcost/generation_report.h"
+
+namespace torchcost {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using report::HumanAndExact;
+using report::TryEvaluate;
+using report::Unit;
+
+// {"expr": text, "value": value under the bindings or null}, as the report's
+// other symbolic numbers.
+Json Symbolic(const sym::Expr& e, const sym::Bindings& b) {
+  Json j;
+  j["expr"] = e.ToString();
+  auto v = TryEvaluate(e, b);
+  j["value"] = v ? Json(static_cast<long long>(*v)) : Json(nullptr);
+  return j;
+}
+
+Json PeakJson(const GenerationPeak& p, const sym::Bindings& b) {
+  Json j;
+  j["peak_bytes"] = Symbolic(p.peak, b);
+  if (!p.decided) {
+    j["at_peak"] = nullptr;
+    return j;
+  }
+  j["at_peak"] = {
+      {"param", Symbolic(p.param, b)}, {"buffer", Symbolic(p.buffer, b)},
+      {"act", Symbolic(p.act, b)},     {"temp", Symbolic(p.temp, b)},
+      {"oth", Symbolic(p.other, b)},   {"kv_cache", Symbolic(p.kv_cache, b)}};
+  return j;
+}
+
+std::string PeakText(const GenerationPeak& p, const sym::Bindings& b) {
+  std::string out = HumanAndExact(p.peak, b, Unit::kBytes);
+  if (!p.decided) return out + " (its moment depends on unbound symbols)";
+  auto part = [&](const char* name, const sym::Expr& e) {
+    return std::string(name) + " " + HumanAndExact(e, b, Unit::kBytes);
+  };
+  return out + "\n      " + part("param", p.param) + ", " +
+         part("buffer", p.buffer) + ", " + part("act", p.act) + "\n      " +
+         part("temp", p.temp) + ", " + part("oth", p.other) + ", " +
+         part("kv_cache", p.kv_cache);
+}
+
+}  // namespace
+
+GenerationPeak PhasePeak(const StepAnalysis& phase,
+                         const sym::Bindings& bindings) {
+  GenerationPeak out;
+  const PeakInfo pi =
+      EvaluatePeak(phase.report.training, bindings, /*category_max=*/false);
+  out.error = pi.error;
+  out.peak = pi.peak;
+  out.decided = pi.decided && pi.error.empty();
+  if (!out.decided) return out;
+  const auto& at = pi.at_peak;
+  out.param = at[static_cast<int>(MemCategory::kParam)];
+  // NB: the cache's storages count as BUFFER in the simulation
+  // (TrainingOptions::cache_inputs_from).
+  out.buffer = sym::Expr(phase.report.buffer_bytes);
+  out.kv_cache = at[static_cast<int>(MemCategory::kBuffer)] - out.buffer;
+  out.act = at[static_cast<int>(MemCategory::kAct)];
+  out.temp = at[static_cast<int>(MemCategory::kTemp)];
+  out.other = at[static_cast<int>(MemCategory::kOther)] +
+              at[static_cast<int>(MemCategory::kGrad)] +
+              at[static_cast<int>(MemCategory::kOpt)];
+  return out;
+}
+
+std::string RenderGenerationText(const GenerationAnalysis& g,
+                                 const sym::Bindings& b) {
+  const GenerationPeak pp = PhasePeak(g.prefill, b),
+                       dp = PhasePeak(g.decode, b);
+  std::string out =
+      "Generation (greedy, KV cache; prompt S, T new tokens, batch B)\n";
+  out += "  KV cache at the end (" +
+         report::Bind(g.kv_cache_tokens, b).ToString() + " tokens, " +
+         g.cache_dtype +
+         (g.window > 0 ? ", sliding window " + std::to_string(g.window) : "") +
+         "): " + HumanAndExact(g.kv_cache_bytes, b, Unit::kBytes) + "\n";
+  out += "  FLOPs  prefill " + HumanAndExact(g.prefill_flops, b, Unit::kFlops) +
+         "\n";
+  out += "         decode, per token: first " +
+         HumanAndExact(g.decode_flops_first, b, Unit::kFlops) + ", last " +
+         HumanAndExact(g.decode_flops_last, b, Unit::kFlops) + "\n";
+  if (g.decode_linear) {
+    out += "         decode, T - 1 steps " +
+           HumanAndExact(g.decode_flops_total, b, Unit::kFlops) + "\n";
+    out += "         total " + HumanAndExact(g.total_flops, b, Unit::kFlops) +
+           "\n";
+  }
+  out += "  Peak   prefill " + PeakText(pp, b) + "\n";
+  out += "         decode (last step) " + PeakText(dp, b) + "\n";
+  return out;
+}
+
+std::string RenderGenerationJson(const GenerationAnalysis& g,
+                                 const sym::Bindings& b, int indent) {
+  Json j;
+  j["cache_dtype"] = g.cache_dtype;
+  j["sliding_window"] = g.window;
+  j["kv_bytes_per_token"] = g.kv_bytes_per_token;
+  j["kv_cache_tokens"] = Symbolic(g.kv_cache_tokens, b);
+  j["kv_cache_bytes"] = Symbolic(g.kv_cache_bytes, b);
+  j["flops"] = {
+      {"prefill", Symbolic(g.prefill_flops, b)},
+      {"decode_first_token", Symbolic(g.decode_flops_first, b)},
+      {"decode_last_token", Symbolic(g.decode_flops_last, b)},
+      {"decode_total",
+       g.decode_linear ? Symbolic(g.decode_flops_total, b) : Json(nullptr)},
+      {"total", g.decode_linear ? Symbolic(g.total_flops, b) : Json(nullptr)}};
+  j["prefill"] = PeakJson(PhasePeak(g.prefill, b), b);
+  j["decode"] = PeakJson(PhasePeak(g.decode, b), b);
+  std::string text = j.dump(2), out;
+  const std::string pad(indent, ' ');
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
+                                          const std::vector<SweepSpec>& sweeps,
+                                          const sym::Bindings& base,
+                                          int64_t budget_bytes, bool json) {
+  Json rows = Json::array();
+  std::string text =
+      "B, S, T, kv_cache, prefill peak, decode peak" +
+      std::string(budget_bytes > 0
+                      ? ", fits " + report::Human(budget_bytes, Unit::kBytes)
+                      : "") +
+      "\n";
+  std::vector<size_t> at(sweeps.size(), 0);
+  for (bool more = true; more;) {
+    sym::Bindings b = base;
+    for (size_t i = 0; i < sweeps.size(); ++i)
+      b[sweeps[i].symbol] = sweeps[i].values[at[i]];
+    const GenerationPeak pp = PhasePeak(g.prefill, b),
+                         dp = PhasePeak(g.decode, b);
+    if (!pp.error.empty()) return Status::InvalidArgument(pp.error);
+    if (!dp.error.empty()) return Status::InvalidArgument(dp.error);
+    auto kv = TryEvaluate(g.kv_cache_bytes, b), p1 = TryEvaluate(pp.peak, b),
+         p2 = TryEvaluate(dp.peak, b);
+    if (!kv || !p1 || !p2) {
+      return Status::InvalidArgument(
+          "sweep: B, S and T must all be bound (by a sweep or a value)");
+    }
+    const bool fits = budget_bytes <= 0 || std::max(*p1, *p2) <= budget_bytes;
+    Json row = {{"B", b["B"]},
+                {"S", b["S"]},
+                {"T", b["T"]},
+                {"kv_cache_bytes", static_cast<long long>(*kv)},
+                {"prefill_peak_bytes", static_cast<long long>(*p1)},
+                {"decode_peak_bytes", static_cast<long long>(*p2)}};
+    if (budget_bytes > 0) row["fits"] = fits;
+    rows.push_back(row);
+    text += std::to_string(b["B"]) + ", " + std::to_string(b["S"]) + ", " +
+            std::to_string(b["T"]) + ", " + report::Human(*kv, Unit::kBytes) +
+            ", " + report::Human(*p1, Unit::kBytes) + ", " +
+            report::Human(*p2, Unit::kBytes) +
+            (budget_bytes > 0 ? (fits ? ", yes" : ", no") : "") + "\n";
+    more = false;
+    for (size_t i = sweeps.size(); i-- > 0;) {
+      if (++at[i] < sweeps[i].values.size()) {
+        more = true;
+        break;
+      }
+      at[i] = 0;
+    }
+  }
+  if (!json) return text;
+  Json doc = {
+      {"schema", "torchcost.sweep"}, {"version", 1}, {"generation", true}};
+  if (budget_bytes > 0) doc["budget_bytes"] = budget_bytes;
+  doc["rows"] = rows;
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace torchcost

@@ -1,0 +1,171 @@
+// AnalyzeGeneration: the prefill and the last decode step of Hugging Face's
+// generate(), each analysed by AnalyzeStep as a no_grad forward of the built
+// model's phase graph (LlamaConfig::phase), and the totals over T new tokens.
+#include "torchcost/generation.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "torchcost/dtype.h"
+#include "torchcost/families.h"
+#include "torchcost/weight_quant.h"
+
+namespace torchcost {
+namespace {
+
+// Builds `model`'s generation phase `phase`; a family without phases is named.
+Result<build::BuiltModel> BuildPhase(const std::string& model,
+                                     const std::string& model_config,
+                                     const std::string& phase) {
+  Result<build::BuiltModel> built = build::BuildNamedModel(
+      model,
+      model_config + (model_config.empty() ? "" : ",") + "phase=" + phase);
+  if (!built.ok() &&
+      built.status().message().find("'phase'") != std::string::npos) {
+    return Status::InvalidArgument(
+        "StepConfig.mode generate: model '" + model +
+        "' has no generation phases (the llama family and the config.json "
+        "model_types "
+        "built as it: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi3)");
+  }
+  return built;
+}
+
+// One phase's StepConfig: `config` as a no_grad forward of the phase's declared
+// inputs, the cache handed in from input 1 (decode) and kept from output 1.
+StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
+                       bool decode) {
+  StepConfig c = config;
+  c.weight_quant
+      .clear();  // Applied by AnalyzeGeneration, before the phases' analyses.
+  const StepConfig declared = StepConfigFor(phase);
+  c.mode = "infer";
+  c.loss = "sum";
+  c.inputs = declared.inputs;
+  c.symbol_bounds = declared.symbol_bounds;
+  for (const auto& bound : config.symbol_bounds)
+    c.symbol_bounds.push_back(bound);
+  // The prefill has no T: its binding is dropped there.
+  c.bindings.clear();
+  for (const auto& b : config.bindings) {
+    if (decode || b.first != "T") c.bindings.push_back(b);
+  }
+  c.cache_inputs_from = decode ? 1 : -1;
+  c.cache_outputs_from = 1;
+  return c;
+}
+
+}  // namespace
+
+Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
+                                             const std::string& model_config,
+                                             const RuleSet& rules,
+                                             const StepConfig& config) {
+  // The bindings are checked against the phases' symbols (B, S, T), not here.
+  StepConfig options = config;
+  options.bindings.clear();
+  if (Status s = CheckStepConfig(options); !s.ok()) return s;
+  for (const auto& [name, value] : config.bindings) {
+    if (name != "B" && name != "S" && name != "T") {
+      return Status::InvalidArgument("StepConfig.bindings: unknown symbol '" +
+                                     name + "'; symbols: B, S, T");
+    }
+  }
+  if (config.mode != "generate") {
+    return Status::InvalidArgument("StepConfig.mode " + config.mode +
+                                   ": AnalyzeGeneration needs mode generate");
+  }
+  if (!config.inputs.empty()) {
+    return Status::InvalidArgument(
+        "StepConfig.inputs: mode generate takes the inputs its phases declare "
+        "(idx [B, S]; idx [B, 1] and the cache); give none");
+  }
+  if (!config.method.empty() || !config.autocast.empty() ||
+      config.shard != "none" || !config.checkpoint.empty()) {
+    return Status::InvalidArgument(
+        "StepConfig.mode generate models inference: StepConfig.method, "
+        "autocast, shard and checkpoint do not apply");
+  }
+  Result<build::BuiltModel> prefill =
+      BuildPhase(model, model_config, "prefill");
+  if (!prefill.ok()) return prefill.status();
+  Result<build::BuiltModel> decode = BuildPhase(model, model_config, "decode");
+  if (!decode.ok()) return decode.status();
+  GenerationAnalysis g;
+  const std::vector<int64_t> windows = decode->cache_windows;
+  for (int64_t w : windows) g.window = std::max(g.window, w);
+  if (!config.weight_quant.empty()) {
+    // The same Linear weights quantized in both phases (CheckStepConfig parsed
+    // the format).
+    const WeightQuant format = ParseWeightQuant(config.weight_quant).value();
+    for (build::BuiltModel* phase : {&*prefill, &*decode}) {
+      Result<ir::Graph> q = QuantizeWeights(phase->graph, format);
+      if (!q.ok())
+        return q.status().WithPrefix("StepConfig.weight_quant " +
+                                     config.weight_quant);
+      phase->graph = std::move(q).value();
+    }
+  }
+  const StepConfig pc = PhaseConfig(config, *prefill, false),
+                   dc = PhaseConfig(config, *decode, true);
+  Result<StepAnalysis> p = AnalyzeStep(std::move(prefill->graph), rules, pc);
+  if (!p.ok()) return p.status().WithPrefix("generate: prefill");
+  Result<StepAnalysis> d = AnalyzeStep(std::move(decode->graph), rules, dc);
+  if (!d.ok()) return d.status().WithPrefix("generate: decode");
+  g.prefill = std::move(p).value();
+  g.decode = std::move(d).value();
+  g.prefill.report.inactive_params = prefill->inactive_params;
+  g.decode.report.inactive_params = decode->inactive_params;
+  sym::Context& ctx = *g.decode.context;
+
+  // The cache's bytes per token: each cache output [B, kv_heads, len, head_dim] gives kv_heads x head_dim x bytes.
+  const ir::Graph& dg = g.decode.graph;
+  const sym::Expr b = ctx.Symbol("B"), s = ctx.Symbol("S"), t = ctx.Symbol("T");
+  if (windows.size() + 1 != dg.outputs.size()) return Status::Internal("generate: cache outputs and windows differ");
+  g.kv_cache_bytes = sym::Expr(0);
+  for (size_t i = 1; i < dg.outputs.size(); ++i) {
+    const ValueInfo& v = g.decode.report.values[dg.outputs[i]];
+    if (v.shape.size() != 4) return Status::Internal("generate: cache output " + std::to_string(i) + " is not 4-d");
+    const std::optional<int64_t> heads = v.shape[1].AsConstant(), hd = v.shape[3].AsConstant();
+    if (!heads || !hd) return Status::Internal("generate: cache output " + std::to_string(i) + " has symbolic heads");
+    const int64_t per_token = *heads * *hd * ElementSize(v.dtype);
+    g.kv_bytes_per_token += per_token;
+    g.cache_dtype = std::string(DTypeName(v.dtype));
+    // Tokens at the end: the prompt and the new ones; a sliding window keeps the last `window`.
+    const int64_t w = windows[i - 1];
+    const sym::Expr tokens = w > 0 ? sym::Min(s + t, sym::Expr(w)) : s + t;
+    // kv_heads x head_dim x bytes x tokens x B, summed over layers' keys and values.
+    g.kv_cache_bytes = g.kv_cache_bytes + sym::Expr(per_token) * tokens * b;
+  }
+  if (g.cache_dtype == "uint8") g.cache_dtype = "fp8";  // NB: fp8 is carried as a 1-byte uint8.
+  g.kv_cache_tokens = g.window > 0 ? sym::Min(s + t, sym::Expr(g.window)) : s + t;
+
+  // FLOPs. The prefill's, in this context (printing and parsing share one
+  // grammar).
+  Result<sym::Expr> pf = sym::Parse(ctx, g.prefill.report.flops.ToString());
+  if (!pf.ok()) return pf.status().WithPrefix("generate: prefill FLOPs");
+  g.prefill_flops = *pf;
+  // The last step's FLOPs f(T) (S + T - 2 cached); step j = 1..T-1 has S + j -
+  // 1 cached: f(j + 1).
+  g.decode_flops_last = g.decode.report.flops;
+  g.decode_flops_first = sym::Substitute(g.decode_flops_last, {{"T", 2}});
+  // Linear in the cache length: f(j + 1) = f(2) + (j - 1) x slope, slope = f(3)
+  // - f(2).
+  const sym::Expr slope =
+      sym::Substitute(g.decode_flops_last, {{"T", 3}}) - g.decode_flops_first;
+  const sym::Expr line = g.decode_flops_first + slope * (t - sym::Expr(2));
+  g.decode_linear = ctx.ProveEq(line, g.decode_flops_last) == sym::Truth::kTrue;
+  if (g.decode_linear) {
+    // sum over j = 1..T-1 of f(2) + (j - 1) x slope = (T - 1) f(2) + slope x (T
+    // - 1)(T - 2) / 2 (an even product).
+    g.decode_flops_total =
+        (t - sym::Expr(1)) * g.decode_flops_first +
+        slope * sym::FloorDiv((t - sym::Expr(1)) * (t - sym::Expr(2)),
+                              sym::Expr(2));
+    g.total_flops = g.prefill_flops + g.decode_flops_total;
+  }
+  return g;
+}
+
+}  // namespace torchcost

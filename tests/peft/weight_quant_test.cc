@@ -1,0 +1,103 @@
+// Tests of weight-only quantization (src/peft/weight_quant.cc): each format's
+// bytes per weight from its storage layout (derived here), the rewrite of a
+// tiny decoder's Linear weights (the head kept dense), and generation with it.
+#include "torchcost/weight_quant.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/built_models.h"
+#include "torchcost/families.h"
+#include "torchcost/generation.h"
+#include "torchcost/peft.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+namespace {
+
+using testing::BuiltinRules;
+using ::testing::HasSubstr;
+
+TEST(WeightQuantTest, BytesPerFormat) {
+  const int64_t out = 4096, in = 11008;
+  // int8: one byte per weight, a float32 absmax (SCB) per output row.
+  EXPECT_EQ(QuantizedWeightBytes(out, in, WeightQuant::kInt8),
+            out * in + 4 * out);
+  // int4 (AWQ, group 128): 4 bits per weight; per group of 128 inputs and each
+  // output, a float16 scale and a 4-bit zero: 4 + (16 + 4) / 128 bits per
+  // weight.
+  EXPECT_EQ(QuantizedWeightBytes(out, in, WeightQuant::kInt4),
+            out * in / 2 + (in / 128) * out * 2 + (in / 128) * out / 2);
+  // fp8: one byte per weight, a float32 scale per output row.
+  EXPECT_EQ(QuantizedWeightBytes(out, in, WeightQuant::kFp8),
+            out * in + 4 * out);
+  // nf4: QLoRA's layout.
+  EXPECT_EQ(QuantizedWeightBytes(out, in, WeightQuant::kNf4),
+            Nf4WeightBytes(out * in, QloraConfig{}));
+  EXPECT_THAT(ParseWeightQuant("int3").status().message(),
+              HasSubstr("expected int8, int4, nf4 or fp8"));
+}
+
+// 2 layers, hidden 64, 4 heads, 2 KV heads, intermediate 128, vocab 256 (head
+// untied).
+constexpr const char* kTiny =
+    "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
+    "eager,make_vocab_size_divisible_by=1";
+
+TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
+  // Per layer the Linears are q 64x64, k and v 32x64, o 64x64, gate and up
+  // 128x64, down 64x128; the embedding (256x64), the norms (3 x 64 per model: 2
+  // per layer + 1) and lm_head (256x64, the last Linear) stay float32.
+  struct Lin {
+    int64_t out, in;
+  };
+  const Lin layer[] = {{64, 64},  {32, 64},  {32, 64}, {64, 64},
+                       {128, 64}, {128, 64}, {64, 128}};
+  const int64_t dense = 4 * (256 * 64 + (2 * 2 + 1) * 64 + 256 * 64);
+  for (auto [name, format] :
+       {std::pair<const char*, WeightQuant>{"int8", WeightQuant::kInt8},
+        {"int4", WeightQuant::kInt4},
+        {"fp8", WeightQuant::kFp8}}) {
+    StepConfig c;
+    c.mode = "generate";
+    c.weight_quant = name;
+    c.bindings = {{"B", 1}, {"S", 8}, {"T", 4}};
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+    ASSERT_TRUE(g.ok()) << name << ": " << g.status().message();
+    int64_t expected = dense;
+    for (const Lin& l : layer)
+      expected += 2 * QuantizedWeightBytes(l.out, l.in, format);
+    EXPECT_EQ(g->prefill.report.param_bytes, expected) << name;
+    EXPECT_EQ(g->decode.report.param_bytes, expected) << name;
+    EXPECT_TRUE(g->decode.report.unknown_ops.empty()) << name;
+  }
+  StepConfig nf4;
+  nf4.mode = "generate";
+  nf4.weight_quant = "nf4";
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), nf4);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int64_t expected = dense;
+  for (const Lin& l : layer)
+    expected += 2 * Nf4WeightBytes(l.out * l.in, QloraConfig{});
+  EXPECT_EQ(g->prefill.report.param_bytes, expected);
+}
+
+TEST(WeightQuantTest, NeedsGenerate) {
+  StepConfig c;
+  c.mode = "train";
+  c.weight_quant = "int8";
+  EXPECT_THAT(
+      CheckStepConfig(c).message(),
+      HasSubstr(
+          "StepConfig.weight_quant int8 quantizes weights for generation"));
+  c.mode = "generate";
+  c.weight_quant = "int2";
+  EXPECT_THAT(
+      CheckStepConfig(c).message(),
+      HasSubstr("StepConfig.weight_quant: unknown weight quantization 'int2'"));
+}
+
+}  // namespace
+}  // namespace torchcost

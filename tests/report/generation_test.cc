@@ -1,0 +1,107 @@
+// Tests of the generation report (src/report/generation.cc): the text section
+// and JSON object carry the analysis's numbers (the KV cache derived here), and
+// each sweep row equals evaluating the one analysis at that point.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/built_models.h"
+#include "torchcost/generation_report.h"
+
+namespace torchcost {
+namespace {
+
+using testing::BuiltinRules;
+using ::testing::HasSubstr;
+
+// 2 layers, hidden 64, 4 heads of 16, 2 KV heads, eager attention, float32.
+constexpr const char* kTiny =
+    "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
+    "eager,make_vocab_size_divisible_by=1";
+// 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x 4 bytes.
+constexpr int64_t kPerToken = 2 * 2 * 2 * 16 * 4;
+
+GenerationAnalysis Tiny(std::vector<std::pair<std::string, int64_t>> bindings) {
+  StepConfig c;
+  c.mode = "generate";
+  c.bindings = std::move(bindings);
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+TEST(GenerationReportTest, TextNamesTheCacheAndBothPeaks) {
+  GenerationAnalysis g = Tiny({{"B", 2}, {"S", 100}, {"T", 20}});
+  const std::string text = RenderGenerationText(g, g.decode.bindings);
+  // 120 tokens (S + T) x 2 sequences.
+  EXPECT_THAT(
+      text,
+      HasSubstr("KV cache at the end (120 tokens, float32): 120.00 KiB (" +
+                std::to_string(kPerToken * 120 * 2) + ")"));
+  EXPECT_THAT(text, HasSubstr("Peak   prefill"));
+  EXPECT_THAT(text, HasSubstr("decode (last step)"));
+  EXPECT_THAT(text, HasSubstr("kv_cache"));
+}
+
+TEST(GenerationReportTest, JsonEvaluatesUnderTheBindings) {
+  GenerationAnalysis g = Tiny({{"B", 2}, {"S", 100}, {"T", 20}});
+  const nlohmann::json j =
+      nlohmann::json::parse(RenderGenerationJson(g, g.decode.bindings, 0));
+  EXPECT_EQ(j["kv_cache_bytes"]["value"].get<int64_t>(), kPerToken * 120 * 2);
+  EXPECT_EQ(j["kv_cache_tokens"]["expr"], "S + T");
+  EXPECT_EQ(j["kv_bytes_per_token"].get<int64_t>(), kPerToken);
+  EXPECT_EQ(j["cache_dtype"], "float32");
+  const GenerationPeak d = PhasePeak(g.decode, g.decode.bindings);
+  EXPECT_EQ(j["decode"]["peak_bytes"]["value"].get<int64_t>(),
+            *sym::Evaluate(d.peak, g.decode.bindings));
+  // The breakdown sums to the peak.
+  int64_t sum = 0;
+  for (const char* k : {"param", "buffer", "act", "temp", "oth", "kv_cache"}) {
+    sum += j["prefill"]["at_peak"][k]["value"].get<int64_t>();
+  }
+  EXPECT_EQ(sum, j["prefill"]["peak_bytes"]["value"].get<int64_t>());
+  // Symbolic: the expressions stand, the values are null.
+  GenerationAnalysis s = Tiny({});
+  const nlohmann::json js =
+      nlohmann::json::parse(RenderGenerationJson(s, {}, 0));
+  EXPECT_TRUE(js["kv_cache_bytes"]["value"].is_null());
+  EXPECT_EQ(js["kv_cache_bytes"]["expr"],
+            std::to_string(kPerToken) + "*B*S + " + std::to_string(kPerToken) +
+                "*B*T");
+}
+
+TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
+  GenerationAnalysis g = Tiny({});
+  Result<SweepSpec> s = ParseSweep("S=1024:131072:x2");
+  ASSERT_TRUE(s.ok());
+  const int64_t budget = int64_t{256} << 20;
+  Result<std::string> out = RenderGenerationSweep(
+      g, {*s}, {{"B", 4}, {"T", 256}}, budget, /*json=*/true);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const nlohmann::json j = nlohmann::json::parse(*out);
+  ASSERT_EQ(j["rows"].size(), 8u);  // 1k, 2k, ..., 128k
+  for (const auto& row : j["rows"]) {
+    const int64_t S = row["S"].get<int64_t>();
+    const sym::Bindings at = {{"B", 4}, {"S", S}, {"T", 256}};
+    EXPECT_EQ(row["kv_cache_bytes"].get<int64_t>(), kPerToken * (S + 256) * 4);
+    const int64_t p = *sym::Evaluate(PhasePeak(g.prefill, at).peak, at);
+    const int64_t d = *sym::Evaluate(PhasePeak(g.decode, at).peak, at);
+    EXPECT_EQ(row["prefill_peak_bytes"].get<int64_t>(), p);
+    EXPECT_EQ(row["decode_peak_bytes"].get<int64_t>(), d);
+    EXPECT_EQ(row["fits"].get<bool>(), std::max(p, d) <= budget) << "S=" << S;
+  }
+  // Eager attention's S x S scores (4 x 4 heads x S x S x 4 bytes: 64 MiB at
+  // 1k) outgrow 256 MiB at long prompts: the first point fits, the last does
+  // not.
+  EXPECT_TRUE(j["rows"][0]["fits"].get<bool>());
+  EXPECT_FALSE(j["rows"][7]["fits"].get<bool>());
+  // A symbol left unbound is named.
+  Result<std::string> unbound =
+      RenderGenerationSweep(g, {*s}, {{"B", 4}}, 0, false);
+  EXPECT_THAT(unbound.status().message(), HasSubstr("must all be bound"));
+}
+
+}  // namespace
+}  // namespace torchcost

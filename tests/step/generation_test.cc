@@ -1,0 +1,167 @@
+// Tests of AnalyzeGeneration (src/step/generation.cc) on tiny llama-family
+// models: the KV cache's bytes and the decode FLOPs per token against closed
+// forms derived here, the decode total against the sum of its steps, and the
+// options it declines.
+#include "torchcost/generation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+#include "testing/built_models.h"
+#include "torchcost/generation_report.h"
+
+namespace torchcost {
+namespace {
+
+using testing::BuiltinRules;
+using ::testing::HasSubstr;
+
+// 2 layers, hidden 64, 4 heads of 16, 2 KV heads, eager attention, float32.
+constexpr const char* kTiny =
+    "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
+    "eager,make_vocab_size_divisible_by=1";
+
+StepConfig Generate(
+    std::vector<std::pair<std::string, int64_t>> bindings = {}) {
+  StepConfig c;
+  c.mode = "generate";
+  c.bindings = std::move(bindings);
+  return c;
+}
+
+int64_t Eval(const sym::Expr& e, const sym::Bindings& b) {
+  Result<int64_t> v = sym::Evaluate(e, b);
+  EXPECT_TRUE(v.ok()) << e.ToString();
+  return v.ok() ? *v : -1;
+}
+
+TEST(GenerationTest, KvCacheBytesClosedForm) {
+  struct Case {
+    std::string config;
+    int64_t per_token;  // 2 x layers x kv_heads x head_dim x bytes
+    int64_t window;
+  };
+  const Case cases[] = {
+      {kTiny, 2 * /*layers*/ 2 * /*kv_heads*/ 2 * /*head_dim*/ 16 * /*fp32*/ 4,
+       0},
+      {std::string(kTiny) + ",dtype=bf16", 2 * 2 * 2 * 16 * /*bf16*/ 2, 0},
+      {std::string(kTiny) + ",cache_dtype=fp8", 2 * 2 * 2 * 16 * /*fp8*/ 1, 0},
+      {std::string(kTiny) + ",kv_heads=4", 2 * 2 * /*kv_heads*/ 4 * 16 * 4, 0},
+      {std::string(kTiny) + ",window=24", 2 * 2 * 2 * 16 * 4, 24},
+  };
+  for (const Case& c : cases) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration("llama", c.config, BuiltinRules(), Generate());
+    ASSERT_TRUE(g.ok()) << c.config << ": " << g.status().message();
+    EXPECT_EQ(g->kv_bytes_per_token, c.per_token) << c.config;
+    for (auto [b, s, t] :
+         {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}, {2, 1000, 100}}) {
+      const sym::Bindings bind = {{"B", b}, {"S", s}, {"T", t}};
+      // Tokens at the end: S + T, capped by the sliding window.
+      const int64_t tokens = c.window > 0 ? std::min(s + t, c.window) : s + t;
+      EXPECT_EQ(Eval(g->kv_cache_bytes, bind), c.per_token * tokens * b)
+          << c.config << " B=" << b << " S=" << s;
+    }
+  }
+}
+
+TEST(GenerationTest, DecodeFlopsPerCachedToken) {
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), Generate());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_TRUE(g->decode_linear);
+  // One more cached token adds, per layer and head, a row of q k^T (2 x
+  // head_dim), a column of att v (2 x head_dim), its scale division (1) and
+  // softmax (4): 2 layers x B x 4 heads x (4 x 16 + 5).
+  for (int64_t b : {1, 3}) {
+    for (int64_t s : {5, 64}) {
+      const sym::Bindings at = {{"B", b}, {"S", s}, {"T", 10}},
+                          next = {{"B", b}, {"S", s}, {"T", 11}};
+      EXPECT_EQ(
+          Eval(g->decode_flops_last, next) - Eval(g->decode_flops_last, at),
+          /*layers*/ 2 * b * /*heads*/ 4 * (4 * /*head_dim*/ 16 + 5));
+    }
+  }
+  // The per-token cost less its cache-length part is at least the weights'
+  // matmuls: 2 x B x (per layer q 64x64, k and v 64x32, o 64x64, gate and up
+  // 64x128, down 128x64; lm_head 64x256).
+  const int64_t matmuls =
+      2 * (2 * (64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128) + 64 * 256);
+  const sym::Bindings first = {{"B", 1}, {"S", 1}, {"T", 2}};
+  EXPECT_GE(Eval(g->decode_flops_first, first), matmuls);
+  EXPECT_LT(Eval(g->decode_flops_first, first), matmuls * 11 / 10);
+}
+
+TEST(GenerationTest, DecodeTotalIsTheSumOfItsSteps) {
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), Generate());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (int64_t t : {2, 3, 8, 33}) {
+    // Step j = 1..T-1 has S + j - 1 tokens cached: the last step of a
+    // generation of j + 1 tokens.
+    int64_t sum = 0;
+    for (int64_t j = 1; j <= t - 1; ++j)
+      sum += Eval(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
+    const sym::Bindings at = {{"B", 2}, {"S", 11}, {"T", t}};
+    EXPECT_EQ(Eval(g->decode_flops_total, at), sum) << "T=" << t;
+    EXPECT_EQ(Eval(g->total_flops, at), Eval(g->prefill_flops, at) + sum);
+  }
+}
+
+TEST(GenerationTest, DecodePeakHoldsTheWholeCache) {
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(),
+                        Generate({{"B", 2}, {"S", 100}, {"T", 20}}));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const GenerationPeak d = PhasePeak(g->decode, g->decode.bindings);
+  ASSERT_TRUE(d.decided);
+  // At the last step's peak every layer's cache is live: at least S + T - 2
+  // tokens each.
+  const int64_t kv = Eval(d.kv_cache, g->decode.bindings);
+  EXPECT_GE(kv, g->kv_bytes_per_token * (100 + 20 - 2) * 2);
+  // ... and at most all of them at S + T - 1, plus one layer's keys and values
+  // at S + T - 2.
+  EXPECT_LE(kv, g->kv_bytes_per_token * (100 + 20 - 1) * 2 +
+                    2 * 2 * 16 * 4 * (100 + 20 - 2) * 2);
+  EXPECT_EQ(Eval(d.param, g->decode.bindings), g->decode.report.param_bytes);
+  const GenerationPeak p = PhasePeak(g->prefill, g->decode.bindings);
+  ASSERT_TRUE(p.decided);
+  EXPECT_EQ(Eval(p.param + p.buffer + p.act + p.temp + p.other + p.kv_cache,
+                 g->decode.bindings),
+            Eval(p.peak, g->decode.bindings));
+}
+
+TEST(GenerationTest, Errors) {
+  const RuleSet& rules = BuiltinRules();
+  EXPECT_THAT(
+      AnalyzeGeneration("gpt2", "", rules, Generate()).status().message(),
+      HasSubstr("has no generation phases"));
+  StepConfig infer = Generate();
+  infer.mode = "infer";
+  EXPECT_THAT(
+      AnalyzeGeneration("llama", kTiny, rules, infer).status().message(),
+      HasSubstr("needs mode generate"));
+  StepConfig inputs = Generate();
+  inputs.inputs = {"B,S:int64"};
+  EXPECT_THAT(
+      AnalyzeGeneration("llama", kTiny, rules, inputs).status().message(),
+      HasSubstr("give none"));
+  EXPECT_THAT(
+      AnalyzeGeneration("llama", std::string(kTiny) + ",cache_dtype=int3",
+                        rules, Generate())
+          .status()
+          .message(),
+      HasSubstr("cache_dtype=int3 must be fp32, bf16, fp16 or fp8"));
+  // AnalyzeStep declines the mode.
+  StepConfig step = Generate();
+  step.inputs = {"B,S:int64"};
+  ir::Graph empty;
+  EXPECT_THAT(AnalyzeStep(empty, rules, step).status().message(),
+              HasSubstr("AnalyzeGeneration"));
+}
+
+}  // namespace
+}  // namespace torchcost
