@@ -27,7 +27,12 @@ struct CompareRow {
   int64_t peak = 0;
   // Per micro-batch (forward, backward) and per optimizer step.
   int64_t flops_forward = 0, flops_backward = 0, flops_step = 0;
-  bool fits = true;                  // peak <= budget (true without a budget).
+  // The CUDA allocator model (StepConfig.allocator cuda): peak and at_peak are
+  // the allocated blocks'; the reserved peak and reserved + context; -1 without it.
+  int64_t reserved_peak = -1;
+  int64_t device_peak = -1;
+  // peak <= budget, or with the CUDA allocator model device_peak <= budget (true without a budget).
+  bool fits = true;
   // The largest value of the batch symbol whose peak fits the budget; -1 when
   // not searched (no budget or no batch symbol), 0 when even 1 does not fit.
   int64_t max_batch = -1;

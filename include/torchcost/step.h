@@ -131,6 +131,16 @@ struct StepConfig {
   int cache_inputs_from = -1;
   // Graph outputs from this position on are the KV cache kept; -1: none.
   int cache_outputs_from = -1;
+  // "cuda" replays the step's allocations through the CUDA caching allocator
+  // model (docs/allocator.md): the peak is then the allocated blocks' and a
+  // reserved peak is reported; "none" or empty: exact tensor bytes.
+  std::string allocator;
+  // The allocator's max_split_size_mb (more than 20), 0 for none.
+  int64_t max_split_size_mb = 0;
+  // The allocator's expandable_segments.
+  bool expandable_segments = false;
+  // Bytes of the CUDA context and library workspaces; -1: the default (DefaultCudaContextBytes).
+  int64_t cuda_context_bytes = -1;
 };
 
 // The stages of AnalyzeStep, in the order they run.

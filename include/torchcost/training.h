@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "torchcost/cuda_allocator.h"
 #include "torchcost/dtype.h"
 #include "torchcost/galore.h"
 #include "torchcost/sharding.h"
@@ -121,6 +122,9 @@ struct TrainingOptions {
   // report separates them from the model's buffers.
   int cache_inputs_from = -1;
   int cache_outputs_from = -1;
+  // If set, the step's allocations are recorded and replayed through the CUDA
+  // caching allocator model (EvaluateAllocator, docs/allocator.md).
+  std::optional<CudaAllocatorOptions> cuda_allocator;
 };
 
 // Returns an error if the optimizer settings of `options` do not go together
@@ -147,6 +151,16 @@ struct TimelinePoint {
   int node = -1;        // The graph node running, or -1 (loss, optimizer, setup).
   CategoryBytes live;   // Live bytes per category after the event.
   sym::Expr total;      // Their sum.
+};
+
+// One allocation or free of the step, in the order the simulation makes them
+// (recorded only with TrainingOptions::cuda_allocator).
+struct AllocationEvent {
+  int id = -1;         // The allocation freed or made: a storage (>= 0) or bytes no storage stands for (< 0).
+  bool alloc = true;   // False: frees `id`.
+  sym::Expr bytes;     // Its bytes (an allocation's).
+  MemCategory category = MemCategory::kTemp;
+  int point = 0;       // Timeline points recorded before it.
 };
 
 // One tensor a node keeps for its backward.
@@ -221,6 +235,9 @@ struct TrainingReport {
   std::optional<GaloreConfig> galore;
   std::vector<bool> galore_targets;
   int64_t galore_params = 0;
+  // The CUDA caching allocator model, if asked for, and the allocations it replays.
+  std::optional<CudaAllocatorOptions> cuda_allocator;
+  std::vector<AllocationEvent> allocations;
 };
 
 // The peak of a timeline under given bindings.
@@ -243,6 +260,27 @@ struct PeakInfo {
 // NB: with category_max false, PeakInfo::category_max is left unset (a fast
 // path for callers that need the peak only, such as `torchcost compare`).
 PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings, bool category_max = true);
+
+// What the CUDA caching allocator model finds over the step: the peaks of
+// torch.cuda.max_memory_allocated and max_memory_reserved, as the allocator
+// would count them for the step's allocations (docs/allocator.md).
+struct AllocatorPeak {
+  int64_t allocated_peak = 0;              // The largest total of allocated blocks (rounded, unsplit remainders included).
+  int64_t reserved_peak = 0;               // The largest total of segments (nothing is released within the step).
+  int64_t allocated_at_reserved_peak = 0;  // Allocated when the reserved bytes first reach their peak.
+  int64_t fragmentation = 0;               // reserved_peak - allocated_at_reserved_peak.
+  int64_t context_bytes = 0;               // CudaAllocatorOptions::context_bytes.
+  int64_t device_peak = 0;                 // reserved_peak + context_bytes: what the device must hold.
+  int64_t segments = 0;                    // cudaMalloc calls (expandable: page mappings).
+  int point = -1;                          // The timeline point of the allocated peak (its phase and node).
+  std::array<int64_t, kNumMemCategories> at_peak{};       // Allocated blocks per category at the peak (they sum to it).
+  std::array<int64_t, kNumMemCategories> category_max{};  // Each category's own maximum of allocated blocks.
+  std::string error;  // Non-empty if a size is symbolic or overflows under the bindings (nothing above is set).
+};
+
+// Replays report.allocations through the caching allocator model under
+// `bindings`; an error unless report.cuda_allocator is set and every size is bound.
+AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Bindings& bindings);
 
 }  // namespace torchcost
 

@@ -74,6 +74,32 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
     d["error"] = peak.error;
     return d;
   }
+  if (t.cuda_allocator) {
+    // The CUDA allocator model: the peak and its breakdown are the allocated blocks'.
+    const AllocatorPeak a = EvaluateAllocator(t, b);
+    if (!a.error.empty()) {
+      d["error"] = a.error;
+      return d;
+    }
+    d["peak_bytes"] = py::int_(a.allocated_peak);
+    py::dict at;
+    for (int k = 0; k < kNumMemCategories; ++k) {
+      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] = py::int_(a.at_peak[k]);
+    }
+    d["memory"] = at;
+    d["peak_phase"] = a.point >= 0 ? py::object(py::str(std::string(StepPhaseName(t.timeline[a.point].phase))))
+                                   : py::object(py::none());
+    py::dict alloc;
+    alloc["tensor_peak"] = Value(peak.peak, b);
+    alloc["allocated_peak"] = py::int_(a.allocated_peak);
+    alloc["reserved_peak"] = py::int_(a.reserved_peak);
+    alloc["fragmentation"] = py::int_(a.fragmentation);
+    alloc["context_bytes"] = py::int_(a.context_bytes);
+    alloc["device_peak"] = py::int_(a.device_peak);
+    alloc["segments"] = py::int_(a.segments);
+    d["allocator"] = alloc;
+    return d;
+  }
   d["peak_bytes"] = Value(peak.peak, b);
   py::dict at;
   if (peak.decided) {

@@ -49,6 +49,10 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "gpu": ("--gpu", "value"),
     "cache_dtype": ("--cache-dtype", "value"),
     "weight_quant": ("--weight-quant", "value"),
+    "allocator": ("--allocator", "value"),
+    "max_split_size_mb": ("--max-split-size-mb", "value"),
+    "expandable_segments": ("--expandable-segments", "flag"),
+    "cuda_context": ("--cuda-context", "value"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {

@@ -249,6 +249,19 @@ class Analysis:
         return dict(f["memory"])
 
     @property
+    def allocator(self) -> Optional[Dict[str, Value]]:
+        """allocator="cuda": the caching allocator model's figures (docs/allocator.md), else None.
+
+        Keys: tensor_peak (exact tensor bytes), allocated_peak (= peak_bytes), reserved_peak,
+        fragmentation (reserved - allocated at the reserved peak), context_bytes, device_peak
+        (reserved_peak + context_bytes), segments.
+        """
+        f = self._figures()
+        if "error" in f:
+            raise TorchcostError(f["error"])
+        return dict(f["allocator"]) if "allocator" in f else None
+
+    @property
     def category_max(self) -> Dict[str, Value]:
         """Each category's own maximum over the step (these need not occur together)."""
         mem = self._training()["memory"]

@@ -204,6 +204,22 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "dtype of the optimizer's states and update temporaries, independent of the parameters "
                  "(bf16 weights with --state-dtype fp32: 2 + 2 + 8 bytes per parameter with Adam)")
       ->type_name("DTYPE");
+  app.add_option("--allocator", out.allocator,
+                 "none: peaks of exact tensor bytes; cuda: the step's allocations replayed through PyTorch's CUDA "
+                 "caching allocator (peak = allocated blocks, plus the reserved peak, fragmentation and the CUDA "
+                 "context; docs/allocator.md)")
+      ->capture_default_str()
+      ->type_name("none|cuda");
+  app.add_option("--max-split-size-mb", out.max_split_size_mb,
+                 "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF max_split_size_mb (blocks this large are not split); "
+                 "0: none")
+      ->type_name("MiB");
+  app.add_flag("--expandable-segments", out.expandable_segments,
+               "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF expandable_segments:True (segments grow in 2/20 MiB pages)");
+  app.add_option("--cuda-context", out.cuda_context,
+                 "--allocator cuda: device memory outside the allocator (CUDA context, cuBLAS/cuDNN), added to the "
+                 "reserved peak (default 400MiB, an assumption: measure it and give it here)")
+      ->type_name("SIZE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
   app.add_option("--gpu", out.gpu,

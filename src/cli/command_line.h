@@ -53,6 +53,10 @@ struct CommandLine {
   std::string state_dtype;          // --state-dtype DTYPE (optimizer states)
   bool paged = false;               // --paged (bitsandbytes' paged optimizer states)
   std::string gpu;                  // --gpu NAME (the roofline time on it)
+  std::string allocator = "none";   // --allocator none|cuda
+  int64_t max_split_size_mb = 0;    // --max-split-size-mb N (0: none)
+  bool expandable_segments = false; // --expandable-segments
+  std::string cuda_context;         // --cuda-context 400MiB (empty: the default)
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
   std::string peft;                 // --peft METHOD[:SETTINGS] (lora, dora, qlora, galore, full)
   // `torchcost compare`: the configurations (after MODEL.pt unless --model).

@@ -22,6 +22,11 @@ std::string SettingText(const CommandLine& cl, const std::string& loss) {
   if (!cl.state_dtype.empty()) s += "; optimizer states " + cl.state_dtype;
   if (cl.paged) s += "; paged optimizer states (on the host, not in the peaks)";
   if (cl.shard != "none") s += "; " + cl.shard + " over " + std::to_string(cl.world) + " ranks (per rank)";
+  if (cl.allocator == "cuda") {
+    s += "; CUDA caching allocator";
+    if (cl.expandable_segments) s += " (expandable segments)";
+    if (cl.max_split_size_mb > 0) s += " (max_split_size_mb " + std::to_string(cl.max_split_size_mb) + ")";
+  }
   return s;
 }
 

@@ -123,6 +123,9 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.autocast = cl.autocast;
   c.gpu = cl.gpu;
   c.weight_quant = cl.weight_quant;
+  c.allocator = cl.allocator;
+  c.max_split_size_mb = cl.max_split_size_mb;
+  c.expandable_segments = cl.expandable_segments;
   return c;
 }
 
@@ -137,6 +140,11 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   }
   StepConfig& config = p.config;
   config = ConfigFromFlags(cl);
+  if (!cl.cuda_context.empty()) {
+    Result<int64_t> bytes = ParseMemorySize(cl.cuda_context);
+    if (!bytes.ok()) return Outcome::Usage("--cuda-context: " + bytes.status().message());
+    config.cuda_context_bytes = *bytes;
+  }
   // NB: built families train with their task's loss unless --loss says otherwise; model files with out.sum().
   config.loss = !cl.loss.empty() ? cl.loss : built && !built->default_loss.empty() ? built->default_loss : "sum";
   // The options first, before the inputs are read: a bad flag is named before a missing sidecar.

@@ -22,6 +22,21 @@ void SetUpdateTemp(int64_t bytes, StepState* st) {
   st->opt.update_temp = bytes;
 }
 
+// Appends the state tensors of one parameter whose states take `bytes`:
+// state_tensors_per_element param-sized tensors and the scalar state (Adam's
+// `step`) where the optimizer's states are those; else one piece.
+void StatePieces(const StepState* st, const ir::TensorEntry& p, int64_t bytes, std::vector<int64_t>* pieces) {
+  const TrainingOptions& o = st->options;
+  const analysis::OptimizerModel m = analysis::ModelOf(o.optimizer);
+  const int64_t tensor = ir::Numel(p.shape) * ElementSize(StateDtype(p.dtype, o.state_dtype, false));
+  if (st->Galore() || m.state_tensors_per_element * tensor + m.state_scalar_bytes != bytes) {
+    pieces->push_back(bytes);
+    return;
+  }
+  for (int64_t k = 0; k < m.state_tensors_per_element; ++k) pieces->push_back(tensor);
+  if (m.state_scalar_bytes > 0) pieces->push_back(m.state_scalar_bytes);
+}
+
 void FreeSlots(StepState* st) {
   st->opt.slot_bytes.fill(0);
   SetUpdateTemp(0, st);
@@ -54,7 +69,7 @@ void GaloreOptimizer(StepState* st) {
 
 }  // namespace
 
-int64_t OptimizerStateBytes(StepState* state) {
+int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
   StepState& st = *state;
   const TrainingOptions& o = st.options;
   std::vector<std::vector<int64_t>> trainable;
@@ -66,15 +81,22 @@ int64_t OptimizerStateBytes(StepState* state) {
     if (o.paged) {
       const PagedStateBytes b = analysis::PagedStatesOf(o.optimizer, p.shape);
       opt += b.device;
+      if (pieces) pieces->push_back(b.device);
       st.tr.paged_opt_bytes += b.host;
       trainable.push_back(p.shape);
       continue;
     }
-    opt += st.Galore() ? GaloreStateBytes(p.shape, p.dtype, st.tr.galore_targets[i], *o.galore)
-                       : StateBytes(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    const int64_t bytes = st.Galore() ? GaloreStateBytes(p.shape, p.dtype, st.tr.galore_targets[i], *o.galore)
+                                      : StateBytes(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    opt += bytes;
+    if (pieces) StatePieces(&st, p, bytes, pieces);
     trainable.push_back(p.shape);
   }
-  if (!st.Galore()) opt += SharedStateBytes(o.optimizer, trainable);
+  if (!st.Galore()) {
+    const int64_t shared = SharedStateBytes(o.optimizer, trainable);
+    opt += shared;
+    if (pieces) pieces->push_back(shared);
+  }
   if (st.Galore() && o.galore->eight_bit) {
     // GaLoreAdamW8bit: the code books, shared by the 8-bit states of the projected gradients.
     std::vector<std::vector<int64_t>> states;
@@ -85,9 +107,14 @@ int64_t OptimizerStateBytes(StepState* state) {
                            ? std::vector<int64_t>{analysis::ShapeOf(shape[0], shape[1], o.galore->rank).projected}
                            : shape);
     }
-    opt += SharedStateBytes(OptimizerKind::kAdam8bit, states);
+    const int64_t books = SharedStateBytes(OptimizerKind::kAdam8bit, states);
+    opt += books;
+    if (pieces) pieces->push_back(books);
   }
-  if (o.grad_scaler) opt += analysis::kScalerStateBytes;
+  if (o.grad_scaler) {
+    opt += analysis::kScalerStateBytes;
+    if (pieces) pieces->push_back(analysis::kScalerStateBytes);
+  }
   return opt;
 }
 

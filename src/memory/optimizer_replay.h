@@ -13,9 +13,12 @@
 namespace torchcost::memory {
 
 // Returns the optimizer states' bytes on the device for the trainable
-// parameters (and the grad scaler's state); sets tr.paged_opt_bytes.
+// parameters (and the grad scaler's state); sets tr.paged_opt_bytes. If
+// `pieces` is given, appends the bytes of each state tensor (they sum to the
+// result); NB: a state whose tensors are not all param-sized (Adafactor's,
+// 8-bit Adam's, GaLore's, paged) is one piece per parameter.
 // NB: paged states are on the host (worst case): outside the timeline.
-int64_t OptimizerStateBytes(StepState* state);
+int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces = nullptr);
 
 // Replays a GradScaler sequence (training/grad_scaler.h); its points are of `phase`.
 void ReplayScaler(const std::vector<Event>& events, StepPhase phase, StepState* state);

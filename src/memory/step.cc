@@ -19,7 +19,14 @@ namespace {
 void Setup(StepState* st) {
   for (int s : st->storages.setup) st->Alloc(s);
   if (st->options.mode == StepMode::kTrain) {
-    st->timeline.Add(MemCategory::kOpt, sym::Expr(OptimizerStateBytes(st)));
+    if (st->timeline.recording()) {
+      // The allocator model sees each state tensor on its own.
+      std::vector<int64_t> pieces;
+      OptimizerStateBytes(st, &pieces);
+      st->timeline.AddPieces(MemCategory::kOpt, pieces);
+    } else {
+      st->timeline.Add(MemCategory::kOpt, sym::Expr(OptimizerStateBytes(st)));
+    }
   }
   st->Point(StepPhase::kSetup, -1);
 }
@@ -114,6 +121,9 @@ void ReleaseCacheAtLastUse(StepState* st) {
 void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
                   const TrainingOptions& options, Report* report) {
   StepState st(graph, shapes, grads, options, report);
+  report->training.cuda_allocator = options.cuda_allocator;
+  report->training.allocations.clear();
+  if (options.cuda_allocator) st.timeline.RecordAllocations(&report->training.allocations);
   // NB: at most two points per node in the forward and two in the backward,
   // two more per recomputed node, a few per parameter in the optimizer: the
   // timeline is reserved once rather than grown by doubling (a 1M-node step

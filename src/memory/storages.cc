@@ -29,6 +29,7 @@ int StorageTable::Add(sym::Expr bytes, MemCategory category) {
   Storage s;
   s.bytes = std::move(bytes);
   s.category = category;
+  s.id = static_cast<int>(storages.size());
   storages.push_back(std::move(s));
   return static_cast<int>(storages.size()) - 1;
 }

@@ -18,6 +18,7 @@ namespace torchcost::memory {
 struct Storage {
   sym::Expr bytes;
   MemCategory category = MemCategory::kTemp;
+  int id = -1;            // Its index in StorageTable::storages.
   bool live = false;
   bool pinned = false;    // Held by the caller for the whole step (params, buffers, inputs, outputs).
   int last_use = -1;      // Last forward node that reads it.

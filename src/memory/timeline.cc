@@ -8,6 +8,18 @@ Timeline::Timeline(std::vector<TimelinePoint>* points) : points_(points) {
   points_->clear();
   for (auto& b : live_) b = sym::Expr(0);
   total_ = sym::Expr(0);
+  for (auto& b : lump_) b = sym::Expr(0);
+  lump_id_.fill(-1);
+}
+
+void Timeline::Record(int id, bool alloc, const sym::Expr& bytes, MemCategory c) {
+  AllocationEvent e;
+  e.id = id;
+  e.alloc = alloc;
+  if (alloc) e.bytes = bytes;
+  e.category = c;
+  e.point = static_cast<int>(points_->size());
+  events_->push_back(std::move(e));
 }
 
 void Timeline::Alloc(Storage* s) {
@@ -15,6 +27,7 @@ void Timeline::Alloc(Storage* s) {
   s->live = true;
   live_[static_cast<int>(s->category)] += s->bytes;
   total_ += s->bytes;
+  if (events_) Record(s->id, true, s->bytes, s->category);
 }
 
 void Timeline::Free(Storage* s) {
@@ -22,11 +35,28 @@ void Timeline::Free(Storage* s) {
   s->live = false;
   live_[static_cast<int>(s->category)] -= s->bytes;
   total_ -= s->bytes;
+  if (events_) Record(s->id, false, s->bytes, s->category);
 }
 
 void Timeline::Add(MemCategory c, const sym::Expr& delta) {
   live_[static_cast<int>(c)] += delta;
   total_ += delta;
+  if (!events_) return;
+  const int k = static_cast<int>(c);
+  if (lump_id_[k] != -1) Record(lump_id_[k], false, lump_[k], c);
+  lump_[k] += delta;
+  lump_id_[k] = lump_[k] == sym::Expr(0) ? -1 : next_id_--;
+  if (lump_id_[k] != -1) Record(lump_id_[k], true, lump_[k], c);
+}
+
+void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
+  int64_t sum = 0;
+  for (int64_t p : pieces) {
+    sum += p;
+    if (events_ && p > 0) Record(next_id_--, true, sym::Expr(p), c);
+  }
+  live_[static_cast<int>(c)] += sym::Expr(sum);
+  total_ += sym::Expr(sum);
 }
 
 void Timeline::Point(StepPhase phase, int node) {

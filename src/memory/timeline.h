@@ -3,6 +3,7 @@
 #ifndef TORCHCOST_SRC_MEMORY_TIMELINE_H_
 #define TORCHCOST_SRC_MEMORY_TIMELINE_H_
 
+#include <array>
 #include <vector>
 
 #include "memory/storages.h"
@@ -21,7 +22,14 @@ class Timeline {
   // Makes `s` dead (nothing if it is already).
   void Free(Storage* s);
   // Adds `delta` bytes of category `c` that no storage stands for (optimizer states, an update's temporaries).
+  // NB: recorded as one allocation per category holding all such bytes, reallocated at each change.
   void Add(MemCategory c, const sym::Expr& delta);
+  // Adds bytes of category `c` held to the end of the step, recorded as one allocation per piece.
+  void AddPieces(MemCategory c, const std::vector<int64_t>& pieces);
+  // Records every allocation and free from now on in `events` (the CUDA allocator model replays them).
+  void RecordAllocations(std::vector<AllocationEvent>* events) { events_ = events; }
+  // Returns true if allocations are recorded.
+  bool recording() const { return events_ != nullptr; }
   // Records the live bytes now, unless nothing changed since the last point.
   // NB: the total is kept up to date by Alloc, Free and Add, so a point costs no symbolic arithmetic.
   void Point(StepPhase phase, int node);
@@ -32,9 +40,15 @@ class Timeline {
   const sym::Expr& total() const { return total_; }
 
  private:
+  void Record(int id, bool alloc, const sym::Expr& bytes, MemCategory c);
+
   std::vector<TimelinePoint>* points_;
   CategoryBytes live_;
   sym::Expr total_;
+  std::vector<AllocationEvent>* events_ = nullptr;
+  std::array<sym::Expr, kNumMemCategories> lump_;  // Add's bytes per category.
+  std::array<int, kNumMemCategories> lump_id_;     // The allocation holding them (-1: none).
+  int next_id_ = -1;                               // Ids of allocations no storage stands for count down.
 };
 
 }  // namespace torchcost::memory

@@ -52,7 +52,8 @@ class PeakCandidates {
   std::string error_;
 };
 
-// The peak as a function of the batch symbol alone.
+// The peak as a function of the batch symbol alone; with the CUDA allocator
+// model, the reserved peak plus the context (what a budget is compared with).
 class PeakOfBatch {
  public:
   PeakOfBatch(const PeakCandidates& peak, const CompareOptions& options)
@@ -60,6 +61,12 @@ class PeakOfBatch {
   // Returns the peak at batch b, or nullopt on overflow.
   std::optional<__int128> At(int64_t b) {
     base_[symbol_] = b;
+    if (peak_.training().cuda_allocator) {
+      // NB: a replay of the step's allocations per batch tried: O(events log n) each.
+      const AllocatorPeak a = EvaluateAllocator(peak_.training(), base_);
+      if (!a.error.empty()) return std::nullopt;
+      return a.device_peak;
+    }
     auto p = peak_.At(base_);
     if (!p) return std::nullopt;
     return p->first;
@@ -161,8 +168,16 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   for (int k = 0; k < kNumMemCategories; ++k) {
     TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[p->second].live[k]));
   }
+  if (tr.cuda_allocator) {
+    const AllocatorPeak a = EvaluateAllocator(tr, at);
+    if (!a.error.empty()) return Status::InvalidArgument(a.error);
+    row.peak = a.allocated_peak;
+    row.at_peak = a.at_peak;
+    row.reserved_peak = a.reserved_peak;
+    row.device_peak = a.device_peak;
+  }
   if (options.budget_bytes > 0) {
-    row.fits = p->first <= options.budget_bytes;
+    row.fits = (tr.cuda_allocator ? row.device_peak : p->first) <= options.budget_bytes;
     if (has_batch) {
       PeakOfBatch of_batch(peak, options);
       TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_batch, options.budget_bytes, options.max_batch_limit));
@@ -194,6 +209,11 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     cols.push_back({name});
   }
   cols.push_back({"Peak"});
+  const bool allocator = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.device_peak >= 0; });
+  if (allocator) {
+    cols.push_back({"Reserved"});
+    cols.push_back({"+context"});
+  }
   if (options.budget_bytes > 0) {
     cols.push_back({"Fits", Table::Align::kLeft});
     cols.push_back({"Max " + options.batch_symbol});
@@ -214,6 +234,10 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     const std::string mem = r.memory_lower_bound ? ">= " : "", fl = r.flops_lower_bound ? ">= " : "";
     for (int k = 0; k < kNumMemCategories; ++k) cells.push_back(Human(r.at_peak[k], Unit::kBytes));
     cells.push_back(mem + Human(r.peak, Unit::kBytes));
+    if (allocator) {
+      cells.push_back(mem + Human(r.reserved_peak, Unit::kBytes));
+      cells.push_back(mem + Human(r.device_peak, Unit::kBytes));
+    }
     if (options.budget_bytes > 0) {
       cells.push_back(r.fits ? "yes" : "NO");
       cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
@@ -231,6 +255,10 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
   out += t.Render();
   out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
          "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
+  if (allocator) {
+    out += "CUDA caching allocator model (docs/allocator.md): Peak is the allocated blocks' (max_memory_allocated),\n"
+           "Reserved max_memory_reserved, +context adds the CUDA context; a budget is compared with +context.\n";
+  }
   for (const auto& u : unknown) {
     out += "lower bounds (>=): no rule for " + u + "; their cost counts 0 (StepConfig.strict fails on them)\n";
   }
@@ -268,6 +296,10 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
     for (int k = 0; k < kNumMemCategories; ++k) cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] = r.at_peak[k];
     o["at_peak"] = cats;
     o["peak"] = r.peak;
+    if (r.device_peak >= 0) {
+      o["reserved_peak"] = r.reserved_peak;
+      o["device_peak"] = r.device_peak;
+    }
     o["fits"] = r.fits;
     o["max_batch"] = r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
     o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -366,6 +367,27 @@ Json Checkpoint(const ir::Graph& graph, const TrainingReport& tr) {
   return {{"pattern", tr.checkpoint}, {"group", tr.checkpoint_group}, {"segments", std::move(segments)}};
 }
 
+// Per-category bytes as constants.
+CategoryBytes ToCategoryBytes(const std::array<int64_t, kNumMemCategories>& v) {
+  CategoryBytes out;
+  for (int i = 0; i < kNumMemCategories; ++i) out[i] = sym::Expr(v[i]);
+  return out;
+}
+
+// The allocations the CUDA allocator model replayed, in order: [id, bytes] for
+// an allocation, [id] for a free (docs/json-schema.md).
+void WriteAllocations(Writer& w, const TrainingReport& tr, const sym::Bindings& b) {
+  w.Key("allocations");
+  w.BeginArray();
+  for (const AllocationEvent& e : tr.allocations) {
+    w.BeginArray();
+    w.Int(e.id);
+    if (e.alloc) WriteValue(w, e.bytes, b);
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
 // The training step: FLOPs, memory at the peak, and the timeline.
 void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
   const TrainingReport& tr = report.training;
@@ -405,12 +427,24 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
     w.EndObject();
     return;
   }
+  // NB: with the CUDA allocator model the peak, its moment and the categories
+  // are the allocated blocks' (rounded), and the allocator's own numbers follow.
+  std::optional<AllocatorPeak> blocks;
+  if (tr.cuda_allocator) {
+    blocks = EvaluateAllocator(tr, b);
+    if (!blocks->error.empty()) {
+      j["memory"] = {{"error", blocks->error}};
+      WriteMembers(w, j);
+      w.EndObject();
+      return;
+    }
+  }
   Json mem;
-  mem["peak"] = Symbolic(peak.peak, b);
-  mem["peak_decided"] = peak.decided;
-  if (peak.decided) {
-    mem["at_peak"] = Categories(peak.at_peak, b);
-    const TimelinePoint& p = tr.timeline[peak.point];
+  mem["peak"] = blocks ? Symbolic(sym::Expr(blocks->allocated_peak), b) : Symbolic(peak.peak, b);
+  mem["peak_decided"] = blocks ? true : peak.decided;
+  if (blocks || peak.decided) {
+    mem["at_peak"] = blocks ? Categories(ToCategoryBytes(blocks->at_peak), b) : Categories(peak.at_peak, b);
+    const TimelinePoint& p = tr.timeline[blocks ? blocks->point : peak.point];
     mem["peak_phase"] = std::string(StepPhaseName(p.phase));
     if (p.node >= 0) {
       const ir::Node& n = graph.nodes[p.node];
@@ -421,7 +455,25 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
   } else {
     mem["at_peak"] = nullptr;
   }
-  mem["category_max"] = Categories(peak.category_max, b);
+  mem["category_max"] =
+      blocks ? Categories(ToCategoryBytes(blocks->category_max), b) : Categories(peak.category_max, b);
+  if (blocks) {
+    mem["reserved_peak"] = Symbolic(sym::Expr(blocks->reserved_peak), b);
+    const CudaAllocatorOptions& o = *tr.cuda_allocator;
+    mem["allocator"] = {
+        {"kind", "cuda"},
+        {"tensor_peak", Symbolic(peak.peak, b)},
+        {"allocated_peak", blocks->allocated_peak},
+        {"reserved_peak", blocks->reserved_peak},
+        {"allocated_at_reserved_peak", blocks->allocated_at_reserved_peak},
+        {"fragmentation", blocks->fragmentation},
+        {"context_bytes", blocks->context_bytes},
+        {"device_peak", blocks->device_peak},
+        {"segments", blocks->segments},
+        {"expandable_segments", o.expandable_segments},
+        {"max_split_size", o.max_split_size == std::numeric_limits<int64_t>::max() ? Json(nullptr)
+                                                                                    : Json(o.max_split_size)}};
+  }
   mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
   // bitsandbytes' paged states, on the host: not in the peak (null unless --paged).
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
@@ -469,6 +521,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
   }
   w.EndArray();
   w.EndObject();
+  if (blocks) WriteAllocations(w, tr, b);
   w.EndObject();
 }
 

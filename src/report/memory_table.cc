@@ -1,6 +1,7 @@
 // The "Memory" block: a snapshot table in the style of PyTorch's MemTracker
 // (param, buffer, grad, act, temp, opt, oth), at the peak and at each
 // category's own maximum, then the peak and the moment it occurs.
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -42,6 +43,26 @@ std::string JoinNames(const std::vector<std::string>& names) {
     if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
     out += names[i];
   }
+  return out;
+}
+
+// The CUDA caching allocator model's peaks (docs/allocator.md).
+std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr, const sym::Bindings& bindings) {
+  const AllocatorPeak a = EvaluateAllocator(tr, bindings);
+  if (!a.error.empty()) return "CUDA caching allocator: " + a.error + "\n";
+  const CudaAllocatorOptions& o = *tr.cuda_allocator;
+  std::string settings = o.expandable_segments ? "expandable segments" : "";
+  if (o.max_split_size != std::numeric_limits<int64_t>::max()) {
+    settings += std::string(settings.empty() ? "" : ", ") + "max_split_size " + Human(o.max_split_size, Unit::kBytes);
+  }
+  std::string out = "CUDA caching allocator (one stream" + (settings.empty() ? "" : ", " + settings) + "):\n";
+  out += "  Allocated peak (max_memory_allocated): " + HumanAndExact(a.allocated_peak, Unit::kBytes) + ", during " +
+         MomentText(graph, tr, a.point) + "\n";
+  out += "  Reserved peak (max_memory_reserved):   " + HumanAndExact(a.reserved_peak, Unit::kBytes) + " in " +
+         std::to_string(a.segments) + (o.expandable_segments ? " mappings" : " segments") + "\n";
+  out += "  Fragmentation at the reserved peak:    " + HumanAndExact(a.fragmentation, Unit::kBytes) + "\n";
+  out += "  CUDA context and workspaces (assumed): " + HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
+  out += "  Device total (reserved + context):     " + HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
   return out;
 }
 
@@ -116,6 +137,7 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
            ": use StepConfig.bindings " + (symbols.empty() ? "B" : symbols[0]) +
            "=N to decide it.\n";
   }
+  if (tr.cuda_allocator) out += AllocatorLines(graph, tr, bindings);
   if (tr.paged) {
     out += "Paged optimizer states (host, not in the peak): " + HumanAndExact(tr.paged_opt_bytes, Unit::kBytes) + "\n";
   }

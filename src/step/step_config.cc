@@ -6,6 +6,7 @@
 #include <string>
 
 #include "passes/user_regex.h"
+#include "torchcost/cuda_allocator.h"
 #include "torchcost/galore.h"
 #include "torchcost/loss.h"
 #include "torchcost/sharding.h"
@@ -98,6 +99,43 @@ Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training) {
     training.state_dtype = *d;
     if (Status st = CheckOptimizerSettings(training); !st.ok()) return Bad("StepConfig.state_dtype: " + st.message());
   }
+  return Status::Ok();
+}
+
+// The CUDA caching allocator model's options; they need StepConfig.allocator cuda.
+Status SetAllocator(const StepConfig& c, TrainingOptions& training) {
+  if (c.allocator != "" && c.allocator != "none" && c.allocator != "cuda") {
+    return Bad("StepConfig.allocator '" + c.allocator + "': expected none or cuda");
+  }
+  const bool on = c.allocator == "cuda";
+  if (!on && (c.max_split_size_mb != 0 || c.expandable_segments || c.cuda_context_bytes != -1)) {
+    return Bad(std::string(c.max_split_size_mb != 0      ? "StepConfig.max_split_size_mb"
+                           : c.expandable_segments       ? "StepConfig.expandable_segments"
+                                                         : "StepConfig.cuda_context_bytes") +
+               " sets the CUDA allocator model: it needs StepConfig.allocator cuda");
+  }
+  if (!on) return Status::Ok();
+  // NB: PyTorch's CUDAAllocatorConfig refuses max_split_size_mb <= kLargeBuffer (20 MiB).
+  if (c.max_split_size_mb != 0 && c.max_split_size_mb <= 20) {
+    return Bad("StepConfig.max_split_size_mb " + std::to_string(c.max_split_size_mb) +
+               ": must be more than 20 (PyTorch's limit), or 0 for none");
+  }
+  if (c.max_split_size_mb > (int64_t{1} << 40)) {
+    return Bad("StepConfig.max_split_size_mb " + std::to_string(c.max_split_size_mb) + ": too large");
+  }
+  if (c.cuda_context_bytes < -1) {
+    return Bad("StepConfig.cuda_context_bytes " + std::to_string(c.cuda_context_bytes) +
+               ": must be at least 0 (-1: the default)");
+  }
+  if (training.sharding.strategy != ShardStrategy::kNone) {
+    return Bad("StepConfig.allocator cuda with StepConfig.shard is not modelled");
+  }
+  CudaAllocatorOptions a;
+  // MiB to bytes: 1 MiB = 2^20 bytes.
+  if (c.max_split_size_mb != 0) a.max_split_size = c.max_split_size_mb << 20;
+  a.expandable_segments = c.expandable_segments;
+  a.context_bytes = c.cuda_context_bytes == -1 ? DefaultCudaContextBytes() : c.cuda_context_bytes;
+  training.cuda_allocator = a;
   return Status::Ok();
 }
 
@@ -223,6 +261,7 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   Result<LossSpec> loss = ParseLossSpec(c.loss);
   if (!loss.ok()) return Bad("StepConfig.loss: " + loss.status().message());
   training.loss = *loss;
+  TORCHCOST_RETURN_IF_ERROR(SetAllocator(c, training));
   TORCHCOST_RETURN_IF_ERROR(CheckPatternsAndRanges(c, options));
   if (!c.method.empty()) {
     Result<MethodSpec> method = ParseMethodSpec(c.method);

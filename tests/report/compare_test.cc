@@ -27,7 +27,7 @@ TEST(CompareTest, ParsesMemorySizes) {
 
 // x [B, 16] -> Linear(16 -> 8) under no_grad: the peak is the parameters, the
 // input and the output, all live while the linear runs.
-Report LinearInfer(sym::Context& ctx) {
+Report LinearInfer(sym::Context& ctx, const CudaAllocatorOptions* allocator = nullptr) {
   testing::GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("fc.weight", {8, 16}), bias = b.Param("fc.bias", {8});
@@ -38,6 +38,7 @@ Report LinearInfer(sym::Context& ctx) {
   AnalysisOptions opts;
   opts.training.mode = StepMode::kInfer;
   opts.inputs.push_back(*ParseInputSpec(ctx, "B,16"));
+  if (allocator) opts.training.cuda_allocator = *allocator;
   auto r = Analyze(g, *rules, ctx, opts);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return std::move(r).value();
@@ -67,6 +68,29 @@ TEST(CompareTest, LargestBatchUnderABudget) {
   o.budget_bytes = int64_t{1} << 60;  // The search stops at its limit.
   o.max_batch_limit = 1000;
   EXPECT_EQ(EvaluateCompareRow(r, "infer", o)->max_batch, 1000);
+}
+
+// With the CUDA allocator model a budget holds the reserved segments and the context.
+TEST(CompareTest, CudaAllocatorBudgetIsReservedPlusContext) {
+  sym::Context ctx;
+  CudaAllocatorOptions a;
+  a.context_bytes = 1000;
+  Report r = LinearInfer(ctx, &a);
+  // B = 1: weight 512, bias 32, input 64, output 32 bytes: four 512-byte blocks of one 2 MiB small segment.
+  CompareOptions o;
+  o.budget_bytes = (2 << 20) + 1000;
+  auto row = EvaluateCompareRow(r, "infer", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->peak, 4 * 512);
+  EXPECT_EQ(row->at_peak[static_cast<int>(MemCategory::kParam)], 2 * 512);
+  EXPECT_EQ(row->reserved_peak, 2 << 20);
+  EXPECT_EQ(row->device_peak, (2 << 20) + 1000);
+  EXPECT_TRUE(row->fits);
+  // The segment holds 1024 + 64*B + 32*B (each rounded to 512) while the input is small (64*B <= 1 MiB):
+  // B = 16384 gives 1024 + 1 MiB + 512 KiB; B = 16385 needs a 20 MiB large-pool segment.
+  EXPECT_EQ(row->max_batch, 16384);
+  o.budget_bytes = (2 << 20) + 999;
+  EXPECT_FALSE(EvaluateCompareRow(r, "infer", o)->fits);
 }
 
 TEST(CompareTest, RendersTextJsonAndSvg) {

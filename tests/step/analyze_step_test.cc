@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -402,6 +404,94 @@ TEST(AnalyzeStepTest, TheResultOutlivesTheInputsAndMoves) {
   ASSERT_TRUE(flops.ok());
   EXPECT_GE(*flops, 2 * 3 * 16 * 12 * 2);
   EXPECT_EQ(kept.report.training.loss.rfind("mse", 0), 0u) << kept.report.training.loss;
+}
+
+
+// --- The CUDA allocator model's input: the step's allocations ---------------
+
+// Replaying StepConfig.allocator cuda's recorded allocations at their exact
+// bytes reproduces the timeline's peak: the allocator model sees every
+// allocation and free the simulation makes, and no moment the timeline misses
+// rises above its peak. The allocator's allocated peak is at least that
+// (blocks are rounded up) and at most reserved.
+TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
+  struct Case {
+    const char* name;
+    const char* family;
+    const char* config;
+    void (*set)(StepConfig&);
+  };
+  const char* kGpt2 = "layers=2,hidden=64,heads=4,vocab=512,context=128";
+  const Case cases[] = {
+      {"adamw", "gpt2", kGpt2, [](StepConfig&) {}},
+      {"foreach_fp16_scaler", "gpt2", kGpt2,
+       [](StepConfig& c) {
+         c.foreach = true;
+         c.autocast = "fp16";
+       }},
+      {"checkpoint_accumulate_sgd", "gpt2", kGpt2,
+       [](StepConfig& c) {
+         c.checkpoint = "blocks";
+         c.accumulate = 2;
+         c.optimizer = "sgd_momentum";
+       }},
+      {"galore_per_layer", "llama", "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
+       [](StepConfig& c) { c.galore = "r=8,targets=proj,per_layer=true"; }},
+      {"adam8bit_lora", "llama", "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
+       [](StepConfig& c) {
+         c.method = "lora:r=4";
+         c.optimizer = "adam8bit";
+       }},
+      {"infer", "gpt2", kGpt2, [](StepConfig& c) { c.mode = "infer"; }},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    Result<build::BuiltModel> m = build::BuildNamedModel(k.family, k.config);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    StepConfig c = StepConfigFor(*m);
+    c.bindings = {{"B", 2}, {"S", 16}};
+    c.allocator = "cuda";
+    k.set(c);
+    Result<StepAnalysis> r = AnalyzeStep(std::move(m->graph), BuiltinRules(), c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const TrainingReport& tr = r->report.training;
+    ASSERT_FALSE(tr.allocations.empty());
+    std::map<int, int64_t> live;
+    int64_t now = 0, most = 0;
+    for (const AllocationEvent& e : tr.allocations) {
+      if (e.alloc) {
+        Result<int64_t> v = sym::Evaluate(e.bytes, r->bindings);
+        ASSERT_TRUE(v.ok());
+        ASSERT_EQ(live.count(e.id), 0u) << "allocated twice: " << e.id;
+        live[e.id] = *v;
+        now += *v;
+        most = std::max(most, now);
+      } else {
+        ASSERT_EQ(live.count(e.id), 1u) << "freed but not live: " << e.id;
+        now -= live[e.id];
+        live.erase(e.id);
+      }
+    }
+    const PeakInfo peak = EvaluatePeak(tr, r->bindings);
+    ASSERT_TRUE(peak.decided);
+    EXPECT_EQ(most, *peak.peak.AsConstant());
+    const AllocatorPeak a = EvaluateAllocator(tr, r->bindings);
+    ASSERT_TRUE(a.error.empty()) << a.error;
+    EXPECT_GE(a.allocated_peak, most);
+    EXPECT_GE(a.reserved_peak, a.allocated_peak);
+    EXPECT_EQ(a.context_bytes, DefaultCudaContextBytes());
+    int64_t sum = 0;
+    for (int64_t b : a.at_peak) sum += b;
+    EXPECT_EQ(sum, a.allocated_peak);
+  }
+}
+
+// Without StepConfig.allocator nothing is recorded, and the model says why it cannot run.
+TEST(AnalyzeStepTest, NoAllocatorNoRecording) {
+  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), Toy());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->report.training.allocations.empty());
+  EXPECT_THAT(EvaluateAllocator(r->report.training, {}).error, HasSubstr("StepConfig.allocator cuda"));
 }
 
 }  // namespace

@@ -162,6 +162,30 @@ const BadConfig kBadConfigs[] = {
        c.fsdp_unit = "(";
      },
      "StepConfig.fsdp_unit '(': not a regular expression ("},
+    {"allocator", [](StepConfig& c) { c.allocator = "cpu"; }, "StepConfig.allocator 'cpu': expected none or cuda"},
+    {"expandable_without_allocator", [](StepConfig& c) { c.expandable_segments = true; },
+     "StepConfig.expandable_segments sets the CUDA allocator model: it needs StepConfig.allocator cuda"},
+    {"context_without_allocator", [](StepConfig& c) { c.cuda_context_bytes = 0; },
+     "StepConfig.cuda_context_bytes sets the CUDA allocator model: it needs StepConfig.allocator cuda"},
+    {"max_split_size_small",
+     [](StepConfig& c) {
+       c.allocator = "cuda";
+       c.max_split_size_mb = 20;
+     },
+     "StepConfig.max_split_size_mb 20: must be more than 20 (PyTorch's limit), or 0 for none"},
+    {"context_negative",
+     [](StepConfig& c) {
+       c.allocator = "cuda";
+       c.cuda_context_bytes = -2;
+     },
+     "StepConfig.cuda_context_bytes -2: must be at least 0 (-1: the default)"},
+    {"allocator_shard",
+     [](StepConfig& c) {
+       c.allocator = "cuda";
+       c.shard = "ddp";
+       c.world = 2;
+     },
+     "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
     {"method", [](StepConfig& c) { c.method = "prefix:r=8"; }, "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
     {"inputs_empty_dim", [](StepConfig& c) { c.inputs = {"1,,16"}; },
      "StepConfig.inputs '1,,16': dim 1 '' is not an integer or a symbol name"},
@@ -211,6 +235,12 @@ TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
   c.state_dtype = "bf16";
   c.bindings = {{"B", 4}};
   EXPECT_TRUE(CheckStepConfig(c).ok()) << CheckStepConfig(c).message();
+  StepConfig a = Toy();
+  a.allocator = "cuda";
+  a.max_split_size_mb = 64;
+  a.expandable_segments = true;
+  a.cuda_context_bytes = 0;
+  EXPECT_TRUE(CheckStepConfig(a).ok()) << CheckStepConfig(a).message();
 }
 
 }  // namespace

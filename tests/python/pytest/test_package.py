@@ -63,6 +63,26 @@ def test_family_equals_cli(cli):
     assert a.trainable_params == t["grad_params"] and a.param_bytes == doc["totals"]["param_bytes"]
 
 
+def test_cuda_allocator_equals_cli(cli):
+    # allocator="cuda" is --allocator cuda: the peak becomes the allocated blocks' (docs/allocator.md).
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}, allocator="cuda",
+                          expandable_segments=True, cuda_context="300MiB")
+    doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()),
+              "--set", "B=2", "--set", "S=16", "--allocator", "cuda", "--expandable-segments",
+              "--cuda-context", "300MiB")
+    same_report(a.to_dict(), doc)
+    mem = doc["training"]["memory"]
+    assert a.peak_bytes == mem["peak"]["value"] == a.allocator["allocated_peak"]
+    assert a.memory == {c: v["value"] for c, v in mem["at_peak"].items()}
+    assert sum(a.memory.values()) == a.peak_bytes
+    assert a.allocator["reserved_peak"] == mem["reserved_peak"]["value"]
+    assert a.allocator["context_bytes"] == 300 << 20
+    assert a.allocator["device_peak"] == a.allocator["reserved_peak"] + (300 << 20)
+    # Blocks are rounded up: never below the exact tensor bytes.
+    assert a.allocator["tensor_peak"] <= a.peak_bytes <= a.allocator["reserved_peak"]
+    assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).allocator is None
+
+
 def test_unbound_figures_are_expressions(cli):
     a = torchcost.analyze("llama", config=TINY_LLAMA)
     doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()))

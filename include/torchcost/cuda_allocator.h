@@ -1,0 +1,33 @@
+// The settings of the CUDA caching allocator model (`--allocator cuda`): the
+// step's allocations replayed through PyTorch's CUDACachingAllocator as its
+// source defines it (docs/allocator.md), plus the CUDA context.
+#ifndef TORCHCOST_CUDA_ALLOCATOR_H_
+#define TORCHCOST_CUDA_ALLOCATOR_H_
+
+#include <cstdint>
+#include <limits>
+
+namespace torchcost {
+
+// PYTORCH_CUDA_ALLOC_CONF's settings that the model follows, and the context.
+struct CudaAllocatorOptions {
+  // max_split_size_mb in bytes: blocks this large are never split (oversize);
+  // the default, no limit, is the allocator's.
+  int64_t max_split_size = std::numeric_limits<int64_t>::max();
+  // expandable_segments:True: one segment per pool that grows in pages of
+  // 2 MiB (small pool) or 20 MiB (large pool).
+  bool expandable_segments = false;
+  // Device memory outside the allocator: the CUDA context and the libraries'
+  // workspaces (cuBLAS, cuDNN), added to the reserved peak where a budget is
+  // compared. NB: a documented default (DefaultCudaContextBytes), to be
+  // replaced by a calibration file's measured value.
+  int64_t context_bytes = 0;
+};
+
+// Returns the assumed bytes of the CUDA context and library workspaces when
+// no measurement is given (400 MiB; docs/allocator.md says why).
+int64_t DefaultCudaContextBytes();
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_CUDA_ALLOCATOR_H_

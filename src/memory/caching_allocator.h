@@ -1,0 +1,92 @@
+// A model of PyTorch's CUDA caching allocator (DeviceCachingAllocator in
+// c10/cuda/CUDACachingAllocator.cpp, pytorch/pytorch commit
+// 001074d25084fdb87a799823e395a50f5ec044d3; the rules below are unchanged
+// since v2.1): sizes rounded to 512 bytes, a small pool (requests up to 1 MiB,
+// 2 MiB segments) and a large pool (20 MiB segments below 10 MiB, else the
+// request rounded to 2 MiB), best fit over the pool's free blocks ordered by
+// size then address, splitting (should_split), coalescing freed neighbours,
+// max_split_size's oversize blocks, expandable segments, and no release to
+// the device (no empty_cache, no out-of-memory retry: the device is unlimited).
+// NB: one stream is assumed; blocks are never held by events of other streams.
+#ifndef TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
+#define TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
+
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "torchcost/cuda_allocator.h"
+
+namespace torchcost::memory {
+
+inline constexpr int64_t kMinBlockSize = 512;        // All sizes are rounded to at least 512 bytes.
+inline constexpr int64_t kSmallSize = 1 << 20;       // The largest "small" request: 1 MiB.
+inline constexpr int64_t kSmallBuffer = 2 << 20;     // Small requests are packed in 2 MiB segments.
+inline constexpr int64_t kLargeBuffer = 20 << 20;    // Requests of 1 to 10 MiB share 20 MiB segments.
+inline constexpr int64_t kMinLargeAlloc = 10 << 20;  // From 10 MiB on a request gets its own segment...
+inline constexpr int64_t kRoundLarge = 2 << 20;      // ... rounded up to 2 MiB.
+
+// round_size: `bytes` rounded up to a multiple of 512 (at least 512).
+// NB: roundup_power2_divisions (off by default) is not modelled.
+int64_t RoundSize(int64_t bytes);
+// get_allocation_size: the segment cudaMalloc'd for a rounded request that no free block serves.
+int64_t SegmentSize(int64_t rounded);
+
+// The allocator's state: segments, their blocks, the pools of free blocks.
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(const CudaAllocatorOptions& options);
+
+  // malloc: serves a request of `bytes` (> 0); returns the block's id.
+  int Malloc(int64_t bytes);
+  // free: returns block `id` to its pool, merged with its free neighbours.
+  void Free(int id);
+  // Returns the size of allocated block `id` (what allocated_bytes counts for it).
+  int64_t BlockSize(int id) const { return blocks_[id].size; }
+
+  // Bytes of allocated blocks (stats.allocated_bytes.current).
+  int64_t allocated() const { return allocated_; }
+  // Bytes of segments (stats.reserved_bytes.current).
+  int64_t reserved() const { return reserved_; }
+  // Segments cudaMalloc'd (expandable: page mappings).
+  int64_t device_allocs() const { return device_allocs_; }
+
+ private:
+  struct Block {
+    int64_t ptr = 0;
+    int64_t size = 0;
+    int prev = -1, next = -1;  // Neighbours in the segment.
+    bool allocated = false;
+    bool small = false;
+  };
+  // A pool's free blocks ordered as BlockComparatorSize: size, then address.
+  using Pool = std::set<std::tuple<int64_t, int64_t, int>>;
+
+  int NewBlock(const Block& b);
+  void Insert(int id);
+  void Erase(int id);
+  // get_free_block: the best fit for `size`, removed from the pool, or -1.
+  int FindFree(int64_t size, bool small);
+  // alloc_block: a new segment (or, expandable, newly mapped pages) for `size`; the free block serving it.
+  int NewSegment(int64_t size, bool small);
+  // should_split.
+  bool ShouldSplit(const Block& b, int64_t size) const;
+  // try_merge_blocks of `id` with its free neighbour `other`.
+  void Merge(int id, int other);
+
+  CudaAllocatorOptions options_;
+  std::vector<Block> blocks_;
+  std::vector<int> unused_;  // Ids of blocks merged away, for reuse.
+  Pool pools_[2];            // [0] large, [1] small.
+  int64_t next_ptr_ = 0;     // Where the next segment starts (addresses grow in cudaMalloc order).
+  // Expandable segments: per pool, the segment's base, its mapped bytes and its last block.
+  int64_t es_base_[2] = {-1, -1};
+  int64_t es_mapped_[2] = {0, 0};
+  int es_last_[2] = {-1, -1};
+  int64_t allocated_ = 0, reserved_ = 0, device_allocs_ = 0;
+};
+
+}  // namespace torchcost::memory
+
+#endif  // TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
