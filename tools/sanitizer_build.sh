@@ -3,7 +3,9 @@
 # build both use, so CI compiles the libraries once. Everything is built with
 # AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage
 # (-fsanitize=fuzzer-no-link; the fuzz targets alone link libFuzzer), at -O1
-# with line tables only, and libstdc++'s assertions on. Without LibTorch: the
+# with line tables only, and libstdc++'s assertions on; the unit tests' own code
+# is compiled without the sanitizers, at -O0 (TORCHCOST_TESTS_UNINSTRUMENTED:
+# the libraries they test are what is checked). Without LibTorch: the
 # TorchScript plugin (LibTorch's code, whose libraries lack the typeinfo UBSan's
 # vptr check needs) is not built; everything before it (the zip check) is.
 #   configure_sanitizer_build DIR
@@ -23,7 +25,8 @@ configure_sanitizer_build() {
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DTORCHCOST_BUILD_BENCHMARKS=OFF -DTORCHCOST_BUILD_EXAMPLES=OFF -DTORCHCOST_INSTALL=OFF \
-    -DTORCHCOST_WITH_LIBTORCH=OFF -DTORCHCOST_BUILD_FUZZERS=ON "${launcher[@]}" >/dev/null
+    -DTORCHCOST_WITH_LIBTORCH=OFF -DTORCHCOST_BUILD_FUZZERS=ON -DTORCHCOST_TESTS_UNINSTRUMENTED=ON \
+    "${launcher[@]}" >/dev/null
   ASAN_SYMBOLIZER_PATH="$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)"
   export ASAN_SYMBOLIZER_PATH
 }
