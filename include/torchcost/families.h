@@ -115,7 +115,11 @@ struct LlamaConfig {
   // router Linear [experts, hidden], top_k experts per token (0 experts: the
   // dense MLP). NB: routing is balanced: each expert computes on
   // (tokens * top_k) // experts tokens, gathered by index and added back with
-  // index_add_, as the reference loop does for the tokens routed to it.
+  // index_add_, as the reference loop does for the tokens routed to it. In
+  // the decode phase (few tokens) the tokens * top_k assignments are dealt out
+  // one by one: expert e gets (tokens * top_k + experts - 1 - e) // experts,
+  // so min(experts, tokens * top_k) experts compute and their rows sum to
+  // tokens * top_k.
   int64_t experts = 0;
   int64_t top_k = 2;
   int64_t expert_intermediate = 0;
@@ -124,6 +128,21 @@ struct LlamaConfig {
   int64_t shared_intermediate = 0;
   // The top-k routing weights renormalized to sum to 1 (Mixtral always; Qwen2-MoE's norm_topk_prob).
   bool norm_topk = true;
+  // Megatron-core's moe_expert_capacity_factor c (0: no capacity): each
+  // expert takes at most capacity = ceil(tokens * top_k / experts * c) of a
+  // rank's tokens (megatron/core/transformer/moe/moe_utils.py get_capacity),
+  // the rest dropped. NB: c is read as the exact decimal fraction it is written as.
+  double capacity_factor = 0;
+  // Megatron-core's moe_pad_expert_input_to_capacity: every expert computes
+  // on `capacity` rows, padded, as GShard's and Switch's [experts, capacity,
+  // hidden] dispatch buffers are (needs capacity_factor > 0).
+  bool pad_to_capacity = false;
+  // Expert-parallel degree e (experts % e == 0): the graph is one rank's,
+  // holding experts / e experts (rank 0's: experts.0 ..); the router,
+  // attention and the rest replicated. Its tokens are dispatched to the
+  // experts' ranks and combined back by torchcost::all_to_all
+  // (rules/distributed.yaml), as Megatron-core's MoEAlltoAllTokenDispatcher.
+  int64_t ep = 1;
   // Gemma-2's sandwich norms: post_attention_layernorm on the attention's
   // output before the residual add, pre_feedforward_layernorm and
   // post_feedforward_layernorm around the MLP (four norms per layer).

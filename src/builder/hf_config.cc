@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "builder/hf_keys.h"
+#include "builder/validate.h"
 #include "torchcost/families.h"
 
 namespace torchcost::build {
@@ -21,7 +22,9 @@ using Json = nlohmann::json;
 
 // The family's settings of the step rather than of the architecture, which an
 // override may set on top of a file.
-constexpr const char* kRunSettings[] = {"dtype", "attn", "tp", "sp", "make_vocab_size_divisible_by", "phase", "cache_dtype"};
+constexpr const char* kRunSettings[] = {"dtype", "attn",  "tp",          "sp",
+                                        "make_vocab_size_divisible_by",  "phase", "cache_dtype", "capacity_factor",
+                                        "pad_to_capacity", "ep"};
 
 // NB: a config is a few kB; 16 MiB bounds what a wrong path can make us read.
 constexpr std::streamsize kMaxConfigBytes = std::streamsize{16} << 20;
@@ -115,7 +118,7 @@ void HfKeys::OptInt(const std::string& key, int64_t* out, bool allow_zero) {
   int64_t v = 0;
   if (const std::string* o = Override(key)) {
     auto [ptr, ec] = std::from_chars(o->data(), o->data() + o->size(), v);
-    if (o->empty() || ec != std::errc() || ptr != o->data() + o->size()) return Fail(key, "'" + *o + "' is not an integer");
+    if (o->empty() || ec != std::errc() || ptr != o->data() + o->size()) return Fail(key, NotAnInteger(*o));
   } else {
     const Json& j = *FileValue(key);
     if (!j.is_number_integer()) return Fail(key, Show(j) + " is not an integer");

@@ -4,8 +4,10 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "builder/attention.h"
@@ -100,7 +102,8 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         l.router = linear("gate", c.experts, h, false, &no_bias);
         {
           ScopeGuard list(b, "experts", "ModuleList");
-          for (int64_t e = 0; e < c.experts; ++e) {
+          // NB: with expert parallelism, rank 0's experts / ep experts.
+          for (int64_t e = 0; e < c.experts / c.ep; ++e) {
             ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
             std::array<Ref, 3> w3;
             if (mixtral) {
@@ -427,15 +430,47 @@ Ref ExpertMlp(GraphBuilder& b, const LlamaConfig& c, const std::array<Ref, 3>& w
   return b.Linear(h, w[2]);
 }
 
+// The decimal fraction p / q that `v` is written as (up to 6 decimals), reduced.
+std::pair<int64_t, int64_t> Fraction(double v) {
+  int64_t q = 1000000, p = std::llround(v * static_cast<double>(q));
+  const int64_t g = std::gcd(p, q);
+  return {p / g, q / g};
+}
+
+// The rows one rank routes to expert `e` (a graph int of `tokens` rows):
+// balanced routing's share, then Megatron-core's capacity (get_capacity:
+// ceil(tokens * top_k / experts * c)) caps it, or sets it when padded.
+Ref ExpertRows(GraphBuilder& b, const LlamaConfig& c, Ref tokens, int64_t e, bool decode) {
+  const int64_t k = c.top_k, n = c.experts;
+  Ref assigned = b.Mul(b.NumToTensor(tokens), b.ScalarTensorInt(k));
+  // Dealt one by one (decode): expert e gets (tokens * k + n - 1 - e) // n; else (tokens * k) // n.
+  Ref routed = decode ? b.FloorDivide(b.Add(assigned, b.ScalarTensorInt(n - 1 - e)), b.ScalarTensorInt(n))
+                      : b.FloorDivide(assigned, b.ScalarTensorInt(n));
+  if (c.capacity_factor > 0) {
+    // ceil(tokens * k * p / (n * q)) = (tokens * k * p + n * q - 1) // (n * q), with c = p / q.
+    const auto [p, q] = Fraction(c.capacity_factor);
+    Ref capacity = b.FloorDivide(b.Add(b.Mul(assigned, b.ScalarTensorInt(p)), b.ScalarTensorInt(n * q - 1)),
+                                 b.ScalarTensorInt(n * q));
+    routed = c.pad_to_capacity ? capacity : b.Op1("aten::minimum", "", {{"self", routed}, {"other", capacity}});
+  }
+  return b.IntOf(routed);
+}
+
 // MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock.forward on x [B, S, h]:
 // router softmax (float32), top-k, renormalized; then per expert, with
-// balanced routing, its n = (B*S*top_k) // experts tokens gathered
+// balanced routing, its n = (B*S*top_k) // experts tokens (ExpertRows: dealt
+// one by one when decoding, capped by the capacity) gathered
 // (hidden_states[top_x]), its output scaled by their routing weights
 // (routing_weights[top_x, idx, None]) and index_add_-ed into a zero [B*S, h];
 // Qwen2-MoE adds sigmoid(shared_expert_gate(x)) * shared_expert(x).
 // NB: the one_hot expert mask and torch.where's index computation (integer
 // bookkeeping, data-dependent) are left out: the token indices are arange(n), their slots 0.
-Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
+// With ep > 1, Megatron-core's all-to-all dispatcher instead: the rank's
+// experts * n routed rows gathered (permute), all-to-all-ed to the experts'
+// ranks, each local expert on its ep * n received rows (a slice), their
+// outputs concatenated, all-to-all-ed back, scaled by the routing weights and
+// index_add_-ed (unpermute).
+Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, bool decode) {
   const bool mixtral = MixtralNames(c);
   Ref bsz = b.Size(x, 0), seq = b.Size(x, 1);
   Ref x2 = b.View(x, b.IntList({-1, c.hidden}));
@@ -458,14 +493,39 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) 
   Ref final_states = b.Op1("aten::zeros", "", {{"size", b.IntList({tokens, c.hidden})}, {"dtype", Arg::ScalarType(c.dtype)},
                                                {"layout", Arg::None()}, {"device", Arg::Device("cpu")},
                                                {"pin_memory", false}});
-  // Balanced routing: n = (tokens * top_k) // experts per expert.
-  Ref n = b.IntOf(b.FloorDivide(b.Mul(b.NumToTensor(tokens), b.ScalarTensorInt(c.top_k)), b.ScalarTensorInt(c.experts)));
-  {
+  Ref n;  // Rows per expert, the same for every expert unless decoding.
+  if (!decode) n = ExpertRows(b, c, tokens, 0, false);
+  if (c.ep > 1) {
+    // Sent: experts * n rows; each local expert receives n from each of the ep ranks.
+    Ref sent = b.IntOf(b.Mul(b.NumToTensor(n), b.ScalarTensorInt(c.experts)));
+    Ref rows = b.IntOf(b.Mul(b.NumToTensor(n), b.ScalarTensorInt(c.ep)));
+    Ref order = b.Arange(sent, Arg::ScalarType(DType::kInt64));
+    Ref permuted = b.Op1("aten::index_select", "", {{"self", x2}, {"dim", 0}, {"index", order}});
+    Ref received = b.Op1("torchcost::all_to_all", "", {{"self", permuted}, {"world", c.ep}, {"purpose", "dispatch"}});
+    std::vector<Ref> outs;
+    {
+      ScopeGuard list(b, "experts", "ModuleList");
+      for (int64_t e = 0; e < c.experts / c.ep; ++e) {
+        Ref start = b.IntOf(b.Mul(b.NumToTensor(rows), b.ScalarTensorInt(e)));
+        Ref end = b.IntOf(b.Mul(b.NumToTensor(rows), b.ScalarTensorInt(e + 1)));
+        Ref current = b.Slice(received, 0, start, end);
+        ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+        outs.push_back(ExpertMlp(b, c, l.experts[e], current, mixtral));
+      }
+    }
+    Ref combined = b.Op1("torchcost::all_to_all", "",
+                         {{"self", b.Cat(b.TensorList(outs), 0)}, {"world", c.ep}, {"purpose", "combine"}});
+    Ref weight = b.Op1("aten::index_select", "", {{"self", b.Reshape(rw, b.IntList({-1}))}, {"dim", 0}, {"index", order}});
+    Ref y = b.Mul(combined, b.Unsqueeze(weight, -1));
+    final_states = b.Op1("aten::index_add_", "", {{"self", final_states}, {"dim", 0}, {"index", order},
+                                                  {"source", y}, {"alpha", 1}});
+  } else {
     ScopeGuard list(b, "experts", "ModuleList");
     for (int64_t e = 0; e < c.experts; ++e) {
-      Ref top_x = b.Arange(n, Arg::ScalarType(DType::kInt64));
+      Ref rows = decode ? ExpertRows(b, c, tokens, e, true) : n;
+      Ref top_x = b.Arange(rows, Arg::ScalarType(DType::kInt64));
       // The top-k slot of each token (the reference's idx, values in [0, top_k)).
-      Ref slot = b.Op1("aten::zeros", "", {{"size", b.IntList({n})}, {"dtype", Arg::ScalarType(DType::kInt64)},
+      Ref slot = b.Op1("aten::zeros", "", {{"size", b.IntList({rows})}, {"dtype", Arg::ScalarType(DType::kInt64)},
                                            {"layout", Arg::None()}, {"device", Arg::None()}, {"pin_memory", Arg::None()}});
       Ref current = b.Op1("aten::index_select", "", {{"self", x2}, {"dim", 0}, {"index", top_x}});
       Ref y;
@@ -536,7 +596,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
   }
   if (c.experts > 0) {
     ScopeGuard s(b, MixtralNames(c) ? "block_sparse_moe" : "mlp", c.classes + "SparseMoeBlock");
-    h = MoeBlock(b, c, l, n.out);
+    h = MoeBlock(b, c, l, n.out, gen != nullptr && gen->decode);
   } else {
     ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
@@ -585,6 +645,15 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.shared_intermediate >= 0 && c.shared_intermediate < kMaxConfigInt,
             "shared_intermediate=" + std::to_string(c.shared_intermediate) + " must be >= 0");
   v.Require(c.experts == 0 || (c.tp == 1 && !c.fused), "experts need tp=1 and no fused projections");
+  v.Require(c.capacity_factor >= 0 && c.capacity_factor <= 1e6 && std::isfinite(c.capacity_factor),
+            "capacity_factor must be in [0, 1e6] (0: no capacity)");
+  v.Require(c.capacity_factor == 0 || std::llround(c.capacity_factor * 1e6) > 0,
+            "capacity_factor must be 0 or at least 1e-6");
+  v.Require(!c.pad_to_capacity || c.capacity_factor > 0, "pad_to_capacity=true needs capacity_factor > 0");
+  v.Require(c.ep >= 1 && c.ep <= 4096, "ep=" + std::to_string(c.ep) + " must be in [1, 4096]");
+  v.Require(c.ep == 1 || (c.experts > 0 && c.experts % c.ep == 0),
+            "ep=" + std::to_string(c.ep) + " must divide experts=" + std::to_string(c.experts));
+  v.Require(c.ep == 1 || c.phase.empty(), "phase=" + c.phase + " needs ep=1");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
   v.Require(c.attn_softcap >= 0 && std::isfinite(c.attn_softcap), "attn_softcap must be >= 0 (0: none)");
@@ -673,9 +742,32 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (c.experts > 0) {
     // (experts - top_k) experts per layer, each 3 * hidden * expert_intermediate.
     const int64_t ei = c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
-    m.inactive_params = c.layers * (c.experts - c.top_k) * 3 * c.hidden * ei;
-    m.notes.push_back("experts: balanced routing: each of the " + std::to_string(c.experts) + " experts computes on (B*S*" +
-                      std::to_string(c.top_k) + ") // " + std::to_string(c.experts) + " tokens");
+    // NB: with ep > 1 the graph holds experts / ep of them: params is one
+    // rank's, params - inactive_params still the whole model's active count,
+    // so inactive_params is layers x (experts / ep - top_k) experts (negative if top_k > experts / ep).
+    m.inactive_params = c.layers * (c.experts / c.ep - c.top_k) * 3 * c.hidden * ei;
+    const std::string e = std::to_string(c.experts), k = std::to_string(c.top_k);
+    m.notes.push_back("experts: balanced routing: each of the " + e + " experts computes on (B*S*" + k + ") // " + e +
+                      " tokens" +
+                      (c.phase == "decode" ? "; decoding, the B*" + k + " assignments dealt one by one: expert i gets (B*" +
+                                                 k + " + " + std::to_string(c.experts - 1) + " - i) // " + e
+                                           : ""));
+    if (c.capacity_factor > 0) {
+      std::string cf = std::to_string(c.capacity_factor);
+      cf.erase(cf.find_last_not_of('0') + 1);
+      if (cf.back() == '.') cf.pop_back();
+      m.notes.push_back("experts: capacity_factor=" + cf + ": capacity = ceil(tokens*" + k + "/" + e + "*" + cf +
+                        ") per expert per rank (Megatron-core get_capacity); " +
+                        (c.pad_to_capacity ? "every expert computes on capacity rows (padded)"
+                                           : "an expert computes on min(its routed tokens, capacity)") +
+                        "; dropped per expert: max(0, routed - capacity), none under balanced routing when "
+                        "capacity_factor >= 1");
+    }
+    if (c.ep > 1) {
+      m.notes.push_back("experts: ep=" + std::to_string(c.ep) + ": this rank holds " + std::to_string(c.experts / c.ep) +
+                        " of the " + e + " experts (params, gradients, optimizer states); attention, router and "
+                        "norms replicated; tokens dispatched and combined by all-to-all (expert_parallel in JSON)");
+    }
   }
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "builder/validate.h"
 #include "torchcost/families.h"
 #include "torchcost/hf_config.h"
 
@@ -114,6 +115,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"expert_intermediate", &l.expert_intermediate},
              {"shared_intermediate", &l.shared_intermediate},
              {"norm_topk", &l.norm_topk},
+             {"capacity_factor", &l.capacity_factor},
+             {"pad_to_capacity", &l.pad_to_capacity},
+             {"ep", &l.ep},
              {"sandwich", &l.sandwich},
              {"alternate_window", &l.alternate_window},
              {"attn_softcap", &l.attn_softcap},
@@ -237,7 +241,7 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(begin, end, v);
       if (value.empty() || ec != std::errc() || ptr != end)
-        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not an integer");
+        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value " + NotAnInteger(value));
       **ip = v;
     } else if (auto* sp = std::get_if<std::string*>(&found->field)) {
       **sp = value;  // Checked by the family's builder.

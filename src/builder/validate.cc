@@ -1,8 +1,17 @@
 #include "builder/validate.h"
 
+#include <cctype>
 #include <sstream>
 
 namespace torchcost::build {
+
+std::string NotAnInteger(const std::string& value) {
+  const bool name = !value.empty() && (std::isalpha(static_cast<unsigned char>(value[0])) || value[0] == '_');
+  return "'" + value + "' is not an integer" +
+         (name ? std::string(" (symbols are not supported here: the model's sizes are concrete; the inputs' "
+                             "B, S and T are the symbols)")
+               : "");
+}
 
 void Validator::Require(bool cond, const std::string& message) {
   if (!cond && message_.empty()) message_ = message;

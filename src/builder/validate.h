@@ -18,6 +18,11 @@ namespace torchcost::build {
 inline constexpr int64_t kMaxConfigInt = int64_t{1} << 31;
 inline constexpr int64_t kMaxLayers = 100000;
 
+// Returns why `value`, given for an integer key, is not one: "'H' is not an
+// integer", and for a name (a symbol) that the model's sizes are concrete.
+// NB: parameter shapes are built as integers; only the inputs' dims (B, S, T) are symbols.
+std::string NotAnInteger(const std::string& value);
+
 // Collects the first failed check of a config.
 class Validator {
  public:

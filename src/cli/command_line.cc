@@ -53,7 +53,8 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,
                  "Config of --model, overriding the preset: layers=32,hidden=4096,heads=32,kv_heads=8,...; "
-                 "on a config.json, its own keys (num_hidden_layers=2) and dtype, attn, tp, sp")
+                 "on a config.json, its own keys (num_hidden_layers=2) and dtype, attn, tp, sp; mixture of experts: "
+                 "capacity_factor, pad_to_capacity, ep (docs/hf-config.md)")
       ->type_name("KEY=VAL,...");
   // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the
   // model positional.

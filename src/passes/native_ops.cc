@@ -242,7 +242,8 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
 
 void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
   static const auto* kOps = new std::unordered_set<std::string_view>{
-      "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floor_divide", "aten::remainder", "aten::rsub"};
+      "aten::add",       "aten::sub", "aten::mul",    "aten::div", "aten::floor_divide", "aten::remainder",
+      "aten::rsub",      "aten::minimum", "aten::maximum"};
   // NB: unary minus too (T5's position_bias[:, :, -seq_length:, :] traces aten::neg of the length).
   const bool neg = node.op == "aten::neg";
   if ((!kOps->count(node.op) && !neg) || node.outputs.empty() || node.inputs.size() < (neg ? 1u : 2u)) return;
@@ -265,6 +266,8 @@ void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
     else if (node.op == "aten::rsub") r = *b - *a;
     else if (node.op == "aten::mul") r = *a * *b;
     else if (node.op == "aten::remainder") r = sym::Mod(*a, *b);
+    else if (node.op == "aten::minimum") r = sym::Min(*a, *b);
+    else if (node.op == "aten::maximum") r = sym::Max(*a, *b);
     else r = sym::FloorDiv(*a, *b);  // NB: trunc and floor agree on the non-negative sizes traced here.
     out.t.has_scalar = true;
     out.t.scalar = r;

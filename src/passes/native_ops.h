@@ -24,7 +24,8 @@ bool IsIntArith(const ir::Node& node);
 Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<rules::RValue>& values);
 
 // After a rule computed a pointwise op's output, carries the symbolic value of
-// 0-dim integer tensors through add/sub/mul/div/floor_divide/remainder/rsub and neg.
+// 0-dim integer tensors through add/sub/mul/div/floor_divide/remainder/rsub,
+// minimum/maximum and neg.
 void PropagateScalarValue(const ir::Node& node, std::vector<rules::RValue>& values);
 
 // Converts a constant payload of the IR into an RValue.

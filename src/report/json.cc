@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/expert_parallel.h"
 #include "report/format.h"
 #include "report/sharding_report.h"
 #include "report/text_sections.h"
@@ -567,6 +568,11 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   WriteTraining(w, graph, report, b);
   w.Key("sharding");
   w.Embed(report::ShardingJson(report.training));
+  // NB: only with expert parallelism (torchcost::all_to_all nodes), so other reports are unchanged.
+  if (const report::AllToAll a2a = report::CollectAllToAll(graph, report); a2a.world > 0) {
+    w.Key("expert_parallel");
+    w.Embed(report::ExpertParallelJson(a2a, b));
+  }
   // NB: only with a GPU (StepConfig::gpu), so the report without one is
   // unchanged.
   if (report.time.present) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "report/expert_parallel.h"
 #include "report/format.h"
 #include "report/sharding_report.h"
 #include "report/table.h"
@@ -102,7 +103,7 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
 std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   std::string out = "Totals (forward)\n";
   out += Field("  Params:", HumanAndExact(report.params, Unit::kCount));
-  if (report.inactive_params > 0)
+  if (report.inactive_params != 0)  // NB: negative with expert parallelism (params is one rank's).
     out += Field("  Active params:", HumanAndExact(report.params - report.inactive_params, Unit::kCount) + " per token");
   out += Field("  Trainable params:",
                HumanAndExact(report.trainable_params, Unit::kCount));
@@ -162,6 +163,8 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   out += "\n" + report::RenderStepFlops(report, b);
   if (report.time.present) out += "\n" + report::RenderTime(report);
   if (std::string s = report::RenderSharding(report.training); !s.empty()) out += "\n" + s;
+  if (std::string s = report::RenderExpertParallel(report::CollectAllToAll(graph, report), b); !s.empty())
+    out += "\n" + s;
   out += "\n" + report::RenderMemory(graph, report, b);
   out += "\n" + RenderIssues(report);
   return out;

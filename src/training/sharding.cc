@@ -218,6 +218,17 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable, con
   tr.sharding.master_weights = options.master_weights && options.mode == StepMode::kTrain;
   const bool sharded = options.sharding.strategy != ShardStrategy::kNone;
   if (options.mode != StepMode::kTrain) return Status::Ok();
+  // NB: expert parallelism's experts are data-parallel over world / ep ranks
+  // only (Megatron-core's expert data-parallel group); ZeRO and FSDP would
+  // shard their states over all world ranks here, so that pairing is refused.
+  if (options.sharding.strategy != ShardStrategy::kNone && options.sharding.strategy != ShardStrategy::kDdp) {
+    for (const ir::Node& n : graph.nodes) {
+      if (n.op == "torchcost::all_to_all") {
+        return Status::InvalidArgument("StepConfig.shard " + std::string(ShardStrategyName(options.sharding.strategy)) +
+                                       ": not modelled with expert parallelism (ep > 1): use ddp or none");
+      }
+    }
+  }
   Result<ShardPlan> plan = PlanShards(graph, trainable, options);
   if (!plan.ok()) return plan.status();
   if (sharded || options.master_weights) Rewriter(*plan, options, &tr).Run();

@@ -86,6 +86,10 @@ TEST(HfConfigTest, ErrorsAreOneLineNamingTheFileAndTheKey) {
       {R"({"model_type": "mamba"})", "", "c.json: model_type: 'mamba' is not supported (supported: bert, gemma, gemma2,"},
       {R"({"model_type": "llama", "hidden_size": 64})", "", "c.json: num_hidden_layers: missing (a required key)"},
       {kTinyLlama, "hidden_size=abc", "c.json: hidden_size: 'abc' is not an integer"},
+      // A symbol on top of the file: the key is named, and why it must be concrete.
+      {kTinyLlama, "hidden_size=H", "c.json: hidden_size: 'H' is not an integer (symbols are not supported here"},
+      {kTinyLlama, "num_hidden_layers=L", "c.json: num_hidden_layers: 'L' is not an integer (symbols are not"},
+      {kTinyLlama, "ep=3", "c.json (model_type llama): llama config: ep=3 must divide experts=0"},
       {kTinyLlama, "hidden_size=0", "c.json: hidden_size: 0 must be positive"},
       {kTinyLlama, "hidden_act=relu", "c.json: hidden_act: 'relu' is not supported"},
       {kTinyLlama, "frobnicate=1", "BuildNamedModel.config: key 'frobnicate' is neither read from c.json"},
