@@ -103,6 +103,26 @@ TEST_F(ShardingTest, ZeroPaperFigureOne) {
   }
 }
 
+TEST_F(ShardingTest, ExpertParallelismIsRefusedUnderZeroAndFsdp) {
+  // A graph with an all-to-all (a mixture of experts built with ep > 1): its
+  // experts' states would shard over world / ep ranks, which is not modelled.
+  int x = b_.Input();
+  const int w = b_.Param("a.weight", {4, 4});
+  x = b_.One("t::lin", {x, w}, {"input", "weight"});
+  b_.Output(b_.One("torchcost::all_to_all", {x}, {"self"}));
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "2,4"));
+  for (ShardStrategy s : {ShardStrategy::kZero1, ShardStrategy::kZero3, ShardStrategy::kFsdp}) {
+    opts.training = MixedAdam(s, 4);
+    Result<Report> r = Analyze(b_.graph(), rules_, ctx_, opts);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.shard " + std::string(ShardStrategyName(s)) +
+                                                ": not modelled with expert parallelism"));
+  }
+  opts.training = MixedAdam(ShardStrategy::kDdp, 4);
+  EXPECT_TRUE(Analyze(b_.graph(), rules_, ctx_, opts).ok());
+}
+
 TEST_F(ShardingTest, ZeroPaperSevenAndAHalfBillionOnSixtyFourRanks) {
   // Psi = 75000 * 100000 = 7.5e9 parameters, N = 64: the paper's example,
   // 120 GB, 31.4 GB, 16.6 GB and 1.9 GB of model states per device.
