@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -63,6 +64,84 @@ bool UseTracedShape(const ir::Value& v, RValue* out) {
   t.dtype = v.dtype;
   *out = RValue::Tensor(std::move(t));
   return true;
+}
+
+// Appends `n` raw bytes of `p` to a memo key.
+void AppendBytes(std::string* key, const void* p, size_t n) { key->append(static_cast<const char*>(p), n); }
+
+// Appends an interned expression: its node and constant identify it.
+void AppendExpr(std::string* key, const sym::Expr& e) {
+  const sym::Node* node = e.node();
+  AppendBytes(key, &node, sizeof node);
+  if (node == nullptr) {
+    const int64_t c = *e.AsConstant();
+    AppendBytes(key, &c, sizeof c);
+  }
+}
+
+void AppendExprs(std::string* key, const std::vector<sym::Expr>& exprs) {
+  const size_t n = exprs.size();
+  AppendBytes(key, &n, sizeof n);
+  for (const sym::Expr& e : exprs) AppendExpr(key, e);
+}
+
+void AppendTensor(std::string* key, const rules::TensorType& t) {
+  AppendExprs(key, t.shape);
+  const char tag[2] = {static_cast<char>(t.dtype), static_cast<char>(t.has_scalar)};
+  AppendBytes(key, tag, sizeof tag);
+  if (t.has_scalar) AppendExpr(key, t.scalar);
+}
+
+// Appends every field of `v` that a rule can read (Expr fields by their
+// interned node, so equal keys mean equal values).
+void AppendValue(std::string* key, const RValue& v) {
+  const char tag[3] = {static_cast<char>(v.kind), static_cast<char>(v.b), static_cast<char>(v.unknown)};
+  AppendBytes(key, tag, sizeof tag);
+  switch (v.kind) {
+    case RValue::Kind::kInt:
+      AppendExpr(key, v.i);
+      break;
+    case RValue::Kind::kFloat:
+      AppendBytes(key, &v.f, sizeof v.f);
+      break;
+    case RValue::Kind::kString: {
+      const size_t n = v.s.size();
+      AppendBytes(key, &n, sizeof n);
+      key->append(v.s);
+      break;
+    }
+    case RValue::Kind::kIntList:
+      AppendExprs(key, v.ints);
+      break;
+    case RValue::Kind::kTensor:
+      AppendTensor(key, v.t);
+      break;
+    case RValue::Kind::kTensorList: {
+      const size_t n = v.tensors.size();
+      AppendBytes(key, &n, sizeof n);
+      for (const rules::TensorType& t : v.tensors) AppendTensor(key, t);
+      break;
+    }
+    case RValue::Kind::kList: {
+      const size_t n = v.items.size();
+      AppendBytes(key, &n, sizeof n);
+      for (const RValue& item : v.items) AppendValue(key, item);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// The memo key of applying `rule` to `args`: the rule and every bound value.
+void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args, std::string* key) {
+  key->clear();
+  AppendBytes(key, &rule, sizeof rule);
+  for (const RValue* a : args) {
+    const char given = a != nullptr;
+    AppendBytes(key, &given, 1);
+    if (a != nullptr) AppendValue(key, *a);
+  }
 }
 
 class Propagator {
@@ -142,6 +221,8 @@ class Propagator {
       d.erase(std::remove_if(d.begin(), d.end(), [&](const Diagnostic& x) { return x.message == unread; }), d.end());
     }
     std::vector<const RValue*> args;
+    std::unordered_map<std::string, rules::Applied> memo;  // RuleKey -> the rule's result.
+    std::string key;
     for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
@@ -185,7 +266,20 @@ class Propagator {
         continue;
       }
       Status s = BindArgs(node, rule->schema, facts_->values, train_, &args, &nf.arg_values);
-      if (s.ok()) s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_, attention_backend_);
+      if (s.ok()) {
+        // NB: a rule's application is a function of the rule and its bound
+        // values (device and backend are fixed per run; rules make no fresh
+        // symbols), so a repeated layer's nodes reuse the first one's result:
+        // a decoder's N identical layers apply each rule once.
+        RuleKey(rule, args, &key);
+        auto hit = memo.find(key);
+        if (hit != memo.end()) {
+          nf.applied = hit->second;
+        } else {
+          s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_, attention_backend_);
+          if (s.ok()) memo.emplace(key, nf.applied);
+        }
+      }
       if (!s.ok()) {
         Error(ni, s.message());
         cost.cost_unknown = true;
