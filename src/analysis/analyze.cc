@@ -27,6 +27,27 @@ std::string OwnerPath(const std::string& name) {
   return dot == std::string::npos ? "" : name.substr(0, dot);
 }
 
+// A sum of many expressions with few distinct values: each distinct one is
+// added once, times its count (the same canonical sum as adding one by one).
+class CountedSum {
+ public:
+  void Add(const sym::Expr& e) {
+    if (e == sym::Expr(0)) return;
+    auto [it, inserted] = index_.emplace(e, terms_.size());
+    if (inserted) terms_.emplace_back(e, 0);
+    ++terms_[it->second].second;
+  }
+  // Returns `start` plus every added expression.
+  sym::Expr Total(sym::Expr start) const {
+    for (const auto& [e, n] : terms_) start += n == 1 ? e : sym::Expr(n) * e;
+    return start;
+  }
+
+ private:
+  std::unordered_map<sym::Expr, size_t> index_;
+  std::vector<std::pair<sym::Expr, int64_t>> terms_;
+};
+
 class Aggregator {
  public:
   Aggregator(const ir::Graph& g, Report* r) : g_(g), r_(r) {
@@ -86,12 +107,15 @@ class Aggregator {
 
   void NodeCosts() {
     std::unordered_map<std::string, size_t> op_index;
+    CountedSum macs, flops, transcendentals;
+    // Per op (parallel to r_->ops until sorted).
+    std::vector<CountedSum> op_macs, op_flops, op_transcendentals;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       const NodeCost& c = r_->nodes[ni];
-      r_->macs += c.macs;
-      r_->flops += c.flops;
-      r_->transcendentals += c.transcendentals;
+      macs.Add(c.macs);
+      flops.Add(c.flops);
+      transcendentals.Add(c.transcendentals);
       r_->lower_bound = r_->lower_bound || c.cost_unknown;
       // A node's cost goes to its own module here; subtree totals are summed
       // bottom-up below (one symbolic add per node and per module, not per
@@ -108,12 +132,23 @@ class Aggregator {
       if (inserted) {
         r_->ops.emplace_back();
         r_->ops.back().op = node.op;
+        op_macs.emplace_back();
+        op_flops.emplace_back();
+        op_transcendentals.emplace_back();
       }
-      OpStats& o = r_->ops[it->second];
-      ++o.count;
-      o.macs += c.macs;
-      o.flops += c.flops;
-      o.transcendentals += c.transcendentals;
+      ++r_->ops[it->second].count;
+      op_macs[it->second].Add(c.macs);
+      op_flops[it->second].Add(c.flops);
+      op_transcendentals[it->second].Add(c.transcendentals);
+    }
+    r_->macs = macs.Total(r_->macs);
+    r_->flops = flops.Total(r_->flops);
+    r_->transcendentals = transcendentals.Total(r_->transcendentals);
+    for (size_t i = 0; i < r_->ops.size(); ++i) {
+      OpStats& o = r_->ops[i];
+      o.macs = op_macs[i].Total(o.macs);
+      o.flops = op_flops[i].Total(o.flops);
+      o.transcendentals = op_transcendentals[i].Total(o.transcendentals);
     }
     std::sort(r_->ops.begin(), r_->ops.end(), [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
     std::vector<int> deepest_first(g_.scopes.size());
@@ -154,9 +189,18 @@ class Aggregator {
       prev_scope = sc;
     }
     // Uses of each value by scope; graph outputs count as a use by no module.
-    std::vector<std::vector<int>> user_scopes(g_.values.size());
+    // NB: as offsets into one array (a vector per value cost more than the rest of the pass).
+    std::vector<int> first_user(g_.values.size() + 1, 0);
     for (const auto& node : g_.nodes) {
-      for (int vi : node.inputs) user_scopes[vi].push_back(node.scope);
+      for (int vi : node.inputs) ++first_user[vi + 1];
+    }
+    for (size_t i = 0; i < g_.values.size(); ++i) first_user[i + 1] += first_user[i];
+    std::vector<int> user_scopes(first_user.back());
+    {
+      std::vector<int> next(first_user.begin(), first_user.end() - 1);
+      for (const auto& node : g_.nodes) {
+        for (int vi : node.inputs) user_scopes[next[vi]++] = node.scope;
+      }
     }
     std::vector<bool> is_output(g_.values.size(), false);
     for (int vi : g_.outputs) is_output[vi] = true;
@@ -168,7 +212,7 @@ class Aggregator {
         for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
           if (last_run_start[s] > static_cast<int>(ni)) continue;  // Not in the last call of s.
           bool escapes = is_output[vo];
-          for (int u : user_scopes[vo]) escapes = escapes || !InSubtree(u, s);
+          for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k) escapes = !InSubtree(user_scopes[k], s);
           if (escapes) outs[s].push_back(vo);
         }
       }

@@ -223,6 +223,12 @@ class Propagator {
     std::vector<const RValue*> args;
     std::unordered_map<std::string, rules::Applied> memo;  // RuleKey -> the rule's result.
     std::string key;
+    struct OpRuleEntry {
+      const rules::OpRule* rule = nullptr;  // nullptr: none, or ignored.
+      bool ignored = false;                 // The op (or op.overload) is listed as ignored.
+    };
+    std::unordered_map<std::string, OpRuleEntry> op_rules;  // op '\0' overload -> its rule.
+    std::string op_key;
     for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
@@ -236,18 +242,27 @@ class Propagator {
         if (!s.ok()) Error(ni, s.message());
         continue;
       }
-      Result<const rules::OpRule*> found = rules_.Lookup(node.op, node.overload);
-      if (!found.ok()) {  // A rule that does not compile (built-in rules compile on first use): as a rule that fails.
-        cost.has_rule = true;
-        Error(ni, found.status().message());
-        cost.cost_unknown = true;
-        FallBack(ni, "");
-        continue;
+      // The op's rule and whether it is ignored, looked up once per distinct op.
+      op_key.assign(node.op).append(1, '\0').append(node.overload);
+      auto known = op_rules.find(op_key);
+      if (known == op_rules.end()) {
+        Result<const rules::OpRule*> found = rules_.Lookup(node.op, node.overload);
+        if (!found.ok()) {  // A rule that does not compile (built-in rules compile on first use): as a rule that fails.
+          cost.has_rule = true;
+          Error(ni, found.status().message());
+          cost.cost_unknown = true;
+          FallBack(ni, "");
+          continue;
+        }
+        OpRuleEntry e;
+        e.rule = *found;
+        if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) e.rule = nullptr;
+        e.ignored = rules_.IsIgnored(node.op) || rules_.IsIgnored(node.op + "." + node.overload);
+        known = op_rules.emplace(op_key, e).first;
       }
-      const rules::OpRule* rule = *found;
-      if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) rule = nullptr;
+      const rules::OpRule* rule = known->second.rule;
       if (rule == nullptr) {
-        if (!rules_.IsIgnored(node.op) && !rules_.IsIgnored(node.op + "." + node.overload)) {
+        if (!known->second.ignored) {
           ++unknown[node.op];
           nf.no_rule = true;
           cost.cost_unknown = true;
