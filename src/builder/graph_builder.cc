@@ -167,11 +167,15 @@ std::vector<Ref> GraphBuilder::Op(const std::string& op, const std::string& over
   n.scope = scope_stack_.back();
   bool named = true;
   for (const NamedArg& a : args) named = named && !a.name.empty();
-  for (const NamedArg& a : args) {
+  n.inputs.reserve(args.size());
+  if (named) n.input_names.reserve(args.size());
+  for (NamedArg& a : args) {
     n.inputs.push_back(Resolve(a.arg));
-    if (named) n.input_names.push_back(a.name);
+    if (named) n.input_names.push_back(std::move(a.name));
   }
   std::vector<Ref> outs;
+  outs.reserve(num_outputs);
+  n.outputs.reserve(num_outputs);
   for (int i = 0; i < num_outputs; ++i) {
     ir::Value v;
     v.kind = out_kind;

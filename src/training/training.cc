@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <set>
+#include <unordered_map>
 
 namespace torchcost {
 
@@ -264,13 +265,21 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   sym::Context scratch;
   sym::Context& ctx = context ? *context : scratch;
   // NB: where every symbol is bound, evaluating is the same constant as substituting, without building expressions.
+  // NB: timeline points repeat their values (a category unchanged across
+  // many points): each distinct expression is bound once.
+  std::unordered_map<sym::Expr, sym::Expr> bound;
   auto bind = [&](const sym::Expr& e) {
     if (bindings.empty() || e.IsConstant()) return e;
+    if (auto it = bound.find(e); it != bound.end()) return it->second;
     Result<__int128> v = sym::Evaluate128(e, bindings);
+    sym::Expr out;
     if (v.ok() && *v >= std::numeric_limits<int64_t>::min() && *v <= std::numeric_limits<int64_t>::max()) {
-      return sym::Expr(static_cast<int64_t>(*v));
+      out = sym::Expr(static_cast<int64_t>(*v));
+    } else {
+      out = sym::Substitute(e, bindings);
     }
-    return sym::Substitute(e, bindings);
+    bound.emplace(e, out);
+    return out;
   };
   // Totals, bound where possible; the peak is a candidate set until one dominates.
   std::vector<sym::Expr> totals;
