@@ -152,6 +152,61 @@ TEST_F(ShapePropTest, LazyRuleThatDoesNotCompileIsAnErrorNamingFileAndRule) {
   EXPECT_EQ(rules::ShapeToString(facts.values[z].t.shape), "[4]");  // The nodes after it go on.
 }
 
+// Nodes applying one rule to equal arguments share one application (a decoder's
+// repeated layers); each keeps its own outputs, costs and assumptions, and
+// arguments that differ in any part (a dim, a constant) are applied apart.
+TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
+  ASSERT_TRUE(rules_
+                  .AddText("version: 1\n"
+                           "rules:\n"
+                           "  - op: t::outer\n"
+                           "    schema: \"outer(Tensor a, Tensor b, int k) -> Tensor\"\n"
+                           "    match:\n"
+                           "      a: [M]\n"
+                           "      b: [N]\n"
+                           "    require:\n"
+                           "      - M == N\n"
+                           "    outputs:\n"
+                           "      out: [M, N]\n"
+                           "    flops:\n"
+                           "      fwd: k*M*N\n",
+                           "outer.yaml")
+                  .ok());
+  const int x = b_.Input();
+  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
+  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"}, ir::ValueKind::kInt);
+  auto vec = [&](int n) {
+    return b_.One("t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)}, {"size"});
+  };
+  const int vs = vec(s), vb = vec(b);
+  const int y1 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});
+  const int y2 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});  // Equal arguments.
+  const int y3 = b_.One("t::outer", {vs, vb, b_.Int(3)}, {"a", "b", "k"});  // Another constant.
+  const int y4 = b_.One("t::outer", {vs, vs, b_.Int(2)}, {"a", "b", "k"});  // Another dim.
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
+  passes::ShapeFacts facts;
+  Report report;
+  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  const sym::Expr S = ctx_.Symbol("S"), B = ctx_.Symbol("B");
+  EXPECT_EQ(rules::ShapeToString(facts.values[y1].t.shape), "[S, B]");
+  EXPECT_EQ(rules::ShapeToString(facts.values[y2].t.shape), "[S, B]");
+  EXPECT_EQ(rules::ShapeToString(facts.values[y3].t.shape), "[S, B]");
+  EXPECT_EQ(rules::ShapeToString(facts.values[y4].t.shape), "[S, S]");
+  const auto& g = b_.graph();
+  auto flops_of = [&](int v) { return report.nodes[g.values[v].producer].flops; };
+  EXPECT_EQ(flops_of(y1), sym::Expr(2) * S * B);
+  EXPECT_EQ(flops_of(y2), sym::Expr(2) * S * B);
+  EXPECT_EQ(flops_of(y3), sym::Expr(3) * S * B);
+  EXPECT_EQ(flops_of(y4), sym::Expr(2) * S * S);
+  // S == B cannot be proved: one assumption per node that needs it, naming that node.
+  ASSERT_EQ(report.assumptions.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const int y = std::vector<int>{y1, y2, y3}[i];
+    EXPECT_THAT(report.assumptions[i], HasSubstr(g.nodes[g.values[y].producer].debug_name)) << i;
+  }
+}
+
 // ExtendShapes over appended nodes equals one propagation of the grown graph:
 // the same values and costs, ops without rules counted together, the
 // unread-backend warning once and last.
