@@ -223,18 +223,28 @@ class Propagator {
     std::vector<const RValue*> args;
     std::unordered_map<std::string, rules::Applied> memo;  // RuleKey -> the rule's result.
     std::string key;
-    struct OpRuleEntry {
-      const rules::OpRule* rule = nullptr;  // nullptr: none, or ignored.
-      bool ignored = false;                 // The op (or op.overload) is listed as ignored.
+    // What each distinct op is, found once per propagation (op '\0' overload -> entry).
+    struct OpEntry {
+      bool native = false, int_arith = false;  // IsNativeOp, IsIntArith.
+      bool looked_up = false;                  // `rule` and `ignored` are set.
+      const rules::OpRule* rule = nullptr;     // nullptr: none, or ignored.
+      bool ignored = false;                    // The op (or op.overload) is listed as ignored.
     };
-    std::unordered_map<std::string, OpRuleEntry> op_rules;  // op '\0' overload -> its rule.
+    std::unordered_map<std::string, OpEntry> ops;
     std::string op_key;
     for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
       NodeCost& cost = report_->nodes[ni];
-      if (IsNativeOp(node) || (node.overload.empty() && IsIntArith(node) && !node.inputs.empty() &&
-                               facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
+      op_key.assign(node.op).append(1, '\0').append(node.overload);
+      auto [entry, inserted] = ops.try_emplace(op_key);
+      OpEntry& op = entry->second;
+      if (inserted) {
+        op.native = IsNativeOp(node);
+        op.int_arith = IsIntArith(node);
+      }
+      if (op.native || (node.overload.empty() && op.int_arith && !node.inputs.empty() &&
+                        facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
         cost.has_rule = true;
         if (AnyInputUnknown(node)) continue;
         Status s = RunNativeOp(node, ctx_, facts_->values);
@@ -242,10 +252,7 @@ class Propagator {
         if (!s.ok()) Error(ni, s.message());
         continue;
       }
-      // The op's rule and whether it is ignored, looked up once per distinct op.
-      op_key.assign(node.op).append(1, '\0').append(node.overload);
-      auto known = op_rules.find(op_key);
-      if (known == op_rules.end()) {
+      if (!op.looked_up) {
         Result<const rules::OpRule*> found = rules_.Lookup(node.op, node.overload);
         if (!found.ok()) {  // A rule that does not compile (built-in rules compile on first use): as a rule that fails.
           cost.has_rule = true;
@@ -254,15 +261,14 @@ class Propagator {
           FallBack(ni, "");
           continue;
         }
-        OpRuleEntry e;
-        e.rule = *found;
-        if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) e.rule = nullptr;
-        e.ignored = rules_.IsIgnored(node.op) || rules_.IsIgnored(node.op + "." + node.overload);
-        known = op_rules.emplace(op_key, e).first;
+        op.rule = *found;
+        if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) op.rule = nullptr;
+        op.ignored = rules_.IsIgnored(node.op) || rules_.IsIgnored(node.op + "." + node.overload);
+        op.looked_up = true;
       }
-      const rules::OpRule* rule = known->second.rule;
+      const rules::OpRule* rule = op.rule;
       if (rule == nullptr) {
-        if (!known->second.ignored) {
+        if (!op.ignored) {
           ++unknown[node.op];
           nf.no_rule = true;
           cost.cost_unknown = true;
