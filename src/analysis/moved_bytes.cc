@@ -81,6 +81,11 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
       }
       for (const rules::TensorType& t : a.temporaries)
         bytes += memory::BytesOf(t);
+      // NB: a matmul with an empty output (0 rows: an expert no token is
+      // routed to) returns before its kernel and reads nothing, its weight
+      // included: min(output bytes, 1) is 0 then, and 1 wherever the dims are
+      // provably positive (the expression is unchanged there).
+      if (cost.op_class == OpClass::kMatmul) bytes = sym::Min(outputs, sym::Expr(1)) * bytes;
       cost.bytes = bytes;
     }
     if (!train) continue;

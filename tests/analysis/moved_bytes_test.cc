@@ -94,6 +94,27 @@ TEST_F(MovedBytesTest, RuleOverridesBytesAndClass) {
   EXPECT_EQ(r.training.node_bwd_bytes[0], sym::Expr(0));
 }
 
+TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {
+  // linear on [N-1, 4] rows (0 rows at N = 1, as an expert no token is routed
+  // to) with a weight [3, 4]: its kernel returns before reading the weight.
+  int x = b_.Input();
+  int w = b_.Param("w", {3, 4});
+  b_.Output(b_.One("aten::linear", {x, w}, {"input", "weight"}));
+  Report r = Run("N-1,4", /*input_grad=*/false);
+  auto at = [&](int64_t n) { return sym::Evaluate(r.nodes[0].bytes, {{"N", n}}).value(); };
+  EXPECT_EQ(at(1), 0);
+  // N = 3: 2 rows: input 2*4, weight 3*4, output 2*3 float32.
+  EXPECT_EQ(at(3), (2 * 4 + 3 * 4 + 2 * 3) * 4);
+  // Rows provably >= 1 leave the default expression as it was: no min().
+  GraphBuilder b2;
+  b_ = b2;
+  x = b_.Input();
+  w = b_.Param("w", {3, 4});
+  b_.Output(b_.One("aten::linear", {x, w}, {"input", "weight"}));
+  r = Run("N,4", /*input_grad=*/false);
+  EXPECT_EQ(r.nodes[0].bytes.ToString().find("min"), std::string::npos) << r.nodes[0].bytes.ToString();
+}
+
 TEST_F(MovedBytesTest, OffByDefault) {
   int x = b_.Input();
   b_.Output(b_.One("aten::relu", {x}, {"self"}));

@@ -130,6 +130,33 @@ TEST(LlamaMoeTest, DecodeDealsTheAssignmentsOneByOne) {
   }
 }
 
+TEST(LlamaMoeTest, DecodeReadsOnlyTheTouchedExpertsWeights) {
+  // At B = 1 the 2 assignments go to experts 0 and 1: each gate_proj reads its
+  // [32, 64] fp32 weight, its one row [1, 64] and writes [1, 32]; the other six read nothing.
+  Result<BuiltModel> m = BuildNamedModel("llama", kTiny + ",phase=decode");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.moved_bytes = true;
+  options.training.mode = StepMode::kInfer;
+  for (const InputDecl& in : m->inputs) options.inputs.push_back({ResolveShape(*m, in, ctx), in.dtype});
+  Result<Report> r = Analyze(m->graph, testing::BuiltinRules(), ctx, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const sym::Bindings at = {{"B", 1}, {"S", 7}, {"T", 3}};
+  int found = 0;
+  for (size_t i = 0; i < m->graph.nodes.size(); ++i) {
+    const std::string& path = m->graph.scopes[m->graph.nodes[i].scope].path;
+    for (int64_t e = 0; e < kE; ++e) {
+      if (path != "layers.0.mlp.experts." + std::to_string(e) + ".gate_proj" || m->graph.nodes[i].op != "aten::linear")
+        continue;
+      ++found;
+      const int64_t expected = e < kK ? (kI * kH + kH + kI) * 4 : 0;
+      EXPECT_EQ(sym::Evaluate(r->nodes[i].bytes, at).value(), expected) << e;
+    }
+  }
+  EXPECT_EQ(found, kE);
+}
+
 TEST(LlamaMoeTest, ExpertParallelRankHoldsItsExperts) {
   std::unique_ptr<Analysed> one = Analyse("layers=2");
   std::unique_ptr<Analysed> four = Analyse("layers=2,ep=4");
