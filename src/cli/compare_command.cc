@@ -45,6 +45,12 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     return Outcome::Usage(
         "compare: --gpu is not shown here; run torchcost MODEL --gpu NAME "
         "--set ...");
+  // NB: compare's rows are training methods over one graph; a generation is
+  // two phase graphs, whose "what fits" the main command's --budget and --sweep answer.
+  if (cl.mode == "generate")
+    return Outcome::Usage(
+        "compare: --mode generate is not supported; run torchcost --model NAME --mode generate --budget SIZE "
+        "--sweep B=1,2,4,... (or S=, T=) for what fits");
   // Parse every row first: a typo fails before any analysis runs.
   std::vector<MethodSpec> methods;
   for (const std::string& text : configs) {

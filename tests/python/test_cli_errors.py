@@ -238,6 +238,18 @@ def main(argv):
                        words=["q_proj.weight", "overflows"])
         r.expect_error("memory_bytes_overflow", ["--model", "gpt2", "--set", "B=4611686018427387904,S=8"],
                        words=["memory bytes overflow"])
+        # Mixture of experts: expert parallelism, capacity, and symbols in --config.
+        moe = "layers=1,hidden=64,heads=4,kv_heads=4,intermediate=32,vocab=100,experts=8,top_k=2"
+        r.expect_error("moe_ep_not_dividing", ["--model", "llama", "--config", moe + ",ep=3"],
+                       words=["ep=3 must divide experts=8"])
+        r.expect_error("moe_ep_zero3", ["--model", "llama", "--config", moe + ",ep=2", "--shard", "zero3",
+                                        "--world", "4"], words=["--shard zero3", "expert parallelism"])
+        r.expect_error("moe_pad_without_capacity", ["--model", "llama", "--config", moe + ",pad_to_capacity=true"],
+                       words=["pad_to_capacity", "capacity_factor"])
+        r.expect_error("config_symbol", ["--model", "llama", "--config", "hidden=H"],
+                       words=["hidden=H", "'H' is not an integer", "symbols"])
+        r.expect_error("compare_generate", ["compare", "--model", "llama", "--mode", "generate", "full"],
+                       words=["compare", "--mode generate", "--sweep"])
 
         if lenet5 is None:
             r.record("lenet5_cases", ["no lenet5.pt fixture (tools/make_fixtures.py failed?)"])
