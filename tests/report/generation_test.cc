@@ -92,6 +92,17 @@ TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
     EXPECT_EQ(row["decode_peak_bytes"].get<int64_t>(), d);
     EXPECT_EQ(row["fits"].get<bool>(), std::max(p, d) <= budget) << "S=" << S;
   }
+  // The same rows as one analysis per point with its values given (the first
+  // and the last point: the check of "a sweep from one analysis").
+  for (size_t i : {size_t{0}, size_t{7}}) {
+    const nlohmann::json& row = j["rows"][i];
+    const int64_t S = row["S"].get<int64_t>();
+    GenerationAnalysis one = Tiny({{"B", 4}, {"S", S}, {"T", 256}});
+    const sym::Bindings at = one.decode.bindings;
+    EXPECT_EQ(row["prefill_peak_bytes"].get<int64_t>(), *sym::Evaluate(PhasePeak(one.prefill, at).peak, at)) << S;
+    EXPECT_EQ(row["decode_peak_bytes"].get<int64_t>(), *sym::Evaluate(PhasePeak(one.decode, at).peak, at)) << S;
+    EXPECT_EQ(row["kv_cache_bytes"].get<int64_t>(), *sym::Evaluate(one.kv_cache_bytes, at)) << S;
+  }
   // Eager attention's S x S scores (4 x 4 heads x S x S x 4 bytes: 64 MiB at
   // 1k) outgrow 256 MiB at long prompts: the first point fits, the last does
   // not.
