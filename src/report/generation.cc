@@ -1,6 +1,10 @@
 // The generation report: text section, JSON object and sweeps
 // (generation_report.h).
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
@@ -49,6 +53,44 @@ std::string PeakText(const GenerationPeak& p, const sym::Bindings& b) {
          part("temp", p.temp) + ", " + part("oth", p.other) + ", " +
          part("kv_cache", p.kv_cache);
 }
+
+// A phase's peak at many bindings: the timeline's distinct totals compiled
+// once into a sym::Program, the peak being the largest of them at a point.
+class PeakProgram {
+ public:
+  explicit PeakProgram(const StepAnalysis& phase) {
+    std::vector<sym::Expr> totals;
+    std::unordered_set<sym::Expr> seen;
+    for (const TimelinePoint& p : phase.report.training.timeline) {
+      if (seen.insert(p.total).second) totals.push_back(p.total);
+    }
+    symbols_ = sym::FreeSymbols(totals);
+    Result<sym::Program> program = sym::Program::Compile(totals, symbols_);
+    if (program.ok()) program_ = std::move(program).value();
+    out_.resize(totals.size());
+  }
+
+  // Returns the peak at `b`; nullopt where a symbol is unbound or a total
+  // overflows int64 (PhasePeak then gives the error).
+  std::optional<int64_t> At(const sym::Bindings& b) {
+    if (!program_) return std::nullopt;
+    values_.clear();
+    for (const std::string& name : symbols_) {
+      auto it = b.find(name);
+      if (it == b.end()) return std::nullopt;
+      values_.push_back(it->second);
+    }
+    if (!program_->Run64(values_.data(), out_.data())) return std::nullopt;
+    int64_t peak = 0;
+    for (int64_t v : out_) peak = std::max(peak, v);
+    return peak;
+  }
+
+ private:
+  std::vector<std::string> symbols_;
+  std::optional<sym::Program> program_;
+  std::vector<int64_t> values_, out_;
+};
 
 }  // namespace
 
@@ -140,16 +182,27 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                       : "") +
       "\n";
   std::vector<size_t> at(sweeps.size(), 0);
+  // NB: each point evaluates the two phases' timeline totals, compiled once,
+  // rather than binding every expression of the timeline per point.
+  PeakProgram prefill_peak(g.prefill), decode_peak(g.decode);
   for (bool more = true; more;) {
     sym::Bindings b = base;
     for (size_t i = 0; i < sweeps.size(); ++i)
       b[sweeps[i].symbol] = sweeps[i].values[at[i]];
-    const GenerationPeak pp = PhasePeak(g.prefill, b),
-                         dp = PhasePeak(g.decode, b);
-    if (!pp.error.empty()) return Status::InvalidArgument(pp.error);
-    if (!dp.error.empty()) return Status::InvalidArgument(dp.error);
-    auto kv = TryEvaluate(g.kv_cache_bytes, b), p1 = TryEvaluate(pp.peak, b),
-         p2 = TryEvaluate(dp.peak, b);
+    auto kv = TryEvaluate(g.kv_cache_bytes, b);
+    std::optional<__int128> p1, p2;
+    if (std::optional<int64_t> a = prefill_peak.At(b), d = decode_peak.At(b); a && d) {
+      p1 = *a;
+      p2 = *d;
+    } else {
+      // A symbol unbound or an overflow: as PhasePeak says it.
+      const GenerationPeak pp = PhasePeak(g.prefill, b),
+                           dp = PhasePeak(g.decode, b);
+      if (!pp.error.empty()) return Status::InvalidArgument(pp.error);
+      if (!dp.error.empty()) return Status::InvalidArgument(dp.error);
+      p1 = TryEvaluate(pp.peak, b);
+      p2 = TryEvaluate(dp.peak, b);
+    }
     if (!kv || !p1 || !p2) {
       return Status::InvalidArgument(
           "sweep: B, S and T must all be bound (by a sweep or a value)");
