@@ -42,6 +42,10 @@ struct TimeReport {
   // Roofline seconds per OpClass in one step before the efficiencies divide
   // them (what a calibration fits against), and the efficiencies used.
   std::array<double, kNumOpClasses> class_roofline_seconds{};
+  // The same split by phase: forward, and backward with checkpointed
+  // recomputation (the optimizer's is class_roofline_seconds' optimizer).
+  std::array<double, kNumOpClasses> class_forward_roofline_seconds{},
+      class_backward_roofline_seconds{};
   std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
 };
 

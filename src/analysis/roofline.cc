@@ -90,12 +90,14 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         RooflineSeconds(value(c.flops), value(c.bytes), peak, gpu.bandwidth);
     t.node_forward_seconds[ni] = fwd / gpu.efficiency[cls];
     t.class_roofline_seconds[cls] += accumulate * fwd;
+    t.class_forward_roofline_seconds[cls] += accumulate * fwd;
     if (train && ni < tr.node_bwd_bytes.size()) {
       const double bwd =
           RooflineSeconds(value(tr.node_bwd_flops[ni]),
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
       t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls];
       t.class_roofline_seconds[cls] += accumulate * bwd;
+      t.class_backward_roofline_seconds[cls] += accumulate * bwd;
     }
   }
   if (!value.error().ok()) return value.error();
@@ -107,8 +109,10 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
            ni <= seg.last && ni < static_cast<int>(n); ++ni) {
         t.node_backward_seconds[ni] += t.node_forward_seconds[ni];
         const int cls = static_cast<int>(classes[ni]);
-        t.class_roofline_seconds[cls] +=
+        const double again =
             accumulate * t.node_forward_seconds[ni] * gpu.efficiency[cls];
+        t.class_roofline_seconds[cls] += again;
+        t.class_backward_roofline_seconds[cls] += again;
       }
     }
   }

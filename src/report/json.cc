@@ -322,6 +322,9 @@ Json TimeJson(const TimeReport& t) {
   for (int i = 0; i < kNumOpClasses; ++i) {
     const std::string name(OpClassName(static_cast<OpClass>(i)));
     classes[name] = {{"roofline_seconds", t.class_roofline_seconds[i]},
+                     {"forward_roofline_seconds", t.class_forward_roofline_seconds[i]},
+                     {"backward_roofline_seconds",
+                      t.class_backward_roofline_seconds[i]},
                      {"efficiency", t.efficiency[i]}};
   }
   Json j = {{"source", t.source},

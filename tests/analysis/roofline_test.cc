@@ -133,6 +133,13 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
   const double opt = std::max(opt_flops / kFp32, opt_bytes / kBandwidth);
   EXPECT_DOUBLE_EQ(t->optimizer_seconds, opt);
   EXPECT_DOUBLE_EQ(t->step_seconds, 2 * mm + opt);
+  // Per class and phase: the matmul in each of forward and backward, the
+  // optimizer's pass apart.
+  const int mm_class = static_cast<int>(OpClass::kMatmul);
+  EXPECT_DOUBLE_EQ(t->class_forward_roofline_seconds[mm_class], mm);
+  EXPECT_DOUBLE_EQ(t->class_backward_roofline_seconds[mm_class], mm);
+  EXPECT_DOUBLE_EQ(
+      t->class_roofline_seconds[static_cast<int>(OpClass::kOptimizer)], opt);
   // MFU = step FLOPs / (step seconds * 312 TFLOP/s); the precision is "bf16".
   const double step_flops =
       static_cast<double>(*r.training.flops_step.AsConstant());

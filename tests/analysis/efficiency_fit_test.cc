@@ -1,0 +1,99 @@
+// The efficiency fit, against solutions derived by hand: exact samples give
+// back the efficiencies they were made from, an overdetermined class its
+// relative least-squares value, classes the samples cannot tell apart a common
+// value, and the errors name the sample or class.
+#include "torchcost/efficiency_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace torchcost {
+namespace {
+
+constexpr int kMatmul = static_cast<int>(OpClass::kMatmul);
+constexpr int kPointwise = static_cast<int>(OpClass::kPointwise);
+constexpr int kOptimizer = static_cast<int>(OpClass::kOptimizer);
+
+// A sample with roofline seconds in matmul, pointwise and optimizer.
+TimingSample Sample(const char* name, double mm, double pw, double opt,
+                    double measured) {
+  TimingSample s;
+  s.name = name;
+  s.roofline_seconds[kMatmul] = mm;
+  s.roofline_seconds[kPointwise] = pw;
+  s.roofline_seconds[kOptimizer] = opt;
+  s.measured_seconds = measured;
+  return s;
+}
+
+TEST(EfficiencyFitTest, ExactSamplesGiveBackTheirEfficiencies) {
+  // Made with e = 0.5 (matmul), 0.25 (pointwise), 0.8 (optimizer):
+  // measured = mm / 0.5 + pw / 0.25 + opt / 0.8.
+  auto m = [](double mm, double pw, double opt) {
+    return mm / 0.5 + pw / 0.25 + opt / 0.8;
+  };
+  auto fit = FitEfficiencies({Sample("a", 1, 0.1, 0, m(1, 0.1, 0)),
+                              Sample("b", 0.2, 1, 0, m(0.2, 1, 0)),
+                              Sample("c", 0, 0, 2, m(0, 0, 2)),
+                              Sample("d", 3, 1, 1, m(3, 1, 1))});
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  // NB: the tie penalty (1e-6) moves an exact fit by less than 1e-4.
+  EXPECT_NEAR(fit->efficiency[kMatmul], 0.5, 1e-4);
+  EXPECT_NEAR(fit->efficiency[kPointwise], 0.25, 1e-4);
+  EXPECT_NEAR(fit->efficiency[kOptimizer], 0.8, 1e-4);
+  EXPECT_EQ(fit->rank, 3);
+  EXPECT_LT(fit->max_relative_error, 1e-4);
+  // Classes without time stay at the pure roofline, unfitted.
+  EXPECT_FALSE(fit->fitted[static_cast<int>(OpClass::kAttention)]);
+  EXPECT_EQ(fit->efficiency[static_cast<int>(OpClass::kReduction)], 1);
+  EXPECT_TRUE(fit->fitted[kPointwise]);
+  ASSERT_EQ(fit->predicted_seconds.size(), 4u);
+  EXPECT_NEAR(fit->predicted_seconds[3], m(3, 1, 1), 1e-2);
+}
+
+TEST(EfficiencyFitTest, OverdeterminedClassMinimisesRelativeErrors) {
+  // One class, r = 1 s, measured 2 s and 4 s: minimise (x/2 - 1)^2 + (x/4 -
+  // 1)^2; d/dx = 0 gives (x/2 - 1)/2 + (x/4 - 1)/4 = 0, x = 12/5, e = 5/12.
+  auto fit = FitEfficiencies(
+      {Sample("two", 1, 0, 0, 2), Sample("four", 1, 0, 0, 4)});
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(fit->efficiency[kMatmul], 5.0 / 12, 1e-12);
+  // Relative errors 2.4/2 - 1 = 0.2 and 2.4/4 - 1 = -0.4.
+  EXPECT_NEAR(fit->max_relative_error, 0.4, 1e-12);
+  EXPECT_NEAR(fit->rms_relative_error, std::sqrt((0.04 + 0.16) / 2), 1e-12);
+  EXPECT_EQ(fit->rank, 1);
+}
+
+TEST(EfficiencyFitTest, ClassesTheSamplesCannotSeparateShareAnEfficiency) {
+  // Matmul and pointwise always in equal parts, 1/e_m + 1/e_p = 4: the
+  // penalty picks 1/e = 2 for both.
+  auto fit = FitEfficiencies(
+      {Sample("small", 1, 1, 0, 4), Sample("large", 2, 2, 0, 8)});
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->rank, 1);
+  EXPECT_NEAR(fit->efficiency[kMatmul], 0.5, 1e-9);
+  EXPECT_NEAR(fit->efficiency[kPointwise], 0.5, 1e-9);
+}
+
+TEST(EfficiencyFitTest, ErrorsNameTheSampleOrClass) {
+  EXPECT_FALSE(FitEfficiencies({}).ok());
+  auto zero = FitEfficiencies({Sample("mlp forward", 1, 0, 0, 0)});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("'mlp forward'"), std::string::npos);
+  auto negative = FitEfficiencies({Sample("neg", -1, 0, 0, 1)});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("matmul"), std::string::npos);
+  auto empty = FitEfficiencies({Sample("nothing", 0, 0, 0, 1)});
+  EXPECT_FALSE(empty.ok());
+  // x_m = 1 and x_m + x_p = 0.5 exactly: pointwise would take -0.5 s per
+  // roofline second.
+  auto unphysical = FitEfficiencies(
+      {Sample("mm", 1, 0, 0, 1), Sample("both", 1, 1, 0, 0.5)});
+  ASSERT_FALSE(unphysical.ok());
+  EXPECT_NE(unphysical.status().message().find("pointwise"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace torchcost
