@@ -13,6 +13,10 @@
 
 namespace torchcost {
 
+// The default weight of the penalty on differences between inverse
+// efficiencies (relative to a sample's squared relative error).
+inline constexpr double kTiePenalty = 1e-3;
+
 // One measured piece of a step (a phase of one model, say) beside what the
 // pure roofline (every efficiency 1) predicts for it, per OpClass.
 struct TimingSample {
@@ -35,15 +39,14 @@ struct EfficiencyFit {
 };
 
 // Returns the efficiencies e_c that minimise sum_i (p_i / m_i - 1)^2, where
-// p_i = sum_c r_ic / e_c, plus kTiePenalty * sum over pairs of fitted classes
+// p_i = sum_c r_ic / e_c, plus tie_penalty * sum over pairs of fitted classes
 // of (1/e_c - 1/e_d)^2 (NB: the penalty picks, among fits the samples cannot
-// tell apart, the one nearest a common efficiency). Errors: no sample, a
+// tell apart, the one nearest a common efficiency, and pulls a class that
+// has little time in every sample towards the others). Errors: no sample, a
 // measured time not positive or a roofline time negative (the sample named),
 // a class fitted to a time not positive.
-Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples);
-
-// The weight of the penalty on differences between inverse efficiencies.
-inline constexpr double kTiePenalty = 1e-6;
+Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
+                                      double tie_penalty = kTiePenalty);
 
 }  // namespace torchcost
 

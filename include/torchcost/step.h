@@ -120,6 +120,10 @@ struct StepConfig {
   // step's roofline time on it goes to Report::time (every symbol must be
   // bound); empty: no time.
   std::string gpu;
+  // A calibration file (python3 -m torchcost.calibrate's FILE.json with a
+  // fit): its device's figures and fitted efficiencies in place of `gpu`'s
+  // (docs/calibration.md); empty: none.
+  std::string gpu_file;
   // Weight-only quantization for inference (mode generate): "int8"
   // (bitsandbytes' LLM.int8 Linear8bitLt), "int4" (AWQ's WQLinear_GEMM, group
   // 128), "nf4" (bitsandbytes' Params4bit as QLoRA stores it), "fp8" (row-wise

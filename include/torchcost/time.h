@@ -17,7 +17,8 @@ struct TimeReport {
   bool present = false;
   std::string gpu;     // GpuSpec::name.
   std::string source;  // "roofline on A100-80GB-SXM" (datasheet peaks and
-                       // efficiencies).
+                       // efficiencies), or "calibrated (FILE)".
+  bool calibrated = false;  // If true, the figures are a calibration file's.
   // One micro-batch's forward and backward (with checkpointed recomputation),
   // the optimizer step, and the step: accumulate * (forward + backward) +
   // optimizer.

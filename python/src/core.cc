@@ -7,12 +7,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "python/src/analysis_holder.h"
+#include "torchcost/efficiency_fit.h"
 #include "torchcost/report.h"
 #include "torchcost/training.h"
 
@@ -226,5 +229,32 @@ PYBIND11_MODULE(_core, m) {
         "Analyses what the command-line arguments describe; `name` names the model in reports.");
   m.def("generate", &tp::GenerateArgs, py::arg("args"),
         "Runs `torchcost --mode generate --json` on the arguments; returns its output.");
+  m.def(
+      "fit_efficiencies",
+      [](const std::vector<std::tuple<std::string, std::vector<double>, double>>& rows) {
+        std::vector<torchcost::TimingSample> samples;
+        for (const auto& [name, roofline, measured] : rows) {
+          if (roofline.size() != static_cast<size_t>(torchcost::kNumOpClasses))
+            throw tp::UsageError("efficiency fit: sample '" + name + "' needs one roofline time per op class");
+          torchcost::TimingSample s;
+          s.name = name;
+          std::copy(roofline.begin(), roofline.end(), s.roofline_seconds.begin());
+          s.measured_seconds = measured;
+          samples.push_back(std::move(s));
+        }
+        auto fit = torchcost::FitEfficiencies(samples);
+        if (!fit.ok()) throw tp::UsageError(fit.status().message());
+        py::dict out;
+        out["efficiency"] = std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
+        out["fitted"] = std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
+        out["rank"] = fit->rank;
+        out["rms_relative_error"] = fit->rms_relative_error;
+        out["max_relative_error"] = fit->max_relative_error;
+        out["predicted_seconds"] = fit->predicted_seconds;
+        return out;
+      },
+      py::arg("samples"),
+      "Fits the efficiency per op class (matmul, attention, pointwise, reduction, optimizer) to samples "
+      "(name, roofline seconds per class, measured seconds) by least squares; returns the fit as a dict.");
   m.def("compare", &tp::CompareArgs, py::arg("args"), "Runs `torchcost compare` on the arguments; returns its output.");
 }

@@ -47,6 +47,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "state_dtype": ("--state-dtype", "value"),
     "inputs_require_grad": ("--inputs-require-grad", "flag"),
     "gpu": ("--gpu", "value"),
+    "gpu_file": ("--gpu-file", "value"),
     "cache_dtype": ("--cache-dtype", "value"),
     "weight_quant": ("--weight-quant", "value"),
     "allocator": ("--allocator", "value"),

@@ -1,13 +1,17 @@
 """Calibration: run the step torchcost analysed for real, and put predicted and measured side by side.
 
     python3 -m torchcost.calibrate MODEL --input SHAPE [--input SHAPE ...] [--set B=8] [--optimizer adam]
-                                   [--device cpu|cuda] [--warmup 2] [--steps 5] --out FILE.json
+                                   [--device cpu|cuda] [--gpu NAME | --peaks FILE.json] [--warmup 2]
+                                   [--steps 5] --out FILE.json
+    python3 -m torchcost.calibrate --fit A.json B.json ... --out DEVICE.json
 
 MODEL: `module:callable` (a function or class building the nn.Module; the
 module imported from the current directory or sys.path), or a TorchScript
 archive (.pt). The step is torchcost's: zero_grad(set_to_none=True), forward,
 the sum of the first output as the loss, backward, optimizer step. The file's
-format: docs/calibration.md.
+format: docs/calibration.md. The time of each phase beside its roofline seconds per op class are the
+samples from which torchcost's library fits the efficiency per class (least squares); --fit fits the samples of
+several files at once, and `torchcost --gpu-file FILE.json` predicts with the result.
 """
 
 import argparse
@@ -16,8 +20,11 @@ import importlib
 import json
 import os
 import platform
+import statistics
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._options import TorchcostError
 
@@ -25,6 +32,10 @@ from ._options import TorchcostError
 OPTIMIZERS = ("sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop")
 CATEGORIES = ("param", "buffer", "grad", "act", "opt")
 PHASES = ("forward", "backward", "optimizer")
+# The roofline's op classes (include/torchcost/op_class.h), in its order.
+CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer")
+FIT_METHOD = ("least squares (Eigen) of the relative errors p/m - 1 over the samples, p = sum over classes of "
+              "roofline seconds / efficiency")
 _NONE = object()
 
 
@@ -180,6 +191,7 @@ def table(doc: Dict[str, Any]) -> str:
     lines.append("step %.6f s measured (median of %d; forward %.6f, backward %.6f, optimizer %.6f)"
                  % (m["step_seconds"], m["steps"], *(m["phase_seconds"][k] for k in ("forward", "backward",
                                                                                        "optimizer"))))
+    lines += fit_table(doc)
     ops = list(m.get("op_seconds", {}).items())[:10]
     if ops:
         lines.append("slowest operators (one profiled step, inclusive):")
@@ -187,9 +199,163 @@ def table(doc: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
+    """roofline for this CPU on one thread, measured: a float32 matmul's FLOP/s and a copy's bytes per second.
+
+    Each the best of `repeats` (thread CPU time): 256x256 @ 256x256 (2 * 256^3 FLOPs) 8 times, and a copy of
+    32 MiB (read and written: 64 MiB moved).
+    """
+    import torch
+
+    with _one_thread():
+        n, reps = 256, 8
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        c = torch.empty(n, n)
+        x = torch.randn(8 << 20)
+        y = torch.empty_like(x)
+        torch.mm(a, b, out=c)
+        y.copy_(x)
+        mm, cp = float("inf"), float("inf")
+        for _ in range(repeats):
+            t = time.thread_time()
+            for _ in range(reps):
+                torch.mm(a, b, out=c)
+            mm = min(mm, (time.thread_time() - t) / reps)
+            t = time.thread_time()
+            y.copy_(x)
+            cp = min(cp, time.thread_time() - t)
+    # NB: thread_time ticks in ns on Linux; a zero reading is not a rate.
+    if not (mm > 0 and cp > 0):
+        raise TorchcostError("peaks: the microbenchmark took no measurable time")
+    return {"device": "cpu", "name": "cpu %s (1 thread)" % (platform.processor() or platform.machine()),
+            "tflops": {"fp32": 2.0 * n ** 3 / mm / 1e12},
+            "bandwidth_gbs": 2.0 * x.numel() * x.element_size() / cp / 1e9,
+            "method": "measured: best of %d, thread CPU time: torch.mm %dx%d fp32 (FLOP/s), copy_ of %d MiB "
+                      "(bytes read + written per second)" % (repeats, n, n, x.numel() * x.element_size() >> 20)}
+
+
+def _one_thread() -> Any:
+    from . import _measure
+
+    return _measure.one_thread()
+
+
+def read_doc(path: str) -> Dict[str, Any]:
+    """A calibration file's document; errors name the file."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise TorchcostError("%s: cannot read a calibration file: %s" % (path, e)) from None
+    if not isinstance(doc, dict) or doc.get("format") != "torchcost.calibration":
+        raise TorchcostError("%s: key format: expected \"torchcost.calibration\"" % path)
+    return doc
+
+
+def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
+    """The fit's samples of one step: each phase's measured seconds (median) beside its roofline seconds per class."""
+    classes = time_doc["classes"]
+    rows = {
+        "forward": {c: classes[c]["forward_roofline_seconds"] for c in CLASSES},
+        "backward": {c: classes[c]["backward_roofline_seconds"] for c in CLASSES},
+        # NB: the optimizer's step is its own class; its roofline is the class's whole.
+        "optimizer": {c: (classes[c]["roofline_seconds"] if c == "optimizer" else 0.0) for c in CLASSES},
+    }
+    out = []
+    for phase in PHASES:
+        if any(v > 0 for v in rows[phase].values()):
+            out.append({"name": "%s %s" % (name, phase), "roofline_seconds": rows[phase],
+                        "measured_seconds": measured["phase_seconds"][phase]})
+    return out
+
+
+def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """fit.*: the efficiency per class that torchcost's library fits to the samples (each gets predicted_seconds)."""
+    from . import _call
+
+    rows = [(s["name"], [float(s["roofline_seconds"][c]) for c in CLASSES], float(s["measured_seconds"]))
+            for s in samples]
+    r = _call(lambda core: core.fit_efficiencies, rows)
+    samples = [dict(s, predicted_seconds=p) for s, p in zip(samples, r["predicted_seconds"])]
+    return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
+            "rank": r["rank"], "rms_relative_error": r["rms_relative_error"],
+            "max_relative_error": r["max_relative_error"], "method": FIT_METHOD, "samples": samples}
+
+
+def fit_or_error(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """fit(samples), or {"error", "samples"} where the samples do not determine one."""
+    try:
+        return fit(samples)
+    except TorchcostError as e:
+        return {"error": str(e), "method": FIT_METHOD, "samples": samples}
+
+
+def fit_files(paths: Sequence[str]) -> Dict[str, Any]:
+    """One fit over the samples of several calibration files measured against the same roofline."""
+    if not paths:
+        raise TorchcostError("fit: give the calibration files to fit")
+    docs = [(p, read_doc(p)) for p in paths]
+    roofline = docs[0][1].get("roofline")
+    samples: List[Dict[str, Any]] = []
+    for path, doc in docs:
+        if not doc.get("roofline"):
+            raise TorchcostError("%s: key roofline: missing (calibrated without peaks: give --gpu NAME on cuda)"
+                                 % path)
+        if doc["roofline"] != roofline:
+            raise TorchcostError("%s: key roofline: differs from %s's (calibrate each model with --peaks %s)"
+                                 % (path, docs[0][0], docs[0][0]))
+        samples += (doc.get("fit") or {}).get("samples", [])
+    result = fit(samples)
+    return {"format": "torchcost.calibration", "version": 1, "files": list(paths), "roofline": roofline,
+            "fit": result}
+
+
+def _roofline(device: str, gpu: Optional[str], peaks: Any) -> Optional[Dict[str, Any]]:
+    """roofline.*: the peaks the efficiencies are fractions of (given, a GPU of the table, or measured on CPU)."""
+    if peaks is not None:
+        if isinstance(peaks, str):
+            doc = read_doc(peaks)
+            if not doc.get("roofline"):
+                raise TorchcostError("%s: key roofline: missing" % peaks)
+            peaks = doc["roofline"]
+        if peaks.get("device") != device.split(":")[0]:
+            raise TorchcostError("peaks: measured on %s, not %s" % (peaks.get("device"), device))
+        return dict(peaks)
+    if gpu:
+        if device == "cpu":
+            raise TorchcostError("gpu: %s is a GPU; --device cpu measures its own peaks" % gpu)
+        return {"device": "cuda", "gpu": gpu}
+    return cpu_peaks() if device == "cpu" else None
+
+
+def fit_table(doc: Dict[str, Any]) -> List[str]:
+    """The fit's lines: efficiencies per class, and each sample's measured and fitted seconds."""
+    f = doc.get("fit")
+    if not f:
+        return []
+    if "error" in f:
+        return ["fit: none (%s)" % f["error"]]
+    lines = ["efficiency per op class (fitted; peaks: %s): %s" % (
+        doc["roofline"].get("gpu") or doc["roofline"].get("name"),
+        ", ".join("%s %.3f" % kv for kv in f["efficiency"].items()))]
+    lines.append("%-44s %12s %12s %8s" % ("seconds", "fitted", "measured", "ratio"))
+    for s in f["samples"]:
+        lines.append("%-44s %12.6f %12.6f %8.3f" % (s["name"][-44:], s["predicted_seconds"], s["measured_seconds"],
+                                                   s["predicted_seconds"] / s["measured_seconds"]))
+    lines.append("fit: rank %d, rms relative error %.3f, max %.3f" % (f["rank"], f["rms_relative_error"],
+                                                                   f["max_relative_error"]))
+    return lines
+
+
 def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bindings: Optional[Dict[str, int]] = None,
-              device: str = "cpu", warmup: int = 2, steps: int = 5) -> Dict[str, Any]:
-    """Predicts with torchcost.analyze and measures the same step on device; returns the calibration document."""
+              device: str = "cpu", warmup: int = 2, steps: int = 5, gpu: Optional[str] = None,
+              peaks: Any = None) -> Dict[str, Any]:
+    """Predicts with torchcost.analyze and measures the same step on device; returns the calibration document.
+
+    gpu: on cuda, the GPU of torchcost's table whose datasheet peaks the fitted efficiencies are fractions of
+    (without it, no time is fitted); peaks: a calibration file (or its roofline dict) whose peaks to use
+    instead of measuring them (CPU) again, so that files can be fitted together.
+    """
     import torch
 
     from . import _measure, _model, analyze
@@ -208,44 +374,137 @@ def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bi
     xs = make_inputs(shapes, bindings, device)
     # The analysis exports the module itself (torch.fx on meta inputs; its weights are not touched).
     is_file = isinstance(model_spec, str) and model_spec.lower().endswith(".pt")
-    analysis = analyze(model_spec if is_file else model, list(inputs),
-                       optimizer=optimizer, set=bindings or None, device="cuda" if cuda else "cpu")
-    pred = predicted(analysis)
+    roofline = _roofline(device, gpu, peaks)
+    time_options: Dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if roofline is not None:
+            # The pure roofline (every efficiency 1): the roofline seconds per class are what the fit needs.
+            path = os.path.join(tmp, "roofline.json")
+            with open(path, "w") as f:
+                json.dump({"roofline": roofline, "fit": {"efficiency": {}}}, f)
+            time_options["gpu_file"] = path
+        analysis = analyze(model_spec if is_file else model, list(inputs), optimizer=optimizer,
+                           set=bindings or None, device="cuda" if cuda else "cpu", **time_options)
+        pred = predicted(analysis)
+        time_doc = analysis.to_dict().get("time") if roofline is not None else None
     opt = make_optimizer(optimizer, model.parameters())
     with _measure.one_thread() if not cuda else contextlib.nullcontext():
         meas = _measure.measure_step(model, xs, opt, device, warmup=warmup, steps=steps)
     meas["category_bytes"] = measured_categories(meas)
     meas.update(context)
     name = model_spec if isinstance(model_spec, str) else type(model_spec).__name__
-    return {"format": "torchcost.calibration", "version": 1, "model": name,
-            "inputs": [{"shape": s, "dtype": d or "float32"} for s, d in shapes], "bindings": bindings,
-            "optimizer": optimizer, "device": device_info(device), "warmup": warmup,
-            "predicted": pred, "measured": meas}
+    doc = {"format": "torchcost.calibration", "version": 1, "model": name,
+           "inputs": [{"shape": s, "dtype": d or "float32"} for s, d in shapes], "bindings": bindings,
+           "optimizer": optimizer, "device": device_info(device), "warmup": warmup,
+           "predicted": pred, "measured": meas, "roofline": roofline, "fit": None}
+    if time_doc is not None:
+        pred["roofline_step_seconds"] = time_doc["step_seconds"]
+        doc["fit"] = fit_or_error(timing_samples(time_doc, meas, name))
+    return doc
+
+
+def calibrate_together(models: Sequence[Tuple[str, Any, List[str], Dict[str, int]]], *, optimizer: str = "adam",
+                       peaks: Any = None, rounds: int = 9) -> Dict[str, Dict[str, Any]]:
+    """calibrate() for several models on this CPU, their steps timed in turn: {name: document}.
+
+    models: (name, nn.Module or spec, inputs, bindings). Each is calibrated (memory, one profiled step), then
+    `rounds` rounds each time one step of every model in turn, so that a machine's changing load falls on all
+    of them alike (NB: the way to compare models' times on a shared machine); measured.*seconds* are
+    replaced by those rounds' medians and fastest, and each fit refitted to them.
+    """
+    from . import _measure, _model
+
+    peaks = _roofline("cpu", None, peaks)
+    docs: Dict[str, Dict[str, Any]] = {}
+    runs = []
+    for name, spec, inputs, bindings in models:
+        doc = calibrate(spec, inputs, optimizer=optimizer, bindings=bindings, device="cpu", warmup=1, steps=1,
+                        peaks=peaks)
+        doc["model"] = name
+        docs[name] = doc
+        model = load_model(spec, "cpu")
+        xs = make_inputs(_model.normalize_inputs(list(inputs)), dict(bindings or {}), "cpu")
+        runs.append((name, _measure._phase_runner(model, xs, make_optimizer(optimizer, model.parameters()))))
+    times = {name: {p: [] for p in PHASES} for name, _ in runs}
+    totals: Dict[str, List[float]] = {name: [] for name, _ in runs}
+    with _measure.one_thread():
+        for r in range(rounds + 1):  # NB: round 0 warms every model up (the optimizer's states exist).
+            for name, run in runs:
+                s: Dict[str, Any] = {}
+                t0 = time.thread_time()
+                for phase, fn in run:
+                    t = time.thread_time()
+                    fn(s)
+                    if r:
+                        times[name][phase].append(time.thread_time() - t)
+                if r:
+                    totals[name].append(time.thread_time() - t0)
+                del s
+    for name, doc in docs.items():
+        m = doc["measured"]
+        m.update(step_seconds=statistics.median(totals[name]), step_seconds_min=min(totals[name]), steps=rounds,
+                 phase_seconds={p: statistics.median(v) for p, v in times[name].items()},
+                 phase_seconds_min={p: min(v) for p, v in times[name].items()},
+                 interleaved_with=[n for n in docs if n != name])
+        if doc.get("fit"):
+            by_name = {"%s %s" % (name, p): m["phase_seconds"][p] for p in PHASES}
+            samples = [dict(s, name="%s %s" % (name, s["name"].rsplit(" ", 1)[1])) for s in doc["fit"]["samples"]]
+            for s in samples:
+                s["measured_seconds"] = by_name[s["name"]]
+                s.pop("predicted_seconds", None)
+            doc["fit"] = fit_or_error(samples)
+    return docs
+
+
+def _write(path: str, doc: Dict[str, Any]) -> None:
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m torchcost.calibrate",
+    ap = argparse.ArgumentParser(prog="torchcost calibrate",
                                  description="Run a model's training step for real and compare with torchcost.")
-    ap.add_argument("model", help="module:callable building the nn.Module, or a TorchScript .pt")
+    ap.add_argument("model", nargs="?", help="module:callable building the nn.Module, or a TorchScript .pt")
     ap.add_argument("--input", action="append", default=[], help="an input shape: 8,3,32,32 or B,S:int64")
     ap.add_argument("--set", action="append", default=[], help="NAME=INT, a symbol's value")
     ap.add_argument("--optimizer", default="adam", choices=OPTIMIZERS)
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N] (cuda: untested)")
     ap.add_argument("--warmup", type=int, default=2, help="unmeasured steps first (at least 1)")
     ap.add_argument("--steps", type=int, default=5, help="timed steps (the median is reported)")
+    ap.add_argument("--gpu", help="cuda: the GPU of torchcost's table (its datasheet peaks) to fit efficiencies to")
+    ap.add_argument("--peaks", metavar="FILE.json", help="the peaks of an earlier calibration file, not measured again")
+    ap.add_argument("--fit", nargs="+", metavar="FILE.json", help="fit the samples of these calibration files at once")
     ap.add_argument("--out", required=True, help="the calibration file to write (JSON)")
     args = ap.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print("torchcost.calibrate: calibrate runs the step in PyTorch: torch is not importable by %s (%s)"
+              % (sys.executable, e), file=sys.stderr)
+        return 2
+    if args.fit:
+        try:
+            if args.model:
+                raise TorchcostError("fit: give calibration files only, not a model (%s)" % args.model)
+            doc = fit_files(args.fit)
+        except TorchcostError as e:
+            print("torchcost.calibrate: %s" % e, file=sys.stderr)
+            return 2
+        _write(args.out, doc)
+        print("\n".join(fit_table(doc)))
+        return 0
+    if not args.model:
+        ap.error("give MODEL, or --fit FILE.json ...")
     if os.getcwd() not in sys.path:  # NB: as `python3 -m` does: MODEL's module is found from here.
         sys.path.insert(0, os.getcwd())
     try:
         doc = calibrate(args.model, args.input, optimizer=args.optimizer, bindings=parse_set(args.set),
-                        device=args.device, warmup=args.warmup, steps=args.steps)
+                        device=args.device, warmup=args.warmup, steps=args.steps, gpu=args.gpu, peaks=args.peaks)
     except TorchcostError as e:
         print("torchcost.calibrate: %s" % e, file=sys.stderr)
         return 2
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    _write(args.out, doc)
     print(table(doc))
     return 0
 

@@ -11,7 +11,7 @@
 namespace torchcost {
 
 Result<EfficiencyFit> FitEfficiencies(
-    const std::vector<TimingSample>& samples) {
+    const std::vector<TimingSample>& samples, double tie_penalty) {
   if (samples.empty()) {
     return Status::InvalidArgument("efficiency fit: no timing samples");
   }
@@ -54,7 +54,7 @@ Result<EfficiencyFit> FitEfficiencies(
     rhs(i) = 1;
   }
   // Penalty rows sqrt(lambda) (x_c - x_d) = 0 for each pair of classes.
-  const double w = std::sqrt(kTiePenalty);
+  const double w = std::sqrt(std::max(tie_penalty, 0.0));
   int row = n;
   for (int p = 0; p < k; ++p) {
     for (int q = p + 1; q < k; ++q, ++row) {

@@ -230,6 +230,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "roofline per node, module and operator, "
                  "MFU, tokens or samples per second; every symbol needs --set")
       ->type_name("NAME");
+  app.add_option("--gpu-file", out.gpu_file,
+                 "Predict the step's time from a calibration file (python3 -m torchcost.calibrate --fit): its "
+                 "device's peaks and fitted efficiencies per op class (docs/calibration.md)")
+      ->type_name("FILE.json");
   app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")
       ->type_name("FILE.svg");
   try {

@@ -53,6 +53,7 @@ struct CommandLine {
   std::string state_dtype;          // --state-dtype DTYPE (optimizer states)
   bool paged = false;               // --paged (bitsandbytes' paged optimizer states)
   std::string gpu;                  // --gpu NAME (the roofline time on it)
+  std::string gpu_file;             // --gpu-file FILE.json (a calibration's fit)
   std::string allocator = "none";   // --allocator none|cuda
   int64_t max_split_size_mb = 0;    // --max-split-size-mb N (0: none)
   bool expandable_segments = false; // --expandable-segments

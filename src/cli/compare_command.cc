@@ -41,9 +41,9 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     configs.erase(configs.begin());
   }
   if (configs.empty()) return Outcome::Usage("compare: give at least one configuration (full, lora:r=8, ...)");
-  if (!cl.gpu.empty())
+  if (!cl.gpu.empty() || !cl.gpu_file.empty())
     return Outcome::Usage(
-        "compare: --gpu is not shown here; run torchcost MODEL --gpu NAME "
+        "compare: --gpu and --gpu-file are not shown here; run torchcost MODEL --gpu NAME "
         "--set ...");
   // NB: compare's rows are training methods over one graph; a generation is
   // two phase graphs, whose "what fits" the main command's --budget and --sweep answer.

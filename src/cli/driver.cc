@@ -122,6 +122,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.param_dtype = cl.param_dtype;
   c.autocast = cl.autocast;
   c.gpu = cl.gpu;
+  c.gpu_file = cl.gpu_file;
   c.weight_quant = cl.weight_quant;
   c.allocator = cl.allocator;
   c.max_split_size_mb = cl.max_split_size_mb;

@@ -41,6 +41,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.galore", "--galore"},
     {"StepConfig.autocast", "--autocast"},
     {"StepConfig.loss", "--loss"},
+    {"StepConfig.gpu_file", "--gpu-file"},
     {"StepConfig.gpu", "--gpu"},
     {"StepConfig.allocator", "--allocator"},
     {"StepConfig.max_split_size_mb", "--max-split-size-mb"},

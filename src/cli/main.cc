@@ -7,9 +7,15 @@
 //
 // Exit codes: 0 ok; 1 analysis errors in --strict mode; 2 bad usage or
 // unreadable input. Every error is one line on stderr: "torchcost: <message>".
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/command_line.h"
 #include "cli/driver.h"
@@ -17,7 +23,29 @@
 
 namespace {
 
+// `torchcost calibrate ARGS...` becomes `python3 -m torchcost.calibrate
+// ARGS...` (docs/calibration.md; TORCHCOST_PYTHON names another interpreter):
+// the step runs for real in PyTorch. Returns only if Python cannot start.
+int Calibrate(int argc, char** argv) {
+  const char* env = std::getenv("TORCHCOST_PYTHON");
+  std::string python = env && *env ? env : "python3";
+  std::string dash_m = "-m", module = "torchcost.calibrate";
+  std::vector<char*> args = {python.data(), dash_m.data(), module.data()};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  std::cout.flush();
+  execvp(python.c_str(), args.data());
+  torchcost::cli::PrintError(
+      "calibrate: cannot run " + python + " (" + std::strerror(errno) +
+      "): calibrate runs the step in PyTorch and needs Python 3 with torch "
+      "and the torchcost package (pip install .); TORCHCOST_PYTHON names the "
+      "interpreter");
+  return torchcost::cli::kExitUsage;
+}
+
 int Main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "calibrate")
+    return Calibrate(argc, argv);
   using torchcost::cli::CommandLine;
   using torchcost::cli::Outcome;
   CommandLine cl;

@@ -127,7 +127,7 @@ std::string RenderModuleTree(const ir::Graph& graph, const Report& report,
     out += std::string("; Latency: ") +
            (report.training.mode == StepMode::kTrain ? "forward + backward, "
                                                      : "") +
-           "predicted, " + report.time.source;
+           TimeLabel(report.time);
   }
   out += ")\n";
   if (graph.scopes.empty()) return out + "  (no modules)\n";

@@ -56,8 +56,8 @@ std::string RenderOpTable(const Report& report, const sym::Bindings& bindings) {
     table.AddRow(row);
   }
   if (t.present) {
-    return "Operators (forward FLOPs; Time: forward + backward, predicted: " +
-           t.source + ")\n" + table.Render();
+    return "Operators (forward FLOPs; Time: forward + backward, " +
+           TimeLabel(t) + ")\n" + table.Render();
   }
   return "Operators (forward, by FLOPs)\n" + table.Render();
 }

@@ -8,6 +8,7 @@
 #include "torchcost/graph.h"
 #include "torchcost/report.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost::report {
 
@@ -41,6 +42,10 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
 // Returns the "Time" block of Report::time: the step, its phases, MFU and
 // throughput, marked as predicted ("roofline on NAME"); "" without a GPU.
 std::string RenderTime(const Report& report);
+
+// Returns how the time columns are marked: "predicted: roofline on NAME", or
+// "calibrated (FILE)" from a calibration file.
+std::string TimeLabel(const TimeReport& t);
 
 // Returns seconds with a unit: "1.23 s", "45.6 ms", "789 us", "12.3 ns".
 std::string SecondsText(double seconds);

@@ -37,11 +37,15 @@ std::string TflopsText(double flops, double seconds) {
   return fmt::format("{:.2f}", flops / seconds / 1e12);
 }
 
+std::string TimeLabel(const TimeReport& t) {
+  return t.calibrated ? t.source : "predicted: " + t.source;
+}
+
 std::string RenderTime(const Report& report) {
   const TimeReport& t = report.time;
   if (!t.present) return "";
   const bool train = report.training.mode == StepMode::kTrain;
-  std::string out = "Time (predicted: " + t.source + ")\n";
+  std::string out = "Time (" + TimeLabel(t) + ")\n";
   out += Field("  Forward:", SecondsText(t.forward_seconds) +
                                  (train ? " per micro-batch" : ""));
   if (train) {

@@ -183,12 +183,18 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
       return Fail(
           StepStage::kAnalysis,
           Status::InvalidArgument(
-              "StepConfig.gpu " + config.gpu +
+              (config.gpu_file.empty() ? "StepConfig.gpu " + config.gpu
+                                       : "StepConfig.gpu_file " +
+                                             config.gpu_file) +
               ": the time needs every symbol bound (StepConfig.bindings): " +
               time.status().message()),
           failed);
     }
     out.report.time = std::move(time).value();
+    if (!config.gpu_file.empty()) {
+      out.report.time.calibrated = true;
+      out.report.time.source = "calibrated (" + config.gpu_file + ")";
+    }
   }
   // 9. Strict mode: ops without rules fail it (the message Analyze gives in
   // strict mode).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "passes/user_regex.h"
+#include "step/gpu_file.h"
 #include "torchcost/cuda_allocator.h"
 #include "torchcost/galore.h"
 #include "torchcost/loss.h"
@@ -281,6 +282,21 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
           c.device);
     }
     parsed.gpu = std::move(gpu).value();
+    options.moved_bytes = true;
+  }
+  if (!c.gpu_file.empty()) {
+    if (!c.gpu.empty()) {
+      return Bad("StepConfig.gpu_file " + c.gpu_file +
+                 " names its own device; it does not go with StepConfig.gpu");
+    }
+    Result<CalibratedGpu> file = ReadGpuFile(c.gpu_file);
+    if (!file.ok()) return Bad("StepConfig.gpu_file: " + file.status().message());
+    if (file->device != c.device) {
+      return Bad("StepConfig.gpu_file " + c.gpu_file + " was measured on " +
+                 file->device + "; it does not go with StepConfig.device " +
+                 c.device);
+    }
+    parsed.gpu = std::move(file->gpu);
     options.moved_bytes = true;
   }
   return parsed;

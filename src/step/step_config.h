@@ -18,7 +18,7 @@ namespace torchcost::step {
 struct ParsedStep {
   AnalysisOptions options;
   std::optional<MethodSpec> method;
-  std::optional<GpuSpec> gpu;  // StepConfig::gpu, if given.
+  std::optional<GpuSpec> gpu;  // StepConfig::gpu or gpu_file's, if given.
 };
 
 // Parses and checks every option of `config` but the inputs and bindings, in

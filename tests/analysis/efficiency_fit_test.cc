@@ -36,7 +36,8 @@ TEST(EfficiencyFitTest, ExactSamplesGiveBackTheirEfficiencies) {
   auto fit = FitEfficiencies({Sample("a", 1, 0.1, 0, m(1, 0.1, 0)),
                               Sample("b", 0.2, 1, 0, m(0.2, 1, 0)),
                               Sample("c", 0, 0, 2, m(0, 0, 2)),
-                              Sample("d", 3, 1, 1, m(3, 1, 1))});
+                              Sample("d", 3, 1, 1, m(3, 1, 1))},
+                             /*tie_penalty=*/1e-6);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   // NB: the tie penalty (1e-6) moves an exact fit by less than 1e-4.
   EXPECT_NEAR(fit->efficiency[kMatmul], 0.5, 1e-4);
@@ -56,7 +57,8 @@ TEST(EfficiencyFitTest, OverdeterminedClassMinimisesRelativeErrors) {
   // One class, r = 1 s, measured 2 s and 4 s: minimise (x/2 - 1)^2 + (x/4 -
   // 1)^2; d/dx = 0 gives (x/2 - 1)/2 + (x/4 - 1)/4 = 0, x = 12/5, e = 5/12.
   auto fit = FitEfficiencies(
-      {Sample("two", 1, 0, 0, 2), Sample("four", 1, 0, 0, 4)});
+      {Sample("two", 1, 0, 0, 2), Sample("four", 1, 0, 0, 4)},
+      /*tie_penalty=*/0);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_NEAR(fit->efficiency[kMatmul], 5.0 / 12, 1e-12);
   // Relative errors 2.4/2 - 1 = 0.2 and 2.4/4 - 1 = -0.4.
@@ -76,6 +78,24 @@ TEST(EfficiencyFitTest, ClassesTheSamplesCannotSeparateShareAnEfficiency) {
   EXPECT_NEAR(fit->efficiency[kPointwise], 0.5, 1e-9);
 }
 
+TEST(EfficiencyFitTest, PenaltyPullsAPoorlyDeterminedClassToTheOthers) {
+  // Two samples: 1 s of matmul and 0.001 s of pointwise measured at 2.5 s
+  // (e_m = 0.5, pointwise 2 s per roofline second), and 1 s of matmul alone at
+  // 2 s. Without the penalty pointwise's 1/e is 500. With it, the normal
+  // equations of the rows [1/2.5, 0.001/2.5 | 1], [1/2, 0 | 1] and
+  // sqrt(1e-3) [1, -1 | 0] (solved by numpy.linalg.lstsq) give x_m = 2.19437,
+  // x_p = 2.24291: pointwise is pulled to matmul's.
+  const std::vector<TimingSample> s = {Sample("mixed", 1, 0.001, 0, 2.5),
+                                       Sample("mm", 1, 0, 0, 2)};
+  auto free = FitEfficiencies(s, /*tie_penalty=*/0);
+  ASSERT_TRUE(free.ok()) << free.status().message();
+  EXPECT_NEAR(1 / free->efficiency[kPointwise], 500, 1e-6);
+  auto tied = FitEfficiencies(s);
+  ASSERT_TRUE(tied.ok()) << tied.status().message();
+  EXPECT_NEAR(1 / tied->efficiency[kPointwise], 2.24291, 1e-4);
+  EXPECT_NEAR(1 / tied->efficiency[kMatmul], 2.19437, 1e-4);
+}
+
 TEST(EfficiencyFitTest, ErrorsNameTheSampleOrClass) {
   EXPECT_FALSE(FitEfficiencies({}).ok());
   auto zero = FitEfficiencies({Sample("mlp forward", 1, 0, 0, 0)});
@@ -89,7 +109,8 @@ TEST(EfficiencyFitTest, ErrorsNameTheSampleOrClass) {
   // x_m = 1 and x_m + x_p = 0.5 exactly: pointwise would take -0.5 s per
   // roofline second.
   auto unphysical = FitEfficiencies(
-      {Sample("mm", 1, 0, 0, 1), Sample("both", 1, 1, 0, 0.5)});
+      {Sample("mm", 1, 0, 0, 1), Sample("both", 1, 1, 0, 0.5)},
+      /*tie_penalty=*/0);
   ASSERT_FALSE(unphysical.ok());
   EXPECT_NE(unphysical.status().message().find("pointwise"),
             std::string::npos);
