@@ -10,8 +10,8 @@
 
 namespace torchcost {
 
-Result<EfficiencyFit> FitEfficiencies(
-    const std::vector<TimingSample>& samples, double tie_penalty) {
+Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
+                                      double tie_penalty) {
   if (samples.empty()) {
     return Status::InvalidArgument("efficiency fit: no timing samples");
   }
@@ -48,8 +48,8 @@ Result<EfficiencyFit> FitEfficiencies(
   Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + pairs);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < k; ++j) {
-      a(i, j) = samples[i].roofline_seconds[cols[j]] /
-                samples[i].measured_seconds;
+      a(i, j) =
+          samples[i].roofline_seconds[cols[j]] / samples[i].measured_seconds;
     }
     rhs(i) = 1;
   }

@@ -40,7 +40,8 @@ Result<GpuSpec> Device(const Json& r, const std::string& file) {
   GpuSpec g;
   g.name = r.value("name", std::string("calibrated device"));
   // bandwidth_gbs and tflops in gpus/gpus.yaml's units: 1e9 B/s, 1e12 FLOP/s.
-  Result<double> bw = Positive(r, "bandwidth_gbs", file, "roofline.bandwidth_gbs");
+  Result<double> bw =
+      Positive(r, "bandwidth_gbs", file, "roofline.bandwidth_gbs");
   if (!bw.ok()) return bw.status();
   g.bandwidth = *bw * 1e9;
   if (!r.contains("tflops") || !r["tflops"].is_object()) {
@@ -52,13 +53,11 @@ Result<GpuSpec> Device(const Json& r, const std::string& file) {
     const char* key;
     double GpuSpec::*field;
   };
-  constexpr Rate kRates[] = {{"fp32", &GpuSpec::fp32},
-                             {"fp32_matrix", &GpuSpec::fp32_matrix},
-                             {"tf32", &GpuSpec::tf32},
-                             {"fp16", &GpuSpec::fp16},
-                             {"bf16", &GpuSpec::bf16},
-                             {"fp8", &GpuSpec::fp8},
-                             {"int8", &GpuSpec::int8}};
+  constexpr Rate kRates[] = {
+      {"fp32", &GpuSpec::fp32}, {"fp32_matrix", &GpuSpec::fp32_matrix},
+      {"tf32", &GpuSpec::tf32}, {"fp16", &GpuSpec::fp16},
+      {"bf16", &GpuSpec::bf16}, {"fp8", &GpuSpec::fp8},
+      {"int8", &GpuSpec::int8}};
   for (auto it = t.begin(); it != t.end(); ++it) {
     const Rate* rate = nullptr;
     for (const Rate& r : kRates) {
@@ -109,7 +108,8 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
     if (!c.ok()) {
       return Bad(file, "fit.efficiency." + it.key(), c.status().message());
     }
-    Result<double> v = Positive(e, it.key(), file, "fit.efficiency." + it.key());
+    Result<double> v =
+        Positive(e, it.key(), file, "fit.efficiency." + it.key());
     if (!v.ok()) return v.status();
     out.gpu.efficiency[static_cast<int>(*c)] = *v;
   }

@@ -33,11 +33,11 @@ TEST(EfficiencyFitTest, ExactSamplesGiveBackTheirEfficiencies) {
   auto m = [](double mm, double pw, double opt) {
     return mm / 0.5 + pw / 0.25 + opt / 0.8;
   };
-  auto fit = FitEfficiencies({Sample("a", 1, 0.1, 0, m(1, 0.1, 0)),
-                              Sample("b", 0.2, 1, 0, m(0.2, 1, 0)),
-                              Sample("c", 0, 0, 2, m(0, 0, 2)),
-                              Sample("d", 3, 1, 1, m(3, 1, 1))},
-                             /*tie_penalty=*/1e-6);
+  auto fit = FitEfficiencies(
+      {Sample("a", 1, 0.1, 0, m(1, 0.1, 0)),
+       Sample("b", 0.2, 1, 0, m(0.2, 1, 0)), Sample("c", 0, 0, 2, m(0, 0, 2)),
+       Sample("d", 3, 1, 1, m(3, 1, 1))},
+      /*tie_penalty=*/1e-6);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   // NB: the tie penalty (1e-6) moves an exact fit by less than 1e-4.
   EXPECT_NEAR(fit->efficiency[kMatmul], 0.5, 1e-4);
@@ -56,9 +56,9 @@ TEST(EfficiencyFitTest, ExactSamplesGiveBackTheirEfficiencies) {
 TEST(EfficiencyFitTest, OverdeterminedClassMinimisesRelativeErrors) {
   // One class, r = 1 s, measured 2 s and 4 s: minimise (x/2 - 1)^2 + (x/4 -
   // 1)^2; d/dx = 0 gives (x/2 - 1)/2 + (x/4 - 1)/4 = 0, x = 12/5, e = 5/12.
-  auto fit = FitEfficiencies(
-      {Sample("two", 1, 0, 0, 2), Sample("four", 1, 0, 0, 4)},
-      /*tie_penalty=*/0);
+  auto fit =
+      FitEfficiencies({Sample("two", 1, 0, 0, 2), Sample("four", 1, 0, 0, 4)},
+                      /*tie_penalty=*/0);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_NEAR(fit->efficiency[kMatmul], 5.0 / 12, 1e-12);
   // Relative errors 2.4/2 - 1 = 0.2 and 2.4/4 - 1 = -0.4.
@@ -108,12 +108,11 @@ TEST(EfficiencyFitTest, ErrorsNameTheSampleOrClass) {
   EXPECT_FALSE(empty.ok());
   // x_m = 1 and x_m + x_p = 0.5 exactly: pointwise would take -0.5 s per
   // roofline second.
-  auto unphysical = FitEfficiencies(
-      {Sample("mm", 1, 0, 0, 1), Sample("both", 1, 1, 0, 0.5)},
-      /*tie_penalty=*/0);
+  auto unphysical =
+      FitEfficiencies({Sample("mm", 1, 0, 0, 1), Sample("both", 1, 1, 0, 0.5)},
+                      /*tie_penalty=*/0);
   ASSERT_FALSE(unphysical.ok());
-  EXPECT_NE(unphysical.status().message().find("pointwise"),
-            std::string::npos);
+  EXPECT_NE(unphysical.status().message().find("pointwise"), std::string::npos);
 }
 
 }  // namespace

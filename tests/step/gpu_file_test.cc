@@ -58,9 +58,10 @@ TEST(GpuFileTest, ErrorsNameTheFileAndTheKey) {
             0u);
   EXPECT_EQ(Error("{" + peaks + R"(, "fit": {"efficiency": {"matmul": -1}}})"),
             "cal.json: key fit.efficiency.matmul: expected a positive number");
-  EXPECT_EQ(Error("{" + peaks + R"(, "fit": {"efficiency": {"conv": 1}}})")
-                .rfind("cal.json: key fit.efficiency.conv: unknown op class", 0),
-            0u);
+  EXPECT_EQ(
+      Error("{" + peaks + R"(, "fit": {"efficiency": {"conv": 1}}})")
+          .rfind("cal.json: key fit.efficiency.conv: unknown op class", 0),
+      0u);
   EXPECT_EQ(Error(R"({"roofline": {"device": "cpu", "tflops": {"fp32": 1}},
       "fit": {"efficiency": {}}})"),
             "cal.json: key roofline.bandwidth_gbs: missing");
