@@ -1,10 +1,13 @@
 #include "passes/shape_prop.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "passes/native_ops.h"
 #include "passes/shape_fallback.h"
@@ -66,80 +69,90 @@ bool UseTracedShape(const ir::Value& v, RValue* out) {
   return true;
 }
 
-// Appends `n` raw bytes of `p` to a memo key.
-void AppendBytes(std::string* key, const void* p, size_t n) { key->append(static_cast<const char*>(p), n); }
+// A memo key: the words of a rule's identity and of its bound values.
+using MemoKey = std::vector<uint64_t>;
+
+// Hashes a memo key word by word (a boost-style combine, then splitmix64's finalizer).
+struct MemoKeyHash {
+  size_t operator()(const MemoKey& key) const {
+    uint64_t h = key.size();
+    for (uint64_t w : key) {
+      h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+      h ^= h >> 31;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+uint64_t Word(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
 // Appends an interned expression: its node and constant identify it.
-void AppendExpr(std::string* key, const sym::Expr& e) {
-  const sym::Node* node = e.node();
-  AppendBytes(key, &node, sizeof node);
-  if (node == nullptr) {
-    const int64_t c = *e.AsConstant();
-    AppendBytes(key, &c, sizeof c);
-  }
+void AppendExpr(MemoKey* key, const sym::Expr& e) {
+  key->push_back(Word(e.node()));
+  if (e.node() == nullptr) key->push_back(static_cast<uint64_t>(*e.AsConstant()));
 }
 
-void AppendExprs(std::string* key, const std::vector<sym::Expr>& exprs) {
-  const size_t n = exprs.size();
-  AppendBytes(key, &n, sizeof n);
+void AppendExprs(MemoKey* key, const std::vector<sym::Expr>& exprs) {
+  key->push_back(exprs.size());
   for (const sym::Expr& e : exprs) AppendExpr(key, e);
 }
 
-void AppendTensor(std::string* key, const rules::TensorType& t) {
+void AppendTensor(MemoKey* key, const rules::TensorType& t) {
   AppendExprs(key, t.shape);
-  const char tag[2] = {static_cast<char>(t.dtype), static_cast<char>(t.has_scalar)};
-  AppendBytes(key, tag, sizeof tag);
+  key->push_back(static_cast<uint64_t>(t.dtype) << 1 | static_cast<uint64_t>(t.has_scalar));
   if (t.has_scalar) AppendExpr(key, t.scalar);
 }
 
 // Appends every field of `v` that a rule can read (Expr fields by their
 // interned node, so equal keys mean equal values).
-void AppendValue(std::string* key, const RValue& v) {
-  const char tag[3] = {static_cast<char>(v.kind), static_cast<char>(v.b), static_cast<char>(v.unknown)};
-  AppendBytes(key, tag, sizeof tag);
+void AppendValue(MemoKey* key, const RValue& v) {
+  key->push_back(static_cast<uint64_t>(v.kind) << 2 | static_cast<uint64_t>(v.b) << 1 |
+                 static_cast<uint64_t>(v.unknown));
   switch (v.kind) {
     case RValue::Kind::kInt:
       AppendExpr(key, v.i);
       break;
-    case RValue::Kind::kFloat:
-      AppendBytes(key, &v.f, sizeof v.f);
-      break;
-    case RValue::Kind::kString: {
-      const size_t n = v.s.size();
-      AppendBytes(key, &n, sizeof n);
-      key->append(v.s);
+    case RValue::Kind::kFloat: {
+      uint64_t bits;
+      std::memcpy(&bits, &v.f, sizeof bits);
+      key->push_back(bits);
       break;
     }
+    case RValue::Kind::kString:
+      key->push_back(v.s.size());
+      for (size_t i = 0; i < v.s.size(); i += 8) {
+        uint64_t w = 0;
+        std::memcpy(&w, v.s.data() + i, std::min<size_t>(8, v.s.size() - i));
+        key->push_back(w);
+      }
+      break;
     case RValue::Kind::kIntList:
       AppendExprs(key, v.ints);
       break;
     case RValue::Kind::kTensor:
       AppendTensor(key, v.t);
       break;
-    case RValue::Kind::kTensorList: {
-      const size_t n = v.tensors.size();
-      AppendBytes(key, &n, sizeof n);
+    case RValue::Kind::kTensorList:
+      key->push_back(v.tensors.size());
       for (const rules::TensorType& t : v.tensors) AppendTensor(key, t);
       break;
-    }
-    case RValue::Kind::kList: {
-      const size_t n = v.items.size();
-      AppendBytes(key, &n, sizeof n);
+    case RValue::Kind::kList:
+      key->push_back(v.items.size());
       for (const RValue& item : v.items) AppendValue(key, item);
       break;
-    }
     default:
       break;
   }
 }
 
 // The memo key of applying `rule` to `args`: the rule and every bound value.
-void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args, std::string* key) {
+void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args, MemoKey* key) {
   key->clear();
-  AppendBytes(key, &rule, sizeof rule);
+  key->push_back(Word(rule));
   for (const RValue* a : args) {
-    const char given = a != nullptr;
-    AppendBytes(key, &given, 1);
+    key->push_back(a != nullptr);
     if (a != nullptr) AppendValue(key, *a);
   }
 }
@@ -221,8 +234,8 @@ class Propagator {
       d.erase(std::remove_if(d.begin(), d.end(), [&](const Diagnostic& x) { return x.message == unread; }), d.end());
     }
     std::vector<const RValue*> args;
-    std::unordered_map<std::string, rules::Applied> memo;  // RuleKey -> the rule's result.
-    std::string key;
+    std::unordered_map<MemoKey, rules::Applied, MemoKeyHash> memo;  // RuleKey -> the rule's result.
+    MemoKey key;
     // What each distinct op is, found once per propagation (op '\0' overload -> entry).
     struct OpEntry {
       bool native = false, int_arith = false;  // IsNativeOp, IsIntArith.
