@@ -1,11 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "report/tiny_net.h"
+#include "testing/text_lines.h"
 #include "torchcost/report.h"
 
 namespace torchcost {
@@ -13,15 +13,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::LineWith;
+using testing::Lines;
 using testing::TinyNet;
 namespace t = testing;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Returns the module tree's lines, after its title and column header, up to the
 // blank line.
@@ -31,14 +26,6 @@ std::vector<std::string> TreeLines(const std::string& text) {
   while (i < all.size() && all[i].rfind("Module tree", 0) != 0) ++i;
   for (i += 2; i < all.size() && !all[i].empty(); ++i) tree.push_back(all[i]);
   return tree;
-}
-
-// Returns the first line that contains `needle`, or "".
-std::string LineWith(const std::string& text, const std::string& needle) {
-  for (const std::string& line : Lines(text)) {
-    if (line.find(needle) != std::string::npos) return line;
-  }
-  return "";
 }
 
 class TextReportTest : public ::testing::Test {

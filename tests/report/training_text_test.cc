@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "report/tiny_net.h"
+#include "testing/text_lines.h"
 #include "torchcost/report.h"
 
 namespace torchcost {
@@ -16,30 +16,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::LineStarting;
+using testing::Lines;
 using testing::TinyNet;
+using testing::Words;
 namespace t = testing;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> Words(const std::string& line) {
-  std::vector<std::string> words;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-// Returns the first line that starts with `prefix`, or "".
-std::string LineStarting(const std::string& text, const std::string& prefix) {
-  for (const std::string& line : Lines(text)) {
-    if (line.rfind(prefix, 0) == 0) return line;
-  }
-  return "";
-}
 
 // Returns the rows of the memory table: the lines between its second and third
 // dashed rules.
