@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
 #include "testing/graph_builder.h"
 #include "torchcost/analysis.h"
 
@@ -46,10 +47,7 @@ class MovedBytesTest : public ::testing::Test {
     AnalysisOptions opts;
     opts.moved_bytes = moved;
     opts.training.inputs_require_grad = input_grad;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? std::move(r).value() : Report();
+    return testing::AnalyzeGraph(b_.graph(), rules_, ctx_, opts, input);
   }
   GraphBuilder b_;
   RuleSet rules_;

@@ -6,20 +6,21 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
-#include "testing/toy_rules.h"
+#include "testing/timeline.h"
+#include "testing/toy_graph_test.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
+using testing::At;
 using testing::GraphBuilder;
 
-
 // x [M, 8] -> l1 (W1 [4, 8]) -> t::widen (no rule: [M, 4] -> [M, 12]) -> l2 (W2 [2, 12]).
-class UnknownOpTest : public ::testing::Test {
+class UnknownOpTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
+    ToyGraphTest::SetUp();
     int x = b_.Input();
     int w1 = b_.Param("l1.weight", {4, 8});
     int w2 = b_.Param("l2.weight", {2, 12});
@@ -43,17 +44,8 @@ class UnknownOpTest : public ::testing::Test {
   Report Run(const char* input, StepMode mode = StepMode::kTrain) {
     AnalysisOptions opts;
     opts.training.mode = mode;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::move(r).value();
+    return AnalyzeBuiltGraph(opts, input);
   }
-
-  int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 constexpr int kRoot = 0, kL1 = 1, kWiden = 2, kL2 = 3;  // Scopes in creation order.

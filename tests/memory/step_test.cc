@@ -5,44 +5,30 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
-#include "testing/toy_rules.h"
+#include "testing/timeline.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::At;
 using testing::GraphBuilder;
 
-
 // x [M, 8] -> lin1 (W1 [4, 8]) -> relu -> lin2 (W2 [2, 4]) -> out [M, 2].
-class StepTest : public ::testing::Test {
+class StepTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
-    int x = b_.Input();
-    int w1 = b_.Param("l1.weight", {4, 8});
-    int w2 = b_.Param("l2.weight", {2, 4});
-    b_.Scope("l1", "Linear");
-    int h = b_.One("t::lin", {x, w1}, {"input", "weight"});
-    b_.Scope("act", "ReLU");
-    int r = b_.One("t::relu", {h}, {"self"});
-    b_.Scope("l2", "Linear");
-    b_.Output(b_.One("t::lin", {r, w2}, {"input", "weight"}));
+    ToyGraphTest::SetUp();
+    testing::ToyMlp(b_);
   }
   Report Run(const char* input, TrainingOptions t) {
     AnalysisOptions opts;
     opts.training = t;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::move(r).value();
+    return AnalyzeBuiltGraph(opts, input);
   }
-  int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;  // Parameter bytes (float32).

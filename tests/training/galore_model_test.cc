@@ -9,8 +9,9 @@
 #include <map>
 
 #include "training/galore_model.h"
-#include "testing/graph_builder.h"
-#include "testing/toy_rules.h"
+#include "testing/timeline.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 #include "torchcost/galore.h"
 
@@ -21,7 +22,8 @@ using analysis::GaloreFlops;
 using analysis::GaloreStateBytes;
 using analysis::GaloreUpdate;
 using memory::Event;
-using testing::GraphBuilder;
+using testing::CategoryMax;
+using testing::OptimizerTempOverBackward;
 
 TEST(GaloreConfigTest, ParsesEveryKey) {
   auto c = ParseGaloreConfig("r=8,gap=50,scale=0.5,targets=q_proj|v_proj,per_layer=true,svd=false");
@@ -208,51 +210,19 @@ TEST(Galore8bitTest, StepClonesTheWeightAndProjectsBack) {
   EXPECT_EQ(GaloreFlops({10}, false, EightBit(8)), 18 * 10);
 }
 
-
 // x [5, 8] -> l1 (W1 [4, 8]: 128 bytes) -> relu -> l2 (W2 [2, 4]: 32 bytes), both Linear.
-class GaloreStepTest : public ::testing::Test {
+class GaloreStepTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
-    int x = b_.Input();
-    int w1 = b_.Param("l1.weight", {4, 8});
-    int w2 = b_.Param("l2.weight", {2, 4});
-    b_.Scope("l1", "Linear");
-    int h = b_.One("t::lin", {x, w1}, {"input", "weight"});
-    b_.Scope("act", "ReLU");
-    int r = b_.One("t::relu", {h}, {"self"});
-    b_.Scope("l2", "Linear");
-    b_.Output(b_.One("t::lin", {r, w2}, {"input", "weight"}));
+    ToyGraphTest::SetUp();
+    testing::ToyMlp(b_);
   }
   Result<Report> Run(const std::string& spec) {
     AnalysisOptions opts;
     opts.training.optimizer = OptimizerKind::kAdamW;
     opts.training.galore = *ParseGaloreConfig(spec);
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
-    return Analyze(b_.graph(), rules_, ctx_, opts);
+    return TryAnalyzeBuiltGraph(opts, "5,8");
   }
-  int64_t Max(const Report& r, MemCategory c) {
-    PeakInfo p = EvaluatePeak(r.training, {});
-    return *p.category_max[static_cast<int>(c)].AsConstant();
-  }
-  // The most TEMP the optimizer phase adds over what the backward left.
-  int64_t StepTemp(const Report& r) {
-    const int temp = static_cast<int>(MemCategory::kTemp);
-    int64_t before = 0, most = 0;
-    for (const auto& p : r.training.timeline) {
-      const int64_t v = *p.live[temp].AsConstant();
-      if (p.phase != StepPhase::kOptimizer) {
-        before = v;
-      } else {
-        most = std::max(most, v - before);
-      }
-    }
-    return most;
-  }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 TEST_F(GaloreStepTest, ProjectedStatesAndTemporaries) {
@@ -260,11 +230,11 @@ TEST_F(GaloreStepTest, ProjectedStatesAndTemporaries) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   // W1 [4, 8] (m < n, left): states [2, 8] (2 * 16 * 4) + U [4, 4] (64);
   // W2 [2, 4]: states [2, 4] (2 * 8 * 4) + U [2, 2] (16).
-  EXPECT_EQ(Max(*r, MemCategory::kOpt), (128 + 64) + (64 + 16));
+  EXPECT_EQ(CategoryMax(*r, MemCategory::kOpt), (128 + 64) + (64 + 16));
   EXPECT_EQ(r->training.galore_params, 32 + 8);
   // W1: low (64), denom (64), norm_grad (64), back (128), scaled (128) = 448;
   // W2's come after W1's low-rank grad and denom were rebound: less.
-  EXPECT_EQ(StepTemp(*r), 3 * 64 + 2 * 128);
+  EXPECT_EQ(OptimizerTempOverBackward(*r), 3 * 64 + 2 * 128);
   // W1: project 2*4*8*2 (128), Adam 9 * 16, back 128, scale 32, add 64, SVD
   // (6*8*4^2 + 11*4^3) / 200 = 1472 / 200 = 7; W2: 32 + 72 + 32 + 8 + 16 + 184 / 200 (0).
   EXPECT_EQ(*r->training.flops_optimizer.AsConstant(), (128 + 144 + 128 + 32 + 64 + 7) + (32 + 72 + 32 + 8 + 16));
@@ -275,11 +245,11 @@ TEST_F(GaloreStepTest, PerLayerFreesEachGradientAfterItsUpdate) {
   auto per_layer = Run("r=2,targets=l1|l2,per_layer=true");
   ASSERT_TRUE(full.ok() && per_layer.ok());
   // All gradients at the end of backward: 128 + 32; per layer, at most one: W1's 128.
-  EXPECT_EQ(Max(*full, MemCategory::kGrad), 128 + 32);
-  EXPECT_EQ(Max(*per_layer, MemCategory::kGrad), 128);
+  EXPECT_EQ(CategoryMax(*full, MemCategory::kGrad), 128 + 32);
+  EXPECT_EQ(CategoryMax(*per_layer, MemCategory::kGrad), 128);
   // Nothing is left for the optimizer phase.
-  EXPECT_EQ(StepTemp(*per_layer), 0);
-  EXPECT_EQ(Max(*per_layer, MemCategory::kOpt), Max(*full, MemCategory::kOpt));
+  EXPECT_EQ(OptimizerTempOverBackward(*per_layer), 0);
+  EXPECT_EQ(CategoryMax(*per_layer, MemCategory::kOpt), CategoryMax(*full, MemCategory::kOpt));
 }
 
 TEST_F(GaloreStepTest, TargetsMustMatch) {
@@ -289,7 +259,7 @@ TEST_F(GaloreStepTest, TargetsMustMatch) {
   // Only l1 matches: l2 keeps full states (2 * 32) and no projector.
   auto one = Run("r=2,targets=^l1$");
   ASSERT_TRUE(one.ok());
-  EXPECT_EQ(Max(*one, MemCategory::kOpt), (128 + 64) + 2 * 32);
+  EXPECT_EQ(CategoryMax(*one, MemCategory::kOpt), (128 + 64) + 2 * 32);
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 #include <algorithm>
 
 #include "training/optimizer_model.h"
-#include "testing/graph_builder.h"
-#include "testing/toy_rules.h"
+#include "testing/timeline.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -17,7 +18,8 @@ namespace {
 using analysis::SharedStateBytes;
 using analysis::StateBytes;
 using analysis::TransientsOf;
-using testing::GraphBuilder;
+using testing::CategoryMax;
+using testing::OptimizerTempOverBackward;
 
 TEST(OptimizerNamesTest, EveryKindRoundTrips) {
   for (const char* name : {"sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop", "lion", "adafactor", "adam8bit"}) {
@@ -102,94 +104,59 @@ TEST(OptimizerTransientsTest, PerParameterMoments) {
   EXPECT_EQ(t.carried, 0);
 }
 
-
 // x [5, 8] -> lin1 (W1 [4, 8]: 128 bytes) -> relu -> lin2 (W2 [2, 4]: 32 bytes).
-class OptimizerStepTest : public ::testing::Test {
+class OptimizerStepTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
-    int x = b_.Input();
-    int w1 = b_.Param("l1.weight", {4, 8});
-    int w2 = b_.Param("l2.weight", {2, 4});
-    b_.Scope("l1", "Linear");
-    int h = b_.One("t::lin", {x, w1}, {"input", "weight"});
-    b_.Scope("act", "ReLU");
-    int r = b_.One("t::relu", {h}, {"self"});
-    b_.Scope("l2", "Linear");
-    b_.Output(b_.One("t::lin", {r, w2}, {"input", "weight"}));
+    ToyGraphTest::SetUp();
+    testing::ToyMlp(b_);
   }
   Report Run(OptimizerKind kind) {
     AnalysisOptions opts;
     opts.training.optimizer = kind;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::move(r).value();
+    return AnalyzeBuiltGraph(opts, "5,8");
   }
-  int64_t Opt(const Report& r) {
-    PeakInfo p = EvaluatePeak(r.training, {});
-    return *p.category_max[static_cast<int>(MemCategory::kOpt)].AsConstant();
-  }
-  // The most TEMP the optimizer phase adds over what the backward left.
-  int64_t StepTemp(const Report& r) {
-    const auto& tl = r.training.timeline;
-    const int temp = static_cast<int>(MemCategory::kTemp);
-    int64_t before = 0, most = 0;
-    for (const auto& p : tl) {
-      const int64_t v = *p.live[temp].AsConstant();
-      if (p.phase != StepPhase::kOptimizer) {
-        before = v;
-      } else {
-        most = std::max(most, v - before);
-      }
-    }
-    return most;
-  }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 TEST_F(OptimizerStepTest, Adagrad) {
   Report r = Run(OptimizerKind::kAdagrad);
-  EXPECT_EQ(Opt(r), (128 + 4) + (32 + 4));
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), (128 + 4) + (32 + 4));
   // W1's std (128), then W2's std (32) while W1's is still bound: 160.
-  EXPECT_EQ(StepTemp(r), 128 + 32);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 128 + 32);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 7 * 40);
 }
 
 TEST_F(OptimizerStepTest, Rmsprop) {
   Report r = Run(OptimizerKind::kRmsprop);
-  EXPECT_EQ(Opt(r), 128 + 32);
-  EXPECT_EQ(StepTemp(r), 128 + 32);
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 128 + 32);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 128 + 32);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 8 * 40);
 }
 
 TEST_F(OptimizerStepTest, Lion) {
   Report r = Run(OptimizerKind::kLion);
-  EXPECT_EQ(Opt(r), 128 + 32);
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 128 + 32);
   // W1: clone + sum (256); W2's 64 comes after W1's are gone.
-  EXPECT_EQ(StepTemp(r), 256);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 256);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 10 * 40);
 }
 
 TEST_F(OptimizerStepTest, Adafactor) {
   Report r = Run(OptimizerKind::kAdafactor);
   // W1 [4, 8]: (4 + 8) floats + RMS; W2 [2, 4]: (2 + 4) floats + RMS.
-  EXPECT_EQ(Opt(r), (12 * 4 + 4) + (6 * 4 + 4));
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), (12 * 4 + 4) + (6 * 4 + 4));
   // W1: old update, factors and product: 2 * 128 + 12 * 4 = 304; W2 at most
   // 128 (W1's update) + 2 * 32 = 192.
-  EXPECT_EQ(StepTemp(r), 304);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 304);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 14 * 40);
 }
 
 TEST_F(OptimizerStepTest, AdafactorWithBeta1) {
   Report r = Run(OptimizerKind::kAdafactorBeta1);
   // Adafactor's states plus exp_avg: W1 32 floats, W2 8 floats.
-  EXPECT_EQ(Opt(r), (12 * 4 + 4 + 32 * 4) + (6 * 4 + 4 + 8 * 4));
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), (12 * 4 + 4 + 32 * 4) + (6 * 4 + 4 + 8 * 4));
   // W1's 304 as without beta1; W2: grad**2 and its sum, 2 * 32, nothing of W1's carried.
-  EXPECT_EQ(StepTemp(r), 304);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 304);
   // exp_avg.mul_(b1).add_(update, alpha=1-b1): 3 more per element.
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 17 * 40);
 }
@@ -197,18 +164,18 @@ TEST_F(OptimizerStepTest, AdafactorWithBeta1) {
 TEST_F(OptimizerStepTest, Adam8bitSmallTensorsStayFloat32) {
   Report r = Run(OptimizerKind::kAdam8bit);
   // Both tensors are under 4096 elements: two float32 states each, no code books.
-  EXPECT_EQ(Opt(r), 2 * (128 + 32));
-  EXPECT_EQ(StepTemp(r), 0);
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 2 * (128 + 32));
+  EXPECT_EQ(OptimizerTempOverBackward(r), 0);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 18 * 40);
 }
 
 TEST_F(OptimizerStepTest, SgdNesterov) {
   Report r = Run(OptimizerKind::kSgdNesterov);
   // momentum_buffer per parameter, as plain momentum.
-  EXPECT_EQ(Opt(r), 128 + 32);
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 128 + 32);
   // d_p.add(buf, alpha=momentum): W1's 128; W1's d_p is rebound to W2's
   // gradient before W2's 32 is made.
-  EXPECT_EQ(StepTemp(r), 128);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 128);
   // buf.mul_().add_() 2, d_p.add(buf, alpha) 2, p.add_(d_p, alpha) 2.
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 6 * 40);
 }
@@ -228,14 +195,14 @@ TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
   auto r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(StepTemp(*r), 2 * 160);
+  EXPECT_EQ(OptimizerTempOverBackward(*r), 2 * 160);
 }
 
 TEST_F(OptimizerStepTest, AdamUnchanged) {
   Report r = Run(OptimizerKind::kAdam);
-  EXPECT_EQ(Opt(r), 2 * (128 + 32) + 2 * 4);
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 2 * (128 + 32) + 2 * 4);
   // W1: sqrt + quotient (256); W2: W1's denom + 2 * 32 = 192.
-  EXPECT_EQ(StepTemp(r), 256);
+  EXPECT_EQ(OptimizerTempOverBackward(r), 256);
 }
 
 }  // namespace

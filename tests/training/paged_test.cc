@@ -6,16 +6,15 @@
 
 #include <algorithm>
 
-#include "testing/graph_builder.h"
 #include "testing/timeline.h"
-#include "testing/toy_rules.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::GraphBuilder;
 using testing::At;
 using testing::MaxOptimizerTemp;
 
@@ -25,30 +24,19 @@ constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
 // l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the device).
-class PagedTest : public ::testing::Test {
+class PagedTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
-    int x = b_.Input();
-    const int w1 = b_.Param("l1.weight", {400, 1000});
-    const int w2 = b_.Param("l2.weight", {10, 400});
-    b_.Scope("l1", "Linear");
-    x = b_.One("t::lin", {x, w1}, {"input", "weight"});
-    b_.Scope("l2", "Linear");
-    b_.Output(b_.One("t::lin", {x, w2}, {"input", "weight"}));
+    ToyGraphTest::SetUp();
+    testing::LinearChain(b_, {1000, 400, 10}, {"l1", "l2"});
   }
 
   Result<Report> Run(OptimizerKind kind) {
     AnalysisOptions opts;
     opts.training.optimizer = kind;
     opts.training.paged = true;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "2,1000"));
-    return Analyze(b_.graph(), rules_, ctx_, opts);
+    return TryAnalyzeBuiltGraph(opts, "2,1000");
   }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 TEST_F(PagedTest, PagedAdamWKeepsLargeStatesOnTheHost) {

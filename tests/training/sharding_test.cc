@@ -7,16 +7,15 @@
 
 #include <cmath>
 
-#include "testing/graph_builder.h"
 #include "testing/timeline.h"
-#include "testing/toy_rules.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::GraphBuilder;
 using testing::At;
 
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
@@ -24,35 +23,19 @@ constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
-// A chain of t::lin layers; layer i has weight [dims[i+1], dims[i]] in module paths[i].
-class ShardingTest : public ::testing::Test {
+// Graphs of t::lin layers (testing::LinearChain).
+class ShardingTest : public testing::ToyGraphTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok()); }
-
   void Chain(const std::vector<int64_t>& dims, const std::vector<std::string>& paths) {
-    int x = b_.Input();
-    std::vector<int> w;
-    for (size_t i = 0; i + 1 < dims.size(); ++i) w.push_back(b_.Param(paths[i] + ".weight", {dims[i + 1], dims[i]}));
-    for (size_t i = 0; i < w.size(); ++i) {
-      b_.Scope(paths[i], "Linear");
-      x = b_.One("t::lin", {x, w[i]}, {"input", "weight"});
-    }
-    b_.Output(x);
+    testing::LinearChain(b_, dims, paths);
   }
 
   Report Run(const std::string& input, const TrainingOptions& t, DType param_dtype = DType::kUnknown) {
     AnalysisOptions opts;
     opts.training = t;
     opts.param_dtype = param_dtype;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? std::move(r).value() : Report();
+    return AnalyzeBuiltGraph(opts, input);
   }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 // Mixed-precision Adam (fp16 params and grads; fp32 masters and two fp32

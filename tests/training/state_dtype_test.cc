@@ -7,16 +7,15 @@
 #include <algorithm>
 
 #include "training/optimizer_model.h"
-#include "testing/graph_builder.h"
 #include "testing/timeline.h"
-#include "testing/toy_rules.h"
+#include "testing/toy_graph_test.h"
+#include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::GraphBuilder;
 using testing::At;
 using testing::MaxOptimizerTemp;
 
@@ -28,27 +27,19 @@ constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 // One t::lin layer with W [64, 1000]: n = 64000 parameters.
 constexpr int64_t kN = 64 * 1000;
 
-class StateDtypeTest : public ::testing::Test {
+class StateDtypeTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(rules_.AddText(testing::kToyRules, "t.yaml").ok());
-    const int x = b_.Input();
-    const int w = b_.Param("l.weight", {64, 1000});
-    b_.Scope("l", "Linear");
-    b_.Output(b_.One("t::lin", {x, w}, {"input", "weight"}));
+    ToyGraphTest::SetUp();
+    testing::LinearChain(b_, {1000, 64}, {"l"});
   }
 
   Result<Report> Run(const TrainingOptions& t) {
     AnalysisOptions opts;
     opts.training = t;
     opts.param_dtype = DType::kBFloat16;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "1,1000:bfloat16"));
-    return Analyze(b_.graph(), rules_, ctx_, opts);
+    return TryAnalyzeBuiltGraph(opts, "1,1000:bfloat16");
   }
-
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 TEST_F(StateDtypeTest, Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) {
