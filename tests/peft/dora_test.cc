@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
+#include "testing/builtin_rules.h"
 #include "testing/graph_builder.h"
+#include "testing/linear_graphs.h"
 #include "torchcost/analysis.h"
 #include "torchcost/peft.h"
 
@@ -11,28 +14,14 @@ namespace torchcost {
 namespace {
 
 using testing::GraphBuilder;
+using testing::OneLinear;
 
-// x [M, 16] -> q_proj (Linear 16 -> 12, bias).
-ir::Graph OneLinear() {
-  GraphBuilder b;
-  int x = b.Input();
-  int w = b.Param("q_proj.weight", {12, 16});
-  int bias = b.Param("q_proj.bias", {12});
-  b.Scope("q_proj", "Linear");
-  b.Output(b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"}));
-  return b.graph();
-}
-
+// Trains a graph on an [m, 16] input with SGD.
 Report AnalyzeAt(const ir::Graph& g, int64_t m) {
-  auto rules = RuleSet::Builtin();
-  EXPECT_TRUE(rules.ok());
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kSgd;
-  opts.inputs.push_back(*ParseInputSpec(ctx, std::to_string(m) + ",16"));
-  auto r = Analyze(g, *rules, ctx, opts);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
+  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, std::to_string(m) + ",16");
 }
 
 TEST(DoraTest, ParamsAndForwardFlopsFollowTheForward) {

@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
+#include "testing/builtin_rules.h"
 #include "testing/graph_builder.h"
+#include "testing/linear_graphs.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 #include "torchcost/peft.h"
 
@@ -11,32 +15,15 @@ namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::CategoryMax;
 using testing::GraphBuilder;
+using testing::TwoLinears;
 
-// x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 -> 16, bias).
-ir::Graph TwoLinears() {
-  GraphBuilder b;
-  int x = b.Input();
-  int wq = b.Param("q_proj.weight", {12, 16});
-  int bq = b.Param("q_proj.bias", {12});
-  int wo = b.Param("o_proj.weight", {16, 12});
-  int bo = b.Param("o_proj.bias", {16});
-  b.Scope("q_proj", "Linear");
-  int h = b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"});
-  b.Scope("o_proj", "Linear");
-  b.Output(b.One("aten::linear", {h, wo, bo}, {"input", "weight", "bias"}));
-  return b.graph();
-}
-
+// Trains a graph on a [5, 16] input with SGD.
 Report Analyze(const ir::Graph& g, sym::Context& ctx) {
-  auto rules = RuleSet::Builtin();
-  EXPECT_TRUE(rules.ok());
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kSgd;
-  opts.inputs.push_back(*ParseInputSpec(ctx, "5,16"));
-  auto r = Analyze(g, *rules, ctx, opts);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
+  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, "5,16");
 }
 
 TEST(LoraTest, AdaptersTrainAndTheBaseIsFrozen) {
@@ -134,18 +121,9 @@ ir::Graph TwoLinearsBf16() {
 
 // Trains a graph on a bfloat16 input with AdamW.
 Report AnalyzeBf16(const ir::Graph& g, sym::Context& ctx) {
-  auto rules = RuleSet::Builtin();
-  EXPECT_TRUE(rules.ok());
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdamW;
-  opts.inputs.push_back(*ParseInputSpec(ctx, "5,16:bfloat16"));
-  auto r = Analyze(g, *rules, ctx, opts);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
-
-int64_t Max(const Report& r, MemCategory c) {
-  return *EvaluatePeak(r.training, {}).category_max[static_cast<int>(c)].AsConstant();
+  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, "5,16:bfloat16");
 }
 
 TEST(LoraTest, AdapterDtypeOnABf16Base) {
@@ -163,10 +141,10 @@ TEST(LoraTest, AdapterDtypeOnABf16Base) {
   Report r32 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c32), ctx32);
   Report r16 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c16), ctx16);
   // AdamW: exp_avg and exp_avg_sq in the adapters' dtype, + a float32 step per tensor (2).
-  EXPECT_EQ(Max(r32, MemCategory::kOpt), 2 * adapters * 4 + 2 * 4);
-  EXPECT_EQ(Max(r16, MemCategory::kOpt), 2 * adapters * 2 + 2 * 4);
-  EXPECT_EQ(Max(r32, MemCategory::kGrad), adapters * 4);
-  EXPECT_EQ(Max(r16, MemCategory::kGrad), adapters * 2);
+  EXPECT_EQ(CategoryMax(r32, MemCategory::kOpt), 2 * adapters * 4 + 2 * 4);
+  EXPECT_EQ(CategoryMax(r16, MemCategory::kOpt), 2 * adapters * 2 + 2 * 4);
+  EXPECT_EQ(CategoryMax(r32, MemCategory::kGrad), adapters * 4);
+  EXPECT_EQ(CategoryMax(r16, MemCategory::kGrad), adapters * 2);
   // Saved for backward (the frozen base saves nothing: its input needs no
   // gradient, its weight none): lora_A its input x [M, 16] (float32: the cast
   // copy; bf16: x itself), lora_B its input A x [M, 4], and `* scaling` its

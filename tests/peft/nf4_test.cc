@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
+#include "testing/builtin_rules.h"
 #include "testing/graph_builder.h"
 #include "torchcost/analysis.h"
 #include "torchcost/peft.h"
@@ -44,16 +46,12 @@ ir::Graph TwoLinears() {
 }
 
 Report AnalyzeAt(const ir::Graph& g, int64_t m) {
-  auto rules = RuleSet::Builtin();
-  EXPECT_TRUE(rules.ok());
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdamW;
-  opts.inputs.push_back(*ParseInputSpec(ctx, std::to_string(m) + ",64:bf16"));
-  auto r = Analyze(g, *rules, ctx, opts);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  for (const auto& d : r->diagnostics) ADD_FAILURE() << d.message;
-  return std::move(r).value();
+  Report r = testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, std::to_string(m) + ",64:bf16");
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.message;
+  return r;
 }
 
 TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {

@@ -13,6 +13,7 @@
 
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
+#include "testing/linear_graphs.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/builder.h"
@@ -29,21 +30,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::BuiltinRules;
 using testing::GraphBuilder;
-
-// x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 -> 16, bias).
-ir::Graph TwoLinears() {
-  GraphBuilder b;
-  int x = b.Input();
-  int wq = b.Param("q_proj.weight", {12, 16});
-  int bq = b.Param("q_proj.bias", {12});
-  int wo = b.Param("o_proj.weight", {16, 12});
-  int bo = b.Param("o_proj.bias", {16});
-  b.Scope("q_proj", "Linear");
-  int h = b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"});
-  b.Scope("o_proj", "Linear");
-  b.Output(b.One("aten::linear", {h, wo, bo}, {"input", "weight", "bias"}));
-  return b.graph();
-}
+using testing::TwoLinears;
 
 // TwoLinears with an op no rule covers between the layers.
 ir::Graph WithUnknownOp() {

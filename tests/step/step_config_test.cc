@@ -7,25 +7,14 @@
 #include <string>
 
 #include "testing/built_models.h"
-#include "testing/graph_builder.h"
+#include "testing/linear_graphs.h"
 #include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
 
 using testing::BuiltinRules;
-using testing::GraphBuilder;
-
-// x [B, 16] -> q_proj (Linear 16 -> 12, bias).
-ir::Graph OneLinear() {
-  GraphBuilder b;
-  int x = b.Input();
-  int wq = b.Param("q_proj.weight", {12, 16});
-  int bq = b.Param("q_proj.bias", {12});
-  b.Scope("q_proj", "Linear");
-  b.Output(b.One("aten::linear", {x, wq, bq}, {"input", "weight", "bias"}));
-  return b.graph();
-}
+using testing::OneLinear;
 
 StepConfig Toy() {
   StepConfig c;

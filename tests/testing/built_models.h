@@ -8,17 +8,12 @@
 #include <string>
 #include <utility>
 
+#include "testing/builtin_rules.h"
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
 #include "torchcost/rules.h"
 
 namespace torchcost::testing {
-
-// Returns the built-in rules, loaded once.
-inline const RuleSet& BuiltinRules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
-  return *rules;
-}
 
 // Analyses the training step (Adam) of `m` with its declared inputs, on the
 // given SDPA backend; a failed analysis fails the test.
