@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "import/table_value.h"
 #include "torchcost/import.h"
 
 namespace torchcost {
@@ -825,22 +826,6 @@ class JsonImporter {
     }
   }
 
-  // Returns the value that reads table entry `index`, creating it on first use.
-  int TableValue(bool is_param, int index) {
-    ir::TensorEntry& e = (is_param ? graph_.params : graph_.buffers)[index];
-    if (e.value >= 0) return e.value;
-    ir::Value v;
-    v.name = e.name;
-    v.role = is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
-    v.table_index = index;
-    v.kind = ir::ValueKind::kTensor;
-    v.has_traced_shape = true;
-    v.traced_shape = e.shape;
-    v.dtype = e.dtype;
-    e.value = graph_.AddValue(std::move(v));
-    return e.value;
-  }
-
   // Returns the value of {"ref": name} when `name` is a known value, else -1
   // (Argument then reads `j`, with the place for its messages).
   int KnownRef(const Json& j) const {
@@ -888,7 +873,7 @@ class JsonImporter {
         Fail(where, "refers to unknown " + std::string(is_param ? "parameter" : "buffer") + " '" +
                         target.get<std::string>() + "'");
       }
-      return TableValue(is_param, it->second);
+      return import::TableValue(&graph_, is_param, it->second);
     }
     if (key == "input") {
       int position = -1;

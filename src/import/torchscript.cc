@@ -70,8 +70,10 @@
 #include <utility>
 #include <vector>
 
+#include "import/eval_mode_gaps.h"
 #include "import/module_attrs.h"
 #include "import/module_scopes.h"
+#include "import/table_value.h"
 #include "import/torchscript_plugin.h"
 #include "import/value_names.h"
 #include "torchcost/import.h"
@@ -81,7 +83,11 @@ namespace {
 
 namespace jit = ::torch::jit;
 using import::JoinModulePath;
+using import::ModuleFacts;
+using import::NoteStochasticDepth;
+using import::NoteUnknownAttentionDropout;
 using import::ResolveChildScope;
+using import::TableValue;
 
 // Returns the first line of a (possibly multi-line) LibTorch message, without
 // the "(Could this error message be improved? ...)" plea TORCH_CHECK appends.
@@ -484,7 +490,7 @@ class Importer {
     jit::Inline(*g);
     Simplify(g);
     RestoreAttentionDropout(*g);
-    NoteStochasticDepth();
+    NoteStochasticDepth(Facts(), &graph_);
     ResolveAttrs(g->block());
     ConvertInputs(*g);
     ConvertBlock(g->block());
@@ -561,9 +567,7 @@ class Importer {
       if (!to_bmm || dropped) continue;
       const std::optional<double> p = ModuleNumber(scope.path, "dropout");
       if (!p) {
-        graph_.train_gaps.push_back("MultiheadAttention '" + scope.path +
-                                    "': its attention dropout is not in an eval-mode trace and its `dropout` was "
-                                    "not recorded (tools/export/module_attrs.py), so it is not counted");
+        NoteUnknownAttentionDropout(scope.path, &graph_);
         continue;
       }
       if (*p <= 0) continue;
@@ -574,20 +578,10 @@ class Importer {
     }
   }
 
-  // NB: torchvision's StochasticDepth returns its input in eval mode, so an
-  // eval-mode trace has no node for it and no place to put one back: its
-  // training-mode mask and product are a train gap unless p is known to be 0.
-  void NoteStochasticDepth() {
-    for (const ir::Scope& scope : graph_.scopes) {
-      if (scope.type != "StochasticDepth" || !TracedInEval(scope.path)) continue;
-      const std::optional<double> p = ModuleNumber(scope.path, "p");
-      if (p && *p <= 0) continue;
-      std::ostringstream prob;
-      if (p) prob << " (p=" << *p << ")";
-      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" + prob.str() +
-                                  ": not in an eval-mode trace, so its mask and product are not counted (trace in "
-                                  "train mode)");
-    }
+  // What the module tree says, for the train gaps of an eval-mode trace.
+  ModuleFacts Facts() const {
+    return {[this](const std::string& path) { return TracedInEval(path); },
+            [this](const std::string& path, const std::string& name) { return ModuleNumber(path, name); }};
   }
 
   // Parameters and buffers, deduplicated by storage: a tensor whose storage
@@ -804,19 +798,7 @@ class Importer {
               .first;
     }
     const TableSlot slot = slot_it->second;
-    ir::TensorEntry& entry =
-        (slot.is_param ? graph_.params : graph_.buffers)[slot.index];
-    if (entry.value >= 0) return entry.value;
-    ir::Value v;
-    v.name = entry.name;
-    v.role = slot.is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
-    v.table_index = slot.index;
-    v.kind = ir::ValueKind::kTensor;
-    v.has_traced_shape = true;
-    v.traced_shape = entry.shape;
-    v.dtype = entry.dtype;
-    entry.value = graph_.AddValue(std::move(v));
-    return entry.value;
+    return TableValue(&graph_, slot.is_param, slot.index);
   }
 
   void ConvertInputs(jit::Graph& g) {

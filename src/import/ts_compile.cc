@@ -14,8 +14,10 @@
 #include <variant>
 #include <vector>
 
+#include "import/eval_mode_gaps.h"
 #include "import/module_attrs.h"
 #include "import/module_scopes.h"
+#include "import/table_value.h"
 #include "import/ts_pickle.h"
 #include "import/ts_schema.h"
 #include "import/ts_source.h"
@@ -187,7 +189,7 @@ class Compiler {
     TORCHCOST_RETURN_IF_ERROR(FoldConstants());
     TORCHCOST_RETURN_IF_ERROR(EliminateDeadCode());
     TORCHCOST_RETURN_IF_ERROR(RestoreAttentionDropout());
-    NoteStochasticDepth();
+    NoteStochasticDepth(Facts(), &graph_);
     return Convert();
   }
 
@@ -1109,9 +1111,7 @@ class Compiler {
       if (!to_bmm || dropped) continue;
       const std::optional<double> p = ModuleNumber(scope.path, "dropout");
       if (!p) {
-        graph_.train_gaps.push_back("MultiheadAttention '" + scope.path +
-                                    "': its attention dropout is not in an eval-mode trace and its `dropout` was "
-                                    "not recorded (tools/export/module_attrs.py), so it is not counted");
+        NoteUnknownAttentionDropout(scope.path, &graph_);
         continue;
       }
       if (*p <= 0) continue;
@@ -1141,17 +1141,10 @@ class Compiler {
     return Status::Ok();
   }
 
-  void NoteStochasticDepth() {
-    for (const ir::Scope& scope : graph_.scopes) {
-      if (scope.type != "StochasticDepth" || !TracedInEval(scope.path)) continue;
-      const std::optional<double> p = ModuleNumber(scope.path, "p");
-      if (p && *p <= 0) continue;
-      std::ostringstream prob;
-      if (p) prob << " (p=" << *p << ")";
-      graph_.train_gaps.push_back("StochasticDepth '" + scope.path + "'" + prob.str() +
-                                  ": not in an eval-mode trace, so its mask and product are not counted (trace in "
-                                  "train mode)");
-    }
+  // What the module tree says, for the train gaps of an eval-mode trace.
+  ModuleFacts Facts() const {
+    return {[this](const std::string& path) { return TracedInEval(path); },
+            [this](const std::string& path, const std::string& name) { return ModuleNumber(path, name); }};
   }
 
   // --- Conversion to the IR, as the LibTorch reader's Importer converts ----------------------------
@@ -1168,18 +1161,7 @@ class Compiler {
       slot_it = tensor_slot_.emplace(path, std::make_pair(false, static_cast<int>(graph_.buffers.size()) - 1)).first;
     }
     const auto [is_param, index] = slot_it->second;
-    ir::TensorEntry& entry = (is_param ? graph_.params : graph_.buffers)[index];
-    if (entry.value >= 0) return entry.value;
-    ir::Value v;
-    v.name = entry.name;
-    v.role = is_param ? ir::ValueRole::kParam : ir::ValueRole::kBuffer;
-    v.table_index = index;
-    v.kind = ir::ValueKind::kTensor;
-    v.has_traced_shape = true;
-    v.traced_shape = entry.shape;
-    v.dtype = entry.dtype;
-    entry.value = graph_.AddValue(std::move(v));
-    return entry.value;
+    return TableValue(&graph_, is_param, index);
   }
 
   Result<int> IrValue(int id) {
