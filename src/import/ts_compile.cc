@@ -18,114 +18,29 @@
 #include "import/module_attrs.h"
 #include "import/module_scopes.h"
 #include "import/table_value.h"
+#include "import/ts_passes.h"
 #include "import/ts_pickle.h"
+#include "import/ts_program.h"
 #include "import/ts_schema.h"
 #include "import/ts_source.h"
+#include "import/ts_types.h"
 #include "import/value_names.h"
 
 namespace torchcost::import {
 namespace {
 
+using ts::ConstantElementSize;
+using ts::Decline;
 using ts::Expr;
 using ts::ExprPtr;
-
-Status Decline(const std::string& why) { return Status::Unimplemented(why); }
-
-// "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock" -> "BasicBlock".
-std::string ShortClassName(const std::string& qualified) {
-  const size_t dot = qualified.rfind('.');
-  return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
-}
-
-// Splits "Optional[X]" / "List[X]" into X; returns false if `type` is not `prefix[...]`.
-bool Inner(const std::string& type, const char* prefix, std::string* inner) {
-  const size_t n = std::strlen(prefix);
-  if (type.size() < n + 2 || type.compare(0, n, prefix) != 0 || type[n] != '[' || type.back() != ']') return false;
-  *inner = type.substr(n + 1, type.size() - n - 2);
-  return true;
-}
-
-ir::ValueKind KindOf(const std::string& type) {
-  std::string inner;
-  if (Inner(type, "Optional", &inner)) return KindOf(inner);
-  if (type == "Tensor") return ir::ValueKind::kTensor;
-  if (type == "int") return ir::ValueKind::kInt;
-  if (type == "float") return ir::ValueKind::kFloat;
-  if (type == "bool") return ir::ValueKind::kBool;
-  if (type == "str") return ir::ValueKind::kString;
-  if (type == "NoneType") return ir::ValueKind::kNone;
-  if (type == "Device") return ir::ValueKind::kDevice;
-  if (Inner(type, "List", &inner)) return ir::ValueKind::kList;
-  return ir::ValueKind::kOther;
-}
-
-// Mirrors the LibTorch reader's SetTypeInfo for types without tensor details.
-void SetTypeInfo(const std::string& type, ir::Value* v) {
-  v->kind = KindOf(type);
-  std::string t = type, inner;
-  if (Inner(t, "Optional", &inner)) t = inner;
-  if (Inner(t, "List", &inner)) v->elem_kind = KindOf(inner);
-}
-
-// True if a value of type `actual` may be passed where `param` is expected (TorchScript's isSubtypeOf
-// for the types traced code uses).
-bool SubtypeOf(const std::string& actual, const std::string& param) {
-  if (actual == param || param == "Any") return true;
-  std::string inner;
-  if (Inner(param, "Optional", &inner)) return actual == "NoneType" || SubtypeOf(actual, inner);
-  if (param == "number") return actual == "int" || actual == "float" || actual == "complex";
-  return false;
-}
-
-// An element size in bytes for the scalar types whose 0-dim constants we read.
-int ElementSize(int scalar_type) {
-  switch (scalar_type) {
-    case 0: case 1: case 11: return 1;  // uint8, int8, bool
-    case 2: return 2;                   // int16
-    case 3: case 6: return 4;           // int32, float32
-    case 4: case 7: return 8;           // int64, float64
-    default: return 0;
-  }
-}
-
-// The bytes per element of every c10::ScalarType a storage class names (ts_pickle.h), 0 if unknown.
-int StorageElementSize(int scalar_type) {
-  static const int kSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2};  // Byte .. BFloat16.
-  return scalar_type >= 0 && scalar_type < 16 ? kSizes[scalar_type] : 0;
-}
-
-// One value of the compiled program.
-struct Val {
-  enum class Src { kNode, kInput, kConst, kModule, kTensorAttr, kPending };
-  Src src = Src::kNode;
-  std::string type;  // TorchScript type text; a module's qualified class for kModule.
-  std::string name;  // Debug name base; "" if unnamed.
-  int producer = -1;  // Node index for kNode.
-  // kConst:
-  bool has_constant = false;
-  ir::Constant constant;
-  bool is_tensor_constant = false;
-  std::vector<int64_t> tensor_shape;
-  int tensor_scalar_type = -1;
-  // kModule and kTensorAttr:
-  const PickleValue* object = nullptr;
-  std::string path;
-  std::string attr_name;  // The attribute a module was read from (its instance name in a call stack).
-  int input_position = -1;  // kInput.
-  std::vector<int> parts;  // The outputs of an op with several returns, until unpacked.
-  int group = -1;  // kConst: the top-level call it was made in (-1: the forward itself), for pooling.
-  std::string storage;  // kConst tensors: storage key and offset.
-};
-
-// One node of the compiled program.
-struct Nd {
-  std::string op, overload;
-  std::vector<int> inputs;
-  std::vector<std::string> input_names;
-  std::vector<int> outputs;
-  std::vector<int> calls;  // Inlined call ids, outermost first.
-  bool dead = false;
-};
+using ts::InnerType;
+using ts::Nd;
+using ts::Program;
+using ts::SetTypeInfo;
+using ts::ShortClassName;
+using ts::StorageElementSize;
+using ts::SubtypeOf;
+using ts::Val;
 
 // One inlined call: the attribute its module was read from and the module's class.
 struct Call {
@@ -184,10 +99,10 @@ class Compiler {
     }
     if (forward->params.empty() || forward->params[0].first != "self") return Decline("forward without self");
     TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*forward, self_id, args, {}));
-    output_ = result;
-    TORCHCOST_RETURN_IF_ERROR(Peephole());
-    TORCHCOST_RETURN_IF_ERROR(FoldConstants());
-    TORCHCOST_RETURN_IF_ERROR(EliminateDeadCode());
+    prog_.output = result;
+    TORCHCOST_RETURN_IF_ERROR(Peephole(&prog_));
+    TORCHCOST_RETURN_IF_ERROR(FoldConstants(prog_));
+    TORCHCOST_RETURN_IF_ERROR(EliminateDeadCode(&prog_));
     TORCHCOST_RETURN_IF_ERROR(RestoreAttentionDropout());
     NoteStochasticDepth(Facts(), &graph_);
     return Convert();
@@ -343,8 +258,8 @@ class Compiler {
   // --- Values and nodes --------------------------------------------------------
 
   int AddVal(Val v) {
-    vals_.push_back(std::move(v));
-    return static_cast<int>(vals_.size()) - 1;
+    prog_.vals.push_back(std::move(v));
+    return static_cast<int>(prog_.vals.size()) - 1;
   }
 
   int Const(ir::Constant c, const std::string& type) {
@@ -358,7 +273,7 @@ class Compiler {
   }
 
   int AddNode(Nd n, const std::vector<std::string>& out_types) {
-    const int index = static_cast<int>(nodes_.size());
+    const int index = static_cast<int>(prog_.nodes.size());
     for (const std::string& t : out_types) {
       Val v;
       v.type = t;
@@ -366,7 +281,7 @@ class Compiler {
       n.outputs.push_back(AddVal(std::move(v)));
     }
     n.calls = calls_;
-    nodes_.push_back(std::move(n));
+    prog_.nodes.push_back(std::move(n));
     return index;
   }
 
@@ -385,8 +300,8 @@ class Compiler {
         return Const(e.text, "str");
       case Expr::Kind::kList: {
         std::string t = hint, inner, elem;
-        if (Inner(t, "Optional", &inner)) t = inner;
-        Inner(t, "List", &elem);
+        if (InnerType(t, "Optional", &inner)) t = inner;
+        InnerType(t, "List", &elem);
         if (elem == "int") {
           std::vector<int64_t> xs;
           for (const ExprPtr& item : e.items) {
@@ -432,8 +347,8 @@ class Compiler {
     env[method.params[0].first] = self;
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& type = method.params[i + 1].second;
-      if (!SubtypeOf(vals_[args[i]].type, type)) {
-        return Decline("method " + method.name + " takes " + type + ", given " + vals_[args[i]].type);
+      if (!SubtypeOf(prog_.vals[args[i]].type, type)) {
+        return Decline("method " + method.name + " takes " + type + ", given " + prog_.vals[args[i]].type);
       }
       env[method.params[i + 1].first] = args[i];
     }
@@ -469,7 +384,7 @@ class Compiler {
       }
     }
     if (!result) return Decline("method " + method.name + " does not return");
-    if (vals_[*result].src == Val::Src::kPending) return Decline("a method returning an op's several results");
+    if (prog_.vals[*result].src == Val::Src::kPending) return Decline("a method returning an op's several results");
     if (call) {
       calls_.pop_back();
       --depth_;
@@ -481,35 +396,35 @@ class Compiler {
   // the result of an inlined call takes its caller's name (the inliner copies it over the callee's).
   void Assign(const std::string& name, int v, bool call_result) {
     if (name.empty() || name[0] == '_') return;
-    Val& val = vals_[v];
+    Val& val = prog_.vals[v];
     if (val.src == Val::Src::kModule || val.src == Val::Src::kTensorAttr) return;
     if (call_result || val.name.empty()) val.name = name;
   }
 
   Result<std::vector<int>> Unpack(int v, size_t n) {
-    if (vals_[v].src == Val::Src::kPending) {
-      if (vals_[v].parts.size() != n) return Decline("unpacking the results of an op into another count");
-      return vals_[v].parts;
+    if (prog_.vals[v].src == Val::Src::kPending) {
+      if (prog_.vals[v].parts.size() != n) return Decline("unpacking the results of an op into another count");
+      return prog_.vals[v].parts;
     }
-    const std::string& type = vals_[v].type;
+    const std::string& type = prog_.vals[v].type;
     std::string elem;
     Nd node;
     std::vector<std::string> types;
-    if (Inner(type, "Tuple", &elem)) {
+    if (InnerType(type, "Tuple", &elem)) {
       node.op = "prim::TupleUnpack";
       node.input_names = {"tup"};
       types = SplitTypes(elem);
-    } else if (Inner(type, "List", &elem)) {
+    } else if (InnerType(type, "List", &elem)) {
       node.op = "prim::ListUnpack";
       types.assign(n, elem);
     } else {
       return Decline("unpacking a " + type);
     }
     if (types.size() != n) return Decline("unpacking " + std::to_string(types.size()) + " values into " + std::to_string(n));
-    if (vals_[v].src == Val::Src::kConst) return Decline("unpacking a constant");
+    if (prog_.vals[v].src == Val::Src::kConst) return Decline("unpacking a constant");
     node.inputs = {v};
     const int index = AddNode(std::move(node), types);
-    return nodes_[index].outputs;
+    return prog_.nodes[index].outputs;
   }
 
   static std::vector<std::string> SplitTypes(const std::string& text) {
@@ -533,7 +448,7 @@ class Compiler {
 
   // Reads attribute `name` of module value `m`: a submodule or a parameter or buffer.
   Result<int> GetAttr(int m, const std::string& name) {
-    const Val& mv = vals_[m];
+    const Val& mv = prog_.vals[m];
     if (mv.src != Val::Src::kModule) return Decline("attribute '" + name + "' of a non-module");
     auto mod_it = modules_.find(mv.path);
     if (mod_it == modules_.end()) return Decline("module '" + mv.path + "' is not in the module tree");
@@ -575,41 +490,41 @@ class Compiler {
           items.push_back(v);
         }
         std::string elem;
-        if (Inner(hint, "List", &elem)) {
+        if (InnerType(hint, "List", &elem)) {
           // NB: a list literal under annotate() takes the annotated element type, if every item is of it.
           for (int v : items) {
-            if (!SubtypeOf(vals_[v].type, elem)) return Decline("a list annotated as " + hint);
+            if (!SubtypeOf(prog_.vals[v].type, elem)) return Decline("a list annotated as " + hint);
           }
         } else if (items.empty()) {
           elem = "Tensor";
         } else {
-          elem = vals_[items[0]].type;
+          elem = prog_.vals[items[0]].type;
           for (int v : items) {
-            if (vals_[v].type != elem) return Decline("a list of mixed types");
+            if (prog_.vals[v].type != elem) return Decline("a list of mixed types");
           }
         }
         Nd node;
         node.op = "prim::ListConstruct";
         node.inputs = items;
         const int index = AddNode(std::move(node), {"List[" + elem + "]"});
-        return nodes_[index].outputs[0];
+        return prog_.nodes[index].outputs[0];
       }
       case Expr::Kind::kTuple: {
         std::vector<int> items;
         std::string types;
         for (const ExprPtr& item : e.items) {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*item, env, ""));
-          if (vals_[v].src == Val::Src::kModule || vals_[v].src == Val::Src::kPending) {
+          if (prog_.vals[v].src == Val::Src::kModule || prog_.vals[v].src == Val::Src::kPending) {
             return Decline("a tuple holding a module or an op's several results");
           }
           items.push_back(v);
-          types += (types.empty() ? "" : ", ") + vals_[v].type;
+          types += (types.empty() ? "" : ", ") + prog_.vals[v].type;
         }
         Nd node;
         node.op = "prim::TupleConstruct";
         node.inputs = items;
         const int index = AddNode(std::move(node), {"Tuple[" + types + "]"});
-        return nodes_[index].outputs[0];
+        return prog_.nodes[index].outputs[0];
       }
       case Expr::Kind::kAttr: {
         if (e.base->kind == Expr::Kind::kName && e.base->text == "CONSTANTS") return TensorConstant(e.text);
@@ -643,7 +558,7 @@ class Compiler {
     TORCHCOST_RETURN_IF_ERROR(CheckStorage(t, "constants/"));
     if (t.sizes.empty()) {
       // NB: the LibTorch reader keeps a 0-dim constant's value (double for floating types, else int64).
-      const int size = ElementSize(t.scalar_type);
+      const int size = ConstantElementSize(t.scalar_type);
       if (size == 0) return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
       TORCHCOST_ASSIGN_OR_RETURN(std::string bytes, archive_.Read(archive_.root() + "constants/" + t.storage_key));
       if (t.offset < 0 || static_cast<uint64_t>(t.offset) >= bytes.size() / size) {
@@ -672,18 +587,18 @@ class Compiler {
     // A submodule's method: (conv1).forward(x, ).
     if (e.base->kind == Expr::Kind::kAttr && (callee.empty() || (callee.rfind("torch.", 0) != 0 && callee.rfind("ops.", 0) != 0))) {
       TORCHCOST_ASSIGN_OR_RETURN(int m, Emit(*e.base->base, env, ""));
-      if (vals_[m].src == Val::Src::kModule) {
+      if (prog_.vals[m].src == Val::Src::kModule) {
         if (!e.kwargs.empty()) return Decline("keyword arguments to a method");
-        if (vals_[m].attr_name.empty()) return Decline("a method called on self");
+        if (prog_.vals[m].attr_name.empty()) return Decline("a method called on self");
         std::vector<int> args;
         for (const ExprPtr& a : e.items) {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
           args.push_back(v);
         }
-        const Module& mod = modules_.at(vals_[m].path);
+        const Module& mod = modules_.at(prog_.vals[m].path);
         const ts::Method* method = mod.cls->FindMethod(e.base->text);
         if (method == nullptr) return Decline("no method " + e.base->text + " in " + mod.cls->name);
-        TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*method, m, args, Call{vals_[m].attr_name, mod.cls->name}));
+        TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*method, m, args, Call{prog_.vals[m].attr_name, mod.cls->name}));
         inlined_result_ = result;
         return result;
       }
@@ -698,17 +613,17 @@ class Compiler {
       if (e.items.size() != 2 || !e.kwargs.empty()) return Decline("annotate");
       const std::string type = TypeText(*e.items[0]);
       TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[1], env, type));
-      if (SubtypeOf(vals_[v].type, type)) return v;
-      if (vals_[v].type == "Tensor" && (type == "number" || type == "int" || type == "float")) {
+      if (SubtypeOf(prog_.vals[v].type, type)) return v;
+      if (prog_.vals[v].type == "Tensor" && (type == "number" || type == "int" || type == "float")) {
         const char* op = type == "number" ? "aten::ScalarImplicit" : type == "int" ? "aten::IntImplicit" : "aten::FloatImplicit";
         return Builtin(op, {v}, {});
       }
-      return Decline("annotate(" + type + ", " + vals_[v].type + ")");
+      return Decline("annotate(" + type + ", " + prog_.vals[v].type + ")");
     }
     if (callee == "int" || callee == "float" || callee == "bool") {
       if (e.items.size() != 1 || !e.kwargs.empty()) return Decline(callee + "()");
       TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[0], env, ""));
-      if (vals_[v].type == callee) return v;
+      if (prog_.vals[v].type == callee) return v;
       const std::string op = callee == "int" ? "aten::Int" : callee == "float" ? "aten::Float" : "aten::Bool";
       return Builtin(op, {v}, {});
     }
@@ -760,7 +675,7 @@ class Compiler {
                       const std::vector<std::pair<std::string, int>>& kwargs) {
     if (op == "prim::NumToTensor") {
       if (args.size() != 1 || !kwargs.empty()) return Decline("NumToTensor");
-      const std::string& t = vals_[args[0]].type;
+      const std::string& t = prog_.vals[args[0]].type;
       if (t != "int" && t != "float" && t != "number") return Decline("NumToTensor of " + t);
       Nd node;
       node.op = op;
@@ -768,7 +683,7 @@ class Compiler {
       node.inputs = args;
       node.input_names = {"a"};
       const int index = AddNode(std::move(node), {"Tensor"});
-      return nodes_[index].outputs[0];
+      return prog_.nodes[index].outputs[0];
     }
     if (RenamedByLibTorch(op)) return Decline(op + ", which LibTorch renames");
     const std::vector<ts::Schema>& schemas = SchemasFor(op);
@@ -781,7 +696,7 @@ class Compiler {
       }
     }
     std::string types;
-    for (int a : args) types += (types.empty() ? "" : ", ") + vals_[a].type;
+    for (int a : args) types += (types.empty() ? "" : ", ") + prog_.vals[a].type;
     return Decline("no overload of " + op + " takes (" + types + ")");
   }
 
@@ -808,7 +723,7 @@ class Compiler {
   // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or Any.
   static bool IsGenericType(const std::string& type) {
     std::string t = type, inner;
-    while (Inner(t, "Optional", &inner) || Inner(t, "List", &inner)) t = inner;
+    while (InnerType(t, "Optional", &inner) || InnerType(t, "List", &inner)) t = inner;
     return t == "t" || t == "t1" || t == "t2" || t == "tVal" || t == "Any" || t.rfind("Dict", 0) == 0;
   }
 
@@ -840,8 +755,8 @@ class Compiler {
       bool could = args.size() + kwargs.size() <= s.args.size();
       for (size_t i = 0; could && i < args.size(); ++i) {
         const std::string& want = s.args[i].type;
-        could = IsGenericType(want) ? (want.find("List[") != 0 || vals_[args[i]].type.find("List[") == 0)
-                                    : SubtypeOf(vals_[args[i]].type, want);
+        could = IsGenericType(want) ? (want.find("List[") != 0 || prog_.vals[args[i]].type.find("List[") == 0)
+                                    : SubtypeOf(prog_.vals[args[i]].type, want);
       }
       if (could) return Decline("a call that a generic overload " + s.name + "." + s.overload + " may take");
       return std::optional<int>();
@@ -866,14 +781,14 @@ class Compiler {
         bound.push_back(b);
         continue;
       }
-      const std::string& actual = vals_[v].type;
+      const std::string& actual = prog_.vals[v].type;
       b.value = v;
       std::string elem;
-      if (arg.n > 0 && Inner(type, "List", &elem) && (elem == "int" || elem == "float") && actual == elem) {
+      if (arg.n > 0 && InnerType(type, "List", &elem) && (elem == "int" || elem == "float") && actual == elem) {
         b.repeat = arg.n;
       } else if (!SubtypeOf(actual, type)) {
         std::string target = type, inner;
-        if (Inner(target, "Optional", &inner) && actual != "NoneType") target = inner;
+        if (InnerType(target, "Optional", &inner) && actual != "NoneType") target = inner;
         if (!conversions) return std::optional<int>();
         if (actual == "Tensor" && (target == "float" || target == "int" || target == "number")) {
           b.convert = target == "float" ? "aten::FloatImplicit" : target == "int" ? "aten::IntImplicit" : "aten::ScalarImplicit";
@@ -906,8 +821,8 @@ class Compiler {
         Nd list;
         list.op = "prim::ListConstruct";
         list.inputs.assign(b.repeat, b.value);
-        const int index = AddNode(std::move(list), {"List[" + vals_[b.value].type + "]"});
-        v = nodes_[index].outputs[0];
+        const int index = AddNode(std::move(list), {"List[" + prog_.vals[b.value].type + "]"});
+        v = prog_.nodes[index].outputs[0];
       } else if (!b.convert.empty()) {
         TORCHCOST_ASSIGN_OR_RETURN(v, Builtin(b.convert, {b.value}, {}));
       }
@@ -916,7 +831,7 @@ class Compiler {
     }
     if (s.returns.empty()) return Decline(s.name + " returns nothing");
     const int index = AddNode(std::move(node), s.returns);
-    if (s.returns.size() == 1) return std::optional<int>(nodes_[index].outputs[0]);
+    if (s.returns.size() == 1) return std::optional<int>(prog_.nodes[index].outputs[0]);
     // NB: TorchScript packs several returns into a tuple (prim::TupleConstruct); its cleanup passes remove
     // the tuple where the same method unpacks it at once. Only that use is read here (Unpack).
     Val tuple;
@@ -924,133 +839,8 @@ class Compiler {
     std::string types;
     for (const std::string& r : s.returns) types += (types.empty() ? "" : ", ") + r;
     tuple.type = "Tuple[" + types + "]";
-    tuple.parts = nodes_[index].outputs;
+    tuple.parts = prog_.nodes[index].outputs;
     return std::optional<int>(AddVal(std::move(tuple)));
-  }
-
-  // --- What LibTorch's passes do to the inlined graph ------------------------------
-
-  std::vector<int> UsesOf(int v) const {
-    std::vector<int> out;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (nodes_[i].dead) continue;
-      for (int in : nodes_[i].inputs) {
-        if (in == v) {
-          out.push_back(static_cast<int>(i));
-          break;
-        }
-      }
-    }
-    return out;
-  }
-
-  void ReplaceUses(int from, int to) {
-    for (Nd& n : nodes_) {
-      for (int& in : n.inputs) {
-        if (in == from) in = to;
-      }
-    }
-    if (output_ == from) output_ = to;
-  }
-
-  // NB: every inlined method's graph was optimized before inlining (LibTorch's preoptimizeGraph: its peephole
-  // pass replaces int(NumToTensor(x)) by x); the top-level forward's own nodes were not.
-  bool IsConstNumber(int v, double x) const {
-    const Val& val = vals_[v];
-    if (val.src != Val::Src::kConst || !val.has_constant || val.is_tensor_constant) return false;
-    if (const int64_t* i = std::get_if<int64_t>(&val.constant)) return static_cast<double>(*i) == x;
-    if (const double* d = std::get_if<double>(&val.constant)) return *d == x;
-    return false;
-  }
-
-  // NB: the other rewrites of LibTorch's peephole pass that traced code could meet are declined: a
-  // concatenation of a concatenation (CombineConcats), x * 1, x / 1, x + 0, x - 0 on scalars.
-  Status DeclineOtherPeepholes(const Nd& n) const {
-    if (n.op == "aten::cat" && !n.inputs.empty() && vals_[n.inputs[0]].src == Val::Src::kNode) {
-      const Nd& list = nodes_[vals_[n.inputs[0]].producer];
-      for (int item : list.inputs) {
-        const Val& v = vals_[item];
-        if (v.src == Val::Src::kNode && nodes_[v.producer].op == "aten::cat") return Decline("a concatenation of a concatenation");
-      }
-    }
-    const bool mul = n.op == "aten::mul" || n.op == "aten::div" || n.op == "aten::floordiv";
-    const bool add = n.op == "aten::add" || n.op == "aten::sub";
-    if ((mul || add) && n.overload != "Tensor" && n.inputs.size() >= 2) {
-      for (size_t k = 0; k < 2; ++k) {
-        if (IsConstNumber(n.inputs[k], mul ? 1 : 0)) return Decline(n.op + "." + n.overload + " by an identity");
-      }
-    }
-    return Status::Ok();
-  }
-
-  Status Peephole() {
-    for (Nd& n : nodes_) {
-      if (n.dead || n.calls.empty()) continue;
-      TORCHCOST_RETURN_IF_ERROR(DeclineOtherPeepholes(n));
-      const bool to_num = n.op == "aten::Int" || n.op == "aten::ScalarImplicit" || n.op == "aten::IntImplicit";
-      if (!to_num && n.op != "aten::Float" && n.op != "aten::FloatImplicit") continue;
-      const Val& in = vals_[n.inputs[0]];
-      if (in.src != Val::Src::kNode || nodes_[in.producer].op != "prim::NumToTensor") continue;
-      const Nd& ntt = nodes_[in.producer];
-      if (ntt.calls.empty() || ntt.calls[0] != n.calls[0]) continue;  // Not inside one inlined method.
-      if (!to_num) return Decline("float(NumToTensor(x)) in an inlined method");
-      ReplaceUses(n.outputs[0], ntt.inputs[0]);
-      n.dead = true;
-    }
-    return Status::Ok();
-  }
-
-  // NB: LibTorch folds nodes whose inputs are all constants and whose outputs are immutable (not tensors,
-  // lists or tuples of them); the ones traced code has are not expected here, so they are declined.
-  Status FoldConstants() {
-    for (const Nd& n : nodes_) {
-      if (n.dead || n.inputs.empty()) continue;
-      bool all_const = true;
-      for (int in : n.inputs) all_const &= vals_[in].src == Val::Src::kConst;
-      if (!all_const) continue;
-      bool mutable_out = false;
-      for (int out : n.outputs) {
-        const std::string& t = vals_[out].type;
-        mutable_out |= t.find("Tensor") != std::string::npos || t.rfind("List", 0) == 0;
-      }
-      if (!mutable_out) return Decline(n.op + " of constants");
-    }
-    return Status::Ok();
-  }
-
-  // NB: LibTorch removes nodes whose outputs nothing uses; an unused in-place op is declined (its effect
-  // depends on aliasing).
-  Status EliminateDeadCode() {
-    for (size_t i = nodes_.size(); i-- > 0;) {
-      Nd& n = nodes_[i];
-      if (n.dead) continue;
-      bool used = false;
-      for (int out : n.outputs) used |= out == output_ || !UsesOfLive(out, i).empty();
-      if (used) continue;
-      const std::string bare = n.op.substr(n.op.find("::") + 2);
-      if (!bare.empty() && bare.back() == '_') {
-        // NB: an in-place op on a module's tensor (train-mode batch norm's num_batches_tracked.add_(1)) writes
-        // to what the module holds, and LibTorch keeps it; elsewhere its effect depends on aliasing.
-        if (!n.inputs.empty() && vals_[n.inputs[0]].src == Val::Src::kTensorAttr) continue;
-        return Decline("an unused in-place " + n.op);
-      }
-      n.dead = true;
-    }
-    return Status::Ok();
-  }
-
-  std::vector<int> UsesOfLive(int v, size_t after) const {
-    std::vector<int> out;
-    for (size_t i = after + 1; i < nodes_.size(); ++i) {
-      if (nodes_[i].dead) continue;
-      for (int in : nodes_[i].inputs) {
-        if (in == v) {
-          out.push_back(static_cast<int>(i));
-          break;
-        }
-      }
-    }
-    return out;
   }
 
   // --- Scopes, as the LibTorch reader derives them from inlined call stacks ---------------
@@ -1098,15 +888,15 @@ class Compiler {
   }
 
   Status RestoreAttentionDropout() {
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (nodes_[i].dead || nodes_[i].op != "aten::softmax") continue;
-      const ir::Scope& scope = graph_.scopes[ScopeOf(nodes_[i])];
+    for (size_t i = 0; i < prog_.nodes.size(); ++i) {
+      if (prog_.nodes[i].dead || prog_.nodes[i].op != "aten::softmax") continue;
+      const ir::Scope& scope = graph_.scopes[ScopeOf(prog_.nodes[i])];
       if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path)) continue;
-      const int weights = nodes_[i].outputs[0];
+      const int weights = prog_.nodes[i].outputs[0];
       bool to_bmm = false, dropped = false;
-      for (int u : UsesOf(weights)) {
-        to_bmm |= nodes_[u].op == "aten::bmm";
-        dropped |= nodes_[u].op == "aten::dropout" || nodes_[u].op == "aten::dropout_";
+      for (int u : UsesOf(prog_, weights)) {
+        to_bmm |= prog_.nodes[u].op == "aten::bmm";
+        dropped |= prog_.nodes[u].op == "aten::dropout" || prog_.nodes[u].op == "aten::dropout_";
       }
       if (!to_bmm || dropped) continue;
       const std::optional<double> p = ModuleNumber(scope.path, "dropout");
@@ -1118,23 +908,23 @@ class Compiler {
       Nd drop;
       drop.op = "aten::dropout";
       const int p_const = Const(*p, "float"), train_const = Const(false, "bool");
-      vals_[p_const].group = vals_[train_const].group = -2 - static_cast<int>(i);  // NB: inserted after pooling.
+      prog_.vals[p_const].group = prog_.vals[train_const].group = -2 - static_cast<int>(i);  // NB: inserted after pooling.
       drop.inputs = {weights, p_const, train_const};
       drop.input_names = {"input", "p", "train"};
-      drop.calls = nodes_[i].calls;
+      drop.calls = prog_.nodes[i].calls;
       Val out;
       out.type = "Tensor";
       out.producer = static_cast<int>(i) + 1;
       const int out_id = AddVal(std::move(out));
       drop.outputs = {out_id};
-      for (size_t k = i + 1; k < nodes_.size(); ++k) {
-        for (int& in : nodes_[k].inputs) {
+      for (size_t k = i + 1; k < prog_.nodes.size(); ++k) {
+        for (int& in : prog_.nodes[k].inputs) {
           if (in == weights) in = out_id;
         }
       }
-      nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(drop));
-      for (size_t k = i + 2; k < nodes_.size(); ++k) {
-        for (int o : nodes_[k].outputs) vals_[o].producer = static_cast<int>(k);
+      prog_.nodes.insert(prog_.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(drop));
+      for (size_t k = i + 2; k < prog_.nodes.size(); ++k) {
+        for (int o : prog_.nodes[k].outputs) prog_.vals[o].producer = static_cast<int>(k);
       }
       ++i;
     }
@@ -1167,7 +957,7 @@ class Compiler {
   Result<int> IrValue(int id) {
     auto it = ir_of_.find(id);
     if (it != ir_of_.end()) return it->second;
-    const Val& val = vals_[id];
+    const Val& val = prog_.vals[id];
     int index = -1;
     switch (val.src) {
       case Val::Src::kModule:
@@ -1264,7 +1054,7 @@ class Compiler {
   Result<ir::Graph> Convert() {
     graph_.source = path_;
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      const Val& val = vals_[inputs_[i]];
+      const Val& val = prog_.vals[inputs_[i]];
       ir::Value v;
       v.name = val.name;
       SetTypeInfo(val.type, &v);
@@ -1274,7 +1064,7 @@ class Compiler {
       ir_of_[inputs_[i]] = index;
       graph_.inputs.push_back(index);
     }
-    for (const Nd& nd : nodes_) {
+    for (const Nd& nd : prog_.nodes) {
       if (nd.dead) continue;
       // NB: LibTorch's reader evaluates a packed sequence's lengths from the trace's constants for the rules.
       if (nd.op == "aten::_pack_padded_sequence") return Decline("a packed sequence");
@@ -1290,8 +1080,8 @@ class Compiler {
       n.input_names = nd.input_names;
       for (int out : nd.outputs) {
         ir::Value v;
-        v.name = vals_[out].name;
-        SetTypeInfo(vals_[out].type, &v);
+        v.name = prog_.vals[out].name;
+        SetTypeInfo(prog_.vals[out].type, &v);
         const int index = graph_.AddValue(std::move(v));
         ir_of_[out] = index;
         n.outputs.push_back(index);
@@ -1299,15 +1089,15 @@ class Compiler {
       n.origin = static_cast<int>(graph_.nodes.size());
       graph_.AddNode(std::move(n));
     }
-    TORCHCOST_RETURN_IF_ERROR(AddOutput(output_));
+    TORCHCOST_RETURN_IF_ERROR(AddOutput(prog_.output));
     CanonicalizeValueNames(&graph_);
     return std::move(graph_);
   }
 
   Status AddOutput(int id) {
-    const Val& v = vals_[id];
+    const Val& v = prog_.vals[id];
     if (v.src == Val::Src::kNode) {
-      const Nd& producer = nodes_[v.producer];
+      const Nd& producer = prog_.nodes[v.producer];
       if (producer.op == "prim::TupleConstruct" || producer.op == "prim::ListConstruct") {
         for (int in : producer.inputs) TORCHCOST_RETURN_IF_ERROR(AddOutput(in));
         return Status::Ok();
@@ -1330,10 +1120,8 @@ class Compiler {
   std::unordered_map<std::string, int> scope_index_;
   std::string outside_tree_;  // The first call path ScopeOf found outside the module tree.
   std::unordered_map<std::string, std::pair<bool, int>> tensor_slot_;
-  std::vector<Val> vals_;
-  std::vector<Nd> nodes_;
+  Program prog_;
   std::vector<int> inputs_;
-  int output_ = -1;
   std::vector<int> calls_;  // The inlined calls being compiled, outermost first.
   std::vector<Call> call_info_;
   int depth_ = 0;
