@@ -94,10 +94,13 @@ class BertSelfAttention(nn.Module):
         return context_layer.view(*new_context_layer_shape)
 
 
-class BertSelfOutput(nn.Module):
-    def __init__(self, c):
+class _BertResidualOutput(nn.Module):
+    """dense, dropout, then LayerNorm of the sum with the block's input: BertSelfOutput and BertOutput,
+    which differ only in dense's input width (subclasses, so that each keeps its own module type)."""
+
+    def __init__(self, c, in_features):
         super().__init__()
-        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.dense = nn.Linear(in_features, c["hidden_size"])
         self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=c.get("layer_norm_eps", 1e-12))
         self.dropout = nn.Dropout(c.get("hidden_dropout_prob", 0.1))
 
@@ -105,6 +108,11 @@ class BertSelfOutput(nn.Module):
         hidden_states = self.dense(hidden_states)
         hidden_states = self.dropout(hidden_states)
         return self.LayerNorm(hidden_states + input_tensor)
+
+
+class BertSelfOutput(_BertResidualOutput):
+    def __init__(self, c):
+        super().__init__(c, c["hidden_size"])
 
 
 class BertAttention(nn.Module):
@@ -127,17 +135,9 @@ class BertIntermediate(nn.Module):
         return self.intermediate_act_fn(self.dense(hidden_states))
 
 
-class BertOutput(nn.Module):
+class BertOutput(_BertResidualOutput):
     def __init__(self, c):
-        super().__init__()
-        self.dense = nn.Linear(c["intermediate_size"], c["hidden_size"])
-        self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=c.get("layer_norm_eps", 1e-12))
-        self.dropout = nn.Dropout(c.get("hidden_dropout_prob", 0.1))
-
-    def forward(self, hidden_states, input_tensor):
-        hidden_states = self.dense(hidden_states)
-        hidden_states = self.dropout(hidden_states)
-        return self.LayerNorm(hidden_states + input_tensor)
+        super().__init__(c, c["intermediate_size"])
 
 
 class BertLayer(nn.Module):

@@ -86,6 +86,8 @@ def quantities(report):
 
 
 class Runner:
+    """Counts checks by name; prints PASS or FAIL for each."""
+
     def __init__(self, torchcost):
         self.torchcost = torchcost
         self.passed = 0
@@ -111,6 +113,24 @@ class Runner:
         elif not all(w.lower() in lines[0].lower() for w in words):
             problems.append("stderr %r lacks %r" % (lines[0], words))
         self.record(name, problems)
+
+    def summary(self):
+        """Prints the last line, "N passed, M failed"; returns the exit status."""
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 0 if self.failed == 0 else 1
+
+
+def runner_from_argv(argv, doc):
+    """Parses a builder test's --torchcost and --fixtures (the folder is created); returns (Runner, fixtures).
+
+    `doc` is the test's module docstring, whose first line describes it.
+    """
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--torchcost", required=True)
+    parser.add_argument("--fixtures", required=True)
+    args = parser.parse_args(argv)
+    os.makedirs(args.fixtures, exist_ok=True)
+    return Runner(args.torchcost), args.fixtures
 
 
 def trace_reference(fixtures, name, dtype):
@@ -276,19 +296,14 @@ def check_backend_diagnostic(r, fixtures):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torchcost", required=True)
-    parser.add_argument("--fixtures", required=True)
-    args = parser.parse_args(argv)
-    os.makedirs(args.fixtures, exist_ok=True)
-    r = Runner(args.torchcost)
+    r, fixtures = runner_from_argv(argv, __doc__)
 
     import torch
 
     for name, family, config_of, sets in CASES:
-        compare_with_trace(r, args.fixtures, name, family, config_of, sets)
+        compare_with_trace(r, fixtures, name, family, config_of, sets)
     for name, family, config_of, sets in CASES:
-        compare_with_trace(r, args.fixtures, name, family, config_of, sets, torch.bfloat16)
+        compare_with_trace(r, fixtures, name, family, config_of, sets, torch.bfloat16)
 
     expected = gpt2_params(V=50257, h=768, L=12, n_ctx=1024)
     if expected != 124439808:
@@ -304,10 +319,10 @@ def main(argv):
                  llama_params(V=32000, h=4096, L=32, heads=32, kv_heads=8, inter=11008))
 
     # Structural search-space choices (docs/nas.md): the block and each stage's kernel size.
-    compare_resnet_variant(r, args.fixtures, "basic", [1, 2, 1, 1], [3, 5, 7, 1])
-    compare_resnet_variant(r, args.fixtures, "bottleneck", [1, 1, 2, 1], [5, 3, 3, 7])
+    compare_resnet_variant(r, fixtures, "basic", [1, 2, 1, 1], [3, 5, 7, 1])
+    compare_resnet_variant(r, fixtures, "bottleneck", [1, 1, 2, 1], [5, 3, 3, 7])
 
-    check_backend_diagnostic(r, args.fixtures)
+    check_backend_diagnostic(r, fixtures)
 
     r.expect_error("unknown_config_key", ["--model", "llama", "--config", "layers=2,wings=3"],
                    ["unknown key 'wings'", "llama"])
@@ -324,8 +339,7 @@ def main(argv):
     r.expect_error("file_and_model", ["x.pt", "--model", "gpt2"], ["not both"])
     r.expect_error("set_out_of_context", ["--model", "gpt2", "--set", "S=2048"], ["S=2048", "range"])
 
-    print("%d passed, %d failed" % (r.passed, r.failed))
-    return 0 if r.failed == 0 else 1
+    return r.summary()
 
 
 if __name__ == "__main__":

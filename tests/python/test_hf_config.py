@@ -21,7 +21,6 @@ bad files must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -31,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from test_builder import Runner, quantities  # noqa: E402
+from test_builder import quantities, runner_from_argv  # noqa: E402
 from torchcost_cli import run_json  # noqa: E402
 
 COMMON = ["--device", "cpu", "--optimizer", "adam"]
@@ -237,30 +236,24 @@ def check_example(r, name, published, derived):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torchcost", required=True)
-    parser.add_argument("--fixtures", required=True)
-    args = parser.parse_args(argv)
-    os.makedirs(args.fixtures, exist_ok=True)
-    r = Runner(args.torchcost)
+    r, fixtures = runner_from_argv(argv, __doc__)
     for name, config in TINY.items():
-        check_tiny(r, args.fixtures, name, config)
+        check_tiny(r, fixtures, name, config)
     # bfloat16: Gemma's float32 norm island, Qwen2's biases and GPT-NeoX's bf16 buffers.
     for name in ("gemma", "gemma2", "qwen2", "gpt_neox"):
-        check_tiny(r, args.fixtures, name, TINY[name], bf16=True)
+        check_tiny(r, fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)
-    bad = os.path.join(args.fixtures, "hf_bad_tiny.json")
+    bad = os.path.join(fixtures, "hf_bad_tiny.json")
     with open(bad, "w") as f:
         json.dump({"model_type": "mamba", "hidden_size": 64}, f)
     r.expect_error("unsupported_model_type", ["--model", bad], ["hf_bad_tiny.json", "model_type", "mamba"])
-    r.expect_error("missing_key", ["--model", os.path.join(args.fixtures, "hf_llama_tiny.json"),
+    r.expect_error("missing_key", ["--model", os.path.join(fixtures, "hf_llama_tiny.json"),
                                    "--config", "num_hidden_layers=null"],
                    ["hf_llama_tiny.json", "num_hidden_layers", "missing"])
-    r.expect_error("unknown_override", ["--model", os.path.join(args.fixtures, "hf_llama_tiny.json"),
+    r.expect_error("unknown_override", ["--model", os.path.join(fixtures, "hf_llama_tiny.json"),
                                         "--config", "frobnicate=1"], ["--config", "frobnicate"])
-    print("%d passed, %d failed" % (r.passed, r.failed))
-    return 0 if r.failed == 0 else 1
+    return r.summary()
 
 
 if __name__ == "__main__":

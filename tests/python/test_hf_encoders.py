@@ -14,14 +14,13 @@ examples/configs must build with their published parameter counts.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
-import argparse
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from test_builder import Runner  # noqa: E402
+from test_builder import runner_from_argv  # noqa: E402
 from test_hf_config import check_example, check_tiny  # noqa: E402
 
 # BertForMaskedLM (tied decoder + its bias) and BertModel (pooler), dropouts 0.1 (eval: identities).
@@ -62,27 +61,21 @@ EXAMPLES = [
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torchcost", required=True)
-    parser.add_argument("--fixtures", required=True)
-    args = parser.parse_args(argv)
-    os.makedirs(args.fixtures, exist_ok=True)
-    r = Runner(args.torchcost)
+    r, fixtures = runner_from_argv(argv, __doc__)
     for name, config in TINY.items():
-        check_tiny(r, args.fixtures, name, config)
+        check_tiny(r, fixtures, name, config)
         # NB: T5's inference peak is not compared: at these sizes the builder's is 29,184 bytes (one
         # [B, S, d] float32 and one [B, S] float32) above the trace's, an ordering of frees not found yet.
         if config["model_type"] == "bert":
-            check_tiny(r, args.fixtures, name, config, mode="infer")
-    check_tiny(r, args.fixtures, "bert", BERT, bf16=True)
-    check_tiny(r, args.fixtures, "t5_gated", TINY["t5_gated"], bf16=True)
+            check_tiny(r, fixtures, name, config, mode="infer")
+    check_tiny(r, fixtures, "bert", BERT, bf16=True)
+    check_tiny(r, fixtures, "t5_gated", TINY["t5_gated"], bf16=True)
     # The tasks' losses: the builder's default (lm) against CrossEntropyLoss traced in the reference.
-    check_tiny(r, args.fixtures, "bert", BERT, loss=True)
-    check_tiny(r, args.fixtures, "t5", T5, loss=True)
+    check_tiny(r, fixtures, "bert", BERT, loss=True)
+    check_tiny(r, fixtures, "t5", T5, loss=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)
-    print("%d passed, %d failed" % (r.passed, r.failed))
-    return 0 if r.failed == 0 else 1
+    return r.summary()
 
 
 if __name__ == "__main__":
