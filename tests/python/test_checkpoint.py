@@ -34,6 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
+from torchcost_cli import RECOMPUTE_CHECKS, memory_value  # noqa: E402
 import oracle_models  # noqa: E402,F401  (puts tools/ on sys.path)
 
 import make_fixtures as mf  # noqa: E402
@@ -46,21 +47,6 @@ CASES = [
     ("gpt_tiny", True, "blocks", r"^h\.\d+$"),
     ("resnet18", False, r"^layer\d\.\d+$", r"^layer\d\.\d+$"),
 ]
-CHECKS = [  # (name, path under training.memory, measurement key, exact?)
-    ("act", ("saved_bytes",), "act_bytes", True),
-    ("grad", ("category_max", "grad"), "grad_tensor_bytes", True),
-    ("opt", ("category_max", "opt"), "opt_bytes", True),
-    ("peak", ("peak",), "peak_bytes", False),
-]
-
-
-def _value(training, path):
-    node = training["memory"]
-    for key in path:
-        node = node[key]
-    return node["value"] if isinstance(node, dict) else node
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)
@@ -80,12 +66,12 @@ def main(argv):
             cli = [pt, "--input", text, "--device", "cpu", "--optimizer", OPTIMIZER, "--checkpoint", pattern]
             report, err = torchcost_cli.run_json(args.torchcost, cli)
             if err:
-                failed += len(CHECKS)
+                failed += len(RECOMPUTE_CHECKS)
                 print("FAIL %s: %s" % (label, err), flush=True)
                 continue
             training = report["training"]
-            for check, path, key, exact in CHECKS:
-                got, want = _value(training, path), measured[key]
+            for check, path, key, exact in RECOMPUTE_CHECKS:
+                got, want = memory_value(training, path), measured[key]
                 rel = (got - want) / want if isinstance(got, int) and want else float("nan")
                 ok = got == want if exact else isinstance(got, int) and abs(rel) <= PEAK_TOLERANCE
                 print("%s %s: torchcost %s, PyTorch %s (%+.3f%%)" % (label, check, got, want, 100 * rel))

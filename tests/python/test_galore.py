@@ -57,20 +57,6 @@ PER_LAYER_GRAD = {
 }
 
 
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok, label, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL %s%s" % (label, ": " + detail if detail else ""), flush=True)
-        return ok
-
-
 def fixture(name, batch, fixtures):
     """(pt, --input args) of the trace torchcost reads."""
     train = name in oracle_models.GPTS
@@ -128,7 +114,7 @@ def main(argv):
     args = parser.parse_args(argv)
     fixtures = os.path.abspath(args.fixtures)
     os.makedirs(fixtures, exist_ok=True)
-    results = Results()
+    results = torchcost_cli.Results()
     for name, batch in CASES:
         label = "%s b%d" % (name, batch)
         try:
@@ -164,8 +150,7 @@ def main(argv):
         compare(results, label + " zero_grad zeros", m, err, ref["zeros"], [GRAD, OPT])
         m, err = run(["--accumulate", str(ref["accumulate"]["accumulate"])])
         compare(results, label + " accumulate", m, err, ref["accumulate"], [GRAD, OPT])
-    print("%d passed, %d failed" % (results.passed, results.failed))
-    return 0 if results.failed == 0 else 1
+    return results.summary()
 
 
 if __name__ == "__main__":

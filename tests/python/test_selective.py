@@ -39,6 +39,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchcost_cli  # noqa: E402
+from torchcost_cli import RECOMPUTE_CHECKS, memory_value  # noqa: E402
 import oracle_models  # noqa: E402,F401  (puts tools/ on sys.path)
 
 import make_fixtures as mf  # noqa: E402
@@ -101,21 +102,6 @@ class CoreGPT2(mf.GPT2):
 # Known to make_fixtures (and so to measure_step) for this process only.
 mf._GPT[NAME] = (CoreGPT2, {})
 
-CHECKS = [  # (name, path under training.memory, measurement key, exact?)
-    ("act", ("saved_bytes",), "act_bytes", True),
-    ("grad", ("category_max", "grad"), "grad_tensor_bytes", True),
-    ("opt", ("category_max", "opt"), "opt_bytes", True),
-    ("peak", ("peak",), "peak_bytes", False),
-]
-
-
-def _value(training, path):
-    node = training["memory"]
-    for key in path:
-        node = node[key]
-    return node["value"] if isinstance(node, dict) else node
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)
@@ -149,15 +135,15 @@ def main(argv):
         check(label + " segments", [s["module"] for s in segments] == ["h.0.attn.core_attention",
                                                                        "h.1.attn.core_attention"],
               [s["module"] for s in segments])
-        for name, path, key, exact in CHECKS:
-            got, want = _value(training, path), measured[key]
+        for name, path, key, exact in RECOMPUTE_CHECKS:
+            got, want = memory_value(training, path), measured[key]
             rel = (got - want) / want if isinstance(got, int) and want else float("nan")
             print("%s %s: torchcost %s, PyTorch %s (%+.3f%%)" % (label, name, got, want, 100 * rel))
             check("%s %s" % (label, name), got == want if exact else abs(rel) <= PEAK_TOLERANCE,
                   "expected %s, got %s" % (want, got))
-        same = _value(module["training"], ("saved_bytes",)) == _value(training, ("saved_bytes",))
+        same = memory_value(module["training"], ("saved_bytes",)) == memory_value(training, ("saved_bytes",))
         check(label + " same as the module's checkpoint", same, "module %s vs selective %s" % (
-            _value(module["training"], ("saved_bytes",)), _value(training, ("saved_bytes",))))
+            memory_value(module["training"], ("saved_bytes",)), memory_value(training, ("saved_bytes",))))
         # The JSON frontends: the train-mode model exported by torch.fx and by make_fx
         # (aten decompositions: explicit expand / clone / _unsafe_view around bmm).
         model, _ = mf.build_model(NAME)
@@ -172,8 +158,8 @@ def main(argv):
             got = exported["training"]
             check("%s %s cores" % (label, method), len(got["checkpoint"]["segments"]) == 2,
                   got["checkpoint"]["segments"])
-            check("%s %s act" % (label, method), _value(got, ("saved_bytes",)) == measured["act_bytes"],
-                  "expected %s, got %s" % (measured["act_bytes"], _value(got, ("saved_bytes",))))
+            check("%s %s act" % (label, method), memory_value(got, ("saved_bytes",)) == measured["act_bytes"],
+                  "expected %s, got %s" % (measured["act_bytes"], memory_value(got, ("saved_bytes",))))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

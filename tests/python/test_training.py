@@ -74,22 +74,6 @@ TRAIN_CHECKS = [
 ]
 
 
-class Results:
-    """Counts checks; prints one line per failed check."""
-
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok, label, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL %s%s" % (label, ": " + detail if detail else ""), flush=True)
-        return ok
-
-
 def _first_line(e):
     text = str(e).strip()
     return "%s: %s" % (type(e).__name__, text.splitlines()[0] if text else "")
@@ -134,16 +118,6 @@ def run_torchcost(binary, pt, inputs, mode, optimizer):
     return training, None
 
 
-def _get(training, path):
-    """Returns training.memory.<path>'s value ("value" of a {"expr", "value"}), or raises KeyError."""
-    node = training["memory"]
-    for key in path:
-        node = node[key]
-    if isinstance(node, dict):
-        node = node["value"]
-    return node
-
-
 def _fmt(n):
     return "%d (%.2f MiB)" % (n, n / 2.0 ** 20) if isinstance(n, int) else json.dumps(n)
 
@@ -157,7 +131,7 @@ def compare(results, label, training, err, checks, ref):
             continue
         want = ref[key]
         try:
-            got = _get(training, path)
+            got = torchcost_cli.memory_value(training, path)
         except (KeyError, TypeError):
             results.check(False, what, "expected %s, got no training.memory.%s"
                           % (_fmt(want), ".".join(path)))
@@ -192,15 +166,14 @@ def main(argv):
     names = [n for n in args.models.split(",") if n]
     optimizers = [o for o in args.optimizers.split(",") if o]
     os.makedirs(args.fixtures, exist_ok=True)
-    results = Results()
+    results = torchcost_cli.Results()
     unknown = [n for n in names if n not in MODELS] + [o for o in optimizers
                                                       if o not in ms.OPTIMIZERS]
     if not results.check(not unknown, "- arguments", "unknown models/optimizers: %s"
                          % ", ".join(unknown)) or \
             not results.check(os.access(args.torchcost, os.X_OK), "- torchcost binary",
                               "%s is not an executable file" % args.torchcost):
-        print("%d passed, %d failed" % (results.passed, results.failed))
-        return 1
+        return results.summary()
 
     # PyTorch first, one model at a time (one heavy process: measure_step sets
     # one intra-op thread), then torchcost, --jobs runs at a time.
@@ -237,8 +210,7 @@ def main(argv):
             training, err = fut.result()
             compare(results, label, training, err, checks, ref)
     print("# torchcost runs and checks: %.1fs" % (time.time() - start), flush=True)
-    print("%d passed, %d failed" % (results.passed, results.failed))
-    return 0 if results.failed == 0 else 1
+    return results.summary()
 
 
 if __name__ == "__main__":

@@ -35,8 +35,26 @@ def run_json(binary, args, timeout=180, label=None):
     return report, None
 
 
+# What the recomputation tests (checkpointing, selective) compare: (name, path under
+# training.memory, measure_step's key, exact?); the peak is compared within a tolerance.
+RECOMPUTE_CHECKS = [
+    ("act", ("saved_bytes",), "act_bytes", True),
+    ("grad", ("category_max", "grad"), "grad_tensor_bytes", True),
+    ("opt", ("category_max", "opt"), "opt_bytes", True),
+    ("peak", ("peak",), "peak_bytes", False),
+]
+
+
+def memory_value(training, path):
+    """Returns the entry at `path` under a report's training.memory: a symbolic entry's "value"."""
+    node = training["memory"]
+    for key in path:
+        node = node[key]
+    return node["value"] if isinstance(node, dict) else node
+
+
 class Results:
-    """Counts checks; prints one line per failed check ("FAIL <label>: <detail>")."""
+    """Counts checks; prints one line per failed check ("FAIL <label>: <detail>", or "FAIL <label>")."""
 
     def __init__(self):
         self.passed = 0
@@ -47,7 +65,7 @@ class Results:
             self.passed += 1
         else:
             self.failed += 1
-            print("FAIL %s: %s" % (label, detail), flush=True)
+            print("FAIL %s%s" % (label, ": " + detail if detail else ""), flush=True)
         return ok
 
     def summary(self):
