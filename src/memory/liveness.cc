@@ -3,6 +3,7 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace torchcost::memory {
@@ -19,6 +20,11 @@ int EndOf(const ir::Graph& g, const std::vector<int>& ends, int node_scope, int 
   int k = 0;
   for (int sc = node_scope; sc > 0 && sc != scope; sc = g.scopes[sc].parent) ++k;
   return ends[k];
+}
+
+// Returns true for the containers that have no forward (ModuleList, ModuleDict): walked, never called.
+bool IsUncalledContainer(const std::string& type) {
+  return type == "ModuleList" || type == "ModuleDict" || type == "ParameterList" || type == "ParameterDict";
 }
 
 }  // namespace
@@ -71,6 +77,7 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* tab
       int depth = 0;
       for (int sc = g.nodes[user].scope; sc > 0; sc = g.scopes[sc].parent, ++depth) {
         if (producer >= 0 && InSubtree(g, home, sc)) break;
+        if (IsUncalledContainer(g.scopes[sc].type)) continue;
         last = std::max(last, ends[depth]);
       }
     }

@@ -24,7 +24,8 @@ std::vector<std::vector<int>> CallEnds(const ir::Graph& g);
 // NB: eager PyTorch frees a tensor when Python drops it, not at its last use:
 // a module's argument is held by the caller until the call returns
 // (`x = self.block(x)`), so it lives to the end of every module call that
-// reads it from outside.
+// reads it from outside. A container without a forward (ModuleList,
+// ModuleDict) is never called: it holds nothing.
 std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table);
 
 }  // namespace torchcost::memory

@@ -79,5 +79,30 @@ TEST(LivenessTest, AModulesArgumentLivesUntilTheCallReturns) {
   EXPECT_EQ(st.storages[st.storages.storage_of[r]].last_use, 2);
 }
 
+// A ModuleList has no forward, so it is never called: x, read by layers.0
+// only, dies when layers.0 returns (n0), not when the list's last block does
+// (`for block in self.layers: x = block(x)` drops the old x). NB: consecutive
+// blocks form one run of the list's subtree, which would otherwise read as one
+// call of `layers` (n0..n1).
+TEST(LivenessTest, AModuleListIsNotACall) {
+  PreparedStep p;
+  auto& b = p.builder();
+  int x = b.Input();
+  int w = b.Param("w", {8, 8});
+  b.graph().GetOrAddScope("layers", "ModuleList");
+  b.Scope("layers.0", "Linear");
+  int h = b.One("t::lin", {x, w}, {"input", "weight"});
+  b.Scope("layers.1", "ReLU");
+  int r = b.One("t::relu", {h}, {"self"});
+  b.Scope("head", "ReLU");
+  b.Output(b.One("t::relu", {r}, {"self"}));
+  StepState& st = p.Prepare("2,8");
+  AssignStorages(st.g, st.shapes, &st.storages);
+  ComputeLastUses(st.g, &st.storages);
+  EXPECT_EQ(st.storages[st.storages.storage_of[x]].last_use, 0);
+  EXPECT_EQ(st.storages[st.storages.storage_of[h]].last_use, 1);
+  EXPECT_EQ(st.storages[st.storages.storage_of[r]].last_use, 2);
+}
+
 }  // namespace
 }  // namespace torchcost::memory
