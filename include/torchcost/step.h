@@ -129,6 +129,9 @@ struct StepConfig {
   // 128), "nf4" (bitsandbytes' Params4bit as QLoRA stores it), "fp8" (row-wise
   // scales); empty: none. The Linear weights but the output head's (docs/generation.md).
   std::string weight_quant;
+  // The KV cache's dtype for generation (mode generate): "fp32", "bf16",
+  // "fp16" or "fp8" (one byte, no scale); empty: the model's dtype.
+  std::string cache_dtype;
   // Generation phases (AnalyzeGeneration sets them): graph inputs from this
   // position on are the KV cache handed in, freed after their last use (as
   // Hugging Face's DynamicCache drops the tensors it replaces); -1: none.

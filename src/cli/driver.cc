@@ -124,6 +124,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.gpu = cl.gpu;
   c.gpu_file = cl.gpu_file;
   c.weight_quant = cl.weight_quant;
+  c.cache_dtype = cl.cache_dtype;
   c.allocator = cl.allocator;
   c.max_split_size_mb = cl.max_split_size_mb;
   c.expandable_segments = cl.expandable_segments;
@@ -186,7 +187,6 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     model_config += (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
     config.param_dtype.clear();
   }
-  if (!cl.cache_dtype.empty()) model_config += (model_config.empty() ? "cache_dtype=" : ",cache_dtype=") + cl.cache_dtype;
   int64_t budget = 0;
   if (!cl.budget.empty()) {
     Result<int64_t> b = ParseMemorySize(cl.budget);

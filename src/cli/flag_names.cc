@@ -37,6 +37,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.strict", "--strict"},
     {"StepConfig.param_dtype", "--param-dtype"},
     {"StepConfig.weight_quant", "--weight-quant"},
+    {"StepConfig.cache_dtype", "--cache-dtype"},
     {"StepConfig.method", "--peft"},
     {"StepConfig.galore", "--galore"},
     {"StepConfig.autocast", "--autocast"},

@@ -37,8 +37,9 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
 StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
                        bool decode) {
   StepConfig c = config;
-  c.weight_quant
-      .clear();  // Applied by AnalyzeGeneration, before the phases' analyses.
+  // Both are applied by AnalyzeGeneration, to the built phases.
+  c.weight_quant.clear();
+  c.cache_dtype.clear();
   const StepConfig declared = StepConfigFor(phase);
   c.mode = "infer";
   c.loss = "sum";
@@ -87,10 +88,13 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
         "StepConfig.mode generate models inference: StepConfig.method, "
         "autocast, shard and checkpoint do not apply");
   }
-  Result<build::BuiltModel> prefill =
-      BuildPhase(model, model_config, "prefill");
+  // The cache dtype is the family's config key cache_dtype (docs/generation.md).
+  const std::string phase_config =
+      config.cache_dtype.empty() ? model_config
+                                 : model_config + (model_config.empty() ? "" : ",") + "cache_dtype=" + config.cache_dtype;
+  Result<build::BuiltModel> prefill = BuildPhase(model, phase_config, "prefill");
   if (!prefill.ok()) return prefill.status();
-  Result<build::BuiltModel> decode = BuildPhase(model, model_config, "decode");
+  Result<build::BuiltModel> decode = BuildPhase(model, phase_config, "decode");
   if (!decode.ok()) return decode.status();
   GenerationAnalysis g;
   const std::vector<int64_t> windows = decode->cache_windows;

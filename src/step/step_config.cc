@@ -1,5 +1,7 @@
 #include "step/step_config.h"
 
+#include <algorithm>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -226,6 +228,15 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     }
     if (c.mode != "generate") {
       return Bad("StepConfig.weight_quant " + c.weight_quant + " quantizes weights for generation: it needs StepConfig.mode generate");
+    }
+  }
+  if (!c.cache_dtype.empty()) {
+    static constexpr const char* kCacheDTypes[] = {"fp32", "bf16", "fp16", "fp8"};
+    if (std::find(std::begin(kCacheDTypes), std::end(kCacheDTypes), c.cache_dtype) == std::end(kCacheDTypes)) {
+      return Bad("StepConfig.cache_dtype '" + c.cache_dtype + "': expected fp32, bf16, fp16 or fp8");
+    }
+    if (c.mode != "generate") {
+      return Bad("StepConfig.cache_dtype " + c.cache_dtype + " is the KV cache's dtype: it needs StepConfig.mode generate");
     }
   }
   training.cache_inputs_from = c.cache_inputs_from;

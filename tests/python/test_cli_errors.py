@@ -248,6 +248,10 @@ def main(argv):
                        words=["pad_to_capacity", "capacity_factor"])
         r.expect_error("config_symbol", ["--model", "llama", "--config", "hidden=H"],
                        words=["hidden=H", "'H' is not an integer", "symbols"])
+        r.expect_error("cache_dtype_value", ["--model", "llama", "--mode", "generate", "--cache-dtype", "int3"],
+                       words=["--cache-dtype 'int3'", "fp8"])
+        r.expect_error("cache_dtype_without_generate", ["--model", "llama", "--cache-dtype", "fp8"],
+                       words=["--cache-dtype fp8", "--mode generate"])
         r.expect_error("compare_generate", ["compare", "--model", "llama", "--mode", "generate", "full"],
                        words=["compare", "--mode generate", "--sweep"])
 

@@ -175,6 +175,10 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
      },
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
+    {"cache_dtype", [](StepConfig& c) { c.cache_dtype = "int3"; },
+     "StepConfig.cache_dtype 'int3': expected fp32, bf16, fp16 or fp8"},
+    {"cache_dtype_without_generate", [](StepConfig& c) { c.cache_dtype = "fp8"; },
+     "StepConfig.cache_dtype fp8 is the KV cache's dtype: it needs StepConfig.mode generate"},
     {"method", [](StepConfig& c) { c.method = "prefix:r=8"; }, "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
     {"inputs_empty_dim", [](StepConfig& c) { c.inputs = {"1,,16"}; },
      "StepConfig.inputs '1,,16': dim 1 '' is not an integer or a symbol name"},
