@@ -74,12 +74,12 @@ struct Diagnostic {
 
 // The symbolic type of one value after shape propagation.
 struct ValueInfo {
-  bool known = false;            // False if no rule and no traced shape gave it.
+  std::vector<sym::Expr> shape;   // Tensors.
+  DType dtype = DType::kUnknown;  // Tensors.
+  bool known = false;             // False if no rule and no traced shape gave it.
   // True if no rule gave the shape: it came from the frontend's shape inference
   // (LibTorch's, for TorchScript) or from the trace.
   bool from_trace = false;
-  std::vector<sym::Expr> shape;  // Tensors.
-  DType dtype = DType::kUnknown; // Tensors.
 };
 
 // The cost of one node.

@@ -40,18 +40,19 @@ using Constant = std::variant<std::monostate,  // None
 enum class ValueRole : uint8_t { kIntermediate, kInput, kParam, kBuffer, kConstant };
 
 // An SSA value: a node output, a graph input, a parameter, a buffer or a constant.
+// NB: the one-byte fields sit together (120 bytes, not 136: a 1M-node graph holds a million values).
 struct Value {
   std::string name;  // Debug name ("x.17") or qualified tensor name ("layer1.0.conv1.weight").
   ValueKind kind = ValueKind::kOther;
   ValueKind elem_kind = ValueKind::kOther;  // For kList: the element kind.
   ValueRole role = ValueRole::kIntermediate;
   bool has_constant = false;
-  Constant constant;               // Valid iff has_constant.
   bool has_traced_shape = false;   // True if the frontend recorded a concrete shape.
-  std::vector<int64_t> traced_shape;
   DType dtype = DType::kUnknown;   // Tensors: dtype if known.
   int producer = -1;               // Index of the producing node; -1 if none.
   int table_index = -1;            // kParam / kBuffer: index into Graph::params / buffers; kInput: input position.
+  Constant constant;               // Valid iff has_constant.
+  std::vector<int64_t> traced_shape;
 };
 
 // One operator application.
@@ -63,8 +64,8 @@ struct Node {
   // (the rule's schema then binds them by position).
   std::vector<std::string> input_names;
   std::vector<int> outputs;
-  int scope = 0;         // Index into Graph::scopes; 0 is the root module.
   std::string debug_name;  // Name for diagnostics, typically the first output's ("%x.17").
+  int scope = 0;           // Index into Graph::scopes; 0 is the root module.
   // The frontend's own id for the node, for Graph::infer_shapes; -1 for nodes
   // a rewrite made (autocast casts, adapters). Copied with the node.
   int origin = -1;

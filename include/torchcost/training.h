@@ -5,7 +5,10 @@
 #define TORCHCOST_TRAINING_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,6 +156,103 @@ struct TimelinePoint {
   sym::Expr total;      // Their sum.
 };
 
+// The memory timeline: its points in order, stored compactly (a category's
+// bytes only where they change).
+// NB: a point is rebuilt on access, so operator[], front(), back() and the
+// iterators give a TimelinePoint by value; live() and total() read one field
+// in place. A 1M-node step has about 3M points: 44 bytes each here instead of
+// the 136 of a TimelinePoint.
+class TimelinePoints {
+ public:
+  // Iterates over the points, each rebuilt as it is reached.
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = TimelinePoint;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const TimelinePoint*;
+    using reference = TimelinePoint;
+
+    const_iterator() = default;
+    // Returns the point at the iterator.
+    TimelinePoint operator*() const { return (*points_)[i_]; }
+    // Moves to the next point.
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    // Moves to the next point and returns the iterator as it was.
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++i_;
+      return old;
+    }
+    // Returns true if both are at the same point of the same timeline.
+    bool operator==(const const_iterator& o) const { return points_ == o.points_ && i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return !(*this == o); }
+
+   private:
+    friend class TimelinePoints;
+    const_iterator(const TimelinePoints* points, size_t i) : points_(points), i_(i) {}
+    const TimelinePoints* points_ = nullptr;
+    size_t i_ = 0;
+  };
+
+  TimelinePoints() = default;
+  // Holds `points` in order.
+  TimelinePoints(std::initializer_list<TimelinePoint> points);  // NOLINT: implicit, as a vector's.
+
+  // Returns the number of points.
+  size_t size() const { return nodes_.size(); }
+  // Returns true if there are no points.
+  bool empty() const { return nodes_.empty(); }
+  // Returns point `i` (i < size()).
+  TimelinePoint operator[](size_t i) const;
+  // Returns the first point (not empty()).
+  TimelinePoint front() const { return (*this)[0]; }
+  // Returns the last point (not empty()).
+  TimelinePoint back() const { return (*this)[size() - 1]; }
+  // Returns point `i`'s phase.
+  StepPhase phase(size_t i) const { return static_cast<StepPhase>(phases_[i]); }
+  // Returns point `i`'s node.
+  int node(size_t i) const { return nodes_[i]; }
+  // Returns point `i`'s live bytes of category `c`.
+  const sym::Expr& live(size_t i, int c) const;
+  // Returns point `i`'s total.
+  const sym::Expr& total(size_t i) const { return totals_[i]; }
+  // Returns true if the last point has these live bytes and total (false if empty()).
+  bool BackEquals(const CategoryBytes& live, const sym::Expr& total) const;
+
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+
+  // Appends `p`.
+  void push_back(const TimelinePoint& p);
+  // Makes room for `n` points.
+  void reserve(size_t n);
+  // Removes every point.
+  void clear();
+
+  // Returns true if both hold the same points.
+  bool operator==(const TimelinePoints& o) const;
+  bool operator!=(const TimelinePoints& o) const { return !(*this == o); }
+
+ private:
+  // NB: points are grouped in blocks of 32; a category's value at point i is
+  // values_[c][base[c] + (changes of c in the block up to i) - 1], the changes
+  // being the bits of `changed[c]`.
+  static constexpr int kBlock = 32;
+  struct Block {
+    std::array<uint32_t, kNumMemCategories> base{};     // values_[c].size() when the block began.
+    std::array<uint32_t, kNumMemCategories> changed{};  // Bit j: point j of the block changed category c.
+  };
+  std::vector<int> nodes_;
+  std::vector<uint8_t> phases_;
+  std::vector<sym::Expr> totals_;
+  std::array<std::vector<sym::Expr>, kNumMemCategories> values_;  // Each category's values where they change.
+  std::vector<Block> blocks_;
+};
+
 // One allocation or free of the step, in the order the simulation makes them
 // (recorded only with TrainingOptions::cuda_allocator).
 struct AllocationEvent {
@@ -225,7 +325,7 @@ struct TrainingReport {
   std::vector<CheckpointSegment> checkpoint_segments;
   sym::Expr flops_recompute;
   // The timeline; the peak is evaluated from it under bindings (see EvaluatePeak).
-  std::vector<TimelinePoint> timeline;
+  TimelinePoints timeline;
   // Each category's largest value over the step, as candidates whose max is the answer.
   std::array<std::vector<sym::Expr>, kNumMemCategories> category_max_candidates;
   // Set when sharded: the timeline above is then one rank's.

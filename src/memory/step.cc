@@ -127,7 +127,7 @@ void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, cons
   // NB: at most two points per node in the forward and two in the backward,
   // two more per recomputed node, a few per parameter in the optimizer: the
   // timeline is reserved once rather than grown by doubling (a 1M-node step
-  // has 3M points of 136 bytes; pages reserved and never written take no memory).
+  // has 3M points; pages reserved and never written take no memory).
   size_t recomputed = 0;
   for (const CheckpointSegment& seg : report->training.checkpoint_segments) recomputed += seg.last - seg.first + 1;
   report->training.timeline.reserve(4 * graph.nodes.size() + 2 * recomputed + 8 * graph.params.size() + 64);
@@ -141,6 +141,15 @@ void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, cons
   Setup(&st);
   if (st.GradsPresent()) PreallocateGrads(&st);
   Forward(&st);
+  if (report->training.checkpoint_segments.empty()) {
+    // NB: without recomputation only the forward reads these per-node lists;
+    // freed here, they are not part of the peak, which the backward's
+    // timeline reaches (64 MB for a 1M-node chain).
+    std::vector<ir::SmallInts>().swap(st.release_at);
+    std::vector<ir::SmallInts>().swap(st.forward_saved);
+    std::vector<ir::SmallInts>().swap(st.storages.node_new);
+    std::vector<ir::SmallInts>().swap(st.storages.node_temps);
+  }
   if (options.mode == StepMode::kTrain) {
     RunBackward(&st);
     RunOptimizer(&st);

@@ -4,7 +4,7 @@
 
 namespace torchcost::memory {
 
-Timeline::Timeline(std::vector<TimelinePoint>* points) : points_(points) {
+Timeline::Timeline(TimelinePoints* points) : points_(points) {
   points_->clear();
   for (auto& b : live_) b = sym::Expr(0);
   total_ = sym::Expr(0);
@@ -60,13 +60,13 @@ void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
 }
 
 void Timeline::Point(StepPhase phase, int node) {
-  if (!points_->empty() && points_->back().total == total_ && points_->back().live == live_) return;
+  if (points_->BackEquals(live_, total_)) return;
   TimelinePoint p;
   p.phase = phase;
   p.node = node;
   p.live = live_;
   p.total = total_;
-  points_->push_back(std::move(p));
+  points_->push_back(p);
 }
 
 }  // namespace torchcost::memory

@@ -15,7 +15,7 @@ namespace torchcost::memory {
 class Timeline {
  public:
   // Starts with nothing live; points are appended to `points`, which is cleared.
-  explicit Timeline(std::vector<TimelinePoint>* points);
+  explicit Timeline(TimelinePoints* points);
 
   // Makes `s` live (nothing if it is already).
   void Alloc(Storage* s);
@@ -42,7 +42,7 @@ class Timeline {
  private:
   void Record(int id, bool alloc, const sym::Expr& bytes, MemCategory c);
 
-  std::vector<TimelinePoint>* points_;
+  TimelinePoints* points_;
   CategoryBytes live_;
   sym::Expr total_;
   std::vector<AllocationEvent>* events_ = nullptr;

@@ -151,7 +151,6 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     }
     // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
     // gradient that reads it will be computed (`needed_for`).
-    na.temporary_saved.assign(v.temporaries.size(), false);
     for (const auto& s : v.saved) {
       bool needed = s.needed_for.empty();
       for (int a : s.needed_for) needed = needed || arg_needs[a];
@@ -179,10 +178,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
           if (v.output_slots[o] == s.slot && o < node.outputs.size()) ref.value = node.outputs[o];
         }
         for (size_t t = 0; t < v.temporaries.size() && ref.value < 0 && ref.temporary < 0; ++t) {
-          if (v.temporaries[t].slot == s.slot) {
-            ref.temporary = static_cast<int>(t);
-            na.temporary_saved[t] = true;
-          }
+          if (v.temporaries[t].slot == s.slot) ref.temporary = static_cast<int>(t);
         }
         if (ref.value < 0 && ref.temporary < 0) continue;
       }

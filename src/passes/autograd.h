@@ -25,7 +25,6 @@ struct NodeAutograd {
   bool unknown_backward = false;  // An op without a rule: its backward FLOPs and saved tensors are unknown.
   ir::SmallInts grad_inputs;      // Values whose gradients this node's backward produces.
   std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
-  std::vector<bool> temporary_saved;  // Per applied temporary: kept for backward.
   sym::Expr bwd_flops, bwd_transcendentals;
   sym::Expr bwd_workspace;        // Scratch bytes of the backward: the largest needed phase.
 };

@@ -1,6 +1,9 @@
 #include "rules/apply.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace torchcost::rules {
 namespace {
@@ -12,6 +15,10 @@ class Application : public ImplContext {
               std::string_view attention_backend)
       : rule_(rule), v_(v), ctx_(ctx), out_(out), slots_(v.slot_names.size(), nullptr),
         storage_(v.slot_names.size()), device_(device), attention_backend_(attention_backend) {}
+  // Hands the assumptions made to `out`, in order (an application that throws or whose case does not hold too).
+  ~Application() override {
+    for (std::string& a : assumptions_) out_->assumptions.push_back(std::move(a));
+  }
 
   // ImplContext.
   const RValue& Arg(std::string_view name) const override {
@@ -25,7 +32,7 @@ class Application : public ImplContext {
     if (t == sym::Truth::kFalse)
       return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
     if (t == sym::Truth::kUnknown)
-      out_->assumptions.push_back(std::string(what) + " (" + a.ToString() + " == " + b.ToString() + ")");
+      assumptions_.push_back(std::string(what) + " (" + a.ToString() + " == " + b.ToString() + ")");
     return Status::Ok();
   }
   Status RequireLe(const sym::Expr& a, const sym::Expr& b, std::string_view what) override {
@@ -33,7 +40,7 @@ class Application : public ImplContext {
     if (t == sym::Truth::kFalse)
       return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
     if (t == sym::Truth::kUnknown)
-      out_->assumptions.push_back(std::string(what) + " (" + a.ToString() + " <= " + b.ToString() + ")");
+      assumptions_.push_back(std::string(what) + " (" + a.ToString() + " <= " + b.ToString() + ")");
     return Status::Ok();
   }
 
@@ -107,7 +114,7 @@ class Application : public ImplContext {
 
  private:
   Evaluator Eval() const {
-    return Evaluator(v_.pool, slots_, ctx_, &out_->assumptions, device_, attention_backend_,
+    return Evaluator(v_.pool, slots_, ctx_, &assumptions_, device_, attention_backend_,
                      &out_->read_attention_backend);
   }
 
@@ -189,7 +196,7 @@ class Application : public ImplContext {
                       got.ToString() + " vs " + want.ToString());
     }
     if (t == sym::Truth::kUnknown) {
-      out_->assumptions.push_back("argument '" + arg + "' dim " + std::to_string(pos) + " == " + what + " (" +
+      assumptions_.push_back("argument '" + arg + "' dim " + std::to_string(pos) + " == " + what + " (" +
                                   got.ToString() + " == " + want.ToString() + ")");
     }
   }
@@ -203,7 +210,7 @@ class Application : public ImplContext {
       detail = "; got " + DescribeValue(Eval().Eval(n.kids[0])) + " vs " + DescribeValue(Eval().Eval(n.kids[1]));
     }
     if (t == sym::Truth::kFalse) throw RuleError("requirement '" + r.text + "' does not hold" + detail);
-    out_->assumptions.push_back("'" + r.text + "'" + (detail.empty() ? "" : " (" + detail.substr(2) + ")"));
+    assumptions_.push_back("'" + r.text + "'" + (detail.empty() ? "" : " (" + detail.substr(2) + ")"));
   }
 
   void RunImpl() {
@@ -317,6 +324,7 @@ class Application : public ImplContext {
   RValue unknown_;
   std::string_view device_;
   std::string_view attention_backend_;
+  mutable std::vector<std::string> assumptions_;  // NB: collected here, so Applied keeps only a pointer for them.
 };
 
 std::string Where(const OpRule& rule) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/out_of_line_vector.h"
 #include "rules/op_rule.h"
 #include "rules/value.h"
 #include "torchcost/status.h"
@@ -21,17 +22,19 @@ struct Applied {
   std::vector<RValue> outputs;  // One per return of the schema.
   sym::Expr macs, flops, transcendentals;
   std::vector<std::pair<int, sym::Expr>> bwd_flops;  // (argument index, FLOPs of its gradient).
-  std::vector<std::pair<int, sym::Expr>> bwd_transcendentals;
-  std::vector<TensorType> temporaries;               // Parallel to variant->temporaries.
-  sym::Expr workspace_fwd;                           // Transient bytes during the forward.
-  std::vector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
+  // NB: the lists below are empty for almost every node, so they keep only a
+  // pointer in place (a 1M-node graph holds one Applied per node).
+  ir::OutOfLineVector<std::pair<int, sym::Expr>> bwd_transcendentals;
+  ir::OutOfLineVector<TensorType> temporaries;               // Parallel to variant->temporaries.
+  sym::Expr workspace_fwd;                                   // Transient bytes during the forward.
+  ir::OutOfLineVector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
   // The rule's `bytes:` override: forward bytes if has_bytes_fwd; per input
   // gradient (argument index, bytes) if has_bytes_bwd.
   bool has_bytes_fwd = false, has_bytes_bwd = false;
+  bool read_attention_backend = false;  // True if the rule evaluated attention_backend().
   sym::Expr bytes_fwd;
-  std::vector<std::pair<int, sym::Expr>> bytes_bwd;
-  std::vector<std::string> assumptions;              // Requirements that could not be proven.
-  bool read_attention_backend = false;               // True if the rule evaluated attention_backend().
+  ir::OutOfLineVector<std::pair<int, sym::Expr>> bytes_bwd;
+  ir::OutOfLineVector<std::string> assumptions;  // Requirements that could not be proven.
 };
 
 // Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,

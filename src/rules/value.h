@@ -25,10 +25,10 @@ struct TensorType {
 struct RValue {
   enum class Kind { kUnknown, kNone, kInt, kFloat, kBool, kString, kIntList, kTensor, kTensorList, kList };
   Kind kind = Kind::kUnknown;
-  sym::Expr i;                      // kInt
-  double f = 0;                     // kFloat
   bool b = false;                   // kBool
   bool unknown = false;             // kBool: the truth could not be decided.
+  sym::Expr i;                      // kInt
+  double f = 0;                     // kFloat
   std::string s;                    // kString
   std::vector<sym::Expr> ints;      // kIntList
   TensorType t;                     // kTensor

@@ -31,7 +31,7 @@ class Rewriter {
       if (tl[i].phase == StepPhase::kSetup) grad_pre_ = Constant(tl[i].live[kGrad]);
     }
     Coverage();
-    std::vector<TimelinePoint> out;
+    TimelinePoints out;
     out.reserve(tl.size() + plan_.update.size() * 2 + 1);
     const bool new_update = !plan_.update.empty();
     const size_t end = new_update ? first_opt_ : tl.size();
@@ -138,7 +138,7 @@ class Rewriter {
   // float32 masters), in the single-tensor loop of memory/optimizer_replay.cc: a
   // tensor's `carried` temporary dies at the next tensor's first moment.
   // `last` is the simulated point before the step.
-  void Update(const TimelinePoint& last, std::vector<TimelinePoint>& out) const {
+  void Update(const TimelinePoint& last, TimelinePoints& out) const {
     TimelinePoint p = last;
     p.phase = StepPhase::kOptimizer;  // After backward: every bucket reduced, every unit resharded.
     p.node = -1;

@@ -230,21 +230,23 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   std::array<int64_t, kNumMemCategories> category_largest{};
   size_t best = 0;
   for (size_t i = 0; i < tl.size(); ++i) {
-    const TimelinePoint& p = tl[i];
+    const sym::Expr& total = tl.total(i);
     if (totals_constant) {
-      totals_constant = p.total.IsConstant();
-      if (totals_constant && *tl[best].total.AsConstant() < *p.total.AsConstant()) best = i;
+      totals_constant = total.IsConstant();
+      if (totals_constant && *tl.total(best).AsConstant() < *total.AsConstant()) best = i;
     }
     for (int c = 0; c < kNumMemCategories; ++c) {
       if (!category_constant[c]) continue;
-      category_constant[c] = p.live[c].IsConstant();
-      if (category_constant[c] && (i == 0 || category_largest[c] < *p.live[c].AsConstant())) {
-        category_largest[c] = *p.live[c].AsConstant();
+      const sym::Expr& live = tl.live(i, c);
+      category_constant[c] = live.IsConstant();
+      if (category_constant[c] && (i == 0 || category_largest[c] < *live.AsConstant())) {
+        category_largest[c] = *live.AsConstant();
       }
     }
   }
-  if (totals_constant && std::all_of(tl[best].live.begin(), tl[best].live.end(),
-                                     [](const sym::Expr& e) { return e.IsConstant(); })) {
+  const CategoryBytes best_live = tl[best].live;
+  if (totals_constant &&
+      std::all_of(best_live.begin(), best_live.end(), [](const sym::Expr& e) { return e.IsConstant(); })) {
     info.peak = tl[best].total;
     info.decided = true;
     info.candidates = {info.peak};
@@ -259,8 +261,8 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   }
   // Any symbolic total names the context; with none, every comparison is of constants.
   sym::Context* context = nullptr;
-  for (const auto& p : tl) {
-    if ((context = p.total.context()) != nullptr) break;
+  for (size_t i = 0; i < tl.size(); ++i) {
+    if ((context = tl.total(i).context()) != nullptr) break;
   }
   sym::Context scratch;
   sym::Context& ctx = context ? *context : scratch;
@@ -284,7 +286,7 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   // Totals, bound where possible; the peak is a candidate set until one dominates.
   std::vector<sym::Expr> totals;
   totals.reserve(tl.size());
-  for (const auto& p : tl) totals.push_back(bind(p.total));
+  for (size_t i = 0; i < tl.size(); ++i) totals.push_back(bind(tl.total(i)));
   std::vector<sym::Expr> cands;
   std::vector<int> cand_points;
   for (int i : MaximalCandidates(ctx, totals)) {
@@ -303,8 +305,8 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   if (category_max) values.reserve(tl.size());
   for (int c = 0; c < kNumMemCategories && category_max; ++c) {
     values.clear();
-    for (const auto& p : tl) {
-      sym::Expr v = bind(p.live[c]);
+    for (size_t i = 0; i < tl.size(); ++i) {
+      sym::Expr v = bind(tl.live(i, c));
       if (values.empty() || values.back() != v) values.push_back(v);
     }
     std::vector<sym::Expr> cc;

@@ -34,7 +34,7 @@ TrainingReport Report(std::vector<AllocationEvent> events) {
   tr.cuda_allocator = CudaAllocatorOptions{};
   tr.cuda_allocator->context_bytes = 400 * kMiB;
   tr.allocations = std::move(events);
-  tr.timeline.resize(4);
+  for (int i = 0; i < 4; ++i) tr.timeline.push_back(TimelinePoint{});
   return tr;
 }
 

@@ -17,7 +17,8 @@ Storage Of(int64_t bytes, MemCategory c) {
 }
 
 TEST(TimelineTest, AllocAndFreeCountOnceEach) {
-  std::vector<TimelinePoint> points(3);  // Cleared by the timeline.
+  TimelinePoints points;  // Cleared by the timeline.
+  points.push_back(TimelinePoint{});
   Timeline t(&points);
   EXPECT_TRUE(points.empty());
   Storage a = Of(100, MemCategory::kAct), g = Of(8, MemCategory::kGrad);
@@ -37,7 +38,7 @@ TEST(TimelineTest, AllocAndFreeCountOnceEach) {
 }
 
 TEST(TimelineTest, PointsSkipMomentsWithoutChange) {
-  std::vector<TimelinePoint> points;
+  TimelinePoints points;
   Timeline t(&points);
   Storage a = Of(4, MemCategory::kTemp), b = Of(4, MemCategory::kAct);
   t.Point(StepPhase::kSetup, -1);
@@ -61,7 +62,7 @@ TEST(TimelineTest, PointsSkipMomentsWithoutChange) {
 TEST(TimelineTest, SymbolicBytesAddUp) {
   sym::Context ctx;
   const sym::Expr B = ctx.Symbol("B");
-  std::vector<TimelinePoint> points;
+  TimelinePoints points;
   Timeline t(&points);
   Storage a = Of(0, MemCategory::kAct);
   a.bytes = B * 16;

@@ -1,0 +1,97 @@
+// Tests of TimelinePoints: every point reads back as it was appended, whichever
+// categories changed, across the blocks the storage groups points in.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "torchcost/training.h"
+
+namespace torchcost {
+namespace {
+
+// Returns 200 points in which category c changes at every point whose index
+// is a multiple of c + 1 (category 0 at every point, category 6 every 7th),
+// with a symbolic value in the act category every 5th point.
+std::vector<TimelinePoint> Points(sym::Context& ctx) {
+  const sym::Expr B = ctx.Symbol("B");
+  std::vector<TimelinePoint> out;
+  CategoryBytes live;
+  for (int i = 0; i < 200; ++i) {
+    TimelinePoint p;
+    p.phase = static_cast<StepPhase>(i % 4);
+    p.node = i - 1;
+    for (int c = 0; c < kNumMemCategories; ++c) {
+      if (i % (c + 1) == 0) live[c] = sym::Expr(int64_t{1000} * c + i);
+    }
+    if (i % 5 == 0) live[static_cast<int>(MemCategory::kAct)] = B * (i + 1);
+    p.live = live;
+    for (const sym::Expr& b : live) p.total += b;
+    out.push_back(p);
+  }
+  return out;
+}
+
+void ExpectSame(const TimelinePoint& got, const TimelinePoint& want, size_t i) {
+  EXPECT_EQ(got.phase, want.phase) << "point " << i;
+  EXPECT_EQ(got.node, want.node) << "point " << i;
+  EXPECT_EQ(got.total, want.total) << "point " << i;
+  for (int c = 0; c < kNumMemCategories; ++c) EXPECT_EQ(got.live[c], want.live[c]) << "point " << i << " category " << c;
+}
+
+TEST(TimelinePointsTest, PointsReadBackAsAppended) {
+  sym::Context ctx;
+  const std::vector<TimelinePoint> want = Points(ctx);
+  TimelinePoints tl;
+  for (const TimelinePoint& p : want) tl.push_back(p);
+  ASSERT_EQ(tl.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ExpectSame(tl[i], want[i], i);
+    EXPECT_EQ(tl.phase(i), want[i].phase);
+    EXPECT_EQ(tl.node(i), want[i].node);
+    EXPECT_EQ(tl.total(i), want[i].total);
+    for (int c = 0; c < kNumMemCategories; ++c) EXPECT_EQ(tl.live(i, c), want[i].live[c]);
+  }
+  size_t i = 0;
+  for (const TimelinePoint& p : tl) {
+    ExpectSame(p, want[i], i);
+    ++i;
+  }
+  EXPECT_EQ(i, want.size());
+  ExpectSame(tl.front(), want.front(), 0);
+  ExpectSame(tl.back(), want.back(), want.size() - 1);
+}
+
+TEST(TimelinePointsTest, BackEqualsComparesTheLastPoint) {
+  sym::Context ctx;
+  const std::vector<TimelinePoint> want = Points(ctx);
+  TimelinePoints tl;
+  EXPECT_FALSE(tl.BackEquals(want[0].live, want[0].total));
+  for (const TimelinePoint& p : want) tl.push_back(p);
+  EXPECT_TRUE(tl.BackEquals(want.back().live, want.back().total));
+  // Point 198 differs from the last in category 0 (which changes at every point).
+  EXPECT_FALSE(tl.BackEquals(want[198].live, want.back().total));
+  EXPECT_FALSE(tl.BackEquals(want.back().live, want.back().total + 1));
+}
+
+TEST(TimelinePointsTest, EqualityClearAndInitializerList) {
+  sym::Context ctx;
+  const std::vector<TimelinePoint> want = Points(ctx);
+  TimelinePoints a, b;
+  for (const TimelinePoint& p : want) a.push_back(p);
+  for (size_t i = 0; i + 1 < want.size(); ++i) b.push_back(want[i]);
+  EXPECT_NE(a, b);
+  b.push_back(want.back());
+  EXPECT_EQ(a, b);
+  b.clear();
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.begin(), b.end());
+  b = {want[3], want[4]};
+  ASSERT_EQ(b.size(), 2u);
+  // After clear, the first point stores every category again.
+  ExpectSame(b[0], want[3], 0);
+  ExpectSame(b[1], want[4], 1);
+}
+
+}  // namespace
+}  // namespace torchcost
