@@ -6,6 +6,7 @@
 
 #include "passes/user_regex.h"
 #include "rules/op_rule.h"
+#include "torchcost/dtype.h"
 #include "torchcost/loss.h"
 
 namespace torchcost::passes {
@@ -30,6 +31,14 @@ void Expand(const ir::Graph& g, int v, std::vector<int>* out) {
     return;
   }
   out->push_back(v);
+}
+
+// Returns the bytes of a tensor value (its gradient's: same shape and dtype), 0 for any other.
+sym::Expr TensorBytes(const rules::RValue& rv) {
+  if (rv.kind != rules::RValue::Kind::kTensor) return sym::Expr(0);
+  sym::Expr n(1);
+  for (const auto& d : rv.t.shape) n = n * d;  // Elements: the product of the dims.
+  return n * (rv.t.dtype == DType::kUnknown ? 4 : ElementSize(rv.t.dtype));
 }
 
 }  // namespace
@@ -123,6 +132,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     na.has_grad_fn = true;
     // Input gradients, with their FLOPs.
     std::vector<bool> arg_needs(schema.args.size(), false);
+    std::vector<sym::Expr> arg_grad_bytes(schema.args.size(), sym::Expr(0));  // What each argument's gradients take.
     for (size_t a = 0; a < schema.args.size(); ++a) {
       int val = nf.arg_values[a];
       if (val < 0 || schema.args[a].type.base != rules::ArgType::Base::kTensor) continue;
@@ -137,6 +147,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
         if (out->requires_grad[e]) {
           arg_needs[a] = true;
           na.grad_inputs.push_back(e);
+          arg_grad_bytes[a] = arg_grad_bytes[a] + TensorBytes(shapes.values[e]);
         }
       }
     }
@@ -146,8 +157,24 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     for (const auto& [arg, t] : nf.applied.bwd_transcendentals) {
       if (arg_needs[arg]) na.bwd_transcendentals += t;
     }
-    for (const auto& [arg, w] : nf.applied.workspace_bwd) {
-      if (arg < 0 || arg_needs[arg]) na.bwd_workspace = sym::Max(na.bwd_workspace, w);
+    if (v.workspace_bwd_phased) {
+      // The gradients are made in argument order, one phase per needed input;
+      // a phase peaks at the gradients made so far plus its entry. The
+      // simulator allocates them all at once, so the scratch is that peak
+      // less all of them (at least the last phase's entry, so never negative).
+      std::vector<const sym::Expr*> entry(schema.args.size(), nullptr);
+      for (const auto& [arg, w] : nf.applied.workspace_bwd) entry[arg] = &w;
+      sym::Expr made(0), peak(0);
+      for (size_t a = 0; a < schema.args.size(); ++a) {
+        if (!arg_needs[a]) continue;
+        made = made + arg_grad_bytes[a];
+        peak = sym::Max(peak, entry[a] != nullptr ? made + *entry[a] : made);
+      }
+      na.bwd_workspace = peak - made;
+    } else {
+      for (const auto& [arg, w] : nf.applied.workspace_bwd) {
+        if (arg < 0 || arg_needs[arg]) na.bwd_workspace = sym::Max(na.bwd_workspace, w);
+      }
     }
     // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
     // gradient that reads it will be computed (`needed_for`).

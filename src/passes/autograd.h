@@ -26,7 +26,7 @@ struct NodeAutograd {
   ir::SmallInts grad_inputs;      // Values whose gradients this node's backward produces.
   std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
   sym::Expr bwd_flops, bwd_transcendentals;
-  sym::Expr bwd_workspace;        // Scratch bytes of the backward: the largest needed phase.
+  sym::Expr bwd_workspace;        // Scratch bytes of the backward beyond its gradients (the largest needed phase).
 };
 
 // Everything the autograd pass found.

@@ -106,6 +106,9 @@ struct Variant {
   SourceExpr macs, flops_fwd, trans_fwd;
   SourceExpr workspace_fwd;                 // Transient bytes during the node's forward.
   std::vector<GradCost> workspace_bwd;      // Transient bytes while computing each input's gradient (arg -1: always).
+  // True (`bwd_phases`): the needed gradients are made in argument order and
+  // each entry is its phase's scratch beyond the gradients made so far.
+  bool workspace_bwd_phased = false;
   std::vector<GradCost> flops_bwd, trans_bwd;
   // `bytes:` bytes the kernels read and write, where the default (inputs and
   // outputs; in backward, the output gradients, the saved tensors and the

@@ -373,9 +373,12 @@ class VariantCompiler {
   }
 
   void CompileWorkspace(const YamlNode& n) {
-    if (!n.IsMap()) Fail(n, "'workspace' must be a map with fwd and/or bwd (bytes)");
+    if (!n.IsMap()) Fail(n, "'workspace' must be a map with fwd and/or bwd or bwd_phases (bytes)");
     for (const auto& kv : n) {
       std::string k = kv.first.Scalar();
+      if (k == "bwd_phases" && n["bwd"].IsDefined()) {
+        Fail(kv.first, "'workspace' takes bwd or bwd_phases, not both");
+      }
       if (k == "fwd") {
         v_.workspace_fwd = ParseExpr(kv.second);
       } else if (k == "bwd" && kv.second.IsMap()) {
@@ -391,8 +394,19 @@ class VariantCompiler {
         GradCost c;
         c.expr = ParseExpr(kv.second);
         v_.workspace_bwd.push_back(std::move(c));
+      } else if (k == "bwd_phases") {
+        // One phase per needed input gradient, in argument order: each entry
+        // is the scratch at its phase's peak beyond the gradients made so far.
+        if (!kv.second.IsMap()) Fail(kv.second, "'bwd_phases' must be a map of input: bytes");
+        v_.workspace_bwd_phased = true;
+        for (const auto& g : kv.second) {
+          GradCost c;
+          c.arg = ArgIndex(g.first, g.first.Scalar(), "a backward workspace");
+          c.expr = ParseExpr(g.second);
+          v_.workspace_bwd.push_back(std::move(c));
+        }
       } else {
-        Fail(kv.first, "unknown key '" + k + "' in 'workspace' (fwd, bwd)");
+        Fail(kv.first, "unknown key '" + k + "' in 'workspace' (fwd, bwd, bwd_phases)");
       }
     }
   }

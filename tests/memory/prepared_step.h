@@ -29,6 +29,8 @@ class PreparedStep {
       EXPECT_TRUE(rules_.AddText(kToyRules, "t.yaml").ok());
     }
   }
+  // Adds rules (YAML text) beside the toy or built-in ones.
+  void AddRules(const char* yaml) { EXPECT_TRUE(rules_.AddText(yaml, "extra.yaml").ok()); }
   GraphBuilder& builder() { return b_; }
   sym::Context& ctx() { return ctx_; }
 

@@ -66,5 +66,49 @@ TEST(StateTest, NoWorkspaceAndNoInPlaceWriteInTheToyOps) {
   EXPECT_FALSE(st.PerLayer());
 }
 
+// t::plin is t::lin with phased backward scratch: 100 bytes in the input's
+// phase, 10 in the weight's, each beyond the gradients made so far.
+constexpr const char kPhasedLin[] = R"yaml(
+version: 1
+rules:
+  - op: t::plin
+    schema: "plin(Tensor input, Tensor weight) -> Tensor"
+    match:
+      input: [M, IN]
+      weight: [OUT, IN]
+    outputs:
+      out: [M, OUT]
+    workspace:
+      bwd_phases:
+        input: 100
+        weight: 10
+)yaml";
+
+// x [2, 8] -> t::lin (W1 [4, 8]) -> h [2, 4] -> t::plin (W2 [3, 4]). plin's
+// gradients: h's 2*4*4 = 32 bytes, then W2's 3*4*4 = 48. The phases peak at
+// 32 + 100 = 132 (input) and 32 + 48 + 10 = 90 (weight), so the scratch
+// beside both gradients is 132 - 80 = 52 (not max(100, 10) = 100); with W2
+// frozen only the input's phase runs: 100.
+TEST(StateTest, PhasedBackwardScratchCountsTheGradientsMadeSoFar) {
+  PreparedStep p;
+  p.AddRules(kPhasedLin);
+  auto& b = p.builder();
+  int x = b.Input();
+  int w1 = b.Param("l1.weight", {4, 8});
+  int w2 = b.Param("l2.weight", {3, 4});
+  b.Scope("l1", "Linear");
+  int h = b.One("t::lin", {x, w1}, {"input", "weight"});
+  b.Scope("l2", "Linear");
+  b.Output(b.One("t::plin", {h, w2}, {"input", "weight"}));
+  const sym::Expr* w = p.Prepare("2,8").Workspace(1, true);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(*w, sym::Expr(52));
+  TrainingOptions frozen;
+  frozen.freeze = {"^l2\\."};
+  w = p.Prepare("2,8", frozen).Workspace(1, true);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(*w, sym::Expr(100));
+}
+
 }  // namespace
 }  // namespace torchcost::memory

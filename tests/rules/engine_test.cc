@@ -209,6 +209,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "bad.yaml:6:13: rule 't::a': unknown name 'KW'"},
         BadRule{"UnknownKey", "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    flop: 1\n",
                 "bad.yaml:5:5: unknown key 'flop'"},
+        BadRule{"WorkspaceBwdAndBwdPhases",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: x\n"
+                "    workspace:\n      bwd: 1\n      bwd_phases: {x: 1}\n",
+                "bad.yaml:9:7: 'workspace' takes bwd or bwd_phases, not both"},
+        BadRule{"WorkspaceBwdPhasesNotAMap",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: x\n"
+                "    workspace:\n      bwd_phases: 1\n",
+                "'bwd_phases' must be a map of input: bytes"},
         BadRule{"BadSchema", "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x -> Tensor\"\n",
                 "bad.yaml:4:13: rule 't::a': schema column"},
         BadRule{"BadYaml", "version: 1\nrules: [\n", "bad.yaml:"},
