@@ -148,6 +148,11 @@ struct StepConfig {
   bool expandable_segments = false;
   // Bytes of the CUDA context and library workspaces; -1: the default (DefaultCudaContextBytes).
   int64_t cuda_context_bytes = -1;
+  // Architecture symbols of a built model's config with their sample ranges,
+  // "NAME=LO:HI[:STEP]" ("H=64:8192:64"): the config's values may then be
+  // expressions in them, and AnalyzeArchConfig (include/torchcost/arch_config.h)
+  // returns closed forms; AnalyzeStep declines them. Empty: none.
+  std::vector<std::string> arch_symbols;
 };
 
 // The stages of AnalyzeStep, in the order they run.

@@ -9,7 +9,8 @@ std::string NotAnInteger(const std::string& value) {
   const bool name = !value.empty() && (std::isalpha(static_cast<unsigned char>(value[0])) || value[0] == '_');
   return "'" + value + "' is not an integer" +
          (name ? std::string(" (symbols are not supported here: the model's sizes are concrete; the inputs' "
-                             "B, S and T are the symbols; architecture symbols: the search API, docs/nas.md)")
+                             "B, S and T are the symbols; an architecture symbol needs its sample range in "
+                             "StepConfig.arch_symbols)")
                : "");
 }
 

@@ -119,6 +119,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")
       ->type_name("SYM=RANGE")
       ->allow_extra_args(false);
+  app.add_option("--arch-symbol", out.arch_symbols,
+                 "A symbol --config's values may use, with its sample range: H=64:8192:64 (LO:HI[:STEP]); "
+                 "prints the totals as closed forms in it, B and S (--set H=... evaluates them); repeatable")
+      ->type_name("SYM=LO:HI[:STEP]")
+      ->allow_extra_args(false);
   if (!out.compare) {
     app.add_option("--budget", out.budget, "With --mode generate --sweep: marks which points fit (24GiB, 80GB)")
         ->type_name("SIZE");

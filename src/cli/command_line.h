@@ -59,6 +59,7 @@ struct CommandLine {
   bool expandable_segments = false; // --expandable-segments
   std::string cuda_context;         // --cuda-context 400MiB (empty: the default)
   std::vector<std::string> sweeps;  // --sweep SYM=START:STOP:STEP
+  std::vector<std::string> arch_symbols;  // --arch-symbol NAME=LO:HI[:STEP]: a symbol of --config
   std::string peft;                 // --peft METHOD[:SETTINGS] (lora, dora, qlora, galore, full)
   // `torchcost compare`: the configurations (after MODEL.pt unless --model).
   bool compare = false;

@@ -13,6 +13,7 @@
 #include "cli/flag_names.h"
 #include "cli/inputs.h"
 #include "torchcost/analysis.h"
+#include "torchcost/arch_config.h"
 #include "torchcost/compare.h"
 #include "torchcost/generation.h"
 #include "torchcost/generation_report.h"
@@ -128,6 +129,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.allocator = cl.allocator;
   c.max_split_size_mb = cl.max_split_size_mb;
   c.expandable_segments = cl.expandable_segments;
+  c.arch_symbols = cl.arch_symbols;
   return c;
 }
 
@@ -232,8 +234,35 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   return Outcome::Ok();
 }
 
+// --arch-symbol: the built model's closed forms in its config's symbols (AnalyzeArchConfig).
+Outcome RunArchConfig(const CommandLine& cl, std::string& out) {
+  if (cl.builder_model.empty()) return Outcome::Usage("--arch-symbol needs --model (a family, preset or config.json)");
+  if (!cl.model.empty()) return Outcome::Usage("--arch-symbol takes --model, not a MODEL file ('" + cl.model + "')");
+  if (!cl.sweeps.empty() || !cl.timeline_svg.empty() || !cl.lora.empty() || !cl.peft.empty()) {
+    return Outcome::Usage("--arch-symbol prints closed-form totals: no --sweep, --timeline, --lora or --peft");
+  }
+  std::vector<SymbolValue> sets;
+  if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
+  StepConfig config = ConfigFromFlags(cl);
+  config.loss = cl.loss;  // Empty: the model's own.
+  for (const SymbolValue& sv : sets) config.bindings.emplace_back(sv.name, sv.value);
+  std::string model_config = cl.builder_config;
+  // --param-dtype sets the family's compute dtype, as for other built models.
+  if (!cl.param_dtype.empty()) {
+    model_config += (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
+    config.param_dtype.clear();
+  }
+  std::shared_ptr<const RuleSet> rules;
+  if (Outcome o = LoadRules(cl.rules_dir, cl.strict, rules); !o.ok()) return o;
+  Result<ArchConfigAnalysis> a = AnalyzeArchConfig(cl.builder_model, model_config, *rules, config);
+  if (!a.ok()) return Outcome::Usage(WithFlagNames(a.status().message()));
+  out = cl.json ? RenderArchConfigJson(*a) : RenderArchConfigText(*a);
+  return Outcome::Ok();
+}
+
 Outcome Run(const CommandLine& cl, std::string& out) {
   if (cl.compare) return RunCompare(cl, out);
+  if (!cl.arch_symbols.empty()) return RunArchConfig(cl, out);
   if (cl.mode == "generate") return RunGenerate(cl, out);
   Prepared p;
   if (Outcome o = Prepare(cl, p); !o.ok()) return o;

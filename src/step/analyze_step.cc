@@ -99,6 +99,12 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
                                         "phases (AnalyzeGeneration), not one graph"),
                 failed);
   }
+  if (!config.arch_symbols.empty()) {
+    return Fail(StepStage::kOptions,
+                Status::InvalidArgument("StepConfig.arch_symbols give closed forms of a built model "
+                                        "(AnalyzeArchConfig), not one graph's analysis"),
+                failed);
+  }
   StepAnalysis out;
   out.context = std::make_unique<sym::Context>();
   sym::Context& ctx = *out.context;

@@ -1,6 +1,7 @@
 #include "step/step_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -206,6 +207,75 @@ Status CheckShapeText(const std::string& text) {
   return Status::Ok();
 }
 
+// Parses one architecture symbol's range, "NAME=LO:HI[:STEP]".
+Result<ArchSymbol> ParseArchSymbol(const std::string& text) {
+  const std::string where = "StepConfig.arch_symbols '" + text + "'";
+  const size_t eq = text.find('=');
+  ArchSymbol s;
+  s.name = text.substr(0, eq);
+  const bool ident = !s.name.empty() && (std::isalpha(static_cast<unsigned char>(s.name[0])) || s.name[0] == '_') &&
+                     std::all_of(s.name.begin(), s.name.end(),
+                                 [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+  if (eq == std::string::npos || !ident) return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
+  std::vector<int64_t> parts;
+  std::stringstream in(text.substr(eq + 1));
+  for (std::string part; std::getline(in, part, ':');) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size()) return Bad(where + ": '" + part + "' is not an integer");
+    parts.push_back(v);
+  }
+  if (parts.size() < 2 || parts.size() > 3) return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
+  s.lo = parts[0];
+  s.hi = parts[1];
+  s.step = parts.size() == 3 ? parts[2] : 1;
+  if (s.lo < 1 || s.hi < s.lo || s.step < 1) return Bad(where + ": needs 1 <= LO <= HI and STEP >= 1");
+  // Interpolating a cost of degree d in the symbol takes d + 2 samples (the
+  // degree is found by a zero difference); 3 admit a quadratic in it.
+  if ((s.hi - s.lo) / s.step < 2) return Bad(where + ": the range holds fewer than 3 samples");
+  if (s.name == "B" || s.name == "S" || s.name == "T") {
+    return Bad(where + ": " + s.name + " is an input symbol of the built models (bind it with StepConfig.bindings)");
+  }
+  return s;
+}
+
+// StepConfig::arch_symbols, and the options a closed form in them cannot take:
+// the samples are plain analyses of built models (no graph rewrite, no time).
+Status SetArchSymbols(const StepConfig& c, ParsedStep& parsed) {
+  for (const std::string& text : c.arch_symbols) {
+    Result<ArchSymbol> s = ParseArchSymbol(text);
+    if (!s.ok()) return s.status();
+    for (const ArchSymbol& seen : parsed.arch_symbols) {
+      if (seen.name == s->name) return Bad("StepConfig.arch_symbols: '" + s->name + "' is given twice");
+    }
+    parsed.arch_symbols.push_back(std::move(s).value());
+  }
+  if (parsed.arch_symbols.empty()) return Status::Ok();
+  const std::pair<bool, const char*> clashes[] = {
+      {c.mode == "generate", "StepConfig.mode generate"},
+      {!c.inputs.empty(), "StepConfig.inputs (the built model declares them)"},
+      {!c.method.empty() && c.method != "full", "StepConfig.method"},
+      {!c.galore.empty(), "StepConfig.galore"},
+      {!c.autocast.empty(), "StepConfig.autocast"},
+      {!c.param_dtype.empty(), "StepConfig.param_dtype (set the config's dtype)"},
+      {!c.gpu.empty(), "StepConfig.gpu"},
+      {!c.gpu_file.empty(), "StepConfig.gpu_file"},
+      {c.allocator == "cuda", "StepConfig.allocator cuda"},
+  };
+  for (const auto& [clash, what] : clashes) {
+    if (clash) {
+      return Bad("StepConfig.arch_symbols (closed forms from plain analyses of the built model) do not go with " +
+                 std::string(what));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ParsedStep> ParseOptions(const StepConfig& c) {
@@ -310,6 +380,7 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     parsed.gpu = std::move(file->gpu);
     options.moved_bytes = true;
   }
+  TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
   return parsed;
 }
 
@@ -335,6 +406,7 @@ Status ParseInputs(const StepConfig& c, sym::Context& ctx, std::vector<InputSpec
   for (const auto& [name, bound] : c.symbol_bounds) {
     if (ctx.FindSymbol(name)) TORCHCOST_RETURN_IF_ERROR(ctx.SetRange(name, sym::Interval{1, bound}));
   }
+  if (!c.arch_symbols.empty()) return Status::Ok();
   for (const auto& [name, value] : c.bindings) {
     const std::string text = "StepConfig.bindings " + name + "=" + std::to_string(value);
     if (!symbols.count(name)) {

@@ -8,6 +8,7 @@
 #include "torchcost/analysis.h"
 #include "torchcost/gpu.h"
 #include "torchcost/method.h"
+#include "torchcost/nas.h"
 #include "torchcost/status.h"
 #include "torchcost/step.h"
 
@@ -19,6 +20,7 @@ struct ParsedStep {
   AnalysisOptions options;
   std::optional<MethodSpec> method;
   std::optional<GpuSpec> gpu;  // StepConfig::gpu or gpu_file's, if given.
+  std::vector<ArchSymbol> arch_symbols;  // StepConfig::arch_symbols, parsed.
 };
 
 // Parses and checks every option of `config` but the inputs and bindings, in
@@ -28,6 +30,8 @@ Result<ParsedStep> ParseOptions(const StepConfig& config);
 
 // Parses config.inputs into `ctx` (their symbols bounded by
 // config.symbol_bounds) and checks config.bindings against their symbols.
+// NB: with architecture symbols the model declares its inputs, and
+// AnalyzeArchConfig checks the bindings against the closed forms' symbols.
 Status ParseInputs(const StepConfig& config, sym::Context& ctx, std::vector<InputSpec>* inputs,
                    sym::Bindings* bindings);
 
