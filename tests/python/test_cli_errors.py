@@ -257,7 +257,7 @@ def main(argv):
                        words=["--arch-symbol H=1:64:1", "the sample H=1", "not divisible"])
         r.expect_error("arch_symbol_bad_range", ["--model", "llama", "--config", "hidden=H*64,heads=H",
                                                  "--arch-symbol", "H=64:8"], words=["--arch-symbol 'H=64:8'"])
-        r.expect_error("arch_symbol_off_samples", ["--model", "llama", "--config", "layers=1,hidden=H*64,heads=H",
+        r.expect_error("arch_symbol_off_samples", ["--model", "llama", "--config", "layers=1,hidden=H*64,heads=H,kv_heads=H",
                                                    "--arch-symbol", "H=2:8:2", "--set", "H=3"],
                        words=["--set H=3", "H=2:8:2"])
         r.expect_error("compare_generate", ["compare", "--model", "llama", "--mode", "generate", "full"],
