@@ -261,6 +261,9 @@ Outcome RunArchConfig(const CommandLine& cl, std::string& out) {
 }
 
 Outcome Run(const CommandLine& cl, std::string& out) {
+  if (cl.compare && !cl.arch_symbols.empty()) {
+    return Outcome::Usage("torchcost compare takes concrete configs; --arch-symbol gives one analysis's closed forms");
+  }
   if (cl.compare) return RunCompare(cl, out);
   if (!cl.arch_symbols.empty()) return RunArchConfig(cl, out);
   if (cl.mode == "generate") return RunGenerate(cl, out);

@@ -260,6 +260,8 @@ def main(argv):
         r.expect_error("arch_symbol_off_samples", ["--model", "llama", "--config", "layers=1,hidden=H*64,heads=H,kv_heads=H",
                                                    "--arch-symbol", "H=2:8:2", "--set", "H=3"],
                        words=["--set H=3", "H=2:8:2"])
+        r.expect_error("arch_symbol_compare", ["compare", "--model", "llama", "--config", "hidden=H*64,heads=H",
+                                               "--arch-symbol", "H=1:16", "full"], words=["compare", "--arch-symbol"])
         r.expect_error("compare_generate", ["compare", "--model", "llama", "--mode", "generate", "full"],
                        words=["compare", "--mode generate", "--sweep"])
 
