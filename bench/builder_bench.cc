@@ -370,6 +370,32 @@ void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildAndAnalyzeLlama7b)->Unit(benchmark::kMillisecond);
 
+// Issue 12, point 6: Mixtral-8x7B from its config.json (32 layers of 8
+// experts, top-2 routing), built, the training step analysed through the
+// pipeline with B and S unbound, and its symbolic peak: what `torchcost
+// --model examples/configs/Mixtral-8x7B-v0.1.json` computes before it
+// renders. Target: under 50 ms.
+void BM_BuildAndAnalyzeMixtralSymbolic(benchmark::State& state) {
+  const std::string path = std::string(TORCHCOST_SOURCE_DIR) + "/examples/configs/Mixtral-8x7B-v0.1.json";
+  for (auto _ : state) {
+    auto m = build::BuildNamedModel(path, "");
+    if (!m.ok()) {
+      state.SkipWithError(m.status().message().c_str());
+      break;
+    }
+    StepConfig config = StepConfigFor(*m);
+    auto step = AnalyzeStep(std::move(m->graph), Rules(), config);
+    if (!step.ok() || !step->report.unknown_ops.empty()) {
+      state.SkipWithError("the step failed or has unknown ops");
+      break;
+    }
+    PeakInfo peak = EvaluatePeak(step->report.training, {});
+    state.counters["candidates"] = static_cast<double>(peak.candidates.size());
+    benchmark::DoNotOptimize(peak);
+  }
+}
+BENCHMARK(BM_BuildAndAnalyzeMixtralSymbolic)->Unit(benchmark::kMillisecond);
+
 // A new (B, S): the flops totals and every peak candidate, evaluated by two
 // compiled programs; the peak is the largest candidate.
 void BM_EvaluateLlama7bAtNewBS(benchmark::State& state) {

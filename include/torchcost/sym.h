@@ -168,6 +168,16 @@ class Context {
   std::unique_ptr<Impl> impl_;
 };
 
+// One term of an expression's canonical sum: coeff * term, where term is an
+// atom or a product of atoms (never a constant or a sum).
+struct LinearTerm {
+  Expr term;
+  int64_t coeff = 0;
+};
+// Returns the constant of `e`'s canonical sum and sets `terms` to its other
+// terms in canonical order; e == constant + sum of coeff * term.
+int64_t LinearTerms(const Expr& e, std::vector<LinearTerm>* terms);
+
 // Returns the names of the symbols in `e`, sorted.
 std::vector<std::string> FreeSymbols(const Expr& e);
 // Returns the sorted, distinct symbols of all of `exprs` (shared subexpressions visited once).

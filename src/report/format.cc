@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace torchcost::report {
@@ -55,6 +57,83 @@ const char* SeverityName(Diagnostic::Severity severity) {
 }
 
 std::string IntText(__int128 v) { return sym::Int128ToString(v); }
+
+std::vector<std::string_view> MaxOperands(std::string_view text) {
+  // NB: one pass pairs the parentheses, so a chain of n nested max costs O(text), not O(n * text).
+  std::vector<size_t> close(text.size(), std::string_view::npos), open;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') {
+      open.push_back(i);
+    } else if (text[i] == ')' && !open.empty()) {
+      close[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  std::vector<std::string_view> out;
+  // [begin, end) is one operand; a max(...) spanning all of it is split at its top-level comma.
+  std::vector<std::pair<size_t, size_t>> todo = {{0, text.size()}};
+  while (!todo.empty()) {
+    const auto [begin, end] = todo.back();
+    todo.pop_back();
+    const std::string_view operand = text.substr(begin, end - begin);
+    size_t comma = std::string_view::npos;
+    if (operand.substr(0, 4) == "max(" && close[begin + 3] == end - 1) {
+      for (size_t i = begin + 4; i < end - 1; ++i) {
+        if (text[i] == '(' && close[i] != std::string_view::npos) {
+          i = close[i];
+        } else if (text[i] == ',') {
+          comma = i;
+          break;
+        }
+      }
+    }
+    if (comma == std::string_view::npos || comma + 2 > end - 1) {
+      out.push_back(operand);
+      continue;
+    }
+    // The right operand is pushed first, so the left one comes out first.
+    todo.push_back({comma + 2, end - 1});
+    todo.push_back({begin + 4, comma});
+  }
+  return out;
+}
+
+std::string ShortText(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  // Cuts `t` to at most n characters, at the last " + " or " - " outside parentheses that leaves room for " ...".
+  auto cut = [](std::string_view t, size_t n) {
+    if (t.size() <= n) return std::string(t);
+    size_t at = std::string_view::npos;
+    int depth = 0;
+    for (size_t i = 0; i + 4 <= n && i + 3 <= t.size(); ++i) {
+      if (t[i] == '(') ++depth;
+      if (t[i] == ')') --depth;
+      if (depth == 0 && i > 0 && (t.substr(i, 3) == " + " || t.substr(i, 3) == " - ")) at = i;
+    }
+    if (at != std::string_view::npos) return std::string(t.substr(0, at)) + " ...";
+    return std::string(t.substr(0, n > 3 ? n - 3 : 0)) + "...";
+  };
+  const std::vector<std::string_view> operands = MaxOperands(text);
+  if (operands.size() < 2) return cut(text, limit);
+  // "max(" + operands + ", ... N more)": room is kept for the count.
+  const size_t tail = std::string(", ...  more)").size() + std::to_string(operands.size()).size();
+  std::string out = "max(";
+  size_t shown = 0;
+  for (; shown < operands.size(); ++shown) {
+    const std::string_view op = operands[shown];
+    const size_t sep = shown == 0 ? 0 : 2;
+    if (out.size() + sep + op.size() + tail > limit) {
+      if (shown == 0) {
+        out += cut(op, limit > out.size() + tail ? limit - out.size() - tail : 4);
+        ++shown;
+      }
+      break;
+    }
+    out += std::string(sep ? ", " : "") + std::string(op);
+  }
+  if (shown == operands.size()) return out + ")";
+  return out + ", ... " + std::to_string(operands.size() - shown) + " more)";
+}
 
 std::string Human(__int128 v, Unit unit) {
   const Scale& scale = ScaleOf(unit);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchcost/analysis.h"
@@ -78,6 +79,15 @@ const char* SeverityName(Diagnostic::Severity severity);
 
 // Returns the decimal text of `v` ("-12", "3637321728").
 std::string IntText(__int128 v);
+
+// Returns the operands of a nested max in expression text ("max(a, max(b, c))"
+// gives a, b, c), in order; the text itself if it is not one max(...) call.
+std::vector<std::string_view> MaxOperands(std::string_view text);
+
+// Returns `text` if it has at most `limit` characters; else a nested max as
+// its first operands and a count, "max(a, b, ... 9 more)", and other text cut
+// with "..." (an operand too long for `limit` is cut the same way).
+std::string ShortText(std::string_view text, size_t limit);
 
 }  // namespace torchcost::report
 

@@ -15,11 +15,18 @@
 namespace torchcost::report {
 namespace {
 
-// Returns {human, exact bytes} if `e` evaluates, else {exact text, ""}.
+// The most characters of symbolic text in a table cell, and on the Peak line.
+constexpr size_t kCellText = 60;
+constexpr size_t kPeakText = 160;
+
+// Returns {human, exact bytes} if `e` evaluates, else {exact text, ""}, the
+// text shortened to kCellText (then *shortened is set).
 std::pair<std::string, std::string> Cells(const sym::Expr& e,
-                                          const sym::Bindings& b) {
+                                          const sym::Bindings& b, bool* shortened) {
   if (auto v = TryEvaluate(e, b)) return {Human(*v, Unit::kBytes), IntText(*v)};
-  return {Bind(e, b).ToString(), ""};
+  const std::string text = Bind(e, b).ToString();
+  if (text.size() > kCellText) *shortened = true;
+  return {ShortText(text, kCellText), ""};
 }
 
 // Returns the unbound symbols of `e`, sorted.
@@ -102,20 +109,21 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   if (peak.decided) columns.insert(columns.end(), {{"At peak"}, {"Bytes"}});
   columns.insert(columns.end(), {{"Max"}, {"Bytes"}});
   Table table(std::move(columns));
+  bool shortened = false;
   for (int c = 0; c < kNumMemCategories; ++c) {
     std::vector<std::string> row = {
         std::string(MemCategoryName(static_cast<MemCategory>(c)))};
     if (peak.decided) {
-      auto at = Cells(peak.at_peak[c], bindings);
+      auto at = Cells(peak.at_peak[c], bindings, &shortened);
       row.insert(row.end(), {at.first, at.second});
     }
-    auto max = Cells(peak.category_max[c], bindings);
+    auto max = Cells(peak.category_max[c], bindings, &shortened);
     row.insert(row.end(), {max.first, max.second});
     table.AddRow(std::move(row));
   }
   // NB: the total's own maximum is the peak itself.
   if (peak.decided) {
-    auto total = Cells(peak.peak, bindings);
+    auto total = Cells(peak.peak, bindings, &shortened);
     table.AddRow(
         {"total", total.first, total.second, total.first, total.second});
   } else {
@@ -131,7 +139,15 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   } else {
     const std::vector<std::string> symbols =
         UnboundSymbols(peak.peak, bindings);
-    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") + Bind(peak.peak, bindings).ToString() + "\n";
+    // NB: a max of hundreds of moments (a mixture of experts' backward) is
+    // shortened; the JSON report keeps the whole expression.
+    const std::string text = Bind(peak.peak, bindings).ToString();
+    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") + ShortText(text, kPeakText) + "\n";
+    if (text.size() > kPeakText) {
+      out += "  The largest of " + std::to_string(peak.candidates.size()) +
+             " moments of the step, each the peak for some values of the symbols; the JSON report has the whole "
+             "expression (training.memory.peak.expr).\n";
+    }
     out += "  When the peak occurs depends on " +
            (symbols.empty() ? "unbound symbols" : JoinNames(symbols)) +
            ": use StepConfig.bindings " + (symbols.empty() ? "B" : symbols[0]) +
@@ -154,6 +170,7 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   out +=
       "NB: \"Max\" is each category's own maximum over the step; the maxima "
       "need not coincide.\n";
+  if (shortened) out += "NB: long symbolic maxima are shortened to their first terms; the JSON report has them whole.\n";
   return out;
 }
 

@@ -620,4 +620,12 @@ void Verify(const Expr& e) {
   }
 }
 
+int64_t LinearTerms(const Expr& e, std::vector<LinearTerm>* terms) {
+  LinView v;
+  ViewLinear(e, &v);
+  terms->clear();
+  for (size_t i = 0; i < v.num_terms; ++i) terms->push_back({Expr::FromNode(v.terms[i].node), v.terms[i].k});
+  return v.constant;
+}
+
 }  // namespace torchcost::sym

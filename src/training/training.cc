@@ -4,7 +4,9 @@
 #include <array>
 #include <limits>
 #include <set>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace torchcost {
 
@@ -98,19 +100,117 @@ std::string_view StepPhaseName(StepPhase p) {
 
 namespace {
 
-// Values of expressions at a few sample points of the symbols' domain (all 1,
-// each symbol large alone, all large): a cheap necessary test for a <= b
-// before the prover is asked.
-class Samples {
+// The expressions as rows of coefficients over their distinct terms (each an
+// atom or a product of atoms, with its interval), and their values at a few
+// sample points of the symbols' domain: a <= b is then decided term by term,
+// as Context::ProveLe decides it from the interval of b - a, without building
+// b - a. NB: the number of distinct terms is small (a dozen for a transformer
+// step), so a comparison costs a few operations however long the timeline.
+class LinearRows {
  public:
-  // Evaluates `exprs` at the sample points; with no values, nothing is filtered.
+  // Reads `exprs`; every symbolic one must belong to the same context.
+  explicit LinearRows(const std::vector<sym::Expr>& exprs) {
+    std::unordered_map<sym::Expr, int> ids;
+    std::vector<sym::LinearTerm> terms;
+    constants_.reserve(exprs.size());
+    offsets_.reserve(exprs.size() + 1);
+    offsets_.push_back(0);
+    entries_.reserve(exprs.size() * 4);
+    for (const sym::Expr& e : exprs) {
+      constants_.push_back(sym::LinearTerms(e, &terms));
+      const size_t first = entries_.size();
+      for (const sym::LinearTerm& t : terms) {
+        entries_.push_back({Id(t.term, ids), t.coeff});
+        // Insertion sort by id: rows have a few terms.
+        for (size_t k = entries_.size() - 1; k > first && entries_[k - 1].id > entries_[k].id; --k) {
+          std::swap(entries_[k - 1], entries_[k]);
+        }
+      }
+      offsets_.push_back(entries_.size());
+    }
+    for (const sym::Expr& t : terms_) bounds_.push_back(t.context()->Bounds(t));
+    Sample();
+  }
+
+  // Returns false if exprs[a] <= exprs[b] fails at a sample point (so it cannot be proven).
   // NB: the points lie inside the symbols' ranges, so a failed sample disproves a <= b.
-  Samples(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
-    // NB: constants are compared exactly without samples (ProvenLe): nothing to compile.
-    if (std::all_of(exprs.begin(), exprs.end(), [](const sym::Expr& e) { return e.IsConstant(); })) return;
-    const std::vector<std::string> symbols = sym::FreeSymbols(exprs);
-    auto program = sym::Program::Compile(exprs, symbols);
-    if (!program.ok()) return;
+  bool MayBeLe(size_t a, size_t b) const {
+    if (values_.empty()) return true;
+    const __int128* va = &values_[a * num_points_];
+    const __int128* vb = &values_[b * num_points_];
+    for (size_t p = 0; p < num_points_; ++p) {
+      if (va[p] > vb[p]) return false;
+    }
+    return true;
+  }
+
+  // Returns whether the expressions were sampled (else MayBeLe always holds).
+  bool sampled() const { return !values_.empty(); }
+  // Returns the value of exprs[e] with every symbol at its low sample, and with every one high.
+  __int128 Low(size_t e) const { return values_[e * num_points_]; }
+  __int128 High(size_t e) const { return values_[e * num_points_ + num_points_ - 1]; }
+
+  // Returns whether exprs[a] <= exprs[b] is proven: the lower end of the
+  // interval of b - a = (constant_b - constant_a) + sum of (k_b - k_a) * term
+  // is >= 0 (a positive difference times the term's lower end, a negative one
+  // times its upper end). False where an end is infinite or the sum overflows.
+  bool Le(size_t a, size_t b) const {
+    __int128 lo = static_cast<__int128>(constants_[b]) - constants_[a];
+    size_t i = offsets_[a], j = offsets_[b];
+    const size_t ie = offsets_[a + 1], je = offsets_[b + 1];
+    while (i < ie || j < je) {
+      int id;
+      __int128 d;
+      if (j == je || (i < ie && entries_[i].id < entries_[j].id)) {
+        id = entries_[i].id;
+        d = -static_cast<__int128>(entries_[i++].coeff);
+      } else if (i == ie || entries_[j].id < entries_[i].id) {
+        id = entries_[j].id;
+        d = entries_[j++].coeff;
+      } else {
+        id = entries_[i].id;
+        d = static_cast<__int128>(entries_[j++].coeff) - entries_[i++].coeff;
+      }
+      if (d == 0) continue;
+      const int64_t end = d > 0 ? bounds_[id].lo : bounds_[id].hi;
+      if (end == sym::kNegInf || end == sym::kPosInf) return false;
+      __int128 term;
+      if (__builtin_mul_overflow(d, static_cast<__int128>(end), &term) || __builtin_add_overflow(lo, term, &lo)) {
+        return false;
+      }
+    }
+    return lo >= 0;
+  }
+
+ private:
+  struct Entry {
+    int id;
+    int64_t coeff;
+  };
+
+  // Returns the id of `term`, numbering it if new. NB: a timeline has a dozen
+  // distinct terms, found faster by a scan than by hashing; `ids` indexes past that.
+  int Id(const sym::Expr& term, std::unordered_map<sym::Expr, int>& ids) {
+    constexpr size_t kScan = 16;
+    for (size_t k = 0; k < std::min(terms_.size(), kScan); ++k) {
+      if (terms_[k] == term) return static_cast<int>(k);
+    }
+    if (terms_.size() > kScan) {
+      auto it = ids.find(term);
+      if (it != ids.end()) return it->second;
+    }
+    const int id = static_cast<int>(terms_.size());
+    terms_.push_back(term);
+    if (terms_.size() > kScan) ids.emplace(term, id);
+    return id;
+  }
+
+  // Evaluates every row at the points: the symbols all low, each alone high,
+  // all high. With no terms, or on overflow, nothing is sampled.
+  void Sample() {
+    if (terms_.empty()) return;
+    sym::Context& ctx = *terms_[0].context();
+    const std::vector<std::string> symbols = sym::FreeSymbols(terms_);
     constexpr int64_t kLarge = int64_t{1} << 16;
     std::vector<int64_t> low, high;
     for (const auto& name : symbols) {
@@ -124,44 +224,61 @@ class Samples {
       points.back()[i] = high[i];
     }
     if (symbols.size() > 1) points.push_back(high);
-    num_points_ = points.size();
-    values_.assign(exprs.size() * num_points_, 0);
-    std::vector<__int128> out(exprs.size());
+    // Each term's value at each point.
+    std::vector<__int128> term_values(terms_.size() * points.size());
+    sym::Bindings bindings;
     for (size_t p = 0; p < points.size(); ++p) {
-      if (!program->Run(points[p].data(), out.data()).ok()) {
-        values_.clear();
-        return;
+      for (size_t s = 0; s < symbols.size(); ++s) bindings[symbols[s]] = points[p][s];
+      for (size_t t = 0; t < terms_.size(); ++t) {
+        Result<__int128> v = sym::Evaluate128(terms_[t], bindings);
+        if (!v.ok()) return;
+        term_values[t * points.size() + p] = *v;
       }
-      for (size_t e = 0; e < exprs.size(); ++e) values_[e * num_points_ + p] = out[e];
     }
-  }
-  // Returns false if exprs[a] <= exprs[b] fails at a sample (so it cannot be proven).
-  bool MayBeLe(size_t a, size_t b) const {
-    if (values_.empty()) return true;
-    for (size_t p = 0; p < num_points_; ++p) {
-      if (values_[a * num_points_ + p] > values_[b * num_points_ + p]) return false;
+    const bool value_fits_64 = std::all_of(term_values.begin(), term_values.end(), [](__int128 v) {
+      return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+    });
+    num_points_ = points.size();
+    values_.assign(constants_.size() * num_points_, 0);
+    for (size_t e = 0; e < constants_.size(); ++e) {
+      for (size_t p = 0; p < num_points_; ++p) {
+        __int128 v = constants_[e];
+        for (size_t k = offsets_[e]; k < offsets_[e + 1]; ++k) {
+          const __int128 value = term_values[entries_[k].id * num_points_ + p];
+          __int128 term;
+          // NB: an int64 coefficient times an int64 value cannot overflow 128 bits.
+          if (value_fits_64) {
+            term = entries_[k].coeff * value;
+          } else if (__builtin_mul_overflow(static_cast<__int128>(entries_[k].coeff), value, &term)) {
+            values_.clear();
+            return;
+          }
+          if (__builtin_add_overflow(v, term, &v)) {
+            values_.clear();
+            return;
+          }
+        }
+        values_[e * num_points_ + p] = v;
+      }
     }
-    return true;
   }
 
- private:
+  std::vector<int64_t> constants_;
+  std::vector<size_t> offsets_;  // Row e is entries_[offsets_[e], offsets_[e + 1]).
+  std::vector<Entry> entries_;   // Sorted by term id within a row.
+  std::vector<sym::Expr> terms_;
+  std::vector<sym::Interval> bounds_;
   size_t num_points_ = 0;
-  std::vector<__int128> values_;
+  std::vector<__int128> values_;  // values_[e * num_points_ + p].
 };
 
-// Returns whether a <= b, deciding constants without the prover.
-bool ProvenLe(sym::Context& ctx, const sym::Expr& a, const sym::Expr& b) {
-  auto ca = a.AsConstant(), cb = b.AsConstant();
-  if (ca && cb) return *ca <= *cb;
-  return a == b || ctx.ProveLe(a, b) == sym::Truth::kTrue;
-}
-
 // Returns the indices of the expressions that may be the maximum: it drops any
-// provably <= another. NB: each comparison first checks the samples, and the
-// last dominating candidate is tried first, so the prover runs rarely.
-std::vector<int> MaximalCandidates(sym::Context& ctx, const std::vector<sym::Expr>& exprs) {
-  // NB: constants compare exactly, so among constants only the first largest
-  // is left (the loop below gives the same, after sampling every expression).
+// provably <= another, and of expressions proven equal keeps the first.
+// NB: the proofs are transitive (the lower bound of (c - b) + (b - a) is at
+// least the sum of theirs), so the answer is the first expression of each
+// class that nothing proves larger, in index order, however it is searched.
+std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
+  // NB: constants compare exactly, so among constants only the first largest is left.
   if (!exprs.empty() && std::all_of(exprs.begin(), exprs.end(), [](const sym::Expr& e) { return e.IsConstant(); })) {
     size_t best = 0;
     for (size_t i = 1; i < exprs.size(); ++i) {
@@ -169,23 +286,75 @@ std::vector<int> MaximalCandidates(sym::Context& ctx, const std::vector<sym::Exp
     }
     return {static_cast<int>(best)};
   }
-  const Samples samples(ctx, exprs);
-  auto le = [&](size_t a, size_t b) { return samples.MayBeLe(a, b) && ProvenLe(ctx, exprs[a], exprs[b]); };
-  std::vector<int> cands;
-  size_t hint = 0;
+  const LinearRows rows(exprs);
+  auto le = [&](size_t a, size_t b) { return rows.MayBeLe(a, b) && rows.Le(a, b); };
+  // A moment <= the one before it, or strictly below the one after it, is not
+  // an answer; most moments of a timeline are such.
+  std::vector<int> order;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    bool dominated = hint < cands.size() && le(i, cands[hint]);
-    for (size_t k = 0; k < cands.size() && !dominated; ++k) {
-      if (k != hint && le(i, cands[k])) {
+    if (i > 0 && le(i, i - 1)) continue;
+    if (i + 1 < exprs.size() && le(i, i + 1) && !le(i + 1, i)) continue;
+    order.push_back(static_cast<int>(i));
+  }
+  std::vector<int> cands;
+  if (!rows.sampled()) {
+    // Without samples: each against every candidate so far, the last one that dominated first.
+    size_t hint = 0;
+    for (int i : order) {
+      bool dominated = hint < cands.size() && le(i, cands[hint]);
+      for (size_t k = 0; k < cands.size() && !dominated; ++k) {
+        if (k != hint && le(i, cands[k])) {
+          dominated = true;
+          hint = k;
+        }
+      }
+      if (dominated) continue;
+      cands.erase(std::remove_if(cands.begin(), cands.end(), [&](int c) { return le(c, i); }), cands.end());
+      cands.push_back(i);
+      hint = cands.size() - 1;
+    }
+    return cands;
+  }
+  // NB: in decreasing order of the values with every symbol high, then low
+  // (then by index), whatever proves x <= y comes before x, or has both values
+  // equal to x's; the candidates are kept by decreasing low value, so only the
+  // prefix at or above x's low value can dominate x. On a timeline whose
+  // moments trade a constant for a slope (a mixture of experts' backward),
+  // that prefix is short, and the search is about linear.
+  struct Key {
+    __int128 high, low;
+    int index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(order.size());
+  for (int i : order) keys.push_back({rows.High(i), rows.Low(i), i});
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.high != b.high) return a.high > b.high;
+    if (a.low != b.low) return a.low > b.low;
+    return a.index < b.index;
+  });
+  for (size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].index;
+  int hint = -1;
+  for (int x : order) {
+    const auto above = std::partition_point(cands.begin(), cands.end(),
+                                            [&](int c) { return rows.Low(c) >= rows.Low(x); });
+    bool dominated = hint >= 0 && le(x, hint);
+    for (auto it = cands.begin(); it != above && !dominated; ++it) {
+      if (*it != hint && le(x, *it)) {
         dominated = true;
-        hint = k;
+        hint = *it;
       }
     }
     if (dominated) continue;
-    cands.erase(std::remove_if(cands.begin(), cands.end(), [&](int c) { return le(c, i); }), cands.end());
-    cands.push_back(static_cast<int>(i));
-    hint = cands.size() - 1;
+    // Candidates with both values equal to x's come before it, and may be proven <= x.
+    auto last = std::remove_if(cands.begin(), above, [&](int c) {
+      return rows.High(c) == rows.High(x) && rows.Low(c) == rows.Low(x) && le(c, x);
+    });
+    const size_t at = last - cands.begin();
+    cands.erase(last, above);
+    cands.insert(cands.begin() + at, x);
   }
+  std::sort(cands.begin(), cands.end());
   return cands;
 }
 
@@ -259,13 +428,6 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
       return info;
     }
   }
-  // Any symbolic total names the context; with none, every comparison is of constants.
-  sym::Context* context = nullptr;
-  for (size_t i = 0; i < tl.size(); ++i) {
-    if ((context = tl.total(i).context()) != nullptr) break;
-  }
-  sym::Context scratch;
-  sym::Context& ctx = context ? *context : scratch;
   // NB: where every symbol is bound, evaluating is the same constant as substituting, without building expressions.
   // NB: timeline points repeat their values (a category unchanged across
   // many points): each distinct expression is bound once.
@@ -289,7 +451,7 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   for (size_t i = 0; i < tl.size(); ++i) totals.push_back(bind(tl.total(i)));
   std::vector<sym::Expr> cands;
   std::vector<int> cand_points;
-  for (int i : MaximalCandidates(ctx, totals)) {
+  for (int i : MaximalCandidates(totals)) {
     cands.push_back(totals[i]);
     cand_points.push_back(i);
   }
@@ -310,7 +472,7 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
       if (values.empty() || values.back() != v) values.push_back(v);
     }
     std::vector<sym::Expr> cc;
-    for (int i : MaximalCandidates(ctx, values)) cc.push_back(values[i]);
+    for (int i : MaximalCandidates(values)) cc.push_back(values[i]);
     info.category_max[c] = MaxOf(cc);
   }
   return info;

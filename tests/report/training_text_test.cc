@@ -175,6 +175,41 @@ TEST_F(TrainingTextTest, UndecidedPeakPrintsTheMaxAndAsksForSet) {
   EXPECT_EQ(MemoryRows(text).size(), 8u);
 }
 
+TEST_F(TrainingTextTest, PeakOfManyMomentsIsShortenedInTextAndWholeInJson) {
+  // 100 moments k*B + (100 - k)*1000, all in act: each pair crosses at B = 1000,
+  // so none is <= another and each is the peak for some B.
+  std::vector<TimelinePoint>& tl = net_.report.training.timeline;
+  tl.clear();
+  for (int k = 0; k < 100; ++k) {
+    TimelinePoint p;
+    p.phase = StepPhase::kBackward;
+    p.live[static_cast<int>(MemCategory::kAct)] = k * net_.B + (100 - k) * 1000;
+    p.total = p.live[static_cast<int>(MemCategory::kAct)];
+    tl.push_back(p);
+  }
+  EXPECT_EQ(EvaluatePeak(net_.report.training, {}).candidates.size(), 100u);
+  const std::string text = Render();
+  const std::string peak = LineStarting(text, "Peak:");
+  EXPECT_EQ(peak.rfind("Peak: max(", 0), 0u) << peak;
+  EXPECT_THAT(peak, HasSubstr(" more)"));
+  EXPECT_LE(peak.size(), std::string("Peak: ").size() + 160);
+  EXPECT_THAT(text, HasSubstr("The largest of 100 moments of the step"));
+  // The act row's Max cell is shortened the same way, and the table says so.
+  const std::vector<std::string> rows = MemoryRows(text);
+  ASSERT_EQ(rows.size(), 8u) << text;
+  EXPECT_THAT(rows[3], HasSubstr(" more)"));
+  EXPECT_LE(rows[3].size(), 80u) << rows[3];
+  EXPECT_THAT(text, HasSubstr("NB: long symbolic maxima are shortened"));
+  // The JSON report keeps every moment in its peak: a max of 100 is 99 nested max.
+  const std::string json = RenderJson(net_.graph, net_.report, {});
+  const size_t at = json.find("\"peak\": {");
+  ASSERT_NE(at, std::string::npos);
+  const std::string expr = json.substr(at, json.find('}', at) - at);
+  size_t nested = 0;
+  for (size_t i = expr.find("max("); i != std::string::npos; i = expr.find("max(", i + 1)) ++nested;
+  EXPECT_EQ(nested, 99u) << expr;
+}
+
 TEST_F(TrainingTextTest, InferenceSavesNothing) {
   net_.report.training.mode = StepMode::kInfer;
   EXPECT_THAT(LineStarting(Render({{"B", 8}}), "Saved by autograd"),

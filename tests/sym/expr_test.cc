@@ -95,6 +95,27 @@ TEST_F(ExprTest, SingleAtomIsTheAtomNode) {
   EXPECT_EQ(Expr(5).kind(), Kind::kConstant);
 }
 
+TEST_F(ExprTest, LinearTermsRebuildTheExpression) {
+  std::vector<LinearTerm> terms;
+  // A constant has no terms; a single atom is itself with coefficient 1.
+  EXPECT_EQ(LinearTerms(Expr(7), &terms), 7);
+  EXPECT_TRUE(terms.empty());
+  EXPECT_EQ(LinearTerms(B, &terms), 0);
+  ASSERT_EQ(terms.size(), 1u);
+  EXPECT_EQ(terms[0].term, B);
+  EXPECT_EQ(terms[0].coeff, 1);
+  // 3*B*S - 2*floordiv(S, 4) + 5: two terms and the constant, which sum back to it.
+  const Expr e = 3 * B * S - 2 * FloorDiv(S, 4) + 5;
+  EXPECT_EQ(LinearTerms(e, &terms), 5);
+  ASSERT_EQ(terms.size(), 2u);
+  Expr sum = 5;
+  for (const LinearTerm& t : terms) {
+    EXPECT_NE(t.term.kind(), Kind::kSum);
+    sum += t.coeff * t.term;
+  }
+  EXPECT_EQ(sum, e);
+}
+
 TEST_F(ExprTest, UniquingWorks) {
   auto build = [&] { return FloorDiv(B * H + 2 * W - 3, 2) * S + Min(B, 8); };
   Expr a = build();

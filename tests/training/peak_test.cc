@@ -1,7 +1,10 @@
-// Tests of EvaluatePeak on timelines whose totals are constants: the peak is
-// the first point of the largest total, and each category's maximum its own.
+// Tests of EvaluatePeak: on timelines whose totals are constants, the peak is
+// the first point of the largest total, and each category's maximum its own;
+// with symbolic totals, the candidates are the moments nothing proves larger.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "torchcost/training.h"
@@ -44,6 +47,37 @@ TEST(PeakTest, OnePointIsItsOwnPeak) {
   EXPECT_TRUE(info.decided);
   EXPECT_EQ(info.point, 0);
   EXPECT_EQ(info.peak, sym::Expr(5));
+}
+
+TEST(PeakTest, SymbolicTotalsKeepTheFirstOfEachLargestClass) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  const std::vector<sym::Expr> totals = {
+      2 * B + 10,  // 0: kept.
+      2 * B + 5,   // 1: <= point 0.
+      B + 100,     // 2: kept (crosses point 0 at B = 90).
+      2 * B + 10,  // 3: equal to point 0, which comes first.
+      B + 50,      // 4: <= point 2.
+      3 * B,       // 5: kept (crosses point 0 at B = 10, point 2 at B = 50).
+      3 * B - 1,   // 6: <= point 5.
+  };
+  TrainingReport r;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    TimelinePoint p;
+    p.node = static_cast<int>(i);
+    p.live[static_cast<int>(MemCategory::kAct)] = totals[i];
+    p.total = totals[i];
+    r.timeline.push_back(p);
+  }
+  const PeakInfo info = EvaluatePeak(r, {});
+  EXPECT_FALSE(info.decided);
+  EXPECT_EQ(info.candidate_points, (std::vector<int>{0, 2, 5}));
+  // The max of the candidates is the largest total at every B.
+  for (int64_t b = 1; b <= 200; ++b) {
+    int64_t largest = 0;
+    for (const sym::Expr& t : totals) largest = std::max(largest, *sym::Evaluate(t, {{"B", b}}));
+    EXPECT_EQ(*sym::Evaluate(info.peak, {{"B", b}}), largest) << "B = " << b;
+  }
 }
 
 }  // namespace
