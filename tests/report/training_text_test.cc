@@ -178,7 +178,7 @@ TEST_F(TrainingTextTest, UndecidedPeakPrintsTheMaxAndAsksForSet) {
 TEST_F(TrainingTextTest, PeakOfManyMomentsIsShortenedInTextAndWholeInJson) {
   // 100 moments k*B + (100 - k)*1000, all in act: each pair crosses at B = 1000,
   // so none is <= another and each is the peak for some B.
-  std::vector<TimelinePoint>& tl = net_.report.training.timeline;
+  TimelinePoints& tl = net_.report.training.timeline;
   tl.clear();
   for (int k = 0; k < 100; ++k) {
     TimelinePoint p;
