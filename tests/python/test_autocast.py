@@ -166,7 +166,7 @@ def main(argv):
     args = parser.parse_args(argv)
     fixtures = os.path.abspath(args.fixtures)
     os.makedirs(fixtures, exist_ok=True)
-    results = tt.Results()
+    results = torchcost_cli.Results()
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
     if not results.check(not unknown, "- arguments", "unknown models: %s" % ", ".join(unknown)) or \
