@@ -109,7 +109,10 @@ Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model, const std
   out.costs = std::move(costs).value();
   // The bindings: architecture symbols on their sample grids (the closed form
   // is the model's there), input symbols among the closed forms' symbols.
-  for (const auto& [name, value] : config.bindings) {
+  for (const auto& binding : config.bindings) {
+    // NB: named copies, as C++17 lambdas cannot capture structured bindings.
+    const std::string& name = binding.first;
+    const int64_t value = binding.second;
     const std::string text = "StepConfig.bindings " + name + "=" + std::to_string(value);
     auto arch = std::find_if(out.symbols.begin(), out.symbols.end(), [&](const ArchSymbol& s) { return s.name == name; });
     if (arch != out.symbols.end()) {
