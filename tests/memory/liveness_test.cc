@@ -58,50 +58,49 @@ TEST(LivenessTest, LastUsesOfTheMlp) {
   EXPECT_EQ(lists, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
 }
 
-// x is read only by blk.a's node, but blk (n0..n1) took it as its argument:
-// it lives to n1. h, made inside blk and read inside, dies at its last use.
-TEST(LivenessTest, AModulesArgumentLivesUntilTheCallReturns) {
+// The storages' last uses in x -> PARENT.0 (lin, h) -> PARENT.1 (relu, r) ->
+// head (relu), PARENT being a module of type `parent_type`.
+struct LastUses {
+  int x, h, r;
+};
+LastUses LastUsesUnder(const char* parent_type) {
   PreparedStep p;
   auto& b = p.builder();
   int x = b.Input();
   int w = b.Param("w", {8, 8});
-  b.Scope("blk.a", "Linear");
+  b.graph().GetOrAddScope("blk", parent_type);
+  b.Scope("blk.0", "Linear");
   int h = b.One("t::lin", {x, w}, {"input", "weight"});
-  b.Scope("blk.b", "ReLU");
+  b.Scope("blk.1", "ReLU");
   int r = b.One("t::relu", {h}, {"self"});
   b.Scope("head", "ReLU");
   b.Output(b.One("t::relu", {r}, {"self"}));
   StepState& st = p.Prepare("2,8");
   AssignStorages(st.g, st.shapes, &st.storages);
   ComputeLastUses(st.g, &st.storages);
-  EXPECT_EQ(st.storages[st.storages.storage_of[x]].last_use, 1);
-  EXPECT_EQ(st.storages[st.storages.storage_of[h]].last_use, 1);
-  EXPECT_EQ(st.storages[st.storages.storage_of[r]].last_use, 2);
+  auto last_use = [&](int v) { return st.storages[st.storages.storage_of[v]].last_use; };
+  return {last_use(x), last_use(h), last_use(r)};
 }
 
-// A ModuleList has no forward, so it is never called: x, read by layers.0
-// only, dies when layers.0 returns (n0), not when the list's last block does
+// x is read only by blk.0's node, but blk (n0..n1) took it as its argument:
+// it lives to n1. h, made inside blk and read inside, dies at its last use.
+TEST(LivenessTest, AModulesArgumentLivesUntilTheCallReturns) {
+  const LastUses u = LastUsesUnder("Block");
+  EXPECT_EQ(u.x, 1);
+  EXPECT_EQ(u.h, 1);
+  EXPECT_EQ(u.r, 2);
+}
+
+// A ModuleList has no forward, so it is never called: x, read by blk.0 only,
+// dies when blk.0 returns (n0), not when the list's last block does
 // (`for block in self.layers: x = block(x)` drops the old x). NB: consecutive
 // blocks form one run of the list's subtree, which would otherwise read as one
-// call of `layers` (n0..n1).
+// call of `blk` (n0..n1).
 TEST(LivenessTest, AModuleListIsNotACall) {
-  PreparedStep p;
-  auto& b = p.builder();
-  int x = b.Input();
-  int w = b.Param("w", {8, 8});
-  b.graph().GetOrAddScope("layers", "ModuleList");
-  b.Scope("layers.0", "Linear");
-  int h = b.One("t::lin", {x, w}, {"input", "weight"});
-  b.Scope("layers.1", "ReLU");
-  int r = b.One("t::relu", {h}, {"self"});
-  b.Scope("head", "ReLU");
-  b.Output(b.One("t::relu", {r}, {"self"}));
-  StepState& st = p.Prepare("2,8");
-  AssignStorages(st.g, st.shapes, &st.storages);
-  ComputeLastUses(st.g, &st.storages);
-  EXPECT_EQ(st.storages[st.storages.storage_of[x]].last_use, 0);
-  EXPECT_EQ(st.storages[st.storages.storage_of[h]].last_use, 1);
-  EXPECT_EQ(st.storages[st.storages.storage_of[r]].last_use, 2);
+  const LastUses u = LastUsesUnder("ModuleList");
+  EXPECT_EQ(u.x, 0);
+  EXPECT_EQ(u.h, 1);
+  EXPECT_EQ(u.r, 2);
 }
 
 }  // namespace
