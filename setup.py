@@ -62,7 +62,7 @@ setup(
     name="torchcost",
     version="0.1.0",
     description="What a PyTorch model costs (params, FLOPs, peak training memory), without running it",
-    packages=["torchcost"],
+    packages=["torchcost", "torchcost.reference"],
     package_data={"torchcost": ["py.typed"]},
     package_dir={"": "python"},
     ext_modules=[CMakeExtension("torchcost._core")],

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torchcost/builder.h"
@@ -338,6 +339,20 @@ Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& c
 
 // Returns the names BuildNamedModel accepts: the families, then the presets.
 std::vector<std::string> ModelNames();
+
+// A family's config once a preset and the overrides are applied.
+struct NamedConfig {
+  std::string family;  // "llama".
+  // Every key of the family with its value as text ("layers", "32"), in the
+  // order the family lists its keys; dtypes as DTypeName spells them.
+  std::vector<std::pair<std::string, std::string>> values;
+};
+
+// Returns the family and config BuildNamedModel(name, config) builds from,
+// without building it. Errors as BuildNamedModel's; a config.json path is an
+// error (its keys are the file's, torchcost/hf_config.h).
+Result<NamedConfig> ResolveNamedConfig(const std::string& name,
+                                       const std::string& config);
 
 }  // namespace torchcost::build
 

@@ -16,6 +16,7 @@
 
 #include "python/src/analysis_holder.h"
 #include "torchcost/efficiency_fit.h"
+#include "torchcost/families.h"
 #include "torchcost/report.h"
 #include "torchcost/training.h"
 
@@ -256,5 +257,17 @@ PYBIND11_MODULE(_core, m) {
       py::arg("samples"),
       "Fits the efficiency per op class (matmul, attention, pointwise, reduction, optimizer) to samples "
       "(name, roofline seconds per class, measured seconds) by least squares; returns the fit as a dict.");
+  m.def(
+      "named_config",
+      [](const std::string& name, const std::string& config) {
+        auto c = torchcost::build::ResolveNamedConfig(name, config);
+        if (!c.ok()) throw tp::UsageError(c.status().message());
+        py::dict values;
+        for (const auto& [k, v] : c->values) values[py::str(k)] = v;
+        return py::make_tuple(c->family, values);
+      },
+      py::arg("name"), py::arg("config") = "",
+      "The family of a family or preset name and its config with the preset and `config` applied: "
+      "(family, {key: value text}).");
   m.def("compare", &tp::CompareArgs, py::arg("args"), "Runs `torchcost compare` on the arguments; returns its output.");
 }

@@ -3,11 +3,14 @@
     python3 -m torchcost.calibrate MODEL --input SHAPE [--input SHAPE ...] [--set B=8] [--optimizer adam]
                                    [--device cpu|cuda] [--gpu NAME | --peaks FILE.json] [--warmup 2]
                                    [--steps 5] --out FILE.json
+    python3 -m torchcost.calibrate FAMILY|PRESET|config.json [--config KEY=VALUE,...] --set B=8 [--set S=128] ...
     python3 -m torchcost.calibrate --fit A.json B.json ... --out DEVICE.json
 
 MODEL: `module:callable` (a function or class building the nn.Module; the
 module imported from the current directory or sys.path), or a TorchScript
-archive (.pt). The step is torchcost's: zero_grad(set_to_none=True), forward,
+archive (.pt); or what the analysis builds itself (a family or preset name, a
+Hugging Face config.json), run as torchcost.reference's plain-torch module of
+the same config with eager attention. The step is torchcost's: zero_grad(set_to_none=True), forward,
 the sum of the first output as the loss, backward, optimizer step. The file's
 format: docs/calibration.md. The time of each phase beside its roofline seconds per op class are the
 samples from which torchcost's library fits the efficiency per class (least squares); --fit fits the samples of
@@ -59,17 +62,69 @@ def make_optimizer(name: str, params: Sequence[Any]) -> Any:
     return table[name]()
 
 
-def load_model(spec: Any, device: str) -> Any:
-    """The nn.Module MODEL names (`module:callable` built, a .pt loaded, or the module itself) on device, training."""
+def is_family(spec: Any) -> bool:
+    """Whether MODEL is what the analysis builds itself: a family or preset name, or a config.json path."""
+    return isinstance(spec, str) and ":" not in spec and not spec.lower().endswith(".pt")
+
+
+def config_text(config: Any) -> str:
+    """"key=value,..." from a config given as text or as a dict (booleans as true/false)."""
+    if config is None:
+        return ""
+    if isinstance(config, str):
+        return config
+    return ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v) for k, v in config.items())
+
+
+def family_model(spec: str, config: Any = None) -> Tuple[Any, str]:
+    """The plain-torch module of a family, preset or config.json (torchcost.reference), on the CPU, and the config
+    text the analysis is given for the same model (attn=eager added where the family has attention)."""
+    from . import _call, reference
+
+    text = config_text(config)
+    if spec.lower().endswith(".json"):
+        try:
+            with open(spec) as f:
+                hf = json.load(f)
+        except (OSError, ValueError) as e:
+            raise TorchcostError("model: cannot read %s: %s" % (spec, e)) from None
+        if not isinstance(hf, dict) or "model_type" not in hf:
+            raise TorchcostError("model: %s is not a Hugging Face config.json (no model_type); calibrate runs a "
+                                 "module, not a JSON graph" % spec)
+        keys, own = reference.parse_overrides(text)
+        for key in own:
+            if key not in ("dtype", "attn"):
+                raise TorchcostError("config %s=%s: calibrate runs the whole model on one device (settings: dtype, "
+                                     "attn=eager)" % (key, own[key]))
+        if own.setdefault("attn", "eager") != "eager":
+            raise TorchcostError("config attn=%s: calibrate runs eager attention (matmul and softmax); set "
+                                 "attn=eager" % own["attn"])
+        hf.update(keys)
+        model = reference.build_hf_config(hf, own.get("dtype", "float32"))
+        return model, ",".join(x for x in (text, "" if "attn=" in text else "attn=eager") if x)
+    family, values = _call(lambda core: core.named_config, spec, text)
+    if "attn" in values and not any(item.partition("=")[0] == "attn" for item in text.split(",")):
+        text = ",".join(x for x in (text, "attn=eager") if x)
+        family, values = _call(lambda core: core.named_config, spec, text)
+    defaults = _call(lambda core: core.named_config, family, "")[1]
+    reference.check_family(family, values, defaults)
+    return reference.build_family(family, values), text
+
+
+def load_model(spec: Any, device: str, config: Any = None) -> Any:
+    """The nn.Module MODEL names (`module:callable` built, a .pt loaded, a family, preset or config.json built in
+    plain torch, or the module itself) on device, training."""
     import torch
 
     if isinstance(spec, torch.nn.Module):
         return spec.to(device).train()
+    if is_family(spec):
+        return family_model(spec, config)[0].to(device).train()
     if spec.lower().endswith(".pt"):
         if not os.path.isfile(spec):
             raise TorchcostError("model: no such file: %s" % spec)
         model = torch.jit.load(spec, map_location=device)
-    elif ":" in spec:
+    else:
         mod_name, _, attr = spec.partition(":")
         try:
             fn = importlib.import_module(mod_name)
@@ -80,9 +135,6 @@ def load_model(spec: Any, device: str) -> Any:
         model = fn()
         if not isinstance(model, torch.nn.Module):
             raise TorchcostError("model: %s returned %s, not an nn.Module" % (spec, type(model).__name__))
-    else:
-        # NB: a family's graph is built by torchcost in C++; there is no PyTorch module to run.
-        raise TorchcostError("model: calibrate runs an nn.Module: give module:callable or a .pt, not %r" % spec)
     return model.to(device).train()
 
 
@@ -347,11 +399,15 @@ def fit_table(doc: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bindings: Optional[Dict[str, int]] = None,
-              device: str = "cpu", warmup: int = 2, steps: int = 5, gpu: Optional[str] = None,
-              peaks: Any = None) -> Dict[str, Any]:
+def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer: str = "adam",
+              bindings: Optional[Dict[str, int]] = None, device: str = "cpu", warmup: int = 2, steps: int = 5,
+              gpu: Optional[str] = None, peaks: Any = None, config: Any = None) -> Dict[str, Any]:
     """Predicts with torchcost.analyze and measures the same step on device; returns the calibration document.
 
+    model_spec: an nn.Module, `module:callable`, a .pt, or what the analysis builds itself (a family or preset
+    name with `config`, or a Hugging Face config.json): then the module run is torchcost.reference's plain-torch
+    one, the inputs are the family's own (their sizes from `bindings`) and the loss is the sum of the output in
+    both (NB: not the family's task loss, which the runner does not reproduce).
     gpu: on cuda, the GPU of torchcost's table whose datasheet peaks the fitted efficiencies are fractions of
     (without it, no time is fitted); peaks: a calibration file (or its roofline dict) whose peaks to use
     instead of measuring them (CPU) again, so that files can be fitted together.
@@ -361,19 +417,21 @@ def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bi
     from . import _measure, _model, analyze
 
     bindings = dict(bindings or {})
+    inputs = list(inputs or [])
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
         raise TorchcostError("device: expected cpu or cuda, got %r" % device)
     cuda = device != "cpu"
     if cuda and not torch.cuda.is_available():
         raise TorchcostError("device: cuda is not available to this torch (%s)" % torch.__version__)
-    if not inputs:
+    family = is_family(model_spec)
+    if family and inputs:
+        raise TorchcostError("input_shapes: %s builds its own inputs; give their sizes with set (B=8, S=128)"
+                             % model_spec)
+    if not family and config is not None:
+        raise TorchcostError("config: only for a family, a preset or a config.json, not %s" % model_spec)
+    if not family and not inputs:
         raise TorchcostError("input_shapes: give the shape of every forward() input")
-    shapes = _model.normalize_inputs(list(inputs))
     context = _measure.cuda_context_bytes(device) if cuda else {}
-    model = load_model(model_spec, device)
-    xs = make_inputs(shapes, bindings, device)
-    # The analysis exports the module itself (torch.fx on meta inputs; its weights are not touched).
-    is_file = isinstance(model_spec, str) and model_spec.lower().endswith(".pt")
     roofline = _roofline(device, gpu, peaks)
     time_options: Dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -383,8 +441,27 @@ def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bi
             with open(path, "w") as f:
                 json.dump({"roofline": roofline, "fit": {"efficiency": {}}}, f)
             time_options["gpu_file"] = path
-        analysis = analyze(model_spec if is_file else model, list(inputs), optimizer=optimizer,
-                           set=bindings or None, device="cuda" if cuda else "cpu", **time_options)
+        common = dict(optimizer=optimizer, set=bindings or None, device="cuda" if cuda else "cpu", **time_options)
+        if family:
+            module, config = family_model(model_spec, config)
+            model = module.to(device).train()
+            try:
+                analysis = analyze(model_spec, config=config or None, loss="sum", **common)
+            except TorchcostError as e:
+                unbound = str(e).partition("unbound symbol ")[2]
+                if not unbound:
+                    raise
+                raise TorchcostError("set: %s's inputs need a value of every symbol: unbound symbol %s"
+                                     % (model_spec, unbound)) from None
+            shapes = [(i["shape"], i["dtype"]) for i in analysis.to_dict()["inputs"]]
+            xs = make_inputs(shapes, bindings, device)
+        else:
+            shapes = _model.normalize_inputs(inputs)
+            model = load_model(model_spec, device)
+            xs = make_inputs(shapes, bindings, device)
+            # The analysis exports the module itself (torch.fx on meta inputs; its weights are not touched).
+            is_file = isinstance(model_spec, str) and model_spec.lower().endswith(".pt")
+            analysis = analyze(model_spec if is_file else model, inputs, **common)
         pred = predicted(analysis)
         time_doc = analysis.to_dict().get("time") if roofline is not None else None
     opt = make_optimizer(optimizer, model.parameters())
@@ -397,6 +474,8 @@ def calibrate(model_spec: Any, inputs: List[str], *, optimizer: str = "adam", bi
            "inputs": [{"shape": s, "dtype": d or "float32"} for s, d in shapes], "bindings": bindings,
            "optimizer": optimizer, "device": device_info(device), "warmup": warmup,
            "predicted": pred, "measured": meas, "roofline": roofline, "fit": None}
+    if family:
+        doc.update(config=config, loss="sum", module="torchcost.reference: %s" % type(model).__name__)
     if time_doc is not None:
         pred["roofline_step_seconds"] = time_doc["step_seconds"]
         doc["fit"] = fit_or_error(timing_samples(time_doc, meas, name))
@@ -465,7 +544,9 @@ def _write(path: str, doc: Dict[str, Any]) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="torchcost calibrate",
                                  description="Run a model's training step for real and compare with torchcost.")
-    ap.add_argument("model", nargs="?", help="module:callable building the nn.Module, or a TorchScript .pt")
+    ap.add_argument("model", nargs="?", help="module:callable building the nn.Module, a TorchScript .pt, a family or "
+                    "preset name (gpt2, llama, resnet, vit, resnet50, ...) or a Hugging Face config.json")
+    ap.add_argument("--config", help="a family's or config.json's keys: layers=2,hidden=128 (as the analysis's)")
     ap.add_argument("--input", action="append", default=[], help="an input shape: 8,3,32,32 or B,S:int64")
     ap.add_argument("--set", action="append", default=[], help="NAME=INT, a symbol's value")
     ap.add_argument("--optimizer", default="adam", choices=OPTIMIZERS)
@@ -500,7 +581,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.path.insert(0, os.getcwd())
     try:
         doc = calibrate(args.model, args.input, optimizer=args.optimizer, bindings=parse_set(args.set),
-                        device=args.device, warmup=args.warmup, steps=args.steps, gpu=args.gpu, peaks=args.peaks)
+                        device=args.device, warmup=args.warmup, steps=args.steps, gpu=args.gpu, peaks=args.peaks,
+                        config=args.config)
     except TorchcostError as e:
         print("torchcost.calibrate: %s" % e, file=sys.stderr)
         return 2

@@ -273,11 +273,15 @@ std::vector<std::string> ModelNames() {
   return names;
 }
 
-Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config) {
-  if (IsHfConfigPath(name)) return BuildHfConfig(name, config);
-  std::string family, preset_config;
-  for (const char* f : kFamilies) {
-    if (name == f) family = f;
+namespace {
+
+// The family of `name` (a family or preset), its config with the preset and
+// `config` applied, and its keys.
+Status ResolveFamily(const std::string& name, const std::string& config, Configs& configs, std::string& family,
+                     Family& f) {
+  std::string preset_config;
+  for (const char* known : kFamilies) {
+    if (name == known) family = known;
   }
   for (const Preset& p : kPresets) {
     if (name == p.name) {
@@ -290,11 +294,45 @@ Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& c
     for (const std::string& n : ModelNames()) names += (names.empty() ? "" : ", ") + n;
     return Status::InvalidArgument("BuildNamedModel.name '" + name + "': unknown family or preset; known: " + names);
   }
-  Configs configs;
-  Family f = MakeFamily(family, configs);
+  f = MakeFamily(family, configs);
   if (Status s = ApplyConfig(family, f, preset_config); !s.ok()) return s;
-  if (Status s = ApplyConfig(family, f, config); !s.ok()) return s;
+  return ApplyConfig(family, f, config);
+}
+
+// A key's value as ApplyConfig parses it back.
+std::string ValueText(const Key& k) {
+  if (auto* ip = std::get_if<int64_t*>(&k.field)) return std::to_string(**ip);
+  if (auto* sp = std::get_if<std::string*>(&k.field)) return **sp;
+  if (auto* bp = std::get_if<bool*>(&k.field)) return **bp ? "true" : "false";
+  if (auto* dp = std::get_if<DType*>(&k.field)) return std::string(DTypeName(**dp));
+  // NB: shortest text that reads back as the same double.
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), *std::get<double*>(k.field));
+  return ec == std::errc() ? std::string(buf, end) : std::string();
+}
+
+}  // namespace
+
+Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config) {
+  if (IsHfConfigPath(name)) return BuildHfConfig(name, config);
+  Configs configs;
+  std::string family;
+  Family f;
+  if (Status s = ResolveFamily(name, config, configs, family, f); !s.ok()) return s;
   return f.build();
+}
+
+Result<NamedConfig> ResolveNamedConfig(const std::string& name, const std::string& config) {
+  if (IsHfConfigPath(name)) {
+    return Status::InvalidArgument("ResolveNamedConfig.name '" + name +
+                                   "': a config.json has its own keys, not a family's");
+  }
+  Configs configs;
+  NamedConfig out;
+  Family f;
+  if (Status s = ResolveFamily(name, config, configs, out.family, f); !s.ok()) return s;
+  for (const Key& k : f.keys) out.values.emplace_back(k.name, ValueText(k));
+  return out;
 }
 
 }  // namespace torchcost::build

@@ -164,5 +164,39 @@ TEST(FamiliesTest, EveryNameBuilds) {
   }
 }
 
+// The value of `key` in a resolved config, or "" if it has none.
+std::string ValueOf(const NamedConfig& c, const std::string& key) {
+  for (const auto& [k, v] : c.values) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+TEST(FamiliesTest, ResolveNamedConfigAppliesThePresetThenTheOverrides) {
+  // llama-7b-like's preset (Touvron et al. 2023, Table 2: 32 layers, 4096),
+  // with the override after it.
+  Result<NamedConfig> c = ResolveNamedConfig("llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->family, "llama");
+  EXPECT_EQ(ValueOf(*c, "layers"), "2");
+  EXPECT_EQ(ValueOf(*c, "hidden"), "4096");
+  EXPECT_EQ(ValueOf(*c, "intermediate"), "11008");
+  EXPECT_EQ(ValueOf(*c, "eps"), "1e-05");
+  EXPECT_EQ(ValueOf(*c, "tie"), "true");
+  EXPECT_EQ(ValueOf(*c, "dtype"), "bfloat16");
+  // Every value reads back: the same config text builds the same graph.
+  std::string text;
+  for (const auto& [k, v] : c->values) text += (text.empty() ? "" : ",") + k + "=" + v;
+  Result<BuiltModel> a = BuildNamedModel("llama", text);
+  Result<BuiltModel> b = BuildNamedModel("llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
+  ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.status() : a.status()).message();
+  EXPECT_EQ(a->graph.nodes.size(), b->graph.nodes.size());
+  EXPECT_EQ(a->graph.params.size(), b->graph.params.size());
+  // Errors are BuildNamedModel's; a config.json is not a family.
+  EXPECT_FALSE(ResolveNamedConfig("llama", "layerz=2").ok());
+  EXPECT_FALSE(ResolveNamedConfig("nope", "").ok());
+  EXPECT_FALSE(ResolveNamedConfig("examples/configs/gemma-7b.json", "").ok());
+}
+
 }  // namespace
 }  // namespace torchcost::build

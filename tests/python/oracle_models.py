@@ -1,6 +1,7 @@
 """The models the oracle tests compare against PyTorch, and the path set-up they share.
 
-Importing this module puts tools/ on sys.path, so `import make_fixtures` works.
+Importing this module puts tools/ and python/ on sys.path, so `import make_fixtures` and
+`from torchcost.reference import hf_reference` work.
 """
 
 import os
@@ -8,8 +9,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-if os.path.join(REPO, "tools") not in sys.path:
-    sys.path.insert(0, os.path.join(REPO, "tools"))
+for _path in ("tools", "python"):  # tools/make_fixtures.py; the package's reference models (torchcost.reference)
+    if os.path.join(REPO, _path) not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, _path))
 
 # Issue 2, point 5: LeNet5 and the torchvision models, at their example inputs.
 CNNS = [

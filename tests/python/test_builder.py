@@ -4,7 +4,7 @@ against the torch.jit.trace of the same architecture written in plain torch.
 
 Usage: /usr/bin/python3 tests/python/test_builder.py --torchcost PATH --fixtures DIR
 
-For each reference (tools/make_fixtures.py's gpt2_tiny, tools/hf_reference.py's
+For each reference (tools/make_fixtures.py's gpt2_tiny, torchcost/reference/hf_reference.py's
 llama_hf_tiny (Hugging Face's LlamaForCausalLM, GQA) and llama_hf_tiny_tied,
 torchvision's resnet18 and vit_b_16) the builder's config is read off the
 reference module itself, both are analysed with --device cpu --optimizer adam
@@ -28,9 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tools"))
+sys.path.insert(0, os.path.join(REPO, "python"))
 
-import hf_reference  # noqa: E402
 import make_fixtures  # noqa: E402
+from torchcost.reference import hf_reference  # noqa: E402
 from torchcost_cli import run_json  # noqa: E402
 
 COMMON = ["--device", "cpu", "--optimizer", "adam"]

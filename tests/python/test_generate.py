@@ -3,8 +3,8 @@
 
 Usage: /usr/bin/python3 tests/python/test_generate.py --torchcost PATH
 
-The oracle is a tiny Llama-style decoder in plain torch (hf_decoders.py's MLP
-and tools/hf_reference.py's LlamaRMSNorm, eager attention, float32, GQA)
+The oracle is a tiny Llama-style decoder in plain torch (torchcost.reference.hf_decoders' MLP
+and torchcost.reference.hf_reference's LlamaRMSNorm, eager attention, float32, GQA)
 generating greedily on CPU with a cache written as Hugging Face's DynamicLayer
 is (transformers src/transformers/cache_utils.py at
 004999d972e478164dd7e8e508350937c803531e: keys = torch.cat([keys, key_states],
@@ -40,13 +40,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tools"))
+sys.path.insert(0, os.path.join(REPO, "python"))
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 import measure_step  # noqa: E402
-from hf_decoders import MLP  # noqa: E402
-from hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
+from torchcost.reference.hf_decoders import MLP  # noqa: E402
+from torchcost.reference.hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
 from torchcost_cli import run_json  # noqa: E402
 
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,

@@ -8,7 +8,7 @@ Usage (Debian's system python3, torch 1.13, CPU):
 Models, each in float32 and in bfloat16 (model.to(torch.bfloat16): torch 1.13 runs
 bf16 on CPU):
 
-  llama GQA, untied   tools/hf_reference.py's Llama: Hugging Face transformers'
+  llama GQA, untied   python/torchcost/reference/hf_reference.py's Llama: Hugging Face transformers'
                       LlamaForCausalLM (src/transformers/models/llama/modeling_llama.py,
                       commit 002272831fba584eb30dca9729c1be456836960a) line by line:
                       LlamaRMSNorm's float32 statistics cast back to the input dtype,
@@ -16,7 +16,7 @@ bf16 on CPU):
                       dtype=float32 cast back to the query's, repeat_kv, SwiGLU;
                       4 heads, 2 KV heads.
   llama tied          the same with 4 KV heads and tie_word_embeddings.
-  gpt2 hf gelu_new    tools/hf_reference.py's GPT2: GPT2LMHeadModel as modeling_gpt2.py writes
+  gpt2 hf gelu_new    python/torchcost/reference/hf_reference.py's GPT2: GPT2LMHeadModel as modeling_gpt2.py writes
                       it (Conv1D, gelu_new, the scale a 0-dim tensor in att's dtype, tied
                       head), dropout 0; analysed as the trace only.
   gpt2 tied           tools/make_fixtures.py's GPT2 (dropout 0): Hugging Face's GPT-2
@@ -48,6 +48,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
 
 import torchcost_cli  # noqa: E402
 
@@ -71,7 +72,7 @@ def gpt2_config(m):
 
 def cases():
     """(label, family, model maker, config of the module)."""
-    import hf_reference
+    from torchcost.reference import hf_reference
 
     out = []
     for name, label in (("llama_hf_tiny", "llama gqa untied"), ("llama_hf_tiny_tied", "llama tied")):
@@ -146,7 +147,7 @@ def check_against(results, label, got, measured):
 def main(argv):
     import torch
 
-    import hf_reference
+    from torchcost.reference import hf_reference
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchcost", required=True)

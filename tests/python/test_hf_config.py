@@ -9,7 +9,7 @@ q/k/v biases, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, 
 norms and alternating windows, phi3 with fused projections,
 gpt_neox with partial rotary, parallel and sequential residuals, mixtral and
 qwen2_moe with balanced routing)
-the config is written to FIXTURES/hf_<type>_tiny.json, tests/python/hf_decoders.py
+the config is written to FIXTURES/hf_<type>_tiny.json, python/torchcost/reference/hf_decoders.py
 builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
 saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
@@ -54,7 +54,7 @@ TINY = {
                    final_logit_softcapping=30.0),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
-    # Mixture of experts (balanced routing in both; tests/python/hf_decoders.py's SparseMoeBlock):
+    # Mixture of experts (balanced routing in both; python/torchcost/reference/hf_decoders.py's SparseMoeBlock):
     # 2 * 64 tokens, top 2 of 4 experts: 64 tokens each.
     "mixtral": dict(BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
     "qwen2_moe": dict(BASE, model_type="qwen2_moe", num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48,
@@ -111,8 +111,7 @@ EXAMPLES = [
 
 def reference(config):
     """The plain-torch model of a config: hf_encoders for encoders, hf_decoders for decoders."""
-    import hf_decoders
-    import hf_encoders
+    from torchcost.reference import hf_decoders, hf_encoders
 
     if config["model_type"] == "t5":
         return hf_encoders.build_t5(config)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Checks `torchcost --model config.json` for the encoder model_types (bert, t5) against plain-torch
-re-implementations of the same architectures built from the same file (tests/python/hf_encoders.py).
+re-implementations of the same architectures built from the same file (python/torchcost/reference/hf_encoders.py).
 
 Usage: /usr/bin/python3 tests/python/test_hf_encoders.py --torchcost PATH --fixtures DIR
 

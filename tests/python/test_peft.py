@@ -28,7 +28,7 @@ peak and TEMP: a trace loses the Python locals DoRA's forward keeps alive).
 gpt2_tiny's attention projections are transformers' Conv1D (addmm(b, x, W) with
 W [in, out]), adapted as peft does with fan_in_fan_out=True (tools/peft_torch.py's
 LoraConv1D); its c_fc and c_proj are Linear layers.
-And LoRA on a trace of Hugging Face's GPT2LMHeadModel (tools/hf_reference.py, Conv1D
+And LoRA on a trace of Hugging Face's GPT2LMHeadModel (python/torchcost/reference/hf_reference.py, Conv1D
 modules) adapts every Conv1D with peft's count of trainable parameters.
 Also: LoRA on gpt_tiny's TorchScript trace, its FX graph and its aten graph
 (make_fx: Linear as t + addmm) gives the same trainable params, FLOPs, saved
@@ -201,12 +201,12 @@ def frontends(args, fixtures, results):
 
 
 def hf_conv1d(args, fixtures, results):
-    """LoRA on a trace of Hugging Face's GPT2LMHeadModel (tools/hf_reference.py: Conv1D modules
+    """LoRA on a trace of Hugging Face's GPT2LMHeadModel (python/torchcost/reference/hf_reference.py: Conv1D modules
     c_attn, attn.c_proj, c_fc, mlp.c_proj with weight [nx, nf]): peft's count of trainable
     parameters, r * (in + out) per adapted Conv1D (LoraLayer: in, out = Conv1D weight.shape),
     and the adapters' parameter names under the Conv1D modules."""
     import torch
-    import hf_reference
+    from torchcost.reference import hf_reference
 
     model = hf_reference.build("gpt2_hf_tiny").train()
     pt = os.path.join(fixtures, "gpt2_hf_tiny_train.pt")

@@ -108,8 +108,59 @@ def test_torchscript_file_sgd_momentum(tmp_path):
     assert doc["predicted"]["category_bytes"] == expected
 
 
+# Families run as torchcost.reference's plain-torch modules. GPT-2 (layers L=1, hidden h=32, heads 2, vocab V=64,
+# context 16), its parameters derived from the architecture: wte V*h + wpe 16*h; per layer ln_1 and ln_2 2*2h,
+# c_attn h*3h + 3h, c_proj h*h + h, c_fc h*4h + 4h, mlp c_proj 4h*h + h; ln_f 2h; the head tied to wte.
+H, V, CTX = 32, 64, 16
+GPT2_PARAMS = V * H + CTX * H + (4 * H + H * 3 * H + 3 * H + H * H + H + H * 4 * H + 4 * H + 4 * H * H + H) + 2 * H
+# LLaMA (layers 1, hidden 32, heads 4, kv_heads 2, intermediate 64, vocab 64, untied): embed V*h; per layer
+# q h*h, k and v h*(h/2) each (two KV heads of 8), o h*h, gate and up h*64 each, down 64*h, two RMSNorms 2h;
+# the final norm h; lm_head h*V.
+LLAMA_PARAMS = V * H + (H * H + 2 * H * (H // 2) + H * H + 3 * H * 64 + 2 * H) + H + H * V
+# torchvision's resnet18 at 10 classes: resnet18's 11,689,512 parameters (torchvision's model card) less
+# its 1000-class fc (512 * 1000 + 1000) plus a 10-class one (512 * 10 + 10).
+RESNET18_10 = 11689512 - (512 * 1000 + 1000) + (512 * 10 + 10)
+
+
+@pytest.mark.parametrize("spec, config, bindings, params", [
+    ("gpt2", "layers=1,hidden=%d,heads=2,vocab=%d,context=%d" % (H, V, CTX), {"B": 2, "S": 8}, GPT2_PARAMS),
+    ("llama", "layers=1,hidden=%d,heads=4,kv_heads=2,intermediate=64,vocab=%d,tie=false" % (H, V),
+     {"B": 2, "S": 8}, LLAMA_PARAMS),
+    ("resnet", {"depth": 18, "classes": 10, "image_size": 32}, {"B": 2}, RESNET18_10),
+])
+def test_family(spec, config, bindings, params):
+    doc = calibrate.calibrate(spec, config=config, optimizer="adam", bindings=bindings, warmup=1, steps=1)
+    pred, meas = doc["predicted"], doc["measured"]
+    assert meas["category_bytes"]["param"] == 4 * params and pred["category_bytes"]["param"] == 4 * params
+    for k in ("param", "buffer", "grad", "opt", "act"):
+        assert pred["category_bytes"][k] == meas["category_bytes"][k], k
+    assert abs(pred["peak_bytes"] - meas["peak_bytes"]) <= PEAK_TOLERANCE * meas["peak_bytes"]
+    assert doc["loss"] == "sum" and ("attn=eager" in doc["config"]) == (spec != "resnet")
+
+
+def test_hf_config_json(tmp_path):
+    """A Mistral config.json (sliding window 4 < S = 8), run as torchcost.reference.hf_decoders' module."""
+    cfg = {"model_type": "mistral", "hidden_size": H, "intermediate_size": 64, "num_hidden_layers": 1,
+           "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": V, "sliding_window": 4,
+           "rms_norm_eps": 1e-6, "tie_word_embeddings": False}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    doc = calibrate.calibrate(str(path), config="num_hidden_layers=2", bindings={"B": 2, "S": 8}, warmup=1, steps=1)
+    two_layers = LLAMA_PARAMS + (LLAMA_PARAMS - 2 * V * H - H)  # Mistral's layers are LLaMA's.
+    assert doc["measured"]["category_bytes"]["param"] == 4 * two_layers
+    assert doc["predicted"]["category_bytes"] == doc["measured"]["category_bytes"]
+    assert doc["inputs"] == [{"shape": [2, 8], "dtype": "int64"}]
+
+
 @pytest.mark.parametrize("args, message", [
-    (["gpt2", "--input", "2,8"], "model: calibrate runs an nn.Module"),
+    (["bert"], "model: family bert has no plain-torch module for calibrate to run"),
+    (["gpt2", "--config", "layers=1,attn=sdpa"], "config attn=sdpa: calibrate runs eager attention"),
+    (["llama", "--config", "layers=1,experts=4"], "config experts=4: calibrate's llama module has no such setting"),
+    (["gpt2", "--input", "2,8"], "input_shapes: gpt2 builds its own inputs"),
+    (["tiny_mlp:mlp", "--input", "2,32", "--config", "layers=1"], "config: only for a family"),
+    (["nope", "--set", "B=1"], "unknown family or preset"),
+    (["gpt2", "--config", "layers=1", "--set", "B=1"], "set: gpt2's inputs need a value of every symbol: unbound "
+                                                       "symbol 'S'"),
     (["no_such_module:f", "--input", "2,8"], "model: cannot import no_such_module:f"),
     (["tiny_mlp:mlp", "--input", "B,32"], "set: the input's symbol B needs a value"),
     (["tiny_mlp:mlp", "--input", "2,32", "--device", "tpu"], "device: expected cpu or cuda"),

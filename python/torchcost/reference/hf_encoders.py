@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Hugging Face encoders re-implemented in plain torch from a config.json dict.
 
 The oracle models of tests/python/test_hf_config.py for model_type bert: BertModel

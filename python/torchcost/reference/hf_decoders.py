@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Hugging Face decoders re-implemented in plain torch from a config.json dict.
 
 The oracle models of tests/python/test_hf_config.py: LlamaForCausalLM,
@@ -10,7 +9,7 @@ modeling file gives it, so that a trace of Decoder(config) and
 References (huggingface/transformers):
 
   llama    src/transformers/models/llama/modeling_llama.py, 002272831fba584eb30dca9729c1be456836960a
-           (tools/hf_reference.py's Llama, whose classes this file reuses)
+           (hf_reference.py's Llama, whose classes this file reuses)
   mistral  src/transformers/models/mistral/modeling_mistral.py (Llama's layers; sliding_window masks
            the keys at or before q - window)
   qwen2    src/transformers/models/qwen2/modeling_qwen2.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
@@ -28,7 +27,7 @@ References (huggingface/transformers):
            layer_idx % 2 == 0; Gemma2ForCausalLM's final_logit_softcapping on the logits
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
-RoPE tables are computed per layer from arange (tools/hf_reference.py's
+RoPE tables are computed per layer from arange (hf_reference.py's
 LlamaAttention explains it); the scores are divided by sqrt(head_dim) where
 Qwen2, Gemma and Phi-3 multiply by head_dim**-0.5; the causal mask is made per
 layer as [T, T] (Gemma-2's model-wide [B, 1, T, T] mask and its torch.where for the
@@ -38,16 +37,11 @@ is left out.
 """
 
 import math
-import os
-import sys
 
 import torch
 from torch import nn
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "tools"))
-
-from hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
+from .hf_reference import LlamaRMSNorm, repeat_kv, rotate_half
 
 
 class GemmaRMSNorm(nn.Module):

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Hugging Face's LlamaForCausalLM and GPT2LMHeadModel re-implemented in plain torch.
 
 The oracle models of torchcost's half-precision families (tests/python/test_halfprec.py,
@@ -19,7 +18,7 @@ References (Hugging Face transformers, read at these commits):
 Where these classes depart from the reference, the departure changes no saved
 tensor, gradient or optimizer state (each is named in the class's docstring).
 
-Usage: `import hf_reference; hf_reference.build("llama_hf_tiny", torch.bfloat16)`.
+Usage: `from torchcost.reference import hf_reference; hf_reference.build("llama_hf_tiny", torch.bfloat16)`.
 """
 
 import math
