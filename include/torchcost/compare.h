@@ -1,6 +1,8 @@
 // `torchcost compare`: one row per training configuration (full fine-tuning,
 // LoRA, DoRA, QLoRA, GaLore, ...) with its trainable parameters, memory by
-// category at the peak, peak, FLOPs, and what fits a memory budget.
+// category at the peak, peak, FLOPs, and what fits a memory budget; or one row
+// per serving configuration of a generation (weight quantization, cache dtype)
+// with its KV cache, each phase's peak and what fits.
 #ifndef TORCHCOST_COMPARE_H_
 #define TORCHCOST_COMPARE_H_
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "torchcost/analysis.h"
+#include "torchcost/generation.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
 
@@ -41,14 +44,24 @@ struct CompareRow {
   // An op without a rule runs backward (what it saves counts 0): the peak is a lower bound.
   bool memory_lower_bound = false;
   std::vector<UnknownOp> unknown_ops;  // The ops without a rule, with their counts.
+  // A generation's row (EvaluateGenerationCompareRow): peak is the larger of
+  // the two phases', at_peak that phase's breakdown (the KV cache counts as
+  // buffer); the training FLOPs stay 0.
+  bool generation = false;
+  int64_t kv_cache_bytes = 0;                      // At the end of generation (S + T tokens).
+  int64_t prefill_peak = 0, decode_peak = 0;       // Each phase's peak.
+  int64_t flops_prefill = 0, flops_decode_token = 0;  // The prefill's; the last decode step's.
 };
 
 // How the rows are evaluated.
 struct CompareOptions {
   sym::Bindings bindings;            // Values of the symbols; the batch symbol may stay unbound.
-  std::string batch_symbol = "B";    // Searched for max_batch; evaluated at 1 when unbound.
+  // Searched for max_batch; evaluated at 1 when unbound. NB: for a generation
+  // it may be S or T (the largest context or number of new tokens that fits).
+  std::string batch_symbol = "B";
   int64_t budget_bytes = 0;          // 0: no budget.
   int64_t max_batch_limit = int64_t{1} << 20;  // The search stops here.
+  bool generation = false;           // The rows are generations' (the renderings' columns).
 };
 
 // Parses a memory size: "24GiB", "80GB" (decimal), "24G" (binary), "1.5TiB", "512MiB", bytes.
@@ -58,6 +71,14 @@ Result<int64_t> ParseMemorySize(std::string_view text);
 // for other batch sizes comes from the symbolic peak's candidate moments, so
 // the search evaluates a handful of expressions per batch.
 Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, const CompareOptions& options);
+
+// Evaluates `g` (one serving configuration's generation) into a row: the
+// generation's peak is the larger of the prefill's and the last decode
+// step's (its cache at S + T - 1 tokens), and max_batch the largest value of
+// the batch symbol (B, S or T) whose generation peak fits the budget. Every
+// other symbol of B, S, T must be bound.
+Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std::string label,
+                                                const CompareOptions& options);
 
 // The comparison as a table: one row per configuration; columns: trainable
 // params, memory by category at the peak, peak, fits, max batch, FLOPs.

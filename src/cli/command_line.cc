@@ -21,7 +21,9 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
     app.description(
         "Compares training configurations of one model: a row per CONFIG (full, lora[:r=8,alpha=16,"
         "dropout=0.05,targets=REGEX], dora[:...], qlora[:r=16,...], galore[:r=128,...]) with trainable "
-        "params, memory by category at the peak, peak and FLOPs");
+        "params, memory by category at the peak, peak and FLOPs; with --mode generate, serving "
+        "configurations (full, int8, int4, nf4, fp8[:cache=fp8|bf16|fp16|fp32]) with the KV cache and "
+        "each phase's peak");
     app.add_option("ARGS", out.compare_args, "MODEL.pt (unless --model), then the configurations")
         ->type_name("[MODEL.pt] CONFIG...");
     app.add_option("--budget", out.budget,
@@ -30,7 +32,9 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
         ->type_name("SIZE");
     app.add_option("--chart", out.chart_svg, "Write a bar chart of the peaks, stacked by category, as SVG")
         ->type_name("FILE.svg");
-    app.add_option("--batch-symbol", out.batch_symbol, "The batch symbol searched against --budget")
+    app.add_option("--batch-symbol", out.batch_symbol,
+                   "The batch symbol searched against --budget (--mode generate: B, S or T; with B set, "
+                   "the one of S, T left unset)")
         ->capture_default_str()
         ->type_name("SYM");
   } else {

@@ -1,12 +1,15 @@
 // `torchcost compare`: the model once, then one analysis per configuration.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "cli/driver.h"
 #include "cli/flag_names.h"
 #include "torchcost/compare.h"
+#include "torchcost/generation.h"
 #include "torchcost/method.h"
 #include "torchcost/step.h"
+#include "torchcost/weight_quant.h"
 
 namespace torchcost::cli {
 namespace {
@@ -30,6 +33,93 @@ std::string SettingText(const CommandLine& cl, const std::string& loss) {
   return s;
 }
 
+// A serving configuration, "full" or a weight-only format (int8, int4, nf4,
+// fp8), optionally ":cache=DTYPE" (the KV cache's dtype), into `config`.
+Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
+  const size_t colon = text.find(':');
+  const std::string weights = text.substr(0, colon);
+  if (weights != "full") {
+    if (Result<WeightQuant> q = ParseWeightQuant(weights); !q.ok()) {
+      return Outcome::Usage("compare " + text + ": '" + weights +
+                            "' is not a serving configuration (full, int8, int4, nf4 or fp8, then :cache=DTYPE)");
+    }
+    config.weight_quant = weights;
+  }
+  if (colon == std::string::npos) return Outcome::Ok();
+  const std::string option = text.substr(colon + 1);
+  if (option.rfind("cache=", 0) != 0) {
+    return Outcome::Usage("compare " + text + ": unknown option '" + option + "'; a serving configuration takes cache=DTYPE");
+  }
+  config.cache_dtype = option.substr(6);
+  return Outcome::Ok();
+}
+
+// `torchcost compare --mode generate`: one generation per serving
+// configuration; with --budget, the largest B (or the one of S, T that --set
+// leaves free) whose generation peak fits.
+Outcome RunGenerateCompare(const CommandLine& cl, const std::vector<std::string>& configs, std::string& out) {
+  PreparedGeneration p;
+  if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
+  CompareOptions compare;
+  compare.generation = true;
+  if (!cl.budget.empty()) {
+    Result<int64_t> b = ParseMemorySize(cl.budget);
+    if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
+    compare.budget_bytes = *b;
+  }
+  for (const auto& [name, value] : p.config.bindings) compare.bindings[name] = value;
+  compare.batch_symbol = cl.batch_symbol;
+  if (compare.batch_symbol != "B" && compare.batch_symbol != "S" && compare.batch_symbol != "T") {
+    return Outcome::Usage("--batch-symbol " + cl.batch_symbol + ": --mode generate searches B, S or T");
+  }
+  // NB: with B bound, the one of S and T left free is searched (the largest context that fits).
+  if (compare.batch_symbol == "B" && compare.bindings.count("B")) {
+    const bool s_free = !compare.bindings.count("S"), t_free = !compare.bindings.count("T");
+    if (s_free != t_free) compare.batch_symbol = s_free ? "S" : "T";
+  }
+  // The searched symbol stays free in the analysis, so its peak is a function of it.
+  StepConfig base = p.config;
+  base.bindings.erase(std::remove_if(base.bindings.begin(), base.bindings.end(),
+                                     [&](const auto& b) { return b.first == compare.batch_symbol; }),
+                      base.bindings.end());
+  // Parse every row first: a typo fails before any analysis runs.
+  std::vector<StepConfig> serving;
+  for (const std::string& text : configs) {
+    StepConfig c = base;
+    if (Outcome o = ParseServingConfig(text, c); !o.ok()) return o;
+    // The bindings are checked against the phases' symbols by AnalyzeGeneration.
+    StepConfig options = c;
+    options.bindings.clear();
+    if (Status st = CheckStepConfig(options); !st.ok()) {
+      const FlagOverrides row_keys = {{"StepConfig.cache_dtype", "cache"}, {"StepConfig.weight_quant", "weights"}};
+      return Outcome::Usage("compare " + text + ": " + WithFlagNames(st.message(), row_keys));
+    }
+    serving.push_back(std::move(c));
+  }
+  std::vector<CompareRow> rows;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, serving[i]);
+    if (!g.ok()) return Outcome::Usage(configs[i] + ": " + WithFlagNames(g.status().message()));
+    if (!g->prefill.strict.ok()) return Outcome::Strict("strict mode: " + g->prefill.strict.message());
+    if (!g->decode.strict.ok()) return Outcome::Strict("strict mode: " + g->decode.strict.message());
+    Result<CompareRow> row = EvaluateGenerationCompareRow(*g, configs[i], compare);
+    if (!row.ok()) return Outcome::Usage(configs[i] + ": " + WithFlagNames(row.status().message()));
+    rows.push_back(std::move(row).value());
+  }
+  std::string setting = "generate (greedy, KV cache); device " + cl.device;
+  if (!cl.param_dtype.empty()) setting += "; params " + cl.param_dtype;
+  const std::string model = std::filesystem::path(cl.builder_model).filename().string();
+  if (!cl.chart_svg.empty()) {
+    std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
+    if (file) file << RenderCompareSvg(model, rows, compare, setting);
+    if (file) file.close();
+    if (!file) return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
+  }
+  out = cl.json ? RenderCompareJson(model, rows, compare, setting)
+                : WithFlagNames(RenderCompareText(model, rows, compare, setting));
+  return Outcome::Ok();
+}
+
 }  // namespace
 
 Outcome RunCompare(const CommandLine& cl, std::string& out) {
@@ -45,12 +135,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     return Outcome::Usage(
         "compare: --gpu and --gpu-file are not shown here; run torchcost MODEL --gpu NAME "
         "--set ...");
-  // NB: compare's rows are training methods over one graph; a generation is
-  // two phase graphs, whose "what fits" the main command's --budget and --sweep answer.
-  if (cl.mode == "generate")
-    return Outcome::Usage(
-        "compare: --mode generate is not supported; run torchcost --model NAME --mode generate --budget SIZE "
-        "--sweep B=1,2,4,... (or S=, T=) for what fits");
+  if (cl.mode == "generate") return RunGenerateCompare(cl, configs, out);
   // Parse every row first: a typo fails before any analysis runs.
   std::vector<MethodSpec> methods;
   for (const std::string& text : configs) {

@@ -171,8 +171,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
-// --mode generate: the built model's prefill and last decode step (AnalyzeGeneration).
-Outcome RunGenerate(const CommandLine& cl, std::string& out) {
+Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p) {
   if (cl.builder_model.empty()) {
     return Outcome::Usage("--mode generate needs --model (a family, preset or config.json), not a model file");
   }
@@ -180,24 +179,29 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   if (!cl.inputs.empty()) return Outcome::Usage("--mode generate: the phases declare their inputs; drop --input");
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
-  StepConfig config = ConfigFromFlags(cl);
-  config.loss = "sum";
-  for (const SymbolValue& sv : sets) config.bindings.emplace_back(sv.name, sv.value);
-  std::string model_config = cl.builder_config;
+  p.config = ConfigFromFlags(cl);
+  p.config.loss = "sum";
+  for (const SymbolValue& sv : sets) p.config.bindings.emplace_back(sv.name, sv.value);
+  p.model_config = cl.builder_config;
   // --param-dtype sets the family's compute dtype, as for other built models.
   if (!cl.param_dtype.empty()) {
-    model_config += (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
-    config.param_dtype.clear();
+    p.model_config += (p.model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
+    p.config.param_dtype.clear();
   }
+  return LoadRules(cl.rules_dir, cl.strict, p.rules);
+}
+
+// --mode generate: the built model's prefill and last decode step (AnalyzeGeneration).
+Outcome RunGenerate(const CommandLine& cl, std::string& out) {
+  PreparedGeneration p;
+  if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
   int64_t budget = 0;
   if (!cl.budget.empty()) {
     Result<int64_t> b = ParseMemorySize(cl.budget);
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
     budget = *b;
   }
-  std::shared_ptr<const RuleSet> rules;
-  if (Outcome o = LoadRules(cl.rules_dir, cl.strict, rules); !o.ok()) return o;
-  Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, model_config, *rules, config);
+  Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, p.config);
   if (!g.ok()) return Outcome::Usage(WithFlagNames(g.status().message()));
   if (!g->prefill.strict.ok()) return Outcome::Strict("strict mode: " + g->prefill.strict.message());
   if (!g->decode.strict.ok()) return Outcome::Strict("strict mode: " + g->decode.strict.message());

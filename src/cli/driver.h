@@ -32,6 +32,18 @@ struct Prepared {
 // model and the rules.
 Outcome Prepare(const CommandLine& cl, Prepared& p);
 
+// What a generation (--mode generate) needs before its analysis: the step's
+// configuration with the --set values bound, the family's config (with
+// --param-dtype as its dtype) and the rules.
+struct PreparedGeneration {
+  StepConfig config;
+  std::string model_config;
+  std::shared_ptr<const RuleSet> rules;
+};
+
+// Reads the flags of a generation into `p`, then the rules.
+Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p);
+
 // Runs `torchcost compare`: a row per configuration.
 Outcome RunCompare(const CommandLine& cl, std::string& out);
 

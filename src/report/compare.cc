@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "report/format.h"
 #include "report/table.h"
@@ -52,28 +53,36 @@ class PeakCandidates {
   std::string error_;
 };
 
-// The peak as a function of the batch symbol alone; with the CUDA allocator
-// model, the reserved peak plus the context (what a budget is compared with).
+// The peak as a function of the batch symbol alone, the largest over one or
+// more analyses (a generation's two phases); with the CUDA allocator model,
+// the reserved peak plus the context (what a budget is compared with).
 class PeakOfBatch {
  public:
-  PeakOfBatch(const PeakCandidates& peak, const CompareOptions& options)
-      : peak_(peak), symbol_(options.batch_symbol), base_(options.bindings) {}
+  PeakOfBatch(std::vector<const PeakCandidates*> peaks, const CompareOptions& options)
+      : peaks_(std::move(peaks)), symbol_(options.batch_symbol), base_(options.bindings) {}
   // Returns the peak at batch b, or nullopt on overflow.
   std::optional<__int128> At(int64_t b) {
     base_[symbol_] = b;
-    if (peak_.training().cuda_allocator) {
-      // NB: a replay of the step's allocations per batch tried: O(events log n) each.
-      const AllocatorPeak a = EvaluateAllocator(peak_.training(), base_);
-      if (!a.error.empty()) return std::nullopt;
-      return a.device_peak;
+    std::optional<__int128> best;
+    for (const PeakCandidates* peak : peaks_) {
+      std::optional<__int128> v;
+      if (peak->training().cuda_allocator) {
+        // NB: a replay of the step's allocations per batch tried: O(events log n) each.
+        const AllocatorPeak a = EvaluateAllocator(peak->training(), base_);
+        if (!a.error.empty()) return std::nullopt;
+        v = a.device_peak;
+      } else if (auto p = peak->At(base_)) {
+        v = p->first;
+      } else {
+        return std::nullopt;
+      }
+      if (!best || *v > *best) best = v;
     }
-    auto p = peak_.At(base_);
-    if (!p) return std::nullopt;
-    return p->first;
+    return best;
   }
 
  private:
-  const PeakCandidates& peak_;
+  std::vector<const PeakCandidates*> peaks_;
   std::string symbol_;
   sym::Bindings base_;
 };
@@ -179,15 +188,164 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   if (options.budget_bytes > 0) {
     row.fits = (tr.cuda_allocator ? row.device_peak : p->first) <= options.budget_bytes;
     if (has_batch) {
-      PeakOfBatch of_batch(peak, options);
+      PeakOfBatch of_batch({&peak}, options);
       TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_batch, options.budget_bytes, options.max_batch_limit));
     }
   }
   return row;
 }
 
+Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std::string label,
+                                                const CompareOptions& options) {
+  const std::string& searched = options.batch_symbol;
+  if (searched != "B" && searched != "S" && searched != "T") {
+    return Status::InvalidArgument("CompareOptions.batch_symbol '" + searched + "': a generation searches B, S or T");
+  }
+  CompareRow row;
+  row.label = std::move(label);
+  row.generation = true;
+  const Report& prefill = g.prefill.report;
+  const Report& decode = g.decode.report;
+  row.params = prefill.params;
+  row.param_bytes = prefill.param_bytes;
+  sym::Bindings at = options.bindings;
+  if (!at.count(searched)) at[searched] = 1;
+  auto value = [&](const sym::Expr& e) -> Result<int64_t> {
+    auto v = sym::Evaluate128(e, at);
+    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with StepConfig.bindings");
+    return Clamp64(*v);
+  };
+  TORCHCOST_ASSIGN_OR_RETURN(row.kv_cache_bytes, value(g.kv_cache_bytes));
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_prefill, value(g.prefill_flops));
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_decode_token, value(g.decode_flops_last));
+  row.flops_lower_bound = prefill.lower_bound || decode.lower_bound;
+  row.memory_lower_bound = prefill.training.act_lower_bound || decode.training.act_lower_bound;
+  row.unknown_ops = prefill.unknown_ops;
+  for (const UnknownOp& u : decode.unknown_ops) {
+    auto same = [&](const UnknownOp& o) { return o.op == u.op; };
+    auto it = std::find_if(row.unknown_ops.begin(), row.unknown_ops.end(), same);
+    if (it == row.unknown_ops.end()) row.unknown_ops.push_back(u);
+    else it->count = std::max(it->count, u.count);  // NB: the larger phase's count of the op.
+  }
+  const PeakCandidates prefill_peak(prefill), decode_peak(decode);
+  for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
+    if (!p->error().empty()) return Status::OutOfRange(p->error());
+  }
+  auto pp = prefill_peak.At(at), dp = decode_peak.At(at);
+  if (!pp || !dp) {
+    return Status::InvalidArgument("the peak does not evaluate at these bindings; bind B, S and T with StepConfig.bindings");
+  }
+  row.prefill_peak = Clamp64(pp->first);
+  row.decode_peak = Clamp64(dp->first);
+  // The generation's peak is the larger phase's; the breakdown is at its moment.
+  const bool decode_larger = dp->first > pp->first;
+  const TrainingReport& tr = decode_larger ? decode.training : prefill.training;
+  const int point = decode_larger ? dp->second : pp->second;
+  row.peak = std::max(row.prefill_peak, row.decode_peak);
+  for (int k = 0; k < kNumMemCategories; ++k) {
+    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[point].live[k]));
+  }
+  if (tr.cuda_allocator) {
+    const AllocatorPeak a = EvaluateAllocator(prefill.training, at), b = EvaluateAllocator(decode.training, at);
+    if (!a.error.empty()) return Status::InvalidArgument(a.error);
+    if (!b.error.empty()) return Status::InvalidArgument(b.error);
+    const AllocatorPeak& larger = b.device_peak > a.device_peak ? b : a;
+    row.peak = std::max(a.allocated_peak, b.allocated_peak);
+    row.at_peak = larger.at_peak;
+    row.reserved_peak = larger.reserved_peak;
+    row.device_peak = larger.device_peak;
+  }
+  if (options.budget_bytes > 0) {
+    row.fits = (tr.cuda_allocator ? row.device_peak : row.peak) <= options.budget_bytes;
+    PeakOfBatch of_symbol({&prefill_peak, &decode_peak}, options);
+    TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_symbol, options.budget_bytes, options.max_batch_limit));
+  }
+  return row;
+}
+
+namespace {
+
+// The lines after the table that every rendering prints: lower bounds and failed rows.
+std::string RowNotes(const std::vector<CompareRow>& rows) {
+  std::string out;
+  for (const CompareRow& r : rows) {
+    if (!r.error.empty() || r.unknown_ops.empty()) continue;
+    std::string ops;
+    for (const UnknownOp& u : r.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
+    out += "lower bounds (>=): no rule for " + r.label + ": " + ops +
+           "; their cost counts 0 (StepConfig.strict fails on them)\n";
+  }
+  for (const CompareRow& r : rows) {
+    if (!r.error.empty()) out += "error: " + r.label + ": " + r.error + "\n";
+  }
+  return out;
+}
+
+// The generation comparison's table: weights, KV cache, each phase's peak, what fits, FLOPs.
+std::string GenerationCompareText(const std::string& model, const std::vector<CompareRow>& rows,
+                                  const CompareOptions& options, const std::string& setting) {
+  using report::Human;
+  using report::Table;
+  using report::Unit;
+  const std::string& x = options.batch_symbol;
+  const bool free = !options.bindings.count(x) && options.budget_bytes > 0;
+  std::string out = "torchcost compare: " + model + " (generation)\n";
+  const std::string at = BindingsText(options.bindings, options, free);
+  out += "  " + (at.empty() ? std::string("at the inputs' shapes") : "at " + at) + (setting.empty() ? "" : "; " + setting) +
+         "\n";
+  if (options.budget_bytes > 0) {
+    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" + std::to_string(options.budget_bytes) +
+           " bytes); Max " + x + ": the largest " + x + " whose generation peak fits (up to " +
+           std::to_string(options.max_batch_limit) + ")\n";
+  }
+  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}, {"Weights"}, {"KV cache"}, {"Prefill peak"},
+                                     {"Decode peak"}, {"Peak"}};
+  const bool allocator = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.device_peak >= 0; });
+  if (allocator) cols.push_back({"+context"});
+  if (options.budget_bytes > 0) {
+    cols.push_back({"Fits", Table::Align::kLeft});
+    cols.push_back({"Max " + x});
+  }
+  cols.push_back({"Prefill FLOPs"});
+  cols.push_back({"Decode FLOPs/token"});
+  Table t(cols);
+  for (const CompareRow& r : rows) {
+    std::vector<std::string> cells{r.label};
+    if (!r.error.empty()) {
+      cells.push_back("error: see below");
+      t.AddRow(cells);
+      continue;
+    }
+    const std::string mem = r.memory_lower_bound ? ">= " : "", fl = r.flops_lower_bound ? ">= " : "";
+    cells.push_back(Human(r.param_bytes, Unit::kBytes));
+    cells.push_back(Human(r.kv_cache_bytes, Unit::kBytes));
+    cells.push_back(mem + Human(r.prefill_peak, Unit::kBytes));
+    cells.push_back(mem + Human(r.decode_peak, Unit::kBytes));
+    cells.push_back(mem + Human(r.peak, Unit::kBytes));
+    if (allocator) cells.push_back(mem + Human(r.device_peak, Unit::kBytes));
+    if (options.budget_bytes > 0) {
+      cells.push_back(r.fits ? "yes" : "NO");
+      cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
+    }
+    cells.push_back(fl + Human(r.flops_prefill, Unit::kFlops));
+    cells.push_back(fl + Human(r.flops_decode_token, Unit::kFlops));
+    t.AddRow(cells);
+  }
+  out += t.Render();
+  out += "KV cache: at the end of generation (S + T tokens). Peak: the larger of the prefill's and the last decode\n"
+         "step's (its cache at S + T - 1 tokens). Decode FLOPs: the last decode step's.\n";
+  if (allocator) {
+    out += "CUDA caching allocator model (docs/allocator.md): +context is the larger phase's reserved bytes plus\n"
+           "the CUDA context; a budget is compared with it.\n";
+  }
+  return out + RowNotes(rows);
+}
+
+}  // namespace
+
 std::string RenderCompareText(const std::string& model, const std::vector<CompareRow>& rows,
                               const CompareOptions& options, const std::string& setting) {
+  if (options.generation) return GenerationCompareText(model, rows, options, setting);
   using report::Human;
   using report::Table;
   using report::Unit;
@@ -220,12 +378,10 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
   }
   for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"}) cols.push_back({h});
   Table t(cols);
-  std::vector<std::string> errors, unknown;
   for (const CompareRow& r : rows) {
     std::vector<std::string> cells{r.label};
     if (!r.error.empty()) {
       cells.push_back("error: see below");
-      errors.push_back(r.label + ": " + r.error);
       t.AddRow(cells);
       continue;
     }
@@ -246,11 +402,6 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     cells.push_back(fl + Human(r.flops_backward, Unit::kFlops));
     cells.push_back(fl + Human(r.flops_step, Unit::kFlops));
     t.AddRow(cells);
-    if (!r.unknown_ops.empty()) {
-      std::string ops;
-      for (const UnknownOp& u : r.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
-      unknown.push_back(r.label + ": " + ops);
-    }
   }
   out += t.Render();
   out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
@@ -259,11 +410,7 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     out += "CUDA caching allocator model (docs/allocator.md): Peak is the allocated blocks' (max_memory_allocated),\n"
            "Reserved max_memory_reserved, +context adds the CUDA context; a budget is compared with +context.\n";
   }
-  for (const auto& u : unknown) {
-    out += "lower bounds (>=): no rule for " + u + "; their cost counts 0 (StepConfig.strict fails on them)\n";
-  }
-  for (const auto& e : errors) out += "error: " + e + "\n";
-  return out;
+  return out + RowNotes(rows);
 }
 
 std::string RenderCompareJson(const std::string& model, const std::vector<CompareRow>& rows,
@@ -280,6 +427,7 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
   j["bindings"] = b;
   j["batch_symbol"] = options.batch_symbol;
   j["budget_bytes"] = options.budget_bytes > 0 ? nlohmann::ordered_json(options.budget_bytes) : nullptr;
+  if (options.generation) j["mode"] = "generate";
   nlohmann::ordered_json out_rows = nlohmann::ordered_json::array();
   for (const CompareRow& r : rows) {
     nlohmann::ordered_json o;
@@ -290,8 +438,13 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
       continue;
     }
     o["params"] = r.params;
-    o["trainable_params"] = r.trainable_params;
+    if (!r.generation) o["trainable_params"] = r.trainable_params;
     o["param_bytes"] = r.param_bytes;
+    if (r.generation) {
+      o["kv_cache_bytes"] = r.kv_cache_bytes;
+      o["prefill_peak"] = r.prefill_peak;
+      o["decode_peak"] = r.decode_peak;
+    }
     nlohmann::ordered_json cats;
     for (int k = 0; k < kNumMemCategories; ++k) cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] = r.at_peak[k];
     o["at_peak"] = cats;
@@ -302,7 +455,11 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
     }
     o["fits"] = r.fits;
     o["max_batch"] = r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
-    o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};
+    if (r.generation) {
+      o["flops"] = {{"prefill", r.flops_prefill}, {"decode_token", r.flops_decode_token}};
+    } else {
+      o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};
+    }
     o["lower_bound"] = {{"flops", r.flops_lower_bound}, {"memory", r.memory_lower_bound}};
     nlohmann::ordered_json unknown = nlohmann::ordered_json::array();
     for (const UnknownOp& u : r.unknown_ops) unknown.push_back({{"op", u.op}, {"count", u.count}});

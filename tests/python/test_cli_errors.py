@@ -262,8 +262,12 @@ def main(argv):
                        words=["--set H=3", "H=2:8:2"])
         r.expect_error("arch_symbol_compare", ["compare", "--model", "llama", "--config", "hidden=H*64,heads=H",
                                                "--arch-symbol", "H=1:16", "full"], words=["compare", "--arch-symbol"])
-        r.expect_error("compare_generate", ["compare", "--model", "llama", "--mode", "generate", "full"],
-                       words=["compare", "--mode generate", "--sweep"])
+        r.expect_error("compare_generate_row", ["compare", "--model", "llama", "--mode", "generate", "lora:r=8"],
+                       words=["compare lora:r=8", "not a serving configuration", "int4"])
+        r.expect_error("compare_generate_cache", ["compare", "--model", "llama", "--mode", "generate", "int8:cache=int3"],
+                       words=["compare int8:cache=int3", "cache 'int3'", "fp8"])
+        r.expect_error("compare_generate_symbol", ["compare", "--model", "llama", "--mode", "generate",
+                                                   "--batch-symbol", "H", "full"], words=["--batch-symbol H", "B, S or T"])
 
         if lenet5 is None:
             r.record("lenet5_cases", ["no lenet5.pt fixture (tools/make_fixtures.py failed?)"])

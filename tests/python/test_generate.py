@@ -21,7 +21,9 @@ profiler's CPU memory events over a baseline of the live tensors):
 
 and compares with `torchcost --model llama --config ... --mode generate --json`:
 totals.params and kv bytes per token exact (generation.kv_cache_bytes is for
-S + T tokens), each phase's peak exact. Departures from Hugging Face, none of
+S + T tokens), each phase's peak exact. `torchcost compare --mode generate
+--budget SIZE`, SIZE a measured generation peak: the largest B (then S) that
+fits is the measured one. Departures from Hugging Face, none of
 which changes a byte: the RoPE tables are computed per layer for the step's
 positions count (the decode step's for one position, as the builder does); the
 eager decode step adds no mask (Hugging Face adds a [B, 1, 1, S + T - 1] zero mask).
@@ -32,8 +34,10 @@ The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 
 import argparse
 import gc
+import json
 import math
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,6 +58,9 @@ CONFIG = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "n
           "intermediate_size": 128, "vocab_size": 256, "num_hidden_layers": 2}
 BUILDER = "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn=eager,make_vocab_size_divisible_by=1"
 CASES = [(1, 16, 4), (2, 40, 9), (3, 7, 2), (2, 200, 6)]
+# compare --mode generate --budget: (B, S, T) whose measured peak is the budget, B searched, then S searched.
+COMPARE_B = (3, 24, 4)
+COMPARE_S = (2, 40, 5)
 # NB: eager Python keeps a function's locals until it returns, where a graph
 # (and torchcost) frees each tensor after its last use; no graph says which
 # tensors a Python local holds. So the reference's attention `del`s them where
@@ -259,6 +266,37 @@ def main(argv):
         check(label + " prefill peak", g["prefill"]["peak_bytes"]["value"], m["prefill"])
         if m["decode"] is not None:
             check(label + " decode peak (last step)", g["decode"]["peak_bytes"]["value"], m["decode"])
+    # compare --mode generate --budget: the largest B (S bound) and the largest S (B bound) whose generation peak,
+    # the larger of the measured prefill and last decode step peaks, fits a budget set to the measured peak at
+    # COMPARE_B (COMPARE_S); the next value's measured peak exceeds it, so the boundary is the measured one.
+    def generation_peak(B, S, T):
+        m = measure(model, B, S, T)
+        return max(m["prefill"], m["decode"])
+    for symbol, (B, S, T), fixed in (("B", COMPARE_B, "S=%d,T=%d" % COMPARE_B[1:]),
+                                     ("S", COMPARE_S, "B=%d,T=%d" % (COMPARE_S[0], COMPARE_S[2]))):
+        at = generation_peak(B, S, T)
+        above = generation_peak(B + 1, S, T) if symbol == "B" else generation_peak(B, S + 1, T)
+        want = B if symbol == "B" else S
+        label = "compare --budget %d (measured peak at B=%d S=%d T=%d), %s searched" % (at, B, S, T, symbol)
+        if not above > at:
+            failed += 1
+            print("FAIL %s: the measured peak does not grow at %s + 1 (%d, %d)" % (label, symbol, at, above))
+            continue
+        proc = subprocess.run([args.torchcost, "compare", "--model", "llama", "--config", BUILDER, "--mode",
+                               "generate", "--set", fixed, "--budget", str(at), "--json", "full"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180)
+        if proc.returncode != 0:
+            failed += 1
+            print("FAIL %s: exit %d: %s" % (label, proc.returncode, proc.stderr.strip()))
+            continue
+        doc = json.loads(proc.stdout)
+        row = doc["rows"][0]
+        check(label + ": batch_symbol", doc["batch_symbol"], symbol)
+        check(label + ": max", row["max_batch"], want)
+        # Evaluated at 1 for the searched symbol: 2 (keys, values) x layers x kv_heads x head_dim x (S + T) x B x 4.
+        b1, s1 = (1, S) if symbol == "B" else (B, 1)
+        kv = 2 * CONFIG["num_hidden_layers"] * CONFIG["num_key_value_heads"] * HD * (s1 + T) * b1 * 4
+        check(label + ": kv_cache_bytes at %s=1" % symbol, row["kv_cache_bytes"], kv)
     # The locals Hugging Face's code keeps (the NB at LOCALS): the same weights, no `del`.
     for module in model.modules():
         if isinstance(module, Attention):

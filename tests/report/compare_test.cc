@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/built_models.h"
 #include "testing/graph_builder.h"
 #include "torchcost/compare.h"
+#include "torchcost/generation_report.h"
 #include "torchcost/rules.h"
 
 namespace torchcost {
@@ -152,6 +154,87 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
   EXPECT_EQ(j["rows"][0]["unknown_ops"][0]["count"], 1);
   EXPECT_EQ(j["rows"][1]["lower_bound"]["flops"], false);
   EXPECT_TRUE(j["rows"][1]["unknown_ops"].empty());
+}
+
+// A tiny LLaMA's generation: 2 layers, hidden 64, 4 heads of 16, 2 KV heads, float32.
+GenerationAnalysis TinyGeneration(std::vector<std::pair<std::string, int64_t>> bindings) {
+  StepConfig c;
+  c.mode = "generate";
+  c.bindings = std::move(bindings);
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "llama", "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn=eager,make_vocab_size_divisible_by=1",
+      testing::BuiltinRules(), c);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return std::move(g).value();
+}
+
+// The larger phase's peak, evaluated by PhasePeak over the whole timeline
+// (not the candidate moments the row's search uses).
+int64_t GenerationPeakAt(const GenerationAnalysis& g, const sym::Bindings& b) {
+  return std::max(*sym::Evaluate(PhasePeak(g.prefill, b).peak, b), *sym::Evaluate(PhasePeak(g.decode, b).peak, b));
+}
+
+TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
+  // 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x 4 bytes per token and sequence.
+  constexpr int64_t kPerToken = 2 * 2 * 2 * 16 * 4;
+  const GenerationAnalysis g = TinyGeneration({{"S", 64}, {"T", 16}});
+  CompareOptions o;
+  o.generation = true;
+  o.bindings = {{"S", 64}, {"T", 16}};
+  o.budget_bytes = 2 << 20;
+  Result<CompareRow> row = EvaluateGenerationCompareRow(g, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  const sym::Bindings at1 = {{"B", 1}, {"S", 64}, {"T", 16}};
+  EXPECT_EQ(row->kv_cache_bytes, kPerToken * (64 + 16) * 1);  // Evaluated at B = 1 (unbound).
+  EXPECT_EQ(row->prefill_peak, *sym::Evaluate(PhasePeak(g.prefill, at1).peak, at1));
+  EXPECT_EQ(row->decode_peak, *sym::Evaluate(PhasePeak(g.decode, at1).peak, at1));
+  EXPECT_EQ(row->peak, std::max(row->prefill_peak, row->decode_peak));
+  int64_t sum = 0;
+  for (int64_t v : row->at_peak) sum += v;
+  EXPECT_EQ(sum, row->peak);
+  // The boundary: the largest B whose peak fits, and B + 1 does not (a test that can fail: the peak grows with B).
+  const int64_t m = row->max_batch;
+  ASSERT_GT(m, 1);
+  EXPECT_LE(GenerationPeakAt(g, {{"B", m}, {"S", 64}, {"T", 16}}), o.budget_bytes);
+  EXPECT_GT(GenerationPeakAt(g, {{"B", m + 1}, {"S", 64}, {"T", 16}}), o.budget_bytes);
+
+  // B bound, the context searched: the analysis leaves S free.
+  const GenerationAnalysis gs = TinyGeneration({{"B", 2}, {"T", 16}});
+  o.bindings = {{"B", 2}, {"T", 16}};
+  o.batch_symbol = "S";
+  row = EvaluateGenerationCompareRow(gs, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  const int64_t s = row->max_batch;
+  ASSERT_GT(s, 1);
+  EXPECT_LE(GenerationPeakAt(gs, {{"B", 2}, {"S", s}, {"T", 16}}), o.budget_bytes);
+  EXPECT_GT(GenerationPeakAt(gs, {{"B", 2}, {"S", s + 1}, {"T", 16}}), o.budget_bytes);
+
+  o.batch_symbol = "H";
+  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(), HasSubstr("B, S or T"));
+  o.batch_symbol = "B";
+  o.bindings = {{"T", 16}};
+  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(), HasSubstr("StepConfig.bindings"));
+}
+
+TEST(CompareTest, RendersGenerationRows) {
+  const GenerationAnalysis g = TinyGeneration({{"S", 64}, {"T", 16}});
+  CompareOptions o;
+  o.generation = true;
+  o.bindings = {{"S", 64}, {"T", 16}};
+  o.budget_bytes = 2 << 20;
+  Result<CompareRow> row = EvaluateGenerationCompareRow(g, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  const std::string text = RenderCompareText("llama", {*row}, o, "generate");
+  EXPECT_THAT(text, HasSubstr("KV cache"));
+  EXPECT_THAT(text, HasSubstr("Decode peak"));
+  EXPECT_THAT(text, HasSubstr("Max B"));
+  EXPECT_THAT(text, HasSubstr("at B=1, S=64, T=16"));
+  const nlohmann::json j = nlohmann::json::parse(RenderCompareJson("llama", {*row}, o, "generate"));
+  EXPECT_EQ(j["mode"], "generate");
+  EXPECT_EQ(j["rows"][0]["kv_cache_bytes"].get<int64_t>(), row->kv_cache_bytes);
+  EXPECT_EQ(j["rows"][0]["max_batch"].get<int64_t>(), row->max_batch);
+  EXPECT_EQ(j["rows"][0]["flops"]["decode_token"].get<int64_t>(), row->flops_decode_token);
+  EXPECT_FALSE(j["rows"][0].contains("trainable_params"));
 }
 
 }  // namespace
