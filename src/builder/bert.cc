@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "builder/lm_head.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
@@ -113,8 +114,7 @@ BertWeights Declare(GraphBuilder& b, const BertConfig& c) {
   }
   // BertLMPredictionHead.bias [vocab]; decoder.weight is the word embeddings' (tied), decoder.bias this bias.
   w.decoder_b = param("bias", {c.vocab});
-  { ScopeGuard d(b, "decoder", "Linear"); }
-  b.Alias(w.word, "cls.predictions.decoder.weight");
+  DeclareLmHead(b, "decoder", w.word, /*tie=*/true, c.vocab, h, c.dtype);
   b.Alias(w.decoder_b, "cls.predictions.decoder.bias");
   return w;
 }

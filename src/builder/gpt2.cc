@@ -6,6 +6,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/lm_head.h"
 #include "builder/megatron.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
@@ -91,8 +92,7 @@ void DeclareTail(GraphBuilder& b, const Gpt2Config& c, Gpt2Weights& w) {
     w.ln_f_w = b.Param(b.Qualify("weight"), {c.hidden}, c.dtype);
     w.ln_f_b = b.Param(b.Qualify("bias"), {c.hidden}, c.dtype);
   }
-  { ScopeGuard s(b, "lm_head", "Linear"); }
-  b.Alias(w.wte, "lm_head.weight");  // Tied: one storage, two names.
+  DeclareLmHead(b, "lm_head", w.wte, /*tie=*/true, c.vocab / c.tp, c.hidden, c.dtype);
   // The causal mask: a bool tril(ones(ctx, ctx)) buffer viewed [1, 1, ctx, ctx].
   for (int64_t i = 0; i < c.layers; ++i) {
     w.layers[i].bias = b.Buffer("h." + std::to_string(i) + ".attn.bias", {1, 1, c.context, c.context}, DType::kBool);

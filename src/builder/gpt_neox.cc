@@ -8,6 +8,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/lm_head.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
@@ -257,14 +258,7 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   // The causal-mask buffer and the rotary caches have `context` rows.
   b.BoundSymbol("S", c.context);
   NeoxWeights w = Declare(b, c);
-  if (c.tie) {
-    { ScopeGuard s(b, "embed_out", "Linear"); }
-    b.Alias(w.embed, "embed_out.weight");
-    w.embed_out = w.embed;
-  } else {
-    ScopeGuard s(b, "embed_out", "Linear");
-    w.embed_out = b.Param(b.Qualify("weight"), {c.vocab, c.hidden}, c.dtype);
-  }
+  w.embed_out = DeclareLmHead(b, "embed_out", w.embed, c.tie, c.vocab, c.hidden, c.dtype);
   Ref x;
   {
     ScopeGuard model(b, "gpt_neox", "GPTNeoXModel");

@@ -12,6 +12,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/lm_head.h"
 #include "builder/megatron.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
@@ -149,13 +150,7 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   }
   w.norm = norm("norm");
   model.reset();
-  if (c.tie) {
-    { ScopeGuard s(b, "lm_head", "Linear"); }
-    b.Alias(w.embed, "lm_head.weight");  // Tied: one storage, two names.
-    w.lm_head = w.embed;
-  } else {
-    w.lm_head = linear("lm_head", c.vocab / t, h, false, &no_bias);
-  }
+  w.lm_head = DeclareLmHead(b, "lm_head", w.embed, c.tie, c.vocab / t, h, c.dtype);
   return w;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "builder/finfo.h"
+#include "builder/lm_head.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
@@ -103,13 +104,7 @@ T5Weights Declare(GraphBuilder& b, const T5Config& c) {
     (decoder ? w.dec_norm : w.enc_norm) = norm("final_layer_norm");
     { ScopeGuard dr(b, "dropout", "Dropout"); }
   }
-  if (c.tie) {
-    { ScopeGuard s(b, "lm_head", "Linear"); }
-    b.Alias(w.shared, "lm_head.weight");
-    w.lm_head = w.shared;
-  } else {
-    w.lm_head = linear("lm_head", c.vocab, d);
-  }
+  w.lm_head = DeclareLmHead(b, "lm_head", w.shared, c.tie, c.vocab, d, c.dtype);
   return w;
 }
 
