@@ -71,7 +71,7 @@ TEST_F(UnknownOpTest, ParametersBeforeTheOpGetGradients) {
   EXPECT_EQ(tr.grad_params, 4 * 8 + 2 * 12);
   PeakInfo p = EvaluatePeak(tr, {});
   ASSERT_TRUE(p.error.empty()) << p.error;
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kGrad)]), (4 * 8 + 2 * 12) * 4);
+  EXPECT_EQ(At(p.category_max[testing::kGrad]), (4 * 8 + 2 * 12) * 4);
   // l1's weight gradient: grad^T @ input, 2*M*IN*OUT; l1's input needs none.
   // l2: both gradients (its input requires one through the unknown op).
   EXPECT_EQ(At(tr.flops_backward), 2 * 5 * 8 * 4 + 2 * (2 * 5 * 12 * 2));
@@ -90,7 +90,7 @@ TEST_F(UnknownOpTest, UnknownShapesStillLeaveNoParameterWithoutAGradient) {
   EXPECT_EQ(r.training.grad_params, 4 * 8 + 2 * 12);
   PeakInfo p = EvaluatePeak(r.training, {});
   ASSERT_TRUE(p.error.empty()) << p.error;
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kGrad)]), (4 * 8 + 2 * 12) * 4);
+  EXPECT_EQ(At(p.category_max[testing::kGrad]), (4 * 8 + 2 * 12) * 4);
   EXPECT_TRUE(r.nodes[2].cost_unknown);  // l2's rule cannot apply to an unknown input.
   EXPECT_TRUE(r.modules[kL2].lower_bound);
   EXPECT_TRUE(r.training.act_lower_bound);

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/timeline.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
@@ -50,9 +51,9 @@ TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
   ASSERT_TRUE(a.error.empty()) << a.error;
   EXPECT_EQ(a.allocated_peak, 1024 + 11 * kMiB);
   EXPECT_EQ(a.point, 3);
-  EXPECT_EQ(a.at_peak[static_cast<int>(MemCategory::kAct)], 1024);
-  EXPECT_EQ(a.at_peak[static_cast<int>(MemCategory::kTemp)], 11 * kMiB);
-  EXPECT_EQ(a.category_max[static_cast<int>(MemCategory::kTemp)], 11 * kMiB);
+  EXPECT_EQ(a.at_peak[testing::kAct], 1024);
+  EXPECT_EQ(a.at_peak[testing::kTemp], 11 * kMiB);
+  EXPECT_EQ(a.category_max[testing::kTemp], 11 * kMiB);
   EXPECT_EQ(a.reserved_peak, 2 * kMiB + 20 * kMiB);
   // Reserved reaches 22 MiB with the second allocation, when 1024 + 3 MiB are allocated.
   EXPECT_EQ(a.allocated_at_reserved_peak, 1024 + 3 * kMiB);

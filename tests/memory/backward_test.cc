@@ -10,6 +10,7 @@
 #include "memory/liveness.h"
 #include "memory/prepared_step.h"
 #include "memory/saved.h"
+#include "testing/timeline.h"
 
 namespace torchcost::memory {
 namespace {
@@ -76,9 +77,9 @@ TEST(BackwardTest, LeavesTheParametersGradients) {
   MarkSaved(&st);
   st.release_at = ComputeLastUses(st.g, &st.storages);
   RunBackward(&st);
-  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kGrad)]), 4 * 8 * 4 + 2 * 4 * 4);
-  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kTemp)]), 0);
-  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kOther)]), 4);
+  EXPECT_EQ(At(st.timeline.live()[testing::kGrad]), 4 * 8 * 4 + 2 * 4 * 4);
+  EXPECT_EQ(At(st.timeline.live()[testing::kTemp]), 0);
+  EXPECT_EQ(At(st.timeline.live()[testing::kOther]), 4);
   // Every saved tensor was released by its node's backward.
   for (int s = 0; s < st.storages.size(); ++s) EXPECT_EQ(st.storages[s].saved_by, 0) << s;
   // The largest TEMP in backward: at relu, the gradients of its output and of
@@ -86,7 +87,7 @@ TEST(BackwardTest, LeavesTheParametersGradients) {
   // of ones: one float, expanded without a copy, held until backward returns.
   int64_t temp = 0;
   for (const TimelinePoint& pt : st.tr.timeline) {
-    temp = std::max(temp, At(pt.live[static_cast<int>(MemCategory::kTemp)]));
+    temp = std::max(temp, At(pt.live[testing::kTemp]));
   }
   EXPECT_EQ(temp, 2 * (5 * 4 * 4) + 4);
 }

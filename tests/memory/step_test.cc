@@ -68,13 +68,13 @@ TEST_F(StepTest, PeakBreakdownSumsToThePeak) {
   for (const auto& c : p.at_peak) sum += c;
   EXPECT_EQ(sum, p.peak);
   // Params and Adam states (2 per element + a 4-byte step per tensor) are live throughout.
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kParam)]), kW1 + kW2);
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kOpt)]), 2 * (kW1 + kW2) + 2 * 4);
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kGrad)]), kW1 + kW2);
+  EXPECT_EQ(At(p.category_max[testing::kParam]), kW1 + kW2);
+  EXPECT_EQ(At(p.category_max[testing::kOpt]), 2 * (kW1 + kW2) + 2 * 4);
+  EXPECT_EQ(At(p.category_max[testing::kGrad]), kW1 + kW2);
   // ACT at its largest: h's storage is relu's output? No: relu allocates a new
   // output; lin1's output h is not saved (relu saves its result), so ACT is the
   // relu output (x is an input, counted under OTH).
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kAct)]), 5 * 4 * 4);
+  EXPECT_EQ(At(p.category_max[testing::kAct]), 5 * 4 * 4);
 }
 
 TEST_F(StepTest, SymbolicBatchGivesExpressions) {
@@ -102,7 +102,7 @@ TEST_F(StepTest, InferenceSavesNothingAndHasNoGradients) {
   EXPECT_EQ(At(r.training.saved_bytes), 0);
   EXPECT_EQ(At(r.training.flops_backward), 0);
   PeakInfo p = EvaluatePeak(r.training, {});
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kGrad)]), 0);
+  EXPECT_EQ(At(p.category_max[testing::kGrad]), 0);
   // Peak of the forward: params, input x, and at lin1 h; at relu h and its output;
   // at lin2 the relu output and out: max(20*4 + 20*4, 20*4 + 10*4) over x (160).
   EXPECT_EQ(At(p.peak), kW1 + kW2 + 5 * 8 * 4 + 5 * 4 * 4 + 5 * 4 * 4);
@@ -116,11 +116,10 @@ TEST_F(StepTest, ZeroGradToZerosKeepsGradientsAllocated) {
   zeros.set_to_none = false;
   Report b = Run("5,8", zeros);
   PeakInfo pa = EvaluatePeak(a.training, {}), pb = EvaluatePeak(b.training, {});
-  const int grad = static_cast<int>(MemCategory::kGrad);
   // Gradients stay allocated: GRAD is the parameters' bytes from the start.
-  EXPECT_EQ(At(pb.category_max[grad]), kW1 + kW2);
-  EXPECT_EQ(At(b.training.timeline[1].live[grad]), kW1 + kW2);
-  EXPECT_EQ(At(a.training.timeline[0].live[grad]), 0);
+  EXPECT_EQ(At(pb.category_max[testing::kGrad]), kW1 + kW2);
+  EXPECT_EQ(At(b.training.timeline[1].live[testing::kGrad]), kW1 + kW2);
+  EXPECT_EQ(At(a.training.timeline[0].live[testing::kGrad]), 0);
   // And the step adds each new gradient into .grad: one add per trainable element.
   EXPECT_EQ(At(b.training.flops_backward), At(a.training.flops_backward) + 32 + 8);
   EXPECT_GE(At(pb.peak), At(pa.peak));
@@ -138,7 +137,7 @@ TEST_F(StepTest, GradientAccumulation) {
   EXPECT_EQ(At(b.training.flops_step),
             4 * (At(a.training.flops_forward) + At(a.training.flops_backward)) + 3 * (32 + 8) +
                 At(a.training.flops_optimizer));
-  EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[static_cast<int>(MemCategory::kGrad)]), kW1 + kW2);
+  EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[testing::kGrad]), kW1 + kW2);
 }
 
 // a = linear(x) [1, 4, 4]; a[:, 1:, 1:] += p (add_ into a view of a); out =
@@ -165,7 +164,7 @@ TEST(StepInPlaceTest, AWriteIntoAViewReachesTheLoss) {
   auto r = Analyze(b.graph(), *rules, ctx, opts);
   ASSERT_TRUE(r.ok()) << r.status().message();
   PeakInfo peak = EvaluatePeak(r->training, {});
-  EXPECT_EQ(*peak.category_max[static_cast<int>(MemCategory::kGrad)].AsConstant(), (16 + 4 + 9) * 4);
+  EXPECT_EQ(*peak.category_max[testing::kGrad].AsConstant(), (16 + 4 + 9) * 4);
 }
 
 TEST_F(StepTest, BadFreezeRegexIsAnError) {

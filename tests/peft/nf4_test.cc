@@ -6,6 +6,7 @@
 #include "testing/analyze_graph.h"
 #include "testing/builtin_rules.h"
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 #include "torchcost/peft.h"
 
@@ -94,7 +95,7 @@ TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
     if (p.requires_grad) opt += 8 * (p.shape[0] * p.shape[1]) + 4;
   }
   const PeakInfo peak = EvaluatePeak(r.training, {});
-  EXPECT_EQ(*peak.category_max[static_cast<int>(MemCategory::kOpt)].AsConstant(), opt);
+  EXPECT_EQ(*peak.category_max[testing::kOpt].AsConstant(), opt);
   EXPECT_THAT(ParseQloraConfig("block=3").status().message(), ::testing::HasSubstr("positive even integer"));
   EXPECT_THAT(ParseQloraConfig("dora=true").status().message(), ::testing::HasSubstr("not modelled"));
   EXPECT_THAT(ParseQloraConfig("gamma=1").status().message(), ::testing::HasSubstr("unknown key 'gamma'"));

@@ -9,6 +9,7 @@
 
 #include "report/tiny_net.h"
 #include "testing/text_lines.h"
+#include "testing/timeline.h"
 #include "torchcost/report.h"
 
 namespace torchcost {
@@ -183,8 +184,8 @@ TEST_F(TrainingTextTest, PeakOfManyMomentsIsShortenedInTextAndWholeInJson) {
   for (int k = 0; k < 100; ++k) {
     TimelinePoint p;
     p.phase = StepPhase::kBackward;
-    p.live[static_cast<int>(MemCategory::kAct)] = k * net_.B + (100 - k) * 1000;
-    p.total = p.live[static_cast<int>(MemCategory::kAct)];
+    p.live[testing::kAct] = k * net_.B + (100 - k) * 1000;
+    p.total = p.live[testing::kAct];
     tl.push_back(p);
   }
   EXPECT_EQ(EvaluatePeak(net_.report.training, {}).candidates.size(), 100u);

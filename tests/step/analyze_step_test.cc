@@ -14,6 +14,7 @@
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
 #include "testing/linear_graphs.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/builder.h"
@@ -176,7 +177,7 @@ TEST(AnalyzeStepTest, AdamwStatesOfTheAdaptersOnly) {
   // AdamW keeps exp_avg and exp_avg_sq in float32 for each trainable element,
   // and (torch 1.13) a float32 `step` tensor per parameter: 2 adapters.
   const int64_t adapters = 4 * 16 + 12 * 4;
-  EXPECT_EQ(peak.category_max[static_cast<int>(MemCategory::kOpt)].ToString(),
+  EXPECT_EQ(peak.category_max[testing::kOpt].ToString(),
             std::to_string(2 * 4 * adapters + 2 * 4));
   EXPECT_EQ(r->bindings.at("B"), 5);
 }

@@ -9,6 +9,15 @@
 
 namespace torchcost::testing {
 
+// Indices of the memory categories in CategoryBytes (MemCategory's values).
+inline constexpr int kParam = static_cast<int>(MemCategory::kParam);
+inline constexpr int kBuffer = static_cast<int>(MemCategory::kBuffer);
+inline constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
+inline constexpr int kAct = static_cast<int>(MemCategory::kAct);
+inline constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
+inline constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
+inline constexpr int kOther = static_cast<int>(MemCategory::kOther);
+
 // Returns the value of a constant expression (every symbol bound at build time).
 inline int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
@@ -17,7 +26,7 @@ inline int64_t MaxOptimizerTemp(const Report& r) {
   int64_t temp = 0;
   for (const TimelinePoint& p : r.training.timeline) {
     if (p.phase == StepPhase::kOptimizer) {
-      temp = std::max(temp, At(p.live[static_cast<int>(MemCategory::kTemp)]));
+      temp = std::max(temp, At(p.live[kTemp]));
     }
   }
   return temp;
@@ -30,10 +39,9 @@ inline int64_t CategoryMax(const Report& r, MemCategory c) {
 
 // Returns the most TEMP bytes the optimizer phase adds over what the backward left.
 inline int64_t OptimizerTempOverBackward(const Report& r) {
-  const int temp = static_cast<int>(MemCategory::kTemp);
   int64_t before = 0, most = 0;
   for (const TimelinePoint& p : r.training.timeline) {
-    const int64_t v = At(p.live[temp]);
+    const int64_t v = At(p.live[kTemp]);
     if (p.phase != StepPhase::kOptimizer) {
       before = v;
     } else {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -94,8 +95,8 @@ TEST_F(AutocastTest, LinearThenSoftmaxOnCudaFp16) {
   // Master weights: parameters and their gradients stay float32.
   const PeakInfo peak = EvaluatePeak(r->training, {});
   ASSERT_TRUE(peak.decided);
-  EXPECT_EQ(peak.category_max[static_cast<int>(MemCategory::kParam)], sym::Expr((6 * 8 + 6) * 4));
-  EXPECT_EQ(peak.category_max[static_cast<int>(MemCategory::kGrad)], sym::Expr((6 * 8 + 6) * 4));
+  EXPECT_EQ(peak.category_max[testing::kParam], sym::Expr((6 * 8 + 6) * 4));
+  EXPECT_EQ(peak.category_max[testing::kGrad], sym::Expr((6 * 8 + 6) * 4));
   // Casts cost no FLOPs: the forward is linear (2*M*IN*OUT + M*OUT) and softmax (4 per element).
   EXPECT_EQ(r->flops, sym::Expr(2 * 4 * 8 * 6 + 4 * 6 + 4 * 4 * 6));
   EXPECT_EQ(r->training.precision, "fp16-mixed");

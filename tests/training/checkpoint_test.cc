@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "testing/toy_rules.h"
 #include "torchcost/analysis.h"
 
@@ -105,7 +106,7 @@ TEST_F(CheckpointTest, SavedTensorsDropToTheSegmentInputs) {
   EXPECT_EQ(At(r.training.module_act_bytes[0]), 3 * kNarrow);
   // ACT at its largest: h0 and h1 (x is an input: OTH); the recomputed tensors are TEMP.
   PeakInfo p = EvaluatePeak(r.training, {});
-  EXPECT_EQ(At(p.category_max[static_cast<int>(MemCategory::kAct)]), 2 * kNarrow);
+  EXPECT_EQ(At(p.category_max[testing::kAct]), 2 * kNarrow);
 }
 
 TEST_F(CheckpointTest, RecomputeFlopsAreTheSegmentsForwardFlops) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost::analysis {
@@ -71,10 +72,8 @@ TEST(GradScalerTest, StateIsOptAndTheStepAddsItsTensors) {
   ASSERT_TRUE(plain.ok() && scaled.ok());
   const PeakInfo p0 = EvaluatePeak(plain->training, {});
   const PeakInfo p1 = EvaluatePeak(scaled->training, {});
-  const int opt = static_cast<int>(MemCategory::kOpt);
-  EXPECT_EQ(p1.category_max[opt], p0.category_max[opt] + sym::Expr(kScalerStateBytes));
-  EXPECT_EQ(p1.category_max[static_cast<int>(MemCategory::kOther)],
-            p0.category_max[static_cast<int>(MemCategory::kOther)] + sym::Expr(4));  // The scaled loss.
+  EXPECT_EQ(p1.category_max[testing::kOpt], p0.category_max[testing::kOpt] + sym::Expr(kScalerStateBytes));
+  EXPECT_EQ(p1.category_max[testing::kOther], p0.category_max[testing::kOther] + sym::Expr(4));  // The scaled loss.
   EXPECT_TRUE(scaled->training.grad_scaler);
   // unscale_ multiplies each of the 12 gradient elements by 1/scale.
   EXPECT_EQ(scaled->training.flops_optimizer, plain->training.flops_optimizer + sym::Expr(3 * 4));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/analysis.h"
 #include "torchcost/loss.h"
 
@@ -79,7 +80,7 @@ int64_t OpFlops(const Report& r, const std::string& op) {
 
 int64_t OtherMax(const Report& r) {
   PeakInfo p = EvaluatePeak(r.training, {});
-  return Value(p.category_max[static_cast<int>(MemCategory::kOther)]);
+  return Value(p.category_max[testing::kOther]);
 }
 
 TEST(LossTest, CrossEntropyAddsInt64TargetsAndTheRulesCosts) {

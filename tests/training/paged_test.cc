@@ -16,12 +16,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::At;
+using testing::kGrad;
+using testing::kOpt;
+using testing::kParam;
+using testing::kTemp;
 using testing::MaxOptimizerTemp;
-
-constexpr int kParam = static_cast<int>(MemCategory::kParam);
-constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
-constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
-constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
 // l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the device).
 class PagedTest : public testing::ToyGraphTest {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "testing/timeline.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
@@ -17,8 +18,8 @@ TimelinePoint Point(int node, int64_t act, int64_t grad) {
   TimelinePoint p;
   p.node = node;
   for (auto& b : p.live) b = sym::Expr(0);
-  p.live[static_cast<int>(MemCategory::kAct)] = sym::Expr(act);
-  p.live[static_cast<int>(MemCategory::kGrad)] = sym::Expr(grad);
+  p.live[testing::kAct] = sym::Expr(act);
+  p.live[testing::kGrad] = sym::Expr(grad);
   p.total = sym::Expr(act + grad);
   return p;
 }
@@ -33,11 +34,11 @@ TEST(PeakTest, ConstantTotalsPickTheFirstLargest) {
   EXPECT_EQ(info.point, 1);
   EXPECT_EQ(info.peak, sym::Expr(9));
   ASSERT_EQ(info.candidate_points, std::vector<int>{1});
-  EXPECT_EQ(info.at_peak[static_cast<int>(MemCategory::kAct)], sym::Expr(7));
-  EXPECT_EQ(info.at_peak[static_cast<int>(MemCategory::kGrad)], sym::Expr(2));
+  EXPECT_EQ(info.at_peak[testing::kAct], sym::Expr(7));
+  EXPECT_EQ(info.at_peak[testing::kGrad], sym::Expr(2));
   // Each category's maximum over the points: act max(5, 7, 1, 3) = 7, grad max(0, 2, 8, 0) = 8.
-  EXPECT_EQ(info.category_max[static_cast<int>(MemCategory::kAct)], sym::Expr(7));
-  EXPECT_EQ(info.category_max[static_cast<int>(MemCategory::kGrad)], sym::Expr(8));
+  EXPECT_EQ(info.category_max[testing::kAct], sym::Expr(7));
+  EXPECT_EQ(info.category_max[testing::kGrad], sym::Expr(8));
 }
 
 TEST(PeakTest, OnePointIsItsOwnPeak) {
@@ -65,7 +66,7 @@ TEST(PeakTest, SymbolicTotalsKeepTheFirstOfEachLargestClass) {
   for (size_t i = 0; i < totals.size(); ++i) {
     TimelinePoint p;
     p.node = static_cast<int>(i);
-    p.live[static_cast<int>(MemCategory::kAct)] = totals[i];
+    p.live[testing::kAct] = totals[i];
     p.total = totals[i];
     r.timeline.push_back(p);
   }

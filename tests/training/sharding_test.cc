@@ -17,11 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::At;
-
-constexpr int kParam = static_cast<int>(MemCategory::kParam);
-constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
-constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
-constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
+using testing::kGrad;
+using testing::kOpt;
+using testing::kParam;
+using testing::kTemp;
 
 // Graphs of t::lin layers (testing::LinearChain).
 class ShardingTest : public testing::ToyGraphTest {

@@ -17,12 +17,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::At;
+using testing::kGrad;
+using testing::kOpt;
+using testing::kParam;
+using testing::kTemp;
 using testing::MaxOptimizerTemp;
-
-constexpr int kParam = static_cast<int>(MemCategory::kParam);
-constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
-constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
-constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 
 // One t::lin layer with W [64, 1000]: n = 64000 parameters.
 constexpr int64_t kN = 64 * 1000;
