@@ -15,13 +15,6 @@ namespace {
 // vector per vertex (a 1M-node graph has 2M vertices).
 using Dataflow = boost::compressed_sparse_row_graph<boost::directedS>;
 
-// Returns the call end recorded for `scope` in a node's list (its chain starts at `node_scope`).
-int EndOf(const ir::Graph& g, const std::vector<int>& ends, int node_scope, int scope) {
-  int k = 0;
-  for (int sc = node_scope; sc > 0 && sc != scope; sc = g.scopes[sc].parent) ++k;
-  return ends[k];
-}
-
 // Returns true for the containers that have no forward (ModuleList, ModuleDict): walked, never called.
 bool IsUncalledContainer(const std::string& type) {
   return type == "ModuleList" || type == "ModuleDict" || type == "ParameterList" || type == "ParameterDict";
@@ -36,20 +29,31 @@ bool InSubtree(const ir::Graph& g, int scope, int root) {
   return false;
 }
 
-std::vector<std::vector<int>> CallEnds(const ir::Graph& g) {
+CallEndTable CallEnds(const ir::Graph& g) {
   const int n = static_cast<int>(g.nodes.size());
-  std::vector<std::vector<int>> ends(n);
-  std::vector<int> chain;
+  CallEndTable t;
+  t.offsets.assign(n + 1, 0);
+  for (int ni = 0; ni < n; ++ni) {
+    size_t depth = 0;
+    for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent) ++depth;
+    t.offsets[ni + 1] = t.offsets[ni] + depth;
+  }
+  t.ends.resize(t.offsets[n]);
+  // The enclosing modules of node ni and of node ni + 1, innermost first; reused.
+  std::vector<int> chain, next;
   for (int ni = n - 1; ni >= 0; --ni) {
     chain.clear();
     for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent) chain.push_back(sc);
-    ends[ni].resize(chain.size());
-    for (size_t k = 0; k < chain.size(); ++k) {
-      const bool next_in = ni + 1 < n && InSubtree(g, g.nodes[ni + 1].scope, chain[k]);
-      ends[ni][k] = next_in ? EndOf(g, ends[ni + 1], g.nodes[ni + 1].scope, chain[k]) : ni;
-    }
+    // The modules both nodes are in are the chains' common outer part: chain[k]
+    // is next[k + shift] (same depth), and the call goes on to node ni + 1's end.
+    const int d = static_cast<int>(chain.size()), shift = static_cast<int>(next.size()) - d;
+    int* ends = t.ends.data() + t.offsets[ni];
+    int k = d - 1;
+    for (; k >= 0 && k + shift >= 0 && next[k + shift] == chain[k]; --k) ends[k] = t.Of(ni + 1)[k + shift];
+    for (; k >= 0; --k) ends[k] = ni;  // The call ends here.
+    std::swap(chain, next);
   }
-  return ends;
+  return t;
 }
 
 std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table) {
@@ -61,7 +65,7 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* tab
   }
   const Dataflow df(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), nv + g.nodes.size());
   edges = {};
-  const std::vector<std::vector<int>> call_end = CallEnds(g);
+  const CallEndTable call_end = CallEnds(g);
   std::vector<int> ss;
   for (size_t v = 0; v < nv; ++v) {
     ss.clear();
@@ -73,7 +77,7 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* tab
     for (auto [e, end] = boost::out_edges(v, df); e != end; ++e) {
       const int user = static_cast<int>(boost::target(*e, df) - nv);
       last = std::max(last, user);
-      const auto& ends = call_end[user];
+      const int* ends = call_end.Of(user);
       int depth = 0;
       for (int sc = g.nodes[user].scope; sc > 0; sc = g.scopes[sc].parent, ++depth) {
         if (producer >= 0 && InSubtree(g, home, sc)) break;

@@ -4,6 +4,7 @@
 #ifndef TORCHCOST_SRC_MEMORY_LIVENESS_H_
 #define TORCHCOST_SRC_MEMORY_LIVENESS_H_
 
+#include <cstddef>
 #include <vector>
 
 #include "memory/storages.h"
@@ -14,10 +15,22 @@ namespace torchcost::memory {
 // Returns true if `scope` is `root` or inside it.
 bool InSubtree(const ir::Graph& g, int scope, int root);
 
-// Returns, for each node and each of its enclosing modules (innermost first,
-// root excluded), the last node of the module call it belongs to; a call is a
+// For each node and each of its enclosing modules (innermost first, root
+// excluded), the last node of the module call it belongs to; a call is a
 // maximal run of consecutive nodes in the module's subtree.
-std::vector<std::vector<int>> CallEnds(const ir::Graph& g);
+// NB: flat, one buffer for the whole graph: node i's call ends are
+// ends[offsets[i]] .. ends[offsets[i + 1] - 1].
+struct CallEndTable {
+  std::vector<size_t> offsets;  // One per node, then the total.
+  std::vector<int> ends;
+  // Returns the first of node `node`'s call ends (its innermost module's).
+  const int* Of(int node) const { return ends.data() + offsets[node]; }
+  // Returns how many modules enclose node `node` (the root excluded).
+  int Depth(int node) const { return static_cast<int>(offsets[node + 1] - offsets[node]); }
+};
+
+// Returns every node's call ends.
+CallEndTable CallEnds(const ir::Graph& g);
 
 // Sets each storage's last forward use (Storage::last_use) and returns, per
 // node, the storages whose last forward use it is.

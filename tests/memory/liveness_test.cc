@@ -37,11 +37,49 @@ TEST(LivenessTest, CallEndsPerEnclosingModule) {
   int r = b.One("t::relu", {h}, {"self"});
   b.Scope("head", "ReLU");
   b.Output(b.One("t::relu", {r}, {"self"}));
-  const auto ends = CallEnds(b.graph());
-  ASSERT_EQ(ends.size(), 3u);
-  EXPECT_EQ(ends[0], (std::vector<int>{0, 1}));  // blk.a ends at n0, blk at n1.
-  EXPECT_EQ(ends[1], (std::vector<int>{1, 1}));
-  EXPECT_EQ(ends[2], (std::vector<int>{2}));
+  const CallEndTable t = CallEnds(b.graph());
+  ASSERT_EQ(t.offsets.size(), 4u);
+  auto ends = [&](int node) { return std::vector<int>(t.Of(node), t.Of(node) + t.Depth(node)); };
+  EXPECT_EQ(ends(0), (std::vector<int>{0, 1}));  // blk.a ends at n0, blk at n1.
+  EXPECT_EQ(ends(1), (std::vector<int>{1, 1}));
+  EXPECT_EQ(ends(2), (std::vector<int>{2}));
+}
+
+// Nested and re-entered modules against the definition, checked node by node:
+// the call of an enclosing module s that node i is in ends at the last j >= i
+// with nodes i..j all in s's subtree.
+TEST(LivenessTest, CallEndsMatchTheDefinitionOnNestedAndReenteredModules) {
+  PreparedStep p;
+  auto& b = p.builder();
+  int v = b.Input();
+  // Scope per node: a.x, a.x.y, a.x, a, b, a.x (a re-entered), root, b.z, b.z.
+  const char* paths[] = {"a.x", "a.x.y", "a.x", "a", "b", "a.x", "", "b.z", "b.z"};
+  for (const char* path : paths) {
+    b.Scope(path, "M");
+    v = b.One("t::relu", {v}, {"self"});
+  }
+  b.Output(v);
+  const ir::Graph& g = b.graph();
+  const CallEndTable t = CallEnds(g);
+  const int n = static_cast<int>(g.nodes.size());
+  ASSERT_EQ(n, 9);
+  ASSERT_EQ(t.offsets.size(), 10u);
+  for (int i = 0; i < n; ++i) {
+    int k = 0;
+    for (int sc = g.nodes[i].scope; sc > 0; sc = g.scopes[sc].parent, ++k) {
+      int j = i;
+      while (j + 1 < n && InSubtree(g, g.nodes[j + 1].scope, sc)) ++j;
+      ASSERT_LT(k, t.Depth(i)) << i;
+      EXPECT_EQ(t.Of(i)[k], j) << "node " << i << " module " << g.scopes[sc].path;
+    }
+    EXPECT_EQ(k, t.Depth(i)) << i;
+  }
+  // Spelled out for node 0 (a.x, a): a.x's call is n0..n2, a's n0..n3.
+  EXPECT_EQ(t.Of(0)[0], 2);
+  EXPECT_EQ(t.Of(0)[1], 3);
+  // n5 (a.x, a) re-enters a: a new call, ending at once.
+  EXPECT_EQ(t.Of(5)[0], 5);
+  EXPECT_EQ(t.Of(5)[1], 5);
 }
 
 TEST(LivenessTest, LastUsesOfTheMlp) {
