@@ -334,11 +334,11 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
     passes::AutogradFacts grads;
     TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
     // The rules' per-argument backward costs are in `grads` now; nothing reads
-    // them again (a heap block per node: 32 MB of a 1M-node chain's peak).
-    for (passes::NodeFacts& nf : facts.nodes) {
-      std::vector<std::pair<int, sym::Expr>>().swap(nf.applied.bwd_flops);
-      nf.applied.bwd_transcendentals.clear();
-      nf.applied.workspace_bwd.clear();
+    // them again.
+    for (auto& applied : facts.applied) {
+      std::vector<std::pair<int, sym::Expr>>().swap(applied->bwd_flops);
+      applied->bwd_transcendentals.clear();
+      applied->workspace_bwd.clear();
     }
     TORCHCOST_ASSIGN_OR_RETURN(report.training.checkpoint_segments,
                                analysis::FindCheckpointSegments(graph, options.training));

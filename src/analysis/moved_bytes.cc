@@ -29,7 +29,7 @@ sym::Expr ValueBytes(const rules::RValue& v) {
 // Returns true if the node's outputs are views of an input (nothing moves).
 bool IsView(const ir::Graph& g, const passes::ShapeFacts& facts,
             const ir::Node& node, const passes::NodeFacts& nf) {
-  const rules::Variant* v = nf.applied.variant;
+  const rules::Variant* v = nf.applied->variant;
   return v != nullptr && v->alias_output >= 0 && !v->inplace &&
          !memory::ReshapeCopiesBroadcast(g, facts, node);
 }
@@ -61,9 +61,9 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
     const passes::NodeFacts& nf = facts.nodes[ni];
     NodeCost& cost = report->nodes[ni];
     cost.bytes = sym::Expr(0);
-    if (nf.rule == nullptr || !nf.ok || nf.applied.variant == nullptr)
+    if (nf.rule == nullptr || !nf.ok || nf.applied->variant == nullptr)
       continue;  // Native, ignored or unknown.
-    const rules::Applied& a = nf.applied;
+    const rules::Applied& a = *nf.applied;
     cost.op_class = ClassOf(*nf.rule, *a.variant);
     const bool view = IsView(g, facts, node, nf);
     // Forward: inputs read, outputs and temporaries written.
@@ -110,7 +110,7 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
       // NB: each input gradient is its own kernel (linear: grad @ weight, then
       // grad^T @ input), each reading the output gradients.
       for (int e : na.grad_inputs) bwd += outputs + ValueBytes(facts.values[e]);
-      for (const passes::SavedRef& s : na.saved) {
+      for (const passes::SavedRef& s : grads.Saved(ni)) {
         if (s.value >= 0) bwd += ValueBytes(facts.values[s.value]);
         if (s.temporary >= 0)
           bwd += memory::BytesOf(a.temporaries[s.temporary]);

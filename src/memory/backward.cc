@@ -49,7 +49,7 @@ void ComputeInputGrads(int ni, StepState* state) {
   BackwardState& b = st.bwd;
   const auto& na = st.grads.nodes[ni];
   const auto& nf = st.shapes.nodes[ni];
-  const rules::Variant* v = nf.ok && nf.rule != nullptr ? nf.applied.variant : nullptr;
+  const rules::Variant* v = nf.ok && nf.rule != nullptr ? nf.applied->variant : nullptr;
   const ir::Node& node = st.g.nodes[ni];
   const int end = static_cast<int>(st.g.nodes.size());
   // The output gradient a view's input gradient is a view of.

@@ -1,5 +1,5 @@
 // Liveness: when the forward is done with each storage, read off the
-// bipartite dataflow graph of values and nodes, with eager PyTorch's rule that
+// nodes' uses of values, with eager PyTorch's rule that
 // a module's argument lives until the module call that reads it returns.
 #ifndef TORCHCOST_SRC_MEMORY_LIVENESS_H_
 #define TORCHCOST_SRC_MEMORY_LIVENESS_H_

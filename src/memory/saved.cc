@@ -13,9 +13,7 @@ void MarkSaved(StepState* state) {
   StorageTable& storages = st.storages;
   st.saved_storages.assign(st.g.nodes.size(), {});
   st.tr.saved.clear();
-  size_t saves = 0;  // NB: reserved once: a 1M-node step saves about 1M tensors.
-  for (const auto& na : st.grads.nodes) saves += na.saved.size();
-  st.tr.saved.reserve(saves);
+  st.tr.saved.reserve(st.grads.saved.size());  // NB: reserved once: a 1M-node step saves about 1M tensors.
   std::vector<bool> unique(storages.size(), false);  // Storages counted in saved_bytes.
   st.forward_saved.assign(st.g.nodes.size(), {});
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
@@ -26,8 +24,8 @@ void MarkSaved(StepState* state) {
     if (st.options.mode == StepMode::kTrain && !st.runs_backward[ni]) continue;
     if (na.unknown_backward) st.tr.act_lower_bound = true;  // What it saves is unknown.
     auto& mine = st.saved_storages[ni];
-    const rules::Variant* v = st.shapes.nodes[ni].applied.variant;
-    for (const auto& ref : na.saved) {
+    const rules::Variant* v = st.shapes.nodes[ni].applied->variant;
+    for (const auto& ref : st.grads.Saved(ni)) {
       int s = ref.value >= 0 ? storages.storage_of[ref.value] : storages.node_temps[ni][ref.temporary];
       // NB: a saved tensor without a storage of its own is a traced constant
       // or traced size arithmetic: in eager, a Python number that PyTorch wraps

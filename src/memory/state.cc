@@ -20,13 +20,13 @@ void StepState::Release(int s, int now) {
 const sym::Expr* StepState::Workspace(size_t ni, bool backward) const {
   const auto& nf = shapes.nodes[ni];
   if (nf.rule == nullptr || !nf.ok) return nullptr;
-  const sym::Expr& w = backward ? grads.nodes[ni].bwd_workspace : nf.applied.workspace_fwd;
+  const sym::Expr& w = backward ? grads.nodes[ni].bwd_workspace : nf.applied->workspace_fwd;
   return w == sym::Expr(0) ? nullptr : &w;
 }
 
 bool StepState::WritesInPlace(int ni) const {
   const auto& nf = shapes.nodes[ni];
-  return nf.ok && nf.rule != nullptr && nf.applied.variant != nullptr && nf.applied.variant->inplace;
+  return nf.ok && nf.rule != nullptr && nf.applied->variant != nullptr && nf.applied->variant->inplace;
 }
 
 bool StepState::GradsPresent() const {

@@ -114,7 +114,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
       AssignPlumbing(node, t);
       continue;
     }
-    const rules::Variant& v = *nf.applied.variant;
+    const rules::Variant& v = *nf.applied->variant;
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const int out = node.outputs[o];
       const RValue& rv = shapes.values[out];
@@ -142,7 +142,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
         }
       }
     }
-    for (const auto& tt : nf.applied.temporaries) {
+    for (const auto& tt : nf.applied->temporaries) {
       int s = t->Add(BytesOf(tt), MemCategory::kTemp);
       t->node_temps[ni].push_back(s);
     }

@@ -46,6 +46,7 @@ sym::Expr TensorBytes(const rules::RValue& rv) {
 Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingOptions& options, AutogradFacts* out) {
   out->requires_grad.assign(g.values.size(), false);
   out->nodes.assign(g.nodes.size(), NodeAutograd());
+  out->saved.clear();
   out->param_trainable.assign(g.params.size(), false);
   if (options.mode != StepMode::kTrain) return Status::Ok();
 
@@ -126,7 +127,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       }
       continue;
     }
-    const rules::Variant& v = *nf.applied.variant;
+    const rules::Variant& v = *nf.applied->variant;
     const rules::Schema& schema = nf.rule->schema;
     if (!v.differentiable) continue;  // detach and friends: outputs never require gradients.
     na.has_grad_fn = true;
@@ -151,10 +152,10 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
         }
       }
     }
-    for (const auto& [arg, flops] : nf.applied.bwd_flops) {
+    for (const auto& [arg, flops] : nf.applied->bwd_flops) {
       if (arg_needs[arg]) na.bwd_flops += flops;
     }
-    for (const auto& [arg, t] : nf.applied.bwd_transcendentals) {
+    for (const auto& [arg, t] : nf.applied->bwd_transcendentals) {
       if (arg_needs[arg]) na.bwd_transcendentals += t;
     }
     if (v.workspace_bwd_phased) {
@@ -163,7 +164,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       // simulator allocates them all at once, so the scratch is that peak
       // less all of them (at least the last phase's entry, so never negative).
       std::vector<const sym::Expr*> entry(schema.args.size(), nullptr);
-      for (const auto& [arg, w] : nf.applied.workspace_bwd) entry[arg] = &w;
+      for (const auto& [arg, w] : nf.applied->workspace_bwd) entry[arg] = &w;
       sym::Expr made(0), peak(0);
       for (size_t a = 0; a < schema.args.size(); ++a) {
         if (!arg_needs[a]) continue;
@@ -172,12 +173,13 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       }
       na.bwd_workspace = peak - made;
     } else {
-      for (const auto& [arg, w] : nf.applied.workspace_bwd) {
+      for (const auto& [arg, w] : nf.applied->workspace_bwd) {
         if (arg < 0 || arg_needs[arg]) na.bwd_workspace = sym::Max(na.bwd_workspace, w);
       }
     }
     // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
     // gradient that reads it will be computed (`needed_for`).
+    na.saved_begin = static_cast<uint32_t>(out->saved.size());
     for (const auto& s : v.saved) {
       bool needed = s.needed_for.empty();
       for (int a : s.needed_for) needed = needed || arg_needs[a];
@@ -194,7 +196,7 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
             if (shapes.values[e].kind != rules::RValue::Kind::kTensor) continue;
             SavedRef el = ref;
             el.value = e;
-            na.saved.push_back(el);
+            out->saved.push_back(el);
           }
           continue;
         }
@@ -209,8 +211,9 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
         }
         if (ref.value < 0 && ref.temporary < 0) continue;
       }
-      na.saved.push_back(ref);
+      out->saved.push_back(ref);
     }
+    na.saved_end = static_cast<uint32_t>(out->saved.size());
     // Outputs: floating-point results of a node with a grad_fn require gradients.
     for (int o : node.outputs) {
       const auto& rv = shapes.values[o];

@@ -4,6 +4,7 @@
 #ifndef TORCHCOST_SRC_PASSES_AUTOGRAD_H_
 #define TORCHCOST_SRC_PASSES_AUTOGRAD_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "passes/shape_prop.h"
@@ -24,7 +25,8 @@ struct NodeAutograd {
   bool has_grad_fn = false;       // Some differentiable input requires a gradient.
   bool unknown_backward = false;  // An op without a rule: its backward FLOPs and saved tensors are unknown.
   ir::SmallInts grad_inputs;      // Values whose gradients this node's backward produces.
-  std::vector<SavedRef> saved;    // Saved tensors (only if has_grad_fn).
+  // Its saved tensors (only if has_grad_fn): AutogradFacts::saved[saved_begin, saved_end).
+  uint32_t saved_begin = 0, saved_end = 0;
   sym::Expr bwd_flops, bwd_transcendentals;
   sym::Expr bwd_workspace;        // Scratch bytes of the backward beyond its gradients (the largest needed phase).
 };
@@ -34,6 +36,23 @@ struct AutogradFacts {
   std::vector<bool> requires_grad;  // Parallel to Graph::values (a list: any element).
   std::vector<bool> param_trainable;  // Parallel to Graph::params, after freezing.
   std::vector<NodeAutograd> nodes;  // Parallel to Graph::nodes.
+  // NB: the saved tensors of every node, node after node, in one list rather
+  // than a vector per node (a heap block each: a 1M-node chain saves 1M).
+  std::vector<SavedRef> saved;
+
+  // The saved tensors of one node.
+  struct SavedRange {
+    const SavedRef* first;
+    const SavedRef* last;
+    const SavedRef* begin() const { return first; }
+    const SavedRef* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+  };
+  // Returns node `ni`'s saved tensors.
+  SavedRange Saved(size_t ni) const {
+    const NodeAutograd& na = nodes[ni];
+    return {saved.data() + na.saved_begin, saved.data() + na.saved_end};
+  }
 };
 
 // Runs the autograd pass. In inference nothing requires a gradient. Errors: a bad freeze regex.

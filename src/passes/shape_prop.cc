@@ -234,7 +234,8 @@ class Propagator {
       d.erase(std::remove_if(d.begin(), d.end(), [&](const Diagnostic& x) { return x.message == unread; }), d.end());
     }
     std::vector<const RValue*> args;
-    std::unordered_map<MemoKey, rules::Applied, MemoKeyHash> memo;  // RuleKey -> the rule's result.
+    const size_t first_applied = facts_->applied.size();
+    std::unordered_map<MemoKey, const rules::Applied*, MemoKeyHash> memo;  // RuleKey -> the rule's result.
     MemoKey key;
     // What each distinct op is, found once per propagation (op '\0' overload -> entry).
     struct OpEntry {
@@ -310,7 +311,10 @@ class Propagator {
         if (hit != memo.end()) {
           nf.applied = hit->second;
         } else {
-          s = rules::ApplyRule(*rule, args, ctx_, &nf.applied, device_, attention_backend_);
+          auto applied = std::make_unique<rules::Applied>();
+          s = rules::ApplyRule(*rule, args, ctx_, applied.get(), device_, attention_backend_);
+          nf.applied = applied.get();
+          facts_->applied.push_back(std::move(applied));
           if (s.ok()) memo.emplace(key, nf.applied);
         }
       }
@@ -320,31 +324,34 @@ class Propagator {
         FallBack(ni, "");
         continue;
       }
-      if (nf.applied.outputs.size() != node.outputs.size()) {
+      const rules::Applied& applied = *nf.applied;
+      if (applied.outputs.size() != node.outputs.size()) {
         cost.cost_unknown = true;
-        Error(ni, "the rule gives " + std::to_string(nf.applied.outputs.size()) + " outputs but the node has " +
+        Error(ni, "the rule gives " + std::to_string(applied.outputs.size()) + " outputs but the node has " +
                       std::to_string(node.outputs.size()));
         FallBack(ni, "");
         continue;
       }
-      // NB: the outputs move to the values (nothing reads them from `applied` after): a RValue per node less.
-      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = std::move(nf.applied.outputs[i]);
-      std::vector<rules::RValue>().swap(nf.applied.outputs);
+      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = applied.outputs[i];
       PropagateScalarValue(node, facts_->values);
-      for (auto& a : nf.applied.assumptions) {
+      for (auto& a : applied.assumptions) {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");
       }
       nf.ok = true;
-      backend_read_ = backend_read_ || nf.applied.read_attention_backend;
+      backend_read_ = backend_read_ || applied.read_attention_backend;
       // NB: arithmetic on traced sizes (0-dim integer tensors with a known
       // value) is shape bookkeeping that tracing recorded, not model compute.
       if (!node.outputs.empty() && facts_->values[node.outputs[0]].kind == RValue::Kind::kTensor &&
           facts_->values[node.outputs[0]].t.has_scalar) {
         continue;
       }
-      cost.macs = nf.applied.macs;
-      cost.flops = nf.applied.flops;
-      cost.transcendentals = nf.applied.transcendentals;
+      cost.macs = applied.macs;
+      cost.flops = applied.flops;
+      cost.transcendentals = applied.transcendentals;
+    }
+    // Nothing reads the results' outputs from here on (they are in the values).
+    for (size_t i = first_applied; i < facts_->applied.size(); ++i) {
+      std::vector<rules::RValue>().swap(facts_->applied[i]->outputs);
     }
     facts_->attention_backend_read = backend_read_;
     if (attention_backend_ != "auto" && !backend_read_) {
@@ -496,6 +503,11 @@ class Propagator {
 };
 
 }  // namespace
+
+const rules::Applied* NoApplied() {
+  static const rules::Applied* const kNone = new rules::Applied();
+  return kNone;
+}
 
 bool IsTrainingFlag(const std::string& arg_name) { return arg_name == "training" || arg_name == "train"; }
 

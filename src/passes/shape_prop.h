@@ -3,6 +3,7 @@
 #ifndef TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
 #define TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
 
+#include <memory>
 #include <vector>
 
 #include "ir/small_ints.h"
@@ -14,10 +15,17 @@
 
 namespace torchcost::passes {
 
+// Returns the empty rule result, which NodeFacts::applied points at by default.
+const rules::Applied* NoApplied();
+
 // The per-node outcome of shape propagation, kept for later passes (autograd, memory).
 struct NodeFacts {
   const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
-  rules::Applied applied;               // Valid if rule != nullptr and ok; its outputs moved to ShapeFacts::values.
+  // The rule's result, valid if rule != nullptr and ok; never null (NoApplied()
+  // if none). NB: nodes that bound the same values share one result, owned by
+  // ShapeFacts::applied (a 1M-node chain holds two, not a million); its
+  // outputs are copied to ShapeFacts::values and then dropped.
+  const rules::Applied* applied = NoApplied();
   ir::SmallInts arg_values;             // Schema argument index -> graph value (-1: default used).
   bool ok = false;                      // False if the node failed or was skipped.
   // No rule covers the op (and it is not known to cost nothing): its cost is
@@ -29,6 +37,9 @@ struct NodeFacts {
 struct ShapeFacts {
   std::vector<rules::RValue> values;  // Parallel to Graph::values.
   std::vector<NodeFacts> nodes;       // Parallel to Graph::nodes.
+  // The distinct rule results the nodes point at (NodeFacts::applied); held
+  // by pointer so that they stay put when the facts move.
+  std::vector<std::unique_ptr<rules::Applied>> applied;
   bool attention_backend_read = false;  // True if a rule read the attention backend.
 };
 

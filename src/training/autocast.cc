@@ -125,8 +125,8 @@ class Rewriter {
                  std::vector<Cast>* casts) const {
     const ir::Node& node = base_.nodes[n];
     const passes::NodeFacts& nf = facts.nodes[map_[n]];
-    if (nf.rule == nullptr || !nf.ok || nf.applied.variant == nullptr || IsInplaceName(node.op)) return;
-    const rules::AutocastSpec& spec = nf.applied.variant->autocast;
+    if (nf.rule == nullptr || !nf.ok || nf.applied->variant == nullptr || IsInplaceName(node.op)) return;
+    const rules::AutocastSpec& spec = nf.applied->variant->autocast;
     const AutocastPolicy policy = options_.device == "cpu" ? spec.cpu : spec.cuda;
     if (policy == AutocastPolicy::kNone) return;
     if (!spec.only.empty() && std::find(spec.only.begin(), spec.only.end(), node.op) == spec.only.end()) return;
@@ -203,7 +203,7 @@ class Rewriter {
     });
     // An output the rule gives a tensor argument's type (batch_norm's `out: input`) follows that argument.
     const passes::NodeFacts& nf = facts.nodes[map_[n]];
-    const rules::Variant* variant = nf.ok && nf.rule ? nf.applied.variant : nullptr;
+    const rules::Variant* variant = nf.ok && nf.rule ? nf.applied->variant : nullptr;
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int o = node.outputs[k];
       if (facts.values[o].kind != RValue::Kind::kTensor && facts.values[o].kind != RValue::Kind::kTensorList) continue;

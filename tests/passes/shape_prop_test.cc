@@ -205,6 +205,13 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
     const int y = std::vector<int>{y1, y2, y3}[i];
     EXPECT_THAT(report.assumptions[i], HasSubstr(g.nodes[g.values[y].producer].debug_name)) << i;
   }
+  // One result held for y1 and y2, apart from y3's and y4's; the outputs are in the values only.
+  auto applied_of = [&](int v) { return facts.nodes[g.values[v].producer].applied; };
+  EXPECT_EQ(applied_of(y1), applied_of(y2));
+  EXPECT_NE(applied_of(y1), applied_of(y3));
+  EXPECT_NE(applied_of(y1), applied_of(y4));
+  EXPECT_NE(applied_of(y3), applied_of(y4));
+  EXPECT_TRUE(applied_of(y1)->outputs.empty());
 }
 
 // ExtendShapes over appended nodes equals one propagation of the grown graph:
