@@ -133,27 +133,27 @@ std::vector<int64_t> ConcreteShape(const Json& j, const std::string& where) {
 
 // Splits FX / make_fx spellings of an op: "aten.linear.default" -> ("aten::linear", ""),
 // "aten.add.Tensor" -> ("aten::add", "Tensor"), "aten::add.Tensor" -> ("aten::add", "Tensor").
-void NormalizeOp(const std::string& text, std::string* op, std::string* overload) {
-  std::string name = text;
-  std::string ns;
+void NormalizeOp(std::string_view text, std::string* op, std::string* overload) {
+  std::string_view name = text;
+  std::string_view ns;
   const size_t colons = name.find("::");
-  if (colons != std::string::npos) {
+  if (colons != std::string_view::npos) {
     ns = name.substr(0, colons);
     name = name.substr(colons + 2);
   } else {
     const size_t dot = name.find('.');
-    if (dot != std::string::npos) {
+    if (dot != std::string_view::npos) {
       ns = name.substr(0, dot);
       name = name.substr(dot + 1);
     }
   }
   const size_t dot = name.find('.');
-  if (dot != std::string::npos) {
-    if (overload->empty()) *overload = name.substr(dot + 1);
+  if (dot != std::string_view::npos) {
+    if (overload->empty()) overload->assign(name.substr(dot + 1));
     name = name.substr(0, dot);
   }
   if (*overload == "default") overload->clear();
-  *op = ns.empty() ? "aten::" + name : ns + "::" + name;
+  op->assign(ns.empty() ? std::string_view("aten") : ns).append("::").append(name);
 }
 
 // Value kinds as the schema spells output types.
@@ -686,12 +686,13 @@ class JsonImporter {
   // Reads nodes[i] in the form SimpleNode holds, as ReadNode reads the same
   // node parsed as JSON (same values, in the same order, and same errors).
   void ReadSimpleNode(SimpleNode& s, size_t i) {
-    std::string where = "nodes[" + std::to_string(i) + "]";
+    // NB: the place for messages is built in a buffer kept across nodes (no allocation per node).
+    std::string& where = where_;
+    where.assign("nodes[").append(std::to_string(i)).append("]");
     ir::Node n;
     if (s.has_overload) n.overload.assign(s.overload);
-    scratch_.assign(s.op);
-    NormalizeOp(scratch_, &n.op, &n.overload);
-    where += " (" + n.op + ")";
+    NormalizeOp(s.op, &n.op, &n.overload);
+    where.append(" (").append(n.op).append(")");
     n.scope = 0;
     if (s.has_module) {
       scratch_.assign(s.module);
@@ -1067,6 +1068,7 @@ class JsonImporter {
   std::unordered_map<std::string, int> buffer_names_;
   std::unordered_map<std::string, int> input_names_;  // -> input position.
   std::string scratch_;  // A name being looked up (kept to reuse its buffer).
+  std::string where_;    // ReadSimpleNode's place for messages (kept to reuse its buffer).
 };
 
 // Reads the "nodes" array `array` node by node: a node in SimpleNode's form
