@@ -48,6 +48,12 @@ struct Gpt2Config {
   // aten::scaled_dot_product_attention, whose kernel --attention-backend
   // picks) or "flash" (flash-attn 2's flash_attn_func).
   std::string attn = "sdpa";
+  // Generation phase and cache dtype, as LlamaConfig's (phase=prefill|decode,
+  // cache_dtype=fp32|bf16|fp16|fp8): the cache holds heads x head_dim per
+  // token and layer. NB: the decode step's position is arange(0, 1), not
+  // arange(past, past + 1): a lookup of one wpe row either way.
+  std::string phase;
+  std::string cache_dtype;
 };
 
 // LLaMA as Hugging Face's LlamaForCausalLM (eager attention) runs it, written
@@ -206,6 +212,12 @@ struct GptNeoxConfig {
   // Attention implementation: "eager" (baddbmm + where + softmax), "sdpa"
   // (the default: GPTNeoXSdpaAttention, is_causal) or "flash".
   std::string attn = "sdpa";
+  // Generation phase and cache dtype, as LlamaConfig's: keys and values are
+  // cached after the partial rotary, heads x head_dim per token and layer.
+  // NB: the decode step's positions are the first ones (arange(0, 1), a
+  // gather of one row either way), with the shapes of the last.
+  std::string phase;
+  std::string cache_dtype;
 };
 
 // BERT as Hugging Face's BertModel / BertForMaskedLM run it (eager

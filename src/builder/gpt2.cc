@@ -6,6 +6,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/generation_phase.h"
 #include "builder/lm_head.h"
 #include "builder/megatron.h"
 #include "builder/validate.h"
@@ -122,19 +123,22 @@ Ref SpLinear(GraphBuilder& b, const Gpt2Config& c, Ref x, Ref weight, Arg bias) 
 
 // The eager core (matmul + softmax, as the torch 1.13 trace records it) on
 // q, k, v [B, H, T, hd]; returns [B, T, H, hd], contiguous.
-Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, Ref k, Ref v, Ref t) {
+Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, Ref k, Ref v, Ref t, bool decode) {
   // att = matmul(q, k.transpose(-1, -2)) / sqrt(hd)
   Ref att = b.Matmul(q, b.Transpose(k, -1, -2));
   att = b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
-  // causal = self.bias[:, :, :T, :T]
-  Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
-  causal = b.Slice(causal, 1, 0, kSliceToEnd);
-  causal = b.Slice(causal, 2, 0, t);
-  causal = b.Slice(causal, 3, 0, t);
-  // mask_value = torch.full([], finfo(att.dtype).min, dtype=att.dtype); the
-  // softmax then runs in the compute dtype (HF GPT-2's eager _attn has no fp32 island).
-  Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
-  att = b.Where(causal, att, mask_value);
+  // NB: a decode step's one query sees every cached key: the mask is left out, as llama.cc's decode does.
+  if (!decode) {
+    // causal = self.bias[:, :, :T, :T]
+    Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
+    causal = b.Slice(causal, 1, 0, kSliceToEnd);
+    causal = b.Slice(causal, 2, 0, t);
+    causal = b.Slice(causal, 3, 0, t);
+    // mask_value = torch.full([], finfo(att.dtype).min, dtype=att.dtype); the
+    // softmax then runs in the compute dtype (HF GPT-2's eager _attn has no fp32 island).
+    Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
+    att = b.Where(causal, att, mask_value);
+  }
   att = b.Softmax(att, -1);
   {
     ScopeGuard s(b, "attn_dropout", "Dropout");
@@ -150,7 +154,9 @@ Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, R
 // src/transformers/integrations/sdpa_attention.py at
 // 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, no mask, is_causal, dropout
 // attn_pdrop in training; flash on [B, T, H, hd] views); returns [B, T, H, hd].
-Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v) {
+Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v, bool decode) {
+  // NB: one query sees every cached key: is_causal is query.shape[2] > 1 (false), no mask.
+  if (decode && c.attn != "flash") return b.Transpose(Sdpa(b, q, k, v, Arg::None(), 0.0, false, false), 1, 2);
   if (c.attn == "flash") {
     return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), c.dropout, true, 0);
   }
@@ -158,7 +164,7 @@ Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v) {
   return b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.dropout, true, false), 1, 2);
 }
 
-Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
+Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenState& gen) {
   const int64_t tp = c.tp, local_heads = c.heads / tp;
   // B, T, C = x.size()
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
@@ -181,7 +187,11 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   Ref q = heads(qkv_parts[0], hd_q);
   Ref k = heads(qkv_parts[1], hd_k);
   Ref v = heads(qkv_parts[2], hd_v);
-  Ref y = c.attn == "eager" ? EagerCore(b, c, l, q, k, v, t) : FusedCore(b, c, q, k, v);
+  if (gen.generating) {
+    k = CacheUpdate(b, gen, k);
+    v = CacheUpdate(b, gen, v);
+  }
+  Ref y = c.attn == "eager" ? EagerCore(b, c, l, q, k, v, t, gen.decode) : FusedCore(b, c, q, k, v, gen.decode);
   if (tp == 1) {
     y = b.View(y, b.IntList({bsz, t, cdim}));
     y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
@@ -197,7 +207,7 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   return b.Dropout(y, c.dropout);
 }
 
-Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
+Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenState& gen) {
   Ref h;
   {
     ScopeGuard s(b, "ln_1", "LayerNorm");
@@ -205,7 +215,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x) {
   }
   {
     ScopeGuard s(b, "attn", "GPT2Attention");
-    h = Attention(b, c, l, h);
+    h = Attention(b, c, l, h, gen);
   }
   x = b.Add(x, h);
   {
@@ -251,14 +261,18 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   v.PositiveFloat("eps", c.eps);
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.ComputeDType("dtype", c.dtype);
+  GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
+  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp), "phase=" + c.phase + " needs tp=1");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("GPT2", "gpt2 (builder)");
-  Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
+  Ref idx = b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   // Learned positions: S may not exceed the table.
   b.BoundSymbol("S", c.context);
+  // The cache before the last decode step: S + T - 2 tokens of heads x head_dim.
+  if (gen.decode) DeclarePasts(b, gen, c.heads, c.hidden / c.heads, FullPasts(c.layers));
   Gpt2Weights w = Declare(b, c);
   DeclareTail(b, c, w);
 
@@ -290,20 +304,27 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
     ScopeGuard list(b, "h", "ModuleList");
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), "GPT2Block");
-      x = Block(b, c, w.layers[i], x);
+      x = Block(b, c, w.layers[i], x, gen);
     }
   }
   {
     ScopeGuard s(b, "ln_f", "LayerNorm");
     x = LayerNorm(b, x, c.hidden, w.ln_f_w, w.ln_f_b, c.eps);
   }
+  // generate() passes logits_to_keep=1: lm_head(hidden_states[:, -1:, :]).
+  if (gen.generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None()) : b.Linear(x, w.wte, Arg::None());
   }
   b.Output(x);
+  OutputCaches(b, gen);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
+  if (gen.generating) {
+    m.default_loss.clear();  // A generation phase runs under no_grad.
+    m.cache_windows.assign(2 * c.layers, 0);
+  }
   if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
   return m;

@@ -8,6 +8,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/generation_phase.h"
 #include "builder/lm_head.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
@@ -101,13 +102,18 @@ Ref RotateHalf(GraphBuilder& b, Ref x) {
 }
 
 // The eager core (GPTNeoXAttention._attn) on q, k, v [B, H, T, hd]; returns [B, H, T, hd].
-Ref EagerCore(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref q, Ref k, Ref v) {
+// NB: a decode step's one query sees every cached key: the mask is left out,
+// as llama.cc's decode does (its row of the mask buffer is all true).
+Ref EagerCore(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref q, Ref k, Ref v, bool decode) {
   Ref bsz = b.Size(q, 0), nh = b.Size(q, 1), ql = b.Size(q, 2), hd = b.Size(q, 3);
   Ref kl = b.Size(k, 2);
-  // causal_mask = self.bias[:, :, key_length - query_length : key_length, :key_length]
-  Ref start = b.IntOf(b.Op1("aten::sub", "Tensor", {{"self", b.NumToTensor(kl)}, {"other", b.NumToTensor(ql)}, {"alpha", 1}}));
-  Ref mask = b.Slice(b.Slice(l.mask, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd);
-  mask = b.Slice(b.Slice(mask, 2, start, kl), 3, 0, kl);
+  Ref mask;
+  if (!decode) {
+    // causal_mask = self.bias[:, :, key_length - query_length : key_length, :key_length]
+    Ref start = b.IntOf(b.Op1("aten::sub", "Tensor", {{"self", b.NumToTensor(kl)}, {"other", b.NumToTensor(ql)}, {"alpha", 1}}));
+    mask = b.Slice(b.Slice(l.mask, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd);
+    mask = b.Slice(b.Slice(mask, 2, start, kl), 3, 0, kl);
+  }
   // batch_size * num_attention_heads, computed for each of its three uses.
   auto bh = [&] { return b.IntOf(b.Mul(b.NumToTensor(bsz), b.NumToTensor(nh))); };
   q = b.View(q, b.IntList({bh(), ql, hd}));
@@ -120,9 +126,11 @@ Ref EagerCore(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref q
                      {{"self", zeros}, {"batch1", q}, {"batch2", b.Transpose(k, 1, 2)}, {"beta", 1.0},
                       {"alpha", norm_factor}});
   scores = b.View(scores, b.IntList({bsz, nh, ql, kl}));
-  // mask_value = torch.tensor(finfo(dtype).min, dtype=dtype).to(device): a 0-dim constant.
-  Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
-  scores = b.Where(mask, scores, mask_value);
+  if (!decode) {
+    // mask_value = torch.tensor(finfo(dtype).min, dtype=dtype).to(device): a 0-dim constant.
+    Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
+    scores = b.Where(mask, scores, mask_value);
+  }
   // NB: no fp32 island: softmax in the compute dtype, then .to(value.dtype) (a no-op).
   Ref att = b.ToDtype(b.Softmax(scores, -1), c.dtype);
   {
@@ -132,7 +140,7 @@ Ref EagerCore(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref q
   return b.Matmul(att, v);
 }
 
-Ref Attention(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x, Ref position_ids) {
+Ref Attention(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x, Ref position_ids, GenState& gen) {
   const int64_t hd = HeadDim(c), rd = RotaryDims(c);
   Ref qkv;
   {
@@ -163,9 +171,13 @@ Ref Attention(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x
   Ref k_emb = b.Add(b.Mul(k_rot, cos), b.Mul(RotateHalf(b, k_rot), sin));
   q = b.Cat(b.TensorList({q_emb, q_pass}), -1);
   k = b.Cat(b.TensorList({k_emb, k_pass}), -1);
+  if (gen.generating) {
+    k = CacheUpdate(b, gen, k);
+    v = CacheUpdate(b, gen, v);
+  }
   Ref y;
   if (c.attn == "eager") {
-    y = EagerCore(b, c, l, q, k, v);
+    y = EagerCore(b, c, l, q, k, v, gen.decode);
     // _merge_heads: permute(0, 2, 1, 3).contiguous().view(B, T, h).
     y = b.Contiguous(b.Permute(y, b.IntList({0, 2, 1, 3})));
     y = b.View(y, b.IntList({b.Size(y, 0), b.Size(y, 1), c.hidden}));
@@ -173,9 +185,10 @@ Ref Attention(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x
     y = FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), c.attn_dropout, true, 0);
     y = b.Reshape(y, b.IntList({b.Size(x, 0), b.Size(x, 1), c.hidden}));
   } else {
-    // GPTNeoXSdpaAttention: is_causal without a mask; transpose(1, 2).contiguous().view(B, T, h).
+    // GPTNeoXSdpaAttention: is_causal without a mask (not in a decode step: query.shape[2] > 1 is false);
+    // transpose(1, 2).contiguous().view(B, T, h).
     // NB: no copy in the contiguous(), as in llama.cc's FusedCore.
-    y = b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.attn_dropout, true, false), 1, 2);
+    y = b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.attn_dropout, !gen.decode, false), 1, 2);
     y = b.Reshape(y, b.IntList({b.Size(x, 0), b.Size(x, 1), c.hidden}));
   }
   ScopeGuard s(b, "dense", "Linear");
@@ -202,12 +215,12 @@ Ref LayerNorm(GraphBuilder& b, const GptNeoxConfig& c, const char* name, Ref x, 
 
 // GPTNeoXLayer.forward: parallel, x + attn(ln1(x)) + mlp(ln2(x)) as (mlp + attn) + x;
 // sequential, a = attn(ln1(x)) + x, then mlp(ln2(a)) + a.
-Ref Layer(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x, Ref position_ids) {
+Ref Layer(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x, Ref position_ids, GenState& gen) {
   Ref attn;
   {
     Ref h = LayerNorm(b, c, "input_layernorm", x, l.ln1_w, l.ln1_b);
     ScopeGuard s(b, "attention", "GPTNeoXAttention");
-    attn = Attention(b, c, l, h, position_ids);
+    attn = Attention(b, c, l, h, position_ids, gen);
   }
   {
     ScopeGuard s(b, "post_attention_dropout", "Dropout");
@@ -250,13 +263,16 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   v.Require(c.act == "gelu" || c.act == "gelu_tanh" || c.act == "relu", "act=" + c.act + " must be gelu, gelu_tanh or relu");
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.ComputeDType("dtype", c.dtype);
+  GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
 
   GraphBuilder b("GPTNeoXForCausalLM", "gpt_neox (builder)");
-  Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
+  Ref idx = b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   // The causal-mask buffer and the rotary caches have `context` rows.
   b.BoundSymbol("S", c.context);
+  // The cache before the last decode step: S + T - 2 tokens of heads x head_dim.
+  if (gen.decode) DeclarePasts(b, gen, c.heads, HeadDim(c), FullPasts(c.layers));
   NeoxWeights w = Declare(b, c);
   w.embed_out = DeclareLmHead(b, "embed_out", w.embed, c.tie, c.vocab, c.hidden, c.dtype);
   Ref x;
@@ -277,18 +293,26 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
       ScopeGuard list(b, "layers", "ModuleList");
       for (int64_t i = 0; i < c.layers; ++i) {
         ScopeGuard layer(b, std::to_string(i), "GPTNeoXLayer");
-        x = Layer(b, c, w.layers[i], x, position_ids);
+        x = Layer(b, c, w.layers[i], x, position_ids, gen);
       }
     }
     x = LayerNorm(b, c, "final_layer_norm", x, w.ln_f_w, w.ln_f_b);
   }
+  // generate() passes logits_to_keep=1: embed_out(hidden_states[:, -1:, :]).
+  if (gen.generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "embed_out", "Linear");
     x = b.Linear(x, w.embed_out, Arg::None());
   }
   b.Output(x);
+  OutputCaches(b, gen);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
-  return b.Finish();
+  BuiltModel m = b.Finish();
+  if (gen.generating) {
+    m.default_loss.clear();  // A generation phase runs under no_grad.
+    m.cache_windows.assign(2 * c.layers, 0);
+  }
+  return m;
 }
 
 }  // namespace torchcost::build

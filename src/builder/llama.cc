@@ -12,6 +12,7 @@
 
 #include "builder/attention.h"
 #include "builder/finfo.h"
+#include "builder/generation_phase.h"
 #include "builder/lm_head.h"
 #include "builder/megatron.h"
 #include "builder/validate.h"
@@ -229,28 +230,6 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
                : b.Linear(x, weight);
 }
 
-// Generation (LlamaConfig::phase): the cache's dtype, each layer's past
-// keys and values (decode), and the cache tensors made, in layer order.
-struct GenState {
-  bool decode = false;
-  DType cache_dtype = DType::kFloat32;
-  std::vector<Ref> pasts;   // decode: past_key.i, past_value.i per layer.
-  std::vector<Ref> caches;  // The cache after each update, output after the logits.
-  size_t next_past = 0;
-};
-
-// Hugging Face's DynamicLayer.update (transformers src/transformers/cache_utils.py at
-// 004999d972e478164dd7e8e508350937c803531e): self.keys = torch.cat([self.keys,
-// key_states], dim=-2), returning self.keys; the prefill's self.keys is an empty
-// tensor, so the cat copies the prompt's keys. A cache dtype other than the
-// compute dtype casts before the cat and back after (a copy of the whole cache).
-Ref CacheUpdate(GraphBuilder& b, const LlamaConfig& c, GenState& g, Ref x) {
-  Ref stored = g.cache_dtype != c.dtype ? b.ToDtype(x, g.cache_dtype) : x;
-  Ref full = g.decode ? b.Cat(b.TensorList({g.pasts[g.next_past++], stored}), 2) : b.Cat(b.TensorList({stored}), 2);
-  g.caches.push_back(full);
-  return g.cache_dtype != c.dtype ? b.ToDtype(full, c.dtype) : full;
-}
-
 // The sdpa and flash cores (Hugging Face's sdpa_attention_forward,
 // transformers src/transformers/integrations/sdpa_attention.py at
 // 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, and _flash_attention_forward,
@@ -328,8 +307,8 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   k = ApplyRope(b, rope, k);
   const bool decode = gen != nullptr && gen->decode;
   if (gen != nullptr) {
-    k = CacheUpdate(b, c, *gen, k);
-    v = CacheUpdate(b, c, *gen, v);
+    k = CacheUpdate(b, *gen, k);
+    v = CacheUpdate(b, *gen, v);
   }
   if (c.attn != "eager") {
     Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window, decode), b.IntList({bsz, t, c.heads / c.tp * hd}));
@@ -659,19 +638,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
   v.ComputeDType("dtype", c.dtype);
-  v.Require(c.phase.empty() || c.phase == "prefill" || c.phase == "decode",
-            "phase=" + c.phase + " must be prefill or decode (empty: the plain forward)");
-  GenState gen;
-  gen.decode = c.phase == "decode";
-  gen.cache_dtype = c.dtype;
-  if (c.cache_dtype == "fp8" || c.cache_dtype == "float8_e4m3fn" || c.cache_dtype == "float8_e5m2") {
-    gen.cache_dtype = DType::kUInt8;
-  } else if (!c.cache_dtype.empty()) {
-    Result<DType> d = ParseDType(c.cache_dtype);
-    v.Require(d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16),
-              "cache_dtype=" + c.cache_dtype + " must be fp32, bf16, fp16 or fp8");
-    if (d.ok()) gen.cache_dtype = *d;
-  }
+  GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
   v.Require(c.phase.empty() || (c.tp == 1 && !c.sp), "phase=" + c.phase + " needs tp=1");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
@@ -683,14 +650,12 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (gen.decode) {
     // The cache before the last decode step: S + T - 2 tokens (the prompt and
     // all new tokens but the last two), or the sliding window's window - 1.
-    const int64_t hd = HeadDim(c);
+    std::vector<std::string> pasts = FullPasts(c.layers);
     for (int64_t i = 0; i < c.layers; ++i) {
       const int64_t window = LayerWindow(c, i);
-      const std::string past = window > 0 ? "min(S+T-2, " + std::to_string(window - 1) + ")" : "S+T-2";
-      for (const char* kv : {"past_key.", "past_value."}) {
-        gen.pasts.push_back(b.Input(kv + std::to_string(i), {"B", c.kv_heads, past, hd}, gen.cache_dtype));
-      }
+      if (window > 0) pasts[i] = "min(S+T-2, " + std::to_string(window - 1) + ")";
     }
+    DeclarePasts(b, gen, c.kv_heads, HeadDim(c), pasts);
   }
   LlamaWeights w = Declare(b, c);
   std::optional<ScopeGuard> model;
@@ -731,7 +696,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   b.Output(x);
-  for (Ref cache : gen.caches) b.Output(cache);
+  OutputCaches(b, gen);
   b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
   BuiltModel m = b.Finish();
   if (c.experts > 0) {

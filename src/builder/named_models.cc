@@ -81,7 +81,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"make_vocab_size_divisible_by", &g.vocab_multiple},
              {"sp", &g.sp},
              {"attn", &g.attn},
-             {"dtype", &g.dtype}},
+             {"dtype", &g.dtype},
+             {"phase", &g.phase},
+             {"cache_dtype", &g.cache_dtype}},
             [&g] { return BuildGpt2(g); }};
   }
   if (family == "llama") {
@@ -145,7 +147,9 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"attn_dropout", &n.attn_dropout},
              {"act", &n.act},
              {"attn", &n.attn},
-             {"dtype", &n.dtype}},
+             {"dtype", &n.dtype},
+             {"phase", &n.phase},
+             {"cache_dtype", &n.cache_dtype}},
             [&n] { return BuildGptNeox(n); }};
   }
   if (family == "bert") {

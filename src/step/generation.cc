@@ -25,9 +25,8 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
       built.status().message().find("'phase'") != std::string::npos) {
     return Status::InvalidArgument(
         "StepConfig.mode generate: model '" + model +
-        "' has no generation phases (the llama family and the config.json "
-        "model_types "
-        "built as it: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi3)");
+        "' has no generation phases (the llama, gpt2 and gpt_neox families and the config.json "
+        "model_types built as them: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi3, gpt2, gpt_neox)");
   }
   return built;
 }

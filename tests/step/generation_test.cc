@@ -134,11 +134,100 @@ TEST(GenerationTest, DecodePeakHoldsTheWholeCache) {
             Eval(p.peak, g->decode.bindings));
 }
 
+// Tiny GPT-2 and GPT-NeoX: 2 layers, hidden 64, 4 heads of 16 (every head
+// cached: no grouped K/V), vocabulary 256, eager attention, float32.
+constexpr const char* kTinyGpt2 =
+    "layers=2,hidden=64,heads=4,vocab=256,context=512,attn=eager,"
+    "make_vocab_size_divisible_by=1";
+constexpr const char* kTinyNeox =
+    "layers=2,hidden=64,heads=4,intermediate=256,vocab=256,context=512,"
+    "attn=eager";
+
+TEST(GenerationTest, Gpt2AndNeoxKvCacheBytesClosedForm) {
+  struct Case {
+    std::string model, config;
+    int64_t per_token;  // 2 x layers x kv_heads x head_dim x bytes
+  };
+  const Case cases[] = {
+      {"gpt2", kTinyGpt2, 2 * /*layers*/ 2 * /*heads*/ 4 * /*head_dim*/ 16 * /*fp32*/ 4},
+      {"gpt2", std::string(kTinyGpt2) + ",dtype=bf16", 2 * 2 * 4 * 16 * /*bf16*/ 2},
+      {"gpt2", std::string(kTinyGpt2) + ",attn=sdpa,cache_dtype=fp8", 2 * 2 * 4 * 16 * /*fp8*/ 1},
+      {"gpt_neox", kTinyNeox, 2 * 2 * 4 * 16 * 4},
+      // NB: the partial rotary (rotary_pct 0.25: 4 of 16 dims) changes no cached byte.
+      {"gpt_neox", std::string(kTinyNeox) + ",attn=sdpa,dtype=fp16", 2 * 2 * 4 * 16 * /*fp16*/ 2},
+      // GPT-2 small: 12 layers x 12 heads x 64 dims (768 / 12), float32.
+      {"gpt2", "", 2 * 12 * 12 * 64 * 4},
+  };
+  for (const Case& c : cases) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration(c.model, c.config, BuiltinRules(), Generate());
+    ASSERT_TRUE(g.ok()) << c.model << " " << c.config << ": " << g.status().message();
+    EXPECT_EQ(g->kv_bytes_per_token, c.per_token) << c.config;
+    EXPECT_EQ(g->window, 0);
+    for (auto [b, s, t] : {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}}) {
+      const sym::Bindings bind = {{"B", b}, {"S", s}, {"T", t}};
+      EXPECT_EQ(Eval(g->kv_cache_bytes, bind), c.per_token * (s + t) * b)
+          << c.model << " " << c.config << " B=" << b << " S=" << s;
+    }
+  }
+}
+
+TEST(GenerationTest, Gpt2AndNeoxDecodeFlops) {
+  struct Case {
+    std::string model, config;
+    int64_t per_head;  // FLOPs per cached token, layer, sequence and head
+    int64_t matmuls;   // The weights' matmuls of one token, 2 per FMA
+  };
+  // One more cached key adds a row of q k^T (2 x head_dim) and a column of
+  // att v (2 x head_dim), and a score to scale and softmax (4). GPT-2 scales
+  // by a division (1); GPT-NeoX by baddbmm's alpha (1) after adding its zeros
+  // input (1). Weights per layer: GPT-2 c_attn 64x192, c_proj 64x64, c_fc
+  // and mlp c_proj 64x256; GPT-NeoX query_key_value 64x192, dense 64x64,
+  // dense_h_to_4h and dense_4h_to_h 64x256; lm_head (embed_out) 64x256.
+  const int64_t matmuls =
+      2 * (2 * (64 * 192 + 64 * 64 + 2 * 64 * 256) + 64 * 256);
+  const Case cases[] = {
+      {"gpt2", kTinyGpt2, 4 * 16 + 1 + 4, matmuls},
+      {"gpt_neox", kTinyNeox, 4 * 16 + 2 + 4, matmuls},
+  };
+  for (const Case& c : cases) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration(c.model, c.config, BuiltinRules(), Generate());
+    ASSERT_TRUE(g.ok()) << c.model << ": " << g.status().message();
+    ASSERT_TRUE(g->decode_linear) << c.model;
+    for (int64_t b : {1, 3}) {
+      for (int64_t s : {5, 64}) {
+        const sym::Bindings at = {{"B", b}, {"S", s}, {"T", 10}},
+                            next = {{"B", b}, {"S", s}, {"T", 11}};
+        EXPECT_EQ(Eval(g->decode_flops_last, next) -
+                      Eval(g->decode_flops_last, at),
+                  /*layers*/ 2 * b * /*heads*/ 4 * c.per_head)
+            << c.model;
+      }
+    }
+    // The per-token cost is at least the weights' matmuls, and the norms,
+    // biases, GELU and residuals add under 10%.
+    const sym::Bindings first = {{"B", 1}, {"S", 1}, {"T", 2}};
+    EXPECT_GE(Eval(g->decode_flops_first, first), c.matmuls) << c.model;
+    EXPECT_LT(Eval(g->decode_flops_first, first), c.matmuls * 11 / 10)
+        << c.model;
+    // B sequences cost B times one (every op is per sequence).
+    const sym::Bindings three = {{"B", 3}, {"S", 9}, {"T", 4}},
+                        one = {{"B", 1}, {"S", 9}, {"T", 4}};
+    EXPECT_EQ(Eval(g->decode_flops_last, three),
+              3 * Eval(g->decode_flops_last, one));
+  }
+}
+
 TEST(GenerationTest, Errors) {
   const RuleSet& rules = BuiltinRules();
   EXPECT_THAT(
-      AnalyzeGeneration("gpt2", "", rules, Generate()).status().message(),
+      AnalyzeGeneration("bert", "", rules, Generate()).status().message(),
       HasSubstr("has no generation phases"));
+  EXPECT_THAT(AnalyzeGeneration("gpt2", "tp=2", rules, Generate())
+                  .status()
+                  .message(),
+              HasSubstr("phase=prefill needs tp=1"));
   StepConfig infer = Generate();
   infer.mode = "infer";
   EXPECT_THAT(

@@ -1,0 +1,68 @@
+// Tests of the generation-phase helpers (src/builder/generation_phase.cc):
+// the phase and cache dtype keys, the decode step's past inputs, and the
+// cache updates with and without a cast to the cache's dtype.
+#include "builder/generation_phase.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace torchcost::build {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(GenerationPhaseTest, ReadsThePhaseAndTheCacheDtype) {
+  Validator v("test");
+  GenState g = ReadPhase(v, "decode", "fp8", DType::kBFloat16);
+  EXPECT_TRUE(v.ok());
+  EXPECT_TRUE(g.generating);
+  EXPECT_TRUE(g.decode);
+  EXPECT_EQ(g.compute, DType::kBFloat16);
+  EXPECT_EQ(g.cache_dtype, DType::kUInt8);  // NB: fp8 is carried as a 1-byte uint8.
+  g = ReadPhase(v, "", "", DType::kFloat16);
+  EXPECT_FALSE(g.generating);
+  EXPECT_EQ(g.cache_dtype, DType::kFloat16);  // The compute dtype.
+  EXPECT_TRUE(v.ok());
+
+  Validator bad_phase("test");
+  ReadPhase(bad_phase, "train", "", DType::kFloat32);
+  EXPECT_THAT(bad_phase.status().message(), HasSubstr("phase=train must be prefill or decode"));
+  Validator bad_dtype("test");
+  ReadPhase(bad_dtype, "prefill", "int8", DType::kFloat32);
+  EXPECT_THAT(bad_dtype.status().message(), HasSubstr("cache_dtype=int8 must be fp32, bf16, fp16 or fp8"));
+}
+
+TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
+  Validator v("test");
+  GenState g = ReadPhase(v, "decode", "fp16", DType::kFloat32);
+  GraphBuilder b("Test", "test");
+  Ref x = b.Input("x", {"B", 2, 1, 8});
+  DeclarePasts(b, g, /*kv_heads=*/2, /*head_dim=*/8, FullPasts(3));
+  ASSERT_EQ(g.pasts.size(), 6u);  // A key and a value per layer.
+  Ref y = CacheUpdate(b, g, x);
+  ASSERT_EQ(g.caches.size(), 1u);
+  EXPECT_EQ(g.next_past, 1u);
+  OutputCaches(b, g);
+  b.Output(y);
+  BuiltModel m = b.Finish();
+  // Inputs: x, then past_key.0, past_value.0, ..., past_value.2 [B, 2, S+T-2, 8] in float16.
+  ASSERT_EQ(m.inputs.size(), 7u);
+  EXPECT_EQ(m.inputs[1].name, "past_key.0");
+  EXPECT_EQ(m.inputs[6].name, "past_value.2");
+  ASSERT_EQ(m.inputs[1].shape.size(), 4u);
+  EXPECT_EQ(m.inputs[1].shape[2].symbol(), "S+T-2");
+  EXPECT_EQ(m.inputs[1].shape[1].size(), 2);
+  EXPECT_EQ(m.inputs[1].dtype, DType::kFloat16);
+  // The cast to float16, the cat, the cast back.
+  std::vector<std::string> ops;
+  for (const ir::Node& n : m.graph.nodes) ops.push_back(n.op);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "aten::cat"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "aten::to"), 2);
+}
+
+}  // namespace
+}  // namespace torchcost::build
