@@ -1,14 +1,10 @@
 #include "import/ts_compile.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -18,6 +14,7 @@
 #include "import/module_attrs.h"
 #include "import/module_scopes.h"
 #include "import/table_value.h"
+#include "import/ts_module_tree.h"
 #include "import/ts_passes.h"
 #include "import/ts_pickle.h"
 #include "import/ts_program.h"
@@ -34,11 +31,11 @@ using ts::Decline;
 using ts::Expr;
 using ts::ExprPtr;
 using ts::InnerType;
+using ts::Module;
 using ts::Nd;
 using ts::Program;
 using ts::SetTypeInfo;
 using ts::ShortClassName;
-using ts::StorageElementSize;
 using ts::SubtypeOf;
 using ts::Val;
 
@@ -48,14 +45,9 @@ struct Call {
   std::string cls;
 };
 
-struct Module {
-  const PickleValue* object = nullptr;
-  const ts::ClassDef* cls = nullptr;
-};
-
 class Compiler {
  public:
-  Compiler(const ZipArchive& archive, std::string path) : archive_(archive), path_(std::move(path)) {}
+  Compiler(const ZipArchive& archive, std::string path) : archive_(archive), path_(std::move(path)), tree_(archive) {}
 
   Result<ir::Graph> Run() {
     const std::string& root = archive_.root();
@@ -74,11 +66,10 @@ class Compiler {
       }
     }
     if (data_->kind != PickleValue::Kind::kObject) return Decline("data.pkl does not hold a module");
-    TORCHCOST_ASSIGN_OR_RETURN(Module top, ModuleOf(*data_));
+    TORCHCOST_ASSIGN_OR_RETURN(Module top, tree_.ModuleOf(*data_));
     const ts::Method* forward = top.cls->FindMethod("forward");
     if (forward == nullptr) return Status::InvalidArgument(path_ + ": TorchScript module has no forward method");
-    TORCHCOST_RETURN_IF_ERROR(BuildScopes(top));
-    TORCHCOST_RETURN_IF_ERROR(BuildTables(top));
+    TORCHCOST_RETURN_IF_ERROR(tree_.Build(top, &graph_, &scope_index_, &tensor_slot_));
     // The top-level forward: `self` and the inputs.
     Val self;
     self.src = Val::Src::kModule;
@@ -109,152 +100,6 @@ class Compiler {
   }
 
  private:
-  // --- The module tree -------------------------------------------------------
-
-  Result<const ts::ClassDef*> ClassNamed(const std::string& qualified) {
-    auto it = classes_.find(qualified);
-    if (it != classes_.end()) return it->second;
-    const size_t dot = qualified.rfind('.');
-    if (dot == std::string::npos || qualified.compare(0, 10, "__torch__.") != 0) {
-      return Decline("class " + qualified + " is not TorchScript source");
-    }
-    const std::string module = qualified.substr(0, dot);
-    if (parsed_files_.count(module)) return Decline("no source for class " + qualified);
-    parsed_files_.insert({module, true});
-    std::string file = module;
-    std::replace(file.begin(), file.end(), '.', '/');
-    file = archive_.root() + "code/" + file + ".py";
-    if (!archive_.Contains(file)) return Decline("no source for class " + qualified);
-    TORCHCOST_ASSIGN_OR_RETURN(std::string text, archive_.Read(file));
-    Result<std::vector<ts::ClassDef>> parsed = ts::ParseSource(text, module);
-    if (!parsed.ok()) return Decline(file.substr(archive_.root().size()) + ": " + parsed.status().message());
-    for (ts::ClassDef& c : *parsed) {
-      auto owned = std::make_unique<ts::ClassDef>(std::move(c));
-      classes_[owned->name] = owned.get();
-      owned_classes_.push_back(std::move(owned));
-    }
-    it = classes_.find(qualified);
-    if (it == classes_.end()) return Decline("no source for class " + qualified);
-    return it->second;
-  }
-
-  Result<Module> ModuleOf(const PickleValue& object) {
-    if (object.kind != PickleValue::Kind::kObject) return Decline("a module attribute is not an object");
-    TORCHCOST_ASSIGN_OR_RETURN(const ts::ClassDef* cls, ClassNamed(object.s));
-    if (cls->base != "Module") return Decline("class " + cls->name + " is not a Module");
-    if (cls->has_constants) return Decline("class " + cls->name + " has constants");
-    return Module{&object, cls};
-  }
-
-  static bool Listed(const std::vector<std::string>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  }
-
-  // The attribute `name` of a module's object, checked against its class.
-  Result<const PickleValue*> Attribute(const Module& m, const std::string& name) {
-    const PickleValue* v = m.object->Attr(name);
-    if (v == nullptr) return Decline("module " + m.cls->name + " has no attribute '" + name + "'");
-    return v;
-  }
-
-  // Module hierarchy as jit::Module::named_modules() walks it: pre-order, attributes in class order.
-  Status BuildScopes(const Module& top) {
-    std::vector<std::pair<std::string, Module>> stack{{"", top}};
-    std::vector<std::pair<std::string, Module>> order;
-    TORCHCOST_RETURN_IF_ERROR(WalkModules("", top, &order));
-    for (const auto& [path, m] : order) {
-      const std::string type = ShortClassName(m.cls->name);
-      const int index = graph_.GetOrAddScope(path, type);
-      if (path.empty()) {
-        graph_.scopes[index].name = type;
-        graph_.scopes[index].type = type;
-      }
-      scope_index_[path] = index;
-      modules_[path] = m;
-    }
-    return Status::Ok();
-  }
-
-  Status WalkModules(const std::string& path, const Module& m, std::vector<std::pair<std::string, Module>>* out) {
-    out->emplace_back(path, m);
-    for (const auto& [name, type] : m.cls->attributes) {
-      TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
-      if (v->kind != PickleValue::Kind::kObject) continue;
-      TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
-      TORCHCOST_RETURN_IF_ERROR(WalkModules(JoinModulePath(path, name), sub, out));
-    }
-    return Status::Ok();
-  }
-
-  // Parameters, then buffers, in slot order (depth first), deduplicated by storage as the LibTorch reader does.
-  Status BuildTables(const Module& top) {
-    std::map<std::tuple<std::string, int64_t, std::vector<int64_t>>, std::pair<bool, int>> seen;
-    for (bool params : {true, false}) {
-      std::vector<std::pair<std::string, const PickleValue*>> tensors;
-      TORCHCOST_RETURN_IF_ERROR(WalkTensors("", top, params, &tensors));
-      for (const auto& [name, v] : tensors) {
-        const PickledTensor& t = v->tensor;
-        TORCHCOST_RETURN_IF_ERROR(CheckStorage(t, "data/"));
-        const bool has_data = t.storage_numel > 0;
-        std::tuple<std::string, int64_t, std::vector<int64_t>> key{t.storage_key, t.offset, t.sizes};
-        if (has_data) {
-          auto it = seen.find(key);
-          if (it != seen.end()) {
-            std::vector<ir::TensorEntry>& table = it->second.first ? graph_.params : graph_.buffers;
-            table[it->second.second].aliases.push_back(name);
-            tensor_slot_[name] = it->second;
-            continue;
-          }
-        }
-        ir::TensorEntry entry;
-        entry.name = name;
-        entry.shape = t.sizes;
-        entry.dtype = DTypeFromScalarTypeCode(t.scalar_type);
-        entry.requires_grad = params && t.requires_grad;
-        std::vector<ir::TensorEntry>& table = params ? graph_.params : graph_.buffers;
-        table.push_back(std::move(entry));
-        const std::pair<bool, int> slot{params, static_cast<int>(table.size()) - 1};
-        if (has_data) seen.emplace(std::move(key), slot);
-        tensor_slot_[name] = slot;
-      }
-    }
-    return Status::Ok();
-  }
-
-  // NB: LibTorch reads every storage; one missing from the archive, or shorter than its tensors need, fails
-  // there, so it is declined here (LibTorch's reader then says what is wrong), though its bytes are not read.
-  Status CheckStorage(const PickledTensor& t, const std::string& dir) const {
-    const std::string entry = archive_.root() + dir + t.storage_key;
-    const int size = StorageElementSize(t.scalar_type);
-    uint64_t need = 0;
-    if (size == 0 || __builtin_mul_overflow(static_cast<uint64_t>(t.storage_numel), static_cast<uint64_t>(size), &need)) {
-      return Decline("storage '" + t.storage_key + "' of an unknown size");
-    }
-    const ZipEntry* e = archive_.Find(entry);
-    if (e == nullptr) return Decline("storage '" + t.storage_key + "' is not in the archive");
-    if (e->uncompressed < need) return Decline("storage '" + t.storage_key + "' is shorter than its tensors need");
-    return Status::Ok();
-  }
-
-  Status WalkTensors(const std::string& path, const Module& m, bool params,
-                     std::vector<std::pair<std::string, const PickleValue*>>* out) {
-    for (const auto& [name, type] : m.cls->attributes) {
-      TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(m, name));
-      if (v->kind == PickleValue::Kind::kObject) {
-        TORCHCOST_ASSIGN_OR_RETURN(Module sub, ModuleOf(*v));
-        TORCHCOST_RETURN_IF_ERROR(WalkTensors(JoinModulePath(path, name), sub, params, out));
-        continue;
-      }
-      if (v->kind != PickleValue::Kind::kTensor) continue;
-      if (v->tensor.device != "cpu") return Decline("a tensor on device " + v->tensor.device);
-      const bool is_param = Listed(m.cls->parameters, name);
-      const bool is_buffer = Listed(m.cls->buffers, name);
-      if (!is_param && !is_buffer) continue;
-      if (is_param == params) out->emplace_back(JoinModulePath(path, name), v);
-    }
-    return Status::Ok();
-  }
-
   // --- Values and nodes --------------------------------------------------------
 
   int AddVal(Val v) {
@@ -450,10 +295,9 @@ class Compiler {
   Result<int> GetAttr(int m, const std::string& name) {
     const Val& mv = prog_.vals[m];
     if (mv.src != Val::Src::kModule) return Decline("attribute '" + name + "' of a non-module");
-    auto mod_it = modules_.find(mv.path);
-    if (mod_it == modules_.end()) return Decline("module '" + mv.path + "' is not in the module tree");
-    const Module& mod = mod_it->second;
-    TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, Attribute(mod, name));
+    const Module* mod = tree_.Find(mv.path);
+    if (mod == nullptr) return Decline("module '" + mv.path + "' is not in the module tree");
+    TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, tree_.Attribute(*mod, name));
     Val out;
     out.path = JoinModulePath(mv.path, name);
     out.attr_name = name;
@@ -555,7 +399,7 @@ class Compiler {
     v.tensor_scalar_type = t.scalar_type;
     v.group = calls_.empty() ? -1 : calls_[0];
     v.storage = t.storage_key + "@" + std::to_string(t.offset);
-    TORCHCOST_RETURN_IF_ERROR(CheckStorage(t, "constants/"));
+    TORCHCOST_RETURN_IF_ERROR(tree_.CheckStorage(t, "constants/"));
     if (t.sizes.empty()) {
       // NB: the LibTorch reader keeps a 0-dim constant's value (double for floating types, else int64).
       const int size = ConstantElementSize(t.scalar_type);
@@ -595,7 +439,9 @@ class Compiler {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
           args.push_back(v);
         }
-        const Module& mod = modules_.at(prog_.vals[m].path);
+        const Module* found = tree_.Find(prog_.vals[m].path);
+        if (found == nullptr) return Decline("module '" + prog_.vals[m].path + "' is not in the module tree");
+        const Module& mod = *found;
         const ts::Method* method = mod.cls->FindMethod(e.base->text);
         if (method == nullptr) return Decline("no method " + e.base->text + " in " + mod.cls->name);
         TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*method, m, args, Call{prog_.vals[m].attr_name, mod.cls->name}));
@@ -872,18 +718,17 @@ class Compiler {
       auto it = rec->second.numbers.find(name);
       if (it != rec->second.numbers.end()) return it->second;
     }
-    auto m = modules_.find(path);
-    if (m != modules_.end()) {
-      const PickleValue* v = m->second.object->Attr(name);
+    if (const Module* m = tree_.Find(path)) {
+      const PickleValue* v = m->object->Attr(name);
       if (v != nullptr && v->kind == PickleValue::Kind::kFloat) return v->f;
     }
     return std::nullopt;
   }
 
   bool TracedInEval(const std::string& path) const {
-    auto m = modules_.find(path);
-    if (m == modules_.end()) return false;
-    const PickleValue* t = m->second.object->Attr("training");
+    const Module* m = tree_.Find(path);
+    if (m == nullptr) return false;
+    const PickleValue* t = m->object->Attr("training");
     return t != nullptr && t->kind == PickleValue::Kind::kBool && !t->b;
   }
 
@@ -1112,14 +957,11 @@ class Compiler {
   std::string path_;
   PickleRef data_, constants_;
   ModuleAttrsMap recorded_;
-  std::unordered_map<std::string, const ts::ClassDef*> classes_;
-  std::vector<std::unique_ptr<ts::ClassDef>> owned_classes_;
-  std::unordered_map<std::string, bool> parsed_files_;
-  std::unordered_map<std::string, Module> modules_;  // By path.
+  ts::ModuleTree tree_;
   ir::Graph graph_;
   std::unordered_map<std::string, int> scope_index_;
   std::string outside_tree_;  // The first call path ScopeOf found outside the module tree.
-  std::unordered_map<std::string, std::pair<bool, int>> tensor_slot_;
+  std::unordered_map<std::string, ts::TensorSlot> tensor_slot_;
   Program prog_;
   std::vector<int> inputs_;
   std::vector<int> calls_;  // The inlined calls being compiled, outermost first.
