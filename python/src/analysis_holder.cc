@@ -59,6 +59,14 @@ cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& 
   return cli::Run(cl, out);
 }
 
+cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args, std::string& out) {
+  cli::CommandLine cl;
+  if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
+  if (cl.arch_symbols.empty()) return cli::Outcome::Usage("--arch-symbol: give at least one symbol and its range");
+  cl.json = true;
+  return cli::Run(cl, out);
+}
+
 cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, "compare", cl); !o.ok()) return o;

@@ -42,6 +42,10 @@ class AnalysisHolder {
 // Runs `torchcost compare` with `args` (no program name, no "compare"); `out` gets its output.
 cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out);
 
+// Runs `torchcost --arch-symbol ... --json` (AnalyzeArchConfig) on `args`;
+// on success `out` holds the torchcost.arch_config JSON.
+cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args, std::string& out);
+
 // Runs `torchcost --mode generate --json` on `args` (a built model's generation) into `out`.
 cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& out);
 

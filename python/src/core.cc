@@ -150,6 +150,17 @@ std::string GenerateArgs(const std::vector<std::string>& args) {
   return out;
 }
 
+std::string ArchConfigArgs(const std::vector<std::string>& args) {
+  std::string out;
+  cli::Outcome o;
+  {
+    py::gil_scoped_release release;
+    o = RunArchConfigArgs(args, out);
+  }
+  if (!o.ok()) Raise(o);
+  return out;
+}
+
 }  // namespace
 }  // namespace torchcost::python
 
@@ -230,6 +241,8 @@ PYBIND11_MODULE(_core, m) {
         "Analyses what the command-line arguments describe; `name` names the model in reports.");
   m.def("generate", &tp::GenerateArgs, py::arg("args"),
         "Runs `torchcost --mode generate --json` on the arguments; returns its output.");
+  m.def("arch_config", &tp::ArchConfigArgs, py::arg("args"),
+        "Runs `torchcost --arch-symbol ... --json` on the arguments; returns its output.");
   m.def(
       "fit_efficiencies",
       [](const std::vector<std::tuple<std::string, std::vector<double>, double>>& rows) {

@@ -23,7 +23,7 @@ from ._options import StrictError, TorchcostError
 from .result import Analysis, ModuleRecord, human
 
 __version__ = "0.1.0"
-__all__ = ["analyze", "generate", "compare", "Profiler", "Analysis", "Comparison", "ModuleRecord", "TorchcostError",
+__all__ = ["analyze", "generate", "arch_config", "compare", "Profiler", "Analysis", "Comparison", "ModuleRecord", "TorchcostError",
            "StrictError", "human", "export_graph", "__version__"]
 
 
@@ -80,6 +80,10 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
         if input_shapes is not None:
             raise TorchcostError("input_shapes: mode='generate' takes the inputs its phases declare")
         return generate(model, config=config, **{k: v for k, v in options.items() if k != "mode"})
+    if options.get("arch_symbols"):
+        if input_shapes is not None:
+            raise TorchcostError("input_shapes: arch_symbols analyses a family or config.json with its own inputs")
+        return arch_config(model, config=config, **options)
     # NB: the text report's flags (--depth, --top, --top-depth) are tree()'s defaults.
     tree = {k: options.pop(k) for k in ("depth", "top", "top_depth") if k in options}
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
@@ -111,6 +115,28 @@ def generate(model: str, *, config: Any = None, **options: Any) -> dict:
     source = _model.prepare(model, [], config=config)
     with source:
         text = _call(lambda c: c.generate, source.args + to_args(options))
+    return json.loads(text)
+
+
+def arch_config(model: str, *, arch_symbols: Mapping[str, Any], config: Any = None, **options: Any) -> dict:
+    """Analyses a built model whose `config` values use symbols (docs/nas.md, `--arch-symbol`).
+
+    model: a family or preset name, or a Hugging Face config.json; config: its keys,
+    with symbols in values ({"hidden": "H*128", "heads": "H"}); arch_symbols: each
+    symbol's sample range, {"H": (lo, hi)} or (lo, hi, step) (hi included), a
+    range, or "LO:HI[:STEP]"; options as analyze()'s (set={"H": 28, "B": 1} evaluates).
+    Returns the totals as closed forms in the symbols, B and S: the
+    "torchcost.arch_config" JSON as a dict (docs/json-schema.md).
+    analyze(model, arch_symbols=..., ...) returns the same.
+    """
+    import json
+
+    from . import _model
+    from ._options import to_args
+
+    source = _model.prepare(model, [], config=config)
+    with source:
+        text = _call(lambda c: c.arch_config, source.args + to_args(dict(options, arch_symbols=arch_symbols)))
     return json.loads(text)
 
 

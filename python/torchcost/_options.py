@@ -54,6 +54,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "max_split_size_mb": ("--max-split-size-mb", "value"),
     "expandable_segments": ("--expandable-segments", "flag"),
     "cuda_context": ("--cuda-context", "value"),
+    "arch_symbols": ("--arch-symbol", "arch"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
@@ -141,12 +142,33 @@ def to_args(options: Mapping[str, Any], table: Mapping[str, Tuple[str, str]] = O
             args += [flag, spec_text(value)]
         elif kind == "method":
             args += [flag, method_text(value)]
+        elif kind == "arch":
+            if not isinstance(value, Mapping):
+                raise TorchcostError("%s: expected {symbol: (lo, hi[, step])}, got %r" % (kw, value))
+            for name, sample in value.items():
+                args += [flag, "%s=%s" % (name, arch_range_text(sample, kw))]
         else:
             if kw == "optimizer" and not isinstance(value, str):
                 raise TorchcostError("optimizer: give its name ('adamw'), or use torchcost.Profiler(model, "
                                      "optimizer) for a torch.optim object")
             args += [flag, value_text(value)]
     return args
+
+
+def arch_range_text(value: Any, name: str = "arch_symbols") -> str:
+    """An architecture symbol's sample range as "LO:HI[:STEP]" (HI included, as the command's).
+
+    value: (lo, hi) or (lo, hi, step); a range (range(64, 8193, 64): its last value is HI); or the text itself.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, range):
+        if len(value) == 0 or value.step <= 0:
+            raise TorchcostError("%s: %r is empty or decreasing" % (name, value))
+        return "%d:%d:%d" % (value.start, value[-1], value.step)
+    if isinstance(value, (tuple, list)) and len(value) in (2, 3):
+        return ":".join(value_text(v) for v in value)
+    raise TorchcostError("%s: expected (lo, hi[, step]), a range or 'LO:HI[:STEP]', got %r" % (name, value))
 
 
 def method_text(value: Any) -> str:

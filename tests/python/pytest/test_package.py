@@ -282,6 +282,29 @@ def test_strict_is_its_own_error(tmp_path):
     assert a.unknown_ops and a.lower_bound
 
 
+def test_arch_symbols_equal_cli_and_closed_form(cli):
+    # config values in a symbol, its sample range a keyword: the library's AnalyzeArchConfig, as --arch-symbol.
+    config = {"layers": 2, "hidden": "H*64", "heads": "H", "kv_heads": "H", "intermediate": 160, "vocab": 256}
+    text = "layers=2,hidden=H*64,heads=H,kv_heads=H,intermediate=160,vocab=256"
+    a = torchcost.analyze("llama", config=config, arch_symbols={"H": (1, 8)}, set={"H": 3})
+    assert a == cli("--model", "llama", "--config", text, "--arch-symbol", "H=1:8", "--set", "H=3")
+    assert a["schema"] == "torchcost.arch_config"
+    assert a["arch_symbols"][0]["lo"] == 1 and a["arch_symbols"][0]["hi"] == 8 and a["arch_symbols"][0]["step"] == 1
+    # h = 64 H, V = 256, I = 160, untied: embed and lm_head 2 V h, final norm h, per layer q, k, v, o 4 h^2
+    # (kv_heads = heads), MLP 3 h I, norms 2 h.
+    h = 64 * 3
+    assert a["totals"]["params"]["value"] == 2 * 256 * h + h + 2 * (4 * h * h + 3 * h * 160 + 2 * h)
+    # A range (its last value is HI), a (lo, hi, step) tuple and the command's text are the same keyword.
+    b = torchcost.arch_config("llama", config=config, arch_symbols={"H": range(2, 17, 2)})
+    assert b == torchcost.arch_config("llama", config=config, arch_symbols={"H": (2, 16, 2)})
+    assert b == torchcost.arch_config("llama", config=config, arch_symbols={"H": "2:16:2"})
+    assert b["arch_symbols"][0]["hi"] == 16 and b["arch_symbols"][0]["step"] == 2
+    with pytest.raises(torchcost.TorchcostError, match="arch_symbols 'H=64:8'"):
+        torchcost.analyze("llama", config=config, arch_symbols={"H": (64, 8)})
+    with pytest.raises(torchcost.TorchcostError, match=r"arch_symbols: expected \(lo, hi\[, step\]\)"):
+        torchcost.analyze("llama", config=config, arch_symbols={"H": 5})
+
+
 def test_compare_equals_cli(cli):
     c = torchcost.compare("llama", ["full", "lora:r=4,targets=q_proj|v_proj"], config=TINY_LLAMA,
                           set={"S": 16}, budget="1GiB")
