@@ -143,6 +143,21 @@ constexpr const char* kTinyNeox =
     "layers=2,hidden=64,heads=4,intermediate=256,vocab=256,context=512,"
     "attn=eager";
 
+TEST(GenerationTest, QuantizedWeightsKeepTheComputeDtype) {
+  // bitsandbytes and AWQ return the input's dtype from a quantized linear (the
+  // float32 scales are not promoted into it): with bf16 compute the keys and
+  // values, hence the cache, stay bf16: 2 x 2 layers x 2 KV heads x 16 x 2 bytes.
+  for (const char* format : {"int8", "int4", "nf4", "fp8"}) {
+    StepConfig c = Generate();
+    c.weight_quant = format;
+    Result<GenerationAnalysis> g = AnalyzeGeneration(
+        "llama", std::string(kTiny) + ",dtype=bf16", BuiltinRules(), c);
+    ASSERT_TRUE(g.ok()) << format << ": " << g.status().message();
+    EXPECT_EQ(g->cache_dtype, "bfloat16") << format;
+    EXPECT_EQ(g->kv_bytes_per_token, 2 * 2 * 2 * 16 * 2) << format;
+  }
+}
+
 TEST(GenerationTest, Gpt2AndNeoxKvCacheBytesClosedForm) {
   struct Case {
     std::string model, config;
