@@ -35,14 +35,11 @@ size_t HashKey(const Node& n) {
   size_t h = Mix(static_cast<size_t>(n.kind), n.num_ops);
   switch (n.kind) {
     case Kind::kSum:
-      h = Mix(h, static_cast<uint64_t>(n.constant));
-      [[fallthrough]];
+      // NB: the constant is mixed in last, so a Sum that differs from another
+      // only in its constant reuses that one's ops_hash.
+      return Mix(h ^ n.ops_hash, static_cast<uint64_t>(n.constant));
     case Kind::kProduct:
-      for (uint32_t i = 0; i < n.num_ops; ++i) {
-        h = Mix(h, reinterpret_cast<uintptr_t>(n.ops[i].node));
-        h = Mix(h, static_cast<uint64_t>(n.ops[i].k));
-      }
-      break;
+      return Mix(h ^ n.ops_hash, 0);
     case Kind::kFloorDiv:
     case Kind::kMin:
     case Kind::kMax:
@@ -103,6 +100,8 @@ int64_t MergeLinear(const LinView& a, const LinView& b, int64_t kb,
       c = 1;
     } else if (j == b.num_terms) {
       c = -1;
+    } else if (a.terms[i].node == b.terms[j].node) {
+      c = 0;  // Like terms, the common case, without a call.
     } else {
       c = CompareTerms(a.terms[i].node, b.terms[j].node);
     }
@@ -139,6 +138,16 @@ Expr AddScaled(const Expr& a, const Expr& b, int64_t kb) {
   LinView va, vb;
   ViewLinear(a, &va);
   ViewLinear(b, &vb);
+  if (vb.num_terms == 0) {
+    // a + constant: a's terms as they are, so a Sum's ops_hash is reused.
+    const int64_t c = CheckedAdd(
+        va.constant, CheckedMul(vb.constant, kb, "constant product"),
+        "constant sum");
+    const Node* n = a.node();
+    return ctx->impl()->MakeSumHashed(
+        c, va.terms, va.num_terms,
+        n->kind == Kind::kSum ? n->ops_hash : HashOps(va.terms, 1));
+  }
   OperandVec out;
   int64_t c = MergeLinear(va, vb, kb, &out);
   return ctx->impl()->MakeSum(c, out.data(), out.size());
@@ -289,6 +298,17 @@ void* Context::Impl::Allocate(size_t bytes, size_t align) {
   return p;
 }
 
+size_t HashOps(const Operand* ops, size_t n) {
+  // One mix per operand: its node's address and its coefficient, combined
+  // (k times an odd constant spreads small coefficients over the high bits).
+  size_t h = n;
+  for (size_t i = 0; i < n; ++i) {
+    h = Mix(h, reinterpret_cast<uintptr_t>(ops[i].node) ^
+                   (static_cast<uint64_t>(ops[i].k) * 0x9e3779b97f4a7c15ULL));
+  }
+  return h;
+}
+
 const Node* Context::Impl::Intern(const Node& key) {
   size_t h = HashKey(key);
   if ((count + 1) * 2 > table.size()) {
@@ -328,6 +348,12 @@ const Node* Context::Impl::Intern(const Node& key) {
 
 Expr Context::Impl::MakeSum(int64_t constant, const Operand* terms, size_t n) {
   if (n == 0) return Expr(constant);
+  return MakeSumHashed(constant, terms, n, HashOps(terms, n));
+}
+
+Expr Context::Impl::MakeSumHashed(int64_t constant, const Operand* terms,
+                                  size_t n, size_t ops_hash) {
+  if (n == 0) return Expr(constant);
   // NB: "1 * term + 0" is the term node itself, so B + 0 == B.
   if (n == 1 && terms[0].k == 1 && constant == 0)
     return Expr::FromNode(terms[0].node);
@@ -336,6 +362,7 @@ Expr Context::Impl::MakeSum(int64_t constant, const Operand* terms, size_t n) {
   key.num_ops = static_cast<uint32_t>(n);
   key.constant = constant;
   key.ops = terms;
+  key.ops_hash = ops_hash;
   key.degree =
       terms[0].node->degree;  // Terms are sorted by degree, highest first.
   return Expr::FromNode(Intern(key));
@@ -348,6 +375,7 @@ const Node* Context::Impl::MakeProduct(const Operand* factors, size_t n) {
   key.kind = Kind::kProduct;
   key.num_ops = static_cast<uint32_t>(n);
   key.ops = factors;
+  key.ops_hash = HashOps(factors, n);
   int64_t degree = 0;
   for (size_t i = 0; i < n; ++i)
     degree = CheckedAdd(degree, factors[i].k, "degree");

@@ -38,6 +38,7 @@ struct Node {
   uint32_t num_ops = 0;
   Context* ctx = nullptr;
   size_t hash = 0;
+  size_t ops_hash = 0;   // kSum / kProduct: the hash of ops alone (HashOps).
   int64_t constant = 0;  // kSum: the constant.
   int64_t degree = 1;  // As a term: 1 for atoms, sum of exponents for products.
   const Operand* ops = nullptr;  // kSum / kProduct, num_ops entries.
@@ -203,9 +204,13 @@ struct Context::Impl {
   uint64_t epoch = 1;
 
   // Interns a node equal to `key` (ops are copied into the arena if new).
+  // NB: a Sum's or Product's key.ops_hash must be HashOps of its ops.
   const Node* Intern(const Node& key);
   // Builds the canonical Sum `constant + terms` (terms sorted, no zero coeffs).
   Expr MakeSum(int64_t constant, const Operand* terms, size_t n);
+  // As MakeSum, with `ops_hash` = HashOps(terms, n) already known.
+  Expr MakeSumHashed(int64_t constant, const Operand* terms, size_t n,
+                     size_t ops_hash);
   // Builds the canonical Product of `factors` (sorted, exponents > 0).
   const Node* MakeProduct(const Operand* factors, size_t n);
   // Interns an opaque FloorDiv / Min / Max node as is (no simplification).
@@ -214,6 +219,9 @@ struct Context::Impl {
   Interval Bounds(const Expr& e);
   Interval NodeBounds(const Node* n);
 };
+
+// Returns the hash of an operand list, as stored in Node::ops_hash.
+size_t HashOps(const Operand* ops, size_t n);
 
 // Returns the context of `a` or `b` (throws if they belong to two contexts).
 Context* CommonContext(const Expr& a, const Expr& b);

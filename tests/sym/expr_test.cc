@@ -130,6 +130,21 @@ TEST_F(ExprTest, UniquingWorks) {
   EXPECT_EQ(B * H * S, S * (H * B));
 }
 
+TEST_F(ExprTest, AddingAConstantFindsTheSumsAlreadyInterned) {
+  // x + c keeps x's terms and changes the constant: it is the same node as the
+  // sum built term by term, and adding then taking away c gives x back.
+  Expr x = 3 * B * S + 2 * H + 7;
+  EXPECT_EQ(x + 5, 3 * B * S + 2 * H + 12);
+  EXPECT_EQ((x + 5).node(), (2 * H + 12 + 3 * S * B).node());
+  size_t nodes = ctx_.NodeCount();
+  EXPECT_EQ(x + 5 - 5, x);
+  EXPECT_EQ(x - 7, 3 * B * S + 2 * H);
+  EXPECT_EQ(ctx_.NodeCount(), nodes);  // Nothing new was interned.
+  EXPECT_EQ(B + 4 - 4, B);  // A single term and a constant: the term itself.
+  EXPECT_NE(x + 1, x);
+  EXPECT_EQ((x + 1).ToString(), "3*B*S + 2*H + 8");
+}
+
 TEST_F(ExprTest, ContextAndConstants) {
   EXPECT_EQ(B.context(), &ctx_);
   EXPECT_EQ((B * H + 1).context(), &ctx_);
