@@ -129,7 +129,37 @@ class LinearRows {
       offsets_.push_back(entries_.size());
     }
     for (const sym::Expr& t : terms_) bounds_.push_back(t.context()->Bounds(t));
-    Sample();
+  }
+
+  // Evaluates the rows `rows` (indices into exprs) at the sample points: the
+  // symbols all low, each alone high, all high. With no terms, or where a term
+  // cannot be evaluated or a value overflows, nothing is sampled.
+  // NB: only rows sampled here may be passed to MayBeLe, Low and High.
+  void Sample(const std::vector<int>& rows) {
+    SamplePoints();
+    if (term_values_.empty()) return;
+    values_.assign(constants_.size() * num_points_, 0);
+    for (int e : rows) {
+      for (size_t p = 0; p < num_points_; ++p) {
+        __int128 v = constants_[e];
+        for (size_t k = offsets_[e]; k < offsets_[e + 1]; ++k) {
+          const __int128 value = term_values_[entries_[k].id * num_points_ + p];
+          __int128 term;
+          // NB: an int64 coefficient times an int64 value cannot overflow 128 bits.
+          if (values_fit_64_) {
+            term = entries_[k].coeff * value;
+          } else if (__builtin_mul_overflow(static_cast<__int128>(entries_[k].coeff), value, &term)) {
+            values_.clear();
+            return;
+          }
+          if (__builtin_add_overflow(v, term, &v)) {
+            values_.clear();
+            return;
+          }
+        }
+        values_[e * num_points_ + p] = v;
+      }
+    }
   }
 
   // Returns false if exprs[a] <= exprs[b] fails at a sample point (so it cannot be proven).
@@ -205,9 +235,9 @@ class LinearRows {
     return id;
   }
 
-  // Evaluates every row at the points: the symbols all low, each alone high,
-  // all high. With no terms, or on overflow, nothing is sampled.
-  void Sample() {
+  // Fills term_values_ with each term's value at each sample point (empty
+  // where there are no terms or a term cannot be evaluated).
+  void SamplePoints() {
     if (terms_.empty()) return;
     sym::Context& ctx = *terms_[0].context();
     const std::vector<std::string> symbols = sym::FreeSymbols(terms_);
@@ -224,7 +254,6 @@ class LinearRows {
       points.back()[i] = high[i];
     }
     if (symbols.size() > 1) points.push_back(high);
-    // Each term's value at each point.
     std::vector<__int128> term_values(terms_.size() * points.size());
     sym::Bindings bindings;
     for (size_t p = 0; p < points.size(); ++p) {
@@ -235,32 +264,11 @@ class LinearRows {
         term_values[t * points.size() + p] = *v;
       }
     }
-    const bool value_fits_64 = std::all_of(term_values.begin(), term_values.end(), [](__int128 v) {
+    values_fit_64_ = std::all_of(term_values.begin(), term_values.end(), [](__int128 v) {
       return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
     });
     num_points_ = points.size();
-    values_.assign(constants_.size() * num_points_, 0);
-    for (size_t e = 0; e < constants_.size(); ++e) {
-      for (size_t p = 0; p < num_points_; ++p) {
-        __int128 v = constants_[e];
-        for (size_t k = offsets_[e]; k < offsets_[e + 1]; ++k) {
-          const __int128 value = term_values[entries_[k].id * num_points_ + p];
-          __int128 term;
-          // NB: an int64 coefficient times an int64 value cannot overflow 128 bits.
-          if (value_fits_64) {
-            term = entries_[k].coeff * value;
-          } else if (__builtin_mul_overflow(static_cast<__int128>(entries_[k].coeff), value, &term)) {
-            values_.clear();
-            return;
-          }
-          if (__builtin_add_overflow(v, term, &v)) {
-            values_.clear();
-            return;
-          }
-        }
-        values_[e * num_points_ + p] = v;
-      }
-    }
+    term_values_ = std::move(term_values);
   }
 
   std::vector<int64_t> constants_;
@@ -269,7 +277,9 @@ class LinearRows {
   std::vector<sym::Expr> terms_;
   std::vector<sym::Interval> bounds_;
   size_t num_points_ = 0;
-  std::vector<__int128> values_;  // values_[e * num_points_ + p].
+  std::vector<__int128> term_values_;  // term_values_[term id * num_points_ + p].
+  bool values_fit_64_ = false;         // Every term value fits int64.
+  std::vector<__int128> values_;       // values_[e * num_points_ + p], for the sampled rows.
 };
 
 // Returns the indices of the expressions that may be the maximum: it drops any
@@ -286,16 +296,27 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
     }
     return {static_cast<int>(best)};
   }
-  const LinearRows rows(exprs);
-  auto le = [&](size_t a, size_t b) { return rows.MayBeLe(a, b) && rows.Le(a, b); };
-  // A moment <= the one before it, or strictly below the one after it, is not
-  // an answer; most moments of a timeline are such.
+  LinearRows rows(exprs);
+  // A first pass, as a stack in index order: a moment <= the last one kept
+  // (earlier) is not an answer, and kept moments <= a later one (and not >=
+  // it) are dropped. Most moments of a timeline go here, in linear time.
+  // NB: proven by Le alone: the samples only refute faster what Le cannot
+  // prove, so only the moments left are sampled.
   std::vector<int> order;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    if (i > 0 && le(i, i - 1)) continue;
-    if (i + 1 < exprs.size() && le(i, i + 1) && !le(i + 1, i)) continue;
-    order.push_back(static_cast<int>(i));
+    bool dominated = false;
+    while (!order.empty()) {
+      if (rows.Le(i, order.back())) {
+        dominated = true;
+        break;
+      }
+      if (!rows.Le(order.back(), i)) break;
+      order.pop_back();
+    }
+    if (!dominated) order.push_back(static_cast<int>(i));
   }
+  rows.Sample(order);
+  auto le = [&](size_t a, size_t b) { return rows.MayBeLe(a, b) && rows.Le(a, b); };
   std::vector<int> cands;
   if (!rows.sampled()) {
     // Without samples: each against every candidate so far, the last one that dominated first.

@@ -24,6 +24,28 @@ TimelinePoint Point(int node, int64_t act, int64_t grad) {
   return p;
 }
 
+// Returns a timeline whose points hold `totals` as activations, one point each.
+TrainingReport ActTimeline(const std::vector<sym::Expr>& totals) {
+  TrainingReport r;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    TimelinePoint p;
+    p.node = static_cast<int>(i);
+    p.live[testing::kAct] = totals[i];
+    p.total = totals[i];
+    r.timeline.push_back(p);
+  }
+  return r;
+}
+
+// Checks that the max of the candidates is the largest total at every B in 1..200.
+void ExpectPeakIsLargest(const PeakInfo& info, const std::vector<sym::Expr>& totals) {
+  for (int64_t b = 1; b <= 200; ++b) {
+    int64_t largest = 0;
+    for (const sym::Expr& t : totals) largest = std::max(largest, *sym::Evaluate(t, {{"B", b}}));
+    EXPECT_EQ(*sym::Evaluate(info.peak, {{"B", b}}), largest) << "B = " << b;
+  }
+}
+
 TEST(PeakTest, ConstantTotalsPickTheFirstLargest) {
   TrainingReport r;
   // Totals 5, 9, 9, 3: the peak is 9, first reached at point 1 (7 + 2), not point 2 (1 + 8).
@@ -62,23 +84,32 @@ TEST(PeakTest, SymbolicTotalsKeepTheFirstOfEachLargestClass) {
       3 * B,       // 5: kept (crosses point 0 at B = 10, point 2 at B = 50).
       3 * B - 1,   // 6: <= point 5.
   };
-  TrainingReport r;
-  for (size_t i = 0; i < totals.size(); ++i) {
-    TimelinePoint p;
-    p.node = static_cast<int>(i);
-    p.live[testing::kAct] = totals[i];
-    p.total = totals[i];
-    r.timeline.push_back(p);
-  }
-  const PeakInfo info = EvaluatePeak(r, {});
+  const PeakInfo info = EvaluatePeak(ActTimeline(totals), {});
   EXPECT_FALSE(info.decided);
   EXPECT_EQ(info.candidate_points, (std::vector<int>{0, 2, 5}));
-  // The max of the candidates is the largest total at every B.
-  for (int64_t b = 1; b <= 200; ++b) {
-    int64_t largest = 0;
-    for (const sym::Expr& t : totals) largest = std::max(largest, *sym::Evaluate(t, {{"B", b}}));
-    EXPECT_EQ(*sym::Evaluate(info.peak, {{"B", b}}), largest) << "B = " << b;
-  }
+  ExpectPeakIsLargest(info, totals);
+}
+
+TEST(PeakTest, LaterLargerMomentsReplaceEarlierOnesAndEqualOnesKeepTheFirst) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  // Runs of moments each <= the next (0 to 3), equal moments apart (3, 4, 6)
+  // and together (7, 8): the first pass drops some, the search the rest.
+  const std::vector<sym::Expr> totals = {
+      B + 1,      // 0: <= point 1.
+      2 * B + 1,  // 1: <= point 2.
+      2 * B + 3,  // 2: <= point 3.
+      2 * B + 4,  // 3: kept (crosses point 5 at B = 48, point 7 at B = 4).
+      2 * B + 4,  // 4: equal to point 3, which comes first.
+      100,        // 5: kept.
+      2 * B + 4,  // 6: equal to point 3.
+      3 * B,      // 7: kept.
+      3 * B,      // 8: equal to point 7.
+  };
+  const PeakInfo info = EvaluatePeak(ActTimeline(totals), {});
+  EXPECT_FALSE(info.decided);
+  EXPECT_EQ(info.candidate_points, (std::vector<int>{3, 5, 7}));
+  ExpectPeakIsLargest(info, totals);
 }
 
 }  // namespace
