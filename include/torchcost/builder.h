@@ -274,6 +274,29 @@ class GraphBuilder {
   // Returns the graph built so far.
   const ir::Graph& graph() const { return g_; }
 
+  // --- Repeated blocks ----------------------------------------------------------------
+  // What the builder added between StartRecording and StopRecording: nodes,
+  // their constants and outputs, and the modules entered, to be appended again
+  // by Replay (a model's repeated decoder layer, built once).
+  struct Recording {
+    int first_value = 0, end_value = 0;  // The values added, [first, end).
+    int first_node = 0, end_node = 0;    // The nodes added, [first, end).
+    int base_scope = 0;                  // The current module when recording started.
+    // The modules entered, in order: the scope, and its path below the base module's.
+    std::vector<std::pair<int, std::string>> scopes;
+  };
+  // Starts recording what the builder adds; inputs, parameters, buffers and
+  // outputs may not be added until StopRecording.
+  void StartRecording();
+  // Ends the recording and returns it.
+  Recording StopRecording();
+  // Appends a copy of `r`'s nodes under the current module, as they were added
+  // under the base module: an input outside `r` that `inputs` maps (a value id
+  // to a value id) reads its image, other inputs outside `r` are shared; names
+  // and debug names are those the builder would have given. Returns the id
+  // each of r's values got (index: id - r.first_value).
+  std::vector<int> Replay(const Recording& r, const std::vector<std::pair<int, int>>& inputs);
+
  private:
   int Constant(ir::ValueKind kind, ir::Constant c, ir::ValueKind elem_kind = ir::ValueKind::kOther);
   int Resolve(const Arg& a);
@@ -283,6 +306,8 @@ class GraphBuilder {
   BuiltModel model_;
   ir::Graph& g_ = model_.graph;
   std::vector<int> scope_stack_;
+  Recording* recording_ = nullptr;
+  Recording pending_;
 };
 
 // RAII for GraphBuilder::Push / Pop.

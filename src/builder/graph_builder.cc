@@ -37,6 +37,7 @@ GraphBuilder::GraphBuilder(const std::string& model_type, const std::string& sou
 }
 
 Ref GraphBuilder::Input(const std::string& name, std::vector<Dim> shape, DType dtype) {
+  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Input while recording");
   ir::Value v;
   v.name = name;
   v.kind = ir::ValueKind::kTensor;
@@ -53,7 +54,8 @@ namespace {
 
 // Adds a table entry and the value that reads it.
 int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table, ir::ValueRole role, const std::string& name,
-              std::vector<int64_t> shape, DType dtype, bool requires_grad) {
+              std::vector<int64_t> shape, DType dtype, bool requires_grad, bool recording) {
+  if (recording) throw std::logic_error("GraphBuilder: a parameter or buffer while recording");
   ir::Value v;
   v.name = name;
   v.kind = ir::ValueKind::kTensor;
@@ -75,11 +77,13 @@ int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table, ir::ValueRole r
 }  // namespace
 
 Ref GraphBuilder::Param(const std::string& name, std::vector<int64_t> shape, DType dtype, bool requires_grad) {
-  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name, std::move(shape), dtype, requires_grad)};
+  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name, std::move(shape), dtype, requires_grad,
+                       recording_ != nullptr)};
 }
 
 Ref GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> shape, DType dtype) {
-  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name, std::move(shape), dtype, false)};
+  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name, std::move(shape), dtype, false,
+                       recording_ != nullptr)};
 }
 
 void GraphBuilder::Alias(Ref param, const std::string& alias) {
@@ -95,6 +99,10 @@ void GraphBuilder::BoundSymbol(const std::string& symbol, int64_t bound) {
 void GraphBuilder::Push(const std::string& name, const std::string& type) {
   const std::string child = path().empty() ? name : path() + "." + name;
   scope_stack_.push_back(g_.GetOrAddScope(child, type));
+  if (recording_ != nullptr) {
+    const std::string& base = g_.scopes[recording_->base_scope].path;
+    recording_->scopes.emplace_back(scope_stack_.back(), base.empty() ? child : child.substr(base.size() + 1));
+  }
 }
 
 void GraphBuilder::Pop() {
@@ -193,7 +201,10 @@ Ref GraphBuilder::Op1(const std::string& op, const std::string& overload, std::v
   return Op(op, overload, std::move(args))[0];
 }
 
-void GraphBuilder::Output(Ref v) { g_.outputs.push_back(v.id); }
+void GraphBuilder::Output(Ref v) {
+  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Output while recording");
+  g_.outputs.push_back(v.id);
+}
 
 BuiltModel GraphBuilder::Finish() {
   BuiltModel out = std::move(model_);
@@ -233,6 +244,86 @@ Ref GraphBuilder::IntOf(Ref t) { return Op("aten::Int", "Tensor", {{"a", t}}, 1,
 
 Ref GraphBuilder::ScalarOf(Ref t) {
   return Op("aten::ScalarImplicit", "", {{"a", t}}, 1, ir::ValueKind::kOther)[0];
+}
+
+void GraphBuilder::StartRecording() {
+  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::StartRecording while recording");
+  pending_ = Recording();
+  pending_.first_value = static_cast<int>(g_.values.size());
+  pending_.first_node = static_cast<int>(g_.nodes.size());
+  pending_.base_scope = scope_stack_.back();
+  recording_ = &pending_;
+}
+
+GraphBuilder::Recording GraphBuilder::StopRecording() {
+  if (recording_ == nullptr) throw std::logic_error("GraphBuilder::StopRecording without StartRecording");
+  if (scope_stack_.back() != pending_.base_scope)
+    throw std::logic_error("GraphBuilder::StopRecording in another module than StartRecording's");
+  recording_ = nullptr;
+  pending_.end_value = static_cast<int>(g_.values.size());
+  pending_.end_node = static_cast<int>(g_.nodes.size());
+  return std::move(pending_);
+}
+
+namespace {
+
+// Renames `name` from `prefix` + from to `prefix` + to when it is one of the
+// names Op and Constant give ("v17", "c17"); other names are kept.
+void Renumber(std::string& name, int from, int to) {
+  if (name.size() < 2 || (name[0] != 'v' && name[0] != 'c')) return;
+  const std::string old = std::to_string(from);
+  if (name.size() != old.size() + 1 || name.compare(1, std::string::npos, old) != 0) return;
+  name.resize(1);
+  name += std::to_string(to);
+}
+
+}  // namespace
+
+std::vector<int> GraphBuilder::Replay(const Recording& r, const std::vector<std::pair<int, int>>& inputs) {
+  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Replay while recording");
+  // Modules: r's base is the current module; the others are entered again, in
+  // order, at their paths below it (as Push would).
+  std::vector<std::pair<int, int>> scope_map = {{r.base_scope, scope_stack_.back()}};
+  for (const auto& entered : r.scopes) {
+    const ir::Scope& s = g_.scopes[entered.first];
+    const std::string child = path().empty() ? entered.second : path() + "." + entered.second;
+    scope_map.emplace_back(entered.first, g_.GetOrAddScope(child, s.type));
+  }
+  auto scope_of = [&scope_map](int scope) {
+    for (const auto& m : scope_map) {
+      if (m.first == scope) return m.second;
+    }
+    throw std::logic_error("GraphBuilder::Replay: a node outside the recorded modules");
+  };
+  // r's value v becomes v + shift, as its nodes are appended in order.
+  const int shift = static_cast<int>(g_.values.size()) - r.first_value;
+  const int node_shift = static_cast<int>(g_.nodes.size()) - r.first_node;
+  std::vector<int> ids(r.end_value - r.first_value);
+  for (int v = r.first_value; v < r.end_value; ++v) {
+    ir::Value copy = g_.values[v];
+    if (copy.role != ir::ValueRole::kIntermediate && copy.role != ir::ValueRole::kConstant)
+      throw std::logic_error("GraphBuilder::Replay: a recorded value is an input, parameter or buffer");
+    Renumber(copy.name, v, v + shift);
+    if (copy.producer >= 0) copy.producer += node_shift;
+    ids[v - r.first_value] = g_.AddValue(std::move(copy));
+  }
+  auto map = [&](int v) {
+    if (v >= r.first_value && v < r.end_value) return v + shift;
+    for (const auto& m : inputs) {
+      if (m.first == v) return m.second;
+    }
+    return v;
+  };
+  for (int i = r.first_node; i < r.end_node; ++i) {
+    ir::Node n = g_.nodes[i];  // NB: a copy: AddNode may move the nodes.
+    for (int& in : n.inputs) in = map(in);
+    for (int& out : n.outputs) out = map(out);
+    n.scope = scope_of(n.scope);
+    // As Op names them: after the first output, else after the node's index.
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(g_.nodes.size()) : "%" + g_.values[n.outputs[0]].name;
+    g_.AddNode(std::move(n));
+  }
+  return ids;
 }
 
 }  // namespace torchcost::build

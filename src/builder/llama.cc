@@ -578,6 +578,70 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
   return b.Add(n.residual, h);
 }
 
+// The Refs a layer's nodes read from its weights, in one order for every layer.
+std::vector<Ref> LayerRefs(const LlamaLayer& l) {
+  std::vector<Ref> refs = {l.input_norm, l.q,       l.k,      l.v,      l.o,          l.post_norm,
+                           l.gate,       l.up,      l.down,   l.pre_ff_norm, l.post_ff_norm, l.q_bias,
+                           l.k_bias,     l.v_bias,  l.o_bias, l.gate_bias,   l.up_bias,      l.down_bias,
+                           l.router,     l.shared_gate, l.shared_up, l.shared_down, l.shared_scale};
+  for (const auto& e : l.experts) refs.insert(refs.end(), e.begin(), e.end());
+  return refs;
+}
+
+// A layer built by Block, to be copied for the layers with its window.
+struct LayerTemplate {
+  int64_t window = 0;
+  GraphBuilder::Recording recording;
+  std::vector<Ref> weights;  // LayerRefs of its layer.
+  Ref input, output;
+  size_t first_past = 0;     // Its pasts: gen->pasts[first_past, first_past + pasts).
+  size_t pasts = 0;
+  std::vector<Ref> caches;   // What it added to gen->caches.
+};
+
+// Block(b, c, l, x, ...), built by Block for the first layer with `window`
+// (recorded in `templates`) and copied from it for the others.
+Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window,
+              GenState* gen, std::vector<LayerTemplate>& templates) {
+  const LayerTemplate* t = nullptr;
+  for (const LayerTemplate& candidate : templates) {
+    if (candidate.window == window) t = &candidate;
+  }
+  std::vector<Ref> weights = LayerRefs(l);
+  if (t == nullptr) {
+    LayerTemplate made;
+    made.window = window;
+    made.input = x;
+    made.first_past = gen != nullptr ? gen->next_past : 0;
+    const size_t first_cache = gen != nullptr ? gen->caches.size() : 0;
+    b.StartRecording();
+    made.output = Block(b, c, l, x, window_mask, window, gen);
+    made.recording = b.StopRecording();
+    if (gen != nullptr) {
+      made.pasts = gen->next_past - made.first_past;
+      made.caches.assign(gen->caches.begin() + static_cast<std::ptrdiff_t>(first_cache), gen->caches.end());
+    }
+    made.weights = std::move(weights);
+    templates.push_back(std::move(made));
+    return templates.back().output;
+  }
+  // The template's input, weights and pasts read this layer's.
+  std::vector<std::pair<int, int>> inputs = {{t->input.id, x.id}};
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (t->weights[i].id >= 0) inputs.emplace_back(t->weights[i].id, weights[i].id);
+  }
+  for (size_t i = 0; i < t->pasts; ++i) {
+    inputs.emplace_back(gen->pasts[t->first_past + i].id, gen->pasts[gen->next_past + i].id);
+  }
+  const std::vector<int> ids = b.Replay(t->recording, inputs);
+  auto copy = [&](Ref r) { return Ref{ids.at(r.id - t->recording.first_value)}; };
+  if (gen != nullptr) {
+    gen->next_past += t->pasts;
+    for (Ref cache : t->caches) gen->caches.push_back(copy(cache));
+  }
+  return copy(t->output);
+}
+
 }  // namespace
 
 Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
@@ -677,9 +741,13 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   }
   {
     ScopeGuard list(b, "layers", "ModuleList");
+    // NB: a layer is built once per distinct window; the others are copies of
+    // its nodes (GraphBuilder::Replay) reading their own weights, input and
+    // cache: the graph Block would build.
+    std::vector<LayerTemplate> templates;
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = Block(b, c, w.layers[i], x, window_mask, LayerWindow(c, i), generating ? &gen : nullptr);
+      x = BlockOnce(b, c, w.layers[i], x, window_mask, LayerWindow(c, i), generating ? &gen : nullptr, templates);
     }
   }
   {

@@ -1,6 +1,10 @@
 // GraphBuilder: tables, scopes, named arguments, symbolic sizes.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
 #include "torchcost/rules.h"
@@ -72,6 +76,107 @@ TEST(GraphBuilderTest, SymbolBoundsBecomeRanges) {
   std::vector<sym::Expr> shape = ResolveShape(m, m.inputs[0], ctx);
   EXPECT_EQ(ctx.SymbolRange(shape[1]).hi, 1024);
   EXPECT_EQ(ctx.SymbolRange(shape[0]).hi, sym::kPosInf);
+}
+
+// A block as a decoder layer is: modules entered (one of them new), constants,
+// a shape list, a multi-output and a no-output node, reading its input `x`,
+// its weight `w` and a value made before it (`shared`).
+Ref TestBlock(GraphBuilder& b, Ref x, Ref w, Ref shared) {
+  Ref y;
+  {
+    ScopeGuard s(b, "fc", "Linear");
+    y = b.Linear(x, w);
+  }
+  ScopeGuard s(b, "act", "ReLU");
+  std::vector<Ref> halves = b.Chunk(b.Relu(b.Add(y, shared)), 2, -1);
+  b.Op("aten::_assert_async", "", {{"self", halves[0]}}, 0);
+  return b.View(b.Mul(halves[0], halves[1]), b.IntList({b.Size(x, 0), 2}));
+}
+
+// Builds `layers` blocks into "layers.i" (copies of the first when `replay`).
+ir::Graph Layers(int layers, bool replay) {
+  GraphBuilder b("Net");
+  Ref x = b.Input("x", {"B", 8});
+  std::vector<Ref> weights;
+  for (int i = 0; i < layers; ++i) {
+    ScopeGuard s(b, "layers", "ModuleList");
+    ScopeGuard l(b, std::to_string(i), "Block");
+    ScopeGuard fc(b, "fc", "Linear");
+    weights.push_back(b.Param(b.Qualify("weight"), {8, 8}));
+  }
+  Ref shared = b.ScalarTensor(0.5);
+  {
+    ScopeGuard list(b, "layers", "ModuleList");
+    GraphBuilder::Recording first;
+    Ref first_in, first_out;
+    for (int i = 0; i < layers; ++i) {
+      ScopeGuard l(b, std::to_string(i), "Block");
+      if (!replay || i == 0) {
+        if (replay) b.StartRecording();
+        first_in = x;
+        x = TestBlock(b, x, weights[i], shared);
+        first_out = x;
+        if (replay) first = b.StopRecording();
+        continue;
+      }
+      const std::vector<int> ids = b.Replay(first, {{first_in.id, x.id}, {weights[0].id, weights[i].id}});
+      x = Ref{ids.at(first_out.id - first.first_value)};
+    }
+  }
+  return b.Finish().graph;
+}
+
+TEST(GraphBuilderTest, ReplayBuildsWhatTheBlockWould) {
+  // Three layers built one by one, and the first built then copied twice:
+  // every value, node and module the same.
+  const ir::Graph built = Layers(3, false), copied = Layers(3, true);
+  ASSERT_EQ(built.values.size(), copied.values.size());
+  for (size_t v = 0; v < built.values.size(); ++v) {
+    const ir::Value &a = built.values[v], &c = copied.values[v];
+    SCOPED_TRACE("value " + std::to_string(v) + " " + a.name);
+    EXPECT_EQ(a.name, c.name);
+    EXPECT_EQ(a.kind, c.kind);
+    EXPECT_EQ(a.elem_kind, c.elem_kind);
+    EXPECT_EQ(a.role, c.role);
+    EXPECT_EQ(a.has_constant, c.has_constant);
+    EXPECT_EQ(a.constant, c.constant);
+    EXPECT_EQ(a.has_traced_shape, c.has_traced_shape);
+    EXPECT_EQ(a.dtype, c.dtype);
+    EXPECT_EQ(a.producer, c.producer);
+  }
+  ASSERT_EQ(built.nodes.size(), copied.nodes.size());
+  for (size_t n = 0; n < built.nodes.size(); ++n) {
+    const ir::Node &a = built.nodes[n], &c = copied.nodes[n];
+    SCOPED_TRACE("node " + std::to_string(n) + " " + a.op);
+    EXPECT_EQ(a.op, c.op);
+    EXPECT_EQ(a.inputs, c.inputs);
+    EXPECT_EQ(a.input_names, c.input_names);
+    EXPECT_EQ(a.outputs, c.outputs);
+    EXPECT_EQ(a.debug_name, c.debug_name);
+    EXPECT_EQ(a.scope, c.scope);
+  }
+  ASSERT_EQ(built.scopes.size(), copied.scopes.size());
+  for (size_t s = 0; s < built.scopes.size(); ++s) {
+    EXPECT_EQ(built.scopes[s].path, copied.scopes[s].path);
+    EXPECT_EQ(built.scopes[s].type, copied.scopes[s].type);
+    EXPECT_EQ(built.scopes[s].parent, copied.scopes[s].parent);
+    EXPECT_EQ(built.scopes[s].children, copied.scopes[s].children);
+  }
+  EXPECT_EQ(built.scopes.back().path, "layers.2.act");  // Entered by the copies too.
+  // Layer 2's linear reads layer 1's output and its own weight.
+  const ir::Node& fc2 = copied.nodes[2 * (copied.nodes.size() / 3)];
+  EXPECT_EQ(fc2.op, "aten::linear");
+  EXPECT_EQ(copied.values[fc2.inputs[1]].name, "layers.2.fc.weight");
+}
+
+TEST(GraphBuilderTest, RecordingRefusesTablesAndOutputs) {
+  GraphBuilder b("Net");
+  Ref x = b.Input("x", {2});
+  b.StartRecording();
+  EXPECT_THROW(b.Param("w", {2}), std::logic_error);
+  EXPECT_THROW(b.Input("y", {2}), std::logic_error);
+  EXPECT_THROW(b.Output(x), std::logic_error);
+  b.StopRecording();
 }
 
 }  // namespace
