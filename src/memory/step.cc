@@ -95,6 +95,14 @@ void ReleaseCacheAtLastUse(StepState* st) {
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     for (int in : g.nodes[ni].inputs) last[in] = static_cast<int>(ni);
   }
+  // NB: torch.cat([past, new]) reads the past through its list: the past lives
+  // until the list's last user (the cat, whose output it is copied into), not
+  // until the list is built. Reverse order carries the use through nested lists.
+  for (size_t ni = g.nodes.size(); ni-- > 0;) {
+    const ir::Node& n = g.nodes[ni];
+    if ((n.op != "prim::ListConstruct" && n.op != "prim::TupleConstruct") || n.outputs.empty()) continue;
+    for (int in : n.inputs) last[in] = std::max(last[in], last[n.outputs[0]]);
+  }
   std::vector<int> ss;
   for (size_t i = from; i < g.inputs.size(); ++i) {
     ss.clear();

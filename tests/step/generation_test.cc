@@ -234,6 +234,22 @@ TEST(GenerationTest, Gpt2AndNeoxDecodeFlops) {
   }
 }
 
+TEST(GenerationTest, DecodeCatHoldsThePastAndTheNewCache) {
+  // torch.cat([past, new]) allocates the grown cache while the past is alive
+  // (it is read through the cat's list). GPT-2 tiny at B=1, S=16, T=2, the
+  // last layer's values cat: layer 0's keys and values and layer 1's keys at
+  // S + T - 1 = 17 tokens, layer 1's past values (16) and new values (17), of
+  // 4 heads x 16 x 4 bytes = 256 per token: (4 x 17 + 16) x 256.
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "gpt2", kTinyGpt2, BuiltinRules(),
+      Generate({{"B", 1}, {"S", 16}, {"T", 2}}));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Report& r = g->decode.report;
+  const GenerationPeak d = PhasePeak(g->decode, g->decode.bindings);
+  EXPECT_GE(Eval(d.peak, g->decode.bindings),
+            r.param_bytes + r.buffer_bytes + (4 * 17 + 16) * 256);
+}
+
 TEST(GenerationTest, Errors) {
   const RuleSet& rules = BuiltinRules();
   EXPECT_THAT(
