@@ -65,20 +65,39 @@ void MarkSaved(StepState* state) {
 void AttributeActivations(StepState* state) {
   StepState& st = *state;
   st.tr.module_act_bytes.assign(st.g.scopes.size(), sym::Expr(0));
-  // (module, storage) pairs, each counted once. NB: sorted rather than a set
-  // (1M saved tensors); sums of expressions are canonical, so the order of
-  // the additions does not change them.
-  std::vector<std::pair<int, int>> credited;
+  // Each (module, storage) pair is counted once. NB: linear, with no set of
+  // pairs (1M saved tensors): the nodes saving each storage are grouped by a
+  // counting sort, and a module is marked with the storage last credited to
+  // it; a walk up the modules stops at a marked one, whose enclosing modules
+  // are marked too. Sums of expressions are canonical, so the order of the
+  // additions does not change them.
+  auto counted = [&](int s) {
+    const MemCategory c = st.storages[s].category;
+    return c != MemCategory::kParam && c != MemCategory::kBuffer;
+  };
+  std::vector<int> start(st.storages.size() + 1, 0);  // Storage s's nodes: [start[s], start[s + 1]).
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
     for (int s : st.forward_saved[ni]) {
-      const MemCategory c = st.storages[s].category;
-      if (c == MemCategory::kParam || c == MemCategory::kBuffer) continue;
-      for (int sc = st.g.nodes[ni].scope; sc >= 0; sc = st.g.scopes[sc].parent) credited.emplace_back(sc, s);
+      if (counted(s)) ++start[s + 1];
     }
   }
-  std::sort(credited.begin(), credited.end());
-  credited.erase(std::unique(credited.begin(), credited.end()), credited.end());
-  for (const auto& [sc, s] : credited) st.tr.module_act_bytes[sc] += st.storages[s].bytes;
+  for (size_t s = 0; s + 1 < start.size(); ++s) start[s + 1] += start[s];
+  std::vector<int> saving(start.back());
+  std::vector<int> next(start.begin(), start.end() - 1);
+  for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
+    for (int s : st.forward_saved[ni]) {
+      if (counted(s)) saving[next[s]++] = static_cast<int>(ni);
+    }
+  }
+  std::vector<int> mark(st.g.scopes.size(), -1);
+  for (int s = 0; s + 1 < static_cast<int>(start.size()); ++s) {
+    for (int k = start[s]; k < start[s + 1]; ++k) {
+      for (int sc = st.g.nodes[saving[k]].scope; sc >= 0 && mark[sc] != s; sc = st.g.scopes[sc].parent) {
+        mark[sc] = s;
+        st.tr.module_act_bytes[sc] += st.storages[s].bytes;
+      }
+    }
+  }
 }
 
 }  // namespace torchcost::memory
