@@ -27,6 +27,9 @@ struct TextOptions {
   // Values of symbols: symbolic costs are evaluated under them where all their
   // symbols are bound.
   sym::Bindings bindings;
+  // The step's peak under `bindings` (EvaluatePeak with its category maxima),
+  // if the caller has evaluated it already; nullptr evaluates it here.
+  const PeakInfo* peak = nullptr;
 };
 
 // Returns the text report: header, module tree, top-k module types, operator
@@ -38,9 +41,10 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
 
 // Returns the JSON report (schema "torchcost.report", version 1),
 // pretty-printed and newline-terminated. Symbolic costs carry their canonical
-// text and their value under `bindings` (null if unbound).
+// text and their value under `bindings` (null if unbound). `peak`, if given,
+// is the step's peak under `bindings` as TextOptions::peak.
 std::string RenderJson(const ir::Graph& graph, const Report& report,
-                       const sym::Bindings& bindings);
+                       const sym::Bindings& bindings, const PeakInfo* peak = nullptr);
 
 // Returns the symbols of the memory timeline that `bindings` leaves unbound,
 // sorted; RenderTimelineSvg needs none.

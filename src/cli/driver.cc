@@ -291,10 +291,12 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   report.inactive_params = p.inactive_params;
 
   // A memory figure that cannot be evaluated (bytes past int64 under --set)
-  // is an error, never a report without it.
+  // is an error, never a report without it. NB: evaluated once, as the
+  // reports show it (with the category maxima), and handed to them.
+  std::optional<PeakInfo> peak;
   if (!report.training.timeline.empty() && cl.sweeps.empty()) {
-    const PeakInfo peak = EvaluatePeak(report.training, bindings, /*category_max=*/false);
-    if (!peak.error.empty()) return Outcome::Usage(peak.error);
+    peak = EvaluatePeak(report.training, bindings);
+    if (!peak->error.empty()) return Outcome::Usage(peak->error);
   }
   if (!cl.timeline_svg.empty()) {
     if (Outcome o = WriteTimeline(cl.timeline_svg, graph, report, bindings);
@@ -322,13 +324,14 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     return Outcome::Ok();
   }
   if (cl.json) {
-    out = RenderJson(graph, report, bindings);
+    out = RenderJson(graph, report, bindings, peak ? &*peak : nullptr);
   } else {
     TextOptions text;
     text.depth = cl.depth;
     text.top_k = cl.top_k;
     text.top_depth = cl.top_depth;
     text.bindings = bindings;
+    text.peak = peak ? &*peak : nullptr;
     out = WithFlagNames(RenderText(graph, report, text));  // The memory table's hint names --set.
   }
   return Outcome::Ok();

@@ -393,7 +393,8 @@ void WriteAllocations(Writer& w, const TrainingReport& tr, const sym::Bindings& 
 }
 
 // The training step: FLOPs, memory at the peak, and the timeline.
-void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b,
+                   const PeakInfo* given_peak) {
   const TrainingReport& tr = report.training;
   w.BeginObject();
   Json j;  // The small members, written first.
@@ -424,7 +425,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},
                 {"step", Symbolic(tr.flops_step, b)},
                 {"lower_bound", tr.flops_lower_bound}};
-  const PeakInfo peak = EvaluatePeak(tr, b);
+  const PeakInfo peak = given_peak != nullptr ? *given_peak : EvaluatePeak(tr, b);
   if (!peak.error.empty()) {
     j["memory"] = {{"error", peak.error}};
     WriteMembers(w, j);
@@ -532,7 +533,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
 }  // namespace
 
 std::string RenderJson(const ir::Graph& graph, const Report& report,
-                       const sym::Bindings& b) {
+                       const sym::Bindings& b, const PeakInfo* peak) {
   Json j;
   j["schema"] = "torchcost.report";
   j["version"] = kSchemaVersion;
@@ -568,7 +569,7 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   w.Key("modules");
   WriteModules(w, graph, report, b);
   w.Key("training");
-  WriteTraining(w, graph, report, b);
+  WriteTraining(w, graph, report, b, peak);
   w.Key("sharding");
   w.Embed(report::ShardingJson(report.training));
   // NB: only with expert parallelism (torchcost::all_to_all nodes), so other reports are unchanged.

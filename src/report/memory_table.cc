@@ -96,12 +96,12 @@ std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
 }
 
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
-                         const sym::Bindings& bindings) {
+                         const sym::Bindings& bindings, const PeakInfo* given_peak) {
   const TrainingReport& tr = report.training;
   std::string out =
       "Memory (live bytes over the step, in MemTracker's categories)\n";
   if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
-  const PeakInfo peak = EvaluatePeak(tr, bindings);
+  const PeakInfo peak = given_peak != nullptr ? *given_peak : EvaluatePeak(tr, bindings);
   if (!peak.error.empty()) return out + "  " + peak.error + "\n";
 
   // NB: an undecided peak has no breakdown, so its table shows the maxima only.

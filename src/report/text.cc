@@ -165,7 +165,7 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   if (std::string s = report::RenderSharding(report.training); !s.empty()) out += "\n" + s;
   if (std::string s = report::RenderExpertParallel(report::CollectAllToAll(graph, report), b); !s.empty())
     out += "\n" + s;
-  out += "\n" + report::RenderMemory(graph, report, b);
+  out += "\n" + report::RenderMemory(graph, report, b, options.peak);
   out += "\n" + RenderIssues(report);
   return out;
 }

@@ -156,6 +156,23 @@ TEST_F(TrainingTextTest, MemoryRowsSumToThePeak) {
               HasSubstr("9.00 KiB (9216)"));
 }
 
+// A caller that has evaluated the peak hands it over: the text and JSON
+// reports show that one rather than evaluate their own.
+TEST_F(TrainingTextTest, GivenPeakIsTheOneShown) {
+  const sym::Bindings b = {{"B", 8}};
+  PeakInfo given = EvaluatePeak(net_.report.training, b);
+  ASSERT_TRUE(given.error.empty());
+  const std::string evaluated = Render(b);
+  TextOptions options;
+  options.bindings = b;
+  options.peak = &given;
+  EXPECT_EQ(RenderText(net_.graph, net_.report, options), evaluated);
+  EXPECT_EQ(RenderJson(net_.graph, net_.report, b, &given), RenderJson(net_.graph, net_.report, b));
+  given.error = "a given error";  // Evaluating again could not produce it.
+  EXPECT_THAT(RenderText(net_.graph, net_.report, options), HasSubstr("  a given error\n"));
+  EXPECT_THAT(RenderJson(net_.graph, net_.report, b, &given), HasSubstr("\"error\": \"a given error\""));
+}
+
 TEST_F(TrainingTextTest, SmallBatchPeaksInTheOptimizer) {
   // B = 1: point 9, 6040 + 5960 + 12000 + 11920 + 256 = 36176, beats point 6
   // (23760 + 2064 = 25824).
