@@ -23,6 +23,7 @@ struct TimingSample {
   std::string name;  // "mlp.py:mlp forward", for errors and reports.
   std::array<double, kNumOpClasses> roofline_seconds{};  // Per OpClass.
   double measured_seconds = 0;
+  double kernels = 0;  // Kernels the piece launches (TimeReport::class_kernels).
 };
 
 // The fitted efficiencies and how well they explain the samples.
@@ -32,21 +33,28 @@ struct EfficiencyFit {
   // caches).
   std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
   std::array<bool, kNumOpClasses> fitted{};  // Classes some sample has time in.
-  int rank = 0;  // Rank of the samples' matrix over the fitted classes.
+  // Seconds per kernel (TimeReport::kernel_overhead); 0 unless fitted.
+  double kernel_overhead = 0;
+  bool overhead_fitted = false;  // If true, kernel_overhead was fitted.
+  int rank = 0;  // Rank of the samples' matrix over the fitted unknowns.
   // Root mean square and largest |predicted / measured - 1| over the samples.
   double rms_relative_error = 0, max_relative_error = 0;
   std::vector<double> predicted_seconds;  // Per sample, with the fit.
 };
 
-// Returns the efficiencies e_c that minimise sum_i (p_i / m_i - 1)^2, where
-// p_i = sum_c r_ic / e_c, plus tie_penalty * sum over pairs of fitted classes
-// of (1/e_c - 1/e_d)^2 (NB: the penalty picks, among fits the samples cannot
-// tell apart, the one nearest a common efficiency, and pulls a class that
-// has little time in every sample towards the others). Errors: no sample, a
-// measured time not positive or a roofline time negative (the sample named),
-// a class fitted to a time not positive.
+// Returns the efficiencies e_c (and, if `fit_overhead` and some sample
+// launches kernels, the overhead o) that minimise sum_i (p_i / m_i - 1)^2,
+// where p_i = sum_c r_ic / e_c + n_i o, plus tie_penalty * sum over pairs of
+// fitted classes of (1/e_c - 1/e_d)^2 (NB: the penalty picks, among fits the
+// samples cannot tell apart, the one nearest a common efficiency, and pulls a
+// class that has little time in every sample towards the others; it does not
+// touch o). An overhead fitted below 0, or with a class fitted to a time not
+// positive, is dropped: o = 0 and the efficiencies refitted without it. Errors: no sample, a measured time not positive or a
+// roofline time or kernel count negative (the sample named), a class fitted
+// to a time not positive.
 Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
-                                      double tie_penalty = kTiePenalty);
+                                      double tie_penalty = kTiePenalty,
+                                      bool fit_overhead = false);
 
 }  // namespace torchcost
 

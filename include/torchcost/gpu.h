@@ -31,6 +31,9 @@ struct GpuSpec {
   // Achieved fraction of peak per OpClass, in (0, 1]: 1 is the pure roofline;
   // a calibration fits the others.
   std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+  // Seconds each kernel takes beyond its roofline (launch and dispatch), >= 0.
+  // NB: 0, not modelled, unless the table or a calibration gives it.
+  double kernel_overhead = 0;
 };
 
 // Parses a GPU table (the format of gpus/gpus.yaml); `file` names it in

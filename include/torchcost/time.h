@@ -48,6 +48,18 @@ struct TimeReport {
   std::array<double, kNumOpClasses> class_forward_roofline_seconds{},
       class_backward_roofline_seconds{};
   std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+  // Kernels per OpClass in one step: forward and backward nodes that move
+  // bytes or compute (views and ops without a rule launch none), times
+  // accumulate, with checkpointed recomputation; the optimizer's: one per
+  // trainable parameter tensor. NB: one per node's backward, though linear's
+  // runs two GEMMs.
+  std::array<double, kNumOpClasses> class_kernels{};
+  // The same in the forward and in the backward (with recomputation).
+  std::array<double, kNumOpClasses> class_forward_kernels{},
+      class_backward_kernels{};
+  // GpuSpec::kernel_overhead, and what it adds to the step (kernels x it),
+  // included in every time above. Zero: not modelled.
+  double kernel_overhead = 0, overhead_seconds = 0;
 };
 
 }  // namespace torchcost

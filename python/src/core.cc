@@ -245,31 +245,35 @@ PYBIND11_MODULE(_core, m) {
         "Runs `torchcost --arch-symbol ... --json` on the arguments; returns its output.");
   m.def(
       "fit_efficiencies",
-      [](const std::vector<std::tuple<std::string, std::vector<double>, double>>& rows) {
+      [](const std::vector<std::tuple<std::string, std::vector<double>, double, double>>& rows, bool overhead) {
         std::vector<torchcost::TimingSample> samples;
-        for (const auto& [name, roofline, measured] : rows) {
+        for (const auto& [name, roofline, measured, kernels] : rows) {
           if (roofline.size() != static_cast<size_t>(torchcost::kNumOpClasses))
             throw tp::UsageError("efficiency fit: sample '" + name + "' needs one roofline time per op class");
           torchcost::TimingSample s;
           s.name = name;
           std::copy(roofline.begin(), roofline.end(), s.roofline_seconds.begin());
           s.measured_seconds = measured;
+          s.kernels = kernels;
           samples.push_back(std::move(s));
         }
-        auto fit = torchcost::FitEfficiencies(samples);
+        auto fit = torchcost::FitEfficiencies(samples, torchcost::kTiePenalty, overhead);
         if (!fit.ok()) throw tp::UsageError(fit.status().message());
         py::dict out;
         out["efficiency"] = std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
         out["fitted"] = std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
+        out["kernel_overhead_seconds"] = fit->kernel_overhead;
+        out["overhead_fitted"] = fit->overhead_fitted;
         out["rank"] = fit->rank;
         out["rms_relative_error"] = fit->rms_relative_error;
         out["max_relative_error"] = fit->max_relative_error;
         out["predicted_seconds"] = fit->predicted_seconds;
         return out;
       },
-      py::arg("samples"),
-      "Fits the efficiency per op class (matmul, attention, pointwise, reduction, optimizer) to samples "
-      "(name, roofline seconds per class, measured seconds) by least squares; returns the fit as a dict.");
+      py::arg("samples"), py::arg("overhead") = false,
+      "Fits the efficiency per op class (matmul, attention, pointwise, reduction, optimizer), and with "
+      "`overhead` the seconds per kernel, to samples (name, roofline seconds per class, measured seconds, "
+      "kernels) by least squares; returns the fit as a dict.");
   m.def(
       "named_config",
       [](const std::string& name, const std::string& config) {

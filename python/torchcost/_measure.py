@@ -211,7 +211,7 @@ def measure_step(model: Any, inputs: List[Any], opt: Any, device: str, warmup: i
             times[name].append(clock() - t)
         totals.append(clock() - t0)
         del s
-    out["op_seconds"] = op_seconds(run, cuda)
+    out["op_seconds"], out["op_self_seconds"] = profile_step(run, cuda)
     out["step_seconds"] = statistics.median(totals)
     out["step_seconds_min"] = min(totals)  # NB: on a shared machine the least disturbed step.
     out["phase_seconds"] = {p: statistics.median(v) for p, v in times.items()}
@@ -229,38 +229,69 @@ def op_seconds(run: List[Tuple[str, Callable[[Dict], None]]], cuda: bool) -> Dic
     "autograd::engine::evaluate_function: XBackward0" in the backward, "Optimizer.step#Adam.step"),
     inclusive of what they call. NB: on CUDA the ranges' CUDA-event times (untested: no GPU here).
     """
+    return profile_step(run, cuda)[0]
+
+
+def profile_step(run: List[Tuple[str, Callable[[Dict], None]]], cuda: bool,
+                 steps: int = 1) -> Tuple[Dict[str, Dict[str, Any]], Dict[str, Dict[str, float]]]:
+    """`steps` steps under the legacy profiler: (op_seconds as above, {phase: {range name: self seconds}}).
+
+    A range's self seconds are its own less its children's; a range inside an "Optimizer.step" range counts
+    toward that range's (inclusive) seconds only, so that the self seconds sum to the step's profiled time.
+    Phases are found by marks (empty record_function ranges) put between them.
+    """
     import torch
     from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler_legacy, _enable_profiler_legacy
 
     state = ProfilerState.CUDA if cuda else ProfilerState.CPU
-    s: Dict[str, Any] = {}
     _enable_profiler_legacy(ProfilerConfig(state, False, False, False, False, False,
                                            torch._C._profiler._ExperimentalConfig()))
     try:
-        for _name, fn in run:
-            fn(s)
+        for _ in range(max(steps, 1)):
+            s: Dict[str, Any] = {}
+            for name, fn in run:
+                torch.ops.profiler._record_function_exit(
+                    torch.ops.profiler._record_function_enter_new(_MARK + name, None))
+                fn(s)
+            del s
         if cuda:
             torch.cuda.synchronize()
     finally:
         records = _disable_profiler_legacy()
-    del s
     out: Dict[str, Dict[str, Any]] = {}
+    own: Dict[str, Dict[str, float]] = {p: {} for p in PHASES}
     for thread in records:
-        stack: List[Any] = []
+        # Each open range: [start record, its children's seconds].
+        stack: List[List[Any]] = []
+        phase = PHASES[0]
         for r in thread:
             if r.kind() == "push":
-                stack.append(r)
+                if r.name().startswith(_MARK):
+                    phase = r.name()[len(_MARK):]
+                stack.append([r, 0.0])
             elif r.kind() == "pop":
                 for i in range(len(stack) - 1, -1, -1):
-                    if stack[i].handle() == r.handle():
-                        start = stack.pop(i)
-                        if i == 0:
-                            us = start.cuda_elapsed_us(r) if cuda and start.has_cuda() else start.cpu_elapsed_us(r)
-                            e = out.setdefault(start.name(), {"count": 0, "seconds": 0.0})
+                    if stack[i][0].handle() == r.handle():
+                        start, children = stack.pop(i)
+                        name = start.name()
+                        if name.startswith(_MARK):
+                            break
+                        us = start.cuda_elapsed_us(r) if cuda and start.has_cuda() else start.cpu_elapsed_us(r)
+                        seconds = us * 1e-6
+                        if i > 0:
+                            stack[i - 1][1] += seconds
+                        else:
+                            e = out.setdefault(name, {"count": 0, "seconds": 0.0})
                             e["count"] += 1
-                            e["seconds"] += us * 1e-6
+                            e["seconds"] += seconds
+                        in_step = any(x[0].name().startswith("Optimizer.step") for x in stack[:i])
+                        mine = own.setdefault(phase, {})
+                        if name.startswith("Optimizer.step") and not in_step:
+                            mine[name] = mine.get(name, 0.0) + seconds
+                        elif not in_step:
+                            mine[name] = mine.get(name, 0.0) + max(seconds - children, 0.0)
                         break
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds"]))
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds"])), own
 
 
 def _cuda_memory(run: List[Tuple[str, Callable[[Dict], None]]], device: str) -> Dict[str, Any]:

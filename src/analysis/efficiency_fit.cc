@@ -1,5 +1,6 @@
-// Least squares for the inverse efficiencies: the samples' relative errors
-// are linear in x_c = 1 / e_c, so one QR solve gives the fit.
+// Least squares for the inverse efficiencies (and the per-kernel overhead):
+// the samples' relative errors are linear in x_c = 1 / e_c and o, so one QR
+// solve gives the fit.
 #include "torchcost/efficiency_fit.h"
 
 #include <Eigen/Dense>
@@ -9,18 +10,74 @@
 #include <vector>
 
 namespace torchcost {
+namespace {
+
+// NB: the overhead's column is n_i * 1 us / m_i, so that its unknown is o in
+// microseconds, of the order of the x_c, and the QR's rank threshold treats
+// the columns alike.
+constexpr double kOverheadUnit = 1e-6;
+
+// The least-squares solution over the classes `cols` (and the overhead if
+// `overhead`): the unknowns in that order, and the rank of the samples' rows.
+struct Solution {
+  Eigen::VectorXd x;
+  int rank = 0;
+};
+
+Solution Solve(const std::vector<TimingSample>& samples,
+               const std::vector<int>& cols, bool overhead,
+               double tie_penalty) {
+  const int n = static_cast<int>(samples.size());
+  const int k = static_cast<int>(cols.size());
+  const int unknowns = k + (overhead ? 1 : 0);
+  const int pairs = k * (k - 1) / 2;
+  // Row i: r_ic / m_i (and n_i us / m_i), so that A x - 1 is the relative
+  // error of sample i.
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n + pairs, unknowns);
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + pairs);
+  for (int i = 0; i < n; ++i) {
+    const TimingSample& s = samples[i];
+    for (int j = 0; j < k; ++j) {
+      a(i, j) = s.roofline_seconds[cols[j]] / s.measured_seconds;
+    }
+    if (overhead) a(i, k) = s.kernels * kOverheadUnit / s.measured_seconds;
+    rhs(i) = 1;
+  }
+  // Penalty rows sqrt(lambda) (x_c - x_d) = 0 for each pair of classes.
+  const double w = std::sqrt(std::max(tie_penalty, 0.0));
+  int row = n;
+  for (int p = 0; p < k; ++p) {
+    for (int q = p + 1; q < k; ++q, ++row) {
+      a(row, p) = w;
+      a(row, q) = -w;
+    }
+  }
+  Solution out;
+  out.rank = static_cast<int>(
+      Eigen::ColPivHouseholderQR<Eigen::MatrixXd>(a.topRows(n)).rank());
+  out.x = a.colPivHouseholderQr().solve(rhs);
+  return out;
+}
+
+}  // namespace
 
 Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
-                                      double tie_penalty) {
+                                      double tie_penalty, bool fit_overhead) {
   if (samples.empty()) {
     return Status::InvalidArgument("efficiency fit: no timing samples");
   }
   EfficiencyFit fit;
+  bool any_kernels = false;
   for (const TimingSample& s : samples) {
     if (!(s.measured_seconds > 0) || !std::isfinite(s.measured_seconds)) {
       return Status::InvalidArgument("efficiency fit: sample '" + s.name +
                                      "' has a measured time not positive");
     }
+    if (!(s.kernels >= 0) || !std::isfinite(s.kernels)) {
+      return Status::InvalidArgument("efficiency fit: sample '" + s.name +
+                                     "' has a kernel count that is negative");
+    }
+    any_kernels = any_kernels || s.kernels > 0;
     for (int c = 0; c < kNumOpClasses; ++c) {
       if (!(s.roofline_seconds[c] >= 0) ||
           !std::isfinite(s.roofline_seconds[c])) {
@@ -40,44 +97,39 @@ Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
     return Status::InvalidArgument(
         "efficiency fit: no sample has roofline time in any op class");
   }
-  const int n = static_cast<int>(samples.size());
   const int k = static_cast<int>(cols.size());
-  const int pairs = k * (k - 1) / 2;
-  // Row i: r_ic / m_i, so that A x - 1 is the relative error of sample i.
-  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n + pairs, k);
-  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + pairs);
-  for (int i = 0; i < n; ++i) {
+  bool overhead = fit_overhead && any_kernels;
+  Solution sol = Solve(samples, cols, overhead, tie_penalty);
+  // NB: an overhead below 0 (kernels that take less than nothing), or one so
+  // large that a class is left a time not positive, is dropped (o = 0).
+  auto any_not_positive = [&] {
     for (int j = 0; j < k; ++j) {
-      a(i, j) =
-          samples[i].roofline_seconds[cols[j]] / samples[i].measured_seconds;
+      if (!(sol.x(j) > 0)) return true;
     }
-    rhs(i) = 1;
+    return false;
+  };
+  if (overhead && (!(sol.x(k) > 0) || any_not_positive())) {
+    overhead = false;
+    sol = Solve(samples, cols, overhead, tie_penalty);
   }
-  // Penalty rows sqrt(lambda) (x_c - x_d) = 0 for each pair of classes.
-  const double w = std::sqrt(std::max(tie_penalty, 0.0));
-  int row = n;
-  for (int p = 0; p < k; ++p) {
-    for (int q = p + 1; q < k; ++q, ++row) {
-      a(row, p) = w;
-      a(row, q) = -w;
-    }
-  }
-  fit.rank = static_cast<int>(
-      Eigen::ColPivHouseholderQR<Eigen::MatrixXd>(a.topRows(n)).rank());
-  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(rhs);
+  fit.rank = sol.rank;
   for (int j = 0; j < k; ++j) {
-    if (!(x(j) > 0) || !std::isfinite(x(j))) {
+    if (!(sol.x(j) > 0) || !std::isfinite(sol.x(j))) {
       return Status::InvalidArgument(
           "efficiency fit: the samples give op class " +
           std::string(OpClassName(static_cast<OpClass>(cols[j]))) +
           " a time not positive (they do not separate it from the others)");
     }
-    fit.efficiency[cols[j]] = 1 / x(j);
+    fit.efficiency[cols[j]] = 1 / sol.x(j);
   }
-  // Each sample's prediction under the fit: sum_c r_ic / e_c.
+  if (overhead) {
+    fit.overhead_fitted = true;
+    fit.kernel_overhead = sol.x(k) * kOverheadUnit;
+  }
+  // Each sample's prediction under the fit: sum_c r_ic / e_c + n_i o.
   double sum_sq = 0;
   for (const TimingSample& s : samples) {
-    double p = 0;
+    double p = s.kernels * fit.kernel_overhead;
     for (int c = 0; c < kNumOpClasses; ++c)
       p += s.roofline_seconds[c] / fit.efficiency[c];
     fit.predicted_seconds.push_back(p);
@@ -85,7 +137,7 @@ Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
     sum_sq += rel * rel;
     fit.max_relative_error = std::max(fit.max_relative_error, std::abs(rel));
   }
-  fit.rms_relative_error = std::sqrt(sum_sq / n);
+  fit.rms_relative_error = std::sqrt(sum_sq / samples.size());
   return fit;
 }
 

@@ -50,10 +50,11 @@ GpuSpec ParseGpu(const YAML::Node& n) {
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
     if (key != "name" && key != "aliases" && key != "source" &&
-        key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops") {
-      Fail(kv.first,
-           "unknown key '" + key +
-               "' (name, aliases, source, memory_gb, bandwidth_gbs, tflops)");
+        key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops" &&
+        key != "kernel_overhead_us") {
+      Fail(kv.first, "unknown key '" + key +
+                         "' (name, aliases, source, memory_gb, bandwidth_gbs, "
+                         "tflops, kernel_overhead_us)");
     }
   }
   for (const char* required :
@@ -104,6 +105,14 @@ GpuSpec ParseGpu(const YAML::Node& n) {
   if (g.fp32 <= 0)
     Fail(t,
          g.name + ": tflops needs fp32 (the rate every other falls back to)");
+  if (const YAML::Node o = n["kernel_overhead_us"]) {
+    double us = 0;
+    if (!o.IsScalar() || !YAML::convert<double>::decode(o, us) || !(us >= 0) ||
+        !std::isfinite(us)) {
+      Fail(o, g.name + ": kernel_overhead_us: expected a number >= 0");
+    }
+    g.kernel_overhead = us * 1e-6;  // Microseconds to seconds.
+  }
   return g;
 }
 

@@ -63,6 +63,8 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.present = true;
   t.gpu = gpu.name;
   t.efficiency = gpu.efficiency;
+  t.kernel_overhead = gpu.kernel_overhead;
+  const double o = gpu.kernel_overhead;
   const bool fitted = std::any_of(gpu.efficiency.begin(), gpu.efficiency.end(),
                                   [](double e) { return e != 1; });
   t.source =
@@ -88,16 +90,24 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         PeakFlops(gpu, c.op_class, NodeDtype(node, report), conv);
     const double fwd =
         RooflineSeconds(value(c.flops), value(c.bytes), peak, gpu.bandwidth);
-    t.node_forward_seconds[ni] = fwd / gpu.efficiency[cls];
+    // A node that moves bytes or computes launches a kernel: + overhead.
+    const double fwd_kernels = fwd > 0 ? 1 : 0;
+    t.node_forward_seconds[ni] = fwd / gpu.efficiency[cls] + fwd_kernels * o;
     t.class_roofline_seconds[cls] += accumulate * fwd;
     t.class_forward_roofline_seconds[cls] += accumulate * fwd;
+    t.class_kernels[cls] += accumulate * fwd_kernels;
+    t.class_forward_kernels[cls] += accumulate * fwd_kernels;
     if (train && ni < tr.node_bwd_bytes.size()) {
       const double bwd =
           RooflineSeconds(value(tr.node_bwd_flops[ni]),
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
-      t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls];
+      const double bwd_kernels = bwd > 0 ? 1 : 0;
+      t.node_backward_seconds[ni] =
+          bwd / gpu.efficiency[cls] + bwd_kernels * o;
       t.class_roofline_seconds[cls] += accumulate * bwd;
       t.class_backward_roofline_seconds[cls] += accumulate * bwd;
+      t.class_kernels[cls] += accumulate * bwd_kernels;
+      t.class_backward_kernels[cls] += accumulate * bwd_kernels;
     }
   }
   if (!value.error().ok()) return value.error();
@@ -109,10 +119,15 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
            ni <= seg.last && ni < static_cast<int>(n); ++ni) {
         t.node_backward_seconds[ni] += t.node_forward_seconds[ni];
         const int cls = static_cast<int>(classes[ni]);
+        // The node's forward time less its overhead, back to roofline seconds.
+        const double launches = t.node_forward_seconds[ni] > 0 ? 1 : 0;
         const double again =
-            accumulate * t.node_forward_seconds[ni] * gpu.efficiency[cls];
+            accumulate * (t.node_forward_seconds[ni] - launches * o) *
+            gpu.efficiency[cls];
         t.class_roofline_seconds[cls] += again;
         t.class_backward_roofline_seconds[cls] += again;
+        t.class_kernels[cls] += accumulate * launches;
+        t.class_backward_kernels[cls] += accumulate * launches;
       }
     }
   }
@@ -156,9 +171,16 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         RooflineSeconds(value(tr.flops_optimizer), value(tr.optimizer_bytes),
                         gpu.fp32, gpu.bandwidth);
     const int cls = static_cast<int>(OpClass::kOptimizer);
-    t.optimizer_seconds = opt / gpu.efficiency[cls];
+    // NB: a kernel per trainable parameter tensor, as torch.optim's
+    // single-tensor loop (and its CPU foreach fallback) runs them.
+    double tensors = 0;
+    for (const ir::TensorEntry& p : graph.params) tensors += p.requires_grad;
+    if (!(opt > 0)) tensors = 0;
+    t.optimizer_seconds = opt / gpu.efficiency[cls] + tensors * o;
     t.class_roofline_seconds[cls] += opt;
+    t.class_kernels[cls] += tensors;
   }
+  for (double k : t.class_kernels) t.overhead_seconds += k * o;
   // step = accumulate * (forward + backward) + optimizer.
   t.step_seconds = accumulate * (t.forward_seconds + t.backward_seconds) +
                    t.optimizer_seconds;

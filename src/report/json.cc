@@ -325,7 +325,10 @@ Json TimeJson(const TimeReport& t) {
                      {"forward_roofline_seconds", t.class_forward_roofline_seconds[i]},
                      {"backward_roofline_seconds",
                       t.class_backward_roofline_seconds[i]},
-                     {"efficiency", t.efficiency[i]}};
+                     {"efficiency", t.efficiency[i]},
+                     {"kernels", t.class_kernels[i]},
+                     {"forward_kernels", t.class_forward_kernels[i]},
+                     {"backward_kernels", t.class_backward_kernels[i]}};
   }
   Json j = {{"source", t.source},
             {"gpu", t.gpu},
@@ -337,6 +340,8 @@ Json TimeJson(const TimeReport& t) {
             {"peak_flops", t.peak_flops},
             {"peak_dtype", t.peak_dtype},
             {"mfu", t.mfu},
+            {"kernel_overhead_seconds", t.kernel_overhead},
+            {"overhead_seconds", t.overhead_seconds},
             {"classes", std::move(classes)}};
   if (t.throughput_unit.empty()) {
     j["throughput"] = nullptr;

@@ -63,11 +63,24 @@ std::string RenderTime(const Report& report) {
               fmt::format("{:.4g} {}/s ({:.4g} per step)", t.items_per_second,
                           t.throughput_unit, t.items_per_step));
   }
-  out +=
-      "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
-      "datasheet's dense peak divided by its "
-      "class's efficiency; launches, overlap and communication are not "
-      "modelled (docs/calibration.md).\n";
+  double kernels = 0;
+  for (double k : t.class_kernels) kernels += k;
+  if (t.kernel_overhead > 0) {
+    // overhead = kernels x seconds per kernel, included in the times above.
+    out += Field("  Overhead:", fmt::format("{} ({:.0f} kernels x {} each)",
+                                            SecondsText(t.overhead_seconds),
+                                            kernels,
+                                            SecondsText(t.kernel_overhead)));
+  }
+  out += std::string(
+             "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
+             "datasheet's dense peak divided by its class's efficiency") +
+         (t.kernel_overhead > 0
+              ? ", plus the overhead per kernel; overlap and communication "
+                "are not modelled"
+              : "; the overhead per kernel (launch, dispatch), overlap and "
+                "communication are not modelled") +
+         " (docs/calibration.md).\n";
   return out;
 }
 

@@ -113,6 +113,15 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
     if (!v.ok()) return v.status();
     out.gpu.efficiency[static_cast<int>(*c)] = *v;
   }
+  // The fitted seconds per kernel, if the fit has one (else the table's).
+  if (auto it = doc["fit"].find("kernel_overhead_seconds");
+      it != doc["fit"].end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0)) {
+      return Bad(file, "fit.kernel_overhead_seconds",
+                 "expected a number >= 0");
+    }
+    out.gpu.kernel_overhead = it->get<double>();
+  }
   return out;
 }
 

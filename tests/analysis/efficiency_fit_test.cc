@@ -1,7 +1,8 @@
-// The efficiency fit, against solutions derived by hand: exact samples give
-// back the efficiencies they were made from, an overdetermined class its
-// relative least-squares value, classes the samples cannot tell apart a common
-// value, and the errors name the sample or class.
+// The efficiency fit, against solutions derived by hand or by numpy's lstsq:
+// exact samples give back the efficiencies (and overhead) they were made from,
+// an overdetermined class its relative least-squares value, classes the
+// samples cannot tell apart a common value, a negative overhead is dropped,
+// and the errors name the sample or class.
 #include "torchcost/efficiency_fit.h"
 
 #include <gtest/gtest.h>
@@ -94,6 +95,76 @@ TEST(EfficiencyFitTest, PenaltyPullsAPoorlyDeterminedClassToTheOthers) {
   ASSERT_TRUE(tied.ok()) << tied.status().message();
   EXPECT_NEAR(1 / tied->efficiency[kPointwise], 2.24291, 1e-4);
   EXPECT_NEAR(1 / tied->efficiency[kMatmul], 2.19437, 1e-4);
+}
+
+// A matmul-only sample that launches `kernels` kernels.
+TimingSample Launches(const char* name, double mm, double kernels,
+                      double measured) {
+  TimingSample s = Sample(name, mm, 0, 0, measured);
+  s.kernels = kernels;
+  return s;
+}
+
+TEST(EfficiencyFitTest, OverheadOfExactSamplesComesBack) {
+  // Made with e = 0.5 and o = 10 us: measured = mm / 0.5 + kernels * 1e-5.
+  auto fit = FitEfficiencies({Launches("small", 1e-3, 10, 2e-3 + 10 * 1e-5),
+                              Launches("large", 1e-2, 5, 2e-2 + 5 * 1e-5)},
+                             kTiePenalty, /*fit_overhead=*/true);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_TRUE(fit->overhead_fitted);
+  EXPECT_NEAR(fit->efficiency[kMatmul], 0.5, 1e-9);
+  EXPECT_NEAR(fit->kernel_overhead, 1e-5, 1e-14);
+  EXPECT_EQ(fit->rank, 2);
+  EXPECT_NEAR(fit->predicted_seconds[0], 2.1e-3, 1e-12);
+  // Without asking for it, the kernels are ignored: o = 0.
+  auto none = FitEfficiencies({Launches("small", 1e-3, 10, 2.1e-3)});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->overhead_fitted);
+  EXPECT_EQ(none->kernel_overhead, 0);
+}
+
+TEST(EfficiencyFitTest, OverheadMinimisesRelativeErrors) {
+  // Rows [r/m, n us/m] of (1 ms, 100, 3.5 ms), (10 ms, 50, 23 ms), (4 ms,
+  // 400, 13 ms) solved by numpy.linalg.lstsq: x = 2.24390771, o = 11.2184571
+  // us.
+  auto fit = FitEfficiencies({Launches("a", 1e-3, 100, 3.5e-3),
+                              Launches("b", 1e-2, 50, 2.3e-2),
+                              Launches("c", 4e-3, 400, 1.3e-2)},
+                             kTiePenalty, /*fit_overhead=*/true);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(1 / fit->efficiency[kMatmul], 2.24390771, 1e-6);
+  EXPECT_NEAR(fit->kernel_overhead, 11.2184571e-6, 1e-12);
+}
+
+TEST(EfficiencyFitTest, NegativeOverheadIsDropped) {
+  // (1 s, 1 kernel, 2 s) and (1 s, 100 kernels, 1 s): exactly x + 1e-6 o = 2
+  // and x + 1e-4 o = 1, o < 0. Dropped, the fit is x alone: minimise
+  // (x/2 - 1)^2 + (x - 1)^2, (x/2 - 1)/2 + (x - 1) = 0, x = 6/5.
+  auto fit = FitEfficiencies(
+      {Launches("few", 1, 1, 2), Launches("many", 1, 100, 1)}, kTiePenalty,
+      /*fit_overhead=*/true);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_FALSE(fit->overhead_fitted);
+  EXPECT_EQ(fit->kernel_overhead, 0);
+  EXPECT_NEAR(fit->efficiency[kMatmul], 5.0 / 6, 1e-12);
+  // (1 s, 10 kernels, 2 s) and (1 s, 20 kernels, 3 s): exactly x + 1e-5 o = 2
+  // and x + 2e-5 o = 3, x = 1, o = 1e5 us; and pointwise (1 s, 100 kernels,
+  // 1 s) would then take 1 - 100 * 0.1 s: the overhead leaves it a time below
+  // 0 and is dropped.
+  auto swamped = FitEfficiencies(
+      {Launches("a", 1, 10, 2), Launches("b", 1, 20, 3),
+       [] {
+         TimingSample s = Sample("pw", 0, 1, 0, 1);
+         s.kernels = 100;
+         return s;
+       }()},
+      kTiePenalty, /*fit_overhead=*/true);
+  ASSERT_TRUE(swamped.ok()) << swamped.status().message();
+  EXPECT_FALSE(swamped->overhead_fitted);
+  auto negative = FitEfficiencies({Launches("neg", 1, -1, 1)}, kTiePenalty,
+                                  /*fit_overhead=*/true);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("'neg'"), std::string::npos);
 }
 
 TEST(EfficiencyFitTest, ErrorsNameTheSampleOrClass) {

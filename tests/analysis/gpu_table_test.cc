@@ -99,6 +99,9 @@ TEST(GpuTableTest, BadTablesNameTheLine) {
        "  - {name: x, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
        "{fp32: 1}}\n",
        "'x' is given twice"},
+      {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+       "{fp32: 1}, kernel_overhead_us: -2}\n",
+       "X: kernel_overhead_us: expected a number >= 0"},
   };
   for (const Case& c : cases) {
     Result<std::vector<GpuSpec>> r = ParseGpuTable(head + c.body, "t.yaml");
@@ -106,6 +109,20 @@ TEST(GpuTableTest, BadTablesNameTheLine) {
     EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
         << r.status().message();
   }
+}
+
+TEST(GpuTableTest, KernelOverheadInMicroseconds) {
+  auto r = ParseGpuTable(
+      "version: 1\ngpus:\n  - {name: X, source: s, memory_gb: 1, "
+      "bandwidth_gbs: 1, tflops: {fp32: 1}, kernel_overhead_us: 4.5}\n"
+      "  - {name: Y, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+      "{fp32: 1}}\n",
+      "t.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ((*r)[0].kernel_overhead, 4.5e-6);
+  EXPECT_DOUBLE_EQ((*r)[1].kernel_overhead, 0);  // Unknown: not modelled.
+  // NB: no datasheet gives it; the built-in table leaves it unknown (0).
+  for (const GpuSpec& g : BuiltinGpus()) EXPECT_EQ(g.kernel_overhead, 0) << g.name;
 }
 
 TEST(GpuTableTest, PeakFollowsClassAndDtype) {

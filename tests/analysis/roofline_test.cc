@@ -148,6 +148,44 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
   EXPECT_LT(t->mfu, 1.0);
 }
 
+TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
+  // relu -> linear (W [4096, 1024], no bias) in training: forward 2 kernels
+  // (relu, matmul); backward 1, the linear's dW (x needs no gradient, so
+  // neither dx nor the relu's backward runs); optimizer 1 (one trainable
+  // tensor).
+  int x = b_.Input();
+  int h = b_.One("aten::relu", {x}, {"self"});
+  int w = b_.Param("fc.weight", {4096, 1024});
+  b_.Output(
+      b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
+  Report r = Run("256,1024", StepMode::kTrain);
+  Result<TimeReport> base = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  EXPECT_EQ(base->overhead_seconds, 0);  // Not modelled unless given.
+  const int mm = static_cast<int>(OpClass::kMatmul);
+  const int pw = static_cast<int>(OpClass::kPointwise);
+  const int opt = static_cast<int>(OpClass::kOptimizer);
+  EXPECT_EQ(base->class_kernels[pw], 1);  // The relu's forward.
+  EXPECT_EQ(base->class_kernels[mm], 2);  // The linear's forward and backward.
+  EXPECT_EQ(base->class_kernels[opt], 1);  // fc.weight.
+  EXPECT_EQ(base->class_forward_kernels[mm], 1);
+  EXPECT_EQ(base->class_backward_kernels[mm], 1);
+  EXPECT_EQ(base->class_backward_kernels[pw], 0);
+  gpu_.kernel_overhead = 5e-6;
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  // Four kernels, 5 us each, on top of the roofline; per phase: forward 2,
+  // backward 1, optimizer 1.
+  EXPECT_DOUBLE_EQ(t->overhead_seconds, 4 * 5e-6);
+  EXPECT_DOUBLE_EQ(t->kernel_overhead, 5e-6);
+  EXPECT_NEAR(t->forward_seconds, base->forward_seconds + 2 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->backward_seconds, base->backward_seconds + 5e-6, 1e-15);
+  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 5e-6, 1e-15);
+  EXPECT_NEAR(t->step_seconds, base->step_seconds + 4 * 5e-6, 1e-15);
+  // The roofline seconds a calibration fits against do not include it.
+  EXPECT_EQ(t->class_roofline_seconds, base->class_roofline_seconds);
+}
+
 TEST_F(RooflineTest, UnboundSymbolIsAnError) {
   int x = b_.Input();
   b_.Output(b_.One("aten::relu", {x}, {"self"}));

@@ -9,6 +9,7 @@ namespace torchcost::report {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TimeSectionTest, SecondsInTheLargestUnitAboveOne) {
   EXPECT_EQ(SecondsText(1.5), "1.5 s");
@@ -51,6 +52,25 @@ TEST(TimeSectionTest, BlockMarkedPredicted) {
       HasSubstr("  MFU:              25.0% of 121.0 TFLOP/s (bfloat16)\n"));
   EXPECT_THAT(
       text, HasSubstr("6.606e+04 tokens/s (2048 per step)"));  // 2048 / 0.031.
+  // No overhead given: no line, and the note says it is not modelled.
+  EXPECT_THAT(text, Not(HasSubstr("Overhead:")));
+  EXPECT_THAT(text, HasSubstr("the overhead per kernel (launch, dispatch), "
+                              "overlap and communication are not modelled"));
+}
+
+TEST(TimeSectionTest, OverheadLineWhenItApplies) {
+  Report r;
+  TimeReport& t = r.time;
+  t.present = true;
+  t.calibrated = true;
+  t.source = "calibrated (cpu.json)";
+  t.class_kernels = {40, 0, 50, 10, 6};  // 106 kernels.
+  t.kernel_overhead = 5e-6;
+  t.overhead_seconds = 106 * 5e-6;
+  const std::string text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("  Overhead:         530 us (106 kernels x 5 us "
+                              "each)\n"));
+  EXPECT_THAT(text, HasSubstr("plus the overhead per kernel;"));
 }
 
 }  // namespace

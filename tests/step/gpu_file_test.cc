@@ -41,6 +41,21 @@ TEST(GpuFileTest, OwnPeaksInTheTablesUnits) {
   EXPECT_DOUBLE_EQ(g->gpu.fp32, 0.05e12);      // TFLOP/s.
   EXPECT_DOUBLE_EQ(g->gpu.bf16, 0);
   EXPECT_DOUBLE_EQ(g->gpu.efficiency[kMatmul], 1.2);
+  EXPECT_DOUBLE_EQ(g->gpu.kernel_overhead, 0);  // Not in the file: none.
+}
+
+TEST(GpuFileTest, FittedKernelOverhead) {
+  auto g = ParseGpuFile(R"({"roofline": {"device": "cuda", "gpu": "h100"},
+      "fit": {"efficiency": {"matmul": 0.7}, "kernel_overhead_seconds": 4.5e-6}})",
+                        "h100.json");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(g->gpu.kernel_overhead, 4.5e-6);
+  auto bad = ParseGpuFile(R"({"roofline": {"device": "cuda", "gpu": "h100"},
+      "fit": {"efficiency": {}, "kernel_overhead_seconds": -1}})",
+                          "h100.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "h100.json: key fit.kernel_overhead_seconds: expected a number >= 0");
 }
 
 // The error's message for `text`, "" if it parses.

@@ -63,16 +63,24 @@ def test_fit_on_three_models_predicts_held_out_steps(tmp_path):
         paths.append(str(tmp_path / (name + ".json")))
         with open(paths[-1], "w") as f:
             json.dump(doc, f)
-        # Each file's own samples: forward, backward and optimizer, with roofline seconds per class.
-        assert [s["name"].rsplit(" ", 1)[1] for s in doc["fit"]["samples"]] == ["forward", "backward", "optimizer"]
-    # --fit: one fit over the three files' nine samples, by the library (Eigen).
+        # Each file's own samples: forward, backward and optimizer, with roofline seconds per class and kernels.
+        samples = doc["fit"]["samples"]
+        assert [s["name"].rsplit(" ", 1)[1] for s in samples] == ["forward", "backward", "optimizer"]
+        assert all(s["kernels"] > 0 for s in samples), samples
+        # The measured seconds per class and phase, recorded beside (from the profiler's shares).
+        cs = doc["measured"]["class_seconds"]
+        assert cs["forward"]["matmul"] > 0 and cs["optimizer"]["optimizer"] == doc["measured"]["phase_seconds"][
+            "optimizer"]
+        assert sum(cs["backward"].values()) == pytest.approx(doc["measured"]["phase_seconds"]["backward"])
+    # --fit: one fit over the three files' nine samples, by the library (Eigen): three efficiencies and, where
+    # it comes out positive, the overhead per kernel.
     device = tmp_path / "cpu.json"
     assert calibrate.main(["--fit", *paths, "--out", str(device)]) == 0
     dev = json.loads(device.read_text())
     assert dev["roofline"] == peaks
     eff = dev["fit"]["efficiency"]
     assert set(eff) == {"matmul", "pointwise", "optimizer"}, eff
-    assert dev["fit"]["rank"] == 3 and len(dev["fit"]["samples"]) == 9
+    assert len(dev["fit"]["samples"]) == 9 and dev["fit"]["rank"] == 3 + dev["fit"]["overhead_fitted"], dev["fit"]
 
     measured = {n: d["measured"]["step_seconds"] for n, d in held.items()}
     # Not trivial: the held-out steps are apart by more than one prediction within 25% of both could cover,
