@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <optional>
 
 #include "torchcost/training.h"
 
@@ -27,15 +28,15 @@ TimelinePoint TimelinePoints::operator[](size_t i) const {
   p.phase = phase(i);
   p.node = nodes_[i];
   for (int c = 0; c < kNumMemCategories; ++c) p.live[c] = live(i, c);
-  p.total = totals_[i];
+  p.total = totals_.at(i);
   return p;
 }
 
-const sym::Expr& TimelinePoints::live(size_t i, int c) const {
+sym::Expr TimelinePoints::live(size_t i, int c) const {
   const Block& b = blocks_[i / kBlock];
   // Changes of c at points 0..j of the block: the low j + 1 bits (2 << 31 wraps to 0, so j = 31 keeps all 32).
   const uint32_t upto = (uint32_t{2} << (i % kBlock)) - 1;
-  return values_[c][b.base[c] + PopCount(b.changed[c] & upto) - 1];
+  return values_[c].at(b.base[c] + PopCount(b.changed[c] & upto) - 1);
 }
 
 bool TimelinePoints::BackEquals(const CategoryBytes& live_now, const sym::Expr& total_now) const {
@@ -84,6 +85,28 @@ void TimelinePoints::clear() {
   totals_.clear();
   for (auto& v : values_) v.clear();
   blocks_.clear();
+}
+
+void TimelinePoints::Exprs::push_back(const sym::Expr& e) {
+  const std::optional<int64_t> constant = e.AsConstant();
+  symbolic_at_.push_back(!constant);
+  if (constant) {
+    slots_.push_back(*constant);
+  } else {
+    slots_.push_back(static_cast<int64_t>(symbolic_.size()));
+    symbolic_.push_back(e);
+  }
+}
+
+void TimelinePoints::Exprs::reserve(size_t n) {
+  slots_.reserve(n);
+  symbolic_at_.reserve(n);
+}
+
+void TimelinePoints::Exprs::clear() {
+  slots_.clear();
+  symbolic_at_.clear();
+  symbolic_.clear();
 }
 
 bool TimelinePoints::operator==(const TimelinePoints& o) const {

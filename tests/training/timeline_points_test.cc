@@ -93,5 +93,26 @@ TEST(TimelinePointsTest, EqualityClearAndInitializerList) {
   ExpectSame(b[1], want[4], 1);
 }
 
+// A constant is held as its value and a symbolic count as an index into a list
+// of its own: a symbolic count first stored at index 0 is not the constant 0.
+TEST(TimelinePointsTest, ConstantAndSymbolicBytesStayApart) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  const int act = static_cast<int>(MemCategory::kAct);
+  TimelinePoint constant, symbolic;
+  symbolic.live[act] = B;
+  symbolic.total = B;
+  const TimelinePoints a = {constant, symbolic}, b = {constant, constant}, c = {symbolic, constant};
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.live(0, act), sym::Expr(0));
+  EXPECT_EQ(a.live(1, act), B);
+  EXPECT_EQ(a.total(1), B);
+  EXPECT_EQ(c.live(0, act), B);
+  EXPECT_EQ(c.total(1), sym::Expr(0));
+  EXPECT_TRUE(a.BackEquals(symbolic.live, symbolic.total));
+  EXPECT_FALSE(b.BackEquals(symbolic.live, symbolic.total));
+}
+
 }  // namespace
 }  // namespace torchcost
