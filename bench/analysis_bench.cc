@@ -26,9 +26,11 @@ std::string FixturePath(const std::string& name) {
   const std::string dir = std::string(TORCHCOST_BINARY_DIR) + "/fixtures";
   const std::string path = dir + "/" + name + ".pt";
   if (!std::filesystem::exists(path)) {
-    std::string cmd = "/usr/bin/python3 " + std::string(TORCHCOST_SOURCE_DIR) + "/tools/make_fixtures.py " + dir +
-                      " --models " + name + " > /dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not generate %s\n", path.c_str());
+    std::string cmd = "/usr/bin/python3 " + std::string(TORCHCOST_SOURCE_DIR) +
+                      "/tools/make_fixtures.py " + dir + " --models " + name +
+                      " > /dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+      std::fprintf(stderr, "could not generate %s\n", path.c_str());
   }
   return path;
 }
@@ -54,13 +56,17 @@ void BM_Import(benchmark::State& state, const char* name) {
     benchmark::DoNotOptimize(g);
   }
 }
-BENCHMARK_CAPTURE(BM_Import, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Import, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Import, resnet50, "resnet50")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Import, vit_b_16, "vit_b_16")
+    ->Unit(benchmark::kMillisecond);
 
 // Runs the whole analysis of `name` with a symbolic batch in `mode`, and the
 // peak of its memory timeline.
-// With `autocast` float16/bfloat16, the graph is first rewritten by ApplyAutocast.
-void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode, DType autocast = DType::kUnknown) {
+// With `autocast` float16/bfloat16, the graph is first rewritten by
+// ApplyAutocast.
+void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode,
+                 DType autocast = DType::kUnknown) {
   sym::Context ctx;
   AnalysisOptions options;
   options.training.mode = mode;
@@ -77,7 +83,8 @@ void AnalyzeOnce(benchmark::State& state, const ir::Graph& g, StepMode mode, DTy
     }
   }
   auto report = Analyze(*rewritten, Rules(), ctx, options);
-  if (!report.ok() || !report->unknown_ops.empty()) state.SkipWithError("analysis failed or has unknown ops");
+  if (!report.ok() || !report->unknown_ops.empty())
+    state.SkipWithError("analysis failed or has unknown ops");
   PeakInfo peak = EvaluatePeak(report->training, {});
   benchmark::DoNotOptimize(peak);
 }
@@ -88,8 +95,10 @@ void BM_AnalyzeInfer(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
   for (auto _ : state) AnalyzeOnce(state, g, StepMode::kInfer);
 }
-BENCHMARK_CAPTURE(BM_AnalyzeInfer, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_AnalyzeInfer, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeInfer, resnet50, "resnet50")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeInfer, vit_b_16, "vit_b_16")
+    ->Unit(benchmark::kMillisecond);
 
 // The whole training analysis: the forward analysis, the autograd pass,
 // backward FLOPs, the memory simulation of the step (Adam), and its peak.
@@ -97,8 +106,10 @@ void BM_AnalyzeTrain(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
   for (auto _ : state) AnalyzeOnce(state, g, StepMode::kTrain);
 }
-BENCHMARK_CAPTURE(BM_AnalyzeTrain, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_AnalyzeTrain, vit_b_16, "vit_b_16")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeTrain, resnet50, "resnet50")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeTrain, vit_b_16, "vit_b_16")
+    ->Unit(benchmark::kMillisecond);
 
 // The training analysis under --autocast fp16 (the rewrite, then the analysis
 // of the rewritten graph); target: within 2x of BM_AnalyzeTrain.
@@ -106,7 +117,8 @@ void BM_AnalyzeTrainAutocast(benchmark::State& state, const char* name) {
   const ir::Graph& g = Model(name);
   for (auto _ : state) AnalyzeOnce(state, g, StepMode::kTrain, DType::kFloat16);
 }
-BENCHMARK_CAPTURE(BM_AnalyzeTrainAutocast, resnet50, "resnet50")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyzeTrainAutocast, resnet50, "resnet50")
+    ->Unit(benchmark::kMillisecond);
 
 // Re-evaluating the totals (MACs, FLOPs, transcendentals) for a new batch size.
 void BM_ReevaluateTotals(benchmark::State& state) {
@@ -116,7 +128,8 @@ void BM_ReevaluateTotals(benchmark::State& state) {
   options.training.mode = StepMode::kInfer;
   options.inputs.push_back(*ParseInputSpec(ctx, "B,3,224,224"));
   auto report = Analyze(g, Rules(), ctx, options);
-  auto program = sym::Program::Compile({report->macs, report->flops, report->transcendentals}, {"B"});
+  auto program = sym::Program::Compile(
+      {report->macs, report->flops, report->transcendentals}, {"B"});
   int64_t batch = 1;
   __int128 out[3];
   for (auto _ : state) {

@@ -26,14 +26,15 @@
 namespace torchcost {
 namespace {
 
-using bench::Rules;
 using bench::Llama7b;
+using bench::Rules;
 
 AnalysisOptions TrainOptions(const build::BuiltModel& m, sym::Context& ctx) {
   AnalysisOptions options;
   options.training.mode = StepMode::kTrain;
   options.training.optimizer = OptimizerKind::kAdam;
-  for (const build::InputDecl& in : m.inputs) options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const build::InputDecl& in : m.inputs)
+    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
   return options;
 }
 
@@ -81,7 +82,8 @@ void BM_AnalyzeTrainLlama7bCheckpointSymbolic(benchmark::State& state) {
     benchmark::DoNotOptimize(peak);
   }
 }
-BENCHMARK(BM_AnalyzeTrainLlama7bCheckpointSymbolic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeTrainLlama7bCheckpointSymbolic)
+    ->Unit(benchmark::kMillisecond);
 
 // The same under GaLore (--optimizer adamw --galore r=128, the default targets:
 // 224 projected weights, an SVD step; arg 1: per-layer updates in backward):
@@ -103,13 +105,16 @@ void BM_AnalyzeTrainLlama7bGaloreSymbolic(benchmark::State& state) {
     benchmark::DoNotOptimize(peak);
   }
 }
-BENCHMARK(BM_AnalyzeTrainLlama7bGaloreSymbolic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeTrainLlama7bGaloreSymbolic)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
 
 // One iteration of the loss benchmarks: the loss appended to `graph`, the
 // analysis of the grown graph and its symbolic peak; false (with the state
 // marked) if a step failed.
-bool AnalyzeWithLoss(benchmark::State& state, const ir::Graph& graph, sym::Context& ctx,
-                     AnalysisOptions& options) {
+bool AnalyzeWithLoss(benchmark::State& state, const ir::Graph& graph,
+                     sym::Context& ctx, AnalysisOptions& options) {
   auto with_loss = ApplyLoss(graph, Rules(), ctx, &options);
   if (!with_loss.ok()) {
     state.SkipWithError("the loss was not applied");
@@ -130,8 +135,9 @@ bool AnalyzeWithLoss(benchmark::State& state, const ir::Graph& graph, sym::Conte
 // rewrite's shape propagation and the analysis of the grown graph.
 void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
   const build::BuiltModel& m = Llama7b();
-  const LossSpec loss = *ParseLossSpec(state.range(0) > 0 ? "causal_lm:chunks=" + std::to_string(state.range(0))
-                                                          : std::string("causal_lm"));
+  const LossSpec loss = *ParseLossSpec(
+      state.range(0) > 0 ? "causal_lm:chunks=" + std::to_string(state.range(0))
+                         : std::string("causal_lm"));
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -139,7 +145,10 @@ void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
     if (!AnalyzeWithLoss(state, m.graph, ctx, options)) break;
   }
 }
-BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)->Arg(0)->Arg(8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)
+    ->Arg(0)
+    ->Arg(8)
+    ->Unit(benchmark::kMillisecond);
 
 // Issue 9, point 7: what LLM fine-tuning users ask about, end to end once the
 // model is built: llama-7b-like in bfloat16 (the family's dtype=bf16, with
@@ -168,9 +177,11 @@ void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
     if (!AnalyzeWithLoss(state, *adapted, ctx, options)) break;
   }
 }
-BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)
+    ->Unit(benchmark::kMillisecond);
 
-// The declared inputs of `m` as StepConfig reads them ("B,S:int64"), the loss sum.
+// The declared inputs of `m` as StepConfig reads them ("B,S:int64"), the loss
+// sum.
 StepConfig StepOf(const build::BuiltModel& m) {
   StepConfig c = StepConfigFor(m);
   c.loss = "sum";
@@ -200,7 +211,8 @@ void BM_AnalyzeStepLlama7bBf16LoraFlashLoss(benchmark::State& state) {
     benchmark::DoNotOptimize(peak);
   }
 }
-BENCHMARK(BM_AnalyzeStepLlama7bBf16LoraFlashLoss)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeStepLlama7bBf16LoraFlashLoss)
+    ->Unit(benchmark::kMillisecond);
 
 // The pipeline with autocast fp16 (CUDA lists, GradScaler) and the family's
 // loss: the autocast rewrite's rounds of shape propagation, then the analysis.
@@ -238,7 +250,10 @@ void BM_AnalyzeStepLlama7bAutocastGpu(benchmark::State& state) {
     benchmark::DoNotOptimize(step->report.time.step_seconds);
   }
 }
-BENCHMARK(BM_AnalyzeStepLlama7bAutocastGpu)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeStepLlama7bAutocastGpu)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
 
 // The same stages called by hand, as the CLI called them before the pipeline:
 // the loss, autocast and the analysis each propagate shapes (4 propagations;
@@ -355,9 +370,11 @@ void BM_AnalyzeTrainLlama7bAutocastSymbolic(benchmark::State& state) {
     benchmark::DoNotOptimize(peak);
   }
 }
-BENCHMARK(BM_AnalyzeTrainLlama7bAutocastSymbolic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeTrainLlama7bAutocastSymbolic)
+    ->Unit(benchmark::kMillisecond);
 
-// Build + analysis + symbolic peak: what `torchcost --model llama-7b-like` does.
+// Build + analysis + symbolic peak: what `torchcost --model llama-7b-like`
+// does.
 void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {
   for (auto _ : state) {
     auto m = build::BuildNamedModel("llama-7b-like", "");
@@ -376,7 +393,8 @@ BENCHMARK(BM_BuildAndAnalyzeLlama7b)->Unit(benchmark::kMillisecond);
 // --model examples/configs/Mixtral-8x7B-v0.1.json` computes before it
 // renders. Target: under 50 ms.
 void BM_BuildAndAnalyzeMixtralSymbolic(benchmark::State& state) {
-  const std::string path = std::string(TORCHCOST_SOURCE_DIR) + "/examples/configs/Mixtral-8x7B-v0.1.json";
+  const std::string path = std::string(TORCHCOST_SOURCE_DIR) +
+                           "/examples/configs/Mixtral-8x7B-v0.1.json";
   for (auto _ : state) {
     auto m = build::BuildNamedModel(path, "");
     if (!m.ok()) {
@@ -410,20 +428,25 @@ void BM_EvaluateLlama7bAtNewBS(benchmark::State& state) {
   const TrainingReport& t = report->training;
   const PeakInfo peak = EvaluatePeak(t, {});
   const std::vector<std::string> symbols = {"B", "S"};
-  auto totals = sym::Program::Compile(
-      {t.flops_forward, t.flops_backward, t.flops_optimizer, t.flops_step, t.saved_bytes}, symbols);
+  auto totals =
+      sym::Program::Compile({t.flops_forward, t.flops_backward,
+                             t.flops_optimizer, t.flops_step, t.saved_bytes},
+                            symbols);
   auto candidates = sym::Program::Compile(peak.candidates, symbols);
   if (!totals.ok() || !candidates.ok()) {
     state.SkipWithError("compile failed");
     return;
   }
-  std::vector<__int128> totals_out(totals->num_outputs()), cand_out(candidates->num_outputs());
+  std::vector<__int128> totals_out(totals->num_outputs()),
+      cand_out(candidates->num_outputs());
   state.counters["candidates"] = static_cast<double>(peak.candidates.size());
   int64_t i = 0;
   for (auto _ : state) {
-    const int64_t values[2] = {1 + (i & 7), 512 << (i & 3)};  // B in 1..8, S in 512..4096.
+    // B in 1..8, S in 512..4096.
+    const int64_t values[2] = {1 + (i & 7), 512 << (i & 3)};
     ++i;
-    if (!totals->Run(values, totals_out.data()).ok() || !candidates->Run(values, cand_out.data()).ok()) {
+    if (!totals->Run(values, totals_out.data()).ok() ||
+        !candidates->Run(values, cand_out.data()).ok()) {
       state.SkipWithError("overflow");
       break;
     }

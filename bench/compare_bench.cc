@@ -29,15 +29,17 @@ namespace {
 void BM_CompareFiveLlama7b(benchmark::State& state) {
   auto rules = RuleSet::Builtin();
   if (!rules.ok()) std::abort();
-  const std::vector<std::string> configs = {"full", "lora:r=8,targets=q_proj|v_proj", "dora:r=8,targets=q_proj|v_proj",
-                                            "galore:r=128", "qlora:r=16"};
+  const std::vector<std::string> configs = {
+      "full", "lora:r=8,targets=q_proj|v_proj",
+      "dora:r=8,targets=q_proj|v_proj", "galore:r=128", "qlora:r=16"};
   for (auto _ : state) {
     // NB: bfloat16 as `--param-dtype bf16` builds it: the family's dtype, so
     // activations are bf16 with Hugging Face's float32 islands.
     auto built = build::BuildNamedModel("llama-7b-like", "dtype=bf16");
     if (!built.ok()) std::abort();
     // As `torchcost compare` runs it: one StepConfig, its method set per row.
-    // Its inputs and its loss, as `torchcost compare` applies it (Hugging Face's causal-LM loss).
+    // Its inputs and its loss, as `torchcost compare` applies it (Hugging
+    // Face's causal-LM loss).
     StepConfig config = StepConfigFor(*built);
     CompareOptions compare;
     compare.bindings = {{"S", 2048}};

@@ -36,13 +36,16 @@ ArchSpace Gpt2Space() {
 
 // A LLaMA-like space: 16 layers, kv heads K in [2, 8], groups G in [2, 4],
 // head dim 8 R (R in [2, 16]: flash-attention takes head dims that are
-// multiples of 8, so the kernel, and the graph's structure, stays), intermediate
-// 256 I (I in [4, 64]), bf16.
+// multiples of 8, so the kernel, and the graph's structure, stays),
+// intermediate 256 I (I in [4, 64]), bf16.
 ArchSpace LlamaSpace() {
   ArchSpace s;
   s.model = "llama";
-  s.config = "layers=16,kv_heads=K,heads=K*G,hidden=K*G*8*R,intermediate=256*I,dtype=bf16";
-  s.symbols = {{"K", 2, 8, 1}, {"G", 2, 4, 1}, {"R", 2, 16, 1}, {"I", 4, 64, 1}};
+  s.config =
+      "layers=16,kv_heads=K,heads=K*G,hidden=K*G*8*R,intermediate=256*I,dtype="
+      "bf16";
+  s.symbols = {
+      {"K", 2, 8, 1}, {"G", 2, 4, 1}, {"R", 2, 16, 1}, {"I", 4, 64, 1}};
   return s;
 }
 
@@ -68,7 +71,9 @@ std::unique_ptr<Compiled> Compile(const ArchSpace& space) {
 
 // Random candidates: each architecture symbol within its range, then B in
 // [1, 64] and S in [128, 1024], one row per candidate.
-std::vector<int64_t> Candidates(const ArchSpace& space, const std::vector<std::string>& symbols, size_t n) {
+std::vector<int64_t> Candidates(const ArchSpace& space,
+                                const std::vector<std::string>& symbols,
+                                size_t n) {
   std::mt19937_64 rng(42);
   std::vector<int64_t> values;
   for (size_t i = 0; i < n; ++i) {
@@ -78,15 +83,18 @@ std::vector<int64_t> Candidates(const ArchSpace& space, const std::vector<std::s
       for (const ArchSymbol& s : space.symbols) {
         if (s.name == name) lo = s.lo, hi = s.hi;
       }
-      values.push_back(lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)));
+      values.push_back(lo + static_cast<int64_t>(
+                                rng() % static_cast<uint64_t>(hi - lo + 1)));
     }
   }
   return values;
 }
 
-void EvaluateSpace(benchmark::State& state, const ArchSpace& space, const Compiled& c) {
+void EvaluateSpace(benchmark::State& state, const ArchSpace& space,
+                   const Compiled& c) {
   constexpr size_t kBatch = 1024;
-  const std::vector<int64_t> values = Candidates(space, c.costs.symbols, kBatch);
+  const std::vector<int64_t> values =
+      Candidates(space, c.costs.symbols, kBatch);
   std::vector<CandidateCosts> out(kBatch);
   for (auto _ : state) {
     c.evaluator.Evaluate(values.data(), kBatch, out.data());
@@ -96,7 +104,8 @@ void EvaluateSpace(benchmark::State& state, const ArchSpace& space, const Compil
     if (!o.ok) state.SkipWithError("a candidate failed");
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
-  state.counters["peak_candidates"] = static_cast<double>(c.evaluator.num_peak_candidates());
+  state.counters["peak_candidates"] =
+      static_cast<double>(c.evaluator.num_peak_candidates());
 }
 
 const Compiled& Gpt2Compiled() {
@@ -110,11 +119,15 @@ const Compiled& LlamaCompiled() {
 }
 
 // One batch of 1,024 GPT-2 candidates (H, D, B, S): params, FLOPs, peak.
-void BM_NasEvaluateGpt2Space(benchmark::State& state) { EvaluateSpace(state, Gpt2Space(), Gpt2Compiled()); }
+void BM_NasEvaluateGpt2Space(benchmark::State& state) {
+  EvaluateSpace(state, Gpt2Space(), Gpt2Compiled());
+}
 BENCHMARK(BM_NasEvaluateGpt2Space)->Unit(benchmark::kMicrosecond);
 
 // One batch of 1,024 LLaMA candidates (K, G, R, I, B, S).
-void BM_NasEvaluateLlamaSpace(benchmark::State& state) { EvaluateSpace(state, LlamaSpace(), LlamaCompiled()); }
+void BM_NasEvaluateLlamaSpace(benchmark::State& state) {
+  EvaluateSpace(state, LlamaSpace(), LlamaCompiled());
+}
 BENCHMARK(BM_NasEvaluateLlamaSpace)->Unit(benchmark::kMicrosecond);
 
 // Learning the GPT-2 space's closed forms (the grid of concrete analyses).
@@ -144,7 +157,8 @@ const ResnetStructureComposer& Resnet50Composer() {
   return *c;
 }
 
-// Candidates that differ in blocks per stage (1..8) and, with kernels, in each stage's kernel size.
+// Candidates that differ in blocks per stage (1..8) and, with kernels, in each
+// stage's kernel size.
 void ComposeResnet50s(benchmark::State& state, bool kernels) {
   const ResnetStructureComposer& composer = Resnet50Composer();
   constexpr size_t kBatch = 1024;
@@ -152,7 +166,8 @@ void ComposeResnet50s(benchmark::State& state, bool kernels) {
   std::vector<std::array<int64_t, 4>> depths(kBatch), sizes(kBatch);
   for (size_t i = 0; i < kBatch; ++i) {
     for (int64_t& v : depths[i]) v = 1 + static_cast<int64_t>(rng() % 8);
-    for (int64_t& v : sizes[i]) v = kernels ? 3 + 2 * static_cast<int64_t>(rng() % 3) : 3;
+    for (int64_t& v : sizes[i])
+      v = kernels ? 3 + 2 * static_cast<int64_t>(rng() % 3) : 3;
   }
   int64_t sum = 0;
   for (auto _ : state) {
@@ -165,13 +180,18 @@ void ComposeResnet50s(benchmark::State& state, bool kernels) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
 }
 
-void BM_NasComposeResnet50Depths(benchmark::State& state) { ComposeResnet50s(state, false); }
+void BM_NasComposeResnet50Depths(benchmark::State& state) {
+  ComposeResnet50s(state, false);
+}
 BENCHMARK(BM_NasComposeResnet50Depths)->Unit(benchmark::kMicrosecond);
 
-void BM_NasComposeResnet50DepthsAndKernels(benchmark::State& state) { ComposeResnet50s(state, true); }
+void BM_NasComposeResnet50DepthsAndKernels(benchmark::State& state) {
+  ComposeResnet50s(state, true);
+}
 BENCHMARK(BM_NasComposeResnet50DepthsAndKernels)->Unit(benchmark::kMicrosecond);
 
-// Filling the cache: 1 + 4 * (2 * 3 - 1) = 21 whole-graph analyses of Bottleneck ResNets.
+// Filling the cache: 1 + 4 * (2 * 3 - 1) = 21 whole-graph analyses of
+// Bottleneck ResNets.
 void BM_NasLearnResnet50Structures(benchmark::State& state) {
   for (auto _ : state) {
     ResnetStructureSpace space;

@@ -18,8 +18,8 @@
 namespace torchcost {
 namespace {
 
-using bench::Rules;
 using bench::Llama7b;
+using bench::Rules;
 
 void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
   const build::BuiltModel& m = Llama7b();
@@ -31,7 +31,8 @@ void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
     options.training.master_weights = true;
     options.training.sharding.strategy = strategy;
     options.training.sharding.world = strategy == ShardStrategy::kNone ? 1 : 8;
-    for (const build::InputDecl& in : m.inputs) options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+    for (const build::InputDecl& in : m.inputs)
+      options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
     auto report = Analyze(m.graph, Rules(), ctx, options);
     if (!report.ok()) {
       state.SkipWithError(report.status().message().c_str());
@@ -42,13 +43,19 @@ void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
   }
 }
 
-void BM_Llama7bUnsharded(benchmark::State& state) { AnalyzeSharded(state, ShardStrategy::kNone); }
+void BM_Llama7bUnsharded(benchmark::State& state) {
+  AnalyzeSharded(state, ShardStrategy::kNone);
+}
 BENCHMARK(BM_Llama7bUnsharded)->Unit(benchmark::kMillisecond);
 
-void BM_Llama7bZero3N8(benchmark::State& state) { AnalyzeSharded(state, ShardStrategy::kZero3); }
+void BM_Llama7bZero3N8(benchmark::State& state) {
+  AnalyzeSharded(state, ShardStrategy::kZero3);
+}
 BENCHMARK(BM_Llama7bZero3N8)->Unit(benchmark::kMillisecond);
 
-void BM_Llama7bFsdpN8(benchmark::State& state) { AnalyzeSharded(state, ShardStrategy::kFsdp); }
+void BM_Llama7bFsdpN8(benchmark::State& state) {
+  AnalyzeSharded(state, ShardStrategy::kFsdp);
+}
 BENCHMARK(BM_Llama7bFsdpN8)->Unit(benchmark::kMillisecond);
 
 }  // namespace

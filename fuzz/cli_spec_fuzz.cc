@@ -31,7 +31,9 @@ using namespace torchcost;
 // A two-block GPT-2 for the flags that match module paths (--checkpoint).
 const ir::Graph& SmallGraph() {
   static const build::BuiltModel* m = new build::BuiltModel(
-      std::move(build::BuildNamedModel("gpt2", "layers=2,hidden=32,heads=2,vocab=64,context=16")).value());
+      std::move(build::BuildNamedModel(
+                    "gpt2", "layers=2,hidden=32,heads=2,vocab=64,context=16"))
+          .value());
   return m->graph;
 }
 
@@ -96,9 +98,17 @@ struct Parser {
   std::string_view flag;
   void (*parse)(std::string_view);
 };
-constexpr Parser kParsers[] = {{"input", Input}, {"set", Set},     {"peft", Peft},     {"lora", Lora},
-                               {"qlora", Qlora}, {"galore", Galore}, {"loss", Loss},   {"sweep", Sweep},
-                               {"budget", Budget}, {"names", Names}, {"checkpoint", Checkpoint},
+constexpr Parser kParsers[] = {{"input", Input},
+                               {"set", Set},
+                               {"peft", Peft},
+                               {"lora", Lora},
+                               {"qlora", Qlora},
+                               {"galore", Galore},
+                               {"loss", Loss},
+                               {"sweep", Sweep},
+                               {"budget", Budget},
+                               {"names", Names},
+                               {"checkpoint", Checkpoint},
                                {"freeze", Regex}};
 
 }  // namespace

@@ -21,7 +21,8 @@ namespace {
 // Returns true if some "layers=N" or "depth=N" of `config` has N > 1000, or
 // the block counts of some "blocks=n1:n2:n3:n4" sum past 1000.
 bool TooDeep(const std::string& config) {
-  // Reads the digits at `i` (leading zeros skipped) as a number, capped at 10,000.
+  // Reads the digits at `i` (leading zeros skipped) as a number, capped at
+  // 10,000.
   auto number = [&config](size_t& i) {
     while (i < config.size() && config[i] == '0') ++i;
     long n = 0;
@@ -31,10 +32,12 @@ bool TooDeep(const std::string& config) {
     return n;
   };
   for (const char* key : {"layers=", "depth=", "blocks="}) {
-    for (size_t at = config.find(key); at != std::string::npos; at = config.find(key, at + 1)) {
+    for (size_t at = config.find(key); at != std::string::npos;
+         at = config.find(key, at + 1)) {
       size_t i = at + std::char_traits<char>::length(key);
       long total = number(i);
-      while (key[0] == 'b' && i < config.size() && config[i] == ':') total += number(++i);
+      while (key[0] == 'b' && i < config.size() && config[i] == ':')
+        total += number(++i);
       if (total > 1000) return true;
     }
   }

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace torchcost;
-  Result<ir::Graph> g = ImportGraphJsonText(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  Result<ir::Graph> g = ImportGraphJsonText(
+      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
   if (!g.ok()) {
     const std::string& m = g.status().message();
     if (m.rfind("fuzz.json: ", 0) != 0) std::abort();

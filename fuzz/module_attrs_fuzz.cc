@@ -13,7 +13,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace torchcost;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  Result<import::ModuleAttrsMap> m = import::ParseModuleAttrs(text, "m.pt: torchcost_modules.json");
+  Result<import::ModuleAttrsMap> m =
+      import::ParseModuleAttrs(text, "m.pt: torchcost_modules.json");
   if (!m.ok()) {
     const std::string& msg = m.status().message();
     if (msg.rfind("m.pt: torchcost_modules.json", 0) != 0) std::abort();

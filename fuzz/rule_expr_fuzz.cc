@@ -17,7 +17,8 @@ using torchcost::rules::RValue;
 
 // The arguments in scope: a tensor, an int, an int list, a float, a string,
 // None, a bool, a tensor list, and a mixed list.
-const char* const kNames[] = {"x", "n", "dims", "p", "s", "none", "flag", "xs", "items"};
+const char* const kNames[] = {"x",    "n",    "dims", "p",    "s",
+                              "none", "flag", "xs",   "items"};
 
 std::vector<RValue> Arguments(torchcost::sym::Context& ctx) {
   using torchcost::DType;
@@ -28,8 +29,10 @@ std::vector<RValue> Arguments(torchcost::sym::Context& ctx) {
   RValue items;
   items.kind = RValue::Kind::kList;
   items.items = {RValue::Float(1.5), RValue::Bool(true), RValue::Int(b)};
-  return {RValue::Tensor(x), RValue::Int(7), RValue::IntList({1, -1}), RValue::Float(0.5), RValue::Str("mean"),
-          RValue::None(), RValue::Bool(false), RValue::Tensors({x, y}), items};
+  return {
+      RValue::Tensor(x),   RValue::Int(7),          RValue::IntList({1, -1}),
+      RValue::Float(0.5),  RValue::Str("mean"),     RValue::None(),
+      RValue::Bool(false), RValue::Tensors({x, y}), items};
 }
 
 }  // namespace

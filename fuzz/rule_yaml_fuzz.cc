@@ -16,7 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Result<rules::YamlDocument> fast = rules::ParseYamlSubset(text);
   if (fast.ok()) {
     Result<rules::YamlDocument> reference = rules::LoadYamlWithYamlCpp(text);
-    if (!reference.ok() || !rules::SameYamlTree(fast->root(), reference->root())) std::abort();
+    if (!reference.ok() ||
+        !rules::SameYamlTree(fast->root(), reference->root()))
+      std::abort();
   }
   RuleSet rules;
   Status s = rules.AddText(text, "fuzz.yaml");

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!e.ok()) return 0;
   const std::string printed = e->ToString();
   Result<sym::Expr> again = sym::Parse(ctx, printed);
-  if (!again.ok() || *again != *e) std::abort();  // ToString must print what Parse reads back.
+  // ToString must print what Parse reads back.
+  if (!again.ok() || *again != *e) std::abort();
   sym::Bindings b;
   for (const std::string& s : sym::FreeSymbols(*e)) b[s] = 3;
   (void)sym::Evaluate(*e, b);

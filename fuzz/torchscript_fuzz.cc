@@ -11,12 +11,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   torchcost::Result<torchcost::import::ZipArchive> zip =
-      torchcost::import::ZipArchive::OpenBytes(std::string(reinterpret_cast<const char*>(data), size));
+      torchcost::import::ZipArchive::OpenBytes(
+          std::string(reinterpret_cast<const char*>(data), size));
   if (!zip.ok()) {
     if (zip.status().message().empty()) std::abort();
     return 0;
   }
-  const torchcost::Result<torchcost::ir::Graph> g = torchcost::import::CompileTorchScript(*zip, "fuzz.pt");
+  const torchcost::Result<torchcost::ir::Graph> g =
+      torchcost::import::CompileTorchScript(*zip, "fuzz.pt");
   if (!g.ok() && g.status().message().empty()) std::abort();
   return 0;
 }

@@ -25,7 +25,9 @@ struct Candidate {
   torchcost::CandidateCosts costs;
 };
 
-double GiB(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+double GiB(int64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+}
 
 }  // namespace
 
@@ -34,7 +36,8 @@ int main(int argc, char** argv) {
   const double budget_gib = argc > 1 ? std::atof(argv[1]) : 24.0;
   const double target_tflops = argc > 2 ? std::atof(argv[2]) : 40.0;
   if (budget_gib <= 0 || target_tflops <= 0) {
-    std::fprintf(stderr, "usage: nas_example [BUDGET_GIB > 0] [TFLOPS_PER_STEP > 0]\n");
+    std::fprintf(stderr,
+                 "usage: nas_example [BUDGET_GIB > 0] [TFLOPS_PER_STEP > 0]\n");
     return 2;
   }
   const int64_t budget = static_cast<int64_t>(budget_gib * 1024 * 1024 * 1024);
@@ -50,10 +53,12 @@ int main(int argc, char** argv) {
   std::vector<Candidate> all;
   int analyses = 0;
   for (int64_t layers : {6, 12, 24}) {
-    // Heads H in [4, 16], head dim 16 * D with D in [2, 8]; S = 1024, AdamW, fp32.
+    // Heads H in [4, 16], head dim 16 * D with D in [2, 8]; S = 1024, AdamW,
+    // fp32.
     ArchSpace space;
     space.model = "gpt2";
-    space.config = "layers=" + std::to_string(layers) + ",heads=H,hidden=16*H*D";
+    space.config =
+        "layers=" + std::to_string(layers) + ",heads=H,hidden=16*H*D";
     space.symbols = {{"H", 4, 16, 1}, {"D", 2, 8, 1}};
     sym::Context ctx;
     Result<ArchCosts> costs = AnalyzeArchSpace(space, *rules, ctx);
@@ -62,7 +67,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     analyses += costs->analyses;
-    Result<Evaluator> ev = Evaluator::Compile(costs->costs, costs->symbols);  // Symbols H, D, B, S.
+    // Symbols H, D, B, S.
+    Result<Evaluator> ev = Evaluator::Compile(costs->costs, costs->symbols);
     if (!ev.ok()) {
       std::fprintf(stderr, "%s\n", ev.status().message().c_str());
       return 1;
@@ -82,35 +88,51 @@ int main(int argc, char** argv) {
       all.push_back(batch[i]);
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
-  // Feasible: the peak fits and one step (forward + backward) is within the FLOP target.
+  // Feasible: the peak fits and one step (forward + backward) is within the
+  // FLOP target.
   std::vector<Candidate> fit;
   for (const Candidate& c : all) {
-    const double flops = static_cast<double>(c.costs.flops_forward) + static_cast<double>(c.costs.flops_backward);
-    if (c.costs.ok && c.costs.peak_bytes <= budget && flops <= target) fit.push_back(c);
+    const double flops = static_cast<double>(c.costs.flops_forward) +
+                         static_cast<double>(c.costs.flops_backward);
+    if (c.costs.ok && c.costs.peak_bytes <= budget && flops <= target)
+      fit.push_back(c);
   }
-  // Pareto front: no other feasible candidate has >= params and <= peak with one strict.
+  // Pareto front: no other feasible candidate has >= params and <= peak with
+  // one strict.
   std::sort(fit.begin(), fit.end(), [](const Candidate& a, const Candidate& b) {
-    return a.costs.peak_bytes != b.costs.peak_bytes ? a.costs.peak_bytes < b.costs.peak_bytes
-                                                    : a.costs.params > b.costs.params;
+    return a.costs.peak_bytes != b.costs.peak_bytes
+               ? a.costs.peak_bytes < b.costs.peak_bytes
+               : a.costs.params > b.costs.params;
   });
   std::vector<Candidate> front;
   for (const Candidate& c : fit) {
-    if (front.empty() || c.costs.params > front.back().costs.params) front.push_back(c);
+    if (front.empty() || c.costs.params > front.back().costs.params)
+      front.push_back(c);
   }
-  std::printf("GPT-2 space: layers {6, 12, 24} x heads 4..16 x head dim 32..128, B = 8, S = 1024, AdamW fp32\n");
-  std::printf("%zu candidates from %d analyses in %.3f s; %zu fit %.1f GiB and %.0f TFLOPs per step\n", all.size(),
-              analyses, seconds, fit.size(), budget_gib, target_tflops);
+  std::printf(
+      "GPT-2 space: layers {6, 12, 24} x heads 4..16 x head dim 32..128, B = "
+      "8, S = 1024, AdamW fp32\n");
+  std::printf(
+      "%zu candidates from %d analyses in %.3f s; %zu fit %.1f GiB and %.0f "
+      "TFLOPs per step\n",
+      all.size(), analyses, seconds, fit.size(), budget_gib, target_tflops);
   std::printf("Pareto front (params up, peak down):\n");
-  std::printf("%7s %6s %9s %7s %10s %14s %10s\n", "layers", "heads", "head_dim", "hidden", "params(M)", "TFLOPs/step",
-              "peak(GiB)");
+  std::printf("%7s %6s %9s %7s %10s %14s %10s\n", "layers", "heads", "head_dim",
+              "hidden", "params(M)", "TFLOPs/step", "peak(GiB)");
   for (const Candidate& c : front) {
-    std::printf("%7lld %6lld %9lld %7lld %10.1f %14.2f %10.2f\n", static_cast<long long>(c.layers),
-                static_cast<long long>(c.heads), static_cast<long long>(c.head_dim),
-                static_cast<long long>(c.heads * c.head_dim), c.costs.params / 1e6,
-                (static_cast<double>(c.costs.flops_forward) + static_cast<double>(c.costs.flops_backward)) / 1e12,
-                GiB(c.costs.peak_bytes));
+    std::printf(
+        "%7lld %6lld %9lld %7lld %10.1f %14.2f %10.2f\n",
+        static_cast<long long>(c.layers), static_cast<long long>(c.heads),
+        static_cast<long long>(c.head_dim),
+        static_cast<long long>(c.heads * c.head_dim), c.costs.params / 1e6,
+        (static_cast<double>(c.costs.flops_forward) +
+         static_cast<double>(c.costs.flops_backward)) /
+            1e12,
+        GiB(c.costs.peak_bytes));
   }
   return 0;
 }

@@ -31,7 +31,8 @@ Result<InputSpec> ParseInputSpec(sym::Context& ctx, std::string_view text,
 
 // What the analysis is asked to do.
 struct AnalysisOptions {
-  // One per tensor input of the graph, in order. If empty, traced input shapes are used.
+  // One per tensor input of the graph, in order. If empty, traced input shapes
+  // are used.
   std::vector<InputSpec> inputs;
   // If true, an op without a rule is an error (exit code 1 in the CLI).
   bool strict = false;
@@ -40,8 +41,9 @@ struct AnalysisOptions {
   // recorded, so one eval-mode trace serves both questions.
   TrainingOptions training;
   // The device whose kernels' behaviour is modelled where CPU and CUDA differ
-  // (rules test device()): "cuda" (default) or "cpu". NB: on CPU, PyTorch 1.13's
-  // dropout keeps a float mask of the input's dtype; on CUDA a bool mask.
+  // (rules test device()): "cuda" (default) or "cpu". NB: on CPU,
+  // PyTorch 1.13's dropout keeps a float mask of the input's dtype; on CUDA a
+  // bool mask.
   std::string device = "cuda";
   // If set, floating-point parameters and buffers take this dtype (as after
   // `model.to(dtype)`); activations follow by type promotion with the inputs'
@@ -76,7 +78,8 @@ struct Diagnostic {
 struct ValueInfo {
   std::vector<sym::Expr> shape;   // Tensors.
   DType dtype = DType::kUnknown;  // Tensors.
-  bool known = false;             // False if no rule and no traced shape gave it.
+  // False if no rule and no traced shape gave it.
+  bool known = false;
   // True if no rule gave the shape: it came from the frontend's shape inference
   // (LibTorch's, for TorchScript) or from the trace.
   bool from_trace = false;
@@ -84,9 +87,10 @@ struct ValueInfo {
 
 // The cost of one node.
 struct NodeCost {
-  sym::Expr macs;             // Multiply-accumulates.
-  sym::Expr flops;            // NB: 1 FMA = 2 FLOPs; elementwise per the rule.
-  sym::Expr transcendentals;  // exp, log, tanh, erf, rsqrt, ... counted apart from flops.
+  sym::Expr macs;   // Multiply-accumulates.
+  sym::Expr flops;  // NB: 1 FMA = 2 FLOPs; elementwise per the rule.
+  // exp, log, tanh, erf, rsqrt, ... counted apart from flops.
+  sym::Expr transcendentals;
   // Bytes the forward reads and writes (AnalysisOptions::moved_bytes): the
   // rule's `bytes.fwd`, or its tensor inputs and outputs (0 for views and ops
   // that move nothing).
@@ -95,19 +99,23 @@ struct NodeCost {
   OpClass op_class = OpClass::kPointwise;
   bool has_rule = false;
   // True if the node's own cost is not known (no rule, or its rule could not
-  // apply): it counts 0 here, and every total that includes it is a lower bound.
+  // apply): it counts 0 here, and every total that includes it is a lower
+  // bound.
   bool cost_unknown = false;
 };
 
 // Totals and shapes of one module, including its descendants.
 struct ModuleStats {
-  int scope = 0;                  // Index into Graph::scopes.
-  int64_t params = 0;             // Parameters owned by this module and its descendants (tied ones once).
+  int scope = 0;  // Index into Graph::scopes.
+  // Parameters owned by this module and its descendants (tied ones once).
+  int64_t params = 0;
   int64_t trainable_params = 0;
   sym::Expr macs, flops, transcendentals;
-  bool lower_bound = false;       // True if a node in the subtree has an unknown cost (NodeCost::cost_unknown).
-  int64_t num_nodes = 0;          // Nodes in this module's subtree.
-  // Shapes of the values the module's last call returns (those used outside its subtree).
+  // True if a node in the subtree has an unknown cost (NodeCost::cost_unknown).
+  bool lower_bound = false;
+  int64_t num_nodes = 0;  // Nodes in this module's subtree.
+  // Shapes of the values the module's last call returns (those used outside its
+  // subtree).
   std::vector<std::vector<sym::Expr>> output_shapes;
 };
 
@@ -127,27 +135,30 @@ struct UnknownOp {
 // Everything the forward analysis found. Expressions live in the sym::Context
 // passed to Analyze, which must outlive the Report.
 struct Report {
-  std::string model;                 // File or model name.
-  int64_t params = 0;                // Unique parameter elements.
+  std::string model;   // File or model name.
+  int64_t params = 0;  // Unique parameter elements.
   // Parameters one token does not use (a mixture of experts' unrouted experts,
   // as the built model declares them; the analysis leaves it 0): the active
   // parameters are params - inactive_params.
   int64_t inactive_params = 0;
   int64_t trainable_params = 0;
-  int64_t buffers = 0;               // Buffer elements.
+  int64_t buffers = 0;  // Buffer elements.
   int64_t param_bytes = 0;
   int64_t buffer_bytes = 0;
   sym::Expr macs, flops, transcendentals;  // Forward totals.
-  bool lower_bound = false;          // True if a node's cost is unknown: the totals are lower bounds.
-  std::vector<ValueInfo> values;     // Parallel to Graph::values.
-  std::vector<NodeCost> nodes;       // Parallel to Graph::nodes.
-  std::vector<ModuleStats> modules;  // Parallel to Graph::scopes.
-  std::vector<OpStats> ops;          // Sorted by op name.
+  // True if a node's cost is unknown: the totals are lower bounds.
+  bool lower_bound = false;
+  std::vector<ValueInfo> values;       // Parallel to Graph::values.
+  std::vector<NodeCost> nodes;         // Parallel to Graph::nodes.
+  std::vector<ModuleStats> modules;    // Parallel to Graph::scopes.
+  std::vector<OpStats> ops;            // Sorted by op name.
   std::vector<UnknownOp> unknown_ops;  // Sorted by count, then name.
-  std::vector<std::string> assumptions;  // Requirements that could not be proven.
+  // Requirements that could not be proven.
+  std::vector<std::string> assumptions;
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> symbols;  // Free symbols of the inputs, sorted.
-  TrainingReport training;           // The step: backward FLOPs, saved activations, memory timeline.
+  // The step: backward FLOPs, saved activations, memory timeline.
+  TrainingReport training;
   TimeReport time;  // The predicted time on a GPU, if one was asked for
                     // (torchcost/roofline.h).
 };
@@ -156,8 +167,8 @@ struct Report {
 // Bad nodes become diagnostics and the analysis goes on; the Status is an error
 // only for bad options (wrong number of inputs, wrong rank) or, in strict mode,
 // for ops without rules.
-Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options);
+Result<Report> Analyze(const ir::Graph& graph, const RuleSet& rules,
+                       sym::Context& ctx, const AnalysisOptions& options);
 
 }  // namespace torchcost
 

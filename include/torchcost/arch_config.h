@@ -19,12 +19,13 @@ namespace torchcost {
 
 // The closed forms of a step over a config with architecture symbols.
 struct ArchConfigAnalysis {
-  std::string model;  // The family, preset or config.json analysed.
+  std::string model;         // The family, preset or config.json analysed.
   std::string model_config;  // Its config, with the symbols in it.
   // The symbols and interned expressions of `costs`.
   std::unique_ptr<sym::Context> context;
-  std::vector<ArchSymbol> symbols;  // StepConfig::arch_symbols, parsed, in order.
-  ArchCosts costs;                  // Totals and the peak's candidates.
+  // StepConfig::arch_symbols, parsed, in order.
+  std::vector<ArchSymbol> symbols;
+  ArchCosts costs;  // Totals and the peak's candidates.
   // StepConfig::bindings, checked: architecture symbols on their sample grids,
   // input symbols among the closed forms' symbols.
   sym::Bindings bindings;
@@ -40,8 +41,10 @@ bool NamesArchSymbol(const std::string& model_config, const StepConfig& config);
 // own). Errors: a bad option, a sample of a symbol's range at which the model
 // does not build (named by the symbol), costs that are no polynomial in the
 // symbols, a binding off its symbol's sample grid.
-Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model, const std::string& model_config,
-                                             const RuleSet& rules, const StepConfig& config);
+Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model,
+                                             const std::string& model_config,
+                                             const RuleSet& rules,
+                                             const StepConfig& config);
 
 // Returns the text report: the symbols' ranges, each total's closed form (and
 // its value where `a.bindings` bind every symbol in it), and one line saying

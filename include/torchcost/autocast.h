@@ -18,19 +18,20 @@ namespace torchcost {
 // parameters) live until it runs, at the end of the forward.
 inline constexpr const char* kAutocastExitOp = "prim::AutocastExit";
 
-// Returns `graph` with the casts torch.autocast(options.device, options.autocast)
-// makes in the forward: before every op whose rule has an autocast policy for
-// the device (rules/README.md), each floating-point tensor argument (float64
-// excepted) whose dtype differs from the policy's target is cast by a new
-// aten::to node (a new tensor; its backward casts the gradient back).
-// Parameters stay float32 (the master weights).
-// NB: autocast's weight cache: a float32 parameter that requires a gradient is
-// cast to the low precision once per forward, the copy shared by its users and
-// kept until the region exits (a final prim::AutocastExit node reads it).
-// The dtypes come from shape propagation, repeated until no new cast is needed.
-// Errors: options.autocast not float16/bfloat16, or float16 on CPU (torch
-// 1.13's CPU autocast runs bfloat16 only).
-Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+// Returns `graph` with the casts torch.autocast(options.device,
+// options.autocast) makes in the forward: before every op whose rule has an
+// autocast policy for the device (rules/README.md), each floating-point tensor
+// argument (float64 excepted) whose dtype differs from the policy's target is
+// cast by a new aten::to node (a new tensor; its backward casts the gradient
+// back). Parameters stay float32 (the master weights). NB: autocast's weight
+// cache: a float32 parameter that requires a gradient is cast to the low
+// precision once per forward, the copy shared by its users and kept until the
+// region exits (a final prim::AutocastExit node reads it). The dtypes come from
+// shape propagation, repeated until no new cast is needed. Errors:
+// options.autocast not float16/bfloat16, or float16 on CPU (torch 1.13's CPU
+// autocast runs bfloat16 only).
+Result<ir::Graph> ApplyAutocast(const ir::Graph& graph, const RuleSet& rules,
+                                sym::Context& ctx,
                                 const AnalysisOptions& options);
 
 // Returns the precision of the step: "fp16-mixed" / "bf16-mixed" (autocast),

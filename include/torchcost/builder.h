@@ -31,10 +31,11 @@ struct Ref {
 // One dim of a model input: a positive integer or a symbol name ("B", "S").
 class Dim {
  public:
-  Dim(int64_t size) : size_(size) {}                         // NOLINT: implicit by design.
-  Dim(int size) : size_(size) {}                             // NOLINT: implicit by design.
-  Dim(const char* symbol) : symbol_(symbol) {}               // NOLINT: implicit by design.
-  Dim(std::string symbol) : symbol_(std::move(symbol)) {}    // NOLINT: implicit by design.
+  Dim(int64_t size) : size_(size) {}            // NOLINT: implicit by design.
+  Dim(int size) : size_(size) {}                // NOLINT: implicit by design.
+  Dim(const char* symbol) : symbol_(symbol) {}  // NOLINT: implicit by design.
+  Dim(std::string symbol)
+      : symbol_(std::move(symbol)) {}  // NOLINT: implicit by design.
   // Returns true if the dim is a symbol.
   bool is_symbol() const { return !symbol_.empty(); }
   // Returns the integer size (meaningful if !is_symbol()).
@@ -77,7 +78,8 @@ struct BuiltModel {
 
 // Returns an input's shape as symbolic dims, creating its symbols in `ctx`
 // (range [1, bound] where `model` bounds them, else [1, inf)).
-std::vector<sym::Expr> ResolveShape(const BuiltModel& model, const InputDecl& input, sym::Context& ctx);
+std::vector<sym::Expr> ResolveShape(const BuiltModel& model,
+                                    const InputDecl& input, sym::Context& ctx);
 
 // One item of an int list argument: a constant or an int value of the graph.
 class IntItem {
@@ -100,18 +102,34 @@ class IntItem {
 // One argument of an op: a graph value, or a constant made on the fly.
 class Arg {
  public:
-  enum class Kind { kValue, kInt, kFloat, kBool, kString, kNone, kDevice, kInts };
-  Arg(Ref v) : kind_(Kind::kValue), value_(v) {}                       // NOLINT: implicit by design.
-  Arg(int v) : kind_(Kind::kInt), i_(v) {}                             // NOLINT: implicit by design.
-  Arg(int64_t v) : kind_(Kind::kInt), i_(v) {}                         // NOLINT: implicit by design.
-  Arg(double v) : kind_(Kind::kFloat), f_(v) {}                        // NOLINT: implicit by design.
-  Arg(bool v) : kind_(Kind::kBool), b_(v) {}                           // NOLINT: implicit by design.
-  Arg(const char* s) : kind_(Kind::kString), s_(s) {}                 // NOLINT: implicit by design.
-  Arg(std::vector<int64_t> l) : kind_(Kind::kInts), ints_(std::move(l)) {}  // NOLINT: implicit by design.
+  enum class Kind {
+    kValue,
+    kInt,
+    kFloat,
+    kBool,
+    kString,
+    kNone,
+    kDevice,
+    kInts
+  };
+  Arg(Ref v) : kind_(Kind::kValue), value_(v) {}  // NOLINT: implicit by design.
+  Arg(int v) : kind_(Kind::kInt), i_(v) {}        // NOLINT: implicit by design.
+  Arg(int64_t v) : kind_(Kind::kInt), i_(v) {}    // NOLINT: implicit by design.
+  Arg(double v) : kind_(Kind::kFloat), f_(v) {}   // NOLINT: implicit by design.
+  Arg(bool v) : kind_(Kind::kBool), b_(v) {}      // NOLINT: implicit by design.
+  Arg(const char* s)
+      : kind_(Kind::kString), s_(s) {}  // NOLINT: implicit by design.
+  Arg(std::vector<int64_t> l)
+      : kind_(Kind::kInts),
+        ints_(std::move(l)) {}  // NOLINT: implicit by design.
   // Returns a None argument.
   static Arg None() { return Arg(Kind::kNone); }
   // Returns a Device argument ("cpu").
-  static Arg Device(std::string name) { Arg a(Kind::kDevice); a.s_ = std::move(name); return a; }
+  static Arg Device(std::string name) {
+    Arg a(Kind::kDevice);
+    a.s_ = std::move(name);
+    return a;
+  }
   // Returns a ScalarType argument (an int, as TorchScript passes them).
   static Arg ScalarType(DType d) { return Arg(static_cast<int64_t>(d)); }
 
@@ -145,25 +163,30 @@ class GraphBuilder {
  public:
   // Starts a graph whose root module has class name `model_type`; `source`
   // names it in diagnostics.
-  explicit GraphBuilder(const std::string& model_type, const std::string& source = "<builder>");
+  explicit GraphBuilder(const std::string& model_type,
+                        const std::string& source = "<builder>");
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
 
-  // --- Tables and inputs ------------------------------------------------------
-  // Adds a model input; its shape is what the analysis will be given.
-  Ref Input(const std::string& name, std::vector<Dim> shape, DType dtype = DType::kFloat32);
+  // --- Tables and inputs
+  // ------------------------------------------------------ Adds a model input;
+  // its shape is what the analysis will be given.
+  Ref Input(const std::string& name, std::vector<Dim> shape,
+            DType dtype = DType::kFloat32);
   // Adds a parameter named by its qualified path ("h.0.ln_1.weight").
-  Ref Param(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32,
-            bool requires_grad = true);
+  Ref Param(const std::string& name, std::vector<int64_t> shape,
+            DType dtype = DType::kFloat32, bool requires_grad = true);
   // Adds a buffer named by its qualified path ("layer1.0.bn1.running_mean").
-  Ref Buffer(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  Ref Buffer(const std::string& name, std::vector<int64_t> shape,
+             DType dtype = DType::kFloat32);
   // Makes `alias` a further name of the parameter `param` reads (tied weights).
   void Alias(Ref param, const std::string& alias);
   // Bounds an input symbol from above (positions of a learned table).
   void BoundSymbol(const std::string& symbol, int64_t bound);
 
-  // --- Module scopes ------------------------------------------------------------
-  // Enters the child module `name` of the current one, with class name `type`.
+  // --- Module scopes
+  // ------------------------------------------------------------ Enters the
+  // child module `name` of the current one, with class name `type`.
   void Push(const std::string& name, const std::string& type);
   // Leaves the current module.
   void Pop();
@@ -172,30 +195,36 @@ class GraphBuilder {
   // Returns `name` qualified by the current module's path.
   std::string Qualify(const std::string& name) const;
 
-  // --- Constants ------------------------------------------------------------------
-  // Returns a constant int value.
+  // --- Constants
+  // ------------------------------------------------------------------ Returns
+  // a constant int value.
   Ref Int(int64_t v);
   // Returns a 0-dim tensor constant, as a trace bakes Python numbers into one.
   Ref ScalarTensor(double v, DType dtype = DType::kFloat64);
   // Returns a 0-dim integer tensor constant.
   Ref ScalarTensorInt(int64_t v);
 
-  // --- Nodes ----------------------------------------------------------------------
-  // Adds a node `op` (with its overload, possibly empty) on named arguments;
-  // returns its outputs, of kind `out_kind`.
-  std::vector<Ref> Op(const std::string& op, const std::string& overload, std::vector<NamedArg> args,
-                      int num_outputs = 1, ir::ValueKind out_kind = ir::ValueKind::kTensor);
+  // --- Nodes
+  // ---------------------------------------------------------------------- Adds
+  // a node `op` (with its overload, possibly empty) on named arguments; returns
+  // its outputs, of kind `out_kind`.
+  std::vector<Ref> Op(const std::string& op, const std::string& overload,
+                      std::vector<NamedArg> args, int num_outputs = 1,
+                      ir::ValueKind out_kind = ir::ValueKind::kTensor);
   // Adds a one-output tensor node.
-  Ref Op1(const std::string& op, const std::string& overload, std::vector<NamedArg> args);
+  Ref Op1(const std::string& op, const std::string& overload,
+          std::vector<NamedArg> args);
   // Marks `v` as a model output.
   void Output(Ref v);
-  // Declares the loss the model's task trains with by default (BuiltModel::default_loss).
+  // Declares the loss the model's task trains with by default
+  // (BuiltModel::default_loss).
   void DefaultLoss(const std::string& spec) { model_.default_loss = spec; }
   // Returns the model; the builder is left empty.
   BuiltModel Finish();
 
-  // --- Shape arithmetic, as traces record it ----------------------------------------
-  // Returns dim `dim` of `x` as an int value (aten::size.int).
+  // --- Shape arithmetic, as traces record it
+  // ---------------------------------------- Returns dim `dim` of `x` as an int
+  // value (aten::size.int).
   Ref Size(Ref x, int64_t dim);
   // Returns an int list (prim::ListConstruct) of constants and int values.
   Ref IntList(std::vector<IntItem> items);
@@ -210,11 +239,13 @@ class GraphBuilder {
   // Returns the Scalar a 0-dim tensor holds (aten::ScalarImplicit).
   Ref ScalarOf(Ref t);
 
-  // --- Layers and tensor ops (arguments named as aten's schemas) --------------------
+  // --- Layers and tensor ops (arguments named as aten's schemas)
+  // --------------------
   Ref Linear(Ref input, Ref weight, Arg bias = Arg::None());
   Ref Addmm(Ref self, Ref mat1, Ref mat2);
   Ref Embedding(Ref weight, Ref indices);
-  Ref LayerNorm(Ref input, Ref normalized_shape, Ref weight, Ref bias, double eps);
+  Ref LayerNorm(Ref input, Ref normalized_shape, Ref weight, Ref bias,
+                double eps);
   Ref Matmul(Ref self, Ref other);
   Ref Bmm(Ref self, Ref mat2);
   Ref Softmax(Ref self, int64_t dim, Arg dtype = Arg::None());
@@ -250,7 +281,8 @@ class GraphBuilder {
   Ref Unsqueeze(Ref self, int64_t dim);
   Ref Flatten(Ref self, int64_t start_dim, int64_t end_dim);
   Ref Expand(Ref self, Ref size);
-  Ref Slice(Ref self, int64_t dim, IntItem start, IntItem end, int64_t step = 1);
+  Ref Slice(Ref self, int64_t dim, IntItem start, IntItem end,
+            int64_t step = 1);
   Ref Select(Ref self, int64_t dim, int64_t index);
   Ref Cat(Ref tensors, int64_t dim);
   std::vector<Ref> Split(Ref self, int64_t split_size, int64_t dim, int n);
@@ -264,25 +296,31 @@ class GraphBuilder {
   Ref ArangeStart(Arg start, Arg end, Arg dtype);
   Ref ArangeStartStep(Arg start, Arg end, Arg step, Arg dtype);
   Ref Dropout(Ref input, double p, bool train = false);
-  Ref Convolution(Ref input, Ref weight, Arg bias, std::vector<int64_t> stride, std::vector<int64_t> padding,
-                  std::vector<int64_t> dilation, int64_t groups);
-  Ref BatchNorm(Ref input, Ref weight, Ref bias, Ref running_mean, Ref running_var, double momentum, double eps);
-  Ref MaxPool2d(Ref self, std::vector<int64_t> kernel_size, std::vector<int64_t> stride,
-                std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode = false);
+  Ref Convolution(Ref input, Ref weight, Arg bias, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding, std::vector<int64_t> dilation,
+                  int64_t groups);
+  Ref BatchNorm(Ref input, Ref weight, Ref bias, Ref running_mean,
+                Ref running_var, double momentum, double eps);
+  Ref MaxPool2d(Ref self, std::vector<int64_t> kernel_size,
+                std::vector<int64_t> stride, std::vector<int64_t> padding,
+                std::vector<int64_t> dilation, bool ceil_mode = false);
   Ref AdaptiveAvgPool2d(Ref self, std::vector<int64_t> output_size);
 
   // Returns the graph built so far.
   const ir::Graph& graph() const { return g_; }
 
-  // --- Repeated blocks ----------------------------------------------------------------
-  // What the builder added between StartRecording and StopRecording: nodes,
-  // their constants and outputs, and the modules entered, to be appended again
-  // by Replay (a model's repeated decoder layer, built once).
+  // --- Repeated blocks
+  // ---------------------------------------------------------------- What the
+  // builder added between StartRecording and StopRecording: nodes, their
+  // constants and outputs, and the modules entered, to be appended again by
+  // Replay (a model's repeated decoder layer, built once).
   struct Recording {
     int first_value = 0, end_value = 0;  // The values added, [first, end).
     int first_node = 0, end_node = 0;    // The nodes added, [first, end).
-    int base_scope = 0;                  // The current module when recording started.
-    // The modules entered, in order: the scope, and its path below the base module's.
+    // The current module when recording started.
+    int base_scope = 0;
+    // The modules entered, in order: the scope, and its path below the base
+    // module's.
     std::vector<std::pair<int, std::string>> scopes;
   };
   // Starts recording what the builder adds; inputs, parameters, buffers and
@@ -295,12 +333,15 @@ class GraphBuilder {
   // to a value id) reads its image, other inputs outside `r` are shared; names
   // and debug names are those the builder would have given. Returns the id
   // each of r's values got (index: id - r.first_value).
-  std::vector<int> Replay(const Recording& r, const std::vector<std::pair<int, int>>& inputs);
+  std::vector<int> Replay(const Recording& r,
+                          const std::vector<std::pair<int, int>>& inputs);
 
  private:
-  int Constant(ir::ValueKind kind, ir::Constant c, ir::ValueKind elem_kind = ir::ValueKind::kOther);
+  int Constant(ir::ValueKind kind, ir::Constant c,
+               ir::ValueKind elem_kind = ir::ValueKind::kOther);
   int Resolve(const Arg& a);
-  // Returns an int list of constants, as traces build them (prim::ListConstruct).
+  // Returns an int list of constants, as traces build them
+  // (prim::ListConstruct).
   Ref ConstList(const std::vector<int64_t>& l);
 
   BuiltModel model_;
@@ -314,7 +355,10 @@ class GraphBuilder {
 class ScopeGuard {
  public:
   // Enters module `name` of class `type`.
-  ScopeGuard(GraphBuilder& b, const std::string& name, const std::string& type) : b_(b) { b_.Push(name, type); }
+  ScopeGuard(GraphBuilder& b, const std::string& name, const std::string& type)
+      : b_(b) {
+    b_.Push(name, type);
+  }
   ~ScopeGuard() { b_.Pop(); }
   ScopeGuard(const ScopeGuard&) = delete;
   ScopeGuard& operator=(const ScopeGuard&) = delete;

@@ -23,7 +23,8 @@ struct TimingSample {
   std::string name;  // "mlp.py:mlp forward", for errors and reports.
   std::array<double, kNumOpClasses> roofline_seconds{};  // Per OpClass.
   double measured_seconds = 0;
-  double kernels = 0;  // Kernels the piece launches (TimeReport::class_kernels).
+  // Kernels the piece launches (TimeReport::class_kernels).
+  double kernels = 0;
 };
 
 // The fitted efficiencies and how well they explain the samples.
@@ -49,9 +50,9 @@ struct EfficiencyFit {
 // samples cannot tell apart, the one nearest a common efficiency, and pulls a
 // class that has little time in every sample towards the others; it does not
 // touch o). An overhead fitted below 0, or with a class fitted to a time not
-// positive, is dropped: o = 0 and the efficiencies refitted without it. Errors: no sample, a measured time not positive or a
-// roofline time or kernel count negative (the sample named), a class fitted
-// to a time not positive.
+// positive, is dropped: o = 0 and the efficiencies refitted without it. Errors:
+// no sample, a measured time not positive or a roofline time or kernel count
+// negative (the sample named), a class fitted to a time not positive.
 Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
                                       double tie_penalty = kTiePenalty,
                                       bool fit_overhead = false);

@@ -18,10 +18,12 @@ namespace torchcost {
 
 // The totals of a training step (or an inference forward) as expressions.
 struct SymbolicCosts {
-  sym::Expr params;            // Unique parameter elements.
-  sym::Expr trainable_params;  // Parameters that get a gradient and optimizer state.
-  sym::Expr flops_forward;     // Per micro-batch, as TrainingReport::flops_forward.
-  sym::Expr flops_backward;    // Per micro-batch, recomputation included.
+  sym::Expr params;  // Unique parameter elements.
+  // Parameters that get a gradient and optimizer state.
+  sym::Expr trainable_params;
+  // Per micro-batch, as TrainingReport::flops_forward.
+  sym::Expr flops_forward;
+  sym::Expr flops_backward;  // Per micro-batch, recomputation included.
   // NB: the peak is the max of these: the moments of the step that may be the
   // peak for some value of the free symbols (PeakInfo::candidates).
   std::vector<sym::Expr> peak_candidates;
@@ -51,7 +53,8 @@ class Evaluator {
   // NB: peak candidates that another dominates for every value at or above
   // the symbols' lower bounds (their ranges in the context) are dropped, so
   // candidates' values must lie in those ranges.
-  static Result<Evaluator> Compile(const SymbolicCosts& costs, const std::vector<std::string>& symbols);
+  static Result<Evaluator> Compile(const SymbolicCosts& costs,
+                                   const std::vector<std::string>& symbols);
 
   // Returns the symbols, in the order a candidate's values follow.
   const std::vector<std::string>& symbols() const { return symbols_; }

@@ -31,9 +31,9 @@ struct Gpt2Config {
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
   // (heads, MLP and vocabulary / t; row-parallel outputs all-reduced).
   int64_t tp = 1;
-  // Compute dtype (config key dtype=fp32|bf16|fp16; --param-dtype with --model):
-  // parameters, buffers and activations, as model.to(dtype) runs Hugging
-  // Face's GPT-2 (LayerNorm, softmax and the mask value in it too).
+  // Compute dtype (config key dtype=fp32|bf16|fp16; --param-dtype with
+  // --model): parameters, buffers and activations, as model.to(dtype) runs
+  // Hugging Face's GPT-2 (LayerNorm, softmax and the mask value in it too).
   DType dtype = DType::kFloat32;
   // Megatron's make_vocab_size_divisible_by: with tp > 1 the vocabulary is
   // padded to a multiple of it times t (build/megatron.h); unused at tp = 1.
@@ -70,19 +70,21 @@ struct LlamaConfig {
   double eps = 1e-6;
   double rope_base = 10000.0;
   // Tensor-parallel degree t: the graph is one rank's, with Megatron's splits
-  // (heads, kv heads, intermediate and vocabulary / t; row-parallel outputs all-reduced).
+  // (heads, kv heads, intermediate and vocabulary / t; row-parallel outputs
+  // all-reduced).
   int64_t tp = 1;
-  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype) runs Hugging Face's
-  // LlamaForCausalLM: fp32 islands only inside RMSNorm (x.to(float32) and its
-  // statistics, cast back before the weight), the RoPE tables (cast to x's
-  // dtype) and the eager softmax (dtype=float32, cast back to the query's).
+  // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype) runs Hugging
+  // Face's LlamaForCausalLM: fp32 islands only inside RMSNorm (x.to(float32)
+  // and its statistics, cast back before the weight), the RoPE tables (cast to
+  // x's dtype) and the eager softmax (dtype=float32, cast back to the query's).
   DType dtype = DType::kFloat32;
   // Tied head (tie_word_embeddings): lm_head reads embed_tokens' weight.
   bool tie = false;
   // Megatron's make_vocab_size_divisible_by, as in Gpt2Config.
   int64_t vocab_multiple = 128;
   // Megatron's sequence parallelism, as in Gpt2Config (RMSNorms and residuals
-  // on S/t; the embedding reduce-scattered, as Megatron does without position embeddings).
+  // on S/t; the embedding reduce-scattered, as Megatron does without position
+  // embeddings).
   bool sp = false;
   // Attention implementation, as Hugging Face's attn_implementation: "eager"
   // (matmul + softmax, the torch 1.13 trace), "sdpa" (the default:
@@ -93,10 +95,12 @@ struct LlamaConfig {
   // at itself (0: full causal attention).
   int64_t window = 0;
   // Per-head dim (Hugging Face's head_dim); 0: hidden / heads. q_proj has
-  // heads * head_dim outputs and o_proj as many inputs (Gemma-7B: 16 x 256 on hidden 3072).
+  // heads * head_dim outputs and o_proj as many inputs (Gemma-7B: 16 x 256 on
+  // hidden 3072).
   int64_t head_dim = 0;
   // Biases: of q_proj, k_proj and v_proj (Qwen2), of o_proj, of the MLP's
-  // three projections (Llama's attention_bias sets the first two, mlp_bias the third).
+  // three projections (Llama's attention_bias sets the first two, mlp_bias the
+  // third).
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
@@ -106,9 +110,9 @@ struct LlamaConfig {
   // Gemma's RMSNorm: the weight applied as (1 + w) in float32, then cast
   // back (Llama casts back first), and the embeddings scaled by sqrt(hidden).
   bool gemma = false;
-  // Phi-3's fused projections: qkv_proj [(heads + 2 kv_heads) * head_dim, hidden]
-  // sliced into q, k, v, and gate_up_proj [2 intermediate, hidden] chunked
-  // into gate and up (tp = 1 only).
+  // Phi-3's fused projections: qkv_proj [(heads + 2 kv_heads) * head_dim,
+  // hidden] sliced into q, k, v, and gate_up_proj [2 intermediate, hidden]
+  // chunked into gate and up (tp = 1 only).
   bool fused = false;
   // The decoder's module path ("model", as Hugging Face's *ForCausalLM names
   // it: model.layers.0...); empty: none. Module classes are named `classes`
@@ -133,12 +137,14 @@ struct LlamaConfig {
   // Qwen2-MoE's shared expert on every token, scaled by
   // sigmoid(shared_expert_gate(x)), a Linear [1, hidden] (0: none).
   int64_t shared_intermediate = 0;
-  // The top-k routing weights renormalized to sum to 1 (Mixtral always; Qwen2-MoE's norm_topk_prob).
+  // The top-k routing weights renormalized to sum to 1 (Mixtral always;
+  // Qwen2-MoE's norm_topk_prob).
   bool norm_topk = true;
   // Megatron-core's moe_expert_capacity_factor c (0: no capacity): each
   // expert takes at most capacity = ceil(tokens * top_k / experts * c) of a
   // rank's tokens (megatron/core/transformer/moe/moe_utils.py get_capacity),
-  // the rest dropped. NB: c is read as the exact decimal fraction it is written as.
+  // the rest dropped. NB: c is read as the exact decimal fraction it is written
+  // as.
   double capacity_factor = 0;
   // Megatron-core's moe_pad_expert_input_to_capacity: every expert computes
   // on `capacity` rows, padded, as GShard's and Switch's [experts, capacity,
@@ -172,7 +178,8 @@ struct LlamaConfig {
   // after the logits, lm_head on the last position only (logits_to_keep=1);
   // "decode" the last decode step: idx [B, 1] and each layer's past keys and
   // values [B, kv_heads, S+T-2, head_dim] (min(S+T-2, window-1) with a
-  // sliding window) as inputs, torch.cat with the new token's, the results output.
+  // sliding window) as inputs, torch.cat with the new token's, the results
+  // output.
   std::string phase;
   // The cache's dtype (cache_dtype=fp32|bf16|fp16|fp8); empty: the compute
   // dtype. NB: fp8 is carried as a 1-byte uint8 (torch 1.13 has no float8):
@@ -196,15 +203,18 @@ struct GptNeoxConfig {
   // max_position_embeddings: the rows of the causal-mask buffer and the
   // rotary caches; S <= context.
   int64_t context = 2048;
-  double rotary_pct = 0.25;  // Rotated dims per head: int(head_dim * rotary_pct), even.
+  // Rotated dims per head: int(head_dim * rotary_pct), even.
+  double rotary_pct = 0.25;
   double rope_base = 10000.0;
   double eps = 1e-5;
   bool parallel_residual = true;
   bool bias = true;  // attention_bias: query_key_value's and dense's biases.
   bool tie = false;  // embed_out reads embed_in's weight.
-  double dropout = 0.0;       // hidden_dropout: embeddings, attention and MLP outputs.
+  // hidden_dropout: embeddings, attention and MLP outputs.
+  double dropout = 0.0;
   double attn_dropout = 0.0;  // attention_dropout: the attention probabilities.
-  // The MLP activation: "gelu" (exact), "gelu_tanh" (gelu_pytorch_tanh) or "relu".
+  // The MLP activation: "gelu" (exact), "gelu_tanh" (gelu_pytorch_tanh) or
+  // "relu".
   std::string act = "gelu";
   // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype): parameters,
   // buffers (the rotary caches too) and activations; no fp32 island.
@@ -236,14 +246,17 @@ struct BertConfig {
   int64_t positions = 512;  // max_position_embeddings: S <= positions.
   int64_t type_vocab = 2;   // type_vocab_size: the token-type embedding's rows.
   double eps = 1e-12;
-  double dropout = 0.1;       // hidden_dropout_prob: embeddings, attention output, MLP output.
+  // hidden_dropout_prob: embeddings, attention output, MLP output.
+  double dropout = 0.1;
   double attn_dropout = 0.1;  // attention_probs_dropout_prob.
-  // The MLP's and the MLM transform's activation: "gelu" (exact), "gelu_tanh" or "relu".
+  // The MLP's and the MLM transform's activation: "gelu" (exact), "gelu_tanh"
+  // or "relu".
   std::string act = "gelu";
   // "mlm" (BertForMaskedLM: no pooler, the MLM head) or "model" (BertModel:
   // the pooler; outputs the sequence and the pooled output).
   std::string head = "mlm";
-  // Attention implementation: "eager" only (BertSelfAttention's matmul + softmax).
+  // Attention implementation: "eager" only (BertSelfAttention's matmul +
+  // softmax).
   std::string attn = "eager";
   // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype): parameters and
   // activations; the int64 position and token-type buffers stay.
@@ -269,12 +282,14 @@ struct T5Config {
   int64_t buckets = 32;        // relative_attention_num_buckets.
   int64_t max_distance = 128;  // relative_attention_max_distance.
   double eps = 1e-6;
-  double dropout = 0.1;  // dropout_rate: every dropout, the attention weights' too.
+  // dropout_rate: every dropout, the attention weights' too.
+  double dropout = 0.1;
   // The MLP's activation: "relu" (T5 v1.0) or "gelu_tanh" (gelu_new of
   // gated-gelu, T5 v1.1 / FLAN-T5, as one F.gelu(approximate='tanh')).
   std::string act = "relu";
   bool gated = false;  // T5DenseGatedActDense: act(wi_0(x)) * wi_1(x).
-  bool tie = true;     // lm_head reads shared's weight, after sequence_output * d_model**-0.5.
+  // lm_head reads shared's weight, after sequence_output * d_model**-0.5.
+  bool tie = true;
   // Attention implementation: "eager" only.
   std::string attn = "eager";
   // Compute dtype (dtype=fp32|bf16|fp16), as model.to(dtype).
@@ -299,15 +314,17 @@ struct VitConfig {
   int64_t tp = 1;
   // Attention implementation, as Hugging Face's attn_implementation: "eager"
   // (matmul + softmax, the torch 1.13 trace), "sdpa" (the default:
-  // torch 2.x nn.MultiheadAttention's aten::scaled_dot_product_attention, whose kernel --attention-backend
-  // picks) or "flash" (flash-attn 2's flash_attn_func).
+  // torch 2.x nn.MultiheadAttention's aten::scaled_dot_product_attention, whose
+  // kernel --attention-backend picks) or "flash" (flash-attn 2's
+  // flash_attn_func).
   std::string attn = "sdpa";
   // Compute dtype (dtype=fp32|bf16|fp16): parameters, buffers, the input image
   // and every activation, as torchvision's model.to(dtype) runs.
   DType dtype = DType::kFloat32;
 };
 
-// ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101, 152).
+// ResNet as torchvision's: BasicBlock (depth 18, 34) or Bottleneck (50, 101,
+// 152).
 struct ResnetConfig {
   int64_t depth = 50;
   int64_t classes = 1000;
@@ -335,19 +352,23 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config);
 Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config);
 // Builds the BERT graph; input "idx" int64 [B, S].
 Result<BuiltModel> BuildBert(const BertConfig& config);
-// Builds the T5 graph; inputs "input_ids" int64 [B, S] and "decoder_input_ids" int64 [B, T].
+// Builds the T5 graph; inputs "input_ids" int64 [B, S] and "decoder_input_ids"
+// int64 [B, T].
 Result<BuiltModel> BuildT5(const T5Config& config);
-// Builds the ViT graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
+// Builds the ViT graph; input "x" [B, 3, image_size, image_size] in the
+// config's dtype.
 Result<BuiltModel> BuildVit(const VitConfig& config);
-// Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the config's dtype.
+// Builds the ResNet graph; input "x" [B, 3, image_size, image_size] in the
+// config's dtype.
 Result<BuiltModel> BuildResnet(const ResnetConfig& config);
 
-// Builds a model from a family ("gpt2", "llama", "gpt_neox", "bert", "t5", "vit", "resnet"), a preset
-// name, or a Hugging Face config.json path (a name ending in ".json":
-// torchcost/hf_config.h), overridden by `config` ("layers=32,hidden=4096,...";
-// a config file's own keys: "hidden_size=2048"). Errors are one line naming
-// the bad key or value.
-Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config);
+// Builds a model from a family ("gpt2", "llama", "gpt_neox", "bert", "t5",
+// "vit", "resnet"), a preset name, or a Hugging Face config.json path (a name
+// ending in ".json": torchcost/hf_config.h), overridden by `config`
+// ("layers=32,hidden=4096,..."; a config file's own keys: "hidden_size=2048").
+// Errors are one line naming the bad key or value.
+Result<BuiltModel> BuildNamedModel(const std::string& name,
+                                   const std::string& config);
 
 // Returns the names BuildNamedModel accepts: the families, then the presets.
 std::vector<std::string> ModelNames();

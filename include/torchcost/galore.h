@@ -15,9 +15,12 @@ namespace torchcost {
 // (github.com/jiaweizzhao/GaLore, galore_torch: rank, update_proj_gap, scale,
 // proj_type 'std'), plus which weights it projects and how the step runs.
 struct GaloreConfig {
-  int64_t rank = 128;              // r: the projected gradient keeps r of min(m, n) dims.
-  int64_t update_proj_gap = 200;   // T: steps between two SVDs of the gradient (the first step has one).
-  double scale = 0.25;             // Scales the projected-back update (costs one multiply per element).
+  // r: the projected gradient keeps r of min(m, n) dims.
+  int64_t rank = 128;
+  // T: steps between two SVDs of the gradient (the first step has one).
+  int64_t update_proj_gap = 200;
+  // Scales the projected-back update (costs one multiply per element).
+  double scale = 0.25;
   // ECMAScript regex searched in the path of each Linear module (or a
   // parameter's name); the weights of the matching Linear modules are
   // projected, as the reference README's target_modules ["attn", "mlp"].

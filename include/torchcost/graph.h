@@ -21,51 +21,68 @@ namespace torchcost::ir {
 // What a value holds.
 enum class ValueKind : uint8_t {
   kTensor,
-  kInt,    // int, SymInt, ScalarType, Layout, MemoryFormat (TorchScript passes these as ints)
+  // int, SymInt, ScalarType, Layout, MemoryFormat (TorchScript passes these as
+  // ints)
+  kInt,
   kFloat,
   kBool,
   kString,
   kNone,
-  kList,   // elem_kind says of what
+  kList,  // elem_kind says of what
   kDevice,
   kOther,  // anything else (tuples, objects): carried, never interpreted
 };
 
 // A compile-time constant payload (TorchScript prim::Constant, JSON literals).
-using Constant = std::variant<std::monostate,  // None
-                              int64_t, double, bool, std::string, std::vector<int64_t>,
-                              std::vector<double>, std::vector<bool>>;
+using Constant =
+    std::variant<std::monostate,  // None
+                 int64_t, double, bool, std::string, std::vector<int64_t>,
+                 std::vector<double>, std::vector<bool>>;
 
 // Where a value comes from.
-enum class ValueRole : uint8_t { kIntermediate, kInput, kParam, kBuffer, kConstant };
+enum class ValueRole : uint8_t {
+  kIntermediate,
+  kInput,
+  kParam,
+  kBuffer,
+  kConstant
+};
 
-// An SSA value: a node output, a graph input, a parameter, a buffer or a constant.
-// NB: the one-byte fields sit together (120 bytes, not 136: a 1M-node graph holds a million values).
+// An SSA value: a node output, a graph input, a parameter, a buffer or a
+// constant. NB: the one-byte fields sit together (120 bytes, not 136: a 1M-node
+// graph holds a million values).
 struct Value {
-  std::string name;  // Debug name ("x.17") or qualified tensor name ("layer1.0.conv1.weight").
+  // Debug name ("x.17") or qualified tensor name ("layer1.0.conv1.weight").
+  std::string name;
   ValueKind kind = ValueKind::kOther;
   ValueKind elem_kind = ValueKind::kOther;  // For kList: the element kind.
   ValueRole role = ValueRole::kIntermediate;
   bool has_constant = false;
-  bool has_traced_shape = false;   // True if the frontend recorded a concrete shape.
-  DType dtype = DType::kUnknown;   // Tensors: dtype if known.
-  int producer = -1;               // Index of the producing node; -1 if none.
-  int table_index = -1;            // kParam / kBuffer: index into Graph::params / buffers; kInput: input position.
-  Constant constant;               // Valid iff has_constant.
+  // True if the frontend recorded a concrete shape.
+  bool has_traced_shape = false;
+  DType dtype = DType::kUnknown;  // Tensors: dtype if known.
+  int producer = -1;              // Index of the producing node; -1 if none.
+  // kParam / kBuffer: index into Graph::params / buffers; kInput: input
+  // position.
+  int table_index = -1;
+  Constant constant;  // Valid iff has_constant.
   std::vector<int64_t> traced_shape;
 };
 
 // One operator application.
 struct Node {
-  std::string op;        // Qualified op name: "aten::_convolution", "prim::ListConstruct".
-  std::string overload;  // Overload name ("Tensor", "int") if known, else empty.
+  // Qualified op name: "aten::_convolution", "prim::ListConstruct".
+  std::string op;
+  // Overload name ("Tensor", "int") if known, else empty.
+  std::string overload;
   std::vector<int> inputs;
   // Argument names from the op's schema, parallel to `inputs`; empty if unknown
   // (the rule's schema then binds them by position).
   std::vector<std::string> input_names;
   std::vector<int> outputs;
-  std::string debug_name;  // Name for diagnostics, typically the first output's ("%x.17").
-  int scope = 0;           // Index into Graph::scopes; 0 is the root module.
+  // Name for diagnostics, typically the first output's ("%x.17").
+  std::string debug_name;
+  int scope = 0;  // Index into Graph::scopes; 0 is the root module.
   // The frontend's own id for the node, for Graph::infer_shapes; -1 for nodes
   // a rewrite made (autocast casts, adapters). Copied with the node.
   int origin = -1;
@@ -88,27 +105,34 @@ struct ExampleValue {
 // or explains in `why` and returns false.
 // NB: TorchScript graphs get one from LibTorch (the op run on meta tensors);
 // it never allocates tensor data.
-using ShapeInference = std::function<bool(int origin, const std::function<ExampleValue(int)>& example_of,
-                                          std::vector<ExampleValue>* outputs, std::string* why)>;
+using ShapeInference = std::function<bool(
+    int origin, const std::function<ExampleValue(int)>& example_of,
+    std::vector<ExampleValue>* outputs, std::string* why)>;
 
 // One module in the hierarchy (nn.Module instance).
 struct Scope {
-  std::string path;  // Dotted path from the root: "" for the root, "layer1.0.conv1".
-  std::string name;  // Last path component ("conv1"); the root's is the model's type name.
-  std::string type;  // Class name without qualification ("Conv2d", "BasicBlock").
-  int parent = -1;   // -1 for the root.
-  int depth = 0;     // 0 for the root.
+  // Dotted path from the root: "" for the root, "layer1.0.conv1".
+  std::string path;
+  // Last path component ("conv1"); the root's is the model's type name.
+  std::string name;
+  // Class name without qualification ("Conv2d", "BasicBlock").
+  std::string type;
+  int parent = -1;            // -1 for the root.
+  int depth = 0;              // 0 for the root.
   std::vector<int> children;  // In registration order.
 };
 
 // A parameter or buffer tensor.
 struct TensorEntry {
-  std::string name;                  // Qualified name ("layer1.0.bn1.running_mean").
-  std::vector<std::string> aliases;  // Further names of the same storage (tied weights).
+  // Qualified name ("layer1.0.bn1.running_mean").
+  std::string name;
+  // Further names of the same storage (tied weights).
+  std::vector<std::string> aliases;
   std::vector<int64_t> shape;
   DType dtype = DType::kFloat32;
-  bool requires_grad = true;         // Parameters only.
-  int value = -1;                    // The Value that reads it in the graph; -1 if unused.
+  bool requires_grad = true;  // Parameters only.
+  // The Value that reads it in the graph; -1 if unused.
+  int value = -1;
 };
 
 // A whole model graph.
@@ -116,8 +140,9 @@ struct Graph {
   std::string source;  // The file it came from, for diagnostics.
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<Scope> scopes;        // scopes[0] is the root.
-  std::vector<int> inputs;          // Values of the model's forward arguments (tensors), in order.
+  std::vector<Scope> scopes;  // scopes[0] is the root.
+  // Values of the model's forward arguments (tensors), in order.
+  std::vector<int> inputs;
   std::vector<int> outputs;         // Values the model returns.
   std::vector<TensorEntry> params;  // Deduplicated by storage.
   std::vector<TensorEntry> buffers;
@@ -132,9 +157,11 @@ struct Graph {
   int AddValue(Value v);
   // Appends a node, sets its outputs' producer, and returns its index.
   int AddNode(Node n);
-  // Returns the scope with `path`, creating it (and its ancestors) with `type` if absent.
+  // Returns the scope with `path`, creating it (and its ancestors) with `type`
+  // if absent.
   int GetOrAddScope(const std::string& path, const std::string& type);
-  // Returns the text for diagnostics: "node %x.17 (aten::foo, module layer1.0)".
+  // Returns the text for diagnostics: "node %x.17 (aten::foo, module
+  // layer1.0)".
   std::string NodeLocation(int node) const;
 
   // Scope index by path, kept by GetOrAddScope (rebuilt there when it no

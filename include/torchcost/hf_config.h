@@ -14,7 +14,8 @@
 
 namespace torchcost::build {
 
-// Returns true if BuildNamedModel reads `name` as a config file (it ends in ".json").
+// Returns true if BuildNamedModel reads `name` as a config file (it ends in
+// ".json").
 bool IsHfConfigPath(const std::string& name);
 
 // Builds the model the config file at `path` describes. `overrides`
@@ -23,10 +24,14 @@ bool IsHfConfigPath(const std::string& name);
 // Keys the translation does not read become one note of the model; an
 // unreadable file, an unsupported model_type, or a missing or bad key is a
 // one-line error naming the file and the key.
-Result<BuiltModel> BuildHfConfig(const std::string& path, const std::string& overrides);
+Result<BuiltModel> BuildHfConfig(const std::string& path,
+                                 const std::string& overrides);
 
-// Builds the model of the config text `json`; `file` names it in errors and notes.
-Result<BuiltModel> BuildHfConfigText(const std::string& json, const std::string& file, const std::string& overrides);
+// Builds the model of the config text `json`; `file` names it in errors and
+// notes.
+Result<BuiltModel> BuildHfConfigText(const std::string& json,
+                                     const std::string& file,
+                                     const std::string& overrides);
 
 // Returns the model_type values BuildHfConfig supports.
 std::vector<std::string> HfModelTypes();

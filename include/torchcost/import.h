@@ -18,13 +18,15 @@ namespace torchcost {
 Result<ir::Graph> ImportTorchScript(const std::string& path);
 
 // Reads a JSON graph in the "torchcost.graph" format, version 1 (see
-// docs/graph-schema.md), as tools/export writes it from FX or aten-level graphs.
-// Errors are one line naming the file and the place:
-// "model.json: nodes[12] (aten::linear): arg 'weight' refers to unknown value 'v99'".
+// docs/graph-schema.md), as tools/export writes it from FX or aten-level
+// graphs. Errors are one line naming the file and the place: "model.json:
+// nodes[12] (aten::linear): arg 'weight' refers to unknown value 'v99'".
 Result<ir::Graph> ImportGraphJson(const std::string& path);
 
-// Reads a JSON graph from `text`, as ImportGraphJson reads a file; errors name `name`.
-Result<ir::Graph> ImportGraphJsonText(std::string_view text, const std::string& name);
+// Reads a JSON graph from `text`, as ImportGraphJson reads a file; errors name
+// `name`.
+Result<ir::Graph> ImportGraphJsonText(std::string_view text,
+                                      const std::string& name);
 
 // Reads a model file with the frontend its extension names: ".json" is read by
 // ImportGraphJson, anything else by ImportTorchScript.

@@ -17,14 +17,15 @@
 
 namespace torchcost {
 
-// Parses "sum", "none", "cross_entropy", "mse", "lm", "causal_lm[:k=v,...]" with
-// causal_lm's settings shift=logits|labels, upcast=true|false, chunks=N.
+// Parses "sum", "none", "cross_entropy", "mse", "lm", "causal_lm[:k=v,...]"
+// with causal_lm's settings shift=logits|labels, upcast=true|false, chunks=N.
 Result<LossSpec> ParseLossSpec(std::string_view text);
 
 // Returns the loss in words, naming the implementation it follows.
 std::string LossDescription(const LossSpec& spec);
 
-// Returns true if `spec` appends ops to the graph (cross_entropy, mse, causal_lm).
+// Returns true if `spec` appends ops to the graph (cross_entropy, mse,
+// causal_lm).
 bool LossAppendsOps(const LossSpec& spec);
 
 // Returns `graph` with the loss's ops appended after its first output, whose
@@ -32,10 +33,11 @@ bool LossAppendsOps(const LossSpec& spec);
 // output is the 0-dim loss, the second the model's output as the caller keeps
 // it (the float32 logits for causal_lm as LlamaForCausalLM returns them, the
 // model's own with shift=labels; none with chunks: torchtune's recipes free
-// the logits before backward), then the model's other outputs. The targets become
-// new model inputs, their specs appended to `targets`.
-// Errors: an output whose rank the loss cannot take, a symbolic class count.
-Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec, const std::vector<sym::Expr>& out_shape,
+// the logits before backward), then the model's other outputs. The targets
+// become new model inputs, their specs appended to `targets`. Errors: an output
+// whose rank the loss cannot take, a symbolic class count.
+Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
+                             const std::vector<sym::Expr>& out_shape,
                              DType out_dtype, std::vector<InputSpec>* targets);
 
 // Applies options->training.loss to `graph` for a training step: propagates
@@ -44,8 +46,8 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec, const
 // weight [V, H]: they are [B, S, V]), appends the loss (AppendLoss) and its
 // targets to options->inputs (as traced shapes when options->inputs is
 // empty). Returns the graph unchanged for sum, none, or inference.
-Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                            AnalysisOptions* options);
+Result<ir::Graph> ApplyLoss(const ir::Graph& graph, const RuleSet& rules,
+                            sym::Context& ctx, AnalysisOptions* options);
 
 }  // namespace torchcost
 

@@ -1,5 +1,6 @@
-// A fine-tuning method as one word and its settings ("lora:r=8,targets=q_proj|v_proj"):
-// the rows of `torchcost compare` and the value of --peft.
+// A fine-tuning method as one word and its settings
+// ("lora:r=8,targets=q_proj|v_proj"): the rows of `torchcost compare` and the
+// value of --peft.
 #ifndef TORCHCOST_METHOD_H_
 #define TORCHCOST_METHOD_H_
 
@@ -16,10 +17,11 @@ namespace torchcost {
 struct MethodSpec {
   enum class Kind { kFull, kLora, kDora, kQlora, kGalore };
   Kind kind = Kind::kFull;
-  std::string text;        // As typed: the row's label.
-  LoraConfig lora;         // kLora, kDora (use_dora set).
-  QloraConfig qlora;       // kQlora.
-  std::string settings;    // What follows the colon (kGalore's settings, parsed by the optimizer side).
+  std::string text;   // As typed: the row's label.
+  LoraConfig lora;    // kLora, kDora (use_dora set).
+  QloraConfig qlora;  // kQlora.
+  // What follows the colon (kGalore's settings, parsed by the optimizer side).
+  std::string settings;
 };
 
 // Parses "full", "lora[:k=v,...]", "dora[:...]", "qlora[:...]", "galore[:...]".

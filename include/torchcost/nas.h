@@ -22,8 +22,8 @@ namespace torchcost {
 // One architecture symbol: a name the config's values may use, and its range.
 struct ArchSymbol {
   std::string name;
-  int64_t lo = 1;              // Smallest value (>= 1).
-  int64_t hi = sym::kPosInf;   // Largest value.
+  int64_t lo = 1;             // Smallest value (>= 1).
+  int64_t hi = sym::kPosInf;  // Largest value.
   // Sample points are lo, lo + step, lo + 2 * step, ... (e.g. step 2 keeps a
   // RoPE head dim even).
   int64_t step = 1;
@@ -49,13 +49,15 @@ struct ArchCosts {
   // The architecture symbols, then the model's input symbols (B, S), sorted:
   // the order to give Evaluator::Compile.
   std::vector<std::string> symbols;
-  std::vector<int> degrees;  // Per architecture symbol: the degree of the costs in it.
-  int analyses = 0;          // Concrete analyses run.
+  // Per architecture symbol: the degree of the costs in it.
+  std::vector<int> degrees;
+  int analyses = 0;  // Concrete analyses run.
 };
 
 // Returns the space's config at `values` (one per ArchSpace::symbols, in
 // order), the expressions evaluated: "heads=12,hidden=768".
-Result<std::string> ConfigAt(const ArchSpace& space, const std::vector<int64_t>& values);
+Result<std::string> ConfigAt(const ArchSpace& space,
+                             const std::vector<int64_t>& values);
 
 // Returns the costs of the space as closed forms in its symbols and the
 // batch/sequence: concrete analyses on a grid of sample points, interpolated
@@ -64,7 +66,8 @@ Result<std::string> ConfigAt(const ArchSpace& space, const std::vector<int64_t>&
 // value outside the integers, a config whose graph's structure changes with a
 // symbol, costs that are no polynomial of degree <= 6 in a symbol, or a
 // verification point that disagrees with its closed form.
-Result<ArchCosts> AnalyzeArchSpace(const ArchSpace& space, const RuleSet& rules, sym::Context& ctx);
+Result<ArchCosts> AnalyzeArchSpace(const ArchSpace& space, const RuleSet& rules,
+                                   sym::Context& ctx);
 
 // A ResNet space whose candidates choose, per stage, the number of blocks
 // (torchvision's layers=[n1, n2, n3, n4]) and the kernel size of the stage's
@@ -74,11 +77,13 @@ Result<ArchCosts> AnalyzeArchSpace(const ArchSpace& space, const RuleSet& rules,
 // composer per block, as their caches share nothing.
 struct ResnetStructureSpace {
   // The base: the block (depth=18/34: basic, 50+: bottleneck, or block=),
-  // width, classes, image size, dtype. blocks= and kernels= are the candidates'.
+  // width, classes, image size, dtype. blocks= and kernels= are the
+  // candidates'.
   std::string config = "depth=50";
-  std::vector<int64_t> kernels = {3};  // The kernel sizes a stage may choose (odd); the first is the base's.
-  int64_t batch = 1;                   // The batch B, fixed.
-  AnalysisOptions options;             // The step (inputs set from the model).
+  // The kernel sizes a stage may choose (odd); the first is the base's.
+  std::vector<int64_t> kernels = {3};
+  int64_t batch = 1;        // The batch B, fixed.
+  AnalysisOptions options;  // The step (inputs set from the model).
 };
 
 // A structural candidate's costs. Params, FLOPs and saved activations compose
@@ -88,22 +93,28 @@ struct StructuralCosts {
   int64_t trainable_params = 0;
   int64_t flops_forward = 0;
   int64_t flops_backward = 0;
-  int64_t act_bytes = 0;    // Bytes autograd saves (TrainingReport::saved_bytes).
-  int64_t peak_lower = 0;   // <= the peak: parameters, buffers and optimizer states, inputs, and ACT.
-  int64_t peak_upper = 0;   // >= the peak: plus every gradient and the probes' largest transient.
+  // Bytes autograd saves (TrainingReport::saved_bytes).
+  int64_t act_bytes = 0;
+  // <= the peak: parameters, buffers and optimizer states, inputs, and ACT.
+  int64_t peak_lower = 0;
+  // >= the peak: plus every gradient and the probes' largest transient.
+  int64_t peak_upper = 0;
 };
 
 // Composes the costs of ResNets from a cache of per-block contributions.
 class ResnetStructureComposer {
  public:
-  // Analyses the probes the cache needs: 1 + 4 * (2K - 1) whole graphs for K kernel sizes.
-  static Result<ResnetStructureComposer> Create(const ResnetStructureSpace& space, const RuleSet& rules);
+  // Analyses the probes the cache needs: 1 + 4 * (2K - 1) whole graphs for K
+  // kernel sizes.
+  static Result<ResnetStructureComposer> Create(
+      const ResnetStructureSpace& space, const RuleSet& rules);
   // Returns the costs of the ResNet with `blocks[s]` >= 1 blocks in stage s,
   // each stage with the space's first kernel size.
   Result<StructuralCosts> Evaluate(const std::array<int64_t, 4>& blocks) const;
   // Returns the costs with `blocks[s]` blocks of kernel size `kernels[s]` (one
   // of the space's) in stage s.
-  Result<StructuralCosts> Evaluate(const std::array<int64_t, 4>& blocks, const std::array<int64_t, 4>& kernels) const;
+  Result<StructuralCosts> Evaluate(const std::array<int64_t, 4>& blocks,
+                                   const std::array<int64_t, 4>& kernels) const;
   // Returns the number of whole-graph analyses run to fill the cache.
   int analyses() const { return analyses_; }
 
@@ -116,14 +127,16 @@ class ResnetStructureComposer {
  private:
   // The kernel sizes' slots: kernel k is slot slot_[k] (-1: not in the space).
   static constexpr int kMaxKernel = 31;
-  Additive base_;  // The probe with base_blocks_, every stage at the first kernel size.
+  // The probe with base_blocks_, every stage at the first kernel size.
+  Additive base_;
   // Per stage s and kernel slot j: the change from the base when stage s
   // takes kernel j (its first two blocks), and one more block of it.
   std::vector<std::array<Additive, 4>> first_, repeated_;
   std::array<int, kMaxKernel + 1> slot_{};
   std::array<int64_t, 4> base_blocks_{};
   int64_t base_kernel_ = 3;
-  int64_t transient_ = 0;  // The largest transient of the probes' moments (docs/nas.md).
+  // The largest transient of the probes' moments (docs/nas.md).
+  int64_t transient_ = 0;
   int analyses_ = 0;
 };
 

@@ -19,7 +19,7 @@ namespace torchcost {
 struct LoraConfig {
   int64_t rank = 8;
   int64_t alpha = 8;
-  double dropout = 0.0;    // peft uses an identity when 0.
+  double dropout = 0.0;  // peft uses an identity when 0.
   // ECMAScript regex matched against the last component of a Linear module's
   // path ("q_proj|v_proj"), or the whole path when it contains a dot; or
   // "all-linear" (peft's): every Linear layer but the output layer.
@@ -27,18 +27,21 @@ struct LoraConfig {
   // DoRA: a trainable magnitude vector m [out] and the output rescaled by
   // m / ||W + s B A||_row, the norm recomputed each forward and detached.
   bool use_dora = false;
-  // NB: peft keeps adapters in float32 on fp16/bf16 bases (autocast_adapter_dtype)
-  // and casts the adapter's input to it; the sum is cast back to the base's dtype.
+  // NB: peft keeps adapters in float32 on fp16/bf16 bases
+  // (autocast_adapter_dtype) and casts the adapter's input to it; the sum is
+  // cast back to the base's dtype.
   DType adapter_dtype = DType::kFloat32;
 };
 
-// Parses "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj,dora=true,dtype=float32"
+// Parses
+// "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj,dora=true,dtype=float32"
 // (keys optional).
 Result<LoraConfig> ParseLoraConfig(std::string_view text);
 
 // Returns `graph` with adapters on every aten::linear (or 4-bit linear, or
 // transformers' Conv1D: addmm(b, x, W) with W [in, out], its module named after
-// W, as peft's fan_in_fan_out=True) whose module matches `config.targets`: parameters `<path>.lora_A.weight` [r, in] and
+// W, as peft's fan_in_fan_out=True) whose module matches `config.targets`:
+// parameters `<path>.lora_A.weight` [r, in] and
 // `<path>.lora_B.weight` [out, r] (and `<path>.lora_magnitude_vector.weight`
 // [out] with DoRA), trainable; every other parameter frozen; modules
 // `<path>.lora_dropout`, `.lora_A`, `.lora_B` (and `.lora_magnitude_vector`);
@@ -51,8 +54,9 @@ Result<ir::Graph> ApplyLora(const ir::Graph& graph, const LoraConfig& config);
 struct QloraConfig {
   LoraConfig lora;
   DType compute_dtype = DType::kBFloat16;
-  int64_t block_size = 64;           // Weights per absmax constant.
-  bool double_quant = true;          // absmax quantized to uint8 in blocks of 256, with float32 constants.
+  int64_t block_size = 64;  // Weights per absmax constant.
+  // absmax quantized to uint8 in blocks of 256, with float32 constants.
+  bool double_quant = true;
   int64_t double_quant_block = 256;  // absmax constants per float32 constant.
   // Linear modules kept unquantized (regex as for targets); the graph's last
   // Linear (the output head) is always kept, as transformers does.
@@ -71,7 +75,8 @@ int64_t Nf4WeightBytes(int64_t n, const QloraConfig& config);
 // Returns `graph` with its float parameters in the compute dtype and the
 // weights of its Linear layers (those only Linear layers read) in NF4, each
 // read by a bnb::matmul_4bit node (rules/quantized.yaml); all frozen.
-Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& config);
+Result<ir::Graph> QuantizeNf4(const ir::Graph& graph,
+                              const QloraConfig& config);
 
 // QuantizeNf4, then ApplyLora.
 Result<ir::Graph> ApplyQlora(const ir::Graph& graph, const QloraConfig& config);

@@ -44,7 +44,8 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
 // text and their value under `bindings` (null if unbound). `peak`, if given,
 // is the step's peak under `bindings` as TextOptions::peak.
 std::string RenderJson(const ir::Graph& graph, const Report& report,
-                       const sym::Bindings& bindings, const PeakInfo* peak = nullptr);
+                       const sym::Bindings& bindings,
+                       const PeakInfo* peak = nullptr);
 
 // Returns the symbols of the memory timeline that `bindings` leaves unbound,
 // sorted; RenderTimelineSvg needs none.
@@ -73,12 +74,16 @@ Result<SweepSpec> ParseSweep(std::string_view text);
 
 // Returns a table of FLOPs and peak memory (with its breakdown) at every point
 // of the sweeps, from one analysis. Errors name a symbol left unbound.
-Result<std::string> RenderSweepText(const ir::Graph& graph, const Report& report,
-                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base);
+Result<std::string> RenderSweepText(const ir::Graph& graph,
+                                    const Report& report,
+                                    const std::vector<SweepSpec>& sweeps,
+                                    const sym::Bindings& base);
 
 // Returns the same as a JSON document (schema "torchcost.sweep", version 1).
-Result<std::string> RenderSweepJson(const ir::Graph& graph, const Report& report,
-                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base);
+Result<std::string> RenderSweepJson(const ir::Graph& graph,
+                                    const Report& report,
+                                    const std::vector<SweepSpec>& sweeps,
+                                    const sym::Bindings& base);
 
 }  // namespace torchcost
 

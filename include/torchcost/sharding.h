@@ -55,14 +55,16 @@ struct ShardingReport {
   // their shards), its gradients after the reduction, optimizer states.
   int64_t param_bytes = 0, grad_bytes = 0, opt_bytes = 0;
   // The same without sharding (one device), for comparison.
-  int64_t unsharded_param_bytes = 0, unsharded_grad_bytes = 0, unsharded_opt_bytes = 0;
+  int64_t unsharded_param_bytes = 0, unsharded_grad_bytes = 0,
+          unsharded_opt_bytes = 0;
   // Payload of each collective per step, per rank (bytes of the tensors
   // all-reduced, reduce-scattered and all-gathered), ring traffic not applied.
   int64_t all_reduce_bytes = 0, reduce_scatter_bytes = 0, all_gather_bytes = 0;
-  int ddp_buckets = 0;              // DDP: gradient buckets.
+  int ddp_buckets = 0;  // DDP: gradient buckets.
   // ZeRO-3/FSDP: the gathering units (module paths; "" is the root).
   std::vector<std::string> units;
-  int64_t largest_unit_bytes = 0;   // Full (gathered, padded) bytes of the largest unit.
+  // Full (gathered, padded) bytes of the largest unit.
+  int64_t largest_unit_bytes = 0;
 };
 
 }  // namespace torchcost

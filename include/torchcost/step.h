@@ -44,8 +44,9 @@ namespace torchcost {
 // the matching parser, so a binding passes them through unchanged).
 struct StepConfig {
   // "train" (forward, loss, backward, optimizer step), "infer" (a no_grad
-  // forward) or "generate" (prefill and decode with a KV cache: AnalyzeGeneration,
-  // include/torchcost/generation.h; AnalyzeStep declines it).
+  // forward) or "generate" (prefill and decode with a KV cache:
+  // AnalyzeGeneration, include/torchcost/generation.h; AnalyzeStep declines
+  // it).
   std::string mode = "train";
   // One shape per tensor input of the graph, as ParseInputSpec reads it
   // ("B,3,224,224", "B,S:int64"); dims are integers or symbol names. Empty:
@@ -60,7 +61,8 @@ struct StepConfig {
   // and kept in StepAnalysis::bindings for evaluating the results.
   std::vector<std::pair<std::string, int64_t>> bindings;
   // If set ("bf16", "float16", ...), floating-point parameters and buffers
-  // take this dtype (`model.to(dtype)`) before the PEFT rewrite; empty keeps them.
+  // take this dtype (`model.to(dtype)`) before the PEFT rewrite; empty keeps
+  // them.
   std::string param_dtype;
   // The fine-tuning method, as ParseMethodSpec reads it: "full", "lora:r=8",
   // "dora", "qlora:r=16", "galore:r=128"; empty: the graph as given (full).
@@ -75,21 +77,27 @@ struct StepConfig {
   // The loss, as ParseLossSpec reads it: "sum" (out.sum()), "none" (the first
   // output is the loss), "cross_entropy", "mse", "causal_lm[:...]".
   std::string loss = "sum";
-  // The optimizer, as ParseOptimizer reads it ("adamw", "sgd", "adam8bit", ...).
+  // The optimizer, as ParseOptimizer reads it ("adamw", "sgd", "adam8bit",
+  // ...).
   std::string optimizer = "adamw";
-  // The optimizer's foreach step (torch's _multi_tensor_*) instead of its single-tensor loop.
+  // The optimizer's foreach step (torch's _multi_tensor_*) instead of its
+  // single-tensor loop.
   bool foreach = false;
-  // The dtype of the optimizer's param-sized states; empty: torch's (the parameter's).
+  // The dtype of the optimizer's param-sized states; empty: torch's (the
+  // parameter's).
   std::string state_dtype;
   // bitsandbytes' paged optimizer states (on the host, not in the peak).
   bool paged = false;
-  // Float32 master weights (and states) for half-precision trainable parameters.
+  // Float32 master weights (and states) for half-precision trainable
+  // parameters.
   bool master_weights = false;
   // Micro-batches per optimizer step (gradient accumulation), at least 1.
   int accumulate = 1;
-  // zero_grad(set_to_none=...): false keeps the gradients allocated between steps.
+  // zero_grad(set_to_none=...): false keeps the gradients allocated between
+  // steps.
   bool set_to_none = true;
-  // ECMAScript regular expressions on parameter names: matching parameters are frozen.
+  // ECMAScript regular expressions on parameter names: matching parameters are
+  // frozen.
   std::vector<std::string> freeze;
   // If true, the model's floating-point inputs require gradients too.
   bool inputs_require_grad = false;
@@ -106,13 +114,15 @@ struct StepConfig {
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.
   bool ddp_bucket_view = false;
-  // FSDP / ZeRO-3 wrapping unit: "blocks" or a regular expression on module paths.
+  // FSDP / ZeRO-3 wrapping unit: "blocks" or a regular expression on module
+  // paths.
   std::string fsdp_unit = "blocks";
   // FSDP's backward prefetch (BACKWARD_PRE) / ZeRO-3's prefetch.
   bool prefetch = true;
   // The device whose kernels are modelled: "cuda" or "cpu".
   std::string device = "cuda";
-  // scaled_dot_product_attention's kernel: "auto", "math", "flash", "efficient".
+  // scaled_dot_product_attention's kernel: "auto", "math", "flash",
+  // "efficient".
   std::string attention_backend = "auto";
   // If true, ops without rules fail the step: StepAnalysis::strict says so.
   bool strict = false;
@@ -127,7 +137,8 @@ struct StepConfig {
   // Weight-only quantization for inference (mode generate): "int8"
   // (bitsandbytes' LLM.int8 Linear8bitLt), "int4" (AWQ's WQLinear_GEMM, group
   // 128), "nf4" (bitsandbytes' Params4bit as QLoRA stores it), "fp8" (row-wise
-  // scales); empty: none. The Linear weights but the output head's (docs/generation.md).
+  // scales); empty: none. The Linear weights but the output head's
+  // (docs/generation.md).
   std::string weight_quant;
   // The KV cache's dtype for generation (mode generate): "fp32", "bf16",
   // "fp16" or "fp8" (one byte, no scale); empty: the model's dtype.
@@ -146,19 +157,30 @@ struct StepConfig {
   int64_t max_split_size_mb = 0;
   // The allocator's expandable_segments.
   bool expandable_segments = false;
-  // Bytes of the CUDA context and library workspaces; -1: the default (DefaultCudaContextBytes).
+  // Bytes of the CUDA context and library workspaces; -1: the default
+  // (DefaultCudaContextBytes).
   int64_t cuda_context_bytes = -1;
   // Architecture symbols of a built model's config with their sample ranges,
   // "NAME=LO:HI[:STEP]" ("H=64:8192:64"): the config's values may then be
-  // expressions in them, and AnalyzeArchConfig (include/torchcost/arch_config.h)
-  // returns closed forms; AnalyzeStep declines them. Empty: none.
+  // expressions in them, and AnalyzeArchConfig
+  // (include/torchcost/arch_config.h) returns closed forms; AnalyzeStep
+  // declines them. Empty: none.
   std::vector<std::string> arch_symbols;
 };
 
 // The stages of AnalyzeStep, in the order they run.
-enum class StepStage { kOptions, kInputs, kDtypes, kMethod, kLoss, kAutocast, kAnalysis };
+enum class StepStage {
+  kOptions,
+  kInputs,
+  kDtypes,
+  kMethod,
+  kLoss,
+  kAutocast,
+  kAnalysis
+};
 
-// Returns "options", "inputs", "dtypes", "method", "loss", "autocast", "analysis".
+// Returns "options", "inputs", "dtypes", "method", "loss", "autocast",
+// "analysis".
 std::string_view StepStageName(StepStage stage);
 
 // One analysed step, owning everything its parts refer to, so a caller may
@@ -166,9 +188,11 @@ std::string_view StepStageName(StepStage stage);
 struct StepAnalysis {
   // The symbols and interned expressions of `report` (and of `options.inputs`).
   std::unique_ptr<sym::Context> context;
-  // The graph analysed: the input graph after the dtypes, the method, the loss and autocast.
+  // The graph analysed: the input graph after the dtypes, the method, the loss
+  // and autocast.
   ir::Graph graph;
-  // The analysis of `graph`: its arrays are parallel to graph's values, nodes and scopes.
+  // The analysis of `graph`: its arrays are parallel to graph's values, nodes
+  // and scopes.
   Report report;
   // The options the analysis ran with: parsed from the StepConfig, the
   // inputs including the loss's targets.
@@ -194,10 +218,13 @@ Status CheckStepConfig(const StepConfig& config);
 // (CheckStepConfig), inputs that do not fit, a rewrite that cannot apply, a
 // node whose shapes fail; if `failed` is given, it is set to the stage that
 // failed. `rules` must outlive nothing: the result does not refer to it.
-Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
+Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules,
+                                 const StepConfig& config,
                                  StepStage* failed = nullptr);
-// As above, taking `graph` over: the result's graph is it (or its rewrite), not a copy.
-Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules, const StepConfig& config,
+// As above, taking `graph` over: the result's graph is it (or its rewrite), not
+// a copy.
+Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules,
+                                 const StepConfig& config,
                                  StepStage* failed = nullptr);
 
 }  // namespace torchcost

@@ -40,7 +40,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The answer to a comparison between expressions: proven, disproven, or unknown.
+// The answer to a comparison between expressions: proven, disproven, or
+// unknown.
 enum class Truth { kFalse = 0, kTrue = 1, kUnknown = 2 };
 
 // NB: kNegInf and kPosInf stand for minus and plus infinity in intervals.
@@ -80,14 +81,18 @@ class Expr {
   Context* context() const;
 
   // Returns true iff both expressions are the same canonical expression.
-  bool operator==(const Expr& o) const { return node_ == o.node_ && value_ == o.value_; }
+  bool operator==(const Expr& o) const {
+    return node_ == o.node_ && value_ == o.value_;
+  }
   bool operator!=(const Expr& o) const { return !(*this == o); }
   // Returns a hash consistent with operator==.
   size_t Hash() const {
-    return node_ ? std::hash<const void*>()(node_) : std::hash<int64_t>()(value_);
+    return node_ ? std::hash<const void*>()(node_)
+                 : std::hash<int64_t>()(value_);
   }
 
-  // Returns the canonical text, in the grammar Parse reads (e.g. "2*B*H + floordiv(W - 1, 2) + 1").
+  // Returns the canonical text, in the grammar Parse reads (e.g. "2*B*H +
+  // floordiv(W - 1, 2) + 1").
   std::string ToString() const;
 
   // For internal use by the implementation: wraps an interned node.
@@ -110,7 +115,8 @@ inline Expr& operator+=(Expr& a, const Expr& b) { return a = a + b; }
 inline Expr& operator-=(Expr& a, const Expr& b) { return a = a - b; }
 inline Expr& operator*=(Expr& a, const Expr& b) { return a = a * b; }
 
-// Returns floor(a / b), rounding toward minus infinity; b must be provably positive.
+// Returns floor(a / b), rounding toward minus infinity; b must be provably
+// positive.
 Expr FloorDiv(const Expr& a, const Expr& b);
 // Returns ceil(a / b) = FloorDiv(a + b - 1, b); b must be provably positive.
 Expr CeilDiv(const Expr& a, const Expr& b);
@@ -137,19 +143,23 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  // Returns the symbol named `name`, creating it with `range` if new (dims default to [1, inf)).
-  // NB: a symbol's range is fixed at first creation; later calls ignore `range`.
+  // Returns the symbol named `name`, creating it with `range` if new (dims
+  // default to [1, inf)). NB: a symbol's range is fixed at first creation;
+  // later calls ignore `range`.
   Expr Symbol(std::string_view name, Interval range = Interval{1, kPosInf});
   // Returns a fresh symbol whose name starts with `prefix` (u0, u1, ...).
-  Expr FreshSymbol(std::string_view prefix = "u", Interval range = Interval{1, kPosInf});
+  Expr FreshSymbol(std::string_view prefix = "u",
+                   Interval range = Interval{1, kPosInf});
   // Returns the symbol named `name` if it exists.
   std::optional<Expr> FindSymbol(std::string_view name) const;
-  // Narrows the interval of an existing symbol; returns an error if `name` is unknown or the range is empty.
+  // Narrows the interval of an existing symbol; returns an error if `name` is
+  // unknown or the range is empty.
   Status SetRange(std::string_view name, Interval range);
   // Returns the interval of a symbol.
   Interval SymbolRange(const Expr& symbol) const;
 
-  // Returns an interval that contains every value `e` takes for symbols within their ranges.
+  // Returns an interval that contains every value `e` takes for symbols within
+  // their ranges.
   Interval Bounds(const Expr& e);
   // Returns whether a == b (proved by simplifying a - b and bounding it).
   Truth ProveEq(const Expr& a, const Expr& b);
@@ -180,27 +190,34 @@ int64_t LinearTerms(const Expr& e, std::vector<LinearTerm>* terms);
 
 // Returns the names of the symbols in `e`, sorted.
 std::vector<std::string> FreeSymbols(const Expr& e);
-// Returns the sorted, distinct symbols of all of `exprs` (shared subexpressions visited once).
+// Returns the sorted, distinct symbols of all of `exprs` (shared subexpressions
+// visited once).
 std::vector<std::string> FreeSymbols(const std::vector<Expr>& exprs);
-// Returns `e` with symbols in `bindings` replaced by their values (others kept).
+// Returns `e` with symbols in `bindings` replaced by their values (others
+// kept).
 Expr Substitute(const Expr& e, const Bindings& bindings);
-// Returns the value of `e`; an error names the first unbound symbol, or reports overflow.
+// Returns the value of `e`; an error names the first unbound symbol, or reports
+// overflow.
 Result<int64_t> Evaluate(const Expr& e, const Bindings& bindings);
-// Returns the value of `e` in 128-bit arithmetic, for totals such as FLOPs per step.
+// Returns the value of `e` in 128-bit arithmetic, for totals such as FLOPs per
+// step.
 Result<__int128> Evaluate128(const Expr& e, const Bindings& bindings);
-// Parses the grammar ToString prints: integers, symbols, + - * ^ (constant exponent),
-// parentheses, floordiv(a, b), ceildiv(a, b), mod(a, b), min(a, b), max(a, b).
-// Unknown symbols are created in `ctx` with the default dim range [1, inf).
+// Parses the grammar ToString prints: integers, symbols, + - * ^ (constant
+// exponent), parentheses, floordiv(a, b), ceildiv(a, b), mod(a, b), min(a, b),
+// max(a, b). Unknown symbols are created in `ctx` with the default dim range
+// [1, inf).
 Result<Expr> Parse(Context& ctx, std::string_view text);
 
-// A set of expressions compiled to a flat program over a fixed symbol order, for
-// evaluating the same totals under many bindings fast (batch-size curves, NAS).
+// A set of expressions compiled to a flat program over a fixed symbol order,
+// for evaluating the same totals under many bindings fast (batch-size curves,
+// NAS).
 class Program {
  public:
   // Compiles `exprs`; every free symbol must appear in `symbols`.
-  static Result<Program> Compile(const std::vector<Expr>& exprs, const std::vector<std::string>& symbols);
-  // Evaluates every expression with symbols[i] = values[i]; writes exprs.size() results to `out`.
-  // Returns an error on overflow of 128-bit arithmetic.
+  static Result<Program> Compile(const std::vector<Expr>& exprs,
+                                 const std::vector<std::string>& symbols);
+  // Evaluates every expression with symbols[i] = values[i]; writes exprs.size()
+  // results to `out`. Returns an error on overflow of 128-bit arithmetic.
   Status Run(const int64_t* values, __int128* out) const;
   // Evaluates as Run in checked 64-bit arithmetic (faster); returns false if a
   // step overflows int64 or divides by zero (then Run gives the exact answer).

@@ -15,9 +15,9 @@ namespace torchcost {
 // unless `present`.
 struct TimeReport {
   bool present = false;
-  std::string gpu;     // GpuSpec::name.
-  std::string source;  // "roofline on A100-80GB-SXM" (datasheet peaks and
-                       // efficiencies), or "calibrated (FILE)".
+  std::string gpu;          // GpuSpec::name.
+  std::string source;       // "roofline on A100-80GB-SXM" (datasheet peaks and
+                            // efficiencies), or "calibrated (FILE)".
   bool calibrated = false;  // If true, the figures are a calibration file's.
   // One micro-batch's forward and backward (with checkpointed recomputation),
   // the optimizer step, and the step: accumulate * (forward + backward) +

@@ -27,9 +27,19 @@ enum class StepMode { kTrain, kInfer };
 
 // The optimizer whose step and state are modelled.
 // Adafactor and 8-bit Adam have no torch 1.13 implementation: modelled on
-// transformers' Adafactor and bitsandbytes' Adam8bit (src/training/optimizer_model.cc).
+// transformers' Adafactor and bitsandbytes' Adam8bit
+// (src/training/optimizer_model.cc).
 enum class OptimizerKind {
-  kSgd, kSgdMomentum, kAdam, kAdamW, kAdagrad, kRmsprop, kLion, kAdafactor, kAdam8bit, kSgdNesterov,
+  kSgd,
+  kSgdMomentum,
+  kAdam,
+  kAdamW,
+  kAdagrad,
+  kRmsprop,
+  kLion,
+  kAdafactor,
+  kAdam8bit,
+  kSgdNesterov,
   kAdafactorBeta1  // Adafactor(beta1=...): the first moment kept.
 };
 
@@ -47,12 +57,16 @@ bool HasForeach(OptimizerKind kind);
 // appends its ops to the graph).
 struct LossSpec {
   enum class Kind {
-    kSum,           // out.sum() on the model's first output (no ops appended).
-    kNone,          // The model's first output is the loss (0-dim).
-    kCrossEntropy,  // F.cross_entropy(out, target): int64 class indices [N, *D].
-    kMse,           // F.mse_loss(out, target): a float target of out's shape.
-    kCausalLm,      // Hugging Face's causal-LM loss on logits [B, S, V] and labels [B, S].
-    kLm,            // Unshifted token cross-entropy on logits [B, S, V] and labels [B, S] (BERT's MLM, T5).
+    kSum,   // out.sum() on the model's first output (no ops appended).
+    kNone,  // The model's first output is the loss (0-dim).
+    // F.cross_entropy(out, target): int64 class indices [N, *D].
+    kCrossEntropy,
+    kMse,  // F.mse_loss(out, target): a float target of out's shape.
+    // Hugging Face's causal-LM loss on logits [B, S, V] and labels [B, S].
+    kCausalLm,
+    // Unshifted token cross-entropy on logits [B, S, V] and labels [B, S]
+    // (BERT's MLM, T5).
+    kLm,
   };
   Kind kind = Kind::kSum;
   // kCausalLm: upcast the logits to float32 first (`logits.float()`).
@@ -70,8 +84,9 @@ struct LossSpec {
 struct TrainingOptions {
   StepMode mode = StepMode::kTrain;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
-  // ECMAScript regular expressions; a parameter whose name (or an alias) matches
-  // any of them is frozen: it needs no gradient and gets no optimizer state.
+  // ECMAScript regular expressions; a parameter whose name (or an alias)
+  // matches any of them is frozen: it needs no gradient and gets no optimizer
+  // state.
   std::vector<std::string> freeze;
   // If true, the model's floating-point inputs require gradients too.
   bool inputs_require_grad = false;
@@ -90,7 +105,8 @@ struct TrainingOptions {
   // "selective" for the attention cores only (Megatron's selective
   // recomputation: Q K^T to A V, src/analysis/attention_core.h); empty: none.
   std::string checkpoint;
-  // Consecutive matched module calls per checkpoint segment (k layers at a time).
+  // Consecutive matched module calls per checkpoint segment (k layers at a
+  // time).
   int checkpoint_group = 1;
   // Mixed-precision optimizer: float32 master weights (4 bytes per element,
   // OPT) for float16/bfloat16 trainable parameters, with states and the
@@ -108,7 +124,8 @@ struct TrainingOptions {
   bool paged = false;
   // Data-parallel sharding: per-rank memory (include/torchcost/sharding.h).
   ShardingOptions sharding;
-  // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if set.
+  // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if
+  // set.
   std::optional<GaloreConfig> galore;
   // The optimizer's foreach step (torch's _multi_tensor_*: whole-list
   // temporaries, docs/optimizers.md) instead of the single-tensor loop.
@@ -135,7 +152,15 @@ struct TrainingOptions {
 Status CheckOptimizerSettings(const TrainingOptions& options);
 
 // Memory categories, as in PyTorch's MemTracker.
-enum class MemCategory : int { kParam = 0, kBuffer, kGrad, kAct, kTemp, kOpt, kOther };
+enum class MemCategory : int {
+  kParam = 0,
+  kBuffer,
+  kGrad,
+  kAct,
+  kTemp,
+  kOpt,
+  kOther
+};
 inline constexpr int kNumMemCategories = 7;
 // Returns "param", "buffer", "grad", "act", "temp", "opt", "oth".
 std::string_view MemCategoryName(MemCategory c);
@@ -151,9 +176,10 @@ std::string_view StepPhaseName(StepPhase p);
 // One point of the memory timeline: the live bytes per category after an event.
 struct TimelinePoint {
   StepPhase phase = StepPhase::kSetup;
-  int node = -1;        // The graph node running, or -1 (loss, optimizer, setup).
-  CategoryBytes live;   // Live bytes per category after the event.
-  sym::Expr total;      // Their sum.
+  // The graph node running, or -1 (loss, optimizer, setup).
+  int node = -1;
+  CategoryBytes live;  // Live bytes per category after the event.
+  sym::Expr total;     // Their sum.
 };
 
 // The memory timeline: its points in order, stored compactly (a category's
@@ -189,19 +215,23 @@ class TimelinePoints {
       return old;
     }
     // Returns true if both are at the same point of the same timeline.
-    bool operator==(const const_iterator& o) const { return points_ == o.points_ && i_ == o.i_; }
+    bool operator==(const const_iterator& o) const {
+      return points_ == o.points_ && i_ == o.i_;
+    }
     bool operator!=(const const_iterator& o) const { return !(*this == o); }
 
    private:
     friend class TimelinePoints;
-    const_iterator(const TimelinePoints* points, size_t i) : points_(points), i_(i) {}
+    const_iterator(const TimelinePoints* points, size_t i)
+        : points_(points), i_(i) {}
     const TimelinePoints* points_ = nullptr;
     size_t i_ = 0;
   };
 
   TimelinePoints() = default;
   // Holds `points` in order.
-  TimelinePoints(std::initializer_list<TimelinePoint> points);  // NOLINT: implicit, as a vector's.
+  TimelinePoints(std::initializer_list<TimelinePoint>
+                     points);  // NOLINT: implicit, as a vector's.
 
   // Returns the number of points.
   size_t size() const { return nodes_.size(); }
@@ -221,7 +251,8 @@ class TimelinePoints {
   sym::Expr live(size_t i, int c) const;
   // Returns point `i`'s total.
   sym::Expr total(size_t i) const { return totals_.at(i); }
-  // Returns true if the last point has these live bytes and total (false if empty()).
+  // Returns true if the last point has these live bytes and total (false if
+  // empty()).
   bool BackEquals(const CategoryBytes& live, const sym::Expr& total) const;
 
   const_iterator begin() const { return const_iterator(this, 0); }
@@ -244,75 +275,90 @@ class TimelinePoints {
   // being the bits of `changed[c]`.
   static constexpr int kBlock = 32;
   struct Block {
-    std::array<uint32_t, kNumMemCategories> base{};     // values_[c].size() when the block began.
-    std::array<uint32_t, kNumMemCategories> changed{};  // Bit j: point j of the block changed category c.
+    // values_[c].size() when the block began.
+    std::array<uint32_t, kNumMemCategories> base{};
+    // Bit j: point j of the block changed category c.
+    std::array<uint32_t, kNumMemCategories> changed{};
   };
   // A list of byte counts: a constant in 8 bytes (nearly all are), a
   // symbolic one as an index into a list of its own.
   class Exprs {
    public:
     size_t size() const { return slots_.size(); }
-    sym::Expr at(size_t k) const { return symbolic_at_[k] ? symbolic_[slots_[k]] : sym::Expr(slots_[k]); }
+    sym::Expr at(size_t k) const {
+      return symbolic_at_[k] ? symbolic_[slots_[k]] : sym::Expr(slots_[k]);
+    }
     sym::Expr back() const { return at(size() - 1); }
     void push_back(const sym::Expr& e);
     void reserve(size_t n);
     void clear();
     bool operator==(const Exprs& o) const {
-      return slots_ == o.slots_ && symbolic_at_ == o.symbolic_at_ && symbolic_ == o.symbolic_;
+      return slots_ == o.slots_ && symbolic_at_ == o.symbolic_at_ &&
+             symbolic_ == o.symbolic_;
     }
     bool operator!=(const Exprs& o) const { return !(*this == o); }
 
    private:
-    std::vector<int64_t> slots_;     // The constant, or the index into symbolic_.
+    // The constant, or the index into symbolic_.
+    std::vector<int64_t> slots_;
     std::vector<bool> symbolic_at_;  // True where slots_ holds an index.
     std::vector<sym::Expr> symbolic_;
   };
   std::vector<int> nodes_;
   std::vector<uint8_t> phases_;
   Exprs totals_;
-  std::array<Exprs, kNumMemCategories> values_;  // Each category's values where they change.
+  // Each category's values where they change.
+  std::array<Exprs, kNumMemCategories> values_;
   std::vector<Block> blocks_;
 };
 
 // One allocation or free of the step, in the order the simulation makes them
 // (recorded only with TrainingOptions::cuda_allocator).
 struct AllocationEvent {
-  int id = -1;         // The allocation freed or made: a storage (>= 0) or bytes no storage stands for (< 0).
-  bool alloc = true;   // False: frees `id`.
-  sym::Expr bytes;     // Its bytes (an allocation's).
+  // The allocation freed or made: a storage (>= 0) or bytes no storage stands
+  // for (< 0).
+  int id = -1;
+  bool alloc = true;  // False: frees `id`.
+  sym::Expr bytes;    // Its bytes (an allocation's).
   MemCategory category = MemCategory::kTemp;
-  int point = 0;       // Timeline points recorded before it.
+  int point = 0;  // Timeline points recorded before it.
 };
 
 // One tensor a node keeps for its backward.
 struct SavedTensorInfo {
-  int node = -1;          // The node that saves it.
-  std::string what;       // "self", "out", a temporary's name ("mask"), as the rule names it.
-  sym::Expr bytes;        // Bytes of the storage it lives in.
-  int storage = -1;       // Storage id: tensors sharing one are views of each other.
-  bool counted = false;   // True for the first save of a storage that counts as ACT (not a param or buffer).
+  int node = -1;  // The node that saves it.
+  // "self", "out", a temporary's name ("mask"), as the rule names it.
+  std::string what;
+  sym::Expr bytes;  // Bytes of the storage it lives in.
+  // Storage id: tensors sharing one are views of each other.
+  int storage = -1;
+  // True for the first save of a storage that counts as ACT (not a param or
+  // buffer).
+  bool counted = false;
 };
 
 // One checkpoint segment: consecutive graph nodes whose forward runs under
 // no_grad and is recomputed when backward reaches them.
 struct CheckpointSegment {
-  int first = -1;            // First node (index into Graph::nodes).
-  int last = -1;             // Last node, inclusive.
-  std::string module;        // Path of the first module call in it.
-  int calls = 0;             // Module calls grouped in it.
-  bool recomputed = false;   // False if no gradient flows through it: nothing saved, nothing recomputed.
+  int first = -1;      // First node (index into Graph::nodes).
+  int last = -1;       // Last node, inclusive.
+  std::string module;  // Path of the first module call in it.
+  int calls = 0;       // Module calls grouped in it.
+  // False if no gradient flows through it: nothing saved, nothing recomputed.
+  bool recomputed = false;
 };
 
 // What the analysis of the step found.
 struct TrainingReport {
   StepMode mode = StepMode::kTrain;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
-  int accumulate = 1;                     // Micro-batches per step.
+  int accumulate = 1;  // Micro-batches per step.
   bool set_to_none = true;
   // Per micro-batch (forward, backward) and per step (optimizer; step =
   // accumulate * (forward + backward) + optimizer).
   sym::Expr flops_forward, flops_backward, flops_optimizer, flops_step;
-  sym::Expr saved_bytes;                  // Bytes autograd saves in the forward (ACT at its end).
+  // Bytes autograd saves in the forward (ACT at its end).
+  sym::Expr saved_bytes;
   // True if a node's forward or backward cost is unknown (an op without a
   // rule): the FLOPs above are lower bounds.
   bool flops_lower_bound = false;
@@ -328,26 +374,36 @@ struct TrainingReport {
   // each trainable parameter read and written, its gradient read, its states
   // read and written.
   sym::Expr optimizer_bytes;
-  std::vector<sym::Expr> module_bwd_flops;  // Parallel to Graph::scopes (subtree totals).
-  std::vector<sym::Expr> module_act_bytes;  // Saved bytes attributed to each module's subtree.
-  std::vector<SavedTensorInfo> saved;     // Every saved tensor, in forward order.
-  int64_t grad_params = 0;                // Parameters that get a gradient (elements).
-  std::string precision = "fp32";         // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
-  bool grad_scaler = false;               // A GradScaler is modelled.
-  bool foreach = false;                   // The optimizer's foreach step is modelled.
-  std::string loss = "sum";               // The loss modelled, in words (LossDescription).
-  DType state_dtype = DType::kUnknown;    // TrainingOptions::state_dtype.
-  bool paged = false;                     // TrainingOptions::paged.
-  int64_t paged_opt_bytes = 0;            // Paged optimizer states, on the host (not in the timeline).
+  // Parallel to Graph::scopes (subtree totals).
+  std::vector<sym::Expr> module_bwd_flops;
+  // Saved bytes attributed to each module's subtree.
+  std::vector<sym::Expr> module_act_bytes;
+  // Every saved tensor, in forward order.
+  std::vector<SavedTensorInfo> saved;
+  // Parameters that get a gradient (elements).
+  int64_t grad_params = 0;
+  // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
+  std::string precision = "fp32";
+  bool grad_scaler = false;  // A GradScaler is modelled.
+  // The optimizer's foreach step is modelled.
+  bool foreach = false;
+  // The loss modelled, in words (LossDescription).
+  std::string loss = "sum";
+  DType state_dtype = DType::kUnknown;  // TrainingOptions::state_dtype.
+  bool paged = false;                   // TrainingOptions::paged.
+  // Paged optimizer states, on the host (not in the timeline).
+  int64_t paged_opt_bytes = 0;
   // Checkpointing: the pattern as given ("" if none), calls per segment, the
   // segments, and the forward FLOPs their recomputation adds to flops_backward.
   std::string checkpoint;
   int checkpoint_group = 1;
   std::vector<CheckpointSegment> checkpoint_segments;
   sym::Expr flops_recompute;
-  // The timeline; the peak is evaluated from it under bindings (see EvaluatePeak).
+  // The timeline; the peak is evaluated from it under bindings (see
+  // EvaluatePeak).
   TimelinePoints timeline;
-  // Each category's largest value over the step, as candidates whose max is the answer.
+  // Each category's largest value over the step, as candidates whose max is the
+  // answer.
   std::array<std::vector<sym::Expr>, kNumMemCategories> category_max_candidates;
   // Set when sharded: the timeline above is then one rank's.
   ShardingReport sharding;
@@ -356,23 +412,29 @@ struct TrainingReport {
   std::optional<GaloreConfig> galore;
   std::vector<bool> galore_targets;
   int64_t galore_params = 0;
-  // The CUDA caching allocator model, if asked for, and the allocations it replays.
+  // The CUDA caching allocator model, if asked for, and the allocations it
+  // replays.
   std::optional<CudaAllocatorOptions> cuda_allocator;
   std::vector<AllocationEvent> allocations;
 };
 
 // The peak of a timeline under given bindings.
 struct PeakInfo {
-  bool decided = false;   // False if symbols are unbound and the moment of the peak depends on them.
-  sym::Expr peak;         // The peak: exact; a max(...) expression if not decided.
-  int point = -1;         // Index into the timeline of the peak moment, if decided.
+  // False if symbols are unbound and the moment of the peak depends on them.
+  bool decided = false;
+  // The peak: exact; a max(...) expression if not decided.
+  sym::Expr peak;
+  // Index into the timeline of the peak moment, if decided.
+  int point = -1;
   CategoryBytes at_peak;  // Breakdown at the peak (sums to it), if decided.
-  CategoryBytes category_max;  // Each category's own maximum (max(...) if undecided).
+  // Each category's own maximum (max(...) if undecided).
+  CategoryBytes category_max;
   // The moments that may be the peak for some value of the unbound symbols
   // (their totals, and their indices into the timeline); one if decided.
   std::vector<sym::Expr> candidates;
   std::vector<int> candidate_points;
-  // Non-empty if the bytes overflow int64 under the bindings (then nothing above is set).
+  // Non-empty if the bytes overflow int64 under the bindings (then nothing
+  // above is set).
   std::string error;
 };
 
@@ -380,28 +442,44 @@ struct PeakInfo {
 // (symbolically, with proofs, where symbols are unbound).
 // NB: with category_max false, PeakInfo::category_max is left unset (a fast
 // path for callers that need the peak only, such as `torchcost compare`).
-PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings, bool category_max = true);
+PeakInfo EvaluatePeak(const TrainingReport& report,
+                      const sym::Bindings& bindings, bool category_max = true);
 
 // What the CUDA caching allocator model finds over the step: the peaks of
 // torch.cuda.max_memory_allocated and max_memory_reserved, as the allocator
 // would count them for the step's allocations (docs/allocator.md).
 struct AllocatorPeak {
-  int64_t allocated_peak = 0;              // The largest total of allocated blocks (rounded, unsplit remainders included).
-  int64_t reserved_peak = 0;               // The largest total of segments (nothing is released within the step).
-  int64_t allocated_at_reserved_peak = 0;  // Allocated when the reserved bytes first reach their peak.
-  int64_t fragmentation = 0;               // reserved_peak - allocated_at_reserved_peak.
-  int64_t context_bytes = 0;               // CudaAllocatorOptions::context_bytes.
-  int64_t device_peak = 0;                 // reserved_peak + context_bytes: what the device must hold.
-  int64_t segments = 0;                    // cudaMalloc calls (expandable: page mappings).
-  int point = -1;                          // The timeline point of the allocated peak (its phase and node).
-  std::array<int64_t, kNumMemCategories> at_peak{};       // Allocated blocks per category at the peak (they sum to it).
-  std::array<int64_t, kNumMemCategories> category_max{};  // Each category's own maximum of allocated blocks.
-  std::string error;  // Non-empty if a size is symbolic or overflows under the bindings (nothing above is set).
+  // The largest total of allocated blocks (rounded, unsplit remainders
+  // included).
+  int64_t allocated_peak = 0;
+  // The largest total of segments (nothing is released within the step).
+  int64_t reserved_peak = 0;
+  // Allocated when the reserved bytes first reach their peak.
+  int64_t allocated_at_reserved_peak = 0;
+  // reserved_peak - allocated_at_reserved_peak.
+  int64_t fragmentation = 0;
+  // CudaAllocatorOptions::context_bytes.
+  int64_t context_bytes = 0;
+  // reserved_peak + context_bytes: what the device must hold.
+  int64_t device_peak = 0;
+  // cudaMalloc calls (expandable: page mappings).
+  int64_t segments = 0;
+  // The timeline point of the allocated peak (its phase and node).
+  int point = -1;
+  // Allocated blocks per category at the peak (they sum to it).
+  std::array<int64_t, kNumMemCategories> at_peak{};
+  // Each category's own maximum of allocated blocks.
+  std::array<int64_t, kNumMemCategories> category_max{};
+  // Non-empty if a size is symbolic or overflows under the bindings (nothing
+  // above is set).
+  std::string error;
 };
 
 // Replays report.allocations through the caching allocator model under
-// `bindings`; an error unless report.cuda_allocator is set and every size is bound.
-AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Bindings& bindings);
+// `bindings`; an error unless report.cuda_allocator is set and every size is
+// bound.
+AllocatorPeak EvaluateAllocator(const TrainingReport& report,
+                                const sym::Bindings& bindings);
 
 }  // namespace torchcost
 

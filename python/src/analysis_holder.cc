@@ -12,14 +12,20 @@
 namespace torchcost::python {
 namespace {
 
-// Parses `args` as the torchcost command would (`prefix` first, e.g. "compare").
-cli::Outcome Parse(std::vector<std::string> args, const char* prefix, cli::CommandLine& cl) {
+// Parses `args` as the torchcost command would (`prefix` first, e.g.
+// "compare").
+cli::Outcome Parse(std::vector<std::string> args, const char* prefix,
+                   cli::CommandLine& cl) {
   args.insert(args.begin(), "torchcost");
   if (prefix != nullptr) args.insert(args.begin() + 1, prefix);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  std::optional<cli::Outcome> done = cli::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), cl);
-  if (done) return done->ok() ? cli::Outcome::Usage("nothing to analyse (help or version asked)") : *done;
+  std::optional<cli::Outcome> done =
+      cli::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), cl);
+  if (done)
+    return done->ok() ? cli::Outcome::Usage(
+                            "nothing to analyse (help or version asked)")
+                      : *done;
   return cli::Outcome::Ok();
 }
 
@@ -28,22 +34,27 @@ cli::Outcome Parse(std::vector<std::string> args, const char* prefix, cli::Comma
 // NB: the flags become a StepConfig as the command makes it (cli::Prepare);
 // the library's AnalyzeStep runs the step. Its messages keep the library's
 // names (StepConfig.galore), which the Python package turns into keywords.
-cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std::string& name) {
+cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
+                                 const std::string& name) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
   cli::Prepared p;
   if (cli::Outcome o = cli::Prepare(cl, p); !o.ok()) return o;
-  if (!cl.lora.empty() && !cl.peft.empty()) return cli::Outcome::Usage("--lora and --peft: give one of them");
+  if (!cl.lora.empty() && !cl.peft.empty())
+    return cli::Outcome::Usage("--lora and --peft: give one of them");
   StepConfig config = p.config;
-  if (!cl.lora.empty() || !cl.peft.empty()) config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  if (!cl.lora.empty() || !cl.peft.empty())
+    config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
   Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config);
   if (!step.ok()) return cli::Outcome::Usage(step.status().message());
-  if (!step->strict.ok()) return cli::Outcome::Strict("strict mode: " + step->strict.message());
+  if (!step->strict.ok())
+    return cli::Outcome::Strict("strict mode: " + step->strict.message());
   step_ = std::move(step).value();
   Report& report = step_.report;
   if (!name.empty()) report.model = name;
   if (report.model.empty()) report.model = p.model_name;
-  for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  for (const std::string& note : p.notes)
+    report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   report.inactive_params = p.inactive_params;
   symbols_ = cli::InputSymbols(step_.options.inputs);
   std::sort(symbols_.begin(), symbols_.end());
@@ -51,7 +62,8 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args, const std
   return cli::Outcome::Ok();
 }
 
-cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& out) {
+cli::Outcome RunGenerateArgs(const std::vector<std::string>& args,
+                             std::string& out) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
   cl.mode = "generate";
@@ -59,15 +71,19 @@ cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& 
   return cli::Run(cl, out);
 }
 
-cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args, std::string& out) {
+cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args,
+                               std::string& out) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
-  if (cl.arch_symbols.empty()) return cli::Outcome::Usage("--arch-symbol: give at least one symbol and its range");
+  if (cl.arch_symbols.empty())
+    return cli::Outcome::Usage(
+        "--arch-symbol: give at least one symbol and its range");
   cl.json = true;
   return cli::Run(cl, out);
 }
 
-cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out) {
+cli::Outcome RunCompareArgs(const std::vector<std::string>& args,
+                            std::string& out) {
   cli::CommandLine cl;
   if (cli::Outcome o = Parse(args, "compare", cl); !o.ok()) return o;
   return cli::RunCompare(cl, out);

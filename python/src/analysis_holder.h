@@ -23,7 +23,8 @@ class AnalysisHolder {
 
   // Analyses what the command-line arguments `args` (no program name) describe;
   // `name`, if not empty, names the model in the reports instead of its file.
-  cli::Outcome Run(const std::vector<std::string>& args, const std::string& name);
+  cli::Outcome Run(const std::vector<std::string>& args,
+                   const std::string& name);
 
   // The analysed graph (after PEFT, loss and autocast rewrites).
   const ir::Graph& graph() const { return step_.graph; }
@@ -39,15 +40,20 @@ class AnalysisHolder {
   std::vector<std::string> symbols_;
 };
 
-// Runs `torchcost compare` with `args` (no program name, no "compare"); `out` gets its output.
-cli::Outcome RunCompareArgs(const std::vector<std::string>& args, std::string& out);
+// Runs `torchcost compare` with `args` (no program name, no "compare"); `out`
+// gets its output.
+cli::Outcome RunCompareArgs(const std::vector<std::string>& args,
+                            std::string& out);
 
 // Runs `torchcost --arch-symbol ... --json` (AnalyzeArchConfig) on `args`;
 // on success `out` holds the torchcost.arch_config JSON.
-cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args, std::string& out);
+cli::Outcome RunArchConfigArgs(const std::vector<std::string>& args,
+                               std::string& out);
 
-// Runs `torchcost --mode generate --json` on `args` (a built model's generation) into `out`.
-cli::Outcome RunGenerateArgs(const std::vector<std::string>& args, std::string& out);
+// Runs `torchcost --mode generate --json` on `args` (a built model's
+// generation) into `out`.
+cli::Outcome RunGenerateArgs(const std::vector<std::string>& args,
+                             std::string& out);
 
 }  // namespace torchcost::python
 

@@ -46,12 +46,14 @@ sym::Bindings Merge(const sym::Bindings& base, const sym::Bindings& extra) {
   return out;
 }
 
-// An expression's value under `b` as a Python int (past int64 too), or its text with the bound symbols substituted.
+// An expression's value under `b` as a Python int (past int64 too), or its text
+// with the bound symbols substituted.
 py::object Value(const sym::Expr& e, const sym::Bindings& b) {
   Result<__int128> v = sym::Evaluate128(e, b);
   if (!v.ok()) return py::str(sym::Substitute(e, b).ToString());
   const std::string text = sym::Int128ToString(*v);
-  return py::reinterpret_steal<py::object>(PyLong_FromString(text.c_str(), nullptr, 10));
+  return py::reinterpret_steal<py::object>(
+      PyLong_FromString(text.c_str(), nullptr, 10));
 }
 
 // The step's headline figures under `b`, without rendering the JSON report
@@ -62,7 +64,8 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
   py::dict d;
   d["params"] = r.params;
   d["active_params"] = r.params - r.inactive_params;
-  d["trainable_params"] = t.mode == StepMode::kTrain ? t.grad_params : r.trainable_params;
+  d["trainable_params"] =
+      t.mode == StepMode::kTrain ? t.grad_params : r.trainable_params;
   d["buffers"] = r.buffers;
   d["param_bytes"] = r.param_bytes;
   d["buffer_bytes"] = r.buffer_bytes;
@@ -79,7 +82,8 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
     return d;
   }
   if (t.cuda_allocator) {
-    // The CUDA allocator model: the peak and its breakdown are the allocated blocks'.
+    // The CUDA allocator model: the peak and its breakdown are the allocated
+    // blocks'.
     const AllocatorPeak a = EvaluateAllocator(t, b);
     if (!a.error.empty()) {
       d["error"] = a.error;
@@ -88,11 +92,14 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
     d["peak_bytes"] = py::int_(a.allocated_peak);
     py::dict at;
     for (int k = 0; k < kNumMemCategories; ++k) {
-      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] = py::int_(a.at_peak[k]);
+      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] =
+          py::int_(a.at_peak[k]);
     }
     d["memory"] = at;
-    d["peak_phase"] = a.point >= 0 ? py::object(py::str(std::string(StepPhaseName(t.timeline[a.point].phase))))
-                                   : py::object(py::none());
+    d["peak_phase"] = a.point >= 0
+                          ? py::object(py::str(std::string(
+                                StepPhaseName(t.timeline[a.point].phase))))
+                          : py::object(py::none());
     py::dict alloc;
     alloc["tensor_peak"] = Value(peak.peak, b);
     alloc["allocated_peak"] = py::int_(a.allocated_peak);
@@ -108,20 +115,25 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
   py::dict at;
   if (peak.decided) {
     for (int k = 0; k < kNumMemCategories; ++k) {
-      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] = Value(peak.at_peak[k], b);
+      at[py::str(std::string(MemCategoryName(static_cast<MemCategory>(k))))] =
+          Value(peak.at_peak[k], b);
     }
   }
   d["memory"] = at;
-  d["peak_phase"] = peak.decided && peak.point >= 0 ? py::object(py::str(std::string(StepPhaseName(t.timeline[peak.point].phase))))
-                                                    : py::object(py::none());
+  d["peak_phase"] = peak.decided && peak.point >= 0
+                        ? py::object(py::str(std::string(
+                              StepPhaseName(t.timeline[peak.point].phase))))
+                        : py::object(py::none());
   return d;
 }
 
-std::unique_ptr<AnalysisHolder> AnalyzeArgs(const std::vector<std::string>& args, const std::string& name) {
+std::unique_ptr<AnalysisHolder> AnalyzeArgs(
+    const std::vector<std::string>& args, const std::string& name) {
   auto holder = std::make_unique<AnalysisHolder>();
   cli::Outcome o;
   {
-    py::gil_scoped_release release;  // NB: the analysis touches no Python object.
+    // NB: the analysis touches no Python object.
+    py::gil_scoped_release release;
     o = holder->Run(args, name);
   }
   if (!o.ok()) Raise(o);
@@ -168,9 +180,11 @@ PYBIND11_MODULE(_core, m) {
   using torchcost::python::AnalysisHolder;
   using torchcost::python::Merge;
   namespace tp = torchcost::python;
-  m.doc() = "torchcost's C++ analysis; use the torchcost package, not this module.";
+  m.doc() =
+      "torchcost's C++ analysis; use the torchcost package, not this module.";
   static py::exception<tp::UsageError> usage(m, "UsageError", PyExc_ValueError);
-  static py::exception<tp::StrictError> strict(m, "StrictError", PyExc_RuntimeError);
+  static py::exception<tp::StrictError> strict(m, "StrictError",
+                                               PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -181,25 +195,32 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  py::class_<AnalysisHolder>(m, "Analysis", "One analysed step, kept alive for rendering.")
-      .def_property_readonly("symbols", &AnalysisHolder::symbols, "Free symbols of the input shapes, sorted.")
-      .def_property_readonly("bindings", [](const AnalysisHolder& a) { return a.bindings(); },
-                             "The symbol values given with set=.")
+  py::class_<AnalysisHolder>(m, "Analysis",
+                             "One analysed step, kept alive for rendering.")
+      .def_property_readonly("symbols", &AnalysisHolder::symbols,
+                             "Free symbols of the input shapes, sorted.")
+      .def_property_readonly(
+          "bindings", [](const AnalysisHolder& a) { return a.bindings(); },
+          "The symbol values given with set=.")
       .def(
           "figures",
           [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
             return tp::Figures(a, Merge(a.bindings(), extra));
           },
-          py::arg("bindings") = torchcost::sym::Bindings{}, "The headline figures, without the JSON report.")
+          py::arg("bindings") = torchcost::sym::Bindings{},
+          "The headline figures, without the JSON report.")
       .def(
           "json",
           [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
-            return torchcost::RenderJson(a.graph(), a.report(), Merge(a.bindings(), extra));
+            return torchcost::RenderJson(a.graph(), a.report(),
+                                         Merge(a.bindings(), extra));
           },
-          py::arg("bindings") = torchcost::sym::Bindings{}, "The JSON report (docs/json-schema.md).")
+          py::arg("bindings") = torchcost::sym::Bindings{},
+          "The JSON report (docs/json-schema.md).")
       .def(
           "text",
-          [](const AnalysisHolder& a, int depth, int top_k, int top_depth, const torchcost::sym::Bindings& extra) {
+          [](const AnalysisHolder& a, int depth, int top_k, int top_depth,
+             const torchcost::sym::Bindings& extra) {
             torchcost::TextOptions t;
             t.depth = depth;
             t.top_k = top_k;
@@ -207,61 +228,80 @@ PYBIND11_MODULE(_core, m) {
             t.bindings = Merge(a.bindings(), extra);
             return torchcost::RenderText(a.graph(), a.report(), t);
           },
-          py::arg("depth") = -1, py::arg("top_k") = 3, py::arg("top_depth") = -1,
-          py::arg("bindings") = torchcost::sym::Bindings{}, "The CLI's text report.")
+          py::arg("depth") = -1, py::arg("top_k") = 3,
+          py::arg("top_depth") = -1,
+          py::arg("bindings") = torchcost::sym::Bindings{},
+          "The CLI's text report.")
       .def(
           "timeline_svg",
           [](const AnalysisHolder& a, const torchcost::sym::Bindings& extra) {
             const torchcost::sym::Bindings b = Merge(a.bindings(), extra);
-            const std::vector<std::string> unbound = torchcost::UnboundTimelineSymbols(a.report(), b);
+            const std::vector<std::string> unbound =
+                torchcost::UnboundTimelineSymbols(a.report(), b);
             if (!unbound.empty()) {
               std::string names;
-              for (const std::string& s : unbound) names += (names.empty() ? "" : ", ") + s;
-              throw tp::UsageError("timeline_svg needs every symbol bound: " + names);
+              for (const std::string& s : unbound)
+                names += (names.empty() ? "" : ", ") + s;
+              throw tp::UsageError("timeline_svg needs every symbol bound: " +
+                                   names);
             }
             return torchcost::RenderTimelineSvg(a.graph(), a.report(), b);
           },
-          py::arg("bindings") = torchcost::sym::Bindings{}, "The memory timeline as SVG.")
+          py::arg("bindings") = torchcost::sym::Bindings{},
+          "The memory timeline as SVG.")
       .def(
           "sweep_json",
-          [](const AnalysisHolder& a, const std::vector<std::string>& specs, const torchcost::sym::Bindings& extra) {
+          [](const AnalysisHolder& a, const std::vector<std::string>& specs,
+             const torchcost::sym::Bindings& extra) {
             std::vector<torchcost::SweepSpec> sweeps;
             for (const std::string& text : specs) {
               auto s = torchcost::ParseSweep(text);
               if (!s.ok()) throw tp::UsageError(s.status().message());
               sweeps.push_back(std::move(s).value());
             }
-            auto out = torchcost::RenderSweepJson(a.graph(), a.report(), sweeps, Merge(a.bindings(), extra));
+            auto out = torchcost::RenderSweepJson(a.graph(), a.report(), sweeps,
+                                                  Merge(a.bindings(), extra));
             if (!out.ok()) throw tp::UsageError(out.status().message());
             return std::move(out).value();
           },
           py::arg("sweeps"), py::arg("bindings") = torchcost::sym::Bindings{},
-          "FLOPs and peak at every point of the sweeps (schema torchcost.sweep).");
+          "FLOPs and peak at every point of the sweeps (schema "
+          "torchcost.sweep).");
   m.def("analyze", &tp::AnalyzeArgs, py::arg("args"), py::arg("name") = "",
-        "Analyses what the command-line arguments describe; `name` names the model in reports.");
+        "Analyses what the command-line arguments describe; `name` names the "
+        "model in reports.");
   m.def("generate", &tp::GenerateArgs, py::arg("args"),
-        "Runs `torchcost --mode generate --json` on the arguments; returns its output.");
+        "Runs `torchcost --mode generate --json` on the arguments; returns its "
+        "output.");
   m.def("arch_config", &tp::ArchConfigArgs, py::arg("args"),
-        "Runs `torchcost --arch-symbol ... --json` on the arguments; returns its output.");
+        "Runs `torchcost --arch-symbol ... --json` on the arguments; returns "
+        "its output.");
   m.def(
       "fit_efficiencies",
-      [](const std::vector<std::tuple<std::string, std::vector<double>, double, double>>& rows, bool overhead) {
+      [](const std::vector<std::tuple<std::string, std::vector<double>, double,
+                                      double>>& rows,
+         bool overhead) {
         std::vector<torchcost::TimingSample> samples;
         for (const auto& [name, roofline, measured, kernels] : rows) {
           if (roofline.size() != static_cast<size_t>(torchcost::kNumOpClasses))
-            throw tp::UsageError("efficiency fit: sample '" + name + "' needs one roofline time per op class");
+            throw tp::UsageError("efficiency fit: sample '" + name +
+                                 "' needs one roofline time per op class");
           torchcost::TimingSample s;
           s.name = name;
-          std::copy(roofline.begin(), roofline.end(), s.roofline_seconds.begin());
+          std::copy(roofline.begin(), roofline.end(),
+                    s.roofline_seconds.begin());
           s.measured_seconds = measured;
           s.kernels = kernels;
           samples.push_back(std::move(s));
         }
-        auto fit = torchcost::FitEfficiencies(samples, torchcost::kTiePenalty, overhead);
+        auto fit = torchcost::FitEfficiencies(samples, torchcost::kTiePenalty,
+                                              overhead);
         if (!fit.ok()) throw tp::UsageError(fit.status().message());
         py::dict out;
-        out["efficiency"] = std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
-        out["fitted"] = std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
+        out["efficiency"] =
+            std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
+        out["fitted"] =
+            std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
         out["kernel_overhead_seconds"] = fit->kernel_overhead;
         out["overhead_fitted"] = fit->overhead_fitted;
         out["rank"] = fit->rank;
@@ -271,8 +311,10 @@ PYBIND11_MODULE(_core, m) {
         return out;
       },
       py::arg("samples"), py::arg("overhead") = false,
-      "Fits the efficiency per op class (matmul, attention, pointwise, reduction, optimizer), and with "
-      "`overhead` the seconds per kernel, to samples (name, roofline seconds per class, measured seconds, "
+      "Fits the efficiency per op class (matmul, attention, pointwise, "
+      "reduction, optimizer), and with "
+      "`overhead` the seconds per kernel, to samples (name, roofline seconds "
+      "per class, measured seconds, "
       "kernels) by least squares; returns the fit as a dict.");
   m.def(
       "named_config",
@@ -284,7 +326,9 @@ PYBIND11_MODULE(_core, m) {
         return py::make_tuple(c->family, values);
       },
       py::arg("name"), py::arg("config") = "",
-      "The family of a family or preset name and its config with the preset and `config` applied: "
+      "The family of a family or preset name and its config with the preset "
+      "and `config` applied: "
       "(family, {key: value text}).");
-  m.def("compare", &tp::CompareArgs, py::arg("args"), "Runs `torchcost compare` on the arguments; returns its output.");
+  m.def("compare", &tp::CompareArgs, py::arg("args"),
+        "Runs `torchcost compare` on the arguments; returns its output.");
 }

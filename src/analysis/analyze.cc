@@ -23,7 +23,8 @@ namespace {
 
 using ir::Numel;
 
-// Returns the path of the module owning a qualified tensor name ("a.b.weight" -> "a.b").
+// Returns the path of the module owning a qualified tensor name ("a.b.weight"
+// -> "a.b").
 std::string OwnerPath(const std::string& name) {
   size_t dot = name.rfind('.');
   return dot == std::string::npos ? "" : name.substr(0, dot);
@@ -53,12 +54,14 @@ class CountedSum {
 class Aggregator {
  public:
   Aggregator(const ir::Graph& g, Report* r) : g_(g), r_(r) {
-    for (size_t i = 0; i < g.scopes.size(); ++i) by_path_[g.scopes[i].path] = static_cast<int>(i);
+    for (size_t i = 0; i < g.scopes.size(); ++i)
+      by_path_[g.scopes[i].path] = static_cast<int>(i);
   }
 
   void Run() {
     r_->modules.assign(g_.scopes.size(), ModuleStats());
-    for (size_t i = 0; i < g_.scopes.size(); ++i) r_->modules[i].scope = static_cast<int>(i);
+    for (size_t i = 0; i < g_.scopes.size(); ++i)
+      r_->modules[i].scope = static_cast<int>(i);
     Totals();
     Params();
     NodeCosts();
@@ -80,7 +83,8 @@ class Aggregator {
     }
   }
 
-  // Returns the deepest existing scope that owns `path` (walking up the dotted path).
+  // Returns the deepest existing scope that owns `path` (walking up the dotted
+  // path).
   int ScopeOf(std::string path) const {
     for (;;) {
       auto it = by_path_.find(path);
@@ -92,10 +96,12 @@ class Aggregator {
 
   void Params() {
     for (const auto& p : g_.params) {
-      // NB: a tied parameter counts once in every module that holds any of its names.
+      // NB: a tied parameter counts once in every module that holds any of its
+      // names.
       std::set<int> owners;
       auto add_chain = [&](const std::string& name) {
-        for (int s = ScopeOf(OwnerPath(name)); s >= 0; s = g_.scopes[s].parent) owners.insert(s);
+        for (int s = ScopeOf(OwnerPath(name)); s >= 0; s = g_.scopes[s].parent)
+          owners.insert(s);
       };
       add_chain(p.name);
       for (const auto& a : p.aliases) add_chain(a);
@@ -128,8 +134,11 @@ class Aggregator {
       m.transcendentals += c.transcendentals;
       m.lower_bound = m.lower_bound || c.cost_unknown;
       ++m.num_nodes;
-      // NB: the op table lists tensor ops; list plumbing and size queries are left out.
-      if (!c.has_rule || passes::IsNativeOp(node) || node.op.rfind("prim::", 0) == 0) continue;
+      // NB: the op table lists tensor ops; list plumbing and size queries are
+      // left out.
+      if (!c.has_rule || passes::IsNativeOp(node) ||
+          node.op.rfind("prim::", 0) == 0)
+        continue;
       auto [it, inserted] = op_index.emplace(node.op, r_->ops.size());
       if (inserted) {
         r_->ops.emplace_back();
@@ -152,11 +161,14 @@ class Aggregator {
       o.flops = op_flops[i].Total(o.flops);
       o.transcendentals = op_transcendentals[i].Total(o.transcendentals);
     }
-    std::sort(r_->ops.begin(), r_->ops.end(), [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
+    std::sort(r_->ops.begin(), r_->ops.end(),
+              [](const OpStats& a, const OpStats& b) { return a.op < b.op; });
     std::vector<int> deepest_first(g_.scopes.size());
-    for (size_t i = 0; i < deepest_first.size(); ++i) deepest_first[i] = static_cast<int>(i);
-    std::stable_sort(deepest_first.begin(), deepest_first.end(),
-                     [&](int a, int b) { return g_.scopes[a].depth > g_.scopes[b].depth; });
+    for (size_t i = 0; i < deepest_first.size(); ++i)
+      deepest_first[i] = static_cast<int>(i);
+    std::stable_sort(
+        deepest_first.begin(), deepest_first.end(),
+        [&](int a, int b) { return g_.scopes[a].depth > g_.scopes[b].depth; });
     for (int sc : deepest_first) {
       const int parent = g_.scopes[sc].parent;
       if (parent < 0) continue;
@@ -177,8 +189,9 @@ class Aggregator {
     return false;
   }
 
-  // A module's outputs: tensors its last call produced that are used outside it.
-  // NB: a call is a maximal run of consecutive nodes in the module's subtree.
+  // A module's outputs: tensors its last call produced that are used outside
+  // it. NB: a call is a maximal run of consecutive nodes in the module's
+  // subtree.
   void OutputShapes() {
     const size_t ns = g_.scopes.size();
     std::vector<int> last_run_start(ns, -1);
@@ -186,17 +199,20 @@ class Aggregator {
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       int sc = g_.nodes[ni].scope;
       for (int s = sc; s >= 0; s = g_.scopes[s].parent) {
-        if (prev_scope < 0 || !InSubtree(prev_scope, s)) last_run_start[s] = static_cast<int>(ni);
+        if (prev_scope < 0 || !InSubtree(prev_scope, s))
+          last_run_start[s] = static_cast<int>(ni);
       }
       prev_scope = sc;
     }
     // Uses of each value by scope; graph outputs count as a use by no module.
-    // NB: as offsets into one array (a vector per value cost more than the rest of the pass).
+    // NB: as offsets into one array (a vector per value cost more than the rest
+    // of the pass).
     std::vector<int> first_user(g_.values.size() + 1, 0);
     for (const auto& node : g_.nodes) {
       for (int vi : node.inputs) ++first_user[vi + 1];
     }
-    for (size_t i = 0; i < g_.values.size(); ++i) first_user[i + 1] += first_user[i];
+    for (size_t i = 0; i < g_.values.size(); ++i)
+      first_user[i + 1] += first_user[i];
     std::vector<int> user_scopes(first_user.back());
     {
       std::vector<int> next(first_user.begin(), first_user.end() - 1);
@@ -210,17 +226,22 @@ class Aggregator {
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       for (int vo : node.outputs) {
-        if (g_.values[vo].kind != ir::ValueKind::kTensor || !r_->values[vo].known) continue;
+        if (g_.values[vo].kind != ir::ValueKind::kTensor ||
+            !r_->values[vo].known)
+          continue;
         for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
-          if (last_run_start[s] > static_cast<int>(ni)) continue;  // Not in the last call of s.
+          // Not in the last call of s.
+          if (last_run_start[s] > static_cast<int>(ni)) continue;
           bool escapes = is_output[vo];
-          for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k) escapes = !InSubtree(user_scopes[k], s);
+          for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k)
+            escapes = !InSubtree(user_scopes[k], s);
           if (escapes) outs[s].push_back(vo);
         }
       }
     }
     for (size_t s = 0; s < ns; ++s) {
-      for (int vo : outs[s]) r_->modules[s].output_shapes.push_back(r_->values[vo].shape);
+      for (int vo : outs[s])
+        r_->modules[s].output_shapes.push_back(r_->values[vo].shape);
     }
   }
 
@@ -230,8 +251,8 @@ class Aggregator {
 };
 
 // Backward and optimizer FLOPs, per node, per module and in total.
-void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, const TrainingOptions& options,
-                       Report* r) {
+void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads,
+                       const TrainingOptions& options, Report* r) {
   TrainingReport& tr = r->training;
   tr.mode = options.mode;
   tr.optimizer = options.optimizer;
@@ -241,81 +262,105 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads, c
   tr.flops_backward = sym::Expr(0);
   tr.flops_lower_bound = r->lower_bound;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
-    tr.flops_lower_bound = tr.flops_lower_bound || grads.nodes[ni].unknown_backward;
+    tr.flops_lower_bound =
+        tr.flops_lower_bound || grads.nodes[ni].unknown_backward;
     const sym::Expr& f = grads.nodes[ni].bwd_flops;
     if (f == sym::Expr(0)) continue;
     tr.node_bwd_flops[ni] = f;
     tr.flops_backward += f;
-    for (int s = g.nodes[ni].scope; s >= 0; s = g.scopes[s].parent) tr.module_bwd_flops[s] += f;
+    for (int s = g.nodes[ni].scope; s >= 0; s = g.scopes[s].parent)
+      tr.module_bwd_flops[s] += f;
   }
   tr.grad_params = 0;
   for (size_t i = 0; i < g.params.size(); ++i) {
     if (grads.param_trainable[i]) tr.grad_params += Numel(g.params[i].shape);
   }
-  // Optimizer: a fixed number of FLOPs per trainable element (analysis/optimizer_model.cc).
+  // Optimizer: a fixed number of FLOPs per trainable element
+  // (analysis/optimizer_model.cc).
   const bool train = options.mode == StepMode::kTrain;
-  tr.flops_optimizer = train ? sym::Expr(tr.grad_params * analysis::ModelOf(options.optimizer).flops_per_element)
-                             : sym::Expr(0);
-  // GaLore's AdamW: per parameter (projections, Adam on the projected state, the amortized SVD).
+  tr.flops_optimizer =
+      train ? sym::Expr(tr.grad_params *
+                        analysis::ModelOf(options.optimizer).flops_per_element)
+            : sym::Expr(0);
+  // GaLore's AdamW: per parameter (projections, Adam on the projected state,
+  // the amortized SVD).
   if (train && tr.galore) {
     tr.flops_optimizer = sym::Expr(0);
     int64_t flops = 0;
     for (size_t i = 0; i < g.params.size(); ++i) {
-      if (grads.param_trainable[i]) flops += analysis::GaloreFlops(g.params[i].shape, tr.galore_targets[i], *tr.galore);
+      if (grads.param_trainable[i])
+        flops += analysis::GaloreFlops(g.params[i].shape, tr.galore_targets[i],
+                                       *tr.galore);
     }
     tr.flops_optimizer = sym::Expr(flops);
   }
   // GradScaler's unscale_: one multiply by 1/scale per gradient element.
-  if (train && options.grad_scaler) tr.flops_optimizer += sym::Expr(tr.grad_params);
+  if (train && options.grad_scaler)
+    tr.flops_optimizer += sym::Expr(tr.grad_params);
   tr.accumulate = options.accumulate;
   tr.foreach = options.foreach;
   tr.set_to_none = options.set_to_none;
   // NB: adding a gradient into an allocated .grad (set_to_none=False, or the
   // later micro-batches of an accumulation) costs one add per element;
   // AccumulateGrad otherwise takes the new gradient as is.
-  // Adds per step: every micro-batch with set_to_none=False, all but the first otherwise.
-  const int64_t adds = options.set_to_none ? options.accumulate - 1 : options.accumulate;
+  // Adds per step: every micro-batch with set_to_none=False, all but the first
+  // otherwise.
+  const int64_t adds =
+      options.set_to_none ? options.accumulate - 1 : options.accumulate;
   // NB: a checkpointed segment's forward runs again in backward; its FLOPs
   // (found by the step simulation) count as backward FLOPs.
   tr.flops_backward += tr.flops_recompute;
   const sym::Expr base_backward = tr.flops_backward;
-  if (train && adds > 0) tr.flops_backward += sym::Expr(tr.grad_params);  // The modelled micro-batch adds.
-  tr.flops_step = train ? sym::Expr(options.accumulate) * (tr.flops_forward + base_backward) +
-                              sym::Expr(adds * tr.grad_params) + tr.flops_optimizer
-                        : tr.flops_forward;
+  // The modelled micro-batch adds.
+  if (train && adds > 0) tr.flops_backward += sym::Expr(tr.grad_params);
+  tr.flops_step =
+      train
+          ? sym::Expr(options.accumulate) * (tr.flops_forward + base_backward) +
+                sym::Expr(adds * tr.grad_params) + tr.flops_optimizer
+          : tr.flops_forward;
 }
 
 // Checks that the first output is a 0-dim loss where the step takes it as
 // one (any loss but sum: appended by ApplyLoss, or the model's own).
-Status CheckLoss(const ir::Graph& g, const passes::ShapeFacts& facts, const TrainingOptions& options) {
-  if (options.mode != StepMode::kTrain || options.loss.kind == LossSpec::Kind::kSum || g.outputs.empty()) {
+Status CheckLoss(const ir::Graph& g, const passes::ShapeFacts& facts,
+                 const TrainingOptions& options) {
+  if (options.mode != StepMode::kTrain ||
+      options.loss.kind == LossSpec::Kind::kSum || g.outputs.empty()) {
     return Status::Ok();
   }
   const rules::RValue& out = facts.values[g.outputs[0]];
-  if (out.kind != rules::RValue::Kind::kTensor || out.t.shape.empty()) return Status::Ok();
+  if (out.kind != rules::RValue::Kind::kTensor || out.t.shape.empty())
+    return Status::Ok();
   const std::string shape = rules::ShapeToString(out.t.shape);
   if (options.loss.kind == LossSpec::Kind::kNone) {
-    return Status::InvalidArgument(g.source + ": loss none: the model's first output is " + shape +
-                                   ", not a 0-dim loss");
+    return Status::InvalidArgument(g.source +
+                                   ": loss none: the model's first output is " +
+                                   shape + ", not a 0-dim loss");
   }
-  return Status::InvalidArgument(g.source + ": loss " + options.loss.text + ": the first output is " + shape +
+  return Status::InvalidArgument(g.source + ": loss " + options.loss.text +
+                                 ": the first output is " + shape +
                                  "; append the loss with ApplyLoss first");
 }
-
 
 // Checks what every analysis needs of the graph: a root module, nodes, and
 // parameters and buffers whose bytes fit int64.
 Status CheckGraph(const ir::Graph& original) {
-  if (original.scopes.empty()) return Status::InvalidArgument(original.source + ": the graph has no root module");
-  if (original.nodes.empty()) return Status::InvalidArgument(original.source + ": the graph has no nodes: nothing to analyse");
+  if (original.scopes.empty())
+    return Status::InvalidArgument(original.source +
+                                   ": the graph has no root module");
+  if (original.nodes.empty())
+    return Status::InvalidArgument(
+        original.source + ": the graph has no nodes: nothing to analyse");
   // NB: tensor sizes multiply with overflow checks (16 bytes per element at
-  // most: complex128): a parameter or buffer of 2^63 bytes or more is an error, not a wrap.
+  // most: complex128): a parameter or buffer of 2^63 bytes or more is an error,
+  // not a wrap.
   for (const auto* table : {&original.params, &original.buffers}) {
     for (const ir::TensorEntry& e : *table) {
       int64_t bytes = 16;
       for (int64_t d : e.shape) {
         if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) {
-          return Status::InvalidArgument(original.source + ": " + e.name + ": its size overflows int64 bytes");
+          return Status::InvalidArgument(original.source + ": " + e.name +
+                                         ": its size overflows int64 bytes");
         }
       }
     }
@@ -325,14 +370,17 @@ Status CheckGraph(const ir::Graph& original) {
 
 // Everything after shape propagation: totals, autograd, checkpointing, the
 // step's simulation, FLOPs and sharding.
-// NB: takes `facts` to change: what only autograd reads is freed once it has run.
-Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const AnalysisOptions& options,
+// NB: takes `facts` to change: what only autograd reads is freed once it has
+// run.
+Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
+                            const AnalysisOptions& options,
                             passes::ShapeFacts& facts, Report report) {
   try {
     Aggregator(graph, &report).Run();
     TORCHCOST_RETURN_IF_ERROR(CheckLoss(graph, facts, options.training));
     passes::AutogradFacts grads;
-    TORCHCOST_RETURN_IF_ERROR(passes::RunAutograd(graph, facts, options.training, &grads));
+    TORCHCOST_RETURN_IF_ERROR(
+        passes::RunAutograd(graph, facts, options.training, &grads));
     // The rules' per-argument backward costs are in `grads` now; nothing reads
     // them again.
     for (auto& applied : facts.applied) {
@@ -340,8 +388,9 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
       applied->bwd_transcendentals.clear();
       applied->workspace_bwd.clear();
     }
-    TORCHCOST_ASSIGN_OR_RETURN(report.training.checkpoint_segments,
-                               analysis::FindCheckpointSegments(graph, options.training));
+    TORCHCOST_ASSIGN_OR_RETURN(
+        report.training.checkpoint_segments,
+        analysis::FindCheckpointSegments(graph, options.training));
     report.training.checkpoint = options.training.checkpoint;
     report.training.checkpoint_group = options.training.checkpoint_group;
     if (options.training.checkpoint == "selective") {
@@ -350,9 +399,12 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
       const size_t cores = report.training.checkpoint_segments.size();
       if (cores < blocks) {
         report.diagnostics.push_back(
-            {Diagnostic::Severity::kWarning, "StepConfig.checkpoint selective: " + std::to_string(cores) +
-                                                 (cores == 1 ? " attention core" : " attention cores") + " found in " + std::to_string(blocks) +
-                                                 " repeated blocks; the other blocks' attention is not recomputed"});
+            {Diagnostic::Severity::kWarning,
+             "StepConfig.checkpoint selective: " + std::to_string(cores) +
+                 (cores == 1 ? " attention core" : " attention cores") +
+                 " found in " + std::to_string(blocks) +
+                 " repeated blocks; the other blocks' attention is not "
+                 "recomputed"});
       }
     }
     if (options.training.mode == StepMode::kTrain) {
@@ -362,30 +414,40 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
     }
     report.training.galore.reset();
     TORCHCOST_RETURN_IF_ERROR(CheckOptimizerSettings(options.training));
-    report.training.paged = options.training.paged && options.training.mode == StepMode::kTrain;
+    report.training.paged =
+        options.training.paged && options.training.mode == StepMode::kTrain;
     report.training.paged_opt_bytes = 0;
-    report.training.state_dtype = options.training.mode == StepMode::kTrain ? options.training.state_dtype
-                                                                             : DType::kUnknown;
+    report.training.state_dtype = options.training.mode == StepMode::kTrain
+                                      ? options.training.state_dtype
+                                      : DType::kUnknown;
     if ((options.training.galore || options.training.foreach) &&
-        (options.training.sharding.strategy != ShardStrategy::kNone || options.training.master_weights)) {
-      return Status::InvalidArgument("GaLore and the foreach step are not modelled with sharding or master weights");
+        (options.training.sharding.strategy != ShardStrategy::kNone ||
+         options.training.master_weights)) {
+      return Status::InvalidArgument(
+          "GaLore and the foreach step are not modelled with sharding or "
+          "master weights");
     }
     if (options.training.galore && options.training.mode == StepMode::kTrain) {
-      TORCHCOST_ASSIGN_OR_RETURN(report.training.galore_targets,
-                                 analysis::GaloreTargets(graph, grads.param_trainable, *options.training.galore));
+      TORCHCOST_ASSIGN_OR_RETURN(
+          report.training.galore_targets,
+          analysis::GaloreTargets(graph, grads.param_trainable,
+                                  *options.training.galore));
       report.training.galore = options.training.galore;
       report.training.galore_params = 0;
       for (size_t i = 0; i < graph.params.size(); ++i) {
-        if (report.training.galore_targets[i]) report.training.galore_params += Numel(graph.params[i].shape);
+        if (report.training.galore_targets[i])
+          report.training.galore_params += Numel(graph.params[i].shape);
       }
     }
-    // The simulation first: it finds which segments are recomputed (their FLOPs).
+    // The simulation first: it finds which segments are recomputed (their
+    // FLOPs).
     memory::SimulateStep(graph, facts, grads, options.training, &report);
     FillTrainingFlops(graph, grads, options.training, &report);
     if (options.moved_bytes)
       analysis::FillMovedBytes(graph, facts, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
-    TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable, options.training, &report));
+    TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable,
+                                                  options.training, &report));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
   }
@@ -398,11 +460,15 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
   report.symbols.assign(symbols.begin(), symbols.end());
   report.training.precision = PrecisionName(options);
   report.training.loss = LossDescription(options.training.loss);
-  report.training.grad_scaler = options.training.grad_scaler && options.training.mode == StepMode::kTrain;
+  report.training.grad_scaler =
+      options.training.grad_scaler && options.training.mode == StepMode::kTrain;
   if (options.strict && !report.unknown_ops.empty()) {
     std::string ops;
-    for (const auto& u : report.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " (x" + std::to_string(u.count) + ")";
-    return Status::Unimplemented(graph.source + ": " + std::to_string(report.unknown_ops.size()) +
+    for (const auto& u : report.unknown_ops)
+      ops += (ops.empty() ? "" : ", ") + u.op + " (x" +
+             std::to_string(u.count) + ")";
+    return Status::Unimplemented(graph.source + ": " +
+                                 std::to_string(report.unknown_ops.size()) +
                                  " operators without rules: " + ops);
   }
   return report;
@@ -410,8 +476,8 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx, const Ana
 
 }  // namespace
 
-Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options) {
+Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules,
+                       sym::Context& ctx, const AnalysisOptions& options) {
   Report report;
   report.model = original.source;
   TORCHCOST_RETURN_IF_ERROR(CheckGraph(original));
@@ -426,21 +492,28 @@ Result<Report> Analyze(const ir::Graph& original, const RuleSet& rules, sym::Con
       }
     }
   }
-  const ir::Graph& graph = options.param_dtype != DType::kUnknown ? converted : original;
+  const ir::Graph& graph =
+      options.param_dtype != DType::kUnknown ? converted : original;
   passes::ShapeFacts facts;
   try {
-    TORCHCOST_RETURN_IF_ERROR(passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
+    TORCHCOST_RETURN_IF_ERROR(
+        passes::PropagateShapes(graph, rules, ctx, options, &facts, &report));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());
   }
   return AnalyzeFacts(graph, ctx, options, facts, std::move(report));
 }
 
-Result<Report> analysis::AnalyzePropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                                           const AnalysisOptions& options, passes::ShapeFacts facts,
+Result<Report> analysis::AnalyzePropagated(const ir::Graph& graph,
+                                           const RuleSet& rules,
+                                           sym::Context& ctx,
+                                           const AnalysisOptions& options,
+                                           passes::ShapeFacts facts,
                                            Report propagated) {
   if (options.param_dtype != DType::kUnknown) {
-    return Status::Internal(graph.source + ": AnalyzePropagated takes a converted graph (param_dtype unset)");
+    return Status::Internal(
+        graph.source +
+        ": AnalyzePropagated takes a converted graph (param_dtype unset)");
   }
   propagated.model = graph.source;
   TORCHCOST_RETURN_IF_ERROR(CheckGraph(graph));

@@ -11,8 +11,10 @@ namespace torchcost::analysis {
 // Returns what Analyze(graph, rules, ctx, options) returns, given `facts` and
 // `propagated` as passes::PropagateShapes(graph, rules, ctx, options, ...)
 // left them. options.param_dtype must be kUnknown (convert the graph first).
-Result<Report> AnalyzePropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                                 const AnalysisOptions& options, passes::ShapeFacts facts, Report propagated);
+Result<Report> AnalyzePropagated(const ir::Graph& graph, const RuleSet& rules,
+                                 sym::Context& ctx,
+                                 const AnalysisOptions& options,
+                                 passes::ShapeFacts facts, Report propagated);
 
 }  // namespace torchcost::analysis
 

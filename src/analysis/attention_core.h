@@ -13,10 +13,12 @@ namespace torchcost::analysis {
 
 // One attention core: the nodes from its Q K^T product to its A V product.
 struct AttentionCore {
-  int first = -1;  // The first node: the Q K^T product's, or the layout ops' before it.
-  int last = -1;   // The A V node (or the fused attention node), inclusive.
+  // The first node: the Q K^T product's, or the layout ops' before it.
+  int first = -1;
+  int last = -1;     // The A V node (or the fused attention node), inclusive.
   int product = -1;  // The Q K^T node (or the fused attention node).
-  bool fused = false;  // A scaled_dot_product_attention node (math, flash or efficient).
+  // A scaled_dot_product_attention node (math, flash or efficient).
+  bool fused = false;
 };
 
 // Returns the graph's attention cores in node order. A core is either

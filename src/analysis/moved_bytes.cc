@@ -85,7 +85,8 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
       // routed to) returns before its kernel and reads nothing, its weight
       // included: min(output bytes, 1) is 0 then, and 1 wherever the dims are
       // provably positive (the expression is unchanged there).
-      if (cost.op_class == OpClass::kMatmul) bytes = sym::Min(outputs, sym::Expr(1)) * bytes;
+      if (cost.op_class == OpClass::kMatmul)
+        bytes = sym::Min(outputs, sym::Expr(1)) * bytes;
       cost.bytes = bytes;
     }
     if (!train) continue;

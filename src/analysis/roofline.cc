@@ -102,8 +102,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
           RooflineSeconds(value(tr.node_bwd_flops[ni]),
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
       const double bwd_kernels = bwd > 0 ? 1 : 0;
-      t.node_backward_seconds[ni] =
-          bwd / gpu.efficiency[cls] + bwd_kernels * o;
+      t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls] + bwd_kernels * o;
       t.class_roofline_seconds[cls] += accumulate * bwd;
       t.class_backward_roofline_seconds[cls] += accumulate * bwd;
       t.class_kernels[cls] += accumulate * bwd_kernels;
@@ -121,9 +120,9 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         const int cls = static_cast<int>(classes[ni]);
         // The node's forward time less its overhead, back to roofline seconds.
         const double launches = t.node_forward_seconds[ni] > 0 ? 1 : 0;
-        const double again =
-            accumulate * (t.node_forward_seconds[ni] - launches * o) *
-            gpu.efficiency[cls];
+        const double again = accumulate *
+                             (t.node_forward_seconds[ni] - launches * o) *
+                             gpu.efficiency[cls];
         t.class_roofline_seconds[cls] += again;
         t.class_backward_roofline_seconds[cls] += again;
         t.class_kernels[cls] += accumulate * launches;

@@ -21,7 +21,8 @@ std::string AttnImplError(const std::string& text) {
   return "attn='" + text + "' is not eager, sdpa or flash";
 }
 
-Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p, bool is_causal, bool enable_gqa) {
+Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p,
+         bool is_causal, bool enable_gqa) {
   return b.Op1("aten::scaled_dot_product_attention", "",
                {{"query", q},
                 {"key", k},
@@ -33,8 +34,10 @@ Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p, bool 
                 {"enable_gqa", enable_gqa}});
 }
 
-Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p, bool causal, int64_t window) {
-  // Hugging Face: window_size = (sliding_window - 1, sliding_window - 1); -1 = unbounded.
+Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p,
+                  bool causal, int64_t window) {
+  // Hugging Face: window_size = (sliding_window - 1, sliding_window - 1); -1 =
+  // unbounded.
   const int64_t w = window > 0 ? window - 1 : -1;
   return b.Op1("flash_attn::flash_attn_func", "",
                {{"q", q},
@@ -53,8 +56,10 @@ Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p, bool c
 Ref RepeatKv(GraphBuilder& b, Ref x, int64_t rep) {
   if (rep == 1) return x;
   // batch, num_key_value_heads, slen, head_dim = hidden_states.shape; then
-  // hidden_states[:, :, None, :, :] as the trace records it (slices and an unsqueeze).
-  Ref batch = b.Size(x, 0), kv = b.Size(x, 1), slen = b.Size(x, 2), hd = b.Size(x, 3);
+  // hidden_states[:, :, None, :, :] as the trace records it (slices and an
+  // unsqueeze).
+  Ref batch = b.Size(x, 0), kv = b.Size(x, 1), slen = b.Size(x, 2),
+      hd = b.Size(x, 3);
   Ref e = b.Slice(b.Slice(x, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd);
   e = b.Slice(b.Slice(b.Unsqueeze(e, 2), 3, 0, kSliceToEnd), 4, 0, kSliceToEnd);
   e = b.Expand(e, b.IntList({batch, kv, rep, slen, hd}));
@@ -63,10 +68,13 @@ Ref RepeatKv(GraphBuilder& b, Ref x, int64_t rep) {
 }
 
 Ref SlidingWindowMask(GraphBuilder& b, Ref seq_len, int64_t window) {
-  Ref ones = b.Full(b.IntList({seq_len, seq_len}), true, Arg::ScalarType(DType::kBool));
-  // Causal: k <= q (tril); in the window: k > q - window (triu at -(window - 1)).
+  Ref ones = b.Full(b.IntList({seq_len, seq_len}), true,
+                    Arg::ScalarType(DType::kBool));
+  // Causal: k <= q (tril); in the window: k > q - window (triu at -(window -
+  // 1)).
   Ref causal = b.Op1("aten::tril", "", {{"self", ones}, {"diagonal", 0}});
-  Ref recent = b.Op1("aten::triu", "", {{"self", ones}, {"diagonal", -(window - 1)}});
+  Ref recent =
+      b.Op1("aten::triu", "", {{"self", ones}, {"diagonal", -(window - 1)}});
   return b.Op1("aten::logical_and", "", {{"self", causal}, {"other", recent}});
 }
 

@@ -23,11 +23,14 @@ std::string AttnImplError(const std::string& text);
 
 // Adds aten::scaled_dot_product_attention on [B, H, S, D] q and [B, Hk, S, D]
 // k, v (Hk < H needs enable_gqa), with an optional mask, dropout and is_causal.
-Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p, bool is_causal, bool enable_gqa);
+Ref Sdpa(GraphBuilder& b, Ref q, Ref k, Ref v, Arg mask, double dropout_p,
+         bool is_causal, bool enable_gqa);
 
 // Adds flash_attn::flash_attn_func on [B, S, H, D] q and [B, S, Hk, D] k, v;
-// `window` > 0 is Hugging Face's sliding_window (window_size (window - 1, window - 1)).
-Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p, bool causal, int64_t window);
+// `window` > 0 is Hugging Face's sliding_window (window_size (window - 1,
+// window - 1)).
+Ref FlashAttnFunc(GraphBuilder& b, Ref q, Ref k, Ref v, double dropout_p,
+                  bool causal, int64_t window);
 
 // Hugging Face's repeat_kv: [B, Hk, S, D] -> [B, Hk * rep, S, D] by
 // x[:, :, None].expand(B, Hk, rep, S, D).reshape(B, Hk * rep, S, D), op for

@@ -16,25 +16,31 @@ namespace torchcost::build {
 namespace {
 
 struct BertLayer {
-  Ref q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, fc_w, fc_b, out_w, out_b, ln2_w, ln2_b;
+  Ref q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, fc_w, fc_b, out_w,
+      out_b, ln2_w, ln2_b;
 };
 
 struct BertWeights {
   Ref word, position, token_type, ln_w, ln_b, position_ids, token_type_ids;
   std::vector<BertLayer> layers;
-  Ref pool_w, pool_b;                                // BertModel's pooler.
-  Ref transform_w, transform_b, head_ln_w, head_ln_b, decoder_b;  // BertForMaskedLM's head.
+  Ref pool_w, pool_b;  // BertModel's pooler.
+  // BertForMaskedLM's head.
+  Ref transform_w, transform_b, head_ln_w, head_ln_b, decoder_b;
 };
 
 bool Mlm(const BertConfig& c) { return c.head == "mlm"; }
 
 // Declares modules, parameters and buffers in registration order
-// (BertForMaskedLM: bert.embeddings, bert.encoder, cls.predictions; BertModel: no prefix, pooler).
+// (BertForMaskedLM: bert.embeddings, bert.encoder, cls.predictions; BertModel:
+// no prefix, pooler).
 BertWeights Declare(GraphBuilder& b, const BertConfig& c) {
   const int64_t h = c.hidden;
   BertWeights w;
-  auto param = [&](const char* n, std::vector<int64_t> shape) { return b.Param(b.Qualify(n), shape, c.dtype); };
-  auto linear = [&](const char* name, int64_t out, int64_t in, Ref* weight, Ref* bias) {
+  auto param = [&](const char* n, std::vector<int64_t> shape) {
+    return b.Param(b.Qualify(n), shape, c.dtype);
+  };
+  auto linear = [&](const char* name, int64_t out, int64_t in, Ref* weight,
+                    Ref* bias) {
     ScopeGuard s(b, name, "Linear");
     *weight = param("weight", {out, in});
     *bias = param("bias", {out});
@@ -62,9 +68,12 @@ BertWeights Declare(GraphBuilder& b, const BertConfig& c) {
     }
     layer_norm(&w.ln_w, &w.ln_b);
     { ScopeGuard s(b, "dropout", "Dropout"); }
-    // position_ids: arange(max_position_embeddings).expand((1, -1)); token_type_ids: zeros of its size.
-    w.position_ids = b.Buffer(b.Qualify("position_ids"), {1, c.positions}, DType::kInt64);
-    w.token_type_ids = b.Buffer(b.Qualify("token_type_ids"), {1, c.positions}, DType::kInt64);
+    // position_ids: arange(max_position_embeddings).expand((1, -1));
+    // token_type_ids: zeros of its size.
+    w.position_ids =
+        b.Buffer(b.Qualify("position_ids"), {1, c.positions}, DType::kInt64);
+    w.token_type_ids =
+        b.Buffer(b.Qualify("token_type_ids"), {1, c.positions}, DType::kInt64);
   }
   {
     ScopeGuard enc(b, "encoder", "BertEncoder");
@@ -112,7 +121,8 @@ BertWeights Declare(GraphBuilder& b, const BertConfig& c) {
     linear("dense", h, h, &w.transform_w, &w.transform_b);
     layer_norm(&w.head_ln_w, &w.head_ln_b);
   }
-  // BertLMPredictionHead.bias [vocab]; decoder.weight is the word embeddings' (tied), decoder.bias this bias.
+  // BertLMPredictionHead.bias [vocab]; decoder.weight is the word embeddings'
+  // (tied), decoder.bias this bias.
   w.decoder_b = param("bias", {c.vocab});
   DeclareLmHead(b, "decoder", w.word, /*tie=*/true, c.vocab, h, c.dtype);
   b.Alias(w.decoder_b, "cls.predictions.decoder.bias");
@@ -124,7 +134,8 @@ Ref Act(GraphBuilder& b, const BertConfig& c, Ref x) {
   return b.Gelu(x, c.act == "gelu_tanh" ? "tanh" : "none");
 }
 
-Ref LayerNorm(GraphBuilder& b, const BertConfig& c, Ref x, Ref weight, Ref bias) {
+Ref LayerNorm(GraphBuilder& b, const BertConfig& c, Ref x, Ref weight,
+              Ref bias) {
   ScopeGuard s(b, "LayerNorm", "LayerNorm");
   return b.LayerNorm(x, b.IntList({c.hidden}), weight, bias, c.eps);
 }
@@ -142,7 +153,8 @@ Ref Dropout(GraphBuilder& b, Ref x, double p) {
 // BertSelfAttention.forward (eager): transpose_for_scores views each projection
 // [B, S, H, d] and permutes it to [B, H, S, d]; scores / sqrt(d) + mask,
 // softmax, dropout, @ v, back to [B, S, h].
-Ref SelfAttention(GraphBuilder& b, const BertConfig& c, const BertLayer& l, Ref x, Ref mask) {
+Ref SelfAttention(GraphBuilder& b, const BertConfig& c, const BertLayer& l,
+                  Ref x, Ref mask) {
   const int64_t d = c.hidden / c.heads;
   auto heads = [&](Ref y) {
     y = b.View(y, b.IntList({b.Size(y, 0), b.Size(y, 1), c.heads, d}));
@@ -162,7 +174,8 @@ Ref SelfAttention(GraphBuilder& b, const BertConfig& c, const BertLayer& l, Ref 
 
 // BertLayer.forward: post-LN, LayerNorm(dropout(dense(x)) + input) after the
 // attention and after the MLP.
-Ref Layer(GraphBuilder& b, const BertConfig& c, const BertLayer& l, Ref x, Ref mask) {
+Ref Layer(GraphBuilder& b, const BertConfig& c, const BertLayer& l, Ref x,
+          Ref mask) {
   Ref attn;
   {
     ScopeGuard a(b, "attention", "BertAttention");
@@ -201,36 +214,53 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
   v.PositiveFloat("eps", c.eps);
   v.Probability("dropout", c.dropout);
   v.Probability("attn_dropout", c.attn_dropout);
-  v.Require(c.act == "gelu" || c.act == "gelu_tanh" || c.act == "relu", "act=" + c.act + " must be gelu, gelu_tanh or relu");
-  v.Require(c.head == "mlm" || c.head == "model", "head=" + c.head + " must be mlm or model");
-  v.Require(c.attn == "eager", "attn=" + c.attn + " must be eager (the only BERT attention modelled)");
+  v.Require(c.act == "gelu" || c.act == "gelu_tanh" || c.act == "relu",
+            "act=" + c.act + " must be gelu, gelu_tanh or relu");
+  v.Require(c.head == "mlm" || c.head == "model",
+            "head=" + c.head + " must be mlm or model");
+  v.Require(
+      c.attn == "eager",
+      "attn=" + c.attn + " must be eager (the only BERT attention modelled)");
   v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
 
   GraphBuilder b(Mlm(c) ? "BertForMaskedLM" : "BertModel", "bert (builder)");
   Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
-  b.BoundSymbol("S", c.positions);  // Learned positions: S <= max_position_embeddings.
+  // Learned positions: S <= max_position_embeddings.
+  b.BoundSymbol("S", c.positions);
   BertWeights w = Declare(b, c);
   Ref x;
   {
     std::optional<ScopeGuard> model;
     if (Mlm(c)) model.emplace(b, "bert", "BertModel");
     Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
-    // attention_mask = torch.ones((batch_size, seq_length)) (float32, the default dtype).
-    Ref ones = b.Op1("aten::ones", "", {{"size", b.IntList({bsz, seq})}, {"dtype", Arg::None()},
-                                        {"layout", Arg::None()}, {"device", Arg::Device("cpu")},
-                                        {"pin_memory", false}});
-    // token_type_ids = the buffer's [:, :seq_length].expand(batch_size, seq_length).
-    Ref token_types = b.Slice(b.Slice(w.token_type_ids, 0, 0, kSliceToEnd), 1, 0, seq);
+    // attention_mask = torch.ones((batch_size, seq_length)) (float32, the
+    // default dtype).
+    Ref ones = b.Op1("aten::ones", "",
+                     {{"size", b.IntList({bsz, seq})},
+                      {"dtype", Arg::None()},
+                      {"layout", Arg::None()},
+                      {"device", Arg::Device("cpu")},
+                      {"pin_memory", false}});
+    // token_type_ids = the buffer's [:, :seq_length].expand(batch_size,
+    // seq_length).
+    Ref token_types =
+        b.Slice(b.Slice(w.token_type_ids, 0, 0, kSliceToEnd), 1, 0, seq);
     token_types = b.Expand(token_types, b.IntList({bsz, seq}));
-    // get_extended_attention_mask: mask[:, None, None, :].to(dtype); (1.0 - mask) * -10000.0.
-    Ref mask = b.Slice(b.Unsqueeze(b.Unsqueeze(b.Slice(ones, 0, 0, kSliceToEnd), 1), 2), 3, 0, kSliceToEnd);
+    // get_extended_attention_mask: mask[:, None, None, :].to(dtype); (1.0 -
+    // mask) * -10000.0.
+    Ref mask = b.Slice(
+        b.Unsqueeze(b.Unsqueeze(b.Slice(ones, 0, 0, kSliceToEnd), 1), 2), 3, 0,
+        kSliceToEnd);
     mask = b.ToDtype(mask, c.dtype);
-    mask = b.Op1("aten::rsub", "Tensor", {{"self", mask}, {"other", b.ScalarTensor(1.0)}, {"alpha", 1}});
+    mask =
+        b.Op1("aten::rsub", "Tensor",
+              {{"self", mask}, {"other", b.ScalarTensor(1.0)}, {"alpha", 1}});
     mask = b.Mul(mask, b.ScalarTensor(-10000.0));
     {
       ScopeGuard e(b, "embeddings", "BertEmbeddings");
-      Ref position_ids = b.Slice(b.Slice(w.position_ids, 0, 0, kSliceToEnd), 1, 0, b.Size(idx, 1));
+      Ref position_ids = b.Slice(b.Slice(w.position_ids, 0, 0, kSliceToEnd), 1,
+                                 0, b.Size(idx, 1));
       Ref words, types, positions;
       {
         ScopeGuard s(b, "word_embeddings", "Embedding");
@@ -245,7 +275,9 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
         ScopeGuard s(b, "position_embeddings", "Embedding");
         positions = b.Embedding(w.position, position_ids);
       }
-      x = b.Op1("aten::add_", "Tensor", {{"self", x}, {"other", positions}, {"alpha", 1}});  // embeddings += ...
+      // embeddings += ...
+      x = b.Op1("aten::add_", "Tensor",
+                {{"self", x}, {"other", positions}, {"alpha", 1}});
       x = Dropout(b, LayerNorm(b, c, x, w.ln_w, w.ln_b), c.dropout);
     }
     {
@@ -262,12 +294,16 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
       {
         ScopeGuard s(b, "pooler", "BertPooler");
         Ref first = b.Select(b.Slice(x, 0, 0, kSliceToEnd), 1, 0);
-        pooled = b.Op1("aten::tanh", "", {{"self", Linear(b, "dense", first, w.pool_w, w.pool_b)}});
+        pooled =
+            b.Op1("aten::tanh", "",
+                  {{"self", Linear(b, "dense", first, w.pool_w, w.pool_b)}});
       }
       b.Output(x);
       b.Output(pooled);
       BuiltModel m = b.Finish();
-      m.notes.push_back("bert: BertModel (last_hidden_state, pooler_output); no loss of its own (--loss sum)");
+      m.notes.push_back(
+          "bert: BertModel (last_hidden_state, pooler_output); no loss of its "
+          "own (--loss sum)");
       return m;
     }
   }
@@ -282,7 +318,9 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
     x = Linear(b, "decoder", x, w.word, w.decoder_b);
   }
   b.Output(x);
-  b.DefaultLoss("lm");  // BertForMaskedLM's CrossEntropyLoss on the flattened scores (src/training/loss.cc).
+  // BertForMaskedLM's CrossEntropyLoss on the flattened scores
+  // (src/training/loss.cc).
+  b.DefaultLoss("lm");
   return b.Finish();
 }
 

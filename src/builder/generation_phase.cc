@@ -4,37 +4,45 @@
 
 namespace torchcost::build {
 
-GenState ReadPhase(Validator& v, const std::string& phase, const std::string& cache_dtype, DType compute) {
+GenState ReadPhase(Validator& v, const std::string& phase,
+                   const std::string& cache_dtype, DType compute) {
   v.Require(phase.empty() || phase == "prefill" || phase == "decode",
-            "phase=" + phase + " must be prefill or decode (empty: the plain forward)");
+            "phase=" + phase +
+                " must be prefill or decode (empty: the plain forward)");
   GenState g;
   g.generating = !phase.empty();
   g.decode = phase == "decode";
   g.compute = compute;
   g.cache_dtype = compute;
-  if (cache_dtype == "fp8" || cache_dtype == "float8_e4m3fn" || cache_dtype == "float8_e5m2") {
+  if (cache_dtype == "fp8" || cache_dtype == "float8_e4m3fn" ||
+      cache_dtype == "float8_e5m2") {
     g.cache_dtype = DType::kUInt8;
   } else if (!cache_dtype.empty()) {
     Result<DType> d = ParseDType(cache_dtype);
-    v.Require(d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16),
-              "cache_dtype=" + cache_dtype + " must be fp32, bf16, fp16 or fp8");
+    v.Require(
+        d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 ||
+                   *d == DType::kFloat16),
+        "cache_dtype=" + cache_dtype + " must be fp32, bf16, fp16 or fp8");
     if (d.ok()) g.cache_dtype = *d;
   }
   return g;
 }
 
-void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads, int64_t head_dim,
-                  const std::vector<std::string>& pasts) {
+void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads,
+                  int64_t head_dim, const std::vector<std::string>& pasts) {
   for (size_t i = 0; i < pasts.size(); ++i) {
     for (const char* kv : {"past_key.", "past_value."}) {
-      g.pasts.push_back(b.Input(kv + std::to_string(i), {"B", kv_heads, pasts[i], head_dim}, g.cache_dtype));
+      g.pasts.push_back(b.Input(kv + std::to_string(i),
+                                {"B", kv_heads, pasts[i], head_dim},
+                                g.cache_dtype));
     }
   }
 }
 
 Ref CacheUpdate(GraphBuilder& b, GenState& g, Ref x) {
   Ref stored = g.cache_dtype != g.compute ? b.ToDtype(x, g.cache_dtype) : x;
-  Ref full = g.decode ? b.Cat(b.TensorList({g.pasts[g.next_past++], stored}), 2) : b.Cat(b.TensorList({stored}), 2);
+  Ref full = g.decode ? b.Cat(b.TensorList({g.pasts[g.next_past++], stored}), 2)
+                      : b.Cat(b.TensorList({stored}), 2);
   g.caches.push_back(full);
   return g.cache_dtype != g.compute ? b.ToDtype(full, g.compute) : full;
 }
@@ -43,6 +51,8 @@ void OutputCaches(GraphBuilder& b, const GenState& g) {
   for (Ref cache : g.caches) b.Output(cache);
 }
 
-std::vector<std::string> FullPasts(int64_t layers) { return std::vector<std::string>(layers, "S+T-2"); }
+std::vector<std::string> FullPasts(int64_t layers) {
+  return std::vector<std::string>(layers, "S+T-2");
+}
 
 }  // namespace torchcost::build

@@ -17,37 +17,44 @@ namespace torchcost::build {
 // One phase's cache: its dtype, each layer's past keys and values (decode), and
 // the cache tensors made, in layer order.
 struct GenState {
-  bool generating = false;               // phase is prefill or decode.
-  bool decode = false;                   // phase is decode.
-  DType compute = DType::kFloat32;       // The family's compute dtype.
-  DType cache_dtype = DType::kFloat32;   // NB: fp8 is carried as a 1-byte uint8.
-  std::vector<Ref> pasts;                // decode: past_key.i, past_value.i per layer.
-  std::vector<Ref> caches;               // The cache after each update, output after the logits.
+  bool generating = false;          // phase is prefill or decode.
+  bool decode = false;              // phase is decode.
+  DType compute = DType::kFloat32;  // The family's compute dtype.
+  // NB: fp8 is carried as a 1-byte uint8.
+  DType cache_dtype = DType::kFloat32;
+  // decode: past_key.i, past_value.i per layer.
+  std::vector<Ref> pasts;
+  // The cache after each update, output after the logits.
+  std::vector<Ref> caches;
   size_t next_past = 0;
 };
 
 // Reads the keys `phase` ("", "prefill" or "decode") and `cache_dtype` ("":
-// `compute`; fp32, bf16, fp16 or fp8) into a GenState, reporting bad values to `v`.
-GenState ReadPhase(Validator& v, const std::string& phase, const std::string& cache_dtype, DType compute);
+// `compute`; fp32, bf16, fp16 or fp8) into a GenState, reporting bad values to
+// `v`.
+GenState ReadPhase(Validator& v, const std::string& phase,
+                   const std::string& cache_dtype, DType compute);
 
 // Declares the decode step's past keys and values, inputs past_key.i and
 // past_value.i [B, kv_heads, past, head_dim] for each layer i, `past` being
 // `pasts[i]` (a symbolic length such as "S+T-2").
-void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads, int64_t head_dim,
-                  const std::vector<std::string>& pasts);
+void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads,
+                  int64_t head_dim, const std::vector<std::string>& pasts);
 
-// Hugging Face's DynamicLayer.update (transformers src/transformers/cache_utils.py at
-// 004999d972e478164dd7e8e508350937c803531e): self.keys = torch.cat([self.keys,
-// key_states], dim=-2), returning self.keys; the prefill's self.keys is an empty
-// tensor, so the cat copies the prompt's keys. A cache dtype other than the
-// compute dtype casts before the cat and back after (a copy of the whole cache).
+// Hugging Face's DynamicLayer.update (transformers
+// src/transformers/cache_utils.py at 004999d972e478164dd7e8e508350937c803531e):
+// self.keys = torch.cat([self.keys, key_states], dim=-2), returning self.keys;
+// the prefill's self.keys is an empty tensor, so the cat copies the prompt's
+// keys. A cache dtype other than the compute dtype casts before the cat and
+// back after (a copy of the whole cache).
 Ref CacheUpdate(GraphBuilder& b, GenState& g, Ref x);
 
 // Outputs the caches made, in layer order (after the logits).
 void OutputCaches(GraphBuilder& b, const GenState& g);
 
 // DeclarePasts' lengths for `layers` layers without a sliding window: S + T - 2
-// tokens before the last decode step (the prompt and all new tokens but the last two).
+// tokens before the last decode step (the prompt and all new tokens but the
+// last two).
 std::vector<std::string> FullPasts(int64_t layers);
 
 }  // namespace torchcost::build

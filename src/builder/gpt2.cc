@@ -93,14 +93,18 @@ void DeclareTail(GraphBuilder& b, const Gpt2Config& c, Gpt2Weights& w) {
     w.ln_f_w = b.Param(b.Qualify("weight"), {c.hidden}, c.dtype);
     w.ln_f_b = b.Param(b.Qualify("bias"), {c.hidden}, c.dtype);
   }
-  DeclareLmHead(b, "lm_head", w.wte, /*tie=*/true, c.vocab / c.tp, c.hidden, c.dtype);
-  // The causal mask: a bool tril(ones(ctx, ctx)) buffer viewed [1, 1, ctx, ctx].
+  DeclareLmHead(b, "lm_head", w.wte, /*tie=*/true, c.vocab / c.tp, c.hidden,
+                c.dtype);
+  // The causal mask: a bool tril(ones(ctx, ctx)) buffer viewed [1, 1, ctx,
+  // ctx].
   for (int64_t i = 0; i < c.layers; ++i) {
-    w.layers[i].bias = b.Buffer("h." + std::to_string(i) + ".attn.bias", {1, 1, c.context, c.context}, DType::kBool);
+    w.layers[i].bias = b.Buffer("h." + std::to_string(i) + ".attn.bias",
+                                {1, 1, c.context, c.context}, DType::kBool);
   }
 }
 
-Ref LayerNorm(GraphBuilder& b, Ref x, int64_t h, Ref weight, Ref bias, double eps) {
+Ref LayerNorm(GraphBuilder& b, Ref x, int64_t h, Ref weight, Ref bias,
+              double eps) {
   return b.LayerNorm(x, b.IntList({h}), weight, bias, eps);
 }
 
@@ -109,25 +113,35 @@ bool Sp(const Gpt2Config& c) { return c.sp && c.tp > 1; }
 
 // Megatron's row-parallel output: the partial products of the ranks summed
 // (torchcost::all_reduce, in place), then the replicated bias added once.
-// With sp, the [B, S, h] partials are reduce-scattered to this rank's [B, S/t, h].
-Ref RowParallelOut(GraphBuilder& b, const Gpt2Config& c, Ref partial, Ref bias) {
-  Ref sum = Sp(c) ? b.Op1("torchcost::reduce_scatter", "", {{"self", partial}, {"world", c.tp}})
+// With sp, the [B, S, h] partials are reduce-scattered to this rank's [B, S/t,
+// h].
+Ref RowParallelOut(GraphBuilder& b, const Gpt2Config& c, Ref partial,
+                   Ref bias) {
+  Ref sum = Sp(c) ? b.Op1("torchcost::reduce_scatter", "",
+                          {{"self", partial}, {"world", c.tp}})
                   : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
   return b.Add(sum, bias);
 }
 
-// A column-parallel linear on the sequence-parallel shard (rules/distributed.yaml).
-Ref SpLinear(GraphBuilder& b, const Gpt2Config& c, Ref x, Ref weight, Arg bias) {
-  return b.Op1("torchcost::sp_linear", "", {{"input", x}, {"weight", weight}, {"bias", bias}, {"world", c.tp}});
+// A column-parallel linear on the sequence-parallel shard
+// (rules/distributed.yaml).
+Ref SpLinear(GraphBuilder& b, const Gpt2Config& c, Ref x, Ref weight,
+             Arg bias) {
+  return b.Op1(
+      "torchcost::sp_linear", "",
+      {{"input", x}, {"weight", weight}, {"bias", bias}, {"world", c.tp}});
 }
 
 // The eager core (matmul + softmax, as the torch 1.13 trace records it) on
 // q, k, v [B, H, T, hd]; returns [B, T, H, hd], contiguous.
-Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, Ref k, Ref v, Ref t, bool decode) {
+Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q,
+              Ref k, Ref v, Ref t, bool decode) {
   // att = matmul(q, k.transpose(-1, -2)) / sqrt(hd)
   Ref att = b.Matmul(q, b.Transpose(k, -1, -2));
-  att = b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
-  // NB: a decode step's one query sees every cached key: the mask is left out, as llama.cc's decode does.
+  att = b.Div(
+      att, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
+  // NB: a decode step's one query sees every cached key: the mask is left out,
+  // as llama.cc's decode does.
   if (!decode) {
     // causal = self.bias[:, :, :T, :T]
     Ref causal = b.Slice(l.bias, 0, 0, kSliceToEnd);
@@ -135,8 +149,10 @@ Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, R
     causal = b.Slice(causal, 2, 0, t);
     causal = b.Slice(causal, 3, 0, t);
     // mask_value = torch.full([], finfo(att.dtype).min, dtype=att.dtype); the
-    // softmax then runs in the compute dtype (HF GPT-2's eager _attn has no fp32 island).
-    Ref mask_value = b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
+    // softmax then runs in the compute dtype (HF GPT-2's eager _attn has no
+    // fp32 island).
+    Ref mask_value =
+        b.Full(b.IntList({}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
     att = b.Where(causal, att, mask_value);
   }
   att = b.Softmax(att, -1);
@@ -154,28 +170,37 @@ Ref EagerCore(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref q, R
 // src/transformers/integrations/sdpa_attention.py at
 // 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, no mask, is_causal, dropout
 // attn_pdrop in training; flash on [B, T, H, hd] views); returns [B, T, H, hd].
-Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v, bool decode) {
-  // NB: one query sees every cached key: is_causal is query.shape[2] > 1 (false), no mask.
-  if (decode && c.attn != "flash") return b.Transpose(Sdpa(b, q, k, v, Arg::None(), 0.0, false, false), 1, 2);
+Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v,
+              bool decode) {
+  // NB: one query sees every cached key: is_causal is query.shape[2] > 1
+  // (false), no mask.
+  if (decode && c.attn != "flash")
+    return b.Transpose(Sdpa(b, q, k, v, Arg::None(), 0.0, false, false), 1, 2);
   if (c.attn == "flash") {
-    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), c.dropout, true, 0);
+    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2),
+                         b.Transpose(v, 1, 2), c.dropout, true, 0);
   }
   // NB: no copy in transpose(1, 2).contiguous(), as in llama.cc's FusedCore.
-  return b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.dropout, true, false), 1, 2);
+  return b.Transpose(Sdpa(b, q, k, v, Arg::None(), c.dropout, true, false), 1,
+                     2);
 }
 
-Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenState& gen) {
+Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x,
+              GenState& gen) {
   const int64_t tp = c.tp, local_heads = c.heads / tp;
   // B, T, C = x.size()
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
   Ref ct = b.NumToTensor(cdim);
   // qkv = addmm(c_attn_bias, x.view(-1, C), c_attn_weight).view(B, T, 3 * C)
-  // NB: with sp, Conv1D's [in, out] weight is read transposed (a view) by the gathering linear.
-  Ref qkv = Sp(c) ? SpLinear(b, c, x, b.Transpose(l.c_attn_w, 0, 1), l.c_attn_b)
-                  : b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
+  // NB: with sp, Conv1D's [in, out] weight is read transposed (a view) by the
+  // gathering linear.
+  Ref qkv =
+      Sp(c) ? SpLinear(b, c, x, b.Transpose(l.c_attn_w, 0, 1), l.c_attn_b)
+            : b.Addmm(l.c_attn_b, b.View(x, b.IntList({-1, cdim})), l.c_attn_w);
   if (Sp(c)) t = b.Size(qkv, 1);  // The gathered sequence.
   Ref three_c = tp == 1 ? b.IntOf(b.Mul(ct, b.ScalarTensorInt(3))) : Ref();
-  qkv = b.View(qkv, tp == 1 ? b.IntList({bsz, t, three_c}) : b.IntList({bsz, t, 3 * c.hidden / tp}));
+  qkv = b.View(qkv, tp == 1 ? b.IntList({bsz, t, three_c})
+                            : b.IntList({bsz, t, 3 * c.hidden / tp}));
   std::vector<Ref> qkv_parts = b.Split(qkv, c.hidden / tp, 2, 3);
   // hd = C // n_head, read once per view.
   Ref hd = b.FloorDivide(ct, b.ScalarTensorInt(c.heads));
@@ -191,7 +216,8 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, G
     k = CacheUpdate(b, gen, k);
     v = CacheUpdate(b, gen, v);
   }
-  Ref y = c.attn == "eager" ? EagerCore(b, c, l, q, k, v, t, gen.decode) : FusedCore(b, c, q, k, v, gen.decode);
+  Ref y = c.attn == "eager" ? EagerCore(b, c, l, q, k, v, t, gen.decode)
+                            : FusedCore(b, c, q, k, v, gen.decode);
   if (tp == 1) {
     y = b.View(y, b.IntList({bsz, t, cdim}));
     y = b.Addmm(l.c_proj_b, b.View(y, b.IntList({-1, cdim})), l.c_proj_w);
@@ -207,7 +233,8 @@ Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, G
   return b.Dropout(y, c.dropout);
 }
 
-Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenState& gen) {
+Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x,
+          GenState& gen) {
   Ref h;
   {
     ScopeGuard s(b, "ln_1", "LayerNorm");
@@ -232,7 +259,8 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenSt
   }
   {
     ScopeGuard s(b, "c_proj", "Linear");
-    h = c.tp == 1 ? b.Linear(h, l.proj_w, l.proj_b) : RowParallelOut(b, c, b.Linear(h, l.proj_w), l.proj_b);
+    h = c.tp == 1 ? b.Linear(h, l.proj_w, l.proj_b)
+                  : RowParallelOut(b, c, b.Linear(h, l.proj_w), l.proj_b);
   }
   {
     ScopeGuard s(b, "drop", "Dropout");
@@ -244,7 +272,8 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x, GenSt
 }  // namespace
 
 Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
-  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary (build/megatron.h).
+  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary
+  // (build/megatron.h).
   Gpt2Config c = config;
   Validator v("gpt2");
   v.Positive("layers", c.layers);
@@ -262,17 +291,21 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.ComputeDType("dtype", c.dtype);
   GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
-  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp), "phase=" + c.phase + " needs tp=1");
+  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp),
+            "phase=" + c.phase + " needs tp=1");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("GPT2", "gpt2 (builder)");
-  Ref idx = b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
+  Ref idx =
+      b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   // Learned positions: S may not exceed the table.
   b.BoundSymbol("S", c.context);
-  // The cache before the last decode step: S + T - 2 tokens of heads x head_dim.
-  if (gen.decode) DeclarePasts(b, gen, c.heads, c.hidden / c.heads, FullPasts(c.layers));
+  // The cache before the last decode step: S + T - 2 tokens of heads x
+  // head_dim.
+  if (gen.decode)
+    DeclarePasts(b, gen, c.heads, c.hidden / c.heads, FullPasts(c.layers));
   Gpt2Weights w = Declare(b, c);
   DeclareTail(b, c, w);
 
@@ -294,8 +327,10 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   }
   Ref x = b.Add(tok, pe);
   // Sequence parallel: this rank's S/t of the sequence from here on
-  // (LanguageModelEmbedding: scatter_to_sequence_parallel_region, then a clone).
-  if (Sp(c)) x = b.Op1("torchcost::scatter", "", {{"self", x}, {"world", c.tp}});
+  // (LanguageModelEmbedding: scatter_to_sequence_parallel_region, then a
+  // clone).
+  if (Sp(c))
+    x = b.Op1("torchcost::scatter", "", {{"self", x}, {"world", c.tp}});
   {
     ScopeGuard s(b, "drop", "Dropout");
     x = b.Dropout(x, c.dropout);
@@ -315,17 +350,21 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   if (gen.generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "lm_head", "Linear");
-    x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None()) : b.Linear(x, w.wte, Arg::None());
+    x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None())
+              : b.Linear(x, w.wte, Arg::None());
   }
   b.Output(x);
   OutputCaches(b, gen);
-  b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
+  // Hugging Face's causal-LM loss (src/training/loss.cc).
+  b.DefaultLoss("causal_lm");
   BuiltModel m = b.Finish();
   if (gen.generating) {
     m.default_loss.clear();  // A generation phase runs under no_grad.
     m.cache_windows.assign(2 * c.layers, 0);
   }
-  if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  if (c.vocab != config.vocab)
+    m.notes.push_back(
+        PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
   return m;
 }

@@ -7,7 +7,8 @@
 
 namespace torchcost::build {
 
-std::vector<sym::Expr> ResolveShape(const BuiltModel& model, const InputDecl& input, sym::Context& ctx) {
+std::vector<sym::Expr> ResolveShape(const BuiltModel& model,
+                                    const InputDecl& input, sym::Context& ctx) {
   std::vector<sym::Expr> shape;
   for (const Dim& d : input.shape) {
     if (!d.is_symbol()) {
@@ -30,14 +31,17 @@ std::vector<sym::Expr> ResolveShape(const BuiltModel& model, const InputDecl& in
   return shape;
 }
 
-GraphBuilder::GraphBuilder(const std::string& model_type, const std::string& source) {
+GraphBuilder::GraphBuilder(const std::string& model_type,
+                           const std::string& source) {
   g_.source = source;
   g_.GetOrAddScope("", model_type);
   scope_stack_.push_back(0);
 }
 
-Ref GraphBuilder::Input(const std::string& name, std::vector<Dim> shape, DType dtype) {
-  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Input while recording");
+Ref GraphBuilder::Input(const std::string& name, std::vector<Dim> shape,
+                        DType dtype) {
+  if (recording_ != nullptr)
+    throw std::logic_error("GraphBuilder::Input while recording");
   ir::Value v;
   v.name = name;
   v.kind = ir::ValueKind::kTensor;
@@ -53,9 +57,13 @@ Ref GraphBuilder::Input(const std::string& name, std::vector<Dim> shape, DType d
 namespace {
 
 // Adds a table entry and the value that reads it.
-int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table, ir::ValueRole role, const std::string& name,
-              std::vector<int64_t> shape, DType dtype, bool requires_grad, bool recording) {
-  if (recording) throw std::logic_error("GraphBuilder: a parameter or buffer while recording");
+int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table,
+              ir::ValueRole role, const std::string& name,
+              std::vector<int64_t> shape, DType dtype, bool requires_grad,
+              bool recording) {
+  if (recording)
+    throw std::logic_error(
+        "GraphBuilder: a parameter or buffer while recording");
   ir::Value v;
   v.name = name;
   v.kind = ir::ValueKind::kTensor;
@@ -76,14 +84,17 @@ int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table, ir::ValueRole r
 
 }  // namespace
 
-Ref GraphBuilder::Param(const std::string& name, std::vector<int64_t> shape, DType dtype, bool requires_grad) {
-  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name, std::move(shape), dtype, requires_grad,
+Ref GraphBuilder::Param(const std::string& name, std::vector<int64_t> shape,
+                        DType dtype, bool requires_grad) {
+  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name,
+                       std::move(shape), dtype, requires_grad,
                        recording_ != nullptr)};
 }
 
-Ref GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> shape, DType dtype) {
-  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name, std::move(shape), dtype, false,
-                       recording_ != nullptr)};
+Ref GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> shape,
+                         DType dtype) {
+  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name,
+                       std::move(shape), dtype, false, recording_ != nullptr)};
 }
 
 void GraphBuilder::Alias(Ref param, const std::string& alias) {
@@ -101,22 +112,28 @@ void GraphBuilder::Push(const std::string& name, const std::string& type) {
   scope_stack_.push_back(g_.GetOrAddScope(child, type));
   if (recording_ != nullptr) {
     const std::string& base = g_.scopes[recording_->base_scope].path;
-    recording_->scopes.emplace_back(scope_stack_.back(), base.empty() ? child : child.substr(base.size() + 1));
+    recording_->scopes.emplace_back(
+        scope_stack_.back(),
+        base.empty() ? child : child.substr(base.size() + 1));
   }
 }
 
 void GraphBuilder::Pop() {
-  if (scope_stack_.size() <= 1) throw std::logic_error("GraphBuilder::Pop at the root module");
+  if (scope_stack_.size() <= 1)
+    throw std::logic_error("GraphBuilder::Pop at the root module");
   scope_stack_.pop_back();
 }
 
-const std::string& GraphBuilder::path() const { return g_.scopes[scope_stack_.back()].path; }
+const std::string& GraphBuilder::path() const {
+  return g_.scopes[scope_stack_.back()].path;
+}
 
 std::string GraphBuilder::Qualify(const std::string& name) const {
   return path().empty() ? name : path() + "." + name;
 }
 
-int GraphBuilder::Constant(ir::ValueKind kind, ir::Constant c, ir::ValueKind elem_kind) {
+int GraphBuilder::Constant(ir::ValueKind kind, ir::Constant c,
+                           ir::ValueKind elem_kind) {
   ir::Value v;
   v.kind = kind;
   v.elem_kind = elem_kind;
@@ -127,7 +144,9 @@ int GraphBuilder::Constant(ir::ValueKind kind, ir::Constant c, ir::ValueKind ele
   return g_.AddValue(std::move(v));
 }
 
-Ref GraphBuilder::Int(int64_t v) { return Ref{Constant(ir::ValueKind::kInt, v)}; }
+Ref GraphBuilder::Int(int64_t v) {
+  return Ref{Constant(ir::ValueKind::kInt, v)};
+}
 
 Ref GraphBuilder::ScalarTensor(double v, DType dtype) {
   const int id = Constant(ir::ValueKind::kTensor, v);
@@ -146,7 +165,8 @@ Ref GraphBuilder::ScalarTensorInt(int64_t v) {
 int GraphBuilder::Resolve(const Arg& a) {
   switch (a.kind()) {
     case Arg::Kind::kValue:
-      if (a.value().id < 0 || a.value().id >= static_cast<int>(g_.values.size()))
+      if (a.value().id < 0 ||
+          a.value().id >= static_cast<int>(g_.values.size()))
         throw std::logic_error("GraphBuilder: argument refers to no value");
       return a.value().id;
     case Arg::Kind::kInt:
@@ -167,8 +187,10 @@ int GraphBuilder::Resolve(const Arg& a) {
   return -1;
 }
 
-std::vector<Ref> GraphBuilder::Op(const std::string& op, const std::string& overload, std::vector<NamedArg> args,
-                                  int num_outputs, ir::ValueKind out_kind) {
+std::vector<Ref> GraphBuilder::Op(const std::string& op,
+                                  const std::string& overload,
+                                  std::vector<NamedArg> args, int num_outputs,
+                                  ir::ValueKind out_kind) {
   ir::Node n;
   n.op = op;
   n.overload = overload;
@@ -192,17 +214,20 @@ std::vector<Ref> GraphBuilder::Op(const std::string& op, const std::string& over
     n.outputs.push_back(g_.AddValue(std::move(v)));
     outs.push_back(Ref{n.outputs.back()});
   }
-  n.debug_name = outs.empty() ? "%" + std::to_string(g_.nodes.size()) : "%" + g_.values[outs[0].id].name;
+  n.debug_name = outs.empty() ? "%" + std::to_string(g_.nodes.size())
+                              : "%" + g_.values[outs[0].id].name;
   g_.AddNode(std::move(n));
   return outs;
 }
 
-Ref GraphBuilder::Op1(const std::string& op, const std::string& overload, std::vector<NamedArg> args) {
+Ref GraphBuilder::Op1(const std::string& op, const std::string& overload,
+                      std::vector<NamedArg> args) {
   return Op(op, overload, std::move(args))[0];
 }
 
 void GraphBuilder::Output(Ref v) {
-  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Output while recording");
+  if (recording_ != nullptr)
+    throw std::logic_error("GraphBuilder::Output while recording");
   g_.outputs.push_back(v.id);
 }
 
@@ -214,13 +239,16 @@ BuiltModel GraphBuilder::Finish() {
 }
 
 Ref GraphBuilder::Size(Ref x, int64_t dim) {
-  return Op("aten::size", "int", {{"self", x}, {"dim", dim}}, 1, ir::ValueKind::kInt)[0];
+  return Op("aten::size", "int", {{"self", x}, {"dim", dim}}, 1,
+            ir::ValueKind::kInt)[0];
 }
 
 Ref GraphBuilder::IntList(std::vector<IntItem> items) {
   std::vector<NamedArg> args;
-  for (const IntItem& it : items) args.push_back({"", it.is_value() ? Arg(it.value()) : Arg(it.constant())});
-  Ref out = Op("prim::ListConstruct", "", std::move(args), 1, ir::ValueKind::kList)[0];
+  for (const IntItem& it : items)
+    args.push_back({"", it.is_value() ? Arg(it.value()) : Arg(it.constant())});
+  Ref out = Op("prim::ListConstruct", "", std::move(args), 1,
+               ir::ValueKind::kList)[0];
   g_.values[out.id].elem_kind = ir::ValueKind::kInt;
   return out;
 }
@@ -233,21 +261,30 @@ Ref GraphBuilder::ConstList(const std::vector<int64_t>& l) {
 Ref GraphBuilder::TensorList(std::vector<Ref> items) {
   std::vector<NamedArg> args;
   for (Ref r : items) args.push_back({"", r});
-  return Op("prim::ListConstruct", "", std::move(args), 1, ir::ValueKind::kList)[0];
+  return Op("prim::ListConstruct", "", std::move(args), 1,
+            ir::ValueKind::kList)[0];
 }
 
-std::vector<Ref> GraphBuilder::Unpack(Ref list, int n) { return Op("prim::ListUnpack", "", {{"", list}}, n); }
+std::vector<Ref> GraphBuilder::Unpack(Ref list, int n) {
+  return Op("prim::ListUnpack", "", {{"", list}}, n);
+}
 
-Ref GraphBuilder::NumToTensor(Ref i) { return Op1("prim::NumToTensor", "Scalar", {{"a", i}}); }
+Ref GraphBuilder::NumToTensor(Ref i) {
+  return Op1("prim::NumToTensor", "Scalar", {{"a", i}});
+}
 
-Ref GraphBuilder::IntOf(Ref t) { return Op("aten::Int", "Tensor", {{"a", t}}, 1, ir::ValueKind::kInt)[0]; }
+Ref GraphBuilder::IntOf(Ref t) {
+  return Op("aten::Int", "Tensor", {{"a", t}}, 1, ir::ValueKind::kInt)[0];
+}
 
 Ref GraphBuilder::ScalarOf(Ref t) {
-  return Op("aten::ScalarImplicit", "", {{"a", t}}, 1, ir::ValueKind::kOther)[0];
+  return Op("aten::ScalarImplicit", "", {{"a", t}}, 1,
+            ir::ValueKind::kOther)[0];
 }
 
 void GraphBuilder::StartRecording() {
-  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::StartRecording while recording");
+  if (recording_ != nullptr)
+    throw std::logic_error("GraphBuilder::StartRecording while recording");
   pending_ = Recording();
   pending_.first_value = static_cast<int>(g_.values.size());
   pending_.first_node = static_cast<int>(g_.nodes.size());
@@ -256,9 +293,12 @@ void GraphBuilder::StartRecording() {
 }
 
 GraphBuilder::Recording GraphBuilder::StopRecording() {
-  if (recording_ == nullptr) throw std::logic_error("GraphBuilder::StopRecording without StartRecording");
+  if (recording_ == nullptr)
+    throw std::logic_error(
+        "GraphBuilder::StopRecording without StartRecording");
   if (scope_stack_.back() != pending_.base_scope)
-    throw std::logic_error("GraphBuilder::StopRecording in another module than StartRecording's");
+    throw std::logic_error(
+        "GraphBuilder::StopRecording in another module than StartRecording's");
   recording_ = nullptr;
   pending_.end_value = static_cast<int>(g_.values.size());
   pending_.end_node = static_cast<int>(g_.nodes.size());
@@ -272,28 +312,35 @@ namespace {
 void Renumber(std::string& name, int from, int to) {
   if (name.size() < 2 || (name[0] != 'v' && name[0] != 'c')) return;
   const std::string old = std::to_string(from);
-  if (name.size() != old.size() + 1 || name.compare(1, std::string::npos, old) != 0) return;
+  if (name.size() != old.size() + 1 ||
+      name.compare(1, std::string::npos, old) != 0)
+    return;
   name.resize(1);
   name += std::to_string(to);
 }
 
 }  // namespace
 
-std::vector<int> GraphBuilder::Replay(const Recording& r, const std::vector<std::pair<int, int>>& inputs) {
-  if (recording_ != nullptr) throw std::logic_error("GraphBuilder::Replay while recording");
+std::vector<int> GraphBuilder::Replay(
+    const Recording& r, const std::vector<std::pair<int, int>>& inputs) {
+  if (recording_ != nullptr)
+    throw std::logic_error("GraphBuilder::Replay while recording");
   // Modules: r's base is the current module; the others are entered again, in
   // order, at their paths below it (as Push would).
-  std::vector<std::pair<int, int>> scope_map = {{r.base_scope, scope_stack_.back()}};
+  std::vector<std::pair<int, int>> scope_map = {
+      {r.base_scope, scope_stack_.back()}};
   for (const auto& entered : r.scopes) {
     const ir::Scope& s = g_.scopes[entered.first];
-    const std::string child = path().empty() ? entered.second : path() + "." + entered.second;
+    const std::string child =
+        path().empty() ? entered.second : path() + "." + entered.second;
     scope_map.emplace_back(entered.first, g_.GetOrAddScope(child, s.type));
   }
   auto scope_of = [&scope_map](int scope) {
     for (const auto& m : scope_map) {
       if (m.first == scope) return m.second;
     }
-    throw std::logic_error("GraphBuilder::Replay: a node outside the recorded modules");
+    throw std::logic_error(
+        "GraphBuilder::Replay: a node outside the recorded modules");
   };
   // r's value v becomes v + shift, as its nodes are appended in order.
   const int shift = static_cast<int>(g_.values.size()) - r.first_value;
@@ -301,8 +348,11 @@ std::vector<int> GraphBuilder::Replay(const Recording& r, const std::vector<std:
   std::vector<int> ids(r.end_value - r.first_value);
   for (int v = r.first_value; v < r.end_value; ++v) {
     ir::Value copy = g_.values[v];
-    if (copy.role != ir::ValueRole::kIntermediate && copy.role != ir::ValueRole::kConstant)
-      throw std::logic_error("GraphBuilder::Replay: a recorded value is an input, parameter or buffer");
+    if (copy.role != ir::ValueRole::kIntermediate &&
+        copy.role != ir::ValueRole::kConstant)
+      throw std::logic_error(
+          "GraphBuilder::Replay: a recorded value is an input, parameter or "
+          "buffer");
     Renumber(copy.name, v, v + shift);
     if (copy.producer >= 0) copy.producer += node_shift;
     ids[v - r.first_value] = g_.AddValue(std::move(copy));
@@ -320,7 +370,8 @@ std::vector<int> GraphBuilder::Replay(const Recording& r, const std::vector<std:
     for (int& out : n.outputs) out = map(out);
     n.scope = scope_of(n.scope);
     // As Op names them: after the first output, else after the node's index.
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(g_.nodes.size()) : "%" + g_.values[n.outputs[0]].name;
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(g_.nodes.size())
+                                     : "%" + g_.values[n.outputs[0]].name;
     g_.AddNode(std::move(n));
   }
   return ids;

@@ -25,82 +25,105 @@ std::string Num(double v) {
 }
 
 // Notes a dropout probability the family does not apply.
-void NoteDropout(HfKeys& k, const std::string& key, const std::string& family, FamilyConfig& out) {
+void NoteDropout(HfKeys& k, const std::string& key, const std::string& family,
+                 FamilyConfig& out) {
   double p = 0;
   k.OptDouble(key, &p);
-  if (p != 0) out.notes.push_back(key + "=" + Num(p) + " is not modelled (the " + family + " family applies no such dropout)");
+  if (p != 0)
+    out.notes.push_back(key + "=" + Num(p) + " is not modelled (the " + family +
+                        " family applies no such dropout)");
 }
 
-// Reads the RoPE base: rope_theta, or rope_parameters.rope_theta (transformers 5's
-// layout); rope_scaling changes the tables' values, not their cost.
+// Reads the RoPE base: rope_theta, or rope_parameters.rope_theta (transformers
+// 5's layout); rope_scaling changes the tables' values, not their cost.
 double RopeTheta(HfKeys& k, FamilyConfig& out) {
   double theta = 10000.0;
   k.OptDouble("rope_theta", &theta);
   const Json params = k.Raw("rope_parameters");
-  if (params.is_object() && params.contains("rope_theta") && params["rope_theta"].is_number())
+  if (params.is_object() && params.contains("rope_theta") &&
+      params["rope_theta"].is_number())
     theta = params["rope_theta"].get<double>();
   const Json scaling = k.Raw("rope_scaling");
   if (!scaling.is_null()) {
-    out.notes.push_back("rope_scaling " + scaling.dump() +
-                        ": changes the RoPE tables' values, not their shapes or cost");
+    out.notes.push_back(
+        "rope_scaling " + scaling.dump() +
+        ": changes the RoPE tables' values, not their shapes or cost");
   }
   return theta;
 }
 
-// The family's act for ACT2FN[name]: "silu", "gelu" (nn.GELU), "gelu_pytorch_tanh"
-// (F.gelu(approximate='tanh')); others fail on `key`.
-std::string Activation(HfKeys& k, const std::string& key, const std::string& name) {
+// The family's act for ACT2FN[name]: "silu", "gelu" (nn.GELU),
+// "gelu_pytorch_tanh" (F.gelu(approximate='tanh')); others fail on `key`.
+std::string Activation(HfKeys& k, const std::string& key,
+                       const std::string& name) {
   if (name == "silu" || name == "swish") return "silu";
   if (name == "gelu") return "gelu";
   if (name == "gelu_pytorch_tanh") return "gelu_tanh";
-  k.Fail(key, "'" + name + "' is not supported (silu, gelu, gelu_pytorch_tanh)");
+  k.Fail(key,
+         "'" + name + "' is not supported (silu, gelu, gelu_pytorch_tanh)");
   return "silu";
 }
 
 // llama, mistral, qwen2, gemma, phi3: decoder-only, RMSNorm, RoPE, gated MLP.
 // Read at these commits of huggingface/transformers:
-//   llama   src/transformers/models/llama/modeling_llama.py  002272831fba584eb30dca9729c1be456836960a
-//   mistral src/transformers/models/mistral/modeling_mistral.py (as llama; no attention_bias; sliding_window)
-//   qwen2   src/transformers/models/qwen2/modeling_qwen2.py  00d4b3d2142cb4ced2f51b90614b5d26bc045015
+//   llama   src/transformers/models/llama/modeling_llama.py
+//   002272831fba584eb30dca9729c1be456836960a mistral
+//   src/transformers/models/mistral/modeling_mistral.py (as llama; no
+//   attention_bias; sliding_window) qwen2
+//   src/transformers/models/qwen2/modeling_qwen2.py
+//   00d4b3d2142cb4ced2f51b90614b5d26bc045015
 //           (q_proj, k_proj, v_proj bias=True, o_proj bias=False)
-//   gemma   src/transformers/models/gemma/modeling_gemma.py  0125ac68d92d1866341d531c52af7165af06f3e9
-//           (head_dim from the config, GemmaRMSNorm (1 + w), embeddings * sqrt(hidden),
-//           hidden_activation (None: gelu_pytorch_tanh; hidden_act ignored), tied by default)
-//   phi3    src/transformers/models/phi3/modeling_phi3.py  00d4b3d2142cb4ced2f51b90614b5d26bc045015
-//           (qkv_proj and gate_up_proj fused, no biases, sliding_window, resid_pdrop)
-//   gemma2  src/transformers/models/gemma2/modeling_gemma2.py  006e86931247d7bacf94ad00ada1fb6baf11e94b
-//           (gemma's layers, plus post_attention_layernorm on the attention output and
-//           pre/post_feedforward_layernorm around the MLP; scores * query_pre_attn_scalar**-0.5;
-//           attn_logit_softcapping and final_logit_softcapping as cap * tanh(x / cap);
-//           sliding_window on the even layers (is_sliding = not layer_idx % 2))
+//   gemma   src/transformers/models/gemma/modeling_gemma.py
+//   0125ac68d92d1866341d531c52af7165af06f3e9
+//           (head_dim from the config, GemmaRMSNorm (1 + w), embeddings *
+//           sqrt(hidden), hidden_activation (None: gelu_pytorch_tanh;
+//           hidden_act ignored), tied by default)
+//   phi3    src/transformers/models/phi3/modeling_phi3.py
+//   00d4b3d2142cb4ced2f51b90614b5d26bc045015
+//           (qkv_proj and gate_up_proj fused, no biases, sliding_window,
+//           resid_pdrop)
+//   gemma2  src/transformers/models/gemma2/modeling_gemma2.py
+//   006e86931247d7bacf94ad00ada1fb6baf11e94b
+//           (gemma's layers, plus post_attention_layernorm on the attention
+//           output and pre/post_feedforward_layernorm around the MLP; scores *
+//           query_pre_attn_scalar**-0.5; attn_logit_softcapping and
+//           final_logit_softcapping as cap * tanh(x / cap); sliding_window on
+//           the even layers (is_sliding = not layer_idx % 2))
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "llama";
   const bool gemma2 = type == "gemma2";
   const bool gemma = type == "gemma" || gemma2, phi3 = type == "phi3";
-  const bool mistral = type == "mistral" || type == "mixtral", qwen2 = type == "qwen2" || type == "qwen2_moe";
+  const bool mistral = type == "mistral" || type == "mixtral",
+             qwen2 = type == "qwen2" || type == "qwen2_moe";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
   k.Int("num_attention_heads", &heads);
   k.Int("intermediate_size", &inter);
   k.Int("vocab_size", &vocab);
-  int64_t kv = heads;  // Every config class: num_key_value_heads None -> num_attention_heads.
+  // Every config class: num_key_value_heads None -> num_attention_heads.
+  int64_t kv = heads;
   k.OptInt("num_key_value_heads", &kv);
   double eps = phi3 ? 1e-5 : 1e-6;  // The config classes' defaults.
   k.OptDouble("rms_norm_eps", &eps);
   const double theta = RopeTheta(k, out);
   bool tie = gemma;  // GemmaConfig ties by default; the others do not.
   k.OptBool("tie_word_embeddings", &tie);
-  int64_t head_dim = gemma ? 256 : 0;  // GemmaConfig's default; else hidden / heads.
+  // GemmaConfig's default; else hidden / heads.
+  int64_t head_dim = gemma ? 256 : 0;
   k.OptInt("head_dim", &head_dim);
 
   std::string act = "silu";
   if (gemma) {
-    // GemmaMLP: ACT2FN[hidden_activation], gelu_pytorch_tanh when None; hidden_act is ignored.
+    // GemmaMLP: ACT2FN[hidden_activation], gelu_pytorch_tanh when None;
+    // hidden_act is ignored.
     std::string name = "gelu_pytorch_tanh";
     k.OptString("hidden_activation", &name);
     act = Activation(k, "hidden_activation", name);
-    if (k.Has("hidden_act")) out.notes.push_back("hidden_act is ignored, as GemmaMLP ignores it (hidden_activation rules)");
+    if (k.Has("hidden_act"))
+      out.notes.push_back(
+          "hidden_act is ignored, as GemmaMLP ignores it (hidden_activation "
+          "rules)");
   } else {
     std::string name = "silu";
     k.OptString("hidden_act", &name);
@@ -109,7 +132,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
 
   bool qkv_bias = qwen2, o_bias = false, mlp_bias = false;
   if (type == "llama" || gemma) {
-    bool attention_bias = false;  // q, k, v and o (LlamaAttention, GemmaAttention).
+    // q, k, v and o (LlamaAttention, GemmaAttention).
+    bool attention_bias = false;
     k.OptBool("attention_bias", &attention_bias);
     qkv_bias = o_bias = attention_bias;
   }
@@ -118,32 +142,44 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   int64_t window = gemma2 ? 4096 : 0;  // Gemma2Config's default.
   double attn_cap = 0, logit_cap = 0, query_scalar = 0;
   if (gemma2) {
-    // Gemma2Config's defaults when absent: 50.0, 30.0, 256; a null softcap disables it.
+    // Gemma2Config's defaults when absent: 50.0, 30.0, 256; a null softcap
+    // disables it.
     attn_cap = k.Given("attn_logit_softcapping") ? 0 : 50.0;
     logit_cap = k.Given("final_logit_softcapping") ? 0 : 30.0;
     query_scalar = 256;
     k.OptDouble("attn_logit_softcapping", &attn_cap);
     k.OptDouble("final_logit_softcapping", &logit_cap);
     k.OptDouble("query_pre_attn_scalar", &query_scalar);
-    if (attn_cap < 0) k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
-    if (logit_cap < 0) k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
-    if (query_scalar <= 0) k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
+    if (attn_cap < 0)
+      k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
+    if (logit_cap < 0)
+      k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
+    if (query_scalar <= 0)
+      k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
     k.OptInt("sliding_window", &window);
     if (k.Has("sliding_window_size"))
-      out.notes.push_back("sliding_window_size is not read (Gemma2Config reads sliding_window)");
+      out.notes.push_back(
+          "sliding_window_size is not read (Gemma2Config reads "
+          "sliding_window)");
   }
   if (mistral || phi3) {
     k.OptInt("sliding_window", &window);
   } else if (qwen2) {
     bool use = false;
     k.OptBool("use_sliding_window", &use);
-    if (use) k.Fail("use_sliding_window", "true is not supported (Qwen2 windows the layers from max_window_layers on; "
-                                          "the llama family windows all or none)");
+    if (use)
+      k.Fail("use_sliding_window",
+             "true is not supported (Qwen2 windows the layers from "
+             "max_window_layers on; "
+             "the llama family windows all or none)");
   }
   if (phi3) {
     double partial = 1.0;
     k.OptDouble("partial_rotary_factor", &partial);
-    if (partial != 1.0) k.Fail("partial_rotary_factor", Num(partial) + " is not supported (the llama family rotates every dim)");
+    if (partial != 1.0)
+      k.Fail("partial_rotary_factor",
+             Num(partial) +
+                 " is not supported (the llama family rotates every dim)");
     NoteDropout(k, "resid_pdrop", "llama", out);
     NoteDropout(k, "embd_pdrop", "llama", out);
   }
@@ -154,7 +190,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   // intermediate_size, top num_experts_per_tok renormalized), qwen2_moe
   // (Qwen2MoeSparseMoeBlock: num_experts of moe_intermediate_size, a shared
   // expert of shared_expert_intermediate_size behind a sigmoid gate,
-  // norm_topk_prob). Router losses and jitter are training extras of the loss, not of the layers.
+  // norm_topk_prob). Router losses and jitter are training extras of the loss,
+  // not of the layers.
   int64_t experts = 0, top_k = 2, expert_inter = 0, shared_inter = 0;
   bool norm_topk = true;
   if (type == "mixtral") {
@@ -163,22 +200,34 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
     k.OptInt("num_experts_per_tok", &top_k);
     double jitter = 0;
     k.OptDouble("router_jitter_noise", &jitter);
-    if (jitter != 0) out.notes.push_back("router_jitter_noise=" + Num(jitter) + " is not modelled (one elementwise multiply in training)");
+    if (jitter != 0)
+      out.notes.push_back(
+          "router_jitter_noise=" + Num(jitter) +
+          " is not modelled (one elementwise multiply in training)");
   } else if (type == "qwen2_moe") {
-    experts = 60, top_k = 4, expert_inter = 1408, shared_inter = 5632, norm_topk = false;  // Qwen2MoeConfig's defaults.
+    // Qwen2MoeConfig's defaults.
+    experts = 60, top_k = 4, expert_inter = 1408, shared_inter = 5632,
+    norm_topk = false;
     k.OptInt("num_experts", &experts);
     k.OptInt("num_experts_per_tok", &top_k);
     k.OptInt("moe_intermediate_size", &expert_inter);
-    k.OptInt("shared_expert_intermediate_size", &shared_inter, /*allow_zero=*/true);
+    k.OptInt("shared_expert_intermediate_size", &shared_inter,
+             /*allow_zero=*/true);
     k.OptBool("norm_topk_prob", &norm_topk);
     int64_t step = 1;
     k.OptInt("decoder_sparse_step", &step);
-    if (step != 1) k.Fail("decoder_sparse_step", Int(step) + " is not supported (every layer sparse: 1)");
+    if (step != 1)
+      k.Fail("decoder_sparse_step",
+             Int(step) + " is not supported (every layer sparse: 1)");
     const Json dense = k.Raw("mlp_only_layers");
-    if (!dense.is_null() && !(dense.is_array() && dense.empty()) && dense != Json("[]"))
-      k.Fail("mlp_only_layers", dense.dump() + " is not supported (every layer sparse: [])");
+    if (!dense.is_null() && !(dense.is_array() && dense.empty()) &&
+        dense != Json("[]"))
+      k.Fail("mlp_only_layers",
+             dense.dump() + " is not supported (every layer sparse: [])");
   }
-  if (experts > 0 && top_k > experts) k.Fail("num_experts_per_tok", Int(top_k) + " exceeds the " + Int(experts) + " experts");
+  if (experts > 0 && top_k > experts)
+    k.Fail("num_experts_per_tok",
+           Int(top_k) + " exceeds the " + Int(experts) + " experts");
 
   const char* classes = type == "llama"       ? "Llama"
                         : type == "mistral"   ? "Mistral"
@@ -188,12 +237,24 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : gemma2              ? "Gemma2"
                         : gemma               ? "Gemma"
                                               : "Phi3";
-  out.items = {{"layers", Int(layers)},     {"hidden", Int(hidden)},     {"heads", Int(heads)},
-               {"kv_heads", Int(kv)},       {"intermediate", Int(inter)}, {"vocab", Int(vocab)},
-               {"eps", Num(eps)},           {"rope_base", Num(theta)},    {"tie", Bool(tie)},
-               {"head_dim", Int(head_dim)}, {"qkv_bias", Bool(qkv_bias)}, {"o_bias", Bool(o_bias)},
-               {"mlp_bias", Bool(mlp_bias)}, {"act", act},                {"gemma", Bool(gemma)},
-               {"fused", Bool(phi3)},       {"window", Int(window)},      {"prefix", "model"},
+  out.items = {{"layers", Int(layers)},
+               {"hidden", Int(hidden)},
+               {"heads", Int(heads)},
+               {"kv_heads", Int(kv)},
+               {"intermediate", Int(inter)},
+               {"vocab", Int(vocab)},
+               {"eps", Num(eps)},
+               {"rope_base", Num(theta)},
+               {"tie", Bool(tie)},
+               {"head_dim", Int(head_dim)},
+               {"qkv_bias", Bool(qkv_bias)},
+               {"o_bias", Bool(o_bias)},
+               {"mlp_bias", Bool(mlp_bias)},
+               {"act", act},
+               {"gemma", Bool(gemma)},
+               {"fused", Bool(phi3)},
+               {"window", Int(window)},
+               {"prefix", "model"},
                {"classes", classes}};
   if (gemma2) {
     out.items.insert(out.items.end(), {{"sandwich", "true"},
@@ -203,17 +264,19 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                                        {"query_scalar", Num(query_scalar)}});
   }
   if (experts > 0) {
-    out.items.insert(out.items.end(), {{"experts", Int(experts)},
-                                       {"top_k", Int(top_k)},
-                                       {"expert_intermediate", Int(expert_inter)},
-                                       {"shared_intermediate", Int(shared_inter)},
-                                       {"norm_topk", Bool(norm_topk)}});
+    out.items.insert(out.items.end(),
+                     {{"experts", Int(experts)},
+                      {"top_k", Int(top_k)},
+                      {"expert_intermediate", Int(expert_inter)},
+                      {"shared_intermediate", Int(shared_inter)},
+                      {"norm_topk", Bool(norm_topk)}});
   }
 }
 
 // gpt2: src/transformers/models/gpt2/modeling_gpt2.py at
 // 0010f60284ab4b9d14b7df9c6525b1a2ad44e640 (GPT2LMHeadModel: learned
-// positions, Conv1D projections with biases, n_inner None -> 4 * n_embd, tied head).
+// positions, Conv1D projections with biases, n_inner None -> 4 * n_embd, tied
+// head).
 void TranslateGpt2(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "gpt2";
   int64_t layers = 0, hidden = 0, heads = 0, vocab = 0, positions = 0;
@@ -227,56 +290,77 @@ void TranslateGpt2(const std::string& type, HfKeys& k, FamilyConfig& out) {
   int64_t inner = 4 * hidden;
   k.OptInt("n_inner", &inner);
   if (k.ok() && inner != 4 * hidden)
-    k.Fail("n_inner", Int(inner) + " is not supported (the gpt2 family's MLP is 4 * n_embd = " + Int(4 * hidden) + ")");
+    k.Fail("n_inner",
+           Int(inner) +
+               " is not supported (the gpt2 family's MLP is 4 * n_embd = " +
+               Int(4 * hidden) + ")");
   std::string act = "gelu_new";
   k.OptString("activation_function", &act);
   if (act == "gelu_new") {
-    out.notes.push_back("activation_function gelu_new is modelled as F.gelu(approximate='tanh'), one op; "
-                        "NewGELUActivation computes the same function in elementwise ops, each saving its input");
+    out.notes.push_back(
+        "activation_function gelu_new is modelled as "
+        "F.gelu(approximate='tanh'), one op; "
+        "NewGELUActivation computes the same function in elementwise ops, each "
+        "saving its input");
   } else if (act != "gelu_pytorch_tanh") {
-    k.Fail("activation_function", "'" + act + "' is not supported (gelu_new, gelu_pytorch_tanh)");
+    k.Fail("activation_function",
+           "'" + act + "' is not supported (gelu_new, gelu_pytorch_tanh)");
   }
   double resid = 0.1, embd = 0.1, attn = 0.1;  // GPT2Config's defaults.
   k.OptDouble("resid_pdrop", &resid);
   k.OptDouble("embd_pdrop", &embd);
   k.OptDouble("attn_pdrop", &attn);
   if (embd != resid || attn != resid) {
-    out.notes.push_back("dropouts embd_pdrop=" + Num(embd) + ", attn_pdrop=" + Num(attn) +
-                        " are modelled at resid_pdrop=" + Num(resid) + " (the gpt2 family has one dropout)");
+    out.notes.push_back("dropouts embd_pdrop=" + Num(embd) +
+                        ", attn_pdrop=" + Num(attn) +
+                        " are modelled at resid_pdrop=" + Num(resid) +
+                        " (the gpt2 family has one dropout)");
   }
   bool tie = true;
   k.OptBool("tie_word_embeddings", &tie);
-  if (!tie) k.Fail("tie_word_embeddings", "false is not supported (the gpt2 family ties its head)");
+  if (!tie)
+    k.Fail("tie_word_embeddings",
+           "false is not supported (the gpt2 family ties its head)");
   bool cross = false;
   k.OptBool("add_cross_attention", &cross);
-  if (cross) k.Fail("add_cross_attention", "true is not supported (decoder-only)");
+  if (cross)
+    k.Fail("add_cross_attention", "true is not supported (decoder-only)");
   bool scale = true, by_layer = false, upcast = false;
   k.OptBool("scale_attn_weights", &scale);
   k.OptBool("scale_attn_by_inverse_layer_idx", &by_layer);
   k.OptBool("reorder_and_upcast_attn", &upcast);
   if (!scale || by_layer || upcast) {
-    out.notes.push_back("scale_attn_weights, scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn are "
-                        "modelled at their defaults (true, false, false): one elementwise op or cast apart");
+    out.notes.push_back(
+        "scale_attn_weights, scale_attn_by_inverse_layer_idx and "
+        "reorder_and_upcast_attn are "
+        "modelled at their defaults (true, false, false): one elementwise op "
+        "or cast apart");
   }
-  out.items = {{"layers", Int(layers)}, {"hidden", Int(hidden)},      {"heads", Int(heads)}, {"vocab", Int(vocab)},
-               {"context", Int(positions)}, {"eps", Num(eps)}, {"dropout", Num(resid)}};
+  out.items = {{"layers", Int(layers)},     {"hidden", Int(hidden)},
+               {"heads", Int(heads)},       {"vocab", Int(vocab)},
+               {"context", Int(positions)}, {"eps", Num(eps)},
+               {"dropout", Num(resid)}};
 }
 
 // gpt_neox: src/transformers/models/gpt_neox/modeling_gpt_neox.py at
 // 006bd23dd0ce18d54e1cf260b09b15fa943a731d (GPTNeoXForCausalLM: LayerNorms with
 // biases, query_key_value and dense biased when attention_bias (default true),
-// rotary on int(head_size * rotary_pct) dims, use_parallel_residual, causal-mask
-// and rotary-cache buffers of max_position_embeddings rows, untied embed_out).
+// rotary on int(head_size * rotary_pct) dims, use_parallel_residual,
+// causal-mask and rotary-cache buffers of max_position_embeddings rows, untied
+// embed_out).
 void TranslateGptNeox(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "gpt_neox";
-  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0, positions = 2048;
+  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0,
+          positions = 2048;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
   k.Int("num_attention_heads", &heads);
   k.Int("intermediate_size", &inter);
   k.Int("vocab_size", &vocab);
-  k.OptInt("max_position_embeddings", &positions);  // GPTNeoXConfig's default 2048.
-  double rotary_pct = 0.25, base = 10000.0, eps = 1e-5, hidden_dropout = 0.0, attention_dropout = 0.0;
+  // GPTNeoXConfig's default 2048.
+  k.OptInt("max_position_embeddings", &positions);
+  double rotary_pct = 0.25, base = 10000.0, eps = 1e-5, hidden_dropout = 0.0,
+         attention_dropout = 0.0;
   k.OptDouble("rotary_pct", &rotary_pct);
   k.OptDouble("rotary_emb_base", &base);
   k.OptDouble("layer_norm_eps", &eps);
@@ -288,16 +372,27 @@ void TranslateGptNeox(const std::string& type, HfKeys& k, FamilyConfig& out) {
   k.OptBool("tie_word_embeddings", &tie);
   std::string name = "gelu";
   k.OptString("hidden_act", &name);
-  std::string act = name == "gelu" ? "gelu" : name == "gelu_pytorch_tanh" ? "gelu_tanh" : name == "relu" ? "relu" : "";
+  std::string act = name == "gelu"                ? "gelu"
+                    : name == "gelu_pytorch_tanh" ? "gelu_tanh"
+                    : name == "relu"              ? "relu"
+                                                  : "";
   if (name == "gelu_fast" || name == "gelu_new") {
     act = "gelu_tanh";
-    out.notes.push_back("hidden_act " + name + " is modelled as F.gelu(approximate='tanh'), one op; its activation "
-                        "class computes the same function in elementwise ops, each saving its input");
+    out.notes.push_back(
+        "hidden_act " + name +
+        " is modelled as F.gelu(approximate='tanh'), one op; its activation "
+        "class computes the same function in elementwise ops, each saving its "
+        "input");
   }
-  if (act.empty()) k.Fail("hidden_act", "'" + name + "' is not supported (gelu, gelu_pytorch_tanh, gelu_fast, gelu_new, relu)");
+  if (act.empty())
+    k.Fail("hidden_act", "'" + name +
+                             "' is not supported (gelu, gelu_pytorch_tanh, "
+                             "gelu_fast, gelu_new, relu)");
   const Json scaling = k.Raw("rope_scaling");
   if (!scaling.is_null()) {
-    out.notes.push_back("rope_scaling " + scaling.dump() + ": changes the RoPE tables' values, not their shapes or cost");
+    out.notes.push_back(
+        "rope_scaling " + scaling.dump() +
+        ": changes the RoPE tables' values, not their shapes or cost");
   }
   out.items = {{"layers", Int(layers)},
                {"hidden", Int(hidden)},
@@ -324,13 +419,15 @@ void TranslateGptNeox(const std::string& type, HfKeys& k, FamilyConfig& out) {
 // BertForMaskedLM (also when absent: the pretraining objective) or BertModel.
 void TranslateBert(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "bert";
-  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0, positions = 512, type_vocab = 2;
+  int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0,
+          positions = 512, type_vocab = 2;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
   k.Int("num_attention_heads", &heads);
   k.Int("intermediate_size", &inter);
   k.Int("vocab_size", &vocab);
-  k.OptInt("max_position_embeddings", &positions);  // BertConfig's defaults: 512, 2, 1e-12, 0.1, 0.1.
+  // BertConfig's defaults: 512, 2, 1e-12, 0.1, 0.1.
+  k.OptInt("max_position_embeddings", &positions);
   k.OptInt("type_vocab_size", &type_vocab);
   double eps = 1e-12, dropout = 0.1, attn_dropout = 0.1;
   k.OptDouble("layer_norm_eps", &eps);
@@ -338,17 +435,27 @@ void TranslateBert(const std::string& type, HfKeys& k, FamilyConfig& out) {
   k.OptDouble("attention_probs_dropout_prob", &attn_dropout);
   std::string name = "gelu";
   k.OptString("hidden_act", &name);
-  const std::string act = name == "gelu" ? "gelu" : name == "gelu_pytorch_tanh" ? "gelu_tanh" : name == "relu" ? "relu" : "";
-  if (act.empty()) k.Fail("hidden_act", "'" + name + "' is not supported (gelu, gelu_pytorch_tanh, relu)");
+  const std::string act = name == "gelu"                ? "gelu"
+                          : name == "gelu_pytorch_tanh" ? "gelu_tanh"
+                          : name == "relu"              ? "relu"
+                                                        : "";
+  if (act.empty())
+    k.Fail("hidden_act",
+           "'" + name + "' is not supported (gelu, gelu_pytorch_tanh, relu)");
   std::string position_type = "absolute";
   k.OptString("position_embedding_type", &position_type);
   if (position_type != "absolute")
-    k.Fail("position_embedding_type", "'" + position_type + "' is not supported (absolute)");
+    k.Fail("position_embedding_type",
+           "'" + position_type + "' is not supported (absolute)");
   bool decoder = false, cross = false;
   k.OptBool("is_decoder", &decoder);
   k.OptBool("add_cross_attention", &cross);
-  if (decoder) k.Fail("is_decoder", "true is not supported (the encoder: BertModel, BertForMaskedLM)");
-  if (cross) k.Fail("add_cross_attention", "true is not supported (the encoder: BertModel, BertForMaskedLM)");
+  if (decoder)
+    k.Fail("is_decoder",
+           "true is not supported (the encoder: BertModel, BertForMaskedLM)");
+  if (cross)
+    k.Fail("add_cross_attention",
+           "true is not supported (the encoder: BertModel, BertForMaskedLM)");
   std::string head = "mlm";
   const Json archs = k.Raw("architectures");
   if (archs.is_array() && !archs.empty() && archs[0].is_string()) {
@@ -356,21 +463,33 @@ void TranslateBert(const std::string& type, HfKeys& k, FamilyConfig& out) {
     if (arch == "BertModel") {
       head = "model";
     } else if (arch != "BertForMaskedLM") {
-      k.Fail("architectures", "'" + arch + "' is not supported (BertForMaskedLM, BertModel)");
+      k.Fail("architectures",
+             "'" + arch + "' is not supported (BertForMaskedLM, BertModel)");
     }
   } else if (!archs.is_null()) {
-    if (archs.is_string() && (archs == Json("BertModel") || archs == Json("BertForMaskedLM"))) {
-      head = archs == Json("BertModel") ? "model" : "mlm";  // An override: --config architectures=BertModel.
+    if (archs.is_string() &&
+        (archs == Json("BertModel") || archs == Json("BertForMaskedLM"))) {
+      // An override: --config architectures=BertModel.
+      head = archs == Json("BertModel") ? "model" : "mlm";
     } else {
-      k.Fail("architectures", archs.dump() + " is not supported (BertForMaskedLM, BertModel)");
+      k.Fail("architectures",
+             archs.dump() + " is not supported (BertForMaskedLM, BertModel)");
     }
   } else {
     out.notes.push_back("architectures absent: built as BertForMaskedLM");
   }
-  out.items = {{"layers", Int(layers)},       {"hidden", Int(hidden)},       {"heads", Int(heads)},
-               {"intermediate", Int(inter)},  {"vocab", Int(vocab)},         {"positions", Int(positions)},
-               {"type_vocab", Int(type_vocab)}, {"eps", Num(eps)},           {"dropout", Num(dropout)},
-               {"attn_dropout", Num(attn_dropout)}, {"act", act.empty() ? "gelu" : act}, {"head", head}};
+  out.items = {{"layers", Int(layers)},
+               {"hidden", Int(hidden)},
+               {"heads", Int(heads)},
+               {"intermediate", Int(inter)},
+               {"vocab", Int(vocab)},
+               {"positions", Int(positions)},
+               {"type_vocab", Int(type_vocab)},
+               {"eps", Num(eps)},
+               {"dropout", Num(dropout)},
+               {"attn_dropout", Num(attn_dropout)},
+               {"act", act.empty() ? "gelu" : act},
+               {"head", head}};
 }
 
 // t5: src/transformers/models/t5/modeling_t5.py at
@@ -381,7 +500,8 @@ void TranslateBert(const std::string& type, HfKeys& k, FamilyConfig& out) {
 // the d_model**-0.5 rescale). Sizes are required, as for the decoders.
 void TranslateT5(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "t5";
-  int64_t layers = 0, d_model = 0, d_ff = 0, d_kv = 0, heads = 0, vocab = 0, decoder_layers = 0;
+  int64_t layers = 0, d_model = 0, d_ff = 0, d_kv = 0, heads = 0, vocab = 0,
+          decoder_layers = 0;
   k.Int("num_layers", &layers);
   k.Int("d_model", &d_model);
   k.Int("d_ff", &d_ff);
@@ -398,7 +518,8 @@ void TranslateT5(const std::string& type, HfKeys& k, FamilyConfig& out) {
   k.OptDouble("dropout_rate", &dropout);
   bool tie = true;
   k.OptBool("tie_word_embeddings", &tie);
-  // T5Config: act_info = feed_forward_proj.split("-"); gated when "gated-"; "gated-gelu" -> gelu_new.
+  // T5Config: act_info = feed_forward_proj.split("-"); gated when "gated-";
+  // "gated-gelu" -> gelu_new.
   std::string proj = "relu";
   k.OptString("feed_forward_proj", &proj);
   const bool gated = proj.rfind("gated-", 0) == 0;
@@ -408,24 +529,41 @@ void TranslateT5(const std::string& type, HfKeys& k, FamilyConfig& out) {
     act = "relu";
   } else if (name == "gelu" || name == "gelu_new") {
     act = "gelu_tanh";
-    out.notes.push_back("feed_forward_proj " + proj + " (gelu_new) is modelled as F.gelu(approximate='tanh'), one op; "
-                        "NewGELUActivation computes the same function in elementwise ops, each saving its input");
+    out.notes.push_back(
+        "feed_forward_proj " + proj +
+        " (gelu_new) is modelled as F.gelu(approximate='tanh'), one op; "
+        "NewGELUActivation computes the same function in elementwise ops, each "
+        "saving its input");
   } else {
-    k.Fail("feed_forward_proj", "'" + proj + "' is not supported (relu, gated-gelu, gated-relu)");
+    k.Fail("feed_forward_proj",
+           "'" + proj + "' is not supported (relu, gated-gelu, gated-relu)");
   }
   bool decoder = false;
   k.OptBool("is_decoder", &decoder);
-  if (decoder) k.Fail("is_decoder", "true is not supported (T5ForConditionalGeneration)");
+  if (decoder)
+    k.Fail("is_decoder", "true is not supported (T5ForConditionalGeneration)");
   const Json archs = k.Raw("architectures");
   if (archs.is_array() && !archs.empty() && archs[0].is_string() &&
-      archs[0].get<std::string>() != "T5ForConditionalGeneration" && archs[0].get<std::string>() != "T5WithLMHeadModel") {
-    k.Fail("architectures", "'" + archs[0].get<std::string>() + "' is not supported (T5ForConditionalGeneration)");
+      archs[0].get<std::string>() != "T5ForConditionalGeneration" &&
+      archs[0].get<std::string>() != "T5WithLMHeadModel") {
+    k.Fail("architectures",
+           "'" + archs[0].get<std::string>() +
+               "' is not supported (T5ForConditionalGeneration)");
   }
-  out.items = {{"layers", Int(layers)},   {"decoder_layers", Int(decoder_layers)}, {"d_model", Int(d_model)},
-               {"d_ff", Int(d_ff)},       {"d_kv", Int(d_kv)},                     {"heads", Int(heads)},
-               {"vocab", Int(vocab)},     {"buckets", Int(buckets)},               {"max_distance", Int(max_distance)},
-               {"eps", Num(eps)},         {"dropout", Num(dropout)},               {"act", act.empty() ? "relu" : act},
-               {"gated", Bool(gated)},    {"tie", Bool(tie)}};
+  out.items = {{"layers", Int(layers)},
+               {"decoder_layers", Int(decoder_layers)},
+               {"d_model", Int(d_model)},
+               {"d_ff", Int(d_ff)},
+               {"d_kv", Int(d_kv)},
+               {"heads", Int(heads)},
+               {"vocab", Int(vocab)},
+               {"buckets", Int(buckets)},
+               {"max_distance", Int(max_distance)},
+               {"eps", Num(eps)},
+               {"dropout", Num(dropout)},
+               {"act", act.empty() ? "relu" : act},
+               {"gated", Bool(gated)},
+               {"tie", Bool(tie)}};
 }
 
 struct Entry {
@@ -434,11 +572,12 @@ struct Entry {
 };
 
 constexpr Entry kTranslations[] = {
-    {"bert", TranslateBert},         {"gemma", TranslateLlamaLike},   {"gemma2", TranslateLlamaLike},
-    {"gpt2", TranslateGpt2},         {"gpt_neox", TranslateGptNeox},
-    {"llama", TranslateLlamaLike},   {"mistral", TranslateLlamaLike}, {"mixtral", TranslateLlamaLike},
-    {"phi3", TranslateLlamaLike},    {"qwen2", TranslateLlamaLike},   {"qwen2_moe", TranslateLlamaLike},
-    {"t5", TranslateT5},
+    {"bert", TranslateBert},           {"gemma", TranslateLlamaLike},
+    {"gemma2", TranslateLlamaLike},    {"gpt2", TranslateGpt2},
+    {"gpt_neox", TranslateGptNeox},    {"llama", TranslateLlamaLike},
+    {"mistral", TranslateLlamaLike},   {"mixtral", TranslateLlamaLike},
+    {"phi3", TranslateLlamaLike},      {"qwen2", TranslateLlamaLike},
+    {"qwen2_moe", TranslateLlamaLike}, {"t5", TranslateT5},
 };
 
 }  // namespace

@@ -22,9 +22,16 @@ using Json = nlohmann::json;
 
 // The family's settings of the step rather than of the architecture, which an
 // override may set on top of a file.
-constexpr const char* kRunSettings[] = {"dtype", "attn",  "tp",          "sp",
-                                        "make_vocab_size_divisible_by",  "phase", "cache_dtype", "capacity_factor",
-                                        "pad_to_capacity", "ep"};
+constexpr const char* kRunSettings[] = {"dtype",
+                                        "attn",
+                                        "tp",
+                                        "sp",
+                                        "make_vocab_size_divisible_by",
+                                        "phase",
+                                        "cache_dtype",
+                                        "capacity_factor",
+                                        "pad_to_capacity",
+                                        "ep"};
 
 // NB: a config is a few kB; 16 MiB bounds what a wrong path can make us read.
 constexpr std::streamsize kMaxConfigBytes = std::streamsize{16} << 20;
@@ -43,7 +50,8 @@ bool IsRunSetting(const std::string& key) {
 }
 
 // Splits "k=v,k=v" into a map; an item without '=' is an error.
-Status ParseOverrides(const std::string& text, const std::string& file, std::map<std::string, std::string>& out) {
+Status ParseOverrides(const std::string& text, const std::string& file,
+                      std::map<std::string, std::string>& out) {
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -53,7 +61,8 @@ Status ParseOverrides(const std::string& text, const std::string& file, std::map
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("BuildNamedModel.config '" + item + "' (on " + file + "): expected KEY=VALUE");
+      return Status::InvalidArgument("BuildNamedModel.config '" + item +
+                                     "' (on " + file + "): expected KEY=VALUE");
     out[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return Status::Ok();
@@ -67,10 +76,14 @@ std::string Show(const Json& v) {
 
 }  // namespace
 
-// --- HfKeys ---------------------------------------------------------------------
+// --- HfKeys
+// ---------------------------------------------------------------------
 
-HfKeys::HfKeys(const Json& config, std::map<std::string, std::string> overrides, std::string file)
-    : config_(config), overrides_(std::move(overrides)), file_(std::move(file)) {}
+HfKeys::HfKeys(const Json& config, std::map<std::string, std::string> overrides,
+               std::string file)
+    : config_(config),
+      overrides_(std::move(overrides)),
+      file_(std::move(file)) {}
 
 const std::string* HfKeys::Override(const std::string& key) {
   read_.insert(key);
@@ -88,7 +101,9 @@ void HfKeys::Fail(const std::string& key, const std::string& problem) {
   if (error_.empty()) error_ = file_ + ": " + key + ": " + problem;
 }
 
-Status HfKeys::status() const { return error_.empty() ? Status::Ok() : Status::InvalidArgument(error_); }
+Status HfKeys::status() const {
+  return error_.empty() ? Status::Ok() : Status::InvalidArgument(error_);
+}
 
 bool HfKeys::Has(const std::string& key) {
   if (const std::string* o = Override(key)) return *o != "null";
@@ -96,10 +111,13 @@ bool HfKeys::Has(const std::string& key) {
   return v != nullptr && !v->is_null();
 }
 
-bool HfKeys::Given(const std::string& key) { return Override(key) != nullptr || FileValue(key) != nullptr; }
+bool HfKeys::Given(const std::string& key) {
+  return Override(key) != nullptr || FileValue(key) != nullptr;
+}
 
 Json HfKeys::Raw(const std::string& key) {
-  if (const std::string* o = Override(key)) return *o == "null" ? Json() : Json(*o);
+  if (const std::string* o = Override(key))
+    return *o == "null" ? Json() : Json(*o);
   const Json* v = FileValue(key);
   return v == nullptr ? Json() : *v;
 }
@@ -118,15 +136,20 @@ void HfKeys::OptInt(const std::string& key, int64_t* out, bool allow_zero) {
   int64_t v = 0;
   if (const std::string* o = Override(key)) {
     auto [ptr, ec] = std::from_chars(o->data(), o->data() + o->size(), v);
-    if (o->empty() || ec != std::errc() || ptr != o->data() + o->size()) return Fail(key, NotAnInteger(*o));
+    if (o->empty() || ec != std::errc() || ptr != o->data() + o->size())
+      return Fail(key, NotAnInteger(*o));
   } else {
     const Json& j = *FileValue(key);
-    if (!j.is_number_integer()) return Fail(key, Show(j) + " is not an integer");
+    if (!j.is_number_integer())
+      return Fail(key, Show(j) + " is not an integer");
     v = j.get<int64_t>();
   }
-  // NB: the families' integer limit (2^31), so absurd values fail here, naming the key.
+  // NB: the families' integer limit (2^31), so absurd values fail here, naming
+  // the key.
   if (v < (allow_zero ? 0 : 1) || v >= (int64_t{1} << 31))
-    return Fail(key, std::to_string(v) + " must be " + (allow_zero ? ">= 0" : "positive") + " and below 2^31");
+    return Fail(key, std::to_string(v) + " must be " +
+                         (allow_zero ? ">= 0" : "positive") +
+                         " and below 2^31");
   *out = v;
 }
 
@@ -135,7 +158,8 @@ void HfKeys::OptDouble(const std::string& key, double* out) {
   if (const std::string* o = Override(key)) {
     char* stop = nullptr;
     const double v = std::strtod(o->c_str(), &stop);
-    if (o->empty() || stop != o->c_str() + o->size()) return Fail(key, "'" + *o + "' is not a number");
+    if (o->empty() || stop != o->c_str() + o->size())
+      return Fail(key, "'" + *o + "' is not a number");
     *out = v;
     return;
   }
@@ -147,7 +171,8 @@ void HfKeys::OptDouble(const std::string& key, double* out) {
 void HfKeys::OptBool(const std::string& key, bool* out) {
   if (!Has(key)) return;
   if (const std::string* o = Override(key)) {
-    if (*o != "true" && *o != "false") return Fail(key, "'" + *o + "' is not true or false");
+    if (*o != "true" && *o != "false")
+      return Fail(key, "'" + *o + "' is not true or false");
     *out = *o == "true";
     return;
   }
@@ -175,7 +200,8 @@ std::vector<std::string> HfKeys::UnreadFileKeys() const {
   return keys;
 }
 
-std::vector<std::pair<std::string, std::string>> HfKeys::UnreadOverrides() const {
+std::vector<std::pair<std::string, std::string>> HfKeys::UnreadOverrides()
+    const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [k, v] : overrides_) {
     if (!read_.count(k)) out.emplace_back(k, v);
@@ -183,7 +209,8 @@ std::vector<std::pair<std::string, std::string>> HfKeys::UnreadOverrides() const
   return out;
 }
 
-// --- Reading and dispatch ---------------------------------------------------------
+// --- Reading and dispatch
+// ---------------------------------------------------------
 
 bool IsHfConfigPath(const std::string& name) {
   return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
@@ -191,9 +218,12 @@ bool IsHfConfigPath(const std::string& name) {
 
 std::vector<std::string> HfModelTypes() { return HfTranslatedTypes(); }
 
-Result<BuiltModel> BuildHfConfig(const std::string& path, const std::string& overrides) {
+Result<BuiltModel> BuildHfConfig(const std::string& path,
+                                 const std::string& overrides) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(path + ": cannot read the config file (" + std::strerror(errno) + ")");
+  if (!in)
+    return Status::InvalidArgument(path + ": cannot read the config file (" +
+                                   std::strerror(errno) + ")");
   // NB: read in 64 KiB pieces up to the limit; a 16 MiB buffer zeroed up front
   // cost more than the whole graph build (it was read twice per generation).
   std::string text;
@@ -206,16 +236,22 @@ Result<BuiltModel> BuildHfConfig(const std::string& path, const std::string& ove
   return BuildHfConfigText(text, path, overrides);
 }
 
-Result<BuiltModel> BuildHfConfigText(const std::string& json, const std::string& file, const std::string& overrides) {
+Result<BuiltModel> BuildHfConfigText(const std::string& json,
+                                     const std::string& file,
+                                     const std::string& overrides) {
   // NB: nlohmann's parser is recursive; nesting deeper than 64 (no config
-  // comes near) is refused before parsing, so hostile input cannot exhaust the stack.
+  // comes near) is refused before parsing, so hostile input cannot exhaust the
+  // stack.
   int depth = 0, max_depth = 0;
   bool in_string = false, escaped = false;
   for (char ch : json) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
     } else if (ch == '"') {
       in_string = true;
     } else if (ch == '{' || ch == '[') {
@@ -224,10 +260,14 @@ Result<BuiltModel> BuildHfConfigText(const std::string& json, const std::string&
       --depth;
     }
   }
-  if (max_depth > 64) return Status::InvalidArgument(file + ": JSON nested deeper than 64 levels");
+  if (max_depth > 64)
+    return Status::InvalidArgument(file +
+                                   ": JSON nested deeper than 64 levels");
   Json config = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded()) return Status::InvalidArgument(file + ": not valid JSON");
-  if (!config.is_object()) return Status::InvalidArgument(file + ": not a JSON object");
+  if (config.is_discarded())
+    return Status::InvalidArgument(file + ": not valid JSON");
+  if (!config.is_object())
+    return Status::InvalidArgument(file + ": not a JSON object");
   std::map<std::string, std::string> over;
   if (Status s = ParseOverrides(overrides, file, over); !s.ok()) return s;
 
@@ -236,33 +276,45 @@ Result<BuiltModel> BuildHfConfigText(const std::string& json, const std::string&
   keys.OptString("model_type", &model_type);
   if (!keys.ok()) return keys.status();
   if (model_type.empty())
-    return Status::InvalidArgument(file + ": model_type: missing (a Hugging Face config.json names its architecture)");
+    return Status::InvalidArgument(file +
+                                   ": model_type: missing (a Hugging Face "
+                                   "config.json names its architecture)");
   HfTranslation translate = FindHfTranslation(model_type);
   if (translate == nullptr) {
-    return Status::InvalidArgument(file + ": model_type: '" + model_type + "' is not supported (supported: " +
-                                   Join(HfTranslatedTypes()) + ")");
+    return Status::InvalidArgument(
+        file + ": model_type: '" + model_type +
+        "' is not supported (supported: " + Join(HfTranslatedTypes()) + ")");
   }
   FamilyConfig fc;
   translate(model_type, keys, fc);
   if (!keys.ok()) return keys.status();
 
   std::string text;
-  for (const auto& [k, v] : fc.items) text += (text.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& [k, v] : fc.items)
+    text += (text.empty() ? "" : ",") + k + "=" + v;
   for (const auto& [k, v] : keys.UnreadOverrides()) {
     if (!IsRunSetting(k)) {
-      std::vector<std::string> settings(std::begin(kRunSettings), std::end(kRunSettings));
-      return Status::InvalidArgument("BuildNamedModel.config: key '" + k + "' is neither read from " + file +
-                                     " (model_type " + model_type + ") nor a run setting (" + Join(settings) + ")");
+      std::vector<std::string> settings(std::begin(kRunSettings),
+                                        std::end(kRunSettings));
+      return Status::InvalidArgument(
+          "BuildNamedModel.config: key '" + k + "' is neither read from " +
+          file + " (model_type " + model_type + ") nor a run setting (" +
+          Join(settings) + ")");
     }
     text += (text.empty() ? "" : ",") + k + "=" + v;
   }
   Result<BuiltModel> built = BuildNamedModel(fc.family, text);
-  if (!built.ok()) return Status::InvalidArgument(file + " (model_type " + model_type + "): " + built.status().message());
+  if (!built.ok())
+    return Status::InvalidArgument(file + " (model_type " + model_type +
+                                   "): " + built.status().message());
   BuiltModel m = std::move(built).value();
-  std::vector<std::string> notes = {file + ": model_type " + model_type + " built as the " + fc.family + " family"};
+  std::vector<std::string> notes = {file + ": model_type " + model_type +
+                                    " built as the " + fc.family + " family"};
   for (std::string& n : fc.notes) notes.push_back(file + ": " + n);
   if (std::vector<std::string> unread = keys.UnreadFileKeys(); !unread.empty())
-    notes.push_back(file + ": keys not used (no effect on the costs modelled): " + Join(unread));
+    notes.push_back(
+        file +
+        ": keys not used (no effect on the costs modelled): " + Join(unread));
   m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
   return m;
 }

@@ -7,12 +7,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "torchcost/status.h"
 
@@ -22,12 +21,14 @@ class HfKeys {
  public:
   // Reads `config` (a JSON object) named `file`, with `overrides` (key ->
   // value text) taking precedence over the file's keys.
-  HfKeys(const nlohmann::json& config, std::map<std::string, std::string> overrides, std::string file);
+  HfKeys(const nlohmann::json& config,
+         std::map<std::string, std::string> overrides, std::string file);
 
   // Reads a required positive integer; false (and the error recorded) if
   // missing, null or bad.
   bool Int(const std::string& key, int64_t* out);
-  // Reads an optional integer (> 0 unless `allow_zero`); *out keeps its default when absent or null.
+  // Reads an optional integer (> 0 unless `allow_zero`); *out keeps its default
+  // when absent or null.
   void OptInt(const std::string& key, int64_t* out, bool allow_zero = false);
   // Reads an optional number; *out keeps its default when absent or null.
   void OptDouble(const std::string& key, double* out);
@@ -35,11 +36,14 @@ class HfKeys {
   void OptBool(const std::string& key, bool* out);
   // Reads an optional string; *out keeps its default when absent or null.
   void OptString(const std::string& key, std::string* out);
-  // Returns true if the key is given (by an override or the file) and not null; marks it read.
+  // Returns true if the key is given (by an override or the file) and not null;
+  // marks it read.
   bool Has(const std::string& key);
-  // Returns true if the key is given at all (by an override or the file), null included; marks it read.
+  // Returns true if the key is given at all (by an override or the file), null
+  // included; marks it read.
   bool Given(const std::string& key);
-  // Returns the key's JSON value (null if absent), marking it read; overrides give strings.
+  // Returns the key's JSON value (null if absent), marking it read; overrides
+  // give strings.
   nlohmann::json Raw(const std::string& key);
 
   // Records an error on `key` (the first one wins): "<file>: <key>: <problem>".
@@ -57,7 +61,8 @@ class HfKeys {
  private:
   // Returns the override text of `key`, or nullptr; marks the key read.
   const std::string* Override(const std::string& key);
-  // Returns the file's value of `key`, or nullptr when absent; marks the key read.
+  // Returns the file's value of `key`, or nullptr when absent; marks the key
+  // read.
   const nlohmann::json* FileValue(const std::string& key);
 
   const nlohmann::json& config_;
@@ -76,7 +81,8 @@ struct FamilyConfig {
 };
 
 // Translates the config of one model_type into a family config.
-using HfTranslation = void (*)(const std::string& model_type, HfKeys& keys, FamilyConfig& out);
+using HfTranslation = void (*)(const std::string& model_type, HfKeys& keys,
+                               FamilyConfig& out);
 
 // Returns the translation of `model_type`, or nullptr when none exists.
 HfTranslation FindHfTranslation(const std::string& model_type);

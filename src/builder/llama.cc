@@ -28,22 +28,28 @@ struct LlamaLayer {
   // Gemma-2's sandwich: the norms before and after the MLP (unset otherwise).
   Ref pre_ff_norm, post_ff_norm;
   Ref q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
-  // Mixture of experts: the router, each expert's (gate, up, down), the shared expert and its gate.
+  // Mixture of experts: the router, each expert's (gate, up, down), the shared
+  // expert and its gate.
   Ref router, shared_gate, shared_up, shared_down, shared_scale;
   std::vector<std::array<Ref, 3>> experts;
 };
 
-// Mixtral names its experts' projections w1 (gate), w3 (up), w2 (down) under block_sparse_moe.
+// Mixtral names its experts' projections w1 (gate), w3 (up), w2 (down) under
+// block_sparse_moe.
 bool MixtralNames(const LlamaConfig& c) { return c.classes == "Mixtral"; }
 
 // The per-head dim: head_dim when given, else hidden / heads.
-int64_t HeadDim(const LlamaConfig& c) { return c.head_dim > 0 ? c.head_dim : c.hidden / c.heads; }
+int64_t HeadDim(const LlamaConfig& c) {
+  return c.head_dim > 0 ? c.head_dim : c.hidden / c.heads;
+}
 
 // An optional bias argument.
 Arg BiasArg(Ref bias) { return bias.id >= 0 ? Arg(bias) : Arg::None(); }
 
-// Enters the decoder's module (LlamaForCausalLM's "model") when the config names one.
-void EnterPrefix(GraphBuilder& b, const LlamaConfig& c, std::optional<ScopeGuard>& scope) {
+// Enters the decoder's module (LlamaForCausalLM's "model") when the config
+// names one.
+void EnterPrefix(GraphBuilder& b, const LlamaConfig& c,
+                 std::optional<ScopeGuard>& scope) {
   if (!c.prefix.empty()) scope.emplace(b, c.prefix, c.classes + "Model");
 }
 
@@ -59,8 +65,10 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   // input columns, embedding and lm_head by vocabulary; norms replicated.
   const int64_t h = c.hidden, hd = HeadDim(c), t = c.tp;
   LlamaWeights w;
-  // A Linear's weight [out, in], and its bias [out] when `bias` (else an unset Ref).
-  auto linear = [&](const char* name, int64_t out, int64_t in, bool bias, Ref* bias_ref) {
+  // A Linear's weight [out, in], and its bias [out] when `bias` (else an unset
+  // Ref).
+  auto linear = [&](const char* name, int64_t out, int64_t in, bool bias,
+                    Ref* bias_ref) {
     ScopeGuard s(b, name, "Linear");
     Ref weight = b.Param(b.Qualify("weight"), {out, in}, c.dtype);
     if (bias) *bias_ref = b.Param(b.Qualify("bias"), {out}, c.dtype);
@@ -88,7 +96,8 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         if (c.fused) {
           // Phi3Attention registers o_proj first.
           l.o = linear("o_proj", h, c.heads * hd, c.o_bias, &l.o_bias);
-          l.q = linear("qkv_proj", (c.heads + 2 * c.kv_heads) * hd, h, c.qkv_bias, &l.q_bias);
+          l.q = linear("qkv_proj", (c.heads + 2 * c.kv_heads) * hd, h,
+                       c.qkv_bias, &l.q_bias);
         } else {
           l.q = linear("q_proj", c.heads / t * hd, h, c.qkv_bias, &l.q_bias);
           l.k = linear("k_proj", c.kv_heads / t * hd, h, c.qkv_bias, &l.k_bias);
@@ -99,14 +108,18 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
       l.post_norm = norm("post_attention_layernorm");
       if (c.experts > 0) {
         const bool mixtral = MixtralNames(c);
-        const int64_t ei = c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
-        ScopeGuard s(b, mixtral ? "block_sparse_moe" : "mlp", c.classes + "SparseMoeBlock");
+        const int64_t ei =
+            c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+        ScopeGuard s(b, mixtral ? "block_sparse_moe" : "mlp",
+                     c.classes + "SparseMoeBlock");
         l.router = linear("gate", c.experts, h, false, &no_bias);
         {
           ScopeGuard list(b, "experts", "ModuleList");
           // NB: with expert parallelism, rank 0's experts / ep experts.
           for (int64_t e = 0; e < c.experts / c.ep; ++e) {
-            ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+            ScopeGuard expert(
+                b, std::to_string(e),
+                mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
             std::array<Ref, 3> w3;
             if (mixtral) {
               w3[0] = linear("w1", ei, h, false, &no_bias);
@@ -123,9 +136,12 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         if (c.shared_intermediate > 0) {
           {
             ScopeGuard e(b, "shared_expert", c.classes + "MLP");
-            l.shared_gate = linear("gate_proj", c.shared_intermediate, h, false, &no_bias);
-            l.shared_up = linear("up_proj", c.shared_intermediate, h, false, &no_bias);
-            l.shared_down = linear("down_proj", h, c.shared_intermediate, false, &no_bias);
+            l.shared_gate =
+                linear("gate_proj", c.shared_intermediate, h, false, &no_bias);
+            l.shared_up =
+                linear("up_proj", c.shared_intermediate, h, false, &no_bias);
+            l.shared_down =
+                linear("down_proj", h, c.shared_intermediate, false, &no_bias);
           }
           l.shared_scale = linear("shared_expert_gate", 1, h, false, &no_bias);
         }
@@ -135,12 +151,16 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
       {
         ScopeGuard s(b, "mlp", c.classes + "MLP");
         if (c.fused) {
-          l.gate = linear("gate_up_proj", 2 * c.intermediate, h, c.mlp_bias, &l.gate_bias);
+          l.gate = linear("gate_up_proj", 2 * c.intermediate, h, c.mlp_bias,
+                          &l.gate_bias);
         } else {
-          l.gate = linear("gate_proj", c.intermediate / t, h, c.mlp_bias, &l.gate_bias);
-          l.up = linear("up_proj", c.intermediate / t, h, c.mlp_bias, &l.up_bias);
+          l.gate = linear("gate_proj", c.intermediate / t, h, c.mlp_bias,
+                          &l.gate_bias);
+          l.up =
+              linear("up_proj", c.intermediate / t, h, c.mlp_bias, &l.up_bias);
         }
-        l.down = linear("down_proj", h, c.intermediate / t, c.mlp_bias, &l.down_bias);
+        l.down = linear("down_proj", h, c.intermediate / t, c.mlp_bias,
+                        &l.down_bias);
       }
       if (c.sandwich) {
         l.pre_ff_norm = norm("pre_feedforward_layernorm");
@@ -151,7 +171,8 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   }
   w.norm = norm("norm");
   model.reset();
-  w.lm_head = DeclareLmHead(b, "lm_head", w.embed, c.tie, c.vocab / t, h, c.dtype);
+  w.lm_head =
+      DeclareLmHead(b, "lm_head", w.embed, c.tie, c.vocab / t, h, c.dtype);
   return w;
 }
 
@@ -167,7 +188,8 @@ struct NormOut {
 // LlamaRMSNorm: input_dtype = x.dtype; xf = x.to(float32);
 // variance = xf.pow(2).mean(-1, keepdim=True); xf = xf * rsqrt(variance + eps);
 // weight * xf.to(input_dtype).
-// GemmaRMSNorm instead: xf = x.float(); xf * rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+// GemmaRMSNorm instead: xf = x.float(); xf * rsqrt(xf.pow(2).mean(-1,
+// keepdim=True) + eps)
 // * (1.0 + weight.float()), then type_as(x) (the weight applied in float32).
 NormOut RmsNorm(GraphBuilder& b, const LlamaConfig& c, Ref weight, Ref x) {
   Ref xf = b.ToDtype(x, DType::kFloat32);
@@ -186,22 +208,25 @@ struct Rope {
   Ref cos, sin;
 };
 
-// cos and sin tables [T, hd] from arange: inv_freq = 1 / base^(arange(0, hd, 2) / hd),
-// freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs), computed in
-// float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)).
+// cos and sin tables [T, hd] from arange: inv_freq = 1 / base^(arange(0, hd, 2)
+// / hd), freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs), computed
+// in float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)).
 Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
   const int64_t hd = HeadDim(c);
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
   ar = b.Div(b.ToDtype(ar, DType::kFloat32), b.ScalarTensorInt(hd));
-  Ref base = b.Detach(b.ToDevice(b.ScalarTensor(c.rope_base, DType::kFloat32), "cpu", DType::kFloat32));
-  Ref inv_freq = b.Mul(b.Reciprocal(b.PowTensor(base, ar)), b.ScalarTensor(1.0));
+  Ref base = b.Detach(b.ToDevice(b.ScalarTensor(c.rope_base, DType::kFloat32),
+                                 "cpu", DType::kFloat32));
+  Ref inv_freq =
+      b.Mul(b.Reciprocal(b.PowTensor(base, ar)), b.ScalarTensor(1.0));
   Ref pos = b.Arange(t, Arg::ScalarType(DType::kFloat32));
   Ref freqs = b.Outer(pos, inv_freq);
   Ref emb = b.Cat(b.TensorList({freqs, freqs}), -1);
   return {b.ToDtype(b.Cos(emb), c.dtype), b.ToDtype(b.Sin(emb), c.dtype)};
 }
 
-// x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[..., h:], x[..., :h]).
+// x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[..., h:], x[...,
+// :h]).
 Ref ApplyRope(GraphBuilder& b, const Rope& rope, Ref x) {
   Ref x_cos = b.Mul(x, rope.cos);
   Ref half = b.FloorDivide(b.NumToTensor(b.Size(x, 3)), b.ScalarTensorInt(2));
@@ -220,28 +245,32 @@ bool Sp(const LlamaConfig& c) { return c.sp && c.tp > 1; }
 // sp, reduce-scattered to this rank's S/t of the sequence.
 Ref AllReduceIf(GraphBuilder& b, const LlamaConfig& c, Ref partial) {
   if (c.tp == 1) return partial;
-  return Sp(c) ? b.Op1("torchcost::reduce_scatter", "", {{"self", partial}, {"world", c.tp}})
+  return Sp(c) ? b.Op1("torchcost::reduce_scatter", "",
+                       {{"self", partial}, {"world", c.tp}})
                : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
 }
 
-// A column-parallel linear: with sp, on the sequence-parallel shard (rules/distributed.yaml).
+// A column-parallel linear: with sp, on the sequence-parallel shard
+// (rules/distributed.yaml).
 Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight) {
-  return Sp(c) ? b.Op1("torchcost::sp_linear", "", {{"input", x}, {"weight", weight}, {"world", c.tp}})
+  return Sp(c) ? b.Op1("torchcost::sp_linear", "",
+                       {{"input", x}, {"weight", weight}, {"world", c.tp}})
                : b.Linear(x, weight);
 }
 
 // The sdpa and flash cores (Hugging Face's sdpa_attention_forward,
 // transformers src/transformers/integrations/sdpa_attention.py at
 // 00c238bd242b4c6ddfb2c17d4573174ec2daaec8, and _flash_attention_forward,
-// src/transformers/modeling_flash_attention_utils.py at 7713be1e51fbf31eb2c5eb27624369e08af29243):
-// q [B, H, T, hd], k and v [B, Hk, T, hd] after RoPE; returns [B, T, H, hd].
-// NB: sdpa models torch >= 2.5: without a mask, grouped K/V go in as they are
-// (enable_gqa=True); with the sliding-window mask, repeat_kv first. flash
-// takes [B, T, H, hd] views (transpose(1, 2)) and grouped K/V natively.
-// `window` is this layer's (0: none). NB: Gemma-2's soft-capping is not applied
-// here: Hugging Face's sdpa path drops it, flash-attn applies it inside the kernel.
-Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref window_mask, int64_t window,
-              bool decode) {
+// src/transformers/modeling_flash_attention_utils.py at
+// 7713be1e51fbf31eb2c5eb27624369e08af29243): q [B, H, T, hd], k and v [B, Hk,
+// T, hd] after RoPE; returns [B, T, H, hd]. NB: sdpa models torch >= 2.5:
+// without a mask, grouped K/V go in as they are (enable_gqa=True); with the
+// sliding-window mask, repeat_kv first. flash takes [B, T, H, hd] views
+// (transpose(1, 2)) and grouped K/V natively. `window` is this layer's (0:
+// none). NB: Gemma-2's soft-capping is not applied here: Hugging Face's sdpa
+// path drops it, flash-attn applies it inside the kernel.
+Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v,
+              Ref window_mask, int64_t window, bool decode) {
   if (decode && c.attn != "flash") {
     // NB: one query: sdpa_attention_forward's is_causal is query.shape[2] > 1
     // (false), and no mask (every cached key visible; the sliding window's
@@ -249,11 +278,13 @@ Ref FusedCore(GraphBuilder& b, const LlamaConfig& c, Ref q, Ref k, Ref v, Ref wi
     return b.Transpose(Sdpa(b, q, k, v, Arg::None(), 0.0, false, true), 1, 2);
   }
   if (c.attn == "flash") {
-    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2), b.Transpose(v, 1, 2), 0.0, true, window);
+    return FlashAttnFunc(b, b.Transpose(q, 1, 2), b.Transpose(k, 1, 2),
+                         b.Transpose(v, 1, 2), 0.0, true, window);
   }
   const int64_t rep = c.heads / c.kv_heads;
-  Ref y = window > 0 ? Sdpa(b, q, RepeatKv(b, k, rep), RepeatKv(b, v, rep), window_mask, 0.0, false, false)
-                       : Sdpa(b, q, k, v, Arg::None(), 0.0, true, true);
+  Ref y = window > 0 ? Sdpa(b, q, RepeatKv(b, k, rep), RepeatKv(b, v, rep),
+                            window_mask, 0.0, false, false)
+                     : Sdpa(b, q, k, v, Arg::None(), 0.0, true, true);
   // NB: no copy: PyTorch's flash and memory-efficient kernels return a
   // transposed view of a [B, T, H, hd] buffer, so transpose(1, 2).contiguous()
   // returns it as is (the math backend copies one [B, T, H, hd]: not modelled).
@@ -266,28 +297,33 @@ Ref SoftCap(GraphBuilder& b, Ref x, double cap) {
   return b.Mul(t, b.ScalarTensor(cap));
 }
 
-// This layer's sliding window: Gemma-2 windows the even layers only (is_sliding = not layer_idx % 2).
+// This layer's sliding window: Gemma-2 windows the even layers only (is_sliding
+// = not layer_idx % 2).
 int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
   return c.alternate_window && layer % 2 != 0 ? 0 : c.window;
 }
 
-Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window,
-              GenState* gen) {
+Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
+              Ref window_mask, int64_t window, GenState* gen) {
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
-  auto heads_view = [&](Ref y, int64_t heads) { return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2); };
+  auto heads_view = [&](Ref y, int64_t heads) {
+    return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
+  };
   auto project = [&](const char* name, Ref weight, Ref bias, int64_t heads) {
     Ref y;
     {
       ScopeGuard s(b, name, "Linear");
-      y = bias.id >= 0 && !Sp(c) ? b.Linear(x, weight, bias) : ColumnLinear(b, c, x, weight);
+      y = bias.id >= 0 && !Sp(c) ? b.Linear(x, weight, bias)
+                                 : ColumnLinear(b, c, x, weight);
     }
     if (Sp(c)) t = b.Size(y, 1);  // The gathered sequence.
     return heads_view(y, heads);
   };
   Ref q, k, v;
   if (c.fused) {
-    // Phi3Attention: qkv = qkv_proj(x); q, k, v = qkv[..., :qpos], qkv[..., qpos:qpos + kv], qkv[..., qpos + kv:].
+    // Phi3Attention: qkv = qkv_proj(x); q, k, v = qkv[..., :qpos], qkv[...,
+    // qpos:qpos + kv], qkv[..., qpos + kv:].
     Ref qkv;
     {
       ScopeGuard s(b, "qkv_proj", "Linear");
@@ -311,7 +347,8 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     v = CacheUpdate(b, *gen, v);
   }
   if (c.attn != "eager") {
-    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window, decode), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window, decode),
+                      b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
     return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
@@ -319,29 +356,42 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   const int64_t rep = c.heads / c.kv_heads;
   k = RepeatKv(b, k, rep);
   v = RepeatKv(b, v, rep);
-  // NB: Llama divides by sqrt(hd); Qwen2, Gemma and Phi-3 multiply by hd**-0.5 (one elementwise op either way).
-  // Gemma-2 multiplies by query_pre_attn_scalar**-0.5, then soft-caps.
+  // NB: Llama divides by sqrt(hd); Qwen2, Gemma and Phi-3 multiply by hd**-0.5
+  // (one elementwise op either way). Gemma-2 multiplies by
+  // query_pre_attn_scalar**-0.5, then soft-caps.
   Ref att = b.Matmul(q, b.Transpose(k, 2, 3));
-  att = c.query_scalar > 0 ? b.Mul(att, b.ScalarTensor(std::pow(c.query_scalar, -0.5)))
-                           : b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
+  att = c.query_scalar > 0
+            ? b.Mul(att, b.ScalarTensor(std::pow(c.query_scalar, -0.5)))
+            : b.Div(att, b.ScalarTensor(std::sqrt(static_cast<double>(hd))));
   if (c.attn_softcap > 0) att = SoftCap(b, att, c.attn_softcap);
   if (decode) {
-    // NB: one query sees every cached key: the additive mask (zeros) is left out.
-    att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), c.dtype);
-    Ref y = b.Reshape(b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2)), b.IntList({bsz, t, c.heads / c.tp * hd}));
+    // NB: one query sees every cached key: the additive mask (zeros) is left
+    // out.
+    att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)),
+                    c.dtype);
+    Ref y = b.Reshape(b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2)),
+                      b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
     return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
-  // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min, dtype).triu(1).
-  Ref mask = b.Triu(b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
-  // Sliding window: keys at or before q - window are masked too (tril(-window)).
+  // Additive causal mask in the compute dtype: full((T, T), finfo(dtype).min,
+  // dtype).triu(1).
+  Ref mask = b.Triu(
+      b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)),
+      1);
+  // Sliding window: keys at or before q - window are masked too
+  // (tril(-window)).
   if (window > 0) {
-    Ref low = b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
-    mask = b.Add(mask, b.Op1("aten::tril", "", {{"self", low}, {"diagonal", -window}}));
+    Ref low =
+        b.Full(b.IntList({t, t}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype));
+    mask = b.Add(
+        mask, b.Op1("aten::tril", "", {{"self", low}, {"diagonal", -window}}));
   }
   att = b.Add(att, mask);
-  // NB: the eager softmax's fp32 island: softmax(att, dim=-1, dtype=float32).to(query.dtype).
-  att = b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), c.dtype);
+  // NB: the eager softmax's fp32 island: softmax(att, dim=-1,
+  // dtype=float32).to(query.dtype).
+  att =
+      b.ToDtype(b.Softmax(att, -1, Arg::ScalarType(DType::kFloat32)), c.dtype);
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
   y = b.Reshape(y, b.IntList({bsz, t, c.heads / c.tp * hd}));
   ScopeGuard s(b, "o_proj", "Linear");
@@ -355,11 +405,12 @@ Ref Act(GraphBuilder& b, const LlamaConfig& c, Ref x) {
   return b.Silu(x);
 }
 
-// down(act(gate(x)) * up(x)); fused (Phi3MLP): gate, up = gate_up_proj(x).chunk(2, -1);
-// down(up * act(gate)).
+// down(act(gate(x)) * up(x)); fused (Phi3MLP): gate, up =
+// gate_up_proj(x).chunk(2, -1); down(up * act(gate)).
 Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   auto linear = [&](Ref in, Ref weight, Ref bias) {
-    return bias.id >= 0 && !Sp(c) ? b.Linear(in, weight, bias) : ColumnLinear(b, c, in, weight);
+    return bias.id >= 0 && !Sp(c) ? b.Linear(in, weight, bias)
+                                  : ColumnLinear(b, c, in, weight);
   };
   if (c.fused) {
     Ref gu;
@@ -387,8 +438,10 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   return AllReduceIf(b, c, b.Linear(h, l.down, BiasArg(l.down_bias)));
 }
 
-// One expert's gated MLP on x: down(act(gate(x)) * up(x)), scoped by the names the reference uses.
-Ref ExpertMlp(GraphBuilder& b, const LlamaConfig& c, const std::array<Ref, 3>& w, Ref x, bool mixtral) {
+// One expert's gated MLP on x: down(act(gate(x)) * up(x)), scoped by the names
+// the reference uses.
+Ref ExpertMlp(GraphBuilder& b, const LlamaConfig& c,
+              const std::array<Ref, 3>& w, Ref x, bool mixtral) {
   Ref gate, up;
   {
     ScopeGuard s(b, mixtral ? "w1" : "gate_proj", "Linear");
@@ -404,7 +457,8 @@ Ref ExpertMlp(GraphBuilder& b, const LlamaConfig& c, const std::array<Ref, 3>& w
   return b.Linear(h, w[2]);
 }
 
-// The decimal fraction p / q that `v` is written as (up to 6 decimals), reduced.
+// The decimal fraction p / q that `v` is written as (up to 6 decimals),
+// reduced.
 std::pair<int64_t, int64_t> Fraction(double v) {
   int64_t q = 1000000, p = std::llround(v * static_cast<double>(q));
   const int64_t g = std::gcd(p, q);
@@ -414,18 +468,26 @@ std::pair<int64_t, int64_t> Fraction(double v) {
 // The rows one rank routes to expert `e` (a graph int of `tokens` rows):
 // balanced routing's share, then Megatron-core's capacity (get_capacity:
 // ceil(tokens * top_k / experts * c)) caps it, or sets it when padded.
-Ref ExpertRows(GraphBuilder& b, const LlamaConfig& c, Ref tokens, int64_t e, bool decode) {
+Ref ExpertRows(GraphBuilder& b, const LlamaConfig& c, Ref tokens, int64_t e,
+               bool decode) {
   const int64_t k = c.top_k, n = c.experts;
   Ref assigned = b.Mul(b.NumToTensor(tokens), b.ScalarTensorInt(k));
-  // Dealt one by one (decode): expert e gets (tokens * k + n - 1 - e) // n; else (tokens * k) // n.
-  Ref routed = decode ? b.FloorDivide(b.Add(assigned, b.ScalarTensorInt(n - 1 - e)), b.ScalarTensorInt(n))
-                      : b.FloorDivide(assigned, b.ScalarTensorInt(n));
+  // Dealt one by one (decode): expert e gets (tokens * k + n - 1 - e) // n;
+  // else (tokens * k) // n.
+  Ref routed =
+      decode ? b.FloorDivide(b.Add(assigned, b.ScalarTensorInt(n - 1 - e)),
+                             b.ScalarTensorInt(n))
+             : b.FloorDivide(assigned, b.ScalarTensorInt(n));
   if (c.capacity_factor > 0) {
-    // ceil(tokens * k * p / (n * q)) = (tokens * k * p + n * q - 1) // (n * q), with c = p / q.
+    // ceil(tokens * k * p / (n * q)) = (tokens * k * p + n * q - 1) // (n * q),
+    // with c = p / q.
     const auto [p, q] = Fraction(c.capacity_factor);
-    Ref capacity = b.FloorDivide(b.Add(b.Mul(assigned, b.ScalarTensorInt(p)), b.ScalarTensorInt(n * q - 1)),
+    Ref capacity = b.FloorDivide(b.Add(b.Mul(assigned, b.ScalarTensorInt(p)),
+                                       b.ScalarTensorInt(n * q - 1)),
                                  b.ScalarTensorInt(n * q));
-    routed = c.pad_to_capacity ? capacity : b.Op1("aten::minimum", "", {{"self", routed}, {"other", capacity}});
+    routed = c.pad_to_capacity ? capacity
+                               : b.Op1("aten::minimum", "",
+                                       {{"self", routed}, {"other", capacity}});
   }
   return b.IntOf(routed);
 }
@@ -438,13 +500,14 @@ Ref ExpertRows(GraphBuilder& b, const LlamaConfig& c, Ref tokens, int64_t e, boo
 // (routing_weights[top_x, idx, None]) and index_add_-ed into a zero [B*S, h];
 // Qwen2-MoE adds sigmoid(shared_expert_gate(x)) * shared_expert(x).
 // NB: the one_hot expert mask and torch.where's index computation (integer
-// bookkeeping, data-dependent) are left out: the token indices are arange(n), their slots 0.
-// With ep > 1, Megatron-core's all-to-all dispatcher instead: the rank's
-// experts * n routed rows gathered (permute), all-to-all-ed to the experts'
-// ranks, each local expert on its ep * n received rows (a slice), their
-// outputs concatenated, all-to-all-ed back, scaled by the routing weights and
-// index_add_-ed (unpermute).
-Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, bool decode) {
+// bookkeeping, data-dependent) are left out: the token indices are arange(n),
+// their slots 0. With ep > 1, Megatron-core's all-to-all dispatcher instead:
+// the rank's experts * n routed rows gathered (permute), all-to-all-ed to the
+// experts' ranks, each local expert on its ep * n received rows (a slice),
+// their outputs concatenated, all-to-all-ed back, scaled by the routing weights
+// and index_add_-ed (unpermute).
+Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
+             bool decode) {
   const bool mixtral = MixtralNames(c);
   Ref bsz = b.Size(x, 0), seq = b.Size(x, 1);
   Ref x2 = b.View(x, b.IntList({-1, c.hidden}));
@@ -454,28 +517,43 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, 
     logits = b.Linear(x2, l.router);
   }
   Ref rw = b.Softmax(logits, 1, Arg::ScalarType(DType::kFloat32));
-  std::vector<Ref> top = b.Op("aten::topk", "", {{"self", rw}, {"k", c.top_k}, {"dim", -1}, {"largest", true},
-                                                 {"sorted", true}}, 2);
+  std::vector<Ref> top = b.Op("aten::topk", "",
+                              {{"self", rw},
+                               {"k", c.top_k},
+                               {"dim", -1},
+                               {"largest", true},
+                               {"sorted", true}},
+                              2);
   rw = top[0];
   if (c.norm_topk) {
-    Ref sum = b.Op1("aten::sum", "dim_IntList", {{"self", rw}, {"dim", b.IntList({-1})}, {"keepdim", true},
-                                                 {"dtype", Arg::None()}});
+    Ref sum = b.Op1("aten::sum", "dim_IntList",
+                    {{"self", rw},
+                     {"dim", b.IntList({-1})},
+                     {"keepdim", true},
+                     {"dtype", Arg::None()}});
     rw = b.Op1("aten::div_", "Tensor", {{"self", rw}, {"other", sum}});
   }
   rw = b.ToDtype(rw, c.dtype);
   Ref tokens = b.Size(x2, 0);
-  Ref final_states = b.Op1("aten::zeros", "", {{"size", b.IntList({tokens, c.hidden})}, {"dtype", Arg::ScalarType(c.dtype)},
-                                               {"layout", Arg::None()}, {"device", Arg::Device("cpu")},
-                                               {"pin_memory", false}});
+  Ref final_states = b.Op1("aten::zeros", "",
+                           {{"size", b.IntList({tokens, c.hidden})},
+                            {"dtype", Arg::ScalarType(c.dtype)},
+                            {"layout", Arg::None()},
+                            {"device", Arg::Device("cpu")},
+                            {"pin_memory", false}});
   Ref n;  // Rows per expert, the same for every expert unless decoding.
   if (!decode) n = ExpertRows(b, c, tokens, 0, false);
   if (c.ep > 1) {
-    // Sent: experts * n rows; each local expert receives n from each of the ep ranks.
+    // Sent: experts * n rows; each local expert receives n from each of the ep
+    // ranks.
     Ref sent = b.IntOf(b.Mul(b.NumToTensor(n), b.ScalarTensorInt(c.experts)));
     Ref rows = b.IntOf(b.Mul(b.NumToTensor(n), b.ScalarTensorInt(c.ep)));
     Ref order = b.Arange(sent, Arg::ScalarType(DType::kInt64));
-    Ref permuted = b.Op1("aten::index_select", "", {{"self", x2}, {"dim", 0}, {"index", order}});
-    Ref received = b.Op1("torchcost::all_to_all", "", {{"self", permuted}, {"world", c.ep}, {"purpose", "dispatch"}});
+    Ref permuted = b.Op1("aten::index_select", "",
+                         {{"self", x2}, {"dim", 0}, {"index", order}});
+    Ref received =
+        b.Op1("torchcost::all_to_all", "",
+              {{"self", permuted}, {"world", c.ep}, {"purpose", "dispatch"}});
     std::vector<Ref> outs;
     {
       ScopeGuard list(b, "experts", "ModuleList");
@@ -483,41 +561,67 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, 
         Ref start = b.IntOf(b.Mul(b.NumToTensor(rows), b.ScalarTensorInt(e)));
         Ref end = b.IntOf(b.Mul(b.NumToTensor(rows), b.ScalarTensorInt(e + 1)));
         Ref current = b.Slice(received, 0, start, end);
-        ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+        ScopeGuard expert(
+            b, std::to_string(e),
+            mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
         outs.push_back(ExpertMlp(b, c, l.experts[e], current, mixtral));
       }
     }
     Ref combined = b.Op1("torchcost::all_to_all", "",
-                         {{"self", b.Cat(b.TensorList(outs), 0)}, {"world", c.ep}, {"purpose", "combine"}});
-    Ref weight = b.Op1("aten::index_select", "", {{"self", b.Reshape(rw, b.IntList({-1}))}, {"dim", 0}, {"index", order}});
+                         {{"self", b.Cat(b.TensorList(outs), 0)},
+                          {"world", c.ep},
+                          {"purpose", "combine"}});
+    Ref weight = b.Op1("aten::index_select", "",
+                       {{"self", b.Reshape(rw, b.IntList({-1}))},
+                        {"dim", 0},
+                        {"index", order}});
     Ref y = b.Mul(combined, b.Unsqueeze(weight, -1));
-    final_states = b.Op1("aten::index_add_", "", {{"self", final_states}, {"dim", 0}, {"index", order},
-                                                  {"source", y}, {"alpha", 1}});
+    final_states = b.Op1("aten::index_add_", "",
+                         {{"self", final_states},
+                          {"dim", 0},
+                          {"index", order},
+                          {"source", y},
+                          {"alpha", 1}});
   } else {
     ScopeGuard list(b, "experts", "ModuleList");
     for (int64_t e = 0; e < c.experts; ++e) {
       Ref rows = decode ? ExpertRows(b, c, tokens, e, true) : n;
       Ref top_x = b.Arange(rows, Arg::ScalarType(DType::kInt64));
-      // The top-k slot of each token (the reference's idx, values in [0, top_k)).
-      Ref slot = b.Op1("aten::zeros", "", {{"size", b.IntList({rows})}, {"dtype", Arg::ScalarType(DType::kInt64)},
-                                           {"layout", Arg::None()}, {"device", Arg::None()}, {"pin_memory", Arg::None()}});
-      Ref current = b.Op1("aten::index_select", "", {{"self", x2}, {"dim", 0}, {"index", top_x}});
+      // The top-k slot of each token (the reference's idx, values in [0,
+      // top_k)).
+      Ref slot = b.Op1("aten::zeros", "",
+                       {{"size", b.IntList({rows})},
+                        {"dtype", Arg::ScalarType(DType::kInt64)},
+                        {"layout", Arg::None()},
+                        {"device", Arg::None()},
+                        {"pin_memory", Arg::None()}});
+      Ref current = b.Op1("aten::index_select", "",
+                          {{"self", x2}, {"dim", 0}, {"index", top_x}});
       Ref y;
       {
-        ScopeGuard expert(b, std::to_string(e), mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
+        ScopeGuard expert(
+            b, std::to_string(e),
+            mixtral ? "MixtralBlockSparseTop2MLP" : c.classes + "MLP");
         y = ExpertMlp(b, c, l.experts[e], current, mixtral);
       }
-      Ref weight = b.Op1("aten::index", "Tensor", {{"self", rw}, {"indices", b.TensorList({top_x, slot})}});
+      Ref weight =
+          b.Op1("aten::index", "Tensor",
+                {{"self", rw}, {"indices", b.TensorList({top_x, slot})}});
       y = b.Mul(y, b.Unsqueeze(weight, -1));
-      final_states = b.Op1("aten::index_add_", "", {{"self", final_states}, {"dim", 0}, {"index", top_x},
-                                                    {"source", y}, {"alpha", 1}});
+      final_states = b.Op1("aten::index_add_", "",
+                           {{"self", final_states},
+                            {"dim", 0},
+                            {"index", top_x},
+                            {"source", y},
+                            {"alpha", 1}});
     }
   }
   if (c.shared_intermediate > 0) {
     Ref shared;
     {
       ScopeGuard e(b, "shared_expert", c.classes + "MLP");
-      shared = ExpertMlp(b, c, {l.shared_gate, l.shared_up, l.shared_down}, x2, false);
+      shared = ExpertMlp(b, c, {l.shared_gate, l.shared_up, l.shared_down}, x2,
+                         false);
     }
     Ref scale;
     {
@@ -530,9 +634,10 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, 
   return b.Reshape(final_states, b.IntList({bsz, seq, c.hidden}));
 }
 
-// Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))), then
-// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
-Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window, GenState* gen) {
+// Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))),
+// then x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
+Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
+          Ref window_mask, int64_t window, GenState* gen) {
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
@@ -569,7 +674,8 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
     n = RmsNorm(b, c, l.post_norm, x);
   }
   if (c.experts > 0) {
-    ScopeGuard s(b, MixtralNames(c) ? "block_sparse_moe" : "mlp", c.classes + "SparseMoeBlock");
+    ScopeGuard s(b, MixtralNames(c) ? "block_sparse_moe" : "mlp",
+                 c.classes + "SparseMoeBlock");
     h = MoeBlock(b, c, l, n.out, gen != nullptr && gen->decode);
   } else {
     ScopeGuard s(b, "mlp", c.classes + "MLP");
@@ -580,10 +686,12 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref
 
 // The Refs a layer's nodes read from its weights, in one order for every layer.
 std::vector<Ref> LayerRefs(const LlamaLayer& l) {
-  std::vector<Ref> refs = {l.input_norm, l.q,       l.k,      l.v,      l.o,          l.post_norm,
-                           l.gate,       l.up,      l.down,   l.pre_ff_norm, l.post_ff_norm, l.q_bias,
-                           l.k_bias,     l.v_bias,  l.o_bias, l.gate_bias,   l.up_bias,      l.down_bias,
-                           l.router,     l.shared_gate, l.shared_up, l.shared_down, l.shared_scale};
+  std::vector<Ref> refs = {
+      l.input_norm,   l.q,           l.k,           l.v,      l.o,
+      l.post_norm,    l.gate,        l.up,          l.down,   l.pre_ff_norm,
+      l.post_ff_norm, l.q_bias,      l.k_bias,      l.v_bias, l.o_bias,
+      l.gate_bias,    l.up_bias,     l.down_bias,   l.router, l.shared_gate,
+      l.shared_up,    l.shared_down, l.shared_scale};
   for (const auto& e : l.experts) refs.insert(refs.end(), e.begin(), e.end());
   return refs;
 }
@@ -594,15 +702,17 @@ struct LayerTemplate {
   GraphBuilder::Recording recording;
   std::vector<Ref> weights;  // LayerRefs of its layer.
   Ref input, output;
-  size_t first_past = 0;     // Its pasts: gen->pasts[first_past, first_past + pasts).
+  // Its pasts: gen->pasts[first_past, first_past + pasts).
+  size_t first_past = 0;
   size_t pasts = 0;
-  std::vector<Ref> caches;   // What it added to gen->caches.
+  std::vector<Ref> caches;  // What it added to gen->caches.
 };
 
 // Block(b, c, l, x, ...), built by Block for the first layer with `window`
 // (recorded in `templates`) and copied from it for the others.
-Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x, Ref window_mask, int64_t window,
-              GenState* gen, std::vector<LayerTemplate>& templates) {
+Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
+              Ref window_mask, int64_t window, GenState* gen,
+              std::vector<LayerTemplate>& templates) {
   const LayerTemplate* t = nullptr;
   for (const LayerTemplate& candidate : templates) {
     if (candidate.window == window) t = &candidate;
@@ -619,7 +729,9 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     made.recording = b.StopRecording();
     if (gen != nullptr) {
       made.pasts = gen->next_past - made.first_past;
-      made.caches.assign(gen->caches.begin() + static_cast<std::ptrdiff_t>(first_cache), gen->caches.end());
+      made.caches.assign(
+          gen->caches.begin() + static_cast<std::ptrdiff_t>(first_cache),
+          gen->caches.end());
     }
     made.weights = std::move(weights);
     templates.push_back(std::move(made));
@@ -628,13 +740,17 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   // The template's input, weights and pasts read this layer's.
   std::vector<std::pair<int, int>> inputs = {{t->input.id, x.id}};
   for (size_t i = 0; i < weights.size(); ++i) {
-    if (t->weights[i].id >= 0) inputs.emplace_back(t->weights[i].id, weights[i].id);
+    if (t->weights[i].id >= 0)
+      inputs.emplace_back(t->weights[i].id, weights[i].id);
   }
   for (size_t i = 0; i < t->pasts; ++i) {
-    inputs.emplace_back(gen->pasts[t->first_past + i].id, gen->pasts[gen->next_past + i].id);
+    inputs.emplace_back(gen->pasts[t->first_past + i].id,
+                        gen->pasts[gen->next_past + i].id);
   }
   const std::vector<int> ids = b.Replay(t->recording, inputs);
-  auto copy = [&](Ref r) { return Ref{ids.at(r.id - t->recording.first_value)}; };
+  auto copy = [&](Ref r) {
+    return Ref{ids.at(r.id - t->recording.first_value)};
+  };
   if (gen != nullptr) {
     gen->next_past += t->pasts;
     for (Ref cache : t->caches) gen->caches.push_back(copy(cache));
@@ -645,7 +761,8 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
 }  // namespace
 
 Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
-  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary (build/megatron.h).
+  // NB: with tp > 1 the graph is built on Megatron's padded vocabulary
+  // (build/megatron.h).
   LlamaConfig c = config;
   Validator v("llama");
   v.Positive("layers", c.layers);
@@ -657,67 +774,90 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Positive("vocab", c.vocab);
   if (c.head_dim == 0) v.Divides("heads", c.heads, "hidden", c.hidden);
   v.Require(c.head_dim >= 0 && c.head_dim < kMaxConfigInt,
-            "head_dim=" + std::to_string(c.head_dim) + " must be >= 0 (0: hidden / heads)");
+            "head_dim=" + std::to_string(c.head_dim) +
+                " must be >= 0 (0: hidden / heads)");
   v.Divides("kv_heads", c.kv_heads, "heads", c.heads);
   v.Positive("tp", c.tp);
   v.Divides("tp", c.tp, "kv_heads", c.kv_heads);
   v.Divides("tp", c.tp, "intermediate", c.intermediate);
   v.Positive("make_vocab_size_divisible_by", c.vocab_multiple);
-  v.Require(c.heads <= 0 || c.head_dim > 0 || c.hidden % c.heads != 0 || (c.hidden / c.heads) % 2 == 0,
-            "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
-                " must be even (RoPE rotates pairs)");
-  v.Require(c.head_dim % 2 == 0, "head_dim=" + std::to_string(c.head_dim) + " must be even (RoPE rotates pairs)");
+  v.Require(
+      c.heads <= 0 || c.head_dim > 0 || c.hidden % c.heads != 0 ||
+          (c.hidden / c.heads) % 2 == 0,
+      "hidden/heads=" + std::to_string(c.heads > 0 ? c.hidden / c.heads : 0) +
+          " must be even (RoPE rotates pairs)");
+  v.Require(c.head_dim % 2 == 0, "head_dim=" + std::to_string(c.head_dim) +
+                                     " must be even (RoPE rotates pairs)");
   v.Require(c.act == "silu" || c.act == "gelu_tanh" || c.act == "gelu",
             "act=" + c.act + " must be silu, gelu_tanh or gelu");
   // NB: Megatron's splits of biased row-parallel layers, of fused projections
   // and of biases under sequence parallelism are not modelled.
   v.Require(c.tp == 1 || !(c.o_bias || c.mlp_bias || c.fused),
-            "tp=" + std::to_string(c.tp) + " needs no o_bias, mlp_bias or fused projections");
-  v.Require(!(c.sp && c.tp > 1 && c.qkv_bias), "sp=true with tp > 1 needs qkv_bias=false");
+            "tp=" + std::to_string(c.tp) +
+                " needs no o_bias, mlp_bias or fused projections");
+  v.Require(!(c.sp && c.tp > 1 && c.qkv_bias),
+            "sp=true with tp > 1 needs qkv_bias=false");
   v.Require(!c.classes.empty(), "classes must not be empty");
-  v.Require(c.experts >= 0 && c.experts <= 4096, "experts=" + std::to_string(c.experts) + " must be in [0, 4096]");
+  v.Require(c.experts >= 0 && c.experts <= 4096,
+            "experts=" + std::to_string(c.experts) + " must be in [0, 4096]");
   v.Require(c.experts == 0 || (c.top_k >= 1 && c.top_k <= c.experts),
-            "top_k=" + std::to_string(c.top_k) + " must be in [1, experts=" + std::to_string(c.experts) + "]");
+            "top_k=" + std::to_string(c.top_k) +
+                " must be in [1, experts=" + std::to_string(c.experts) + "]");
   v.Require(c.expert_intermediate >= 0 && c.expert_intermediate < kMaxConfigInt,
-            "expert_intermediate=" + std::to_string(c.expert_intermediate) + " must be >= 0");
+            "expert_intermediate=" + std::to_string(c.expert_intermediate) +
+                " must be >= 0");
   v.Require(c.shared_intermediate >= 0 && c.shared_intermediate < kMaxConfigInt,
-            "shared_intermediate=" + std::to_string(c.shared_intermediate) + " must be >= 0");
-  v.Require(c.experts == 0 || (c.tp == 1 && !c.fused), "experts need tp=1 and no fused projections");
-  v.Require(c.capacity_factor >= 0 && c.capacity_factor <= 1e6 && std::isfinite(c.capacity_factor),
+            "shared_intermediate=" + std::to_string(c.shared_intermediate) +
+                " must be >= 0");
+  v.Require(c.experts == 0 || (c.tp == 1 && !c.fused),
+            "experts need tp=1 and no fused projections");
+  v.Require(c.capacity_factor >= 0 && c.capacity_factor <= 1e6 &&
+                std::isfinite(c.capacity_factor),
             "capacity_factor must be in [0, 1e6] (0: no capacity)");
   v.Require(c.capacity_factor == 0 || std::llround(c.capacity_factor * 1e6) > 0,
             "capacity_factor must be 0 or at least 1e-6");
-  v.Require(!c.pad_to_capacity || c.capacity_factor > 0, "pad_to_capacity=true needs capacity_factor > 0");
-  v.Require(c.ep >= 1 && c.ep <= 4096, "ep=" + std::to_string(c.ep) + " must be in [1, 4096]");
+  v.Require(!c.pad_to_capacity || c.capacity_factor > 0,
+            "pad_to_capacity=true needs capacity_factor > 0");
+  v.Require(c.ep >= 1 && c.ep <= 4096,
+            "ep=" + std::to_string(c.ep) + " must be in [1, 4096]");
   v.Require(c.ep == 1 || (c.experts > 0 && c.experts % c.ep == 0),
-            "ep=" + std::to_string(c.ep) + " must divide experts=" + std::to_string(c.experts));
+            "ep=" + std::to_string(c.ep) +
+                " must divide experts=" + std::to_string(c.experts));
   v.Require(c.ep == 1 || c.phase.empty(), "phase=" + c.phase + " needs ep=1");
   v.PositiveFloat("eps", c.eps);
   v.PositiveFloat("rope_base", c.rope_base);
-  v.Require(c.attn_softcap >= 0 && std::isfinite(c.attn_softcap), "attn_softcap must be >= 0 (0: none)");
-  v.Require(c.logit_softcap >= 0 && std::isfinite(c.logit_softcap), "logit_softcap must be >= 0 (0: none)");
-  v.Require(c.query_scalar >= 0 && std::isfinite(c.query_scalar), "query_scalar must be >= 0 (0: sqrt(head_dim))");
+  v.Require(c.attn_softcap >= 0 && std::isfinite(c.attn_softcap),
+            "attn_softcap must be >= 0 (0: none)");
+  v.Require(c.logit_softcap >= 0 && std::isfinite(c.logit_softcap),
+            "logit_softcap must be >= 0 (0: none)");
+  v.Require(c.query_scalar >= 0 && std::isfinite(c.query_scalar),
+            "query_scalar must be >= 0 (0: sqrt(head_dim))");
   v.Require(!c.sandwich || c.experts == 0, "sandwich norms need experts=0");
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
-            "window=" + std::to_string(c.window) + " must be >= 0 (0: no sliding window)");
+            "window=" + std::to_string(c.window) +
+                " must be >= 0 (0: no sliding window)");
   v.ComputeDType("dtype", c.dtype);
   GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
-  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp), "phase=" + c.phase + " needs tp=1");
+  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp),
+            "phase=" + c.phase + " needs tp=1");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
-  GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)" : c.classes + " (builder)");
+  GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)"
+                                                 : c.classes + " (builder)");
   const bool generating = !c.phase.empty();
-  Ref idx = b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
+  Ref idx =
+      b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   if (gen.decode) {
     // The cache before the last decode step: S + T - 2 tokens (the prompt and
     // all new tokens but the last two), or the sliding window's window - 1.
     std::vector<std::string> pasts = FullPasts(c.layers);
     for (int64_t i = 0; i < c.layers; ++i) {
       const int64_t window = LayerWindow(c, i);
-      if (window > 0) pasts[i] = "min(S+T-2, " + std::to_string(window - 1) + ")";
+      if (window > 0)
+        pasts[i] = "min(S+T-2, " + std::to_string(window - 1) + ")";
     }
     DeclarePasts(b, gen, c.kv_heads, HeadDim(c), pasts);
   }
@@ -727,12 +867,17 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   Ref x;
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
-    // NB: Megatron's masking of ids outside the rank's vocabulary range is left out.
+    // NB: Megatron's masking of ids outside the rank's vocabulary range is left
+    // out.
     x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
   }
-  // GemmaModel: hidden_states * torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype).
-  if (c.gemma) x = b.Mul(x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
-  // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S] (sdpa only).
+  // GemmaModel: hidden_states * torch.tensor(hidden_size**0.5,
+  // dtype=hidden_states.dtype).
+  if (c.gemma)
+    x = b.Mul(
+        x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
+  // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S]
+  // (sdpa only).
   Ref window_mask;
   if (c.window > 0 && c.attn == "sdpa" && !gen.decode) {
     Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
@@ -747,7 +892,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     std::vector<LayerTemplate> templates;
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = BlockOnce(b, c, w.layers[i], x, window_mask, LayerWindow(c, i), generating ? &gen : nullptr, templates);
+      x = BlockOnce(b, c, w.layers[i], x, window_mask, LayerWindow(c, i),
+                    generating ? &gen : nullptr, templates);
     }
   }
   {
@@ -765,43 +911,64 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   b.Output(x);
   OutputCaches(b, gen);
-  b.DefaultLoss("causal_lm");  // Hugging Face's causal-LM loss (src/training/loss.cc).
+  // Hugging Face's causal-LM loss (src/training/loss.cc).
+  b.DefaultLoss("causal_lm");
   BuiltModel m = b.Finish();
   if (c.experts > 0) {
-    // (experts - top_k) experts per layer, each 3 * hidden * expert_intermediate.
-    const int64_t ei = c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+    // (experts - top_k) experts per layer, each 3 * hidden *
+    // expert_intermediate.
+    const int64_t ei =
+        c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
     // NB: with ep > 1 the graph holds experts / ep of them: params is one
     // rank's, params - inactive_params still the whole model's active count,
-    // so inactive_params is layers x (experts / ep - top_k) experts (negative if top_k > experts / ep).
-    m.inactive_params = c.layers * (c.experts / c.ep - c.top_k) * 3 * c.hidden * ei;
-    const std::string e = std::to_string(c.experts), k = std::to_string(c.top_k);
-    m.notes.push_back("experts: balanced routing: each of the " + e + " experts computes on (B*S*" + k + ") // " + e +
-                      " tokens" +
-                      (c.phase == "decode" ? "; decoding, the B*" + k + " assignments dealt one by one: expert i gets (B*" +
-                                                 k + " + " + std::to_string(c.experts - 1) + " - i) // " + e
-                                           : ""));
+    // so inactive_params is layers x (experts / ep - top_k) experts (negative
+    // if top_k > experts / ep).
+    m.inactive_params =
+        c.layers * (c.experts / c.ep - c.top_k) * 3 * c.hidden * ei;
+    const std::string e = std::to_string(c.experts),
+                      k = std::to_string(c.top_k);
+    m.notes.push_back(
+        "experts: balanced routing: each of the " + e +
+        " experts computes on (B*S*" + k + ") // " + e + " tokens" +
+        (c.phase == "decode"
+             ? "; decoding, the B*" + k +
+                   " assignments dealt one by one: expert i gets (B*" + k +
+                   " + " + std::to_string(c.experts - 1) + " - i) // " + e
+             : ""));
     if (c.capacity_factor > 0) {
       std::string cf = std::to_string(c.capacity_factor);
       cf.erase(cf.find_last_not_of('0') + 1);
       if (cf.back() == '.') cf.pop_back();
-      m.notes.push_back("experts: capacity_factor=" + cf + ": capacity = ceil(tokens*" + k + "/" + e + "*" + cf +
-                        ") per expert per rank (Megatron-core get_capacity); " +
-                        (c.pad_to_capacity ? "every expert computes on capacity rows (padded)"
-                                           : "an expert computes on min(its routed tokens, capacity)") +
-                        "; dropped per expert: max(0, routed - capacity), none under balanced routing when "
-                        "capacity_factor >= 1");
+      m.notes.push_back(
+          "experts: capacity_factor=" + cf + ": capacity = ceil(tokens*" + k +
+          "/" + e + "*" + cf +
+          ") per expert per rank (Megatron-core get_capacity); " +
+          (c.pad_to_capacity
+               ? "every expert computes on capacity rows (padded)"
+               : "an expert computes on min(its routed tokens, capacity)") +
+          "; dropped per expert: max(0, routed - capacity), none under "
+          "balanced routing when "
+          "capacity_factor >= 1");
     }
     if (c.ep > 1) {
-      m.notes.push_back("experts: ep=" + std::to_string(c.ep) + ": this rank holds " + std::to_string(c.experts / c.ep) +
-                        " of the " + e + " experts (params, gradients, optimizer states); attention, router and "
-                        "norms replicated; tokens dispatched and combined by all-to-all (expert_parallel in JSON)");
+      m.notes.push_back("experts: ep=" + std::to_string(c.ep) +
+                        ": this rank holds " +
+                        std::to_string(c.experts / c.ep) + " of the " + e +
+                        " experts (params, gradients, optimizer states); "
+                        "attention, router and "
+                        "norms replicated; tokens dispatched and combined by "
+                        "all-to-all (expert_parallel in JSON)");
     }
   }
-  if (c.vocab != config.vocab) m.notes.push_back(PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
+  if (c.vocab != config.vocab)
+    m.notes.push_back(
+        PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
-  if (generating) m.default_loss.clear();  // A generation phase runs under no_grad.
+  // A generation phase runs under no_grad.
+  if (generating) m.default_loss.clear();
   if (generating) {
-    for (int64_t i = 0; i < c.layers; ++i) m.cache_windows.insert(m.cache_windows.end(), 2, LayerWindow(c, i));
+    for (int64_t i = 0; i < c.layers; ++i)
+      m.cache_windows.insert(m.cache_windows.end(), 2, LayerWindow(c, i));
   }
   return m;
 }

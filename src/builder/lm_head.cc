@@ -3,8 +3,8 @@
 
 namespace torchcost::build {
 
-Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding, bool tie, int64_t vocab,
-                  int64_t hidden, DType dtype) {
+Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
+                  bool tie, int64_t vocab, int64_t hidden, DType dtype) {
   ScopeGuard s(b, name, "Linear");
   if (!tie) return b.Param(b.Qualify("weight"), {vocab, hidden}, dtype);
   b.Alias(embedding, b.Qualify("weight"));  // Tied: one storage, two names.

@@ -15,8 +15,8 @@ namespace torchcost::build {
 // weight it reads: with `tie`, the parameter `embedding` reads, under the
 // further name `name`.weight (one storage, two names); else its own
 // [vocab, hidden] parameter `name`.weight of `dtype`.
-Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding, bool tie, int64_t vocab,
-                  int64_t hidden, DType dtype);
+Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
+                  bool tie, int64_t vocab, int64_t hidden, DType dtype);
 
 }  // namespace torchcost::build
 

@@ -8,13 +8,15 @@
 
 namespace torchcost::build {
 
-// Megatron's default make_vocab_size_divisible_by (megatron/training/arguments.py).
+// Megatron's default make_vocab_size_divisible_by
+// (megatron/training/arguments.py).
 inline constexpr int64_t kMegatronVocabMultiple = 128;
 
 // The note of a family given sp=true at tp=1 (megatron/training/arguments.py
 // disables sequence parallelism then).
 inline constexpr const char* kSpOffNote =
-    "sp=true has no effect at tp=1 (Megatron turns sequence parallelism off without tensor parallelism)";
+    "sp=true has no effect at tp=1 (Megatron turns sequence parallelism off "
+    "without tensor parallelism)";
 
 // Returns the vocabulary one tensor-parallel group of `tp` ranks holds:
 // `vocab` itself for tp = 1 (Hugging Face's models are not padded), else
@@ -24,7 +26,8 @@ int64_t PaddedVocab(int64_t vocab, int64_t multiple, int64_t tp);
 
 // Returns the note a family adds when it pads: "vocab 50257 padded to 51200
 // (...)", or "" when `padded` == `vocab`.
-std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple, int64_t tp);
+std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
+                            int64_t tp);
 
 }  // namespace torchcost::build
 

@@ -41,20 +41,32 @@ struct Preset {
 //   released configs (11008 and 13824, 32000); full multi-head attention
 //   (kv_heads = heads), as LLaMA 1 and Llama 2 7B/13B.
 // vit-b-16: Dosovitskiy et al. 2021, Table 1 (ViT-Base: 12 layers, hidden 768,
-//   MLP 3072, 12 heads), patch 16 at 224x224, 1000 classes (torchvision vit_b_16).
-// resnet50: He et al. 2016, Table 1, 224x224, 1000 classes (torchvision resnet50).
+//   MLP 3072, 12 heads), patch 16 at 224x224, 1000 classes (torchvision
+//   vit_b_16).
+// resnet50: He et al. 2016, Table 1, 224x224, 1000 classes (torchvision
+// resnet50).
 constexpr Preset kPresets[] = {
     {"gpt2", "gpt2", "layers=12,hidden=768,heads=12,vocab=50257,context=1024"},
-    {"gpt2-medium", "gpt2", "layers=24,hidden=1024,heads=16,vocab=50257,context=1024"},
-    {"gpt2-large", "gpt2", "layers=36,hidden=1280,heads=20,vocab=50257,context=1024"},
-    {"gpt2-xl", "gpt2", "layers=48,hidden=1600,heads=25,vocab=50257,context=1024"},
-    {"llama-7b-like", "llama", "layers=32,hidden=4096,heads=32,kv_heads=32,intermediate=11008,vocab=32000"},
-    {"llama-13b-like", "llama", "layers=40,hidden=5120,heads=40,kv_heads=40,intermediate=13824,vocab=32000"},
-    {"vit-b-16", "vit", "image_size=224,patch=16,layers=12,hidden=768,heads=12,mlp=3072,classes=1000"},
+    {"gpt2-medium", "gpt2",
+     "layers=24,hidden=1024,heads=16,vocab=50257,context=1024"},
+    {"gpt2-large", "gpt2",
+     "layers=36,hidden=1280,heads=20,vocab=50257,context=1024"},
+    {"gpt2-xl", "gpt2",
+     "layers=48,hidden=1600,heads=25,vocab=50257,context=1024"},
+    {"llama-7b-like", "llama",
+     "layers=32,hidden=4096,heads=32,kv_heads=32,intermediate=11008,vocab="
+     "32000"},
+    {"llama-13b-like", "llama",
+     "layers=40,hidden=5120,heads=40,kv_heads=40,intermediate=13824,vocab="
+     "32000"},
+    {"vit-b-16", "vit",
+     "image_size=224,patch=16,layers=12,hidden=768,heads=12,mlp=3072,classes="
+     "1000"},
     {"resnet50", "resnet", "depth=50,classes=1000,image_size=224"},
 };
 
-constexpr const char* kFamilies[] = {"gpt2", "llama", "gpt_neox", "bert", "t5", "vit", "resnet"};
+constexpr const char* kFamilies[] = {"gpt2", "llama", "gpt_neox", "bert",
+                                     "t5",   "vit",   "resnet"};
 
 // Configs live here while a family is being built.
 struct Configs {
@@ -207,19 +219,27 @@ Family MakeFamily(const std::string& family, Configs& c) {
             [&v] { return BuildVit(v); }};
   }
   ResnetConfig& r = c.resnet;
-  return {{{"depth", &r.depth}, {"classes", &r.classes}, {"image_size", &r.image_size}, {"width", &r.width}, {"dtype", &r.dtype},
-           {"blocks", &r.blocks}, {"block", &r.block}, {"kernels", &r.kernels}},
+  return {{{"depth", &r.depth},
+           {"classes", &r.classes},
+           {"image_size", &r.image_size},
+           {"width", &r.width},
+           {"dtype", &r.dtype},
+           {"blocks", &r.blocks},
+           {"block", &r.block},
+           {"kernels", &r.kernels}},
           [&r] { return BuildResnet(r); }};
 }
 
 std::string KeyList(const Family& f) {
   std::string s;
-  for (const Key& k : f.keys) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  for (const Key& k : f.keys)
+    s += (s.empty() ? "" : ", ") + std::string(k.name);
   return s;
 }
 
 // Applies "key=value,..." to the family's config.
-Status ApplyConfig(const std::string& family, Family& f, const std::string& text) {
+Status ApplyConfig(const std::string& family, Family& f,
+                   const std::string& text) {
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -229,14 +249,16 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("BuildNamedModel.config '" + item + "': expected KEY=VALUE");
+      return Status::InvalidArgument("BuildNamedModel.config '" + item +
+                                     "': expected KEY=VALUE");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const Key* found = nullptr;
     for (const Key& k : f.keys) {
       if (key == k.name) found = &k;
     }
     if (!found) {
-      return Status::InvalidArgument("BuildNamedModel.config: unknown key '" + key + "' for family " + family +
+      return Status::InvalidArgument("BuildNamedModel.config: unknown key '" +
+                                     key + "' for family " + family +
                                      "; keys: " + KeyList(f));
     }
     const char* begin = value.data();
@@ -245,24 +267,32 @@ Status ApplyConfig(const std::string& family, Family& f, const std::string& text
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(begin, end, v);
       if (value.empty() || ec != std::errc() || ptr != end)
-        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value " + NotAnInteger(value));
+        return Status::InvalidArgument("BuildNamedModel.config " + item +
+                                       ": value " + NotAnInteger(value));
       **ip = v;
     } else if (auto* sp = std::get_if<std::string*>(&found->field)) {
       **sp = value;  // Checked by the family's builder.
     } else if (auto* bp = std::get_if<bool*>(&found->field)) {
       if (value != "true" && value != "false")
-        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not true or false");
+        return Status::InvalidArgument("BuildNamedModel.config " + item +
+                                       ": value '" + value +
+                                       "' is not true or false");
       **bp = value == "true";
     } else if (auto* dp = std::get_if<DType*>(&found->field)) {
       Result<DType> d = ParseDType(value);
-      if (!d.ok() || (*d != DType::kFloat32 && *d != DType::kBFloat16 && *d != DType::kFloat16))
-        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not fp32, bf16 or fp16");
+      if (!d.ok() || (*d != DType::kFloat32 && *d != DType::kBFloat16 &&
+                      *d != DType::kFloat16))
+        return Status::InvalidArgument("BuildNamedModel.config " + item +
+                                       ": value '" + value +
+                                       "' is not fp32, bf16 or fp16");
       **dp = *d;
     } else {
       char* stop = nullptr;
       const double v = std::strtod(value.c_str(), &stop);
       if (value.empty() || stop != value.c_str() + value.size())
-        return Status::InvalidArgument("BuildNamedModel.config " + item + ": value '" + value + "' is not a number");
+        return Status::InvalidArgument("BuildNamedModel.config " + item +
+                                       ": value '" + value +
+                                       "' is not a number");
       *std::get<double*>(found->field) = v;
     }
   }
@@ -281,8 +311,8 @@ namespace {
 
 // The family of `name` (a family or preset), its config with the preset and
 // `config` applied, and its keys.
-Status ResolveFamily(const std::string& name, const std::string& config, Configs& configs, std::string& family,
-                     Family& f) {
+Status ResolveFamily(const std::string& name, const std::string& config,
+                     Configs& configs, std::string& family, Family& f) {
   std::string preset_config;
   for (const char* known : kFamilies) {
     if (name == known) family = known;
@@ -295,8 +325,11 @@ Status ResolveFamily(const std::string& name, const std::string& config, Configs
   }
   if (family.empty()) {
     std::string names;
-    for (const std::string& n : ModelNames()) names += (names.empty() ? "" : ", ") + n;
-    return Status::InvalidArgument("BuildNamedModel.name '" + name + "': unknown family or preset; known: " + names);
+    for (const std::string& n : ModelNames())
+      names += (names.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument(
+        "BuildNamedModel.name '" + name +
+        "': unknown family or preset; known: " + names);
   }
   f = MakeFamily(family, configs);
   if (Status s = ApplyConfig(family, f, preset_config); !s.ok()) return s;
@@ -308,33 +341,40 @@ std::string ValueText(const Key& k) {
   if (auto* ip = std::get_if<int64_t*>(&k.field)) return std::to_string(**ip);
   if (auto* sp = std::get_if<std::string*>(&k.field)) return **sp;
   if (auto* bp = std::get_if<bool*>(&k.field)) return **bp ? "true" : "false";
-  if (auto* dp = std::get_if<DType*>(&k.field)) return std::string(DTypeName(**dp));
+  if (auto* dp = std::get_if<DType*>(&k.field))
+    return std::string(DTypeName(**dp));
   // NB: shortest text that reads back as the same double.
   char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), *std::get<double*>(k.field));
+  auto [end, ec] =
+      std::to_chars(buf, buf + sizeof(buf), *std::get<double*>(k.field));
   return ec == std::errc() ? std::string(buf, end) : std::string();
 }
 
 }  // namespace
 
-Result<BuiltModel> BuildNamedModel(const std::string& name, const std::string& config) {
+Result<BuiltModel> BuildNamedModel(const std::string& name,
+                                   const std::string& config) {
   if (IsHfConfigPath(name)) return BuildHfConfig(name, config);
   Configs configs;
   std::string family;
   Family f;
-  if (Status s = ResolveFamily(name, config, configs, family, f); !s.ok()) return s;
+  if (Status s = ResolveFamily(name, config, configs, family, f); !s.ok())
+    return s;
   return f.build();
 }
 
-Result<NamedConfig> ResolveNamedConfig(const std::string& name, const std::string& config) {
+Result<NamedConfig> ResolveNamedConfig(const std::string& name,
+                                       const std::string& config) {
   if (IsHfConfigPath(name)) {
-    return Status::InvalidArgument("ResolveNamedConfig.name '" + name +
-                                   "': a config.json has its own keys, not a family's");
+    return Status::InvalidArgument(
+        "ResolveNamedConfig.name '" + name +
+        "': a config.json has its own keys, not a family's");
   }
   Configs configs;
   NamedConfig out;
   Family f;
-  if (Status s = ResolveFamily(name, config, configs, out.family, f); !s.ok()) return s;
+  if (Status s = ResolveFamily(name, config, configs, out.family, f); !s.ok())
+    return s;
   for (const Key& k : f.keys) out.values.emplace_back(k.name, ValueText(k));
   return out;
 }

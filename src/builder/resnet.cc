@@ -25,15 +25,33 @@ struct ResBlock {
   int64_t stride = 1;
 };
 
-// Blocks per stage (He et al. 2016, Table 1) and whether the block is a Bottleneck.
-bool StagePlan(int64_t depth, std::array<int64_t, 4>& blocks, bool& bottleneck) {
+// Blocks per stage (He et al. 2016, Table 1) and whether the block is a
+// Bottleneck.
+bool StagePlan(int64_t depth, std::array<int64_t, 4>& blocks,
+               bool& bottleneck) {
   switch (depth) {
-    case 18: blocks = {2, 2, 2, 2}; bottleneck = false; return true;
-    case 34: blocks = {3, 4, 6, 3}; bottleneck = false; return true;
-    case 50: blocks = {3, 4, 6, 3}; bottleneck = true; return true;
-    case 101: blocks = {3, 4, 23, 3}; bottleneck = true; return true;
-    case 152: blocks = {3, 8, 36, 3}; bottleneck = true; return true;
-    default: return false;
+    case 18:
+      blocks = {2, 2, 2, 2};
+      bottleneck = false;
+      return true;
+    case 34:
+      blocks = {3, 4, 6, 3};
+      bottleneck = false;
+      return true;
+    case 50:
+      blocks = {3, 4, 6, 3};
+      bottleneck = true;
+      return true;
+    case 101:
+      blocks = {3, 4, 23, 3};
+      bottleneck = true;
+      return true;
+    case 152:
+      blocks = {3, 8, 36, 3};
+      bottleneck = true;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -41,7 +59,8 @@ bool StagePlan(int64_t depth, std::array<int64_t, 4>& blocks, bool& bottleneck) 
 struct Tables {
   GraphBuilder& b;
   DType dtype;
-  std::vector<std::pair<std::string, int64_t>> bn_buffers;  // (qualified module path, channels)
+  // (qualified module path, channels)
+  std::vector<std::pair<std::string, int64_t>> bn_buffers;
 
   Ref Conv(const char* name, int64_t out, int64_t in, int64_t k) {
     ScopeGuard s(b, name, "Conv2d");
@@ -55,12 +74,13 @@ struct Tables {
   }
 };
 
-Ref ConvBnForward(GraphBuilder& b, const ConvBn& cb, const char* conv, const char* bn, Ref x, int64_t k,
-                  int64_t stride) {
+Ref ConvBnForward(GraphBuilder& b, const ConvBn& cb, const char* conv,
+                  const char* bn, Ref x, int64_t k, int64_t stride) {
   const int64_t pad = k / 2;
   {
     ScopeGuard s(b, conv, "Conv2d");
-    x = b.Convolution(x, cb.conv, Arg::None(), {stride, stride}, {pad, pad}, {1, 1}, 1);
+    x = b.Convolution(x, cb.conv, Arg::None(), {stride, stride}, {pad, pad},
+                      {1, 1}, 1);
   }
   ScopeGuard s(b, bn, "BatchNorm2d");
   return b.BatchNorm(x, cb.bn_w, cb.bn_b, cb.mean, cb.var, 0.1, 1e-5);
@@ -72,15 +92,19 @@ Ref Relu(GraphBuilder& b, Ref x) {
 }
 
 // Parses "v1:v2:v3:v4", each an integer in [lo, hi]; false if it is not.
-bool ParseStageList(const std::string& text, int64_t lo, int64_t hi, std::array<int64_t, 4>& out) {
+bool ParseStageList(const std::string& text, int64_t lo, int64_t hi,
+                    std::array<int64_t, 4>& out) {
   size_t start = 0;
   for (int stage = 0; stage < 4; ++stage) {
     const size_t colon = std::min(text.find(':', start), text.size());
     const std::string item = text.substr(start, colon - start);
-    if (item.empty() || item.size() >= 10 || !std::all_of(item.begin(), item.end(), ::isdigit)) return false;
+    if (item.empty() || item.size() >= 10 ||
+        !std::all_of(item.begin(), item.end(), ::isdigit))
+      return false;
     out[stage] = std::stoll(item);
     if (out[stage] < lo || out[stage] > hi) return false;
-    if ((colon == text.size()) != (stage == 3)) return false;  // Exactly four items.
+    // Exactly four items.
+    if ((colon == text.size()) != (stage == 3)) return false;
     start = colon + 1;
   }
   return true;
@@ -94,22 +118,28 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   bool bottleneck = false;
   Validator v("resnet");
   v.Require(StagePlan(c.depth, blocks, bottleneck),
-            "depth=" + std::to_string(c.depth) + " must be one of 18, 34, 50, 101, 152");
+            "depth=" + std::to_string(c.depth) +
+                " must be one of 18, 34, 50, 101, 152");
   if (!c.blocks.empty()) {
-    // blocks=n1:n2:n3:n4 replaces the plan's block counts (torchvision's ResNet(block, layers)).
+    // blocks=n1:n2:n3:n4 replaces the plan's block counts (torchvision's
+    // ResNet(block, layers)).
     v.Require(ParseStageList(c.blocks, 1, kMaxLayers, blocks),
-              "blocks=" + c.blocks + " must be four block counts n1:n2:n3:n4, each in [1, " +
+              "blocks=" + c.blocks +
+                  " must be four block counts n1:n2:n3:n4, each in [1, " +
                   std::to_string(kMaxLayers) + "]");
   }
   if (!c.block.empty()) {
-    v.Require(c.block == "basic" || c.block == "bottleneck", "block=" + c.block + " must be basic or bottleneck");
+    v.Require(c.block == "basic" || c.block == "bottleneck",
+              "block=" + c.block + " must be basic or bottleneck");
     bottleneck = c.block == "bottleneck";
   }
   if (!c.kernels.empty()) {
     constexpr int64_t kMaxKernel = 31;
     v.Require(ParseStageList(c.kernels, 1, kMaxKernel, kernels) &&
-                  std::all_of(kernels.begin(), kernels.end(), [](int64_t k) { return k % 2 == 1; }),
-              "kernels=" + c.kernels + " must be four odd kernel sizes k1:k2:k3:k4, each in [1, " +
+                  std::all_of(kernels.begin(), kernels.end(),
+                              [](int64_t k) { return k % 2 == 1; }),
+              "kernels=" + c.kernels +
+                  " must be four odd kernel sizes k1:k2:k3:k4, each in [1, " +
                   std::to_string(kMaxKernel) + "]");
   }
   v.Positive("classes", c.classes);
@@ -205,11 +235,14 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
       Ref identity = x, out;
       if (bottleneck) {
         out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, 1, 1));
-        out = Relu(b, ConvBnForward(b, r.convs[1], "conv2", "bn2", out, kernels[stage], r.stride));
+        out = Relu(b, ConvBnForward(b, r.convs[1], "conv2", "bn2", out,
+                                    kernels[stage], r.stride));
         out = ConvBnForward(b, r.convs[2], "conv3", "bn3", out, 1, 1);
       } else {
-        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x, kernels[stage], r.stride));
-        out = ConvBnForward(b, r.convs[1], "conv2", "bn2", out, kernels[stage], 1);
+        out = Relu(b, ConvBnForward(b, r.convs[0], "conv1", "bn1", x,
+                                    kernels[stage], r.stride));
+        out = ConvBnForward(b, r.convs[1], "conv2", "bn2", out, kernels[stage],
+                            1);
       }
       if (r.has_downsample) {
         ScopeGuard ds(b, "downsample", "Sequential");
@@ -229,7 +262,8 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
     x = b.Linear(x, fc_w, fc_b);
   }
   b.Output(x);
-  b.DefaultLoss("cross_entropy");  // An image classifier's loss over classes (src/training/loss.cc).
+  // An image classifier's loss over classes (src/training/loss.cc).
+  b.DefaultLoss("cross_entropy");
   return b.Finish();
 }
 

@@ -16,7 +16,9 @@ namespace torchcost::build {
 namespace {
 
 struct T5AttnWeights {
-  Ref q, k, v, o, bias;  // bias: relative_attention_bias [buckets, heads] (first layer's self-attention).
+  // bias: relative_attention_bias [buckets, heads] (first layer's
+  // self-attention).
+  Ref q, k, v, o, bias;
 };
 
 struct T5BlockWeights {
@@ -30,9 +32,12 @@ struct T5Weights {
   std::vector<T5BlockWeights> encoder, decoder;
 };
 
-int64_t DecoderLayers(const T5Config& c) { return c.decoder_layers > 0 ? c.decoder_layers : c.layers; }
+int64_t DecoderLayers(const T5Config& c) {
+  return c.decoder_layers > 0 ? c.decoder_layers : c.layers;
+}
 
-// Declares modules and parameters in registration order (shared, encoder, decoder, lm_head).
+// Declares modules and parameters in registration order (shared, encoder,
+// decoder, lm_head).
 T5Weights Declare(GraphBuilder& b, const T5Config& c) {
   const int64_t d = c.d_model, inner = c.heads * c.d_kv;
   T5Weights w;
@@ -64,7 +69,8 @@ T5Weights Declare(GraphBuilder& b, const T5Config& c) {
   for (const bool decoder : {false, true}) {
     ScopeGuard stack(b, decoder ? "decoder" : "encoder", "T5Stack");
     { ScopeGuard s(b, "embed_tokens", "Embedding"); }
-    b.Alias(w.shared, b.Qualify("embed_tokens.weight"));  // T5Stack(config, self.shared): one module.
+    // T5Stack(config, self.shared): one module.
+    b.Alias(w.shared, b.Qualify("embed_tokens.weight"));
     {
       ScopeGuard list(b, "block", "ModuleList");
       const int64_t layers = decoder ? DecoderLayers(c) : c.layers;
@@ -86,7 +92,8 @@ T5Weights Declare(GraphBuilder& b, const T5Config& c) {
         }
         ScopeGuard l(b, decoder ? "2" : "1", "T5LayerFF");
         {
-          ScopeGuard ff(b, "DenseReluDense", c.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
+          ScopeGuard ff(b, "DenseReluDense",
+                        c.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
           if (c.gated) {
             bw.wi = linear("wi_0", c.d_ff, d);
             bw.wi_1 = linear("wi_1", c.d_ff, d);
@@ -113,16 +120,17 @@ Ref Dropout(GraphBuilder& b, Ref x, double p, const char* scope = "dropout") {
   return b.Dropout(x, p);
 }
 
-// What T5LayerNorm's trace yields: the output, and the value the residual reads.
-// NB: as llama.cc's RmsNorm: in float32 x.to(float32) is x itself and the
-// tracer stands its output for x, so the residual and the product read it.
+// What T5LayerNorm's trace yields: the output, and the value the residual
+// reads. NB: as llama.cc's RmsNorm: in float32 x.to(float32) is x itself and
+// the tracer stands its output for x, so the residual and the product read it.
 struct NormOut {
   Ref out, residual;
 };
 
 // T5LayerNorm: variance = x.to(float32).pow(2).mean(-1, keepdim=True);
 // x = x * rsqrt(variance + eps); x.to(weight.dtype) when half; weight * x.
-NormOut LayerNorm(GraphBuilder& b, const T5Config& c, const char* name, Ref weight, Ref x) {
+NormOut LayerNorm(GraphBuilder& b, const T5Config& c, const char* name,
+                  Ref weight, Ref x) {
   ScopeGuard s(b, name, "T5LayerNorm");
   Ref xf = b.ToDtype(x, DType::kFloat32);
   Ref var = b.MeanDim(b.PowScalar(xf, 2), b.IntList({-1}), /*keepdim=*/true);
@@ -133,52 +141,85 @@ NormOut LayerNorm(GraphBuilder& b, const T5Config& c, const char* name, Ref weig
   return {b.Mul(weight, h), fp32 ? xf : x};
 }
 
-// (1.0 - ones(B, n)[:, None, None, :].to(dtype)) * finfo(dtype).min: the additive
-// [B, 1, 1, n] mask of get_extended_attention_mask / invert_attention_mask.
+// (1.0 - ones(B, n)[:, None, None, :].to(dtype)) * finfo(dtype).min: the
+// additive [B, 1, 1, n] mask of get_extended_attention_mask /
+// invert_attention_mask.
 Ref PaddingMask(GraphBuilder& b, const T5Config& c, Ref bsz, Ref n) {
-  Ref ones = b.Op1("aten::ones", "", {{"size", b.IntList({bsz, n})}, {"dtype", Arg::None()}, {"layout", Arg::None()},
-                                      {"device", Arg::Device("cpu")}, {"pin_memory", false}});
-  Ref m = b.Slice(b.Unsqueeze(b.Unsqueeze(b.Slice(ones, 0, 0, kSliceToEnd), 1), 2), 3, 0, kSliceToEnd);
+  Ref ones = b.Op1("aten::ones", "",
+                   {{"size", b.IntList({bsz, n})},
+                    {"dtype", Arg::None()},
+                    {"layout", Arg::None()},
+                    {"device", Arg::Device("cpu")},
+                    {"pin_memory", false}});
+  Ref m =
+      b.Slice(b.Unsqueeze(b.Unsqueeze(b.Slice(ones, 0, 0, kSliceToEnd), 1), 2),
+              3, 0, kSliceToEnd);
   m = b.ToDtype(m, c.dtype);
-  m = b.Op1("aten::rsub", "Tensor", {{"self", m}, {"other", b.ScalarTensor(1.0)}, {"alpha", 1}});
+  m = b.Op1("aten::rsub", "Tensor",
+            {{"self", m}, {"other", b.ScalarTensor(1.0)}, {"alpha", 1}});
   return b.Mul(m, b.ScalarTensor(FinfoMin(c.dtype)));
 }
 
 // T5Attention._relative_position_bucket + compute_bias on [q, k] int64
-// positions; returns the bias [1, heads, q, k] (the embedding of the buckets, permuted).
-Ref ComputeBias(GraphBuilder& b, const T5Config& c, Ref table, Ref q_len, Ref k_len, bool decoder) {
-  Ref context = b.Unsqueeze(b.Slice(b.Arange(q_len, Arg::ScalarType(DType::kInt64)), 0, 0, kSliceToEnd), 1);
-  Ref memory = b.Slice(b.Unsqueeze(b.Arange(k_len, Arg::ScalarType(DType::kInt64)), 0), 1, 0, kSliceToEnd);
-  Ref rel = b.Op1("aten::sub", "Tensor", {{"self", memory}, {"other", context}, {"alpha", 1}});
+// positions; returns the bias [1, heads, q, k] (the embedding of the buckets,
+// permuted).
+Ref ComputeBias(GraphBuilder& b, const T5Config& c, Ref table, Ref q_len,
+                Ref k_len, bool decoder) {
+  Ref context =
+      b.Unsqueeze(b.Slice(b.Arange(q_len, Arg::ScalarType(DType::kInt64)), 0, 0,
+                          kSliceToEnd),
+                  1);
+  Ref memory =
+      b.Slice(b.Unsqueeze(b.Arange(k_len, Arg::ScalarType(DType::kInt64)), 0),
+              1, 0, kSliceToEnd);
+  Ref rel = b.Op1("aten::sub", "Tensor",
+                  {{"self", memory}, {"other", context}, {"alpha", 1}});
   int64_t buckets = c.buckets;
   Ref result;  // relative_buckets, 0 + ... for the bidirectional half.
   if (!decoder) {
     buckets /= 2;
-    Ref positive = b.ToDtype(b.Op1("aten::gt", "Scalar", {{"self", rel}, {"other", 0}}), DType::kInt64);
-    result = b.Add(b.Mul(positive, b.ScalarTensorInt(buckets)), b.ScalarTensorInt(0));
+    Ref positive =
+        b.ToDtype(b.Op1("aten::gt", "Scalar", {{"self", rel}, {"other", 0}}),
+                  DType::kInt64);
+    result = b.Add(b.Mul(positive, b.ScalarTensorInt(buckets)),
+                   b.ScalarTensorInt(0));
     rel = b.Op1("aten::abs", "", {{"self", rel}});
   } else {
-    Ref zeros = b.Op1("aten::zeros_like", "", {{"self", rel}, {"dtype", Arg::ScalarType(DType::kInt64)},
-                                               {"layout", 0}, {"device", Arg::Device("cpu")},
-                                               {"pin_memory", false}, {"memory_format", Arg::None()}});
+    Ref zeros = b.Op1("aten::zeros_like", "",
+                      {{"self", rel},
+                       {"dtype", Arg::ScalarType(DType::kInt64)},
+                       {"layout", 0},
+                       {"device", Arg::Device("cpu")},
+                       {"pin_memory", false},
+                       {"memory_format", Arg::None()}});
     rel = b.Neg(b.Op1("aten::min", "other", {{"self", rel}, {"other", zeros}}));
   }
   const int64_t max_exact = buckets / 2;
-  Ref is_small = b.Op1("aten::lt", "Scalar", {{"self", rel}, {"other", max_exact}});
-  // max_exact + (log(rel.float() / max_exact) / log(max_distance / max_exact) * (buckets - max_exact)).to(long)
-  Ref large = b.Div(b.ToDtype(rel, DType::kFloat32), b.ScalarTensorInt(max_exact));
+  Ref is_small =
+      b.Op1("aten::lt", "Scalar", {{"self", rel}, {"other", max_exact}});
+  // max_exact + (log(rel.float() / max_exact) / log(max_distance / max_exact) *
+  // (buckets - max_exact)).to(long)
+  Ref large =
+      b.Div(b.ToDtype(rel, DType::kFloat32), b.ScalarTensorInt(max_exact));
   large = b.Op1("aten::log", "", {{"self", large}});
-  large = b.Div(large, b.ScalarTensor(std::log(static_cast<double>(c.max_distance) / max_exact)));
-  large = b.ToDtype(b.Mul(large, b.ScalarTensorInt(buckets - max_exact)), DType::kInt64);
+  large = b.Div(large, b.ScalarTensor(std::log(
+                           static_cast<double>(c.max_distance) / max_exact)));
+  large = b.ToDtype(b.Mul(large, b.ScalarTensorInt(buckets - max_exact)),
+                    DType::kInt64);
   large = b.Add(large, b.ScalarTensorInt(max_exact));
-  Ref cap = b.Op1("aten::full_like", "", {{"self", large}, {"fill_value", buckets - 1},
-                                          {"dtype", Arg::ScalarType(DType::kInt64)}, {"layout", 0},
-                                          {"device", Arg::Device("cpu")}, {"pin_memory", false},
-                                          {"memory_format", Arg::None()}});
+  Ref cap = b.Op1("aten::full_like", "",
+                  {{"self", large},
+                   {"fill_value", buckets - 1},
+                   {"dtype", Arg::ScalarType(DType::kInt64)},
+                   {"layout", 0},
+                   {"device", Arg::Device("cpu")},
+                   {"pin_memory", false},
+                   {"memory_format", Arg::None()}});
   large = b.Op1("aten::min", "other", {{"self", large}, {"other", cap}});
   Ref chosen = b.Where(is_small, rel, large);
   result = decoder ? b.Add(chosen, b.ScalarTensorInt(0))
-                   : b.Op1("aten::add_", "Tensor", {{"self", result}, {"other", chosen}, {"alpha", 1}});
+                   : b.Op1("aten::add_", "Tensor",
+                           {{"self", result}, {"other", chosen}, {"alpha", 1}});
   Ref values;
   {
     ScopeGuard s(b, "relative_attention_bias", "Embedding");
@@ -188,11 +229,14 @@ Ref ComputeBias(GraphBuilder& b, const T5Config& c, Ref table, Ref q_len, Ref k_
 }
 
 // T5Attention.forward (eager): `bias` is the position bias of the stack's
-// first layer, reused by the others (an unset Ref in the first, which makes it).
-Ref Attention(GraphBuilder& b, const T5Config& c, const T5AttnWeights& w, Ref x, Ref kv, Ref mask, Ref* bias,
-              bool decoder) {
+// first layer, reused by the others (an unset Ref in the first, which makes
+// it).
+Ref Attention(GraphBuilder& b, const T5Config& c, const T5AttnWeights& w, Ref x,
+              Ref kv, Ref mask, Ref* bias, bool decoder) {
   Ref bsz = b.Size(x, 0), seq = b.Size(x, 1);
-  auto heads = [&](Ref y) { return b.Transpose(b.View(y, b.IntList({bsz, -1, c.heads, c.d_kv})), 1, 2); };
+  auto heads = [&](Ref y) {
+    return b.Transpose(b.View(y, b.IntList({bsz, -1, c.heads, c.d_kv})), 1, 2);
+  };
   auto linear = [&](const char* name, Ref in, Ref weight) {
     ScopeGuard s(b, name, "Linear");
     return b.Linear(in, weight);
@@ -208,26 +252,37 @@ Ref Attention(GraphBuilder& b, const T5Config& c, const T5AttnWeights& w, Ref x,
     Ref pb;
     if (w.bias.id >= 0) {
       pb = ComputeBias(b, c, w.bias, seq, key_len, decoder);
-      // position_bias[:, :, -seq_length:, :]. NB: the bias has seq_length rows (no cache), so the
-      // slice starts at 0; the trace's aten::neg of the length is kept (one FLOP), its value unused
-      // (the slice rule takes non-negative symbolic starts).
+      // position_bias[:, :, -seq_length:, :]. NB: the bias has seq_length rows
+      // (no cache), so the slice starts at 0; the trace's aten::neg of the
+      // length is kept (one FLOP), its value unused (the slice rule takes
+      // non-negative symbolic starts).
       b.IntOf(b.Neg(b.NumToTensor(seq)));
-      pb = b.Slice(b.Slice(b.Slice(b.Slice(pb, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd), 2, 0, kSliceToEnd), 3, 0,
-                   kSliceToEnd);
+      pb = b.Slice(
+          b.Slice(b.Slice(b.Slice(pb, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd), 2,
+                  0, kSliceToEnd),
+          3, 0, kSliceToEnd);
     } else {
-      pb = b.Op1("aten::zeros", "", {{"size", b.IntList({1, c.heads, seq, key_len})},
-                                     {"dtype", Arg::ScalarType(c.dtype)}, {"layout", Arg::None()},
-                                     {"device", Arg::Device("cpu")}, {"pin_memory", false}});
+      pb = b.Op1("aten::zeros", "",
+                 {{"size", b.IntList({1, c.heads, seq, key_len})},
+                  {"dtype", Arg::ScalarType(c.dtype)},
+                  {"layout", Arg::None()},
+                  {"device", Arg::Device("cpu")},
+                  {"pin_memory", false}});
     }
-    Ref m = b.Slice(b.Slice(b.Slice(b.Slice(mask, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd), 2, 0, kSliceToEnd), 3, 0,
-                    b.Size(k, 2));
+    Ref m = b.Slice(
+        b.Slice(b.Slice(b.Slice(mask, 0, 0, kSliceToEnd), 1, 0, kSliceToEnd), 2,
+                0, kSliceToEnd),
+        3, 0, b.Size(k, 2));
     *bias = b.Add(pb, m);
   }
-  scores = b.Op1("aten::add_", "Tensor", {{"self", scores}, {"other", *bias}, {"alpha", 1}});
-  // softmax(scores.float(), dim=-1).type_as(scores): in float32 the float() output stands for scores.
+  scores = b.Op1("aten::add_", "Tensor",
+                 {{"self", scores}, {"other", *bias}, {"alpha", 1}});
+  // softmax(scores.float(), dim=-1).type_as(scores): in float32 the float()
+  // output stands for scores.
   Ref sf = b.ToDtype(scores, DType::kFloat32);
-  Ref att = b.Op1("aten::type_as", "", {{"self", b.Softmax(sf, -1)},
-                                        {"other", c.dtype == DType::kFloat32 ? sf : scores}});
+  Ref att = b.Op1("aten::type_as", "",
+                  {{"self", b.Softmax(sf, -1)},
+                   {"other", c.dtype == DType::kFloat32 ? sf : scores}});
   att = b.Dropout(att, c.dropout);
   Ref y = b.Contiguous(b.Transpose(b.Matmul(att, v), 1, 2));
   y = b.View(y, b.IntList({bsz, -1, c.heads * c.d_kv}));
@@ -235,11 +290,13 @@ Ref Attention(GraphBuilder& b, const T5Config& c, const T5AttnWeights& w, Ref x,
 }
 
 // T5LayerFF: x + dropout(DenseReluDense(layer_norm(x))).
-Ref FeedForward(GraphBuilder& b, const T5Config& c, const T5BlockWeights& w, Ref x) {
+Ref FeedForward(GraphBuilder& b, const T5Config& c, const T5BlockWeights& w,
+                Ref x) {
   NormOut n = LayerNorm(b, c, "layer_norm", w.ff_norm, x);
   Ref h;
   {
-    ScopeGuard ff(b, "DenseReluDense", c.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
+    ScopeGuard ff(b, "DenseReluDense",
+                  c.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
     auto linear = [&](const char* name, Ref in, Ref weight) {
       ScopeGuard s(b, name, "Linear");
       return b.Linear(in, weight);
@@ -260,7 +317,8 @@ Ref FeedForward(GraphBuilder& b, const T5Config& c, const T5BlockWeights& w, Ref
 }
 
 // T5Stack.forward over ids; `encoder_out` set for the decoder.
-Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids, Ref encoder_out) {
+Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids,
+          Ref encoder_out) {
   const bool decoder = encoder_out.id >= 0;
   Ref x;
   {
@@ -270,8 +328,11 @@ Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids, Ref e
   Ref bsz = b.Size(ids, 0), seq = b.Size(ids, 1);
   Ref mask, enc_mask;
   if (decoder) {
-    // full((T, T), finfo.min).triu(1)[None, None]; the cross-attention's mask over the encoder's S.
-    mask = b.Triu(b.Full(b.IntList({seq, seq}), FinfoMin(c.dtype), Arg::ScalarType(c.dtype)), 1);
+    // full((T, T), finfo.min).triu(1)[None, None]; the cross-attention's mask
+    // over the encoder's S.
+    mask = b.Triu(b.Full(b.IntList({seq, seq}), FinfoMin(c.dtype),
+                         Arg::ScalarType(c.dtype)),
+                  1);
     mask = b.Unsqueeze(b.Unsqueeze(mask, 0), 1);
     enc_mask = PaddingMask(b, c, bsz, b.Size(encoder_out, 1));
   } else {
@@ -302,7 +363,8 @@ Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids, Ref e
         Ref h;
         {
           ScopeGuard s(b, "EncDecAttention", "T5Attention");
-          h = Attention(b, c, bw.cross_attn, n.out, encoder_out, enc_mask, &enc_bias, true);
+          h = Attention(b, c, bw.cross_attn, n.out, encoder_out, enc_mask,
+                        &enc_bias, true);
         }
         x = b.Add(n.residual, Dropout(b, h, c.dropout));
       }
@@ -310,7 +372,8 @@ Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids, Ref e
       x = FeedForward(b, c, bw, x);
     }
   }
-  x = LayerNorm(b, c, "final_layer_norm", decoder ? w.dec_norm : w.enc_norm, x).out;
+  x = LayerNorm(b, c, "final_layer_norm", decoder ? w.dec_norm : w.enc_norm, x)
+          .out;
   return Dropout(b, x, c.dropout);
 }
 
@@ -321,18 +384,23 @@ Result<BuiltModel> BuildT5(const T5Config& c) {
   v.Positive("layers", c.layers);
   v.AtMost("layers", c.layers, kMaxLayers);
   v.Require(c.decoder_layers >= 0 && c.decoder_layers <= kMaxLayers,
-            "decoder_layers=" + std::to_string(c.decoder_layers) + " must be in [0, 100000] (0: layers)");
+            "decoder_layers=" + std::to_string(c.decoder_layers) +
+                " must be in [0, 100000] (0: layers)");
   v.Positive("d_model", c.d_model);
   v.Positive("d_ff", c.d_ff);
   v.Positive("d_kv", c.d_kv);
   v.Positive("heads", c.heads);
   v.Positive("vocab", c.vocab);
-  v.Require(c.buckets >= 4 && c.buckets < kMaxConfigInt, "buckets=" + std::to_string(c.buckets) + " must be >= 4");
+  v.Require(c.buckets >= 4 && c.buckets < kMaxConfigInt,
+            "buckets=" + std::to_string(c.buckets) + " must be >= 4");
   v.Positive("max_distance", c.max_distance);
   v.PositiveFloat("eps", c.eps);
   v.Probability("dropout", c.dropout);
-  v.Require(c.act == "relu" || c.act == "gelu_tanh", "act=" + c.act + " must be relu or gelu_tanh");
-  v.Require(c.attn == "eager", "attn=" + c.attn + " must be eager (the only T5 attention modelled)");
+  v.Require(c.act == "relu" || c.act == "gelu_tanh",
+            "act=" + c.act + " must be relu or gelu_tanh");
+  v.Require(
+      c.attn == "eager",
+      "attn=" + c.attn + " must be eager (the only T5 attention modelled)");
   v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
 
@@ -351,13 +419,17 @@ Result<BuiltModel> BuildT5(const T5Config& c) {
     x = Stack(b, c, w, dec_ids, enc);
   }
   // Tied: sequence_output * (model_dim ** -0.5) before lm_head.
-  if (c.tie) x = b.Mul(x, b.ScalarTensor(std::pow(static_cast<double>(c.d_model), -0.5)));
+  if (c.tie)
+    x = b.Mul(x,
+              b.ScalarTensor(std::pow(static_cast<double>(c.d_model), -0.5)));
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = b.Linear(x, w.lm_head);
   }
   b.Output(x);
-  b.DefaultLoss("lm");  // T5ForConditionalGeneration's CrossEntropyLoss(ignore_index=-100) (src/training/loss.cc).
+  // T5ForConditionalGeneration's CrossEntropyLoss(ignore_index=-100)
+  // (src/training/loss.cc).
+  b.DefaultLoss("lm");
   return b.Finish();
 }
 

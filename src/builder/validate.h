@@ -20,7 +20,8 @@ inline constexpr int64_t kMaxLayers = 100000;
 
 // Returns why `value`, given for an integer key, is not one: "'H' is not an
 // integer", and for a name (a symbol) that the model's sizes are concrete.
-// NB: parameter shapes are built as integers; only the inputs' dims (B, S, T) are symbols.
+// NB: parameter shapes are built as integers; only the inputs' dims (B, S, T)
+// are symbols.
 std::string NotAnInteger(const std::string& value);
 
 // Collects the first failed check of a config.
@@ -37,7 +38,8 @@ class Validator {
   // Requires 0 <= value < 1.
   void Probability(const char* key, double value);
   // Requires `divisor` to divide `value` exactly.
-  void Divides(const char* divisor_key, int64_t divisor, const char* key, int64_t value);
+  void Divides(const char* divisor_key, int64_t divisor, const char* key,
+               int64_t value);
   // Requires a compute dtype: float32, bfloat16 or float16.
   void ComputeDType(const char* key, DType value);
   // Requires `cond`; otherwise fails with `message`.

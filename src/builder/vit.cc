@@ -12,7 +12,8 @@ namespace torchcost::build {
 namespace {
 
 struct VitLayer {
-  Ref ln_1_w, ln_1_b, in_w, in_b, out_w, out_b, ln_2_w, ln_2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+  Ref ln_1_w, ln_1_b, in_w, in_b, out_w, out_b, ln_2_w, ln_2_b, fc1_w, fc1_b,
+      fc2_w, fc2_b;
 };
 
 Ref LayerNorm(GraphBuilder& b, const VitConfig& c, Ref x, Ref w, Ref bias) {
@@ -23,10 +24,12 @@ Ref LayerNorm(GraphBuilder& b, const VitConfig& c, Ref x, Ref w, Ref bias) {
 Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   Ref q_in = b.Transpose(x, 1, 0);
   Ref tgt = b.Size(q_in, 0), bsz = b.Size(q_in, 1), embed = b.Size(q_in, 2);
-  Ref tgt_t = b.NumToTensor(tgt), bsz_t = b.NumToTensor(bsz), embed_t = b.NumToTensor(embed);
+  Ref tgt_t = b.NumToTensor(tgt), bsz_t = b.NumToTensor(bsz),
+      embed_t = b.NumToTensor(embed);
   Ref hd = b.DivMode(embed_t, b.ScalarTensorInt(c.heads), "trunc");
   Ref hd_v = b.IntOf(hd), hd_k = b.IntOf(hd), hd_q = b.IntOf(hd);
-  // NB: with tensor parallelism t, this rank's in_proj rows give it heads / t heads.
+  // NB: with tensor parallelism t, this rank's in_proj rows give it heads / t
+  // heads.
   const int64_t local_heads = c.heads / c.tp;
   std::vector<Ref> qkv = b.Chunk(b.Linear(q_in, l.in_w, l.in_b), 3, -1);
   auto heads = [&](Ref t, Ref len, Ref head_dim) {
@@ -41,26 +44,32 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   Ref o;
   if (c.attn == "eager") {
     // q_scaled = q / sqrt(head_dim)
-    Ref q_scaled = b.Div(q, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
+    Ref q_scaled = b.Div(
+        q, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden / c.heads))));
     Ref att = b.Softmax(b.Bmm(q_scaled, b.Transpose(k, -2, -1)), -1);
     o = b.Contiguous(b.Transpose(b.Bmm(att, v), 0, 1));
   } else {
     // torch 2.x with need_weights=False (torch/nn/functional.py,
     // multi_head_attention_forward): q, k, v viewed [bsz, heads, len, hd],
     // scaled_dot_product_attention, then permute(2, 0, 1, 3).contiguous().
-    auto bhld = [&](Ref t, Ref len, Ref head_dim) { return b.View(t, b.IntList({bsz, local_heads, len, head_dim})); };
-    Ref y = Sdpa(b, bhld(q, tgt, hd_q), bhld(k, b.Size(k, 1), hd_k), bhld(v, b.Size(v, 1), hd_v), Arg::None(), 0.0,
-                 false, false);
+    auto bhld = [&](Ref t, Ref len, Ref head_dim) {
+      return b.View(t, b.IntList({bsz, local_heads, len, head_dim}));
+    };
+    Ref y = Sdpa(b, bhld(q, tgt, hd_q), bhld(k, b.Size(k, 1), hd_k),
+                 bhld(v, b.Size(v, 1), hd_v), Arg::None(), 0.0, false, false);
     o = b.Contiguous(b.Permute(y, b.IntList({2, 0, 1, 3})));
   }
   if (c.tp == 1) {
     o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), embed}));
-    o = b.Linear(o, l.out_w, l.out_b);  // out_proj's weights, read by the functional call.
+    // out_proj's weights, read by the functional call.
+    o = b.Linear(o, l.out_w, l.out_b);
   } else {
     // Row-parallel out_proj: this rank's heads times its columns of W_o, summed
     // over the ranks (torchcost::all_reduce), then the replicated bias.
     o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), c.hidden / c.tp}));
-    o = b.Add(b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(o, l.out_w)}}), l.out_b);
+    o = b.Add(
+        b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(o, l.out_w)}}),
+        l.out_b);
   }
   o = b.View(o, b.IntList({tgt, bsz, b.Size(o, 1)}));
   return b.Transpose(o, 1, 0);
@@ -103,7 +112,9 @@ Ref Block(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref input) {
     {
       ScopeGuard s(b, "3", "Linear");
       y = c.tp == 1 ? b.Linear(y, l.fc2_w, l.fc2_b)
-                    : b.Add(b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(y, l.fc2_w)}}), l.fc2_b);
+                    : b.Add(b.Op1("torchcost::all_reduce", "",
+                                  {{"self", b.Linear(y, l.fc2_w)}}),
+                            l.fc2_b);
     }
     {
       ScopeGuard s(b, "4", "Dropout");
@@ -134,15 +145,18 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   v.Divides("tp", c.tp, "mlp", c.mlp);
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.attn == "eager" || c.attn == "sdpa",
-            "attn=" + c.attn + ": torchvision's ViT has no flash-attn path (sdpa runs PyTorch's flash kernel: "
-            "StepConfig.attention_backend flash)");
+            "attn=" + c.attn +
+                ": torchvision's ViT has no flash-attn path (sdpa runs "
+                "PyTorch's flash kernel: "
+                "StepConfig.attention_backend flash)");
   v.ComputeDType("dtype", c.dtype);
   if (!v.ok()) return v.status();
   // NB: with tensor parallelism t, one rank's shards (Megatron, Shoeybi et al.
   // 2019, Sec. 3): in_proj and mlp.0 split by output rows, out_proj and mlp.3
   // by input columns (biases replicated).
   const int64_t h = c.hidden, t = c.tp;
-  const int64_t seq = (c.image_size / c.patch) * (c.image_size / c.patch) + 1;  // Patches + class token.
+  // Patches + class token.
+  const int64_t seq = (c.image_size / c.patch) * (c.image_size / c.patch) + 1;
 
   GraphBuilder b("VisionTransformer", "vit (builder)");
   Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size}, c.dtype);
@@ -217,10 +231,13 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
     head_b = b.Param(b.Qualify("bias"), {c.classes}, c.dtype);
   }
 
-  // _process_input: n, h, w = x.shape; patchify; reshape(n, hidden, n_h * n_w); permute(0, 2, 1).
+  // _process_input: n, h, w = x.shape; patchify; reshape(n, hidden, n_h * n_w);
+  // permute(0, 2, 1).
   Ref n = b.IntOf(b.NumToTensor(b.Size(x, 0)));
-  Ref n_h = b.FloorDivide(b.NumToTensor(b.Size(x, 2)), b.ScalarTensorInt(c.patch));
-  Ref n_w = b.FloorDivide(b.NumToTensor(b.Size(x, 3)), b.ScalarTensorInt(c.patch));
+  Ref n_h =
+      b.FloorDivide(b.NumToTensor(b.Size(x, 2)), b.ScalarTensorInt(c.patch));
+  Ref n_w =
+      b.FloorDivide(b.NumToTensor(b.Size(x, 3)), b.ScalarTensorInt(c.patch));
   {
     ScopeGuard s(b, "conv_proj", "Conv2d");
     x = b.Convolution(x, conv_w, conv_b, {c.patch, c.patch}, {0, 0}, {1, 1}, 1);
@@ -256,7 +273,8 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
     x = b.Linear(x, head_w, head_b);
   }
   b.Output(x);
-  b.DefaultLoss("cross_entropy");  // An image classifier's loss over classes (src/training/loss.cc).
+  // An image classifier's loss over classes (src/training/loss.cc).
+  b.DefaultLoss("cross_entropy");
   return b.Finish();
 }
 

@@ -1,7 +1,6 @@
 #include "cli/built_model.h"
 
 #include "cli/flag_names.h"
-
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
 #include "torchcost/step.h"
@@ -11,13 +10,17 @@ namespace torchcost::cli {
 Outcome CheckModelSource(const CommandLine& cl) {
   const bool built = !cl.builder_model.empty();
   if (built && !cl.model.empty())
-    return Outcome::Usage("give a MODEL file or --model " + cl.builder_model + ", not both (got '" + cl.model + "')");
-  if (!built && cl.model.empty()) return Outcome::Usage("a MODEL file (or --model NAME) is required");
-  if (!built && !cl.builder_config.empty()) return Outcome::Usage("--config needs --model NAME");
+    return Outcome::Usage("give a MODEL file or --model " + cl.builder_model +
+                          ", not both (got '" + cl.model + "')");
+  if (!built && cl.model.empty())
+    return Outcome::Usage("a MODEL file (or --model NAME) is required");
+  if (!built && !cl.builder_config.empty())
+    return Outcome::Usage("--config needs --model NAME");
   return Outcome::Ok();
 }
 
-Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& model) {
+Outcome BuildNamed(const CommandLine& cl,
+                   std::optional<build::BuiltModel>& model) {
   if (cl.builder_model.empty()) return Outcome::Ok();
   // --param-dtype with --model sets the family's compute dtype (config key
   // dtype): the family builds params, buffers, floating inputs and
@@ -26,7 +29,8 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
   std::string config = cl.builder_config;
   if (!cl.param_dtype.empty()) {
     Result<DType> d = ParseDType(cl.param_dtype);
-    if (d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 || *d == DType::kFloat16)) {
+    if (d.ok() && (*d == DType::kFloat32 || *d == DType::kBFloat16 ||
+                   *d == DType::kFloat16)) {
       // A dtype= in --config must agree (the later key would silently win).
       size_t start = 0;
       while (start <= config.size()) {
@@ -37,18 +41,23 @@ Outcome BuildNamed(const CommandLine& cl, std::optional<build::BuiltModel>& mode
         if (item.rfind("dtype=", 0) != 0) continue;
         Result<DType> given = ParseDType(item.substr(6));
         if (!given.ok() || *given != *d)
-          return Outcome::Usage("--param-dtype " + cl.param_dtype + " and --config " + item + " disagree");
+          return Outcome::Usage("--param-dtype " + cl.param_dtype +
+                                " and --config " + item + " disagree");
       }
-      config += (config.empty() ? "dtype=" : ",dtype=") + std::string(DTypeName(*d));
+      config +=
+          (config.empty() ? "dtype=" : ",dtype=") + std::string(DTypeName(*d));
     }
   }
-  Result<build::BuiltModel> built = build::BuildNamedModel(cl.builder_model, config);
-  if (!built.ok()) return Outcome::Usage(WithFlagNames(built.status().message()));
+  Result<build::BuiltModel> built =
+      build::BuildNamedModel(cl.builder_model, config);
+  if (!built.ok())
+    return Outcome::Usage(WithFlagNames(built.status().message()));
   model = std::move(built).value();
   return Outcome::Ok();
 }
 
-void DeclaredInputs(const build::BuiltModel& model, std::vector<std::string>& inputs,
+void DeclaredInputs(const build::BuiltModel& model,
+                    std::vector<std::string>& inputs,
                     std::vector<std::pair<std::string, int64_t>>& bounds) {
   StepConfig declared = StepConfigFor(model);
   inputs = std::move(declared.inputs);

@@ -12,28 +12,38 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       "without running it.",
       "torchcost"};
   app.set_version_flag("--version", "torchcost 0.1.0");
-  // `torchcost compare MODEL.pt CONFIG...`: the same options, a row per configuration.
+  // `torchcost compare MODEL.pt CONFIG...`: the same options, a row per
+  // configuration.
   std::vector<char*> args(argv, argv + argc);
   out.compare = argc >= 2 && std::string(argv[1]) == "compare";
   if (out.compare) {
     args.erase(args.begin() + 1);
     app.name("torchcost compare");
     app.description(
-        "Compares training configurations of one model: a row per CONFIG (full, lora[:r=8,alpha=16,"
-        "dropout=0.05,targets=REGEX], dora[:...], qlora[:r=16,...], galore[:r=128,...]) with trainable "
-        "params, memory by category at the peak, peak and FLOPs; with --mode generate, serving "
-        "configurations (full, int8, int4, nf4, fp8[:cache=fp8|bf16|fp16|fp32]) with the KV cache and "
+        "Compares training configurations of one model: a row per CONFIG "
+        "(full, lora[:r=8,alpha=16,"
+        "dropout=0.05,targets=REGEX], dora[:...], qlora[:r=16,...], "
+        "galore[:r=128,...]) with trainable "
+        "params, memory by category at the peak, peak and FLOPs; with --mode "
+        "generate, serving "
+        "configurations (full, int8, int4, nf4, "
+        "fp8[:cache=fp8|bf16|fp16|fp32]) with the KV cache and "
         "each phase's peak");
-    app.add_option("ARGS", out.compare_args, "MODEL.pt (unless --model), then the configurations")
+    app.add_option("ARGS", out.compare_args,
+                   "MODEL.pt (unless --model), then the configurations")
         ->type_name("[MODEL.pt] CONFIG...");
     app.add_option("--budget", out.budget,
-                   "Memory budget per device (24GiB, 80GB): marks what fits and, with the batch symbol "
+                   "Memory budget per device (24GiB, 80GB): marks what fits "
+                   "and, with the batch symbol "
                    "unbound, the largest batch that fits")
         ->type_name("SIZE");
-    app.add_option("--chart", out.chart_svg, "Write a bar chart of the peaks, stacked by category, as SVG")
+    app.add_option(
+           "--chart", out.chart_svg,
+           "Write a bar chart of the peaks, stacked by category, as SVG")
         ->type_name("FILE.svg");
     app.add_option("--batch-symbol", out.batch_symbol,
-                   "The batch symbol searched against --budget (--mode generate: B, S or T; with B set, "
+                   "The batch symbol searched against --budget (--mode "
+                   "generate: B, S or T; with B set, "
                    "the one of S, T left unset)")
         ->capture_default_str()
         ->type_name("SYM");
@@ -41,23 +51,31 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
     // NB: the positional is optional so that --model can stand in for it; the
     // driver requires one of the two.
     app.add_option("MODEL", out.model,
-                   "TorchScript model file (torch.jit.save) or JSON graph; omit with --model")
+                   "TorchScript model file (torch.jit.save) or JSON graph; "
+                   "omit with --model")
         ->type_name("MODEL.pt");
     app.add_option("--peft", out.peft,
-                   "Fine-tuning method: lora[:r=8,...], dora[:...], qlora[:r=16,...], galore[:r=128,...] "
+                   "Fine-tuning method: lora[:r=8,...], dora[:...], "
+                   "qlora[:r=16,...], galore[:r=128,...] "
                    "(as torchcost compare's rows)")
         ->type_name("METHOD[:K=V,...]");
   }
   app.add_option("--model", out.builder_model,
-                 "Build the graph of a family (gpt2, llama, gpt_neox, bert, t5, vit, resnet), a preset (gpt2, gpt2-medium, "
-                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, vit-b-16, resnet50) or a Hugging Face "
-                 "config.json (model_type bert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, "
+                 "Build the graph of a family (gpt2, llama, gpt_neox, bert, "
+                 "t5, vit, resnet), a preset (gpt2, gpt2-medium, "
+                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, "
+                 "vit-b-16, resnet50) or a Hugging Face "
+                 "config.json (model_type bert, gemma, gemma2, gpt2, gpt_neox, "
+                 "llama, mistral, mixtral, phi3, qwen2, "
                  "qwen2_moe, t5) instead of "
-                 "reading a file; inputs default to symbolic [B, S] tokens or [B, 3, H, W] images")
+                 "reading a file; inputs default to symbolic [B, S] tokens or "
+                 "[B, 3, H, W] images")
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,
-                 "Config of --model, overriding the preset: layers=32,hidden=4096,heads=32,kv_heads=8,...; "
-                 "on a config.json, its own keys (num_hidden_layers=2) and dtype, attn, tp, sp; mixture of experts: "
+                 "Config of --model, overriding the preset: "
+                 "layers=32,hidden=4096,heads=32,kv_heads=8,...; "
+                 "on a config.json, its own keys (num_hidden_layers=2) and "
+                 "dtype, attn, tp, sp; mixture of experts: "
                  "capacity_factor, pad_to_capacity, ep (docs/hf-config.md)")
       ->type_name("KEY=VAL,...");
   // NB: one value per occurrence, so "--input B,3,32,32 model.pt" leaves the
@@ -92,99 +110,133 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("DIR");
   app.add_flag("--strict", out.strict, "Fail (exit 1) if an op has no rule");
   app.add_option("--mode", out.mode,
-                 "Step modelled: train (forward, backward, optimizer), infer (forward under no_grad) or "
-                 "generate (prefill and decode with a KV cache; --model, symbols B, S, T)")
+                 "Step modelled: train (forward, backward, optimizer), infer "
+                 "(forward under no_grad) or "
+                 "generate (prefill and decode with a KV cache; --model, "
+                 "symbols B, S, T)")
       ->capture_default_str()
       ->type_name("MODE");
-  app.add_option("--optimizer", out.optimizer, "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor, "
+  app.add_option("--optimizer", out.optimizer,
+                 "sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, "
+                 "rmsprop, lion, adafactor, "
                  "adafactor_beta1 or adam8bit")
       ->capture_default_str()
       ->type_name("OPT");
   app.add_option("--freeze", out.freeze,
-                 "Regular expression on parameter names; matches need no gradient (repeatable)")
+                 "Regular expression on parameter names; matches need no "
+                 "gradient (repeatable)")
       ->type_name("REGEX")
       ->allow_extra_args(false);
   app.add_option("--device", out.device,
-                 "Whose kernels to model where CPU and CUDA differ (dropout masks, ...): cuda or cpu")
+                 "Whose kernels to model where CPU and CUDA differ (dropout "
+                 "masks, ...): cuda or cpu")
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->type_name("DEVICE");
   app.add_option("--param-dtype", out.param_dtype,
-                 "Dtype of floating-point parameters and buffers (as model.to(DTYPE)); activations follow. "
+                 "Dtype of floating-point parameters and buffers (as "
+                 "model.to(DTYPE)); activations follow. "
                  "Give --dtype for floating inputs too")
       ->type_name("DTYPE");
   app.add_option("--autocast", out.autocast,
-                 "Mixed precision: the forward under torch.autocast with this dtype, fp32 master weights "
+                 "Mixed precision: the forward under torch.autocast with this "
+                 "dtype, fp32 master weights "
                  "(fp16 adds a GradScaler; CPU runs bf16 only)")
       ->check(CLI::IsMember({"fp16", "bf16"}))
       ->type_name("fp16|bf16");
   app.add_option("--sweep", out.sweeps,
-                 "Evaluate one analysis over values of a symbol: S=512:8192:x2 (xK multiplies, +K adds) or "
-                 "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and peak memory (or JSON)")
+                 "Evaluate one analysis over values of a symbol: S=512:8192:x2 "
+                 "(xK multiplies, +K adds) or "
+                 "B=1,2,4; repeatable (a grid). Prints a table of FLOPs and "
+                 "peak memory (or JSON)")
       ->type_name("SYM=RANGE")
       ->allow_extra_args(false);
   app.add_option("--arch-symbol", out.arch_symbols,
-                 "A symbol --config's values may use, with its sample range: H=64:8192:64 (LO:HI[:STEP]); "
-                 "prints the totals as closed forms in it, B and S (--set H=... evaluates them); repeatable")
+                 "A symbol --config's values may use, with its sample range: "
+                 "H=64:8192:64 (LO:HI[:STEP]); "
+                 "prints the totals as closed forms in it, B and S (--set "
+                 "H=... evaluates them); repeatable")
       ->type_name("SYM=LO:HI[:STEP]")
       ->allow_extra_args(false);
   if (!out.compare) {
-    app.add_option("--budget", out.budget, "With --mode generate --sweep: marks which points fit (24GiB, 80GB)")
+    app.add_option(
+           "--budget", out.budget,
+           "With --mode generate --sweep: marks which points fit (24GiB, 80GB)")
         ->type_name("SIZE");
   }
-  app.add_option("--cache-dtype", out.cache_dtype, "KV cache dtype for --mode generate: fp32, bf16, fp16 or fp8")
+  app.add_option("--cache-dtype", out.cache_dtype,
+                 "KV cache dtype for --mode generate: fp32, bf16, fp16 or fp8")
       ->type_name("DTYPE");
   app.add_option("--weight-quant", out.weight_quant,
-                 "Weight-only quantization for --mode generate: int8 (bitsandbytes LLM.int8), int4 (AWQ, group 128), "
+                 "Weight-only quantization for --mode generate: int8 "
+                 "(bitsandbytes LLM.int8), int4 (AWQ, group 128), "
                  "nf4 (QLoRA's), fp8 (row-wise scales)")
       ->type_name("FORMAT");
   app.add_option("--attention-backend", out.attention_backend,
-                 "Kernel modelled for scaled_dot_product_attention: auto (math on CPU, flash on CUDA), "
+                 "Kernel modelled for scaled_dot_product_attention: auto (math "
+                 "on CPU, flash on CUDA), "
                  "math, flash or efficient")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "math", "flash", "efficient"}))
       ->type_name("BACKEND");
-  app.add_option("--loss", out.loss,
-                 "The loss backpropagated from the first output: sum (default for model files), cross_entropy "
-                 "(int64 class targets; image classifiers' default), mse, lm (unshifted: BERT's MLM, T5), causal_lm[:shift=labels,upcast=false,"
-                 "chunks=N] (language models' default), none (the first output is the loss)")
+  app.add_option(
+         "--loss", out.loss,
+         "The loss backpropagated from the first output: sum (default for "
+         "model files), cross_entropy "
+         "(int64 class targets; image classifiers' default), mse, lm "
+         "(unshifted: BERT's MLM, T5), causal_lm[:shift=labels,upcast=false,"
+         "chunks=N] (language models' default), none (the first output is the "
+         "loss)")
       ->type_name("LOSS");
   app.add_option("--accumulate", out.accumulate,
-                 "Gradient accumulation: micro-batches per optimizer step (--input gives one micro-batch)")
+                 "Gradient accumulation: micro-batches per optimizer step "
+                 "(--input gives one micro-batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
   app.add_option("--checkpoint", out.checkpoint,
-                 "Activation checkpointing: calls of the modules whose path matches REGEX (or the repeated "
-                 "blocks: blocks) run under no_grad and are recomputed in backward; selective: only the "
-                 "attention cores (Q K^T to A V), as Megatron-LM's selective recomputation")
+                 "Activation checkpointing: calls of the modules whose path "
+                 "matches REGEX (or the repeated "
+                 "blocks: blocks) run under no_grad and are recomputed in "
+                 "backward; selective: only the "
+                 "attention cores (Q K^T to A V), as Megatron-LM's selective "
+                 "recomputation")
       ->type_name("REGEX|blocks|selective");
   app.add_option("--checkpoint-group", out.checkpoint_group,
-                 "Consecutive checkpointed module calls per segment (recomputed together)")
+                 "Consecutive checkpointed module calls per segment "
+                 "(recomputed together)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("K");
   app.add_option("--zero-grad", out.zero_grad,
-                 "zero_grad(set_to_none=True) frees gradients between steps (none); zeros keeps them")
+                 "zero_grad(set_to_none=True) frees gradients between steps "
+                 "(none); zeros keeps them")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "zeros"}))
       ->type_name("none|zeros");
   app.add_option("--lora", out.lora,
-                 "LoRA adapters on the Linear modules whose name matches targets, base frozen: "
+                 "LoRA adapters on the Linear modules whose name matches "
+                 "targets, base frozen: "
                  "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
       ->type_name("SPEC");
   app.add_option("--optimizer-impl", out.optimizer_impl,
-                 "The optimizer's step: single (the per-parameter loop, torch 1.13's CPU default) or foreach "
-                 "(_multi_tensor_*: whole-list temporaries, CUDA's default in torch 2.x)")
+                 "The optimizer's step: single (the per-parameter loop, torch "
+                 "1.13's CPU default) or foreach "
+                 "(_multi_tensor_*: whole-list temporaries, CUDA's default in "
+                 "torch 2.x)")
       ->capture_default_str()
       ->check(CLI::IsMember({"single", "foreach"}))
       ->type_name("IMPL");
-  app.add_option("--galore", out.galore,
-                 "GaLore around AdamW: the Linear weights whose path matches targets get gradients projected "
-                 "to rank r for the optimizer: r=128,gap=200,scale=0.25,targets=attn|mlp,per_layer=false,svd=true")
+  app.add_option(
+         "--galore", out.galore,
+         "GaLore around AdamW: the Linear weights whose path matches targets "
+         "get gradients projected "
+         "to rank r for the optimizer: "
+         "r=128,gap=200,scale=0.25,targets=attn|mlp,per_layer=false,svd=true")
       ->type_name("SPEC");
   app.add_option("--shard", out.shard,
-                 "Data-parallel sharding; memory is then per rank: none, ddp, zero1, zero2, zero3 or fsdp")
+                 "Data-parallel sharding; memory is then per rank: none, ddp, "
+                 "zero1, zero2, zero3 or fsdp")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "ddp", "zero1", "zero2", "zero3", "fsdp"}))
       ->type_name("STRATEGY");
@@ -192,43 +244,58 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
-  app.add_option("--ddp-bucket", out.ddp_bucket_mib, "DDP's bucket_cap_mb (the first bucket is 1 MiB)")
+  app.add_option("--ddp-bucket", out.ddp_bucket_mib,
+                 "DDP's bucket_cap_mb (the first bucket is 1 MiB)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->type_name("MiB");
   app.add_flag("--ddp-bucket-view", out.ddp_bucket_view,
-               "DDP with gradient_as_bucket_view=True: .grad views the buckets (no second copy)");
+               "DDP with gradient_as_bucket_view=True: .grad views the buckets "
+               "(no second copy)");
   app.add_option("--fsdp-unit", out.fsdp_unit,
-                 "FSDP wrapping unit: blocks (the repeated block list) or a regex on module paths")
+                 "FSDP wrapping unit: blocks (the repeated block list) or a "
+                 "regex on module paths")
       ->capture_default_str()
       ->type_name("REGEX|blocks");
-  app.add_flag("--no-prefetch", out.no_prefetch,
-               "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
+  app.add_flag(
+      "--no-prefetch", out.no_prefetch,
+      "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
   app.add_flag("--master-weights", out.master_weights,
-               "float32 master weights and optimizer states for float16/bfloat16 parameters (mixed-precision "
+               "float32 master weights and optimizer states for "
+               "float16/bfloat16 parameters (mixed-precision "
                "Adam: 12 bytes per parameter of OPT)");
   app.add_flag("--paged", out.paged,
-               "bitsandbytes' paged optimizer (adam, adamw: PagedAdam(W), 32-bit fused; adam8bit): states of "
-               "tensors >= 1e5 elements on the host (unified memory), reported apart from the device peak");
+               "bitsandbytes' paged optimizer (adam, adamw: PagedAdam(W), "
+               "32-bit fused; adam8bit): states of "
+               "tensors >= 1e5 elements on the host (unified memory), reported "
+               "apart from the device peak");
   app.add_option("--state-dtype", out.state_dtype,
-                 "dtype of the optimizer's states and update temporaries, independent of the parameters "
-                 "(bf16 weights with --state-dtype fp32: 2 + 2 + 8 bytes per parameter with Adam)")
+                 "dtype of the optimizer's states and update temporaries, "
+                 "independent of the parameters "
+                 "(bf16 weights with --state-dtype fp32: 2 + 2 + 8 bytes per "
+                 "parameter with Adam)")
       ->type_name("DTYPE");
   app.add_option("--allocator", out.allocator,
-                 "none: peaks of exact tensor bytes; cuda: the step's allocations replayed through PyTorch's CUDA "
-                 "caching allocator (peak = allocated blocks, plus the reserved peak, fragmentation and the CUDA "
+                 "none: peaks of exact tensor bytes; cuda: the step's "
+                 "allocations replayed through PyTorch's CUDA "
+                 "caching allocator (peak = allocated blocks, plus the "
+                 "reserved peak, fragmentation and the CUDA "
                  "context; docs/allocator.md)")
       ->capture_default_str()
       ->type_name("none|cuda");
   app.add_option("--max-split-size-mb", out.max_split_size_mb,
-                 "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF max_split_size_mb (blocks this large are not split); "
+                 "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF max_split_size_mb "
+                 "(blocks this large are not split); "
                  "0: none")
       ->type_name("MiB");
   app.add_flag("--expandable-segments", out.expandable_segments,
-               "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF expandable_segments:True (segments grow in 2/20 MiB pages)");
+               "--allocator cuda: PYTORCH_CUDA_ALLOC_CONF "
+               "expandable_segments:True (segments grow in 2/20 MiB pages)");
   app.add_option("--cuda-context", out.cuda_context,
-                 "--allocator cuda: device memory outside the allocator (CUDA context, cuBLAS/cuDNN), added to the "
-                 "reserved peak (default 400MiB, an assumption: measure it and give it here)")
+                 "--allocator cuda: device memory outside the allocator (CUDA "
+                 "context, cuBLAS/cuDNN), added to the "
+                 "reserved peak (default 400MiB, an assumption: measure it and "
+                 "give it here)")
       ->type_name("SIZE");
   app.add_flag("--inputs-require-grad", out.inputs_require_grad,
                "The model's floating-point inputs require gradients too");
@@ -240,10 +307,13 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "MFU, tokens or samples per second; every symbol needs --set")
       ->type_name("NAME");
   app.add_option("--gpu-file", out.gpu_file,
-                 "Predict the step's time from a calibration file (python3 -m torchcost.calibrate --fit): its "
-                 "device's peaks and fitted efficiencies per op class (docs/calibration.md)")
+                 "Predict the step's time from a calibration file (python3 -m "
+                 "torchcost.calibrate --fit): its "
+                 "device's peaks and fitted efficiencies per op class "
+                 "(docs/calibration.md)")
       ->type_name("FILE.json");
-  app.add_option("--timeline", out.timeline_svg, "Write the memory timeline, stacked by category, as SVG")
+  app.add_option("--timeline", out.timeline_svg,
+                 "Write the memory timeline, stacked by category, as SVG")
       ->type_name("FILE.svg");
   try {
     app.parse(static_cast<int>(args.size()), args.data());

@@ -16,7 +16,8 @@ namespace {
 
 // The settings shared by every row, in words ("adamw; train; cuda; B=...").
 std::string SettingText(const CommandLine& cl, const std::string& loss) {
-  std::string s = "optimizer " + cl.optimizer + "; " + cl.mode + "; device " + cl.device;
+  std::string s =
+      "optimizer " + cl.optimizer + "; " + cl.mode + "; device " + cl.device;
   if (!cl.param_dtype.empty()) s += "; params " + cl.param_dtype;
   if (!cl.autocast.empty()) s += "; autocast " + cl.autocast;
   if (!cl.checkpoint.empty()) s += "; checkpoint " + cl.checkpoint;
@@ -24,11 +25,14 @@ std::string SettingText(const CommandLine& cl, const std::string& loss) {
   if (cl.accumulate > 1) s += "; accumulate " + std::to_string(cl.accumulate);
   if (!cl.state_dtype.empty()) s += "; optimizer states " + cl.state_dtype;
   if (cl.paged) s += "; paged optimizer states (on the host, not in the peaks)";
-  if (cl.shard != "none") s += "; " + cl.shard + " over " + std::to_string(cl.world) + " ranks (per rank)";
+  if (cl.shard != "none")
+    s += "; " + cl.shard + " over " + std::to_string(cl.world) +
+         " ranks (per rank)";
   if (cl.allocator == "cuda") {
     s += "; CUDA caching allocator";
     if (cl.expandable_segments) s += " (expandable segments)";
-    if (cl.max_split_size_mb > 0) s += " (max_split_size_mb " + std::to_string(cl.max_split_size_mb) + ")";
+    if (cl.max_split_size_mb > 0)
+      s += " (max_split_size_mb " + std::to_string(cl.max_split_size_mb) + ")";
   }
   return s;
 }
@@ -41,14 +45,16 @@ Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
   if (weights != "full") {
     if (Result<WeightQuant> q = ParseWeightQuant(weights); !q.ok()) {
       return Outcome::Usage("compare " + text + ": '" + weights +
-                            "' is not a serving configuration (full, int8, int4, nf4 or fp8, then :cache=DTYPE)");
+                            "' is not a serving configuration (full, int8, "
+                            "int4, nf4 or fp8, then :cache=DTYPE)");
     }
     config.weight_quant = weights;
   }
   if (colon == std::string::npos) return Outcome::Ok();
   const std::string option = text.substr(colon + 1);
   if (option.rfind("cache=", 0) != 0) {
-    return Outcome::Usage("compare " + text + ": unknown option '" + option + "'; a serving configuration takes cache=DTYPE");
+    return Outcome::Usage("compare " + text + ": unknown option '" + option +
+                          "'; a serving configuration takes cache=DTYPE");
   }
   config.cache_dtype = option.substr(6);
   return Outcome::Ok();
@@ -57,7 +63,9 @@ Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
 // `torchcost compare --mode generate`: one generation per serving
 // configuration; with --budget, the largest B (or the one of S, T that --set
 // leaves free) whose generation peak fits.
-Outcome RunGenerateCompare(const CommandLine& cl, const std::vector<std::string>& configs, std::string& out) {
+Outcome RunGenerateCompare(const CommandLine& cl,
+                           const std::vector<std::string>& configs,
+                           std::string& out) {
   PreparedGeneration p;
   if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
   CompareOptions compare;
@@ -67,56 +75,78 @@ Outcome RunGenerateCompare(const CommandLine& cl, const std::vector<std::string>
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
     compare.budget_bytes = *b;
   }
-  for (const auto& [name, value] : p.config.bindings) compare.bindings[name] = value;
+  for (const auto& [name, value] : p.config.bindings)
+    compare.bindings[name] = value;
   compare.batch_symbol = cl.batch_symbol;
-  if (compare.batch_symbol != "B" && compare.batch_symbol != "S" && compare.batch_symbol != "T") {
-    return Outcome::Usage("--batch-symbol " + cl.batch_symbol + ": --mode generate searches B, S or T");
+  if (compare.batch_symbol != "B" && compare.batch_symbol != "S" &&
+      compare.batch_symbol != "T") {
+    return Outcome::Usage("--batch-symbol " + cl.batch_symbol +
+                          ": --mode generate searches B, S or T");
   }
-  // NB: with B bound, the one of S and T left free is searched (the largest context that fits).
+  // NB: with B bound, the one of S and T left free is searched (the largest
+  // context that fits).
   if (compare.batch_symbol == "B" && compare.bindings.count("B")) {
-    const bool s_free = !compare.bindings.count("S"), t_free = !compare.bindings.count("T");
+    const bool s_free = !compare.bindings.count("S"),
+               t_free = !compare.bindings.count("T");
     if (s_free != t_free) compare.batch_symbol = s_free ? "S" : "T";
   }
-  // The searched symbol stays free in the analysis, so its peak is a function of it.
+  // The searched symbol stays free in the analysis, so its peak is a function
+  // of it.
   StepConfig base = p.config;
   base.bindings.erase(std::remove_if(base.bindings.begin(), base.bindings.end(),
-                                     [&](const auto& b) { return b.first == compare.batch_symbol; }),
+                                     [&](const auto& b) {
+                                       return b.first == compare.batch_symbol;
+                                     }),
                       base.bindings.end());
   // Parse every row first: a typo fails before any analysis runs.
   std::vector<StepConfig> serving;
   for (const std::string& text : configs) {
     StepConfig c = base;
     if (Outcome o = ParseServingConfig(text, c); !o.ok()) return o;
-    // The bindings are checked against the phases' symbols by AnalyzeGeneration.
+    // The bindings are checked against the phases' symbols by
+    // AnalyzeGeneration.
     StepConfig options = c;
     options.bindings.clear();
     if (Status st = CheckStepConfig(options); !st.ok()) {
-      const FlagOverrides row_keys = {{"StepConfig.cache_dtype", "cache"}, {"StepConfig.weight_quant", "weights"}};
-      return Outcome::Usage("compare " + text + ": " + WithFlagNames(st.message(), row_keys));
+      const FlagOverrides row_keys = {{"StepConfig.cache_dtype", "cache"},
+                                      {"StepConfig.weight_quant", "weights"}};
+      return Outcome::Usage("compare " + text + ": " +
+                            WithFlagNames(st.message(), row_keys));
     }
     serving.push_back(std::move(c));
   }
   std::vector<CompareRow> rows;
   for (size_t i = 0; i < configs.size(); ++i) {
-    Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, serving[i]);
-    if (!g.ok()) return Outcome::Usage(configs[i] + ": " + WithFlagNames(g.status().message()));
-    if (!g->prefill.strict.ok()) return Outcome::Strict("strict mode: " + g->prefill.strict.message());
-    if (!g->decode.strict.ok()) return Outcome::Strict("strict mode: " + g->decode.strict.message());
-    Result<CompareRow> row = EvaluateGenerationCompareRow(*g, configs[i], compare);
-    if (!row.ok()) return Outcome::Usage(configs[i] + ": " + WithFlagNames(row.status().message()));
+    Result<GenerationAnalysis> g = AnalyzeGeneration(
+        cl.builder_model, p.model_config, *p.rules, serving[i]);
+    if (!g.ok())
+      return Outcome::Usage(configs[i] + ": " +
+                            WithFlagNames(g.status().message()));
+    if (!g->prefill.strict.ok())
+      return Outcome::Strict("strict mode: " + g->prefill.strict.message());
+    if (!g->decode.strict.ok())
+      return Outcome::Strict("strict mode: " + g->decode.strict.message());
+    Result<CompareRow> row =
+        EvaluateGenerationCompareRow(*g, configs[i], compare);
+    if (!row.ok())
+      return Outcome::Usage(configs[i] + ": " +
+                            WithFlagNames(row.status().message()));
     rows.push_back(std::move(row).value());
   }
   std::string setting = "generate (greedy, KV cache); device " + cl.device;
   if (!cl.param_dtype.empty()) setting += "; params " + cl.param_dtype;
-  const std::string model = std::filesystem::path(cl.builder_model).filename().string();
+  const std::string model =
+      std::filesystem::path(cl.builder_model).filename().string();
   if (!cl.chart_svg.empty()) {
     std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
     if (file) file << RenderCompareSvg(model, rows, compare, setting);
     if (file) file.close();
-    if (!file) return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
+    if (!file)
+      return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
   }
-  out = cl.json ? RenderCompareJson(model, rows, compare, setting)
-                : WithFlagNames(RenderCompareText(model, rows, compare, setting));
+  out = cl.json
+            ? RenderCompareJson(model, rows, compare, setting)
+            : WithFlagNames(RenderCompareText(model, rows, compare, setting));
   return Outcome::Ok();
 }
 
@@ -126,14 +156,19 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
   CommandLine base = cl;
   std::vector<std::string> configs = cl.compare_args;
   if (base.builder_model.empty()) {
-    if (configs.empty()) return Outcome::Usage("compare: give MODEL.pt (or --model NAME) and configurations");
+    if (configs.empty())
+      return Outcome::Usage(
+          "compare: give MODEL.pt (or --model NAME) and configurations");
     base.model = configs.front();
     configs.erase(configs.begin());
   }
-  if (configs.empty()) return Outcome::Usage("compare: give at least one configuration (full, lora:r=8, ...)");
+  if (configs.empty())
+    return Outcome::Usage(
+        "compare: give at least one configuration (full, lora:r=8, ...)");
   if (!cl.gpu.empty() || !cl.gpu_file.empty())
     return Outcome::Usage(
-        "compare: --gpu and --gpu-file are not shown here; run torchcost MODEL --gpu NAME "
+        "compare: --gpu and --gpu-file are not shown here; run torchcost MODEL "
+        "--gpu NAME "
         "--set ...");
   if (cl.mode == "generate") return RunGenerateCompare(cl, configs, out);
   // Parse every row first: a typo fails before any analysis runs.
@@ -153,7 +188,8 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
 
   Prepared p;
   if (Outcome o = Prepare(base, p); !o.ok()) return o;
-  for (const auto& [name, value] : p.config.bindings) compare.bindings[name] = value;
+  for (const auto& [name, value] : p.config.bindings)
+    compare.bindings[name] = value;
   std::vector<CompareRow> rows;
   for (const MethodSpec& method : methods) {
     StepConfig config = p.config;
@@ -162,33 +198,46 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config, &stage);
     if (!step.ok()) {
       const std::string& m = step.status().message();
-      // NB: a method that cannot apply (its rewrite, GaLore's settings) fails its row only.
+      // NB: a method that cannot apply (its rewrite, GaLore's settings) fails
+      // its row only.
       if (stage == StepStage::kOptions || stage == StepStage::kMethod) {
         CompareRow failed;
         failed.label = method.text;
-        failed.error = WithFlagNames(m, {{"StepConfig.method ", ""}, {"StepConfig.method", method.text}});
+        failed.error = WithFlagNames(m, {{"StepConfig.method ", ""},
+                                         {"StepConfig.method", method.text}});
         rows.push_back(failed);
         continue;
       }
-      if (stage == StepStage::kLoss || stage == StepStage::kAutocast) return Outcome::Usage(WithFlagNames(m));
+      if (stage == StepStage::kLoss || stage == StepStage::kAutocast)
+        return Outcome::Usage(WithFlagNames(m));
       return Outcome::Usage(method.text + ": " + WithFlagNames(m));
     }
-    if (!step->strict.ok()) return Outcome::Usage(method.text + ": " + WithFlagNames(step->strict.message()));
-    Result<CompareRow> row = EvaluateCompareRow(step->report, method.text, compare);
-    if (!row.ok()) return Outcome::Usage(method.text + ": " + WithFlagNames(row.status().message()));
+    if (!step->strict.ok())
+      return Outcome::Usage(method.text + ": " +
+                            WithFlagNames(step->strict.message()));
+    Result<CompareRow> row =
+        EvaluateCompareRow(step->report, method.text, compare);
+    if (!row.ok())
+      return Outcome::Usage(method.text + ": " +
+                            WithFlagNames(row.status().message()));
     rows.push_back(std::move(row).value());
   }
   std::string setting = SettingText(cl, p.config.loss);
-  for (const std::string& note : p.notes) setting += "; " + note;  // The built family's (a padded vocabulary).
-  const std::string model = std::filesystem::path(p.model_name).filename().string();
+  // The built family's (a padded vocabulary).
+  for (const std::string& note : p.notes) setting += "; " + note;
+  const std::string model =
+      std::filesystem::path(p.model_name).filename().string();
   if (!cl.chart_svg.empty()) {
     std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
     if (file) file << RenderCompareSvg(model, rows, compare, setting);
     if (file) file.close();
-    if (!file) return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
+    if (!file)
+      return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
   }
-  out = cl.json ? RenderCompareJson(model, rows, compare, setting)
-                : WithFlagNames(RenderCompareText(model, rows, compare, setting));  // Its notes name --strict.
+  out = cl.json
+            ? RenderCompareJson(model, rows, compare, setting)
+            // Its notes name --strict.
+            : WithFlagNames(RenderCompareText(model, rows, compare, setting));
   return Outcome::Ok();
 }
 

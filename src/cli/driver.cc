@@ -42,10 +42,12 @@ Outcome CheckReadable(const std::string& path) {
 
 // Loads the built-in rules and those of `dir`; `check_all` compiles every
 // built-in rule now (--strict) instead of each on first use.
-Outcome LoadRules(const std::string& dir, bool check_all, std::shared_ptr<const RuleSet>& rules) {
+Outcome LoadRules(const std::string& dir, bool check_all,
+                  std::shared_ptr<const RuleSet>& rules) {
   // NB: one built-in set per process: a Python session or a compare loop
   // compiles each rule it uses once. Never freed (no exit-time destructor).
-  static const Result<RuleSet>* const kBuiltin = new Result<RuleSet>(RuleSet::Builtin());
+  static const Result<RuleSet>* const kBuiltin =
+      new Result<RuleSet>(RuleSet::Builtin());
   if (!kBuiltin->ok())
     return Outcome::Usage("built-in rules: " + kBuiltin->status().message());
   if (check_all) {
@@ -53,7 +55,8 @@ Outcome LoadRules(const std::string& dir, bool check_all, std::shared_ptr<const 
       return Outcome::Usage("built-in rules: " + s.message());
   }
   if (dir.empty()) {
-    rules = std::shared_ptr<const RuleSet>(std::shared_ptr<const RuleSet>(), &kBuiltin->value());
+    rules = std::shared_ptr<const RuleSet>(std::shared_ptr<const RuleSet>(),
+                                           &kBuiltin->value());
     return Outcome::Ok();
   }
   std::error_code ec;
@@ -146,23 +149,32 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   config = ConfigFromFlags(cl);
   if (!cl.cuda_context.empty()) {
     Result<int64_t> bytes = ParseMemorySize(cl.cuda_context);
-    if (!bytes.ok()) return Outcome::Usage("--cuda-context: " + bytes.status().message());
+    if (!bytes.ok())
+      return Outcome::Usage("--cuda-context: " + bytes.status().message());
     config.cuda_context_bytes = *bytes;
   }
-  // NB: built families train with their task's loss unless --loss says otherwise; model files with out.sum().
-  config.loss = !cl.loss.empty() ? cl.loss : built && !built->default_loss.empty() ? built->default_loss : "sum";
-  // The options first, before the inputs are read: a bad flag is named before a missing sidecar.
-  if (Status s = CheckStepConfig(config); !s.ok()) return Outcome::Usage(WithFlagNames(s.message()));
+  // NB: built families train with their task's loss unless --loss says
+  // otherwise; model files with out.sum().
+  config.loss = !cl.loss.empty()                        ? cl.loss
+                : built && !built->default_loss.empty() ? built->default_loss
+                                                        : "sum";
+  // The options first, before the inputs are read: a bad flag is named before a
+  // missing sidecar.
+  if (Status s = CheckStepConfig(config); !s.ok())
+    return Outcome::Usage(WithFlagNames(s.message()));
   if (built && cl.inputs.empty()) {
     DeclaredInputs(*built, config.inputs, config.symbol_bounds);
-  } else if (Outcome o = InputTexts(cl.inputs, cl.model, config.inputs); !o.ok()) {
+  } else if (Outcome o = InputTexts(cl.inputs, cl.model, config.inputs);
+             !o.ok()) {
     return o;
   }
-  for (const SymbolValue& sv : sets) config.bindings.emplace_back(sv.name, sv.value);
-  if (Status s = CheckStepConfig(config); !s.ok()) return Outcome::Usage(WithFlagNames(s.message()));
+  for (const SymbolValue& sv : sets)
+    config.bindings.emplace_back(sv.name, sv.value);
+  if (Status s = CheckStepConfig(config); !s.ok())
+    return Outcome::Usage(WithFlagNames(s.message()));
 
-  Result<ir::Graph> graph =
-      built ? Result<ir::Graph>(std::move(built->graph)) : ImportGraphFile(cl.model);
+  Result<ir::Graph> graph = built ? Result<ir::Graph>(std::move(built->graph))
+                                  : ImportGraphFile(cl.model);
   if (!graph.ok()) return Outcome::Usage(graph.status().message());
   p.graph = std::move(graph).value();
   p.model_name = built ? cl.builder_model : cl.model;
@@ -173,25 +185,34 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
 
 Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p) {
   if (cl.builder_model.empty()) {
-    return Outcome::Usage("--mode generate needs --model (a family, preset or config.json), not a model file");
+    return Outcome::Usage(
+        "--mode generate needs --model (a family, preset or config.json), not "
+        "a model file");
   }
-  if (!cl.model.empty()) return Outcome::Usage("--mode generate takes --model, not a MODEL file ('" + cl.model + "')");
-  if (!cl.inputs.empty()) return Outcome::Usage("--mode generate: the phases declare their inputs; drop --input");
+  if (!cl.model.empty())
+    return Outcome::Usage("--mode generate takes --model, not a MODEL file ('" +
+                          cl.model + "')");
+  if (!cl.inputs.empty())
+    return Outcome::Usage(
+        "--mode generate: the phases declare their inputs; drop --input");
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
   p.config = ConfigFromFlags(cl);
   p.config.loss = "sum";
-  for (const SymbolValue& sv : sets) p.config.bindings.emplace_back(sv.name, sv.value);
+  for (const SymbolValue& sv : sets)
+    p.config.bindings.emplace_back(sv.name, sv.value);
   p.model_config = cl.builder_config;
   // --param-dtype sets the family's compute dtype, as for other built models.
   if (!cl.param_dtype.empty()) {
-    p.model_config += (p.model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
+    p.model_config +=
+        (p.model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
     p.config.param_dtype.clear();
   }
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
-// --mode generate: the built model's prefill and last decode step (AnalyzeGeneration).
+// --mode generate: the built model's prefill and last decode step
+// (AnalyzeGeneration).
 Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   PreparedGeneration p;
   if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
@@ -201,23 +222,30 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
     budget = *b;
   }
-  Result<GenerationAnalysis> g = AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, p.config);
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, p.config);
   if (!g.ok()) return Outcome::Usage(WithFlagNames(g.status().message()));
-  if (!g->prefill.strict.ok()) return Outcome::Strict("strict mode: " + g->prefill.strict.message());
-  if (!g->decode.strict.ok()) return Outcome::Strict("strict mode: " + g->decode.strict.message());
+  if (!g->prefill.strict.ok())
+    return Outcome::Strict("strict mode: " + g->prefill.strict.message());
+  if (!g->decode.strict.ok())
+    return Outcome::Strict("strict mode: " + g->decode.strict.message());
   const sym::Bindings& bindings = g->decode.bindings;
   if (!cl.sweeps.empty()) {
     std::vector<SweepSpec> sweeps;
     for (const std::string& text : cl.sweeps) {
       Result<SweepSpec> spec = ParseSweep(text);
-      if (!spec.ok()) return Outcome::Usage(WithFlagNames(spec.status().message()));
+      if (!spec.ok())
+        return Outcome::Usage(WithFlagNames(spec.status().message()));
       if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
-        return Outcome::Usage("--sweep " + text + ": unknown symbol '" + spec->symbol + "'; symbols: B, S, T");
+        return Outcome::Usage("--sweep " + text + ": unknown symbol '" +
+                              spec->symbol + "'; symbols: B, S, T");
       }
       sweeps.push_back(std::move(spec).value());
     }
-    Result<std::string> table = RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json);
-    if (!table.ok()) return Outcome::Usage(WithFlagNames(table.status().message()));
+    Result<std::string> table =
+        RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json);
+    if (!table.ok())
+      return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();
     return Outcome::Ok();
   }
@@ -227,38 +255,54 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     // The prefill's report, with the generation's object as its last key.
     out = RenderJson(g->prefill.graph, report, bindings);
     const size_t end = out.rfind('}');
-    if (end == std::string::npos) return Outcome::Usage("--json: the report is not an object");
+    if (end == std::string::npos)
+      return Outcome::Usage("--json: the report is not an object");
     out = out.substr(0, end);
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    out += ",\n  \"generation\": " + RenderGenerationJson(*g, bindings, 2) + "\n}\n";
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+      out.pop_back();
+    out += ",\n  \"generation\": " + RenderGenerationJson(*g, bindings, 2) +
+           "\n}\n";
     return Outcome::Ok();
   }
-  out = "Model: " + cl.builder_model + "\nParams: " + std::to_string(report.params) + " (" +
-        std::to_string(report.param_bytes) + " bytes)\n" + RenderGenerationText(*g, bindings);
+  out = "Model: " + cl.builder_model +
+        "\nParams: " + std::to_string(report.params) + " (" +
+        std::to_string(report.param_bytes) + " bytes)\n" +
+        RenderGenerationText(*g, bindings);
   return Outcome::Ok();
 }
 
-// --arch-symbol: the built model's closed forms in its config's symbols (AnalyzeArchConfig).
+// --arch-symbol: the built model's closed forms in its config's symbols
+// (AnalyzeArchConfig).
 Outcome RunArchConfig(const CommandLine& cl, std::string& out) {
-  if (cl.builder_model.empty()) return Outcome::Usage("--arch-symbol needs --model (a family, preset or config.json)");
-  if (!cl.model.empty()) return Outcome::Usage("--arch-symbol takes --model, not a MODEL file ('" + cl.model + "')");
-  if (!cl.sweeps.empty() || !cl.timeline_svg.empty() || !cl.lora.empty() || !cl.peft.empty()) {
-    return Outcome::Usage("--arch-symbol prints closed-form totals: no --sweep, --timeline, --lora or --peft");
+  if (cl.builder_model.empty())
+    return Outcome::Usage(
+        "--arch-symbol needs --model (a family, preset or config.json)");
+  if (!cl.model.empty())
+    return Outcome::Usage("--arch-symbol takes --model, not a MODEL file ('" +
+                          cl.model + "')");
+  if (!cl.sweeps.empty() || !cl.timeline_svg.empty() || !cl.lora.empty() ||
+      !cl.peft.empty()) {
+    return Outcome::Usage(
+        "--arch-symbol prints closed-form totals: no --sweep, --timeline, "
+        "--lora or --peft");
   }
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
   StepConfig config = ConfigFromFlags(cl);
   config.loss = cl.loss;  // Empty: the model's own.
-  for (const SymbolValue& sv : sets) config.bindings.emplace_back(sv.name, sv.value);
+  for (const SymbolValue& sv : sets)
+    config.bindings.emplace_back(sv.name, sv.value);
   std::string model_config = cl.builder_config;
   // --param-dtype sets the family's compute dtype, as for other built models.
   if (!cl.param_dtype.empty()) {
-    model_config += (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
+    model_config +=
+        (model_config.empty() ? "dtype=" : ",dtype=") + cl.param_dtype;
     config.param_dtype.clear();
   }
   std::shared_ptr<const RuleSet> rules;
   if (Outcome o = LoadRules(cl.rules_dir, cl.strict, rules); !o.ok()) return o;
-  Result<ArchConfigAnalysis> a = AnalyzeArchConfig(cl.builder_model, model_config, *rules, config);
+  Result<ArchConfigAnalysis> a =
+      AnalyzeArchConfig(cl.builder_model, model_config, *rules, config);
   if (!a.ok()) return Outcome::Usage(WithFlagNames(a.status().message()));
   out = cl.json ? RenderArchConfigJson(*a) : RenderArchConfigText(*a);
   return Outcome::Ok();
@@ -266,28 +310,39 @@ Outcome RunArchConfig(const CommandLine& cl, std::string& out) {
 
 Outcome Run(const CommandLine& cl, std::string& out) {
   if (cl.compare && !cl.arch_symbols.empty()) {
-    return Outcome::Usage("torchcost compare takes concrete configs; --arch-symbol gives one analysis's closed forms");
+    return Outcome::Usage(
+        "torchcost compare takes concrete configs; --arch-symbol gives one "
+        "analysis's closed forms");
   }
   if (cl.compare) return RunCompare(cl, out);
   if (!cl.arch_symbols.empty()) return RunArchConfig(cl, out);
   if (cl.mode == "generate") return RunGenerate(cl, out);
   Prepared p;
   if (Outcome o = Prepare(cl, p); !o.ok()) return o;
-  if (!cl.lora.empty() && !cl.peft.empty()) return Outcome::Usage("--lora and --peft: give one of them");
+  if (!cl.lora.empty() && !cl.peft.empty())
+    return Outcome::Usage("--lora and --peft: give one of them");
   StepConfig config = p.config;
-  const FlagOverrides method_flag = {{"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
-  if (!cl.lora.empty() || !cl.peft.empty()) config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
-  // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is not read after.
+  const FlagOverrides method_flag = {
+      {"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
+  if (!cl.lora.empty() || !cl.peft.empty())
+    config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is
+  // not read after.
   Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), *p.rules, config);
-  if (!step.ok()) return Outcome::Usage(WithFlagNames(step.status().message(), method_flag));
-  if (!step->strict.ok()) return Outcome::Strict("strict mode: " + WithFlagNames(step->strict.message()));
+  if (!step.ok())
+    return Outcome::Usage(WithFlagNames(step.status().message(), method_flag));
+  if (!step->strict.ok())
+    return Outcome::Strict("strict mode: " +
+                           WithFlagNames(step->strict.message()));
   const ir::Graph& graph = step->graph;
   Report& report = step->report;
   const AnalysisOptions& options = step->options;
   const sym::Bindings& bindings = step->bindings;
-  for (Diagnostic& d : report.diagnostics) d.message = WithFlagNames(d.message, method_flag);
+  for (Diagnostic& d : report.diagnostics)
+    d.message = WithFlagNames(d.message, method_flag);
   if (report.model.empty()) report.model = p.model_name;
-  for (const std::string& note : p.notes) report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  for (const std::string& note : p.notes)
+    report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   report.inactive_params = p.inactive_params;
 
   // A memory figure that cannot be evaluated (bytes past int64 under --set)
@@ -307,19 +362,23 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     std::vector<SweepSpec> sweeps;
     for (const std::string& text : cl.sweeps) {
       Result<SweepSpec> spec = ParseSweep(text);
-      if (!spec.ok()) return Outcome::Usage(WithFlagNames(spec.status().message()));
+      if (!spec.ok())
+        return Outcome::Usage(WithFlagNames(spec.status().message()));
       const std::vector<std::string> known = InputSymbols(options.inputs);
       if (std::find(known.begin(), known.end(), spec->symbol) == known.end()) {
         std::string names;
         for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-        return Outcome::Usage("--sweep " + text + ": unknown symbol '" + spec->symbol + "'; symbols: " +
-                              (names.empty() ? "none" : names));
+        return Outcome::Usage(
+            "--sweep " + text + ": unknown symbol '" + spec->symbol +
+            "'; symbols: " + (names.empty() ? "none" : names));
       }
       sweeps.push_back(std::move(spec).value());
     }
-    Result<std::string> table = cl.json ? RenderSweepJson(graph, report, sweeps, bindings)
-                                        : RenderSweepText(graph, report, sweeps, bindings);
-    if (!table.ok()) return Outcome::Usage(WithFlagNames(table.status().message()));
+    Result<std::string> table =
+        cl.json ? RenderSweepJson(graph, report, sweeps, bindings)
+                : RenderSweepText(graph, report, sweeps, bindings);
+    if (!table.ok())
+      return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();
     return Outcome::Ok();
   }
@@ -332,7 +391,8 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     text.top_depth = cl.top_depth;
     text.bindings = bindings;
     text.peak = peak ? &*peak : nullptr;
-    out = WithFlagNames(RenderText(graph, report, text));  // The memory table's hint names --set.
+    // The memory table's hint names --set.
+    out = WithFlagNames(RenderText(graph, report, text));
   }
   return Outcome::Ok();
 }

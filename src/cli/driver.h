@@ -24,8 +24,10 @@ struct Prepared {
   // compiles once), or those plus --rules DIR's.
   std::shared_ptr<const RuleSet> rules;
   std::string model_name;
-  std::vector<std::string> notes;  // The built family's notes (a padded vocabulary).
-  int64_t inactive_params = 0;     // The built model's (BuiltModel::inactive_params).
+  // The built family's notes (a padded vocabulary).
+  std::vector<std::string> notes;
+  // The built model's (BuiltModel::inactive_params).
+  int64_t inactive_params = 0;
 };
 
 // Reads the flags into `p.config` (checking it as the library does), then the

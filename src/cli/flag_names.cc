@@ -57,18 +57,22 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
 };
 
 // What every name above starts with.
-constexpr std::string_view kPrefixes[] = {"StepConfig.", "SweepSpec", "BuildNamedModel."};
+constexpr std::string_view kPrefixes[] = {"StepConfig.", "SweepSpec",
+                                          "BuildNamedModel."};
 
-// Returns the first position at or after `from` where a name may start, or npos.
+// Returns the first position at or after `from` where a name may start, or
+// npos.
 size_t NextName(const std::string& message, size_t from) {
   size_t best = std::string::npos;
-  for (std::string_view p : kPrefixes) best = std::min(best, message.find(p, from));
+  for (std::string_view p : kPrefixes)
+    best = std::min(best, message.find(p, from));
   return best;
 }
 
 }  // namespace
 
-std::string WithFlagNames(const std::string& message, const FlagOverrides& overrides) {
+std::string WithFlagNames(const std::string& message,
+                          const FlagOverrides& overrides) {
   if (NextName(message, 0) == std::string::npos) return message;
   std::string out;
   size_t i = 0;

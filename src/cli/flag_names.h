@@ -19,7 +19,8 @@ using FlagOverrides = std::vector<std::pair<std::string, std::string>>;
 // and the names of SweepSpec, BuildNamedModel.config and .name by --sweep,
 // --config and --model. `overrides` name what depends on the invocation:
 // StepConfig.method is --peft, --lora, or a compare row's label.
-std::string WithFlagNames(const std::string& message, const FlagOverrides& overrides = {});
+std::string WithFlagNames(const std::string& message,
+                          const FlagOverrides& overrides = {});
 
 }  // namespace torchcost::cli
 

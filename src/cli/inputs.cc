@@ -63,7 +63,8 @@ std::string SidecarPath(const std::string& model) {
   return stem + ".meta.json";
 }
 
-Outcome InputTexts(const std::vector<std::string>& texts, const std::string& model, std::vector<std::string>& out) {
+Outcome InputTexts(const std::vector<std::string>& texts,
+                   const std::string& model, std::vector<std::string>& out) {
   if (texts.empty()) return ReadSidecar(model, out);
   out = texts;
   return Outcome::Ok();

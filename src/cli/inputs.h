@@ -20,7 +20,8 @@ std::string SidecarPath(const std::string& model);
 // with no --input, to the shapes of the model's sidecar ({"input_shapes":
 // [[1, 3, 224, 224]], "input_dtypes": [...]}) in the same grammar. The
 // library parses them (StepConfig::inputs).
-Outcome InputTexts(const std::vector<std::string>& texts, const std::string& model, std::vector<std::string>& out);
+Outcome InputTexts(const std::vector<std::string>& texts,
+                   const std::string& model, std::vector<std::string>& out);
 
 // One --set SYM=VAL, parsed.
 struct SymbolValue {

@@ -16,7 +16,9 @@ namespace torchcost::import {
 // mode, and a number attribute ("p", "dropout") when recorded or archived.
 struct ModuleFacts {
   std::function<bool(const std::string& path)> traced_in_eval;
-  std::function<std::optional<double>(const std::string& path, const std::string& name)> number;
+  std::function<std::optional<double>(const std::string& path,
+                                      const std::string& name)>
+      number;
 };
 
 // NB: torchvision's StochasticDepth returns its input in eval mode, so an

@@ -1,5 +1,5 @@
-// The JSON graph frontend: reads a "torchcost.graph" file (docs/graph-schema.md)
-// into an ir::Graph.
+// The JSON graph frontend: reads a "torchcost.graph" file
+// (docs/graph-schema.md) into an ir::Graph.
 //
 // The file is what tools/export writes from torch.fx or aten-level graphs, or
 // what a person writes by hand: tables of inputs, parameters, buffers and
@@ -19,8 +19,8 @@
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -53,7 +53,8 @@ struct ImportError {
 // "nodes[3] (aten::add): arg 'self' refers to unknown value 'v99'".
 [[noreturn]] void Fail(const std::string& where, const std::string& what) {
   if (where.empty()) throw ImportError{what};
-  throw ImportError{where + (what.rfind("refers to ", 0) == 0 ? " " : ": ") + what};
+  throw ImportError{where + (what.rfind("refers to ", 0) == 0 ? " " : ": ") +
+                    what};
 }
 
 // Returns a JSON value's type in words, for messages.
@@ -91,24 +92,33 @@ const Json& Field(const Json& obj, const char* key, const std::string& where) {
   return *it;
 }
 
-std::string StringField(const Json& obj, const char* key, const std::string& where) {
+std::string StringField(const Json& obj, const char* key,
+                        const std::string& where) {
   const Json& j = Field(obj, key, where);
-  if (!j.is_string()) Fail(where, std::string("'") + key + "' must be a string, not " + TypeName(j));
+  if (!j.is_string())
+    Fail(where,
+         std::string("'") + key + "' must be a string, not " + TypeName(j));
   return j.get<std::string>();
 }
 
-const Json& ArrayField(const Json& obj, const char* key, const std::string& where) {
+const Json& ArrayField(const Json& obj, const char* key,
+                       const std::string& where) {
   const Json& j = Field(obj, key, where);
-  if (!j.is_array()) Fail(where, std::string("'") + key + "' must be a list, not " + TypeName(j));
+  if (!j.is_array())
+    Fail(where,
+         std::string("'") + key + "' must be a list, not " + TypeName(j));
   return j;
 }
 
 // An optional list field: an empty list when absent.
-const Json& OptionalArray(const Json& obj, const char* key, const std::string& where) {
+const Json& OptionalArray(const Json& obj, const char* key,
+                          const std::string& where) {
   static const Json* kEmpty = new Json(Json::array());
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return *kEmpty;
-  if (!it->is_array()) Fail(where, std::string("'") + key + "' must be a list, not " + TypeName(*it));
+  if (!it->is_array())
+    Fail(where,
+         std::string("'") + key + "' must be a list, not " + TypeName(*it));
   return *it;
 }
 
@@ -131,9 +141,11 @@ std::vector<int64_t> ConcreteShape(const Json& j, const std::string& where) {
   return shape;
 }
 
-// Splits FX / make_fx spellings of an op: "aten.linear.default" -> ("aten::linear", ""),
-// "aten.add.Tensor" -> ("aten::add", "Tensor"), "aten::add.Tensor" -> ("aten::add", "Tensor").
-void NormalizeOp(std::string_view text, std::string* op, std::string* overload) {
+// Splits FX / make_fx spellings of an op: "aten.linear.default" ->
+// ("aten::linear", ""), "aten.add.Tensor" -> ("aten::add", "Tensor"),
+// "aten::add.Tensor" -> ("aten::add", "Tensor").
+void NormalizeOp(std::string_view text, std::string* op,
+                 std::string* overload) {
   std::string_view name = text;
   std::string_view ns;
   const size_t colons = name.find("::");
@@ -153,19 +165,31 @@ void NormalizeOp(std::string_view text, std::string* op, std::string* overload) 
     name = name.substr(0, dot);
   }
   if (*overload == "default") overload->clear();
-  op->assign(ns.empty() ? std::string_view("aten") : ns).append("::").append(name);
+  op->assign(ns.empty() ? std::string_view("aten") : ns)
+      .append("::")
+      .append(name);
 }
 
 // Value kinds as the schema spells output types.
-bool ParseKind(const std::string& type, ir::ValueKind* kind, ir::ValueKind* elem) {
-  static const auto* kKinds = new std::unordered_map<std::string, ir::ValueKind>{
-      {"Tensor", ir::ValueKind::kTensor}, {"int", ir::ValueKind::kInt},      {"SymInt", ir::ValueKind::kInt},
-      {"float", ir::ValueKind::kFloat},   {"bool", ir::ValueKind::kBool},    {"str", ir::ValueKind::kString},
-      {"None", ir::ValueKind::kNone},     {"Device", ir::ValueKind::kDevice}, {"other", ir::ValueKind::kOther}};
+bool ParseKind(const std::string& type, ir::ValueKind* kind,
+               ir::ValueKind* elem) {
+  static const auto* kKinds =
+      new std::unordered_map<std::string, ir::ValueKind>{
+          {"Tensor", ir::ValueKind::kTensor},
+          {"int", ir::ValueKind::kInt},
+          {"SymInt", ir::ValueKind::kInt},
+          {"float", ir::ValueKind::kFloat},
+          {"bool", ir::ValueKind::kBool},
+          {"str", ir::ValueKind::kString},
+          {"None", ir::ValueKind::kNone},
+          {"Device", ir::ValueKind::kDevice},
+          {"other", ir::ValueKind::kOther}};
   std::string base = type;
-  const bool is_list = base.size() > 2 && base.compare(base.size() - 2, 2, "[]") == 0;
+  const bool is_list =
+      base.size() > 2 && base.compare(base.size() - 2, 2, "[]") == 0;
   if (is_list) base.resize(base.size() - 2);
-  if (!base.empty() && base.back() == '?') base.pop_back();  // Optional[T] is read as T.
+  // Optional[T] is read as T.
+  if (!base.empty() && base.back() == '?') base.pop_back();
   auto it = kKinds->find(base);
   if (it == kKinds->end()) return false;
   *kind = is_list ? ir::ValueKind::kList : it->second;
@@ -179,9 +203,12 @@ bool ParseKind(const std::string& type, ir::ValueKind* kind, ir::ValueKind* elem
 // "nodes" key, written without escapes, whose value is an array; the
 // brackets are matched outside strings only, so the text need not be valid
 // JSON (the parser checks the pieces).
-bool FindNodesArray(std::string_view text, size_t* begin, size_t* end, size_t* count) {
+bool FindNodesArray(std::string_view text, size_t* begin, size_t* end,
+                    size_t* count) {
   auto skip_space = [&](size_t i) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) ++i;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' ||
+                               text[i] == '\r' || text[i] == '\t'))
+      ++i;
     return i;
   };
   size_t i = skip_space(0);
@@ -203,19 +230,26 @@ bool FindNodesArray(std::string_view text, size_t* begin, size_t* end, size_t* c
       if (i >= text.size()) return false;
       if (depth != 1) continue;
       const size_t after = skip_space(i + 1);
-      if (after >= text.size() || text[after] != ':') continue;  // A value, not a key.
-      if (escaped) return false;  // A key the parser would decode: read the whole document.
+      // A value, not a key.
+      if (after >= text.size() || text[after] != ':') continue;
+      // A key the parser would decode: read the whole document.
+      if (escaped) return false;
       if (text.substr(start, i - start) != "nodes") continue;
       const size_t value = skip_space(after + 1);
-      if (value >= text.size() || text[value] != '[' || ++found > 1) return false;
+      if (value >= text.size() || text[value] != '[' || ++found > 1)
+        return false;
       nodes_begin = value;
     } else if (c == '{' || c == '[') {
       ++depth;
     } else if (c == ',') {
-      if (depth == 2 && nodes_begin != std::string_view::npos && *end == std::string_view::npos) ++*count;
+      if (depth == 2 && nodes_begin != std::string_view::npos &&
+          *end == std::string_view::npos)
+        ++*count;
     } else if (c == '}' || c == ']') {
       if (--depth < 0) return false;
-      if (depth == 1 && nodes_begin != std::string_view::npos && *end == std::string_view::npos) *end = i + 1;
+      if (depth == 1 && nodes_begin != std::string_view::npos &&
+          *end == std::string_view::npos)
+        *end = i + 1;
       if (depth == 0) break;
     }
   }
@@ -228,25 +262,45 @@ bool FindNodesArray(std::string_view text, size_t* begin, size_t* end, size_t* c
 // ({"ref"|"param"|"buffer"|"input": name or int}) or a null, bool, int or
 // string literal.
 struct SimpleArg {
-  enum class Kind { kRef, kParam, kBuffer, kInput, kNull, kBool, kInt, kString };
-  std::string_view name;       // The argument's name (the key in "args").
+  enum class Kind {
+    kRef,
+    kParam,
+    kBuffer,
+    kInput,
+    kNull,
+    kBool,
+    kInt,
+    kString
+  };
+  std::string_view name;  // The argument's name (the key in "args").
   Kind kind = Kind::kNull;
-  std::string_view text;       // kString, or a reference's target name.
-  int64_t i = 0;               // kInt, or a reference's target int.
-  bool b = false;              // kBool.
-  bool target_is_int = false;  // A reference whose target is an int ({"input": 0}).
+  std::string_view text;  // kString, or a reference's target name.
+  int64_t i = 0;          // kInt, or a reference's target int.
+  bool b = false;         // kBool.
+  // A reference whose target is an int ({"input": 0}).
+  bool target_is_int = false;
 
   // Returns the argument as the JSON parser builds it.
   Json ToJson() const {
     switch (kind) {
-      case Kind::kNull: return Json(nullptr);
-      case Kind::kBool: return Json(b);
-      case Kind::kInt: return Json(i);
-      case Kind::kString: return Json(std::string(text));
-      case Kind::kRef: case Kind::kParam: case Kind::kBuffer: case Kind::kInput: break;
+      case Kind::kNull:
+        return Json(nullptr);
+      case Kind::kBool:
+        return Json(b);
+      case Kind::kInt:
+        return Json(i);
+      case Kind::kString:
+        return Json(std::string(text));
+      case Kind::kRef:
+      case Kind::kParam:
+      case Kind::kBuffer:
+      case Kind::kInput:
+        break;
     }
-    const char* key = kind == Kind::kRef ? "ref" : kind == Kind::kParam ? "param" : kind == Kind::kBuffer ? "buffer"
-                                                                                                          : "input";
+    const char* key = kind == Kind::kRef      ? "ref"
+                      : kind == Kind::kParam  ? "param"
+                      : kind == Kind::kBuffer ? "buffer"
+                                              : "input";
     Json object = Json::object();
     object[key] = target_is_int ? Json(i) : Json(std::string(text));
     return object;
@@ -258,7 +312,8 @@ struct SimpleArg {
 // {"name", "type", "shape", "dtype"}, no other key. Views into the file's text.
 struct SimpleNode {
   std::string_view op, overload, module;
-  bool has_op = false, has_overload = false, has_module = false, has_args = false, has_outputs = false;
+  bool has_op = false, has_overload = false, has_module = false,
+       has_args = false, has_outputs = false;
   std::vector<SimpleArg> args;
   std::vector<ir::Value> outputs;  // As ReadOutput reads them.
 };
@@ -276,7 +331,10 @@ class SimpleScanner {
 
   size_t pos() const { return pos_; }
   void set_pos(size_t pos) { pos_ = pos; }
-  bool AtEnd() { SkipSpace(); return pos_ >= text_.size(); }
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ >= text_.size();
+  }
   // Consumes `c` (after white space) if it is next.
   bool Eat(char c) {
     SkipSpace();
@@ -289,7 +347,8 @@ class SimpleScanner {
 
   // Parses one node object into `*n` (its vectors cleared first).
   bool ParseNode(SimpleNode* n) {
-    n->has_op = n->has_overload = n->has_module = n->has_args = n->has_outputs = false;
+    n->has_op = n->has_overload = n->has_module = n->has_args = n->has_outputs =
+        false;
     n->args.clear();
     n->outputs.clear();
     if (!Eat('{')) return false;
@@ -332,7 +391,8 @@ class SimpleScanner {
     while (pos_ < text_.size()) {
       const char c = text_[pos_++];
       if (c == '"') {
-        while (pos_ < text_.size() && text_[pos_] != '"') pos_ += text_[pos_] == '\\' ? 2 : 1;
+        while (pos_ < text_.size() && text_[pos_] != '"')
+          pos_ += text_[pos_] == '\\' ? 2 : 1;
         if (pos_ >= text_.size()) return false;
         ++pos_;
       } else if (c == '{' || c == '[') {
@@ -343,7 +403,9 @@ class SimpleScanner {
       if (depth == 0) {
         // A scalar runs to the next separator.
         if (c != '}' && c != ']' && c != '"') {
-          while (pos_ < text_.size() && std::string_view(",]} \n\r\t").find(text_[pos_]) == std::string_view::npos) {
+          while (pos_ < text_.size() &&
+                 std::string_view(",]} \n\r\t").find(text_[pos_]) ==
+                     std::string_view::npos) {
             ++pos_;
           }
         }
@@ -356,7 +418,8 @@ class SimpleScanner {
  private:
   void SkipSpace() {
     while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t')) {
+           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' ||
+            text_[pos_] == '\t')) {
       ++pos_;
     }
   }
@@ -382,7 +445,9 @@ class SimpleScanner {
     SkipSpace();
     if (text_.substr(pos_, word.size()) != word) return false;
     const size_t after = pos_ + word.size();
-    if (after < text_.size() && std::isalnum(static_cast<unsigned char>(text_[after]))) return false;
+    if (after < text_.size() &&
+        std::isalnum(static_cast<unsigned char>(text_[after])))
+      return false;
     pos_ = after;
     return true;
   }
@@ -395,10 +460,13 @@ class SimpleScanner {
     if (negative) ++p;
     const size_t digits = p;
     int64_t value = 0;
-    while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9') value = value * 10 + (text_[p++] - '0');
+    while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9')
+      value = value * 10 + (text_[p++] - '0');
     const size_t n = p - digits;
     if (n == 0 || n > 18 || (n > 1 && text_[digits] == '0')) return false;
-    if (p < text_.size() && (text_[p] == '.' || text_[p] == 'e' || text_[p] == 'E')) return false;
+    if (p < text_.size() &&
+        (text_[p] == '.' || text_[p] == 'e' || text_[p] == 'E'))
+      return false;
     *out = negative ? -value : value;
     pos_ = p;
     return true;
@@ -429,7 +497,8 @@ class SimpleScanner {
         return false;
       }
       a->target_is_int = !StartsWith('"');
-      if (a->target_is_int ? !ParseInt(&a->i) : !ParseString(&a->text)) return false;
+      if (a->target_is_int ? !ParseInt(&a->i) : !ParseString(&a->text))
+        return false;
       return Eat('}');
     }
     if (ParseLiteral("null")) {
@@ -485,7 +554,8 @@ class SimpleScanner {
 
   bool ParseOutputObject(ir::Value* v) {
     if (!Eat('{')) return false;
-    bool seen_name = false, seen_type = false, seen_shape = false, seen_dtype = false;
+    bool seen_name = false, seen_type = false, seen_shape = false,
+         seen_dtype = false;
     std::vector<int64_t> shape;
     bool has_shape = false;
     if (!Eat('}')) {
@@ -498,7 +568,9 @@ class SimpleScanner {
           v->name.assign(text);
         } else if (key == "type" && !seen_type) {
           seen_type = true;
-          if (!ParseString(&text) || !ParseKind(std::string(text), &v->kind, &v->elem_kind)) return false;
+          if (!ParseString(&text) ||
+              !ParseKind(std::string(text), &v->kind, &v->elem_kind))
+            return false;
         } else if (key == "shape" && !seen_shape) {
           seen_shape = true;
           if (ParseLiteral("null")) continue;
@@ -557,20 +629,25 @@ class NameIndex {
   int Find(std::string_view name) const {
     if (slots_.empty()) return -1;
     const uint64_t hash = std::hash<std::string_view>()(name);
-    for (size_t i = hash & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    for (size_t i = hash & (slots_.size() - 1);;
+         i = (i + 1) & (slots_.size() - 1)) {
       const Slot& slot = slots_[i];
       if (slot.value < 0) return -1;
-      if (slot.hash == hash && (*values_)[slot.value].name == name) return slot.value;
+      if (slot.hash == hash && (*values_)[slot.value].name == name)
+        return slot.value;
     }
   }
-  // Adds value `value` under its name; returns false (and adds nothing) if a value has that name.
+  // Adds value `value` under its name; returns false (and adds nothing) if a
+  // value has that name.
   bool Insert(int value) {
-    if (2 * (size_ + 1) > slots_.size()) Rehash(std::max<size_t>(16, 2 * slots_.size()));
+    if (2 * (size_ + 1) > slots_.size())
+      Rehash(std::max<size_t>(16, 2 * slots_.size()));
     const std::string& name = (*values_)[value].name;
     const uint64_t hash = std::hash<std::string_view>()(name);
     size_t i = hash & (slots_.size() - 1);
     for (; slots_[i].value >= 0; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].hash == hash && (*values_)[slots_[i].value].name == name) return false;
+      if (slots_[i].hash == hash && (*values_)[slots_[i].value].name == name)
+        return false;
     }
     slots_[i] = {hash, value};
     ++size_;
@@ -600,7 +677,9 @@ class NameIndex {
 
 class JsonImporter {
  public:
-  explicit JsonImporter(std::string path) : values_(&graph_.values) { graph_.source = std::move(path); }
+  explicit JsonImporter(std::string path) : values_(&graph_.values) {
+    graph_.source = std::move(path);
+  }
 
   ir::Graph Run(const Json& doc) {
     Begin(doc);
@@ -610,9 +689,11 @@ class JsonImporter {
     return Finish(doc);
   }
 
-  // Reads what nodes refer to: the version, modules, tables and inputs; checks that "nodes" is a list.
+  // Reads what nodes refer to: the version, modules, tables and inputs; checks
+  // that "nodes" is a list.
   void Begin(const Json& doc) {
-    if (!doc.is_object()) Fail("", "the top level must be an object, not " + TypeName(doc));
+    if (!doc.is_object())
+      Fail("", "the top level must be an object, not " + TypeName(doc));
     CheckVersion(doc);
     ReadModules(doc);
     ReadTable(OptionalArray(doc, "params", ""), "params", /*is_param=*/true);
@@ -634,7 +715,9 @@ class JsonImporter {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string where = "outputs[" + std::to_string(i) + "]";
       const Json& o = outputs[i];
-      graph_.outputs.push_back(o.is_string() ? LookupRef(o.get<std::string>(), where) : Reference(o, where));
+      graph_.outputs.push_back(o.is_string()
+                                   ? LookupRef(o.get<std::string>(), where)
+                                   : Reference(o, where));
     }
     return std::move(graph_);
   }
@@ -646,14 +729,16 @@ class JsonImporter {
     ir::Node n;
     const std::string op_text = StringField(j, "op", where);
     if (auto ov = j.find("overload"); ov != j.end() && !ov->is_null()) {
-      if (!ov->is_string()) Fail(where, "'overload' must be a string, not " + TypeName(*ov));
+      if (!ov->is_string())
+        Fail(where, "'overload' must be a string, not " + TypeName(*ov));
       n.overload = ov->get<std::string>();
     }
     NormalizeOp(op_text, &n.op, &n.overload);
     where += " (" + n.op + ")";
     n.scope = 0;
     if (auto m = j.find("module"); m != j.end() && !m->is_null()) {
-      if (!m->is_string()) Fail(where, "'module' must be a string, not " + TypeName(*m));
+      if (!m->is_string())
+        Fail(where, "'module' must be a string, not " + TypeName(*m));
       n.scope = Scope(m->get<std::string>(), "", where);
     }
     const Json& args = Field(j, "args", where);
@@ -663,22 +748,30 @@ class JsonImporter {
       for (auto it = args.begin(); it != args.end(); ++it) {
         n.input_names.push_back(it.key());
         const int known = KnownRef(it.value());
-        n.inputs.push_back(known >= 0 ? known : Argument(it.value(), where + ": arg '" + it.key() + "'", n.scope));
+        n.inputs.push_back(
+            known >= 0 ? known
+                       : Argument(it.value(),
+                                  where + ": arg '" + it.key() + "'", n.scope));
       }
     } else if (args.is_array()) {
       // Positional arguments (prim:: ops, which have no schema names).
       for (size_t a = 0; a < args.size(); ++a) {
-        n.inputs.push_back(Argument(args[a], where + ": arg " + std::to_string(a), n.scope));
+        n.inputs.push_back(
+            Argument(args[a], where + ": arg " + std::to_string(a), n.scope));
       }
     } else {
-      Fail(where, "'args' must be an object (named) or a list (positional), not " + TypeName(args));
+      Fail(where,
+           "'args' must be an object (named) or a list (positional), not " +
+               TypeName(args));
     }
     const Json& outputs = ArrayField(j, "outputs", where);
     std::vector<ir::Value> outs;
     outs.reserve(outputs.size());
     for (size_t o = 0; o < outputs.size(); ++o) {
-      outs.push_back(outputs[o].is_string() ? ReadOutput(outputs[o], "")
-                                            : ReadOutput(outputs[o], where + ": output " + std::to_string(o)));
+      outs.push_back(outputs[o].is_string()
+                         ? ReadOutput(outputs[o], "")
+                         : ReadOutput(outputs[o],
+                                      where + ": output " + std::to_string(o)));
     }
     AddNode(std::move(n), &outs, where);
   }
@@ -686,7 +779,8 @@ class JsonImporter {
   // Reads nodes[i] in the form SimpleNode holds, as ReadNode reads the same
   // node parsed as JSON (same values, in the same order, and same errors).
   void ReadSimpleNode(SimpleNode& s, size_t i) {
-    // NB: the place for messages is built in a buffer kept across nodes (no allocation per node).
+    // NB: the place for messages is built in a buffer kept across nodes (no
+    // allocation per node).
     std::string& where = where_;
     where.assign("nodes[").append(std::to_string(i)).append("]");
     ir::Node n;
@@ -708,7 +802,8 @@ class JsonImporter {
           continue;
         }
       }
-      n.inputs.push_back(Argument(a.ToJson(), where + ": arg '" + n.input_names.back() + "'", n.scope));
+      n.inputs.push_back(Argument(
+          a.ToJson(), where + ": arg '" + n.input_names.back() + "'", n.scope));
     }
     AddNode(std::move(n), &s.outputs, where);
   }
@@ -716,11 +811,14 @@ class JsonImporter {
  private:
   void CheckVersion(const Json& doc) {
     const std::string format = StringField(doc, "format", "");
-    if (format != kFormat) Fail("", "format is '" + format + "', expected '" + kFormat + "'");
+    if (format != kFormat)
+      Fail("", "format is '" + format + "', expected '" + kFormat + "'");
     const Json& version = Field(doc, "version", "");
-    if (!version.is_number_integer()) Fail("", "version must be an integer, not " + TypeName(version));
+    if (!version.is_number_integer())
+      Fail("", "version must be an integer, not " + TypeName(version));
     if (version.get<int64_t>() != kVersion) {
-      Fail("", "unsupported version " + std::to_string(version.get<int64_t>()) + "; this torchcost reads version " +
+      Fail("", "unsupported version " + std::to_string(version.get<int64_t>()) +
+                   "; this torchcost reads version " +
                    std::to_string(kVersion));
     }
   }
@@ -731,7 +829,8 @@ class JsonImporter {
     auto model = doc.find("model");
     std::string name = "Model";
     if (model != doc.end()) {
-      if (!model->is_string()) Fail("", "'model' must be a string, not " + TypeName(*model));
+      if (!model->is_string())
+        Fail("", "'model' must be a string, not " + TypeName(*model));
       name = model->get<std::string>();
     }
     const int root = graph_.GetOrAddScope("", name);
@@ -744,7 +843,8 @@ class JsonImporter {
       if (!m.is_object()) Fail(where, "must be an object, not " + TypeName(m));
       const std::string path = StringField(m, "path", where);
       std::string type;
-      if (auto t = m.find("type"); t != m.end() && t->is_string()) type = t->get<std::string>();
+      if (auto t = m.find("type"); t != m.end() && t->is_string())
+        type = t->get<std::string>();
       const int index = Scope(path, type, where);
       if (!type.empty()) graph_.scopes[index].type = type;
       if (path.empty() && !type.empty()) graph_.scopes[index].name = type;
@@ -753,27 +853,34 @@ class JsonImporter {
 
   // Returns the scope of module `path`, created if new; a path nested deeper
   // than kMaxModuleDepth is an error at `where`.
-  int Scope(const std::string& path, const std::string& type, const std::string& where) {
+  int Scope(const std::string& path, const std::string& type,
+            const std::string& where) {
     if (std::count(path.begin(), path.end(), '.') >= kMaxModuleDepth) {
-      Fail(where, "module path nests deeper than " + std::to_string(kMaxModuleDepth) + " levels");
+      Fail(where, "module path nests deeper than " +
+                      std::to_string(kMaxModuleDepth) + " levels");
     }
     return graph_.GetOrAddScope(path, type);
   }
 
   void ReadTable(const Json& table, const char* key, bool is_param) {
-    std::vector<ir::TensorEntry>& entries = is_param ? graph_.params : graph_.buffers;
+    std::vector<ir::TensorEntry>& entries =
+        is_param ? graph_.params : graph_.buffers;
     auto& names = is_param ? param_names_ : buffer_names_;
     for (size_t i = 0; i < table.size(); ++i) {
-      const std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+      const std::string where =
+          std::string(key) + "[" + std::to_string(i) + "]";
       const Json& t = table[i];
       if (!t.is_object()) Fail(where, "must be an object, not " + TypeName(t));
       ir::TensorEntry e;
       e.name = StringField(t, "name", where);
-      e.shape = ConcreteShape(Field(t, "shape", where), where + " (" + e.name + ")");
-      e.dtype = t.contains("dtype") ? ParseDTypeAt(t["dtype"], where) : DType::kFloat32;
+      e.shape =
+          ConcreteShape(Field(t, "shape", where), where + " (" + e.name + ")");
+      e.dtype = t.contains("dtype") ? ParseDTypeAt(t["dtype"], where)
+                                    : DType::kFloat32;
       e.requires_grad = is_param;
       if (auto rg = t.find("requires_grad"); rg != t.end()) {
-        if (!rg->is_boolean()) Fail(where, "'requires_grad' must be a bool, not " + TypeName(*rg));
+        if (!rg->is_boolean())
+          Fail(where, "'requires_grad' must be a bool, not " + TypeName(*rg));
         e.requires_grad = is_param && rg->get<bool>();
       }
       for (const Json& a : OptionalArray(t, "aliases", where)) {
@@ -781,9 +888,11 @@ class JsonImporter {
         e.aliases.push_back(a.get<std::string>());
       }
       const int index = static_cast<int>(entries.size());
-      if (!names.emplace(e.name, index).second) Fail(where, "duplicate name '" + e.name + "'");
+      if (!names.emplace(e.name, index).second)
+        Fail(where, "duplicate name '" + e.name + "'");
       for (const std::string& a : e.aliases) {
-        if (!names.emplace(a, index).second) Fail(where, "duplicate name '" + a + "'");
+        if (!names.emplace(a, index).second)
+          Fail(where, "duplicate name '" + a + "'");
       }
       entries.push_back(std::move(e));
     }
@@ -793,24 +902,29 @@ class JsonImporter {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::string where = "inputs[" + std::to_string(i) + "]";
       const Json& in = inputs[i];
-      if (!in.is_object()) Fail(where, "must be an object, not " + TypeName(in));
+      if (!in.is_object())
+        Fail(where, "must be an object, not " + TypeName(in));
       ir::Value v;
       v.name = StringField(in, "name", where);
       v.role = ir::ValueRole::kInput;
       v.table_index = static_cast<int>(i);
       v.kind = ir::ValueKind::kTensor;
       if (in.contains("dtype")) v.dtype = ParseDTypeAt(in["dtype"], where);
-      // Symbolic dims ("B") leave the shape to the analysis inputs (StepConfig.inputs); a fully concrete shape,
-      // or the "traced_shape" fallback, is recorded.
+      // Symbolic dims ("B") leave the shape to the analysis inputs
+      // (StepConfig.inputs); a fully concrete shape, or the "traced_shape"
+      // fallback, is recorded.
       bool concrete = false;
       if (auto s = in.find("shape"); s != in.end()) {
-        if (!s->is_array()) Fail(where, "shape must be a list, not " + TypeName(*s));
+        if (!s->is_array())
+          Fail(where, "shape must be a list, not " + TypeName(*s));
         concrete = true;
         for (const Json& d : *s) {
           if (d.is_string()) {
             concrete = false;
           } else if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-            Fail(where, "shape " + Brief(*s) + ": dims must be non-negative integers or symbol names");
+            Fail(where,
+                 "shape " + Brief(*s) +
+                     ": dims must be non-negative integers or symbol names");
           }
         }
         if (concrete) v.traced_shape = ConcreteShape(*s, where);
@@ -820,7 +934,8 @@ class JsonImporter {
         concrete = true;
       }
       v.has_traced_shape = concrete;
-      if (!input_names_.emplace(v.name, static_cast<int>(graph_.inputs.size())).second) {
+      if (!input_names_.emplace(v.name, static_cast<int>(graph_.inputs.size()))
+               .second) {
         Fail(where, "duplicate input name '" + v.name + "'");
       }
       graph_.inputs.push_back(graph_.AddValue(std::move(v)));
@@ -843,35 +958,43 @@ class JsonImporter {
   }
 
   // Adds `outs` as the outputs of `n`, then `n` itself.
-  void AddNode(ir::Node n, std::vector<ir::Value>* outs, const std::string& where) {
+  void AddNode(ir::Node n, std::vector<ir::Value>* outs,
+               const std::string& where) {
     n.outputs.reserve(outs->size());
     for (ir::Value& v : *outs) {
       const int index = graph_.AddValue(std::move(v));
-      if (!values_.Insert(index)) Fail(where, "output '" + graph_.values[index].name + "' is already defined");
+      if (!values_.Insert(index))
+        Fail(where,
+             "output '" + graph_.values[index].name + "' is already defined");
       n.outputs.push_back(index);
     }
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size()) : "%" + graph_.values[n.outputs[0]].name;
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(graph_.nodes.size())
+                                     : "%" + graph_.values[n.outputs[0]].name;
     graph_.AddNode(std::move(n));
   }
 
   // Resolves a reference object ({"ref"}, {"param"}, {"buffer"}, {"input"}).
   int Reference(const Json& j, const std::string& where) {
     if (!j.is_object() || j.size() != 1) {
-      Fail(where, "expected a reference like {\"ref\": \"v1\"}, got " + Brief(j));
+      Fail(where,
+           "expected a reference like {\"ref\": \"v1\"}, got " + Brief(j));
     }
     const std::string& key = j.begin().key();
     const Json& target = j.begin().value();
     if (key == "ref") {
-      if (!target.is_string()) Fail(where, "\"ref\" must name a value, not " + TypeName(target));
+      if (!target.is_string())
+        Fail(where, "\"ref\" must name a value, not " + TypeName(target));
       return LookupRef(target.get<std::string>(), where);
     }
     if (key == "param" || key == "buffer") {
       const bool is_param = key == "param";
-      if (!target.is_string()) Fail(where, "\"" + key + "\" must be a name, not " + TypeName(target));
+      if (!target.is_string())
+        Fail(where, "\"" + key + "\" must be a name, not " + TypeName(target));
       const auto& names = is_param ? param_names_ : buffer_names_;
       auto it = names.find(target.get<std::string>());
       if (it == names.end()) {
-        Fail(where, "refers to unknown " + std::string(is_param ? "parameter" : "buffer") + " '" +
+        Fail(where, "refers to unknown " +
+                        std::string(is_param ? "parameter" : "buffer") + " '" +
                         target.get<std::string>() + "'");
       }
       return import::TableValue(&graph_, is_param, it->second);
@@ -882,7 +1005,9 @@ class JsonImporter {
         position = static_cast<int>(target.get<int64_t>());
       } else if (target.is_string()) {
         auto it = input_names_.find(target.get<std::string>());
-        if (it == input_names_.end()) Fail(where, "refers to unknown input '" + target.get<std::string>() + "'");
+        if (it == input_names_.end())
+          Fail(where,
+               "refers to unknown input '" + target.get<std::string>() + "'");
         position = it->second;
       }
       if (position < 0 || position >= static_cast<int>(graph_.inputs.size())) {
@@ -890,7 +1015,9 @@ class JsonImporter {
       }
       return graph_.inputs[position];
     }
-    Fail(where, "unknown reference kind '" + key + "' (expected ref, param, buffer, input, list, dtype, float or tensor)");
+    Fail(where, "unknown reference kind '" + key +
+                    "' (expected ref, param, buffer, input, list, dtype, float "
+                    "or tensor)");
   }
 
   int AddConstant(ir::Value v) {
@@ -922,13 +1049,17 @@ class JsonImporter {
       v.elem_kind = ir::ValueKind::kFloat;
       v.constant = j.get<std::vector<double>>();
     } else {
-      Fail(where, "a literal list must hold only ints, floats or bools; write {\"list\": [...]} for a list of values, "
-                  "got " + Brief(j));
+      Fail(where,
+           "a literal list must hold only ints, floats or bools; write "
+           "{\"list\": [...]} for a list of values, "
+           "got " +
+               Brief(j));
     }
     return AddConstant(std::move(v));
   }
 
-  // Returns the value an argument stands for, creating constants and list nodes.
+  // Returns the value an argument stands for, creating constants and list
+  // nodes.
   int Argument(const Json& j, const std::string& where, int scope) {
     ir::Value v;
     switch (j.type()) {
@@ -960,7 +1091,8 @@ class JsonImporter {
       default:
         Fail(where, "unsupported argument " + Brief(j));
     }
-    if (j.size() == 1 && j.contains("list")) return ListNode(j["list"], where, scope);
+    if (j.size() == 1 && j.contains("list"))
+      return ListNode(j["list"], where, scope);
     if (j.size() == 1 && j.contains("dtype")) {
       // A ScalarType argument: TorchScript passes its c10::ScalarType code.
       v.kind = ir::ValueKind::kInt;
@@ -979,27 +1111,32 @@ class JsonImporter {
       } else if (text == "nan") {
         v.constant = std::numeric_limits<double>::quiet_NaN();
       } else {
-        Fail(where, "\"float\" must be \"inf\", \"-inf\" or \"nan\", got " + Brief(f));
+        Fail(where,
+             "\"float\" must be \"inf\", \"-inf\" or \"nan\", got " + Brief(f));
       }
       return AddConstant(std::move(v));
     }
-    if (j.size() == 1 && j.contains("tensor")) return TensorConstant(j["tensor"], where);
+    if (j.size() == 1 && j.contains("tensor"))
+      return TensorConstant(j["tensor"], where);
     return Reference(j, where);
   }
 
   // A constant tensor baked into the graph: {"tensor": {"shape": [], "dtype":
   // "float64", "value": 0.125}} (the value only for 0-dim tensors).
   int TensorConstant(const Json& t, const std::string& where) {
-    if (!t.is_object()) Fail(where, "\"tensor\" must be an object, not " + TypeName(t));
+    if (!t.is_object())
+      Fail(where, "\"tensor\" must be an object, not " + TypeName(t));
     ir::Value v;
     v.kind = ir::ValueKind::kTensor;
     v.traced_shape = ConcreteShape(Field(t, "shape", where), where);
     v.has_traced_shape = true;
-    v.dtype = t.contains("dtype") ? ParseDTypeAt(t["dtype"], where) : DType::kFloat32;
+    v.dtype =
+        t.contains("dtype") ? ParseDTypeAt(t["dtype"], where) : DType::kFloat32;
     v.role = ir::ValueRole::kConstant;
     v.name = "c" + std::to_string(graph_.values.size());
     if (auto value = t.find("value"); value != t.end() && !value->is_null()) {
-      if (!v.traced_shape.empty()) Fail(where, "only a 0-dim tensor constant may give a value");
+      if (!v.traced_shape.empty())
+        Fail(where, "only a 0-dim tensor constant may give a value");
       if (value->is_number_integer()) {
         v.constant = value->get<int64_t>();
       } else if (value->is_number()) {
@@ -1007,7 +1144,8 @@ class JsonImporter {
       } else if (value->is_boolean()) {
         v.constant = static_cast<int64_t>(value->get<bool>());
       } else {
-        Fail(where, "a tensor constant's value must be a number, not " + TypeName(*value));
+        Fail(where, "a tensor constant's value must be a number, not " +
+                        TypeName(*value));
       }
       v.has_constant = true;
     }
@@ -1016,21 +1154,26 @@ class JsonImporter {
 
   // Builds a prim::ListConstruct node from {"list": [...]}.
   int ListNode(const Json& items, const std::string& where, int scope) {
-    if (!items.is_array()) Fail(where, "\"list\" must be a list, not " + TypeName(items));
+    if (!items.is_array())
+      Fail(where, "\"list\" must be a list, not " + TypeName(items));
     ir::Node n;
     n.op = "prim::ListConstruct";
     n.scope = scope;
     bool all_tensor = !items.empty(), all_int = true;
     for (size_t i = 0; i < items.size(); ++i) {
-      const int e = Argument(items[i], where + " element " + std::to_string(i), scope);
+      const int e =
+          Argument(items[i], where + " element " + std::to_string(i), scope);
       n.inputs.push_back(e);
-      all_tensor = all_tensor && graph_.values[e].kind == ir::ValueKind::kTensor;
+      all_tensor =
+          all_tensor && graph_.values[e].kind == ir::ValueKind::kTensor;
       all_int = all_int && graph_.values[e].kind == ir::ValueKind::kInt;
     }
     ir::Value out;
     out.name = "list" + std::to_string(graph_.values.size());
     out.kind = ir::ValueKind::kList;
-    out.elem_kind = all_tensor ? ir::ValueKind::kTensor : all_int ? ir::ValueKind::kInt : ir::ValueKind::kOther;
+    out.elem_kind = all_tensor ? ir::ValueKind::kTensor
+                    : all_int  ? ir::ValueKind::kInt
+                               : ir::ValueKind::kOther;
     const int index = graph_.AddValue(std::move(out));
     n.outputs.push_back(index);
     n.debug_name = "%" + graph_.values[index].name;
@@ -1046,29 +1189,35 @@ class JsonImporter {
       v.name = j.get<std::string>();
       return v;
     }
-    if (!j.is_object()) Fail(where, "must be a name or an object, not " + TypeName(j));
+    if (!j.is_object())
+      Fail(where, "must be a name or an object, not " + TypeName(j));
     v.name = StringField(j, "name", where);
     if (auto t = j.find("type"); t != j.end()) {
-      if (!t->is_string() || !ParseKind(t->get<std::string>(), &v.kind, &v.elem_kind)) {
+      if (!t->is_string() ||
+          !ParseKind(t->get<std::string>(), &v.kind, &v.elem_kind)) {
         Fail(where, "unknown type " + Brief(*t) +
-                        " (expected Tensor, int, float, bool, str, None, Device, other, or one of them with [])");
+                        " (expected Tensor, int, float, bool, str, None, "
+                        "Device, other, or one of them with [])");
       }
     }
     if (auto s = j.find("shape"); s != j.end() && !s->is_null()) {
       v.traced_shape = ConcreteShape(*s, where);
       v.has_traced_shape = v.kind == ir::ValueKind::kTensor;
     }
-    if (auto d = j.find("dtype"); d != j.end() && !d->is_null()) v.dtype = ParseDTypeAt(*d, where);
+    if (auto d = j.find("dtype"); d != j.end() && !d->is_null())
+      v.dtype = ParseDTypeAt(*d, where);
     return v;
   }
 
   ir::Graph graph_;
-  NameIndex values_;                                  // Node outputs by name.
-  std::unordered_map<std::string, int> param_names_;  // Names and aliases -> params index.
+  NameIndex values_;  // Node outputs by name.
+  // Names and aliases -> params index.
+  std::unordered_map<std::string, int> param_names_;
   std::unordered_map<std::string, int> buffer_names_;
   std::unordered_map<std::string, int> input_names_;  // -> input position.
   std::string scratch_;  // A name being looked up (kept to reuse its buffer).
-  std::string where_;    // ReadSimpleNode's place for messages (kept to reuse its buffer).
+  // ReadSimpleNode's place for messages (kept to reuse its buffer).
+  std::string where_;
 };
 
 // Reads the "nodes" array `array` node by node: a node in SimpleNode's form
@@ -1083,13 +1232,15 @@ bool ReadNodes(std::string_view array, JsonImporter* importer) {
   if (!scan.Eat(']')) {
     do {
       const size_t start = scan.pos();
-      if (scan.ParseNode(&node) && node.has_op && node.has_args && node.has_outputs) {
+      if (scan.ParseNode(&node) && node.has_op && node.has_args &&
+          node.has_outputs) {
         importer->ReadSimpleNode(node, index++);
         continue;
       }
       scan.set_pos(start);
       if (!scan.SkipValue()) return false;
-      importer->ReadNode(Json::parse(array.substr(start, scan.pos() - start)), index++);
+      importer->ReadNode(Json::parse(array.substr(start, scan.pos() - start)),
+                         index++);
     } while (scan.Eat(','));
     if (!scan.Eat(']')) return false;
   }
@@ -1102,8 +1253,10 @@ bool ReadNodes(std::string_view array, JsonImporter* importer) {
 // Returns nullopt if the text is not valid JSON or does not import: the
 // caller then reads the whole document, for the same error as always (a
 // syntax error anywhere is reported before a bad node).
-std::optional<ir::Graph> ImportStreaming(std::string_view text, const std::string& name) {
-  size_t begin = std::string_view::npos, end = std::string_view::npos, count = 1;
+std::optional<ir::Graph> ImportStreaming(std::string_view text,
+                                         const std::string& name) {
+  size_t begin = std::string_view::npos, end = std::string_view::npos,
+         count = 1;
   if (!FindNodesArray(text, &begin, &end, &count)) return std::nullopt;
   std::string rest;
   rest.reserve(text.size() - (end - begin) + 2);
@@ -1113,7 +1266,8 @@ std::optional<ir::Graph> ImportStreaming(std::string_view text, const std::strin
     JsonImporter importer(name);
     importer.Begin(doc);
     importer.Reserve(count);
-    if (!ReadNodes(text.substr(begin, end - begin), &importer)) return std::nullopt;
+    if (!ReadNodes(text.substr(begin, end - begin), &importer))
+      return std::nullopt;
     return importer.Finish(doc);
   } catch (const ImportError&) {
     return std::nullopt;
@@ -1126,16 +1280,22 @@ std::optional<ir::Graph> ImportStreaming(std::string_view text, const std::strin
 
 Result<ir::Graph> ImportGraphJson(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": cannot read JSON graph: no such file");
+  if (!std::filesystem::exists(path, ec))
+    return Status::NotFound(path + ": cannot read JSON graph: no such file");
   if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument(path + ": cannot read JSON graph: is a directory");
+    return Status::InvalidArgument(path +
+                                   ": cannot read JSON graph: is a directory");
   }
   std::ifstream file(path, std::ios::binary);
-  if (!file) return Status::InvalidArgument(path + ": cannot read JSON graph: permission denied or I/O error");
+  if (!file)
+    return Status::InvalidArgument(
+        path + ": cannot read JSON graph: permission denied or I/O error");
   std::string text;
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec) text.resize(size);
-  if (ec || !file.read(text.data(), static_cast<std::streamsize>(text.size())) || file.peek() != EOF) {
+  if (ec ||
+      !file.read(text.data(), static_cast<std::streamsize>(text.size())) ||
+      file.peek() != EOF) {
     // NB: a file whose size is not known ahead (a pipe) is read as a stream.
     file.clear();
     file.seekg(0);
@@ -1146,14 +1306,18 @@ Result<ir::Graph> ImportGraphJson(const std::string& path) {
   return ImportGraphJsonText(text, path);
 }
 
-Result<ir::Graph> ImportGraphJsonText(std::string_view text, const std::string& name) {
-  if (std::optional<ir::Graph> g = ImportStreaming(text, name)) return std::move(*g);
+Result<ir::Graph> ImportGraphJsonText(std::string_view text,
+                                      const std::string& name) {
+  if (std::optional<ir::Graph> g = ImportStreaming(text, name))
+    return std::move(*g);
   Json doc;
   try {
     doc = Json::parse(text);
   } catch (const Json::exception& e) {
-    // NB: not only parse_error: a number beyond double's range ("9e998") is out_of_range.
-    return Status::ParseError(name + ": not valid JSON: " + CleanJsonMessage(e.what()));
+    // NB: not only parse_error: a number beyond double's range ("9e998") is
+    // out_of_range.
+    return Status::ParseError(
+        name + ": not valid JSON: " + CleanJsonMessage(e.what()));
   }
   try {
     JsonImporter importer(name);

@@ -17,17 +17,21 @@ inline constexpr char kModuleAttrsFile[] = "torchcost_modules.json";
 
 // What was recorded of one module.
 struct ModuleAttrs {
-  std::string type;                        // Class name ("MultiheadAttention").
-  bool training = false;                   // The module's mode when it was traced.
-  std::map<std::string, double> numbers;   // Number and bool attributes (bools as 0 / 1).
+  std::string type;  // Class name ("MultiheadAttention").
+  // The module's mode when it was traced.
+  bool training = false;
+  // Number and bool attributes (bools as 0 / 1).
+  std::map<std::string, double> numbers;
   std::map<std::string, std::string> strings;
 };
 
 // Module path ("layers.0.self_attn") -> its attributes.
 using ModuleAttrsMap = std::unordered_map<std::string, ModuleAttrs>;
 
-// Parses the extra file's text; `where` names it in errors ("m.pt: torchcost_modules.json").
-Result<ModuleAttrsMap> ParseModuleAttrs(const std::string& text, const std::string& where);
+// Parses the extra file's text; `where` names it in errors ("m.pt:
+// torchcost_modules.json").
+Result<ModuleAttrsMap> ParseModuleAttrs(const std::string& text,
+                                        const std::string& where);
 
 }  // namespace torchcost::import
 

@@ -8,8 +8,10 @@ std::string JoinModulePath(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
-std::string ResolveChildScope(const ir::Graph& graph, const std::unordered_map<std::string, int>& scope_index,
-                              const std::string& parent, const std::string& name) {
+std::string ResolveChildScope(
+    const ir::Graph& graph,
+    const std::unordered_map<std::string, int>& scope_index,
+    const std::string& parent, const std::string& name) {
   const std::string direct = JoinModulePath(parent, name);
   if (scope_index.count(direct)) return direct;
   auto parent_it = scope_index.find(parent);

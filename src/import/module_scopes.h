@@ -18,8 +18,10 @@ std::string JoinModulePath(const std::string& prefix, const std::string& name);
 // but never called (a ModuleList walked by `for block in self.h`) leaves no
 // call-stack entry, so `0` may stand for `h.0`: one or two container levels
 // down are searched for a unique match; failing that, "parent.name".
-std::string ResolveChildScope(const ir::Graph& graph, const std::unordered_map<std::string, int>& scope_index,
-                              const std::string& parent, const std::string& name);
+std::string ResolveChildScope(
+    const ir::Graph& graph,
+    const std::unordered_map<std::string, int>& scope_index,
+    const std::string& parent, const std::string& name);
 
 }  // namespace torchcost::import
 

@@ -237,10 +237,12 @@ struct TableSlot {
   int index = -1;
 };
 
-// Runs single nodes of a converted graph on meta tensors (see the file comment).
+// Runs single nodes of a converted graph on meta tensors (see the file
+// comment).
 class MetaInference {
  public:
-  explicit MetaInference(std::shared_ptr<jit::Graph> graph) : graph_(std::move(graph)) {}
+  explicit MetaInference(std::shared_ptr<jit::Graph> graph)
+      : graph_(std::move(graph)) {}
 
   // Registers a converted node; returns its origin id.
   int Add(jit::Node* node) {
@@ -272,12 +274,15 @@ class MetaInference {
     if (Run(node, Fill::kMeta, example_of, outputs, &meta_why)) return true;
     std::vector<ir::ExampleValue> zeros, ones;
     std::string cpu_why;
-    if (Run(node, Fill::kZeros, example_of, &zeros, &cpu_why) && Run(node, Fill::kOnes, example_of, &ones, &cpu_why)) {
+    if (Run(node, Fill::kZeros, example_of, &zeros, &cpu_why) &&
+        Run(node, Fill::kOnes, example_of, &ones, &cpu_why)) {
       bool same = zeros.size() == ones.size();
       for (size_t i = 0; same && i < zeros.size(); ++i) {
         // NB: scalars must agree too (aten::Bool of a tensor reads its data).
-        same = zeros[i].kind == ones[i].kind && zeros[i].shape == ones[i].shape && zeros[i].dtype == ones[i].dtype &&
-               zeros[i].i == ones[i].i && zeros[i].f == ones[i].f && zeros[i].b == ones[i].b;
+        same = zeros[i].kind == ones[i].kind &&
+               zeros[i].shape == ones[i].shape &&
+               zeros[i].dtype == ones[i].dtype && zeros[i].i == ones[i].i &&
+               zeros[i].f == ones[i].f && zeros[i].b == ones[i].b;
       }
       if (same) {
         *outputs = std::move(zeros);
@@ -286,7 +291,8 @@ class MetaInference {
       }
       cpu_why = "its output shapes depend on the data";
     }
-    *why = cpu_why.empty() || cpu_why == meta_why ? meta_why : meta_why + "; " + cpu_why;
+    *why = cpu_why.empty() || cpu_why == meta_why ? meta_why
+                                                  : meta_why + "; " + cpu_why;
     return false;
   }
 
@@ -294,7 +300,8 @@ class MetaInference {
   enum class Fill { kMeta, kZeros, kOnes };
 
   // Runs the node's operator once on example tensors made as `fill` says.
-  bool Run(jit::Node* node, Fill fill, const std::function<ir::ExampleValue(int)>& example_of,
+  bool Run(jit::Node* node, Fill fill,
+           const std::function<ir::ExampleValue(int)>& example_of,
            std::vector<ir::ExampleValue>* outputs, std::string* why) const {
     try {
       const auto& args = node->maybeSchema()->arguments();
@@ -302,13 +309,16 @@ class MetaInference {
       int64_t bytes = 0;
       for (size_t i = 0; i < node->inputs().size(); ++i) {
         c10::IValue iv;
-        if (!Example(node->input(i), args[i].type(), fill, example_of, &iv, &bytes, why)) return false;
+        if (!Example(node->input(i), args[i].type(), fill, example_of, &iv,
+                     &bytes, why))
+          return false;
         stack.push_back(std::move(iv));
       }
       node->getOperation()(stack);
       if (stack.size() != node->outputs().size()) {
-        *why = "LibTorch returned " + std::to_string(stack.size()) + " values for " +
-               std::to_string(node->outputs().size()) + " outputs";
+        *why = "LibTorch returned " + std::to_string(stack.size()) +
+               " values for " + std::to_string(node->outputs().size()) +
+               " outputs";
         return false;
       }
       outputs->clear();
@@ -349,24 +359,29 @@ class MetaInference {
 
   static bool IsDeviceType(const c10::TypePtr& type) {
     c10::TypePtr t = type;
-    if (t->kind() == c10::TypeKind::OptionalType) t = t->expectRef<c10::OptionalType>().getElementType();
+    if (t->kind() == c10::TypeKind::OptionalType)
+      t = t->expectRef<c10::OptionalType>().getElementType();
     return t->kind() == c10::TypeKind::DeviceObjType;
   }
 
   // The c10 scalar type of a dtype (float32 if it has none).
   static c10::ScalarType ScalarTypeOf(DType dtype) {
     if (dtype == DType::kUnknown) return c10::kFloat;
-    for (int code = 0; code < static_cast<int>(c10::ScalarType::NumOptions); ++code) {
-      if (DTypeOf(static_cast<c10::ScalarType>(code)) == dtype) return static_cast<c10::ScalarType>(code);
+    for (int code = 0; code < static_cast<int>(c10::ScalarType::NumOptions);
+         ++code) {
+      if (DTypeOf(static_cast<c10::ScalarType>(code)) == dtype)
+        return static_cast<c10::ScalarType>(code);
     }
     return c10::kFloat;
   }
 
   // Returns an example tensor; false if a CPU one would pass kCpuBytes in all.
-  static bool MakeTensor(const std::vector<int64_t>& shape, c10::ScalarType type, Fill fill, int64_t* bytes,
+  static bool MakeTensor(const std::vector<int64_t>& shape,
+                         c10::ScalarType type, Fill fill, int64_t* bytes,
                          at::Tensor* out, std::string* why) {
     if (fill == Fill::kMeta) {
-      *out = at::empty(shape, at::TensorOptions().dtype(type).device(c10::kMeta));
+      *out =
+          at::empty(shape, at::TensorOptions().dtype(type).device(c10::kMeta));
       return true;
     }
     int64_t n = static_cast<int64_t>(c10::elementSize(type));
@@ -379,7 +394,8 @@ class MetaInference {
       return false;
     }
     const at::TensorOptions options = at::TensorOptions().dtype(type);
-    *out = fill == Fill::kZeros ? at::zeros(shape, options) : at::ones(shape, options);
+    *out = fill == Fill::kZeros ? at::zeros(shape, options)
+                                : at::ones(shape, options);
     return true;
   }
 
@@ -387,9 +403,10 @@ class MetaInference {
   // constants as meta tensors), list constructions element by element, and
   // everything else from the analysis.
   bool Example(jit::Value* v, const c10::TypePtr& type, Fill fill,
-               const std::function<ir::ExampleValue(int)>& example_of, c10::IValue* out, int64_t* bytes,
-               std::string* why) const {
-    // NB: devices are forced to meta (CPU when run there), so that factories never allocate.
+               const std::function<ir::ExampleValue(int)>& example_of,
+               c10::IValue* out, int64_t* bytes, std::string* why) const {
+    // NB: devices are forced to meta (CPU when run there), so that factories
+    // never allocate.
     if (IsDeviceType(type)) {
       *out = c10::Device(fill == Fill::kMeta ? c10::kMeta : c10::kCPU);
       return true;
@@ -397,18 +414,22 @@ class MetaInference {
     if (c10::optional<c10::IValue> iv = jit::toIValue(v)) {
       if (iv->isTensor() && fill == Fill::kMeta) {
         const at::Tensor& t = iv->toTensor();
-        *out = at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type()).device(c10::kMeta));
+        *out = at::empty(
+            t.sizes(),
+            at::TensorOptions().dtype(t.scalar_type()).device(c10::kMeta));
       } else {
         *out = *iv;
       }
       return true;
     }
     if (v->node()->kind() == c10::prim::ListConstruct) {
-      const c10::TypePtr elem = v->type()->expectRef<c10::ListType>().getElementType();
+      const c10::TypePtr elem =
+          v->type()->expectRef<c10::ListType>().getElementType();
       std::vector<c10::IValue> items;
       for (jit::Value* e : v->node()->inputs()) {
         c10::IValue item;
-        if (!Example(e, elem, fill, example_of, &item, bytes, why)) return false;
+        if (!Example(e, elem, fill, example_of, &item, bytes, why))
+          return false;
         items.push_back(std::move(item));
       }
       if (elem->kind() == c10::TypeKind::IntType) {
@@ -420,10 +441,14 @@ class MetaInference {
         for (const auto& item : items) list.push_back(item.toTensor());
         *out = list;
       } else if (elem->kind() == c10::TypeKind::OptionalType &&
-                 elem->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType) {
+                 elem->expectRef<c10::OptionalType>()
+                         .getElementType()
+                         ->kind() == c10::TypeKind::TensorType) {
         c10::List<c10::optional<at::Tensor>> list;
         for (const auto& item : items) {
-          list.push_back(item.isNone() ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(item.toTensor()));
+          list.push_back(item.isNone()
+                             ? c10::optional<at::Tensor>()
+                             : c10::optional<at::Tensor>(item.toTensor()));
         }
         *out = list;
       } else if (elem->kind() == c10::TypeKind::FloatType) {
@@ -441,11 +466,13 @@ class MetaInference {
       return true;
     }
     auto it = value_index_.find(v);
-    const ir::ExampleValue ex = it == value_index_.end() ? ir::ExampleValue() : example_of(it->second);
+    const ir::ExampleValue ex =
+        it == value_index_.end() ? ir::ExampleValue() : example_of(it->second);
     switch (ex.kind) {
       case ir::ValueKind::kTensor: {
         at::Tensor t;
-        if (!MakeTensor(ex.shape, ScalarTypeOf(ex.dtype), fill, bytes, &t, why)) return false;
+        if (!MakeTensor(ex.shape, ScalarTypeOf(ex.dtype), fill, bytes, &t, why))
+          return false;
         *out = std::move(t);
         return true;
       }
@@ -477,8 +504,11 @@ class MetaInference {
 
 class Importer {
  public:
-  Importer(std::string path, jit::Module module, import::ModuleAttrsMap recorded)
-      : path_(std::move(path)), module_(std::move(module)), recorded_(std::move(recorded)) {}
+  Importer(std::string path, jit::Module module,
+           import::ModuleAttrsMap recorded)
+      : path_(std::move(path)),
+        module_(std::move(module)),
+        recorded_(std::move(recorded)) {}
 
   Result<ir::Graph> Run() {
     graph_.source = path_;
@@ -495,14 +525,17 @@ class Importer {
     ConvertInputs(*g);
     ConvertBlock(g->block());
     ConvertOutputs(*g);
-    // NB: LibTorch's debug names carry numbers from its passes; both readers name values alike (value_names.h).
+    // NB: LibTorch's debug names carry numbers from its passes; both readers
+    // name values alike (value_names.h).
     import::CanonicalizeValueNames(&graph_);
     for (const auto& [v, index] : value_map_) inference_->MapValue(v, index);
     std::shared_ptr<const MetaInference> inference = std::move(inference_);
-    graph_.infer_shapes = [inference](int origin, const std::function<ir::ExampleValue(int)>& example_of,
-                                      std::vector<ir::ExampleValue>* outputs, std::string* why) {
-      return inference->Infer(origin, example_of, outputs, why);
-    };
+    graph_.infer_shapes =
+        [inference](int origin,
+                    const std::function<ir::ExampleValue(int)>& example_of,
+                    std::vector<ir::ExampleValue>* outputs, std::string* why) {
+          return inference->Infer(origin, example_of, outputs, why);
+        };
     return std::move(graph_);
   }
 
@@ -523,7 +556,8 @@ class Importer {
 
   // Returns the number attribute `name` of the module at `path`: the recorded
   // one (extra file), else the archive's own (scripted modules keep theirs).
-  std::optional<double> ModuleNumber(const std::string& path, const std::string& name) const {
+  std::optional<double> ModuleNumber(const std::string& path,
+                                     const std::string& name) const {
     auto rec = recorded_.find(path);
     if (rec != recorded_.end()) {
       auto it = rec->second.numbers.find(name);
@@ -555,7 +589,8 @@ class Importer {
     for (jit::Node* node : g.nodes()) {
       if (node->kind() != c10::aten::softmax) continue;
       const ir::Scope& scope = graph_.scopes[ScopeOf(node)];
-      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path)) continue;
+      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path))
+        continue;
       jit::Value* weights = node->output();
       bool to_bmm = false;
       bool dropped = false;
@@ -581,7 +616,9 @@ class Importer {
   // What the module tree says, for the train gaps of an eval-mode trace.
   ModuleFacts Facts() const {
     return {[this](const std::string& path) { return TracedInEval(path); },
-            [this](const std::string& path, const std::string& name) { return ModuleNumber(path, name); }};
+            [this](const std::string& path, const std::string& name) {
+              return ModuleNumber(path, name);
+            }};
   }
 
   // Parameters and buffers, deduplicated by storage: a tensor whose storage
@@ -830,7 +867,6 @@ class Importer {
     return index;
   }
 
-
   // Returns the scope index of a node from its inlined call stack.
   int ScopeOf(jit::Node* node) {
     c10::optional<jit::InlinedCallStackPtr> cs = node->callstack();
@@ -901,8 +937,11 @@ class Importer {
   // sequence's lengths or batch sizes), or -1.
   static int PackedSizesArg(jit::Node* node) {
     const c10::Symbol k = node->kind();
-    if (k == c10::aten::_pack_padded_sequence || k == c10::aten::_pad_packed_sequence) return 1;
-    const bool rnn = k == c10::aten::lstm || k == c10::aten::gru || k == c10::aten::rnn_tanh || k == c10::aten::rnn_relu;
+    if (k == c10::aten::_pack_padded_sequence ||
+        k == c10::aten::_pad_packed_sequence)
+      return 1;
+    const bool rnn = k == c10::aten::lstm || k == c10::aten::gru ||
+                     k == c10::aten::rnn_tanh || k == c10::aten::rnn_relu;
     const c10::FunctionSchema* schema = rnn ? node->maybeSchema() : nullptr;
     return schema != nullptr && schema->overload_name() == "data" ? 1 : -1;
   }
@@ -917,8 +956,10 @@ class Importer {
     if (memo != evaluated_.end()) return memo->second;
     jit::Node* node = v->node();
     if (depth > 32 || !node->blocks().empty()) return std::nullopt;
-    if (node->kind() == c10::aten::_pack_padded_sequence && v == node->output(1)) {
-      std::optional<std::vector<int64_t>> lengths = SmallInts(ConstantValue(node->input(1), depth + 1));
+    if (node->kind() == c10::aten::_pack_padded_sequence &&
+        v == node->output(1)) {
+      std::optional<std::vector<int64_t>> lengths =
+          SmallInts(ConstantValue(node->input(1), depth + 1));
       if (!lengths || lengths->empty()) return std::nullopt;
       // batch_sizes[t] = the number of sequences longer than t.
       const int64_t steps = *std::max_element(lengths->begin(), lengths->end());
@@ -943,20 +984,24 @@ class Importer {
       return std::nullopt;
     }
     if (stack.size() != node->outputs().size()) return std::nullopt;
-    for (size_t i = 0; i < stack.size(); ++i) evaluated_[node->output(i)] = stack[i];
+    for (size_t i = 0; i < stack.size(); ++i)
+      evaluated_[node->output(i)] = stack[i];
     return evaluated_[v];
   }
 
-  // The values of a 1-D integer CPU tensor of at most 2^20 elements, else nullopt.
-  static std::optional<std::vector<int64_t>> SmallInts(const std::optional<c10::IValue>& iv) {
+  // The values of a 1-D integer CPU tensor of at most 2^20 elements, else
+  // nullopt.
+  static std::optional<std::vector<int64_t>> SmallInts(
+      const std::optional<c10::IValue>& iv) {
     if (!iv || !iv->isTensor()) return std::nullopt;
     const at::Tensor& t = iv->toTensor();
-    if (t.dim() != 1 || !t.device().is_cpu() || t.is_floating_point() || t.is_complex() ||
-        t.numel() > (int64_t{1} << 20)) {
+    if (t.dim() != 1 || !t.device().is_cpu() || t.is_floating_point() ||
+        t.is_complex() || t.numel() > (int64_t{1} << 20)) {
       return std::nullopt;
     }
     const at::Tensor l = t.to(at::kLong).contiguous();
-    return std::vector<int64_t>(l.data_ptr<int64_t>(), l.data_ptr<int64_t>() + l.numel());
+    return std::vector<int64_t>(l.data_ptr<int64_t>(),
+                                l.data_ptr<int64_t>() + l.numel());
   }
 
   // NB: a packed sequence's lengths and batch sizes decide its shapes and
@@ -983,7 +1028,8 @@ class Importer {
     const int sizes_arg = PackedSizesArg(node);
     for (size_t i = 0; i < node->inputs().size(); ++i) {
       jit::Value* in = node->input(i);
-      n.inputs.push_back(static_cast<int>(i) == sizes_arg ? PackedSizesValue(in) : ValueOf(in));
+      n.inputs.push_back(static_cast<int>(i) == sizes_arg ? PackedSizesValue(in)
+                                                          : ValueOf(in));
     }
     if (const c10::FunctionSchema* schema = node->maybeSchema()) {
       n.overload = schema->overload_name();
@@ -1021,8 +1067,10 @@ class Importer {
       for (jit::Value* elem : out->node()->inputs()) AddOutput(elem);
       return;
     }
-    if (kind == c10::prim::DictConstruct) {  // key, value, key, value, ...: the values (segmentation's {"out": ...})
-      for (size_t i = 1; i < out->node()->inputs().size(); i += 2) AddOutput(out->node()->input(i));
+    // key, value, key, value, ...: the values (segmentation's {"out": ...})
+    if (kind == c10::prim::DictConstruct) {
+      for (size_t i = 1; i < out->node()->inputs().size(); i += 2)
+        AddOutput(out->node()->input(i));
       return;
     }
     graph_.outputs.push_back(ValueOf(out));
@@ -1037,7 +1085,8 @@ class Importer {
   std::unordered_map<std::string, TableSlot> tensor_slot_;
   std::unordered_map<jit::Value*, AttrRef> attrs_;
   std::unordered_map<jit::Value*, int> value_map_;
-  std::unordered_map<jit::Value*, c10::IValue> evaluated_;  // ConstantValue's results.
+  // ConstantValue's results.
+  std::unordered_map<jit::Value*, c10::IValue> evaluated_;
   std::shared_ptr<MetaInference> inference_;
 };
 
@@ -1076,8 +1125,9 @@ Result<ir::Graph> ReadTorchScript(const std::string& path) {
     import::ModuleAttrsMap recorded;
     const std::string& attrs_text = extra[import::kModuleAttrsFile];
     if (!attrs_text.empty()) {
-      TORCHCOST_ASSIGN_OR_RETURN(recorded,
-                                 import::ParseModuleAttrs(attrs_text, path + ": " + import::kModuleAttrsFile));
+      TORCHCOST_ASSIGN_OR_RETURN(
+          recorded, import::ParseModuleAttrs(
+                        attrs_text, path + ": " + import::kModuleAttrsFile));
     }
     Importer importer(path, std::move(module), std::move(recorded));
     return importer.Run();
@@ -1097,15 +1147,18 @@ Result<ir::Graph> ReadTorchScript(const std::string& path) {
 }  // namespace torchcost
 
 // The plugin's entry points (src/import/torchscript_plugin.h).
-extern "C" __attribute__((visibility("default"))) const char* torchcost_torchscript_abi() {
+extern "C" __attribute__((visibility("default"))) const char*
+torchcost_torchscript_abi() {
   return TORCHCOST_PLUGIN_ABI;
 }
 
-extern "C" __attribute__((visibility("default"))) void torchcost_torchscript_read(
-    const std::string* path, torchcost::Result<torchcost::ir::Graph>* out) {
+extern "C" __attribute__((visibility("default"))) void
+torchcost_torchscript_read(const std::string* path,
+                           torchcost::Result<torchcost::ir::Graph>* out) {
   try {
     *out = torchcost::import::ReadTorchScript(*path);
   } catch (...) {
-    *out = torchcost::Status::Internal(*path + ": cannot convert TorchScript graph: unknown error");
+    *out = torchcost::Status::Internal(
+        *path + ": cannot convert TorchScript graph: unknown error");
   }
 }

@@ -37,7 +37,8 @@ namespace {
 // The loaded plugin, or why there is none.
 struct Plugin {
   TorchcostPluginReadFn read = nullptr;
-  std::string error;  // Non-empty if read is null: one line, without the model file's name.
+  // Non-empty if read is null: one line, without the model file's name.
+  std::string error;
 };
 
 enum class Reader { kAuto, kFast, kLibTorch };
@@ -48,7 +49,8 @@ Result<Reader> ChosenReader() {
   if (v.empty() || v == "auto") return Reader::kAuto;
   if (v == "fast") return Reader::kFast;
   if (v == "libtorch") return Reader::kLibTorch;
-  return Status::InvalidArgument("TORCHCOST_TORCHSCRIPT_READER is '" + v + "'; expected auto, fast or libtorch");
+  return Status::InvalidArgument("TORCHCOST_TORCHSCRIPT_READER is '" + v +
+                                 "'; expected auto, fast or libtorch");
 }
 
 #if TORCHCOST_WITH_LIBTORCH
@@ -56,9 +58,12 @@ Result<Reader> ChosenReader() {
 // Returns the directory of the program or shared library holding this code.
 std::string OwnDirectory() {
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&OwnDirectory), &info) == 0 || info.dli_fname == nullptr) return "";
+  if (dladdr(reinterpret_cast<void*>(&OwnDirectory), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "";
   std::string file = info.dli_fname;
-  if (file.find('/') == std::string::npos) {  // NB: the main program's name may lack its directory.
+  // NB: the main program's name may lack its directory.
+  if (file.find('/') == std::string::npos) {
     char buf[4096];
     const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
     if (n <= 0) return "";
@@ -88,18 +93,24 @@ bool Open(const std::string& path, Plugin* plugin) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    plugin->error = "cannot load the TorchScript reader " + path + ": " + (why ? why : "unknown error");
+    plugin->error = "cannot load the TorchScript reader " + path + ": " +
+                    (why ? why : "unknown error");
     return false;
   }
   // NB: the plugin is never unloaded: graphs it made keep its shape inference.
-  auto abi = reinterpret_cast<TorchcostPluginAbiFn>(dlsym(handle, TORCHCOST_PLUGIN_ABI_SYMBOL));
-  auto read = reinterpret_cast<TorchcostPluginReadFn>(dlsym(handle, TORCHCOST_PLUGIN_READ_SYMBOL));
+  auto abi = reinterpret_cast<TorchcostPluginAbiFn>(
+      dlsym(handle, TORCHCOST_PLUGIN_ABI_SYMBOL));
+  auto read = reinterpret_cast<TorchcostPluginReadFn>(
+      dlsym(handle, TORCHCOST_PLUGIN_READ_SYMBOL));
   if (abi == nullptr || read == nullptr) {
-    plugin->error = path + " is not torchcost's TorchScript reader (no " TORCHCOST_PLUGIN_READ_SYMBOL ")";
+    plugin->error = path +
+                    " is not torchcost's TorchScript reader "
+                    "(no " TORCHCOST_PLUGIN_READ_SYMBOL ")";
     return false;
   }
   if (std::string(abi()) != TORCHCOST_PLUGIN_ABI) {
-    plugin->error = "the TorchScript reader " + path + " was built from another torchcost (" + abi() +
+    plugin->error = "the TorchScript reader " + path +
+                    " was built from another torchcost (" + abi() +
                     ", this is " TORCHCOST_PLUGIN_ABI ")";
     return false;
   }
@@ -109,9 +120,11 @@ bool Open(const std::string& path, Plugin* plugin) {
 
 Plugin LoadPlugin() {
   Plugin plugin;
-  if (const char* env = std::getenv("TORCHCOST_TORCHSCRIPT_PLUGIN"); env != nullptr && *env != '\0') {
+  if (const char* env = std::getenv("TORCHCOST_TORCHSCRIPT_PLUGIN");
+      env != nullptr && *env != '\0') {
     if (access(env, R_OK) != 0) {
-      plugin.error = "TORCHCOST_TORCHSCRIPT_PLUGIN: no such file: " + std::string(env);
+      plugin.error =
+          "TORCHCOST_TORCHSCRIPT_PLUGIN: no such file: " + std::string(env);
     } else {
       Open(env, &plugin);
     }
@@ -123,14 +136,18 @@ Plugin LoadPlugin() {
       return plugin;
     }
   }
-  plugin.error = std::string("reading TorchScript needs the plugin ") + TORCHCOST_PLUGIN_NAME +
-                 ", not found next to the program, in its " TORCHCOST_PLUGIN_BIN_TO_LIB
-                 " or in " TORCHCOST_PLUGIN_INSTALL_DIR " (set TORCHCOST_TORCHSCRIPT_PLUGIN to its path)";
+  plugin.error =
+      std::string("reading TorchScript needs the plugin ") +
+      TORCHCOST_PLUGIN_NAME +
+      ", not found next to the program, in its " TORCHCOST_PLUGIN_BIN_TO_LIB
+      " or in " TORCHCOST_PLUGIN_INSTALL_DIR
+      " (set TORCHCOST_TORCHSCRIPT_PLUGIN to its path)";
   return plugin;
 }
 
 const Plugin& ThePlugin() {
-  static const Plugin plugin = LoadPlugin();  // NB: loaded once, on first use (thread-safe).
+  // NB: loaded once, on first use (thread-safe).
+  static const Plugin plugin = LoadPlugin();
   return plugin;
 }
 
@@ -140,11 +157,13 @@ const Plugin& ThePlugin() {
 struct Delegate {
   std::once_flag once;
   std::shared_ptr<Result<ir::Graph>> graph;
-  std::vector<int> to_fast;  // Plugin value index -> the same value in the other graph, or -1.
+  // Plugin value index -> the same value in the other graph, or -1.
+  std::vector<int> to_fast;
   std::string error;
 };
 
-// What of a graph the delegate needs to pair values: node ops, inputs and outputs.
+// What of a graph the delegate needs to pair values: node ops, inputs and
+// outputs.
 struct Skeleton {
   std::vector<std::string> ops;
   std::vector<std::vector<int>> node_inputs, node_outputs;
@@ -153,7 +172,9 @@ struct Skeleton {
 };
 
 bool Pair(const Skeleton& fast, const ir::Graph& g, std::vector<int>* to_fast) {
-  if (g.nodes.size() != fast.ops.size() || g.inputs.size() != fast.inputs.size()) return false;
+  if (g.nodes.size() != fast.ops.size() ||
+      g.inputs.size() != fast.inputs.size())
+    return false;
   to_fast->assign(g.values.size(), -1);
   auto pair = [&](const std::vector<int>& a, const std::vector<int>& b) {
     if (a.size() != b.size()) return false;
@@ -162,7 +183,8 @@ bool Pair(const Skeleton& fast, const ir::Graph& g, std::vector<int>* to_fast) {
   };
   if (!pair(g.inputs, fast.inputs)) return false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op != fast.ops[i] || !pair(g.nodes[i].inputs, fast.node_inputs[i]) ||
+    if (g.nodes[i].op != fast.ops[i] ||
+        !pair(g.nodes[i].inputs, fast.node_inputs[i]) ||
         !pair(g.nodes[i].outputs, fast.node_outputs[i])) {
       return false;
     }
@@ -170,7 +192,8 @@ bool Pair(const Skeleton& fast, const ir::Graph& g, std::vector<int>* to_fast) {
   return true;
 }
 
-// Gives a graph read without LibTorch the plugin's shape inference, loaded only if asked for.
+// Gives a graph read without LibTorch the plugin's shape inference, loaded only
+// if asked for.
 void DelegateShapeInference(const std::string& path, ir::Graph* graph) {
   auto skeleton = std::make_shared<Skeleton>();
   for (const ir::Node& n : graph->nodes) {
@@ -181,35 +204,42 @@ void DelegateShapeInference(const std::string& path, ir::Graph* graph) {
   skeleton->inputs = graph->inputs;
   skeleton->values = graph->values.size();
   auto delegate = std::make_shared<Delegate>();
-  graph->infer_shapes = [path, skeleton, delegate](int origin, const std::function<ir::ExampleValue(int)>& example_of,
-                                                   std::vector<ir::ExampleValue>* outputs, std::string* why) {
-    std::call_once(delegate->once, [&] {
-      const Plugin& plugin = ThePlugin();
-      if (plugin.read == nullptr) {
-        delegate->error = plugin.error;
-        return;
-      }
-      delegate->graph = std::make_shared<Result<ir::Graph>>(Status::Internal("the TorchScript reader returned nothing"));
-      plugin.read(&path, delegate->graph.get());
-      if (!delegate->graph->ok()) {
-        delegate->error = delegate->graph->status().message();
-      } else if (!(*delegate->graph)->infer_shapes) {
-        delegate->error = "LibTorch's reader has no shape inference for it";
-      } else if (!Pair(*skeleton, **delegate->graph, &delegate->to_fast)) {
-        delegate->error = "LibTorch's reader made another graph of this archive";
-      }
-    });
-    if (!delegate->error.empty()) {
-      *why = delegate->error;
-      return false;
-    }
-    const std::vector<int>& to_fast = delegate->to_fast;
-    auto mapped = [&](int index) {
-      const int fast = index >= 0 && index < static_cast<int>(to_fast.size()) ? to_fast[index] : -1;
-      return fast >= 0 ? example_of(fast) : ir::ExampleValue();
-    };
-    return (*delegate->graph)->infer_shapes(origin, mapped, outputs, why);
-  };
+  graph->infer_shapes =
+      [path, skeleton, delegate](
+          int origin, const std::function<ir::ExampleValue(int)>& example_of,
+          std::vector<ir::ExampleValue>* outputs, std::string* why) {
+        std::call_once(delegate->once, [&] {
+          const Plugin& plugin = ThePlugin();
+          if (plugin.read == nullptr) {
+            delegate->error = plugin.error;
+            return;
+          }
+          delegate->graph = std::make_shared<Result<ir::Graph>>(
+              Status::Internal("the TorchScript reader returned nothing"));
+          plugin.read(&path, delegate->graph.get());
+          if (!delegate->graph->ok()) {
+            delegate->error = delegate->graph->status().message();
+          } else if (!(*delegate->graph)->infer_shapes) {
+            delegate->error = "LibTorch's reader has no shape inference for it";
+          } else if (!Pair(*skeleton, **delegate->graph, &delegate->to_fast)) {
+            delegate->error =
+                "LibTorch's reader made another graph of this archive";
+          }
+        });
+        if (!delegate->error.empty()) {
+          *why = delegate->error;
+          return false;
+        }
+        const std::vector<int>& to_fast = delegate->to_fast;
+        auto mapped = [&](int index) {
+          const int fast =
+              index >= 0 && index < static_cast<int>(to_fast.size())
+                  ? to_fast[index]
+                  : -1;
+          return fast >= 0 ? example_of(fast) : ir::ExampleValue();
+        };
+        return (*delegate->graph)->infer_shapes(origin, mapped, outputs, why);
+      };
 }
 
 #else  // !TORCHCOST_WITH_LIBTORCH
@@ -217,7 +247,8 @@ void DelegateShapeInference(const std::string& path, ir::Graph* graph) {
 Plugin LoadPlugin() {
   Plugin plugin;
   plugin.error =
-      "cannot read TorchScript: torchcost was built without LibTorch (TORCHCOST_WITH_LIBTORCH=OFF); "
+      "cannot read TorchScript: torchcost was built without LibTorch "
+      "(TORCHCOST_WITH_LIBTORCH=OFF); "
       "export the model as a JSON graph instead (python3 -m tools.export)";
   return plugin;
 }
@@ -229,17 +260,23 @@ Plugin LoadPlugin() {
 Result<ir::Graph> ImportTorchScript(const std::string& path) {
   // NB: the file and its zip container are checked here, before the plugin
   // (and LibTorch) is loaded, so that a missing, truncated or corrupt archive
-  // is a one-line error of ours that LibTorch's reader never sees (zip_check.h).
+  // is a one-line error of ours that LibTorch's reader never sees
+  // (zip_check.h).
   const std::string prefix = path + ": cannot read TorchScript archive: ";
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(prefix + "no such file");
-  if (std::filesystem::is_directory(path, ec)) return Status::InvalidArgument(prefix + "is a directory");
+  if (!std::filesystem::exists(path, ec))
+    return Status::NotFound(prefix + "no such file");
+  if (std::filesystem::is_directory(path, ec))
+    return Status::InvalidArgument(prefix + "is a directory");
   TORCHCOST_ASSIGN_OR_RETURN(const Reader reader, ChosenReader());
   if (reader == Reader::kLibTorch) {
-    if (Status zip = import::CheckZipFile(path); !zip.ok()) return Status(zip.code(), prefix + zip.message());
+    if (Status zip = import::CheckZipFile(path); !zip.ok())
+      return Status(zip.code(), prefix + zip.message());
   } else {
     Result<import::ZipArchive> archive = import::ZipArchive::OpenFile(path);
-    if (!archive.ok()) return Status(archive.status().code(), prefix + archive.status().message());
+    if (!archive.ok())
+      return Status(archive.status().code(),
+                    prefix + archive.status().message());
     Result<ir::Graph> fast = import::CompileTorchScript(*archive, path);
     if (fast.ok()) {
 #if TORCHCOST_WITH_LIBTORCH
@@ -247,22 +284,28 @@ Result<ir::Graph> ImportTorchScript(const std::string& path) {
 #endif
       return fast;
     }
-    // NB: in auto mode any failure, a decline or an error, is left to LibTorch's reader, whose word is final.
+    // NB: in auto mode any failure, a decline or an error, is left to
+    // LibTorch's reader, whose word is final.
     if (reader == Reader::kFast) {
-      return Status(fast.status().code(),
-                    path + ": cannot read this TorchScript archive without LibTorch: " + fast.status().message());
+      return Status(
+          fast.status().code(),
+          path + ": cannot read this TorchScript archive without LibTorch: " +
+              fast.status().message());
     }
 #if !TORCHCOST_WITH_LIBTORCH
-    return Status::Unimplemented(path + ": " + LoadPlugin().error + " (read without LibTorch: " +
-                                 fast.status().message() + ")");
+    return Status::Unimplemented(
+        path + ": " + LoadPlugin().error +
+        " (read without LibTorch: " + fast.status().message() + ")");
 #endif
   }
 #if !TORCHCOST_WITH_LIBTORCH
   return Status::Unimplemented(path + ": " + LoadPlugin().error);
 #else
   const Plugin& plugin = ThePlugin();
-  if (plugin.read == nullptr) return Status::Unimplemented(path + ": " + plugin.error);
-  Result<ir::Graph> out = Status::Internal(path + ": the TorchScript reader returned nothing");
+  if (plugin.read == nullptr)
+    return Status::Unimplemented(path + ": " + plugin.error);
+  Result<ir::Graph> out =
+      Status::Internal(path + ": the TorchScript reader returned nothing");
   plugin.read(&path, &out);
   return out;
 #endif  // TORCHCOST_WITH_LIBTORCH

@@ -19,7 +19,8 @@ extern "C" {
 // Returns the plugin's ABI string.
 using TorchcostPluginAbiFn = const char* (*)();
 // Reads the TorchScript archive at *path into *out; never throws.
-using TorchcostPluginReadFn = void (*)(const std::string* path, torchcost::Result<torchcost::ir::Graph>* out);
+using TorchcostPluginReadFn = void (*)(
+    const std::string* path, torchcost::Result<torchcost::ir::Graph>* out);
 }
 
 namespace torchcost::import {

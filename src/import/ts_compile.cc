@@ -37,7 +37,8 @@ using ts::ShortClassName;
 using ts::SubtypeOf;
 using ts::Val;
 
-// One inlined call: the attribute its module was read from and the module's class.
+// One inlined call: the attribute its module was read from and the module's
+// class.
 struct Call {
   std::string instance;
   std::string cls;
@@ -45,29 +46,38 @@ struct Call {
 
 class Compiler {
  public:
-  Compiler(const ZipArchive& archive, std::string path) : archive_(archive), path_(std::move(path)), tree_(archive) {}
+  Compiler(const ZipArchive& archive, std::string path)
+      : archive_(archive), path_(std::move(path)), tree_(archive) {}
 
   Result<ir::Graph> Run() {
     const std::string& root = archive_.root();
-    TORCHCOST_ASSIGN_OR_RETURN(std::string data, archive_.Read(root + "data.pkl"));
+    TORCHCOST_ASSIGN_OR_RETURN(std::string data,
+                               archive_.Read(root + "data.pkl"));
     TORCHCOST_ASSIGN_OR_RETURN(data_, Unpickle(data));
     if (archive_.Contains(root + "constants.pkl")) {
-      TORCHCOST_ASSIGN_OR_RETURN(std::string consts, archive_.Read(root + "constants.pkl"));
+      TORCHCOST_ASSIGN_OR_RETURN(std::string consts,
+                                 archive_.Read(root + "constants.pkl"));
       TORCHCOST_ASSIGN_OR_RETURN(constants_, Unpickle(consts));
-      if (constants_->kind != PickleValue::Kind::kTuple) return Decline("constants.pkl is not a tuple");
+      if (constants_->kind != PickleValue::Kind::kTuple)
+        return Decline("constants.pkl is not a tuple");
     }
     const std::string extra = root + "extra/" + kModuleAttrsFile;
     if (archive_.Contains(extra)) {
       TORCHCOST_ASSIGN_OR_RETURN(std::string text, archive_.Read(extra));
       if (!text.empty()) {
-        TORCHCOST_ASSIGN_OR_RETURN(recorded_, ParseModuleAttrs(text, path_ + ": " + kModuleAttrsFile));
+        TORCHCOST_ASSIGN_OR_RETURN(
+            recorded_, ParseModuleAttrs(text, path_ + ": " + kModuleAttrsFile));
       }
     }
-    if (data_->kind != PickleValue::Kind::kObject) return Decline("data.pkl does not hold a module");
+    if (data_->kind != PickleValue::Kind::kObject)
+      return Decline("data.pkl does not hold a module");
     TORCHCOST_ASSIGN_OR_RETURN(Module top, tree_.ModuleOf(*data_));
     const ts::Method* forward = top.cls->FindMethod("forward");
-    if (forward == nullptr) return Status::InvalidArgument(path_ + ": TorchScript module has no forward method");
-    TORCHCOST_RETURN_IF_ERROR(tree_.Build(top, &graph_, &scope_index_, &tensor_slot_));
+    if (forward == nullptr)
+      return Status::InvalidArgument(
+          path_ + ": TorchScript module has no forward method");
+    TORCHCOST_RETURN_IF_ERROR(
+        tree_.Build(top, &graph_, &scope_index_, &tensor_slot_));
     // The top-level forward: `self` and the inputs.
     Val self;
     self.src = Val::Src::kModule;
@@ -77,7 +87,8 @@ class Compiler {
     std::vector<int> args;
     for (size_t i = 1; i < forward->params.size(); ++i) {
       const auto& [name, type] = forward->params[i];
-      if (type != "Tensor") return Decline("forward takes a " + type + " input");
+      if (type != "Tensor")
+        return Decline("forward takes a " + type + " input");
       Val in;
       in.src = Val::Src::kInput;
       in.type = type;
@@ -86,7 +97,8 @@ class Compiler {
       args.push_back(AddVal(std::move(in)));
       inputs_.push_back(args.back());
     }
-    if (forward->params.empty() || forward->params[0].first != "self") return Decline("forward without self");
+    if (forward->params.empty() || forward->params[0].first != "self")
+      return Decline("forward without self");
     TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*forward, self_id, args, {}));
     prog_.output = result;
     TORCHCOST_RETURN_IF_ERROR(Peephole(&prog_));
@@ -98,7 +110,8 @@ class Compiler {
   }
 
  private:
-  // --- Values and nodes --------------------------------------------------------
+  // --- Values and nodes
+  // --------------------------------------------------------
 
   int AddVal(Val v) {
     prog_.vals.push_back(std::move(v));
@@ -148,7 +161,8 @@ class Compiler {
         if (elem == "int") {
           std::vector<int64_t> xs;
           for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kInt) return Decline("a default list of non-ints");
+            if (item->kind != Expr::Kind::kInt)
+              return Decline("a default list of non-ints");
             xs.push_back(item->i);
           }
           return Const(std::move(xs), "List[int]");
@@ -156,15 +170,20 @@ class Compiler {
         if (elem == "float") {
           std::vector<double> xs;
           for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kFloat && item->kind != Expr::Kind::kInt) return Decline("a default list");
-            xs.push_back(item->kind == Expr::Kind::kFloat ? item->f : static_cast<double>(item->i));
+            if (item->kind != Expr::Kind::kFloat &&
+                item->kind != Expr::Kind::kInt)
+              return Decline("a default list");
+            xs.push_back(item->kind == Expr::Kind::kFloat
+                             ? item->f
+                             : static_cast<double>(item->i));
           }
           return Const(std::move(xs), "List[float]");
         }
         if (elem == "bool") {
           std::vector<bool> xs;
           for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kBool) return Decline("a default list of non-bools");
+            if (item->kind != Expr::Kind::kBool)
+              return Decline("a default list of non-bools");
             xs.push_back(item->b);
           }
           return Const(std::move(xs), "List[bool]");
@@ -176,11 +195,15 @@ class Compiler {
     }
   }
 
-  // --- Compiling a method body, inlined at its call site -------------------------
+  // --- Compiling a method body, inlined at its call site
+  // -------------------------
 
-  // Compiles `method` of the module value `self` with `args`; returns the value it returns.
-  Result<int> Inline(const ts::Method& method, int self, const std::vector<int>& args, std::optional<Call> call) {
-    if (method.params.size() != args.size() + 1) return Decline("method " + method.name + " called with other arguments");
+  // Compiles `method` of the module value `self` with `args`; returns the value
+  // it returns.
+  Result<int> Inline(const ts::Method& method, int self,
+                     const std::vector<int>& args, std::optional<Call> call) {
+    if (method.params.size() != args.size() + 1)
+      return Decline("method " + method.name + " called with other arguments");
     if (call) {
       if (++depth_ > 64) return Decline("calls nested too deeply");
       calls_.push_back(static_cast<int>(call_info_.size()));
@@ -191,7 +214,8 @@ class Compiler {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& type = method.params[i + 1].second;
       if (!SubtypeOf(prog_.vals[args[i]].type, type)) {
-        return Decline("method " + method.name + " takes " + type + ", given " + prog_.vals[args[i]].type);
+        return Decline("method " + method.name + " takes " + type + ", given " +
+                       prog_.vals[args[i]].type);
       }
       env[method.params[i + 1].first] = args[i];
     }
@@ -202,7 +226,8 @@ class Compiler {
       Result<int> v = Emit(*s.value, env, "");
       if (!v.ok()) {
         if (v.status().code() == Status::Code::kUnimplemented) {
-          return Decline(v.status().message() + " (in " + method.name + ", line " + std::to_string(s.line) + ")");
+          return Decline(v.status().message() + " (in " + method.name +
+                         ", line " + std::to_string(s.line) + ")");
         }
         return v.status();
       }
@@ -217,7 +242,8 @@ class Compiler {
             Assign(s.targets[0], *v, inlined_result_ == *v);
             env[s.targets[0]] = *v;
           } else {
-            TORCHCOST_ASSIGN_OR_RETURN(std::vector<int> parts, Unpack(*v, s.targets.size()));
+            TORCHCOST_ASSIGN_OR_RETURN(std::vector<int> parts,
+                                       Unpack(*v, s.targets.size()));
             for (size_t k = 0; k < parts.size(); ++k) {
               Assign(s.targets[k], parts[k], false);
               env[s.targets[k]] = parts[k];
@@ -227,7 +253,8 @@ class Compiler {
       }
     }
     if (!result) return Decline("method " + method.name + " does not return");
-    if (prog_.vals[*result].src == Val::Src::kPending) return Decline("a method returning an op's several results");
+    if (prog_.vals[*result].src == Val::Src::kPending)
+      return Decline("a method returning an op's several results");
     if (call) {
       calls_.pop_back();
       --depth_;
@@ -235,18 +262,21 @@ class Compiler {
     return *result;
   }
 
-  // NB: a source name that is "meaningful" to TorchScript (not starting with '_') names a value that has none;
-  // the result of an inlined call takes its caller's name (the inliner copies it over the callee's).
+  // NB: a source name that is "meaningful" to TorchScript (not starting with
+  // '_') names a value that has none; the result of an inlined call takes its
+  // caller's name (the inliner copies it over the callee's).
   void Assign(const std::string& name, int v, bool call_result) {
     if (name.empty() || name[0] == '_') return;
     Val& val = prog_.vals[v];
-    if (val.src == Val::Src::kModule || val.src == Val::Src::kTensorAttr) return;
+    if (val.src == Val::Src::kModule || val.src == Val::Src::kTensorAttr)
+      return;
     if (call_result || val.name.empty()) val.name = name;
   }
 
   Result<std::vector<int>> Unpack(int v, size_t n) {
     if (prog_.vals[v].src == Val::Src::kPending) {
-      if (prog_.vals[v].parts.size() != n) return Decline("unpacking the results of an op into another count");
+      if (prog_.vals[v].parts.size() != n)
+        return Decline("unpacking the results of an op into another count");
       return prog_.vals[v].parts;
     }
     const std::string& type = prog_.vals[v].type;
@@ -263,8 +293,11 @@ class Compiler {
     } else {
       return Decline("unpacking a " + type);
     }
-    if (types.size() != n) return Decline("unpacking " + std::to_string(types.size()) + " values into " + std::to_string(n));
-    if (prog_.vals[v].src == Val::Src::kConst) return Decline("unpacking a constant");
+    if (types.size() != n)
+      return Decline("unpacking " + std::to_string(types.size()) +
+                     " values into " + std::to_string(n));
+    if (prog_.vals[v].src == Val::Src::kConst)
+      return Decline("unpacking a constant");
     node.inputs = {v};
     const int index = AddNode(std::move(node), types);
     return prog_.nodes[index].outputs;
@@ -289,13 +322,17 @@ class Compiler {
     return out;
   }
 
-  // Reads attribute `name` of module value `m`: a submodule or a parameter or buffer.
+  // Reads attribute `name` of module value `m`: a submodule or a parameter or
+  // buffer.
   Result<int> GetAttr(int m, const std::string& name) {
     const Val& mv = prog_.vals[m];
-    if (mv.src != Val::Src::kModule) return Decline("attribute '" + name + "' of a non-module");
+    if (mv.src != Val::Src::kModule)
+      return Decline("attribute '" + name + "' of a non-module");
     const Module* mod = tree_.Find(mv.path);
-    if (mod == nullptr) return Decline("module '" + mv.path + "' is not in the module tree");
-    TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v, tree_.Attribute(*mod, name));
+    if (mod == nullptr)
+      return Decline("module '" + mv.path + "' is not in the module tree");
+    TORCHCOST_ASSIGN_OR_RETURN(const PickleValue* v,
+                               tree_.Attribute(*mod, name));
     Val out;
     out.path = JoinModulePath(mv.path, name);
     out.attr_name = name;
@@ -307,12 +344,15 @@ class Compiler {
       out.src = Val::Src::kTensorAttr;
       out.type = "Tensor";
     } else {
-      return Decline("module attribute '" + out.path + "' is not a module or tensor");
+      return Decline("module attribute '" + out.path +
+                     "' is not a module or tensor");
     }
     return AddVal(std::move(out));
   }
 
-  Result<int> Emit(const Expr& e, const std::unordered_map<std::string, int>& env, const std::string& hint) {
+  Result<int> Emit(const Expr& e,
+                   const std::unordered_map<std::string, int>& env,
+                   const std::string& hint) {
     switch (e.kind) {
       case Expr::Kind::kName: {
         auto it = env.find(e.text);
@@ -333,16 +373,19 @@ class Compiler {
         }
         std::string elem;
         if (InnerType(hint, "List", &elem)) {
-          // NB: a list literal under annotate() takes the annotated element type, if every item is of it.
+          // NB: a list literal under annotate() takes the annotated element
+          // type, if every item is of it.
           for (int v : items) {
-            if (!SubtypeOf(prog_.vals[v].type, elem)) return Decline("a list annotated as " + hint);
+            if (!SubtypeOf(prog_.vals[v].type, elem))
+              return Decline("a list annotated as " + hint);
           }
         } else if (items.empty()) {
           elem = "Tensor";
         } else {
           elem = prog_.vals[items[0]].type;
           for (int v : items) {
-            if (prog_.vals[v].type != elem) return Decline("a list of mixed types");
+            if (prog_.vals[v].type != elem)
+              return Decline("a list of mixed types");
           }
         }
         Nd node;
@@ -356,8 +399,10 @@ class Compiler {
         std::string types;
         for (const ExprPtr& item : e.items) {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*item, env, ""));
-          if (prog_.vals[v].src == Val::Src::kModule || prog_.vals[v].src == Val::Src::kPending) {
-            return Decline("a tuple holding a module or an op's several results");
+          if (prog_.vals[v].src == Val::Src::kModule ||
+              prog_.vals[v].src == Val::Src::kPending) {
+            return Decline(
+                "a tuple holding a module or an op's several results");
           }
           items.push_back(v);
           types += (types.empty() ? "" : ", ") + prog_.vals[v].type;
@@ -369,7 +414,8 @@ class Compiler {
         return prog_.nodes[index].outputs[0];
       }
       case Expr::Kind::kAttr: {
-        if (e.base->kind == Expr::Kind::kName && e.base->text == "CONSTANTS") return TensorConstant(e.text);
+        if (e.base->kind == Expr::Kind::kName && e.base->text == "CONSTANTS")
+          return TensorConstant(e.text);
         TORCHCOST_ASSIGN_OR_RETURN(int base, Emit(*e.base, env, ""));
         return GetAttr(base, e.text);
       }
@@ -383,11 +429,15 @@ class Compiler {
 
   // CONSTANTS.cN: a tensor constant from constants.pkl.
   Result<int> TensorConstant(const std::string& name) {
-    if (name.size() < 2 || name[0] != 'c' || !constants_) return Decline("unknown constant " + name);
+    if (name.size() < 2 || name[0] != 'c' || !constants_)
+      return Decline("unknown constant " + name);
     const size_t index = std::strtoul(name.c_str() + 1, nullptr, 10);
-    if (std::to_string(index) != name.substr(1) || index >= constants_->items.size()) return Decline("unknown constant " + name);
+    if (std::to_string(index) != name.substr(1) ||
+        index >= constants_->items.size())
+      return Decline("unknown constant " + name);
     const PickleValue& c = *constants_->items[index];
-    if (c.kind != PickleValue::Kind::kTensor) return Decline("constant " + name + " is not a tensor");
+    if (c.kind != PickleValue::Kind::kTensor)
+      return Decline("constant " + name + " is not a tensor");
     const PickledTensor& t = c.tensor;
     Val v;
     v.src = Val::Src::kConst;
@@ -399,57 +449,108 @@ class Compiler {
     v.storage = t.storage_key + "@" + std::to_string(t.offset);
     TORCHCOST_RETURN_IF_ERROR(tree_.CheckStorage(t, "constants/"));
     if (t.sizes.empty()) {
-      // NB: the LibTorch reader keeps a 0-dim constant's value (double for floating types, else int64).
+      // NB: the LibTorch reader keeps a 0-dim constant's value (double for
+      // floating types, else int64).
       const int size = ConstantElementSize(t.scalar_type);
-      if (size == 0) return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
-      TORCHCOST_ASSIGN_OR_RETURN(std::string bytes, archive_.Read(archive_.root() + "constants/" + t.storage_key));
-      if (t.offset < 0 || static_cast<uint64_t>(t.offset) >= bytes.size() / size) {
-        return Status::InvalidArgument("constant " + name + " lies outside its storage");
+      if (size == 0)
+        return Decline("a 0-dim constant of scalar type " +
+                       std::to_string(t.scalar_type));
+      TORCHCOST_ASSIGN_OR_RETURN(
+          std::string bytes,
+          archive_.Read(archive_.root() + "constants/" + t.storage_key));
+      if (t.offset < 0 ||
+          static_cast<uint64_t>(t.offset) >= bytes.size() / size) {
+        return Status::InvalidArgument("constant " + name +
+                                       " lies outside its storage");
       }
       const size_t at = static_cast<size_t>(t.offset) * size;
       const char* p = bytes.data() + at;
       switch (t.scalar_type) {
-        case 6: { float x; std::memcpy(&x, p, 4); v.constant = static_cast<double>(x); break; }
-        case 7: { double x; std::memcpy(&x, p, 8); v.constant = x; break; }
-        case 0: v.constant = static_cast<int64_t>(static_cast<uint8_t>(*p)); break;
-        case 1: v.constant = static_cast<int64_t>(static_cast<int8_t>(*p)); break;
-        case 11: v.constant = static_cast<int64_t>(*p != 0); break;
-        case 2: { int16_t x; std::memcpy(&x, p, 2); v.constant = static_cast<int64_t>(x); break; }
-        case 3: { int32_t x; std::memcpy(&x, p, 4); v.constant = static_cast<int64_t>(x); break; }
-        case 4: { int64_t x; std::memcpy(&x, p, 8); v.constant = x; break; }
-        default: return Decline("a 0-dim constant of scalar type " + std::to_string(t.scalar_type));
+        case 6: {
+          float x;
+          std::memcpy(&x, p, 4);
+          v.constant = static_cast<double>(x);
+          break;
+        }
+        case 7: {
+          double x;
+          std::memcpy(&x, p, 8);
+          v.constant = x;
+          break;
+        }
+        case 0:
+          v.constant = static_cast<int64_t>(static_cast<uint8_t>(*p));
+          break;
+        case 1:
+          v.constant = static_cast<int64_t>(static_cast<int8_t>(*p));
+          break;
+        case 11:
+          v.constant = static_cast<int64_t>(*p != 0);
+          break;
+        case 2: {
+          int16_t x;
+          std::memcpy(&x, p, 2);
+          v.constant = static_cast<int64_t>(x);
+          break;
+        }
+        case 3: {
+          int32_t x;
+          std::memcpy(&x, p, 4);
+          v.constant = static_cast<int64_t>(x);
+          break;
+        }
+        case 4: {
+          int64_t x;
+          std::memcpy(&x, p, 8);
+          v.constant = x;
+          break;
+        }
+        default:
+          return Decline("a 0-dim constant of scalar type " +
+                         std::to_string(t.scalar_type));
       }
       v.has_constant = true;
     }
     return AddVal(std::move(v));
   }
 
-  Result<int> EmitCall(const Expr& e, const std::unordered_map<std::string, int>& env) {
+  Result<int> EmitCall(const Expr& e,
+                       const std::unordered_map<std::string, int>& env) {
     const std::string callee = e.base->Dotted();
     // A submodule's method: (conv1).forward(x, ).
-    if (e.base->kind == Expr::Kind::kAttr && (callee.empty() || (callee.rfind("torch.", 0) != 0 && callee.rfind("ops.", 0) != 0))) {
+    if (e.base->kind == Expr::Kind::kAttr &&
+        (callee.empty() ||
+         (callee.rfind("torch.", 0) != 0 && callee.rfind("ops.", 0) != 0))) {
       TORCHCOST_ASSIGN_OR_RETURN(int m, Emit(*e.base->base, env, ""));
       if (prog_.vals[m].src == Val::Src::kModule) {
         if (!e.kwargs.empty()) return Decline("keyword arguments to a method");
-        if (prog_.vals[m].attr_name.empty()) return Decline("a method called on self");
+        if (prog_.vals[m].attr_name.empty())
+          return Decline("a method called on self");
         std::vector<int> args;
         for (const ExprPtr& a : e.items) {
           TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
           args.push_back(v);
         }
         const Module* found = tree_.Find(prog_.vals[m].path);
-        if (found == nullptr) return Decline("module '" + prog_.vals[m].path + "' is not in the module tree");
+        if (found == nullptr)
+          return Decline("module '" + prog_.vals[m].path +
+                         "' is not in the module tree");
         const Module& mod = *found;
         const ts::Method* method = mod.cls->FindMethod(e.base->text);
-        if (method == nullptr) return Decline("no method " + e.base->text + " in " + mod.cls->name);
-        TORCHCOST_ASSIGN_OR_RETURN(int result, Inline(*method, m, args, Call{prog_.vals[m].attr_name, mod.cls->name}));
+        if (method == nullptr)
+          return Decline("no method " + e.base->text + " in " + mod.cls->name);
+        TORCHCOST_ASSIGN_OR_RETURN(
+            int result, Inline(*method, m, args,
+                               Call{prog_.vals[m].attr_name, mod.cls->name}));
         inlined_result_ = result;
         return result;
       }
       return Decline("a method of a non-module");
     }
     if (callee == "getattr") {
-      if (e.items.size() != 2 || e.items[1]->kind != Expr::Kind::kString || !e.kwargs.empty()) return Decline("getattr");
+      if (e.items.size() != 2 || e.items[1]->kind != Expr::Kind::kString ||
+          !e.kwargs.empty())
+        return Decline("getattr");
       TORCHCOST_ASSIGN_OR_RETURN(int base, Emit(*e.items[0], env, ""));
       return GetAttr(base, e.items[1]->text);
     }
@@ -458,32 +559,44 @@ class Compiler {
       const std::string type = TypeText(*e.items[0]);
       TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[1], env, type));
       if (SubtypeOf(prog_.vals[v].type, type)) return v;
-      if (prog_.vals[v].type == "Tensor" && (type == "number" || type == "int" || type == "float")) {
-        const char* op = type == "number" ? "aten::ScalarImplicit" : type == "int" ? "aten::IntImplicit" : "aten::FloatImplicit";
+      if (prog_.vals[v].type == "Tensor" &&
+          (type == "number" || type == "int" || type == "float")) {
+        const char* op = type == "number" ? "aten::ScalarImplicit"
+                         : type == "int"  ? "aten::IntImplicit"
+                                          : "aten::FloatImplicit";
         return Builtin(op, {v}, {});
       }
       return Decline("annotate(" + type + ", " + prog_.vals[v].type + ")");
     }
     if (callee == "int" || callee == "float" || callee == "bool") {
-      if (e.items.size() != 1 || !e.kwargs.empty()) return Decline(callee + "()");
+      if (e.items.size() != 1 || !e.kwargs.empty())
+        return Decline(callee + "()");
       TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*e.items[0], env, ""));
       if (prog_.vals[v].type == callee) return v;
-      const std::string op = callee == "int" ? "aten::Int" : callee == "float" ? "aten::Float" : "aten::Bool";
+      const std::string op = callee == "int"     ? "aten::Int"
+                             : callee == "float" ? "aten::Float"
+                                                 : "aten::Bool";
       return Builtin(op, {v}, {});
     }
     if (callee == "torch.device") {
-      if (e.items.size() != 1 || e.items[0]->kind != Expr::Kind::kString || !e.kwargs.empty()) return Decline("torch.device");
+      if (e.items.size() != 1 || e.items[0]->kind != Expr::Kind::kString ||
+          !e.kwargs.empty())
+        return Decline("torch.device");
       return Const(e.items[0]->text, "Device");
     }
     std::string op;
-    if (callee.rfind("torch.", 0) == 0 && callee.find('.', 6) == std::string::npos) {
+    if (callee.rfind("torch.", 0) == 0 &&
+        callee.find('.', 6) == std::string::npos) {
       op = "aten::" + callee.substr(6);
-    } else if (callee.rfind("ops.aten.", 0) == 0 && callee.find('.', 9) == std::string::npos) {
+    } else if (callee.rfind("ops.aten.", 0) == 0 &&
+               callee.find('.', 9) == std::string::npos) {
       op = "aten::" + callee.substr(9);
     } else if (callee == "ops.prim.NumToTensor") {
       op = "prim::NumToTensor";
     } else {
-      return Decline("call of '" + (callee.empty() ? std::string("an expression") : callee) + "'");
+      return Decline("call of '" +
+                     (callee.empty() ? std::string("an expression") : callee) +
+                     "'");
     }
     std::vector<int> args;
     for (const ExprPtr& a : e.items) {
@@ -499,13 +612,15 @@ class Compiler {
   }
 
   static std::string TypeText(const Expr& e) {
-    if (e.kind == Expr::Kind::kName || e.kind == Expr::Kind::kAttr) return e.Dotted();
+    if (e.kind == Expr::Kind::kName || e.kind == Expr::Kind::kAttr)
+      return e.Dotted();
     if (e.kind == Expr::Kind::kNone) return "NoneType";
     if (e.kind == Expr::Kind::kSubscript && !e.items.empty()) {
       std::string inner;
       const Expr& index = *e.items[0];
       if (index.kind == Expr::Kind::kTuple) {
-        for (const ExprPtr& item : index.items) inner += (inner.empty() ? "" : ", ") + TypeText(*item);
+        for (const ExprPtr& item : index.items)
+          inner += (inner.empty() ? "" : ", ") + TypeText(*item);
       } else {
         inner = TypeText(index);
       }
@@ -514,13 +629,15 @@ class Compiler {
     return "?";
   }
 
-  // Emits a call of a builtin operator: the first overload that matches without conversions, else with them.
+  // Emits a call of a builtin operator: the first overload that matches without
+  // conversions, else with them.
   Result<int> Builtin(const std::string& op, const std::vector<int>& args,
                       const std::vector<std::pair<std::string, int>>& kwargs) {
     if (op == "prim::NumToTensor") {
       if (args.size() != 1 || !kwargs.empty()) return Decline("NumToTensor");
       const std::string& t = prog_.vals[args[0]].type;
-      if (t != "int" && t != "float" && t != "number") return Decline("NumToTensor of " + t);
+      if (t != "int" && t != "float" && t != "number")
+        return Decline("NumToTensor of " + t);
       Nd node;
       node.op = op;
       node.overload = "Scalar";
@@ -533,42 +650,57 @@ class Compiler {
     const std::vector<ts::Schema>& schemas = SchemasFor(op);
     if (schemas.empty()) return Decline("no schema for " + op);
     for (bool conversions : {false, true}) {
-      if (schemas.size() == 1 && !conversions) continue;  // NB: one schema is matched with conversions at once.
+      // NB: one schema is matched with conversions at once.
+      if (schemas.size() == 1 && !conversions) continue;
       for (const ts::Schema& s : schemas) {
-        TORCHCOST_ASSIGN_OR_RETURN(std::optional<int> out, TryMatch(s, args, kwargs, conversions));
+        TORCHCOST_ASSIGN_OR_RETURN(std::optional<int> out,
+                                   TryMatch(s, args, kwargs, conversions));
         if (out) return *out;
       }
     }
     std::string types;
-    for (int a : args) types += (types.empty() ? "" : ", ") + prog_.vals[a].type;
+    for (int a : args)
+      types += (types.empty() ? "" : ", ") + prog_.vals[a].type;
     return Decline("no overload of " + op + " takes (" + types + ")");
   }
 
-  const std::vector<ts::Schema>& SchemasFor(const std::string& op) { return ts::SchemasFor(op); }
+  const std::vector<ts::Schema>& SchemasFor(const std::string& op) {
+    return ts::SchemasFor(op);
+  }
 
-  // NB: TorchScript's compiler replaces aliases by their canonical ops (its NormalizeOps pass: swapaxes by
-  // transpose, rsub of two tensors by sub with the arguments swapped, ...); those calls are declined.
+  // NB: TorchScript's compiler replaces aliases by their canonical ops (its
+  // NormalizeOps pass: swapaxes by transpose, rsub of two tensors by sub with
+  // the arguments swapped, ...); those calls are declined.
   static bool RenamedByLibTorch(const std::string& op) {
     static const char* const kAliases[] = {
-        "absolute", "clip", "det", "matrix_power", "matrix_exp", "ger", "arccos", "arcsin", "arctan", "arctan2",
-        "arccosh", "arcsinh", "arctanh", "fix", "negative", "subtract", "greater_equal", "greater", "less_equal",
-        "less", "not_equal", "divide", "multiply", "linalg_matmul", "inverse", "true_divide", "concat",
-        "concatenate", "row_stack", "swapdims", "swapaxes", "moveaxis", "orgqr", "adjoint", "degrees", "radians",
+        "absolute",      "clip",        "det",        "matrix_power",
+        "matrix_exp",    "ger",         "arccos",     "arcsin",
+        "arctan",        "arctan2",     "arccosh",    "arcsinh",
+        "arctanh",       "fix",         "negative",   "subtract",
+        "greater_equal", "greater",     "less_equal", "less",
+        "not_equal",     "divide",      "multiply",   "linalg_matmul",
+        "inverse",       "true_divide", "concat",     "concatenate",
+        "row_stack",     "swapdims",    "swapaxes",   "moveaxis",
+        "orgqr",         "adjoint",     "degrees",    "radians",
         "rsub"};
     std::string bare = op.substr(op.find("::") + 2);
     if (bare.rfind("special_", 0) == 0) return true;
     if (!bare.empty() && bare.back() == '_') bare.pop_back();
     for (const char* a : kAliases) {
-      if (bare == a) return op != "aten::rsub";  // NB: only rsub.Tensor is rewritten; rsub.Scalar is kept below.
+      // NB: only rsub.Tensor is rewritten; rsub.Scalar is kept below.
+      if (bare == a) return op != "aten::rsub";
     }
     return false;
   }
 
-  // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or Any.
+  // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or
+  // Any.
   static bool IsGenericType(const std::string& type) {
     std::string t = type, inner;
-    while (InnerType(t, "Optional", &inner) || InnerType(t, "List", &inner)) t = inner;
-    return t == "t" || t == "t1" || t == "t2" || t == "tVal" || t == "Any" || t.rfind("Dict", 0) == 0;
+    while (InnerType(t, "Optional", &inner) || InnerType(t, "List", &inner))
+      t = inner;
+    return t == "t" || t == "t1" || t == "t2" || t == "tVal" || t == "Any" ||
+           t.rfind("Dict", 0) == 0;
   }
 
   static bool Generic(const ts::Schema& s) {
@@ -582,27 +714,35 @@ class Compiler {
   }
 
   // Tries one schema; nullopt if it does not match (nothing is emitted then).
-  Result<std::optional<int>> TryMatch(const ts::Schema& s, const std::vector<int>& args,
-                                      const std::vector<std::pair<std::string, int>>& kwargs, bool conversions) {
+  Result<std::optional<int>> TryMatch(
+      const ts::Schema& s, const std::vector<int>& args,
+      const std::vector<std::pair<std::string, int>>& kwargs,
+      bool conversions) {
     struct Bound {
-      int value = -1;           // An existing value, or
+      int value = -1;                      // An existing value, or
       const ts::SchemaArg* def = nullptr;  // a default to insert,
-      int repeat = 0;           // or a scalar repeated into a list of this size,
-      std::string convert;      // or a value converted by this op.
+      // or a scalar repeated into a list of this size,
+      int repeat = 0;
+      std::string convert;  // or a value converted by this op.
     };
     std::vector<Bound> bound;
     size_t used = 0;
     std::vector<bool> kw_used(kwargs.size(), false);
     if (Generic(s)) {
-      // NB: overloads over type variables (aten::add.t for lists) are not matched here; one that could take
-      // these arguments would be LibTorch's choice, so the call is declined.
+      // NB: overloads over type variables (aten::add.t for lists) are not
+      // matched here; one that could take these arguments would be LibTorch's
+      // choice, so the call is declined.
       bool could = args.size() + kwargs.size() <= s.args.size();
       for (size_t i = 0; could && i < args.size(); ++i) {
         const std::string& want = s.args[i].type;
-        could = IsGenericType(want) ? (want.find("List[") != 0 || prog_.vals[args[i]].type.find("List[") == 0)
-                                    : SubtypeOf(prog_.vals[args[i]].type, want);
+        could = IsGenericType(want)
+                    ? (want.find("List[") != 0 ||
+                       prog_.vals[args[i]].type.find("List[") == 0)
+                    : SubtypeOf(prog_.vals[args[i]].type, want);
       }
-      if (could) return Decline("a call that a generic overload " + s.name + "." + s.overload + " may take");
+      if (could)
+        return Decline("a call that a generic overload " + s.name + "." +
+                       s.overload + " may take");
       return std::optional<int>();
     }
     for (const ts::SchemaArg& arg : s.args) {
@@ -628,15 +768,21 @@ class Compiler {
       const std::string& actual = prog_.vals[v].type;
       b.value = v;
       std::string elem;
-      if (arg.n > 0 && InnerType(type, "List", &elem) && (elem == "int" || elem == "float") && actual == elem) {
+      if (arg.n > 0 && InnerType(type, "List", &elem) &&
+          (elem == "int" || elem == "float") && actual == elem) {
         b.repeat = arg.n;
       } else if (!SubtypeOf(actual, type)) {
         std::string target = type, inner;
-        if (InnerType(target, "Optional", &inner) && actual != "NoneType") target = inner;
+        if (InnerType(target, "Optional", &inner) && actual != "NoneType")
+          target = inner;
         if (!conversions) return std::optional<int>();
-        if (actual == "Tensor" && (target == "float" || target == "int" || target == "number")) {
-          b.convert = target == "float" ? "aten::FloatImplicit" : target == "int" ? "aten::IntImplicit" : "aten::ScalarImplicit";
-        } else if ((actual == "number" || actual == "bool") && (target == "float" || target == "int")) {
+        if (actual == "Tensor" &&
+            (target == "float" || target == "int" || target == "number")) {
+          b.convert = target == "float" ? "aten::FloatImplicit"
+                      : target == "int" ? "aten::IntImplicit"
+                                        : "aten::ScalarImplicit";
+        } else if ((actual == "number" || actual == "bool") &&
+                   (target == "float" || target == "int")) {
           b.convert = target == "float" ? "aten::Float" : "aten::Int";
         } else if (actual == "bool" && target == "number") {
           b.convert = "aten::Int";
@@ -650,7 +796,8 @@ class Compiler {
     for (bool u : kw_used) {
       if (!u) return std::optional<int>();
     }
-    if (s.name == "aten::rsub" && s.overload == "Tensor") return Decline("aten::rsub.Tensor, which LibTorch rewrites as sub");
+    if (s.name == "aten::rsub" && s.overload == "Tensor")
+      return Decline("aten::rsub.Tensor, which LibTorch rewrites as sub");
     // Matched: emit conversions, repeated lists and defaults, then the node.
     Nd node;
     node.op = s.name;
@@ -659,13 +806,15 @@ class Compiler {
       const Bound& b = bound[i];
       int v = b.value;
       if (b.def != nullptr) {
-        TORCHCOST_ASSIGN_OR_RETURN(ExprPtr lit, ts::ParseExpr(b.def->default_text));
+        TORCHCOST_ASSIGN_OR_RETURN(ExprPtr lit,
+                                   ts::ParseExpr(b.def->default_text));
         TORCHCOST_ASSIGN_OR_RETURN(v, Literal(*lit, b.def->type));
       } else if (b.repeat > 0) {
         Nd list;
         list.op = "prim::ListConstruct";
         list.inputs.assign(b.repeat, b.value);
-        const int index = AddNode(std::move(list), {"List[" + prog_.vals[b.value].type + "]"});
+        const int index = AddNode(std::move(list),
+                                  {"List[" + prog_.vals[b.value].type + "]"});
         v = prog_.nodes[index].outputs[0];
       } else if (!b.convert.empty()) {
         TORCHCOST_ASSIGN_OR_RETURN(v, Builtin(b.convert, {b.value}, {}));
@@ -675,19 +824,23 @@ class Compiler {
     }
     if (s.returns.empty()) return Decline(s.name + " returns nothing");
     const int index = AddNode(std::move(node), s.returns);
-    if (s.returns.size() == 1) return std::optional<int>(prog_.nodes[index].outputs[0]);
-    // NB: TorchScript packs several returns into a tuple (prim::TupleConstruct); its cleanup passes remove
-    // the tuple where the same method unpacks it at once. Only that use is read here (Unpack).
+    if (s.returns.size() == 1)
+      return std::optional<int>(prog_.nodes[index].outputs[0]);
+    // NB: TorchScript packs several returns into a tuple
+    // (prim::TupleConstruct); its cleanup passes remove the tuple where the
+    // same method unpacks it at once. Only that use is read here (Unpack).
     Val tuple;
     tuple.src = Val::Src::kPending;
     std::string types;
-    for (const std::string& r : s.returns) types += (types.empty() ? "" : ", ") + r;
+    for (const std::string& r : s.returns)
+      types += (types.empty() ? "" : ", ") + r;
     tuple.type = "Tuple[" + types + "]";
     tuple.parts = prog_.nodes[index].outputs;
     return std::optional<int>(AddVal(std::move(tuple)));
   }
 
-  // --- Scopes, as the LibTorch reader derives them from inlined call stacks ---------------
+  // --- Scopes, as the LibTorch reader derives them from inlined call stacks
+  // ---------------
 
   int ScopeOf(const Nd& n) {
     if (n.calls.empty()) return 0;
@@ -699,18 +852,21 @@ class Compiler {
     }
     auto it = scope_index_.find(path);
     if (it != scope_index_.end()) return it->second;
-    // NB: a call resolved to no module of the tree (a module handed to another's
-    // forward, as DoRA's magnitude layer is given lora_A) is named from LibTorch's
-    // call stacks, which the source does not show: Convert declines it.
+    // NB: a call resolved to no module of the tree (a module handed to
+    // another's forward, as DoRA's magnitude layer is given lora_A) is named
+    // from LibTorch's call stacks, which the source does not show: Convert
+    // declines it.
     if (outside_tree_.empty()) outside_tree_ = path;
     const int index = graph_.GetOrAddScope(path, ShortClassName(innermost));
     scope_index_[path] = index;
     return index;
   }
 
-  // --- Attention dropout and stochastic depth, as the LibTorch reader puts them back -----------
+  // --- Attention dropout and stochastic depth, as the LibTorch reader puts
+  // them back -----------
 
-  std::optional<double> ModuleNumber(const std::string& path, const std::string& name) const {
+  std::optional<double> ModuleNumber(const std::string& path,
+                                     const std::string& name) const {
     auto rec = recorded_.find(path);
     if (rec != recorded_.end()) {
       auto it = rec->second.numbers.find(name);
@@ -734,12 +890,14 @@ class Compiler {
     for (size_t i = 0; i < prog_.nodes.size(); ++i) {
       if (prog_.nodes[i].dead || prog_.nodes[i].op != "aten::softmax") continue;
       const ir::Scope& scope = graph_.scopes[ScopeOf(prog_.nodes[i])];
-      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path)) continue;
+      if (scope.type != "MultiheadAttention" || !TracedInEval(scope.path))
+        continue;
       const int weights = prog_.nodes[i].outputs[0];
       bool to_bmm = false, dropped = false;
       for (int u : UsesOf(prog_, weights)) {
         to_bmm |= prog_.nodes[u].op == "aten::bmm";
-        dropped |= prog_.nodes[u].op == "aten::dropout" || prog_.nodes[u].op == "aten::dropout_";
+        dropped |= prog_.nodes[u].op == "aten::dropout" ||
+                   prog_.nodes[u].op == "aten::dropout_";
       }
       if (!to_bmm || dropped) continue;
       const std::optional<double> p = ModuleNumber(scope.path, "dropout");
@@ -750,8 +908,11 @@ class Compiler {
       if (*p <= 0) continue;
       Nd drop;
       drop.op = "aten::dropout";
-      const int p_const = Const(*p, "float"), train_const = Const(false, "bool");
-      prog_.vals[p_const].group = prog_.vals[train_const].group = -2 - static_cast<int>(i);  // NB: inserted after pooling.
+      const int p_const = Const(*p, "float"),
+                train_const = Const(false, "bool");
+      // NB: inserted after pooling.
+      prog_.vals[p_const].group = prog_.vals[train_const].group =
+          -2 - static_cast<int>(i);
       drop.inputs = {weights, p_const, train_const};
       drop.input_names = {"input", "p", "train"};
       drop.calls = prog_.nodes[i].calls;
@@ -765,9 +926,12 @@ class Compiler {
           if (in == weights) in = out_id;
         }
       }
-      prog_.nodes.insert(prog_.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(drop));
+      prog_.nodes.insert(
+          prog_.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+          std::move(drop));
       for (size_t k = i + 2; k < prog_.nodes.size(); ++k) {
-        for (int o : prog_.nodes[k].outputs) prog_.vals[o].producer = static_cast<int>(k);
+        for (int o : prog_.nodes[k].outputs)
+          prog_.vals[o].producer = static_cast<int>(k);
       }
       ++i;
     }
@@ -777,19 +941,25 @@ class Compiler {
   // What the module tree says, for the train gaps of an eval-mode trace.
   ModuleFacts Facts() const {
     return {[this](const std::string& path) { return TracedInEval(path); },
-            [this](const std::string& path, const std::string& name) { return ModuleNumber(path, name); }};
+            [this](const std::string& path, const std::string& name) {
+              return ModuleNumber(path, name);
+            }};
   }
 
-  // --- Conversion to the IR (ts_convert.h), each node in the scope of its inlined calls ------------
+  // --- Conversion to the IR (ts_convert.h), each node in the scope of its
+  // inlined calls ------------
 
   Result<ir::Graph> Convert() {
     graph_.source = path_;
     auto scope_of = [this](const Nd& nd) -> Result<int> {
       const int scope = ScopeOf(nd);
-      if (!outside_tree_.empty()) return Decline("a call to module '" + outside_tree_ + "' outside the module tree");
+      if (!outside_tree_.empty())
+        return Decline("a call to module '" + outside_tree_ +
+                       "' outside the module tree");
       return scope;
     };
-    TORCHCOST_RETURN_IF_ERROR(ConvertProgram(prog_, inputs_, scope_of, &tensor_slot_, &graph_));
+    TORCHCOST_RETURN_IF_ERROR(
+        ConvertProgram(prog_, inputs_, scope_of, &tensor_slot_, &graph_));
     CanonicalizeValueNames(&graph_);
     return std::move(graph_);
   }
@@ -801,19 +971,23 @@ class Compiler {
   ts::ModuleTree tree_;
   ir::Graph graph_;
   std::unordered_map<std::string, int> scope_index_;
-  std::string outside_tree_;  // The first call path ScopeOf found outside the module tree.
+  // The first call path ScopeOf found outside the module tree.
+  std::string outside_tree_;
   std::unordered_map<std::string, ts::TensorSlot> tensor_slot_;
   Program prog_;
   std::vector<int> inputs_;
-  std::vector<int> calls_;  // The inlined calls being compiled, outermost first.
+  // The inlined calls being compiled, outermost first.
+  std::vector<int> calls_;
   std::vector<Call> call_info_;
   int depth_ = 0;
-  int inlined_result_ = -1;  // The value the last inlined call of the statement being compiled returned.
+  // The value the last inlined call of the statement being compiled returned.
+  int inlined_result_ = -1;
 };
 
 }  // namespace
 
-Result<ir::Graph> CompileTorchScript(const ZipArchive& archive, const std::string& path) {
+Result<ir::Graph> CompileTorchScript(const ZipArchive& archive,
+                                     const std::string& path) {
   Compiler compiler(archive, path);
   return compiler.Run();
 }

@@ -25,7 +25,8 @@ namespace torchcost::import {
 // Compiles the archive's forward into a graph (its infer_shapes left empty).
 // A decline is a Status with code kUnimplemented whose message says what was
 // not read; any other error is a broken archive.
-Result<ir::Graph> CompileTorchScript(const ZipArchive& archive, const std::string& path);
+Result<ir::Graph> CompileTorchScript(const ZipArchive& archive,
+                                     const std::string& path);
 
 }  // namespace torchcost::import
 

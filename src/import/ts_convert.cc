@@ -16,11 +16,14 @@ namespace {
 // One conversion: the IR value of each program value, made on first use.
 class Converter {
  public:
-  Converter(const Program& prog, std::unordered_map<std::string, TensorSlot>* slots, ir::Graph* graph)
+  Converter(const Program& prog,
+            std::unordered_map<std::string, TensorSlot>* slots,
+            ir::Graph* graph)
       : prog_(prog), slots_(slots), graph_(graph) {}
 
   // Converts the program (ConvertProgram).
-  Status Convert(const std::vector<int>& inputs, const std::function<Result<int>(const Nd&)>& scope_of) {
+  Status Convert(const std::vector<int>& inputs,
+                 const std::function<Result<int>(const Nd&)>& scope_of) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Val& val = prog_.vals[inputs[i]];
       ir::Value v;
@@ -34,8 +37,10 @@ class Converter {
     }
     for (const Nd& nd : prog_.nodes) {
       if (nd.dead) continue;
-      // NB: LibTorch's reader evaluates a packed sequence's lengths from the trace's constants for the rules.
-      if (nd.op == "aten::_pack_padded_sequence") return Decline("a packed sequence");
+      // NB: LibTorch's reader evaluates a packed sequence's lengths from the
+      // trace's constants for the rules.
+      if (nd.op == "aten::_pack_padded_sequence")
+        return Decline("a packed sequence");
       ir::Node n;
       n.op = nd.op;
       n.overload = nd.overload;
@@ -69,7 +74,12 @@ class Converter {
       entry.dtype = DTypeFromScalarTypeCode(t.tensor.scalar_type);
       entry.requires_grad = false;
       graph_->buffers.push_back(std::move(entry));
-      slot_it = slots_->emplace(path, std::make_pair(false, static_cast<int>(graph_->buffers.size()) - 1)).first;
+      slot_it =
+          slots_
+              ->emplace(path, std::make_pair(
+                                  false,
+                                  static_cast<int>(graph_->buffers.size()) - 1))
+              .first;
     }
     const auto [is_param, index] = slot_it->second;
     return TableValue(graph_, is_param, index);
@@ -89,8 +99,9 @@ class Converter {
         index = TensorAttrValue(val.path, *val.object);
         break;
       case Val::Src::kConst: {
-        // NB: LibTorch pools equal constants within each method it inlines (its preoptimizeGraph ends with
-        // ConstantPooling), so within each call from forward, and among forward's own constants.
+        // NB: LibTorch pools equal constants within each method it inlines (its
+        // preoptimizeGraph ends with ConstantPooling), so within each call from
+        // forward, and among forward's own constants.
         TORCHCOST_ASSIGN_OR_RETURN(std::string key, PoolKey(val));
         auto pooled = pool_.find(key);
         if (pooled != pool_.end()) {
@@ -111,7 +122,8 @@ class Converter {
         if (val.has_constant) {
           v.has_constant = true;
           v.constant = val.constant;
-          if (std::holds_alternative<std::monostate>(val.constant)) v.kind = ir::ValueKind::kNone;
+          if (std::holds_alternative<std::monostate>(val.constant))
+            v.kind = ir::ValueKind::kNone;
         }
         index = graph_->AddValue(std::move(v));
         pool_[key] = index;
@@ -132,11 +144,13 @@ class Converter {
       key << val.tensor_scalar_type << "|";
       for (int64_t d : val.tensor_shape) key << d << ",";
       if (!val.tensor_shape.empty()) {
-        // NB: LibTorch pools tensors of equal contents, which are not read here: tensors of one shape and
-        // dtype in one group must then be the same storage.
+        // NB: LibTorch pools tensors of equal contents, which are not read
+        // here: tensors of one shape and dtype in one group must then be the
+        // same storage.
         const std::string shape_key = key.str();
         auto [it, added] = tensor_shapes_.emplace(shape_key, val.storage);
-        if (!added && it->second != val.storage) return Decline("two tensor constants of one shape");
+        if (!added && it->second != val.storage)
+          return Decline("two tensor constants of one shape");
         key << "@" << val.storage;
         return key.str();
       }
@@ -154,7 +168,8 @@ class Converter {
             key << "f" << bits;
           } else if constexpr (std::is_same_v<T, std::string>) {
             key << "s" << x;
-          } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<bool>>) {
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                               std::is_same_v<T, std::vector<bool>>) {
             key << "[";
             for (auto e : x) key << e << ",";
           } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -176,7 +191,8 @@ class Converter {
     const Val& v = prog_.vals[id];
     if (v.src == Val::Src::kNode) {
       const Nd& producer = prog_.nodes[v.producer];
-      if (producer.op == "prim::TupleConstruct" || producer.op == "prim::ListConstruct") {
+      if (producer.op == "prim::TupleConstruct" ||
+          producer.op == "prim::ListConstruct") {
         for (int in : producer.inputs) TORCHCOST_RETURN_IF_ERROR(AddOutput(in));
         return Status::Ok();
       }
@@ -190,15 +206,18 @@ class Converter {
   std::unordered_map<std::string, TensorSlot>* slots_;
   ir::Graph* graph_;
   std::unordered_map<int, int> ir_of_;  // Val id -> ir value index.
-  std::unordered_map<std::string, int> pool_;  // Constant key -> ir value index.
-  std::unordered_map<std::string, std::string> tensor_shapes_;  // Tensor constant shape key -> storage.
+  // Constant key -> ir value index.
+  std::unordered_map<std::string, int> pool_;
+  // Tensor constant shape key -> storage.
+  std::unordered_map<std::string, std::string> tensor_shapes_;
 };
 
 }  // namespace
 
 Status ConvertProgram(const Program& prog, const std::vector<int>& inputs,
                       const std::function<Result<int>(const Nd&)>& scope_of,
-                      std::unordered_map<std::string, TensorSlot>* slots, ir::Graph* graph) {
+                      std::unordered_map<std::string, TensorSlot>* slots,
+                      ir::Graph* graph) {
   return Converter(prog, slots, graph).Convert(inputs, scope_of);
 }
 

@@ -27,7 +27,8 @@ namespace torchcost::import::ts {
 // sequence, two tensor constants of one shape and group.
 Status ConvertProgram(const Program& prog, const std::vector<int>& inputs,
                       const std::function<Result<int>(const Nd&)>& scope_of,
-                      std::unordered_map<std::string, TensorSlot>* slots, ir::Graph* graph);
+                      std::unordered_map<std::string, TensorSlot>* slots,
+                      ir::Graph* graph);
 
 }  // namespace torchcost::import::ts
 

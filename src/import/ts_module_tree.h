@@ -25,7 +25,8 @@ struct Module {
   const ClassDef* cls = nullptr;
 };
 
-// Where a parameter or buffer is: in params (true) or buffers (false), at this index.
+// Where a parameter or buffer is: in params (true) or buffers (false), at this
+// index.
 using TensorSlot = std::pair<bool, int>;
 
 // Reads the module tree of one archive. Declines (Status kUnimplemented) what
@@ -45,14 +46,18 @@ class ModuleTree {
   // *scope_index), then its parameters and then its buffers to the graph's
   // tables in slot order, deduplicated by storage as the LibTorch reader does
   // (a repeat becomes an alias; each name's slot in *slots).
-  Status Build(const Module& top, ir::Graph* graph, std::unordered_map<std::string, int>* scope_index,
+  Status Build(const Module& top, ir::Graph* graph,
+               std::unordered_map<std::string, int>* scope_index,
                std::unordered_map<std::string, TensorSlot>* slots);
 
-  // Returns the module at `path` ("" for the top), or null if Build did not read one there.
+  // Returns the module at `path` ("" for the top), or null if Build did not
+  // read one there.
   const Module* Find(const std::string& path) const;
 
-  // Returns the attribute `name` of a module's object, declining if it has none.
-  Result<const PickleValue*> Attribute(const Module& m, const std::string& name) const;
+  // Returns the attribute `name` of a module's object, declining if it has
+  // none.
+  Result<const PickleValue*> Attribute(const Module& m,
+                                       const std::string& name) const;
 
   // Declines a tensor whose storage is not in the archive under `dir`
   // ("data/", "constants/") or is shorter than its tensors need.
@@ -63,9 +68,11 @@ class ModuleTree {
 
  private:
   Result<const ClassDef*> ClassNamed(const std::string& qualified);
-  Status WalkModules(const std::string& path, const Module& m, std::vector<std::pair<std::string, Module>>* out);
-  Status WalkTensors(const std::string& path, const Module& m, bool params,
-                     std::vector<std::pair<std::string, const PickleValue*>>* out);
+  Status WalkModules(const std::string& path, const Module& m,
+                     std::vector<std::pair<std::string, Module>>* out);
+  Status WalkTensors(
+      const std::string& path, const Module& m, bool params,
+      std::vector<std::pair<std::string, const PickleValue*>>* out);
 
   const ZipArchive& archive_;
   std::unordered_map<std::string, const ClassDef*> classes_;

@@ -10,7 +10,9 @@
 namespace torchcost::import {
 namespace {
 
-Status Bad(const std::string& what) { return Status::InvalidArgument("pickle: " + what); }
+Status Bad(const std::string& what) {
+  return Status::InvalidArgument("pickle: " + what);
+}
 
 PickleRef Make(PickleValue::Kind kind) {
   auto v = std::make_shared<PickleValue>();
@@ -18,19 +20,26 @@ PickleRef Make(PickleValue::Kind kind) {
   return v;
 }
 
-// NB: containers nest at most kMaxDepth levels (a torch pickle nests a few per module level), so that
-// nothing that walks or frees a value recurses without bound.
+// NB: containers nest at most kMaxDepth levels (a torch pickle nests a few per
+// module level), so that nothing that walks or frees a value recurses without
+// bound.
 constexpr int kMaxDepth = 1000;
 
-// The nesting depth of a value (0 for a scalar); more than kMaxDepth if it is deeper. Each value is
-// visited once (`memo`), so values shared through the memo do not make it exponential.
-int DepthOf(const PickleValue& v, int limit, std::unordered_map<const PickleValue*, int>* memo) {
-  if (limit <= 0) return 0;  // NB: a cut path is kMaxDepth + 1 long: the caller's result is over the limit.
+// The nesting depth of a value (0 for a scalar); more than kMaxDepth if it is
+// deeper. Each value is visited once (`memo`), so values shared through the
+// memo do not make it exponential.
+int DepthOf(const PickleValue& v, int limit,
+            std::unordered_map<const PickleValue*, int>* memo) {
+  // NB: a cut path is kMaxDepth + 1 long: the caller's result is over the
+  // limit.
+  if (limit <= 0) return 0;
   auto it = memo->find(&v);
   if (it != memo->end()) return it->second;
   int d = 0;
-  for (const PickleRef& item : v.items) d = std::max(d, 1 + DepthOf(*item, limit - 1, memo));
-  for (const auto& attr : v.attrs) d = std::max(d, 1 + DepthOf(*attr.second, limit - 1, memo));
+  for (const PickleRef& item : v.items)
+    d = std::max(d, 1 + DepthOf(*item, limit - 1, memo));
+  for (const auto& attr : v.attrs)
+    d = std::max(d, 1 + DepthOf(*attr.second, limit - 1, memo));
   (*memo)[&v] = d;
   return d;
 }
@@ -40,7 +49,8 @@ int DepthOf(const PickleValue& v) {
   return DepthOf(v, kMaxDepth + 1, &memo);
 }
 
-// True if `target` can be reached from `v` (adding `v` into `target` would make a cycle).
+// True if `target` can be reached from `v` (adding `v` into `target` would make
+// a cycle).
 bool Reaches(const PickleValue& v, const PickleValue* target) {
   std::vector<const PickleValue*> stack{&v};
   std::unordered_set<const PickleValue*> seen{&v};
@@ -81,7 +91,9 @@ class Unpickler {
           TORCHCOST_RETURN_IF_ERROR(Skip(1));
           break;
         case '.':  // STOP
-          if (stack_.size() != 1) return Bad("STOP with " + std::to_string(stack_.size()) + " values");
+          if (stack_.size() != 1)
+            return Bad("STOP with " + std::to_string(stack_.size()) +
+                       " values");
           return stack_.back();
         case 'c': {  // GLOBAL
           std::string module, name;
@@ -109,7 +121,9 @@ class Unpickler {
           uint32_t n = 0;
           TORCHCOST_RETURN_IF_ERROR(Uint(op == 'h' ? 1 : 4, &n));
           auto it = memo_.find(n);
-          if (it == memo_.end()) return Bad("memo " + std::to_string(n) + " read before it was written");
+          if (it == memo_.end())
+            return Bad("memo " + std::to_string(n) +
+                       " read before it was written");
           stack_.push_back(it->second);
           break;
         }
@@ -145,7 +159,9 @@ class Unpickler {
           stack_.push_back(Make(PickleValue::Kind::kList));
           break;
         case 'a': {  // APPEND
-          if (stack_.size() < 2 || stack_[stack_.size() - 2]->kind != PickleValue::Kind::kList) return Bad("APPEND to a non-list");
+          if (stack_.size() < 2 ||
+              stack_[stack_.size() - 2]->kind != PickleValue::Kind::kList)
+            return Bad("APPEND to a non-list");
           PickleRef v = stack_.back();
           stack_.pop_back();
           TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), {v}));
@@ -154,7 +170,8 @@ class Unpickler {
         case 'e': {  // APPENDS
           std::vector<PickleRef> items;
           TORCHCOST_RETURN_IF_ERROR(PopMark(&items));
-          if (stack_.empty() || stack_.back()->kind != PickleValue::Kind::kList) return Bad("APPENDS to a non-list");
+          if (stack_.empty() || stack_.back()->kind != PickleValue::Kind::kList)
+            return Bad("APPENDS to a non-list");
           TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), std::move(items)));
           break;
         }
@@ -168,7 +185,9 @@ class Unpickler {
           } else {
             TORCHCOST_RETURN_IF_ERROR(PopMark(&items));
           }
-          if (stack_.empty() || stack_.back()->kind != PickleValue::Kind::kDict || items.size() % 2 != 0) {
+          if (stack_.empty() ||
+              stack_.back()->kind != PickleValue::Kind::kDict ||
+              items.size() % 2 != 0) {
             return Bad("SETITEMS on a non-dict");
           }
           TORCHCOST_RETURN_IF_ERROR(Add(stack_.back().get(), std::move(items)));
@@ -194,10 +213,14 @@ class Unpickler {
         case 0x8a: {  // LONG1
           uint32_t n = 0;
           TORCHCOST_RETURN_IF_ERROR(Uint(1, &n));
-          if (n > 8 || at_ + n > b_.size()) return Bad("LONG1 of " + std::to_string(n) + " bytes");
+          if (n > 8 || at_ + n > b_.size())
+            return Bad("LONG1 of " + std::to_string(n) + " bytes");
           uint64_t x = 0;
-          for (uint32_t k = 0; k < n; ++k) x |= static_cast<uint64_t>(static_cast<uint8_t>(b_[at_ + k])) << (8 * k);
-          if (n > 0 && n < 8 && (static_cast<uint8_t>(b_[at_ + n - 1]) & 0x80)) x |= ~uint64_t{0} << (8 * n);
+          for (uint32_t k = 0; k < n; ++k)
+            x |= static_cast<uint64_t>(static_cast<uint8_t>(b_[at_ + k]))
+                 << (8 * k);
+          if (n > 0 && n < 8 && (static_cast<uint8_t>(b_[at_ + n - 1]) & 0x80))
+            x |= ~uint64_t{0} << (8 * n);
           at_ += n;
           PickleRef v = Make(PickleValue::Kind::kInt);
           v->i = static_cast<int64_t>(x);
@@ -207,7 +230,8 @@ class Unpickler {
         case 'G': {  // BINFLOAT, big-endian
           if (at_ + 8 > b_.size()) return Bad("truncated BINFLOAT");
           uint64_t x = 0;
-          for (int k = 0; k < 8; ++k) x = x << 8 | static_cast<uint8_t>(b_[at_ + k]);
+          for (int k = 0; k < 8; ++k)
+            x = x << 8 | static_cast<uint8_t>(b_[at_ + k]);
           at_ += 8;
           PickleRef v = Make(PickleValue::Kind::kFloat);
           std::memcpy(&v->f, &x, sizeof(double));
@@ -259,8 +283,10 @@ class Unpickler {
           stack_.pop_back();
           PickleRef cls = stack_.back();
           stack_.pop_back();
-          if (cls->kind != PickleValue::Kind::kGlobal || args->kind != PickleValue::Kind::kTuple || !args->items.empty()) {
-            return Bad("NEWOBJ of something other than a class without arguments");
+          if (cls->kind != PickleValue::Kind::kGlobal ||
+              args->kind != PickleValue::Kind::kTuple || !args->items.empty()) {
+            return Bad(
+                "NEWOBJ of something other than a class without arguments");
           }
           PickleRef obj = Make(PickleValue::Kind::kObject);
           obj->s = cls->s;
@@ -272,18 +298,22 @@ class Unpickler {
           PickleRef state = stack_.back();
           stack_.pop_back();
           PickleValue& obj = *stack_.back();
-          if (obj.kind != PickleValue::Kind::kObject || state->kind != PickleValue::Kind::kDict) {
-            return Bad("BUILD of something other than an object from a dict (" + obj.s + ")");
+          if (obj.kind != PickleValue::Kind::kObject ||
+              state->kind != PickleValue::Kind::kDict) {
+            return Bad("BUILD of something other than an object from a dict (" +
+                       obj.s + ")");
           }
           for (size_t k = 0; k + 1 < state->items.size(); k += 2) {
-            if (state->items[k]->kind != PickleValue::Kind::kString) return Bad("object state with a non-string key");
+            if (state->items[k]->kind != PickleValue::Kind::kString)
+              return Bad("object state with a non-string key");
             TORCHCOST_RETURN_IF_ERROR(CheckAdd(obj, *state->items[k + 1]));
             obj.attrs.emplace_back(state->items[k]->s, state->items[k + 1]);
           }
           break;
         }
         default:
-          return Bad("unsupported opcode 0x" + Hex(op) + " at byte " + std::to_string(at_ - 1));
+          return Bad("unsupported opcode 0x" + Hex(op) + " at byte " +
+                     std::to_string(at_ - 1));
       }
     }
   }
@@ -294,14 +324,17 @@ class Unpickler {
     return std::string{digits[op >> 4], digits[op & 15]};
   }
 
-  // Checks that adding `item` into `container` makes no cycle and nests no deeper than kMaxDepth.
-  static Status CheckAdd(const PickleValue& container, const PickleValue& item) {
+  // Checks that adding `item` into `container` makes no cycle and nests no
+  // deeper than kMaxDepth.
+  static Status CheckAdd(const PickleValue& container,
+                         const PickleValue& item) {
     if (Reaches(item, &container)) return Bad("a value that contains itself");
     if (DepthOf(item) >= kMaxDepth) return Bad("values nested too deeply");
     return Status::Ok();
   }
 
-  // Adds `items` to a list or dict (key, value, ...), as APPENDS and SETITEMS do.
+  // Adds `items` to a list or dict (key, value, ...), as APPENDS and SETITEMS
+  // do.
   static Status Add(PickleValue* container, std::vector<PickleRef> items) {
     for (PickleRef& v : items) {
       TORCHCOST_RETURN_IF_ERROR(CheckAdd(*container, *v));
@@ -318,7 +351,9 @@ class Unpickler {
   Status Uint(size_t n, uint32_t* out) {
     if (at_ + n > b_.size()) return Bad("truncated");
     *out = 0;
-    for (size_t k = 0; k < n; ++k) *out |= static_cast<uint32_t>(static_cast<uint8_t>(b_[at_ + k])) << (8 * k);
+    for (size_t k = 0; k < n; ++k)
+      *out |= static_cast<uint32_t>(static_cast<uint8_t>(b_[at_ + k]))
+              << (8 * k);
     at_ += n;
     return Status::Ok();
   }
@@ -338,22 +373,28 @@ class Unpickler {
     if (marks_.empty() || marks_.back() > stack_.size()) return Bad("no MARK");
     const size_t mark = marks_.back();
     marks_.pop_back();
-    out->assign(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
+    out->assign(stack_.begin() + static_cast<std::ptrdiff_t>(mark),
+                stack_.end());
     stack_.resize(mark);
     return Status::Ok();
   }
 
   // ('storage', torch.FloatStorage, key, device, numel) -> a storage.
   static Result<PickleRef> Storage(const PickleValue& pid) {
-    if (pid.kind != PickleValue::Kind::kTuple || pid.items.size() != 5 || pid.items[0]->kind != PickleValue::Kind::kString ||
-        pid.items[0]->s != "storage" || pid.items[1]->kind != PickleValue::Kind::kGlobal ||
-        pid.items[2]->kind != PickleValue::Kind::kString || pid.items[3]->kind != PickleValue::Kind::kString ||
+    if (pid.kind != PickleValue::Kind::kTuple || pid.items.size() != 5 ||
+        pid.items[0]->kind != PickleValue::Kind::kString ||
+        pid.items[0]->s != "storage" ||
+        pid.items[1]->kind != PickleValue::Kind::kGlobal ||
+        pid.items[2]->kind != PickleValue::Kind::kString ||
+        pid.items[3]->kind != PickleValue::Kind::kString ||
         pid.items[4]->kind != PickleValue::Kind::kInt) {
       return Bad("unsupported persistent id");
     }
     const std::string& cls = pid.items[1]->s;
     const std::string prefix = "torch.";
-    const int type = cls.compare(0, prefix.size(), prefix) == 0 ? ScalarTypeOfStorage(cls.substr(prefix.size())) : -1;
+    const int type = cls.compare(0, prefix.size(), prefix) == 0
+                         ? ScalarTypeOfStorage(cls.substr(prefix.size()))
+                         : -1;
     if (type < 0) return Bad("unsupported storage class " + cls);
     PickleRef s = Make(PickleValue::Kind::kStorage);
     s->tensor.storage_key = pid.items[2]->s;
@@ -363,36 +404,50 @@ class Unpickler {
     return s;
   }
 
-  // Checks a tensor's geometry as LibTorch does when it sets a tensor's storage: non-negative sizes, strides
-  // and offset, and every element inside the storage.
+  // Checks a tensor's geometry as LibTorch does when it sets a tensor's
+  // storage: non-negative sizes, strides and offset, and every element inside
+  // the storage.
   static Status CheckBounds(const PickledTensor& t) {
-    if (t.sizes.size() != t.strides.size() || t.sizes.size() > 64) return Bad("a tensor with sizes and strides of other lengths");
-    if (t.offset < 0 || t.storage_numel < 0) return Bad("a tensor with a negative offset");
-    int64_t last = t.offset;  // The last element's index: offset + sum((size - 1) * stride).
+    if (t.sizes.size() != t.strides.size() || t.sizes.size() > 64)
+      return Bad("a tensor with sizes and strides of other lengths");
+    if (t.offset < 0 || t.storage_numel < 0)
+      return Bad("a tensor with a negative offset");
+    // The last element's index: offset + sum((size - 1) * stride).
+    int64_t last = t.offset;
     bool empty = false;
     for (size_t d = 0; d < t.sizes.size(); ++d) {
-      if (t.sizes[d] < 0 || t.strides[d] < 0) return Bad("a tensor with a negative size or stride");
+      if (t.sizes[d] < 0 || t.strides[d] < 0)
+        return Bad("a tensor with a negative size or stride");
       empty |= t.sizes[d] == 0;
       int64_t span = 0;
-      if (t.sizes[d] > 0 && (__builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &span) ||
-                             __builtin_add_overflow(last, span, &last))) {
+      if (t.sizes[d] > 0 &&
+          (__builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &span) ||
+           __builtin_add_overflow(last, span, &last))) {
         return Bad("a tensor larger than 2^63 elements");
       }
     }
-    if (!empty && last >= t.storage_numel) return Bad("a tensor that does not fit its storage");
+    if (!empty && last >= t.storage_numel)
+      return Bad("a tensor that does not fit its storage");
     return Status::Ok();
   }
 
-  static Result<PickleRef> Reduce(const PickleValue& fn, const PickleValue& args) {
-    if (fn.kind != PickleValue::Kind::kGlobal || args.kind != PickleValue::Kind::kTuple) return Bad("REDUCE of a non-global");
-    if (fn.s == "collections.OrderedDict" && args.items.empty()) return Make(PickleValue::Kind::kDict);
+  static Result<PickleRef> Reduce(const PickleValue& fn,
+                                  const PickleValue& args) {
+    if (fn.kind != PickleValue::Kind::kGlobal ||
+        args.kind != PickleValue::Kind::kTuple)
+      return Bad("REDUCE of a non-global");
+    if (fn.s == "collections.OrderedDict" && args.items.empty())
+      return Make(PickleValue::Kind::kDict);
     if (fn.s == "torch._utils._rebuild_tensor_v2" && args.items.size() == 6) {
       const PickleValue& storage = *args.items[0];
       PickleRef t = Make(PickleValue::Kind::kTensor);
       t->tensor = storage.tensor;
-      if (storage.kind != PickleValue::Kind::kStorage || args.items[1]->kind != PickleValue::Kind::kInt ||
-          !IntTuple(*args.items[2], &t->tensor.sizes) || !IntTuple(*args.items[3], &t->tensor.strides) ||
-          args.items[4]->kind != PickleValue::Kind::kBool || args.items[5]->kind != PickleValue::Kind::kDict ||
+      if (storage.kind != PickleValue::Kind::kStorage ||
+          args.items[1]->kind != PickleValue::Kind::kInt ||
+          !IntTuple(*args.items[2], &t->tensor.sizes) ||
+          !IntTuple(*args.items[3], &t->tensor.strides) ||
+          args.items[4]->kind != PickleValue::Kind::kBool ||
+          args.items[5]->kind != PickleValue::Kind::kDict ||
           !args.items[5]->items.empty()) {
         return Bad("unsupported _rebuild_tensor_v2 arguments");
       }
@@ -423,11 +478,14 @@ const PickleValue* PickleValue::Attr(const std::string& name) const {
 int ScalarTypeOfStorage(std::string_view storage_class) {
   // c10::ScalarType's codes (c10/core/ScalarType.h).
   static const std::pair<std::string_view, int> kTypes[] = {
-      {"ByteStorage", 0},          {"CharStorage", 1},    {"ShortStorage", 2},  {"IntStorage", 3},
-      {"LongStorage", 4},          {"HalfStorage", 5},    {"FloatStorage", 6},  {"DoubleStorage", 7},
-      {"ComplexHalfStorage", 8},   {"ComplexFloatStorage", 9}, {"ComplexDoubleStorage", 10},
-      {"BoolStorage", 11},         {"QInt8Storage", 12},  {"QUInt8Storage", 13}, {"QInt32Storage", 14},
-      {"BFloat16Storage", 15},
+      {"ByteStorage", 0},           {"CharStorage", 1},
+      {"ShortStorage", 2},          {"IntStorage", 3},
+      {"LongStorage", 4},           {"HalfStorage", 5},
+      {"FloatStorage", 6},          {"DoubleStorage", 7},
+      {"ComplexHalfStorage", 8},    {"ComplexFloatStorage", 9},
+      {"ComplexDoubleStorage", 10}, {"BoolStorage", 11},
+      {"QInt8Storage", 12},         {"QUInt8Storage", 13},
+      {"QInt32Storage", 14},        {"BFloat16Storage", 15},
   };
   for (const auto& [name, code] : kTypes) {
     if (name == storage_class) return code;
@@ -435,6 +493,8 @@ int ScalarTypeOfStorage(std::string_view storage_class) {
   return -1;
 }
 
-Result<PickleRef> Unpickle(std::string_view bytes) { return Unpickler(bytes).Run(); }
+Result<PickleRef> Unpickle(std::string_view bytes) {
+  return Unpickler(bytes).Run();
+}
 
 }  // namespace torchcost::import

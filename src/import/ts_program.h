@@ -14,15 +14,19 @@
 
 namespace torchcost::import::ts {
 
-// Returns the status by which the compiler declines an archive (LibTorch's reader then reads it).
-inline Status Decline(const std::string& why) { return Status::Unimplemented(why); }
+// Returns the status by which the compiler declines an archive (LibTorch's
+// reader then reads it).
+inline Status Decline(const std::string& why) {
+  return Status::Unimplemented(why);
+}
 
 // One value of the compiled program.
 struct Val {
   enum class Src { kNode, kInput, kConst, kModule, kTensorAttr, kPending };
   Src src = Src::kNode;
-  std::string type;  // TorchScript type text; a module's qualified class for kModule.
-  std::string name;  // Debug name base; "" if unnamed.
+  // TorchScript type text; a module's qualified class for kModule.
+  std::string type;
+  std::string name;   // Debug name base; "" if unnamed.
   int producer = -1;  // Node index for kNode.
   // kConst:
   bool has_constant = false;
@@ -33,10 +37,14 @@ struct Val {
   // kModule and kTensorAttr:
   const PickleValue* object = nullptr;
   std::string path;
-  std::string attr_name;  // The attribute a module was read from (its instance name in a call stack).
+  // The attribute a module was read from (its instance name in a call stack).
+  std::string attr_name;
   int input_position = -1;  // kInput.
-  std::vector<int> parts;  // The outputs of an op with several returns, until unpacked.
-  int group = -1;  // kConst: the top-level call it was made in (-1: the forward itself), for pooling.
+  // The outputs of an op with several returns, until unpacked.
+  std::vector<int> parts;
+  // kConst: the top-level call it was made in (-1: the forward itself), for
+  // pooling.
+  int group = -1;
   std::string storage;  // kConst tensors: storage key and offset.
 };
 

@@ -7,7 +7,8 @@
 namespace torchcost::import::ts {
 namespace {
 
-// One line per schema: name|overload|args|returns (see tools/gen_torchscript_schemas.py).
+// One line per schema: name|overload|args|returns (see
+// tools/gen_torchscript_schemas.py).
 constexpr const char kSchemas[] =
 #include "import/ts_schemas.inc"
     ;
@@ -18,15 +19,18 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     const size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    out.push_back(s.substr(start, at == std::string_view::npos
+                                      ? std::string_view::npos
+                                      : at - start));
     if (at == std::string_view::npos) break;
     start = at + 1;
   }
   return out;
 }
 
-// NB: a default is JSON text and may hold ';' only inside a string ("fillchar:str=\";\"" does not occur in
-// aten's schemas that matter here); such arguments are split wrongly and never match.
+// NB: a default is JSON text and may hold ';' only inside a string
+// ("fillchar:str=\";\"" does not occur in aten's schemas that matter here);
+// such arguments are split wrongly and never match.
 Schema ParseLine(std::string_view line) {
   const std::vector<std::string_view> parts = Split(line, '|');
   Schema s;
@@ -60,7 +64,8 @@ Schema ParseLine(std::string_view line) {
 }
 
 struct Index {
-  std::unordered_map<std::string_view, std::vector<std::string_view>> lines;  // By operator name.
+  // By operator name.
+  std::unordered_map<std::string_view, std::vector<std::string_view>> lines;
   std::unordered_map<std::string, std::vector<Schema>> parsed;
   std::mutex mu;
 };

@@ -13,11 +13,14 @@ namespace torchcost::import::ts {
 // One argument of an operator schema.
 struct SchemaArg {
   std::string name;
-  std::string type;  // TorchScript's spelling: "Tensor", "int", "List[int]", "Optional[float]", "number".
-  int n = 0;         // The fixed size of a list argument (int[2] -> 2), else 0.
+  // TorchScript's spelling: "Tensor", "int", "List[int]", "Optional[float]",
+  // "number".
+  std::string type;
+  int n = 0;  // The fixed size of a list argument (int[2] -> 2), else 0.
   bool kwarg_only = false;
   bool has_default = false;
-  std::string default_text;  // Python literal: "None", "1", "[0, 0]", "\"none\"", "False".
+  // Python literal: "None", "1", "[0, 0]", "\"none\"", "False".
+  std::string default_text;
 };
 
 // One operator overload.
@@ -28,7 +31,8 @@ struct Schema {
   std::vector<std::string> returns;  // Types.
 };
 
-// Returns the overloads of operator `name` ("aten::add"), in registration order; empty if unknown.
+// Returns the overloads of operator `name` ("aten::add"), in registration
+// order; empty if unknown.
 const std::vector<Schema>& SchemasFor(const std::string& name);
 
 }  // namespace torchcost::import::ts

@@ -71,14 +71,20 @@ Result<std::vector<Line>> Tokenize(std::string_view text) {
     Token t;
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      while (
+          j < text.size() &&
+          (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
       t.kind = Token::Kind::kName;
       t.text.assign(text.substr(i, j - i));
       i = j;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
-                                 ((text[j] == '-' || text[j] == '+') && (text[j - 1] == 'e' || text[j - 1] == 'E')))) {
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) ||
+              text[j] == '.' ||
+              ((text[j] == '-' || text[j] == '+') &&
+               (text[j - 1] == 'e' || text[j - 1] == 'E')))) {
         ++j;
       }
       t.kind = Token::Kind::kNumber;
@@ -114,22 +120,26 @@ Result<std::vector<Line>> Tokenize(std::string_view text) {
       if (c == '-' && i + 1 < text.size() && text[i + 1] == '>') {
         t.text = "->";
         i += 2;
-      } else if (std::string_view("()[],:=.-").find(c) != std::string_view::npos) {
+      } else if (std::string_view("()[],:=.-").find(c) !=
+                 std::string_view::npos) {
         t.text = std::string(1, c);
         ++i;
-        if (c == '=' && i < text.size() && text[i] == '=') return LineError(number, "unsupported operator '=='");
+        if (c == '=' && i < text.size() && text[i] == '=')
+          return LineError(number, "unsupported operator '=='");
         if (c == '(' || c == '[') ++depth;
         if (c == ')' || c == ']') {
           if (depth == 0) return LineError(number, "unbalanced brackets");
           --depth;
         }
       } else {
-        return LineError(number, std::string("unsupported character '") + c + "'");
+        return LineError(number,
+                         std::string("unsupported character '") + c + "'");
       }
     }
     cur.tokens.push_back(std::move(t));
   }
-  if (depth != 0) return LineError(number, "unbalanced brackets at the end of the file");
+  if (depth != 0)
+    return LineError(number, "unbalanced brackets at the end of the file");
   if (!cur.tokens.empty()) lines.push_back(std::move(cur));
   return lines;
 }
@@ -143,16 +153,26 @@ ExprPtr MakeExpr(Expr::Kind kind) {
 // Recursive descent over the tokens of one logical line.
 class Parser {
  public:
-  Parser(const std::vector<Token>& tokens, int line, size_t begin = 0, size_t end = std::string::npos)
-      : t_(tokens), line_(line), at_(begin), end_(std::min(end, tokens.size())) {}
+  Parser(const std::vector<Token>& tokens, int line, size_t begin = 0,
+         size_t end = std::string::npos)
+      : t_(tokens),
+        line_(line),
+        at_(begin),
+        end_(std::min(end, tokens.size())) {}
 
   bool Done() const { return at_ >= end_; }
-  bool Peek(const char* op) const { return !Done() && t_[at_].kind == Token::Kind::kOp && t_[at_].text == op; }
-  bool PeekName(const char* name) const { return !Done() && t_[at_].kind == Token::Kind::kName && t_[at_].text == name; }
+  bool Peek(const char* op) const {
+    return !Done() && t_[at_].kind == Token::Kind::kOp && t_[at_].text == op;
+  }
+  bool PeekName(const char* name) const {
+    return !Done() && t_[at_].kind == Token::Kind::kName &&
+           t_[at_].text == name;
+  }
   size_t at() const { return at_; }
 
   Status Expect(const char* op) {
-    if (!Peek(op)) return LineError(line_, std::string("expected '") + op + "'" + Near());
+    if (!Peek(op))
+      return LineError(line_, std::string("expected '") + op + "'" + Near());
     ++at_;
     return Status::Ok();
   }
@@ -162,7 +182,8 @@ class Parser {
     return true;
   }
   Result<std::string> Name() {
-    if (Done() || t_[at_].kind != Token::Kind::kName) return LineError(line_, "expected a name" + Near());
+    if (Done() || t_[at_].kind != Token::Kind::kName)
+      return LineError(line_, "expected a name" + Near());
     return t_[at_++].text;
   }
   std::string Near() const {
@@ -183,12 +204,14 @@ class Parser {
     return tuple;
   }
 
-  // NB: expressions nest at most kMaxDepth levels (brackets, calls, unary minus), so that the recursion here
-  // and in the compiler stays bounded; what torch.jit.save prints nests a few levels.
+  // NB: expressions nest at most kMaxDepth levels (brackets, calls, unary
+  // minus), so that the recursion here and in the compiler stays bounded; what
+  // torch.jit.save prints nests a few levels.
   static constexpr int kMaxDepth = 200;
 
   Result<ExprPtr> Expression() {
-    if (++depth_ > kMaxDepth) return LineError(line_, "expression nested too deeply");
+    if (++depth_ > kMaxDepth)
+      return LineError(line_, "expression nested too deeply");
     Result<ExprPtr> e = ExpressionBody();
     --depth_;
     return e;
@@ -217,14 +240,16 @@ class Parser {
         ExprPtr call = MakeExpr(Expr::Kind::kCall);
         call->base = e;
         while (!Accept(")")) {
-          if (!Done() && t_[at_].kind == Token::Kind::kName && at_ + 1 < end_ && t_[at_ + 1].kind == Token::Kind::kOp &&
-              t_[at_ + 1].text == "=") {
+          if (!Done() && t_[at_].kind == Token::Kind::kName && at_ + 1 < end_ &&
+              t_[at_ + 1].kind == Token::Kind::kOp && t_[at_ + 1].text == "=") {
             std::string key = t_[at_].text;
             at_ += 2;
             TORCHCOST_ASSIGN_OR_RETURN(ExprPtr v, Expression());
             call->kwargs.emplace_back(std::move(key), v);
           } else {
-            if (!call->kwargs.empty()) return LineError(line_, "positional argument after a keyword argument");
+            if (!call->kwargs.empty())
+              return LineError(line_,
+                               "positional argument after a keyword argument");
             TORCHCOST_ASSIGN_OR_RETURN(ExprPtr v, Expression());
             call->items.push_back(v);
           }
@@ -249,7 +274,8 @@ class Parser {
 
  private:
   Result<ExprPtr> Atom() {
-    if (Done()) return LineError(line_, "expected an expression at the end of the line");
+    if (Done())
+      return LineError(line_, "expected an expression at the end of the line");
     const Token& tok = t_[at_++];
     switch (tok.kind) {
       case Token::Kind::kName: {
@@ -261,14 +287,18 @@ class Parser {
         }
         if (tok.text == "inf" || tok.text == "nan") {
           ExprPtr e = MakeExpr(Expr::Kind::kFloat);
-          e->f = tok.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+          e->f = tok.text == "inf" ? std::numeric_limits<double>::infinity()
+                                   : std::numeric_limits<double>::quiet_NaN();
           return e;
         }
-        static const char* kKeywords[] = {"if", "else", "elif", "for", "while", "with", "lambda", "and", "or",
-                                           "not", "is", "in", "def", "class", "return", "pass", "raise", "assert",
-                                           "import", "from", "global", "yield", "break", "continue", "del"};
+        static const char* kKeywords[] = {
+            "if",     "else",  "elif",     "for",    "while",  "with", "lambda",
+            "and",    "or",    "not",      "is",     "in",     "def",  "class",
+            "return", "pass",  "raise",    "assert", "import", "from", "global",
+            "yield",  "break", "continue", "del"};
         for (const char* k : kKeywords) {
-          if (tok.text == k) return LineError(line_, "unsupported keyword '" + tok.text + "'");
+          if (tok.text == k)
+            return LineError(line_, "unsupported keyword '" + tok.text + "'");
         }
         ExprPtr e = MakeExpr(Expr::Kind::kName);
         e->text = tok.text;
@@ -285,7 +315,8 @@ class Parser {
         } else {
           e->i = std::strtoll(s.c_str(), &end, 10);
         }
-        if (end != s.c_str() + s.size() || errno != 0) return LineError(line_, "bad number '" + s + "'");
+        if (end != s.c_str() + s.size() || errno != 0)
+          return LineError(line_, "bad number '" + s + "'");
         return e;
       }
       case Token::Kind::kString: {
@@ -311,7 +342,8 @@ class Parser {
         TORCHCOST_RETURN_IF_ERROR(Expect(close));
         break;
       }
-      if (!list && e->items.size() == 1 && !comma) return e->items[0];  // Parenthesized.
+      // Parenthesized.
+      if (!list && e->items.size() == 1 && !comma) return e->items[0];
       return e;
     }
     return LineError(line_, "unexpected '" + tok.text + "'");
@@ -324,8 +356,10 @@ class Parser {
   int depth_ = 0;
 };
 
-// The text of tokens [begin, end), as an annotation is written ("Optional[bool]").
-std::string TypeText(const std::vector<Token>& tokens, size_t begin, size_t end) {
+// The text of tokens [begin, end), as an annotation is written
+// ("Optional[bool]").
+std::string TypeText(const std::vector<Token>& tokens, size_t begin,
+                     size_t end) {
   std::string out;
   for (size_t k = begin; k < end; ++k) {
     out += tokens[k].text;
@@ -335,7 +369,8 @@ std::string TypeText(const std::vector<Token>& tokens, size_t begin, size_t end)
 }
 
 // Finds the first top-level occurrence of op `op` in tokens [begin, end).
-size_t FindTop(const std::vector<Token>& tokens, const char* op, size_t begin, size_t end) {
+size_t FindTop(const std::vector<Token>& tokens, const char* op, size_t begin,
+               size_t end) {
   int depth = 0;
   for (size_t k = begin; k < end; ++k) {
     const Token& t = tokens[k];
@@ -350,10 +385,12 @@ size_t FindTop(const std::vector<Token>& tokens, const char* op, size_t begin, s
 Result<std::vector<std::string>> StringList(const Line& line, size_t begin) {
   Parser p(line.tokens, line.number, begin);
   TORCHCOST_ASSIGN_OR_RETURN(ExprPtr e, p.Expression());
-  if (!p.Done() || e->kind != Expr::Kind::kList) return LineError(line.number, "expected a list of names");
+  if (!p.Done() || e->kind != Expr::Kind::kList)
+    return LineError(line.number, "expected a list of names");
   std::vector<std::string> out;
   for (const ExprPtr& item : e->items) {
-    if (item->kind != Expr::Kind::kString) return LineError(line.number, "expected a list of names");
+    if (item->kind != Expr::Kind::kString)
+      return LineError(line.number, "expected a list of names");
     out.push_back(item->text);
   }
   return out;
@@ -367,19 +404,26 @@ Result<Method> ParseDef(const Line& line) {
   TORCHCOST_RETURN_IF_ERROR(p.Expect("("));
   size_t at = p.at();
   const size_t close = FindTop(t, ")", at - 1, t.size());
-  if (close == std::string::npos) return LineError(line.number, "unterminated parameter list");
+  if (close == std::string::npos)
+    return LineError(line.number, "unterminated parameter list");
   while (at < close) {
-    if (t[at].kind != Token::Kind::kName) return LineError(line.number, "unsupported parameter");
+    if (t[at].kind != Token::Kind::kName)
+      return LineError(line.number, "unsupported parameter");
     std::string name = t[at].text;
-    if (at + 1 >= close || t[at + 1].text != ":") return LineError(line.number, "parameter '" + name + "' has no annotation");
+    if (at + 1 >= close || t[at + 1].text != ":")
+      return LineError(line.number,
+                       "parameter '" + name + "' has no annotation");
     size_t next = FindTop(t, ",", at + 2, close);
     if (next == std::string::npos) next = close;
-    if (FindTop(t, "=", at + 2, next) != std::string::npos) return LineError(line.number, "unsupported default argument");
+    if (FindTop(t, "=", at + 2, next) != std::string::npos)
+      return LineError(line.number, "unsupported default argument");
     m.params.emplace_back(std::move(name), TypeText(t, at + 2, next));
     at = next + 1;
   }
-  if (close + 1 >= t.size() || t[close + 1].text != "->") return LineError(line.number, "method without a return annotation");
-  if (t.back().text != ":") return LineError(line.number, "expected ':' after the signature");
+  if (close + 1 >= t.size() || t[close + 1].text != "->")
+    return LineError(line.number, "method without a return annotation");
+  if (t.back().text != ":")
+    return LineError(line.number, "expected ':' after the signature");
   m.returns = TypeText(t, close + 2, t.size() - 1);
   return m;
 }
@@ -395,7 +439,8 @@ Result<Stmt> ParseStmt(const Line& line) {
     if (!p.Done()) return LineError(line.number, "unexpected" + p.Near());
     return s;
   }
-  if (t[0].kind == Token::Kind::kName && t.size() > 1 && t[1].kind == Token::Kind::kName) {
+  if (t[0].kind == Token::Kind::kName && t.size() > 1 &&
+      t[1].kind == Token::Kind::kName) {
     return LineError(line.number, "unsupported statement '" + t[0].text + "'");
   }
   const size_t eq = FindTop(t, "=", 0, t.size());
@@ -404,7 +449,8 @@ Result<Stmt> ParseStmt(const Line& line) {
     s.kind = Stmt::Kind::kAssign;
     for (size_t k = 0; k < eq; ++k) {
       if (k % 2 == 0) {
-        if (t[k].kind != Token::Kind::kName) return LineError(line.number, "unsupported assignment target");
+        if (t[k].kind != Token::Kind::kName)
+          return LineError(line.number, "unsupported assignment target");
         s.targets.push_back(t[k].text);
       } else if (t[k].text != ",") {
         return LineError(line.number, "unsupported assignment target");
@@ -412,7 +458,8 @@ Result<Stmt> ParseStmt(const Line& line) {
         s.unpack = true;
       }
     }
-    if (s.targets.empty()) return LineError(line.number, "assignment without a target");
+    if (s.targets.empty())
+      return LineError(line.number, "assignment without a target");
     value_at = eq + 1;
   }
   Parser p(t, line.number, value_at);
@@ -437,7 +484,8 @@ const Method* ClassDef::FindMethod(const std::string& name) const {
   return nullptr;
 }
 
-Result<std::vector<ClassDef>> ParseSource(std::string_view text, const std::string& module) {
+Result<std::vector<ClassDef>> ParseSource(std::string_view text,
+                                          const std::string& module) {
   TORCHCOST_ASSIGN_OR_RETURN(std::vector<Line> lines, Tokenize(text));
   std::vector<ClassDef> classes;
   int member_indent = -1;  // Of the current class's members.
@@ -447,9 +495,12 @@ Result<std::vector<ClassDef>> ParseSource(std::string_view text, const std::stri
     const std::vector<Token>& t = line.tokens;
     if (line.indent == 0) {
       // class NAME(BASE):
-      if (t.size() != 6 || t[0].text != "class" || t[1].kind != Token::Kind::kName || t[2].text != "(" ||
-          t[3].kind != Token::Kind::kName || t[4].text != ")" || t[5].text != ":") {
-        return LineError(line.number, "unsupported top-level statement '" + t[0].text + "'");
+      if (t.size() != 6 || t[0].text != "class" ||
+          t[1].kind != Token::Kind::kName || t[2].text != "(" ||
+          t[3].kind != Token::Kind::kName || t[4].text != ")" ||
+          t[5].text != ":") {
+        return LineError(line.number,
+                         "unsupported top-level statement '" + t[0].text + "'");
       }
       ClassDef c;
       c.name = module + "." + t[1].text;
@@ -459,14 +510,18 @@ Result<std::vector<ClassDef>> ParseSource(std::string_view text, const std::stri
       method = nullptr;
       continue;
     }
-    if (classes.empty()) return LineError(line.number, "indented line outside a class");
+    if (classes.empty())
+      return LineError(line.number, "indented line outside a class");
     ClassDef& cls = classes.back();
     if (member_indent < 0) member_indent = line.indent;
-    if (line.indent < member_indent) return LineError(line.number, "inconsistent indentation");
+    if (line.indent < member_indent)
+      return LineError(line.number, "inconsistent indentation");
     if (line.indent > member_indent) {
-      if (method == nullptr) return LineError(line.number, "indented line outside a method");
+      if (method == nullptr)
+        return LineError(line.number, "indented line outside a method");
       if (body_indent < 0) body_indent = line.indent;
-      if (line.indent != body_indent) return LineError(line.number, "unsupported nested block");
+      if (line.indent != body_indent)
+        return LineError(line.number, "unsupported nested block");
       TORCHCOST_ASSIGN_OR_RETURN(Stmt s, ParseStmt(line));
       method->body.push_back(std::move(s));
       continue;
@@ -487,30 +542,35 @@ Result<std::vector<ClassDef>> ParseSource(std::string_view text, const std::stri
       } else if (t[0].text == "__constants__") {
         cls.has_constants = true;
       } else {
-        return LineError(line.number, "unsupported class statement '" + t[0].text + " = ...'");
+        return LineError(line.number, "unsupported class statement '" +
+                                          t[0].text + " = ...'");
       }
       continue;
     }
-    if (t.size() >= 7 && t[0].text == "__annotations__" && t[1].text == "[" && t[2].kind == Token::Kind::kString &&
-        t[3].text == "]" && t[4].text == "=") {
+    if (t.size() >= 7 && t[0].text == "__annotations__" && t[1].text == "[" &&
+        t[2].kind == Token::Kind::kString && t[3].text == "]" &&
+        t[4].text == "=") {
       cls.attributes.emplace_back(t[2].text, TypeText(t, 5, t.size()));
       continue;
     }
     if (t.size() >= 3 && t[0].kind == Token::Kind::kName && t[1].text == ":") {
       if (FindTop(t, "=", 2, t.size()) != std::string::npos) {
-        return LineError(line.number, "unsupported class constant '" + t[0].text + "'");
+        return LineError(line.number,
+                         "unsupported class constant '" + t[0].text + "'");
       }
       cls.attributes.emplace_back(t[0].text, TypeText(t, 2, t.size()));
       continue;
     }
-    return LineError(line.number, "unsupported class statement '" + t[0].text + "'");
+    return LineError(line.number,
+                     "unsupported class statement '" + t[0].text + "'");
   }
   return classes;
 }
 
 Result<ExprPtr> ParseExpr(std::string_view text) {
   TORCHCOST_ASSIGN_OR_RETURN(std::vector<Line> lines, Tokenize(text));
-  if (lines.size() != 1) return Status::InvalidArgument("expected one expression");
+  if (lines.size() != 1)
+    return Status::InvalidArgument("expected one expression");
   Parser p(lines[0].tokens, lines[0].number);
   TORCHCOST_ASSIGN_OR_RETURN(ExprPtr e, p.ExprList());
   if (!p.Done()) return LineError(lines[0].number, "unexpected" + p.Near());

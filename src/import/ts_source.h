@@ -21,17 +21,32 @@ namespace torchcost::import::ts {
 
 // One expression.
 struct Expr {
-  enum class Kind { kName, kInt, kFloat, kString, kNone, kBool, kList, kTuple, kAttr, kCall, kSubscript };
+  enum class Kind {
+    kName,
+    kInt,
+    kFloat,
+    kString,
+    kNone,
+    kBool,
+    kList,
+    kTuple,
+    kAttr,
+    kCall,
+    kSubscript
+  };
   Kind kind = Kind::kName;
   std::string text;  // kName, kAttr (the attribute), kString (unquoted).
   int64_t i = 0;     // kInt.
   double f = 0;      // kFloat.
   bool b = false;    // kBool.
-  std::shared_ptr<Expr> base;                // kAttr, kCall (the callee), kSubscript (the subscripted).
-  std::vector<std::shared_ptr<Expr>> items;  // kList, kTuple, kCall (positional), kSubscript (the index).
+  // kAttr, kCall (the callee), kSubscript (the subscripted).
+  std::shared_ptr<Expr> base;
+  // kList, kTuple, kCall (positional), kSubscript (the index).
+  std::vector<std::shared_ptr<Expr>> items;
   std::vector<std::pair<std::string, std::shared_ptr<Expr>>> kwargs;  // kCall.
 
-  // Returns the dotted text of a name or attribute chain ("torch.nn.functional"), or "" if it is not one.
+  // Returns the dotted text of a name or attribute chain
+  // ("torch.nn.functional"), or "" if it is not one.
   std::string Dotted() const;
 };
 using ExprPtr = std::shared_ptr<Expr>;
@@ -40,8 +55,10 @@ using ExprPtr = std::shared_ptr<Expr>;
 struct Stmt {
   enum class Kind { kAssign, kReturn, kExpr };
   Kind kind = Kind::kExpr;
-  std::vector<std::string> targets;  // kAssign: one name, or several for `a, b, = ...`.
-  bool unpack = false;               // kAssign: the targets were written as a tuple.
+  // kAssign: one name, or several for `a, b, = ...`.
+  std::vector<std::string> targets;
+  // kAssign: the targets were written as a tuple.
+  bool unpack = false;
   ExprPtr value;
   int line = 0;
 };
@@ -49,8 +66,9 @@ struct Stmt {
 // One method: `def forward(self: T, x: Tensor) -> Tensor:`.
 struct Method {
   std::string name;
-  std::vector<std::pair<std::string, std::string>> params;  // Name and annotation text, `self` first.
-  std::string returns;                                      // Annotation text.
+  // Name and annotation text, `self` first.
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string returns;  // Annotation text.
   std::vector<Stmt> body;
 };
 
@@ -58,8 +76,10 @@ struct Method {
 struct ClassDef {
   std::string name;  // Qualified: "__torch__.torch.nn.modules.conv.Conv2d".
   std::string base;  // "Module".
-  std::vector<std::string> parameters, buffers;               // __parameters__, __buffers__.
-  std::vector<std::pair<std::string, std::string>> attributes;  // Declared attributes and their type text, in order.
+  // __parameters__, __buffers__.
+  std::vector<std::string> parameters, buffers;
+  // Declared attributes and their type text, in order.
+  std::vector<std::pair<std::string, std::string>> attributes;
   std::vector<Method> methods;
   bool has_constants = false;  // A __constants__ declaration was seen.
 
@@ -67,9 +87,11 @@ struct ClassDef {
   const Method* FindMethod(const std::string& name) const;
 };
 
-// Parses one source file of module `module` ("__torch__.torch.nn.modules.conv") into its classes.
-// Errors name the line: "line 12: unsupported statement 'if'".
-Result<std::vector<ClassDef>> ParseSource(std::string_view text, const std::string& module);
+// Parses one source file of module `module` ("__torch__.torch.nn.modules.conv")
+// into its classes. Errors name the line: "line 12: unsupported statement
+// 'if'".
+Result<std::vector<ClassDef>> ParseSource(std::string_view text,
+                                          const std::string& module);
 
 // Parses one expression (the annotation of a type, a test's input).
 Result<ExprPtr> ParseExpr(std::string_view text);

@@ -9,9 +9,12 @@ std::string ShortClassName(const std::string& qualified) {
   return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
 }
 
-bool InnerType(const std::string& type, const char* prefix, std::string* inner) {
+bool InnerType(const std::string& type, const char* prefix,
+               std::string* inner) {
   const size_t n = std::strlen(prefix);
-  if (type.size() < n + 2 || type.compare(0, n, prefix) != 0 || type[n] != '[' || type.back() != ']') return false;
+  if (type.size() < n + 2 || type.compare(0, n, prefix) != 0 ||
+      type[n] != '[' || type.back() != ']')
+    return false;
   *inner = type.substr(n + 1, type.size() - n - 2);
   return true;
 }
@@ -40,23 +43,35 @@ void SetTypeInfo(const std::string& type, ir::Value* v) {
 bool SubtypeOf(const std::string& actual, const std::string& param) {
   if (actual == param || param == "Any") return true;
   std::string inner;
-  if (InnerType(param, "Optional", &inner)) return actual == "NoneType" || SubtypeOf(actual, inner);
-  if (param == "number") return actual == "int" || actual == "float" || actual == "complex";
+  if (InnerType(param, "Optional", &inner))
+    return actual == "NoneType" || SubtypeOf(actual, inner);
+  if (param == "number")
+    return actual == "int" || actual == "float" || actual == "complex";
   return false;
 }
 
 int ConstantElementSize(int scalar_type) {
   switch (scalar_type) {
-    case 0: case 1: case 11: return 1;  // uint8, int8, bool
-    case 2: return 2;                   // int16
-    case 3: case 6: return 4;           // int32, float32
-    case 4: case 7: return 8;           // int64, float64
-    default: return 0;
+    case 0:
+    case 1:
+    case 11:
+      return 1;  // uint8, int8, bool
+    case 2:
+      return 2;  // int16
+    case 3:
+    case 6:
+      return 4;  // int32, float32
+    case 4:
+    case 7:
+      return 8;  // int64, float64
+    default:
+      return 0;
   }
 }
 
 int StorageElementSize(int scalar_type) {
-  static const int kSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2};  // Byte .. BFloat16.
+  // Byte .. BFloat16.
+  static const int kSizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2};
   return scalar_type >= 0 && scalar_type < 16 ? kSizes[scalar_type] : 0;
 }
 

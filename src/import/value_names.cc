@@ -17,9 +17,12 @@ bool AllDigits(const std::string& s, size_t from) {
 }
 
 bool Identifier(const std::string& s, size_t end) {
-  if (end == 0 || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  if (end == 0 ||
+      !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
   for (size_t i = 1; i < end; ++i) {
-    if (!(std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'))
+      return false;
   }
   return true;
 }
@@ -47,13 +50,16 @@ bool ReaderName(const std::string& name, std::string* base) {
 void CanonicalizeValueNames(ir::Graph* graph) {
   ir::Graph& g = *graph;
   std::vector<bool> done(g.values.size(), false);
-  std::unordered_map<std::string, int> uses;  // By base name: how many values took it.
+  // By base name: how many values took it.
+  std::unordered_map<std::string, int> uses;
   int unnamed = 0, constants = 0;
   auto visit = [&](int index) {
-    if (index < 0 || index >= static_cast<int>(g.values.size()) || done[index]) return;
+    if (index < 0 || index >= static_cast<int>(g.values.size()) || done[index])
+      return;
     done[index] = true;
     ir::Value& v = g.values[index];
-    if (v.role == ir::ValueRole::kParam || v.role == ir::ValueRole::kBuffer) return;
+    if (v.role == ir::ValueRole::kParam || v.role == ir::ValueRole::kBuffer)
+      return;
     std::string base;
     if (!ReaderName(v.name, &base)) return;
     if (v.role == ir::ValueRole::kConstant) {
@@ -74,7 +80,8 @@ void CanonicalizeValueNames(ir::Graph* graph) {
   for (size_t i = 0; i < g.values.size(); ++i) visit(static_cast<int>(i));
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& n = g.nodes[i];
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(i) : "%" + g.values[n.outputs[0]].name;
+    n.debug_name = n.outputs.empty() ? "%" + std::to_string(i)
+                                     : "%" + g.values[n.outputs[0]].name;
   }
 }
 

@@ -2,7 +2,8 @@
 // same for both readers (LibTorch's and the one without it): a value keeps the
 // source variable it was assigned to, numbered in graph order where several
 // share one ("input", "input.1", ...), unnamed values are numbered in graph
-// order ("0", "1", ...) and constants are "c0", "c1", ... in order of first use.
+// order ("0", "1", ...) and constants are "c0", "c1", ... in order of first
+// use.
 #ifndef TORCHCOST_SRC_IMPORT_VALUE_NAMES_H_
 #define TORCHCOST_SRC_IMPORT_VALUE_NAMES_H_
 

@@ -21,7 +21,8 @@ class FdSource : public ByteSource {
     out->resize(n);
     size_t done = 0;
     while (done < n) {
-      const ssize_t got = pread(fd_, out->data() + done, n - done, static_cast<off_t>(offset + done));
+      const ssize_t got = pread(fd_, out->data() + done, n - done,
+                                static_cast<off_t>(offset + done));
       if (got <= 0) return false;
       done += static_cast<size_t>(got);
     }
@@ -72,10 +73,14 @@ Result<ZipArchive> ZipArchive::OpenFile(const std::string& path) {
     return Status::InvalidArgument("I/O error reading the file");
   }
   ZipArchive archive;
-  archive.source_ = std::make_shared<FdSource>(fd, static_cast<uint64_t>(st.st_size));
-  TORCHCOST_ASSIGN_OR_RETURN(archive.entries_, ListZipArchive(*archive.source_));
-  for (size_t i = 0; i < archive.entries_.size(); ++i) archive.index_.emplace(archive.entries_[i].name, i);
-  const std::string& first = archive.entries_[0].name;  // ListZipArchive checked it sits in a directory.
+  archive.source_ =
+      std::make_shared<FdSource>(fd, static_cast<uint64_t>(st.st_size));
+  TORCHCOST_ASSIGN_OR_RETURN(archive.entries_,
+                             ListZipArchive(*archive.source_));
+  for (size_t i = 0; i < archive.entries_.size(); ++i)
+    archive.index_.emplace(archive.entries_[i].name, i);
+  // ListZipArchive checked it sits in a directory.
+  const std::string& first = archive.entries_[0].name;
   archive.root_ = first.substr(0, first.find('/') + 1);
   return archive;
 }
@@ -83,8 +88,10 @@ Result<ZipArchive> ZipArchive::OpenFile(const std::string& path) {
 Result<ZipArchive> ZipArchive::OpenBytes(std::string bytes) {
   ZipArchive archive;
   archive.source_ = std::make_shared<StringSource>(std::move(bytes));
-  TORCHCOST_ASSIGN_OR_RETURN(archive.entries_, ListZipArchive(*archive.source_));
-  for (size_t i = 0; i < archive.entries_.size(); ++i) archive.index_.emplace(archive.entries_[i].name, i);
+  TORCHCOST_ASSIGN_OR_RETURN(archive.entries_,
+                             ListZipArchive(*archive.source_));
+  for (size_t i = 0; i < archive.entries_.size(); ++i)
+    archive.index_.emplace(archive.entries_[i].name, i);
   const std::string& first = archive.entries_[0].name;
   archive.root_ = first.substr(0, first.find('/') + 1);
   return archive;
@@ -92,7 +99,8 @@ Result<ZipArchive> ZipArchive::OpenBytes(std::string bytes) {
 
 Result<std::string> ZipArchive::Read(const std::string& name) const {
   auto it = index_.find(name);
-  if (it == index_.end()) return Status::NotFound("no entry '" + name + "' in the archive");
+  if (it == index_.end())
+    return Status::NotFound("no entry '" + name + "' in the archive");
   const ZipEntry& e = entries_[it->second];
   std::string raw;
   if (!source_->Read(e.data_offset, static_cast<size_t>(e.compressed), &raw)) {
@@ -102,11 +110,15 @@ Result<std::string> ZipArchive::Read(const std::string& name) const {
   if (e.method == 0) {
     data = std::move(raw);
   } else if (!Inflate(raw, e.uncompressed, &data)) {
-    return Status::InvalidArgument("corrupt zip: entry '" + name + "' does not inflate to its size");
+    return Status::InvalidArgument("corrupt zip: entry '" + name +
+                                   "' does not inflate to its size");
   }
-  const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
-                          static_cast<uInt>(data.size()));
-  if (static_cast<uint32_t>(crc) != e.crc32) return Status::InvalidArgument("corrupt zip: entry '" + name + "' fails its CRC-32 check");
+  const uLong crc =
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
+            static_cast<uInt>(data.size()));
+  if (static_cast<uint32_t>(crc) != e.crc32)
+    return Status::InvalidArgument("corrupt zip: entry '" + name +
+                                   "' fails its CRC-32 check");
   return data;
 }
 

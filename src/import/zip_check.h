@@ -19,7 +19,8 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Returns the number of bytes.
   virtual uint64_t size() const = 0;
-  // Reads `n` bytes at `offset` (within size()) into `out`; returns false on an I/O error.
+  // Reads `n` bytes at `offset` (within size()) into `out`; returns false on an
+  // I/O error.
   virtual bool Read(uint64_t offset, size_t n, std::string* out) const = 0;
 };
 
@@ -29,11 +30,13 @@ struct ZipEntry {
   uint16_t method = 0;  // 0 stored, 8 deflate.
   uint32_t crc32 = 0;
   uint64_t compressed = 0, uncompressed = 0, local_offset = 0;
-  uint64_t data_offset = 0;  // Where the entry's (compressed) bytes start, after its local header.
-  uint64_t data_end = 0;     // data_offset + compressed.
+  // Where the entry's (compressed) bytes start, after its local header.
+  uint64_t data_offset = 0;
+  uint64_t data_end = 0;  // data_offset + compressed.
 };
 
-// Checks `src` as CheckZipArchive does and returns its entries in central-directory order.
+// Checks `src` as CheckZipArchive does and returns its entries in
+// central-directory order.
 Result<std::vector<ZipEntry>> ListZipArchive(const ByteSource& src);
 
 // Checks that `src` is a zip archive as LibTorch reads one: an end-of-central-
@@ -45,7 +48,8 @@ Result<std::vector<ZipEntry>> ListZipArchive(const ByteSource& src);
 // lies before the central directory and overlaps no other entry's. The first
 // entry must sit in a directory ("archive/...") and the archive must hold that
 // directory's "version" (or ".data/version") and "data.pkl".
-// Errors are one line without the file's name: "truncated: no end-of-central-directory record".
+// Errors are one line without the file's name: "truncated: no
+// end-of-central-directory record".
 Status CheckZipArchive(const ByteSource& src);
 
 // Checks the bytes of an archive held in memory.

@@ -27,10 +27,12 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
   // copied, or scopes edited by hand), so lookups stay O(1) amortized.
   auto reindex = [this] {
     scope_index_.clear();
-    for (size_t i = 0; i < scopes.size(); ++i) scope_index_.emplace(scopes[i].path, static_cast<int>(i));
+    for (size_t i = 0; i < scopes.size(); ++i)
+      scope_index_.emplace(scopes[i].path, static_cast<int>(i));
   };
   if (scope_index_.size() != scopes.size()) reindex();
-  if (auto it = scope_index_.find(path); it != scope_index_.end()) return it->second;
+  if (auto it = scope_index_.find(path); it != scope_index_.end())
+    return it->second;
   if (path.empty()) {
     // NB: the root is always scopes[0]; a graph without one gets it here,
     // named after its type as Scope::name documents.
@@ -68,7 +70,8 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
     missing.push_back({end, dot == std::string::npos ? 0 : dot + 1});
     if (dot == std::string::npos) {
       parent = GetOrAddScope("", "");
-    } else if (auto it = scope_index_.find(path.substr(0, dot)); it != scope_index_.end()) {
+    } else if (auto it = scope_index_.find(path.substr(0, dot));
+               it != scope_index_.end()) {
       parent = it->second;
     } else {
       end = dot;

@@ -17,10 +17,12 @@ template <typename T>
 class OutOfLineVector {
  public:
   OutOfLineVector() = default;
-  OutOfLineVector(const OutOfLineVector& o) : v_(o.v_ ? std::make_unique<std::vector<T>>(*o.v_) : nullptr) {}
+  OutOfLineVector(const OutOfLineVector& o)
+      : v_(o.v_ ? std::make_unique<std::vector<T>>(*o.v_) : nullptr) {}
   OutOfLineVector(OutOfLineVector&&) noexcept = default;
   OutOfLineVector& operator=(const OutOfLineVector& o) {
-    if (this != &o) v_ = o.v_ ? std::make_unique<std::vector<T>>(*o.v_) : nullptr;
+    if (this != &o)
+      v_ = o.v_ ? std::make_unique<std::vector<T>>(*o.v_) : nullptr;
     return *this;
   }
   OutOfLineVector& operator=(OutOfLineVector&&) noexcept = default;

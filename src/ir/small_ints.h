@@ -39,13 +39,15 @@ class SmallInts {
 
   // Appends `v`.
   void push_back(int v) {
-    if (size_ == capacity()) Grow(capacity() * 2);  // Doubling: amortized O(1) appends.
+    // Doubling: amortized O(1) appends.
+    if (size_ == capacity()) Grow(capacity() * 2);
     data()[size_++] = v;
   }
   // Makes the list `n` copies of `value`.
   void assign(size_t n, int value) {
     size_ = 0;
-    if (n > capacity()) Grow(static_cast<uint32_t>(n));  // One allocation, not one per doubling.
+    // One allocation, not one per doubling.
+    if (n > capacity()) Grow(static_cast<uint32_t>(n));
     for (size_t i = 0; i < n; ++i) data()[i] = value;
     size_ = static_cast<uint32_t>(n);
   }

@@ -1,5 +1,6 @@
-// EvaluateAllocator: the step's recorded allocations (TrainingReport::allocations)
-// replayed through the caching allocator model under bindings.
+// EvaluateAllocator: the step's recorded allocations
+// (TrainingReport::allocations) replayed through the caching allocator model
+// under bindings.
 #include <string>
 #include <unordered_map>
 
@@ -8,10 +9,13 @@
 
 namespace torchcost {
 
-AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Bindings& bindings) {
+AllocatorPeak EvaluateAllocator(const TrainingReport& report,
+                                const sym::Bindings& bindings) {
   AllocatorPeak out;
   if (!report.cuda_allocator) {
-    out.error = "the CUDA allocator model was not asked for (StepConfig.allocator cuda)";
+    out.error =
+        "the CUDA allocator model was not asked for (StepConfig.allocator "
+        "cuda)";
     return out;
   }
   memory::CachingAllocator allocator(*report.cuda_allocator);
@@ -24,7 +28,8 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Binding
     if (!e.alloc) {
       auto it = live.find(e.id);
       if (it == live.end()) continue;
-      now[static_cast<int>(it->second.second)] -= allocator.BlockSize(it->second.first);
+      now[static_cast<int>(it->second.second)] -=
+          allocator.BlockSize(it->second.first);
       allocator.Free(it->second.first);
       live.erase(it);
       continue;
@@ -36,7 +41,10 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Binding
       Result<int64_t> v = sym::Evaluate(e.bytes, bindings);
       if (!v.ok()) {
         out = AllocatorPeak();
-        out.error = "the CUDA allocator model needs every size bound (bind every symbol): " + v.status().message();
+        out.error =
+            "the CUDA allocator model needs every size bound (bind every "
+            "symbol): " +
+            v.status().message();
         return out;
       }
       bytes = *v;
@@ -59,7 +67,8 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report, const sym::Binding
     }
   }
   const int points = static_cast<int>(report.timeline.size());
-  // The allocation falls before timeline point e.point: that point shows its node.
+  // The allocation falls before timeline point e.point: that point shows its
+  // node.
   if (out.point >= points) out.point = points - 1;
   out.reserved_peak = allocator.reserved();
   out.fragmentation = out.reserved_peak - out.allocated_at_reserved_peak;

@@ -21,7 +21,9 @@ void DropGrad(int v, int now, StepState* st) {
   int s = st->bwd.grad_of[v];
   if (s < 0) return;
   st->bwd.grad_of[v] = -1;
-  if (--st->storages[s].grad_refs == 0 && st->storages[s].category != MemCategory::kGrad) st->Release(s, now);
+  if (--st->storages[s].grad_refs == 0 &&
+      st->storages[s].category != MemCategory::kGrad)
+    st->Release(s, now);
 }
 
 // Gradients of unpacked elements go back to the list they came from.
@@ -49,20 +51,24 @@ void ComputeInputGrads(int ni, StepState* state) {
   BackwardState& b = st.bwd;
   const auto& na = st.grads.nodes[ni];
   const auto& nf = st.shapes.nodes[ni];
-  const rules::Variant* v = nf.ok && nf.rule != nullptr ? nf.applied->variant : nullptr;
+  const rules::Variant* v =
+      nf.ok && nf.rule != nullptr ? nf.applied->variant : nullptr;
   const ir::Node& node = st.g.nodes[ni];
   const int end = static_cast<int>(st.g.nodes.size());
   // The output gradient a view's input gradient is a view of.
   int view_grad = -1;
   if (v != nullptr && v->alias_output >= 0 && !v->inplace) {
     for (size_t o = 0; o < node.outputs.size(); ++o) {
-      if (o < v->output_slots.size() && v->output_slots[o] == v->alias_output) view_grad = b.grad_of[node.outputs[o]];
+      if (o < v->output_slots.size() && v->output_slots[o] == v->alias_output)
+        view_grad = b.grad_of[node.outputs[o]];
     }
   }
   const bool view_backward = view_grad >= 0 && na.bwd_flops == sym::Expr(0);
   for (int e : na.grad_inputs) {
-    const bool final_param = st.g.values[e].role == ir::ValueRole::kParam && --b.grad_contributions[e] == 0;
-    // With the gradient already allocated, the final one is added into it in place (transient).
+    const bool final_param = st.g.values[e].role == ir::ValueRole::kParam &&
+                             --b.grad_contributions[e] == 0;
+    // With the gradient already allocated, the final one is added into it in
+    // place (transient).
     const bool is_param = final_param && !st.GradsPresent();
     const bool into_existing = final_param && st.GradsPresent();
     if (b.grad_of[e] >= 0) {
@@ -91,7 +97,8 @@ void ComputeInputGrads(int ni, StepState* state) {
       SetGrad(e, view_grad, state);
       continue;
     }
-    int s = st.storages.Add(GradBytes(e, st), is_param ? MemCategory::kGrad : MemCategory::kTemp);
+    int s = st.storages.Add(GradBytes(e, st),
+                            is_param ? MemCategory::kGrad : MemCategory::kTemp);
     st.storages[s].last_use = end;
     st.Alloc(s);
     if (into_existing) {
@@ -127,7 +134,9 @@ void FindBackwardNodes(StepState* state) {
     for (int o : node.outputs) any = any || needed[o];
     if (!any && st.WritesInPlace(ni)) {
       for (int o : node.outputs) {
-        if (storages.storage_of[o] >= 0 && read_later[storages.storage_of[o]] && st.grads.requires_grad[o]) any = true;
+        if (storages.storage_of[o] >= 0 && read_later[storages.storage_of[o]] &&
+            st.grads.requires_grad[o])
+          any = true;
       }
     }
     if (!any) continue;
@@ -144,8 +153,11 @@ void FindBackwardNodes(StepState* state) {
   // Only the first output is kept by the step; with an appended loss, the
   // second (the model's output, which the caller holds) too.
   const LossSpec& loss = st.options.loss;
-  const size_t kept =
-      loss.kind != LossSpec::Kind::kSum && loss.kind != LossSpec::Kind::kNone && loss.chunks <= 1 ? 2 : 1;
+  const size_t kept = loss.kind != LossSpec::Kind::kSum &&
+                              loss.kind != LossSpec::Kind::kNone &&
+                              loss.chunks <= 1
+                          ? 2
+                          : 1;
   for (size_t i = kept; i < g.outputs.size(); ++i) {
     std::vector<int> ss;
     storages.Of(g.outputs[i], &ss);
@@ -157,10 +169,12 @@ void FindBackwardNodes(StepState* state) {
     }
   }
   std::vector<int> ss;
-  for (size_t i = 0; i < kept && i < g.outputs.size(); ++i) storages.Of(g.outputs[i], &ss);
+  for (size_t i = 0; i < kept && i < g.outputs.size(); ++i)
+    storages.Of(g.outputs[i], &ss);
   for (int s : ss) {
     storages[s].pinned = true;
-    if (storages[s].category == MemCategory::kTemp) storages[s].category = MemCategory::kOther;
+    if (storages[s].category == MemCategory::kTemp)
+      storages[s].category = MemCategory::kOther;
   }
 }
 
@@ -182,31 +196,39 @@ void RunBackward(StepState* state) {
   if (g.outputs.empty()) return;
   const int out0 = g.outputs[0];
   const RValue& rv = st.shapes.values[out0];
-  const bool unknown_tensor = rv.kind == RValue::Kind::kUnknown && g.values[out0].kind == ir::ValueKind::kTensor;
-  if ((rv.kind != RValue::Kind::kTensor && !unknown_tensor) || !st.grads.requires_grad[out0]) return;
+  const bool unknown_tensor = rv.kind == RValue::Kind::kUnknown &&
+                              g.values[out0].kind == ir::ValueKind::kTensor;
+  if ((rv.kind != RValue::Kind::kTensor && !unknown_tensor) ||
+      !st.grads.requires_grad[out0])
+    return;
   // loss = out.sum(): a 0-dim result (kept by the caller), and its gradient of
   // ones, which SumBackward expands to out's shape without copying. Any
   // other loss is the first output itself (0-dim): only its gradient is new.
-  const int64_t elem = ElementSize(rv.t.dtype == DType::kUnknown ? DType::kFloat32 : rv.t.dtype);
+  const int64_t elem =
+      ElementSize(rv.t.dtype == DType::kUnknown ? DType::kFloat32 : rv.t.dtype);
   if (st.options.loss.kind == LossSpec::Kind::kSum) {
     int loss = st.storages.Add(sym::Expr(elem), MemCategory::kOther);
     st.storages[loss].pinned = true;
     st.Alloc(loss);
   }
-  if (st.options.grad_scaler) ReplayScaler(analysis::ScaledLossBackward(), StepPhase::kBackward, state);
-  // NB: the root gradient lives until backward returns: torch.autograd.backward's
-  // frame holds it (torch/autograd/__init__.py, v1.13.0: grad_tensors_ =
-  // _make_grads(...)), so it is pinned here and freed after the last node.
+  if (st.options.grad_scaler)
+    ReplayScaler(analysis::ScaledLossBackward(), StepPhase::kBackward, state);
+  // NB: the root gradient lives until backward returns:
+  // torch.autograd.backward's frame holds it (torch/autograd/__init__.py,
+  // v1.13.0: grad_tensors_ = _make_grads(...)), so it is pinned here and freed
+  // after the last node.
   int ones = st.storages.Add(sym::Expr(elem), MemCategory::kTemp);
   st.storages[ones].last_use = end;
   st.storages[ones].pinned = true;
   st.Alloc(ones);
-  if (st.options.grad_scaler) ReplayScaler(analysis::ScaledLossGradDone(), StepPhase::kBackward, state);
+  if (st.options.grad_scaler)
+    ReplayScaler(analysis::ScaledLossGradDone(), StepPhase::kBackward, state);
   SetGrad(out0, ones, state);
   st.Point(StepPhase::kBackward, -1);
 
   for (int ni = end - 1; ni >= 0; --ni) {
-    if (ni + 1 < end && st.ckpt.starting_at[ni + 1] >= 0) FinishSegment(st.ckpt.starting_at[ni + 1], state);
+    if (ni + 1 < end && st.ckpt.starting_at[ni + 1] >= 0)
+      FinishSegment(st.ckpt.starting_at[ni + 1], state);
     if (st.ckpt.ending_at[ni] >= 0) ReplaySegment(st.ckpt.ending_at[ni], state);
     const auto& na = st.grads.nodes[ni];
     const ir::Node& node = g.nodes[ni];
@@ -239,7 +261,8 @@ void RunBackward(StepState* state) {
     st.Point(StepPhase::kBackward, ni);
     if (!st.opt.accumulated.empty()) StepAccumulated(state);
   }
-  if (end > 0 && st.ckpt.starting_at[0] >= 0) FinishSegment(st.ckpt.starting_at[0], state);
+  if (end > 0 && st.ckpt.starting_at[0] >= 0)
+    FinishSegment(st.ckpt.starting_at[0], state);
   st.storages[ones].pinned = false;
   st.Release(ones, end);
   st.Point(StepPhase::kBackward, -1);

@@ -5,23 +5,27 @@
 namespace torchcost::memory {
 namespace {
 
-// Pages of an expandable segment: kSmallBuffer for the small pool, kLargeBuffer for the large.
+// Pages of an expandable segment: kSmallBuffer for the small pool, kLargeBuffer
+// for the large.
 int64_t PageSize(bool small) { return small ? kSmallBuffer : kLargeBuffer; }
 
 }  // namespace
 
 int64_t RoundSize(int64_t bytes) {
   if (bytes < kMinBlockSize) return kMinBlockSize;
-  return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);  // ceil(bytes / 512) * 512.
+  // ceil(bytes / 512) * 512.
+  return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
 }
 
 int64_t SegmentSize(int64_t rounded) {
   if (rounded <= kSmallSize) return kSmallBuffer;
   if (rounded < kMinLargeAlloc) return kLargeBuffer;
-  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);  // ceil(size / 2 MiB) * 2 MiB.
+  // ceil(size / 2 MiB) * 2 MiB.
+  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
 }
 
-CachingAllocator::CachingAllocator(const CudaAllocatorOptions& options) : options_(options) {}
+CachingAllocator::CachingAllocator(const CudaAllocatorOptions& options)
+    : options_(options) {}
 
 int CachingAllocator::NewBlock(const Block& b) {
   if (!unused_.empty()) {
@@ -46,7 +50,8 @@ void CachingAllocator::Erase(int id) {
 
 bool CachingAllocator::ShouldSplit(const Block& b, int64_t size) const {
   const int64_t remaining = b.size - size;
-  if (b.small || options_.expandable_segments) return remaining >= kMinBlockSize;
+  if (b.small || options_.expandable_segments)
+    return remaining >= kMinBlockSize;
   return size < options_.max_split_size && remaining > kSmallSize;
 }
 
@@ -56,7 +61,8 @@ int CachingAllocator::FindFree(int64_t size, bool small) {
   if (it == pool.end()) return -1;
   if (options_.expandable_segments) {
     // NB: the free block at the segment's end counts as the size it can grow
-    // to (nearly unbounded), so best fit passes it over for the next larger one.
+    // to (nearly unbounded), so best fit passes it over for the next larger
+    // one.
     const int id = std::get<2>(*it);
     auto next = std::next(it);
     if (id == es_last_[small] && next != pool.end()) it = next;
@@ -64,8 +70,10 @@ int CachingAllocator::FindFree(int64_t size, bool small) {
   const int64_t found = std::get<0>(*it);
   // An oversize block does not serve a request below max_split_size, and
   // serves a larger one only if it is less than kLargeBuffer too big.
-  if (size < options_.max_split_size && found >= options_.max_split_size) return -1;
-  if (size >= options_.max_split_size && found >= size + kLargeBuffer) return -1;
+  if (size < options_.max_split_size && found >= options_.max_split_size)
+    return -1;
+  if (size >= options_.max_split_size && found >= size + kLargeBuffer)
+    return -1;
   const int id = std::get<2>(*it);
   pool.erase(it);
   return id;
@@ -87,7 +95,8 @@ int CachingAllocator::NewSegment(int64_t size, bool small) {
   // free block there (find_expandable_block, map_block).
   if (es_base_[small] < 0) {
     es_base_[small] = next_ptr_;
-    next_ptr_ += int64_t{1} << 50;  // The segment's address space (1 1/8 of the device's memory in PyTorch).
+    // The segment's address space (1 1/8 of the device's memory in PyTorch).
+    next_ptr_ += int64_t{1} << 50;
   }
   int tail = es_last_[small];
   int64_t have = 0;
@@ -98,7 +107,8 @@ int CachingAllocator::NewSegment(int64_t size, bool small) {
     tail = -1;
   }
   const int64_t page = PageSize(small);
-  const int64_t mapped = page * ((size - have + page - 1) / page);  // The missing bytes in whole pages.
+  // The missing bytes in whole pages.
+  const int64_t mapped = page * ((size - have + page - 1) / page);
   reserved_ += mapped;
   if (tail >= 0) {
     blocks_[tail].size += mapped;
@@ -123,7 +133,8 @@ int CachingAllocator::Malloc(int64_t bytes) {
   int id = FindFree(size, small);
   if (id < 0) id = NewSegment(size, small);
   if (ShouldSplit(blocks_[id], size)) {
-    // The block keeps the front `size` bytes; the rest is a new free block after it.
+    // The block keeps the front `size` bytes; the rest is a new free block
+    // after it.
     Block rest = blocks_[id];
     rest.ptr += size;
     rest.size -= size;

@@ -20,17 +20,23 @@
 
 namespace torchcost::memory {
 
-inline constexpr int64_t kMinBlockSize = 512;        // All sizes are rounded to at least 512 bytes.
-inline constexpr int64_t kSmallSize = 1 << 20;       // The largest "small" request: 1 MiB.
-inline constexpr int64_t kSmallBuffer = 2 << 20;     // Small requests are packed in 2 MiB segments.
-inline constexpr int64_t kLargeBuffer = 20 << 20;    // Requests of 1 to 10 MiB share 20 MiB segments.
-inline constexpr int64_t kMinLargeAlloc = 10 << 20;  // From 10 MiB on a request gets its own segment...
-inline constexpr int64_t kRoundLarge = 2 << 20;      // ... rounded up to 2 MiB.
+// All sizes are rounded to at least 512 bytes.
+inline constexpr int64_t kMinBlockSize = 512;
+// The largest "small" request: 1 MiB.
+inline constexpr int64_t kSmallSize = 1 << 20;
+// Small requests are packed in 2 MiB segments.
+inline constexpr int64_t kSmallBuffer = 2 << 20;
+// Requests of 1 to 10 MiB share 20 MiB segments.
+inline constexpr int64_t kLargeBuffer = 20 << 20;
+// From 10 MiB on a request gets its own segment...
+inline constexpr int64_t kMinLargeAlloc = 10 << 20;
+inline constexpr int64_t kRoundLarge = 2 << 20;  // ... rounded up to 2 MiB.
 
 // round_size: `bytes` rounded up to a multiple of 512 (at least 512).
 // NB: roundup_power2_divisions (off by default) is not modelled.
 int64_t RoundSize(int64_t bytes);
-// get_allocation_size: the segment cudaMalloc'd for a rounded request that no free block serves.
+// get_allocation_size: the segment cudaMalloc'd for a rounded request that no
+// free block serves.
 int64_t SegmentSize(int64_t rounded);
 
 // The allocator's state: segments, their blocks, the pools of free blocks.
@@ -42,7 +48,8 @@ class CachingAllocator {
   int Malloc(int64_t bytes);
   // free: returns block `id` to its pool, merged with its free neighbours.
   void Free(int id);
-  // Returns the size of allocated block `id` (what allocated_bytes counts for it).
+  // Returns the size of allocated block `id` (what allocated_bytes counts for
+  // it).
   int64_t BlockSize(int id) const { return blocks_[id].size; }
 
   // Bytes of allocated blocks (stats.allocated_bytes.current).
@@ -68,7 +75,8 @@ class CachingAllocator {
   void Erase(int id);
   // get_free_block: the best fit for `size`, removed from the pool, or -1.
   int FindFree(int64_t size, bool small);
-  // alloc_block: a new segment (or, expandable, newly mapped pages) for `size`; the free block serving it.
+  // alloc_block: a new segment (or, expandable, newly mapped pages) for `size`;
+  // the free block serving it.
   int NewSegment(int64_t size, bool small);
   // should_split.
   bool ShouldSplit(const Block& b, int64_t size) const;
@@ -79,8 +87,10 @@ class CachingAllocator {
   std::vector<Block> blocks_;
   std::vector<int> unused_;  // Ids of blocks merged away, for reuse.
   Pool pools_[2];            // [0] large, [1] small.
-  int64_t next_ptr_ = 0;     // Where the next segment starts (addresses grow in cudaMalloc order).
-  // Expandable segments: per pool, the segment's base, its mapped bytes and its last block.
+  // Where the next segment starts (addresses grow in cudaMalloc order).
+  int64_t next_ptr_ = 0;
+  // Expandable segments: per pool, the segment's base, its mapped bytes and its
+  // last block.
   int64_t es_base_[2] = {-1, -1};
   int64_t es_mapped_[2] = {0, 0};
   int es_last_[2] = {-1, -1};

@@ -20,7 +20,8 @@ void PlanCheckpoints(StepState* state) {
   for (size_t i = 0; i < st.tr.checkpoint_segments.size(); ++i) {
     CheckpointSegment& seg = st.tr.checkpoint_segments[i];
     seg.recomputed = false;
-    for (int ni = seg.first; ni <= seg.last; ++ni) seg.recomputed = seg.recomputed || st.runs_backward[ni];
+    for (int ni = seg.first; ni <= seg.last; ++ni)
+      seg.recomputed = seg.recomputed || st.runs_backward[ni];
     if (!seg.recomputed) continue;
     ck.starting_at[seg.first] = static_cast<int>(i);
     ck.ending_at[seg.last] = static_cast<int>(i);
@@ -36,8 +37,10 @@ void SaveCheckpointInputs(int i, std::vector<bool>* unique, StepState* state) {
   const CheckpointSegment& seg = st.tr.checkpoint_segments[i];
   std::set<int> inside;
   for (int ni = seg.first; ni <= seg.last; ++ni) {
-    inside.insert(st.storages.node_new[ni].begin(), st.storages.node_new[ni].end());
-    inside.insert(st.storages.node_temps[ni].begin(), st.storages.node_temps[ni].end());
+    inside.insert(st.storages.node_new[ni].begin(),
+                  st.storages.node_new[ni].end());
+    inside.insert(st.storages.node_temps[ni].begin(),
+                  st.storages.node_temps[ni].end());
   }
   std::vector<int> ss;
   for (int ni = seg.first; ni <= seg.last; ++ni) {
@@ -46,13 +49,16 @@ void SaveCheckpointInputs(int i, std::vector<bool>* unique, StepState* state) {
       st.storages.Of(v, &ss);
       for (int s : ss) {
         Storage& storage = st.storages[s];
-        if (inside.count(s) || storage.category == MemCategory::kParam || storage.category == MemCategory::kBuffer)
+        if (inside.count(s) || storage.category == MemCategory::kParam ||
+            storage.category == MemCategory::kBuffer)
           continue;
         auto& inputs = st.ckpt.inputs[i];
-        if (std::find(inputs.begin(), inputs.end(), s) != inputs.end()) continue;
+        if (std::find(inputs.begin(), inputs.end(), s) != inputs.end())
+          continue;
         inputs.push_back(s);
         ++storage.saved_by;
-        if (storage.category == MemCategory::kTemp) storage.category = MemCategory::kAct;
+        if (storage.category == MemCategory::kTemp)
+          storage.category = MemCategory::kAct;
         st.forward_saved[ni].push_back(s);
         SavedTensorInfo info;
         info.node = ni;
@@ -75,7 +81,8 @@ void ReplaySegment(int i, StepState* state) {
   std::map<int, int> replay;  // Forward storage -> its recomputed copy.
   st.ckpt.held.clear();
   for (int ni = seg.first; ni <= seg.last; ++ni) {
-    for (const auto* list : {&storages.node_new[ni], &storages.node_temps[ni]}) {
+    for (const auto* list :
+         {&storages.node_new[ni], &storages.node_temps[ni]}) {
       for (int s : *list) {
         if (replay.count(s)) continue;
         const int last = storages[s].last_use;
@@ -109,12 +116,13 @@ void ReplaySegment(int i, StepState* state) {
   }
   for (int ni = seg.first; ni <= seg.last; ++ni) {
     const sym::Expr* workspace = st.Workspace(ni, /*backward=*/false);
-    if (storages.node_new[ni].empty() && storages.node_temps[ni].empty() && !workspace &&
-        st.release_at[ni].empty())
+    if (storages.node_new[ni].empty() && storages.node_temps[ni].empty() &&
+        !workspace && st.release_at[ni].empty())
       continue;
     for (int s : storages.node_new[ni]) st.Alloc(copy_of(s));
     for (int s : storages.node_temps[ni]) st.Alloc(copy_of(s));
-    const int ws = workspace ? storages.Add(*workspace, MemCategory::kTemp) : -1;
+    const int ws =
+        workspace ? storages.Add(*workspace, MemCategory::kTemp) : -1;
     if (ws >= 0) st.Alloc(ws);
     st.Point(StepPhase::kBackward, ni);
     if (ws >= 0) st.Free(ws);
@@ -136,7 +144,9 @@ void FinishSegment(int i, StepState* state) {
   }
   st.ckpt.held.clear();
   for (int s : st.ckpt.held_grads) {
-    if (--st.storages[s].grad_refs == 0 && st.storages[s].category != MemCategory::kGrad) st.Release(s, end);
+    if (--st.storages[s].grad_refs == 0 &&
+        st.storages[s].category != MemCategory::kGrad)
+      st.Release(s, end);
   }
   st.ckpt.held_grads.clear();
   for (int s : st.ckpt.inputs[i]) {

@@ -11,9 +11,10 @@
 
 namespace torchcost::memory {
 
-// Marks the segments some gradient flows through (CheckpointSegment::recomputed)
-// and sums their forward FLOPs, which backward runs again (tr.flops_recompute).
-// NB: in inference too nothing is recomputed: nothing runs backward.
+// Marks the segments some gradient flows through
+// (CheckpointSegment::recomputed) and sums their forward FLOPs, which backward
+// runs again (tr.flops_recompute). NB: in inference too nothing is recomputed:
+// nothing runs backward.
 void PlanCheckpoints(StepState* state);
 
 // Saves segment `i`'s tensor arguments, as CheckpointFunction does: every

@@ -17,7 +17,9 @@ struct Event {
   enum class Kind {
     kAlloc,  // Allocates `tensor`, `bytes` of `category`.
     kFree,   // Frees `tensor`.
-    kBind,   // Binds local name `slot` to `tensor` (-1: a tensor owned elsewhere), freeing what it held.
+    // Binds local name `slot` to `tensor` (-1: a tensor owned elsewhere),
+    // freeing what it held.
+    kBind,
     kPoint,  // A moment of the timeline: the live bytes are recorded.
   };
   Kind kind = Kind::kPoint;
@@ -28,7 +30,8 @@ struct Event {
 };
 
 // Returns an allocation event of `tensor`.
-inline Event AllocEvent(int tensor, int64_t bytes, MemCategory category = MemCategory::kTemp) {
+inline Event AllocEvent(int tensor, int64_t bytes,
+                        MemCategory category = MemCategory::kTemp) {
   Event e;
   e.kind = Event::Kind::kAlloc;
   e.tensor = tensor;

@@ -9,9 +9,11 @@
 namespace torchcost::memory {
 namespace {
 
-// Returns true for the containers that have no forward (ModuleList, ModuleDict): walked, never called.
+// Returns true for the containers that have no forward (ModuleList,
+// ModuleDict): walked, never called.
 bool IsUncalledContainer(const std::string& type) {
-  return type == "ModuleList" || type == "ModuleDict" || type == "ParameterList" || type == "ParameterDict";
+  return type == "ModuleList" || type == "ModuleDict" ||
+         type == "ParameterList" || type == "ParameterDict";
 }
 
 }  // namespace
@@ -33,42 +35,51 @@ CallEndTable CallEnds(const ir::Graph& g) {
     t.offsets[ni + 1] = t.offsets[ni] + depth;
   }
   t.ends.resize(t.offsets[n]);
-  // The enclosing modules of node ni and of node ni + 1, innermost first; reused.
+  // The enclosing modules of node ni and of node ni + 1, innermost first;
+  // reused.
   std::vector<int> chain, next;
   for (int ni = n - 1; ni >= 0; --ni) {
     chain.clear();
-    for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent) chain.push_back(sc);
+    for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent)
+      chain.push_back(sc);
     // The modules both nodes are in are the chains' common outer part: chain[k]
-    // is next[k + shift] (same depth), and the call goes on to node ni + 1's end.
-    const int d = static_cast<int>(chain.size()), shift = static_cast<int>(next.size()) - d;
+    // is next[k + shift] (same depth), and the call goes on to node ni + 1's
+    // end.
+    const int d = static_cast<int>(chain.size()),
+              shift = static_cast<int>(next.size()) - d;
     int* ends = t.ends.data() + t.offsets[ni];
     int k = d - 1;
-    for (; k >= 0 && k + shift >= 0 && next[k + shift] == chain[k]; --k) ends[k] = t.Of(ni + 1)[k + shift];
+    for (; k >= 0 && k + shift >= 0 && next[k + shift] == chain[k]; --k)
+      ends[k] = t.Of(ni + 1)[k + shift];
     for (; k >= 0; --k) ends[k] = ni;  // The call ends here.
     std::swap(chain, next);
   }
   return t;
 }
 
-std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table) {
+std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g,
+                                           StorageTable* table) {
   const size_t nv = g.values.size();
   // Each use of a value by a node, a value's last use the largest over them,
-  // walked over UseGraph's out-edges (Boost.Graph's functions, found by argument-dependent
-  // lookup): the input lists in place, no edge copy.
+  // walked over UseGraph's out-edges (Boost.Graph's functions, found by
+  // argument-dependent lookup): the input lists in place, no edge copy.
   const UseGraph uses{&g};
   std::vector<int> last(nv, -1);
   const CallEndTable call_end = CallEnds(g);
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const int user = static_cast<int>(ni);
     const int* ends = call_end.Of(user);
-    for (auto [e, e_end] = out_edges(uses.NodeVertex(ni), uses); e != e_end; ++e) {
+    for (auto [e, e_end] = out_edges(uses.NodeVertex(ni), uses); e != e_end;
+         ++e) {
       const int v = static_cast<int>(target(*e, uses));
-      if (table->storage_of[v] < 0 && table->list_storages[v].empty()) continue;  // No storage.
+      // No storage.
+      if (table->storage_of[v] < 0 && table->list_storages[v].empty()) continue;
       const int producer = g.values[v].producer;
       const int home = producer >= 0 ? g.nodes[producer].scope : 0;
       int end = user;
       int depth = 0;
-      for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent, ++depth) {
+      for (int sc = g.nodes[ni].scope; sc > 0;
+           sc = g.scopes[sc].parent, ++depth) {
         if (producer >= 0 && InSubtree(g, home, sc)) break;
         if (IsUncalledContainer(g.scopes[sc].type)) continue;
         end = std::max(end, ends[depth]);
@@ -80,12 +91,14 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* tab
   for (size_t v = 0; v < nv; ++v) {
     ss.clear();
     table->Of(static_cast<int>(v), &ss);
-    for (int s : ss) (*table)[s].last_use = std::max((*table)[s].last_use, last[v]);
+    for (int s : ss)
+      (*table)[s].last_use = std::max((*table)[s].last_use, last[v]);
   }
   std::vector<ir::SmallInts> release_at(g.nodes.size());
   for (int s = 0; s < table->size(); ++s) {
     const int last = (*table)[s].last_use;
-    if (last >= 0 && last < static_cast<int>(g.nodes.size())) release_at[last].push_back(s);
+    if (last >= 0 && last < static_cast<int>(g.nodes.size()))
+      release_at[last].push_back(s);
   }
   return release_at;
 }

@@ -26,7 +26,9 @@ struct CallEndTable {
   // Returns the first of node `node`'s call ends (its innermost module's).
   const int* Of(int node) const { return ends.data() + offsets[node]; }
   // Returns how many modules enclose node `node` (the root excluded).
-  int Depth(int node) const { return static_cast<int>(offsets[node + 1] - offsets[node]); }
+  int Depth(int node) const {
+    return static_cast<int>(offsets[node + 1] - offsets[node]);
+  }
 };
 
 // Returns every node's call ends.
@@ -39,7 +41,8 @@ CallEndTable CallEnds(const ir::Graph& g);
 // (`x = self.block(x)`), so it lives to the end of every module call that
 // reads it from outside. A container without a forward (ModuleList,
 // ModuleDict) is never called: it holds nothing.
-std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g, StorageTable* table);
+std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g,
+                                           StorageTable* table);
 
 }  // namespace torchcost::memory
 

@@ -25,15 +25,19 @@ void SetUpdateTemp(int64_t bytes, StepState* st) {
 // Appends the state tensors of one parameter whose states take `bytes`:
 // state_tensors_per_element param-sized tensors and the scalar state (Adam's
 // `step`) where the optimizer's states are those; else one piece.
-void StatePieces(const StepState* st, const ir::TensorEntry& p, int64_t bytes, std::vector<int64_t>* pieces) {
+void StatePieces(const StepState* st, const ir::TensorEntry& p, int64_t bytes,
+                 std::vector<int64_t>* pieces) {
   const TrainingOptions& o = st->options;
   const analysis::OptimizerModel m = analysis::ModelOf(o.optimizer);
-  const int64_t tensor = ir::Numel(p.shape) * ElementSize(StateDtype(p.dtype, o.state_dtype, false));
-  if (st->Galore() || m.state_tensors_per_element * tensor + m.state_scalar_bytes != bytes) {
+  const int64_t tensor = ir::Numel(p.shape) *
+                         ElementSize(StateDtype(p.dtype, o.state_dtype, false));
+  if (st->Galore() ||
+      m.state_tensors_per_element * tensor + m.state_scalar_bytes != bytes) {
     pieces->push_back(bytes);
     return;
   }
-  for (int64_t k = 0; k < m.state_tensors_per_element; ++k) pieces->push_back(tensor);
+  for (int64_t k = 0; k < m.state_tensors_per_element; ++k)
+    pieces->push_back(tensor);
   if (m.state_scalar_bytes > 0) pieces->push_back(m.state_scalar_bytes);
 }
 
@@ -42,13 +46,17 @@ void FreeSlots(StepState* st) {
   SetUpdateTemp(0, st);
 }
 
-// The foreach step: each whole-list temporary at once (optimizer_model.h's ForeachMoments).
+// The foreach step: each whole-list temporary at once (optimizer_model.h's
+// ForeachMoments).
 void ForeachOptimizer(StepState* st) {
   int64_t total = 0;
   for (size_t i = 0; i < st->g.params.size(); ++i) {
-    if (st->grads.param_trainable[i]) total += ir::Numel(st->g.params[i].shape) * ElementSize(st->g.params[i].dtype);
+    if (st->grads.param_trainable[i])
+      total +=
+          ir::Numel(st->g.params[i].shape) * ElementSize(st->g.params[i].dtype);
   }
-  for (int64_t bytes : analysis::ForeachMoments(st->options.optimizer, total).value_or(std::vector<int64_t>{})) {
+  for (int64_t bytes : analysis::ForeachMoments(st->options.optimizer, total)
+                           .value_or(std::vector<int64_t>{})) {
     SetUpdateTemp(bytes, st);
     st->Point(StepPhase::kOptimizer, -1);
   }
@@ -56,11 +64,13 @@ void ForeachOptimizer(StepState* st) {
   st->Point(StepPhase::kOptimizer, -1);
 }
 
-// GaLore's AdamW, one loop over the parameters (nothing to do per layer: it ran in backward).
+// GaLore's AdamW, one loop over the parameters (nothing to do per layer: it ran
+// in backward).
 void GaloreOptimizer(StepState* st) {
   if (!st->PerLayer()) {
     for (size_t i = 0; i < st->g.params.size(); ++i) {
-      if (st->grads.param_trainable[i]) ReplayUpdate(i, StepPhase::kOptimizer, st);
+      if (st->grads.param_trainable[i])
+        ReplayUpdate(i, StepPhase::kOptimizer, st);
     }
     FreeSlots(st);
   }
@@ -86,8 +96,11 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
       trainable.push_back(p.shape);
       continue;
     }
-    const int64_t bytes = st.Galore() ? GaloreStateBytes(p.shape, p.dtype, st.tr.galore_targets[i], *o.galore)
-                                      : StateBytes(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    const int64_t bytes =
+        st.Galore() ? GaloreStateBytes(p.shape, p.dtype,
+                                       st.tr.galore_targets[i], *o.galore)
+                    : StateBytes(o.optimizer, p.shape,
+                                 StateDtype(p.dtype, o.state_dtype, false));
     opt += bytes;
     if (pieces) StatePieces(&st, p, bytes, pieces);
     trainable.push_back(p.shape);
@@ -98,14 +111,18 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
     if (pieces) pieces->push_back(shared);
   }
   if (st.Galore() && o.galore->eight_bit) {
-    // GaLoreAdamW8bit: the code books, shared by the 8-bit states of the projected gradients.
+    // GaLoreAdamW8bit: the code books, shared by the 8-bit states of the
+    // projected gradients.
     std::vector<std::vector<int64_t>> states;
     for (size_t i = 0; i < st.g.params.size(); ++i) {
       if (!st.grads.param_trainable[i]) continue;
       const auto& shape = st.g.params[i].shape;
-      states.push_back(st.tr.galore_targets[i] && shape.size() == 2
-                           ? std::vector<int64_t>{analysis::ShapeOf(shape[0], shape[1], o.galore->rank).projected}
-                           : shape);
+      states.push_back(
+          st.tr.galore_targets[i] && shape.size() == 2
+              ? std::vector<int64_t>{analysis::ShapeOf(shape[0], shape[1],
+                                                       o.galore->rank)
+                                         .projected}
+              : shape);
     }
     const int64_t books = SharedStateBytes(OptimizerKind::kAdam8bit, states);
     opt += books;
@@ -118,11 +135,13 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
   return opt;
 }
 
-void ReplayScaler(const std::vector<Event>& events, StepPhase phase, StepState* state) {
+void ReplayScaler(const std::vector<Event>& events, StepPhase phase,
+                  StepState* state) {
   std::vector<int>& scaler = state->opt.scaler;
   for (const Event& e : events) {
     if (e.kind == Event::Kind::kAlloc) {
-      if (e.tensor >= static_cast<int>(scaler.size())) scaler.resize(e.tensor + 1, -1);
+      if (e.tensor >= static_cast<int>(scaler.size()))
+        scaler.resize(e.tensor + 1, -1);
       scaler[e.tensor] = state->storages.Add(sym::Expr(e.bytes), e.category);
       state->Alloc(scaler[e.tensor]);
     } else if (e.kind == Event::Kind::kFree) {
@@ -136,8 +155,9 @@ void ReplayScaler(const std::vector<Event>& events, StepPhase phase, StepState* 
 void ReplayUpdate(size_t param, StepPhase phase, StepState* state) {
   StepState& st = *state;
   const auto& p = st.g.params[param];
-  const std::vector<Event> events = analysis::GaloreUpdate(p.shape, p.dtype, st.tr.galore_targets[param],
-                                                           *st.options.galore, st.options.galore->svd_step);
+  const std::vector<Event> events =
+      analysis::GaloreUpdate(p.shape, p.dtype, st.tr.galore_targets[param],
+                             *st.options.galore, st.options.galore->svd_step);
   std::map<int, int64_t> bytes;
   int64_t live = 0, most = -1;
   for (int64_t b : st.opt.slot_bytes) live += b;
@@ -166,7 +186,8 @@ void StepAccumulated(StepState* state) {
   OptimizerState& o = st.opt;
   if (o.param_of_value.empty()) {
     for (size_t i = 0; i < st.g.params.size(); ++i) {
-      if (st.g.params[i].value >= 0 && st.grads.param_trainable[i]) o.param_of_value[st.g.params[i].value] = i;
+      if (st.g.params[i].value >= 0 && st.grads.param_trainable[i])
+        o.param_of_value[st.g.params[i].value] = i;
     }
   }
   for (const auto& [value, grad] : o.accumulated) {
@@ -176,7 +197,8 @@ void StepAccumulated(StepState* state) {
     }
     st.bwd.grad_of[value] = -1;
     st.storages[grad].grad_refs = 0;
-    st.Free(grad);  // NB: no point: the next one records the drop, and it cannot be a peak.
+    // NB: no point: the next one records the drop, and it cannot be a peak.
+    st.Free(grad);
   }
   o.accumulated.clear();
 }
@@ -185,31 +207,36 @@ void RunOptimizer(StepState* state) {
   StepState& st = *state;
   const TrainingOptions& o = st.options;
   if (o.grad_scaler) {
-    ReplayScaler(analysis::ScaledBackwardEnd(), StepPhase::kBackward, state);  // The backward's last act.
+    // The backward's last act.
+    ReplayScaler(analysis::ScaledBackwardEnd(), StepPhase::kBackward, state);
     ReplayScaler(analysis::Unscale(), StepPhase::kOptimizer, state);
   }
   if (o.foreach) {
     ForeachOptimizer(state);
-    if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+    if (o.grad_scaler)
+      ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
     return;
   }
   if (st.Galore()) {
     GaloreOptimizer(state);
-    if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+    if (o.grad_scaler)
+      ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
     return;
   }
   int prev = -1;  // The previous parameter's carried temporaries.
-  // bitsandbytes' paged optimizers step in one fused in-place kernel per tensor: no temporaries.
+  // bitsandbytes' paged optimizers step in one fused in-place kernel per
+  // tensor: no temporaries.
   for (size_t i = 0; i < st.g.params.size() && !o.paged; ++i) {
     if (!st.grads.param_trainable[i]) continue;
     const auto& p = st.g.params[i];
     // NB: with a state dtype the temporaries (Adam's sqrt and denom) are
     // computed from the states, so they are in the states' dtype.
-    const analysis::UpdateTransients t =
-        analysis::TransientsOf(o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
+    const analysis::UpdateTransients t = analysis::TransientsOf(
+        o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
     if (t.moments.empty() && t.carried == 0) continue;
     for (size_t k = 0; k < t.moments.size(); ++k) {
-      const int s = st.storages.Add(sym::Expr(t.moments[k]), MemCategory::kTemp);
+      const int s =
+          st.storages.Add(sym::Expr(t.moments[k]), MemCategory::kTemp);
       st.Alloc(s);
       st.Point(StepPhase::kOptimizer, -1);
       st.Free(s);
@@ -226,7 +253,8 @@ void RunOptimizer(StepState* state) {
   }
   if (prev >= 0) st.Free(prev);
   st.Point(StepPhase::kOptimizer, -1);
-  if (o.grad_scaler) ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+  if (o.grad_scaler)
+    ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
 }
 
 }  // namespace torchcost::memory

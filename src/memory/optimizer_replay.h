@@ -18,10 +18,13 @@ namespace torchcost::memory {
 // result); NB: a state whose tensors are not all param-sized (Adafactor's,
 // 8-bit Adam's, GaLore's, paged) is one piece per parameter.
 // NB: paged states are on the host (worst case): outside the timeline.
-int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces = nullptr);
+int64_t OptimizerStateBytes(StepState* state,
+                            std::vector<int64_t>* pieces = nullptr);
 
-// Replays a GradScaler sequence (training/grad_scaler.h); its points are of `phase`.
-void ReplayScaler(const std::vector<Event>& events, StepPhase phase, StepState* state);
+// Replays a GradScaler sequence (training/grad_scaler.h); its points are of
+// `phase`.
+void ReplayScaler(const std::vector<Event>& events, StepPhase phase,
+                  StepState* state);
 
 // Replays one parameter's GaLore update (training/galore_model.h); the slots,
 // the loop's local names, persist from one parameter to the next.
@@ -37,12 +40,12 @@ void ReplayUpdate(size_t param, StepPhase phase, StepState* state);
 // reference to it goes when the hook returns).
 void StepAccumulated(StepState* state);
 
-// Replays the optimizer's step after backward (and the scaler's unscale and update around it).
-// NB: the single-tensor loop runs parameter by parameter (optimizer_model.h's
-// UpdateTransients): e.g. Adam computes denom = (exp_avg_sq.sqrt() / c).add_(eps),
-// sqrt and quotient both alive, then the sqrt dies; the previous parameter's
-// denom dies only when the name is rebound after that, and the last one when
-// step() returns.
+// Replays the optimizer's step after backward (and the scaler's unscale and
+// update around it). NB: the single-tensor loop runs parameter by parameter
+// (optimizer_model.h's UpdateTransients): e.g. Adam computes denom =
+// (exp_avg_sq.sqrt() / c).add_(eps), sqrt and quotient both alive, then the
+// sqrt dies; the previous parameter's denom dies only when the name is rebound
+// after that, and the last one when step() returns.
 void RunOptimizer(StepState* state);
 
 }  // namespace torchcost::memory

@@ -13,44 +13,56 @@ void MarkSaved(StepState* state) {
   StorageTable& storages = st.storages;
   st.saved_storages.assign(st.g.nodes.size(), {});
   st.tr.saved.clear();
-  st.tr.saved.reserve(st.grads.saved.size());  // NB: reserved once: a 1M-node step saves about 1M tensors.
-  std::vector<bool> unique(storages.size(), false);  // Storages counted in saved_bytes.
+  // NB: reserved once: a 1M-node step saves about 1M tensors.
+  st.tr.saved.reserve(st.grads.saved.size());
+  // Storages counted in saved_bytes.
+  std::vector<bool> unique(storages.size(), false);
   st.forward_saved.assign(st.g.nodes.size(), {});
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
-    if (st.ckpt.starting_at[ni] >= 0) SaveCheckpointInputs(st.ckpt.starting_at[ni], &unique, state);
+    if (st.ckpt.starting_at[ni] >= 0)
+      SaveCheckpointInputs(st.ckpt.starting_at[ni], &unique, state);
     const auto& na = st.grads.nodes[ni];
     if (!na.has_grad_fn) continue;
-    // A node whose backward never runs dies with the dropped outputs after the forward.
+    // A node whose backward never runs dies with the dropped outputs after the
+    // forward.
     if (st.options.mode == StepMode::kTrain && !st.runs_backward[ni]) continue;
-    if (na.unknown_backward) st.tr.act_lower_bound = true;  // What it saves is unknown.
+    // What it saves is unknown.
+    if (na.unknown_backward) st.tr.act_lower_bound = true;
     auto& mine = st.saved_storages[ni];
     const rules::Variant* v = st.shapes.nodes[ni].applied->variant;
     for (const auto& ref : st.grads.Saved(ni)) {
-      int s = ref.value >= 0 ? storages.storage_of[ref.value] : storages.node_temps[ni][ref.temporary];
+      int s = ref.value >= 0 ? storages.storage_of[ref.value]
+                             : storages.node_temps[ni][ref.temporary];
       // NB: a saved tensor without a storage of its own is a traced constant
       // or traced size arithmetic: in eager, a Python number that PyTorch wraps
       // into a fresh 0-dim tensor at every call, which autograd saves (vit's
       // `q / 8.0`: DivBackward0._saved_other, 8 bytes of float64; measured).
       // One new storage per saving node, allocated when the node runs.
-      if (s < 0 && ref.value >= 0 && st.shapes.values[ref.value].kind == rules::RValue::Kind::kTensor) {
-        s = storages.Add(BytesOf(st.shapes.values[ref.value].t), MemCategory::kTemp);
+      if (s < 0 && ref.value >= 0 &&
+          st.shapes.values[ref.value].kind == rules::RValue::Kind::kTensor) {
+        s = storages.Add(BytesOf(st.shapes.values[ref.value].t),
+                         MemCategory::kTemp);
         storages.node_temps[ni].push_back(s);
       }
-      if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end()) continue;
+      if (s < 0 || std::find(mine.begin(), mine.end(), s) != mine.end())
+        continue;
       if (s >= static_cast<int>(unique.size())) unique.resize(s + 1, false);
       mine.push_back(s);
-      // NB: a checkpointed node runs under no_grad: it saves only when recomputed (ReplaySegment).
+      // NB: a checkpointed node runs under no_grad: it saves only when
+      // recomputed (ReplaySegment).
       if (st.ckpt.of[ni] >= 0) continue;
       st.forward_saved[ni].push_back(s);
       Storage& storage = storages[s];
       ++storage.saved_by;
-      if (storage.category == MemCategory::kTemp) storage.category = MemCategory::kAct;
+      if (storage.category == MemCategory::kTemp)
+        storage.category = MemCategory::kAct;
       SavedTensorInfo info;
       info.node = static_cast<int>(ni);
       info.what = v && ref.slot >= 0 ? v->slot_names[ref.slot] : "?";
       info.bytes = storage.bytes;
       info.storage = s;
-      info.counted = storage.category != MemCategory::kParam && storage.category != MemCategory::kBuffer && !unique[s];
+      info.counted = storage.category != MemCategory::kParam &&
+                     storage.category != MemCategory::kBuffer && !unique[s];
       if (info.counted) unique[s] = true;
       st.tr.saved.push_back(std::move(info));
     }
@@ -75,7 +87,8 @@ void AttributeActivations(StepState* state) {
     const MemCategory c = st.storages[s].category;
     return c != MemCategory::kParam && c != MemCategory::kBuffer;
   };
-  std::vector<int> start(st.storages.size() + 1, 0);  // Storage s's nodes: [start[s], start[s + 1]).
+  // Storage s's nodes: [start[s], start[s + 1]).
+  std::vector<int> start(st.storages.size() + 1, 0);
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
     for (int s : st.forward_saved[ni]) {
       if (counted(s)) ++start[s + 1];
@@ -92,7 +105,8 @@ void AttributeActivations(StepState* state) {
   std::vector<int> mark(st.g.scopes.size(), -1);
   for (int s = 0; s + 1 < static_cast<int>(start.size()); ++s) {
     for (int k = start[s]; k < start[s + 1]; ++k) {
-      for (int sc = st.g.nodes[saving[k]].scope; sc >= 0 && mark[sc] != s; sc = st.g.scopes[sc].parent) {
+      for (int sc = st.g.nodes[saving[k]].scope; sc >= 0 && mark[sc] != s;
+           sc = st.g.scopes[sc].parent) {
         mark[sc] = s;
         st.tr.module_act_bytes[sc] += st.storages[s].bytes;
       }

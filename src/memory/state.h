@@ -32,28 +32,39 @@ struct CheckpointState {
 // Backward: the gradient slots of values and lists, and what the node being
 // run frees when it is done.
 struct BackwardState {
-  std::vector<int> grad_of;                  // Per value: the storage of its gradient, or -1.
-  std::vector<ir::SmallInts> list_grads;         // Per list value: its elements' gradients.
-  std::vector<int> grad_contributions;       // Backward nodes still to add to each value's gradient.
-  std::vector<int> transient;                // Freed after the node (new gradients added elsewhere, workspace).
-  std::vector<int> joined;                   // Gradients replaced by a join's sum, freed after the node.
+  // Per value: the storage of its gradient, or -1.
+  std::vector<int> grad_of;
+  // Per list value: its elements' gradients.
+  std::vector<ir::SmallInts> list_grads;
+  // Backward nodes still to add to each value's gradient.
+  std::vector<int> grad_contributions;
+  // Freed after the node (new gradients added elsewhere, workspace).
+  std::vector<int> transient;
+  // Gradients replaced by a join's sum, freed after the node.
+  std::vector<int> joined;
 };
 
 // The optimizer's side: GradScaler's tensors, and GaLore's update loop (its
 // local names and the parameter gradients accumulated at the node being run).
 struct OptimizerState {
-  std::vector<int> scaler;                        // GradScaler tensor -> its storage.
-  std::array<int64_t, analysis::kNumSlots> slot_bytes{};  // Bytes each local name holds.
-  int64_t update_temp = 0;                        // TEMP bytes of the update running (slots included).
-  std::vector<std::pair<int, int>> accumulated;   // (parameter value, gradient storage)
-  std::map<int, size_t> param_of_value;           // Trainable parameter value -> its index in Graph::params.
+  // GradScaler tensor -> its storage.
+  std::vector<int> scaler;
+  // Bytes each local name holds.
+  std::array<int64_t, analysis::kNumSlots> slot_bytes{};
+  // TEMP bytes of the update running (slots included).
+  int64_t update_temp = 0;
+  // (parameter value, gradient storage)
+  std::vector<std::pair<int, int>> accumulated;
+  // Trainable parameter value -> its index in Graph::params.
+  std::map<int, size_t> param_of_value;
 };
 
 // Everything one simulation of a step reads and writes.
 struct StepState {
   // Reads the graph and the passes' facts; writes report->training.
-  StepState(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
-            const TrainingOptions& options, Report* report);
+  StepState(const ir::Graph& graph, const passes::ShapeFacts& shapes,
+            const passes::AutogradFacts& grads, const TrainingOptions& options,
+            Report* report);
 
   const ir::Graph& g;
   const passes::ShapeFacts& shapes;
@@ -64,10 +75,13 @@ struct StepState {
 
   StorageTable storages;
   Timeline timeline;
-  std::vector<ir::SmallInts> release_at;             // Per node: storages whose last forward use it is.
-  std::vector<bool> runs_backward;               // Per node: its backward runs.
-  std::vector<ir::SmallInts> saved_storages;         // Per node: the storages its backward holds.
-  std::vector<ir::SmallInts> forward_saved;          // Per node: the storages it saves in the forward.
+  // Per node: storages whose last forward use it is.
+  std::vector<ir::SmallInts> release_at;
+  std::vector<bool> runs_backward;  // Per node: its backward runs.
+  // Per node: the storages its backward holds.
+  std::vector<ir::SmallInts> saved_storages;
+  // Per node: the storages it saves in the forward.
+  std::vector<ir::SmallInts> forward_saved;
   CheckpointState ckpt;
   BackwardState bwd;
   OptimizerState opt;
@@ -78,7 +92,8 @@ struct StepState {
   void Free(int s) { timeline.Free(&storages[s]); }
   // Records a timeline point.
   void Point(StepPhase phase, int node) { timeline.Point(phase, node); }
-  // Frees `s` if nothing holds it any more at node `now`: not pinned, saved, a gradient, or read later.
+  // Frees `s` if nothing holds it any more at node `now`: not pinned, saved, a
+  // gradient, or read later.
   void Release(int s, int now);
 
   // Returns the node's workspace bytes (kernel scratch, layout copies) if any.
@@ -93,7 +108,8 @@ struct StepState {
   bool GradsPresent() const;
   // True if GaLore's optimizer steps the parameters.
   bool Galore() const;
-  // True if GaLore steps each parameter in backward, as its gradient is accumulated.
+  // True if GaLore steps each parameter in backward, as its gradient is
+  // accumulated.
   bool PerLayer() const;
 };
 

@@ -31,12 +31,15 @@ void Setup(StepState* st) {
   st->Point(StepPhase::kSetup, -1);
 }
 
-// The parameters' gradients, when they exist before the forward (StepState::GradsPresent).
+// The parameters' gradients, when they exist before the forward
+// (StepState::GradsPresent).
 void PreallocateGrads(StepState* st) {
   for (size_t i = 0; i < st->g.params.size(); ++i) {
     if (!st->grads.param_trainable[i]) continue;
     const auto& p = st->g.params[i];
-    int s = st->storages.Add(sym::Expr(ir::Numel(p.shape) * ElementSize(p.dtype)), MemCategory::kGrad);
+    int s =
+        st->storages.Add(sym::Expr(ir::Numel(p.shape) * ElementSize(p.dtype)),
+                         MemCategory::kGrad);
     st->storages[s].pinned = true;
     st->Alloc(s);
   }
@@ -44,17 +47,20 @@ void PreallocateGrads(StepState* st) {
 }
 
 // The forward in graph order: each node's outputs, temporaries and workspace
-// are allocated (a point), then what it was the last to need is released (a point).
+// are allocated (a point), then what it was the last to need is released (a
+// point).
 void Forward(StepState* st) {
   const StorageTable& table = st->storages;
   for (size_t ni = 0; ni < st->g.nodes.size(); ++ni) {
     const int n = static_cast<int>(ni);
     const sym::Expr* workspace = st->Workspace(ni, /*backward=*/false);
-    if (table.node_new[ni].empty() && table.node_temps[ni].empty() && !workspace && st->release_at[ni].empty())
+    if (table.node_new[ni].empty() && table.node_temps[ni].empty() &&
+        !workspace && st->release_at[ni].empty())
       continue;
     for (int s : table.node_new[ni]) st->Alloc(s);
     for (int s : table.node_temps[ni]) st->Alloc(s);
-    const int ws = workspace ? st->storages.Add(*workspace, MemCategory::kTemp) : -1;
+    const int ws =
+        workspace ? st->storages.Add(*workspace, MemCategory::kTemp) : -1;
     if (ws >= 0) st->Alloc(ws);
     st->Point(StepPhase::kForward, n);
     if (ws >= 0) st->Free(ws);
@@ -71,7 +77,8 @@ void MarkCache(StepState* st) {
   const TrainingOptions& o = st->options;
   std::vector<int> ss;
   auto mark = [&](const std::vector<int>& values, int from, bool release) {
-    for (size_t i = from < 0 ? values.size() : static_cast<size_t>(from); i < values.size(); ++i) {
+    for (size_t i = from < 0 ? values.size() : static_cast<size_t>(from);
+         i < values.size(); ++i) {
       ss.clear();
       st->storages.Of(values[i], &ss);
       for (int s : ss) {
@@ -97,10 +104,13 @@ void ReleaseCacheAtLastUse(StepState* st) {
   }
   // NB: torch.cat([past, new]) reads the past through its list: the past lives
   // until the list's last user (the cat, whose output it is copied into), not
-  // until the list is built. Reverse order carries the use through nested lists.
+  // until the list is built. Reverse order carries the use through nested
+  // lists.
   for (size_t ni = g.nodes.size(); ni-- > 0;) {
     const ir::Node& n = g.nodes[ni];
-    if ((n.op != "prim::ListConstruct" && n.op != "prim::TupleConstruct") || n.outputs.empty()) continue;
+    if ((n.op != "prim::ListConstruct" && n.op != "prim::TupleConstruct") ||
+        n.outputs.empty())
+      continue;
     for (int in : n.inputs) last[in] = std::max(last[in], last[n.outputs[0]]);
   }
   std::vector<int> ss;
@@ -110,7 +120,8 @@ void ReleaseCacheAtLastUse(StepState* st) {
     const int user = last[g.inputs[i]];
     for (int s : ss) {
       Storage& storage = st->storages[s];
-      if (user < 0 || storage.last_use < 0 || storage.last_use == user) continue;
+      if (user < 0 || storage.last_use < 0 || storage.last_use == user)
+        continue;
       auto& old = st->release_at[storage.last_use];
       std::vector<int> kept;
       for (int x : old) {
@@ -126,19 +137,23 @@ void ReleaseCacheAtLastUse(StepState* st) {
 
 }  // namespace
 
-void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes, const passes::AutogradFacts& grads,
+void SimulateStep(const ir::Graph& graph, const passes::ShapeFacts& shapes,
+                  const passes::AutogradFacts& grads,
                   const TrainingOptions& options, Report* report) {
   StepState st(graph, shapes, grads, options, report);
   report->training.cuda_allocator = options.cuda_allocator;
   report->training.allocations.clear();
-  if (options.cuda_allocator) st.timeline.RecordAllocations(&report->training.allocations);
+  if (options.cuda_allocator)
+    st.timeline.RecordAllocations(&report->training.allocations);
   // NB: at most two points per node in the forward and two in the backward,
   // two more per recomputed node, a few per parameter in the optimizer: the
   // timeline is reserved once rather than grown by doubling (a 1M-node step
   // has 3M points; pages reserved and never written take no memory).
   size_t recomputed = 0;
-  for (const CheckpointSegment& seg : report->training.checkpoint_segments) recomputed += seg.last - seg.first + 1;
-  report->training.timeline.reserve(4 * graph.nodes.size() + 2 * recomputed + 8 * graph.params.size() + 64);
+  for (const CheckpointSegment& seg : report->training.checkpoint_segments)
+    recomputed += seg.last - seg.first + 1;
+  report->training.timeline.reserve(4 * graph.nodes.size() + 2 * recomputed +
+                                    8 * graph.params.size() + 64);
   AssignStorages(graph, shapes, &st.storages);
   MarkCache(&st);
   FindBackwardNodes(&st);

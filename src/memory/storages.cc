@@ -8,7 +8,9 @@ namespace {
 
 using rules::RValue;
 
-bool IsOne(const sym::Expr& e) { return e.IsConstant() && *e.AsConstant() == 1; }
+bool IsOne(const sym::Expr& e) {
+  return e.IsConstant() && *e.AsConstant() == 1;
+}
 
 // Lists and tuples hold their elements' storages; unpacking hands them back.
 void AssignPlumbing(const ir::Node& node, StorageTable* t) {
@@ -18,7 +20,8 @@ void AssignPlumbing(const ir::Node& node, StorageTable* t) {
   } else if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
     const auto& elems = t->list_storages[node.inputs[0]];
     if (elems.size() == node.outputs.size()) {
-      for (size_t i = 0; i < elems.size(); ++i) t->storage_of[node.outputs[i]] = elems[i];
+      for (size_t i = 0; i < elems.size(); ++i)
+        t->storage_of[node.outputs[i]] = elems[i];
     }
   }
 }
@@ -34,7 +37,9 @@ int StorageTable::Add(sym::Expr bytes, MemCategory category) {
   return static_cast<int>(storages.size()) - 1;
 }
 
-bool StorageTable::IsSetup(int s) const { return std::find(setup.begin(), setup.end(), s) != setup.end(); }
+bool StorageTable::IsSetup(int s) const {
+  return std::find(setup.begin(), setup.end(), s) != setup.end();
+}
 
 sym::Expr BytesOf(const rules::TensorType& t) {
   sym::Expr n(1);
@@ -43,12 +48,16 @@ sym::Expr BytesOf(const rules::TensorType& t) {
   return n * size;
 }
 
-bool ReshapeCopiesBroadcast(const ir::Graph& g, const passes::ShapeFacts& shapes, const ir::Node& node) {
-  if ((node.op != "aten::reshape" && node.op != "aten::flatten") || node.inputs.empty() || node.outputs.empty())
+bool ReshapeCopiesBroadcast(const ir::Graph& g,
+                            const passes::ShapeFacts& shapes,
+                            const ir::Node& node) {
+  if ((node.op != "aten::reshape" && node.op != "aten::flatten") ||
+      node.inputs.empty() || node.outputs.empty())
     return false;
   const int in = node.inputs[0];
   const int p = g.values[in].producer;
-  if (p < 0 || g.nodes[p].op != "aten::expand" || g.nodes[p].inputs.empty()) return false;
+  if (p < 0 || g.nodes[p].op != "aten::expand" || g.nodes[p].inputs.empty())
+    return false;
   const auto& src = shapes.values[g.nodes[p].inputs[0]].t.shape;
   const auto& mid = shapes.values[in].t.shape;
   const auto& out = shapes.values[node.outputs[0]].t.shape;
@@ -70,7 +79,8 @@ bool ReshapeCopiesBroadcast(const ir::Graph& g, const passes::ShapeFacts& shapes
   return !(squeezed(mid) == squeezed(out));
 }
 
-void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, StorageTable* t) {
+void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
+                    StorageTable* t) {
   t->storage_of.assign(g.values.size(), -1);
   t->list_storages.assign(g.values.size(), {});
   t->node_new.assign(g.nodes.size(), {});
@@ -79,7 +89,8 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
   // and a few per parameter added by the backward: reserved once rather than
   // grown by doubling, whose copy would be made while the step is at its peak
   // (pages reserved and never written take no memory).
-  t->storages.reserve(g.values.size() + 2 * g.nodes.size() + 4 * g.params.size() + 64);
+  t->storages.reserve(g.values.size() + 2 * g.nodes.size() +
+                      4 * g.params.size() + 64);
   for (const auto& table : {&g.params, &g.buffers}) {
     const bool is_param = table == &g.params;
     for (const auto& e : *table) {
@@ -119,7 +130,8 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
       const int out = node.outputs[o];
       const RValue& rv = shapes.values[out];
       int alias_of = -1;
-      if (v.alias_output >= 0 && o < v.output_slots.size() && v.output_slots[o] == v.alias_output &&
+      if (v.alias_output >= 0 && o < v.output_slots.size() &&
+          v.output_slots[o] == v.alias_output &&
           !ReshapeCopiesBroadcast(g, shapes, node)) {
         alias_of = nf.arg_values[v.alias_arg];
       }
@@ -151,7 +163,8 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, Storag
     std::vector<int> ss;
     t->Of(v, &ss);
     for (int s : ss) {
-      if ((*t)[s].category == MemCategory::kTemp) (*t)[s].category = MemCategory::kOther;
+      if ((*t)[s].category == MemCategory::kTemp)
+        (*t)[s].category = MemCategory::kOther;
       (*t)[s].pinned = true;
     }
   }

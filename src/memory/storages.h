@@ -18,27 +18,34 @@ namespace torchcost::memory {
 struct Storage {
   sym::Expr bytes;
   MemCategory category = MemCategory::kTemp;
-  int id = -1;            // Its index in StorageTable::storages.
+  int id = -1;  // Its index in StorageTable::storages.
   bool live = false;
-  bool pinned = false;    // Held by the caller for the whole step (params, buffers, inputs, outputs).
-  int last_use = -1;      // Last forward node that reads it.
-  int saved_by = 0;       // Backward nodes (or checkpoint segments) that still hold it.
-  int grad_refs = 0;      // Gradient slots that point at it.
+  // Held by the caller for the whole step (params, buffers, inputs, outputs).
+  bool pinned = false;
+  int last_use = -1;  // Last forward node that reads it.
+  // Backward nodes (or checkpoint segments) that still hold it.
+  int saved_by = 0;
+  int grad_refs = 0;  // Gradient slots that point at it.
 };
 
 // The storages of a step and the values and nodes that own them.
 struct StorageTable {
   std::vector<Storage> storages;
-  std::vector<int> storage_of;                    // Per value: its storage, or -1.
-  std::vector<ir::SmallInts> list_storages;          // Per list value: its elements' storages.
-  std::vector<ir::SmallInts> node_new;               // Per node: the storages its outputs allocate.
-  std::vector<ir::SmallInts> node_temps;             // Per node: its temporaries' storages.
-  std::vector<int> setup;                         // Held before the step: params, buffers, inputs.
+  // Per value: its storage, or -1.
+  std::vector<int> storage_of;
+  // Per list value: its elements' storages.
+  std::vector<ir::SmallInts> list_storages;
+  // Per node: the storages its outputs allocate.
+  std::vector<ir::SmallInts> node_new;
+  // Per node: its temporaries' storages.
+  std::vector<ir::SmallInts> node_temps;
+  // Held before the step: params, buffers, inputs.
+  std::vector<int> setup;
 
   // Adds a storage (not live) and returns its id.
   int Add(sym::Expr bytes, MemCategory category);
-  // Appends the storages value `v` stands for (one for a tensor, one per element for a list).
-  // `List` is a std::vector<int> or a ir::SmallInts.
+  // Appends the storages value `v` stands for (one for a tensor, one per
+  // element for a list). `List` is a std::vector<int> or a ir::SmallInts.
   template <typename List>
   void Of(int v, List* out) const {
     if (storage_of[v] >= 0) out->push_back(storage_of[v]);
@@ -51,7 +58,8 @@ struct StorageTable {
   int size() const { return static_cast<int>(storages.size()); }
 };
 
-// Returns a tensor's bytes: numel times the element size (4 for an unknown dtype).
+// Returns a tensor's bytes: numel times the element size (4 for an unknown
+// dtype).
 sym::Expr BytesOf(const rules::TensorType& t);
 
 // Returns true if `node`, a reshape or flatten of an expand, copies.
@@ -59,13 +67,17 @@ sym::Expr BytesOf(const rules::TensorType& t);
 // expand that grew a size-1 dim, copies when it merges that stride-0 dim with
 // another (PyTorch's reshape cannot view it): Hugging Face's repeat_kv,
 // x[:, :, None].expand(b, kv, rep, s, hd).reshape(b, kv * rep, s, hd).
-bool ReshapeCopiesBroadcast(const ir::Graph& g, const passes::ShapeFacts& shapes, const ir::Node& node);
+bool ReshapeCopiesBroadcast(const ir::Graph& g,
+                            const passes::ShapeFacts& shapes,
+                            const ir::Node& node);
 
 // Gives every value of `g` its storages: params, buffers and inputs first
 // (pinned, held from the setup), then each node's new outputs and
 // temporaries in graph order; outputs are pinned and count as OTH.
-// NB: an op without a rule is taken to allocate each tensor output (no aliasing).
-void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes, StorageTable* table);
+// NB: an op without a rule is taken to allocate each tensor output (no
+// aliasing).
+void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
+                    StorageTable* table);
 
 }  // namespace torchcost::memory
 

@@ -12,7 +12,8 @@ Timeline::Timeline(TimelinePoints* points) : points_(points) {
   lump_id_.fill(-1);
 }
 
-void Timeline::Record(int id, bool alloc, const sym::Expr& bytes, MemCategory c) {
+void Timeline::Record(int id, bool alloc, const sym::Expr& bytes,
+                      MemCategory c) {
   AllocationEvent e;
   e.id = id;
   e.alloc = alloc;

@@ -14,24 +14,31 @@ namespace torchcost::memory {
 // Live bytes per category and the points recorded from them.
 class Timeline {
  public:
-  // Starts with nothing live; points are appended to `points`, which is cleared.
+  // Starts with nothing live; points are appended to `points`, which is
+  // cleared.
   explicit Timeline(TimelinePoints* points);
 
   // Makes `s` live (nothing if it is already).
   void Alloc(Storage* s);
   // Makes `s` dead (nothing if it is already).
   void Free(Storage* s);
-  // Adds `delta` bytes of category `c` that no storage stands for (optimizer states, an update's temporaries).
-  // NB: recorded as one allocation per category holding all such bytes, reallocated at each change.
+  // Adds `delta` bytes of category `c` that no storage stands for (optimizer
+  // states, an update's temporaries). NB: recorded as one allocation per
+  // category holding all such bytes, reallocated at each change.
   void Add(MemCategory c, const sym::Expr& delta);
-  // Adds bytes of category `c` held to the end of the step, recorded as one allocation per piece.
+  // Adds bytes of category `c` held to the end of the step, recorded as one
+  // allocation per piece.
   void AddPieces(MemCategory c, const std::vector<int64_t>& pieces);
-  // Records every allocation and free from now on in `events` (the CUDA allocator model replays them).
-  void RecordAllocations(std::vector<AllocationEvent>* events) { events_ = events; }
+  // Records every allocation and free from now on in `events` (the CUDA
+  // allocator model replays them).
+  void RecordAllocations(std::vector<AllocationEvent>* events) {
+    events_ = events;
+  }
   // Returns true if allocations are recorded.
   bool recording() const { return events_ != nullptr; }
   // Records the live bytes now, unless nothing changed since the last point.
-  // NB: the total is kept up to date by Alloc, Free and Add, so a point costs no symbolic arithmetic.
+  // NB: the total is kept up to date by Alloc, Free and Add, so a point costs
+  // no symbolic arithmetic.
   void Point(StepPhase phase, int node);
 
   // Returns the live bytes per category.
@@ -47,8 +54,10 @@ class Timeline {
   sym::Expr total_;
   std::vector<AllocationEvent>* events_ = nullptr;
   std::array<sym::Expr, kNumMemCategories> lump_;  // Add's bytes per category.
-  std::array<int, kNumMemCategories> lump_id_;     // The allocation holding them (-1: none).
-  int next_id_ = -1;                               // Ids of allocations no storage stands for count down.
+  // The allocation holding them (-1: none).
+  std::array<int, kNumMemCategories> lump_id_;
+  // Ids of allocations no storage stands for count down.
+  int next_id_ = -1;
 };
 
 }  // namespace torchcost::memory

@@ -1,11 +1,11 @@
 // The uses of an ir::Graph as a Boost.Graph, read in place: vertices are the
-// graph's values then its nodes, and a node's out-edges are the values it reads.
+// graph's values then its nodes, and a node's out-edges are the values it
+// reads.
 #ifndef TORCHCOST_SRC_MEMORY_USE_GRAPH_H_
 #define TORCHCOST_SRC_MEMORY_USE_GRAPH_H_
 
 #include <boost/graph/graph_traits.hpp>
 #include <boost/iterator/counting_iterator.hpp>
-
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -15,12 +15,12 @@
 
 namespace torchcost::memory {
 
-// A view of `graph` that models Boost.Graph's IncidenceGraph and VertexListGraph.
-// Vertex v < values.size() is value v; vertex values.size() + n is node n.
-// NB: the edges run against the data, from a node to each value it reads (one
-// edge per input, repeats kept), so that a node's out-edges are its input list
-// as the graph stores it: no edge list or CSR copy (a 1M-node graph has 2M
-// vertices and 1M uses). A value has no out-edges.
+// A view of `graph` that models Boost.Graph's IncidenceGraph and
+// VertexListGraph. Vertex v < values.size() is value v; vertex values.size() +
+// n is node n. NB: the edges run against the data, from a node to each value it
+// reads (one edge per input, repeats kept), so that a node's out-edges are its
+// input list as the graph stores it: no edge list or CSR copy (a 1M-node graph
+// has 2M vertices and 1M uses). A value has no out-edges.
 struct UseGraph {
   const ir::Graph* graph;
 
@@ -34,7 +34,9 @@ struct UseGraph {
 struct Use {
   size_t source = 0;
   int value = 0;
-  friend bool operator==(const Use& a, const Use& b) { return a.source == b.source && a.value == b.value; }
+  friend bool operator==(const Use& a, const Use& b) {
+    return a.source == b.source && a.value == b.value;
+  }
   friend bool operator!=(const Use& a, const Use& b) { return !(a == b); }
 };
 
@@ -48,7 +50,8 @@ class UseIterator {
   using reference = Use;
 
   UseIterator() = default;
-  UseIterator(size_t source, const int* input) : source_(source), input_(input) {}
+  UseIterator(size_t source, const int* input)
+      : source_(source), input_(input) {}
   Use operator*() const { return Use{source_, *input_}; }
   UseIterator& operator++() {
     ++input_;
@@ -59,30 +62,45 @@ class UseIterator {
     ++input_;
     return before;
   }
-  friend bool operator==(const UseIterator& a, const UseIterator& b) { return a.input_ == b.input_; }
-  friend bool operator!=(const UseIterator& a, const UseIterator& b) { return a.input_ != b.input_; }
+  friend bool operator==(const UseIterator& a, const UseIterator& b) {
+    return a.input_ == b.input_;
+  }
+  friend bool operator!=(const UseIterator& a, const UseIterator& b) {
+    return a.input_ != b.input_;
+  }
 
  private:
   size_t source_ = 0;
   const int* input_ = nullptr;
 };
 
-// Boost.Graph's free functions for UseGraph, found by argument-dependent lookup.
-inline std::pair<boost::counting_iterator<size_t>, boost::counting_iterator<size_t>> vertices(const UseGraph& g) {
+// Boost.Graph's free functions for UseGraph, found by argument-dependent
+// lookup.
+inline std::pair<boost::counting_iterator<size_t>,
+                 boost::counting_iterator<size_t>>
+vertices(const UseGraph& g) {
   return {boost::counting_iterator<size_t>(0),
-          boost::counting_iterator<size_t>(g.graph->values.size() + g.graph->nodes.size())};
+          boost::counting_iterator<size_t>(g.graph->values.size() +
+                                           g.graph->nodes.size())};
 }
-inline size_t num_vertices(const UseGraph& g) { return g.graph->values.size() + g.graph->nodes.size(); }
-inline std::pair<UseIterator, UseIterator> out_edges(size_t v, const UseGraph& g) {
+inline size_t num_vertices(const UseGraph& g) {
+  return g.graph->values.size() + g.graph->nodes.size();
+}
+inline std::pair<UseIterator, UseIterator> out_edges(size_t v,
+                                                     const UseGraph& g) {
   if (!g.IsNode(v)) return {UseIterator(v, nullptr), UseIterator(v, nullptr)};
-  const std::vector<int>& in = g.graph->nodes[v - g.graph->values.size()].inputs;
+  const std::vector<int>& in =
+      g.graph->nodes[v - g.graph->values.size()].inputs;
   return {UseIterator(v, in.data()), UseIterator(v, in.data() + in.size())};
 }
 inline size_t out_degree(size_t v, const UseGraph& g) {
-  return g.IsNode(v) ? g.graph->nodes[v - g.graph->values.size()].inputs.size() : 0;
+  return g.IsNode(v) ? g.graph->nodes[v - g.graph->values.size()].inputs.size()
+                     : 0;
 }
 inline size_t source(const Use& e, const UseGraph&) { return e.source; }
-inline size_t target(const Use& e, const UseGraph&) { return static_cast<size_t>(e.value); }
+inline size_t target(const Use& e, const UseGraph&) {
+  return static_cast<size_t>(e.value);
+}
 
 }  // namespace torchcost::memory
 

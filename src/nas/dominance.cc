@@ -13,13 +13,19 @@
 namespace torchcost::nas {
 namespace {
 
-constexpr size_t kMaxSymbols = 8;  // Exponents packed 8 bits each into a uint64 key.
+// Exponents packed 8 bits each into a uint64 key.
+constexpr size_t kMaxSymbols = 8;
 
-// A polynomial in the shifted symbols: (packed exponents, coefficient), sorted by key.
+// A polynomial in the shifted symbols: (packed exponents, coefficient), sorted
+// by key.
 using Shifted = std::vector<std::pair<uint64_t, __int128>>;
 
-bool Mul(__int128 a, __int128 b, __int128* out) { return !__builtin_mul_overflow(a, b, out); }
-bool Add(__int128 a, __int128 b, __int128* out) { return !__builtin_add_overflow(a, b, out); }
+bool Mul(__int128 a, __int128 b, __int128* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+bool Add(__int128 a, __int128 b, __int128* out) {
+  return !__builtin_add_overflow(a, b, out);
+}
 
 // Returns binomial(n, k) for small n.
 __int128 Binomial(int64_t n, int64_t k) {
@@ -29,9 +35,11 @@ __int128 Binomial(int64_t n, int64_t k) {
 }
 
 // Expands coeff * prod_a (lo_a + t_a)^e_a into `acc`; false on overflow.
-bool ExpandTerm(__int128 coeff, const std::vector<int64_t>& exps, const std::vector<int64_t>& lo,
+bool ExpandTerm(__int128 coeff, const std::vector<int64_t>& exps,
+                const std::vector<int64_t>& lo,
                 std::map<uint64_t, __int128>* acc) {
-  // Enumerate k_a in [0, e_a]: coefficient prod_a C(e_a, k_a) lo_a^(e_a - k_a) of prod_a t_a^k_a.
+  // Enumerate k_a in [0, e_a]: coefficient prod_a C(e_a, k_a) lo_a^(e_a - k_a)
+  // of prod_a t_a^k_a.
   std::vector<int64_t> k(exps.size(), 0);
   while (true) {
     __int128 c = coeff;
@@ -51,8 +59,10 @@ bool ExpandTerm(__int128 coeff, const std::vector<int64_t>& exps, const std::vec
   }
 }
 
-// Returns e as a shifted polynomial, or false if it has opaque atoms or overflows.
-bool Shift(const sym::Expr& e, const std::unordered_map<const sym::Node*, size_t>& index,
+// Returns e as a shifted polynomial, or false if it has opaque atoms or
+// overflows.
+bool Shift(const sym::Expr& e,
+           const std::unordered_map<const sym::Node*, size_t>& index,
            const std::vector<int64_t>& lo, Shifted* out) {
   std::map<uint64_t, __int128> acc;
   sym::LinView v;
@@ -110,8 +120,10 @@ std::vector<int> UndominatedCandidates(const std::vector<sym::Expr>& exprs) {
   }
   std::vector<Shifted> polys(exprs.size());
   std::vector<bool> exact(exprs.size());
-  for (size_t i = 0; i < exprs.size(); ++i) exact[i] = Shift(exprs[i], index, lo, &polys[i]);
-  // As MaximalCandidates: keep a list of candidates none of which dominates another.
+  for (size_t i = 0; i < exprs.size(); ++i)
+    exact[i] = Shift(exprs[i], index, lo, &polys[i]);
+  // As MaximalCandidates: keep a list of candidates none of which dominates
+  // another.
   std::vector<int> kept;
   for (size_t i = 0; i < exprs.size(); ++i) {
     if (exact[i]) {
@@ -123,7 +135,9 @@ std::vector<int> UndominatedCandidates(const std::vector<sym::Expr>& exprs) {
         }
       }
       if (dominated) continue;
-      kept.erase(std::remove_if(kept.begin(), kept.end(), [&](int k) { return exact[k] && Le(polys[k], polys[i]); }),
+      kept.erase(std::remove_if(
+                     kept.begin(), kept.end(),
+                     [&](int k) { return exact[k] && Le(polys[k], polys[i]); }),
                  kept.end());
     }
     kept.push_back(static_cast<int>(i));

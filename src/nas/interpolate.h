@@ -18,7 +18,8 @@ namespace torchcost::nas {
 // divided difference is an integer (the order-k difference of x^m is the
 // complete homogeneous symmetric polynomial h_{m-k}(x0..xk)), so an inexact
 // division proves the data is no such polynomial: an error.
-Status DividedDifferences(const int64_t* x, size_t n, __int128* f, size_t stride);
+Status DividedDifferences(const int64_t* x, size_t n, __int128* f,
+                          size_t stride);
 
 // Replaces Newton coefficients c[0..n) (as DividedDifferences leaves them) at
 // the points x by the monomial coefficients a[0..n) of the same polynomial
@@ -29,7 +30,8 @@ Status NewtonToMonomial(const int64_t* x, size_t n, __int128* c, size_t stride);
 // per grid point (axis 0 varying fastest), `width` sampled quantities; each
 // becomes, in place, the monomial coefficients prod_a x_a^e_a (e_a in place of
 // the node index of axis a). Exact: errors as DividedDifferences.
-Status InterpolateGrid(const std::vector<std::vector<int64_t>>& nodes, size_t width, std::vector<__int128>* values);
+Status InterpolateGrid(const std::vector<std::vector<int64_t>>& nodes,
+                       size_t width, std::vector<__int128>* values);
 
 }  // namespace torchcost::nas
 

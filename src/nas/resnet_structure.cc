@@ -41,7 +41,16 @@
 namespace torchcost {
 namespace {
 
-enum Quantity { kParams, kTrainable, kForward, kBackward, kAct, kStatic, kGrads, kNumQuantities };
+enum Quantity {
+  kParams,
+  kTrainable,
+  kForward,
+  kBackward,
+  kAct,
+  kStatic,
+  kGrads,
+  kNumQuantities
+};
 
 struct Probe {
   std::array<__int128, kNumQuantities> q{};
@@ -49,25 +58,33 @@ struct Probe {
 };
 
 std::string StageText(const std::array<int64_t, 4>& n) {
-  return std::to_string(n[0]) + ":" + std::to_string(n[1]) + ":" + std::to_string(n[2]) + ":" + std::to_string(n[3]);
+  return std::to_string(n[0]) + ":" + std::to_string(n[1]) + ":" +
+         std::to_string(n[2]) + ":" + std::to_string(n[3]);
 }
 
-Result<__int128> At(const sym::Expr& e, const sym::Bindings& b) { return sym::Evaluate128(e, b); }
+Result<__int128> At(const sym::Expr& e, const sym::Bindings& b) {
+  return sym::Evaluate128(e, b);
+}
 
 }  // namespace
 
-// Analyses the whole ResNet with `n` blocks and kernel sizes `k` per stage at the space's batch.
-static Result<Probe> AnalyzeProbe(const ResnetStructureSpace& space, const RuleSet& rules,
-                                  const std::array<int64_t, 4>& n, const std::array<int64_t, 4>& k) {
-  const std::string config =
-      space.config + (space.config.empty() ? "" : ",") + "blocks=" + StageText(n) + ",kernels=" + StageText(k);
+// Analyses the whole ResNet with `n` blocks and kernel sizes `k` per stage at
+// the space's batch.
+static Result<Probe> AnalyzeProbe(const ResnetStructureSpace& space,
+                                  const RuleSet& rules,
+                                  const std::array<int64_t, 4>& n,
+                                  const std::array<int64_t, 4>& k) {
+  const std::string config = space.config + (space.config.empty() ? "" : ",") +
+                             "blocks=" + StageText(n) +
+                             ",kernels=" + StageText(k);
   Result<build::BuiltModel> built = build::BuildNamedModel("resnet", config);
   if (!built.ok()) return built.status();
   const build::BuiltModel& m = *built;
   sym::Context ctx;
   AnalysisOptions options = space.options;
   options.inputs.clear();
-  for (const build::InputDecl& in : m.inputs) options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const build::InputDecl& in : m.inputs)
+    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
   ir::Graph graph = m.graph;
   if (options.training.mode == StepMode::kTrain && !m.default_loss.empty()) {
     Result<LossSpec> spec = ParseLossSpec(m.default_loss);
@@ -91,44 +108,56 @@ static Result<Probe> AnalyzeProbe(const ResnetStructureSpace& space, const RuleS
   p.q[kBackward] = *v;
   if (!(v = At(tr.saved_bytes, bind)).ok()) return v.status();
   p.q[kAct] = *v;
-  // S: the live bytes when the setup ends; G: the most gradient bytes live at once.
+  // S: the live bytes when the setup ends; G: the most gradient bytes live at
+  // once.
   for (const TimelinePoint& t : tr.timeline) {
     if (t.phase == StepPhase::kSetup) {
       if (!(v = At(t.total, bind)).ok()) return v.status();
       p.q[kStatic] = *v;
     }
-    if (!(v = At(t.live[static_cast<int>(MemCategory::kGrad)], bind)).ok()) return v.status();
+    if (!(v = At(t.live[static_cast<int>(MemCategory::kGrad)], bind)).ok())
+      return v.status();
     p.q[kGrads] = std::max(p.q[kGrads], *v);
   }
-  // T: the largest transient, total - S - ACT live - GRAD live, over the moments after the setup.
+  // T: the largest transient, total - S - ACT live - GRAD live, over the
+  // moments after the setup.
   for (const TimelinePoint& t : tr.timeline) {
     if (t.phase == StepPhase::kSetup) continue;
-    Result<__int128> total = At(t.total, bind), act = At(t.live[static_cast<int>(MemCategory::kAct)], bind),
-                     grad = At(t.live[static_cast<int>(MemCategory::kGrad)], bind);
-    if (!total.ok() || !act.ok() || !grad.ok()) return Status::OutOfRange("resnet structure space: bytes overflow");
+    Result<__int128> total = At(t.total, bind),
+                     act =
+                         At(t.live[static_cast<int>(MemCategory::kAct)], bind),
+                     grad =
+                         At(t.live[static_cast<int>(MemCategory::kGrad)], bind);
+    if (!total.ok() || !act.ok() || !grad.ok())
+      return Status::OutOfRange("resnet structure space: bytes overflow");
     p.transient = std::max(p.transient, *total - p.q[kStatic] - *act - *grad);
   }
   return p;
 }
 
-Result<ResnetStructureComposer> ResnetStructureComposer::Create(const ResnetStructureSpace& space,
-                                                                const RuleSet& rules) {
-  if (space.batch < 1) return Status::InvalidArgument("resnet structure space: batch must be >= 1");
-  if (space.kernels.empty()) return Status::InvalidArgument("resnet structure space: kernels is empty");
+Result<ResnetStructureComposer> ResnetStructureComposer::Create(
+    const ResnetStructureSpace& space, const RuleSet& rules) {
+  if (space.batch < 1)
+    return Status::InvalidArgument(
+        "resnet structure space: batch must be >= 1");
+  if (space.kernels.empty())
+    return Status::InvalidArgument("resnet structure space: kernels is empty");
   ResnetStructureComposer c;
   c.slot_.fill(-1);
   for (size_t j = 0; j < space.kernels.size(); ++j) {
     const int64_t k = space.kernels[j];
     if (k < 1 || k > kMaxKernel || k % 2 == 0 || c.slot_[k] >= 0) {
-      return Status::InvalidArgument("resnet structure space: kernels[" + std::to_string(j) + "] = " +
-                                     std::to_string(k) + " must be odd, in [1, " + std::to_string(kMaxKernel) +
-                                     "] and not repeated");
+      return Status::InvalidArgument(
+          "resnet structure space: kernels[" + std::to_string(j) +
+          "] = " + std::to_string(k) + " must be odd, in [1, " +
+          std::to_string(kMaxKernel) + "] and not repeated");
     }
     c.slot_[k] = static_cast<int>(j);
   }
   c.base_blocks_ = {2, 2, 2, 2};
   c.base_kernel_ = space.kernels[0];
-  const std::array<int64_t, 4> base_kernels = {c.base_kernel_, c.base_kernel_, c.base_kernel_, c.base_kernel_};
+  const std::array<int64_t, 4> base_kernels = {c.base_kernel_, c.base_kernel_,
+                                               c.base_kernel_, c.base_kernel_};
   Result<Probe> base = AnalyzeProbe(space, rules, c.base_blocks_, base_kernels);
   if (!base.ok()) return base.status();
   c.analyses_ = 1;
@@ -140,7 +169,8 @@ Result<ResnetStructureComposer> ResnetStructureComposer::Create(const ResnetStru
     for (int s = 0; s < 4; ++s) {
       std::array<int64_t, 4> k = base_kernels;
       k[s] = space.kernels[j];
-      Probe two = *base;  // Stage s at kernel j, two blocks: the base itself for j = 0.
+      // Stage s at kernel j, two blocks: the base itself for j = 0.
+      Probe two = *base;
       if (j > 0) {
         Result<Probe> p = AnalyzeProbe(space, rules, c.base_blocks_, k);
         if (!p.ok()) return p.status();
@@ -163,21 +193,29 @@ Result<ResnetStructureComposer> ResnetStructureComposer::Create(const ResnetStru
   return c;
 }
 
-Result<StructuralCosts> ResnetStructureComposer::Evaluate(const std::array<int64_t, 4>& blocks) const {
-  return Evaluate(blocks, {base_kernel_, base_kernel_, base_kernel_, base_kernel_});
+Result<StructuralCosts> ResnetStructureComposer::Evaluate(
+    const std::array<int64_t, 4>& blocks) const {
+  return Evaluate(blocks,
+                  {base_kernel_, base_kernel_, base_kernel_, base_kernel_});
 }
 
-Result<StructuralCosts> ResnetStructureComposer::Evaluate(const std::array<int64_t, 4>& blocks,
-                                                          const std::array<int64_t, 4>& kernels) const {
+Result<StructuralCosts> ResnetStructureComposer::Evaluate(
+    const std::array<int64_t, 4>& blocks,
+    const std::array<int64_t, 4>& kernels) const {
   std::array<int, 4> slot;
   for (int s = 0; s < 4; ++s) {
     if (blocks[s] < 1) {
-      return Status::InvalidArgument("resnet structure space: stage " + std::to_string(s + 1) + " needs >= 1 block");
+      return Status::InvalidArgument("resnet structure space: stage " +
+                                     std::to_string(s + 1) +
+                                     " needs >= 1 block");
     }
-    slot[s] = kernels[s] >= 0 && kernels[s] <= kMaxKernel ? slot_[kernels[s]] : -1;
+    slot[s] =
+        kernels[s] >= 0 && kernels[s] <= kMaxKernel ? slot_[kernels[s]] : -1;
     if (slot[s] < 0) {
-      return Status::InvalidArgument("resnet structure space: stage " + std::to_string(s + 1) + "'s kernel size " +
-                                     std::to_string(kernels[s]) + " is not one of the space's");
+      return Status::InvalidArgument("resnet structure space: stage " +
+                                     std::to_string(s + 1) + "'s kernel size " +
+                                     std::to_string(kernels[s]) +
+                                     " is not one of the space's");
     }
   }
   std::array<__int128, kNumQuantities> q;
@@ -185,14 +223,18 @@ Result<StructuralCosts> ResnetStructureComposer::Evaluate(const std::array<int64
     // Q(n, k) = Q(base) + sum_s [F(s, k_s) + (n_s - base_s) * R(s, k_s)].
     __int128 v = base_.v[i];
     for (int s = 0; s < 4; ++s) {
-      v += first_[slot[s]][s].v[i] + static_cast<__int128>(blocks[s] - base_blocks_[s]) * repeated_[slot[s]][s].v[i];
+      v += first_[slot[s]][s].v[i] +
+           static_cast<__int128>(blocks[s] - base_blocks_[s]) *
+               repeated_[slot[s]][s].v[i];
     }
     q[i] = v;
   }
   const __int128 lower = q[kStatic] + q[kAct];
   const __int128 upper = lower + q[kGrads] + transient_;
   for (__int128 v : {q[kParams], q[kForward], q[kBackward], upper}) {
-    if (v > sym::kPosInf) return Status::OutOfRange("resnet structure space: a cost overflows int64");
+    if (v > sym::kPosInf)
+      return Status::OutOfRange(
+          "resnet structure space: a cost overflows int64");
   }
   StructuralCosts out;
   out.params = static_cast<int64_t>(q[kParams]);

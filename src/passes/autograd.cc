@@ -1,7 +1,6 @@
 #include "passes/autograd.h"
 
 #include <algorithm>
-
 #include <regex>
 
 #include "passes/user_regex.h"
@@ -26,24 +25,28 @@ bool MatchesAny(const std::vector<std::regex>& res, const ir::TensorEntry& p) {
 // by prim::ListConstruct stands for its elements.
 void Expand(const ir::Graph& g, int v, std::vector<int>* out) {
   const ir::Value& val = g.values[v];
-  if (val.kind == ir::ValueKind::kList && val.producer >= 0 && g.nodes[val.producer].op == "prim::ListConstruct") {
+  if (val.kind == ir::ValueKind::kList && val.producer >= 0 &&
+      g.nodes[val.producer].op == "prim::ListConstruct") {
     for (int e : g.nodes[val.producer].inputs) out->push_back(e);
     return;
   }
   out->push_back(v);
 }
 
-// Returns the bytes of a tensor value (its gradient's: same shape and dtype), 0 for any other.
+// Returns the bytes of a tensor value (its gradient's: same shape and dtype), 0
+// for any other.
 sym::Expr TensorBytes(const rules::RValue& rv) {
   if (rv.kind != rules::RValue::Kind::kTensor) return sym::Expr(0);
   sym::Expr n(1);
-  for (const auto& d : rv.t.shape) n = n * d;  // Elements: the product of the dims.
+  // Elements: the product of the dims.
+  for (const auto& d : rv.t.shape) n = n * d;
   return n * (rv.t.dtype == DType::kUnknown ? 4 : ElementSize(rv.t.dtype));
 }
 
 }  // namespace
 
-Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingOptions& options, AutogradFacts* out) {
+Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes,
+                   const TrainingOptions& options, AutogradFacts* out) {
   out->requires_grad.assign(g.values.size(), false);
   out->nodes.assign(g.nodes.size(), NodeAutograd());
   out->saved.clear();
@@ -55,22 +58,29 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
     try {
       freeze.push_back(UserRegex(pattern));
     } catch (const std::regex_error& e) {
-      return Status::InvalidArgument("StepConfig.freeze '" + pattern + "': not a valid regular expression (" + e.what() + ")");
+      return Status::InvalidArgument("StepConfig.freeze '" + pattern +
+                                     "': not a valid regular expression (" +
+                                     e.what() + ")");
     }
   }
   for (size_t i = 0; i < g.params.size(); ++i) {
     const ir::TensorEntry& p = g.params[i];
-    const bool trainable = p.requires_grad && IsFloatingPoint(p.dtype) && !MatchesAny(freeze, p);
+    const bool trainable =
+        p.requires_grad && IsFloatingPoint(p.dtype) && !MatchesAny(freeze, p);
     out->param_trainable[i] = trainable;
     if (trainable && p.value >= 0) out->requires_grad[p.value] = true;
   }
   if (options.inputs_require_grad) {
-    // NB: a loss's target (the last input ApplyLoss appends) never requires a gradient.
-    const size_t model_inputs = g.inputs.size() - (LossAppendsOps(options.loss) && !g.inputs.empty() ? 1 : 0);
+    // NB: a loss's target (the last input ApplyLoss appends) never requires a
+    // gradient.
+    const size_t model_inputs =
+        g.inputs.size() -
+        (LossAppendsOps(options.loss) && !g.inputs.empty() ? 1 : 0);
     for (size_t i = 0; i < model_inputs; ++i) {
       const int v = g.inputs[i];
       const auto& rv = shapes.values[v];
-      out->requires_grad[v] = rv.kind == rules::RValue::Kind::kTensor && IsFloatingPoint(rv.t.dtype);
+      out->requires_grad[v] = rv.kind == rules::RValue::Kind::kTensor &&
+                              IsFloatingPoint(rv.t.dtype);
     }
   }
 
@@ -92,8 +102,10 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       bool any_output = false;
       for (int o : node.outputs) {
         const auto& rv = shapes.values[o];
-        const bool grad = rv.kind == rules::RValue::Kind::kTensor ? IsFloatingPoint(rv.t.dtype)
-                          : rv.kind == rules::RValue::Kind::kUnknown && g.values[o].kind == ir::ValueKind::kTensor;
+        const bool grad = rv.kind == rules::RValue::Kind::kTensor
+                              ? IsFloatingPoint(rv.t.dtype)
+                              : rv.kind == rules::RValue::Kind::kUnknown &&
+                                    g.values[o].kind == ir::ValueKind::kTensor;
         out->requires_grad[o] = grad;
         any_output = any_output || grad;
       }
@@ -106,8 +118,10 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
         for (int e : expanded) {
           const auto& rv = shapes.values[e];
           if (out->requires_grad[e] &&
-              (rv.kind == rules::RValue::Kind::kTensor || rv.kind == rules::RValue::Kind::kUnknown) &&
-              std::find(na.grad_inputs.begin(), na.grad_inputs.end(), e) == na.grad_inputs.end()) {
+              (rv.kind == rules::RValue::Kind::kTensor ||
+               rv.kind == rules::RValue::Kind::kUnknown) &&
+              std::find(na.grad_inputs.begin(), na.grad_inputs.end(), e) ==
+                  na.grad_inputs.end()) {
             na.grad_inputs.push_back(e);
           }
         }
@@ -115,32 +129,43 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       continue;
     }
     if (nf.rule == nullptr || !nf.ok) {
-      // Lists, tuples and unpacking pass requires_grad through; size queries do not.
-      const bool plumbing = node.op == "prim::ListConstruct" || node.op == "prim::TupleConstruct" ||
-                            node.op == "prim::ListUnpack" || node.op == "prim::TupleUnpack" ||
-                            node.op == "aten::__getitem__" || node.op == "prim::TupleIndex";
+      // Lists, tuples and unpacking pass requires_grad through; size queries do
+      // not.
+      const bool plumbing =
+          node.op == "prim::ListConstruct" ||
+          node.op == "prim::TupleConstruct" || node.op == "prim::ListUnpack" ||
+          node.op == "prim::TupleUnpack" || node.op == "aten::__getitem__" ||
+          node.op == "prim::TupleIndex";
       for (int o : node.outputs) {
         const auto& rv = shapes.values[o];
-        const bool tensorish = rv.kind == rules::RValue::Kind::kTensor ? IsFloatingPoint(rv.t.dtype)
-                               : rv.kind == rules::RValue::Kind::kTensorList || rv.kind == rules::RValue::Kind::kList;
+        const bool tensorish =
+            rv.kind == rules::RValue::Kind::kTensor
+                ? IsFloatingPoint(rv.t.dtype)
+                : rv.kind == rules::RValue::Kind::kTensorList ||
+                      rv.kind == rules::RValue::Kind::kList;
         out->requires_grad[o] = plumbing && tensorish;
       }
       continue;
     }
     const rules::Variant& v = *nf.applied->variant;
     const rules::Schema& schema = nf.rule->schema;
-    if (!v.differentiable) continue;  // detach and friends: outputs never require gradients.
+    // detach and friends: outputs never require gradients.
+    if (!v.differentiable) continue;
     na.has_grad_fn = true;
     // Input gradients, with their FLOPs.
     std::vector<bool> arg_needs(schema.args.size(), false);
-    std::vector<sym::Expr> arg_grad_bytes(schema.args.size(), sym::Expr(0));  // What each argument's gradients take.
+    // What each argument's gradients take.
+    std::vector<sym::Expr> arg_grad_bytes(schema.args.size(), sym::Expr(0));
     for (size_t a = 0; a < schema.args.size(); ++a) {
       int val = nf.arg_values[a];
-      if (val < 0 || schema.args[a].type.base != rules::ArgType::Base::kTensor) continue;
+      if (val < 0 || schema.args[a].type.base != rules::ArgType::Base::kTensor)
+        continue;
       if (!v.differentiable_args.empty() &&
-          std::find(v.differentiable_args.begin(), v.differentiable_args.end(), static_cast<int>(a)) ==
-              v.differentiable_args.end()) {
-        continue;  // NB: an argument read for its shape or dtype only (view_as, type_as) gets no gradient.
+          std::find(v.differentiable_args.begin(), v.differentiable_args.end(),
+                    static_cast<int>(a)) == v.differentiable_args.end()) {
+        // NB: an argument read for its shape or dtype only (view_as, type_as)
+        // gets no gradient.
+        continue;
       }
       expanded.clear();
       Expand(g, val, &expanded);
@@ -174,7 +199,8 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       na.bwd_workspace = peak - made;
     } else {
       for (const auto& [arg, w] : nf.applied->workspace_bwd) {
-        if (arg < 0 || arg_needs[arg]) na.bwd_workspace = sym::Max(na.bwd_workspace, w);
+        if (arg < 0 || arg_needs[arg])
+          na.bwd_workspace = sym::Max(na.bwd_workspace, w);
       }
     }
     // Saved tensors: NB: PyTorch's generated code saves a tensor only if a
@@ -188,8 +214,10 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
       ref.slot = s.slot;
       if (s.slot < static_cast<int>(schema.args.size())) {
         ref.value = nf.arg_values[s.slot];
-        if (ref.value >= 0 && g.values[ref.value].kind == ir::ValueKind::kList) {
-          // A saved Tensor[] argument (einsum's operands): each tensor element is saved.
+        if (ref.value >= 0 &&
+            g.values[ref.value].kind == ir::ValueKind::kList) {
+          // A saved Tensor[] argument (einsum's operands): each tensor element
+          // is saved.
           expanded.clear();
           Expand(g, ref.value, &expanded);
           for (int e : expanded) {
@@ -201,24 +229,32 @@ Status RunAutograd(const ir::Graph& g, const ShapeFacts& shapes, const TrainingO
           continue;
         }
         if (ref.value < 0) continue;
-        if (shapes.values[ref.value].kind != rules::RValue::Kind::kTensor) continue;
+        if (shapes.values[ref.value].kind != rules::RValue::Kind::kTensor)
+          continue;
       } else {
         for (size_t o = 0; o < v.output_slots.size() && ref.value < 0; ++o) {
-          if (v.output_slots[o] == s.slot && o < node.outputs.size()) ref.value = node.outputs[o];
+          if (v.output_slots[o] == s.slot && o < node.outputs.size())
+            ref.value = node.outputs[o];
         }
-        for (size_t t = 0; t < v.temporaries.size() && ref.value < 0 && ref.temporary < 0; ++t) {
-          if (v.temporaries[t].slot == s.slot) ref.temporary = static_cast<int>(t);
+        for (size_t t = 0;
+             t < v.temporaries.size() && ref.value < 0 && ref.temporary < 0;
+             ++t) {
+          if (v.temporaries[t].slot == s.slot)
+            ref.temporary = static_cast<int>(t);
         }
         if (ref.value < 0 && ref.temporary < 0) continue;
       }
       out->saved.push_back(ref);
     }
     na.saved_end = static_cast<uint32_t>(out->saved.size());
-    // Outputs: floating-point results of a node with a grad_fn require gradients.
+    // Outputs: floating-point results of a node with a grad_fn require
+    // gradients.
     for (int o : node.outputs) {
       const auto& rv = shapes.values[o];
-      if (rv.kind == rules::RValue::Kind::kTensor) out->requires_grad[o] = IsFloatingPoint(rv.t.dtype);
-      else if (rv.kind == rules::RValue::Kind::kTensorList) out->requires_grad[o] = true;
+      if (rv.kind == rules::RValue::Kind::kTensor)
+        out->requires_grad[o] = IsFloatingPoint(rv.t.dtype);
+      else if (rv.kind == rules::RValue::Kind::kTensorList)
+        out->requires_grad[o] = true;
     }
   }
   return Status::Ok();

@@ -15,26 +15,35 @@ namespace torchcost::passes {
 
 // A tensor a node keeps for its backward.
 struct SavedRef {
-  int value = -1;      // The graph value saved (an argument or output), or -1 for a temporary.
+  // The graph value saved (an argument or output), or -1 for a temporary.
+  int value = -1;
   int temporary = -1;  // Index into the node's applied temporaries, or -1.
   int slot = -1;       // The rule's slot it was named by (for messages).
 };
 
 // What backward does at one node.
 struct NodeAutograd {
-  bool has_grad_fn = false;       // Some differentiable input requires a gradient.
-  bool unknown_backward = false;  // An op without a rule: its backward FLOPs and saved tensors are unknown.
-  ir::SmallInts grad_inputs;      // Values whose gradients this node's backward produces.
-  // Its saved tensors (only if has_grad_fn): AutogradFacts::saved[saved_begin, saved_end).
+  // Some differentiable input requires a gradient.
+  bool has_grad_fn = false;
+  // An op without a rule: its backward FLOPs and saved tensors are unknown.
+  bool unknown_backward = false;
+  // Values whose gradients this node's backward produces.
+  ir::SmallInts grad_inputs;
+  // Its saved tensors (only if has_grad_fn): AutogradFacts::saved[saved_begin,
+  // saved_end).
   uint32_t saved_begin = 0, saved_end = 0;
   sym::Expr bwd_flops, bwd_transcendentals;
-  sym::Expr bwd_workspace;        // Scratch bytes of the backward beyond its gradients (the largest needed phase).
+  // Scratch bytes of the backward beyond its gradients (the largest needed
+  // phase).
+  sym::Expr bwd_workspace;
 };
 
 // Everything the autograd pass found.
 struct AutogradFacts {
-  std::vector<bool> requires_grad;  // Parallel to Graph::values (a list: any element).
-  std::vector<bool> param_trainable;  // Parallel to Graph::params, after freezing.
+  // Parallel to Graph::values (a list: any element).
+  std::vector<bool> requires_grad;
+  // Parallel to Graph::params, after freezing.
+  std::vector<bool> param_trainable;
   std::vector<NodeAutograd> nodes;  // Parallel to Graph::nodes.
   // NB: the saved tensors of every node, node after node, in one list rather
   // than a vector per node (a heap block each: a 1M-node chain saves 1M).
@@ -55,9 +64,10 @@ struct AutogradFacts {
   }
 };
 
-// Runs the autograd pass. In inference nothing requires a gradient. Errors: a bad freeze regex.
-Status RunAutograd(const ir::Graph& graph, const ShapeFacts& shapes, const TrainingOptions& options,
-                   AutogradFacts* out);
+// Runs the autograd pass. In inference nothing requires a gradient. Errors: a
+// bad freeze regex.
+Status RunAutograd(const ir::Graph& graph, const ShapeFacts& shapes,
+                   const TrainingOptions& options, AutogradFacts* out);
 
 }  // namespace torchcost::passes
 

@@ -15,8 +15,12 @@ int GraphEditor::Constant(ir::ValueKind kind, ir::Constant c) {
 int GraphEditor::Int(int64_t i) { return Constant(ir::ValueKind::kInt, i); }
 int GraphEditor::Float(double f) { return Constant(ir::ValueKind::kFloat, f); }
 int GraphEditor::Bool(bool b) { return Constant(ir::ValueKind::kBool, b); }
-int GraphEditor::None() { return Constant(ir::ValueKind::kNone, std::monostate()); }
-int GraphEditor::Ints(std::vector<int64_t> l) { return Constant(ir::ValueKind::kList, std::move(l)); }
+int GraphEditor::None() {
+  return Constant(ir::ValueKind::kNone, std::monostate());
+}
+int GraphEditor::Ints(std::vector<int64_t> l) {
+  return Constant(ir::ValueKind::kList, std::move(l));
+}
 
 int GraphEditor::WrappedNumber(DType dtype) {
   ir::Value v;
@@ -28,7 +32,8 @@ int GraphEditor::WrappedNumber(DType dtype) {
   return g_.AddValue(std::move(v));
 }
 
-int GraphEditor::Param(const std::string& name, std::vector<int64_t> shape, DType dtype, bool requires_grad) {
+int GraphEditor::Param(const std::string& name, std::vector<int64_t> shape,
+                       DType dtype, bool requires_grad) {
   ir::TensorEntry e;
   e.name = name;
   e.shape = std::move(shape);
@@ -48,8 +53,9 @@ int GraphEditor::Param(const std::string& name, std::vector<int64_t> shape, DTyp
   return value;
 }
 
-int GraphEditor::Op(const std::string& op, const std::string& overload, std::vector<int> inputs,
-                    std::vector<std::string> names, int scope) {
+int GraphEditor::Op(const std::string& op, const std::string& overload,
+                    std::vector<int> inputs, std::vector<std::string> names,
+                    int scope) {
   ir::Value out;
   out.kind = ir::ValueKind::kTensor;
   out.name = "peft" + std::to_string(g_.values.size());
@@ -76,10 +82,12 @@ void GraphEditor::KeepAlive(std::vector<int> values, int scope) {
 }
 
 int NodeArg(const ir::Node& node, const std::string& name, size_t position) {
-  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size(); ++i) {
+  for (size_t i = 0; i < node.input_names.size() && i < node.inputs.size();
+       ++i) {
     if (node.input_names[i] == name) return node.inputs[i];
   }
-  if (node.input_names.empty() && position < node.inputs.size()) return node.inputs[position];
+  if (node.input_names.empty() && position < node.inputs.size())
+    return node.inputs[position];
   return -1;
 }
 

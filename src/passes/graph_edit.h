@@ -24,16 +24,19 @@ class GraphEditor {
   // A ScalarType argument (TorchScript passes dtypes as their c10 code).
   int ScalarType(DType d) { return Int(static_cast<int64_t>(d)); }
 
-  // A Python number an eager op wraps into a 0-dim tensor (float64 for a float),
-  // as a trace records it: autograd saves it where it saves the operand.
+  // A Python number an eager op wraps into a 0-dim tensor (float64 for a
+  // float), as a trace records it: autograd saves it where it saves the
+  // operand.
   int WrappedNumber(DType dtype);
 
   // Adds a parameter `name` and returns the value that reads it.
-  int Param(const std::string& name, std::vector<int64_t> shape, DType dtype, bool requires_grad);
+  int Param(const std::string& name, std::vector<int64_t> shape, DType dtype,
+            bool requires_grad);
 
-  // Appends `op` with named inputs in module `scope`; returns its one tensor output.
-  int Op(const std::string& op, const std::string& overload, std::vector<int> inputs,
-         std::vector<std::string> names, int scope);
+  // Appends `op` with named inputs in module `scope`; returns its one tensor
+  // output.
+  int Op(const std::string& op, const std::string& overload,
+         std::vector<int> inputs, std::vector<std::string> names, int scope);
 
   // Appends a node that reads `values` and computes nothing: they live at
   // least until it runs (Python locals held until a function returns).
@@ -50,7 +53,8 @@ class GraphEditor {
 // frontend named its inputs, else at `position`), or -1.
 int NodeArg(const ir::Node& node, const std::string& name, size_t position);
 
-// Returns the last component of a dotted module path ("q_proj" of "h.0.attn.q_proj").
+// Returns the last component of a dotted module path ("q_proj" of
+// "h.0.attn.q_proj").
 std::string LeafName(const std::string& path);
 
 }  // namespace torchcost::training

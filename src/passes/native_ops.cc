@@ -1,9 +1,9 @@
 #include "passes/native_ops.h"
 
-#include "rules/rule_expr.h"
-
 #include <string_view>
 #include <unordered_set>
+
+#include "rules/rule_expr.h"
 
 namespace torchcost::passes {
 namespace {
@@ -12,11 +12,21 @@ using rules::RValue;
 using Kind = RValue::Kind;
 
 const std::unordered_set<std::string_view>& NativeOps() {
-  static const auto* kOps = new std::unordered_set<std::string_view>{
-      "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
-      "prim::NumToTensor",   "aten::Int",        "aten::ScalarImplicit", "aten::Float",
-      "aten::size",          "aten::dim",        "aten::len",            "aten::__getitem__",
-      "prim::TupleIndex",    "aten::numel"};
+  static const auto* kOps =
+      new std::unordered_set<std::string_view>{"prim::ListConstruct",
+                                               "prim::ListUnpack",
+                                               "prim::TupleConstruct",
+                                               "prim::TupleUnpack",
+                                               "prim::NumToTensor",
+                                               "aten::Int",
+                                               "aten::ScalarImplicit",
+                                               "aten::Float",
+                                               "aten::size",
+                                               "aten::dim",
+                                               "aten::len",
+                                               "aten::__getitem__",
+                                               "prim::TupleIndex",
+                                               "aten::numel"};
   return *kOps;
 }
 
@@ -24,13 +34,15 @@ const std::unordered_set<std::string_view>& NativeOps() {
 
 bool IsIntArith(const ir::Node& n) {
   static const auto* kOps = new std::unordered_set<std::string_view>{
-      "aten::add", "aten::sub", "aten::mul", "aten::floordiv", "aten::neg", "aten::remainder", "aten::__floordiv__"};
+      "aten::add", "aten::sub",       "aten::mul",         "aten::floordiv",
+      "aten::neg", "aten::remainder", "aten::__floordiv__"};
   return kOps->count(n.op) > 0;
 }
 
 namespace {
 
-// Returns the symbolic integer a value holds: an int, or a 0-dim tensor with a known value.
+// Returns the symbolic integer a value holds: an int, or a 0-dim tensor with a
+// known value.
 const sym::Expr* AsInt(const RValue& v) {
   if (v.kind == Kind::kInt) return &v.i;
   if (v.kind == Kind::kTensor && v.t.has_scalar) return &v.t.scalar;
@@ -90,7 +102,8 @@ RValue ConstantToValue(const ir::Value& v) {
   return RValue();
 }
 
-Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>& values) {
+Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
+                   std::vector<RValue>& values) {
   auto in = [&](size_t i) -> const RValue& { return values[node.inputs[i]]; };
   auto set = [&](size_t i, RValue v) {
     if (i < node.outputs.size()) values[node.outputs[i]] = std::move(v);
@@ -114,7 +127,8 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
         out = RValue::Tensors(std::move(l));
       } else {
         out.kind = Kind::kList;
-        for (size_t i = 0; i < node.inputs.size(); ++i) out.items.push_back(in(i));
+        for (size_t i = 0; i < node.inputs.size(); ++i)
+          out.items.push_back(in(i));
       }
       set(0, std::move(out));
       return Status::Ok();
@@ -122,21 +136,28 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
     if (op == "prim::TupleConstruct") {
       RValue out;
       out.kind = Kind::kList;
-      for (size_t i = 0; i < node.inputs.size(); ++i) out.items.push_back(in(i));
+      for (size_t i = 0; i < node.inputs.size(); ++i)
+        out.items.push_back(in(i));
       set(0, std::move(out));
       return Status::Ok();
     }
     if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
       const RValue& l = in(0);
-      size_t n = l.kind == Kind::kIntList ? l.ints.size() : l.kind == Kind::kTensorList ? l.tensors.size()
-               : l.kind == Kind::kList ? l.items.size() : 0;
+      size_t n = l.kind == Kind::kIntList      ? l.ints.size()
+                 : l.kind == Kind::kTensorList ? l.tensors.size()
+                 : l.kind == Kind::kList       ? l.items.size()
+                                               : 0;
       if (l.kind == Kind::kUnknown) return Fail("input is unknown");
       if (n != node.outputs.size())
-        return Fail("unpacks " + std::to_string(node.outputs.size()) + " values from a list of " + std::to_string(n));
+        return Fail("unpacks " + std::to_string(node.outputs.size()) +
+                    " values from a list of " + std::to_string(n));
       for (size_t i = 0; i < n; ++i) {
-        if (l.kind == Kind::kIntList) set(i, RValue::Int(l.ints[i]));
-        else if (l.kind == Kind::kTensorList) set(i, RValue::Tensor(l.tensors[i]));
-        else set(i, l.items[i]);
+        if (l.kind == Kind::kIntList)
+          set(i, RValue::Int(l.ints[i]));
+        else if (l.kind == Kind::kTensorList)
+          set(i, RValue::Tensor(l.tensors[i]));
+        else
+          set(i, l.items[i]);
       }
       return Status::Ok();
     }
@@ -162,8 +183,10 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
       } else if (v.kind == Kind::kFloat) {
         return Fail("cannot convert a float to a symbolic int");
       } else {
-        // NB: the value of a data-dependent scalar is unknowable without running the model.
-        set(0, RValue::Int(ctx.FreshSymbol("u", sym::Interval{sym::kNegInf, sym::kPosInf})));
+        // NB: the value of a data-dependent scalar is unknowable without
+        // running the model.
+        set(0, RValue::Int(ctx.FreshSymbol(
+                   "u", sym::Interval{sym::kNegInf, sym::kPosInf})));
       }
       return Status::Ok();
     }
@@ -186,7 +209,8 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
         auto c = d ? d->AsConstant() : std::nullopt;
         int64_t rank = static_cast<int64_t>(shape.size());
         if (!c || *c < -rank || *c >= rank)
-          return Fail("dim " + (d ? d->ToString() : std::string("?")) + " out of range for a tensor of rank " +
+          return Fail("dim " + (d ? d->ToString() : std::string("?")) +
+                      " out of range for a tensor of rank " +
                       std::to_string(rank));
         set(0, RValue::Int(shape[*c < 0 ? *c + rank : *c]));
       } else {
@@ -196,11 +220,16 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
     }
     if (op == "aten::len") {
       const RValue& l = in(0);
-      if (l.kind == Kind::kIntList) set(0, RValue::Int(static_cast<int64_t>(l.ints.size())));
-      else if (l.kind == Kind::kTensorList) set(0, RValue::Int(static_cast<int64_t>(l.tensors.size())));
-      else if (l.kind == Kind::kList) set(0, RValue::Int(static_cast<int64_t>(l.items.size())));
-      else if (l.kind == Kind::kTensor && !l.t.shape.empty()) set(0, RValue::Int(l.t.shape[0]));
-      else return Fail("len() of a " + rules::DescribeValue(l));
+      if (l.kind == Kind::kIntList)
+        set(0, RValue::Int(static_cast<int64_t>(l.ints.size())));
+      else if (l.kind == Kind::kTensorList)
+        set(0, RValue::Int(static_cast<int64_t>(l.tensors.size())));
+      else if (l.kind == Kind::kList)
+        set(0, RValue::Int(static_cast<int64_t>(l.items.size())));
+      else if (l.kind == Kind::kTensor && !l.t.shape.empty())
+        set(0, RValue::Int(l.t.shape[0]));
+      else
+        return Fail("len() of a " + rules::DescribeValue(l));
       return Status::Ok();
     }
     if (op == "aten::__getitem__" || op == "prim::TupleIndex") {
@@ -208,14 +237,20 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
       const sym::Expr* idx = AsInt(in(1));
       auto c = idx ? idx->AsConstant() : std::nullopt;
       if (!c) return Fail("index is not a constant");
-      int64_t size = l.kind == Kind::kIntList ? l.ints.size() : l.kind == Kind::kTensorList ? l.tensors.size()
-                   : l.kind == Kind::kList ? l.items.size() : -1;
+      int64_t size = l.kind == Kind::kIntList      ? l.ints.size()
+                     : l.kind == Kind::kTensorList ? l.tensors.size()
+                     : l.kind == Kind::kList       ? l.items.size()
+                                                   : -1;
       if (size < 0) return Fail("indexing a " + rules::DescribeValue(l));
-      if (*c < -size || *c >= size) return Fail("index " + std::to_string(*c) + " out of range");
+      if (*c < -size || *c >= size)
+        return Fail("index " + std::to_string(*c) + " out of range");
       int64_t i = *c < 0 ? *c + size : *c;
-      if (l.kind == Kind::kIntList) set(0, RValue::Int(l.ints[i]));
-      else if (l.kind == Kind::kTensorList) set(0, RValue::Tensor(l.tensors[i]));
-      else set(0, l.items[i]);
+      if (l.kind == Kind::kIntList)
+        set(0, RValue::Int(l.ints[i]));
+      else if (l.kind == Kind::kTensorList)
+        set(0, RValue::Tensor(l.tensors[i]));
+      else
+        set(0, l.items[i]);
       return Status::Ok();
     }
     if (IsIntArith(node)) {
@@ -227,11 +262,16 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
       }
       const sym::Expr* b = node.inputs.size() > 1 ? AsInt(in(1)) : nullptr;
       if (!b) return Fail("operand is not an int");
-      if (op == "aten::add") set(0, RValue::Int(*a + *b));
-      else if (op == "aten::sub") set(0, RValue::Int(*a - *b));
-      else if (op == "aten::mul") set(0, RValue::Int(*a * *b));
-      else if (op == "aten::remainder") set(0, RValue::Int(sym::Mod(*a, *b)));
-      else set(0, RValue::Int(sym::FloorDiv(*a, *b)));
+      if (op == "aten::add")
+        set(0, RValue::Int(*a + *b));
+      else if (op == "aten::sub")
+        set(0, RValue::Int(*a - *b));
+      else if (op == "aten::mul")
+        set(0, RValue::Int(*a * *b));
+      else if (op == "aten::remainder")
+        set(0, RValue::Int(sym::Mod(*a, *b)));
+      else
+        set(0, RValue::Int(sym::FloorDiv(*a, *b)));
       return Status::Ok();
     }
   } catch (const sym::Error& e) {
@@ -242,13 +282,19 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<RValue>&
 
 void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
   static const auto* kOps = new std::unordered_set<std::string_view>{
-      "aten::add",       "aten::sub", "aten::mul",    "aten::div", "aten::floor_divide", "aten::remainder",
-      "aten::rsub",      "aten::minimum", "aten::maximum"};
-  // NB: unary minus too (T5's position_bias[:, :, -seq_length:, :] traces aten::neg of the length).
+      "aten::add",  "aten::sub",          "aten::mul",
+      "aten::div",  "aten::floor_divide", "aten::remainder",
+      "aten::rsub", "aten::minimum",      "aten::maximum"};
+  // NB: unary minus too (T5's position_bias[:, :, -seq_length:, :] traces
+  // aten::neg of the length).
   const bool neg = node.op == "aten::neg";
-  if ((!kOps->count(node.op) && !neg) || node.outputs.empty() || node.inputs.size() < (neg ? 1u : 2u)) return;
+  if ((!kOps->count(node.op) && !neg) || node.outputs.empty() ||
+      node.inputs.size() < (neg ? 1u : 2u))
+    return;
   RValue& out = values[node.outputs[0]];
-  if (out.kind != Kind::kTensor || !out.t.shape.empty() || IsFloatingPoint(out.t.dtype)) return;
+  if (out.kind != Kind::kTensor || !out.t.shape.empty() ||
+      IsFloatingPoint(out.t.dtype))
+    return;
   if (neg) {
     if (const sym::Expr* a = AsInt(values[node.inputs[0]])) {
       out.t.has_scalar = true;
@@ -261,18 +307,28 @@ void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
   if (!a || !b) return;
   try {
     sym::Expr r;
-    if (node.op == "aten::add") r = *a + *b;
-    else if (node.op == "aten::sub") r = *a - *b;
-    else if (node.op == "aten::rsub") r = *b - *a;
-    else if (node.op == "aten::mul") r = *a * *b;
-    else if (node.op == "aten::remainder") r = sym::Mod(*a, *b);
-    else if (node.op == "aten::minimum") r = sym::Min(*a, *b);
-    else if (node.op == "aten::maximum") r = sym::Max(*a, *b);
-    else r = sym::FloorDiv(*a, *b);  // NB: trunc and floor agree on the non-negative sizes traced here.
+    if (node.op == "aten::add")
+      r = *a + *b;
+    else if (node.op == "aten::sub")
+      r = *a - *b;
+    else if (node.op == "aten::rsub")
+      r = *b - *a;
+    else if (node.op == "aten::mul")
+      r = *a * *b;
+    else if (node.op == "aten::remainder")
+      r = sym::Mod(*a, *b);
+    else if (node.op == "aten::minimum")
+      r = sym::Min(*a, *b);
+    else if (node.op == "aten::maximum")
+      r = sym::Max(*a, *b);
+    // NB: trunc and floor agree on the non-negative sizes traced here.
+    else
+      r = sym::FloorDiv(*a, *b);
     out.t.has_scalar = true;
     out.t.scalar = r;
   } catch (const sym::Error&) {
-    // Leave the value unknown: a divisor that is not provably positive, or an overflow.
+    // Leave the value unknown: a divisor that is not provably positive, or an
+    // overflow.
   }
 }
 

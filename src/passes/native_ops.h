@@ -17,16 +17,19 @@ namespace torchcost::passes {
 // Returns true if `node` is evaluated natively.
 bool IsNativeOp(const ir::Node& node);
 
-// Returns true if `node` is an arithmetic op that also has integer overloads (add, mul, floordiv, ...).
+// Returns true if `node` is an arithmetic op that also has integer overloads
+// (add, mul, floordiv, ...).
 bool IsIntArith(const ir::Node& node);
 
 // Evaluates a native node: reads `values` of its inputs and writes its outputs.
-Status RunNativeOp(const ir::Node& node, sym::Context& ctx, std::vector<rules::RValue>& values);
+Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
+                   std::vector<rules::RValue>& values);
 
 // After a rule computed a pointwise op's output, carries the symbolic value of
 // 0-dim integer tensors through add/sub/mul/div/floor_divide/remainder/rsub,
 // minimum/maximum and neg.
-void PropagateScalarValue(const ir::Node& node, std::vector<rules::RValue>& values);
+void PropagateScalarValue(const ir::Node& node,
+                          std::vector<rules::RValue>& values);
 
 // Converts a constant payload of the IR into an RValue.
 rules::RValue ConstantToValue(const ir::Value& v);

@@ -8,52 +8,63 @@ namespace {
 using rules::RValue;
 
 // Runs the inference once with `bindings`.
-bool RunOnce(const ir::Graph& g, int ni, const std::vector<RValue>& values, const sym::Bindings& bindings,
-             std::vector<ir::ExampleValue>* outs, std::string* why) {
+bool RunOnce(const ir::Graph& g, int ni, const std::vector<RValue>& values,
+             const sym::Bindings& bindings, std::vector<ir::ExampleValue>* outs,
+             std::string* why) {
   auto example_of = [&](int v) { return ToExample(values[v], bindings); };
   if (!g.infer_shapes(g.nodes[ni].origin, example_of, outs, why)) return false;
   if (outs->size() != g.nodes[ni].outputs.size()) {
-    *why = "the inference gave " + std::to_string(outs->size()) + " outputs for " +
-           std::to_string(g.nodes[ni].outputs.size());
+    *why = "the inference gave " + std::to_string(outs->size()) +
+           " outputs for " + std::to_string(g.nodes[ni].outputs.size());
     return false;
   }
   return true;
 }
 
-// One integer an output holds (a dim or an int), at the base and at each perturbed binding.
+// One integer an output holds (a dim or an int), at the base and at each
+// perturbed binding.
 struct Sample {
   int64_t base = 0;
-  std::vector<std::optional<int64_t>> moved;    // Per symbol, at twice its example; nullopt if that run failed.
-  std::vector<std::optional<int64_t>> checked;  // Per symbol, at three times its example (verifies the fit).
+  // Per symbol, at twice its example; nullopt if that run failed.
+  std::vector<std::optional<int64_t>> moved;
+  // Per symbol, at three times its example (verifies the fit).
+  std::vector<std::optional<int64_t>> checked;
 };
 
 // Returns false if the run at three times symbol k's example contradicts `fit`.
-bool Verified(const Sample& s, size_t k, const sym::Expr& fit, const std::string& name, const sym::Bindings& examples) {
-  if (!s.checked[k]) return true;  // NB: that run failed: the two-point fit stands (an assumption).
+bool Verified(const Sample& s, size_t k, const sym::Expr& fit,
+              const std::string& name, const sym::Bindings& examples) {
+  // NB: that run failed: the two-point fit stands (an assumption).
+  if (!s.checked[k]) return true;
   sym::Bindings b = examples;
   b[name] = 3 * examples.at(name);
   Result<int64_t> v = sym::Evaluate(fit, b);
   return v.ok() && *v == *s.checked[k];
 }
 
-// Writes one integer in the symbols (see InferFallbackShapes); nullopt if no form fits.
-std::optional<sym::Expr> Fit(const Sample& s, const std::vector<std::string>& names, const sym::Bindings& examples,
-                             sym::Context& ctx) {
+// Writes one integer in the symbols (see InferFallbackShapes); nullopt if no
+// form fits.
+std::optional<sym::Expr> Fit(const Sample& s,
+                             const std::vector<std::string>& names,
+                             const sym::Bindings& examples, sym::Context& ctx) {
   std::vector<size_t> changed;
   for (size_t k = 0; k < names.size(); ++k) {
     if (s.moved[k] && *s.moved[k] != s.base) changed.push_back(k);
   }
   if (changed.empty()) {
-    // NB: where the run at twice a symbol failed, a dim equal to its example is taken as the symbol.
+    // NB: where the run at twice a symbol failed, a dim equal to its example is
+    // taken as the symbol.
     for (size_t k = 0; k < names.size(); ++k) {
-      if (!s.moved[k] && examples.at(names[k]) == s.base) return ctx.Symbol(names[k]);
+      if (!s.moved[k] && examples.at(names[k]) == s.base)
+        return ctx.Symbol(names[k]);
     }
     return sym::Expr(s.base);
   }
   if (changed.size() == 1) {
     const size_t k = changed[0];
     const int64_t e = examples.at(names[k]);
-    const int64_t delta = *s.moved[k] - s.base;  // The dim's change when the symbol goes from e to 2e.
+    // The dim's change when the symbol goes from e to 2e.
+    const int64_t delta = *s.moved[k] - s.base;
     const sym::Expr x = ctx.Symbol(names[k]);
     std::optional<sym::Expr> fit;
     if (delta % e == 0) {
@@ -130,8 +141,10 @@ ir::ExampleValue ToExample(const RValue& v, const sym::Bindings& examples) {
   return out;
 }
 
-InferredShapes InferFallbackShapes(const ir::Graph& g, int ni, const std::vector<RValue>& values,
-                                   const sym::Bindings& examples, sym::Context& ctx) {
+InferredShapes InferFallbackShapes(const ir::Graph& g, int ni,
+                                   const std::vector<RValue>& values,
+                                   const sym::Bindings& examples,
+                                   sym::Context& ctx) {
   InferredShapes result;
   if (!g.infer_shapes) {
     result.why = "the model's frontend has no shape inference";
@@ -167,9 +180,11 @@ InferredShapes InferFallbackShapes(const ir::Graph& g, int ni, const std::vector
   auto sample = [&](size_t o, int d) {  // d < 0: the int output itself.
     Sample s;
     s.base = d < 0 ? base[o].i : base[o].shape[d];
-    auto read = [&](const auto& runs, std::vector<std::optional<int64_t>>* into) {
+    auto read = [&](const auto& runs,
+                    std::vector<std::optional<int64_t>>* into) {
       for (const auto& m : runs) {
-        if (!m || (*m)[o].kind != base[o].kind || (d >= 0 && (*m)[o].shape.size() != base[o].shape.size())) {
+        if (!m || (*m)[o].kind != base[o].kind ||
+            (d >= 0 && (*m)[o].shape.size() != base[o].shape.size())) {
           into->push_back(std::nullopt);
         } else {
           into->push_back(d < 0 ? (*m)[o].i : (*m)[o].shape[d]);
@@ -187,9 +202,11 @@ InferredShapes InferFallbackShapes(const ir::Graph& g, int ni, const std::vector
       rules::TensorType t;
       t.dtype = ex.dtype;
       for (size_t d = 0; d < ex.shape.size(); ++d) {
-        std::optional<sym::Expr> e = Fit(sample(o, static_cast<int>(d)), names, examples, ctx);
+        std::optional<sym::Expr> e =
+            Fit(sample(o, static_cast<int>(d)), names, examples, ctx);
         if (!e) {
-          result.why = "dim " + std::to_string(d) + " of output " + std::to_string(o) +
+          result.why = "dim " + std::to_string(d) + " of output " +
+                       std::to_string(o) +
                        " does not follow the symbols linearly";
           return result;
         }
@@ -212,8 +229,8 @@ InferredShapes InferFallbackShapes(const ir::Graph& g, int ni, const std::vector
   if (!result.fitted.empty()) {
     std::string at;
     for (const auto& [name, e] : sorted) {
-      at += (at.empty() ? "" : ", ") + name + " = " + std::to_string(e) + ", " + std::to_string(2 * e) + " and " +
-            std::to_string(3 * e);
+      at += (at.empty() ? "" : ", ") + name + " = " + std::to_string(e) + ", " +
+            std::to_string(2 * e) + " and " + std::to_string(3 * e);
     }
     result.fitted = "LibTorch's shapes at " + at;
   }

@@ -16,15 +16,19 @@ namespace torchcost::passes {
 // What the inference gave one node.
 struct InferredShapes {
   bool ok = false;
-  std::vector<rules::RValue> outputs;  // One per node output (kUnknown where not a tensor, int, float or bool).
-  std::string fitted;                  // Non-empty if a dim was written in the symbols: how (for an assumption).
-  std::string why;                     // Why not, if !ok.
-  std::string note;                    // How the frontend inferred them, if it said (ok only).
+  // One per node output (kUnknown where not a tensor, int, float or bool).
+  std::vector<rules::RValue> outputs;
+  // Non-empty if a dim was written in the symbols: how (for an assumption).
+  std::string fitted;
+  std::string why;  // Why not, if !ok.
+  // How the frontend inferred them, if it said (ok only).
+  std::string note;
 };
 
 // Returns the example of `v` with every symbol at its value in `examples`
 // (kOther if it is not a tensor, scalar or int list, or a symbol is unbound).
-ir::ExampleValue ToExample(const rules::RValue& v, const sym::Bindings& examples);
+ir::ExampleValue ToExample(const rules::RValue& v,
+                           const sym::Bindings& examples);
 
 // Runs graph.infer_shapes for node `ni`, its inputs evaluated at `examples`.
 // With symbols, it runs again per symbol at twice and three times that
@@ -33,8 +37,10 @@ ir::ExampleValue ToExample(const rules::RValue& v, const sym::Bindings& examples
 // times their product, fitted at 1x and 2x and checked at 3x; a dim that fits
 // neither makes it fail. If the run at twice a symbol's example fails, dims
 // equal to that symbol's example are taken as the symbol.
-InferredShapes InferFallbackShapes(const ir::Graph& g, int ni, const std::vector<rules::RValue>& values,
-                                   const sym::Bindings& examples, sym::Context& ctx);
+InferredShapes InferFallbackShapes(const ir::Graph& g, int ni,
+                                   const std::vector<rules::RValue>& values,
+                                   const sym::Bindings& examples,
+                                   sym::Context& ctx);
 
 }  // namespace torchcost::passes
 

@@ -27,24 +27,29 @@ const RValue& BoolValue(bool b) {
 // Binds a node's inputs to the rule's schema arguments: by name when the
 // frontend named them, else by position. Training flags are forced to the
 // step's mode (true in a training step, false in inference).
-Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::vector<RValue>& values,
-                bool train, std::vector<const RValue*>* args, ir::SmallInts* arg_values) {
+Status BindArgs(const ir::Node& node, const rules::Schema& schema,
+                const std::vector<RValue>& values, bool train,
+                std::vector<const RValue*>* args, ir::SmallInts* arg_values) {
   args->assign(schema.args.size(), nullptr);
   arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       int a = schema.FindArg(node.input_names[i]);
       if (a < 0) {
-        return Status::InvalidArgument("input '" + node.input_names[i] + "' is not an argument of the rule's schema '" +
-                                       schema.name + (schema.overload.empty() ? "" : "." + schema.overload) + "'");
+        return Status::InvalidArgument(
+            "input '" + node.input_names[i] +
+            "' is not an argument of the rule's schema '" + schema.name +
+            (schema.overload.empty() ? "" : "." + schema.overload) + "'");
       }
       (*args)[a] = &values[node.inputs[i]];
       (*arg_values)[a] = node.inputs[i];
     }
   } else {
     if (node.inputs.size() > schema.args.size()) {
-      return Status::InvalidArgument("node has " + std::to_string(node.inputs.size()) +
-                                     " inputs but the rule's schema takes " + std::to_string(schema.args.size()));
+      return Status::InvalidArgument("node has " +
+                                     std::to_string(node.inputs.size()) +
+                                     " inputs but the rule's schema takes " +
+                                     std::to_string(schema.args.size()));
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       (*args)[i] = &values[node.inputs[i]];
@@ -52,7 +57,8 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema, const std::ve
     }
   }
   for (size_t a = 0; a < schema.args.size(); ++a) {
-    if (schema.args[a].type.base == rules::ArgType::Base::kBool && IsTrainingFlag(schema.args[a].name)) {
+    if (schema.args[a].type.base == rules::ArgType::Base::kBool &&
+        IsTrainingFlag(schema.args[a].name)) {
       (*args)[a] = &BoolValue(train);
     }
   }
@@ -72,7 +78,8 @@ bool UseTracedShape(const ir::Value& v, RValue* out) {
 // A memo key: the words of a rule's identity and of its bound values.
 using MemoKey = std::vector<uint64_t>;
 
-// Hashes a memo key word by word (a boost-style combine, then splitmix64's finalizer).
+// Hashes a memo key word by word (a boost-style combine, then splitmix64's
+// finalizer).
 struct MemoKeyHash {
   size_t operator()(const MemoKey& key) const {
     uint64_t h = key.size();
@@ -86,12 +93,15 @@ struct MemoKeyHash {
   }
 };
 
-uint64_t Word(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+uint64_t Word(const void* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
 
 // Appends an interned expression: its node and constant identify it.
 void AppendExpr(MemoKey* key, const sym::Expr& e) {
   key->push_back(Word(e.node()));
-  if (e.node() == nullptr) key->push_back(static_cast<uint64_t>(*e.AsConstant()));
+  if (e.node() == nullptr)
+    key->push_back(static_cast<uint64_t>(*e.AsConstant()));
 }
 
 void AppendExprs(MemoKey* key, const std::vector<sym::Expr>& exprs) {
@@ -101,14 +111,16 @@ void AppendExprs(MemoKey* key, const std::vector<sym::Expr>& exprs) {
 
 void AppendTensor(MemoKey* key, const rules::TensorType& t) {
   AppendExprs(key, t.shape);
-  key->push_back(static_cast<uint64_t>(t.dtype) << 1 | static_cast<uint64_t>(t.has_scalar));
+  key->push_back(static_cast<uint64_t>(t.dtype) << 1 |
+                 static_cast<uint64_t>(t.has_scalar));
   if (t.has_scalar) AppendExpr(key, t.scalar);
 }
 
 // Appends every field of `v` that a rule can read (Expr fields by their
 // interned node, so equal keys mean equal values).
 void AppendValue(MemoKey* key, const RValue& v) {
-  key->push_back(static_cast<uint64_t>(v.kind) << 2 | static_cast<uint64_t>(v.b) << 1 |
+  key->push_back(static_cast<uint64_t>(v.kind) << 2 |
+                 static_cast<uint64_t>(v.b) << 1 |
                  static_cast<uint64_t>(v.unknown));
   switch (v.kind) {
     case RValue::Kind::kInt:
@@ -148,7 +160,8 @@ void AppendValue(MemoKey* key, const RValue& v) {
 }
 
 // The memo key of applying `rule` to `args`: the rule and every bound value.
-void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args, MemoKey* key) {
+void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args,
+             MemoKey* key) {
   key->clear();
   key->push_back(Word(rule));
   for (const RValue* a : args) {
@@ -159,7 +172,8 @@ void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args, 
 
 class Propagator {
  public:
-  Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx, ShapeFacts* facts, Report* report)
+  Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx,
+             ShapeFacts* facts, Report* report)
       : g_(g), rules_(rules), ctx_(ctx), facts_(facts), report_(report) {}
 
   // Sets the facts of the values from `first_value` on (all but the inputs
@@ -177,8 +191,10 @@ class Propagator {
       RValue& out = facts_->values[i];
       if (v.has_constant) {
         out = ConstantToValue(v);
-      } else if (v.role == ir::ValueRole::kParam || v.role == ir::ValueRole::kBuffer) {
-        const auto& table = v.role == ir::ValueRole::kParam ? g_.params : g_.buffers;
+      } else if (v.role == ir::ValueRole::kParam ||
+                 v.role == ir::ValueRole::kBuffer) {
+        const auto& table =
+            v.role == ir::ValueRole::kParam ? g_.params : g_.buffers;
         const ir::TensorEntry& e = table.at(v.table_index);
         rules::TensorType t;
         t.shape.assign(e.shape.begin(), e.shape.end());
@@ -193,14 +209,18 @@ class Propagator {
     // Model inputs: the user's shapes, else the traced ones.
     std::vector<int> tensor_inputs;
     for (int vi : g_.inputs) {
-      if (g_.values[vi].kind == ir::ValueKind::kTensor || g_.values[vi].kind == ir::ValueKind::kOther) tensor_inputs.push_back(vi);
+      if (g_.values[vi].kind == ir::ValueKind::kTensor ||
+          g_.values[vi].kind == ir::ValueKind::kOther)
+        tensor_inputs.push_back(vi);
     }
     if (!options.inputs.empty()) {
       if (options.inputs.size() != tensor_inputs.size()) {
-        return Status::InvalidArgument(g_.source + ": the model takes " + std::to_string(tensor_inputs.size()) +
-                                       " tensor input" + (tensor_inputs.size() == 1 ? "" : "s") + " but " +
-                                       std::to_string(options.inputs.size()) + " StepConfig.inputs " +
-                                       (options.inputs.size() == 1 ? "was" : "were") + " given");
+        return Status::InvalidArgument(
+            g_.source + ": the model takes " +
+            std::to_string(tensor_inputs.size()) + " tensor input" +
+            (tensor_inputs.size() == 1 ? "" : "s") + " but " +
+            std::to_string(options.inputs.size()) + " StepConfig.inputs " +
+            (options.inputs.size() == 1 ? "was" : "were") + " given");
       }
       for (size_t i = 0; i < tensor_inputs.size(); ++i) {
         rules::TensorType t;
@@ -212,8 +232,10 @@ class Propagator {
     } else {
       for (int vi : tensor_inputs) {
         if (!UseTracedShape(g_.values[vi], &facts_->values[vi])) {
-          return Status::InvalidArgument(g_.source + ": input '" + g_.values[vi].name +
-                                         "' has no recorded shape; give one with StepConfig.inputs, e.g. StepConfig.inputs B,3,224,224");
+          return Status::InvalidArgument(
+              g_.source + ": input '" + g_.values[vi].name +
+              "' has no recorded shape; give one with StepConfig.inputs, e.g. "
+              "StepConfig.inputs B,3,224,224");
         }
       }
     }
@@ -231,18 +253,24 @@ class Propagator {
     if (first_node > 0) {
       // NB: said once, after every node's diagnostics, as one run says it.
       auto& d = report_->diagnostics;
-      d.erase(std::remove_if(d.begin(), d.end(), [&](const Diagnostic& x) { return x.message == unread; }), d.end());
+      d.erase(std::remove_if(
+                  d.begin(), d.end(),
+                  [&](const Diagnostic& x) { return x.message == unread; }),
+              d.end());
     }
     std::vector<const RValue*> args;
     const size_t first_applied = facts_->applied.size();
-    std::unordered_map<MemoKey, const rules::Applied*, MemoKeyHash> memo;  // RuleKey -> the rule's result.
+    // RuleKey -> the rule's result.
+    std::unordered_map<MemoKey, const rules::Applied*, MemoKeyHash> memo;
     MemoKey key;
-    // What each distinct op is, found once per propagation (op '\0' overload -> entry).
+    // What each distinct op is, found once per propagation (op '\0' overload ->
+    // entry).
     struct OpEntry {
       bool native = false, int_arith = false;  // IsNativeOp, IsIntArith.
       bool looked_up = false;                  // `rule` and `ignored` are set.
       const rules::OpRule* rule = nullptr;     // nullptr: none, or ignored.
-      bool ignored = false;                    // The op (or op.overload) is listed as ignored.
+      // The op (or op.overload) is listed as ignored.
+      bool ignored = false;
     };
     std::unordered_map<std::string, OpEntry> ops;
     std::string op_key;
@@ -257,8 +285,9 @@ class Propagator {
         op.native = IsNativeOp(node);
         op.int_arith = IsIntArith(node);
       }
-      if (op.native || (node.overload.empty() && op.int_arith && !node.inputs.empty() &&
-                        facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
+      if (op.native ||
+          (node.overload.empty() && op.int_arith && !node.inputs.empty() &&
+           facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
         cost.has_rule = true;
         if (AnyInputUnknown(node)) continue;
         Status s = RunNativeOp(node, ctx_, facts_->values);
@@ -267,8 +296,11 @@ class Propagator {
         continue;
       }
       if (!op.looked_up) {
-        Result<const rules::OpRule*> found = rules_.Lookup(node.op, node.overload);
-        if (!found.ok()) {  // A rule that does not compile (built-in rules compile on first use): as a rule that fails.
+        Result<const rules::OpRule*> found =
+            rules_.Lookup(node.op, node.overload);
+        // A rule that does not compile (built-in rules compile on first use):
+        // as a rule that fails.
+        if (!found.ok()) {
           cost.has_rule = true;
           Error(ni, found.status().message());
           cost.cost_unknown = true;
@@ -276,8 +308,11 @@ class Propagator {
           continue;
         }
         op.rule = *found;
-        if (!node.overload.empty() && rules_.IsIgnored(node.op + "." + node.overload)) op.rule = nullptr;
-        op.ignored = rules_.IsIgnored(node.op) || rules_.IsIgnored(node.op + "." + node.overload);
+        if (!node.overload.empty() &&
+            rules_.IsIgnored(node.op + "." + node.overload))
+          op.rule = nullptr;
+        op.ignored = rules_.IsIgnored(node.op) ||
+                     rules_.IsIgnored(node.op + "." + node.overload);
         op.looked_up = true;
       }
       const rules::OpRule* rule = op.rule;
@@ -300,7 +335,8 @@ class Propagator {
         FallBack(ni, "");
         continue;
       }
-      Status s = BindArgs(node, rule->schema, facts_->values, train_, &args, &nf.arg_values);
+      Status s = BindArgs(node, rule->schema, facts_->values, train_, &args,
+                          &nf.arg_values);
       if (s.ok()) {
         // NB: a rule's application is a function of the rule and its bound
         // values (device and backend are fixed per run; rules make no fresh
@@ -312,7 +348,8 @@ class Propagator {
           nf.applied = hit->second;
         } else {
           auto applied = std::make_unique<rules::Applied>();
-          s = rules::ApplyRule(*rule, args, ctx_, applied.get(), device_, attention_backend_);
+          s = rules::ApplyRule(*rule, args, ctx_, applied.get(), device_,
+                               attention_backend_);
           nf.applied = applied.get();
           facts_->applied.push_back(std::move(applied));
           if (s.ok()) memo.emplace(key, nf.applied);
@@ -327,21 +364,25 @@ class Propagator {
       const rules::Applied& applied = *nf.applied;
       if (applied.outputs.size() != node.outputs.size()) {
         cost.cost_unknown = true;
-        Error(ni, "the rule gives " + std::to_string(applied.outputs.size()) + " outputs but the node has " +
+        Error(ni, "the rule gives " + std::to_string(applied.outputs.size()) +
+                      " outputs but the node has " +
                       std::to_string(node.outputs.size()));
         FallBack(ni, "");
         continue;
       }
-      for (size_t i = 0; i < node.outputs.size(); ++i) facts_->values[node.outputs[i]] = applied.outputs[i];
+      for (size_t i = 0; i < node.outputs.size(); ++i)
+        facts_->values[node.outputs[i]] = applied.outputs[i];
       PropagateScalarValue(node, facts_->values);
       for (auto& a : applied.assumptions) {
-        report_->assumptions.push_back(Where(ni) + ": could not prove " + a + "; assuming it holds");
+        report_->assumptions.push_back(Where(ni) + ": could not prove " + a +
+                                       "; assuming it holds");
       }
       nf.ok = true;
       backend_read_ = backend_read_ || applied.read_attention_backend;
       // NB: arithmetic on traced sizes (0-dim integer tensors with a known
       // value) is shape bookkeeping that tracing recorded, not model compute.
-      if (!node.outputs.empty() && facts_->values[node.outputs[0]].kind == RValue::Kind::kTensor &&
+      if (!node.outputs.empty() &&
+          facts_->values[node.outputs[0]].kind == RValue::Kind::kTensor &&
           facts_->values[node.outputs[0]].t.has_scalar) {
         continue;
       }
@@ -355,26 +396,32 @@ class Propagator {
     }
     facts_->attention_backend_read = backend_read_;
     if (attention_backend_ != "auto" && !backend_read_) {
-      // NB: the choice acts on aten::scaled_dot_product_attention only (its rule
-      // reads attention_backend()); say so rather than ignore it silently.
+      // NB: the choice acts on aten::scaled_dot_product_attention only (its
+      // rule reads attention_backend()); say so rather than ignore it silently.
       report_->diagnostics.push_back({Diagnostic::Severity::kWarning, unread});
     }
-    for (const auto& [op, count] : unknown) report_->unknown_ops.push_back({op, count});
-    std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(), [](const UnknownOp& a, const UnknownOp& b) {
-      return a.count != b.count ? a.count > b.count : a.op < b.op;
-    });
+    for (const auto& [op, count] : unknown)
+      report_->unknown_ops.push_back({op, count});
+    std::sort(report_->unknown_ops.begin(), report_->unknown_ops.end(),
+              [](const UnknownOp& a, const UnknownOp& b) {
+                return a.count != b.count ? a.count > b.count : a.op < b.op;
+              });
   }
 
  private:
   // The warning for a chosen attention backend no node read.
   std::string BackendUnread() const {
     return g_.source + ": attention backend '" + attention_backend_ +
-           "' applies to no node: the graph has no scaled_dot_product_attention (attention built from "
-           "matmul and softmax, as attn=eager or a torch 1.13 trace has it, is modelled op by op; "
+           "' applies to no node: the graph has no "
+           "scaled_dot_product_attention (attention built from "
+           "matmul and softmax, as attn=eager or a torch 1.13 trace has it, is "
+           "modelled op by op; "
            "flash_attn_func is flash-attn's kernel whatever the backend)";
   }
 
-  std::string Where(size_t ni) const { return g_.source + ": " + g_.NodeLocation(static_cast<int>(ni)); }
+  std::string Where(size_t ni) const {
+    return g_.source + ": " + g_.NodeLocation(static_cast<int>(ni));
+  }
 
   bool AnyInputUnknown(const ir::Node& node) const {
     for (int vi : node.inputs) {
@@ -384,20 +431,22 @@ class Propagator {
   }
 
   void Error(size_t ni, const std::string& msg) {
-    report_->diagnostics.push_back({Diagnostic::Severity::kError, Where(ni) + ": " + msg});
+    report_->diagnostics.push_back(
+        {Diagnostic::Severity::kError, Where(ni) + ": " + msg});
   }
 
   // The example value of each symbol of the inputs, for the frontend's shape
   // inference: the traced dim where an input dim is a bare symbol and the
   // input has a traced shape, else kDefaultExample (within the symbol's range).
-  void SetExamples(const std::vector<int>& tensor_inputs, const AnalysisOptions& options) {
+  void SetExamples(const std::vector<int>& tensor_inputs,
+                   const AnalysisOptions& options) {
     constexpr int64_t kDefaultExample = 8;
     for (size_t i = 0; i < tensor_inputs.size(); ++i) {
       const ir::Value& v = g_.values[tensor_inputs[i]];
       const auto& shape = options.inputs[i].shape;
       for (size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d].kind() == sym::Kind::kSymbol && v.has_traced_shape && v.traced_shape.size() == shape.size() &&
-            v.traced_shape[d] > 0) {
+        if (shape[d].kind() == sym::Kind::kSymbol && v.has_traced_shape &&
+            v.traced_shape.size() == shape.size() && v.traced_shape[d] > 0) {
           examples_.emplace(shape[d].ToString(), v.traced_shape[d]);
         }
       }
@@ -420,8 +469,10 @@ class Propagator {
     bool inferred = false;
     // NB: only ops without a rule are inferred; ignored ops and nodes whose
     // rule failed keep the traced shapes (or stay unknown), as before.
-    if (facts_->nodes[ni].no_rule && g_.infer_shapes && node.origin >= 0 && !AnyInputUnknown(node)) {
-      InferredShapes inf = InferFallbackShapes(g_, static_cast<int>(ni), facts_->values, examples_, ctx_);
+    if (facts_->nodes[ni].no_rule && g_.infer_shapes && node.origin >= 0 &&
+        !AnyInputUnknown(node)) {
+      InferredShapes inf = InferFallbackShapes(g_, static_cast<int>(ni),
+                                               facts_->values, examples_, ctx_);
       if (inf.ok) {
         inferred = true;
         note = inf.note;
@@ -430,12 +481,15 @@ class Propagator {
           facts_->values[vo] = std::move(inf.outputs[o]);
           report_->values[vo].from_trace = true;
           if (facts_->values[vo].kind == RValue::Kind::kTensor) {
-            shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
+            shapes += (shapes.empty() ? "" : ", ") +
+                      rules::ShapeToString(facts_->values[vo].t.shape);
           }
         }
         if (!inf.fitted.empty() && !why.empty()) {
-          report_->assumptions.push_back(Where(ni) + ": " + why + "; its output shapes " + shapes + " are " +
-                                         inf.fitted + " written in the symbols; assuming they hold for every value");
+          report_->assumptions.push_back(
+              Where(ni) + ": " + why + "; its output shapes " + shapes +
+              " are " + inf.fitted +
+              " written in the symbols; assuming they hold for every value");
         }
       } else {
         failure = inf.why;
@@ -446,13 +500,16 @@ class Propagator {
       for (int vo : node.outputs) {
         if (UseTracedShape(g_.values[vo], &facts_->values[vo])) {
           mapped = MapToSymbols(&facts_->values[vo].t.shape) || mapped;
-          shapes += (shapes.empty() ? "" : ", ") + rules::ShapeToString(facts_->values[vo].t.shape);
+          shapes += (shapes.empty() ? "" : ", ") +
+                    rules::ShapeToString(facts_->values[vo].t.shape);
           report_->values[vo].from_trace = true;
         }
       }
       if (mapped && !why.empty()) {
-        report_->assumptions.push_back(Where(ni) + ": " + why + "; in its traced output shapes " + shapes +
-                                       ", dims equal to a symbol's traced example are taken as the symbol");
+        report_->assumptions.push_back(
+            Where(ni) + ": " + why + "; in its traced output shapes " + shapes +
+            ", dims equal to a symbol's traced example are taken as the "
+            "symbol");
       }
     }
     if (why.empty()) return;
@@ -461,14 +518,16 @@ class Propagator {
       msg += "its outputs are unknown";
       if (!failure.empty()) msg += " (" + failure + ")";
     } else {
-      msg += inferred ? "outputs take the shapes LibTorch infers" + (note.empty() ? "" : " (" + note + ")") + ": " + shapes
-                      : "outputs take the traced shape " + shapes;
+      msg += inferred
+                 ? "outputs take the shapes LibTorch infers" +
+                       (note.empty() ? "" : " (" + note + ")") + ": " + shapes
+                 : "outputs take the traced shape " + shapes;
     }
     report_->diagnostics.push_back({Diagnostic::Severity::kWarning, msg});
   }
 
-  // Writes dims of a traced shape that equal exactly one symbol's example as that
-  // symbol; returns true if any was.
+  // Writes dims of a traced shape that equal exactly one symbol's example as
+  // that symbol; returns true if any was.
   bool MapToSymbols(std::vector<sym::Expr>* shape) {
     bool any = false;
     for (sym::Expr& d : *shape) {
@@ -498,8 +557,10 @@ class Propagator {
   bool train_ = false;
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
-  sym::Bindings examples_;  // Example values of the inputs' symbols (SetExamples).
-  bool backend_read_ = false;  // True once a rule evaluated attention_backend().
+  // Example values of the inputs' symbols (SetExamples).
+  sym::Bindings examples_;
+  // True once a rule evaluated attention_backend().
+  bool backend_read_ = false;
 };
 
 }  // namespace
@@ -509,13 +570,17 @@ const rules::Applied* NoApplied() {
   return kNone;
 }
 
-bool IsTrainingFlag(const std::string& arg_name) { return arg_name == "training" || arg_name == "train"; }
+bool IsTrainingFlag(const std::string& arg_name) {
+  return arg_name == "training" || arg_name == "train";
+}
 
 namespace {
 
 // Propagates from value `first_value` and node `first_node` on (0, 0: all).
-Status Propagate(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
-                 size_t first_value, size_t first_node, ShapeFacts* facts, Report* report) {
+Status Propagate(const ir::Graph& graph, const RuleSet& rules,
+                 sym::Context& ctx, const AnalysisOptions& options,
+                 size_t first_value, size_t first_node, ShapeFacts* facts,
+                 Report* report) {
   report->values.resize(first_value);
   report->values.resize(graph.values.size(), ValueInfo());
   report->nodes.resize(first_node);
@@ -545,21 +610,27 @@ Status Propagate(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx
 
 }  // namespace
 
-Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options, ShapeFacts* facts, Report* report) {
+Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules,
+                       sym::Context& ctx, const AnalysisOptions& options,
+                       ShapeFacts* facts, Report* report) {
   *facts = ShapeFacts();
   report->unknown_ops.clear();
   return Propagate(graph, rules, ctx, options, 0, 0, facts, report);
 }
 
-Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
+Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules,
+                    sym::Context& ctx, const AnalysisOptions& options,
                     ShapeFacts* facts, Report* report) {
   const size_t first_value = facts->values.size();
   const size_t first_node = facts->nodes.size();
-  if (first_value > grown.values.size() || first_node > grown.nodes.size() || report->nodes.size() != first_node) {
-    return Status::Internal(grown.source + ": ExtendShapes: the facts are not of a prefix of the graph");
+  if (first_value > grown.values.size() || first_node > grown.nodes.size() ||
+      report->nodes.size() != first_node) {
+    return Status::Internal(
+        grown.source +
+        ": ExtendShapes: the facts are not of a prefix of the graph");
   }
-  return Propagate(grown, rules, ctx, options, first_value, first_node, facts, report);
+  return Propagate(grown, rules, ctx, options, first_value, first_node, facts,
+                   report);
 }
 
 }  // namespace torchcost::passes

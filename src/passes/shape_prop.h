@@ -18,16 +18,20 @@ namespace torchcost::passes {
 // Returns the empty rule result, which NodeFacts::applied points at by default.
 const rules::Applied* NoApplied();
 
-// The per-node outcome of shape propagation, kept for later passes (autograd, memory).
+// The per-node outcome of shape propagation, kept for later passes (autograd,
+// memory).
 struct NodeFacts {
-  const rules::OpRule* rule = nullptr;  // nullptr: native op, unknown op, or skipped.
+  // nullptr: native op, unknown op, or skipped.
+  const rules::OpRule* rule = nullptr;
   // The rule's result, valid if rule != nullptr and ok; never null (NoApplied()
   // if none). NB: nodes that bound the same values share one result, owned by
   // ShapeFacts::applied (a 1M-node chain holds two, not a million); its
   // outputs are copied to ShapeFacts::values and then dropped.
   const rules::Applied* applied = NoApplied();
-  ir::SmallInts arg_values;             // Schema argument index -> graph value (-1: default used).
-  bool ok = false;                      // False if the node failed or was skipped.
+  // Schema argument index -> graph value (-1: default used).
+  ir::SmallInts arg_values;
+  // False if the node failed or was skipped.
+  bool ok = false;
   // No rule covers the op (and it is not known to cost nothing): its cost is
   // unknown; its outputs' shapes, if known, came from the frontend.
   bool no_rule = false;
@@ -40,7 +44,8 @@ struct ShapeFacts {
   // The distinct rule results the nodes point at (NodeFacts::applied); held
   // by pointer so that they stay put when the facts move.
   std::vector<std::unique_ptr<rules::Applied>> applied;
-  bool attention_backend_read = false;  // True if a rule read the attention backend.
+  // True if a rule read the attention backend.
+  bool attention_backend_read = false;
 };
 
 // Returns true for an argument that a training step sets to true (batch_norm's
@@ -49,15 +54,17 @@ bool IsTrainingFlag(const std::string& arg_name);
 
 // Propagates shapes through `graph`. Fills report->values, nodes, unknown_ops,
 // assumptions and diagnostics; returns an error only for bad options.
-Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                       const AnalysisOptions& options, ShapeFacts* facts, Report* report);
+Status PropagateShapes(const ir::Graph& graph, const RuleSet& rules,
+                       sym::Context& ctx, const AnalysisOptions& options,
+                       ShapeFacts* facts, Report* report);
 
 // Extends `facts` and `report`, PropagateShapes' output for a graph, to
 // `grown`: that graph with values and nodes appended after its own, which are
 // unchanged (AppendLoss's graph; its new inputs take their shapes from
 // `options`). The result equals PropagateShapes(grown, ...) but for the
 // examples of symbols only the appended inputs name (unknown ops' inference).
-Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules, sym::Context& ctx, const AnalysisOptions& options,
+Status ExtendShapes(const ir::Graph& grown, const RuleSet& rules,
+                    sym::Context& ctx, const AnalysisOptions& options,
                     ShapeFacts* facts, Report* report);
 
 }  // namespace torchcost::passes

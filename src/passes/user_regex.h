@@ -12,7 +12,8 @@
 
 namespace torchcost::passes {
 
-// Limits on a user's pattern (a documented limit: module-path patterns are short).
+// Limits on a user's pattern (a documented limit: module-path patterns are
+// short).
 inline constexpr size_t kMaxRegexLength = 512;  // Characters.
 inline constexpr int kMaxRegexNesting = 32;     // Depth of ( and [.
 inline constexpr long kMaxRegexRepeat = 100;    // n and m of {n,m}.
@@ -21,7 +22,8 @@ inline constexpr long kMaxRegexRepeat = 100;    // n and m of {n,m}.
 class RegexLimitError : public std::regex_error {
  public:
   explicit RegexLimitError(std::string what)
-      : std::regex_error(std::regex_constants::error_complexity), what_(std::move(what)) {}
+      : std::regex_error(std::regex_constants::error_complexity),
+        what_(std::move(what)) {}
   const char* what() const noexcept override { return what_.c_str(); }
 
  private:
@@ -36,7 +38,8 @@ class RegexLimitError : public std::regex_error {
 // limits keep the compiler's recursion and the automaton small.
 inline std::regex UserRegex(const std::string& pattern) {
   if (pattern.size() > kMaxRegexLength) {
-    throw RegexLimitError("longer than " + std::to_string(kMaxRegexLength) + " characters");
+    throw RegexLimitError("longer than " + std::to_string(kMaxRegexLength) +
+                          " characters");
   }
   int depth = 0;
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -45,30 +48,37 @@ inline std::regex UserRegex(const std::string& pattern) {
       // NB: refused here rather than by the polynomial matcher, because
       // libstdc++ reads a back-reference's number with unchecked arithmetic
       // ("\\3879461168601942738790" overflows a long).
-      if (i + 1 < pattern.size() && pattern[i + 1] >= '1' && pattern[i + 1] <= '9') {
+      if (i + 1 < pattern.size() && pattern[i + 1] >= '1' &&
+          pattern[i + 1] <= '9') {
         throw RegexLimitError("back-references are not supported");
       }
       ++i;
     } else if (c == '(' || c == '[') {
       if (++depth > kMaxRegexNesting) {
-        throw RegexLimitError("groups nested deeper than " + std::to_string(kMaxRegexNesting));
+        throw RegexLimitError("groups nested deeper than " +
+                              std::to_string(kMaxRegexNesting));
       }
     } else if (c == ')' || c == ']') {
       if (depth > 0) --depth;
     } else if (c == '{') {
-      // Each number of a {n} or {n,m}: a count over the limit multiplies the automaton.
+      // Each number of a {n} or {n,m}: a count over the limit multiplies the
+      // automaton.
       for (size_t j = i + 1; j < pattern.size() && pattern[j] != '}'; ++j) {
         long n = 0;
-        while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j]))) {
+        while (j < pattern.size() &&
+               std::isdigit(static_cast<unsigned char>(pattern[j]))) {
           n = n * 10 + (pattern[j++] - '0');
-          if (n > kMaxRegexRepeat) throw RegexLimitError("a repeat count above " + std::to_string(kMaxRegexRepeat));
+          if (n > kMaxRegexRepeat)
+            throw RegexLimitError("a repeat count above " +
+                                  std::to_string(kMaxRegexRepeat));
         }
         if (j >= pattern.size() || pattern[j] == '}') break;
       }
     }
   }
 #ifdef __GLIBCXX__
-  return std::regex(pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
+  return std::regex(
+      pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
 #else
   return std::regex(pattern, std::regex::ECMAScript);
 #endif

@@ -3,9 +3,9 @@
 #include <regex>
 #include <unordered_map>
 
-#include "torchcost/peft.h"
 #include "passes/graph_edit.h"
 #include "passes/user_regex.h"
+#include "torchcost/peft.h"
 
 namespace torchcost {
 namespace {
@@ -19,9 +19,12 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t Nf4WeightBytes(int64_t n, const QloraConfig& c) {
   const int64_t blocks = CeilDiv(n, c.block_size);
   const int64_t packed = CeilDiv(n, 2);  // two 4-bit codes per byte
-  if (!c.double_quant) return packed + 4 * blocks + 16 * 4;  // float32 absmax per block, NF4 code table
-  // uint8 absmax per block; float32 absmax2 per double_quant_block absmax; float32 offset; code table.
-  return packed + blocks + 4 * CeilDiv(blocks, c.double_quant_block) + 4 + 16 * 4;
+  // float32 absmax per block, NF4 code table
+  if (!c.double_quant) return packed + 4 * blocks + 16 * 4;
+  // uint8 absmax per block; float32 absmax2 per double_quant_block absmax;
+  // float32 offset; code table.
+  return packed + blocks + 4 * CeilDiv(blocks, c.double_quant_block) + 4 +
+         16 * 4;
 }
 
 Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
@@ -30,7 +33,8 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
     try {
       skip = passes::UserRegex(c.skip);
     } catch (const std::regex_error&) {
-      return Status::InvalidArgument("qlora: skip '" + c.skip + "': not a valid regular expression");
+      return Status::InvalidArgument("qlora: skip '" + c.skip +
+                                     "': not a valid regular expression");
     }
   }
   ir::Graph g = graph;
@@ -46,44 +50,58 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   int last_linear = -1;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const ir::Node& n = g.nodes[ni];
-    const int w = n.op == "aten::linear" ? training::NodeArg(n, "weight", 1) : -1;
+    const int w =
+        n.op == "aten::linear" ? training::NodeArg(n, "weight", 1) : -1;
     for (int in : n.inputs) {
       if (g.values[in].role != ir::ValueRole::kParam) continue;
       (in == w ? linear_uses : other_uses)[in]++;
     }
-    if (w >= 0 && g.values[w].role == ir::ValueRole::kParam) last_linear = static_cast<int>(ni);
+    if (w >= 0 && g.values[w].role == ir::ValueRole::kParam)
+      last_linear = static_cast<int>(ni);
   }
   GraphEditor ed(g);
-  std::unordered_map<int, int> packed_of;  // Weight value -> its packed parameter's value.
+  // Weight value -> its packed parameter's value.
+  std::unordered_map<int, int> packed_of;
   std::unordered_map<int, std::vector<int>> constants_of;
   int quantized = 0;
   const size_t original_nodes = g.nodes.size();
   for (size_t ni = 0; ni < original_nodes; ++ni) {
     ir::Node& n = g.nodes[ni];
     if (n.op == "torchcost::sp_linear") {
-      return Status::InvalidArgument("qlora: '" + g.scopes[n.scope].path +
-                                     "' is a sequence-parallel linear (sp=true): 4-bit weights on it are not modelled");
+      return Status::InvalidArgument(
+          "qlora: '" + g.scopes[n.scope].path +
+          "' is a sequence-parallel linear (sp=true): 4-bit weights on it are "
+          "not modelled");
     }
     if (n.op != "aten::linear" || static_cast<int>(ni) == last_linear) continue;
     const int w = training::NodeArg(n, "weight", 1);
-    if (w < 0 || g.values[w].role != ir::ValueRole::kParam || other_uses.count(w)) continue;
+    if (w < 0 || g.values[w].role != ir::ValueRole::kParam ||
+        other_uses.count(w))
+      continue;
     const std::string& path = g.scopes[n.scope].path;
-    if (!c.skip.empty() && std::regex_match(training::LeafName(path), skip)) continue;
+    if (!c.skip.empty() && std::regex_match(training::LeafName(path), skip))
+      continue;
     ir::TensorEntry& entry = g.params[g.values[w].table_index];
     if (entry.shape.size() != 2) continue;
     const int64_t out = entry.shape[0], in = entry.shape[1], numel = out * in;
     if (!packed_of.count(w)) {
-      // The packed codes replace the weight in place: uint8 [ceil(n/2), 1], as Params4bit stores them.
+      // The packed codes replace the weight in place: uint8 [ceil(n/2), 1], as
+      // Params4bit stores them.
       entry.shape = {CeilDiv(numel, 2), 1};
       entry.dtype = DType::kUInt8;
       g.values[w].dtype = DType::kUInt8;
       g.values[w].traced_shape = entry.shape;
       const int64_t blocks = CeilDiv(numel, c.block_size);
-      const std::string name = entry.name;  // NB: a copy: adding parameters moves the table.
+      // NB: a copy: adding parameters moves the table.
+      const std::string name = entry.name;
       std::vector<int> k;
-      k.push_back(ed.Param(name + ".absmax", {blocks}, c.double_quant ? DType::kUInt8 : DType::kFloat32, false));
+      k.push_back(ed.Param(name + ".absmax", {blocks},
+                           c.double_quant ? DType::kUInt8 : DType::kFloat32,
+                           false));
       if (c.double_quant) {
-        k.push_back(ed.Param(name + ".absmax2", {CeilDiv(blocks, c.double_quant_block)}, DType::kFloat32, false));
+        k.push_back(ed.Param(name + ".absmax2",
+                             {CeilDiv(blocks, c.double_quant_block)},
+                             DType::kFloat32, false));
         ed.Param(name + ".quant_offset", {}, DType::kFloat32, false);
       } else {
         k.push_back(ed.None());
@@ -92,20 +110,30 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
       packed_of[w] = w;
       constants_of[w] = k;
     }
-    // NB: parameters added above are never read by a node but held all step (PARAM).
+    // NB: parameters added above are never read by a node but held all step
+    // (PARAM).
     ir::Node& node = g.nodes[ni];
-    const int x = training::NodeArg(node, "input", 0), bias = training::NodeArg(node, "bias", 2);
+    const int x = training::NodeArg(node, "input", 0),
+              bias = training::NodeArg(node, "bias", 2);
     node.op = "bnb::matmul_4bit";
     node.overload.clear();
-    node.inputs = {x, w, constants_of[w][0], constants_of[w][1], ed.Ints({out, in}), bias >= 0 ? bias : ed.None()};
-    node.input_names = {"input", "weight", "absmax", "absmax2", "weight_shape", "bias"};
+    node.inputs = {x,
+                   w,
+                   constants_of[w][0],
+                   constants_of[w][1],
+                   ed.Ints({out, in}),
+                   bias >= 0 ? bias : ed.None()};
+    node.input_names = {"input",   "weight",       "absmax",
+                        "absmax2", "weight_shape", "bias"};
     ++quantized;
   }
-  if (quantized == 0) return Status::InvalidArgument("qlora: no Linear layer to quantize");
+  if (quantized == 0)
+    return Status::InvalidArgument("qlora: no Linear layer to quantize");
   return g;
 }
 
-Result<ir::Graph> ApplyQlora(const ir::Graph& graph, const QloraConfig& config) {
+Result<ir::Graph> ApplyQlora(const ir::Graph& graph,
+                             const QloraConfig& config) {
   Result<ir::Graph> base = QuantizeNf4(graph, config);
   if (!base.ok()) return base.status();
   return ApplyLora(*base, config.lora);

@@ -14,7 +14,8 @@ namespace torchcost {
 namespace {
 
 bool HasSymbol(const Report& report, const std::string& name) {
-  return std::find(report.symbols.begin(), report.symbols.end(), name) != report.symbols.end();
+  return std::find(report.symbols.begin(), report.symbols.end(), name) !=
+         report.symbols.end();
 }
 
 int64_t Clamp64(__int128 v) {
@@ -28,13 +29,15 @@ int64_t Clamp64(__int128 v) {
 class PeakCandidates {
  public:
   explicit PeakCandidates(const Report& report) : tr_(report.training) {
-    const PeakInfo info = EvaluatePeak(report.training, {}, /*category_max=*/false);
+    const PeakInfo info =
+        EvaluatePeak(report.training, {}, /*category_max=*/false);
     error_ = info.error;
     candidates_ = info.candidates;
     points_ = info.candidate_points;
   }
   const std::string& error() const { return error_; }
-  // Returns the peak under `b` and the timeline point where it occurs, or nullopt if unbound or overflowing.
+  // Returns the peak under `b` and the timeline point where it occurs, or
+  // nullopt if unbound or overflowing.
   std::optional<std::pair<__int128, int>> At(const sym::Bindings& b) const {
     std::optional<std::pair<__int128, int>> best;
     for (size_t i = 0; i < candidates_.size(); ++i) {
@@ -58,8 +61,11 @@ class PeakCandidates {
 // the reserved peak plus the context (what a budget is compared with).
 class PeakOfBatch {
  public:
-  PeakOfBatch(std::vector<const PeakCandidates*> peaks, const CompareOptions& options)
-      : peaks_(std::move(peaks)), symbol_(options.batch_symbol), base_(options.bindings) {}
+  PeakOfBatch(std::vector<const PeakCandidates*> peaks,
+              const CompareOptions& options)
+      : peaks_(std::move(peaks)),
+        symbol_(options.batch_symbol),
+        base_(options.bindings) {}
   // Returns the peak at batch b, or nullopt on overflow.
   std::optional<__int128> At(int64_t b) {
     base_[symbol_] = b;
@@ -67,7 +73,8 @@ class PeakOfBatch {
     for (const PeakCandidates* peak : peaks_) {
       std::optional<__int128> v;
       if (peak->training().cuda_allocator) {
-        // NB: a replay of the step's allocations per batch tried: O(events log n) each.
+        // NB: a replay of the step's allocations per batch tried: O(events log
+        // n) each.
         const AllocatorPeak a = EvaluateAllocator(peak->training(), base_);
         if (!a.error.empty()) return std::nullopt;
         v = a.device_peak;
@@ -90,7 +97,8 @@ class PeakOfBatch {
 // The largest b in [1, limit] with peak(b) <= budget (0 if none). NB: assumes
 // the peak does not decrease as the batch grows (it is a sum of terms
 // nondecreasing in it), so doubling then bisecting finds the boundary.
-Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget, int64_t limit) {
+Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget,
+                               int64_t limit) {
   auto fits = [&](int64_t b) {
     auto p = peak.At(b);
     return p.has_value() && *p <= budget;
@@ -112,7 +120,8 @@ Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget, int64_t limit)
   return lo;
 }
 
-std::string BindingsText(const sym::Bindings& b, const CompareOptions& o, bool batch_free) {
+std::string BindingsText(const sym::Bindings& b, const CompareOptions& o,
+                         bool batch_free) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : b) parts.push_back(k + "=" + std::to_string(v));
   std::sort(parts.begin(), parts.end());
@@ -130,25 +139,40 @@ Result<int64_t> ParseMemorySize(std::string_view text) {
   const double v = std::strtod(s.c_str(), &end);
   std::string unit(end);
   if (s.empty() || end == s.c_str() || !(v > 0)) {
-    return Status::InvalidArgument("'" + s + "' is not a memory size (24GiB, 80GB, 512MiB)");
+    return Status::InvalidArgument(
+        "'" + s + "' is not a memory size (24GiB, 80GB, 512MiB)");
   }
   double scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "K" || unit == "KiB") scale = 1024.0;
-  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (unit == "KB") scale = 1e3;  // NB: KB, MB, GB, TB are decimal (GPU vendors' "80GB").
-  else if (unit == "MB") scale = 1e6;
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "TB") scale = 1e12;
-  if (scale == 0) return Status::InvalidArgument("'" + s + "': unknown unit '" + unit + "' (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TiB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  // NB: KB, MB, GB, TB are decimal (GPU vendors' "80GB").
+  else if (unit == "KB")
+    scale = 1e3;
+  else if (unit == "MB")
+    scale = 1e6;
+  else if (unit == "GB")
+    scale = 1e9;
+  else if (unit == "TB")
+    scale = 1e12;
+  if (scale == 0)
+    return Status::InvalidArgument("'" + s + "': unknown unit '" + unit +
+                                   "' (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
   const double bytes = v * scale;
-  if (bytes >= 9.2e18) return Status::InvalidArgument("'" + s + "' is too large");
+  if (bytes >= 9.2e18)
+    return Status::InvalidArgument("'" + s + "' is too large");
   return static_cast<int64_t>(std::llround(bytes));
 }
 
-Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, const CompareOptions& options) {
+Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
+                                      const CompareOptions& options) {
   CompareRow row;
   row.label = std::move(label);
   row.params = report.params;
@@ -156,11 +180,14 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   row.param_bytes = report.param_bytes;
   const bool has_batch = HasSymbol(report, options.batch_symbol);
   sym::Bindings at = options.bindings;
-  if (has_batch && !at.count(options.batch_symbol)) at[options.batch_symbol] = 1;
+  if (has_batch && !at.count(options.batch_symbol))
+    at[options.batch_symbol] = 1;
   const TrainingReport& tr = report.training;
   auto value = [&](const sym::Expr& e) -> Result<int64_t> {
     auto v = sym::Evaluate128(e, at);
-    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with StepConfig.bindings");
+    if (!v.ok())
+      return Status::InvalidArgument(v.status().message() +
+                                     "; bind it with StepConfig.bindings");
     return Clamp64(*v);
   };
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
@@ -172,10 +199,14 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
   const PeakCandidates peak(report);
   if (!peak.error().empty()) return Status::OutOfRange(peak.error());
   auto p = peak.At(at);
-  if (!p) return Status::InvalidArgument("the peak does not evaluate at these bindings; bind every symbol with StepConfig.bindings");
+  if (!p)
+    return Status::InvalidArgument(
+        "the peak does not evaluate at these bindings; bind every symbol with "
+        "StepConfig.bindings");
   row.peak = Clamp64(p->first);
   for (int k = 0; k < kNumMemCategories; ++k) {
-    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[p->second].live[k]));
+    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k],
+                               value(tr.timeline[p->second].live[k]));
   }
   if (tr.cuda_allocator) {
     const AllocatorPeak a = EvaluateAllocator(tr, at);
@@ -186,20 +217,25 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label, c
     row.device_peak = a.device_peak;
   }
   if (options.budget_bytes > 0) {
-    row.fits = (tr.cuda_allocator ? row.device_peak : p->first) <= options.budget_bytes;
+    row.fits = (tr.cuda_allocator ? row.device_peak : p->first) <=
+               options.budget_bytes;
     if (has_batch) {
       PeakOfBatch of_batch({&peak}, options);
-      TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_batch, options.budget_bytes, options.max_batch_limit));
+      TORCHCOST_ASSIGN_OR_RETURN(row.max_batch,
+                                 LargestFitting(of_batch, options.budget_bytes,
+                                                options.max_batch_limit));
     }
   }
   return row;
 }
 
-Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std::string label,
+Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
+                                                std::string label,
                                                 const CompareOptions& options) {
   const std::string& searched = options.batch_symbol;
   if (searched != "B" && searched != "S" && searched != "T") {
-    return Status::InvalidArgument("CompareOptions.batch_symbol '" + searched + "': a generation searches B, S or T");
+    return Status::InvalidArgument("CompareOptions.batch_symbol '" + searched +
+                                   "': a generation searches B, S or T");
   }
   CompareRow row;
   row.label = std::move(label);
@@ -212,20 +248,27 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std
   if (!at.count(searched)) at[searched] = 1;
   auto value = [&](const sym::Expr& e) -> Result<int64_t> {
     auto v = sym::Evaluate128(e, at);
-    if (!v.ok()) return Status::InvalidArgument(v.status().message() + "; bind it with StepConfig.bindings");
+    if (!v.ok())
+      return Status::InvalidArgument(v.status().message() +
+                                     "; bind it with StepConfig.bindings");
     return Clamp64(*v);
   };
   TORCHCOST_ASSIGN_OR_RETURN(row.kv_cache_bytes, value(g.kv_cache_bytes));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_prefill, value(g.prefill_flops));
-  TORCHCOST_ASSIGN_OR_RETURN(row.flops_decode_token, value(g.decode_flops_last));
+  TORCHCOST_ASSIGN_OR_RETURN(row.flops_decode_token,
+                             value(g.decode_flops_last));
   row.flops_lower_bound = prefill.lower_bound || decode.lower_bound;
-  row.memory_lower_bound = prefill.training.act_lower_bound || decode.training.act_lower_bound;
+  row.memory_lower_bound =
+      prefill.training.act_lower_bound || decode.training.act_lower_bound;
   row.unknown_ops = prefill.unknown_ops;
   for (const UnknownOp& u : decode.unknown_ops) {
     auto same = [&](const UnknownOp& o) { return o.op == u.op; };
-    auto it = std::find_if(row.unknown_ops.begin(), row.unknown_ops.end(), same);
+    auto it =
+        std::find_if(row.unknown_ops.begin(), row.unknown_ops.end(), same);
     if (it == row.unknown_ops.end()) row.unknown_ops.push_back(u);
-    else it->count = std::max(it->count, u.count);  // NB: the larger phase's count of the op.
+    // NB: the larger phase's count of the op.
+    else
+      it->count = std::max(it->count, u.count);
   }
   const PeakCandidates prefill_peak(prefill), decode_peak(decode);
   for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
@@ -233,20 +276,25 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std
   }
   auto pp = prefill_peak.At(at), dp = decode_peak.At(at);
   if (!pp || !dp) {
-    return Status::InvalidArgument("the peak does not evaluate at these bindings; bind B, S and T with StepConfig.bindings");
+    return Status::InvalidArgument(
+        "the peak does not evaluate at these bindings; bind B, S and T with "
+        "StepConfig.bindings");
   }
   row.prefill_peak = Clamp64(pp->first);
   row.decode_peak = Clamp64(dp->first);
-  // The generation's peak is the larger phase's; the breakdown is at its moment.
+  // The generation's peak is the larger phase's; the breakdown is at its
+  // moment.
   const bool decode_larger = dp->first > pp->first;
   const TrainingReport& tr = decode_larger ? decode.training : prefill.training;
   const int point = decode_larger ? dp->second : pp->second;
   row.peak = std::max(row.prefill_peak, row.decode_peak);
   for (int k = 0; k < kNumMemCategories; ++k) {
-    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k], value(tr.timeline[point].live[k]));
+    TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k],
+                               value(tr.timeline[point].live[k]));
   }
   if (tr.cuda_allocator) {
-    const AllocatorPeak a = EvaluateAllocator(prefill.training, at), b = EvaluateAllocator(decode.training, at);
+    const AllocatorPeak a = EvaluateAllocator(prefill.training, at),
+                        b = EvaluateAllocator(decode.training, at);
     if (!a.error.empty()) return Status::InvalidArgument(a.error);
     if (!b.error.empty()) return Status::InvalidArgument(b.error);
     const AllocatorPeak& larger = b.device_peak > a.device_peak ? b : a;
@@ -256,22 +304,27 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g, std
     row.device_peak = larger.device_peak;
   }
   if (options.budget_bytes > 0) {
-    row.fits = (tr.cuda_allocator ? row.device_peak : row.peak) <= options.budget_bytes;
+    row.fits = (tr.cuda_allocator ? row.device_peak : row.peak) <=
+               options.budget_bytes;
     PeakOfBatch of_symbol({&prefill_peak, &decode_peak}, options);
-    TORCHCOST_ASSIGN_OR_RETURN(row.max_batch, LargestFitting(of_symbol, options.budget_bytes, options.max_batch_limit));
+    TORCHCOST_ASSIGN_OR_RETURN(row.max_batch,
+                               LargestFitting(of_symbol, options.budget_bytes,
+                                              options.max_batch_limit));
   }
   return row;
 }
 
 namespace {
 
-// The lines after the table that every rendering prints: lower bounds and failed rows.
+// The lines after the table that every rendering prints: lower bounds and
+// failed rows.
 std::string RowNotes(const std::vector<CompareRow>& rows) {
   std::string out;
   for (const CompareRow& r : rows) {
     if (!r.error.empty() || r.unknown_ops.empty()) continue;
     std::string ops;
-    for (const UnknownOp& u : r.unknown_ops) ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
+    for (const UnknownOp& u : r.unknown_ops)
+      ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
     out += "lower bounds (>=): no rule for " + r.label + ": " + ops +
            "; their cost counts 0 (StepConfig.strict fails on them)\n";
   }
@@ -281,9 +334,12 @@ std::string RowNotes(const std::vector<CompareRow>& rows) {
   return out;
 }
 
-// The generation comparison's table: weights, KV cache, each phase's peak, what fits, FLOPs.
-std::string GenerationCompareText(const std::string& model, const std::vector<CompareRow>& rows,
-                                  const CompareOptions& options, const std::string& setting) {
+// The generation comparison's table: weights, KV cache, each phase's peak, what
+// fits, FLOPs.
+std::string GenerationCompareText(const std::string& model,
+                                  const std::vector<CompareRow>& rows,
+                                  const CompareOptions& options,
+                                  const std::string& setting) {
   using report::Human;
   using report::Table;
   using report::Unit;
@@ -291,16 +347,24 @@ std::string GenerationCompareText(const std::string& model, const std::vector<Co
   const bool free = !options.bindings.count(x) && options.budget_bytes > 0;
   std::string out = "torchcost compare: " + model + " (generation)\n";
   const std::string at = BindingsText(options.bindings, options, free);
-  out += "  " + (at.empty() ? std::string("at the inputs' shapes") : "at " + at) + (setting.empty() ? "" : "; " + setting) +
-         "\n";
+  out += "  " +
+         (at.empty() ? std::string("at the inputs' shapes") : "at " + at) +
+         (setting.empty() ? "" : "; " + setting) + "\n";
   if (options.budget_bytes > 0) {
-    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" + std::to_string(options.budget_bytes) +
-           " bytes); Max " + x + ": the largest " + x + " whose generation peak fits (up to " +
+    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" +
+           std::to_string(options.budget_bytes) + " bytes); Max " + x +
+           ": the largest " + x + " whose generation peak fits (up to " +
            std::to_string(options.max_batch_limit) + ")\n";
   }
-  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}, {"Weights"}, {"KV cache"}, {"Prefill peak"},
-                                     {"Decode peak"}, {"Peak"}};
-  const bool allocator = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.device_peak >= 0; });
+  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft},
+                                     {"Weights"},
+                                     {"KV cache"},
+                                     {"Prefill peak"},
+                                     {"Decode peak"},
+                                     {"Peak"}};
+  const bool allocator =
+      std::any_of(rows.begin(), rows.end(),
+                  [](const CompareRow& r) { return r.device_peak >= 0; });
   if (allocator) cols.push_back({"+context"});
   if (options.budget_bytes > 0) {
     cols.push_back({"Fits", Table::Align::kLeft});
@@ -316,7 +380,8 @@ std::string GenerationCompareText(const std::string& model, const std::vector<Co
       t.AddRow(cells);
       continue;
     }
-    const std::string mem = r.memory_lower_bound ? ">= " : "", fl = r.flops_lower_bound ? ">= " : "";
+    const std::string mem = r.memory_lower_bound ? ">= " : "",
+                      fl = r.flops_lower_bound ? ">= " : "";
     cells.push_back(Human(r.param_bytes, Unit::kBytes));
     cells.push_back(Human(r.kv_cache_bytes, Unit::kBytes));
     cells.push_back(mem + Human(r.prefill_peak, Unit::kBytes));
@@ -332,42 +397,58 @@ std::string GenerationCompareText(const std::string& model, const std::vector<Co
     t.AddRow(cells);
   }
   out += t.Render();
-  out += "KV cache: at the end of generation (S + T tokens). Peak: the larger of the prefill's and the last decode\n"
-         "step's (its cache at S + T - 1 tokens). Decode FLOPs: the last decode step's.\n";
+  out +=
+      "KV cache: at the end of generation (S + T tokens). Peak: the larger of "
+      "the prefill's and the last decode\n"
+      "step's (its cache at S + T - 1 tokens). Decode FLOPs: the last decode "
+      "step's.\n";
   if (allocator) {
-    out += "CUDA caching allocator model (docs/allocator.md): +context is the larger phase's reserved bytes plus\n"
-           "the CUDA context; a budget is compared with it.\n";
+    out +=
+        "CUDA caching allocator model (docs/allocator.md): +context is the "
+        "larger phase's reserved bytes plus\n"
+        "the CUDA context; a budget is compared with it.\n";
   }
   return out + RowNotes(rows);
 }
 
 }  // namespace
 
-std::string RenderCompareText(const std::string& model, const std::vector<CompareRow>& rows,
-                              const CompareOptions& options, const std::string& setting) {
-  if (options.generation) return GenerationCompareText(model, rows, options, setting);
+std::string RenderCompareText(const std::string& model,
+                              const std::vector<CompareRow>& rows,
+                              const CompareOptions& options,
+                              const std::string& setting) {
+  if (options.generation)
+    return GenerationCompareText(model, rows, options, setting);
   using report::Human;
   using report::Table;
   using report::Unit;
-  const bool batch_free = !options.bindings.count(options.batch_symbol) &&
-                          std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.max_batch >= 0; });
+  const bool batch_free =
+      !options.bindings.count(options.batch_symbol) &&
+      std::any_of(rows.begin(), rows.end(),
+                  [](const CompareRow& r) { return r.max_batch >= 0; });
   std::string out = "torchcost compare: " + model + "\n";
   const std::string at = BindingsText(options.bindings, options, batch_free);
-  out += "  " + (at.empty() ? std::string("at the inputs' shapes") : "at " + at) + (setting.empty() ? "" : "; " + setting) +
-         "\n";
+  out += "  " +
+         (at.empty() ? std::string("at the inputs' shapes") : "at " + at) +
+         (setting.empty() ? "" : "; " + setting) + "\n";
   if (options.budget_bytes > 0) {
-    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" + std::to_string(options.budget_bytes) +
-           " bytes); Max " + options.batch_symbol + ": the largest " + options.batch_symbol +
-           " whose peak fits (up to " + std::to_string(options.max_batch_limit) + ")\n";
+    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" +
+           std::to_string(options.budget_bytes) + " bytes); Max " +
+           options.batch_symbol + ": the largest " + options.batch_symbol +
+           " whose peak fits (up to " +
+           std::to_string(options.max_batch_limit) + ")\n";
   }
-  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}, {"Trainable"}};
+  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft},
+                                     {"Trainable"}};
   for (int k = 0; k < kNumMemCategories; ++k) {
     std::string name(MemCategoryName(static_cast<MemCategory>(k)));
     name[0] = static_cast<char>(std::toupper(name[0]));
     cols.push_back({name});
   }
   cols.push_back({"Peak"});
-  const bool allocator = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.device_peak >= 0; });
+  const bool allocator =
+      std::any_of(rows.begin(), rows.end(),
+                  [](const CompareRow& r) { return r.device_peak >= 0; });
   if (allocator) {
     cols.push_back({"Reserved"});
     cols.push_back({"+context"});
@@ -376,7 +457,8 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     cols.push_back({"Fits", Table::Align::kLeft});
     cols.push_back({"Max " + options.batch_symbol});
   }
-  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"}) cols.push_back({h});
+  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"})
+    cols.push_back({h});
   Table t(cols);
   for (const CompareRow& r : rows) {
     std::vector<std::string> cells{r.label};
@@ -386,9 +468,12 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
       continue;
     }
     cells.push_back(Human(r.trainable_params, Unit::kCount));
-    // NB: ">= " marks lower bounds (ops without rules), as in the analysis report.
-    const std::string mem = r.memory_lower_bound ? ">= " : "", fl = r.flops_lower_bound ? ">= " : "";
-    for (int k = 0; k < kNumMemCategories; ++k) cells.push_back(Human(r.at_peak[k], Unit::kBytes));
+    // NB: ">= " marks lower bounds (ops without rules), as in the analysis
+    // report.
+    const std::string mem = r.memory_lower_bound ? ">= " : "",
+                      fl = r.flops_lower_bound ? ">= " : "";
+    for (int k = 0; k < kNumMemCategories; ++k)
+      cells.push_back(Human(r.at_peak[k], Unit::kBytes));
     cells.push_back(mem + Human(r.peak, Unit::kBytes));
     if (allocator) {
       cells.push_back(mem + Human(r.reserved_peak, Unit::kBytes));
@@ -404,29 +489,39 @@ std::string RenderCompareText(const std::string& model, const std::vector<Compar
     t.AddRow(cells);
   }
   out += t.Render();
-  out += "Memory is the breakdown at each configuration's peak (it sums to Peak); FLOPs: forward and backward per\n"
-         "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
+  out +=
+      "Memory is the breakdown at each configuration's peak (it sums to Peak); "
+      "FLOPs: forward and backward per\n"
+      "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
   if (allocator) {
-    out += "CUDA caching allocator model (docs/allocator.md): Peak is the allocated blocks' (max_memory_allocated),\n"
-           "Reserved max_memory_reserved, +context adds the CUDA context; a budget is compared with +context.\n";
+    out +=
+        "CUDA caching allocator model (docs/allocator.md): Peak is the "
+        "allocated blocks' (max_memory_allocated),\n"
+        "Reserved max_memory_reserved, +context adds the CUDA context; a "
+        "budget is compared with +context.\n";
   }
   return out + RowNotes(rows);
 }
 
-std::string RenderCompareJson(const std::string& model, const std::vector<CompareRow>& rows,
-                              const CompareOptions& options, const std::string& setting) {
+std::string RenderCompareJson(const std::string& model,
+                              const std::vector<CompareRow>& rows,
+                              const CompareOptions& options,
+                              const std::string& setting) {
   nlohmann::ordered_json j;
   j["schema"] = "torchcost.compare";
   j["version"] = 1;
   j["model"] = model;
   j["setting"] = setting;
   nlohmann::ordered_json b = nlohmann::ordered_json::object();
-  std::vector<std::pair<std::string, int64_t>> sorted(options.bindings.begin(), options.bindings.end());
+  std::vector<std::pair<std::string, int64_t>> sorted(options.bindings.begin(),
+                                                      options.bindings.end());
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [k, v] : sorted) b[k] = v;
   j["bindings"] = b;
   j["batch_symbol"] = options.batch_symbol;
-  j["budget_bytes"] = options.budget_bytes > 0 ? nlohmann::ordered_json(options.budget_bytes) : nullptr;
+  j["budget_bytes"] = options.budget_bytes > 0
+                          ? nlohmann::ordered_json(options.budget_bytes)
+                          : nullptr;
   if (options.generation) j["mode"] = "generate";
   nlohmann::ordered_json out_rows = nlohmann::ordered_json::array();
   for (const CompareRow& r : rows) {
@@ -446,7 +541,9 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
       o["decode_peak"] = r.decode_peak;
     }
     nlohmann::ordered_json cats;
-    for (int k = 0; k < kNumMemCategories; ++k) cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] = r.at_peak[k];
+    for (int k = 0; k < kNumMemCategories; ++k)
+      cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] =
+          r.at_peak[k];
     o["at_peak"] = cats;
     o["peak"] = r.peak;
     if (r.device_peak >= 0) {
@@ -454,15 +551,21 @@ std::string RenderCompareJson(const std::string& model, const std::vector<Compar
       o["device_peak"] = r.device_peak;
     }
     o["fits"] = r.fits;
-    o["max_batch"] = r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
+    o["max_batch"] =
+        r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
     if (r.generation) {
-      o["flops"] = {{"prefill", r.flops_prefill}, {"decode_token", r.flops_decode_token}};
+      o["flops"] = {{"prefill", r.flops_prefill},
+                    {"decode_token", r.flops_decode_token}};
     } else {
-      o["flops"] = {{"forward", r.flops_forward}, {"backward", r.flops_backward}, {"step", r.flops_step}};
+      o["flops"] = {{"forward", r.flops_forward},
+                    {"backward", r.flops_backward},
+                    {"step", r.flops_step}};
     }
-    o["lower_bound"] = {{"flops", r.flops_lower_bound}, {"memory", r.memory_lower_bound}};
+    o["lower_bound"] = {{"flops", r.flops_lower_bound},
+                        {"memory", r.memory_lower_bound}};
     nlohmann::ordered_json unknown = nlohmann::ordered_json::array();
-    for (const UnknownOp& u : r.unknown_ops) unknown.push_back({{"op", u.op}, {"count", u.count}});
+    for (const UnknownOp& u : r.unknown_ops)
+      unknown.push_back({{"op", u.op}, {"count", u.count}});
     o["unknown_ops"] = unknown;
     out_rows.push_back(o);
   }

@@ -16,17 +16,21 @@ using report::svg::Num;
 using report::svg::Rect;
 using report::svg::Text;
 
-constexpr double kWidth = 980, kLeft = 230, kRight = 760, kTop = 84, kBar = 26, kGap = 14;
+constexpr double kWidth = 980, kLeft = 230, kRight = 760, kTop = 84, kBar = 26,
+                 kGap = 14;
 constexpr const char* kFont = "Helvetica, Arial, sans-serif";
 // Bottom-up order of the stack, as in the timeline: what exists all step first.
 constexpr std::array<MemCategory, kNumMemCategories> kStack = {
-    MemCategory::kParam, MemCategory::kBuffer, MemCategory::kOpt, MemCategory::kOther,
-    MemCategory::kGrad,  MemCategory::kAct,    MemCategory::kTemp};
+    MemCategory::kParam, MemCategory::kBuffer, MemCategory::kOpt,
+    MemCategory::kOther, MemCategory::kGrad,   MemCategory::kAct,
+    MemCategory::kTemp};
 
 }  // namespace
 
-std::string RenderCompareSvg(const std::string& model, const std::vector<CompareRow>& rows,
-                             const CompareOptions& options, const std::string& setting) {
+std::string RenderCompareSvg(const std::string& model,
+                             const std::vector<CompareRow>& rows,
+                             const CompareOptions& options,
+                             const std::string& setting) {
   double top = static_cast<double>(options.budget_bytes);
   for (const auto& r : rows) top = std::max(top, static_cast<double>(r.peak));
   top = std::max(top * 1.02, 1.0);
@@ -40,41 +44,58 @@ std::string RenderCompareSvg(const std::string& model, const std::vector<Compare
   auto x = [&](double bytes) { return kLeft + bytes / top * (kRight - kLeft); };
   const double plot_bottom = kTop + rows.size() * (kBar + kGap);
   const double height = plot_bottom + 90;
-  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) + "\" height=\"" +
-                    Num(height) + "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(height) + "\" font-family=\"" +
-                    kFont + "\">\n" + Rect(0, 0, kWidth, height, "fill=\"white\"");
-  out += Text(kWidth / 2, 24, "Peak memory by configuration: " + Escape(model), 16,
-              "text-anchor=\"middle\" font-weight=\"bold\" fill=\"#222222\"");
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                    Num(kWidth) + "\" height=\"" + Num(height) +
+                    "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(height) +
+                    "\" font-family=\"" + kFont + "\">\n" +
+                    Rect(0, 0, kWidth, height, "fill=\"white\"");
+  out +=
+      Text(kWidth / 2, 24, "Peak memory by configuration: " + Escape(model), 16,
+           "text-anchor=\"middle\" font-weight=\"bold\" fill=\"#222222\"");
   std::string at;
-  std::vector<std::pair<std::string, int64_t>> bound(options.bindings.begin(), options.bindings.end());
+  std::vector<std::pair<std::string, int64_t>> bound(options.bindings.begin(),
+                                                     options.bindings.end());
   std::sort(bound.begin(), bound.end());
-  for (const auto& [k, v] : bound) at += (at.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-  const bool batch_free = !options.bindings.count(options.batch_symbol) &&
-                          std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.max_batch >= 0; });
-  if (batch_free) at = options.batch_symbol + "=1" + (at.empty() ? "" : ", " + at);
-  out += Text(kWidth / 2, 44, Escape((at.empty() ? "" : "at " + at + "; ") + setting), 12,
+  for (const auto& [k, v] : bound)
+    at += (at.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  const bool batch_free =
+      !options.bindings.count(options.batch_symbol) &&
+      std::any_of(rows.begin(), rows.end(),
+                  [](const CompareRow& r) { return r.max_batch >= 0; });
+  if (batch_free)
+    at = options.batch_symbol + "=1" + (at.empty() ? "" : ", " + at);
+  out += Text(kWidth / 2, 44,
+              Escape((at.empty() ? "" : "at " + at + "; ") + setting), 12,
               "text-anchor=\"middle\" fill=\"#555555\"");
   // Grid and ticks.
   for (double v = 0; v * unit <= top; v += step) {
     const double xx = x(v * unit);
-    out += Line(xx, kTop - 6, xx, plot_bottom, "stroke=\"#e0e0e0\" stroke-width=\"1\"");
-    out += Text(xx, plot_bottom + 16, Num(v, 2) + " " + kNames[unit_k], 11, "text-anchor=\"middle\" fill=\"#333333\"");
+    out += Line(xx, kTop - 6, xx, plot_bottom,
+                "stroke=\"#e0e0e0\" stroke-width=\"1\"");
+    out += Text(xx, plot_bottom + 16, Num(v, 2) + " " + kNames[unit_k], 11,
+                "text-anchor=\"middle\" fill=\"#333333\"");
   }
   if (options.budget_bytes > 0) {
     const double bx = x(static_cast<double>(options.budget_bytes));
     out += "<g class=\"budget\">\n" +
-           Line(bx, kTop - 10, bx, plot_bottom, "stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"") +
-           Text(bx, kTop - 14, "budget " + report::Human(options.budget_bytes, report::Unit::kBytes), 11,
-                "text-anchor=\"middle\" fill=\"#b00020\"") +
+           Line(bx, kTop - 10, bx, plot_bottom,
+                "stroke=\"#b00020\" stroke-width=\"1.5\" "
+                "stroke-dasharray=\"6,4\"") +
+           Text(bx, kTop - 14,
+                "budget " +
+                    report::Human(options.budget_bytes, report::Unit::kBytes),
+                11, "text-anchor=\"middle\" fill=\"#b00020\"") +
            "</g>\n";
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const CompareRow& r = rows[i];
     const double y = kTop + i * (kBar + kGap);
     out += "<g class=\"config\" data-config=\"" + Escape(r.label) + "\">\n";
-    out += Text(kLeft - 8, y + kBar * 0.65, Escape(r.label), 12, "text-anchor=\"end\" fill=\"#222222\"");
+    out += Text(kLeft - 8, y + kBar * 0.65, Escape(r.label), 12,
+                "text-anchor=\"end\" fill=\"#222222\"");
     if (!r.error.empty()) {
-      out += Text(kLeft + 6, y + kBar * 0.65, "error: " + Escape(r.error), 11, "fill=\"#b00020\"");
+      out += Text(kLeft + 6, y + kBar * 0.65, "error: " + Escape(r.error), 11,
+                  "fill=\"#b00020\"");
       out += "</g>\n";
       continue;
     }
@@ -82,28 +103,39 @@ std::string RenderCompareSvg(const std::string& model, const std::vector<Compare
     for (MemCategory c : kStack) {
       const double bytes = static_cast<double>(r.at_peak[static_cast<int>(c)]);
       if (bytes <= 0) continue;
-      out += "<rect class=\"segment\" data-category=\"" + std::string(MemCategoryName(c)) + "\" data-bytes=\"" +
-             std::to_string(r.at_peak[static_cast<int>(c)]) + "\" x=\"" + Num(x(cum), 2) + "\" y=\"" + Num(y) +
-             "\" width=\"" + Num(x(cum + bytes) - x(cum), 2) + "\" height=\"" + Num(kBar) + "\" fill=\"" +
-             report::svg::CategoryColour(static_cast<int>(c)) + "\"/>\n";
+      out += "<rect class=\"segment\" data-category=\"" +
+             std::string(MemCategoryName(c)) + "\" data-bytes=\"" +
+             std::to_string(r.at_peak[static_cast<int>(c)]) + "\" x=\"" +
+             Num(x(cum), 2) + "\" y=\"" + Num(y) + "\" width=\"" +
+             Num(x(cum + bytes) - x(cum), 2) + "\" height=\"" + Num(kBar) +
+             "\" fill=\"" + report::svg::CategoryColour(static_cast<int>(c)) +
+             "\"/>\n";
       cum += bytes;
     }
     std::string label = report::Human(r.peak, report::Unit::kBytes);
     if (options.budget_bytes > 0) {
       label += r.fits ? "" : " (over)";
-      if (r.max_batch >= 0) label += ", max " + options.batch_symbol + " " + std::to_string(r.max_batch);
+      if (r.max_batch >= 0)
+        label +=
+            ", max " + options.batch_symbol + " " + std::to_string(r.max_batch);
     }
     // A white box under the label keeps the budget line from crossing it.
-    out += Rect(x(cum) + 3, y + 4, 6.2 * label.size() + 6, kBar - 8, "fill=\"white\" fill-opacity=\"0.85\"");
-    out += Text(x(cum) + 6, y + kBar * 0.65, label, 11, std::string("fill=\"") + (r.fits ? "#222222" : "#b00020") + "\"");
+    out += Rect(x(cum) + 3, y + 4, 6.2 * label.size() + 6, kBar - 8,
+                "fill=\"white\" fill-opacity=\"0.85\"");
+    out +=
+        Text(x(cum) + 6, y + kBar * 0.65, label, 11,
+             std::string("fill=\"") + (r.fits ? "#222222" : "#b00020") + "\"");
     out += "</g>\n";
   }
   // Legend.
   double lx = kLeft;
   const double ly = plot_bottom + 40;
   for (MemCategory c : kStack) {
-    out += Rect(lx, ly, 12, 12, std::string("fill=\"") + report::svg::CategoryColour(static_cast<int>(c)) + "\"");
-    out += Text(lx + 17, ly + 10, std::string(MemCategoryName(c)), 12, "fill=\"#222222\"");
+    out += Rect(lx, ly, 12, 12,
+                std::string("fill=\"") +
+                    report::svg::CategoryColour(static_cast<int>(c)) + "\"");
+    out += Text(lx + 17, ly + 10, std::string(MemCategoryName(c)), 12,
+                "fill=\"#222222\"");
     lx += 90;
   }
   out += "</svg>\n";

@@ -12,7 +12,8 @@ namespace {
 std::string StringArg(const ir::Graph& g, const ir::Node& n, const char* name) {
   for (size_t i = 0; i < n.inputs.size() && i < n.input_names.size(); ++i) {
     if (n.input_names[i] != name) continue;
-    if (auto* s = std::get_if<std::string>(&g.values[n.inputs[i]].constant)) return *s;
+    if (auto* s = std::get_if<std::string>(&g.values[n.inputs[i]].constant))
+      return *s;
   }
   return "";
 }
@@ -21,7 +22,8 @@ std::string StringArg(const ir::Graph& g, const ir::Node& n, const char* name) {
 int64_t IntArg(const ir::Graph& g, const ir::Node& n, const char* name) {
   for (size_t i = 0; i < n.inputs.size() && i < n.input_names.size(); ++i) {
     if (n.input_names[i] != name) continue;
-    if (auto* v = std::get_if<int64_t>(&g.values[n.inputs[i]].constant)) return *v;
+    if (auto* v = std::get_if<int64_t>(&g.values[n.inputs[i]].constant))
+      return *v;
   }
   return 0;
 }
@@ -33,7 +35,9 @@ sym::Expr TensorBytes(const ValueInfo& v) {
   return bytes;
 }
 
-std::string Bytes(const sym::Expr& e, const sym::Bindings& b) { return HumanAndExact(e, b, Unit::kBytes); }
+std::string Bytes(const sym::Expr& e, const sym::Bindings& b) {
+  return HumanAndExact(e, b, Unit::kBytes);
+}
 
 }  // namespace
 
@@ -66,21 +70,27 @@ AllToAll CollectAllToAll(const ir::Graph& graph, const Report& report) {
 
 std::string RenderExpertParallel(const AllToAll& a, const sym::Bindings& b) {
   if (a.world == 0) return "";
-  std::string out = "Expert parallelism: ep=" + std::to_string(a.world) + ", " + std::to_string(a.layers) +
+  std::string out = "Expert parallelism: ep=" + std::to_string(a.world) + ", " +
+                    std::to_string(a.layers) +
                     " MoE layers; all-to-all payload per rank (bytes sent)\n";
-  out += "  Per MoE layer, forward: dispatch " + Bytes(a.dispatch, b) + ", combine " + Bytes(a.combine, b) + "\n";
-  out += "  Per step: forward " + Bytes(a.forward, b) + ", backward " + Bytes(a.backward, b) + "\n";
+  out += "  Per MoE layer, forward: dispatch " + Bytes(a.dispatch, b) +
+         ", combine " + Bytes(a.combine, b) + "\n";
+  out += "  Per step: forward " + Bytes(a.forward, b) + ", backward " +
+         Bytes(a.backward, b) + "\n";
   return out;
 }
 
-nlohmann::ordered_json ExpertParallelJson(const AllToAll& a, const sym::Bindings& b) {
+nlohmann::ordered_json ExpertParallelJson(const AllToAll& a,
+                                          const sym::Bindings& b) {
   if (a.world == 0) return nullptr;
   auto symbolic = [&](const sym::Expr& e) {
     nlohmann::ordered_json j;
     j["expr"] = e.ToString();
     std::optional<__int128> v = TryEvaluate(e, b);
-    if (v) j["value"] = static_cast<int64_t>(*v);
-    else j["value"] = nullptr;
+    if (v)
+      j["value"] = static_cast<int64_t>(*v);
+    else
+      j["value"] = nullptr;
     return j;
   };
   nlohmann::ordered_json j;

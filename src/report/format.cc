@@ -59,7 +59,8 @@ const char* SeverityName(Diagnostic::Severity severity) {
 std::string IntText(__int128 v) { return sym::Int128ToString(v); }
 
 std::vector<std::string_view> MaxOperands(std::string_view text) {
-  // NB: one pass pairs the parentheses, so a chain of n nested max costs O(text), not O(n * text).
+  // NB: one pass pairs the parentheses, so a chain of n nested max costs
+  // O(text), not O(n * text).
   std::vector<size_t> close(text.size(), std::string_view::npos), open;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '(') {
@@ -70,7 +71,8 @@ std::vector<std::string_view> MaxOperands(std::string_view text) {
     }
   }
   std::vector<std::string_view> out;
-  // [begin, end) is one operand; a max(...) spanning all of it is split at its top-level comma.
+  // [begin, end) is one operand; a max(...) spanning all of it is split at its
+  // top-level comma.
   std::vector<std::pair<size_t, size_t>> todo = {{0, text.size()}};
   while (!todo.empty()) {
     const auto [begin, end] = todo.back();
@@ -100,7 +102,8 @@ std::vector<std::string_view> MaxOperands(std::string_view text) {
 
 std::string ShortText(std::string_view text, size_t limit) {
   if (text.size() <= limit) return std::string(text);
-  // Cuts `t` to at most n characters, at the last " + " or " - " outside parentheses that leaves room for " ...".
+  // Cuts `t` to at most n characters, at the last " + " or " - " outside
+  // parentheses that leaves room for " ...".
   auto cut = [](std::string_view t, size_t n) {
     if (t.size() <= n) return std::string(t);
     size_t at = std::string_view::npos;
@@ -108,15 +111,19 @@ std::string ShortText(std::string_view text, size_t limit) {
     for (size_t i = 0; i + 4 <= n && i + 3 <= t.size(); ++i) {
       if (t[i] == '(') ++depth;
       if (t[i] == ')') --depth;
-      if (depth == 0 && i > 0 && (t.substr(i, 3) == " + " || t.substr(i, 3) == " - ")) at = i;
+      if (depth == 0 && i > 0 &&
+          (t.substr(i, 3) == " + " || t.substr(i, 3) == " - "))
+        at = i;
     }
-    if (at != std::string_view::npos) return std::string(t.substr(0, at)) + " ...";
+    if (at != std::string_view::npos)
+      return std::string(t.substr(0, at)) + " ...";
     return std::string(t.substr(0, n > 3 ? n - 3 : 0)) + "...";
   };
   const std::vector<std::string_view> operands = MaxOperands(text);
   if (operands.size() < 2) return cut(text, limit);
   // "max(" + operands + ", ... N more)": room is kept for the count.
-  const size_t tail = std::string(", ...  more)").size() + std::to_string(operands.size()).size();
+  const size_t tail = std::string(", ...  more)").size() +
+                      std::to_string(operands.size()).size();
   std::string out = "max(";
   size_t shown = 0;
   for (; shown < operands.size(); ++shown) {
@@ -124,7 +131,8 @@ std::string ShortText(std::string_view text, size_t limit) {
     const size_t sep = shown == 0 ? 0 : 2;
     if (out.size() + sep + op.size() + tail > limit) {
       if (shown == 0) {
-        out += cut(op, limit > out.size() + tail ? limit - out.size() - tail : 4);
+        out +=
+            cut(op, limit > out.size() + tail ? limit - out.size() - tail : 4);
         ++shown;
       }
       break;

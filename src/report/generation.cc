@@ -1,11 +1,11 @@
 // The generation report: text section, JSON object and sweeps
 // (generation_report.h).
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "report/format.h"
 #include "torchcost/generation_report.h"
@@ -191,7 +191,8 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
       b[sweeps[i].symbol] = sweeps[i].values[at[i]];
     auto kv = TryEvaluate(g.kv_cache_bytes, b);
     std::optional<__int128> p1, p2;
-    if (std::optional<int64_t> a = prefill_peak.At(b), d = decode_peak.At(b); a && d) {
+    if (std::optional<int64_t> a = prefill_peak.At(b), d = decode_peak.At(b);
+        a && d) {
       p1 = *a;
       p2 = *d;
     } else {

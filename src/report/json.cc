@@ -75,11 +75,13 @@ class Writer {
   // Writes `j` as its dump(2) at the current depth.
   void Embed(const Json& j) {
     BeginValue();
-    const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
+    const std::string text =
+        j.dump(2, ' ', false, Json::error_handler_t::replace);
     const std::string pad(2 * depth_, ' ');
     for (char c : text) {
       out_ += c;
-      if (c == '\n') out_ += pad;  // NB: strings in JSON text hold no raw newline.
+      // NB: strings in JSON text hold no raw newline.
+      if (c == '\n') out_ += pad;
     }
   }
 
@@ -120,9 +122,11 @@ class Writer {
   // Escapes as nlohmann does (ensure_ascii off, invalid UTF-8 replaced).
   void String(std::string_view s) {
     bool plain = true;
-    for (unsigned char c : s) plain = plain && c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+    for (unsigned char c : s)
+      plain = plain && c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
     if (!plain) {
-      out_ += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out_ += Json(std::string(s))
+                  .dump(-1, ' ', false, Json::error_handler_t::replace);
       return;
     }
     out_ += '"';
@@ -172,9 +176,11 @@ Json Shape(const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
 
 // Writes what Integer returns.
 void WriteInteger(Writer& w, __int128 v) {
-  if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
+  if (v >= std::numeric_limits<int64_t>::min() &&
+      v <= std::numeric_limits<int64_t>::max()) {
     w.Int(static_cast<int64_t>(v));
-  } else if (v > 0 && v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
+  } else if (v > 0 &&
+             v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
     w.UInt(static_cast<uint64_t>(v));
   } else {
     w.Str(report::IntText(v));
@@ -205,7 +211,8 @@ void WriteValue(Writer& w, const sym::Expr& e, const sym::Bindings& b) {
 }
 
 // Writes what Shape returns.
-void WriteShape(Writer& w, const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
+void WriteShape(Writer& w, const std::vector<sym::Expr>& shape,
+                const sym::Bindings& b) {
   w.BeginArray();
   for (const sym::Expr& d : shape) WriteValue(w, d, b);
   w.EndArray();
@@ -258,11 +265,13 @@ Json ModuleTime(const TimeReport& t, size_t s, const ModuleStats* stats,
       {"tflops", seconds > 0 ? Json(flops / seconds / 1e12) : Json(nullptr)}};
 }
 
-void WriteModules(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b) {
+void WriteModules(Writer& w, const ir::Graph& graph, const Report& report,
+                  const sym::Bindings& b) {
   w.BeginArray();
   for (size_t s = 0; s < graph.scopes.size(); ++s) {
     const ir::Scope& scope = graph.scopes[s];
-    const ModuleStats* stats = report::FindModuleStats(report, static_cast<int>(s));
+    const ModuleStats* stats =
+        report::FindModuleStats(report, static_cast<int>(s));
     w.BeginObject();
     w.Key("path");
     w.Str(scope.path);
@@ -272,7 +281,9 @@ void WriteModules(Writer& w, const ir::Graph& graph, const Report& report, const
     w.Str(scope.type);
     w.Key("depth");
     w.Int(scope.depth);
-    const bool has_parent = scope.parent >= 0 && static_cast<size_t>(scope.parent) < graph.scopes.size();
+    const bool has_parent =
+        scope.parent >= 0 &&
+        static_cast<size_t>(scope.parent) < graph.scopes.size();
     w.Key("parent");
     if (has_parent) {
       w.Str(graph.scopes[scope.parent].path);
@@ -321,14 +332,14 @@ Json TimeJson(const TimeReport& t) {
   Json classes = Json::object();
   for (int i = 0; i < kNumOpClasses; ++i) {
     const std::string name(OpClassName(static_cast<OpClass>(i)));
-    classes[name] = {{"roofline_seconds", t.class_roofline_seconds[i]},
-                     {"forward_roofline_seconds", t.class_forward_roofline_seconds[i]},
-                     {"backward_roofline_seconds",
-                      t.class_backward_roofline_seconds[i]},
-                     {"efficiency", t.efficiency[i]},
-                     {"kernels", t.class_kernels[i]},
-                     {"forward_kernels", t.class_forward_kernels[i]},
-                     {"backward_kernels", t.class_backward_kernels[i]}};
+    classes[name] = {
+        {"roofline_seconds", t.class_roofline_seconds[i]},
+        {"forward_roofline_seconds", t.class_forward_roofline_seconds[i]},
+        {"backward_roofline_seconds", t.class_backward_roofline_seconds[i]},
+        {"efficiency", t.efficiency[i]},
+        {"kernels", t.class_kernels[i]},
+        {"forward_kernels", t.class_forward_kernels[i]},
+        {"backward_kernels", t.class_backward_kernels[i]}};
   }
   Json j = {{"source", t.source},
             {"gpu", t.gpu},
@@ -357,7 +368,8 @@ Json TimeJson(const TimeReport& t) {
 Json Categories(const CategoryBytes& c, const sym::Bindings& b) {
   Json j;
   for (int i = 0; i < kNumMemCategories; ++i) {
-    j[std::string(MemCategoryName(static_cast<MemCategory>(i)))] = Symbolic(c[i], b);
+    j[std::string(MemCategoryName(static_cast<MemCategory>(i)))] =
+        Symbolic(c[i], b);
   }
   return j;
 }
@@ -373,7 +385,9 @@ Json Checkpoint(const ir::Graph& graph, const TrainingReport& tr) {
                         {"last_node", graph.nodes[s.last].debug_name},
                         {"recomputed", s.recomputed}});
   }
-  return {{"pattern", tr.checkpoint}, {"group", tr.checkpoint_group}, {"segments", std::move(segments)}};
+  return {{"pattern", tr.checkpoint},
+          {"group", tr.checkpoint_group},
+          {"segments", std::move(segments)}};
 }
 
 // Per-category bytes as constants.
@@ -385,7 +399,8 @@ CategoryBytes ToCategoryBytes(const std::array<int64_t, kNumMemCategories>& v) {
 
 // The allocations the CUDA allocator model replayed, in order: [id, bytes] for
 // an allocation, [id] for a free (docs/json-schema.md).
-void WriteAllocations(Writer& w, const TrainingReport& tr, const sym::Bindings& b) {
+void WriteAllocations(Writer& w, const TrainingReport& tr,
+                      const sym::Bindings& b) {
   w.Key("allocations");
   w.BeginArray();
   for (const AllocationEvent& e : tr.allocations) {
@@ -398,8 +413,8 @@ void WriteAllocations(Writer& w, const TrainingReport& tr, const sym::Bindings& 
 }
 
 // The training step: FLOPs, memory at the peak, and the timeline.
-void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, const sym::Bindings& b,
-                   const PeakInfo* given_peak) {
+void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
+                   const sym::Bindings& b, const PeakInfo* given_peak) {
   const TrainingReport& tr = report.training;
   w.BeginObject();
   Json j;  // The small members, written first.
@@ -408,7 +423,9 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
   j["optimizer_impl"] = tr.foreach ? "foreach" : "single";
   j["precision"] = tr.precision;
   j["loss"] = tr.loss;
-  j["state_dtype"] = tr.state_dtype == DType::kUnknown ? Json(nullptr) : Json(std::string(DTypeName(tr.state_dtype)));
+  j["state_dtype"] = tr.state_dtype == DType::kUnknown
+                         ? Json(nullptr)
+                         : Json(std::string(DTypeName(tr.state_dtype)));
   j["grad_scaler"] = tr.grad_scaler;
   j["grad_params"] = tr.grad_params;
   j["accumulate"] = tr.accumulate;
@@ -417,10 +434,14 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
   if (tr.galore) {
     int tensors = 0;
     for (bool t : tr.galore_targets) tensors += t;
-    j["galore"] = {{"rank", tr.galore->rank},       {"update_proj_gap", tr.galore->update_proj_gap},
-                   {"scale", tr.galore->scale},     {"targets", tr.galore->targets},
-                   {"per_layer", tr.galore->per_layer}, {"svd_step", tr.galore->svd_step},
-                   {"tensors", tensors},            {"params", tr.galore_params}};
+    j["galore"] = {{"rank", tr.galore->rank},
+                   {"update_proj_gap", tr.galore->update_proj_gap},
+                   {"scale", tr.galore->scale},
+                   {"targets", tr.galore->targets},
+                   {"per_layer", tr.galore->per_layer},
+                   {"svd_step", tr.galore->svd_step},
+                   {"tensors", tensors},
+                   {"params", tr.galore_params}};
   } else {
     j["galore"] = nullptr;
   }
@@ -430,7 +451,8 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
                 {"optimizer", Symbolic(tr.flops_optimizer, b)},
                 {"step", Symbolic(tr.flops_step, b)},
                 {"lower_bound", tr.flops_lower_bound}};
-  const PeakInfo peak = given_peak != nullptr ? *given_peak : EvaluatePeak(tr, b);
+  const PeakInfo peak =
+      given_peak != nullptr ? *given_peak : EvaluatePeak(tr, b);
   if (!peak.error.empty()) {
     j["memory"] = {{"error", peak.error}};
     WriteMembers(w, j);
@@ -438,7 +460,8 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
     return;
   }
   // NB: with the CUDA allocator model the peak, its moment and the categories
-  // are the allocated blocks' (rounded), and the allocator's own numbers follow.
+  // are the allocated blocks' (rounded), and the allocator's own numbers
+  // follow.
   std::optional<AllocatorPeak> blocks;
   if (tr.cuda_allocator) {
     blocks = EvaluateAllocator(tr, b);
@@ -450,15 +473,19 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
     }
   }
   Json mem;
-  mem["peak"] = blocks ? Symbolic(sym::Expr(blocks->allocated_peak), b) : Symbolic(peak.peak, b);
+  mem["peak"] = blocks ? Symbolic(sym::Expr(blocks->allocated_peak), b)
+                       : Symbolic(peak.peak, b);
   mem["peak_decided"] = blocks ? true : peak.decided;
   if (blocks || peak.decided) {
-    mem["at_peak"] = blocks ? Categories(ToCategoryBytes(blocks->at_peak), b) : Categories(peak.at_peak, b);
+    mem["at_peak"] = blocks ? Categories(ToCategoryBytes(blocks->at_peak), b)
+                            : Categories(peak.at_peak, b);
     const TimelinePoint& p = tr.timeline[blocks ? blocks->point : peak.point];
     mem["peak_phase"] = std::string(StepPhaseName(p.phase));
     if (p.node >= 0) {
       const ir::Node& n = graph.nodes[p.node];
-      mem["peak_node"] = {{"node", n.debug_name}, {"op", n.op}, {"module", graph.scopes[n.scope].path}};
+      mem["peak_node"] = {{"node", n.debug_name},
+                          {"op", n.op},
+                          {"module", graph.scopes[n.scope].path}};
     } else {
       mem["peak_node"] = nullptr;
     }
@@ -466,7 +493,8 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
     mem["at_peak"] = nullptr;
   }
   mem["category_max"] =
-      blocks ? Categories(ToCategoryBytes(blocks->category_max), b) : Categories(peak.category_max, b);
+      blocks ? Categories(ToCategoryBytes(blocks->category_max), b)
+             : Categories(peak.category_max, b);
   if (blocks) {
     mem["reserved_peak"] = Symbolic(sym::Expr(blocks->reserved_peak), b);
     const CudaAllocatorOptions& o = *tr.cuda_allocator;
@@ -481,11 +509,14 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
         {"device_peak", blocks->device_peak},
         {"segments", blocks->segments},
         {"expandable_segments", o.expandable_segments},
-        {"max_split_size", o.max_split_size == std::numeric_limits<int64_t>::max() ? Json(nullptr)
-                                                                                    : Json(o.max_split_size)}};
+        {"max_split_size",
+         o.max_split_size == std::numeric_limits<int64_t>::max()
+             ? Json(nullptr)
+             : Json(o.max_split_size)}};
   }
   mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
-  // bitsandbytes' paged states, on the host: not in the peak (null unless --paged).
+  // bitsandbytes' paged states, on the host: not in the peak (null unless
+  // --paged).
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
   mem["lower_bound"] = tr.act_lower_bound;
   j["memory"] = std::move(mem);
@@ -513,7 +544,8 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report, cons
   }
   w.EndArray();
   Json cats = Json::array();
-  for (int i = 0; i < kNumMemCategories; ++i) cats.push_back(std::string(MemCategoryName(static_cast<MemCategory>(i))));
+  for (int i = 0; i < kNumMemCategories; ++i)
+    cats.push_back(std::string(MemCategoryName(static_cast<MemCategory>(i))));
   w.Key("timeline");
   w.BeginObject();
   w.Key("columns");
@@ -577,8 +609,10 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   WriteTraining(w, graph, report, b, peak);
   w.Key("sharding");
   w.Embed(report::ShardingJson(report.training));
-  // NB: only with expert parallelism (torchcost::all_to_all nodes), so other reports are unchanged.
-  if (const report::AllToAll a2a = report::CollectAllToAll(graph, report); a2a.world > 0) {
+  // NB: only with expert parallelism (torchcost::all_to_all nodes), so other
+  // reports are unchanged.
+  if (const report::AllToAll a2a = report::CollectAllToAll(graph, report);
+      a2a.world > 0) {
     w.Key("expert_parallel");
     w.Embed(report::ExpertParallelJson(a2a, b));
   }

@@ -22,7 +22,8 @@ constexpr size_t kPeakText = 160;
 // Returns {human, exact bytes} if `e` evaluates, else {exact text, ""}, the
 // text shortened to kCellText (then *shortened is set).
 std::pair<std::string, std::string> Cells(const sym::Expr& e,
-                                          const sym::Bindings& b, bool* shortened) {
+                                          const sym::Bindings& b,
+                                          bool* shortened) {
   if (auto v = TryEvaluate(e, b)) return {Human(*v, Unit::kBytes), IntText(*v)};
   const std::string text = Bind(e, b).ToString();
   if (text.size() > kCellText) *shortened = true;
@@ -54,22 +55,31 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 // The CUDA caching allocator model's peaks (docs/allocator.md).
-std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr, const sym::Bindings& bindings) {
+std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr,
+                           const sym::Bindings& bindings) {
   const AllocatorPeak a = EvaluateAllocator(tr, bindings);
   if (!a.error.empty()) return "CUDA caching allocator: " + a.error + "\n";
   const CudaAllocatorOptions& o = *tr.cuda_allocator;
   std::string settings = o.expandable_segments ? "expandable segments" : "";
   if (o.max_split_size != std::numeric_limits<int64_t>::max()) {
-    settings += std::string(settings.empty() ? "" : ", ") + "max_split_size " + Human(o.max_split_size, Unit::kBytes);
+    settings += std::string(settings.empty() ? "" : ", ") + "max_split_size " +
+                Human(o.max_split_size, Unit::kBytes);
   }
-  std::string out = "CUDA caching allocator (one stream" + (settings.empty() ? "" : ", " + settings) + "):\n";
-  out += "  Allocated peak (max_memory_allocated): " + HumanAndExact(a.allocated_peak, Unit::kBytes) + ", during " +
+  std::string out = "CUDA caching allocator (one stream" +
+                    (settings.empty() ? "" : ", " + settings) + "):\n";
+  out += "  Allocated peak (max_memory_allocated): " +
+         HumanAndExact(a.allocated_peak, Unit::kBytes) + ", during " +
          MomentText(graph, tr, a.point) + "\n";
-  out += "  Reserved peak (max_memory_reserved):   " + HumanAndExact(a.reserved_peak, Unit::kBytes) + " in " +
-         std::to_string(a.segments) + (o.expandable_segments ? " mappings" : " segments") + "\n";
-  out += "  Fragmentation at the reserved peak:    " + HumanAndExact(a.fragmentation, Unit::kBytes) + "\n";
-  out += "  CUDA context and workspaces (assumed): " + HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
-  out += "  Device total (reserved + context):     " + HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
+  out += "  Reserved peak (max_memory_reserved):   " +
+         HumanAndExact(a.reserved_peak, Unit::kBytes) + " in " +
+         std::to_string(a.segments) +
+         (o.expandable_segments ? " mappings" : " segments") + "\n";
+  out += "  Fragmentation at the reserved peak:    " +
+         HumanAndExact(a.fragmentation, Unit::kBytes) + "\n";
+  out += "  CUDA context and workspaces (assumed): " +
+         HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
+  out += "  Device total (reserved + context):     " +
+         HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
   return out;
 }
 
@@ -96,12 +106,14 @@ std::string MomentText(const ir::Graph& graph, const TrainingReport& training,
 }
 
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
-                         const sym::Bindings& bindings, const PeakInfo* given_peak) {
+                         const sym::Bindings& bindings,
+                         const PeakInfo* given_peak) {
   const TrainingReport& tr = report.training;
   std::string out =
       "Memory (live bytes over the step, in MemTracker's categories)\n";
   if (tr.timeline.empty()) return out + "  (the step was not simulated)\n";
-  const PeakInfo peak = given_peak != nullptr ? *given_peak : EvaluatePeak(tr, bindings);
+  const PeakInfo peak =
+      given_peak != nullptr ? *given_peak : EvaluatePeak(tr, bindings);
   if (!peak.error.empty()) return out + "  " + peak.error + "\n";
 
   // NB: an undecided peak has no breakdown, so its table shows the maxima only.
@@ -134,18 +146,20 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   if (peak.decided) {
     // NB: ">=" where an op without a rule saves tensors nobody knows.
     out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") +
-           HumanAndExact(peak.peak, bindings, Unit::kBytes) +
-           ", during " + MomentText(graph, tr, peak.point) + "\n";
+           HumanAndExact(peak.peak, bindings, Unit::kBytes) + ", during " +
+           MomentText(graph, tr, peak.point) + "\n";
   } else {
     const std::vector<std::string> symbols =
         UnboundSymbols(peak.peak, bindings);
     // NB: a max of hundreds of moments (a mixture of experts' backward) is
     // shortened; the JSON report keeps the whole expression.
     const std::string text = Bind(peak.peak, bindings).ToString();
-    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") + ShortText(text, kPeakText) + "\n";
+    out += "Peak: " + std::string(tr.act_lower_bound ? ">= " : "") +
+           ShortText(text, kPeakText) + "\n";
     if (text.size() > kPeakText) {
       out += "  The largest of " + std::to_string(peak.candidates.size()) +
-             " moments of the step, each the peak for some values of the symbols; the JSON report has the whole "
+             " moments of the step, each the peak for some values of the "
+             "symbols; the JSON report has the whole "
              "expression (training.memory.peak.expr).\n";
     }
     out += "  When the peak occurs depends on " +
@@ -155,7 +169,8 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   }
   if (tr.cuda_allocator) out += AllocatorLines(graph, tr, bindings);
   if (tr.paged) {
-    out += "Paged optimizer states (host, not in the peak): " + HumanAndExact(tr.paged_opt_bytes, Unit::kBytes) + "\n";
+    out += "Paged optimizer states (host, not in the peak): " +
+           HumanAndExact(tr.paged_opt_bytes, Unit::kBytes) + "\n";
   }
   if (tr.mode == StepMode::kInfer) {
     out += "Saved by autograd: none (the forward runs under no_grad)\n";
@@ -164,13 +179,18 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
            std::string(tr.act_lower_bound ? ">= " : "") +
            HumanAndExact(tr.saved_bytes, bindings, Unit::kBytes) + "\n";
     if (tr.act_lower_bound) {
-      out += "NB: ACT and the peak are lower bounds: what ops without rules save for backward is unknown.\n";
+      out +=
+          "NB: ACT and the peak are lower bounds: what ops without rules save "
+          "for backward is unknown.\n";
     }
   }
   out +=
       "NB: \"Max\" is each category's own maximum over the step; the maxima "
       "need not coincide.\n";
-  if (shortened) out += "NB: long symbolic maxima are shortened to their first terms; the JSON report has them whole.\n";
+  if (shortened)
+    out +=
+        "NB: long symbolic maxima are shortened to their first terms; the JSON "
+        "report has them whole.\n";
   return out;
 }
 

@@ -16,21 +16,28 @@ std::string RenderSharding(const TrainingReport& tr) {
   if (s.strategy == ShardStrategy::kNone) {
     out = "Sharding: none (one device)\n";
   } else {
-    out = "Sharding: " + std::string(ShardStrategyName(s.strategy)) + " over " + std::to_string(s.world) +
-          " ranks; the memory below is per rank\n";
+    out = "Sharding: " + std::string(ShardStrategyName(s.strategy)) + " over " +
+          std::to_string(s.world) + " ranks; the memory below is per rank\n";
   }
-  if (s.master_weights) out += "  Optimizer: float32 master weights and states for half-precision parameters\n";
-  out += "  Model states per rank: param " + Bytes(s.param_bytes) + ", grad " + Bytes(s.grad_bytes) + ", opt " +
-         Bytes(s.opt_bytes) + "\n";
-  out += "  One device would hold: param " + Bytes(s.unsharded_param_bytes) + ", grad " +
-         Bytes(s.unsharded_grad_bytes) + ", opt " + Bytes(s.unsharded_opt_bytes) + "\n";
+  if (s.master_weights)
+    out +=
+        "  Optimizer: float32 master weights and states for half-precision "
+        "parameters\n";
+  out += "  Model states per rank: param " + Bytes(s.param_bytes) + ", grad " +
+         Bytes(s.grad_bytes) + ", opt " + Bytes(s.opt_bytes) + "\n";
+  out += "  One device would hold: param " + Bytes(s.unsharded_param_bytes) +
+         ", grad " + Bytes(s.unsharded_grad_bytes) + ", opt " +
+         Bytes(s.unsharded_opt_bytes) + "\n";
   if (s.strategy == ShardStrategy::kNone) return out;
-  out += "  Communication per step per rank (payload): all-reduce " + Bytes(s.all_reduce_bytes) +
-         ", reduce-scatter " + Bytes(s.reduce_scatter_bytes) + ", all-gather " + Bytes(s.all_gather_bytes) + "\n";
-  if (s.strategy == ShardStrategy::kDdp) out += "  DDP gradient buckets: " + std::to_string(s.ddp_buckets) + "\n";
+  out += "  Communication per step per rank (payload): all-reduce " +
+         Bytes(s.all_reduce_bytes) + ", reduce-scatter " +
+         Bytes(s.reduce_scatter_bytes) + ", all-gather " +
+         Bytes(s.all_gather_bytes) + "\n";
+  if (s.strategy == ShardStrategy::kDdp)
+    out += "  DDP gradient buckets: " + std::to_string(s.ddp_buckets) + "\n";
   if (!s.units.empty()) {
-    out += "  Gathering units: " + std::to_string(s.units.size()) + ", the largest " +
-           Bytes(s.largest_unit_bytes) + " gathered\n";
+    out += "  Gathering units: " + std::to_string(s.units.size()) +
+           ", the largest " + Bytes(s.largest_unit_bytes) + " gathered\n";
   }
   return out;
 }
@@ -41,7 +48,8 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
   j["strategy"] = std::string(ShardStrategyName(s.strategy));
   j["world"] = s.world;
   j["master_weights"] = s.master_weights;
-  j["per_rank"] = {{"param", s.param_bytes}, {"grad", s.grad_bytes}, {"opt", s.opt_bytes}};
+  j["per_rank"] = {
+      {"param", s.param_bytes}, {"grad", s.grad_bytes}, {"opt", s.opt_bytes}};
   j["unsharded"] = {{"param", s.unsharded_param_bytes},
                     {"grad", s.unsharded_grad_bytes},
                     {"opt", s.unsharded_opt_bytes}};

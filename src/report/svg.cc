@@ -69,8 +69,9 @@ double NiceStep(double raw) {
 }
 
 const char* CategoryColour(int category) {
-  static constexpr const char* kColours[] = {"#4e79a7", "#76b7b2", "#f28e2b", "#e15759",
-                                             "#edc948", "#b07aa1", "#bab0ac"};
+  static constexpr const char* kColours[] = {"#4e79a7", "#76b7b2", "#f28e2b",
+                                             "#e15759", "#edc948", "#b07aa1",
+                                             "#bab0ac"};
   return category >= 0 && category < 7 ? kColours[category] : "#000000";
 }
 

@@ -16,13 +16,15 @@ Result<int64_t> ParsePositive(std::string_view text, std::string_view spec) {
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || errno == ERANGE || v <= 0) {
-    return Status::InvalidArgument("SweepSpec " + std::string(spec) + ": '" + s + "' is not a positive integer");
+    return Status::InvalidArgument("SweepSpec " + std::string(spec) + ": '" +
+                                   s + "' is not a positive integer");
   }
   return static_cast<int64_t>(v);
 }
 
 // Everything a point needs: the values of the timeline's peak candidates.
-__int128 EvalOrZero(const sym::Expr& e, const sym::Bindings& b, Status* status) {
+__int128 EvalOrZero(const sym::Expr& e, const sym::Bindings& b,
+                    Status* status) {
   auto v = sym::Evaluate128(e, b);
   if (!v.ok()) {
     if (status->ok()) *status = v.status();
@@ -37,7 +39,9 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   SweepSpec spec;
   size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    return Status::InvalidArgument("SweepSpec " + std::string(text) + ": expected SYM=START:STOP:STEP or SYM=V1,V2,...");
+    return Status::InvalidArgument(
+        "SweepSpec " + std::string(text) +
+        ": expected SYM=START:STOP:STEP or SYM=V1,V2,...");
   }
   spec.symbol = std::string(text.substr(0, eq));
   std::string_view rest = text.substr(eq + 1);
@@ -45,7 +49,9 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
     size_t start = 0;
     while (start <= rest.size()) {
       size_t comma = rest.find(',', start);
-      auto item = rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      auto item = rest.substr(start, comma == std::string_view::npos
+                                         ? std::string_view::npos
+                                         : comma - start);
       TORCHCOST_ASSIGN_OR_RETURN(int64_t v, ParsePositive(item, text));
       spec.values.push_back(v);
       if (comma == std::string_view::npos) break;
@@ -56,23 +62,35 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
   size_t c1 = rest.find(':');
   size_t c2 = rest.find(':', c1 + 1);
   if (c2 == std::string_view::npos) {
-    return Status::InvalidArgument("SweepSpec " + std::string(text) + ": expected START:STOP:STEP");
+    return Status::InvalidArgument("SweepSpec " + std::string(text) +
+                                   ": expected START:STOP:STEP");
   }
-  TORCHCOST_ASSIGN_OR_RETURN(int64_t start, ParsePositive(rest.substr(0, c1), text));
-  TORCHCOST_ASSIGN_OR_RETURN(int64_t stop, ParsePositive(rest.substr(c1 + 1, c2 - c1 - 1), text));
+  TORCHCOST_ASSIGN_OR_RETURN(int64_t start,
+                             ParsePositive(rest.substr(0, c1), text));
+  TORCHCOST_ASSIGN_OR_RETURN(
+      int64_t stop, ParsePositive(rest.substr(c1 + 1, c2 - c1 - 1), text));
   std::string_view step = rest.substr(c2 + 1);
   const bool multiply = !step.empty() && step[0] == 'x';
-  if (!step.empty() && (step[0] == 'x' || step[0] == '+')) step.remove_prefix(1);
+  if (!step.empty() && (step[0] == 'x' || step[0] == '+'))
+    step.remove_prefix(1);
   TORCHCOST_ASSIGN_OR_RETURN(int64_t k, ParsePositive(step, text));
-  if (multiply && k < 2) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": a factor must be >= 2");
-  if (stop < start) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": STOP is below START");
+  if (multiply && k < 2)
+    return Status::InvalidArgument("SweepSpec " + std::string(text) +
+                                   ": a factor must be >= 2");
+  if (stop < start)
+    return Status::InvalidArgument("SweepSpec " + std::string(text) +
+                                   ": STOP is below START");
   for (int64_t v = start;;) {
     spec.values.push_back(v);
-    if (spec.values.size() > 10000) return Status::InvalidArgument("SweepSpec " + std::string(text) + ": too many points");
+    if (spec.values.size() > 10000)
+      return Status::InvalidArgument("SweepSpec " + std::string(text) +
+                                     ": too many points");
     // NB: the next point is computed with overflow checks: a range ending near
     // 2^63 stops at its last representable point instead of wrapping.
     int64_t next = 0;
-    if (multiply ? __builtin_mul_overflow(v, k, &next) : __builtin_add_overflow(v, k, &next)) break;
+    if (multiply ? __builtin_mul_overflow(v, k, &next)
+                 : __builtin_add_overflow(v, k, &next))
+      break;
     if (next > stop) break;
     v = next;
   }
@@ -81,18 +99,21 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
 
 namespace report {
 
-Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vector<SweepSpec>& sweeps,
-                                            const sym::Bindings& base) {
+Result<std::vector<SweepRow>> EvaluateSweep(
+    const Report& report, const std::vector<SweepSpec>& sweeps,
+    const sym::Bindings& base) {
   // NB: one symbolic peak analysis gives the few moments that can be the peak
   // for some values of the symbols; each point only evaluates those.
   const PeakInfo peak = EvaluatePeak(report.training, base);
-  if (!peak.error.empty()) return Status::OutOfRange("SweepSpec: " + peak.error);
+  if (!peak.error.empty())
+    return Status::OutOfRange("SweepSpec: " + peak.error);
   std::vector<SweepRow> rows;
   std::vector<size_t> index(sweeps.size(), 0);
   for (;;) {
     SweepRow row;
     row.bindings = base;
-    for (size_t i = 0; i < sweeps.size(); ++i) row.bindings[sweeps[i].symbol] = sweeps[i].values[index[i]];
+    for (size_t i = 0; i < sweeps.size(); ++i)
+      row.bindings[sweeps[i].symbol] = sweeps[i].values[index[i]];
     Status status;
     const TrainingReport& tr = report.training;
     row.flops_forward = EvalOrZero(tr.flops_forward, row.bindings, &status);
@@ -107,10 +128,14 @@ Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vec
     }
     if (row.peak_point >= 0) {
       for (int k = 0; k < kNumMemCategories; ++k) {
-        row.at_peak[k] = EvalOrZero(tr.timeline[row.peak_point].live[k], row.bindings, &status);
+        row.at_peak[k] = EvalOrZero(tr.timeline[row.peak_point].live[k],
+                                    row.bindings, &status);
       }
     }
-    if (!status.ok()) return Status::InvalidArgument("SweepSpec: " + status.message() + "; bind it with StepConfig.bindings or SweepSpec");
+    if (!status.ok())
+      return Status::InvalidArgument(
+          "SweepSpec: " + status.message() +
+          "; bind it with StepConfig.bindings or SweepSpec");
     rows.push_back(std::move(row));
     size_t i = sweeps.size();
     while (i > 0) {
@@ -125,14 +150,17 @@ Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vec
 
 }  // namespace report
 
-Result<std::string> RenderSweepText(const ir::Graph& graph, const Report& report,
-                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base) {
-  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows, report::EvaluateSweep(report, sweeps, base));
+Result<std::string> RenderSweepText(const ir::Graph& graph,
+                                    const Report& report,
+                                    const std::vector<SweepSpec>& sweeps,
+                                    const sym::Bindings& base) {
+  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows,
+                             report::EvaluateSweep(report, sweeps, base));
   using report::Table;
   std::vector<Table::Column> cols;
   for (const auto& s : sweeps) cols.push_back({s.symbol});
-  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs", "Peak", "Param", "Grad", "Act", "Temp", "Opt",
-                        "Peak phase"}) {
+  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs", "Peak", "Param",
+                        "Grad", "Act", "Temp", "Opt", "Peak phase"}) {
     cols.push_back({h});
   }
   cols.back().align = Table::Align::kLeft;
@@ -140,32 +168,45 @@ Result<std::string> RenderSweepText(const ir::Graph& graph, const Report& report
   const TrainingReport& tr = report.training;
   for (const auto& r : rows) {
     std::vector<std::string> cells;
-    for (const auto& s : sweeps) cells.push_back(std::to_string(r.bindings.at(s.symbol)));
+    for (const auto& s : sweeps)
+      cells.push_back(std::to_string(r.bindings.at(s.symbol)));
     // NB: ">= " marks lower bounds (ops without rules: Report::lower_bound).
-    const std::string fwd = report.lower_bound ? ">= " : "", bwd = tr.flops_lower_bound ? ">= " : "";
+    const std::string fwd = report.lower_bound ? ">= " : "",
+                      bwd = tr.flops_lower_bound ? ">= " : "";
     const std::string mem = tr.act_lower_bound ? ">= " : "";
     cells.push_back(fwd + report::Human(r.flops_forward, report::Unit::kFlops));
-    cells.push_back(bwd + report::Human(r.flops_backward, report::Unit::kFlops));
+    cells.push_back(bwd +
+                    report::Human(r.flops_backward, report::Unit::kFlops));
     cells.push_back(bwd + report::Human(r.flops_step, report::Unit::kFlops));
     cells.push_back(mem + report::Human(r.peak, report::Unit::kBytes));
-    for (MemCategory c : {MemCategory::kParam, MemCategory::kGrad, MemCategory::kAct, MemCategory::kTemp,
-                          MemCategory::kOpt}) {
-      cells.push_back(report::Human(r.at_peak[static_cast<int>(c)], report::Unit::kBytes));
+    for (MemCategory c :
+         {MemCategory::kParam, MemCategory::kGrad, MemCategory::kAct,
+          MemCategory::kTemp, MemCategory::kOpt}) {
+      cells.push_back(
+          report::Human(r.at_peak[static_cast<int>(c)], report::Unit::kBytes));
     }
-    cells.push_back(r.peak_point >= 0 ? std::string(StepPhaseName(tr.timeline[r.peak_point].phase)) : "-");
+    cells.push_back(r.peak_point >= 0 ? std::string(StepPhaseName(
+                                            tr.timeline[r.peak_point].phase))
+                                      : "-");
     t.AddRow(std::move(cells));
   }
-  std::string out = "Sweep of " + (report.model.empty() ? graph.source : report.model) + " (" +
-                    (tr.mode == StepMode::kTrain ? "train with " + std::string(OptimizerName(tr.optimizer))
-                                                 : std::string("infer")) +
-                    "; one analysis, evaluated per point; memory at the peak)\n";
+  std::string out =
+      "Sweep of " + (report.model.empty() ? graph.source : report.model) +
+      " (" +
+      (tr.mode == StepMode::kTrain
+           ? "train with " + std::string(OptimizerName(tr.optimizer))
+           : std::string("infer")) +
+      "; one analysis, evaluated per point; memory at the peak)\n";
   out += t.Render();
   return out;
 }
 
-Result<std::string> RenderSweepJson(const ir::Graph& graph, const Report& report,
-                                    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base) {
-  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows, report::EvaluateSweep(report, sweeps, base));
+Result<std::string> RenderSweepJson(const ir::Graph& graph,
+                                    const Report& report,
+                                    const std::vector<SweepSpec>& sweeps,
+                                    const sym::Bindings& base) {
+  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows,
+                             report::EvaluateSweep(report, sweeps, base));
   using Json = nlohmann::ordered_json;
   auto num = [](__int128 v) -> Json {
     if (v >= INT64_MIN && v <= INT64_MAX) return static_cast<int64_t>(v);
@@ -176,21 +217,28 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph, const Report& report
   j["version"] = 1;
   j["model"] = report.model.empty() ? graph.source : report.model;
   // True where an op without a rule makes the figures lower bounds.
-  j["lower_bound"] = {{"flops", report.training.flops_lower_bound || report.lower_bound},
-                      {"memory", report.training.act_lower_bound}};
+  j["lower_bound"] = {
+      {"flops", report.training.flops_lower_bound || report.lower_bound},
+      {"memory", report.training.act_lower_bound}};
   Json points = Json::array();
   for (const auto& r : rows) {
     Json p;
     Json b = Json::object();
     for (const auto& s : sweeps) b[s.symbol] = r.bindings.at(s.symbol);
     p["bindings"] = b;
-    p["flops"] = {{"forward", num(r.flops_forward)}, {"backward", num(r.flops_backward)}, {"step", num(r.flops_step)}};
+    p["flops"] = {{"forward", num(r.flops_forward)},
+                  {"backward", num(r.flops_backward)},
+                  {"step", num(r.flops_step)}};
     p["peak"] = num(r.peak);
     Json at = Json::object();
-    for (int k = 0; k < kNumMemCategories; ++k) at[std::string(MemCategoryName(static_cast<MemCategory>(k)))] = num(r.at_peak[k]);
+    for (int k = 0; k < kNumMemCategories; ++k)
+      at[std::string(MemCategoryName(static_cast<MemCategory>(k)))] =
+          num(r.at_peak[k]);
     p["at_peak"] = at;
-    p["peak_phase"] = r.peak_point >= 0 ? Json(std::string(StepPhaseName(report.training.timeline[r.peak_point].phase)))
-                                        : Json(nullptr);
+    p["peak_phase"] = r.peak_point >= 0
+                          ? Json(std::string(StepPhaseName(
+                                report.training.timeline[r.peak_point].phase)))
+                          : Json(nullptr);
     points.push_back(std::move(p));
   }
   j["points"] = std::move(points);

@@ -12,17 +12,19 @@ namespace torchcost::report {
 
 // One evaluated point of a sweep.
 struct SweepRow {
-  sym::Bindings bindings;           // The swept symbols' values (plus --set ones).
+  // The swept symbols' values (plus --set ones).
+  sym::Bindings bindings;
   __int128 flops_forward = 0, flops_backward = 0, flops_step = 0;
   __int128 peak = 0;
-  int peak_point = -1;              // Index into the training timeline.
+  int peak_point = -1;  // Index into the training timeline.
   std::array<__int128, kNumMemCategories> at_peak{};
 };
 
-// Evaluates `report` at every combination of the sweeps' values (the first sweep
-// varies slowest). Errors if a symbol stays unbound.
-Result<std::vector<SweepRow>> EvaluateSweep(const Report& report, const std::vector<SweepSpec>& sweeps,
-                                            const sym::Bindings& base);
+// Evaluates `report` at every combination of the sweeps' values (the first
+// sweep varies slowest). Errors if a symbol stays unbound.
+Result<std::vector<SweepRow>> EvaluateSweep(
+    const Report& report, const std::vector<SweepSpec>& sweeps,
+    const sym::Bindings& base);
 
 }  // namespace torchcost::report
 

@@ -25,34 +25,41 @@ std::string Field(const std::string& label, const std::string& value) {
 // (11541544), 147.97 K frozen (147968)", or the inference line.
 std::string StepText(const Report& report) {
   const TrainingReport& tr = report.training;
-  // "", or ", bf16-mixed precision (autocast, fp32 master weights)" and the like.
+  // "", or ", bf16-mixed precision (autocast, fp32 master weights)" and the
+  // like.
   std::string precision;
   if (tr.precision.find("-mixed") != std::string::npos) {
-    precision = ", " + tr.precision + " precision (autocast, fp32 master weights" +
+    precision = ", " + tr.precision +
+                " precision (autocast, fp32 master weights" +
                 (tr.grad_scaler ? ", GradScaler)" : ")");
   } else if (tr.precision != "fp32") {
     precision = ", " + tr.precision + " precision";
   }
   if (tr.mode == StepMode::kInfer) {
-    return "infer (forward under no_grad: no gradients, no optimizer)" + precision;
+    return "infer (forward under no_grad: no gradients, no optimizer)" +
+           precision;
   }
   // NB: grad_params counts what gets a gradient, so --freeze and parameters
   // traced without requires_grad both count as frozen.
   const int64_t frozen = report.params - tr.grad_params;
-  // ", GaLore r=8 on 4 tensors of 131.07 K (131072) params, per-layer updates, an SVD step"
+  // ", GaLore r=8 on 4 tensors of 131.07 K (131072) params, per-layer updates,
+  // an SVD step"
   std::string galore;
   if (tr.galore) {
     int tensors = 0;
     for (bool t : tr.galore_targets) tensors += t;
-    galore = ", GaLore r=" + std::to_string(tr.galore->rank) + " on " + std::to_string(tensors) + " tensors of " +
+    galore = ", GaLore r=" + std::to_string(tr.galore->rank) + " on " +
+             std::to_string(tensors) + " tensors of " +
              HumanAndExact(tr.galore_params, Unit::kCount) + " params" +
              (tr.galore->per_layer ? ", per-layer updates" : "") +
              (tr.galore->svd_step ? ", an SVD step" : ", a step between SVDs");
   }
-  if (tr.state_dtype != DType::kUnknown) galore += ", " + std::string(DTypeName(tr.state_dtype)) + " states";
-  return "train with " + std::string(OptimizerName(tr.optimizer)) + galore + precision + "; " +
-         HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params, " +
-         HumanAndExact(frozen, Unit::kCount) + " frozen";
+  if (tr.state_dtype != DType::kUnknown)
+    galore += ", " + std::string(DTypeName(tr.state_dtype)) + " states";
+  return "train with " + std::string(OptimizerName(tr.optimizer)) + galore +
+         precision + "; " + HumanAndExact(tr.grad_params, Unit::kCount) +
+         " trainable params, " + HumanAndExact(frozen, Unit::kCount) +
+         " frozen";
 }
 
 std::string RenderHeader(const ir::Graph& graph, const Report& report,
@@ -96,15 +103,20 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
     symbols += (symbols.empty() ? "" : ", ") + e;
   out += Field("Symbols:", symbols.empty() ? "none" : symbols);
   out += Field("Step:", StepText(report));
-  if (report.training.mode == StepMode::kTrain) out += Field("Loss:", report.training.loss);
+  if (report.training.mode == StepMode::kTrain)
+    out += Field("Loss:", report.training.loss);
   return out;
 }
 
 std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   std::string out = "Totals (forward)\n";
   out += Field("  Params:", HumanAndExact(report.params, Unit::kCount));
-  if (report.inactive_params != 0)  // NB: negative with expert parallelism (params is one rank's).
-    out += Field("  Active params:", HumanAndExact(report.params - report.inactive_params, Unit::kCount) + " per token");
+  // NB: negative with expert parallelism (params is one rank's).
+  if (report.inactive_params != 0)
+    out += Field(
+        "  Active params:",
+        HumanAndExact(report.params - report.inactive_params, Unit::kCount) +
+            " per token");
   out += Field("  Trainable params:",
                HumanAndExact(report.trainable_params, Unit::kCount));
   out += Field("  Buffers:", HumanAndExact(report.buffers, Unit::kCount));
@@ -114,12 +126,17 @@ std::string RenderTotals(const Report& report, const sym::Bindings& b) {
                HumanAndExact(report.buffer_bytes, Unit::kBytes));
   // NB: ">=" marks a total that misses the cost of an op without a rule.
   const std::string at_least = report.lower_bound ? ">= " : "";
-  out += Field("  MACs:", at_least + HumanAndExact(report.macs, b, Unit::kMacs));
-  out += Field("  FLOPs:", at_least + HumanAndExact(report.flops, b, Unit::kFlops));
-  out += Field("  Transcendentals:",
-               at_least + HumanAndExact(report.transcendentals, b, Unit::kCount));
+  out +=
+      Field("  MACs:", at_least + HumanAndExact(report.macs, b, Unit::kMacs));
+  out += Field("  FLOPs:",
+               at_least + HumanAndExact(report.flops, b, Unit::kFlops));
+  out +=
+      Field("  Transcendentals:",
+            at_least + HumanAndExact(report.transcendentals, b, Unit::kCount));
   if (report.lower_bound) {
-    out += "NB: >= marks lower bounds: ops without rules (listed below) count 0.\n";
+    out +=
+        "NB: >= marks lower bounds: ops without rules (listed below) count "
+        "0.\n";
   }
   out +=
       "NB: 1 multiply-add = 2 FLOPs; transcendentals (exp, tanh, ...) are "
@@ -162,8 +179,11 @@ std::string RenderText(const ir::Graph& graph, const Report& report,
   out += "\n" + RenderTotals(report, b);
   out += "\n" + report::RenderStepFlops(report, b);
   if (report.time.present) out += "\n" + report::RenderTime(report);
-  if (std::string s = report::RenderSharding(report.training); !s.empty()) out += "\n" + s;
-  if (std::string s = report::RenderExpertParallel(report::CollectAllToAll(graph, report), b); !s.empty())
+  if (std::string s = report::RenderSharding(report.training); !s.empty())
+    out += "\n" + s;
+  if (std::string s = report::RenderExpertParallel(
+          report::CollectAllToAll(graph, report), b);
+      !s.empty())
     out += "\n" + s;
   out += "\n" + report::RenderMemory(graph, report, b, options.peak);
   out += "\n" + RenderIssues(report);

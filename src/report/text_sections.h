@@ -36,9 +36,11 @@ std::string RenderStepFlops(const Report& report,
 
 // Returns the "Memory" block: MemTracker's categories at the peak and at their
 // own maxima, the peak and when it occurs, and the bytes autograd saves.
-// `peak`, if given, is EvaluatePeak(report.training, bindings) already evaluated.
+// `peak`, if given, is EvaluatePeak(report.training, bindings) already
+// evaluated.
 std::string RenderMemory(const ir::Graph& graph, const Report& report,
-                         const sym::Bindings& bindings, const PeakInfo* peak = nullptr);
+                         const sym::Bindings& bindings,
+                         const PeakInfo* peak = nullptr);
 
 // Returns the "Time" block of Report::time: the step, its phases, MFU and
 // throughput, marked as predicted ("roofline on NAME"); "" without a GPU.

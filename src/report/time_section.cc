@@ -67,10 +67,10 @@ std::string RenderTime(const Report& report) {
   for (double k : t.class_kernels) kernels += k;
   if (t.kernel_overhead > 0) {
     // overhead = kernels x seconds per kernel, included in the times above.
-    out += Field("  Overhead:", fmt::format("{} ({:.0f} kernels x {} each)",
-                                            SecondsText(t.overhead_seconds),
-                                            kernels,
-                                            SecondsText(t.kernel_overhead)));
+    out += Field("  Overhead:",
+                 fmt::format("{} ({:.0f} kernels x {} each)",
+                             SecondsText(t.overhead_seconds), kernels,
+                             SecondsText(t.kernel_overhead)));
   }
   out += std::string(
              "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "

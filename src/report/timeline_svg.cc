@@ -38,7 +38,6 @@ constexpr std::array<MemCategory, kNumMemCategories> kStack = {
     MemCategory::kOther, MemCategory::kGrad,   MemCategory::kAct,
     MemCategory::kTemp};
 
-
 // Band fill and label colour of each phase, in enum order.
 struct PhaseStyle {
   const char* band;
@@ -239,8 +238,8 @@ std::string Legend(const std::vector<Row>& rows, int point) {
     const double bytes = rows[point][c];
     total += bytes;
     out += "<g class=\"legend-entry\" data-category=\"" + name + "\">\n";
-    out +=
-        Rect(kLegendX, y, 12, 12, "fill=\"" + std::string(report::svg::CategoryColour(c)) + "\"");
+    out += Rect(kLegendX, y, 12, 12,
+                "fill=\"" + std::string(report::svg::CategoryColour(c)) + "\"");
     out += Text(kLegendX + 18, y + 10, name, 12, "fill=\"#222222\"");
     out +=
         Text(kWidth - 8, y + 10,
@@ -286,7 +285,8 @@ std::string RenderTimelineSvg(const ir::Graph& graph, const Report& report,
     for (int c = 0; c < kNumMemCategories; ++c) {
       auto v = report::TryEvaluate(tr.timeline[i].live[c], bindings);
       if (!v) {
-        return MessageSvg("the timeline needs every symbol bound: StepConfig.bindings B=...");
+        return MessageSvg(
+            "the timeline needs every symbol bound: StepConfig.bindings B=...");
       }
       rows[i][c] = static_cast<double>(*v);
       total += *v;

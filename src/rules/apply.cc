@@ -11,13 +11,22 @@ namespace {
 // Per-application state: slot values and where they live.
 class Application : public ImplContext {
  public:
-  Application(const OpRule& rule, const Variant& v, sym::Context& ctx, Applied* out, std::string_view device,
+  Application(const OpRule& rule, const Variant& v, sym::Context& ctx,
+              Applied* out, std::string_view device,
               std::string_view attention_backend)
-      : rule_(rule), v_(v), ctx_(ctx), out_(out), slots_(v.slot_names.size(), nullptr),
-        storage_(v.slot_names.size()), device_(device), attention_backend_(attention_backend) {}
-  // Hands the assumptions made to `out`, in order (an application that throws or whose case does not hold too).
+      : rule_(rule),
+        v_(v),
+        ctx_(ctx),
+        out_(out),
+        slots_(v.slot_names.size(), nullptr),
+        storage_(v.slot_names.size()),
+        device_(device),
+        attention_backend_(attention_backend) {}
+  // Hands the assumptions made to `out`, in order (an application that throws
+  // or whose case does not hold too).
   ~Application() override {
-    for (std::string& a : assumptions_) out_->assumptions.push_back(std::move(a));
+    for (std::string& a : assumptions_)
+      out_->assumptions.push_back(std::move(a));
   }
 
   // ImplContext.
@@ -27,20 +36,26 @@ class Application : public ImplContext {
     return *slots_[i];
   }
   sym::Context& ctx() const override { return ctx_; }
-  Status RequireEq(const sym::Expr& a, const sym::Expr& b, std::string_view what) override {
+  Status RequireEq(const sym::Expr& a, const sym::Expr& b,
+                   std::string_view what) override {
     sym::Truth t = ctx_.ProveEq(a, b);
     if (t == sym::Truth::kFalse)
-      return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
+      return Status::InvalidArgument(std::string(what) + "; got " +
+                                     a.ToString() + " vs " + b.ToString());
     if (t == sym::Truth::kUnknown)
-      assumptions_.push_back(std::string(what) + " (" + a.ToString() + " == " + b.ToString() + ")");
+      assumptions_.push_back(std::string(what) + " (" + a.ToString() +
+                             " == " + b.ToString() + ")");
     return Status::Ok();
   }
-  Status RequireLe(const sym::Expr& a, const sym::Expr& b, std::string_view what) override {
+  Status RequireLe(const sym::Expr& a, const sym::Expr& b,
+                   std::string_view what) override {
     sym::Truth t = ctx_.ProveLe(a, b);
     if (t == sym::Truth::kFalse)
-      return Status::InvalidArgument(std::string(what) + "; got " + a.ToString() + " vs " + b.ToString());
+      return Status::InvalidArgument(std::string(what) + "; got " +
+                                     a.ToString() + " vs " + b.ToString());
     if (t == sym::Truth::kUnknown)
-      assumptions_.push_back(std::string(what) + " (" + a.ToString() + " <= " + b.ToString() + ")");
+      assumptions_.push_back(std::string(what) + " (" + a.ToString() +
+                             " <= " + b.ToString() + ")");
     return Status::Ok();
   }
 
@@ -60,12 +75,15 @@ class Application : public ImplContext {
           throw RuleError("missing argument '" + a.name + "'");
         }
       }
-      if (a.type.is_list && a.type.list_size > 1 && a.type.base == ArgType::Base::kInt) {
+      if (a.type.is_list && a.type.list_size > 1 &&
+          a.type.base == ArgType::Base::kInt) {
         if (v->kind == RValue::Kind::kInt) {
-          storage_[i] = RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->i));
+          storage_[i] =
+              RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->i));
           v = &storage_[i];
         } else if (v->kind == RValue::Kind::kIntList && v->ints.size() == 1) {
-          storage_[i] = RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->ints[0]));
+          storage_[i] = RValue::IntList(
+              std::vector<sym::Expr>(a.type.list_size, v->ints[0]));
           v = &storage_[i];
         }
       }
@@ -77,7 +95,8 @@ class Application : public ImplContext {
     if (!v_.when.present()) return true;
     sym::Truth t = Eval().EvalTruth(v_.when.root);
     if (t == sym::Truth::kUnknown)
-      throw RuleError("case condition '" + v_.when.text + "' cannot be decided for these arguments");
+      throw RuleError("case condition '" + v_.when.text +
+                      "' cannot be decided for these arguments");
     return t == sym::Truth::kTrue;
   }
 
@@ -91,7 +110,8 @@ class Application : public ImplContext {
     for (size_t i = 0; i < v_.temporaries.size(); ++i) {
       const auto& t = v_.temporaries[i];
       RValue shape = Eval().Eval(t.shape.root);
-      if (shape.kind != RValue::Kind::kIntList) throw RuleError("temporary '" + t.name + "' shape is not a list");
+      if (shape.kind != RValue::Kind::kIntList)
+        throw RuleError("temporary '" + t.name + "' shape is not a list");
       TensorType tt;
       tt.shape = std::move(shape.ints);
       tt.dtype = ChooseDType(t.dtype);
@@ -102,9 +122,12 @@ class Application : public ImplContext {
     out_->flops = Cost(v_.flops_fwd);
     out_->transcendentals = Cost(v_.trans_fwd);
     out_->workspace_fwd = Cost(v_.workspace_fwd);
-    for (const auto& g : v_.workspace_bwd) out_->workspace_bwd.push_back({g.arg, Cost(g.expr)});
-    for (const auto& g : v_.flops_bwd) out_->bwd_flops.push_back({g.arg, Cost(g.expr)});
-    for (const auto& g : v_.trans_bwd) out_->bwd_transcendentals.push_back({g.arg, Cost(g.expr)});
+    for (const auto& g : v_.workspace_bwd)
+      out_->workspace_bwd.push_back({g.arg, Cost(g.expr)});
+    for (const auto& g : v_.flops_bwd)
+      out_->bwd_flops.push_back({g.arg, Cost(g.expr)});
+    for (const auto& g : v_.trans_bwd)
+      out_->bwd_transcendentals.push_back({g.arg, Cost(g.expr)});
     out_->has_bytes_fwd = v_.bytes_fwd.present();
     if (out_->has_bytes_fwd) out_->bytes_fwd = Cost(v_.bytes_fwd);
     out_->has_bytes_bwd = !v_.bytes_bwd.empty();
@@ -114,8 +137,8 @@ class Application : public ImplContext {
 
  private:
   Evaluator Eval() const {
-    return Evaluator(v_.pool, slots_, ctx_, &assumptions_, device_, attention_backend_,
-                     &out_->read_attention_backend);
+    return Evaluator(v_.pool, slots_, ctx_, &assumptions_, device_,
+                     attention_backend_, &out_->read_attention_backend);
   }
 
   void Set(int slot, RValue v) {
@@ -126,7 +149,8 @@ class Application : public ImplContext {
   sym::Expr Cost(const SourceExpr& e) {
     if (!e.present()) return sym::Expr(0);
     RValue v = Eval().Eval(e.root);
-    if (v.kind != RValue::Kind::kInt) throw RuleError("cost '" + e.text + "' is not an integer");
+    if (v.kind != RValue::Kind::kInt)
+      throw RuleError("cost '" + e.text + "' is not an integer");
     return v.i;
   }
 
@@ -137,9 +161,11 @@ class Application : public ImplContext {
       if (rule_.schema.args[p.arg].type.optional) return;
       throw RuleError("argument '" + name + "' is None but must be a tensor");
     }
-    if (v->kind != RValue::Kind::kTensor) throw RuleError("argument '" + name + "' is not a tensor");
+    if (v->kind != RValue::Kind::kTensor)
+      throw RuleError("argument '" + name + "' is not a tensor");
     const auto& shape = v->t.shape;
-    // Lengths: fixed items count 1, check-runs their evaluated length, the unbound run the rest.
+    // Lengths: fixed items count 1, check-runs their evaluated length, the
+    // unbound run the rest.
     std::vector<RValue> run_values(p.items.size());
     int64_t fixed = 0;
     bool has_run = false;
@@ -149,7 +175,8 @@ class Application : public ImplContext {
         has_run = true;
       } else if (it.kind == PatternItem::Kind::kCheckRun) {
         run_values[i] = Eval().Eval(it.expr.root);
-        if (run_values[i].kind != RValue::Kind::kIntList) throw RuleError("'*" + it.expr.text + "' is not a list");
+        if (run_values[i].kind != RValue::Kind::kIntList)
+          throw RuleError("'*" + it.expr.text + "' is not a list");
         fixed += static_cast<int64_t>(run_values[i].ints.size());
       } else {
         fixed += 1;
@@ -157,23 +184,33 @@ class Application : public ImplContext {
     }
     const int64_t rank = static_cast<int64_t>(shape.size());
     if (has_run ? rank < fixed : rank != fixed) {
-      throw RuleError("argument '" + name + "' has shape " + ShapeToString(shape) + " (rank " + std::to_string(rank) +
-                      ") but the pattern [" + p.text + "] needs rank " + (has_run ? ">= " : "") + std::to_string(fixed));
+      throw RuleError("argument '" + name + "' has shape " +
+                      ShapeToString(shape) + " (rank " + std::to_string(rank) +
+                      ") but the pattern [" + p.text + "] needs rank " +
+                      (has_run ? ">= " : "") + std::to_string(fixed));
     }
     const int64_t run_len = rank - fixed;
     size_t pos = 0;
     for (size_t i = 0; i < p.items.size(); ++i) {
       const auto& it = p.items[i];
       switch (it.kind) {
-        case PatternItem::Kind::kWildcard: ++pos; break;
-        case PatternItem::Kind::kBindDim: Set(it.slot, RValue::Int(shape[pos++])); break;
+        case PatternItem::Kind::kWildcard:
+          ++pos;
+          break;
+        case PatternItem::Kind::kBindDim:
+          Set(it.slot, RValue::Int(shape[pos++]));
+          break;
         case PatternItem::Kind::kBindRun:
-          Set(it.slot, RValue::IntList(std::vector<sym::Expr>(shape.begin() + pos, shape.begin() + pos + run_len)));
+          Set(it.slot,
+              RValue::IntList(std::vector<sym::Expr>(
+                  shape.begin() + pos, shape.begin() + pos + run_len)));
           pos += run_len;
           break;
         case PatternItem::Kind::kCheckDim: {
           RValue want = Eval().Eval(it.expr.root);
-          if (want.kind != RValue::Kind::kInt) throw RuleError("pattern item '" + it.expr.text + "' is not an int");
+          if (want.kind != RValue::Kind::kInt)
+            throw RuleError("pattern item '" + it.expr.text +
+                            "' is not an int");
           CheckDim(name, pos, shape[pos], want.i, it.expr.text);
           ++pos;
           break;
@@ -188,16 +225,18 @@ class Application : public ImplContext {
     }
   }
 
-  void CheckDim(const std::string& arg, size_t pos, const sym::Expr& got, const sym::Expr& want,
-                const std::string& what) {
+  void CheckDim(const std::string& arg, size_t pos, const sym::Expr& got,
+                const sym::Expr& want, const std::string& what) {
     sym::Truth t = ctx_.ProveEq(got, want);
     if (t == sym::Truth::kFalse) {
-      throw RuleError("argument '" + arg + "' dim " + std::to_string(pos) + " must equal " + what + "; got " +
-                      got.ToString() + " vs " + want.ToString());
+      throw RuleError("argument '" + arg + "' dim " + std::to_string(pos) +
+                      " must equal " + what + "; got " + got.ToString() +
+                      " vs " + want.ToString());
     }
     if (t == sym::Truth::kUnknown) {
-      assumptions_.push_back("argument '" + arg + "' dim " + std::to_string(pos) + " == " + what + " (" +
-                                  got.ToString() + " == " + want.ToString() + ")");
+      assumptions_.push_back("argument '" + arg + "' dim " +
+                             std::to_string(pos) + " == " + what + " (" +
+                             got.ToString() + " == " + want.ToString() + ")");
     }
   }
 
@@ -206,11 +245,16 @@ class Application : public ImplContext {
     if (t == sym::Truth::kTrue) return;
     std::string detail;
     const AstNode& n = v_.pool.nodes[r.root];
-    if (n.kids.size() == 2 && n.op >= AstNode::Op::kEq && n.op <= AstNode::Op::kGe) {
-      detail = "; got " + DescribeValue(Eval().Eval(n.kids[0])) + " vs " + DescribeValue(Eval().Eval(n.kids[1]));
+    if (n.kids.size() == 2 && n.op >= AstNode::Op::kEq &&
+        n.op <= AstNode::Op::kGe) {
+      detail = "; got " + DescribeValue(Eval().Eval(n.kids[0])) + " vs " +
+               DescribeValue(Eval().Eval(n.kids[1]));
     }
-    if (t == sym::Truth::kFalse) throw RuleError("requirement '" + r.text + "' does not hold" + detail);
-    assumptions_.push_back("'" + r.text + "'" + (detail.empty() ? "" : " (" + detail.substr(2) + ")"));
+    if (t == sym::Truth::kFalse)
+      throw RuleError("requirement '" + r.text + "' does not hold" + detail);
+    assumptions_.push_back(
+        "'" + r.text + "'" +
+        (detail.empty() ? "" : " (" + detail.substr(2) + ")"));
   }
 
   void RunImpl() {
@@ -218,10 +262,12 @@ class Application : public ImplContext {
     Status s = v_.impl(*this, &outs);
     if (!s.ok()) throw RuleError(s.message());
     if (outs.size() != v_.output_slots.size()) {
-      throw RuleError("impl '" + v_.impl_name + "' produced " + std::to_string(outs.size()) + " outputs, expected " +
+      throw RuleError("impl '" + v_.impl_name + "' produced " +
+                      std::to_string(outs.size()) + " outputs, expected " +
                       std::to_string(v_.output_slots.size()));
     }
-    for (size_t i = 0; i < outs.size(); ++i) Set(v_.output_slots[i], std::move(outs[i]));
+    for (size_t i = 0; i < outs.size(); ++i)
+      Set(v_.output_slots[i], std::move(outs[i]));
   }
 
   DType DefaultDType() {
@@ -236,21 +282,27 @@ class Application : public ImplContext {
         acc = acc == DType::kUnknown ? t.dtype : PromoteTypes(acc, t.dtype);
       };
       if (v->kind == RValue::Kind::kTensor) fold(v->t);
-      if (v->kind == RValue::Kind::kTensorList) for (const auto& t : v->tensors) fold(t);
+      if (v->kind == RValue::Kind::kTensorList)
+        for (const auto& t : v->tensors) fold(t);
     }
     // NB: PyTorch promotes dimensioned tensors first; a 0-dim tensor only
     // raises the category (an int tensor times a 0-dim float is float32).
     DType d = dimmed;
-    if (d == DType::kUnknown) d = zero_dim;
-    else if (zero_dim != DType::kUnknown && !IsFloatingPoint(d) && IsFloatingPoint(zero_dim)) d = DType::kFloat32;
+    if (d == DType::kUnknown)
+      d = zero_dim;
+    else if (zero_dim != DType::kUnknown && !IsFloatingPoint(d) &&
+             IsFloatingPoint(zero_dim))
+      d = DType::kFloat32;
     default_dtype_ = d;
     return d;
   }
 
   DType ChooseDType(const DTypeSpec& spec) {
     switch (spec.kind) {
-      case DTypeSpec::Kind::kDefault: return DefaultDType();
-      case DTypeSpec::Kind::kFixed: return spec.fixed;
+      case DTypeSpec::Kind::kDefault:
+        return DefaultDType();
+      case DTypeSpec::Kind::kFixed:
+        return spec.fixed;
       case DTypeSpec::Kind::kSameAs: {
         const RValue* v = slots_[spec.slot];
         if (v && v->kind == RValue::Kind::kTensor) return v->t.dtype;
@@ -260,12 +312,18 @@ class Application : public ImplContext {
         // NB: CUDA kernels accumulate half and bfloat16 in float32; PyTorch
         // 1.13's CPU norm kernels keep their statistics in the input's dtype.
         const RValue* v = slots_[spec.slot];
-        const DType d = v && v->kind == RValue::Kind::kTensor ? v->t.dtype : DType::kFloat32;
-        if (device_ == "cuda" && (d == DType::kFloat16 || d == DType::kBFloat16)) return DType::kFloat32;
+        const DType d = v && v->kind == RValue::Kind::kTensor ? v->t.dtype
+                                                              : DType::kFloat32;
+        if (device_ == "cuda" &&
+            (d == DType::kFloat16 || d == DType::kBFloat16))
+          return DType::kFloat32;
         // NB: `acc(input, weight)`: 1.13's mixed-type CPU batch_norm (bfloat16
-        // input, float32 weight, as under autocast) keeps them in the weight's dtype.
+        // input, float32 weight, as under autocast) keeps them in the weight's
+        // dtype.
         const RValue* w = spec.slot2 >= 0 ? slots_[spec.slot2] : nullptr;
-        if (w && w->kind == RValue::Kind::kTensor && w->t.dtype != DType::kUnknown) return w->t.dtype;
+        if (w && w->kind == RValue::Kind::kTensor &&
+            w->t.dtype != DType::kUnknown)
+          return w->t.dtype;
         return d == DType::kUnknown ? DType::kFloat32 : d;
       }
       case DTypeSpec::Kind::kArg: {
@@ -292,22 +350,30 @@ class Application : public ImplContext {
         if (spec.same_as >= 0) {
           const RValue* a = slots_[spec.same_as];
           if (a->kind != RValue::Kind::kTensor)
-            throw RuleError("output copies argument '" + rule_.schema.args[spec.same_as].name + "', which is not a tensor");
+            throw RuleError("output copies argument '" +
+                            rule_.schema.args[spec.same_as].name +
+                            "', which is not a tensor");
           t.shape = a->t.shape;
-          t.dtype = spec.dtype.kind == DTypeSpec::Kind::kDefault ? a->t.dtype : ChooseDType(spec.dtype);
+          t.dtype = spec.dtype.kind == DTypeSpec::Kind::kDefault
+                        ? a->t.dtype
+                        : ChooseDType(spec.dtype);
         } else {
           RValue shape = Eval().Eval(spec.shape.root);
           if (shape.kind != RValue::Kind::kIntList)
-            throw RuleError("output shape '" + spec.shape.text + "' is not a list");
+            throw RuleError("output shape '" + spec.shape.text +
+                            "' is not a list");
           t.shape = std::move(shape.ints);
           t.dtype = ChooseDType(spec.dtype);
         }
         Set(slot, RValue::Tensor(std::move(t)));
       } else if (slots_[slot] == nullptr) {
-        throw RuleError("output '" + v_.slot_names[slot] + "' was not computed");
-      } else if (spec.dtype.kind != DTypeSpec::Kind::kDefault && slots_[slot]->kind == RValue::Kind::kTensor) {
+        throw RuleError("output '" + v_.slot_names[slot] +
+                        "' was not computed");
+      } else if (spec.dtype.kind != DTypeSpec::Kind::kDefault &&
+                 slots_[slot]->kind == RValue::Kind::kTensor) {
         storage_[slot].t.dtype = ChooseDType(spec.dtype);
-      } else if (slots_[slot]->kind == RValue::Kind::kTensor && storage_[slot].t.dtype == DType::kUnknown) {
+      } else if (slots_[slot]->kind == RValue::Kind::kTensor &&
+                 storage_[slot].t.dtype == DType::kUnknown) {
         storage_[slot].t.dtype = DefaultDType();
       }
       out_->outputs[i] = *slots_[slot];
@@ -324,17 +390,20 @@ class Application : public ImplContext {
   RValue unknown_;
   std::string_view device_;
   std::string_view attention_backend_;
-  mutable std::vector<std::string> assumptions_;  // NB: collected here, so Applied keeps only a pointer for them.
+  // NB: collected here, so Applied keeps only a pointer for them.
+  mutable std::vector<std::string> assumptions_;
 };
 
 std::string Where(const OpRule& rule) {
-  return "rule '" + rule.ops[0] + "' (" + rule.file + ":" + std::to_string(rule.line) + ")";
+  return "rule '" + rule.ops[0] + "' (" + rule.file + ":" +
+         std::to_string(rule.line) + ")";
 }
 
 }  // namespace
 
-Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
-                 std::string_view device, std::string_view attention_backend) {
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args,
+                 sym::Context& ctx, Applied* out, std::string_view device,
+                 std::string_view attention_backend) {
   try {
     for (const Variant& v : rule.variants) {
       Application app(rule, v, ctx, out, device, attention_backend);
@@ -344,7 +413,8 @@ Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym
       app.Run();
       return Status::Ok();
     }
-    return Status::InvalidArgument(Where(rule) + ": no case applies to these arguments");
+    return Status::InvalidArgument(Where(rule) +
+                                   ": no case applies to these arguments");
   } catch (const RuleError& e) {
     return Status::InvalidArgument(Where(rule) + ": " + e.what());
   } catch (const sym::Error& e) {

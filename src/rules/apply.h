@@ -21,27 +21,35 @@ struct Applied {
   const Variant* variant = nullptr;
   std::vector<RValue> outputs;  // One per return of the schema.
   sym::Expr macs, flops, transcendentals;
-  std::vector<std::pair<int, sym::Expr>> bwd_flops;  // (argument index, FLOPs of its gradient).
+  // (argument index, FLOPs of its gradient).
+  std::vector<std::pair<int, sym::Expr>> bwd_flops;
   // NB: the lists below are empty for almost every node, so they keep only a
   // pointer in place (a 1M-node graph holds one Applied per node).
   ir::OutOfLineVector<std::pair<int, sym::Expr>> bwd_transcendentals;
-  ir::OutOfLineVector<TensorType> temporaries;               // Parallel to variant->temporaries.
-  sym::Expr workspace_fwd;                                   // Transient bytes during the forward.
-  ir::OutOfLineVector<std::pair<int, sym::Expr>> workspace_bwd;  // (argument index or -1, transient bytes in backward).
+  // Parallel to variant->temporaries.
+  ir::OutOfLineVector<TensorType> temporaries;
+  // Transient bytes during the forward.
+  sym::Expr workspace_fwd;
+  // (argument index or -1, transient bytes in backward).
+  ir::OutOfLineVector<std::pair<int, sym::Expr>> workspace_bwd;
   // The rule's `bytes:` override: forward bytes if has_bytes_fwd; per input
   // gradient (argument index, bytes) if has_bytes_bwd.
   bool has_bytes_fwd = false, has_bytes_bwd = false;
-  bool read_attention_backend = false;  // True if the rule evaluated attention_backend().
+  // True if the rule evaluated attention_backend().
+  bool read_attention_backend = false;
   sym::Expr bytes_fwd;
   ir::OutOfLineVector<std::pair<int, sym::Expr>> bytes_bwd;
-  ir::OutOfLineVector<std::string> assumptions;  // Requirements that could not be proven.
+  // Requirements that could not be proven.
+  ir::OutOfLineVector<std::string> assumptions;
 };
 
 // Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,
 // so the schema default applies) for `device` ("cpu" or "cuda", what device()
 // returns in rules). Errors are one line and name the rule.
-Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args, sym::Context& ctx, Applied* out,
-                 std::string_view device = "cuda", std::string_view attention_backend = "auto");
+Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args,
+                 sym::Context& ctx, Applied* out,
+                 std::string_view device = "cuda",
+                 std::string_view attention_backend = "auto");
 
 }  // namespace torchcost::rules
 

@@ -18,14 +18,18 @@ namespace torchcost::rules {
 class ImplContext {
  public:
   virtual ~ImplContext() = default;
-  // Returns the bound argument `name` (after schema defaults); kUnknown if the schema has no such argument.
+  // Returns the bound argument `name` (after schema defaults); kUnknown if the
+  // schema has no such argument.
   virtual const RValue& Arg(std::string_view name) const = 0;
   // Returns the symbolic context.
   virtual sym::Context& ctx() const = 0;
-  // Records that `a == b` must hold: returns an error if disproven; records an assumption if unknown.
-  virtual Status RequireEq(const sym::Expr& a, const sym::Expr& b, std::string_view what) = 0;
+  // Records that `a == b` must hold: returns an error if disproven; records an
+  // assumption if unknown.
+  virtual Status RequireEq(const sym::Expr& a, const sym::Expr& b,
+                           std::string_view what) = 0;
   // Records that `a <= b` must hold, like RequireEq.
-  virtual Status RequireLe(const sym::Expr& a, const sym::Expr& b, std::string_view what) = 0;
+  virtual Status RequireLe(const sym::Expr& a, const sym::Expr& b,
+                           std::string_view what) = 0;
 };
 
 // An impl computes the output types, one per schema return (a kTensor, or a

@@ -35,7 +35,9 @@ Result<std::vector<bool>> ReducedDims(ImplContext& c, int64_t rank) {
     TORCHCOST_ASSIGN_OR_RETURN(int64_t d, WrapDim(d0, rank, "dim"));
     if (rank == 0) continue;
     if (reduced[d]) {
-      return Bad("dim " + std::to_string(d) + " appears multiple times in the list of dims (argument 'dim')");
+      return Bad(
+          "dim " + std::to_string(d) +
+          " appears multiple times in the list of dims (argument 'dim')");
     }
     reduced[d] = true;
   }
@@ -44,7 +46,8 @@ Result<std::vector<bool>> ReducedDims(ImplContext& c, int64_t rank) {
 
 // Returns the reduced shape of `self` (keepdim keeps reduced dims as 1).
 Result<Shape> ReducedShape(ImplContext& c, const TensorType& self) {
-  TORCHCOST_ASSIGN_OR_RETURN(std::vector<bool> reduced, ReducedDims(c, self.shape.size()));
+  TORCHCOST_ASSIGN_OR_RETURN(std::vector<bool> reduced,
+                             ReducedDims(c, self.shape.size()));
   TORCHCOST_ASSIGN_OR_RETURN(bool keepdim, BoolArg(c, "keepdim", false));
   Shape out;
   for (size_t i = 0; i < self.shape.size(); ++i) {
@@ -59,7 +62,8 @@ Result<Shape> ReducedShape(ImplContext& c, const TensorType& self) {
 
 enum class ReduceDType { kSelf, kSum, kBool, kIndex };
 
-Status ReduceImpl(ImplContext& c, std::vector<RValue>* outputs, ReduceDType mode, bool with_indices) {
+Status ReduceImpl(ImplContext& c, std::vector<RValue>* outputs,
+                  ReduceDType mode, bool with_indices) {
   TORCHCOST_ASSIGN_OR_RETURN(TensorType self, TensorArg(c, "self"));
   TORCHCOST_ASSIGN_OR_RETURN(Shape shape, ReducedShape(c, self));
   DType dtype = self.dtype;
@@ -67,9 +71,12 @@ Status ReduceImpl(ImplContext& c, std::vector<RValue>* outputs, ReduceDType mode
     case ReduceDType::kSelf:
       dtype = DTypeArg(c, self.dtype);
       break;
-    case ReduceDType::kSum:  // NB: sum and prod of integers or bools accumulate in int64.
-      dtype = DTypeArg(c, (self.dtype != DType::kUnknown && !IsFloatingPoint(self.dtype)) ? DType::kInt64
-                                                                                             : self.dtype);
+    // NB: sum and prod of integers or bools accumulate in int64.
+    case ReduceDType::kSum:
+      dtype = DTypeArg(
+          c, (self.dtype != DType::kUnknown && !IsFloatingPoint(self.dtype))
+                 ? DType::kInt64
+                 : self.dtype);
       break;
     case ReduceDType::kBool:
       dtype = self.dtype == DType::kUInt8 ? DType::kUInt8 : DType::kBool;
@@ -91,10 +98,18 @@ Status ReduceImpl(ImplContext& c, std::vector<RValue>* outputs, ReduceDType mode
 
 }  // namespace
 
-Status Reduce(ImplContext& c, std::vector<RValue>* o) { return ReduceImpl(c, o, ReduceDType::kSelf, false); }
-Status ReduceSum(ImplContext& c, std::vector<RValue>* o) { return ReduceImpl(c, o, ReduceDType::kSum, false); }
-Status ReduceBool(ImplContext& c, std::vector<RValue>* o) { return ReduceImpl(c, o, ReduceDType::kBool, false); }
-Status ReduceIndex(ImplContext& c, std::vector<RValue>* o) { return ReduceImpl(c, o, ReduceDType::kIndex, false); }
+Status Reduce(ImplContext& c, std::vector<RValue>* o) {
+  return ReduceImpl(c, o, ReduceDType::kSelf, false);
+}
+Status ReduceSum(ImplContext& c, std::vector<RValue>* o) {
+  return ReduceImpl(c, o, ReduceDType::kSum, false);
+}
+Status ReduceBool(ImplContext& c, std::vector<RValue>* o) {
+  return ReduceImpl(c, o, ReduceDType::kBool, false);
+}
+Status ReduceIndex(ImplContext& c, std::vector<RValue>* o) {
+  return ReduceImpl(c, o, ReduceDType::kIndex, false);
+}
 Status ReduceWithIndices(ImplContext& c, std::vector<RValue>* o) {
   return ReduceImpl(c, o, ReduceDType::kSelf, true);
 }

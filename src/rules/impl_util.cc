@@ -24,7 +24,8 @@ namespace {
 // factors first (so numel [N, 3, 224, 224] over [N] gives 150528 without
 // relying on the simplifier), then dividing with FloorDiv. Records that the
 // division is exact.
-Result<Expr> ExactQuotient(ImplContext& c, Shape num, Shape den, const std::string& what) {
+Result<Expr> ExactQuotient(ImplContext& c, Shape num, Shape den,
+                           const std::string& what) {
   for (auto it = den.begin(); it != den.end();) {
     auto match = std::find(num.begin(), num.end(), *it);
     if (match != num.end()) {
@@ -36,17 +37,21 @@ Result<Expr> ExactQuotient(ImplContext& c, Shape num, Shape den, const std::stri
   }
   Expr n = Product(num), d = Product(den);
   if (d.IsConstant() && *d.AsConstant() <= 0) {
-    return Bad(what + ": cannot infer a dim of -1 when the other dims multiply to " + d.ToString());
+    return Bad(what +
+               ": cannot infer a dim of -1 when the other dims multiply to " +
+               d.ToString());
   }
   Expr q = sym::FloorDiv(n, d);
-  TORCHCOST_RETURN_IF_ERROR(c.RequireEq(q * d, n, what + ": the sizes must divide the number of elements"));
+  TORCHCOST_RETURN_IF_ERROR(c.RequireEq(
+      q * d, n, what + ": the sizes must divide the number of elements"));
   return q;
 }
 
 // Type promotion helpers for ResultTypeState.
 
 bool IsComplex(DType t) {
-  return t == DType::kComplex32 || t == DType::kComplex64 || t == DType::kComplex128;
+  return t == DType::kComplex32 || t == DType::kComplex64 ||
+         t == DType::kComplex128;
 }
 bool IsFloat(DType t) { return IsFloatingPoint(t) && !IsComplex(t); }
 
@@ -62,7 +67,8 @@ DType CombineCategories(DType higher, DType lower) {
   if (IsComplex(higher)) return higher;
   if (IsComplex(lower)) return PromoteKnown(higher, lower);
   if (IsFloat(higher)) return higher;
-  if (higher == DType::kBool || IsFloat(lower)) return PromoteKnown(higher, lower);
+  if (higher == DType::kBool || IsFloat(lower))
+    return PromoteKnown(higher, lower);
   return higher;
 }
 
@@ -71,11 +77,17 @@ DType CombineCategories(DType higher, DType lower) {
 // ---------------------------------------------------------------------------
 // Argument access.
 
-std::string Quote(std::string_view name) { return "'" + std::string(name) + "'"; }
+std::string Quote(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
 
-Status Bad(const std::string& message) { return Status::InvalidArgument(message); }
+Status Bad(const std::string& message) {
+  return Status::InvalidArgument(message);
+}
 
-const RValue* FirstArg(ImplContext& c, std::initializer_list<std::string_view> names, std::string_view* found) {
+const RValue* FirstArg(ImplContext& c,
+                       std::initializer_list<std::string_view> names,
+                       std::string_view* found) {
   for (std::string_view n : names) {
     const RValue& v = c.Arg(n);
     if (v.kind != RValue::Kind::kUnknown) {
@@ -128,17 +140,23 @@ Result<Shape> IntListArg(ImplContext& c, std::string_view name) {
   return *l;
 }
 
-Result<Expr> IntArg(ImplContext& c, std::string_view name, std::optional<Expr> def) {
+Result<Expr> IntArg(ImplContext& c, std::string_view name,
+                    std::optional<Expr> def) {
   const RValue& v = c.Arg(name);
   if (v.kind == RValue::Kind::kInt) return v.i;
   if (v.kind == RValue::Kind::kTensor && v.t.has_scalar) return v.t.scalar;
-  if ((v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) && def) return *def;
+  if ((v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) &&
+      def)
+    return *def;
   return Bad("argument " + Quote(name) + " must be an int");
 }
 
-Result<int64_t> ConstIntArg(ImplContext& c, std::string_view name, std::optional<int64_t> def) {
+Result<int64_t> ConstIntArg(ImplContext& c, std::string_view name,
+                            std::optional<int64_t> def) {
   const RValue& v = c.Arg(name);
-  if ((v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) && def) return *def;
+  if ((v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) &&
+      def)
+    return *def;
   Expr e;
   if (v.kind == RValue::Kind::kInt) {
     e = v.i;
@@ -148,15 +166,19 @@ Result<int64_t> ConstIntArg(ImplContext& c, std::string_view name, std::optional
     return Bad("argument " + Quote(name) + " must be an int");
   }
   std::optional<int64_t> k = e.AsConstant();
-  if (!k) return Bad("argument " + Quote(name) + " must be a constant; got " + e.ToString());
+  if (!k)
+    return Bad("argument " + Quote(name) + " must be a constant; got " +
+               e.ToString());
   return *k;
 }
 
 Result<bool> BoolArg(ImplContext& c, std::string_view name, bool def) {
   const RValue& v = c.Arg(name);
-  if (v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown) return def;
+  if (v.kind == RValue::Kind::kNone || v.kind == RValue::Kind::kUnknown)
+    return def;
   if (v.kind == RValue::Kind::kBool) return v.b;
-  if (v.kind == RValue::Kind::kInt && v.i.IsConstant()) return *v.i.AsConstant() != 0;
+  if (v.kind == RValue::Kind::kInt && v.i.IsConstant())
+    return *v.i.AsConstant() != 0;
   return Bad("argument " + Quote(name) + " must be a bool");
 }
 
@@ -177,7 +199,9 @@ Result<std::vector<int64_t>> ConstList(const Shape& l, std::string_view name) {
   std::vector<int64_t> out;
   for (const Expr& e : l) {
     std::optional<int64_t> k = e.AsConstant();
-    if (!k) return Bad("argument " + Quote(name) + " must hold constants; got " + e.ToString());
+    if (!k)
+      return Bad("argument " + Quote(name) + " must hold constants; got " +
+                 e.ToString());
     out.push_back(*k);
   }
   return out;
@@ -189,15 +213,17 @@ Result<std::vector<int64_t>> ConstList(const Shape& l, std::string_view name) {
 Result<int64_t> WrapDim(int64_t d, int64_t rank, std::string_view arg) {
   const int64_t r = rank <= 0 ? 1 : rank;
   if (d < -r || d >= r) {
-    return Status::OutOfRange("dim " + std::to_string(d) + " out of range for a tensor of rank " +
-                              std::to_string(rank) + " (argument " + Quote(arg) + ")");
+    return Status::OutOfRange(
+        "dim " + std::to_string(d) + " out of range for a tensor of rank " +
+        std::to_string(rank) + " (argument " + Quote(arg) + ")");
   }
   return d < 0 ? d + r : d;
 }
 
 std::string ListToString(const std::vector<int64_t>& l) {
   std::string s = "[";
-  for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + std::to_string(l[i]);
+  for (size_t i = 0; i < l.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(l[i]);
   return s + "]";
 }
 
@@ -207,7 +233,9 @@ Expr Product(const Shape& s, size_t begin, size_t end) {
   return p;
 }
 
-bool IsOne(ImplContext& c, const Expr& e) { return c.ctx().ProveEq(e, 1) == sym::Truth::kTrue; }
+bool IsOne(ImplContext& c, const Expr& e) {
+  return c.ctx().ProveEq(e, 1) == sym::Truth::kTrue;
+}
 
 TensorType WithShape(const TensorType& t, Shape shape) {
   TensorType out;
@@ -216,33 +244,38 @@ TensorType WithShape(const TensorType& t, Shape shape) {
   return out;
 }
 
-Status InferShape(ImplContext& c, const Shape& numel_factors, const Shape& size, std::string_view arg,
-                  const std::string& op, Shape* out) {
+Status InferShape(ImplContext& c, const Shape& numel_factors, const Shape& size,
+                  std::string_view arg, const std::string& op, Shape* out) {
   int infer = -1;
   for (size_t i = 0; i < size.size(); ++i) {
     std::optional<int64_t> k = size[i].AsConstant();
     if (k && *k == -1) {
       if (infer >= 0) {
         std::string s = "[";
-        for (size_t j = 0; j < size.size(); ++j) s += (j ? ", " : "") + size[j].ToString();
-        return Bad("shape '" + s + "]' has more than one -1 (argument " + Quote(arg) + ")");
+        for (size_t j = 0; j < size.size(); ++j)
+          s += (j ? ", " : "") + size[j].ToString();
+        return Bad("shape '" + s + "]' has more than one -1 (argument " +
+                   Quote(arg) + ")");
       }
       infer = static_cast<int>(i);
     } else if (k && *k < -1) {
-      return Bad("invalid shape dimension " + std::to_string(*k) + " (argument " + Quote(arg) + ")");
+      return Bad("invalid shape dimension " + std::to_string(*k) +
+                 " (argument " + Quote(arg) + ")");
     }
   }
   *out = size;
   if (infer < 0) {
     return c.RequireEq(Product(size), Product(numel_factors),
-                       op + ": the number of elements of " + ShapeToString(size) + " must equal that of " +
+                       op + ": the number of elements of " +
+                           ShapeToString(size) + " must equal that of " +
                            ShapeToString(numel_factors));
   }
   Shape others;
   for (size_t i = 0; i < size.size(); ++i) {
     if (static_cast<int>(i) != infer) others.push_back(size[i]);
   }
-  Result<Expr> q = ExactQuotient(c, numel_factors, others, op + " " + ShapeToString(size));
+  Result<Expr> q =
+      ExactQuotient(c, numel_factors, others, op + " " + ShapeToString(size));
   if (!q.ok()) return q.status();
   (*out)[infer] = *q;
   return Status::Ok();
@@ -264,7 +297,8 @@ void ResultTypeState::Add(const RValue& v) {
       wrapped = PromoteKnown(wrapped, DType::kInt64);
       break;
     case RValue::Kind::kFloat:
-      wrapped = PromoteKnown(wrapped, DType::kFloat32);  // NB: the default dtype.
+      // NB: the default dtype.
+      wrapped = PromoteKnown(wrapped, DType::kFloat32);
       break;
     case RValue::Kind::kBool:
       wrapped = PromoteKnown(wrapped, DType::kBool);
@@ -274,6 +308,8 @@ void ResultTypeState::Add(const RValue& v) {
   }
 }
 
-DType ResultTypeState::Result() const { return CombineCategories(dim, CombineCategories(zero, wrapped)); }
+DType ResultTypeState::Result() const {
+  return CombineCategories(dim, CombineCategories(zero, wrapped));
+}
 
 }  // namespace torchcost::rules::impl

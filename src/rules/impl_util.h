@@ -32,8 +32,10 @@ std::string Quote(std::string_view name);
 // Returns an InvalidArgument status with `message`.
 Status Bad(const std::string& message);
 
-// Returns the first of `names` that the schema has (kind != kUnknown), or nullptr.
-const RValue* FirstArg(ImplContext& c, std::initializer_list<std::string_view> names,
+// Returns the first of `names` that the schema has (kind != kUnknown), or
+// nullptr.
+const RValue* FirstArg(ImplContext& c,
+                       std::initializer_list<std::string_view> names,
                        std::string_view* found = nullptr);
 
 // Returns the tensor argument `name`.
@@ -47,7 +49,8 @@ std::optional<Shape> AsIntList(const RValue& v);
 Result<Shape> IntListArg(ImplContext& c, std::string_view name);
 
 // Returns the symbolic int argument `name`, or `def` if it is None or absent.
-Result<Expr> IntArg(ImplContext& c, std::string_view name, std::optional<Expr> def = std::nullopt);
+Result<Expr> IntArg(ImplContext& c, std::string_view name,
+                    std::optional<Expr> def = std::nullopt);
 
 // Returns the constant int argument `name`, or `def` if it is None or absent.
 Result<int64_t> ConstIntArg(ImplContext& c, std::string_view name,
@@ -72,7 +75,8 @@ Result<int64_t> WrapDim(int64_t d, int64_t rank, std::string_view arg);
 std::string ListToString(const std::vector<int64_t>& l);
 
 // Returns the product of the dims of `s` in [begin, end).
-Expr Product(const Shape& s, size_t begin = 0, size_t end = std::numeric_limits<size_t>::max());
+Expr Product(const Shape& s, size_t begin = 0,
+             size_t end = std::numeric_limits<size_t>::max());
 
 // Returns whether `e` is provably 1.
 bool IsOne(ImplContext& c, const Expr& e);
@@ -82,21 +86,25 @@ TensorType WithShape(const TensorType& t, Shape shape);
 
 // Fills `out` with the shape `size`, inferring one -1 from `numel` (view,
 // reshape, unflatten). `arg` names the size argument in messages.
-Status InferShape(ImplContext& c, const Shape& numel_factors, const Shape& size, std::string_view arg,
-                  const std::string& op, Shape* out);
+Status InferShape(ImplContext& c, const Shape& numel_factors, const Shape& size,
+                  std::string_view arg, const std::string& op, Shape* out);
 
 // Broadcasts two shapes (NumPy rules: align on the right); `what` names the
 // operands in messages (impl_pointwise.cc).
-Result<Shape> BroadcastShapes(ImplContext& c, const Shape& a, const Shape& b, const std::string& what);
+Result<Shape> BroadcastShapes(ImplContext& c, const Shape& a, const Shape& b,
+                              const std::string& what);
 
 // ---------------------------------------------------------------------------
 // Type promotion (c10 result_type): dimensioned tensors, then 0-dim tensors,
-// then Python scalars ("wrapped numbers"), each category winning over lower ones.
+// then Python scalars ("wrapped numbers"), each category winning over lower
+// ones.
 
 // Accumulates the operands of an op and returns their promoted result dtype.
 struct ResultTypeState {
-  DType dim = DType::kUnknown, zero = DType::kUnknown, wrapped = DType::kUnknown;
-  // Adds one operand (a tensor, or an int, float or bool scalar; others are ignored).
+  DType dim = DType::kUnknown, zero = DType::kUnknown,
+        wrapped = DType::kUnknown;
+  // Adds one operand (a tensor, or an int, float or bool scalar; others are
+  // ignored).
   void Add(const RValue& v);
   // Returns the result dtype of the operands added so far.
   DType Result() const;

@@ -33,11 +33,14 @@ namespace torchcost::rules::impl {
 Status Broadcast(ImplContext& c, std::vector<RValue>* outputs);
 // Like Broadcast, with a bool result (comparisons, logical ops).
 Status BroadcastBool(ImplContext& c, std::vector<RValue>* outputs);
-// Like Broadcast, but an integer or bool result becomes the default float dtype.
+// Like Broadcast, but an integer or bool result becomes the default float
+// dtype.
 Status BroadcastFloat(ImplContext& c, std::vector<RValue>* outputs);
-// In-place elementwise ops (add_, mul_, ...): other operands broadcast to self, the output.
+// In-place elementwise ops (add_, mul_, ...): other operands broadcast to self,
+// the output.
 Status BroadcastInplace(ImplContext& c, std::vector<RValue>* outputs);
-// to(...) overloads and type_as: self's shape with the dtype of `dtype` or `other`.
+// to(...) overloads and type_as: self's shape with the dtype of `dtype` or
+// `other`.
 Status To(ImplContext& c, std::vector<RValue>* outputs);
 
 // ---------------------------------------------------------------------------
@@ -55,7 +58,8 @@ Status Permute(ImplContext& c, std::vector<RValue>* outputs);
 Status Transpose(ImplContext& c, std::vector<RValue>* outputs);
 // t(self): transposes a matrix; vectors and scalars pass through.
 Status T(ImplContext& c, std::vector<RValue>* outputs);
-// squeeze(self), squeeze.dim(self, dim), squeeze.dims(self, dim[]): removes dims of size 1.
+// squeeze(self), squeeze.dim(self, dim), squeeze.dims(self, dim[]): removes
+// dims of size 1.
 Status Squeeze(ImplContext& c, std::vector<RValue>* outputs);
 // unsqueeze(self, dim): inserts a dim of size 1 at dim.
 Status Unsqueeze(ImplContext& c, std::vector<RValue>* outputs);
@@ -77,7 +81,8 @@ Status Unbind(ImplContext& c, std::vector<RValue>* outputs);
 Status Cat(ImplContext& c, std::vector<RValue>* outputs);
 // stack(tensors, dim=0): equal shapes; a new dim of size len(tensors) at dim.
 Status Stack(ImplContext& c, std::vector<RValue>* outputs);
-// constant_pad_nd(self, pad) / pad(self, pad, mode): pads (or crops) trailing dims.
+// constant_pad_nd(self, pad) / pad(self, pad, mode): pads (or crops) trailing
+// dims.
 Status Pad(ImplContext& c, std::vector<RValue>* outputs);
 
 // ---------------------------------------------------------------------------
@@ -97,7 +102,8 @@ Status ReduceWithIndices(ImplContext& c, std::vector<RValue>* outputs);
 // ---------------------------------------------------------------------------
 // Transformer ops (impl_transformer.cc).
 
-// einsum(equation, tensors): the output shape the equation gives (rules/einsum.h).
+// einsum(equation, tensors): the output shape the equation gives
+// (rules/einsum.h).
 Status Einsum(ImplContext& c, std::vector<RValue>* outputs);
 // _scaled_dot_product_flash_attention: output [*N, L, Ev], logsumexp [*N, L]
 // float32, empty cum_seq_q/k, max_q = L and max_k = S (SymInts), philox seed
@@ -106,11 +112,14 @@ Status SdpaFlash(ImplContext& c, std::vector<RValue>* outputs);
 
 // ---------------------------------------------------------------------------
 // Indexing and resampling (impl_indexing.cc).
-// index.Tensor(self, indices): advanced indexing by int64 tensors (None keeps a dim).
+// index.Tensor(self, indices): advanced indexing by int64 tensors (None keeps a
+// dim).
 Status Index(ImplContext& c, std::vector<RValue>* outputs);
-// tensor_split.indices / .sections -> Tensor[]: pieces between the indices, or n near-equal pieces.
+// tensor_split.indices / .sections -> Tensor[]: pieces between the indices, or
+// n near-equal pieces.
 Status TensorSplit(ImplContext& c, std::vector<RValue>* outputs);
-// upsample_*(.vec): [N, C, *SP] -> [N, C, *output_size] or floor(SP * scale_factors).
+// upsample_*(.vec): [N, C, *SP] -> [N, C, *output_size] or floor(SP *
+// scale_factors).
 Status Upsample(ImplContext& c, std::vector<RValue>* outputs);
 }  // namespace torchcost::rules::impl
 

@@ -27,8 +27,8 @@ struct SourceExpr {
 struct PatternItem {
   enum class Kind { kBindDim, kBindRun, kWildcard, kCheckDim, kCheckRun };
   Kind kind = Kind::kWildcard;
-  int slot = -1;   // kBindDim / kBindRun: the slot bound.
-  SourceExpr expr; // kCheckDim / kCheckRun: the expected value.
+  int slot = -1;    // kBindDim / kBindRun: the slot bound.
+  SourceExpr expr;  // kCheckDim / kCheckRun: the expected value.
 };
 
 // The shape pattern of one tensor argument.
@@ -51,8 +51,9 @@ struct DTypeSpec {
 // The shape and dtype of one output.
 struct OutputSpec {
   bool given = false;
-  SourceExpr shape;     // A list expression; absent if same_as is used.
-  int same_as = -1;     // Slot of a tensor argument whose type the output copies.
+  SourceExpr shape;  // A list expression; absent if same_as is used.
+  // Slot of a tensor argument whose type the output copies.
+  int same_as = -1;
   DTypeSpec dtype;
 };
 
@@ -64,7 +65,7 @@ struct GradCost {
 
 // A tensor kept for backward.
 struct SavedSpec {
-  int slot = -1;  // Argument, output or temporary slot.
+  int slot = -1;                // Argument, output or temporary slot.
   std::vector<int> needed_for;  // Argument indices whose gradients read it.
 };
 
@@ -78,10 +79,13 @@ struct TemporarySpec {
 
 // What torch.autocast does to an op's floating-point tensor arguments.
 enum class AutocastPolicy {
-  kNone,     // Runs in whatever dtypes its inputs have.
-  kLower,    // Casts them to the autocast dtype (float16 / bfloat16): matmul, linear, conv.
-  kFp32,     // Casts them to float32: softmax, layer_norm, losses on CUDA.
-  kPromote,  // Casts them to the widest floating dtype among them: addcmul, cat on CPU.
+  kNone,  // Runs in whatever dtypes its inputs have.
+  // Casts them to the autocast dtype (float16 / bfloat16): matmul, linear,
+  // conv.
+  kLower,
+  kFp32,  // Casts them to float32: softmax, layer_norm, losses on CUDA.
+  // Casts them to the widest floating dtype among them: addcmul, cat on CPU.
+  kPromote,
 };
 
 // An op's autocast policy per device (`autocast:` in a rule file).
@@ -104,8 +108,10 @@ struct Variant {
   std::vector<int> output_slots;  // One per return.
   std::vector<OutputSpec> outputs;
   SourceExpr macs, flops_fwd, trans_fwd;
-  SourceExpr workspace_fwd;                 // Transient bytes during the node's forward.
-  std::vector<GradCost> workspace_bwd;      // Transient bytes while computing each input's gradient (arg -1: always).
+  // Transient bytes during the node's forward.
+  SourceExpr workspace_fwd;
+  // Transient bytes while computing each input's gradient (arg -1: always).
+  std::vector<GradCost> workspace_bwd;
   // True (`bwd_phases`): the needed gradients are made in argument order and
   // each entry is its phase's scratch beyond the gradients made so far.
   bool workspace_bwd_phased = false;
@@ -122,9 +128,11 @@ struct Variant {
   std::vector<TemporarySpec> temporaries;
   int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.
   bool inplace = false;                   // `inplace:` instead of `alias:`.
-  bool differentiable = true;             // `differentiable: false`: outputs never require gradients.
-  AutocastSpec autocast;                  // `autocast:`; none by default.
-  // `differentiable: [args]`: only these tensor arguments get gradients; empty: every one.
+  // `differentiable: false`: outputs never require gradients.
+  bool differentiable = true;
+  AutocastSpec autocast;  // `autocast:`; none by default.
+  // `differentiable: [args]`: only these tensor arguments get gradients; empty:
+  // every one.
   std::vector<int> differentiable_args;
   std::vector<std::string> slot_names;
   ExprPool pool;

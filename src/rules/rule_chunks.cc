@@ -41,8 +41,10 @@ std::string_view StripComment(std::string_view line) {
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -53,14 +55,18 @@ int Indent(std::string_view line) {
 }
 
 bool AnchorChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 // Adds to `anchors` the names after '&' and to `aliases` those after '*' where
 // YAML would read them so (at a node's start, outside quotes). An expression
 // such as `2 *N` counts as an alias too, which at worst joins two chunks.
-void ScanAnchors(std::string_view line, std::vector<std::string>* anchors, std::vector<std::string>* aliases) {
-  if (line.find('&') == std::string_view::npos && line.find('*') == std::string_view::npos) return;
+void ScanAnchors(std::string_view line, std::vector<std::string>* anchors,
+                 std::vector<std::string>* aliases) {
+  if (line.find('&') == std::string_view::npos &&
+      line.find('*') == std::string_view::npos)
+    return;
   char quote = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
@@ -74,23 +80,28 @@ void ScanAnchors(std::string_view line, std::vector<std::string>* anchors, std::
     }
     if (c != '&' && c != '*') continue;
     const char before = i == 0 ? ' ' : line[i - 1];
-    if (before != ' ' && before != '[' && before != '{' && before != ',') continue;
+    if (before != ' ' && before != '[' && before != '{' && before != ',')
+      continue;
     size_t end = i + 1;
     while (end < line.size() && AnchorChar(line[end])) ++end;
     if (end == i + 1) continue;
-    (c == '&' ? anchors : aliases)->emplace_back(line.substr(i + 1, end - i - 1));
+    (c == '&' ? anchors : aliases)
+        ->emplace_back(line.substr(i + 1, end - i - 1));
   }
 }
 
 // Reads the op names of `value` (a scalar or a flow list, quoted or not).
 bool ParseOpNames(std::string_view value, std::vector<std::string>* ops) {
   value = Trim(value);
-  if (value.empty() || value[0] == '&' || value[0] == '*' || value[0] == '{' || value[0] == '|' || value[0] == '>') {
+  if (value.empty() || value[0] == '&' || value[0] == '*' || value[0] == '{' ||
+      value[0] == '|' || value[0] == '>') {
     return false;
   }
   auto unquote = [](std::string_view s) {
     s = Trim(s);
-    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
+        s.back() == s.front())
+      s = s.substr(1, s.size() - 2);
     return std::string(s);
   };
   if (value[0] != '[') {
@@ -121,13 +132,16 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   int item_indent = -1;
   bool ignored_plain = true;
   auto close_section = [&](int at) {
-    if (!rules.empty() && rules.back().end_line == 0) rules.back().end_line = at;
+    if (!rules.empty() && rules.back().end_line == 0)
+      rules.back().end_line = at;
     if (section == Section::kIgnored) out.ignored_end_line = at;
   };
-  std::vector<std::string_view> content(n);  // Each line without its comment, trimmed.
+  // Each line without its comment, trimmed.
+  std::vector<std::string_view> content(n);
   for (int i = 0; i < n; ++i) {
     const std::string_view raw = lines[i];
-    if (raw.find('\t') != std::string_view::npos) return Status::Unimplemented("a tab");
+    if (raw.find('\t') != std::string_view::npos)
+      return Status::Unimplemented("a tab");
     content[i] = Trim(StripComment(raw));
     if (content[i].empty()) continue;
     const std::string_view line = content[i];
@@ -135,28 +149,35 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
     if (indent == 0 && line[0] != '-') {
       close_section(i);
       const size_t colon = line.find(':');
-      const std::string_view key = colon == std::string_view::npos ? line : line.substr(0, colon);
-      const std::string_view rest = colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
+      const std::string_view key =
+          colon == std::string_view::npos ? line : line.substr(0, colon);
+      const std::string_view rest =
+          colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
       if (key == "version") {
         out.version_line = i;
         section = Section::kNone;
       } else if (key == "rules" && rest.empty() && out.rules_line < 0) {
         out.rules_line = i;
         section = Section::kRules;
-      } else if (key == "ignored" && rest.empty() && out.ignored_first_line < 0) {
+      } else if (key == "ignored" && rest.empty() &&
+                 out.ignored_first_line < 0) {
         out.ignored_first_line = i;
         section = Section::kIgnored;
       } else {
-        return Status::Unimplemented("top-level line '" + std::string(line) + "'");
+        return Status::Unimplemented("top-level line '" + std::string(line) +
+                                     "'");
       }
       continue;
     }
-    if (section == Section::kNone) return Status::Unimplemented("a line outside the top-level keys");
+    if (section == Section::kNone)
+      return Status::Unimplemented("a line outside the top-level keys");
     if (section == Section::kIgnored) {
       // "- name", a plain op name; anything else leaves the section to YAML.
       bool plain = line.size() > 2 && line[0] == '-' && line[1] == ' ';
-      const std::string_view name = plain ? Trim(line.substr(2)) : std::string_view();
-      for (char c : name) plain = plain && (AnchorChar(c) || c == ':' || c == '.');
+      const std::string_view name =
+          plain ? Trim(line.substr(2)) : std::string_view();
+      for (char c : name)
+        plain = plain && (AnchorChar(c) || c == ':' || c == '.');
       if (plain && !name.empty()) {
         out.ignored.emplace_back(name);
       } else {
@@ -165,13 +186,16 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
       continue;
     }
     if (item_indent < 0) {
-      if (line[0] != '-') return Status::Unimplemented("'rules' is not a block list");
+      if (line[0] != '-')
+        return Status::Unimplemented("'rules' is not a block list");
       item_indent = indent;
     }
-    if (indent < item_indent) return Status::Unimplemented("a line left of the rule list");
+    if (indent < item_indent)
+      return Status::Unimplemented("a line left of the rule list");
     if (indent == item_indent) {
       if (line[0] != '-' || (line.size() > 1 && line[1] != ' ')) {
-        return Status::Unimplemented("a line at the rule list's indent that starts no rule");
+        return Status::Unimplemented(
+            "a line at the rule list's indent that starts no rule");
       }
       if (!rules.empty()) rules.back().end_line = i;
       RuleSpan span;
@@ -183,7 +207,8 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   out.ignored_read = out.ignored_first_line >= 0 && ignored_plain;
   if (!out.ignored_read) out.ignored.clear();
 
-  // Op names: the `op:` key at the rule's key column (after "- " on its first line).
+  // Op names: the `op:` key at the rule's key column (after "- " on its first
+  // line).
   for (RuleSpan& r : rules) {
     const std::string_view first = lines[r.first_line];
     const int dash = Indent(first);
@@ -196,12 +221,16 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
       if (line.substr(0, 3) != "op:") continue;
       std::string value(Trim(line.substr(3)));
       // A flow list may continue on the following lines.
-      for (int j = i + 1; !value.empty() && value[0] == '[' && value.back() != ']'; ++j) {
-        if (j >= r.end_line) return Status::Unimplemented("an unclosed op list");
+      for (int j = i + 1;
+           !value.empty() && value[0] == '[' && value.back() != ']'; ++j) {
+        if (j >= r.end_line)
+          return Status::Unimplemented("an unclosed op list");
         value += " ";
         value += Trim(StripComment(lines[j]));
       }
-      if (!ParseOpNames(value, &r.ops)) return Status::Unimplemented("op names that are not a scalar or a flow list");
+      if (!ParseOpNames(value, &r.ops))
+        return Status::Unimplemented(
+            "op names that are not a scalar or a flow list");
       if (r.ops.empty()) return Status::Unimplemented("an empty op list");
     }
     if (r.ops.empty()) return Status::Unimplemented("a rule without 'op'");
@@ -210,19 +239,24 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   // Each rule compiles with the rules whose anchors it uses. NB: an alias
   // names the latest anchor of that name before it, as YAML reads it.
   const int m = static_cast<int>(rules.size());
-  std::vector<std::vector<int>> needs(m);  // Earlier rules, transitively; sorted.
+  // Earlier rules, transitively; sorted.
+  std::vector<std::vector<int>> needs(m);
   std::map<std::string, int, std::less<>> anchor_rule;
   std::vector<std::string> anchors, aliases;
   for (int r = 0; r < m; ++r) {
     anchors.clear();
     aliases.clear();
-    for (int i = rules[r].first_line; i < rules[r].end_line; ++i) ScanAnchors(content[i], &anchors, &aliases);
+    for (int i = rules[r].first_line; i < rules[r].end_line; ++i)
+      ScanAnchors(content[i], &anchors, &aliases);
     std::vector<int>& need = needs[r];
     for (const std::string& a : aliases) {
       auto it = anchor_rule.find(a);
-      if (it == anchor_rule.end() || std::find(anchors.begin(), anchors.end(), a) != anchors.end()) continue;
+      if (it == anchor_rule.end() ||
+          std::find(anchors.begin(), anchors.end(), a) != anchors.end())
+        continue;
       need.push_back(it->second);
-      need.insert(need.end(), needs[it->second].begin(), needs[it->second].end());
+      need.insert(need.end(), needs[it->second].begin(),
+                  needs[it->second].end());
     }
     std::sort(need.begin(), need.end());
     need.erase(std::unique(need.begin(), need.end()), need.end());
@@ -236,12 +270,15 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   return out;
 }
 
-std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored,
+std::string ChunkAsFile(std::string_view text, const SplitFile& file,
+                        const RuleChunk* chunk, bool with_ignored,
                         std::vector<int>* line_of) {
   const std::vector<std::string_view> lines = Lines(text);
   std::vector<bool> keep(lines.size(), false);
   auto keep_range = [&](int first, int end) {
-    for (int i = std::max(first, 0); i < end && i < static_cast<int>(lines.size()); ++i) keep[i] = true;
+    for (int i = std::max(first, 0);
+         i < end && i < static_cast<int>(lines.size()); ++i)
+      keep[i] = true;
   };
   keep_range(file.version_line, file.version_line + 1);
   if (chunk != nullptr) {
@@ -256,11 +293,14 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file, const Rule
   for (size_t i = 0; i < lines.size() && strip; ++i) {
     if (!keep[i]) continue;
     const std::string_view content = Trim(StripComment(lines[i]));
-    if (!content.empty() && (content.back() == '|' || content.back() == '>' || content.back() == '-' ||
-                             content.back() == '+' || (content.back() >= '0' && content.back() <= '9'))) {
+    if (!content.empty() &&
+        (content.back() == '|' || content.back() == '>' ||
+         content.back() == '-' || content.back() == '+' ||
+         (content.back() >= '0' && content.back() <= '9'))) {
       const size_t indicator = content.find_last_of("|>");
-      if (indicator != std::string_view::npos && content.find_first_not_of("|>-+0123456789", indicator) ==
-                                                     std::string_view::npos) {
+      if (indicator != std::string_view::npos &&
+          content.find_first_not_of("|>-+0123456789", indicator) ==
+              std::string_view::npos) {
         strip = false;
       }
     }
@@ -279,7 +319,8 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file, const Rule
   if (line_of != nullptr) line_of->clear();
   for (size_t i = 0; i < lines.size(); ++i) {
     if (line_of != nullptr) {
-      // NB: yaml-cpp scans each blank line too: a rule of a long file parses ~15% faster alone.
+      // NB: yaml-cpp scans each blank line too: a rule of a long file parses
+      // ~15% faster alone.
       if (!keep[i]) continue;
       line_of->push_back(static_cast<int>(i));
       out.append(strip ? StripComment(lines[i]) : lines[i]);

@@ -51,7 +51,8 @@ Result<SplitFile> SplitRuleFile(std::string_view text);
 // compile error in it has the line and column it has in the whole file. With
 // `line_of`, the lines blanked are left out instead, and `line_of` gets the
 // file's line (0-based) of each line returned (for ParseRuleFile).
-std::string ChunkAsFile(std::string_view text, const SplitFile& file, const RuleChunk* chunk, bool with_ignored,
+std::string ChunkAsFile(std::string_view text, const SplitFile& file,
+                        const RuleChunk* chunk, bool with_ignored,
                         std::vector<int>* line_of = nullptr);
 
 }  // namespace torchcost::rules

@@ -1,11 +1,11 @@
 #include "rules/rule_parser.h"
 
-#include "rules/yaml_load.h"
-
 #include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
+
+#include "rules/yaml_load.h"
 
 namespace torchcost::rules {
 namespace {
@@ -16,7 +16,8 @@ struct CompileError {
   std::string message;
 };
 
-// The lines of the file the text parsed is part of (ParseRuleFile's `line_of`), if any.
+// The lines of the file the text parsed is part of (ParseRuleFile's `line_of`),
+// if any.
 thread_local const std::vector<int>* t_line_of = nullptr;
 
 // Returns the 1-based line in the file of a 0-based line of the text parsed.
@@ -24,7 +25,9 @@ int Line(int text_line) {
   const std::vector<int>* map = t_line_of;
   if (map == nullptr || map->empty() || text_line < 0) return text_line + 1;
   const int n = static_cast<int>(map->size());
-  return (text_line < n ? (*map)[text_line] : map->back() + (text_line - n + 1)) + 1;
+  return (text_line < n ? (*map)[text_line]
+                        : map->back() + (text_line - n + 1)) +
+         1;
 }
 
 [[noreturn]] void Fail(const YamlNode& at, const std::string& msg) {
@@ -65,11 +68,13 @@ std::string Scalar(const YamlNode& n, const std::string& what) {
 // Compiles one variant from the merged keys of a rule (and a case).
 class VariantCompiler {
  public:
-  VariantCompiler(const Schema& schema, const std::string& rule_name) : schema_(schema), rule_name_(rule_name) {
+  VariantCompiler(const Schema& schema, const std::string& rule_name)
+      : schema_(schema), rule_name_(rule_name) {
     for (const auto& a : schema.args) AddSlot(a.name);
   }
 
-  Variant Compile(const std::map<std::string, YamlNode>& keys, const YamlNode* when) {
+  Variant Compile(const std::map<std::string, YamlNode>& keys,
+                  const YamlNode* when) {
     if (when) v_.when = ParseExpr(*when);
     auto get = [&](const char* k) -> const YamlNode* {
       auto it = keys.find(k);
@@ -94,7 +99,8 @@ class VariantCompiler {
       v_.impl = FindImpl(v_.impl_name);
       if (!v_.impl) {
         std::string names;
-        for (const auto& s : ImplNames()) names += (names.empty() ? "" : " ") + s;
+        for (const auto& s : ImplNames())
+          names += (names.empty() ? "" : " ") + s;
         Fail(*n, "unknown impl '" + v_.impl_name + "'; known: " + names);
       }
     }
@@ -110,14 +116,17 @@ class VariantCompiler {
       for (size_t i = 0; i < v_.outputs.size(); ++i) {
         if (!v_.outputs[i].given) {
           Fail(n_outputs_at_ ? *n_outputs_at_ : YamlNode(),
-               "output '" + v_.slot_names[v_.output_slots[i]] + "' has no shape (give it under 'outputs' or use 'impl')");
+               "output '" + v_.slot_names[v_.output_slots[i]] +
+                   "' has no shape (give it under 'outputs' or use 'impl')");
         }
       }
     }
     if (auto* n = get("temporaries")) CompileTemporaries(*n);
     if (auto* n = get("macs")) v_.macs = ParseExpr(*n);
-    if (auto* n = get("flops")) CompileCosts(*n, &v_.flops_fwd, &v_.flops_bwd, "flops");
-    if (auto* n = get("transcendentals")) CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
+    if (auto* n = get("flops"))
+      CompileCosts(*n, &v_.flops_fwd, &v_.flops_bwd, "flops");
+    if (auto* n = get("transcendentals"))
+      CompileCosts(*n, &v_.trans_fwd, &v_.trans_bwd, "transcendentals");
     if (auto* n = get("workspace")) CompileWorkspace(*n);
     if (auto* n = get("bytes"))
       CompileCosts(*n, &v_.bytes_fwd, &v_.bytes_bwd, "bytes");
@@ -128,12 +137,17 @@ class VariantCompiler {
     }
     if (auto* n = get("differentiable")) {
       if (n->IsSequence()) {
-        // The tensor arguments that get gradients; the others never do (type_as's other).
+        // The tensor arguments that get gradients; the others never do
+        // (type_as's other).
         v_.differentiable_args.clear();
-        for (const auto& a : *n) v_.differentiable_args.push_back(ArgIndex(a, a.Scalar(), "'differentiable'"));
+        for (const auto& a : *n)
+          v_.differentiable_args.push_back(
+              ArgIndex(a, a.Scalar(), "'differentiable'"));
       } else {
         const std::string b = Scalar(*n, "'differentiable'");
-        if (b != "true" && b != "false") Fail(*n, "'differentiable' must be true, false or a list of arguments");
+        if (b != "true" && b != "false")
+          Fail(*n,
+               "'differentiable' must be true, false or a list of arguments");
         v_.differentiable = b == "true";
       }
     }
@@ -148,7 +162,9 @@ class VariantCompiler {
   int AddSlot(const std::string& name, const YamlNode& at = YamlNode()) {
     auto it = names_.find(name);
     if (it != names_.end()) {
-      if (at.IsDefined() && !at.IsNull()) Fail(at, "name '" + name + "' is already defined in rule '" + rule_name_ + "'");
+      if (at.IsDefined() && !at.IsNull())
+        Fail(at, "name '" + name + "' is already defined in rule '" +
+                     rule_name_ + "'");
       return it->second;
     }
     int slot = static_cast<int>(v_.slot_names.size());
@@ -173,10 +189,13 @@ class VariantCompiler {
     int quote = (at.Tag() == "!") ? 1 : 0;
     e.col = at.Mark().column + 1 + quote;
     try {
-      e.root = ParseRuleExpr(text, [this](std::string_view n) { return Lookup(n); }, &v_.pool);
+      e.root = ParseRuleExpr(
+          text, [this](std::string_view n) { return Lookup(n); }, &v_.pool);
     } catch (const RuleError& err) {
-      std::string msg = "rule '" + rule_name_ + "': " + err.what() + " in '" + text + "'";
-      if (std::string(err.what()).rfind("unknown name", 0) == 0) msg += "; names in scope: " + NamesInScope();
+      std::string msg =
+          "rule '" + rule_name_ + "': " + err.what() + " in '" + text + "'";
+      if (std::string(err.what()).rfind("unknown name", 0) == 0)
+        msg += "; names in scope: " + NamesInScope();
       throw CompileError{e.line, e.col + std::max(err.col, 0), msg};
     }
     return e;
@@ -185,7 +204,8 @@ class VariantCompiler {
     if (n.IsSequence()) {
       // A YAML list as a shape: join the items into one list expression.
       std::string text = "[";
-      for (size_t i = 0; i < n.size(); ++i) text += (i ? ", " : "") + Scalar(n[i], "a shape item");
+      for (size_t i = 0; i < n.size(); ++i)
+        text += (i ? ", " : "") + Scalar(n[i], "a shape item");
       text += "]";
       return ParseExprText(n, text);
     }
@@ -196,8 +216,11 @@ class VariantCompiler {
     int i = schema_.FindArg(name);
     if (i < 0) {
       std::string args;
-      for (const auto& a : schema_.args) args += (args.empty() ? "" : " ") + a.name;
-      Fail(at, std::string(what) + " names '" + name + "', which is not an argument of the schema; arguments: " + args);
+      for (const auto& a : schema_.args)
+        args += (args.empty() ? "" : " ") + a.name;
+      Fail(at,
+           std::string(what) + " names '" + name +
+               "', which is not an argument of the schema; arguments: " + args);
     }
     return i;
   }
@@ -208,10 +231,12 @@ class VariantCompiler {
       TensorPattern p;
       p.arg = ArgIndex(kv.first, kv.first.Scalar(), "'match'");
       if (schema_.args[p.arg].type.base != ArgType::Base::kTensor)
-        Fail(kv.first, "'match' argument '" + kv.first.Scalar() + "' is not a Tensor in the schema");
+        Fail(kv.first, "'match' argument '" + kv.first.Scalar() +
+                           "' is not a Tensor in the schema");
       p.line = Line(kv.second.Mark().line);
       p.col = kv.second.Mark().column + 1;
-      if (!kv.second.IsSequence()) Fail(kv.second, "a pattern must be a list like [N, C, *S]");
+      if (!kv.second.IsSequence())
+        Fail(kv.second, "a pattern must be a list like [N, C, *S]");
       bool unbound_run = false;
       for (const auto& item : kv.second) {
         std::string text = Scalar(item, "a pattern item");
@@ -219,19 +244,26 @@ class VariantCompiler {
         PatternItem it;
         bool star = !text.empty() && text[0] == '*';
         std::string body = star ? text.substr(1) : text;
-        bool is_ident = !body.empty() && (std::isalpha(static_cast<unsigned char>(body[0])) || body[0] == '_');
-        for (char c : body) is_ident = is_ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+        bool is_ident = !body.empty() &&
+                        (std::isalpha(static_cast<unsigned char>(body[0])) ||
+                         body[0] == '_');
+        for (char c : body)
+          is_ident = is_ident &&
+                     (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
         if (body == "_" && !star) {
           it.kind = PatternItem::Kind::kWildcard;
         } else if (is_ident && Lookup(body) < 0) {
-          it.kind = star ? PatternItem::Kind::kBindRun : PatternItem::Kind::kBindDim;
+          it.kind =
+              star ? PatternItem::Kind::kBindRun : PatternItem::Kind::kBindDim;
           if (star) {
-            if (unbound_run) Fail(item, "a pattern may have at most one unbound '*' run");
+            if (unbound_run)
+              Fail(item, "a pattern may have at most one unbound '*' run");
             unbound_run = true;
           }
           it.slot = AddSlot(body);
         } else {
-          it.kind = star ? PatternItem::Kind::kCheckRun : PatternItem::Kind::kCheckDim;
+          it.kind = star ? PatternItem::Kind::kCheckRun
+                         : PatternItem::Kind::kCheckDim;
           it.expr = ParseExprText(item, body);
         }
         p.items.push_back(std::move(it));
@@ -245,16 +277,20 @@ class VariantCompiler {
     size_t n = std::max<size_t>(schema_.returns.size(), 1);
     std::vector<std::string> names;
     if (outputs) {
-      if (!outputs->IsMap()) Fail(*outputs, "'outputs' must be a map of name: shape");
+      if (!outputs->IsMap())
+        Fail(*outputs, "'outputs' must be a map of name: shape");
       for (const auto& kv : *outputs) names.push_back(kv.first.Scalar());
       if (!schema_.returns.empty() && names.size() != schema_.returns.size())
-        Fail(*outputs, "'outputs' gives " + std::to_string(names.size()) + " outputs but the schema returns " +
+        Fail(*outputs, "'outputs' gives " + std::to_string(names.size()) +
+                           " outputs but the schema returns " +
                            std::to_string(schema_.returns.size()));
       n = names.size();
     } else {
       for (size_t i = 0; i < n; ++i) {
-        if (i < schema_.returns.size() && !schema_.returns[i].name.empty()) names.push_back(schema_.returns[i].name);
-        else names.push_back(n == 1 ? "out" : "out" + std::to_string(i));
+        if (i < schema_.returns.size() && !schema_.returns[i].name.empty())
+          names.push_back(schema_.returns[i].name);
+        else
+          names.push_back(n == 1 ? "out" : "out" + std::to_string(i));
       }
     }
     for (const auto& name : names) v_.output_slots.push_back(AddSlot(name));
@@ -303,7 +339,8 @@ class VariantCompiler {
       if (n["shape"]) {
         const YamlNode s = n["shape"];
         if (s.IsScalar() && schema_.FindArg(s.Scalar()) >= 0 &&
-            schema_.args[schema_.FindArg(s.Scalar())].type.base == ArgType::Base::kTensor) {
+            schema_.args[schema_.FindArg(s.Scalar())].type.base ==
+                ArgType::Base::kTensor) {
           o->same_as = schema_.FindArg(s.Scalar());
         } else {
           o->shape = ParseExpr(s);
@@ -316,7 +353,8 @@ class VariantCompiler {
       if (n["dtype"]) o->dtype = CompileDType(n["dtype"]);
       for (const auto& kv : n) {
         std::string k = kv.first.Scalar();
-        if (k != "shape" && k != "dtype") Fail(kv.first, "unknown key '" + k + "' in an output (shape, dtype)");
+        if (k != "shape" && k != "dtype")
+          Fail(kv.first, "unknown key '" + k + "' in an output (shape, dtype)");
       }
       return;
     }
@@ -336,30 +374,37 @@ class VariantCompiler {
   }
 
   void CompileTemporaries(const YamlNode& n) {
-    if (!n.IsMap()) Fail(n, "'temporaries' must be a map of name: {shape, dtype}");
+    if (!n.IsMap())
+      Fail(n, "'temporaries' must be a map of name: {shape, dtype}");
     for (const auto& kv : n) {
       TemporarySpec t;
       t.name = kv.first.Scalar();
       t.slot = AddSlot(t.name, kv.first);
-      if (!kv.second.IsMap() || !kv.second["shape"]) Fail(kv.second, "a temporary needs 'shape'");
+      if (!kv.second.IsMap() || !kv.second["shape"])
+        Fail(kv.second, "a temporary needs 'shape'");
       t.shape = ParseExpr(kv.second["shape"]);
       if (kv.second["dtype"]) t.dtype = CompileDType(kv.second["dtype"]);
       v_.temporaries.push_back(std::move(t));
     }
   }
 
-  void CompileCosts(const YamlNode& n, SourceExpr* fwd, std::vector<GradCost>* bwd, const char* what) {
+  void CompileCosts(const YamlNode& n, SourceExpr* fwd,
+                    std::vector<GradCost>* bwd, const char* what) {
     if (n.IsScalar()) {
       *fwd = ParseExpr(n);
       return;
     }
-    if (!n.IsMap()) Fail(n, std::string("'") + what + "' must be an expression or a map with fwd and bwd");
+    if (!n.IsMap())
+      Fail(n, std::string("'") + what +
+                  "' must be an expression or a map with fwd and bwd");
     for (const auto& kv : n) {
       std::string k = kv.first.Scalar();
       if (k == "fwd") {
         *fwd = ParseExpr(kv.second);
       } else if (k == "bwd") {
-        if (!kv.second.IsMap()) Fail(kv.second, std::string("'") + what + ".bwd' must be a map of input: expression");
+        if (!kv.second.IsMap())
+          Fail(kv.second, std::string("'") + what +
+                              ".bwd' must be a map of input: expression");
         for (const auto& g : kv.second) {
           GradCost c;
           c.arg = ArgIndex(g.first, g.first.Scalar(), "a backward cost");
@@ -367,13 +412,17 @@ class VariantCompiler {
           bwd->push_back(std::move(c));
         }
       } else {
-        Fail(kv.first, std::string("unknown key '") + k + "' in '" + what + "' (fwd, bwd)");
+        Fail(kv.first, std::string("unknown key '") + k + "' in '" + what +
+                           "' (fwd, bwd)");
       }
     }
   }
 
   void CompileWorkspace(const YamlNode& n) {
-    if (!n.IsMap()) Fail(n, "'workspace' must be a map with fwd and/or bwd or bwd_phases (bytes)");
+    if (!n.IsMap())
+      Fail(n,
+           "'workspace' must be a map with fwd and/or bwd or bwd_phases "
+           "(bytes)");
     for (const auto& kv : n) {
       std::string k = kv.first.Scalar();
       if (k == "bwd_phases" && n["bwd"].IsDefined()) {
@@ -397,7 +446,8 @@ class VariantCompiler {
       } else if (k == "bwd_phases") {
         // One phase per needed input gradient, in argument order: each entry
         // is the scratch at its phase's peak beyond the gradients made so far.
-        if (!kv.second.IsMap()) Fail(kv.second, "'bwd_phases' must be a map of input: bytes");
+        if (!kv.second.IsMap())
+          Fail(kv.second, "'bwd_phases' must be a map of input: bytes");
         v_.workspace_bwd_phased = true;
         for (const auto& g : kv.second) {
           GradCost c;
@@ -406,7 +456,8 @@ class VariantCompiler {
           v_.workspace_bwd.push_back(std::move(c));
         }
       } else {
-        Fail(kv.first, "unknown key '" + k + "' in 'workspace' (fwd, bwd, bwd_phases)");
+        Fail(kv.first,
+             "unknown key '" + k + "' in 'workspace' (fwd, bwd, bwd_phases)");
       }
     }
   }
@@ -420,8 +471,8 @@ class VariantCompiler {
     Fail(n, "unknown autocast policy '" + s + "' (lower, fp32, promote, none)");
   }
 
-  // `autocast: POLICY` (both devices) or `{cuda: POLICY, cpu: POLICY, only: [ops]}`
-  // (a device left out: none).
+  // `autocast: POLICY` (both devices) or `{cuda: POLICY, cpu: POLICY, only:
+  // [ops]}` (a device left out: none).
   void CompileAutocast(const YamlNode& n) {
     AutocastSpec& a = v_.autocast;
     a = AutocastSpec();
@@ -429,7 +480,10 @@ class VariantCompiler {
       a.cuda = a.cpu = ParsePolicy(n);
       return;
     }
-    if (!n.IsMap()) Fail(n, "'autocast' must be a policy or a map {cuda: POLICY, cpu: POLICY, only: [ops]}");
+    if (!n.IsMap())
+      Fail(n,
+           "'autocast' must be a policy or a map {cuda: POLICY, cpu: POLICY, "
+           "only: [ops]}");
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
       if (k == "cuda") {
@@ -437,33 +491,44 @@ class VariantCompiler {
       } else if (k == "cpu") {
         a.cpu = ParsePolicy(kv.second);
       } else if (k == "only") {
-        if (!kv.second.IsSequence()) Fail(kv.second, "'autocast.only' must be a list of op names");
-        for (const auto& o : kv.second) a.only.push_back(Scalar(o, "an op name"));
+        if (!kv.second.IsSequence())
+          Fail(kv.second, "'autocast.only' must be a list of op names");
+        for (const auto& o : kv.second)
+          a.only.push_back(Scalar(o, "an op name"));
       } else {
-        Fail(kv.first, "unknown key '" + k + "' in 'autocast' (cuda, cpu, only)");
+        Fail(kv.first,
+             "unknown key '" + k + "' in 'autocast' (cuda, cpu, only)");
       }
     }
   }
 
   void CompileSaved(const YamlNode& n) {
-    if (!n.IsMap()) Fail(n, "'saved' must be a map of tensor: {needed_for: [inputs]}");
+    if (!n.IsMap())
+      Fail(n, "'saved' must be a map of tensor: {needed_for: [inputs]}");
     for (const auto& kv : n) {
       SavedSpec s;
       s.slot = Lookup(kv.first.Scalar());
-      if (s.slot < 0) Fail(kv.first, "'saved' names '" + kv.first.Scalar() + "', which is not an argument, output or temporary");
+      if (s.slot < 0)
+        Fail(kv.first, "'saved' names '" + kv.first.Scalar() +
+                           "', which is not an argument, output or temporary");
       if (kv.second.IsMap() && kv.second["needed_for"]) {
-        for (const auto& a : kv.second["needed_for"]) s.needed_for.push_back(ArgIndex(a, a.Scalar(), "'needed_for'"));
+        for (const auto& a : kv.second["needed_for"])
+          s.needed_for.push_back(ArgIndex(a, a.Scalar(), "'needed_for'"));
       }
       v_.saved.push_back(std::move(s));
     }
   }
 
   void CompileAlias(const YamlNode& n, bool inplace) {
-    if (!n.IsMap() || n.size() != 1) Fail(n, std::string("'") + (inplace ? "inplace" : "alias") + "' must be {output: argument}");
+    if (!n.IsMap() || n.size() != 1)
+      Fail(n, std::string("'") + (inplace ? "inplace" : "alias") +
+                  "' must be {output: argument}");
     for (const auto& kv : n) {
       v_.alias_output = Lookup(kv.first.Scalar());
-      if (v_.alias_output < 0) Fail(kv.first, "unknown output '" + kv.first.Scalar() + "'");
-      v_.alias_arg = ArgIndex(kv.second, kv.second.Scalar(), inplace ? "'inplace'" : "'alias'");
+      if (v_.alias_output < 0)
+        Fail(kv.first, "unknown output '" + kv.first.Scalar() + "'");
+      v_.alias_arg = ArgIndex(kv.second, kv.second.Scalar(),
+                              inplace ? "'inplace'" : "'alias'");
     }
     v_.inplace = inplace;
   }
@@ -475,7 +540,8 @@ class VariantCompiler {
   const YamlNode* n_outputs_at_ = nullptr;
 };
 
-std::unique_ptr<OpRule> CompileRule(const YamlNode& r, const std::string& file) {
+std::unique_ptr<OpRule> CompileRule(const YamlNode& r,
+                                    const std::string& file) {
   if (!r.IsMap()) Fail(r, "a rule must be a map with 'op' and 'schema'");
   auto rule = std::make_unique<OpRule>();
   rule->file = file;
@@ -484,24 +550,30 @@ std::unique_ptr<OpRule> CompileRule(const YamlNode& r, const std::string& file) 
   if (!op) Fail(r, "a rule needs 'op'");
   if (op.IsSequence()) {
     for (const auto& o : op) rule->ops.push_back(Scalar(o, "'op'"));
-    if (rule->ops.empty()) Fail(op, "'op' is an empty list; it names the ops the rule covers");
+    if (rule->ops.empty())
+      Fail(op, "'op' is an empty list; it names the ops the rule covers");
   } else {
     rule->ops.push_back(Scalar(op, "'op'"));
   }
   for (const auto& name : rule->ops) {
-    if (name.find("::") == std::string::npos) Fail(op, "op '" + name + "' must be qualified, like 'aten::" + name + "'");
+    if (name.find("::") == std::string::npos)
+      Fail(op,
+           "op '" + name + "' must be qualified, like 'aten::" + name + "'");
   }
   const YamlNode schema = r["schema"];
   if (!schema) Fail(r, "rule '" + rule->ops[0] + "' needs 'schema'");
   auto parsed = ParseSchema(Scalar(schema, "'schema'"));
-  if (!parsed.ok()) Fail(schema, "rule '" + rule->ops[0] + "': " + parsed.status().message());
+  if (!parsed.ok())
+    Fail(schema, "rule '" + rule->ops[0] + "': " + parsed.status().message());
   rule->schema = std::move(parsed).value();
 
   std::map<std::string, YamlNode> top;
   for (const auto& kv : r) {
     std::string k = kv.first.Scalar();
-    if (!RuleKeys().count(k)) Fail(kv.first, "unknown key '" + k + "' in rule '" + rule->ops[0] + "'");
-    if (k != "op" && k != "schema" && k != "cases" && k != "doc") top[k] = kv.second;
+    if (!RuleKeys().count(k))
+      Fail(kv.first, "unknown key '" + k + "' in rule '" + rule->ops[0] + "'");
+    if (k != "op" && k != "schema" && k != "cases" && k != "doc")
+      top[k] = kv.second;
   }
   if (r["cases"]) {
     if (!r["cases"].IsSequence()) Fail(r["cases"], "'cases' must be a list");
@@ -518,19 +590,24 @@ std::unique_ptr<OpRule> CompileRule(const YamlNode& r, const std::string& file) 
           continue;
         }
         if (!RuleKeys().count(k) || k == "op" || k == "schema" || k == "cases")
-          Fail(kv.first, "unknown key '" + k + "' in a case of rule '" + rule->ops[0] + "'");
+          Fail(kv.first, "unknown key '" + k + "' in a case of rule '" +
+                             rule->ops[0] + "'");
         merged[k] = kv.second;  // A case's key replaces the rule's.
       }
-      rule->variants.push_back(VariantCompiler(rule->schema, rule->ops[0]).Compile(merged, when));
+      rule->variants.push_back(
+          VariantCompiler(rule->schema, rule->ops[0]).Compile(merged, when));
     }
   } else {
-    rule->variants.push_back(VariantCompiler(rule->schema, rule->ops[0]).Compile(top, nullptr));
+    rule->variants.push_back(
+        VariantCompiler(rule->schema, rule->ops[0]).Compile(top, nullptr));
   }
   for (const auto& v : rule->variants) {
     for (const auto& name : v.autocast.only) {
-      if (std::find(rule->ops.begin(), rule->ops.end(), name) == rule->ops.end()) {
-        Fail(r["autocast"] ? r["autocast"] : r, "'autocast.only' names '" + name + "', which is not an op of rule '" +
-                                                    rule->ops[0] + "'");
+      if (std::find(rule->ops.begin(), rule->ops.end(), name) ==
+          rule->ops.end()) {
+        Fail(r["autocast"] ? r["autocast"] : r,
+             "'autocast.only' names '" + name +
+                 "', which is not an op of rule '" + rule->ops[0] + "'");
       }
     }
   }
@@ -539,7 +616,8 @@ std::unique_ptr<OpRule> CompileRule(const YamlNode& r, const std::string& file) 
 
 }  // namespace
 
-Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file, const std::vector<int>* line_of) {
+Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file,
+                               const std::vector<int>* line_of) {
   // NB: set for this call only (compiles on other threads have their own).
   struct LineMap {
     explicit LineMap(const std::vector<int>* m) { t_line_of = m; }
@@ -549,30 +627,41 @@ Result<RuleFile> ParseRuleFile(std::string_view text, const std::string& file, c
   YamlMark error_mark;
   Result<YamlDocument> loaded = LoadYaml(text, &error_mark);
   if (!loaded.ok()) {
-    return Status::ParseError(file + ":" + std::to_string(Line(error_mark.line)) + ":" +
-                              std::to_string(error_mark.column + 1) + ": " + loaded.status().message());
+    return Status::ParseError(file + ":" +
+                              std::to_string(Line(error_mark.line)) + ":" +
+                              std::to_string(error_mark.column + 1) + ": " +
+                              loaded.status().message());
   }
   const YamlNode doc = loaded->root();
   try {
-    if (!doc.IsMap()) return Status::ParseError(file + ":1:1: a rule file must be a map with 'version' and 'rules'");
+    if (!doc.IsMap())
+      return Status::ParseError(
+          file + ":1:1: a rule file must be a map with 'version' and 'rules'");
     for (const auto& kv : doc) {
       std::string k = kv.first.Scalar();
-      if (k != "version" && k != "rules" && k != "ignored") Fail(kv.first, "unknown top-level key '" + k + "' (version, rules, ignored)");
+      if (k != "version" && k != "rules" && k != "ignored")
+        Fail(kv.first,
+             "unknown top-level key '" + k + "' (version, rules, ignored)");
     }
-    if (!doc["version"] || doc["version"].Scalar() != "1") Fail(doc, "expected 'version: 1'");
+    if (!doc["version"] || doc["version"].Scalar() != "1")
+      Fail(doc, "expected 'version: 1'");
     if (doc["rules"]) {
-      if (!doc["rules"].IsSequence()) Fail(doc["rules"], "'rules' must be a list");
-      for (const auto& r : doc["rules"]) out.rules.push_back(CompileRule(r, file));
+      if (!doc["rules"].IsSequence())
+        Fail(doc["rules"], "'rules' must be a list");
+      for (const auto& r : doc["rules"])
+        out.rules.push_back(CompileRule(r, file));
     }
     if (doc["ignored"]) {
-      if (!doc["ignored"].IsSequence()) Fail(doc["ignored"], "'ignored' must be a list of op names");
+      if (!doc["ignored"].IsSequence())
+        Fail(doc["ignored"], "'ignored' must be a list of op names");
       for (const auto& o : doc["ignored"]) {
         out.ignored.push_back(Scalar(o, "an ignored op"));
         out.ignored_lines.push_back(Line(o.Mark().line));
       }
     }
   } catch (const CompileError& e) {
-    return Status::ParseError(file + ":" + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.message);
+    return Status::ParseError(file + ":" + std::to_string(e.line) + ":" +
+                              std::to_string(e.col) + ": " + e.message);
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// Reads one rule file (YAML) into compiled OpRules; errors are "file:line:col: message".
+// Reads one rule file (YAML) into compiled OpRules; errors are "file:line:col:
+// message".
 #ifndef TORCHCOST_SRC_RULES_RULE_PARSER_H_
 #define TORCHCOST_SRC_RULES_RULE_PARSER_H_
 

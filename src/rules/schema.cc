@@ -92,20 +92,31 @@ class SchemaParser {
       }
     }
     ArgType& t = arg->type;
-    if (type == "Tensor") t.base = ArgType::Base::kTensor;
-    else if (type == "int" || type == "SymInt") t.base = ArgType::Base::kInt;
-    else if (type == "float") t.base = ArgType::Base::kFloat;
-    else if (type == "bool") t.base = ArgType::Base::kBool;
-    else if (type == "str") t.base = ArgType::Base::kString;
-    else if (type == "Scalar") t.base = ArgType::Base::kScalar;
-    else if (type == "ScalarType") t.base = ArgType::Base::kScalarType;
-    else t.base = ArgType::Base::kOther;
-    // Suffixes in any order TorchScript writes them: "[]", "[2]", "?", "(a)" after list.
+    if (type == "Tensor")
+      t.base = ArgType::Base::kTensor;
+    else if (type == "int" || type == "SymInt")
+      t.base = ArgType::Base::kInt;
+    else if (type == "float")
+      t.base = ArgType::Base::kFloat;
+    else if (type == "bool")
+      t.base = ArgType::Base::kBool;
+    else if (type == "str")
+      t.base = ArgType::Base::kString;
+    else if (type == "Scalar")
+      t.base = ArgType::Base::kScalar;
+    else if (type == "ScalarType")
+      t.base = ArgType::Base::kScalarType;
+    else
+      t.base = ArgType::Base::kOther;
+    // Suffixes in any order TorchScript writes them: "[]", "[2]", "?", "(a)"
+    // after list.
     for (;;) {
       if (Eat('[')) {
         t.is_list = true;
         std::string num;
-        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) num += text_[pos_++];
+        while (pos_ < text_.size() &&
+               std::isdigit(static_cast<unsigned char>(text_[pos_])))
+          num += text_[pos_++];
         if (!num.empty()) t.list_size = std::atoi(num.c_str());
         if (!Eat(']')) return Error("expected ']'");
       } else if (Eat('?')) {
@@ -123,7 +134,8 @@ class SchemaParser {
     }
     SkipSpace();
     arg->name = Ident();
-    if (arg->name.empty() && !is_return) return Error("expected an argument name");
+    if (arg->name.empty() && !is_return)
+      return Error("expected an argument name");
     SkipSpace();
     if (!is_return && Eat('=')) {
       SkipSpace();
@@ -156,12 +168,14 @@ class SchemaParser {
     if (v == "None") return RValue::None();
     if (v == "True") return RValue::Bool(true);
     if (v == "False") return RValue::Bool(false);
-    if (!v.empty() && (v.front() == '"' || v.front() == '\'')) return RValue::Str(std::string(v.substr(1, v.size() - 2)));
+    if (!v.empty() && (v.front() == '"' || v.front() == '\''))
+      return RValue::Str(std::string(v.substr(1, v.size() - 2)));
     std::string s(v);
     char* end = nullptr;
     long long i = std::strtoll(s.c_str(), &end, 10);
     if (end && *end == '\0' && !s.empty()) {
-      if (t.base == ArgType::Base::kFloat) return RValue::Float(static_cast<double>(i));
+      if (t.base == ArgType::Base::kFloat)
+        return RValue::Float(static_cast<double>(i));
       return RValue::Int(sym::Expr(static_cast<int64_t>(i)));
     }
     double d = std::strtod(s.c_str(), &end);
@@ -176,7 +190,9 @@ class SchemaParser {
       size_t start = 0;
       while (start < inner.size()) {
         size_t comma = inner.find(',', start);
-        std::string_view item = inner.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        std::string_view item = inner.substr(
+            start, comma == std::string_view::npos ? std::string_view::npos
+                                                   : comma - start);
         while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
         RValue r = ParseScalarLiteral(item, t);
         if (r.kind == RValue::Kind::kInt) ints.push_back(r.i);
@@ -209,7 +225,9 @@ class SchemaParser {
     return std::string(text_.substr(start, pos_ - start));
   }
   void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    while (pos_ < text_.size() &&
+           std::isspace(static_cast<unsigned char>(text_[pos_])))
+      ++pos_;
   }
   bool Peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
   bool Eat(char c) {
@@ -218,7 +236,8 @@ class SchemaParser {
     return true;
   }
   Status Error(const std::string& what) const {
-    return Status::ParseError("schema column " + std::to_string(pos_ + 1) + ": " + what);
+    return Status::ParseError("schema column " + std::to_string(pos_ + 1) +
+                              ": " + what);
   }
 
   std::string_view text_;
@@ -234,6 +253,8 @@ int Schema::FindArg(std::string_view n) const {
   return -1;
 }
 
-Result<Schema> ParseSchema(std::string_view text) { return SchemaParser(text).Parse(); }
+Result<Schema> ParseSchema(std::string_view text) {
+  return SchemaParser(text).Parse();
+}
 
 }  // namespace torchcost::rules

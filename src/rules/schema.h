@@ -1,5 +1,6 @@
 // ATen schema strings: "conv2d(Tensor input, Tensor weight, Tensor? bias=None,
-// int[2] stride=1, ...) -> Tensor", parsed into argument names, types and defaults.
+// int[2] stride=1, ...) -> Tensor", parsed into argument names, types and
+// defaults.
 #ifndef TORCHCOST_SRC_RULES_SCHEMA_H_
 #define TORCHCOST_SRC_RULES_SCHEMA_H_
 
@@ -15,7 +16,16 @@ namespace torchcost::rules {
 
 // The type of one schema argument or return, reduced to what the rules need.
 struct ArgType {
-  enum class Base { kTensor, kInt, kFloat, kBool, kString, kScalar, kScalarType, kOther };
+  enum class Base {
+    kTensor,
+    kInt,
+    kFloat,
+    kBool,
+    kString,
+    kScalar,
+    kScalarType,
+    kOther
+  };
   Base base = Base::kOther;
   bool optional = false;  // "T?"
   bool is_list = false;   // "T[]" or "T[N]"
@@ -27,7 +37,8 @@ struct SchemaArg {
   std::string name;
   ArgType type;
   bool has_default = false;
-  RValue default_value;   // Parsed default (None, ints, lists, bools, floats, strings).
+  // Parsed default (None, ints, lists, bools, floats, strings).
+  RValue default_value;
   bool kwarg_only = false;
 };
 

@@ -21,9 +21,21 @@ struct TensorType {
   sym::Expr scalar;
 };
 
-// A value in the rule language: an argument, a bound symbol, a let, or an output.
+// A value in the rule language: an argument, a bound symbol, a let, or an
+// output.
 struct RValue {
-  enum class Kind { kUnknown, kNone, kInt, kFloat, kBool, kString, kIntList, kTensor, kTensorList, kList };
+  enum class Kind {
+    kUnknown,
+    kNone,
+    kInt,
+    kFloat,
+    kBool,
+    kString,
+    kIntList,
+    kTensor,
+    kTensorList,
+    kList
+  };
   Kind kind = Kind::kUnknown;
   bool b = false;                   // kBool
   bool unknown = false;             // kBool: the truth could not be decided.
@@ -33,16 +45,56 @@ struct RValue {
   std::vector<sym::Expr> ints;      // kIntList
   TensorType t;                     // kTensor
   std::vector<TensorType> tensors;  // kTensorList
-  std::vector<RValue> items;        // kList of anything else (floats, bools, mixed)
+  // kList of anything else (floats, bools, mixed)
+  std::vector<RValue> items;
 
-  static RValue None() { RValue v; v.kind = Kind::kNone; return v; }
-  static RValue Int(sym::Expr e) { RValue v; v.kind = Kind::kInt; v.i = e; return v; }
-  static RValue Float(double x) { RValue v; v.kind = Kind::kFloat; v.f = x; return v; }
-  static RValue Bool(bool x) { RValue v; v.kind = Kind::kBool; v.b = x; return v; }
-  static RValue Str(std::string x) { RValue v; v.kind = Kind::kString; v.s = std::move(x); return v; }
-  static RValue IntList(std::vector<sym::Expr> l) { RValue v; v.kind = Kind::kIntList; v.ints = std::move(l); return v; }
-  static RValue Tensor(TensorType t) { RValue v; v.kind = Kind::kTensor; v.t = std::move(t); return v; }
-  static RValue Tensors(std::vector<TensorType> l) { RValue v; v.kind = Kind::kTensorList; v.tensors = std::move(l); return v; }
+  static RValue None() {
+    RValue v;
+    v.kind = Kind::kNone;
+    return v;
+  }
+  static RValue Int(sym::Expr e) {
+    RValue v;
+    v.kind = Kind::kInt;
+    v.i = e;
+    return v;
+  }
+  static RValue Float(double x) {
+    RValue v;
+    v.kind = Kind::kFloat;
+    v.f = x;
+    return v;
+  }
+  static RValue Bool(bool x) {
+    RValue v;
+    v.kind = Kind::kBool;
+    v.b = x;
+    return v;
+  }
+  static RValue Str(std::string x) {
+    RValue v;
+    v.kind = Kind::kString;
+    v.s = std::move(x);
+    return v;
+  }
+  static RValue IntList(std::vector<sym::Expr> l) {
+    RValue v;
+    v.kind = Kind::kIntList;
+    v.ints = std::move(l);
+    return v;
+  }
+  static RValue Tensor(TensorType t) {
+    RValue v;
+    v.kind = Kind::kTensor;
+    v.t = std::move(t);
+    return v;
+  }
+  static RValue Tensors(std::vector<TensorType> l) {
+    RValue v;
+    v.kind = Kind::kTensorList;
+    v.tensors = std::move(l);
+    return v;
+  }
 
   bool is_none() const { return kind == Kind::kNone; }
   bool is_tensor() const { return kind == Kind::kTensor; }

@@ -27,7 +27,8 @@ class StagedGraph {
  public:
   explicit StagedGraph(const ir::Graph& original) : original_(original) {}
   // Takes the caller's graph: no stage copies it.
-  explicit StagedGraph(ir::Graph&& owned) : original_(graph_), graph_(std::move(owned)), owned_(true) {}
+  explicit StagedGraph(ir::Graph&& owned)
+      : original_(graph_), graph_(std::move(owned)), owned_(true) {}
   const ir::Graph& get() const { return owned_ ? graph_ : original_; }
   ir::Graph& Mutable() {
     if (!owned_) {
@@ -52,13 +53,20 @@ class StagedGraph {
 
 std::string_view StepStageName(StepStage stage) {
   switch (stage) {
-    case StepStage::kOptions: return "options";
-    case StepStage::kInputs: return "inputs";
-    case StepStage::kDtypes: return "dtypes";
-    case StepStage::kMethod: return "method";
-    case StepStage::kLoss: return "loss";
-    case StepStage::kAutocast: return "autocast";
-    case StepStage::kAnalysis: return "analysis";
+    case StepStage::kOptions:
+      return "options";
+    case StepStage::kInputs:
+      return "inputs";
+    case StepStage::kDtypes:
+      return "dtypes";
+    case StepStage::kMethod:
+      return "method";
+    case StepStage::kLoss:
+      return "loss";
+    case StepStage::kAutocast:
+      return "autocast";
+    case StepStage::kAnalysis:
+      return "analysis";
   }
   return "?";
 }
@@ -68,7 +76,8 @@ StepConfig StepConfigFor(const build::BuiltModel& model) {
   for (const build::InputDecl& decl : model.inputs) {
     std::string text;
     for (const build::Dim& d : decl.shape) {
-      text += (text.empty() ? "" : ",") + (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
+      text += (text.empty() ? "" : ",") +
+              (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
     }
     config.inputs.push_back(text + ":" + std::string(DTypeName(decl.dtype)));
   }
@@ -88,22 +97,27 @@ Status CheckStepConfig(const StepConfig& config) {
 
 namespace {
 
-Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const StepConfig& config,
+Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
+                                   const StepConfig& config,
                                    StepStage* failed) {
   // 1. Options.
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return Fail(StepStage::kOptions, parsed.status(), failed);
   if (config.mode == "generate") {
-    return Fail(StepStage::kOptions,
-                Status::InvalidArgument("StepConfig.mode generate analyses a built model's prefill and decode "
-                                        "phases (AnalyzeGeneration), not one graph"),
-                failed);
+    return Fail(
+        StepStage::kOptions,
+        Status::InvalidArgument("StepConfig.mode generate analyses a built "
+                                "model's prefill and decode "
+                                "phases (AnalyzeGeneration), not one graph"),
+        failed);
   }
   if (!config.arch_symbols.empty()) {
-    return Fail(StepStage::kOptions,
-                Status::InvalidArgument("StepConfig.arch_symbols give closed forms of a built model "
-                                        "(AnalyzeArchConfig), not one graph's analysis"),
-                failed);
+    return Fail(
+        StepStage::kOptions,
+        Status::InvalidArgument(
+            "StepConfig.arch_symbols give closed forms of a built model "
+            "(AnalyzeArchConfig), not one graph's analysis"),
+        failed);
   }
   StepAnalysis out;
   out.context = std::make_unique<sym::Context>();
@@ -111,12 +125,14 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   AnalysisOptions& options = out.options;
   options = std::move(parsed->options);
   // 2. Inputs, in the result's context.
-  if (Status s = step::ParseInputs(config, ctx, &options.inputs, &out.bindings); !s.ok()) {
+  if (Status s = step::ParseInputs(config, ctx, &options.inputs, &out.bindings);
+      !s.ok()) {
     return Fail(StepStage::kInputs, s, failed);
   }
   // 3. Dtypes. NB: the base model is converted before a PEFT rewrite adds its
   // adapters (peft keeps them in float32 on a half-precision base).
-  const DType param_dtype = options.param_dtype;  // The report names it (below); Analyze no longer sees it.
+  // The report names it (below); Analyze no longer sees it.
+  const DType param_dtype = options.param_dtype;
   if (options.param_dtype != DType::kUnknown) {
     ir::Graph& m = g.Mutable();
     for (auto* table : {&m.params, &m.buffers}) {
@@ -131,7 +147,8 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
       parsed->method->kind != MethodSpec::Kind::kGalore) {
     Result<ir::Graph> rewritten = ApplyMethod(g.get(), *parsed->method);
     if (!rewritten.ok()) {
-      return Fail(StepStage::kMethod, rewritten.status().WithPrefix("StepConfig.method"), failed);
+      return Fail(StepStage::kMethod,
+                  rewritten.status().WithPrefix("StepConfig.method"), failed);
     }
     g.Set(std::move(rewritten).value());
   }
@@ -141,11 +158,14 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   passes::ShapeFacts facts;
   Report propagated;
   bool have_facts = false;
-  if (LossAppendsOps(options.training.loss) && options.training.mode == StepMode::kTrain) {
-    Result<ir::Graph> with_loss =
-        training::ApplyLossPropagated(g.get(), rules, ctx, &options, &facts, &propagated, &have_facts);
+  if (LossAppendsOps(options.training.loss) &&
+      options.training.mode == StepMode::kTrain) {
+    Result<ir::Graph> with_loss = training::ApplyLossPropagated(
+        g.get(), rules, ctx, &options, &facts, &propagated, &have_facts);
     if (!with_loss.ok()) {
-      return Fail(StepStage::kLoss, with_loss.status().WithPrefix("StepConfig.loss " + options.training.loss.text),
+      return Fail(StepStage::kLoss,
+                  with_loss.status().WithPrefix("StepConfig.loss " +
+                                                options.training.loss.text),
                   failed);
     }
     g.Set(std::move(with_loss).value());
@@ -153,13 +173,15 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   // 6. Autocast's casts, from that propagation. NB: its last round of shape
   // propagation is of the graph it returns: the analysis takes it.
   if (options.autocast != DType::kUnknown) {
-    Result<ir::Graph> cast =
-        training::ApplyAutocastPropagated(g.get(), rules, ctx, options, &facts, &propagated, have_facts);
+    Result<ir::Graph> cast = training::ApplyAutocastPropagated(
+        g.get(), rules, ctx, options, &facts, &propagated, have_facts);
     if (!cast.ok()) {
       const Status& s = cast.status();
       // NB: an error that names its option (StepConfig.freeze) says so itself.
       return Fail(StepStage::kAutocast,
-                  s.message().rfind("StepConfig.", 0) == 0 ? s : s.WithPrefix("StepConfig.autocast " + config.autocast),
+                  s.message().rfind("StepConfig.", 0) == 0
+                      ? s
+                      : s.WithPrefix("StepConfig.autocast " + config.autocast),
                   failed);
     }
     g.Set(std::move(cast).value());
@@ -168,9 +190,11 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   out.graph = std::move(g).Take();
   // 7. The analysis, leniently: strict mode is judged on its report.
   options.strict = false;
-  Result<Report> report = have_facts ? analysis::AnalyzePropagated(out.graph, rules, ctx, options, std::move(facts),
-                                                                   std::move(propagated))
-                                     : Analyze(out.graph, rules, ctx, options);
+  Result<Report> report =
+      have_facts
+          ? analysis::AnalyzePropagated(out.graph, rules, ctx, options,
+                                        std::move(facts), std::move(propagated))
+          : Analyze(out.graph, rules, ctx, options);
   options.strict = config.strict;
   if (!report.ok()) return Fail(StepStage::kAnalysis, report.status(), failed);
   out.report = std::move(report).value();
@@ -189,9 +213,9 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
       return Fail(
           StepStage::kAnalysis,
           Status::InvalidArgument(
-              (config.gpu_file.empty() ? "StepConfig.gpu " + config.gpu
-                                       : "StepConfig.gpu_file " +
-                                             config.gpu_file) +
+              (config.gpu_file.empty()
+                   ? "StepConfig.gpu " + config.gpu
+                   : "StepConfig.gpu_file " + config.gpu_file) +
               ": the time needs every symbol bound (StepConfig.bindings): " +
               time.status().message()),
           failed);
@@ -207,16 +231,21 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
   if (config.strict && !out.report.unknown_ops.empty()) {
     std::string ops;
     for (const UnknownOp& u : out.report.unknown_ops) {
-      ops += (ops.empty() ? "" : ", ") + u.op + " (x" + std::to_string(u.count) + ")";
+      ops += (ops.empty() ? "" : ", ") + u.op + " (x" +
+             std::to_string(u.count) + ")";
     }
-    out.strict = Status::Unimplemented(out.graph.source + ": " + std::to_string(out.report.unknown_ops.size()) +
-                                       " operators without rules: " + ops);
+    out.strict =
+        Status::Unimplemented(out.graph.source + ": " +
+                              std::to_string(out.report.unknown_ops.size()) +
+                              " operators without rules: " + ops);
     return out;
   }
-  // A shape error (a wrong-rank input, say) means the inputs do not fit the model.
+  // A shape error (a wrong-rank input, say) means the inputs do not fit the
+  // model.
   for (const Diagnostic& d : out.report.diagnostics) {
     if (d.severity == Diagnostic::Severity::kError) {
-      return Fail(StepStage::kAnalysis, Status::InvalidArgument(d.message), failed);
+      return Fail(StepStage::kAnalysis, Status::InvalidArgument(d.message),
+                  failed);
     }
   }
   return out;
@@ -224,14 +253,14 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules, const S
 
 }  // namespace
 
-Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules, const StepConfig& config,
-                                 StepStage* failed) {
+Result<StepAnalysis> AnalyzeStep(const ir::Graph& graph, const RuleSet& rules,
+                                 const StepConfig& config, StepStage* failed) {
   StagedGraph g(graph);
   return AnalyzeStaged(g, rules, config, failed);
 }
 
-Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules, const StepConfig& config,
-                                 StepStage* failed) {
+Result<StepAnalysis> AnalyzeStep(ir::Graph&& graph, const RuleSet& rules,
+                                 const StepConfig& config, StepStage* failed) {
   StagedGraph g(std::move(graph));
   return AnalyzeStaged(g, rules, config, failed);
 }

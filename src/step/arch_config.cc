@@ -14,22 +14,30 @@
 namespace torchcost {
 namespace {
 
-Status Bad(const std::string& message) { return Status::InvalidArgument(message); }
+Status Bad(const std::string& message) {
+  return Status::InvalidArgument(message);
+}
 
-bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // Returns true if `value` has the identifier `name` as a whole word.
 bool HasIdentifier(const std::string& value, const std::string& name) {
-  for (size_t at = value.find(name); at != std::string::npos; at = value.find(name, at + 1)) {
+  for (size_t at = value.find(name); at != std::string::npos;
+       at = value.find(name, at + 1)) {
     const size_t end = at + name.size();
-    if ((at == 0 || !IsIdentChar(value[at - 1])) && (end == value.size() || !IsIdentChar(value[end]))) return true;
+    if ((at == 0 || !IsIdentChar(value[at - 1])) &&
+        (end == value.size() || !IsIdentChar(value[end])))
+      return true;
   }
   return false;
 }
 
 // Returns "NAME=LO:HI:STEP".
 std::string Describe(const ArchSymbol& s) {
-  return s.name + "=" + std::to_string(s.lo) + ":" + std::to_string(s.hi) + ":" + std::to_string(s.step);
+  return s.name + "=" + std::to_string(s.lo) + ":" + std::to_string(s.hi) +
+         ":" + std::to_string(s.step);
 }
 
 // Builds the model at the first two samples of each symbol (the others at
@@ -43,11 +51,14 @@ Status CheckSamples(const ArchSpace& space) {
     for (int j = 0; j < 2; ++j) {
       values[a] = space.symbols[a].lo + j * space.symbols[a].step;
       Result<std::string> config = ConfigAt(space, values);
-      if (!config.ok()) return Bad("StepConfig.arch_symbols: " + config.status().message());
-      Result<build::BuiltModel> built = build::BuildNamedModel(space.model, *config);
+      if (!config.ok())
+        return Bad("StepConfig.arch_symbols: " + config.status().message());
+      Result<build::BuiltModel> built =
+          build::BuildNamedModel(space.model, *config);
       if (!built.ok()) {
-        return Bad("StepConfig.arch_symbols " + Describe(space.symbols[a]) + ": the sample " +
-                   space.symbols[a].name + "=" + std::to_string(values[a]) + " (" + *config +
+        return Bad("StepConfig.arch_symbols " + Describe(space.symbols[a]) +
+                   ": the sample " + space.symbols[a].name + "=" +
+                   std::to_string(values[a]) + " (" + *config +
                    ") does not build: " + built.status().message());
       }
     }
@@ -55,7 +66,8 @@ Status CheckSamples(const ArchSpace& space) {
   return Status::Ok();
 }
 
-// Parses `config`'s options. NB: an empty loss is the model's own; ParseOptions checks a named one.
+// Parses `config`'s options. NB: an empty loss is the model's own; ParseOptions
+// checks a named one.
 Result<step::ParsedStep> ParseArchOptions(const StepConfig& config) {
   if (!config.loss.empty()) return step::ParseOptions(config);
   StepConfig checked = config;
@@ -65,7 +77,8 @@ Result<step::ParsedStep> ParseArchOptions(const StepConfig& config) {
 
 }  // namespace
 
-bool NamesArchSymbol(const std::string& model_config, const StepConfig& config) {
+bool NamesArchSymbol(const std::string& model_config,
+                     const StepConfig& config) {
   Result<step::ParsedStep> parsed = ParseArchOptions(config);
   if (!parsed.ok()) return false;
   for (const ArchSymbol& s : parsed->arch_symbols) {
@@ -76,21 +89,27 @@ bool NamesArchSymbol(const std::string& model_config, const StepConfig& config) 
       const std::string item = model_config.substr(start, comma - start);
       start = comma + 1;
       const size_t eq = item.find('=');
-      if (eq != std::string::npos && HasIdentifier(item.substr(eq + 1), s.name)) return true;
+      if (eq != std::string::npos && HasIdentifier(item.substr(eq + 1), s.name))
+        return true;
     }
   }
   return false;
 }
 
-Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model, const std::string& model_config,
-                                             const RuleSet& rules, const StepConfig& config) {
+Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model,
+                                             const std::string& model_config,
+                                             const RuleSet& rules,
+                                             const StepConfig& config) {
   Result<step::ParsedStep> parsed = ParseArchOptions(config);
   if (!parsed.ok()) return parsed.status();
-  if (parsed->arch_symbols.empty()) return Bad("StepConfig.arch_symbols: none given");
+  if (parsed->arch_symbols.empty())
+    return Bad("StepConfig.arch_symbols: none given");
   if (!NamesArchSymbol(model_config, config)) {
     std::string names;
-    for (const ArchSymbol& s : parsed->arch_symbols) names += (names.empty() ? "" : ", ") + s.name;
-    return Bad("StepConfig.arch_symbols " + names + ": no value of the config '" + model_config + "' names them");
+    for (const ArchSymbol& s : parsed->arch_symbols)
+      names += (names.empty() ? "" : ", ") + s.name;
+    return Bad("StepConfig.arch_symbols " + names +
+               ": no value of the config '" + model_config + "' names them");
   }
   ArchConfigAnalysis out;
   out.model = model;
@@ -113,15 +132,22 @@ Result<ArchConfigAnalysis> AnalyzeArchConfig(const std::string& model, const std
     // NB: named copies, as C++17 lambdas cannot capture structured bindings.
     const std::string& name = binding.first;
     const int64_t value = binding.second;
-    const std::string text = "StepConfig.bindings " + name + "=" + std::to_string(value);
-    auto arch = std::find_if(out.symbols.begin(), out.symbols.end(), [&](const ArchSymbol& s) { return s.name == name; });
+    const std::string text =
+        "StepConfig.bindings " + name + "=" + std::to_string(value);
+    auto arch =
+        std::find_if(out.symbols.begin(), out.symbols.end(),
+                     [&](const ArchSymbol& s) { return s.name == name; });
     if (arch != out.symbols.end()) {
-      if (value < arch->lo || value > arch->hi || (value - arch->lo) % arch->step != 0) {
-        return Bad(text + ": off the samples of " + Describe(*arch) + " (LO + k * STEP up to HI)");
+      if (value < arch->lo || value > arch->hi ||
+          (value - arch->lo) % arch->step != 0) {
+        return Bad(text + ": off the samples of " + Describe(*arch) +
+                   " (LO + k * STEP up to HI)");
       }
-    } else if (std::find(out.costs.symbols.begin(), out.costs.symbols.end(), name) == out.costs.symbols.end()) {
+    } else if (std::find(out.costs.symbols.begin(), out.costs.symbols.end(),
+                         name) == out.costs.symbols.end()) {
       std::string list;
-      for (const std::string& s : out.costs.symbols) list += (list.empty() ? "" : ", ") + s;
+      for (const std::string& s : out.costs.symbols)
+        list += (list.empty() ? "" : ", ") + s;
       return Bad(text + ": unknown symbol '" + name + "'; symbols: " + list);
     } else if (value < 1) {
       return Bad(text + ": must be at least 1");

@@ -25,8 +25,10 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
       built.status().message().find("'phase'") != std::string::npos) {
     return Status::InvalidArgument(
         "StepConfig.mode generate: model '" + model +
-        "' has no generation phases (the llama, gpt2 and gpt_neox families and the config.json "
-        "model_types built as them: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi3, gpt2, gpt_neox)");
+        "' has no generation phases (the llama, gpt2 and gpt_neox families and "
+        "the config.json "
+        "model_types built as them: llama, mistral, mixtral, qwen2, qwen2_moe, "
+        "gemma, phi3, gpt2, gpt_neox)");
   }
   return built;
 }
@@ -87,11 +89,15 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
         "StepConfig.mode generate models inference: StepConfig.method, "
         "autocast, shard and checkpoint do not apply");
   }
-  // The cache dtype is the family's config key cache_dtype (docs/generation.md).
+  // The cache dtype is the family's config key cache_dtype
+  // (docs/generation.md).
   const std::string phase_config =
-      config.cache_dtype.empty() ? model_config
-                                 : model_config + (model_config.empty() ? "" : ",") + "cache_dtype=" + config.cache_dtype;
-  Result<build::BuiltModel> prefill = BuildPhase(model, phase_config, "prefill");
+      config.cache_dtype.empty()
+          ? model_config
+          : model_config + (model_config.empty() ? "" : ",") +
+                "cache_dtype=" + config.cache_dtype;
+  Result<build::BuiltModel> prefill =
+      BuildPhase(model, phase_config, "prefill");
   if (!prefill.ok()) return prefill.status();
   Result<build::BuiltModel> decode = BuildPhase(model, phase_config, "decode");
   if (!decode.ok()) return decode.status();
@@ -122,27 +128,38 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   g.decode.report.inactive_params = decode->inactive_params;
   sym::Context& ctx = *g.decode.context;
 
-  // The cache's bytes per token: each cache output [B, kv_heads, len, head_dim] gives kv_heads x head_dim x bytes.
+  // The cache's bytes per token: each cache output [B, kv_heads, len, head_dim]
+  // gives kv_heads x head_dim x bytes.
   const ir::Graph& dg = g.decode.graph;
   const sym::Expr b = ctx.Symbol("B"), s = ctx.Symbol("S"), t = ctx.Symbol("T");
-  if (windows.size() + 1 != dg.outputs.size()) return Status::Internal("generate: cache outputs and windows differ");
+  if (windows.size() + 1 != dg.outputs.size())
+    return Status::Internal("generate: cache outputs and windows differ");
   g.kv_cache_bytes = sym::Expr(0);
   for (size_t i = 1; i < dg.outputs.size(); ++i) {
     const ValueInfo& v = g.decode.report.values[dg.outputs[i]];
-    if (v.shape.size() != 4) return Status::Internal("generate: cache output " + std::to_string(i) + " is not 4-d");
-    const std::optional<int64_t> heads = v.shape[1].AsConstant(), hd = v.shape[3].AsConstant();
-    if (!heads || !hd) return Status::Internal("generate: cache output " + std::to_string(i) + " has symbolic heads");
+    if (v.shape.size() != 4)
+      return Status::Internal("generate: cache output " + std::to_string(i) +
+                              " is not 4-d");
+    const std::optional<int64_t> heads = v.shape[1].AsConstant(),
+                                 hd = v.shape[3].AsConstant();
+    if (!heads || !hd)
+      return Status::Internal("generate: cache output " + std::to_string(i) +
+                              " has symbolic heads");
     const int64_t per_token = *heads * *hd * ElementSize(v.dtype);
     g.kv_bytes_per_token += per_token;
     g.cache_dtype = std::string(DTypeName(v.dtype));
-    // Tokens at the end: the prompt and the new ones; a sliding window keeps the last `window`.
+    // Tokens at the end: the prompt and the new ones; a sliding window keeps
+    // the last `window`.
     const int64_t w = windows[i - 1];
     const sym::Expr tokens = w > 0 ? sym::Min(s + t, sym::Expr(w)) : s + t;
-    // kv_heads x head_dim x bytes x tokens x B, summed over layers' keys and values.
+    // kv_heads x head_dim x bytes x tokens x B, summed over layers' keys and
+    // values.
     g.kv_cache_bytes = g.kv_cache_bytes + sym::Expr(per_token) * tokens * b;
   }
-  if (g.cache_dtype == "uint8") g.cache_dtype = "fp8";  // NB: fp8 is carried as a 1-byte uint8.
-  g.kv_cache_tokens = g.window > 0 ? sym::Min(s + t, sym::Expr(g.window)) : s + t;
+  // NB: fp8 is carried as a 1-byte uint8.
+  if (g.cache_dtype == "uint8") g.cache_dtype = "fp8";
+  g.kv_cache_tokens =
+      g.window > 0 ? sym::Min(s + t, sym::Expr(g.window)) : s + t;
 
   // FLOPs. The prefill's, in this context (printing and parsing share one
   // grammar).

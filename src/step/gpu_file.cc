@@ -117,8 +117,7 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
   if (auto it = doc["fit"].find("kernel_overhead_seconds");
       it != doc["fit"].end()) {
     if (!it->is_number() || !(it->get<double>() >= 0)) {
-      return Bad(file, "fit.kernel_overhead_seconds",
-                 "expected a number >= 0");
+      return Bad(file, "fit.kernel_overhead_seconds", "expected a number >= 0");
     }
     out.gpu.kernel_overhead = it->get<double>();
   }

@@ -20,11 +20,14 @@
 namespace torchcost::step {
 namespace {
 
-Status Bad(const std::string& message) { return Status::InvalidArgument(message); }
+Status Bad(const std::string& message) {
+  return Status::InvalidArgument(message);
+}
 
 // Returns an error naming `option` if `pattern` is not an ECMAScript regular
 // expression; `what` ends the message ("not a valid regular expression").
-Status CheckRegex(const std::string& option, const std::string& pattern, const std::string& what) {
+Status CheckRegex(const std::string& option, const std::string& pattern,
+                  const std::string& what) {
   try {
     (void)passes::UserRegex(pattern);
   } catch (const std::regex_error& e) {
@@ -35,30 +38,42 @@ Status CheckRegex(const std::string& option, const std::string& pattern, const s
 
 // Parses GaLore's settings `spec` into `training.galore`; `option` names
 // where they came from ("StepConfig.galore", "StepConfig.method galore:r=8").
-Status SetGalore(const std::string& option, const std::string& spec, TrainingOptions& training) {
+Status SetGalore(const std::string& option, const std::string& spec,
+                 TrainingOptions& training) {
   Result<GaloreConfig> galore = ParseGaloreConfig(spec);
   if (!galore.ok()) return Bad(option + ": " + galore.status().message());
-  if (training.optimizer != OptimizerKind::kAdamW && training.optimizer != OptimizerKind::kAdam8bit) {
-    return Bad(option + " wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); got '" +
+  if (training.optimizer != OptimizerKind::kAdamW &&
+      training.optimizer != OptimizerKind::kAdam8bit) {
+    return Bad(option +
+               " wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit "
+               "(GaLoreAdamW8bit); got '" +
                std::string(OptimizerName(training.optimizer)) + "'");
   }
   galore->eight_bit = training.optimizer == OptimizerKind::kAdam8bit;
-  if (training.foreach) return Bad(option + " runs per parameter: no StepConfig.foreach");
-  if (training.sharding.strategy != ShardStrategy::kNone || training.master_weights) {
-    return Bad(option + " with StepConfig.shard or StepConfig.master_weights is not modelled");
+  if (training.foreach)
+    return Bad(option + " runs per parameter: no StepConfig.foreach");
+  if (training.sharding.strategy != ShardStrategy::kNone ||
+      training.master_weights) {
+    return Bad(
+        option +
+        " with StepConfig.shard or StepConfig.master_weights is not modelled");
   }
   if (galore->per_layer && (training.accumulate > 1 || !training.set_to_none)) {
-    return Bad(option + " per_layer=true frees each gradient in backward: no StepConfig.accumulate or "
-                        "StepConfig.set_to_none=false");
+    return Bad(option +
+               " per_layer=true frees each gradient in backward: no "
+               "StepConfig.accumulate or "
+               "StepConfig.set_to_none=false");
   }
   training.galore = *galore;
   return Status::Ok();
 }
 
-// The sharding options; a world size needs a strategy, a strategy a training step.
+// The sharding options; a world size needs a strategy, a strategy a training
+// step.
 Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   Result<ShardStrategy> strategy = ParseShardStrategy(c.shard);
-  if (!strategy.ok()) return Bad("StepConfig.shard: " + strategy.status().message());
+  if (!strategy.ok())
+    return Bad("StepConfig.shard: " + strategy.status().message());
   ShardingOptions& s = training.sharding;
   s.strategy = *strategy;
   s.world = c.world;
@@ -68,14 +83,20 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   s.fsdp_unit = c.fsdp_unit;
   s.prefetch = c.prefetch;
   training.master_weights = c.master_weights;
-  if (s.world < 1) return Bad("StepConfig.world " + std::to_string(s.world) + ": must be at least 1");
+  if (s.world < 1)
+    return Bad("StepConfig.world " + std::to_string(s.world) +
+               ": must be at least 1");
   if (s.strategy == ShardStrategy::kNone && s.world > 1) {
-    return Bad("StepConfig.world " + std::to_string(s.world) + " needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp");
+    return Bad("StepConfig.world " + std::to_string(s.world) +
+               " needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp");
   }
   if (s.strategy != ShardStrategy::kNone && training.mode != StepMode::kTrain) {
-    return Bad("StepConfig.shard " + c.shard + " models a training step; it does not go with StepConfig.mode infer");
+    return Bad(
+        "StepConfig.shard " + c.shard +
+        " models a training step; it does not go with StepConfig.mode infer");
   }
-  if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1) return Bad("StepConfig.ddp_bucket_mib: must be positive");
+  if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1)
+    return Bad("StepConfig.ddp_bucket_mib: must be positive");
   return Status::Ok();
 }
 
@@ -85,89 +106,116 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
 Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training) {
   if (c.foreach) {
     if (!HasForeach(training.optimizer)) {
-      return Bad("StepConfig.foreach: " + c.optimizer + " has no torch foreach implementation");
+      return Bad("StepConfig.foreach: " + c.optimizer +
+                 " has no torch foreach implementation");
     }
     if (training.sharding.strategy != ShardStrategy::kNone) {
       return Bad("StepConfig.foreach with StepConfig.shard is not modelled");
     }
     training.foreach = true;
   }
-  if (!c.galore.empty()) TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.galore", c.galore, training));
+  if (!c.galore.empty())
+    TORCHCOST_RETURN_IF_ERROR(
+        SetGalore("StepConfig.galore", c.galore, training));
   if (c.paged) {
     training.paged = true;
-    if (Status st = CheckOptimizerSettings(training); !st.ok()) return Bad("StepConfig.paged: " + st.message());
+    if (Status st = CheckOptimizerSettings(training); !st.ok())
+      return Bad("StepConfig.paged: " + st.message());
   }
   if (!c.state_dtype.empty()) {
     Result<DType> d = ParseDType(c.state_dtype);
     if (!d.ok()) return Bad("StepConfig.state_dtype: " + d.status().message());
     training.state_dtype = *d;
-    if (Status st = CheckOptimizerSettings(training); !st.ok()) return Bad("StepConfig.state_dtype: " + st.message());
+    if (Status st = CheckOptimizerSettings(training); !st.ok())
+      return Bad("StepConfig.state_dtype: " + st.message());
   }
   return Status::Ok();
 }
 
-// The CUDA caching allocator model's options; they need StepConfig.allocator cuda.
+// The CUDA caching allocator model's options; they need StepConfig.allocator
+// cuda.
 Status SetAllocator(const StepConfig& c, TrainingOptions& training) {
   if (c.allocator != "" && c.allocator != "none" && c.allocator != "cuda") {
-    return Bad("StepConfig.allocator '" + c.allocator + "': expected none or cuda");
+    return Bad("StepConfig.allocator '" + c.allocator +
+               "': expected none or cuda");
   }
   const bool on = c.allocator == "cuda";
-  if (!on && (c.max_split_size_mb != 0 || c.expandable_segments || c.cuda_context_bytes != -1)) {
-    return Bad(std::string(c.max_split_size_mb != 0      ? "StepConfig.max_split_size_mb"
-                           : c.expandable_segments       ? "StepConfig.expandable_segments"
-                                                         : "StepConfig.cuda_context_bytes") +
-               " sets the CUDA allocator model: it needs StepConfig.allocator cuda");
+  if (!on && (c.max_split_size_mb != 0 || c.expandable_segments ||
+              c.cuda_context_bytes != -1)) {
+    return Bad(
+        std::string(c.max_split_size_mb != 0 ? "StepConfig.max_split_size_mb"
+                    : c.expandable_segments  ? "StepConfig.expandable_segments"
+                                            : "StepConfig.cuda_context_bytes") +
+        " sets the CUDA allocator model: it needs StepConfig.allocator cuda");
   }
   if (!on) return Status::Ok();
-  // NB: PyTorch's CUDAAllocatorConfig refuses max_split_size_mb <= kLargeBuffer (20 MiB).
+  // NB: PyTorch's CUDAAllocatorConfig refuses max_split_size_mb <= kLargeBuffer
+  // (20 MiB).
   if (c.max_split_size_mb != 0 && c.max_split_size_mb <= 20) {
-    return Bad("StepConfig.max_split_size_mb " + std::to_string(c.max_split_size_mb) +
+    return Bad("StepConfig.max_split_size_mb " +
+               std::to_string(c.max_split_size_mb) +
                ": must be more than 20 (PyTorch's limit), or 0 for none");
   }
   if (c.max_split_size_mb > (int64_t{1} << 40)) {
-    return Bad("StepConfig.max_split_size_mb " + std::to_string(c.max_split_size_mb) + ": too large");
+    return Bad("StepConfig.max_split_size_mb " +
+               std::to_string(c.max_split_size_mb) + ": too large");
   }
   if (c.cuda_context_bytes < -1) {
-    return Bad("StepConfig.cuda_context_bytes " + std::to_string(c.cuda_context_bytes) +
+    return Bad("StepConfig.cuda_context_bytes " +
+               std::to_string(c.cuda_context_bytes) +
                ": must be at least 0 (-1: the default)");
   }
   if (training.sharding.strategy != ShardStrategy::kNone) {
-    return Bad("StepConfig.allocator cuda with StepConfig.shard is not modelled");
+    return Bad(
+        "StepConfig.allocator cuda with StepConfig.shard is not modelled");
   }
   CudaAllocatorOptions a;
   // MiB to bytes: 1 MiB = 2^20 bytes.
   if (c.max_split_size_mb != 0) a.max_split_size = c.max_split_size_mb << 20;
   a.expandable_segments = c.expandable_segments;
-  a.context_bytes = c.cuda_context_bytes == -1 ? DefaultCudaContextBytes() : c.cuda_context_bytes;
+  a.context_bytes = c.cuda_context_bytes == -1 ? DefaultCudaContextBytes()
+                                               : c.cuda_context_bytes;
   training.cuda_allocator = a;
   return Status::Ok();
 }
 
 // The options read by name from the graph's modules and parameters: their
 // regular expressions, and the values no front end may get wrong.
-Status CheckPatternsAndRanges(const StepConfig& c, const AnalysisOptions& options) {
-  if (c.device != "cuda" && c.device != "cpu") return Bad("StepConfig.device '" + c.device + "': expected cuda or cpu");
-  if (c.attention_backend != "auto" && c.attention_backend != "math" && c.attention_backend != "flash" &&
-      c.attention_backend != "efficient") {
-    return Bad("StepConfig.attention_backend '" + c.attention_backend + "': expected auto, math, flash or efficient");
+Status CheckPatternsAndRanges(const StepConfig& c,
+                              const AnalysisOptions& options) {
+  if (c.device != "cuda" && c.device != "cpu")
+    return Bad("StepConfig.device '" + c.device + "': expected cuda or cpu");
+  if (c.attention_backend != "auto" && c.attention_backend != "math" &&
+      c.attention_backend != "flash" && c.attention_backend != "efficient") {
+    return Bad("StepConfig.attention_backend '" + c.attention_backend +
+               "': expected auto, math, flash or efficient");
   }
-  if (c.accumulate < 1) return Bad("StepConfig.accumulate " + std::to_string(c.accumulate) + ": must be at least 1");
+  if (c.accumulate < 1)
+    return Bad("StepConfig.accumulate " + std::to_string(c.accumulate) +
+               ": must be at least 1");
   for (const std::string& pattern : c.freeze) {
-    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.freeze", pattern, "not a valid regular expression"));
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.freeze", pattern,
+                                         "not a valid regular expression"));
   }
   if (c.checkpoint_group < 1) {
-    return Bad("StepConfig.checkpoint_group " + std::to_string(c.checkpoint_group) + ": must be at least 1");
+    return Bad("StepConfig.checkpoint_group " +
+               std::to_string(c.checkpoint_group) + ": must be at least 1");
   }
   if (c.checkpoint == "selective" && c.checkpoint_group != 1) {
-    return Bad("StepConfig.checkpoint selective: StepConfig.checkpoint_group " + std::to_string(c.checkpoint_group) +
+    return Bad("StepConfig.checkpoint selective: StepConfig.checkpoint_group " +
+               std::to_string(c.checkpoint_group) +
                " does not apply (each attention core is its own segment)");
   }
-  if (!c.checkpoint.empty() && c.checkpoint != "blocks" && c.checkpoint != "selective") {
-    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.checkpoint", c.checkpoint, "not a valid regular expression"));
+  if (!c.checkpoint.empty() && c.checkpoint != "blocks" &&
+      c.checkpoint != "selective") {
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.checkpoint", c.checkpoint,
+                                         "not a valid regular expression"));
   }
   const ShardStrategy s = options.training.sharding.strategy;
-  if ((s == ShardStrategy::kZero3 || s == ShardStrategy::kFsdp) && c.fsdp_unit != "blocks") {
-    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.fsdp_unit", c.fsdp_unit, "not a regular expression"));
+  if ((s == ShardStrategy::kZero3 || s == ShardStrategy::kFsdp) &&
+      c.fsdp_unit != "blocks") {
+    TORCHCOST_RETURN_IF_ERROR(CheckRegex("StepConfig.fsdp_unit", c.fsdp_unit,
+                                         "not a regular expression"));
   }
   return Status::Ok();
 }
@@ -181,7 +229,8 @@ bool PlausibleDim(const std::string& dim) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (std::isalnum(u)) {
       has_alnum = true;
-    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' && c != ')' && c != ' ') {
+    } else if (c != '_' && c != '+' && c != '-' && c != '*' && c != '(' &&
+               c != ')' && c != ' ') {
       return false;
     }
   }
@@ -192,18 +241,21 @@ bool PlausibleDim(const std::string& dim) {
 // so "B,x?,3" gets a message naming the bad dim.
 Status CheckShapeText(const std::string& text) {
   const std::string shape = text.substr(0, text.find(':'));
-  if (shape.empty()) return Bad("StepConfig.inputs '" + text + "': empty shape");
+  if (shape.empty())
+    return Bad("StepConfig.inputs '" + text + "': empty shape");
   std::stringstream in(shape);
   std::string dim;
   int index = 0;
   while (std::getline(in, dim, ',')) {
     if (!PlausibleDim(dim)) {
-      return Bad("StepConfig.inputs '" + text + "': dim " + std::to_string(index) + " '" + dim +
+      return Bad("StepConfig.inputs '" + text + "': dim " +
+                 std::to_string(index) + " '" + dim +
                  "' is not an integer or a symbol name");
     }
     ++index;
   }
-  if (shape.back() == ',') return Bad("StepConfig.inputs '" + text + "': empty dim at the end");
+  if (shape.back() == ',')
+    return Bad("StepConfig.inputs '" + text + "': empty dim at the end");
   return Status::Ok();
 }
 
@@ -213,10 +265,15 @@ Result<ArchSymbol> ParseArchSymbol(const std::string& text) {
   const size_t eq = text.find('=');
   ArchSymbol s;
   s.name = text.substr(0, eq);
-  const bool ident = !s.name.empty() && (std::isalpha(static_cast<unsigned char>(s.name[0])) || s.name[0] == '_') &&
-                     std::all_of(s.name.begin(), s.name.end(),
-                                 [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-  if (eq == std::string::npos || !ident) return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
+  const bool ident =
+      !s.name.empty() &&
+      (std::isalpha(static_cast<unsigned char>(s.name[0])) ||
+       s.name[0] == '_') &&
+      std::all_of(s.name.begin(), s.name.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+      });
+  if (eq == std::string::npos || !ident)
+    return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
   std::vector<int64_t> parts;
   std::stringstream in(text.substr(eq + 1));
   for (std::string part; std::getline(in, part, ':');) {
@@ -227,19 +284,25 @@ Result<ArchSymbol> ParseArchSymbol(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (part.empty() || used != part.size()) return Bad(where + ": '" + part + "' is not an integer");
+    if (part.empty() || used != part.size())
+      return Bad(where + ": '" + part + "' is not an integer");
     parts.push_back(v);
   }
-  if (parts.size() < 2 || parts.size() > 3) return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
+  if (parts.size() < 2 || parts.size() > 3)
+    return Bad(where + ": expected NAME=LO:HI[:STEP] (H=64:8192:64)");
   s.lo = parts[0];
   s.hi = parts[1];
   s.step = parts.size() == 3 ? parts[2] : 1;
-  if (s.lo < 1 || s.hi < s.lo || s.step < 1) return Bad(where + ": needs 1 <= LO <= HI and STEP >= 1");
+  if (s.lo < 1 || s.hi < s.lo || s.step < 1)
+    return Bad(where + ": needs 1 <= LO <= HI and STEP >= 1");
   // Interpolating a cost of degree d in the symbol takes d + 2 samples (the
   // degree is found by a zero difference); 3 admit a quadratic in it.
-  if ((s.hi - s.lo) / s.step < 2) return Bad(where + ": the range holds fewer than 3 samples");
+  if ((s.hi - s.lo) / s.step < 2)
+    return Bad(where + ": the range holds fewer than 3 samples");
   if (s.name == "B" || s.name == "S" || s.name == "T") {
-    return Bad(where + ": " + s.name + " is an input symbol of the built models (bind it with StepConfig.bindings)");
+    return Bad(where + ": " + s.name +
+               " is an input symbol of the built models (bind it with "
+               "StepConfig.bindings)");
   }
   return s;
 }
@@ -251,7 +314,8 @@ Status SetArchSymbols(const StepConfig& c, ParsedStep& parsed) {
     Result<ArchSymbol> s = ParseArchSymbol(text);
     if (!s.ok()) return s.status();
     for (const ArchSymbol& seen : parsed.arch_symbols) {
-      if (seen.name == s->name) return Bad("StepConfig.arch_symbols: '" + s->name + "' is given twice");
+      if (seen.name == s->name)
+        return Bad("StepConfig.arch_symbols: '" + s->name + "' is given twice");
     }
     parsed.arch_symbols.push_back(std::move(s).value());
   }
@@ -262,15 +326,18 @@ Status SetArchSymbols(const StepConfig& c, ParsedStep& parsed) {
       {!c.method.empty() && c.method != "full", "StepConfig.method"},
       {!c.galore.empty(), "StepConfig.galore"},
       {!c.autocast.empty(), "StepConfig.autocast"},
-      {!c.param_dtype.empty(), "StepConfig.param_dtype (set the config's dtype)"},
+      {!c.param_dtype.empty(),
+       "StepConfig.param_dtype (set the config's dtype)"},
       {!c.gpu.empty(), "StepConfig.gpu"},
       {!c.gpu_file.empty(), "StepConfig.gpu_file"},
       {c.allocator == "cuda", "StepConfig.allocator cuda"},
   };
   for (const auto& [clash, what] : clashes) {
     if (clash) {
-      return Bad("StepConfig.arch_symbols (closed forms from plain analyses of the built model) do not go with " +
-                 std::string(what));
+      return Bad(
+          "StepConfig.arch_symbols (closed forms from plain analyses of the "
+          "built model) do not go with " +
+          std::string(what));
     }
   }
   return Status::Ok();
@@ -283,30 +350,39 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   AnalysisOptions& options = parsed.options;
   TrainingOptions& training = options.training;
   if (Result<DType> d = ParseDType(c.input_dtype); !d.ok()) {
-    return Bad("StepConfig.input_dtype " + c.input_dtype + ": " + d.status().message());
+    return Bad("StepConfig.input_dtype " + c.input_dtype + ": " +
+               d.status().message());
   }
   options.strict = c.strict;
   // NB: "generate" runs its phases as no_grad forwards (AnalyzeGeneration).
-  Result<StepMode> mode = ParseStepMode(c.mode == "generate" ? "infer" : c.mode);
+  Result<StepMode> mode =
+      ParseStepMode(c.mode == "generate" ? "infer" : c.mode);
   if (!mode.ok()) return Bad("StepConfig.mode: " + mode.status().message());
   Result<OptimizerKind> optimizer = ParseOptimizer(c.optimizer);
-  if (!optimizer.ok()) return Bad("StepConfig.optimizer: " + optimizer.status().message());
+  if (!optimizer.ok())
+    return Bad("StepConfig.optimizer: " + optimizer.status().message());
   training.mode = *mode;
   if (!c.weight_quant.empty()) {
     if (Result<WeightQuant> q = ParseWeightQuant(c.weight_quant); !q.ok()) {
       return Bad("StepConfig.weight_quant: " + q.status().message());
     }
     if (c.mode != "generate") {
-      return Bad("StepConfig.weight_quant " + c.weight_quant + " quantizes weights for generation: it needs StepConfig.mode generate");
+      return Bad("StepConfig.weight_quant " + c.weight_quant +
+                 " quantizes weights for generation: it needs StepConfig.mode "
+                 "generate");
     }
   }
   if (!c.cache_dtype.empty()) {
-    static constexpr const char* kCacheDTypes[] = {"fp32", "bf16", "fp16", "fp8"};
-    if (std::find(std::begin(kCacheDTypes), std::end(kCacheDTypes), c.cache_dtype) == std::end(kCacheDTypes)) {
-      return Bad("StepConfig.cache_dtype '" + c.cache_dtype + "': expected fp32, bf16, fp16 or fp8");
+    static constexpr const char* kCacheDTypes[] = {"fp32", "bf16", "fp16",
+                                                   "fp8"};
+    if (std::find(std::begin(kCacheDTypes), std::end(kCacheDTypes),
+                  c.cache_dtype) == std::end(kCacheDTypes)) {
+      return Bad("StepConfig.cache_dtype '" + c.cache_dtype +
+                 "': expected fp32, bf16, fp16 or fp8");
     }
     if (c.mode != "generate") {
-      return Bad("StepConfig.cache_dtype " + c.cache_dtype + " is the KV cache's dtype: it needs StepConfig.mode generate");
+      return Bad("StepConfig.cache_dtype " + c.cache_dtype +
+                 " is the KV cache's dtype: it needs StepConfig.mode generate");
     }
   }
   training.cache_inputs_from = c.cache_inputs_from;
@@ -330,14 +406,17 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   if (!c.autocast.empty()) {
     Result<DType> d = ParseDType(c.autocast);
     if (!d.ok() || (*d != DType::kFloat16 && *d != DType::kBFloat16)) {
-      return Bad("StepConfig.autocast '" + c.autocast + "': expected fp16 or bf16");
+      return Bad("StepConfig.autocast '" + c.autocast +
+                 "': expected fp16 or bf16");
     }
     // NB: torch 1.13's CPU autocast runs bfloat16 only.
     if (*d == DType::kFloat16 && c.device == "cpu") {
-      return Bad("StepConfig.autocast " + c.autocast + ": CPU autocast (torch 1.13) runs bfloat16 only");
+      return Bad("StepConfig.autocast " + c.autocast +
+                 ": CPU autocast (torch 1.13) runs bfloat16 only");
     }
     options.autocast = *d;
-    // NB: float16 training pairs autocast with a GradScaler (bfloat16 needs none).
+    // NB: float16 training pairs autocast with a GradScaler (bfloat16 needs
+    // none).
     training.grad_scaler = *d == DType::kFloat16;
   }
   Result<LossSpec> loss = ParseLossSpec(c.loss);
@@ -347,9 +426,11 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   TORCHCOST_RETURN_IF_ERROR(CheckPatternsAndRanges(c, options));
   if (!c.method.empty()) {
     Result<MethodSpec> method = ParseMethodSpec(c.method);
-    if (!method.ok()) return Bad("StepConfig.method: " + method.status().message());
+    if (!method.ok())
+      return Bad("StepConfig.method: " + method.status().message());
     if (method->kind == MethodSpec::Kind::kGalore) {
-      TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.method " + method->text, method->settings, training));
+      TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.method " + method->text,
+                                          method->settings, training));
     }
     parsed.method = std::move(method).value();
   }
@@ -371,7 +452,8 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
                  " names its own device; it does not go with StepConfig.gpu");
     }
     Result<CalibratedGpu> file = ReadGpuFile(c.gpu_file);
-    if (!file.ok()) return Bad("StepConfig.gpu_file: " + file.status().message());
+    if (!file.ok())
+      return Bad("StepConfig.gpu_file: " + file.status().message());
     if (file->device != c.device) {
       return Bad("StepConfig.gpu_file " + c.gpu_file + " was measured on " +
                  file->device + "; it does not go with StepConfig.device " +
@@ -384,9 +466,12 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   return parsed;
 }
 
-Status ParseInputs(const StepConfig& c, sym::Context& ctx, std::vector<InputSpec>* inputs, sym::Bindings* bindings) {
+Status ParseInputs(const StepConfig& c, sym::Context& ctx,
+                   std::vector<InputSpec>* inputs, sym::Bindings* bindings) {
   Result<DType> dtype = ParseDType(c.input_dtype);
-  if (!dtype.ok()) return Bad("StepConfig.input_dtype " + c.input_dtype + ": " + dtype.status().message());
+  if (!dtype.ok())
+    return Bad("StepConfig.input_dtype " + c.input_dtype + ": " +
+               dtype.status().message());
   std::set<std::string> symbols;
   for (const std::string& text : c.inputs) {
     TORCHCOST_RETURN_IF_ERROR(CheckShapeText(text));
@@ -394,8 +479,9 @@ Status ParseInputs(const StepConfig& c, sym::Context& ctx, std::vector<InputSpec
     if (!spec.ok()) {
       // ParseInputSpec's message may already quote the text; say it once.
       const std::string& m = spec.status().message();
-      return Bad(m.find(text) != std::string::npos ? "StepConfig.inputs: " + m
-                                                   : "StepConfig.inputs '" + text + "': " + m);
+      return Bad(m.find(text) != std::string::npos
+                     ? "StepConfig.inputs: " + m
+                     : "StepConfig.inputs '" + text + "': " + m);
     }
     for (const sym::Expr& d : spec->shape) {
       for (const std::string& s : sym::FreeSymbols(d)) symbols.insert(s);
@@ -404,22 +490,29 @@ Status ParseInputs(const StepConfig& c, sym::Context& ctx, std::vector<InputSpec
   }
   // NB: a symbol's range is set when the inputs create it, narrowed here.
   for (const auto& [name, bound] : c.symbol_bounds) {
-    if (ctx.FindSymbol(name)) TORCHCOST_RETURN_IF_ERROR(ctx.SetRange(name, sym::Interval{1, bound}));
+    if (ctx.FindSymbol(name))
+      TORCHCOST_RETURN_IF_ERROR(ctx.SetRange(name, sym::Interval{1, bound}));
   }
   if (!c.arch_symbols.empty()) return Status::Ok();
   for (const auto& [name, value] : c.bindings) {
-    const std::string text = "StepConfig.bindings " + name + "=" + std::to_string(value);
+    const std::string text =
+        "StepConfig.bindings " + name + "=" + std::to_string(value);
     if (!symbols.count(name)) {
       std::string list;
-      for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
-      return Bad(text + ": unknown symbol '" + name + "'; symbols: " + (list.empty() ? "none" : list));
+      for (const std::string& s : symbols)
+        list += (list.empty() ? "" : ", ") + s;
+      return Bad(text + ": unknown symbol '" + name +
+                 "'; symbols: " + (list.empty() ? "none" : list));
     }
     const sym::Interval range = ctx.SymbolRange(*ctx.FindSymbol(name));
     if (!range.Contains(value)) {
       auto end = [](int64_t v) {
-        return v == sym::kNegInf ? std::string("-inf") : v == sym::kPosInf ? std::string("inf") : std::to_string(v);
+        return v == sym::kNegInf   ? std::string("-inf")
+               : v == sym::kPosInf ? std::string("inf")
+                                   : std::to_string(v);
       };
-      return Bad(text + ": value out of the range of " + name + ", [" + end(range.lo) + ", " + end(range.hi) + "]");
+      return Bad(text + ": value out of the range of " + name + ", [" +
+                 end(range.lo) + ", " + end(range.hi) + "]");
     }
     (*bindings)[name] = value;
   }

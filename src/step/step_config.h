@@ -32,8 +32,8 @@ Result<ParsedStep> ParseOptions(const StepConfig& config);
 // config.symbol_bounds) and checks config.bindings against their symbols.
 // NB: with architecture symbols the model declares its inputs, and
 // AnalyzeArchConfig checks the bindings against the closed forms' symbols.
-Status ParseInputs(const StepConfig& config, sym::Context& ctx, std::vector<InputSpec>* inputs,
-                   sym::Bindings* bindings);
+Status ParseInputs(const StepConfig& config, sym::Context& ctx,
+                   std::vector<InputSpec>* inputs, sym::Bindings* bindings);
 
 }  // namespace torchcost::step
 

@@ -140,9 +140,9 @@ Expr AddScaled(const Expr& a, const Expr& b, int64_t kb) {
   ViewLinear(b, &vb);
   if (vb.num_terms == 0) {
     // a + constant: a's terms as they are, so a Sum's ops_hash is reused.
-    const int64_t c = CheckedAdd(
-        va.constant, CheckedMul(vb.constant, kb, "constant product"),
-        "constant sum");
+    const int64_t c =
+        CheckedAdd(va.constant, CheckedMul(vb.constant, kb, "constant product"),
+                   "constant sum");
     const Node* n = a.node();
     return ctx->impl()->MakeSumHashed(
         c, va.terms, va.num_terms,
@@ -541,10 +541,13 @@ Expr operator*(const Expr& a, const Expr& b) {
   // (ca + sum ka_i ta_i) * (cb + sum kb_j tb_j), expanded term by term.
   // NB: a documented limit: expanding costs (terms of a + 1) * (terms of b + 1)
   // products, so repeated products of sums ("(B + S + 1)^4999") grow
-  // exponentially; past kMaxExpansion pairs the product is an error, not a hang.
+  // exponentially; past kMaxExpansion pairs the product is an error, not a
+  // hang.
   constexpr uint64_t kMaxExpansion = uint64_t{1} << 18;
-  if ((uint64_t{va.num_terms} + 1) * (uint64_t{vb.num_terms} + 1) > kMaxExpansion) {
-    throw Error("expression too large: a product of sums of " + std::to_string(va.num_terms + 1) + " and " +
+  if ((uint64_t{va.num_terms} + 1) * (uint64_t{vb.num_terms} + 1) >
+      kMaxExpansion) {
+    throw Error("expression too large: a product of sums of " +
+                std::to_string(va.num_terms + 1) + " and " +
                 std::to_string(vb.num_terms + 1) + " terms");
   }
   OperandVec prods;
@@ -652,7 +655,8 @@ int64_t LinearTerms(const Expr& e, std::vector<LinearTerm>* terms) {
   LinView v;
   ViewLinear(e, &v);
   terms->clear();
-  for (size_t i = 0; i < v.num_terms; ++i) terms->push_back({Expr::FromNode(v.terms[i].node), v.terms[i].k});
+  for (size_t i = 0; i < v.num_terms; ++i)
+    terms->push_back({Expr::FromNode(v.terms[i].node), v.terms[i].k});
   return v.constant;
 }
 

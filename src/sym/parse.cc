@@ -135,7 +135,8 @@ class Parser {
   Expr ParseSum() {
     // NB: a documented limit: each '(' and call recurses once; deeper nesting
     // is an error rather than a stack overflow ("((((...1))))" 100,000 deep).
-    if (++depth_ > kMaxDepth) Fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++depth_ > kMaxDepth)
+      Fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
     struct Leave {
       int& depth;
       ~Leave() { --depth; }
@@ -145,7 +146,8 @@ class Parser {
       if (Accept('+')) {
         terms.push_back(ParseTerm(false));
       } else if (Accept('-')) {
-        terms.push_back(ParseTerm(true));  // a - t parsed as a + (-t), so 2^63 fits.
+        // a - t parsed as a + (-t), so 2^63 fits.
+        terms.push_back(ParseTerm(true));
       } else {
         return SumPairwise(terms);
       }
@@ -160,7 +162,8 @@ class Parser {
   // coefficient may therefore depend on the grouping.
   static Expr SumPairwise(std::vector<Expr>& terms) {
     for (size_t width = 1; width < terms.size(); width *= 2) {
-      for (size_t i = 0; i + width < terms.size(); i += 2 * width) terms[i] = terms[i] + terms[i + width];
+      for (size_t i = 0; i + width < terms.size(); i += 2 * width)
+        terms[i] = terms[i] + terms[i + width];
     }
     return terms[0];
   }
@@ -172,7 +175,8 @@ class Parser {
   }
 
   Expr ParseUnary(bool negate) {
-    while (Accept('-')) negate = !negate;  // A loop, not recursion: "-----...1" may be long.
+    // A loop, not recursion: "-----...1" may be long.
+    while (Accept('-')) negate = !negate;
     return ParsePower(negate);
   }
 

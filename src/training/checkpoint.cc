@@ -1,12 +1,12 @@
 #include "training/checkpoint.h"
 
-#include "analysis/attention_core.h"
-#include "passes/user_regex.h"
-
 #include <algorithm>
 #include <map>
 #include <regex>
 #include <string>
+
+#include "analysis/attention_core.h"
+#include "passes/user_regex.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -22,17 +22,20 @@ bool IsIndexName(const std::string& name) {
 std::vector<bool> ScopesWithNodes(const ir::Graph& g) {
   std::vector<bool> has(g.scopes.size(), false);
   for (const ir::Node& n : g.nodes) {
-    for (int s = n.scope; s >= 0 && !has[s]; s = g.scopes[s].parent) has[s] = true;
+    for (int s = n.scope; s >= 0 && !has[s]; s = g.scopes[s].parent)
+      has[s] = true;
   }
   return has;
 }
 
 // Megatron's selective recomputation: one segment per attention core.
-Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, const TrainingOptions& options) {
+Result<std::vector<CheckpointSegment>> SelectiveSegments(
+    const ir::Graph& g, const TrainingOptions& options) {
   if (options.checkpoint_group != 1) {
-    return Status::InvalidArgument("StepConfig.checkpoint selective: StepConfig.checkpoint_group " +
-                                   std::to_string(options.checkpoint_group) +
-                                   " does not apply (each attention core is its own segment)");
+    return Status::InvalidArgument(
+        "StepConfig.checkpoint selective: StepConfig.checkpoint_group " +
+        std::to_string(options.checkpoint_group) +
+        " does not apply (each attention core is its own segment)");
   }
   std::vector<CheckpointSegment> segments;
   for (const AttentionCore& core : FindAttentionCores(g)) {
@@ -45,8 +48,10 @@ Result<std::vector<CheckpointSegment>> SelectiveSegments(const ir::Graph& g, con
   }
   if (segments.empty()) {
     return Status::InvalidArgument(
-        "StepConfig.checkpoint selective: no attention core found (a Q K^T product reaching a softmax through "
-        "scale, mask and casts, whose output reaches an A V product through dropout and casts; or a "
+        "StepConfig.checkpoint selective: no attention core found (a Q K^T "
+        "product reaching a softmax through "
+        "scale, mask and casts, whose output reaches an A V product through "
+        "dropout and casts; or a "
         "scaled_dot_product_attention node)");
   }
   return segments;
@@ -60,13 +65,15 @@ std::vector<int> RepeatedBlocks(const ir::Graph& g) {
   for (size_t s = 1; s < g.scopes.size(); ++s) {
     candidate[s] = has_nodes[s] && IsIndexName(g.scopes[s].name);
   }
-  // Outermost candidates only, grouped by module type in order of first appearance.
+  // Outermost candidates only, grouped by module type in order of first
+  // appearance.
   std::map<std::string, std::vector<int>> by_type;
   std::vector<std::string> type_order;
   for (size_t s = 1; s < g.scopes.size(); ++s) {
     if (!candidate[s]) continue;
     bool nested = false;
-    for (int p = g.scopes[s].parent; p > 0 && !nested; p = g.scopes[p].parent) nested = candidate[p];
+    for (int p = g.scopes[s].parent; p > 0 && !nested; p = g.scopes[p].parent)
+      nested = candidate[p];
     if (nested) continue;
     auto& members = by_type[g.scopes[s].type];
     if (members.empty()) type_order.push_back(g.scopes[s].type);
@@ -79,12 +86,14 @@ std::vector<int> RepeatedBlocks(const ir::Graph& g) {
   return best ? *best : std::vector<int>();
 }
 
-Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g, const TrainingOptions& options) {
+Result<std::vector<CheckpointSegment>> FindCheckpointSegments(
+    const ir::Graph& g, const TrainingOptions& options) {
   std::vector<CheckpointSegment> segments;
   if (options.checkpoint.empty()) return segments;
   const std::string flag = "StepConfig.checkpoint '" + options.checkpoint + "'";
   if (options.checkpoint_group < 1) {
-    return Status::InvalidArgument("StepConfig.checkpoint_group " + std::to_string(options.checkpoint_group) +
+    return Status::InvalidArgument("StepConfig.checkpoint_group " +
+                                   std::to_string(options.checkpoint_group) +
                                    ": must be at least 1");
   }
   if (options.checkpoint == "selective") return SelectiveSegments(g, options);
@@ -96,9 +105,11 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g
     try {
       re = passes::UserRegex(options.checkpoint);
     } catch (const std::regex_error& e) {
-      return Status::InvalidArgument(flag + ": not a valid regular expression (" + e.what() + ")");
+      return Status::InvalidArgument(
+          flag + ": not a valid regular expression (" + e.what() + ")");
     }
-    for (size_t s = 1; s < g.scopes.size(); ++s) matched[s] = std::regex_search(g.scopes[s].path, re);
+    for (size_t s = 1; s < g.scopes.size(); ++s)
+      matched[s] = std::regex_search(g.scopes[s].path, re);
   }
   // Each node's outermost matched module (0: none; the root never matches).
   const int n = static_cast<int>(g.nodes.size());
@@ -115,17 +126,19 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& g
   std::vector<Call> calls;
   for (int ni = 0; ni < n; ++ni) {
     if (owner[ni] == 0) continue;
-    if (!calls.empty() && calls.back().scope == owner[ni] && calls.back().last == ni - 1) {
+    if (!calls.empty() && calls.back().scope == owner[ni] &&
+        calls.back().last == ni - 1) {
       calls.back().last = ni;
     } else {
       calls.push_back({owner[ni], ni, ni});
     }
   }
   if (calls.empty()) {
-    return Status::InvalidArgument(flag + (options.checkpoint == "blocks"
-                                               ? ": no repeated blocks found (modules named by an index, "
-                                                 "such as h.0 or layers.3)"
-                                               : ": matches no module of the model"));
+    return Status::InvalidArgument(
+        flag + (options.checkpoint == "blocks"
+                    ? ": no repeated blocks found (modules named by an index, "
+                      "such as h.0 or layers.3)"
+                    : ": matches no module of the model"));
   }
   const size_t k = static_cast<size_t>(options.checkpoint_group);
   for (size_t i = 0; i < calls.size(); i += k) {

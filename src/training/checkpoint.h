@@ -28,8 +28,8 @@ std::vector<int> RepeatedBlocks(const ir::Graph& graph);
 // segment's inputs, its S x S tensors recomputed.
 // Errors name the flag: a bad regular expression, a pattern that matches no
 // module with nodes, a group below 1, no attention core for "selective".
-Result<std::vector<CheckpointSegment>> FindCheckpointSegments(const ir::Graph& graph,
-                                                              const TrainingOptions& options);
+Result<std::vector<CheckpointSegment>> FindCheckpointSegments(
+    const ir::Graph& graph, const TrainingOptions& options);
 
 }  // namespace torchcost::analysis
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "training/optimizer_model.h"
 #include "passes/user_regex.h"
+#include "training/optimizer_model.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -47,17 +47,19 @@ class Events {
 void Svd(const GaloreShape& s, DType dtype, Events* ev) {
   const int64_t b = std::min(s.m, s.n);
   const bool upcast = dtype != DType::kFloat32;
-  const int f = upcast ? ev->Alloc(s.m * s.n * 4) : -1;   // grad.float()
-  const int clone = ev->Alloc(s.m * s.n * 4);             // LAPACK's column-major copy
-  const int u = ev->Alloc(s.m * b * 4);                   // U [m, b]
-  const int sv = ev->Alloc(b * 4);                        // S [b]
-  const int vh = ev->Alloc(b * s.n * 4);                  // Vh [b, n]
+  const int f = upcast ? ev->Alloc(s.m * s.n * 4) : -1;  // grad.float()
+  // LAPACK's column-major copy
+  const int clone = ev->Alloc(s.m * s.n * 4);
+  const int u = ev->Alloc(s.m * b * 4);   // U [m, b]
+  const int sv = ev->Alloc(b * 4);        // S [b]
+  const int vh = ev->Alloc(b * s.n * 4);  // Vh [b, n]
   const int info = ev->Alloc(4);
   ev->Point();
   ev->Free(clone);
   ev->Free(info);
   if (upcast) {
-    // B = slice.to(dtype): the new projector, alive beside the old one until assigned.
+    // B = slice.to(dtype): the new projector, alive beside the old one until
+    // assigned.
     const int cast = ev->Alloc(ProjectorBytes(s, dtype));
     ev->Point();
     ev->Free(cast);
@@ -78,7 +80,8 @@ GaloreShape ShapeOf(int64_t m, int64_t n, int64_t rank) {
   s.n = n;
   s.k = std::min({rank, m, n});
   s.right = m >= n;
-  s.projected = s.right ? m * s.k : s.k * n;  // grad @ P.t() [m, k], or P.t() @ grad [k, n]
+  // grad @ P.t() [m, k], or P.t() @ grad [k, n]
+  s.projected = s.right ? m * s.k : s.k * n;
   return s;
 }
 
@@ -90,136 +93,169 @@ int64_t ProjectorBytes(const GaloreShape& s, DType dtype) {
   return (s.right ? s.k * s.n : s.m * s.k) * ElementSize(dtype);
 }
 
-int64_t GaloreStateBytes(const std::vector<int64_t>& shape, DType dtype, bool targeted, const GaloreConfig& c) {
+int64_t GaloreStateBytes(const std::vector<int64_t>& shape, DType dtype,
+                         bool targeted, const GaloreConfig& c) {
   if (c.eight_bit) {
-    // bitsandbytes' 8-bit states (optimizer_model.cc's kAdam8bit) on the projected
-    // gradient's shape (init_state runs after p.data is the projected clone).
-    if (!targeted || !Targetable(shape)) return StateBytes(OptimizerKind::kAdam8bit, shape, dtype);
+    // bitsandbytes' 8-bit states (optimizer_model.cc's kAdam8bit) on the
+    // projected gradient's shape (init_state runs after p.data is the projected
+    // clone).
+    if (!targeted || !Targetable(shape))
+      return StateBytes(OptimizerKind::kAdam8bit, shape, dtype);
     const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
-    return StateBytes(OptimizerKind::kAdam8bit, {s.projected}, dtype) + ProjectorBytes(s, dtype);
+    return StateBytes(OptimizerKind::kAdam8bit, {s.projected}, dtype) +
+           ProjectorBytes(s, dtype);
   }
   const int64_t e = ElementSize(dtype);
-  if (!targeted || !Targetable(shape)) return 2 * Numel(shape) * e;  // exp_avg, exp_avg_sq
+  // exp_avg, exp_avg_sq
+  if (!targeted || !Targetable(shape)) return 2 * Numel(shape) * e;
   const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
   return 2 * s.projected * e + ProjectorBytes(s, dtype);
 }
 
 int64_t SvdFlops(int64_t m, int64_t n) {
   const int64_t a = std::max(m, n), b = std::min(m, n);
-  return 6 * a * b * b + 11 * b * b * b;  // R-SVD: QR of the tall matrix, then Golub-Kahan on the b x b R
+  // R-SVD: QR of the tall matrix, then Golub-Kahan on the b x b R
+  return 6 * a * b * b + 11 * b * b * b;
 }
 
-int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted, const GaloreConfig& c) {
+int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted,
+                    const GaloreConfig& c) {
   const int64_t n = Numel(shape);
   // The reference's AdamW per element: exp_avg.mul_(b1).add_(g, alpha) 3,
   // exp_avg_sq.mul_(b2).addcmul_(g, g, value) 4, sqrt(...).add_(eps) 1 (+1
   // transcendental), exp_avg / denom 1: 9 on the state's elements; then
   // p.add_(update, alpha=-step_size) 2 on the parameter's. weight_decay = 0
   // (the reference's default): no decay.
-  if (c.eight_bit && (!targeted || !Targetable(shape))) return ModelOf(OptimizerKind::kAdam8bit).flops_per_element * n;
+  if (c.eight_bit && (!targeted || !Targetable(shape)))
+    return ModelOf(OptimizerKind::kAdam8bit).flops_per_element * n;
   if (!targeted || !Targetable(shape)) return 9 * n + 2 * n;
   const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
   if (c.eight_bit) {
-    // project, 8-bit Adam on the projected p.data (18 per element), project back,
-    // scale, and p.saved_data.add_(...) (1 per element).
-    return 2 * s.m * s.n * s.k + 18 * s.projected + 2 * s.m * s.n * s.k + n + n + SvdFlops(s.m, s.n) / c.update_proj_gap;
+    // project, 8-bit Adam on the projected p.data (18 per element), project
+    // back, scale, and p.saved_data.add_(...) (1 per element).
+    return 2 * s.m * s.n * s.k + 18 * s.projected + 2 * s.m * s.n * s.k + n +
+           n + SvdFlops(s.m, s.n) / c.update_proj_gap;
   }
-  const int64_t project = 2 * s.m * s.n * s.k;  // [m, n] @ [n, k] or [k, m] @ [m, n]: 2mnk
-  const int64_t back = 2 * s.m * s.n * s.k;     // [m, k] @ [k, n] or [m, k] @ [k, n]: 2mnk
-  const int64_t scale = n;                      // full_rank_grad * scale
-  return project + 9 * s.projected + back + scale + 2 * n + SvdFlops(s.m, s.n) / c.update_proj_gap;
+  // [m, n] @ [n, k] or [k, m] @ [m, n]: 2mnk
+  const int64_t project = 2 * s.m * s.n * s.k;
+  // [m, k] @ [k, n] or [m, k] @ [k, n]: 2mnk
+  const int64_t back = 2 * s.m * s.n * s.k;
+  const int64_t scale = n;  // full_rank_grad * scale
+  return project + 9 * s.projected + back + scale + 2 * n +
+         SvdFlops(s.m, s.n) / c.update_proj_gap;
 }
 
-std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype, bool targeted,
-                                      const GaloreConfig& c, bool svd) {
+std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape,
+                                        DType dtype, bool targeted,
+                                        const GaloreConfig& c, bool svd) {
   Events ev;
   const int64_t e = ElementSize(dtype);
-  ev.Bind(kGradSlot, -1);  // grad = p.grad: the previous parameter's projected gradient goes
+  // grad = p.grad: the previous parameter's projected gradient goes
+  ev.Bind(kGradSlot, -1);
   if (c.eight_bit) {
-    // GaLoreAdamW8bit.step (github.com/jiaweizzhao/GaLore at 1317b5f7e589ba778d8d122f6102fda6fa7ba49e,
-    // galore_torch/adamw8bit.py): bitsandbytes' fused 8-bit kernel updates in place (no temporaries).
+    // GaLoreAdamW8bit.step (github.com/jiaweizzhao/GaLore at
+    // 1317b5f7e589ba778d8d122f6102fda6fa7ba49e, galore_torch/adamw8bit.py):
+    // bitsandbytes' fused 8-bit kernel updates in place (no temporaries).
     if (!targeted || !Targetable(shape)) return ev.Take();
     const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
     if (svd) Svd(s, dtype, &ev);
     const int64_t low = s.projected * e, full = s.m * s.n * e;
-    ev.AllocPointBind(kGradSlot, low);  // grad = projector.project(p.grad, step)
-    const int saved = ev.Alloc(full);   // p.saved_data = p.data.clone(), beside the parameter
+    // grad = projector.project(p.grad, step)
+    ev.AllocPointBind(kGradSlot, low);
+    // p.saved_data = p.data.clone(), beside the parameter
+    const int saved = ev.Alloc(full);
     ev.Point();
     // p.data = grad.clone().to(...): the parameter's own storage goes and
-    // saved_data holds the same bytes (kept as PARAM); the projected clone is new.
+    // saved_data holds the same bytes (kept as PARAM); the projected clone is
+    // new.
     ev.Free(saved);
     const int low_data = ev.Alloc(low);
     ev.Point();
-    // (p.grad = grad: the full gradient is released here; NB: kept as GRAD, an overestimate.)
-    const int back = ev.Alloc(full);    // project_back: the matmul back to [m, n]
+    // (p.grad = grad: the full gradient is released here; NB: kept as GRAD, an
+    // overestimate.) project_back: the matmul back to [m, n]
+    const int back = ev.Alloc(full);
     ev.Point();
     const int scaled = ev.Alloc(full);  // * scale, the matmul still bound
     ev.Point();
     ev.Free(back);
-    ev.Free(scaled);                    // saved_data.add_(...) in place; the statement ends
-    ev.Free(low_data);                  // p.data = p.saved_data
+    // saved_data.add_(...) in place; the statement ends
+    ev.Free(scaled);
+    ev.Free(low_data);  // p.data = p.saved_data
     return ev.Take();
   }
   if (!targeted || !Targetable(shape)) {
     const int64_t bytes = Numel(shape) * e;
-    ev.AllocPointBind(kDenomSlot, bytes);     // denom = exp_avg_sq.sqrt().add_(eps)
+    // denom = exp_avg_sq.sqrt().add_(eps)
+    ev.AllocPointBind(kDenomSlot, bytes);
     ev.AllocPointBind(kNormGradSlot, bytes);  // norm_grad = exp_avg / denom
     return ev.Take();
   }
   const GaloreShape s = ShapeOf(shape[0], shape[1], c.rank);
   if (svd) Svd(s, dtype, &ev);
   const int64_t low = s.projected * e;
-  ev.AllocPointBind(kGradSlot, low);        // grad = projector.project(grad, step)
-  ev.AllocPointBind(kDenomSlot, low);       // denom
-  const int ng = ev.Alloc(low);             // norm_grad = exp_avg / denom
+  // grad = projector.project(grad, step)
+  ev.AllocPointBind(kGradSlot, low);
+  ev.AllocPointBind(kDenomSlot, low);  // denom
+  const int ng = ev.Alloc(low);        // norm_grad = exp_avg / denom
   ev.Point();
   ev.Bind(kNormGradSlot, ng);
-  const int full = ev.Alloc(s.m * s.n * e);   // project_back: the matmul back to [m, n]
+  // project_back: the matmul back to [m, n]
+  const int full = ev.Alloc(s.m * s.n * e);
   ev.Point();
-  const int scaled = ev.Alloc(s.m * s.n * e);  // full_rank_grad * scale, the matmul still bound
+  // full_rank_grad * scale, the matmul still bound
+  const int scaled = ev.Alloc(s.m * s.n * e);
   ev.Point();
-  ev.Free(full);                          // project_back returns
-  ev.Bind(kNormGradSlot, scaled);         // norm_grad = ...: the low-rank one goes
+  ev.Free(full);  // project_back returns
+  // norm_grad = ...: the low-rank one goes
+  ev.Bind(kNormGradSlot, scaled);
   return ev.Take();
 }
 
-Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph, const std::vector<bool>& trainable,
+Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph,
+                                        const std::vector<bool>& trainable,
                                         const GaloreConfig& c) {
   std::regex re;
   try {
     re = passes::UserRegex(c.targets);
   } catch (const std::regex_error&) {
-    return Status::InvalidArgument("galore: targets '" + c.targets + "': not a valid regular expression");
+    return Status::InvalidArgument("galore: targets '" + c.targets +
+                                   "': not a valid regular expression");
   }
   // Values read as the weight of a linear layer.
   std::set<int> linear_weights;
   for (const ir::Node& node : graph.nodes) {
-    if (node.op == "aten::linear" && node.inputs.size() >= 2) linear_weights.insert(node.inputs[1]);
+    if (node.op == "aten::linear" && node.inputs.size() >= 2)
+      linear_weights.insert(node.inputs[1]);
   }
   std::vector<bool> out(graph.params.size(), false);
   bool any = false;
   for (size_t i = 0; i < graph.params.size(); ++i) {
     const ir::TensorEntry& p = graph.params[i];
-    if (i >= trainable.size() || !trainable[i] || !Targetable(p.shape)) continue;
+    if (i >= trainable.size() || !trainable[i] || !Targetable(p.shape))
+      continue;
     std::vector<std::string> names{p.name};
     names.insert(names.end(), p.aliases.begin(), p.aliases.end());
     bool linear = p.value >= 0 && linear_weights.count(p.value) > 0;
     bool match = false;
     for (const std::string& name : names) {
       const size_t dot = name.rfind('.');
-      const std::string path = dot == std::string::npos ? "" : name.substr(0, dot);
-      const bool is_weight = name.substr(dot == std::string::npos ? 0 : dot + 1) == "weight";
+      const std::string path =
+          dot == std::string::npos ? "" : name.substr(0, dot);
+      const bool is_weight =
+          name.substr(dot == std::string::npos ? 0 : dot + 1) == "weight";
       for (const ir::Scope& sc : graph.scopes) {
         if (is_weight && sc.path == path && sc.type == "Linear") linear = true;
       }
-      match = match || (!path.empty() && std::regex_search(path, re)) || std::regex_search(name, re);
+      match = match || (!path.empty() && std::regex_search(path, re)) ||
+              std::regex_search(name, re);
     }
     out[i] = linear && match;
     any = any || out[i];
   }
   if (!any) {
-    return Status::InvalidArgument("galore: targets '" + c.targets +
-                                   "' match no trainable 2-D weight of a Linear module");
+    return Status::InvalidArgument(
+        "galore: targets '" + c.targets +
+        "' match no trainable 2-D weight of a Linear module");
   }
   return out;
 }

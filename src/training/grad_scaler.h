@@ -16,7 +16,8 @@ namespace torchcost::analysis {
 // The scaler's state between steps: _scale (float32 [1]) and _growth_tracker
 // (int32 [1]). NB: counted as OPT: like optimizer state, it persists across
 // steps and only the optimizer side (scaler.step/update) reads it.
-inline constexpr int64_t kScalerStateBytes = /*_scale*/ 4 + /*_growth_tracker*/ 4;
+inline constexpr int64_t kScalerStateBytes =
+    /*_scale*/ 4 + /*_growth_tracker*/ 4;
 
 // Start of backward, `scaler.scale(loss).backward()`: the scaled loss (loss *
 // _scale: float32 [1], OTH, kept by the caller) and, in backward, the root
@@ -32,7 +33,8 @@ std::vector<memory::Event> ScaledBackwardEnd();
 // reciprocal, float32 copy) and found_inf (float32 [1]); the gradients are
 // unscaled in place (_amp_foreach_non_finite_check_and_unscale_).
 std::vector<memory::Event> Unscale();
-// After the step, scaler.update: found_inf is released (_scale updated in place).
+// After the step, scaler.update: found_inf is released (_scale updated in
+// place).
 std::vector<memory::Event> Update();
 
 }  // namespace torchcost::analysis

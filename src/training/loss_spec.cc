@@ -10,7 +10,8 @@ namespace {
 Status Bad(const std::string& what) { return Status::InvalidArgument(what); }
 
 // Parses "true"/"false".
-Result<bool> ParseBool(const std::string& spec, const std::string& key, const std::string& value) {
+Result<bool> ParseBool(const std::string& spec, const std::string& key,
+                       const std::string& value) {
   if (value == "true") return true;
   if (value == "false") return false;
   return Bad("'" + spec + "': " + key + "=" + value + " must be true or false");
@@ -23,7 +24,9 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
   spec.text = std::string(text);
   const size_t colon = text.find(':');
   const std::string name(text.substr(0, colon));
-  const std::string settings = colon == std::string_view::npos ? "" : std::string(text.substr(colon + 1));
+  const std::string settings = colon == std::string_view::npos
+                                   ? ""
+                                   : std::string(text.substr(colon + 1));
   if (name == "sum") {
     spec.kind = LossSpec::Kind::kSum;
   } else if (name == "none") {
@@ -37,9 +40,11 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
   } else if (name == "lm") {
     spec.kind = LossSpec::Kind::kLm;
   } else {
-    return Bad("unknown loss '" + name + "' (sum, cross_entropy, mse, causal_lm, lm, none)");
+    return Bad("unknown loss '" + name +
+               "' (sum, cross_entropy, mse, causal_lm, lm, none)");
   }
-  if (colon != std::string_view::npos && spec.kind != LossSpec::Kind::kCausalLm) {
+  if (colon != std::string_view::npos &&
+      spec.kind != LossSpec::Kind::kCausalLm) {
     return Bad("'" + spec.text + "': " + name + " takes no settings");
   }
   size_t pos = 0;
@@ -49,12 +54,14 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     const std::string item = settings.substr(pos, comma - pos);
     pos = comma + 1;
     const size_t eq = item.find('=');
-    if (eq == std::string::npos) return Bad("'" + spec.text + "': '" + item + "' is not key=value");
+    if (eq == std::string::npos)
+      return Bad("'" + spec.text + "': '" + item + "' is not key=value");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
     if (key == "shift") {
       if (value != "logits" && value != "labels") {
-        return Bad("'" + spec.text + "': shift=" + value + " must be logits or labels");
+        return Bad("'" + spec.text + "': shift=" + value +
+                   " must be logits or labels");
       }
       spec.shift_labels = value == "labels";
     } else if (key == "upcast") {
@@ -63,23 +70,29 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
       char* end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
-        return Bad("'" + spec.text + "': chunks=" + value + " must be an integer in [1, 4096]");
+        return Bad("'" + spec.text + "': chunks=" + value +
+                   " must be an integer in [1, 4096]");
       }
       spec.chunks = static_cast<int>(n);
     } else {
-      return Bad("'" + spec.text + "': unknown setting '" + key + "' (shift, upcast, chunks)");
+      return Bad("'" + spec.text + "': unknown setting '" + key +
+                 "' (shift, upcast, chunks)");
     }
   }
   if (spec.chunks > 1 && (spec.shift_labels || !spec.upcast)) {
-    return Bad("'" + spec.text + "': chunks shifts the labels and upcasts each chunk (torchtune); "
-               "give no shift or upcast with it");
+    return Bad(
+        "'" + spec.text +
+        "': chunks shifts the labels and upcasts each chunk (torchtune); "
+        "give no shift or upcast with it");
   }
   return spec;
 }
 
 bool LossAppendsOps(const LossSpec& spec) {
-  return spec.kind == LossSpec::Kind::kCrossEntropy || spec.kind == LossSpec::Kind::kMse ||
-         spec.kind == LossSpec::Kind::kCausalLm || spec.kind == LossSpec::Kind::kLm;
+  return spec.kind == LossSpec::Kind::kCrossEntropy ||
+         spec.kind == LossSpec::Kind::kMse ||
+         spec.kind == LossSpec::Kind::kCausalLm ||
+         spec.kind == LossSpec::Kind::kLm;
 }
 
 std::string LossDescription(const LossSpec& spec) {
@@ -93,17 +106,22 @@ std::string LossDescription(const LossSpec& spec) {
     case LossSpec::Kind::kMse:
       return "mse (F.mse_loss, mean)";
     case LossSpec::Kind::kLm:
-      return "lm (Hugging Face's BertForMaskedLM / T5ForConditionalGeneration: cross-entropy mean of "
-             "logits.view(-1, V) and labels.view(-1), unshifted, ignore_index=-100)";
+      return "lm (Hugging Face's BertForMaskedLM / T5ForConditionalGeneration: "
+             "cross-entropy mean of "
+             "logits.view(-1, V) and labels.view(-1), unshifted, "
+             "ignore_index=-100)";
     case LossSpec::Kind::kCausalLm:
       break;
   }
   if (spec.chunks > 1) {
-    return "causal_lm, torchtune's chunked cross-entropy over " + std::to_string(spec.chunks) +
+    return "causal_lm, torchtune's chunked cross-entropy over " +
+           std::to_string(spec.chunks) +
            " chunks (float32 per chunk, labels shifted by padding)";
   }
-  return std::string("causal_lm (Hugging Face: ") + (spec.upcast ? "float32 logits, " : "") +
-         (spec.shift_labels ? "labels padded and shifted (ForCausalLMLoss)" : "shifted logits copied (LlamaForCausalLM)") +
+  return std::string("causal_lm (Hugging Face: ") +
+         (spec.upcast ? "float32 logits, " : "") +
+         (spec.shift_labels ? "labels padded and shifted (ForCausalLMLoss)"
+                            : "shifted logits copied (LlamaForCausalLM)") +
          ", cross-entropy mean, ignore_index=-100)";
 }
 

@@ -12,7 +12,9 @@ using ir::Numel;
 // creates the state (`.to(grad)`): states and temporaries are float32 then,
 // otherwise in the parameter's dtype.
 int64_t AdafactorElementSize(DType dtype) {
-  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? 4 : ElementSize(dtype);
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16
+             ? 4
+             : ElementSize(dtype);
 }
 
 // Factored second moments (Shazeer & Stern 2018, Alg. 4) for a 2-D+ tensor
@@ -50,29 +52,34 @@ OptimizerModel ModelOf(OptimizerKind kind) {
       break;
     case OptimizerKind::kSgdNesterov:
       // torch 1.13 _single_tensor_sgd, nesterov=True: buf.mul_(m).add_(g) (2),
-      // d_p = d_p.add(buf, alpha=m) (2), p.add_(d_p, alpha=-lr) (2); buf is the state.
+      // d_p = d_p.add(buf, alpha=m) (2), p.add_(d_p, alpha=-lr) (2); buf is the
+      // state.
       m.state_tensors_per_element = 1;
       m.flops_per_element = 6;
       m.transient_tensors = 1;  // d_p.add(buf): a new tensor.
       break;
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
-      // exp_avg.mul_(b1).add_(g, alpha=1-b1): 3; exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2): 4;
-      // denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps): 2 + 1 sqrt; p.addcdiv_(exp_avg, denom, -step): 3.
-      // AdamW first decays the weights in place, p.mul_(1 - lr*wd): 1 more.
-      // NB: in torch 1.13 `step` is a float32 tensor per parameter tensor (4 bytes of state).
+      // exp_avg.mul_(b1).add_(g, alpha=1-b1): 3;
+      // exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2): 4; denom =
+      // (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps): 2 + 1 sqrt;
+      // p.addcdiv_(exp_avg, denom, -step): 3. AdamW first decays the weights in
+      // place, p.mul_(1 - lr*wd): 1 more. NB: in torch 1.13 `step` is a float32
+      // tensor per parameter tensor (4 bytes of state).
       m.state_tensors_per_element = 2;
       m.state_scalar_bytes = 4;
       m.flops_per_element = kind == OptimizerKind::kAdamW ? 13 : 12;
       m.transcendentals_per_element = 1;
-      // exp_avg_sq.sqrt() and its quotient are alive together before the sqrt dies.
+      // exp_avg_sq.sqrt() and its quotient are alive together before the sqrt
+      // dies.
       m.transient_tensors = 2;
       break;
     case OptimizerKind::kAdagrad:
       // torch 1.13 _single_tensor_adagrad: state_sum.addcmul_(g, g, value=1): 3
-      // (the kernel scales by value even when it is 1); std = state_sum.sqrt().add_(eps):
-      // 1 sqrt + 1; p.addcdiv_(g, std, value=-clr): 3. State: `sum` (full_like(p))
-      // and `step`, a float32 0-dim tensor (torch.tensor(0.0)): 4 bytes.
+      // (the kernel scales by value even when it is 1); std =
+      // state_sum.sqrt().add_(eps): 1 sqrt + 1; p.addcdiv_(g, std,
+      // value=-clr): 3. State: `sum` (full_like(p)) and `step`, a float32 0-dim
+      // tensor (torch.tensor(0.0)): 4 bytes.
       m.state_tensors_per_element = 1;
       m.state_scalar_bytes = 4;
       m.flops_per_element = 7;
@@ -82,8 +89,9 @@ OptimizerModel ModelOf(OptimizerKind kind) {
     case OptimizerKind::kRmsprop:
       // torch 1.13 _single_tensor_rmsprop (momentum=0, centered=False):
       // square_avg.mul_(alpha).addcmul_(g, g, value=1-alpha): 1 + 3; avg =
-      // square_avg.sqrt(): 1 sqrt; avg.add_(eps): 1; p.addcdiv_(g, avg, value=-lr): 3.
-      // State: `square_avg`; `step` is a Python int in 1.13 (0 tensor bytes).
+      // square_avg.sqrt(): 1 sqrt; avg.add_(eps): 1; p.addcdiv_(g, avg,
+      // value=-lr): 3. State: `square_avg`; `step` is a Python int in 1.13 (0
+      // tensor bytes).
       m.state_tensors_per_element = 1;
       m.flops_per_element = 8;
       m.transcendentals_per_element = 1;
@@ -91,9 +99,10 @@ OptimizerModel ModelOf(OptimizerKind kind) {
       break;
     case OptimizerKind::kLion:
       // Lion (Chen et al. 2023, Alg. 2), as lion-pytorch's update_fn writes it:
-      // p.mul_(1 - lr*wd): 1; update = exp_avg.clone().mul_(b1).add(g, alpha=1-b1).sign_():
-      // 1 + 2 + 1; p.add_(update, alpha=-lr): 2; exp_avg.mul_(b2).add_(g, alpha=1-b2): 1 + 2.
-      // State: exp_avg only, no step.
+      // p.mul_(1 - lr*wd): 1; update = exp_avg.clone().mul_(b1).add(g,
+      // alpha=1-b1).sign_(): 1 + 2 + 1; p.add_(update, alpha=-lr): 2;
+      // exp_avg.mul_(b2).add_(g, alpha=1-b2): 1 + 2. State: exp_avg only, no
+      // step.
       m.state_tensors_per_element = 1;
       m.flops_per_element = 10;
       m.transient_tensors = 2;  // The clone and the out-of-place add.
@@ -101,19 +110,21 @@ OptimizerModel ModelOf(OptimizerKind kind) {
     case OptimizerKind::kAdafactor:
       // Shazeer & Stern 2018 (Alg. 4/5: factored, no first moment, update
       // clipping, relative step), as transformers' Adafactor writes it, for a
-      // factored [R, C] weight: RMS(p) = p.norm(2)/sqrt(n): 2; update = grad**2 + eps1: 2;
-      // update.mean(dim=-1), update.mean(dim=-2): 1 + 1 (adds; the divisions
-      // are per row/column); torch.mul(r_factor, c_factor): 1; .mul_(grad): 1;
-      // RMS(update): 2; update.div_(max(1, RMS/d)): 1; update.mul_(lr): 1;
-      // p.add_(-update): 1 (negation) + 1. Sum 14. The row/column EMAs and
-      // rsqrt are O(R + C): left out. A 1-D parameter (full second moment)
-      // has exp_avg_sq.mul_(b2t).add_(update, alpha=1-b2t) (3) and rsqrt
-      // (1 transcendental) in place of the means and the outer product (3): 14 too.
+      // factored [R, C] weight: RMS(p) = p.norm(2)/sqrt(n): 2; update = grad**2
+      // + eps1: 2; update.mean(dim=-1), update.mean(dim=-2): 1 + 1 (adds; the
+      // divisions are per row/column); torch.mul(r_factor, c_factor): 1;
+      // .mul_(grad): 1; RMS(update): 2; update.div_(max(1, RMS/d)): 1;
+      // update.mul_(lr): 1; p.add_(-update): 1 (negation) + 1. Sum 14. The
+      // row/column EMAs and rsqrt are O(R + C): left out. A 1-D parameter (full
+      // second moment) has exp_avg_sq.mul_(b2t).add_(update, alpha=1-b2t) (3)
+      // and rsqrt (1 transcendental) in place of the means and the outer
+      // product (3): 14 too.
       m.flops_per_element = 14;
       break;
     case OptimizerKind::kAdafactorBeta1:
-      // Adafactor(beta1=b1), transformers: as above, plus the first moment after
-      // the clipping and lr: exp_avg.mul_(b1).add_(update, alpha=1-b1): 1 + 2.
+      // Adafactor(beta1=b1), transformers: as above, plus the first moment
+      // after the clipping and lr: exp_avg.mul_(b1).add_(update, alpha=1-b1): 1
+      // + 2.
       m.flops_per_element = 14 + 3;
       break;
     case OptimizerKind::kAdam8bit:
@@ -129,17 +140,22 @@ OptimizerModel ModelOf(OptimizerKind kind) {
   return m;
 }
 
-int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype) {
+int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape,
+                   DType dtype) {
   const int64_t n = Numel(shape);
   switch (kind) {
     case OptimizerKind::kAdafactorBeta1:
-      // exp_avg = zeros_like(grad): n elements of the (upcast) gradient's dtype, besides.
-      return StateBytes(OptimizerKind::kAdafactor, shape, dtype) + n * AdafactorElementSize(dtype);
+      // exp_avg = zeros_like(grad): n elements of the (upcast) gradient's
+      // dtype, besides.
+      return StateBytes(OptimizerKind::kAdafactor, shape, dtype) +
+             n * AdafactorElementSize(dtype);
     case OptimizerKind::kAdafactor: {
       // Plus state["RMS"] = _rms(p_data_fp32): a 0-dim tensor of the
       // (upcast) parameter dtype; state["step"] is a Python int (0 bytes).
       const int64_t e = AdafactorElementSize(dtype);
-      if (shape.size() >= 2) return (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e + e;
+      if (shape.size() >= 2)
+        return (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e +
+               e;
       return n * e + e;  // exp_avg_sq, the full second moment.
     }
     case OptimizerKind::kAdam8bit: {
@@ -155,27 +171,33 @@ int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType 
     }
     default: {
       const OptimizerModel m = ModelOf(kind);
-      return m.state_tensors_per_element * n * ElementSize(dtype) + m.state_scalar_bytes;
+      return m.state_tensors_per_element * n * ElementSize(dtype) +
+             m.state_scalar_bytes;
     }
   }
 }
 
-PagedStateBytes PagedStatesOf(OptimizerKind kind, const std::vector<int64_t>& shape) {
-  // bitsandbytes Optimizer2State.init_state: state1, state2 = get_state_buffer(p,
-  // dtype), float32 for optim_bits=32 (and 8-bit below min_8bit_size = 4096),
-  // uint8 codes otherwise, with float32 absmax per 2048-element block, which
-  // are plain device tensors; `step` a Python int. get_state_buffer pages
-  // (F.get_paged: cudaMallocManaged) only tensors of >= 1e5 elements.
+PagedStateBytes PagedStatesOf(OptimizerKind kind,
+                              const std::vector<int64_t>& shape) {
+  // bitsandbytes Optimizer2State.init_state: state1, state2 =
+  // get_state_buffer(p, dtype), float32 for optim_bits=32 (and 8-bit below
+  // min_8bit_size = 4096), uint8 codes otherwise, with float32 absmax per
+  // 2048-element block, which are plain device tensors; `step` a Python int.
+  // get_state_buffer pages (F.get_paged: cudaMallocManaged) only tensors of >=
+  // 1e5 elements.
   const int64_t n = Numel(shape);
   PagedStateBytes b;
-  const bool eight_bit = kind == OptimizerKind::kAdam8bit && n >= kAdam8bitMinSize;
+  const bool eight_bit =
+      kind == OptimizerKind::kAdam8bit && n >= kAdam8bitMinSize;
   const int64_t buffers = 2 * n * (eight_bit ? 1 : 4);
   (n >= kPagedMinElements ? b.host : b.device) = buffers;
-  if (eight_bit) b.device += 2 * ((n + kAdam8bitBlock - 1) / kAdam8bitBlock) * 4;
+  if (eight_bit)
+    b.device += 2 * ((n + kAdam8bitBlock - 1) / kAdam8bitBlock) * 4;
   return b;
 }
 
-int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes) {
+int64_t SharedStateBytes(OptimizerKind kind,
+                         const std::vector<std::vector<int64_t>>& shapes) {
   if (kind != OptimizerKind::kAdam8bit) return 0;
   // The signed ("dynamic", exp_avg) and unsigned ("udynamic", exp_avg_sq)
   // code books: 256 float32 values each, one storage each shared by every
@@ -186,7 +208,8 @@ int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64
   return 0;
 }
 
-UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype) {
+UpdateTransients TransientsOf(OptimizerKind kind,
+                              const std::vector<int64_t>& shape, DType dtype) {
   const int64_t n = Numel(shape);
   const int64_t bytes = n * ElementSize(dtype);
   UpdateTransients t;
@@ -197,7 +220,8 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
     case OptimizerKind::kSgdNesterov:
       // d_p = d_p.add(buf, alpha=momentum): a new tensor. NB: the loop's first
       // statement rebinds d_p to the next gradient (d_p_list[i]), so the
-      // previous parameter's d_p is gone before this one is made: nothing carried.
+      // previous parameter's d_p is gone before this one is made: nothing
+      // carried.
       t.moments = {bytes};
       break;
     case OptimizerKind::kAdam:
@@ -228,11 +252,14 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
       //   grad = grad.float(); p_data_fp32 = p.float()  (float16/bfloat16 only:
       //       2*n*4 alive for the rest of this parameter's update, dropped when
       //       the next parameter rebinds the names, before its first moment)
-      //   update = grad**2 + eps1           grad**2 and the sum: 2N (the previous
-      //                                     parameter's `update` is rebound here)
+      //   update = grad**2 + eps1           grad**2 and the sum: 2N (the
+      //   previous
+      //                                     parameter's `update` is rebound
+      //                                     here)
       //   factored: row/col means (R', C' elements, one at a time), then
       //   _approx_sq_grad: r_factor [.., R', 1] and c_factor [.., 1, C'] and
-      //       their product (N) while the old update (N) is bound: 2N + (R'+C')e
+      //       their product (N) while the old update (N) is bound: 2N +
+      //       (R'+C')e
       //   1-D: exp_avg_sq.rsqrt() (N) while the old update is bound: 2N
       //   p.add_(-update): the negation, 2N
       // and `update` (N) stays bound to the next parameter.
@@ -241,7 +268,9 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
       const int64_t upcast = e != ElementSize(dtype) ? 2 * n * 4 : 0;
       t.moments = {upcast + 2 * big};
       if (shape.size() >= 2) {
-        t.moments.push_back(upcast + 2 * big + (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e);
+        t.moments.push_back(
+            upcast + 2 * big +
+            (AdafactorRowElements(shape) + AdafactorColElements(shape)) * e);
       }
       // Adafactor(beta1): `update = exp_avg` rebinds the name to the state
       // (the old update dies; -update is N beside U: no new maximum), so
@@ -258,21 +287,25 @@ UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& sh
   return t;
 }
 
-std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind, int64_t total) {
+std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
+                                                   int64_t total) {
   switch (kind) {
     case OptimizerKind::kSgd:
     case OptimizerKind::kSgdMomentum:
     case OptimizerKind::kSgdNesterov:
-      // _foreach_add_ / _foreach_mul_ in place; nesterov adds the buffers into the gradients in place.
+      // _foreach_add_ / _foreach_mul_ in place; nesterov adds the buffers into
+      // the gradients in place.
       return std::vector<int64_t>{};
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
-      // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) (P), _foreach_div_ in place,
-      // denom = _foreach_add(exp_avg_sq_sqrt, eps) (P): both bound to the end.
+      // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) (P), _foreach_div_ in
+      // place, denom = _foreach_add(exp_avg_sq_sqrt, eps) (P): both bound to
+      // the end.
       return std::vector<int64_t>{2 * total};
     case OptimizerKind::kAdagrad:
-      // std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list then freed;
-      // _foreach_div(_foreach_mul(grads, clr), std): mul and div beside std, 3P.
+      // std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list then
+      // freed; _foreach_div(_foreach_mul(grads, clr), std): mul and div beside
+      // std, 3P.
       return std::vector<int64_t>{2 * total, 3 * total};
     case OptimizerKind::kRmsprop:
       // avg = _foreach_sqrt(square_avgs) (P); _foreach_add_(avg, eps) in place.

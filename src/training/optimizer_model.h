@@ -26,7 +26,8 @@ struct OptimizerModel {
   // case; the O(rows + cols) work on the statistics is left out).
   int64_t flops_per_element = 0;
   int64_t transcendentals_per_element = 0;
-  int64_t transient_tensors = 0;  // Param-sized temporaries alive at once during the update.
+  // Param-sized temporaries alive at once during the update.
+  int64_t transient_tensors = 0;
 };
 
 // The dtype a parameter's optimizer states and update temporaries are in:
@@ -39,11 +40,13 @@ OptimizerModel ModelOf(OptimizerKind kind);
 
 // Bytes of the state `kind` keeps for one trainable parameter of this shape
 // and dtype after a step (tensors only: a Python-number `step` is 0 bytes).
-int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype);
+int64_t StateBytes(OptimizerKind kind, const std::vector<int64_t>& shape,
+                   DType dtype);
 
 // Bytes of state shared by all parameters, stored once (8-bit Adam's two
 // quantization code books), given the trainable parameters' shapes.
-int64_t SharedStateBytes(OptimizerKind kind, const std::vector<std::vector<int64_t>>& shapes);
+int64_t SharedStateBytes(OptimizerKind kind,
+                         const std::vector<std::vector<int64_t>>& shapes);
 
 // bitsandbytes' paged optimizers page a state buffer only for tensors of at
 // least 1e5 elements (Optimizer8bit.get_state_buffer).
@@ -58,7 +61,8 @@ struct PagedStateBytes {
 
 // Returns the paged states of `kind` (adam, adamw: bitsandbytes' 32-bit
 // float32 states; adam8bit) for one trainable parameter of this shape.
-PagedStateBytes PagedStatesOf(OptimizerKind kind, const std::vector<int64_t>& shape);
+PagedStateBytes PagedStatesOf(OptimizerKind kind,
+                              const std::vector<int64_t>& shape);
 
 // The temporaries of one parameter's update, in the single-tensor loop.
 struct UpdateTransients {
@@ -73,12 +77,14 @@ struct UpdateTransients {
 };
 
 // Returns the temporaries of `kind`'s update of one parameter.
-UpdateTransients TransientsOf(OptimizerKind kind, const std::vector<int64_t>& shape, DType dtype);
+UpdateTransients TransientsOf(OptimizerKind kind,
+                              const std::vector<int64_t>& shape, DType dtype);
 
 // The temporaries of torch 1.13's foreach step (_multi_tensor_*) over all
 // trainable parameters, `total` bytes in all: the bytes alive at each moment
 // that can be a maximum; nullopt if torch has no foreach implementation.
-std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind, int64_t total);
+std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
+                                                   int64_t total);
 
 // 8-bit Adam: elements per block with its own float32 absmax, and the size
 // below which a parameter keeps float32 states (see optimizer_model.cc).

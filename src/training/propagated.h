@@ -18,17 +18,20 @@ namespace torchcost::training {
 // are PropagateShapes' output for the returned graph under the updated
 // `*options` (not for a causal LM's loss, which needs no propagation, nor
 // with options->param_dtype set).
-Result<ir::Graph> ApplyLossPropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                                      AnalysisOptions* options, passes::ShapeFacts* facts, Report* propagated,
-                                      bool* extended);
+Result<ir::Graph> ApplyLossPropagated(const ir::Graph& graph,
+                                      const RuleSet& rules, sym::Context& ctx,
+                                      AnalysisOptions* options,
+                                      passes::ShapeFacts* facts,
+                                      Report* propagated, bool* extended);
 
 // ApplyAutocast. If `given`, `facts` and `propagated` already hold the
 // propagation of `graph` under `options` (its first round is skipped). On
 // success they hold the propagation of the returned graph.
 // NB: with options.param_dtype set, they describe the converted graph returned.
-Result<ir::Graph> ApplyAutocastPropagated(const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
-                                          const AnalysisOptions& options, passes::ShapeFacts* facts,
-                                          Report* propagated, bool given = false);
+Result<ir::Graph> ApplyAutocastPropagated(
+    const ir::Graph& graph, const RuleSet& rules, sym::Context& ctx,
+    const AnalysisOptions& options, passes::ShapeFacts* facts,
+    Report* propagated, bool given = false);
 
 }  // namespace torchcost::training
 

@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "training/optimizer_model.h"
 #include "passes/user_regex.h"
+#include "training/optimizer_model.h"
 
 namespace torchcost::analysis {
 namespace {
@@ -20,35 +20,48 @@ using ir::Numel;
 // ceil(n / N) of them (FSDP's FlatParameter, DeepSpeed's partitions).
 int64_t ShardOf(int64_t n, int world) { return (n + world - 1) / world; }
 
-bool LowPrecision(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+bool LowPrecision(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16;
+}
 
 // Optimizer state of one tensor; with masters, a float32 copy of a half
 // precision parameter (4 bytes per element) plus the states (float32 unless
 // a state dtype is set: StateDtype).
-int64_t OptBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType d, bool masters, DType state) {
+int64_t OptBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType d,
+                 bool masters, DType state) {
   const int64_t master = masters && LowPrecision(d) ? 4 * Numel(shape) : 0;
   return StateBytes(kind, shape, StateDtype(d, state, masters)) + master;
 }
 
 bool IsSharded(ShardStrategy s) {
-  return s == ShardStrategy::kZero1 || s == ShardStrategy::kZero2 || s == ShardStrategy::kZero3 ||
-         s == ShardStrategy::kFsdp;
+  return s == ShardStrategy::kZero1 || s == ShardStrategy::kZero2 ||
+         s == ShardStrategy::kZero3 || s == ShardStrategy::kFsdp;
 }
 
 bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isdigit(c) != 0;
+  });
 }
 
 class Planner {
  public:
-  Planner(const ir::Graph& g, const std::vector<bool>& trainable, const TrainingOptions& o)
-      : g_(g), trainable_(trainable), o_(o), s_(o.sharding), n_(o.sharding.world) {}
+  Planner(const ir::Graph& g, const std::vector<bool>& trainable,
+          const TrainingOptions& o)
+      : g_(g),
+        trainable_(trainable),
+        o_(o),
+        s_(o.sharding),
+        n_(o.sharding.world) {}
 
   Result<ShardPlan> Run() {
-    if (n_ < 1) return Status::InvalidArgument("StepConfig.world " + std::to_string(n_) + ": must be at least 1");
+    if (n_ < 1)
+      return Status::InvalidArgument("StepConfig.world " + std::to_string(n_) +
+                                     ": must be at least 1");
     Totals();
     if (s_.strategy == ShardStrategy::kDdp) DdpBuckets();
-    if (s_.strategy == ShardStrategy::kZero3 || s_.strategy == ShardStrategy::kFsdp) {
+    if (s_.strategy == ShardStrategy::kZero3 ||
+        s_.strategy == ShardStrategy::kFsdp) {
       TORCHCOST_RETURN_IF_ERROR(Units());
     }
     States();
@@ -56,8 +69,12 @@ class Planner {
   }
 
  private:
-  bool Trainable(size_t i) const { return i < trainable_.size() && trainable_[i]; }
-  int64_t Bytes(size_t i) const { return Numel(g_.params[i].shape) * ElementSize(g_.params[i].dtype); }
+  bool Trainable(size_t i) const {
+    return i < trainable_.size() && trainable_[i];
+  }
+  int64_t Bytes(size_t i) const {
+    return Numel(g_.params[i].shape) * ElementSize(g_.params[i].dtype);
+  }
 
   // The unsharded states, as one device holds them.
   void Totals() {
@@ -67,8 +84,10 @@ class Planner {
       plan_.full_param_bytes += Bytes(i);
       if (!Trainable(i)) continue;
       plan_.full_grad_bytes += Bytes(i);
-      plan_.full_opt_bytes += OptBytes(o_.optimizer, p.shape, p.dtype, o_.master_weights, o_.state_dtype);
-      plan_.simulated_opt_bytes += StateBytes(o_.optimizer, p.shape, StateDtype(p.dtype, o_.state_dtype, false));
+      plan_.full_opt_bytes += OptBytes(o_.optimizer, p.shape, p.dtype,
+                                       o_.master_weights, o_.state_dtype);
+      plan_.simulated_opt_bytes += StateBytes(
+          o_.optimizer, p.shape, StateDtype(p.dtype, o_.state_dtype, false));
       shapes.push_back(p.shape);
       if (shapes.size() == 1) plan_.grad_element_bytes = ElementSize(p.dtype);
     }
@@ -79,10 +98,12 @@ class Planner {
 
   // DDP's buckets: trainable parameters in reverse registration order, one
   // bucket list per dtype, a bucket closing once it reaches its cap (the
-  // first 1 MiB, then bucket_cap_mb), as torch's _compute_bucket_assignment_by_size.
+  // first 1 MiB, then bucket_cap_mb), as torch's
+  // _compute_bucket_assignment_by_size.
   void DdpBuckets() {
     constexpr int64_t kFirstBucket = int64_t{1} << 20;
-    std::map<DType, std::pair<int64_t, bool>> open;  // dtype -> (bytes, first closed)
+    // dtype -> (bytes, first closed)
+    std::map<DType, std::pair<int64_t, bool>> open;
     for (size_t k = g_.params.size(); k-- > 0;) {
       if (!Trainable(k)) continue;
       auto& [bytes, first_done] = open[g_.params[k].dtype];
@@ -96,7 +117,8 @@ class Planner {
     for (const auto& [d, b] : open) plan_.ddp_buckets += b.first > 0 ? 1 : 0;
   }
 
-  // Returns the scope that owns a qualified parameter name (walking up the dotted path).
+  // Returns the scope that owns a qualified parameter name (walking up the
+  // dotted path).
   int OwnerScope(const std::string& name) const {
     std::string path = name.substr(0, std::min(name.size(), name.rfind('.')));
     if (name.rfind('.') == std::string::npos) path.clear();
@@ -120,9 +142,11 @@ class Planner {
   // wrapped module ("blocks" or a regex on paths); a parameter belongs to the
   // innermost unit around its module.
   Status Units() {
-    for (size_t i = 0; i < g_.scopes.size(); ++i) by_path_[g_.scopes[i].path] = static_cast<int>(i);
+    for (size_t i = 0; i < g_.scopes.size(); ++i)
+      by_path_[g_.scopes[i].path] = static_cast<int>(i);
     std::vector<int> owner(g_.params.size());
-    for (size_t i = 0; i < g_.params.size(); ++i) owner[i] = OwnerScope(g_.params[i].name);
+    for (size_t i = 0; i < g_.params.size(); ++i)
+      owner[i] = OwnerScope(g_.params[i].name);
     std::vector<int> unit_of_scope(g_.scopes.size(), -1);
     auto add_unit = [&](int scope, bool root) {
       unit_of_scope[scope] = static_cast<int>(plan_.units.size());
@@ -145,36 +169,43 @@ class Planner {
         try {
           re = passes::UserRegex(s_.fsdp_unit);
         } catch (const std::regex_error& e) {
-          return Status::InvalidArgument("StepConfig.fsdp_unit '" + s_.fsdp_unit + "': not a regular expression (" +
-                                         e.what() + ")");
+          return Status::InvalidArgument(
+              "StepConfig.fsdp_unit '" + s_.fsdp_unit +
+              "': not a regular expression (" + e.what() + ")");
         }
       }
       for (size_t sc = 1; sc < g_.scopes.size(); ++sc) {
         const ir::Scope& scope = g_.scopes[sc];
-        if (blocks ? AllDigits(scope.name) : std::regex_match(scope.path, re)) add_unit(static_cast<int>(sc), false);
+        if (blocks ? AllDigits(scope.name) : std::regex_match(scope.path, re))
+          add_unit(static_cast<int>(sc), false);
       }
     }
     // Each parameter's unit: the innermost unit on its module's chain.
     std::vector<int>& unit_of_param = unit_of_param_;
     unit_of_param.assign(g_.params.size(), -1);
-    std::vector<std::map<std::pair<DType, bool>, int64_t>> flat(plan_.units.size());
+    std::vector<std::map<std::pair<DType, bool>, int64_t>> flat(
+        plan_.units.size());
     for (size_t i = 0; i < g_.params.size(); ++i) {
       int u = -1;
-      for (int sc = owner[i]; sc >= 0 && u < 0; sc = g_.scopes[sc].parent) u = unit_of_scope[sc];
+      for (int sc = owner[i]; sc >= 0 && u < 0; sc = g_.scopes[sc].parent)
+        u = unit_of_scope[sc];
       if (u < 0) continue;
       unit_of_param[i] = u;
       ShardUnit& unit = plan_.units[u];
-      const int64_t n = Numel(g_.params[i].shape), e = ElementSize(g_.params[i].dtype);
+      const int64_t n = Numel(g_.params[i].shape),
+                    e = ElementSize(g_.params[i].dtype);
       if (s_.strategy == ShardStrategy::kZero3) {
         // DeepSpeed partitions each parameter on its own.
         unit.shard_bytes += ShardOf(n, n_) * e;
       } else {
-        // FSDP flattens a unit's parameters of one dtype and requires_grad into one FlatParameter.
+        // FSDP flattens a unit's parameters of one dtype and requires_grad into
+        // one FlatParameter.
         flat[u][{g_.params[i].dtype, Trainable(i)}] += n;
       }
     }
     for (size_t u = 0; u < plan_.units.size(); ++u) {
-      for (const auto& [key, n] : flat[u]) plan_.units[u].shard_bytes += ShardOf(n, n_) * ElementSize(key.first);
+      for (const auto& [key, n] : flat[u])
+        plan_.units[u].shard_bytes += ShardOf(n, n_) * ElementSize(key.first);
       // NB: the gathered buffer is N shards (FSDP's padded unsharded flat
       // parameter, ZeRO-3's all-gather output) beside the local shard; with
       // N = 1 nothing is gathered.
@@ -209,32 +240,40 @@ class Planner {
         const int u = unit_of_param[v.table_index];
         if (u < 0) continue;
         ShardUnit& unit = plan_.units[u];
-        unit.first_node = unit.first_node < 0 ? ni : std::min(unit.first_node, ni);
+        unit.first_node =
+            unit.first_node < 0 ? ni : std::min(unit.first_node, ni);
         unit.last_node = std::max(unit.last_node, ni);
       }
     }
     // Innermost unit per node: the smallest ranges claim their nodes first.
     std::vector<int> order;
     for (size_t u = 0; u < plan_.units.size(); ++u) {
-      if (!plan_.units[u].root && plan_.units[u].first_node >= 0) order.push_back(static_cast<int>(u));
+      if (!plan_.units[u].root && plan_.units[u].first_node >= 0)
+        order.push_back(static_cast<int>(u));
     }
-    auto span = [&](int u) { return plan_.units[u].last_node - plan_.units[u].first_node; };
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return span(a) < span(b); });
+    auto span = [&](int u) {
+      return plan_.units[u].last_node - plan_.units[u].first_node;
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return span(a) < span(b); });
     plan_.innermost_unit.assign(nn, -1);
     for (int u : order) {
-      for (int ni = plan_.units[u].first_node; ni <= plan_.units[u].last_node; ++ni) {
+      for (int ni = plan_.units[u].first_node; ni <= plan_.units[u].last_node;
+           ++ni) {
         if (plan_.innermost_unit[ni] < 0) plan_.innermost_unit[ni] = u;
       }
     }
     // Prefetch: the unit whose backward comes next is the one that ends last
     // before this one starts in the forward.
     std::vector<int> by_end = order;
-    std::sort(by_end.begin(), by_end.end(),
-              [&](int a, int b) { return plan_.units[a].last_node < plan_.units[b].last_node; });
+    std::sort(by_end.begin(), by_end.end(), [&](int a, int b) {
+      return plan_.units[a].last_node < plan_.units[b].last_node;
+    });
     for (int u : order) {
       const int start = plan_.units[u].first_node;
-      auto it = std::lower_bound(by_end.begin(), by_end.end(), start,
-                                 [&](int v, int s) { return plan_.units[v].last_node < s; });
+      auto it = std::lower_bound(
+          by_end.begin(), by_end.end(), start,
+          [&](int v, int s) { return plan_.units[v].last_node < s; });
       if (it != by_end.begin()) plan_.units[u].prefetch = *std::prev(it);
     }
   }
@@ -247,42 +286,57 @@ class Planner {
       plan_.param_bytes = plan_.full_param_bytes;
       plan_.grad_bytes = plan_.full_grad_bytes;
       // DDP's buckets, unless .grad views them: a second copy of the gradients.
-      if (s_.strategy == ShardStrategy::kDdp && !s_.gradient_as_bucket_view) plan_.grad_bytes *= 2;
+      if (s_.strategy == ShardStrategy::kDdp && !s_.gradient_as_bucket_view)
+        plan_.grad_bytes *= 2;
       plan_.opt_bytes = plan_.full_opt_bytes;
       if (masters) {
         for (size_t i = 0; i < g_.params.size(); ++i) {
-          if (Trainable(i)) plan_.update.push_back({Numel(g_.params[i].shape), StateDtype(g_.params[i].dtype, o_.state_dtype, true)});
+          if (Trainable(i))
+            plan_.update.push_back(
+                {Numel(g_.params[i].shape),
+                 StateDtype(g_.params[i].dtype, o_.state_dtype, true)});
         }
       }
       return;
     }
     // A rank's shard elements per dtype: one flat tensor per dtype (ZeRO-1/2),
-    // per parameter (ZeRO-3), per FSDP unit; the update runs on their concatenation.
+    // per parameter (ZeRO-3), per FSDP unit; the update runs on their
+    // concatenation.
     std::map<DType, int64_t> elements;
-    if (s_.strategy == ShardStrategy::kZero1 || s_.strategy == ShardStrategy::kZero2) {
+    if (s_.strategy == ShardStrategy::kZero1 ||
+        s_.strategy == ShardStrategy::kZero2) {
       std::map<DType, int64_t> total;
       for (size_t i = 0; i < g_.params.size(); ++i) {
-        if (Trainable(i)) total[g_.params[i].dtype] += Numel(g_.params[i].shape);
+        if (Trainable(i))
+          total[g_.params[i].dtype] += Numel(g_.params[i].shape);
       }
       for (const auto& [d, n] : total) elements[d] = ShardOf(n, n_);
       plan_.param_bytes = plan_.full_param_bytes;
     } else if (s_.strategy == ShardStrategy::kZero3) {
       for (size_t i = 0; i < g_.params.size(); ++i) {
-        if (Trainable(i)) elements[g_.params[i].dtype] += ShardOf(Numel(g_.params[i].shape), n_);
+        if (Trainable(i))
+          elements[g_.params[i].dtype] +=
+              ShardOf(Numel(g_.params[i].shape), n_);
       }
     } else {
       std::map<std::pair<int, DType>, int64_t> per_unit;
       for (size_t i = 0; i < g_.params.size(); ++i) {
-        if (Trainable(i)) per_unit[{unit_of_param_[i], g_.params[i].dtype}] += Numel(g_.params[i].shape);
+        if (Trainable(i))
+          per_unit[{unit_of_param_[i], g_.params[i].dtype}] +=
+              Numel(g_.params[i].shape);
       }
-      for (const auto& [key, n] : per_unit) elements[key.second] += ShardOf(n, n_);
+      for (const auto& [key, n] : per_unit)
+        elements[key.second] += ShardOf(n, n_);
     }
     // ZeRO-1 keeps whole gradients; ZeRO-2 and later keep their shard.
-    plan_.grad_bytes = s_.strategy == ShardStrategy::kZero1 ? plan_.full_grad_bytes : 0;
+    plan_.grad_bytes =
+        s_.strategy == ShardStrategy::kZero1 ? plan_.full_grad_bytes : 0;
     std::vector<std::vector<int64_t>> shapes;
     for (const auto& [d, n] : elements) {
-      if (s_.strategy != ShardStrategy::kZero1) plan_.grad_bytes += n * ElementSize(d);
-      plan_.opt_bytes += OptBytes(o_.optimizer, {n}, d, masters, o_.state_dtype);
+      if (s_.strategy != ShardStrategy::kZero1)
+        plan_.grad_bytes += n * ElementSize(d);
+      plan_.opt_bytes +=
+          OptBytes(o_.optimizer, {n}, d, masters, o_.state_dtype);
       plan_.update.push_back({n, StateDtype(d, o_.state_dtype, masters)});
       shapes.push_back({n});
     }
@@ -301,7 +355,8 @@ class Planner {
 
 }  // namespace
 
-Result<ShardPlan> PlanShards(const ir::Graph& graph, const std::vector<bool>& trainable,
+Result<ShardPlan> PlanShards(const ir::Graph& graph,
+                             const std::vector<bool>& trainable,
                              const TrainingOptions& options) {
   return Planner(graph, trainable, options).Run();
 }

@@ -18,13 +18,17 @@ namespace torchcost::analysis {
 // A set of parameters gathered together (ZeRO-3: a module owning parameters;
 // FSDP: a wrapped module, the root holding the rest).
 struct ShardUnit {
-  int scope = 0;                // Index into Graph::scopes.
-  bool root = false;            // FSDP's root unit: gathered from the forward to the end of backward.
-  int64_t full_bytes = 0;       // Bytes of the gathered parameters, padded to N shards (0 if N = 1).
-  int64_t shard_bytes = 0;      // Bytes of one rank's shards of them.
-  int first_node = -1;          // Nodes [first_node, last_node] run while it is gathered.
+  int scope = 0;  // Index into Graph::scopes.
+  // FSDP's root unit: gathered from the forward to the end of backward.
+  bool root = false;
+  // Bytes of the gathered parameters, padded to N shards (0 if N = 1).
+  int64_t full_bytes = 0;
+  int64_t shard_bytes = 0;  // Bytes of one rank's shards of them.
+  // Nodes [first_node, last_node] run while it is gathered.
+  int first_node = -1;
   int last_node = -1;
-  int prefetch = -1;            // The unit whose backward runs next (index into units), or -1.
+  // The unit whose backward runs next (index into units), or -1.
+  int prefetch = -1;
 };
 
 // One tensor of the optimizer's update loop on a rank.
@@ -39,7 +43,8 @@ struct ShardPlan {
   // optimizer states; and the same on one unsharded device.
   int64_t param_bytes = 0, grad_bytes = 0, opt_bytes = 0;
   int64_t full_param_bytes = 0, full_grad_bytes = 0, full_opt_bytes = 0;
-  // Optimizer state bytes the single-device simulation holds (params' own dtypes, no masters).
+  // Optimizer state bytes the single-device simulation holds (params' own
+  // dtypes, no masters).
   int64_t simulated_opt_bytes = 0;
   // The tensors the optimizer update loops over, in order (empty: the
   // simulated optimizer phase stands).
@@ -49,13 +54,15 @@ struct ShardPlan {
   std::vector<ShardUnit> units;
   std::vector<int> innermost_unit;
   int ddp_buckets = 0;
-  int64_t grad_element_bytes = 4;  // Element size of the gradients (reduce buckets).
+  // Element size of the gradients (reduce buckets).
+  int64_t grad_element_bytes = 4;
 };
 
 // Plans `options.sharding` (and master weights) for `graph` whose trainable
 // parameters are `trainable` (parallel to Graph::params). Errors name the
 // bad option (an FSDP unit regex that does not parse, a world below 1).
-Result<ShardPlan> PlanShards(const ir::Graph& graph, const std::vector<bool>& trainable,
+Result<ShardPlan> PlanShards(const ir::Graph& graph,
+                             const std::vector<bool>& trainable,
                              const TrainingOptions& options);
 
 }  // namespace torchcost::analysis

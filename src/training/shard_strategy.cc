@@ -12,18 +12,25 @@ Result<ShardStrategy> ParseShardStrategy(std::string_view text) {
   if (text == "zero2") return ShardStrategy::kZero2;
   if (text == "zero3") return ShardStrategy::kZero3;
   if (text == "fsdp") return ShardStrategy::kFsdp;
-  return Status::InvalidArgument("unknown sharding strategy '" + std::string(text) +
-                                 "'; expected none, ddp, zero1, zero2, zero3 or fsdp");
+  return Status::InvalidArgument(
+      "unknown sharding strategy '" + std::string(text) +
+      "'; expected none, ddp, zero1, zero2, zero3 or fsdp");
 }
 
 std::string_view ShardStrategyName(ShardStrategy s) {
   switch (s) {
-    case ShardStrategy::kNone: return "none";
-    case ShardStrategy::kDdp: return "ddp";
-    case ShardStrategy::kZero1: return "zero1";
-    case ShardStrategy::kZero2: return "zero2";
-    case ShardStrategy::kZero3: return "zero3";
-    case ShardStrategy::kFsdp: return "fsdp";
+    case ShardStrategy::kNone:
+      return "none";
+    case ShardStrategy::kDdp:
+      return "ddp";
+    case ShardStrategy::kZero1:
+      return "zero1";
+    case ShardStrategy::kZero2:
+      return "zero2";
+    case ShardStrategy::kZero3:
+      return "zero3";
+    case ShardStrategy::kFsdp:
+      return "fsdp";
   }
   return "?";
 }

@@ -28,7 +28,8 @@ class Rewriter {
         first_opt_ = i;
         break;
       }
-      if (tl[i].phase == StepPhase::kSetup) grad_pre_ = Constant(tl[i].live[kGrad]);
+      if (tl[i].phase == StepPhase::kSetup)
+        grad_pre_ = Constant(tl[i].live[kGrad]);
     }
     Coverage();
     TimelinePoints out;
@@ -40,10 +41,13 @@ class Rewriter {
     for (size_t i = 0; i < end; ++i) {
       const TimelinePoint& p = tl[i];
       const int64_t produced = Constant(p.live[kGrad]) - grad_pre_;
-      if (s_.strategy == ShardStrategy::kFsdp && p.phase == StepPhase::kBackward) {
+      if (s_.strategy == ShardStrategy::kFsdp &&
+          p.phase == StepPhase::kBackward) {
         // FSDP reduce-scatters a unit's gradients when its backward is done.
         const int u = p.node >= 0 ? plan_.innermost_unit[p.node] : -1;
-        if (current_unit >= 0 && u != current_unit && !Contains(current_unit, p.node)) flushed = prev_produced;
+        if (current_unit >= 0 && u != current_unit &&
+            !Contains(current_unit, p.node))
+          flushed = prev_produced;
         current_unit = u;
       }
       prev_produced = produced;
@@ -54,14 +58,22 @@ class Rewriter {
   }
 
  private:
-  static int64_t Constant(const sym::Expr& e) { return e.AsConstant().value_or(0); }
-
-  bool Contains(int u, int node) const {
-    return node >= 0 && plan_.units[u].first_node <= node && node <= plan_.units[u].last_node;
+  static int64_t Constant(const sym::Expr& e) {
+    return e.AsConstant().value_or(0);
   }
 
-  bool ShardsParams() const { return s_.strategy == ShardStrategy::kZero3 || s_.strategy == ShardStrategy::kFsdp; }
-  bool ShardsGrads() const { return ShardsParams() || s_.strategy == ShardStrategy::kZero2; }
+  bool Contains(int u, int node) const {
+    return node >= 0 && plan_.units[u].first_node <= node &&
+           node <= plan_.units[u].last_node;
+  }
+
+  bool ShardsParams() const {
+    return s_.strategy == ShardStrategy::kZero3 ||
+           s_.strategy == ShardStrategy::kFsdp;
+  }
+  bool ShardsGrads() const {
+    return ShardsParams() || s_.strategy == ShardStrategy::kZero2;
+  }
 
   // Bytes of the non-root units gathered at each node, by a difference array
   // over their node ranges.
@@ -84,15 +96,18 @@ class Rewriter {
   // range; in backward, the next unit prefetched).
   int64_t Param(const TimelinePoint& p) const {
     if (!ShardsParams()) return Constant(p.live[kParam]);
-    const int64_t base = Constant(p.live[kParam]) - plan_.full_param_bytes + plan_.param_bytes;
-    if (p.phase != StepPhase::kForward && p.phase != StepPhase::kBackward) return base;
+    const int64_t base =
+        Constant(p.live[kParam]) - plan_.full_param_bytes + plan_.param_bytes;
+    if (p.phase != StepPhase::kForward && p.phase != StepPhase::kBackward)
+      return base;
     int64_t gathered = root_bytes_;
     if (p.node >= 0) {
       gathered += cover_[p.node];
       const int u = plan_.innermost_unit[p.node];
       if (p.phase == StepPhase::kBackward && s_.prefetch && u >= 0) {
         const int next = plan_.units[u].prefetch;
-        if (next >= 0 && !Contains(next, p.node)) gathered += plan_.units[next].full_bytes;
+        if (next >= 0 && !Contains(next, p.node))
+          gathered += plan_.units[next].full_bytes;
       }
     }
     return base + gathered;
@@ -100,20 +115,26 @@ class Rewriter {
 
   // One rank's gradients at `p`, `produced` bytes of them made by this
   // backward so far, `flushed` of those reduced by FSDP's unit boundaries.
-  int64_t Grad(const TimelinePoint& p, int64_t produced, int64_t flushed) const {
+  int64_t Grad(const TimelinePoint& p, int64_t produced,
+               int64_t flushed) const {
     const int64_t grad = Constant(p.live[kGrad]);
     if (s_.strategy == ShardStrategy::kDdp) {
-      // Buckets hold every gradient from DDP's construction on; .grad views them or is a second copy.
-      return s_.gradient_as_bucket_view ? plan_.full_grad_bytes : grad + plan_.full_grad_bytes;
+      // Buckets hold every gradient from DDP's construction on; .grad views
+      // them or is a second copy.
+      return s_.gradient_as_bucket_view ? plan_.full_grad_bytes
+                                        : grad + plan_.full_grad_bytes;
     }
     if (!ShardsGrads()) return grad;
-    // Gradients present before the step (accumulation, zeros) are held as the rank's shard.
+    // Gradients present before the step (accumulation, zeros) are held as the
+    // rank's shard.
     const int64_t pre = grad_pre_ > 0 ? plan_.grad_bytes : 0;
-    if (p.phase != StepPhase::kBackward) return p.phase == StepPhase::kOptimizer ? plan_.grad_bytes : pre;
+    if (p.phase != StepPhase::kBackward)
+      return p.phase == StepPhase::kOptimizer ? plan_.grad_bytes : pre;
     int64_t reduced = flushed;
     if (s_.strategy != ShardStrategy::kFsdp) {
       // ZeRO reduces a bucket whenever reduce_bucket_size elements are ready.
-      const int64_t bucket = s_.reduce_bucket_elements * plan_.grad_element_bytes;
+      const int64_t bucket =
+          s_.reduce_bucket_elements * plan_.grad_element_bytes;
       reduced = bucket > 0 ? produced / bucket * bucket : produced;
     }
     // NB: a rank keeps ceil(reduced / N) bytes of what was reduced; the bytes
@@ -121,12 +142,16 @@ class Rewriter {
     return pre + CeilDiv(reduced, s_.world) + (produced - reduced);
   }
 
-  TimelinePoint Rewrite(const TimelinePoint& p, int64_t grad, int64_t param) const {
+  TimelinePoint Rewrite(const TimelinePoint& p, int64_t grad,
+                        int64_t param) const {
     TimelinePoint q = p;
     const int64_t opt = Constant(p.live[kOpt]);
-    const int64_t new_opt = opt == 0 ? 0 : opt - plan_.simulated_opt_bytes + plan_.opt_bytes;
-    // delta = the changed categories' differences, so the total costs one addition.
-    const int64_t delta = (param - Constant(p.live[kParam])) + (grad - Constant(p.live[kGrad])) + (new_opt - opt);
+    const int64_t new_opt =
+        opt == 0 ? 0 : opt - plan_.simulated_opt_bytes + plan_.opt_bytes;
+    // delta = the changed categories' differences, so the total costs one
+    // addition.
+    const int64_t delta = (param - Constant(p.live[kParam])) +
+                          (grad - Constant(p.live[kGrad])) + (new_opt - opt);
     q.live[kParam] = sym::Expr(param);
     q.live[kGrad] = sym::Expr(grad);
     q.live[kOpt] = sym::Expr(new_opt);
@@ -135,12 +160,13 @@ class Rewriter {
   }
 
   // The optimizer step over the rank's update tensors (flat shards, or
-  // float32 masters), in the single-tensor loop of memory/optimizer_replay.cc: a
-  // tensor's `carried` temporary dies at the next tensor's first moment.
+  // float32 masters), in the single-tensor loop of memory/optimizer_replay.cc:
+  // a tensor's `carried` temporary dies at the next tensor's first moment.
   // `last` is the simulated point before the step.
   void Update(const TimelinePoint& last, TimelinePoints& out) const {
     TimelinePoint p = last;
-    p.phase = StepPhase::kOptimizer;  // After backward: every bucket reduced, every unit resharded.
+    // After backward: every bucket reduced, every unit resharded.
+    p.phase = StepPhase::kOptimizer;
     p.node = -1;
     const TimelinePoint after = Rewrite(p, Grad(p, 0, 0), Param(p));
     auto emit = [&](int64_t temp) {
@@ -151,7 +177,8 @@ class Rewriter {
     };
     int64_t carried = 0;
     for (const UpdateTensor& t : plan_.update) {
-      const UpdateTransients tr = TransientsOf(o_.optimizer, {t.elements}, t.dtype);
+      const UpdateTransients tr =
+          TransientsOf(o_.optimizer, {t.elements}, t.dtype);
       if (tr.moments.empty() && tr.carried == 0) continue;
       for (int64_t m : tr.moments) {
         emit(m + carried);
@@ -173,7 +200,8 @@ class Rewriter {
 };
 
 // Payload per collective and the rank's states, for the report.
-void Summarize(const ir::Graph& g, const ShardPlan& plan, const ShardingOptions& s, ShardingReport* r) {
+void Summarize(const ir::Graph& g, const ShardPlan& plan,
+               const ShardingOptions& s, ShardingReport* r) {
   r->strategy = s.strategy;
   r->world = s.world;
   r->param_bytes = plan.param_bytes;
@@ -189,20 +217,26 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan, const ShardingOptions&
   }
   if (s.world <= 1) return;  // One rank communicates nothing.
   switch (s.strategy) {
-    case ShardStrategy::kNone: break;
-    case ShardStrategy::kDdp: r->all_reduce_bytes = plan.full_grad_bytes; break;
+    case ShardStrategy::kNone:
+      break;
+    case ShardStrategy::kDdp:
+      r->all_reduce_bytes = plan.full_grad_bytes;
+      break;
     case ShardStrategy::kZero1:
     case ShardStrategy::kZero2:
-      // Reduce-scatter the gradients, all-gather the updated parameters (Rajbhandari et al. 2020, Sec. 7.2.1).
+      // Reduce-scatter the gradients, all-gather the updated parameters
+      // (Rajbhandari et al. 2020, Sec. 7.2.1).
       r->reduce_scatter_bytes = plan.full_grad_bytes;
       r->all_gather_bytes = plan.full_grad_bytes;
       break;
     case ShardStrategy::kZero3:
     case ShardStrategy::kFsdp:
       r->reduce_scatter_bytes = plan.full_grad_bytes;
-      // Each unit gathered in the forward and again in the backward; FSDP's root once.
+      // Each unit gathered in the forward and again in the backward; FSDP's
+      // root once.
       for (const ShardUnit& u : plan.units) {
-        if (u.root || u.first_node >= 0) r->all_gather_bytes += u.full_bytes * (u.root ? 1 : 2);
+        if (u.root || u.first_node >= 0)
+          r->all_gather_bytes += u.full_bytes * (u.root ? 1 : 2);
       }
       break;
   }
@@ -210,22 +244,26 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan, const ShardingOptions&
 
 }  // namespace
 
-Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable, const TrainingOptions& options,
-                 Report* report) {
+Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
+                 const TrainingOptions& options, Report* report) {
   TrainingReport& tr = report->training;
   tr.sharding = ShardingReport();
   tr.sharding.world = options.sharding.world;
-  tr.sharding.master_weights = options.master_weights && options.mode == StepMode::kTrain;
+  tr.sharding.master_weights =
+      options.master_weights && options.mode == StepMode::kTrain;
   const bool sharded = options.sharding.strategy != ShardStrategy::kNone;
   if (options.mode != StepMode::kTrain) return Status::Ok();
   // NB: expert parallelism's experts are data-parallel over world / ep ranks
   // only (Megatron-core's expert data-parallel group); ZeRO and FSDP would
   // shard their states over all world ranks here, so that pairing is refused.
-  if (options.sharding.strategy != ShardStrategy::kNone && options.sharding.strategy != ShardStrategy::kDdp) {
+  if (options.sharding.strategy != ShardStrategy::kNone &&
+      options.sharding.strategy != ShardStrategy::kDdp) {
     for (const ir::Node& n : graph.nodes) {
       if (n.op == "torchcost::all_to_all") {
-        return Status::InvalidArgument("StepConfig.shard " + std::string(ShardStrategyName(options.sharding.strategy)) +
-                                       ": not modelled with expert parallelism (ep > 1): use ddp or none");
+        return Status::InvalidArgument(
+            "StepConfig.shard " +
+            std::string(ShardStrategyName(options.sharding.strategy)) +
+            ": not modelled with expert parallelism (ep > 1): use ddp or none");
       }
     }
   }

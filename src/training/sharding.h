@@ -11,11 +11,11 @@
 namespace torchcost::analysis {
 
 // Rewrites report->training.timeline (from SimulateStep) point by point into
-// one rank's, in time linear in its length, and fills report->training.sharding.
-// `trainable` is parallel to Graph::params. Does nothing unless the step
-// trains with a sharding strategy or master weights.
-Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable, const TrainingOptions& options,
-                 Report* report);
+// one rank's, in time linear in its length, and fills
+// report->training.sharding. `trainable` is parallel to Graph::params. Does
+// nothing unless the step trains with a sharding strategy or master weights.
+Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
+                 const TrainingOptions& options, Report* report);
 
 }  // namespace torchcost::analysis
 

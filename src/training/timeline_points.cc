@@ -8,7 +8,8 @@ namespace {
 
 // Returns the number of bits set in `x`.
 // NB: the SWAR count (Hacker's Delight 5-2) inline; __builtin_popcount is a
-// libgcc call on baseline x86-64, and live() runs for every category of every point.
+// libgcc call on baseline x86-64, and live() runs for every category of every
+// point.
 int PopCount(uint32_t x) {
   x = x - ((x >> 1) & 0x55555555u);
   x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
@@ -34,12 +35,14 @@ TimelinePoint TimelinePoints::operator[](size_t i) const {
 
 sym::Expr TimelinePoints::live(size_t i, int c) const {
   const Block& b = blocks_[i / kBlock];
-  // Changes of c at points 0..j of the block: the low j + 1 bits (2 << 31 wraps to 0, so j = 31 keeps all 32).
+  // Changes of c at points 0..j of the block: the low j + 1 bits (2 << 31 wraps
+  // to 0, so j = 31 keeps all 32).
   const uint32_t upto = (uint32_t{2} << (i % kBlock)) - 1;
   return values_[c].at(b.base[c] + PopCount(b.changed[c] & upto) - 1);
 }
 
-bool TimelinePoints::BackEquals(const CategoryBytes& live_now, const sym::Expr& total_now) const {
+bool TimelinePoints::BackEquals(const CategoryBytes& live_now,
+                                const sym::Expr& total_now) const {
   if (empty() || totals_.back() != total_now) return false;
   // NB: a category's last stored value is its value at the last point.
   for (int c = 0; c < kNumMemCategories; ++c) {
@@ -52,12 +55,14 @@ void TimelinePoints::push_back(const TimelinePoint& p) {
   const size_t i = size();
   if (i % kBlock == 0) {
     Block b;
-    for (int c = 0; c < kNumMemCategories; ++c) b.base[c] = static_cast<uint32_t>(values_[c].size());
+    for (int c = 0; c < kNumMemCategories; ++c)
+      b.base[c] = static_cast<uint32_t>(values_[c].size());
     blocks_.push_back(b);
   }
   Block& b = blocks_.back();
   for (int c = 0; c < kNumMemCategories; ++c) {
-    // NB: the first point stores every category, so each later point has a value to refer back to.
+    // NB: the first point stores every category, so each later point has a
+    // value to refer back to.
     if (i == 0 || values_[c].back() != p.live[c]) {
       values_[c].push_back(p.live[c]);
       b.changed[c] |= uint32_t{1} << (i % kBlock);
@@ -110,10 +115,15 @@ void TimelinePoints::Exprs::clear() {
 }
 
 bool TimelinePoints::operator==(const TimelinePoints& o) const {
-  // NB: equal points are stored alike (a value is stored exactly where it changes), so the arrays compare.
-  if (nodes_ != o.nodes_ || phases_ != o.phases_ || totals_ != o.totals_ || values_ != o.values_) return false;
+  // NB: equal points are stored alike (a value is stored exactly where it
+  // changes), so the arrays compare.
+  if (nodes_ != o.nodes_ || phases_ != o.phases_ || totals_ != o.totals_ ||
+      values_ != o.values_)
+    return false;
   for (size_t k = 0; k < blocks_.size(); ++k) {
-    if (blocks_[k].base != o.blocks_[k].base || blocks_[k].changed != o.blocks_[k].changed) return false;
+    if (blocks_[k].base != o.blocks_[k].base ||
+        blocks_[k].changed != o.blocks_[k].changed)
+      return false;
   }
   return true;
 }

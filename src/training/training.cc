@@ -13,13 +13,16 @@ namespace torchcost {
 Result<StepMode> ParseStepMode(std::string_view text) {
   if (text == "train") return StepMode::kTrain;
   if (text == "infer" || text == "inference") return StepMode::kInfer;
-  return Status::InvalidArgument("unknown mode '" + std::string(text) + "'; expected train, infer or generate");
+  return Status::InvalidArgument("unknown mode '" + std::string(text) +
+                                 "'; expected train, infer or generate");
 }
 
 Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "sgd") return OptimizerKind::kSgd;
-  if (text == "sgd_momentum" || text == "momentum") return OptimizerKind::kSgdMomentum;
-  if (text == "sgd_nesterov" || text == "nesterov") return OptimizerKind::kSgdNesterov;
+  if (text == "sgd_momentum" || text == "momentum")
+    return OptimizerKind::kSgdMomentum;
+  if (text == "sgd_nesterov" || text == "nesterov")
+    return OptimizerKind::kSgdNesterov;
   if (text == "adam") return OptimizerKind::kAdam;
   if (text == "adamw") return OptimizerKind::kAdamW;
   if (text == "adagrad") return OptimizerKind::kAdagrad;
@@ -28,73 +31,104 @@ Result<OptimizerKind> ParseOptimizer(std::string_view text) {
   if (text == "adafactor") return OptimizerKind::kAdafactor;
   if (text == "adafactor_beta1") return OptimizerKind::kAdafactorBeta1;
   if (text == "adam8bit") return OptimizerKind::kAdam8bit;
-  return Status::InvalidArgument("unknown optimizer '" + std::string(text) +
-                                 "'; expected sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, rmsprop, lion, adafactor, "
-                                 "adafactor_beta1 or adam8bit");
+  return Status::InvalidArgument(
+      "unknown optimizer '" + std::string(text) +
+      "'; expected sgd, sgd_momentum, sgd_nesterov, adam, adamw, adagrad, "
+      "rmsprop, lion, adafactor, "
+      "adafactor_beta1 or adam8bit");
 }
 
 std::string_view OptimizerName(OptimizerKind kind) {
   switch (kind) {
-    case OptimizerKind::kSgd: return "sgd";
-    case OptimizerKind::kSgdMomentum: return "sgd_momentum";
-    case OptimizerKind::kSgdNesterov: return "sgd_nesterov";
-    case OptimizerKind::kAdam: return "adam";
-    case OptimizerKind::kAdamW: return "adamw";
-    case OptimizerKind::kAdagrad: return "adagrad";
-    case OptimizerKind::kRmsprop: return "rmsprop";
-    case OptimizerKind::kLion: return "lion";
-    case OptimizerKind::kAdafactor: return "adafactor";
-    case OptimizerKind::kAdafactorBeta1: return "adafactor_beta1";
-    case OptimizerKind::kAdam8bit: return "adam8bit";
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kSgdMomentum:
+      return "sgd_momentum";
+    case OptimizerKind::kSgdNesterov:
+      return "sgd_nesterov";
+    case OptimizerKind::kAdam:
+      return "adam";
+    case OptimizerKind::kAdamW:
+      return "adamw";
+    case OptimizerKind::kAdagrad:
+      return "adagrad";
+    case OptimizerKind::kRmsprop:
+      return "rmsprop";
+    case OptimizerKind::kLion:
+      return "lion";
+    case OptimizerKind::kAdafactor:
+      return "adafactor";
+    case OptimizerKind::kAdafactorBeta1:
+      return "adafactor_beta1";
+    case OptimizerKind::kAdam8bit:
+      return "adam8bit";
   }
   return "?";
 }
 
 bool HasForeach(OptimizerKind kind) {
   return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor &&
-         kind != OptimizerKind::kAdafactorBeta1 && kind != OptimizerKind::kAdam8bit;
+         kind != OptimizerKind::kAdafactorBeta1 &&
+         kind != OptimizerKind::kAdam8bit;
 }
 
 Status CheckOptimizerSettings(const TrainingOptions& o) {
   if (o.mode != StepMode::kTrain) return Status::Ok();
   const std::string name(OptimizerName(o.optimizer));
   if (o.paged) {
-    // bitsandbytes has PagedAdam, PagedAdamW (32-bit) and PagedAdam(W)8bit among these.
-    if (o.optimizer != OptimizerKind::kAdam && o.optimizer != OptimizerKind::kAdamW &&
+    // bitsandbytes has PagedAdam, PagedAdamW (32-bit) and PagedAdam(W)8bit
+    // among these.
+    if (o.optimizer != OptimizerKind::kAdam &&
+        o.optimizer != OptimizerKind::kAdamW &&
         o.optimizer != OptimizerKind::kAdam8bit) {
-      return Status::InvalidArgument("paged states are modelled for adam, adamw and adam8bit (bitsandbytes' "
-                                     "PagedAdam, PagedAdamW, PagedAdam8bit); got " + name);
+      return Status::InvalidArgument(
+          "paged states are modelled for adam, adamw and adam8bit "
+          "(bitsandbytes' "
+          "PagedAdam, PagedAdamW, PagedAdam8bit); got " +
+          name);
     }
-    if (o.state_dtype != DType::kUnknown || o.master_weights || o.foreach || o.galore ||
-        o.sharding.strategy != ShardStrategy::kNone) {
-      return Status::InvalidArgument("paged states with a state dtype, master weights, the foreach step, GaLore "
-                                     "or sharding are not modelled");
+    if (o.state_dtype != DType::kUnknown || o.master_weights || o.foreach ||
+        o.galore || o.sharding.strategy != ShardStrategy::kNone) {
+      return Status::InvalidArgument(
+          "paged states with a state dtype, master weights, the foreach step, "
+          "GaLore "
+          "or sharding are not modelled");
     }
   }
   if (o.state_dtype == DType::kUnknown) return Status::Ok();
   if (!IsFloatingPoint(o.state_dtype)) {
-    return Status::InvalidArgument("state dtype " + std::string(DTypeName(o.state_dtype)) + " is not a float dtype");
+    return Status::InvalidArgument("state dtype " +
+                                   std::string(DTypeName(o.state_dtype)) +
+                                   " is not a float dtype");
   }
   // NB: SGD keeps no state; Adafactor's and 8-bit Adam's states have their own
-  // format (float32 factored statistics, uint8 codes): a state dtype would change nothing.
-  if (o.optimizer == OptimizerKind::kSgd || o.optimizer == OptimizerKind::kAdafactor ||
-      o.optimizer == OptimizerKind::kAdafactorBeta1 || o.optimizer == OptimizerKind::kAdam8bit) {
-    return Status::InvalidArgument("a state dtype does not apply to " + name + " (its states have their own format)");
+  // format (float32 factored statistics, uint8 codes): a state dtype would
+  // change nothing.
+  if (o.optimizer == OptimizerKind::kSgd ||
+      o.optimizer == OptimizerKind::kAdafactor ||
+      o.optimizer == OptimizerKind::kAdafactorBeta1 ||
+      o.optimizer == OptimizerKind::kAdam8bit) {
+    return Status::InvalidArgument("a state dtype does not apply to " + name +
+                                   " (its states have their own format)");
   }
   if (o.foreach || o.galore) {
-    return Status::InvalidArgument("a state dtype with " + std::string(o.foreach ? "the foreach step" : "GaLore") +
-                                   " is not modelled");
+    return Status::InvalidArgument(
+        "a state dtype with " +
+        std::string(o.foreach ? "the foreach step" : "GaLore") +
+        " is not modelled");
   }
   return Status::Ok();
 }
 
 std::string_view MemCategoryName(MemCategory c) {
-  static constexpr std::string_view kNames[] = {"param", "buffer", "grad", "act", "temp", "opt", "oth"};
+  static constexpr std::string_view kNames[] = {
+      "param", "buffer", "grad", "act", "temp", "opt", "oth"};
   return kNames[static_cast<int>(c)];
 }
 
 std::string_view StepPhaseName(StepPhase p) {
-  static constexpr std::string_view kNames[] = {"setup", "forward", "backward", "optimizer"};
+  static constexpr std::string_view kNames[] = {"setup", "forward", "backward",
+                                                "optimizer"};
   return kNames[static_cast<int>(p)];
 }
 
@@ -122,7 +156,8 @@ class LinearRows {
       for (const sym::LinearTerm& t : terms) {
         entries_.push_back({Id(t.term, ids), t.coeff});
         // Insertion sort by id: rows have a few terms.
-        for (size_t k = entries_.size() - 1; k > first && entries_[k - 1].id > entries_[k].id; --k) {
+        for (size_t k = entries_.size() - 1;
+             k > first && entries_[k - 1].id > entries_[k].id; --k) {
           std::swap(entries_[k - 1], entries_[k]);
         }
       }
@@ -145,10 +180,13 @@ class LinearRows {
         for (size_t k = offsets_[e]; k < offsets_[e + 1]; ++k) {
           const __int128 value = term_values_[entries_[k].id * num_points_ + p];
           __int128 term;
-          // NB: an int64 coefficient times an int64 value cannot overflow 128 bits.
+          // NB: an int64 coefficient times an int64 value cannot overflow 128
+          // bits.
           if (values_fit_64_) {
             term = entries_[k].coeff * value;
-          } else if (__builtin_mul_overflow(static_cast<__int128>(entries_[k].coeff), value, &term)) {
+          } else if (__builtin_mul_overflow(
+                         static_cast<__int128>(entries_[k].coeff), value,
+                         &term)) {
             values_.clear();
             return;
           }
@@ -162,8 +200,9 @@ class LinearRows {
     }
   }
 
-  // Returns false if exprs[a] <= exprs[b] fails at a sample point (so it cannot be proven).
-  // NB: the points lie inside the symbols' ranges, so a failed sample disproves a <= b.
+  // Returns false if exprs[a] <= exprs[b] fails at a sample point (so it cannot
+  // be proven). NB: the points lie inside the symbols' ranges, so a failed
+  // sample disproves a <= b.
   bool MayBeLe(size_t a, size_t b) const {
     if (values_.empty()) return true;
     const __int128* va = &values_[a * num_points_];
@@ -176,9 +215,12 @@ class LinearRows {
 
   // Returns whether the expressions were sampled (else MayBeLe always holds).
   bool sampled() const { return !values_.empty(); }
-  // Returns the value of exprs[e] with every symbol at its low sample, and with every one high.
+  // Returns the value of exprs[e] with every symbol at its low sample, and with
+  // every one high.
   __int128 Low(size_t e) const { return values_[e * num_points_]; }
-  __int128 High(size_t e) const { return values_[e * num_points_ + num_points_ - 1]; }
+  __int128 High(size_t e) const {
+    return values_[e * num_points_ + num_points_ - 1];
+  }
 
   // Returns whether exprs[a] <= exprs[b] is proven: the lower end of the
   // interval of b - a = (constant_b - constant_a) + sum of (k_b - k_a) * term
@@ -205,7 +247,8 @@ class LinearRows {
       const int64_t end = d > 0 ? bounds_[id].lo : bounds_[id].hi;
       if (end == sym::kNegInf || end == sym::kPosInf) return false;
       __int128 term;
-      if (__builtin_mul_overflow(d, static_cast<__int128>(end), &term) || __builtin_add_overflow(lo, term, &lo)) {
+      if (__builtin_mul_overflow(d, static_cast<__int128>(end), &term) ||
+          __builtin_add_overflow(lo, term, &lo)) {
         return false;
       }
     }
@@ -219,7 +262,8 @@ class LinearRows {
   };
 
   // Returns the id of `term`, numbering it if new. NB: a timeline has a dozen
-  // distinct terms, found faster by a scan than by hashing; `ids` indexes past that.
+  // distinct terms, found faster by a scan than by hashing; `ids` indexes past
+  // that.
   int Id(const sym::Expr& term, std::unordered_map<sym::Expr, int>& ids) {
     constexpr size_t kScan = 16;
     for (size_t k = 0; k < std::min(terms_.size(), kScan); ++k) {
@@ -246,7 +290,8 @@ class LinearRows {
     for (const auto& name : symbols) {
       const sym::Interval r = ctx.SymbolRange(*ctx.FindSymbol(name));
       low.push_back(r.lo == sym::kNegInf ? -kLarge : r.lo);
-      high.push_back(r.hi == sym::kPosInf ? std::max(low.back(), kLarge) : r.hi);
+      high.push_back(r.hi == sym::kPosInf ? std::max(low.back(), kLarge)
+                                          : r.hi);
     }
     std::vector<std::vector<int64_t>> points{low};
     for (size_t i = 0; i < symbols.size(); ++i) {
@@ -257,29 +302,35 @@ class LinearRows {
     std::vector<__int128> term_values(terms_.size() * points.size());
     sym::Bindings bindings;
     for (size_t p = 0; p < points.size(); ++p) {
-      for (size_t s = 0; s < symbols.size(); ++s) bindings[symbols[s]] = points[p][s];
+      for (size_t s = 0; s < symbols.size(); ++s)
+        bindings[symbols[s]] = points[p][s];
       for (size_t t = 0; t < terms_.size(); ++t) {
         Result<__int128> v = sym::Evaluate128(terms_[t], bindings);
         if (!v.ok()) return;
         term_values[t * points.size() + p] = *v;
       }
     }
-    values_fit_64_ = std::all_of(term_values.begin(), term_values.end(), [](__int128 v) {
-      return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
-    });
+    values_fit_64_ =
+        std::all_of(term_values.begin(), term_values.end(), [](__int128 v) {
+          return v >= std::numeric_limits<int64_t>::min() &&
+                 v <= std::numeric_limits<int64_t>::max();
+        });
     num_points_ = points.size();
     term_values_ = std::move(term_values);
   }
 
   std::vector<int64_t> constants_;
-  std::vector<size_t> offsets_;  // Row e is entries_[offsets_[e], offsets_[e + 1]).
-  std::vector<Entry> entries_;   // Sorted by term id within a row.
+  // Row e is entries_[offsets_[e], offsets_[e + 1]).
+  std::vector<size_t> offsets_;
+  std::vector<Entry> entries_;  // Sorted by term id within a row.
   std::vector<sym::Expr> terms_;
   std::vector<sym::Interval> bounds_;
   size_t num_points_ = 0;
-  std::vector<__int128> term_values_;  // term_values_[term id * num_points_ + p].
-  bool values_fit_64_ = false;         // Every term value fits int64.
-  std::vector<__int128> values_;       // values_[e * num_points_ + p], for the sampled rows.
+  // term_values_[term id * num_points_ + p].
+  std::vector<__int128> term_values_;
+  bool values_fit_64_ = false;  // Every term value fits int64.
+  // values_[e * num_points_ + p], for the sampled rows.
+  std::vector<__int128> values_;
 };
 
 // Returns the indices of the expressions that may be the maximum: it drops any
@@ -288,8 +339,11 @@ class LinearRows {
 // least the sum of theirs), so the answer is the first expression of each
 // class that nothing proves larger, in index order, however it is searched.
 std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
-  // NB: constants compare exactly, so among constants only the first largest is left.
-  if (!exprs.empty() && std::all_of(exprs.begin(), exprs.end(), [](const sym::Expr& e) { return e.IsConstant(); })) {
+  // NB: constants compare exactly, so among constants only the first largest is
+  // left.
+  if (!exprs.empty() &&
+      std::all_of(exprs.begin(), exprs.end(),
+                  [](const sym::Expr& e) { return e.IsConstant(); })) {
     size_t best = 0;
     for (size_t i = 1; i < exprs.size(); ++i) {
       if (*exprs[best].AsConstant() < *exprs[i].AsConstant()) best = i;
@@ -316,10 +370,13 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
     if (!dominated) order.push_back(static_cast<int>(i));
   }
   rows.Sample(order);
-  auto le = [&](size_t a, size_t b) { return rows.MayBeLe(a, b) && rows.Le(a, b); };
+  auto le = [&](size_t a, size_t b) {
+    return rows.MayBeLe(a, b) && rows.Le(a, b);
+  };
   std::vector<int> cands;
   if (!rows.sampled()) {
-    // Without samples: each against every candidate so far, the last one that dominated first.
+    // Without samples: each against every candidate so far, the last one that
+    // dominated first.
     size_t hint = 0;
     for (int i : order) {
       bool dominated = hint < cands.size() && le(i, cands[hint]);
@@ -330,7 +387,9 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
         }
       }
       if (dominated) continue;
-      cands.erase(std::remove_if(cands.begin(), cands.end(), [&](int c) { return le(c, i); }), cands.end());
+      cands.erase(std::remove_if(cands.begin(), cands.end(),
+                                 [&](int c) { return le(c, i); }),
+                  cands.end());
       cands.push_back(i);
       hint = cands.size() - 1;
     }
@@ -357,8 +416,9 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
   for (size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].index;
   int hint = -1;
   for (int x : order) {
-    const auto above = std::partition_point(cands.begin(), cands.end(),
-                                            [&](int c) { return rows.Low(c) >= rows.Low(x); });
+    const auto above =
+        std::partition_point(cands.begin(), cands.end(),
+                             [&](int c) { return rows.Low(c) >= rows.Low(x); });
     bool dominated = hint >= 0 && le(x, hint);
     for (auto it = cands.begin(); it != above && !dominated; ++it) {
       if (*it != hint && le(x, *it)) {
@@ -367,9 +427,11 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
       }
     }
     if (dominated) continue;
-    // Candidates with both values equal to x's come before it, and may be proven <= x.
+    // Candidates with both values equal to x's come before it, and may be
+    // proven <= x.
     auto last = std::remove_if(cands.begin(), above, [&](int c) {
-      return rows.High(c) == rows.High(x) && rows.Low(c) == rows.Low(x) && le(c, x);
+      return rows.High(c) == rows.High(x) && rows.Low(c) == rows.Low(x) &&
+             le(c, x);
     });
     const size_t at = last - cands.begin();
     cands.erase(last, above);
@@ -389,22 +451,27 @@ sym::Expr MaxOf(const std::vector<sym::Expr>& cands) {
 }  // namespace
 
 namespace {
-PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings, bool category_max);
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report,
+                             const sym::Bindings& bindings, bool category_max);
 }  // namespace
 
-PeakInfo EvaluatePeak(const TrainingReport& report, const sym::Bindings& bindings, bool category_max) {
+PeakInfo EvaluatePeak(const TrainingReport& report,
+                      const sym::Bindings& bindings, bool category_max) {
   try {
     return EvaluatePeakOrThrow(report, bindings, category_max);
   } catch (const sym::Error& e) {
     PeakInfo info;
-    info.error = std::string("memory bytes overflow int64 under these bindings (") + e.what() + ")";
+    info.error =
+        std::string("memory bytes overflow int64 under these bindings (") +
+        e.what() + ")";
     return info;
   }
 }
 
 namespace {
 
-PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& bindings, bool category_max) {
+PeakInfo EvaluatePeakOrThrow(const TrainingReport& report,
+                             const sym::Bindings& bindings, bool category_max) {
   PeakInfo info;
   const auto& tl = report.timeline;
   if (tl.empty()) {
@@ -423,20 +490,23 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
     const sym::Expr& total = tl.total(i);
     if (totals_constant) {
       totals_constant = total.IsConstant();
-      if (totals_constant && *tl.total(best).AsConstant() < *total.AsConstant()) best = i;
+      if (totals_constant && *tl.total(best).AsConstant() < *total.AsConstant())
+        best = i;
     }
     for (int c = 0; c < kNumMemCategories; ++c) {
       if (!category_constant[c]) continue;
       const sym::Expr& live = tl.live(i, c);
       category_constant[c] = live.IsConstant();
-      if (category_constant[c] && (i == 0 || category_largest[c] < *live.AsConstant())) {
+      if (category_constant[c] &&
+          (i == 0 || category_largest[c] < *live.AsConstant())) {
         category_largest[c] = *live.AsConstant();
       }
     }
   }
   const CategoryBytes best_live = tl[best].live;
   if (totals_constant &&
-      std::all_of(best_live.begin(), best_live.end(), [](const sym::Expr& e) { return e.IsConstant(); })) {
+      std::all_of(best_live.begin(), best_live.end(),
+                  [](const sym::Expr& e) { return e.IsConstant(); })) {
     info.peak = tl[best].total;
     info.decided = true;
     info.candidates = {info.peak};
@@ -444,21 +514,25 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
     info.point = static_cast<int>(best);
     info.at_peak = tl[best].live;
     if (!category_max) return info;
-    if (std::all_of(category_constant.begin(), category_constant.end(), [](bool b) { return b; })) {
-      for (int c = 0; c < kNumMemCategories; ++c) info.category_max[c] = sym::Expr(category_largest[c]);
+    if (std::all_of(category_constant.begin(), category_constant.end(),
+                    [](bool b) { return b; })) {
+      for (int c = 0; c < kNumMemCategories; ++c)
+        info.category_max[c] = sym::Expr(category_largest[c]);
       return info;
     }
   }
-  // NB: where every symbol is bound, evaluating is the same constant as substituting, without building expressions.
-  // NB: timeline points repeat their values (a category unchanged across
-  // many points): each distinct expression is bound once.
+  // NB: where every symbol is bound, evaluating is the same constant as
+  // substituting, without building expressions. NB: timeline points repeat
+  // their values (a category unchanged across many points): each distinct
+  // expression is bound once.
   std::unordered_map<sym::Expr, sym::Expr> bound;
   auto bind = [&](const sym::Expr& e) {
     if (bindings.empty() || e.IsConstant()) return e;
     if (auto it = bound.find(e); it != bound.end()) return it->second;
     Result<__int128> v = sym::Evaluate128(e, bindings);
     sym::Expr out;
-    if (v.ok() && *v >= std::numeric_limits<int64_t>::min() && *v <= std::numeric_limits<int64_t>::max()) {
+    if (v.ok() && *v >= std::numeric_limits<int64_t>::min() &&
+        *v <= std::numeric_limits<int64_t>::max()) {
       out = sym::Expr(static_cast<int64_t>(*v));
     } else {
       out = sym::Substitute(e, bindings);
@@ -466,7 +540,8 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
     bound.emplace(e, out);
     return out;
   };
-  // Totals, bound where possible; the peak is a candidate set until one dominates.
+  // Totals, bound where possible; the peak is a candidate set until one
+  // dominates.
   std::vector<sym::Expr> totals;
   totals.reserve(tl.size());
   for (size_t i = 0; i < tl.size(); ++i) totals.push_back(bind(tl.total(i)));
@@ -482,7 +557,8 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report, const sym::Bindings& 
   info.candidate_points = cand_points;
   if (info.decided) {
     info.point = cand_points[0];
-    for (int c = 0; c < kNumMemCategories; ++c) info.at_peak[c] = bind(tl[info.point].live[c]);
+    for (int c = 0; c < kNumMemCategories; ++c)
+      info.at_peak[c] = bind(tl[info.point].live[c]);
   }
   std::vector<sym::Expr> values;
   if (category_max) values.reserve(tl.size());

@@ -10,10 +10,11 @@ namespace torchcost {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
-// A linear rule written here, so these tests do not depend on the shipped rules.
+// A linear rule written here, so these tests do not depend on the shipped
+// rules.
 constexpr const char* kRules = R"yaml(
 version: 1
 rules:
@@ -106,7 +107,8 @@ TEST(AnalyzeTest, ReusedModuleReportsItsLastCall) {
   auto r = Analyze(b.graph(), rules, ctx, opts);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->modules[1].output_shapes.size(), 1u);
-  EXPECT_THAT(r->modules[1].output_shapes[0], ElementsAre(sym::Expr(5), sym::Expr(8)));
+  EXPECT_THAT(r->modules[1].output_shapes[0],
+              ElementsAre(sym::Expr(5), sym::Expr(8)));
   EXPECT_EQ(r->modules[1].macs, sym::Expr(2 * 5 * 8 * 8));  // Two calls of l.
 }
 
@@ -126,7 +128,8 @@ TEST(AnalyzeTest, TiedParameterCountsOnce) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->params, 40);
   EXPECT_EQ(r->modules[0].params, 40);  // Root holds both names: once.
-  for (size_t s = 1; s < b.graph().scopes.size(); ++s) EXPECT_EQ(r->modules[s].params, 40);
+  for (size_t s = 1; s < b.graph().scopes.size(); ++s)
+    EXPECT_EQ(r->modules[s].params, 40);
 }
 
 TEST(AnalyzeTest, UnknownOpsAreCountedAndDownstreamIsSkipped) {
@@ -147,15 +150,18 @@ TEST(AnalyzeTest, UnknownOpsAreCountedAndDownstreamIsSkipped) {
   EXPECT_EQ(r->unknown_ops[0].op, "my::op");
   EXPECT_EQ(r->unknown_ops[0].count, 2);
   int errors = 0;
-  for (const auto& d : r->diagnostics) errors += d.severity == Diagnostic::Severity::kError;
+  for (const auto& d : r->diagnostics)
+    errors += d.severity == Diagnostic::Severity::kError;
   EXPECT_EQ(errors, 0);
   ASSERT_FALSE(r->diagnostics.empty());
   EXPECT_THAT(r->diagnostics[0].message,
-              HasSubstr("test.pt: node %v2 (my::op, module Net): no rule for operator my::op; its outputs are unknown"));
+              HasSubstr("test.pt: node %v2 (my::op, module Net): no rule for "
+                        "operator my::op; its outputs are unknown"));
   opts.strict = true;
   auto strict = Analyze(b.graph(), rules, ctx, opts);
   ASSERT_FALSE(strict.ok());
-  EXPECT_THAT(strict.status().message(), HasSubstr("1 operators without rules: my::op (x2)"));
+  EXPECT_THAT(strict.status().message(),
+              HasSubstr("1 operators without rules: my::op (x2)"));
 }
 
 TEST(AnalyzeTest, WrongNumberOfInputsIsAnError) {
@@ -167,7 +173,10 @@ TEST(AnalyzeTest, WrongNumberOfInputsIsAnError) {
   opts.inputs.push_back(*ParseInputSpec(ctx, "2,8"));
   auto r = Analyze(net.b.graph(), rules, ctx, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("the model takes 1 tensor input but 2 StepConfig.inputs were given"));
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr(
+          "the model takes 1 tensor input but 2 StepConfig.inputs were given"));
 }
 
 TEST(AnalyzeTest, WrongRankIsAnErrorDiagnostic) {
@@ -175,12 +184,14 @@ TEST(AnalyzeTest, WrongRankIsAnErrorDiagnostic) {
   RuleSet rules = Rules();
   sym::Context ctx;
   AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx, "2,8,3"));  // IN would be 3, weight says 8.
+  // IN would be 3, weight says 8.
+  opts.inputs.push_back(*ParseInputSpec(ctx, "2,8,3"));
   auto r = Analyze(net.b.graph(), rules, ctx, opts);
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->diagnostics.empty());
   EXPECT_EQ(r->diagnostics[0].severity, Diagnostic::Severity::kError);
-  EXPECT_THAT(r->diagnostics[0].message, HasSubstr("argument 'weight' dim 1 must equal IN; got 8 vs 3"));
+  EXPECT_THAT(r->diagnostics[0].message,
+              HasSubstr("argument 'weight' dim 1 must equal IN; got 8 vs 3"));
 }
 
 struct SpecCase {
@@ -207,18 +218,23 @@ TEST_P(InputSpecTest, Parses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, InputSpecTest,
-    ::testing::Values(SpecCase{"B,3,224,224", nullptr, 4, DType::kFloat32},
-                      SpecCase{"1, 3, 8", nullptr, 3, DType::kFloat32},
-                      SpecCase{"B,S:int64", nullptr, 2, DType::kInt64},
-                      SpecCase{"B,S:bf16", nullptr, 2, DType::kBFloat16},
-                      SpecCase{"B,x?,3", "dim 'x?' is neither a positive integer, a symbol name nor a non-negative expression", 0, DType::kUnknown},
-                      SpecCase{"B,H,S+T-2,8", nullptr, 4, DType::kFloat32},
-                      SpecCase{"B,min(S+T-2, 4095),8", nullptr, 3, DType::kFloat32},
-                      SpecCase{"B,S-5,3", "dim 'S-5' is neither", 0, DType::kUnknown},
-                      SpecCase{"B,0,3", "dim '0' must be a positive integer", 0, DType::kUnknown},
-                      SpecCase{"B,,3", "empty dim", 0, DType::kUnknown},
-                      SpecCase{"B:float99", "float99", 0, DType::kUnknown},
-                      SpecCase{"", "no dims", 0, DType::kUnknown}));
+    ::testing::Values(
+        SpecCase{"B,3,224,224", nullptr, 4, DType::kFloat32},
+        SpecCase{"1, 3, 8", nullptr, 3, DType::kFloat32},
+        SpecCase{"B,S:int64", nullptr, 2, DType::kInt64},
+        SpecCase{"B,S:bf16", nullptr, 2, DType::kBFloat16},
+        SpecCase{"B,x?,3",
+                 "dim 'x?' is neither a positive integer, a symbol name nor a "
+                 "non-negative expression",
+                 0, DType::kUnknown},
+        SpecCase{"B,H,S+T-2,8", nullptr, 4, DType::kFloat32},
+        SpecCase{"B,min(S+T-2, 4095),8", nullptr, 3, DType::kFloat32},
+        SpecCase{"B,S-5,3", "dim 'S-5' is neither", 0, DType::kUnknown},
+        SpecCase{"B,0,3", "dim '0' must be a positive integer", 0,
+                 DType::kUnknown},
+        SpecCase{"B,,3", "empty dim", 0, DType::kUnknown},
+        SpecCase{"B:float99", "float99", 0, DType::kUnknown},
+        SpecCase{"", "no dims", 0, DType::kUnknown}));
 
 }  // namespace
 }  // namespace torchcost

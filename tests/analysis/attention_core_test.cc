@@ -7,28 +7,31 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "training/checkpoint.h"
 #include "testing/graph_builder.h"
 #include "torchcost/analysis.h"
 #include "torchcost/rules.h"
+#include "training/checkpoint.h"
 
 namespace torchcost::analysis {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
 // The node index of value `v`'s producer.
 int NodeOf(GraphBuilder& b, int v) { return b.graph().values[v].producer; }
 
 TEST(AttentionCoreTest, Gpt2EagerChainFromQkToAv) {
-  // att = matmul(q, k^T) / s; where(causal, att, min); softmax; dropout; matmul(att, v).
+  // att = matmul(q, k^T) / s; where(causal, att, min); softmax; dropout;
+  // matmul(att, v).
   GraphBuilder b;
-  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), causal = b.Input("causal"), s = b.Input("s");
+  int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"),
+      causal = b.Input("causal"), s = b.Input("s");
   int kt = b.One("aten::transpose", {k, b.Int(-1), b.Int(-2)});
   int qk = b.One("aten::matmul", {q, kt});
   int att = b.One("aten::div", {qk, s});
-  int mask_value = b.One("aten::full", {b.Ints({}), b.Int(0)});  // Made between the products: inside.
+  // Made between the products: inside.
+  int mask_value = b.One("aten::full", {b.Ints({}), b.Int(0)});
   att = b.One("aten::where", {causal, att, mask_value});
   att = b.One("aten::softmax", {att, b.Int(-1), b.None()});
   att = b.One("aten::dropout", {att, b.Int(0), b.Bool(true)});
@@ -37,21 +40,25 @@ TEST(AttentionCoreTest, Gpt2EagerChainFromQkToAv) {
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
   EXPECT_EQ(cores[0].product, NodeOf(b, qk));
-  EXPECT_EQ(cores[0].first, NodeOf(b, kt));  // k's transpose, read only by the core, is in it.
+  // k's transpose, read only by the core, is in it.
+  EXPECT_EQ(cores[0].first, NodeOf(b, kt));
   EXPECT_EQ(cores[0].last, NodeOf(b, y));
   EXPECT_FALSE(cores[0].fused);
 }
 
 TEST(AttentionCoreTest, LlamaChainWithAdditiveMaskAndFp32Softmax) {
-  // att = matmul(q, k^T) / s + triu(full(-inf)); softmax(dtype=float32).to(q.dtype); matmul(att, v).
+  // att = matmul(q, k^T) / s + triu(full(-inf));
+  // softmax(dtype=float32).to(q.dtype); matmul(att, v).
   GraphBuilder b;
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v"), s = b.Input("s");
   int kt = b.One("aten::transpose", {k, b.Int(2), b.Int(3)});
   int qk = b.One("aten::matmul", {q, kt});
   int att = b.One("aten::div", {qk, s});
-  int mask = b.One("aten::triu", {b.One("aten::full", {b.Ints({4, 4}), b.Int(0)}), b.Int(1)});
+  int mask = b.One("aten::triu",
+                   {b.One("aten::full", {b.Ints({4, 4}), b.Int(0)}), b.Int(1)});
   att = b.One("aten::add", {att, mask, b.Int(1)});
-  att = b.One("aten::to", {b.One("aten::softmax", {att, b.Int(-1), b.Int(6)}), b.Int(6)});
+  att = b.One("aten::to",
+              {b.One("aten::softmax", {att, b.Int(-1), b.Int(6)}), b.Int(6)});
   int y = b.One("aten::matmul", {att, v});
   b.Output(y);
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
@@ -70,16 +77,22 @@ TEST(AttentionCoreTest, ExportedBmmChainWithNativeDropoutAndViews) {
   int qv = b.One("aten::view", {qe, b.Ints({8, 8, 16})});
   int kv = b.One("aten::view", {k, b.Ints({8, 16, 8})});
   int qk = b.One("aten::bmm", {qv, kv});
-  int att = b.One("aten::div", {b.One("aten::_unsafe_view", {qk, b.Ints({2, 4, 8, 8})}), s});
+  int att = b.One("aten::div",
+                  {b.One("aten::_unsafe_view", {qk, b.Ints({2, 4, 8, 8})}), s});
   att = b.One("aten::_softmax", {att, b.Int(-1), b.Bool(false)});
-  std::vector<int> drop = b.Node("aten::native_dropout", {att, b.Int(0), b.Bool(true)}, {}, 2);
-  int av_in = b.One("aten::view", {b.One("aten::expand", {drop[0], b.Ints({2, 4, 8, 8})}), b.Ints({8, 8, 8})});
-  int y = b.One("aten::bmm", {av_in, b.One("aten::view", {v, b.Ints({8, 8, 16})})});
+  std::vector<int> drop =
+      b.Node("aten::native_dropout", {att, b.Int(0), b.Bool(true)}, {}, 2);
+  int av_in = b.One("aten::view",
+                    {b.One("aten::expand", {drop[0], b.Ints({2, 4, 8, 8})}),
+                     b.Ints({8, 8, 8})});
+  int y =
+      b.One("aten::bmm", {av_in, b.One("aten::view", {v, b.Ints({8, 8, 16})})});
   b.Output(y);
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
   EXPECT_EQ(cores[0].product, NodeOf(b, qk));
-  // The layout ops before the bmm (q's expand and view, k's view) are the core's.
+  // The layout ops before the bmm (q's expand and view, k's view) are the
+  // core's.
   EXPECT_EQ(cores[0].first, NodeOf(b, qe));
   EXPECT_EQ(cores[0].last, NodeOf(b, y));
 }
@@ -90,7 +103,8 @@ TEST(AttentionCoreTest, LayoutOpsReadAfterTheCoreStayOutside) {
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
   int kt = b.One("aten::transpose", {k, b.Int(-1), b.Int(-2)});
   int qk = b.One("aten::matmul", {q, kt});
-  int y = b.One("aten::matmul", {b.One("aten::softmax", {qk, b.Int(-1), b.None()}), v});
+  int y = b.One("aten::matmul",
+                {b.One("aten::softmax", {qk, b.Int(-1), b.None()}), v});
   b.Output(b.One("aten::add", {y, kt}));
   const std::vector<AttentionCore> cores = FindAttentionCores(b.graph());
   ASSERT_EQ(cores.size(), 1u);
@@ -113,12 +127,17 @@ TEST(AttentionCoreTest, SoftmaxWithoutTwoProductsIsNoCore) {
   GraphBuilder b;
   int x = b.Input("x"), w = b.Input("w"), v = b.Input("v");
   // A classifier: linear then softmax, nothing after.
-  int p = b.One("aten::softmax", {b.One("aten::linear", {x, w}), b.Int(-1), b.None()});
+  int p = b.One("aten::softmax",
+                {b.One("aten::linear", {x, w}), b.Int(-1), b.None()});
   // Scores from a product, but the probabilities go through a reduction first.
-  int sc = b.One("aten::softmax", {b.One("aten::matmul", {x, w}), b.Int(-1), b.None()});
+  int sc = b.One("aten::softmax",
+                 {b.One("aten::matmul", {x, w}), b.Int(-1), b.None()});
   int y = b.One("aten::matmul", {b.One("aten::sum", {sc, b.Ints({-1})}), v});
-  // Scores that reach the softmax through an op that is neither a scale, a mask nor a cast.
-  int e = b.One("aten::softmax", {b.One("aten::exp", {b.One("aten::matmul", {x, w})}), b.Int(-1), b.None()});
+  // Scores that reach the softmax through an op that is neither a scale, a mask
+  // nor a cast.
+  int e = b.One("aten::softmax",
+                {b.One("aten::exp", {b.One("aten::matmul", {x, w})}), b.Int(-1),
+                 b.None()});
   b.Output(b.One("aten::matmul", {e, v}));
   b.Output(p);
   b.Output(y);
@@ -143,13 +162,15 @@ TEST(AttentionCoreTest, SelectiveCheckpointMakesOneSegmentPerCore) {
   int x = b.Input("x");
   for (int layer = 0; layer < 2; ++layer) {
     b.Scope("h." + std::to_string(layer) + ".attn", "Attention");
-    int att = b.One("aten::softmax", {b.One("aten::matmul", {x, x}), b.Int(-1), b.None()});
+    int att = b.One("aten::softmax",
+                    {b.One("aten::matmul", {x, x}), b.Int(-1), b.None()});
     x = b.One("aten::matmul", {att, x});
   }
   b.Output(x);
   TrainingOptions options;
   options.checkpoint = "selective";
-  Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
+  Result<std::vector<CheckpointSegment>> segs =
+      FindCheckpointSegments(b.graph(), options);
   ASSERT_TRUE(segs.ok()) << segs.status().message();
   ASSERT_EQ(segs->size(), 2u);
   EXPECT_EQ((*segs)[0].first, 0);
@@ -160,7 +181,8 @@ TEST(AttentionCoreTest, SelectiveCheckpointMakesOneSegmentPerCore) {
   options.checkpoint_group = 2;
   segs = FindCheckpointSegments(b.graph(), options);
   ASSERT_FALSE(segs.ok());
-  EXPECT_THAT(segs.status().message(), HasSubstr("StepConfig.checkpoint_group 2 does not apply"));
+  EXPECT_THAT(segs.status().message(),
+              HasSubstr("StepConfig.checkpoint_group 2 does not apply"));
 }
 
 TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
@@ -169,9 +191,12 @@ TEST(AttentionCoreTest, SelectiveWithoutAttentionIsAnError) {
   b.Output(b.One("aten::relu", {x}));
   TrainingOptions options;
   options.checkpoint = "selective";
-  Result<std::vector<CheckpointSegment>> segs = FindCheckpointSegments(b.graph(), options);
+  Result<std::vector<CheckpointSegment>> segs =
+      FindCheckpointSegments(b.graph(), options);
   ASSERT_FALSE(segs.ok());
-  EXPECT_THAT(segs.status().message(), HasSubstr("StepConfig.checkpoint selective: no attention core found"));
+  EXPECT_THAT(
+      segs.status().message(),
+      HasSubstr("StepConfig.checkpoint selective: no attention core found"));
 }
 
 TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
@@ -182,7 +207,8 @@ TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
   // (the segment's inputs) and runs the forward again in backward.
   GraphBuilder b;
   int q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
-  b.Output(b.One("aten::scaled_dot_product_attention", {q, k, v}, {"query", "key", "value"}));
+  b.Output(b.One("aten::scaled_dot_product_attention", {q, k, v},
+                 {"query", "key", "value"}));
   Result<RuleSet> rules = RuleSet::Builtin();
   ASSERT_TRUE(rules.ok());
   auto run = [&](const std::string& checkpoint) {
@@ -191,17 +217,20 @@ TEST(AttentionCoreTest, SelectiveOnFlashAttentionKeepsOnlyQkv) {
     options.training.optimizer = OptimizerKind::kSgd;
     options.training.inputs_require_grad = true;
     options.training.checkpoint = checkpoint;
-    for (int i = 0; i < 3; ++i) options.inputs.push_back(*ParseInputSpec(ctx, "2,4,16,8:float16"));
+    for (int i = 0; i < 3; ++i)
+      options.inputs.push_back(*ParseInputSpec(ctx, "2,4,16,8:float16"));
     Result<Report> r = Analyze(b.graph(), *rules, ctx, options);
     EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::make_pair(*r->training.saved_bytes.AsConstant(), *r->training.flops_recompute.AsConstant());
+    return std::make_pair(*r->training.saved_bytes.AsConstant(),
+                          *r->training.flops_recompute.AsConstant());
   };
   const auto [plain_saved, plain_recompute] = run("");
   EXPECT_EQ(plain_saved, 4 * 2048 + 2 * 4 * 16 * 4 + 2 * 8);
   EXPECT_EQ(plain_recompute, 0);
   const auto [selective_saved, selective_recompute] = run("selective");
   EXPECT_EQ(selective_saved, 3 * 2048);
-  // The forward again: Q K^T and P V 2*8*16*16*8 each, scale 1 and softmax 4 per score (8*16*16).
+  // The forward again: Q K^T and P V 2*8*16*16*8 each, scale 1 and softmax 4
+  // per score (8*16*16).
   EXPECT_EQ(selective_recompute, 2 * (2 * 8 * 16 * 16 * 8) + 5 * 8 * 16 * 16);
 }
 
@@ -214,7 +243,8 @@ TEST(AttentionCoreTest, SelectiveWarnsWhenABlockHasNoCore) {
     b.Scope("h." + std::to_string(layer), "Block");
     int scores = b.One("aten::matmul", {x, x}, {"self", "other"});
     if (layer == 1) scores = b.One("aten::exp", {scores}, {"self"});
-    int att = b.One("aten::softmax", {scores, b.Int(-1), b.None()}, {"self", "dim", "dtype"});
+    int att = b.One("aten::softmax", {scores, b.Int(-1), b.None()},
+                    {"self", "dim", "dtype"});
     x = b.One("aten::matmul", {att, x}, {"self", "other"});
   }
   b.Output(x);
@@ -231,7 +261,8 @@ TEST(AttentionCoreTest, SelectiveWarnsWhenABlockHasNoCore) {
   ASSERT_EQ(r->training.checkpoint_segments.size(), 1u);
   std::string warnings;
   for (const Diagnostic& d : r->diagnostics) warnings += d.message + "\n";
-  EXPECT_THAT(warnings, HasSubstr("StepConfig.checkpoint selective: 1 attention core found in 2 repeated blocks"));
+  EXPECT_THAT(warnings, HasSubstr("StepConfig.checkpoint selective: 1 "
+                                  "attention core found in 2 repeated blocks"));
 }
 
 }  // namespace

@@ -27,11 +27,14 @@ class ConvBackwardTest : public ::testing::Test {
     b_.Output(Conv(h, w2));
   }
   int Conv(int x, int w) {
-    return b_.One("aten::_convolution",
-                  {x, w, b_.None(), b_.Ints({1, 1}), b_.Ints({1, 1}), b_.Ints({1, 1}), b_.Bool(false),
-                   b_.Ints({0, 0}), b_.Int(1), b_.Bool(false), b_.Bool(false), b_.Bool(true), b_.Bool(true)},
-                  {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding",
-                   "groups", "benchmark", "deterministic", "cudnn_enabled", "allow_tf32"});
+    return b_.One(
+        "aten::_convolution",
+        {x, w, b_.None(), b_.Ints({1, 1}), b_.Ints({1, 1}), b_.Ints({1, 1}),
+         b_.Bool(false), b_.Ints({0, 0}), b_.Int(1), b_.Bool(false),
+         b_.Bool(false), b_.Bool(true), b_.Bool(true)},
+        {"input", "weight", "bias", "stride", "padding", "dilation",
+         "transposed", "output_padding", "groups", "benchmark", "deterministic",
+         "cudnn_enabled", "allow_tf32"});
   }
   Report Run(TrainingOptions t) {
     AnalysisOptions opts;
@@ -46,15 +49,19 @@ class ConvBackwardTest : public ::testing::Test {
   sym::Context ctx_;
 };
 
-// MACs of each conv: N * K * OH * OW * Cg * R * S (stride 1, pad 1: OH = OW = 8).
+// MACs of each conv: N * K * OH * OW * Cg * R * S (stride 1, pad 1: OH = OW =
+// 8).
 constexpr int64_t kMacs1 = 2 * 8 * 8 * 8 * 3 * 3 * 3;
 constexpr int64_t kMacs2 = 2 * 4 * 8 * 8 * 8 * 3 * 3;
 
 TEST_F(ConvBackwardTest, FirstLayerCostsOnlyItsWeightGradient) {
   Report r = Run(TrainingOptions{});
-  // conv2: input gradient 2*macs + weight gradient 2*macs; conv1: weight gradient only.
-  EXPECT_EQ(r.training.flops_backward, sym::Expr(2 * kMacs2 + 2 * kMacs2 + 2 * kMacs1));
-  EXPECT_EQ(r.training.node_bwd_flops[r.training.node_bwd_flops.size() - 1], sym::Expr(4 * kMacs2));
+  // conv2: input gradient 2*macs + weight gradient 2*macs; conv1: weight
+  // gradient only.
+  EXPECT_EQ(r.training.flops_backward,
+            sym::Expr(2 * kMacs2 + 2 * kMacs2 + 2 * kMacs1));
+  EXPECT_EQ(r.training.node_bwd_flops[r.training.node_bwd_flops.size() - 1],
+            sym::Expr(4 * kMacs2));
 }
 
 TEST_F(ConvBackwardTest, InputsRequiringGradAddTheFirstInputGradient) {
@@ -88,8 +95,10 @@ TEST_F(ConvBackwardTest, ParamDtypeConvertsParameters) {
   auto r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->param_bytes, (8 * 3 * 3 * 3 + 4 * 8 * 3 * 3) * 2);
-  // conv1 saves x (bf16) for its weight gradient; conv2 saves conv1's output (bf16).
-  EXPECT_EQ(r->training.saved_bytes, sym::Expr(2 * 3 * 8 * 8 * 2 + 2 * 8 * 8 * 8 * 2));
+  // conv1 saves x (bf16) for its weight gradient; conv2 saves conv1's output
+  // (bf16).
+  EXPECT_EQ(r->training.saved_bytes,
+            sym::Expr(2 * 3 * 8 * 8 * 2 + 2 * 8 * 8 * 8 * 2));
 }
 
 }  // namespace

@@ -127,10 +127,10 @@ TEST(EfficiencyFitTest, OverheadMinimisesRelativeErrors) {
   // Rows [r/m, n us/m] of (1 ms, 100, 3.5 ms), (10 ms, 50, 23 ms), (4 ms,
   // 400, 13 ms) solved by numpy.linalg.lstsq: x = 2.24390771, o = 11.2184571
   // us.
-  auto fit = FitEfficiencies({Launches("a", 1e-3, 100, 3.5e-3),
-                              Launches("b", 1e-2, 50, 2.3e-2),
-                              Launches("c", 4e-3, 400, 1.3e-2)},
-                             kTiePenalty, /*fit_overhead=*/true);
+  auto fit = FitEfficiencies(
+      {Launches("a", 1e-3, 100, 3.5e-3), Launches("b", 1e-2, 50, 2.3e-2),
+       Launches("c", 4e-3, 400, 1.3e-2)},
+      kTiePenalty, /*fit_overhead=*/true);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_NEAR(1 / fit->efficiency[kMatmul], 2.24390771, 1e-6);
   EXPECT_NEAR(fit->kernel_overhead, 11.2184571e-6, 1e-12);
@@ -151,14 +151,14 @@ TEST(EfficiencyFitTest, NegativeOverheadIsDropped) {
   // and x + 2e-5 o = 3, x = 1, o = 1e5 us; and pointwise (1 s, 100 kernels,
   // 1 s) would then take 1 - 100 * 0.1 s: the overhead leaves it a time below
   // 0 and is dropped.
-  auto swamped = FitEfficiencies(
-      {Launches("a", 1, 10, 2), Launches("b", 1, 20, 3),
-       [] {
-         TimingSample s = Sample("pw", 0, 1, 0, 1);
-         s.kernels = 100;
-         return s;
-       }()},
-      kTiePenalty, /*fit_overhead=*/true);
+  auto swamped =
+      FitEfficiencies({Launches("a", 1, 10, 2), Launches("b", 1, 20, 3),
+                       [] {
+                         TimingSample s = Sample("pw", 0, 1, 0, 1);
+                         s.kernels = 100;
+                         return s;
+                       }()},
+                      kTiePenalty, /*fit_overhead=*/true);
   ASSERT_TRUE(swamped.ok()) << swamped.status().message();
   EXPECT_FALSE(swamped->overhead_fitted);
   auto negative = FitEfficiencies({Launches("neg", 1, -1, 1)}, kTiePenalty,

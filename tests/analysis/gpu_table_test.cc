@@ -122,7 +122,8 @@ TEST(GpuTableTest, KernelOverheadInMicroseconds) {
   EXPECT_DOUBLE_EQ((*r)[0].kernel_overhead, 4.5e-6);
   EXPECT_DOUBLE_EQ((*r)[1].kernel_overhead, 0);  // Unknown: not modelled.
   // NB: no datasheet gives it; the built-in table leaves it unknown (0).
-  for (const GpuSpec& g : BuiltinGpus()) EXPECT_EQ(g.kernel_overhead, 0) << g.name;
+  for (const GpuSpec& g : BuiltinGpus())
+    EXPECT_EQ(g.kernel_overhead, 0) << g.name;
 }
 
 TEST(GpuTableTest, PeakFollowsClassAndDtype) {

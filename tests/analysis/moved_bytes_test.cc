@@ -99,7 +99,9 @@ TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {
   int w = b_.Param("w", {3, 4});
   b_.Output(b_.One("aten::linear", {x, w}, {"input", "weight"}));
   Report r = Run("N-1,4", /*input_grad=*/false);
-  auto at = [&](int64_t n) { return sym::Evaluate(r.nodes[0].bytes, {{"N", n}}).value(); };
+  auto at = [&](int64_t n) {
+    return sym::Evaluate(r.nodes[0].bytes, {{"N", n}}).value();
+  };
   EXPECT_EQ(at(1), 0);
   // N = 3: 2 rows: input 2*4, weight 3*4, output 2*3 float32.
   EXPECT_EQ(at(3), (2 * 4 + 3 * 4 + 2 * 3) * 4);
@@ -110,7 +112,8 @@ TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {
   w = b_.Param("w", {3, 4});
   b_.Output(b_.One("aten::linear", {x, w}, {"input", "weight"}));
   r = Run("N,4", /*input_grad=*/false);
-  EXPECT_EQ(r.nodes[0].bytes.ToString().find("min"), std::string::npos) << r.nodes[0].bytes.ToString();
+  EXPECT_EQ(r.nodes[0].bytes.ToString().find("min"), std::string::npos)
+      << r.nodes[0].bytes.ToString();
 }
 
 TEST_F(MovedBytesTest, OffByDefault) {

@@ -165,8 +165,8 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   const int mm = static_cast<int>(OpClass::kMatmul);
   const int pw = static_cast<int>(OpClass::kPointwise);
   const int opt = static_cast<int>(OpClass::kOptimizer);
-  EXPECT_EQ(base->class_kernels[pw], 1);  // The relu's forward.
-  EXPECT_EQ(base->class_kernels[mm], 2);  // The linear's forward and backward.
+  EXPECT_EQ(base->class_kernels[pw], 1);   // The relu's forward.
+  EXPECT_EQ(base->class_kernels[mm], 2);   // The linear's forward and backward.
   EXPECT_EQ(base->class_kernels[opt], 1);  // fc.weight.
   EXPECT_EQ(base->class_forward_kernels[mm], 1);
   EXPECT_EQ(base->class_backward_kernels[mm], 1);

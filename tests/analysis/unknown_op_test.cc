@@ -16,7 +16,8 @@ namespace {
 using testing::At;
 using testing::GraphBuilder;
 
-// x [M, 8] -> l1 (W1 [4, 8]) -> t::widen (no rule: [M, 4] -> [M, 12]) -> l2 (W2 [2, 12]).
+// x [M, 8] -> l1 (W1 [4, 8]) -> t::widen (no rule: [M, 4] -> [M, 12]) -> l2 (W2
+// [2, 12]).
 class UnknownOpTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
@@ -31,14 +32,15 @@ class UnknownOpTest : public testing::ToyGraphTest {
     b_.graph().nodes.back().origin = 0;
     b_.Scope("l2", "Linear");
     b_.Output(b_.One("t::lin", {u, w2}, {"input", "weight"}));
-    b_.graph().infer_shapes = [h](int origin, const std::function<ir::ExampleValue(int)>& example_of,
-                                  std::vector<ir::ExampleValue>* outs, std::string* why) {
-      ir::ExampleValue in = example_of(h);
-      if (in.kind != ir::ValueKind::kTensor) return false;
-      in.shape[1] *= 3;
-      outs->assign(1, in);
-      return true;
-    };
+    b_.graph().infer_shapes =
+        [h](int origin, const std::function<ir::ExampleValue(int)>& example_of,
+            std::vector<ir::ExampleValue>* outs, std::string* why) {
+          ir::ExampleValue in = example_of(h);
+          if (in.kind != ir::ValueKind::kTensor) return false;
+          in.shape[1] *= 3;
+          outs->assign(1, in);
+          return true;
+        };
   }
 
   Report Run(const char* input, StepMode mode = StepMode::kTrain) {
@@ -48,12 +50,14 @@ class UnknownOpTest : public testing::ToyGraphTest {
   }
 };
 
-constexpr int kRoot = 0, kL1 = 1, kWiden = 2, kL2 = 3;  // Scopes in creation order.
+// Scopes in creation order.
+constexpr int kRoot = 0, kL1 = 1, kWiden = 2, kL2 = 3;
 
 TEST_F(UnknownOpTest, LayersAfterTheOpAreCostedExactlyAndTotalsAreLowerBounds) {
   Report r = Run("5,8");
   EXPECT_EQ(At(r.modules[kL1].macs), 5 * 8 * 4);
-  EXPECT_EQ(At(r.modules[kL2].macs), 5 * 12 * 2);  // IN = 12 from the inferred [5, 12].
+  // IN = 12 from the inferred [5, 12].
+  EXPECT_EQ(At(r.modules[kL2].macs), 5 * 12 * 2);
   EXPECT_EQ(At(r.macs), 5 * 8 * 4 + 5 * 12 * 2);
   EXPECT_TRUE(r.lower_bound);
   EXPECT_TRUE(r.modules[kRoot].lower_bound);
@@ -83,7 +87,8 @@ TEST_F(UnknownOpTest, ParametersBeforeTheOpGetGradients) {
 }
 
 // Without a shape inference, widen's output and everything after it are
-// unknown, yet every parameter still gets its gradient (their shapes are known).
+// unknown, yet every parameter still gets its gradient (their shapes are
+// known).
 TEST_F(UnknownOpTest, UnknownShapesStillLeaveNoParameterWithoutAGradient) {
   b_.graph().infer_shapes = nullptr;
   Report r = Run("5,8");
@@ -91,7 +96,8 @@ TEST_F(UnknownOpTest, UnknownShapesStillLeaveNoParameterWithoutAGradient) {
   PeakInfo p = EvaluatePeak(r.training, {});
   ASSERT_TRUE(p.error.empty()) << p.error;
   EXPECT_EQ(At(p.category_max[testing::kGrad]), (4 * 8 + 2 * 12) * 4);
-  EXPECT_TRUE(r.nodes[2].cost_unknown);  // l2's rule cannot apply to an unknown input.
+  // l2's rule cannot apply to an unknown input.
+  EXPECT_TRUE(r.nodes[2].cost_unknown);
   EXPECT_TRUE(r.modules[kL2].lower_bound);
   EXPECT_TRUE(r.training.act_lower_bound);
 }

@@ -22,19 +22,22 @@ using testing::AnalyzeBuilt;
 using ::testing::HasSubstr;
 
 // 2 layers, hidden 64, 4 heads of 16, 2 K/V heads (grouped), float32.
-constexpr const char* kLlama = "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";
+constexpr const char* kLlama =
+    "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";
 constexpr int64_t kLayers = 2, kHeads = 4, kKvHeads = 2, kHd = 16;
 
 // ACT at B = 1 and S = s.
 int64_t SavedAt(const Report& r, int64_t s) {
-  Result<int64_t> v = sym::Evaluate(r.training.saved_bytes, {{"B", 1}, {"S", s}});
+  Result<int64_t> v =
+      sym::Evaluate(r.training.saved_bytes, {{"B", 1}, {"S", s}});
   EXPECT_TRUE(v.ok()) << v.status().message();
   return v.ok() ? *v : -1;
 }
 
 // Twice the S^2 coefficient of ACT (at B = 1): its second difference in S.
 // ACT is a polynomial of degree <= 2 in S, so f(s+2) - 2 f(s+1) + f(s) = 2a
-// (s = 65..67: memory-efficient's logsumexp rows ceildiv(S, 32)*32 = 96 throughout).
+// (s = 65..67: memory-efficient's logsumexp rows ceildiv(S, 32)*32 = 96
+// throughout).
 int64_t TwiceScoreBytesPerS2(const std::string& config) {
   Result<BuiltModel> m = BuildNamedModel("llama", config);
   EXPECT_TRUE(m.ok()) << m.status().message();
@@ -48,11 +51,13 @@ TEST(AttentionBuildTest, ParsesTheImplementations) {
   AttnImpl impl = AttnImpl::kEager;
   EXPECT_TRUE(ParseAttnImpl("sdpa", &impl));
   EXPECT_EQ(impl, AttnImpl::kSdpa);
-  EXPECT_TRUE(ParseAttnImpl("flash_attention_2", &impl));  // Hugging Face's name
+  // Hugging Face's name
+  EXPECT_TRUE(ParseAttnImpl("flash_attention_2", &impl));
   EXPECT_EQ(impl, AttnImpl::kFlash);
   EXPECT_FALSE(ParseAttnImpl("fast", &impl));
   EXPECT_EQ(AttnImplError("eager"), "");
-  EXPECT_THAT(AttnImplError("fast"), HasSubstr("attn='fast' is not eager, sdpa or flash"));
+  EXPECT_THAT(AttnImplError("fast"),
+              HasSubstr("attn='fast' is not eager, sdpa or flash"));
   Result<BuiltModel> bad = BuildNamedModel("gpt2", "layers=1,attn=xformers");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("attn='xformers'"));
@@ -66,34 +71,43 @@ TEST(AttentionBuildTest, ParsesTheImplementations) {
 
 TEST(AttentionBuildTest, TheScoresLeaveTheSavedBytes) {
   // eager: softmax's float32 output [B, H, S, S] is saved (by softmax and the
-  // A V matmul, one storage): 4 bytes x H per S^2 per layer, so 2a = 2 * 2 * 4 * 4.
-  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=eager"), 2 * kLayers * kHeads * 4);
+  // A V matmul, one storage): 4 bytes x H per S^2 per layer, so 2a = 2 * 2 * 4
+  // * 4.
+  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=eager"),
+            2 * kLayers * kHeads * 4);
   // flash: q, k, v, out, softmax_lse, rng_state: nothing grows with S^2.
   EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=flash"), 0);
   // sdpa without grouping (kv_heads = heads), float32 on CUDA: memory-efficient
   // (flash needs half precision): nothing grows with S^2 either.
-  EXPECT_EQ(TwiceScoreBytesPerS2("layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256,attn=sdpa"), 0);
+  EXPECT_EQ(TwiceScoreBytesPerS2("layers=2,hidden=64,heads=4,kv_heads=4,"
+                                 "intermediate=128,vocab=256,attn=sdpa"),
+            0);
   // sdpa with grouped K/V in float32: no flash, and memory-efficient takes no
   // grouped K/V (sdp_utils.cpp), so PyTorch runs the math path, which saves the
   // float32 weights [B, H, S, S]: the S^2 term is back, as in eager.
-  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=sdpa"), 2 * kLayers * kHeads * 4);
+  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=sdpa"),
+            2 * kLayers * kHeads * 4);
   // sdpa with Mistral's window: Hugging Face materializes a bool [B, 1, S, S]
-  // mask; memory-efficient converts it to a float32 bias and keeps it per layer:
-  // 4 bytes per S^2 per layer (the bool mask itself is not saved).
-  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=sdpa,window=16"), 2 * kLayers * 4);
+  // mask; memory-efficient converts it to a float32 bias and keeps it per
+  // layer: 4 bytes per S^2 per layer (the bool mask itself is not saved).
+  EXPECT_EQ(TwiceScoreBytesPerS2(std::string(kLlama) + ",attn=sdpa,window=16"),
+            2 * kLayers * 4);
 }
 
 TEST(AttentionBuildTest, FlashKeepsGroupedKvAndTheLogsumexp) {
-  Result<BuiltModel> m = BuildNamedModel("llama", std::string(kLlama) + ",attn=flash");
+  Result<BuiltModel> m =
+      BuildNamedModel("llama", std::string(kLlama) + ",attn=flash");
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = AnalyzeBuilt(*m, ctx);
   const sym::Expr B = ctx.Symbol("B"), S = ctx.Symbol("S");
   // Per layer, flash_attn_func saves (float32, [B, S, heads, hd]): q (the RoPE
   // output) B*S*4*16*4, k and v with the 2 K/V heads B*S*2*16*4 each (no
-  // repeat), out B*S*4*16*4, softmax_lse float32 [B, 4, S] and rng_state int64 [2].
-  const sym::Expr per_layer = B * S * kHeads * kHd * 4 + 2 * (B * S * kKvHeads * kHd * 4) + B * S * kHeads * kHd * 4 +
-                              B * kHeads * S * 4 + 16;
+  // repeat), out B*S*4*16*4, softmax_lse float32 [B, 4, S] and rng_state int64
+  // [2].
+  const sym::Expr per_layer =
+      B * S * kHeads * kHd * 4 + 2 * (B * S * kKvHeads * kHd * 4) +
+      B * S * kHeads * kHd * 4 + B * kHeads * S * 4 + 16;
   sym::Expr flash_saved(0);
   int flash_nodes = 0;
   for (size_t ni = 0; ni < m->graph.nodes.size(); ++ni) {
@@ -117,20 +131,25 @@ TEST(AttentionBuildTest, SdpaOnFlashOrEfficientSavesWhatFlashAttnSaves) {
   // logsumexp padding adds nothing): SDPA saves q, k, v, out, the float32
   // logsumexp [B, H, S] and the philox seed and offset (8 + 8); flash_attn_func
   // saves the same storages, softmax_lse [B, H, S] and rng_state (16 bytes).
-  const std::string base = "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256";
+  const std::string base =
+      "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256";
   sym::Context ctx;
-  const Report sdpa = AnalyzeBuilt(*BuildNamedModel("llama", base + ",attn=sdpa"), ctx);
-  const Report flash = AnalyzeBuilt(*BuildNamedModel("llama", base + ",attn=flash"), ctx);
+  const Report sdpa =
+      AnalyzeBuilt(*BuildNamedModel("llama", base + ",attn=sdpa"), ctx);
+  const Report flash =
+      AnalyzeBuilt(*BuildNamedModel("llama", base + ",attn=flash"), ctx);
   EXPECT_EQ(SavedAt(sdpa, 64), SavedAt(flash, 64));
-  // At S = 65 memory-efficient's logsumexp has 96 rows, flash's 65: 31 rows x 4 heads x 4 bytes per layer.
+  // At S = 65 memory-efficient's logsumexp has 96 rows, flash's 65: 31 rows x 4
+  // heads x 4 bytes per layer.
   EXPECT_EQ(SavedAt(sdpa, 65) - SavedAt(flash, 65), kLayers * 31 * kHeads * 4);
 }
 
 TEST(AttentionBuildTest, FlashWindowCountsTheBand) {
   // window=16 -> window_size (15, 15), causal: min(S, 16) keys per query row.
-  // The core's forward FLOPs at B = 1, S = 64: SC = 4 heads * 64 rows * 16 keys;
-  // Q K^T and P V 2*SC*16 each, scale, mask, softmax 4: 6*SC.
-  Result<BuiltModel> m = BuildNamedModel("llama", std::string(kLlama) + ",attn=flash,window=16");
+  // The core's forward FLOPs at B = 1, S = 64: SC = 4 heads * 64 rows * 16
+  // keys; Q K^T and P V 2*SC*16 each, scale, mask, softmax 4: 6*SC.
+  Result<BuiltModel> m =
+      BuildNamedModel("llama", std::string(kLlama) + ",attn=flash,window=16");
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = AnalyzeBuilt(*m, ctx);
@@ -145,7 +164,8 @@ TEST(AttentionBuildTest, FlashWindowCountsTheBand) {
 
 TEST(AttentionBuildTest, GptAndVitBuildSdpa) {
   // GPT-2: one scaled_dot_product_attention per layer, causal, with attn_pdrop.
-  Result<BuiltModel> g = BuildNamedModel("gpt2", "layers=2,hidden=64,heads=4,vocab=512,context=128");
+  Result<BuiltModel> g = BuildNamedModel(
+      "gpt2", "layers=2,hidden=64,heads=4,vocab=512,context=128");
   ASSERT_TRUE(g.ok()) << g.status().message();
   int sdpa = 0, softmax = 0;
   for (const auto& node : g->graph.nodes) {
@@ -155,10 +175,13 @@ TEST(AttentionBuildTest, GptAndVitBuildSdpa) {
   EXPECT_EQ(sdpa, 2);
   EXPECT_EQ(softmax, 0);
   // ViT (torch 2.x nn.MultiheadAttention, need_weights=False): SDPA too.
-  Result<BuiltModel> v = BuildNamedModel("vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10");
+  Result<BuiltModel> v = BuildNamedModel(
+      "vit",
+      "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10");
   ASSERT_TRUE(v.ok()) << v.status().message();
   sdpa = 0;
-  for (const auto& node : v->graph.nodes) sdpa += node.op == "aten::scaled_dot_product_attention";
+  for (const auto& node : v->graph.nodes)
+    sdpa += node.op == "aten::scaled_dot_product_attention";
   EXPECT_EQ(sdpa, 2);
   sym::Context ctx;
   const Report r = AnalyzeBuilt(*v, ctx);
@@ -167,20 +190,31 @@ TEST(AttentionBuildTest, GptAndVitBuildSdpa) {
 
 TEST(AttentionBuildTest, BackendWithNothingToActOnIsSaid) {
   sym::Context ctx;
-  // eager: no scaled_dot_product_attention node, so --attention-backend flash acts on nothing.
-  const Report eager = AnalyzeBuilt(*BuildNamedModel("llama", std::string(kLlama) + ",attn=eager"), ctx, "flash");
+  // eager: no scaled_dot_product_attention node, so --attention-backend flash
+  // acts on nothing.
+  const Report eager = AnalyzeBuilt(
+      *BuildNamedModel("llama", std::string(kLlama) + ",attn=eager"), ctx,
+      "flash");
   ASSERT_EQ(eager.diagnostics.size(), 1u);
   EXPECT_EQ(eager.diagnostics[0].severity, Diagnostic::Severity::kWarning);
-  EXPECT_THAT(eager.diagnostics[0].message, HasSubstr("attention backend 'flash' applies to no node"));
-  // flash_attn_func is flash-attn's own kernel: the backend does not apply either.
-  const Report flash =
-      AnalyzeBuilt(*BuildNamedModel("llama", std::string(kLlama) + ",attn=flash"), ctx, "efficient");
+  EXPECT_THAT(eager.diagnostics[0].message,
+              HasSubstr("attention backend 'flash' applies to no node"));
+  // flash_attn_func is flash-attn's own kernel: the backend does not apply
+  // either.
+  const Report flash = AnalyzeBuilt(
+      *BuildNamedModel("llama", std::string(kLlama) + ",attn=flash"), ctx,
+      "efficient");
   ASSERT_EQ(flash.diagnostics.size(), 1u);
   EXPECT_THAT(flash.diagnostics[0].message, HasSubstr("'efficient'"));
   // sdpa: the backend applies; auto never warns.
-  EXPECT_TRUE(AnalyzeBuilt(*BuildNamedModel("llama", std::string(kLlama) + ",attn=sdpa"), ctx, "math")
+  EXPECT_TRUE(AnalyzeBuilt(
+                  *BuildNamedModel("llama", std::string(kLlama) + ",attn=sdpa"),
+                  ctx, "math")
                   .diagnostics.empty());
-  EXPECT_TRUE(AnalyzeBuilt(*BuildNamedModel("llama", std::string(kLlama) + ",attn=eager"), ctx).diagnostics.empty());
+  EXPECT_TRUE(
+      AnalyzeBuilt(
+          *BuildNamedModel("llama", std::string(kLlama) + ",attn=eager"), ctx)
+          .diagnostics.empty());
 }
 
 }  // namespace

@@ -26,12 +26,14 @@ BertConfig Tiny() {
 }
 
 TEST(BertTest, ParamsMatchTheClosedForm) {
-  // Embeddings: word V*h, position P*h, token type T*h, LayerNorm 2h. Per layer: query, key,
-  // value, attention dense 4(h^2 + h), two LayerNorms 4h, MLP 2*h*I + I + h.
-  // BertModel: + pooler h^2 + h. BertForMaskedLM: + transform h^2 + h, LayerNorm 2h, decoder
-  // bias V (its weight is the word embeddings').
+  // Embeddings: word V*h, position P*h, token type T*h, LayerNorm 2h. Per
+  // layer: query, key, value, attention dense 4(h^2 + h), two LayerNorms 4h,
+  // MLP 2*h*I + I + h. BertModel: + pooler h^2 + h. BertForMaskedLM: +
+  // transform h^2 + h, LayerNorm 2h, decoder bias V (its weight is the word
+  // embeddings').
   const int64_t V = 100, P = 32, T = 2, h = 64, L = 2, I = 256;
-  const int64_t body = V * h + P * h + T * h + 2 * h + L * (4 * (h * h + h) + 4 * h + 2 * h * I + I + h);
+  const int64_t body = V * h + P * h + T * h + 2 * h +
+                       L * (4 * (h * h + h) + 4 * h + 2 * h * I + I + h);
   for (const char* head : {"mlm", "model"}) {
     BertConfig c = Tiny();
     c.head = head;
@@ -39,7 +41,8 @@ TEST(BertTest, ParamsMatchTheClosedForm) {
     ASSERT_TRUE(m.ok()) << m.status().message();
     sym::Context ctx;
     const Report r = AnalyzeBuilt(*m, ctx);
-    const int64_t expected = body + (c.head == "mlm" ? h * h + h + 2 * h + V : h * h + h);
+    const int64_t expected =
+        body + (c.head == "mlm" ? h * h + h + 2 * h + V : h * h + h);
     EXPECT_EQ(r.params, expected) << head;
     EXPECT_TRUE(r.unknown_ops.empty()) << head << ": " << r.unknown_ops[0].op;
   }
@@ -52,7 +55,8 @@ TEST(BertTest, TheDecoderIsTiedAndBiased) {
   for (const ir::TensorEntry& e : m->graph.params) {
     for (const std::string& a : e.aliases) alias_of[a] = e.name;
   }
-  EXPECT_EQ(alias_of["cls.predictions.decoder.weight"], "bert.embeddings.word_embeddings.weight");
+  EXPECT_EQ(alias_of["cls.predictions.decoder.weight"],
+            "bert.embeddings.word_embeddings.weight");
   EXPECT_EQ(alias_of["cls.predictions.decoder.bias"], "cls.predictions.bias");
   EXPECT_EQ(m->default_loss, "lm");
   // The position and token-type id buffers: int64 [1, positions] each.
@@ -84,9 +88,11 @@ TEST(BertTest, BadConfigsAreOneLineErrors) {
       {"dropout=2", "dropout"},
   };
   for (const auto& c : bad) {
-    Result<BuiltModel> m = BuildNamedModel("bert", std::string("layers=1,hidden=64,heads=4,") + c.config);
+    Result<BuiltModel> m = BuildNamedModel(
+        "bert", std::string("layers=1,hidden=64,heads=4,") + c.config);
     ASSERT_FALSE(m.ok()) << c.config;
-    EXPECT_NE(m.status().message().find(c.says), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos)
+        << m.status().message();
     EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
   }
 }

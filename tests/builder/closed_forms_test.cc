@@ -33,8 +33,8 @@ using testing::BuiltinRules;
 
 // A GPT-2 builder config with the papers' dimensions. NB: attn=eager: the
 // papers' formulas count the materialized s x s scores (matmul + softmax).
-Gpt2Config Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t context,
-               double dropout = 0.1) {
+Gpt2Config Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab,
+               int64_t context, double dropout = 0.1) {
   Gpt2Config c;
   c.layers = layers;
   c.hidden = hidden;
@@ -48,14 +48,18 @@ Gpt2Config Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int
 
 // How one analysis is run.
 struct RunSetup {
-  DType param_dtype = DType::kFloat16;  // model.half(): activations fp16 (input tokens stay int64).
-  std::string device = "cuda";          // CUDA kernels: bool dropout masks, fp32 LayerNorm statistics.
+  // model.half(): activations fp16 (input tokens stay int64).
+  DType param_dtype = DType::kFloat16;
+  // CUDA kernels: bool dropout masks, fp32 LayerNorm statistics.
+  std::string device = "cuda";
   StepMode mode = StepMode::kTrain;
-  // If > 0, the input is the concrete [batch, seq]; else the builder's symbolic [B, S].
+  // If > 0, the input is the concrete [batch, seq]; else the builder's symbolic
+  // [B, S].
   int64_t batch = 0, seq = 0;
 };
 
-Report AnalyzeGpt(const BuiltModel& m, sym::Context& ctx, const RunSetup& setup) {
+Report AnalyzeGpt(const BuiltModel& m, sym::Context& ctx,
+                  const RunSetup& setup) {
   AnalysisOptions options;
   options.param_dtype = setup.param_dtype;
   options.device = setup.device;
@@ -63,7 +67,8 @@ Report AnalyzeGpt(const BuiltModel& m, sym::Context& ctx, const RunSetup& setup)
   options.training.optimizer = OptimizerKind::kAdam;
   for (const InputDecl& in : m.inputs) {
     InputSpec spec{ResolveShape(m, in, ctx), in.dtype};
-    if (setup.batch > 0) spec.shape = {sym::Expr(setup.batch), sym::Expr(setup.seq)};
+    if (setup.batch > 0)
+      spec.shape = {sym::Expr(setup.batch), sym::Expr(setup.seq)};
     options.inputs.push_back(std::move(spec));
   }
   Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
@@ -95,8 +100,10 @@ std::string SavedIn(const ir::Graph& g, const Report& r, int scope) {
   for (const SavedTensorInfo& s : r.training.saved) {
     const ir::Node& n = g.nodes[s.node];
     if (!Under(g, n.scope, scope)) continue;
-    os << "  " << g.scopes[n.scope].path << " " << n.op << " " << s.what << " " << s.bytes.ToString()
-       << (s.counted ? "" : " (not counted: param, buffer, or seen before)") << "\n";
+    os << "  " << g.scopes[n.scope].path << " " << n.op << " " << s.what << " "
+       << s.bytes.ToString()
+       << (s.counted ? "" : " (not counted: param, buffer, or seen before)")
+       << "\n";
   }
   return os.str();
 }
@@ -150,15 +157,19 @@ sym::Expr Sym(sym::Context& ctx, const char* name) {
 // ---------------------------------------------------------------------------
 
 // The paper's formula, in exact integers: s*b*h*(34 + 5as/h) = s*b*(34h + 5as).
-int64_t KorthikantiBytes(int64_t s, int64_t b, int64_t h, int64_t a) { return s * b * (34 * h + 5 * a * s); }
+int64_t KorthikantiBytes(int64_t s, int64_t b, int64_t h, int64_t a) {
+  return s * b * (34 * h + 5 * a * s);
+}
 
 // The same, symbolic in B and S.
-sym::Expr KorthikantiBytes(const sym::Expr& S, const sym::Expr& B, int64_t h, int64_t a) {
+sym::Expr KorthikantiBytes(const sym::Expr& S, const sym::Expr& B, int64_t h,
+                           int64_t a) {
   return S * B * sym::Expr(34 * h) + sym::Expr(5 * a) * S * S * B;
 }
 
 // What the paper leaves out (see above), per layer.
-constexpr int64_t kLnStatBytesPerToken = 2 /*LNs*/ * 2 /*mean, rstd*/ * 4 /*float32*/;
+constexpr int64_t kLnStatBytesPerToken =
+    2 /*LNs*/ * 2 /*mean, rstd*/ * 4 /*float32*/;
 constexpr int64_t kAttentionScaleBytes = 8;  // 0-dim float64 divisor.
 
 TEST(ClosedFormsTest, KorthikantiActivationsPerLayerSymbolic) {
@@ -176,23 +187,29 @@ TEST(ClosedFormsTest, KorthikantiActivationsPerLayerSymbolic) {
     sym::Context ctx;
     const Report r = AnalyzeGpt(*m, ctx, RunSetup{});
     const sym::Expr B = Sym(ctx, "B"), S = Sym(ctx, "S");
-    const sym::Expr expected =
-        KorthikantiBytes(S, B, c.h, c.a) + sym::Expr(kLnStatBytesPerToken) * S * B + kAttentionScaleBytes;
+    const sym::Expr expected = KorthikantiBytes(S, B, c.h, c.a) +
+                               sym::Expr(kLnStatBytesPerToken) * S * B +
+                               kAttentionScaleBytes;
     for (int64_t i = 0; i < layers; ++i) {
       const int scope = ScopeOf(m->graph, "h." + std::to_string(i));
       const sym::Expr got = r.training.module_act_bytes[scope];
       // Symbolically equal: the same polynomial in B and S.
-      EXPECT_EQ(got, expected) << "h." << i << ": torchcost " << got.ToString() << ", paper + known terms "
-                               << expected.ToString() << "\n" << SavedIn(m->graph, r, scope);
+      EXPECT_EQ(got, expected)
+          << "h." << i << ": torchcost " << got.ToString()
+          << ", paper + known terms " << expected.ToString() << "\n"
+          << SavedIn(m->graph, r, scope);
       // And at points, as --set B=.. --set S=.. evaluates it.
-      for (const auto& [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 128}, {4, 1024}, {8, 2048}}) {
+      for (const auto& [b, s] : std::vector<std::pair<int64_t, int64_t>>{
+               {1, 1}, {1, 128}, {4, 1024}, {8, 2048}}) {
         Result<int64_t> v = sym::Evaluate(got, {{"B", b}, {"S", s}});
         ASSERT_TRUE(v.ok()) << v.status().message();
-        EXPECT_EQ(*v, KorthikantiBytes(s, b, c.h, c.a) + kLnStatBytesPerToken * s * b + kAttentionScaleBytes)
+        EXPECT_EQ(*v, KorthikantiBytes(s, b, c.h, c.a) +
+                          kLnStatBytesPerToken * s * b + kAttentionScaleBytes)
             << "h." << i << " at B=" << b << " S=" << s;
       }
     }
-    // The blocks share no saved storage: the ModuleList holds exactly layers x one block.
+    // The blocks share no saved storage: the ModuleList holds exactly layers x
+    // one block.
     const sym::Expr all = r.training.module_act_bytes[ScopeOf(m->graph, "h")];
     EXPECT_EQ(all, sym::Expr(layers) * expected) << all.ToString();
   }
@@ -202,10 +219,14 @@ TEST(ClosedFormsTest, KorthikantiActivationsPerLayerConcrete) {
   struct Case {
     int64_t s, b, h, a;
   };
-  const Case cases[] = {{128, 1, 64, 4}, {512, 2, 256, 8}, {1024, 1, 768, 12}, {2048, 2, 1024, 16}, {300, 3, 96, 3}};
+  const Case cases[] = {{128, 1, 64, 4},
+                        {512, 2, 256, 8},
+                        {1024, 1, 768, 12},
+                        {2048, 2, 1024, 16},
+                        {300, 3, 96, 3}};
   for (const Case& c : cases) {
-    SCOPED_TRACE("s=" + std::to_string(c.s) + " b=" + std::to_string(c.b) + " h=" + std::to_string(c.h) +
-                 " a=" + std::to_string(c.a));
+    SCOPED_TRACE("s=" + std::to_string(c.s) + " b=" + std::to_string(c.b) +
+                 " h=" + std::to_string(c.h) + " a=" + std::to_string(c.a));
     Result<BuiltModel> m = BuildGpt2(Gpt(2, c.h, c.a, 1000, 2048));
     ASSERT_TRUE(m.ok()) << m.status().message();
     sym::Context ctx;
@@ -214,9 +235,11 @@ TEST(ClosedFormsTest, KorthikantiActivationsPerLayerConcrete) {
     setup.seq = c.s;
     const Report r = AnalyzeGpt(*m, ctx, setup);
     const int scope = ScopeOf(m->graph, "h.1");
-    const int64_t expected =
-        KorthikantiBytes(c.s, c.b, c.h, c.a) + kLnStatBytesPerToken * c.s * c.b + kAttentionScaleBytes;
-    EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+    const int64_t expected = KorthikantiBytes(c.s, c.b, c.h, c.a) +
+                             kLnStatBytesPerToken * c.s * c.b +
+                             kAttentionScaleBytes;
+    EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(),
+              std::optional<int64_t>(expected))
         << SavedIn(m->graph, r, scope);
   }
 }
@@ -239,7 +262,8 @@ TEST(ClosedFormsTest, KorthikantiScalesWithTheActivationDtype) {
   const int64_t expected = 2 * (KorthikantiBytes(s, b, h, a) - masks) + masks +
                            kLnStatBytesPerToken * s * b + kAttentionScaleBytes;
   const int scope = ScopeOf(m->graph, "h.0");
-  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(),
+            std::optional<int64_t>(expected))
       << SavedIn(m->graph, r, scope);
 }
 
@@ -260,12 +284,16 @@ TEST(ClosedFormsTest, KorthikantiOnCpuBfloat16) {
   setup.batch = b;
   setup.seq = s;
   const Report r = AnalyzeGpt(*m, ctx, setup);
-  const int64_t cpu_masks_extra = a * s * s * b + 2 * s * b * h;  // 2-byte masks: 1 byte more each.
-  const int64_t cpu_ln_stats = 2 * 2 * 2 * s * b;                  // bf16 mean, rstd of 2 LNs.
-  const int64_t expected = KorthikantiBytes(s, b, h, a) + cpu_masks_extra + cpu_ln_stats + kAttentionScaleBytes;
+  // 2-byte masks: 1 byte more each.
+  const int64_t cpu_masks_extra = a * s * s * b + 2 * s * b * h;
+  // bf16 mean, rstd of 2 LNs.
+  const int64_t cpu_ln_stats = 2 * 2 * 2 * s * b;
+  const int64_t expected = KorthikantiBytes(s, b, h, a) + cpu_masks_extra +
+                           cpu_ln_stats + kAttentionScaleBytes;
   ASSERT_EQ(expected, 492552);  // What torch 1.13 saved.
   const int scope = ScopeOf(m->graph, "h.1");
-  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(), std::optional<int64_t>(expected))
+  EXPECT_EQ(r.training.module_act_bytes[scope].AsConstant(),
+            std::optional<int64_t>(expected))
       << SavedIn(m->graph, r, scope);
 }
 
@@ -290,26 +318,36 @@ int64_t NarayananParams(int64_t l, int64_t h, int64_t V, int64_t s) {
 TEST(ClosedFormsTest, NarayananParameterCount) {
   struct Case {
     int64_t l, h, heads, V, s;
-    double paper_billions;  // Table 1's "Number of parameters (billion)"; 0 if not from the table.
+    // Table 1's "Number of parameters (billion)"; 0 if not from the table.
+    double paper_billions;
   };
   // Table 1's models (V = 51200, s = 2048), and GPT-2 small / medium.
   const Case cases[] = {
-      {24, 2304, 24, 51200, 2048, 1.7},     {30, 3072, 32, 51200, 2048, 3.6},
-      {36, 4096, 32, 51200, 2048, 7.5},     {40, 6144, 48, 51200, 2048, 18.4},
-      {48, 8192, 64, 51200, 2048, 39.1},    {60, 10240, 80, 51200, 2048, 76.1},
-      {80, 12288, 96, 51200, 2048, 145.6},  {96, 16384, 128, 51200, 2048, 310.1},
-      {105, 20480, 128, 51200, 2048, 529.6}, {128, 25600, 160, 51200, 2048, 1008.0},
-      {12, 768, 12, 50257, 1024, 0},        {24, 1024, 16, 50257, 1024, 0},
+      {24, 2304, 24, 51200, 2048, 1.7},
+      {30, 3072, 32, 51200, 2048, 3.6},
+      {36, 4096, 32, 51200, 2048, 7.5},
+      {40, 6144, 48, 51200, 2048, 18.4},
+      {48, 8192, 64, 51200, 2048, 39.1},
+      {60, 10240, 80, 51200, 2048, 76.1},
+      {80, 12288, 96, 51200, 2048, 145.6},
+      {96, 16384, 128, 51200, 2048, 310.1},
+      {105, 20480, 128, 51200, 2048, 529.6},
+      {128, 25600, 160, 51200, 2048, 1008.0},
+      {12, 768, 12, 50257, 1024, 0},
+      {24, 1024, 16, 50257, 1024, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("l=" + std::to_string(c.l) + " h=" + std::to_string(c.h));
     const int64_t formula = NarayananParams(c.l, c.h, c.V, c.s);
     // The exact integer form is the paper's factored form.
     const double l = c.l, h = c.h;
-    const double factored = 12 * l * h * h * (1 + 13 / (12 * h) + (c.V + c.s) / (12 * l * h));
+    const double factored =
+        12 * l * h * h * (1 + 13 / (12 * h) + (c.V + c.s) / (12 * l * h));
     EXPECT_NEAR(formula, factored, 1e-12 * factored);
-    // And it reproduces the paper's table (rounded to 0.1 B), so the reading is right.
-    if (c.paper_billions > 0) EXPECT_DOUBLE_EQ(std::round(formula / 1e8) / 10, c.paper_billions);
+    // And it reproduces the paper's table (rounded to 0.1 B), so the reading is
+    // right.
+    if (c.paper_billions > 0)
+      EXPECT_DOUBLE_EQ(std::round(formula / 1e8) / 10, c.paper_billions);
 
     Result<BuiltModel> m = BuildGpt2(Gpt(c.l, c.h, c.heads, c.V, c.s));
     ASSERT_TRUE(m.ok()) << m.status().message();
@@ -317,10 +355,12 @@ TEST(ClosedFormsTest, NarayananParameterCount) {
     RunSetup setup;
     setup.mode = StepMode::kInfer;  // Parameters do not depend on the step.
     const Report r = AnalyzeGpt(*m, ctx, setup);
-    const int64_t final_layer_norm = 2 * c.h;  // Not in the paper's formula; in the model.
+    // Not in the paper's formula; in the model.
+    const int64_t final_layer_norm = 2 * c.h;
     EXPECT_EQ(r.params, formula + final_layer_norm);
     // The formula's per-layer part is exactly one block's parameters.
-    EXPECT_EQ(r.modules[ScopeOf(m->graph, "h.0")].params, 12 * c.h * c.h + 13 * c.h);
+    EXPECT_EQ(r.modules[ScopeOf(m->graph, "h.0")].params,
+              12 * c.h * c.h + 13 * c.h);
   }
 }
 
@@ -355,10 +395,15 @@ TEST(ClosedFormsTest, KaplanForwardFlopsPerToken) {
   struct Case {
     int64_t n_layer, d_model, heads, n_vocab;
   };
-  const Case cases[] = {{2, 64, 4, 100}, {12, 768, 12, 50257}, {24, 1024, 16, 50257}, {48, 1600, 25, 50257}};
+  const Case cases[] = {{2, 64, 4, 100},
+                        {12, 768, 12, 50257},
+                        {24, 1024, 16, 50257},
+                        {48, 1600, 25, 50257}};
   for (const Case& c : cases) {
-    SCOPED_TRACE("n_layer=" + std::to_string(c.n_layer) + " d_model=" + std::to_string(c.d_model));
-    Result<BuiltModel> m = BuildGpt2(Gpt(c.n_layer, c.d_model, c.heads, c.n_vocab, 1024));
+    SCOPED_TRACE("n_layer=" + std::to_string(c.n_layer) +
+                 " d_model=" + std::to_string(c.d_model));
+    Result<BuiltModel> m =
+        BuildGpt2(Gpt(c.n_layer, c.d_model, c.heads, c.n_vocab, 1024));
     ASSERT_TRUE(m.ok()) << m.status().message();
     sym::Context ctx;
     RunSetup setup;
@@ -387,27 +432,40 @@ TEST(ClosedFormsTest, KaplanForwardFlopsPerToken) {
       }
     }
     const int64_t L = c.n_layer, d = c.d_model;
-    const int64_t N = 12 * L * d * d;  // = 2*d_model*n_layer*(2*d_attn + d_ff), d_attn = d, d_ff = 4d.
+    // = 2*d_model*n_layer*(2*d_attn + d_ff), d_attn = d, d_ff = 4d.
+    const int64_t N = 12 * L * d * d;
     ASSERT_EQ(N, 2 * d * L * (2 * d + 4 * d));
     const sym::Expr tokens = B * S;
-    const sym::Expr kaplan_mask = sym::Expr(2 * L * d) * S;          // 2*n_layer*n_ctx*d_attn, n_ctx = S.
-    const sym::Expr c_forward = sym::Expr(2 * N) + kaplan_mask;      // Per token.
+    // 2*n_layer*n_ctx*d_attn, n_ctx = S.
+    const sym::Expr kaplan_mask = sym::Expr(2 * L * d) * S;
+    // Per token.
+    const sym::Expr c_forward = sym::Expr(2 * N) + kaplan_mask;
 
-    EXPECT_EQ(sym::Expr(2) * proj_macs, sym::Expr(2 * N) * tokens) << (2 * proj_macs).ToString();
-    EXPECT_EQ(sym::Expr(2) * qk_macs, kaplan_mask * tokens) << (2 * qk_macs).ToString();
-    EXPECT_EQ(sym::Expr(2) * (proj_macs + qk_macs), c_forward * tokens) << c_forward.ToString();
-    EXPECT_EQ(av_macs, qk_macs) << av_macs.ToString() << " vs " << qk_macs.ToString();
+    EXPECT_EQ(sym::Expr(2) * proj_macs, sym::Expr(2 * N) * tokens)
+        << (2 * proj_macs).ToString();
+    EXPECT_EQ(sym::Expr(2) * qk_macs, kaplan_mask * tokens)
+        << (2 * qk_macs).ToString();
+    EXPECT_EQ(sym::Expr(2) * (proj_macs + qk_macs), c_forward * tokens)
+        << c_forward.ToString();
+    EXPECT_EQ(av_macs, qk_macs)
+        << av_macs.ToString() << " vs " << qk_macs.ToString();
     EXPECT_EQ(other_block_macs, sym::Expr(0)) << other_block_macs.ToString();
     // Biases Kaplan leaves out: c_attn 3d, attn c_proj d, c_fc 4d, c_proj d.
-    EXPECT_EQ(proj_flops - sym::Expr(2) * proj_macs, sym::Expr(9 * L * d) * tokens)
+    EXPECT_EQ(proj_flops - sym::Expr(2) * proj_macs,
+              sym::Expr(9 * L * d) * tokens)
         << (proj_flops - sym::Expr(2) * proj_macs).ToString();
-    // The whole model: the blocks, plus the tied head (de-embed, 2*n_vocab*d_model per token).
+    // The whole model: the blocks, plus the tied head (de-embed,
+    // 2*n_vocab*d_model per token).
     const sym::Expr de_embed = sym::Expr(2 * c.n_vocab * d);
-    EXPECT_EQ(sym::Expr(2) * r.macs, (c_forward + kaplan_mask + de_embed) * tokens) << (2 * r.macs).ToString();
+    EXPECT_EQ(sym::Expr(2) * r.macs,
+              (c_forward + kaplan_mask + de_embed) * tokens)
+        << (2 * r.macs).ToString();
 
     // Per token at points (B*S tokens, n_ctx = S), as --set evaluates them.
-    for (const auto& [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1024}, {4, 512}, {3, 77}}) {
-      Result<int64_t> v = sym::Evaluate(sym::Expr(2) * (proj_macs + qk_macs), {{"B", b}, {"S", s}});
+    for (const auto& [b, s] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1024}, {4, 512}, {3, 77}}) {
+      Result<int64_t> v = sym::Evaluate(sym::Expr(2) * (proj_macs + qk_macs),
+                                        {{"B", b}, {"S", s}});
       ASSERT_TRUE(v.ok()) << v.status().message();
       ASSERT_EQ(*v % (b * s), 0);
       EXPECT_EQ(*v / (b * s), 2 * N + 2 * L * s * d) << "B=" << b << " S=" << s;

@@ -1,12 +1,13 @@
 // Family builders: parameter counts against closed forms, analysis with
 // symbolic B and S, config errors.
+#include "torchcost/families.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "testing/built_models.h"
 #include "torchcost/analysis.h"
-#include "torchcost/families.h"
 #include "torchcost/rules.h"
 
 namespace torchcost::build {
@@ -18,7 +19,8 @@ TEST(FamiliesTest, Gpt2PresetParamsMatchTheClosedForm) {
   // wte V*h + wpe n_ctx*h + per layer 12h^2 + 13h (qkv 3h^2+3h, proj h^2+h,
   // MLP 8h^2+5h, two LayerNorms 4h) + final LayerNorm 2h; the head is tied.
   const int64_t V = 50257, h = 768, L = 12, n_ctx = 1024;
-  const int64_t expected = V * h + n_ctx * h + L * (12 * h * h + 13 * h) + 2 * h;
+  const int64_t expected =
+      V * h + n_ctx * h + L * (12 * h * h + 13 * h) + 2 * h;
   ASSERT_EQ(expected, 124439808);
   Result<BuiltModel> m = BuildNamedModel("gpt2", "");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -32,7 +34,8 @@ TEST(FamiliesTest, Gpt2PresetParamsMatchTheClosedForm) {
 
 // embed V*h + per layer (q, o: h*h each; k, v: h*(kv_heads*hd) each; SwiGLU
 // 3*h*I; two RMSNorm weights 2h) + final norm h + untied head V*h.
-int64_t LlamaParams(int64_t V, int64_t h, int64_t L, int64_t heads, int64_t kv_heads, int64_t I) {
+int64_t LlamaParams(int64_t V, int64_t h, int64_t L, int64_t heads,
+                    int64_t kv_heads, int64_t I) {
   const int64_t kv = kv_heads * (h / heads);
   return V * h + L * (2 * h * h + 2 * h * kv + 3 * h * I + 2 * h) + h + V * h;
 }
@@ -50,8 +53,10 @@ TEST(FamiliesTest, Llama7bLikeParamsMatchTheClosedForm) {
 }
 
 TEST(FamiliesTest, LlamaGroupedQueryAttentionShrinksKeyAndValueProjections) {
-  Result<BuiltModel> m = BuildNamedModel(
-      "llama", "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate=11008,vocab=32000");
+  Result<BuiltModel> m =
+      BuildNamedModel("llama",
+                      "layers=32,hidden=4096,heads=32,kv_heads=8,intermediate="
+                      "11008,vocab=32000");
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = AnalyzeBuilt(*m, ctx);
@@ -61,9 +66,13 @@ TEST(FamiliesTest, LlamaGroupedQueryAttentionShrinksKeyAndValueProjections) {
 }
 
 TEST(FamiliesTest, ResnetDepthsMatchTorchvisionParams) {
-  // torchvision's parameter counts (sum(p.numel() for p in model.parameters())).
-  const std::pair<int64_t, int64_t> cases[] = {{18, 11689512}, {34, 21797672}, {50, 25557032},
-                                               {101, 44549160}, {152, 60192808}};
+  // torchvision's parameter counts (sum(p.numel() for p in
+  // model.parameters())).
+  const std::pair<int64_t, int64_t> cases[] = {{18, 11689512},
+                                               {34, 21797672},
+                                               {50, 25557032},
+                                               {101, 44549160},
+                                               {152, 60192808}};
   for (const auto& [depth, params] : cases) {
     ResnetConfig c;
     c.depth = depth;
@@ -105,9 +114,11 @@ TEST(FamiliesTest, ResnetBlockOverridesDepths) {
 TEST(FamiliesTest, ResnetKernelsChangeEachStagesConvolutions) {
   Result<BuiltModel> m = BuildNamedModel("resnet", "depth=18,kernels=3:5:7:1");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  const int64_t k[4] = {3, 5, 7, 1}, planes[4] = {64, 128, 256, 512}, in[4] = {64, 64, 128, 256};
+  const int64_t k[4] = {3, 5, 7, 1}, planes[4] = {64, 128, 256, 512},
+                in[4] = {64, 64, 128, 256};
   int64_t want = 11689512;
-  for (int s = 0; s < 4; ++s) want += (k[s] * k[s] - 9) * (in[s] * planes[s] + 3 * planes[s] * planes[s]);
+  for (int s = 0; s < 4; ++s)
+    want += (k[s] * k[s] - 9) * (in[s] * planes[s] + 3 * planes[s] * planes[s]);
   EXPECT_EQ(ParamCount(*m), want);
 }
 
@@ -131,8 +142,10 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
   const Case bad[] = {
       {"llama", "layers=32,bogus=1", "unknown key 'bogus' for family llama"},
       {"llama", "layers=x", "value 'x' is not an integer"},
-      {"llama", "heads=32,kv_heads=5", "heads=32 is not divisible by kv_heads=5"},
-      {"gpt2", "hidden=100,heads=12", "hidden=100 is not divisible by heads=12"},
+      {"llama", "heads=32,kv_heads=5",
+       "heads=32 is not divisible by kv_heads=5"},
+      {"gpt2", "hidden=100,heads=12",
+       "hidden=100 is not divisible by heads=12"},
       {"gpt2", "layers=0", "layers=0 must be a positive integer"},
       {"gpt2", "dropout=1.5", "dropout=1.5 must lie in [0, 1)"},
       {"resnet", "depth=20", "depth=20 must be one of 18, 34, 50, 101, 152"},
@@ -140,11 +153,14 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
       {"llama", "layers", "expected KEY=VALUE"},
       {"mamba", "", "unknown family or preset"},
       // Limits that end absurd configs in an error instead of an endless build.
-      {"gpt2", "layers=9223372036854775807", "layers=9223372036854775807 is above the limit"},
+      {"gpt2", "layers=9223372036854775807",
+       "layers=9223372036854775807 is above the limit"},
       {"llama", "layers=100001", "layers=100001 is above the limit 100000"},
-      {"llama", "intermediate=4294967296", "intermediate=4294967296 is above the limit"},
+      {"llama", "intermediate=4294967296",
+       "intermediate=4294967296 is above the limit"},
       // Compute dtypes: the families run in float32, bfloat16 or float16 only.
-      {"llama", "dtype=int8", "dtype=int8: value 'int8' is not fp32, bf16 or fp16"},
+      {"llama", "dtype=int8",
+       "dtype=int8: value 'int8' is not fp32, bf16 or fp16"},
       {"vit", "dtype=float64", "is not fp32, bf16 or fp16"},
       {"gpt2", "dtype=bf17", "is not fp32, bf16 or fp16"},
       {"llama", "tie=yes", "is not true or false"},
@@ -152,7 +168,8 @@ TEST(FamiliesTest, BadConfigsAreOneLineErrors) {
   for (const Case& c : bad) {
     Result<BuiltModel> m = BuildNamedModel(c.name, c.config);
     ASSERT_FALSE(m.ok()) << c.name << " " << c.config;
-    EXPECT_NE(m.status().message().find(c.says), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos)
+        << m.status().message();
     EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
   }
 }
@@ -175,7 +192,8 @@ std::string ValueOf(const NamedConfig& c, const std::string& key) {
 TEST(FamiliesTest, ResolveNamedConfigAppliesThePresetThenTheOverrides) {
   // llama-7b-like's preset (Touvron et al. 2023, Table 2: 32 layers, 4096),
   // with the override after it.
-  Result<NamedConfig> c = ResolveNamedConfig("llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
+  Result<NamedConfig> c = ResolveNamedConfig(
+      "llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->family, "llama");
   EXPECT_EQ(ValueOf(*c, "layers"), "2");
@@ -186,9 +204,11 @@ TEST(FamiliesTest, ResolveNamedConfigAppliesThePresetThenTheOverrides) {
   EXPECT_EQ(ValueOf(*c, "dtype"), "bfloat16");
   // Every value reads back: the same config text builds the same graph.
   std::string text;
-  for (const auto& [k, v] : c->values) text += (text.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& [k, v] : c->values)
+    text += (text.empty() ? "" : ",") + k + "=" + v;
   Result<BuiltModel> a = BuildNamedModel("llama", text);
-  Result<BuiltModel> b = BuildNamedModel("llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
+  Result<BuiltModel> b = BuildNamedModel(
+      "llama-7b-like", "layers=2,eps=1e-05,tie=true,dtype=bf16");
   ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.status() : a.status()).message();
   EXPECT_EQ(a->graph.nodes.size(), b->graph.nodes.size());
   EXPECT_EQ(a->graph.params.size(), b->graph.params.size());

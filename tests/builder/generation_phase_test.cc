@@ -22,7 +22,8 @@ TEST(GenerationPhaseTest, ReadsThePhaseAndTheCacheDtype) {
   EXPECT_TRUE(g.generating);
   EXPECT_TRUE(g.decode);
   EXPECT_EQ(g.compute, DType::kBFloat16);
-  EXPECT_EQ(g.cache_dtype, DType::kUInt8);  // NB: fp8 is carried as a 1-byte uint8.
+  // NB: fp8 is carried as a 1-byte uint8.
+  EXPECT_EQ(g.cache_dtype, DType::kUInt8);
   g = ReadPhase(v, "", "", DType::kFloat16);
   EXPECT_FALSE(g.generating);
   EXPECT_EQ(g.cache_dtype, DType::kFloat16);  // The compute dtype.
@@ -30,10 +31,12 @@ TEST(GenerationPhaseTest, ReadsThePhaseAndTheCacheDtype) {
 
   Validator bad_phase("test");
   ReadPhase(bad_phase, "train", "", DType::kFloat32);
-  EXPECT_THAT(bad_phase.status().message(), HasSubstr("phase=train must be prefill or decode"));
+  EXPECT_THAT(bad_phase.status().message(),
+              HasSubstr("phase=train must be prefill or decode"));
   Validator bad_dtype("test");
   ReadPhase(bad_dtype, "prefill", "int8", DType::kFloat32);
-  EXPECT_THAT(bad_dtype.status().message(), HasSubstr("cache_dtype=int8 must be fp32, bf16, fp16 or fp8"));
+  EXPECT_THAT(bad_dtype.status().message(),
+              HasSubstr("cache_dtype=int8 must be fp32, bf16, fp16 or fp8"));
 }
 
 TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
@@ -49,7 +52,8 @@ TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
   OutputCaches(b, g);
   b.Output(y);
   BuiltModel m = b.Finish();
-  // Inputs: x, then past_key.0, past_value.0, ..., past_value.2 [B, 2, S+T-2, 8] in float16.
+  // Inputs: x, then past_key.0, past_value.0, ..., past_value.2 [B, 2, S+T-2,
+  // 8] in float16.
   ASSERT_EQ(m.inputs.size(), 7u);
   EXPECT_EQ(m.inputs[1].name, "past_key.0");
   EXPECT_EQ(m.inputs[6].name, "past_value.2");

@@ -24,10 +24,11 @@ GptNeoxConfig Tiny() {
 }
 
 TEST(GptNeoxTest, ParamsMatchTheClosedForm) {
-  // embed_in V*h + per layer (LayerNorms 4h, query_key_value 3h^2 + 3h, dense h^2 + h,
-  // MLP 2*h*I + I + h) + final LayerNorm 2h + embed_out V*h.
+  // embed_in V*h + per layer (LayerNorms 4h, query_key_value 3h^2 + 3h, dense
+  // h^2 + h, MLP 2*h*I + I + h) + final LayerNorm 2h + embed_out V*h.
   const int64_t V = 100, h = 64, L = 2, I = 256;
-  const int64_t per_layer = 4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * I + I + h;
+  const int64_t per_layer =
+      4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * I + I + h;
   for (const bool tie : {false, true}) {
     for (const bool bias : {true, false}) {
       GptNeoxConfig c = Tiny();
@@ -37,7 +38,8 @@ TEST(GptNeoxTest, ParamsMatchTheClosedForm) {
       ASSERT_TRUE(m.ok()) << m.status().message();
       sym::Context ctx;
       const Report r = AnalyzeBuilt(*m, ctx);
-      EXPECT_EQ(r.params, V * h + L * (per_layer - (bias ? 0 : 3 * h + h)) + 2 * h + (tie ? 0 : V * h))
+      EXPECT_EQ(r.params, V * h + L * (per_layer - (bias ? 0 : 3 * h + h)) +
+                              2 * h + (tie ? 0 : V * h))
           << "tie " << tie << " bias " << bias;
       EXPECT_TRUE(r.unknown_ops.empty()) << r.unknown_ops[0].op;
     }
@@ -45,8 +47,9 @@ TEST(GptNeoxTest, ParamsMatchTheClosedForm) {
 }
 
 TEST(GptNeoxTest, BuffersAreTheMaskAndTheRotaryCaches) {
-  // Per layer: bias bool [1, 1, 32, 32]; masked_bias a 0-dim float; rotary on int(16 * 0.25) = 4 dims:
-  // inv_freq [2], cos_cached and sin_cached [32, 4], float32.
+  // Per layer: bias bool [1, 1, 32, 32]; masked_bias a 0-dim float; rotary on
+  // int(16 * 0.25) = 4 dims: inv_freq [2], cos_cached and sin_cached [32, 4],
+  // float32.
   Result<BuiltModel> m = BuildGptNeox(Tiny());
   ASSERT_TRUE(m.ok()) << m.status().message();
   int64_t bytes = 0;
@@ -68,7 +71,8 @@ TEST(GptNeoxTest, AttentionImplementationsAnalyse) {
     sym::Context ctx;
     const Report r = AnalyzeBuilt(*m, ctx);
     EXPECT_TRUE(r.unknown_ops.empty()) << attn << ": " << r.unknown_ops[0].op;
-    EXPECT_TRUE(r.diagnostics.empty()) << attn << ": " << r.diagnostics[0].message;
+    EXPECT_TRUE(r.diagnostics.empty())
+        << attn << ": " << r.diagnostics[0].message;
   }
 }
 
@@ -83,9 +87,12 @@ TEST(GptNeoxTest, BadConfigsAreOneLineErrors) {
       {"act=swish", "act=swish must be gelu, gelu_tanh or relu"},
   };
   for (const auto& c : bad) {
-    Result<BuiltModel> m = BuildNamedModel("gpt_neox", std::string("layers=1,hidden=64,heads=4,context=32,") + c.config);
+    Result<BuiltModel> m = BuildNamedModel(
+        "gpt_neox",
+        std::string("layers=1,hidden=64,heads=4,context=32,") + c.config);
     ASSERT_FALSE(m.ok()) << c.config;
-    EXPECT_NE(m.status().message().find(c.says), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos)
+        << m.status().message();
     EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
   }
 }

@@ -38,7 +38,8 @@ TEST(GraphBuilderTest, ScopesParamsAndAliases) {
   ASSERT_EQ(m.graph.nodes.size(), 1u);
   const ir::Node& n = m.graph.nodes[0];
   EXPECT_EQ(n.op, "aten::linear");
-  EXPECT_EQ(n.input_names, (std::vector<std::string>{"input", "weight", "bias"}));
+  EXPECT_EQ(n.input_names,
+            (std::vector<std::string>{"input", "weight", "bias"}));
   EXPECT_EQ(n.scope, 1);
   EXPECT_EQ(m.graph.values[n.inputs[2]].kind, ir::ValueKind::kNone);
   ASSERT_EQ(m.inputs.size(), 1u);
@@ -46,7 +47,8 @@ TEST(GraphBuilderTest, ScopesParamsAndAliases) {
 }
 
 TEST(GraphBuilderTest, SymbolicSizesFlowThroughListConstruct) {
-  // x [B, S, 12] -> view(B, S, 3, 4): the view's size list holds aten::size values.
+  // x [B, S, 12] -> view(B, S, 3, 4): the view's size list holds aten::size
+  // values.
   GraphBuilder b("Net");
   Ref x = b.Input("x", {"B", "S", 12});
   Ref y = b.View(x, b.IntList({b.Size(x, 0), b.Size(x, 1), 3, 4}));
@@ -54,7 +56,8 @@ TEST(GraphBuilderTest, SymbolicSizesFlowThroughListConstruct) {
   BuiltModel m = b.Finish();
   sym::Context ctx;
   AnalysisOptions options;
-  options.inputs.push_back({ResolveShape(m, m.inputs[0], ctx), DType::kFloat32});
+  options.inputs.push_back(
+      {ResolveShape(m, m.inputs[0], ctx), DType::kFloat32});
   Result<RuleSet> rules = RuleSet::Builtin();
   ASSERT_TRUE(rules.ok());
   Result<Report> r = Analyze(m.graph, *rules, ctx, options);
@@ -119,7 +122,8 @@ ir::Graph Layers(int layers, bool replay) {
         if (replay) first = b.StopRecording();
         continue;
       }
-      const std::vector<int> ids = b.Replay(first, {{first_in.id, x.id}, {weights[0].id, weights[i].id}});
+      const std::vector<int> ids = b.Replay(
+          first, {{first_in.id, x.id}, {weights[0].id, weights[i].id}});
       x = Ref{ids.at(first_out.id - first.first_value)};
     }
   }
@@ -162,7 +166,8 @@ TEST(GraphBuilderTest, ReplayBuildsWhatTheBlockWould) {
     EXPECT_EQ(built.scopes[s].parent, copied.scopes[s].parent);
     EXPECT_EQ(built.scopes[s].children, copied.scopes[s].children);
   }
-  EXPECT_EQ(built.scopes.back().path, "layers.2.act");  // Entered by the copies too.
+  // Entered by the copies too.
+  EXPECT_EQ(built.scopes.back().path, "layers.2.act");
   // Layer 2's linear reads layer 1's output and its own weight.
   const ir::Node& fc2 = copied.nodes[2 * (copied.nodes.size() / 3)];
   EXPECT_EQ(fc2.op, "aten::linear");

@@ -16,21 +16,25 @@
 namespace torchcost::build {
 namespace {
 
-using testing::BuiltinRules;
 using testing::AnalyzeBuilt;
+using testing::BuiltinRules;
 
 // llama-7b-like's dims, two layers (layers.1's saved bytes are any layer's),
 // eager attention (the HF code whose float32 softmax island is derived below).
 constexpr char kLlama7bTwoLayers[] =
-    "layers=2,hidden=4096,heads=32,kv_heads=32,intermediate=11008,vocab=32000,attn=eager";
+    "layers=2,hidden=4096,heads=32,kv_heads=32,intermediate=11008,vocab=32000,"
+    "attn=eager";
 
 // The saved bytes of layers.1 at (b, s).
 int64_t LayerSavedBytes(const std::string& dtype, int64_t b, int64_t s) {
-  const BuiltModel m = *BuildNamedModel("llama", std::string(kLlama7bTwoLayers) + ",dtype=" + dtype);
+  const BuiltModel m = *BuildNamedModel(
+      "llama", std::string(kLlama7bTwoLayers) + ",dtype=" + dtype);
   sym::Context ctx;
   const Report r = AnalyzeBuilt(m, ctx);
   for (size_t i = 0; i < m.graph.scopes.size(); ++i) {
-    if (m.graph.scopes[i].path == "layers.1") return *sym::Evaluate(r.training.module_act_bytes[i], {{"B", b}, {"S", s}});
+    if (m.graph.scopes[i].path == "layers.1")
+      return *sym::Evaluate(r.training.module_act_bytes[i],
+                            {{"B", b}, {"S", s}});
   }
   ADD_FAILURE() << "no layers.1";
   return 0;
@@ -61,23 +65,29 @@ int64_t DerivedLayerBytes(int64_t e, int64_t b, int64_t s) {
 }
 
 TEST(HalfPrecisionTest, Llama7bLikeLayerSavedBytesFollowHuggingFacesIslands) {
-  for (const auto& [b, s] : {std::pair<int64_t, int64_t>{1, 2048}, {2, 512}, {3, 7}}) {
-    EXPECT_EQ(LayerSavedBytes("fp32", b, s), DerivedLayerBytes(4, b, s)) << "b=" << b << " s=" << s;
-    EXPECT_EQ(LayerSavedBytes("bf16", b, s), DerivedLayerBytes(2, b, s)) << "b=" << b << " s=" << s;
-    EXPECT_EQ(LayerSavedBytes("fp16", b, s), DerivedLayerBytes(2, b, s)) << "b=" << b << " s=" << s;
+  for (const auto& [b, s] :
+       {std::pair<int64_t, int64_t>{1, 2048}, {2, 512}, {3, 7}}) {
+    EXPECT_EQ(LayerSavedBytes("fp32", b, s), DerivedLayerBytes(4, b, s))
+        << "b=" << b << " s=" << s;
+    EXPECT_EQ(LayerSavedBytes("bf16", b, s), DerivedLayerBytes(2, b, s))
+        << "b=" << b << " s=" << s;
+    EXPECT_EQ(LayerSavedBytes("fp16", b, s), DerivedLayerBytes(2, b, s))
+        << "b=" << b << " s=" << s;
   }
 }
 
 TEST(HalfPrecisionTest, Llama7bLikeLayerRoughlyHalvesInBf16) {
   // The per-token part (b*s terms, the part without the s x s scores):
-  // float32 48h + 16I + 8 = 372744 bytes, bf16 32h + 8I + 8 = 219144: 0.588 (the
-  // RMSNorm's float32 islands, 16h per layer, do not shrink). The eager scores
-  // grow instead (4 -> 6 bytes per element: the float32 softmax and its cast),
-  // so at s = 128, where they weigh little, one layer's bytes are 0.61 of float32's.
+  // float32 48h + 16I + 8 = 372744 bytes, bf16 32h + 8I + 8 = 219144: 0.588
+  // (the RMSNorm's float32 islands, 16h per layer, do not shrink). The eager
+  // scores grow instead (4 -> 6 bytes per element: the float32 softmax and its
+  // cast), so at s = 128, where they weigh little, one layer's bytes are 0.61
+  // of float32's.
   const int64_t s = 128;
   const double fp32 = static_cast<double>(LayerSavedBytes("fp32", 1, s));
   const double bf16 = static_cast<double>(LayerSavedBytes("bf16", 1, s));
-  const double derived = static_cast<double>(DerivedLayerBytes(2, 1, s)) / static_cast<double>(DerivedLayerBytes(4, 1, s));
+  const double derived = static_cast<double>(DerivedLayerBytes(2, 1, s)) /
+                         static_cast<double>(DerivedLayerBytes(4, 1, s));
   EXPECT_NEAR(bf16 / fp32, derived, 1e-12);
   EXPECT_GT(bf16 / fp32, 0.55);
   EXPECT_LT(bf16 / fp32, 0.65);
@@ -88,27 +98,40 @@ TEST(HalfPrecisionTest, FamiliesBuildEveryFloatingTensorInTheComputeDtype) {
     const char* name;
     const char* config;
   };
-  const Case cases[] = {{"llama", "layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=100,dtype=bf16"},
-                        {"llama", "layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=100,dtype=bf16,"
-                                  "attn=eager,window=8"},
-                        {"gpt2", "layers=1,hidden=64,heads=4,vocab=100,context=32,dtype=bf16"},
-                        {"gpt2", "layers=1,hidden=64,heads=4,vocab=100,context=32,dtype=bf16,attn=eager"},
-                        {"vit", "image_size=32,patch=16,layers=1,hidden=64,heads=4,mlp=128,classes=10,dtype=bf16"},
-                        {"vit", "image_size=32,patch=16,layers=1,hidden=64,heads=4,mlp=128,classes=10,dtype=bf16,"
-                                "attn=eager"},
-                        {"resnet", "depth=18,classes=10,image_size=32,dtype=bf16"}};
+  const Case cases[] = {
+      {"llama",
+       "layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=100,dtype="
+       "bf16"},
+      {"llama",
+       "layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=100,dtype="
+       "bf16,"
+       "attn=eager,window=8"},
+      {"gpt2", "layers=1,hidden=64,heads=4,vocab=100,context=32,dtype=bf16"},
+      {"gpt2",
+       "layers=1,hidden=64,heads=4,vocab=100,context=32,dtype=bf16,attn=eager"},
+      {"vit",
+       "image_size=32,patch=16,layers=1,hidden=64,heads=4,mlp=128,classes=10,"
+       "dtype=bf16"},
+      {"vit",
+       "image_size=32,patch=16,layers=1,hidden=64,heads=4,mlp=128,classes=10,"
+       "dtype=bf16,"
+       "attn=eager"},
+      {"resnet", "depth=18,classes=10,image_size=32,dtype=bf16"}};
   for (const Case& c : cases) {
     Result<BuiltModel> m = BuildNamedModel(c.name, c.config);
     ASSERT_TRUE(m.ok()) << c.name << ": " << m.status().message();
     for (const auto* table : {&m->graph.params, &m->graph.buffers}) {
       for (const auto& e : *table) {
-        if (IsFloatingPoint(e.dtype)) EXPECT_EQ(e.dtype, DType::kBFloat16) << c.name << " " << e.name;
+        if (IsFloatingPoint(e.dtype))
+          EXPECT_EQ(e.dtype, DType::kBFloat16) << c.name << " " << e.name;
       }
     }
     for (const InputDecl& in : m->inputs) {
-      if (IsFloatingPoint(in.dtype)) EXPECT_EQ(in.dtype, DType::kBFloat16) << c.name << " input " << in.name;
+      if (IsFloatingPoint(in.dtype))
+        EXPECT_EQ(in.dtype, DType::kBFloat16) << c.name << " input " << in.name;
     }
-    // The output (logits) is in the compute dtype: no silent promotion to float32 on the way.
+    // The output (logits) is in the compute dtype: no silent promotion to
+    // float32 on the way.
     sym::Context ctx;
     const Report r = AnalyzeBuilt(*m, ctx);
     EXPECT_TRUE(r.unknown_ops.empty()) << c.name;
@@ -116,8 +139,9 @@ TEST(HalfPrecisionTest, FamiliesBuildEveryFloatingTensorInTheComputeDtype) {
   }
 }
 
-// Saved bytes of y * y where y = x[:, :, None].expand(2, 2, rep, 5, 3) reshaped to
-// `out` (mul keeps both operands, one storage), x float32 [2, 2, 5, 3] needing a gradient.
+// Saved bytes of y * y where y = x[:, :, None].expand(2, 2, rep, 5, 3) reshaped
+// to `out` (mul keeps both operands, one storage), x float32 [2, 2, 5, 3]
+// needing a gradient.
 int64_t SavedOfExpandedReshape(int64_t rep, std::vector<IntItem> out) {
   GraphBuilder b("M");
   Ref x = b.Input("x", {2, 2, 5, 3});
@@ -129,7 +153,8 @@ int64_t SavedOfExpandedReshape(int64_t rep, std::vector<IntItem> out) {
   AnalysisOptions options;
   options.training.optimizer = OptimizerKind::kSgd;
   options.training.inputs_require_grad = true;
-  for (const InputDecl& in : m.inputs) options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
+  for (const InputDecl& in : m.inputs)
+    options.inputs.push_back({ResolveShape(m, in, ctx), in.dtype});
   Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return *r->training.saved_bytes.AsConstant();

@@ -20,12 +20,14 @@ TEST(LmHeadTest, TiedHeadNamesTheEmbeddingInItsScope) {
   Ref head;
   {
     ScopeGuard s(b, "cls", "Head");
-    head = DeclareLmHead(b, "decoder", embed, /*tie=*/true, 11, 4, DType::kBFloat16);
+    head = DeclareLmHead(b, "decoder", embed, /*tie=*/true, 11, 4,
+                         DType::kBFloat16);
   }
   EXPECT_EQ(head.id, embed.id);
   BuiltModel m = b.Finish();
   ASSERT_EQ(m.graph.params.size(), 1u);  // No storage of its own.
-  EXPECT_EQ(m.graph.params[0].aliases, std::vector<std::string>{"cls.decoder.weight"});
+  EXPECT_EQ(m.graph.params[0].aliases,
+            std::vector<std::string>{"cls.decoder.weight"});
   ASSERT_EQ(m.graph.scopes.size(), 4u);  // Root, wte, cls, cls.decoder.
   EXPECT_EQ(m.graph.scopes[3].path, "cls.decoder");
   EXPECT_EQ(m.graph.scopes[3].type, "Linear");
@@ -38,7 +40,8 @@ TEST(LmHeadTest, UntiedHeadOwnsAVocabByHiddenWeight) {
     ScopeGuard s(b, "wte", "Embedding");
     embed = b.Param(b.Qualify("weight"), {11, 4});
   }
-  Ref head = DeclareLmHead(b, "lm_head", embed, /*tie=*/false, 11, 4, DType::kBFloat16);
+  Ref head = DeclareLmHead(b, "lm_head", embed, /*tie=*/false, 11, 4,
+                           DType::kBFloat16);
   EXPECT_NE(head.id, embed.id);
   BuiltModel m = b.Finish();
   ASSERT_EQ(m.graph.params.size(), 2u);

@@ -27,9 +27,10 @@ T5Config Tiny() {
 }
 
 TEST(T5Test, ParamsMatchTheClosedForm) {
-  // shared V*d (+ lm_head V*d untied); encoder blocks: attention 4*d*inner + norm d + MLP (2 or 3)*d*d_ff
-  // + norm d; decoder blocks add a cross-attention 4*d*inner + norm d; a relative bias 32*H and a final
-  // norm d per stack.
+  // shared V*d (+ lm_head V*d untied); encoder blocks: attention 4*d*inner +
+  // norm d + MLP (2 or 3)*d*d_ff
+  // + norm d; decoder blocks add a cross-attention 4*d*inner + norm d; a
+  // relative bias 32*H and a final norm d per stack.
   const int64_t V = 100, d = 64, ff = 128, inner = 4 * 16, H = 4;
   for (const bool gated : {false, true}) {
     for (const bool tie : {true, false}) {
@@ -42,8 +43,10 @@ TEST(T5Test, ParamsMatchTheClosedForm) {
       const Report r = AnalyzeBuilt(*m, ctx);
       const int64_t mlp = (gated ? 3 : 2) * d * ff;
       const int64_t encoder = 2 * (4 * d * inner + d + mlp + d) + 32 * H + d;
-      const int64_t decoder = 3 * (2 * (4 * d * inner + d) + mlp + d) + 32 * H + d;
-      EXPECT_EQ(r.params, V * d * (tie ? 1 : 2) + encoder + decoder) << "gated " << gated << " tie " << tie;
+      const int64_t decoder =
+          3 * (2 * (4 * d * inner + d) + mlp + d) + 32 * H + d;
+      EXPECT_EQ(r.params, V * d * (tie ? 1 : 2) + encoder + decoder)
+          << "gated " << gated << " tie " << tie;
       EXPECT_TRUE(r.unknown_ops.empty()) << r.unknown_ops[0].op;
     }
   }
@@ -54,12 +57,17 @@ TEST(T5Test, RelativeBiasInTheFirstBlockOfEachStack) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const ir::TensorEntry& e : m->graph.params) shapes[e.name] = e.shape;
-  EXPECT_EQ(shapes["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"],
+  EXPECT_EQ(shapes["encoder.block.0.layer.0.SelfAttention.relative_attention_"
+                   "bias.weight"],
             (std::vector<int64_t>{32, 4}));
-  EXPECT_EQ(shapes["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"],
+  EXPECT_EQ(shapes["decoder.block.0.layer.0.SelfAttention.relative_attention_"
+                   "bias.weight"],
             (std::vector<int64_t>{32, 4}));
-  EXPECT_EQ(shapes.count("encoder.block.1.layer.0.SelfAttention.relative_attention_bias.weight"), 0u);
-  EXPECT_EQ(shapes["decoder.block.2.layer.1.EncDecAttention.q.weight"], (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(shapes.count("encoder.block.1.layer.0.SelfAttention.relative_"
+                         "attention_bias.weight"),
+            0u);
+  EXPECT_EQ(shapes["decoder.block.2.layer.1.EncDecAttention.q.weight"],
+            (std::vector<int64_t>{64, 64}));
   ASSERT_EQ(m->inputs.size(), 2u);
   EXPECT_EQ(m->inputs[1].name, "decoder_input_ids");
   EXPECT_EQ(m->inputs[1].shape[1].symbol(), "T");
@@ -77,9 +85,11 @@ TEST(T5Test, BadConfigsAreOneLineErrors) {
       {"d_kv=0", "d_kv=0"},
   };
   for (const auto& c : bad) {
-    Result<BuiltModel> m = BuildNamedModel("t5", std::string("layers=1,d_model=64,") + c.config);
+    Result<BuiltModel> m =
+        BuildNamedModel("t5", std::string("layers=1,d_model=64,") + c.config);
     ASSERT_FALSE(m.ok()) << c.config;
-    EXPECT_NE(m.status().message().find(c.says), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos)
+        << m.status().message();
     EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
   }
 }

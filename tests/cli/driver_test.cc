@@ -20,7 +20,8 @@ CommandLine Parse(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   CommandLine cl;
-  std::optional<Outcome> done = ParseCommandLine(static_cast<int>(argv.size()), argv.data(), cl);
+  std::optional<Outcome> done =
+      ParseCommandLine(static_cast<int>(argv.size()), argv.data(), cl);
   EXPECT_FALSE(done.has_value());
   return cl;
 }
@@ -35,12 +36,16 @@ TEST(DriverTest, PrepareSharesTheBuiltinRules) {
   EXPECT_EQ(a.rules.get(), b.rules.get());
   EXPECT_NE(a.rules->Find("aten::_convolution"), nullptr);
 
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "torchcost_driver_test_rules";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "torchcost_driver_test_rules";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "extra.yaml") << "version: 1\nrules:\n  - op: t::extra\n    schema: \"extra(Tensor self) -> Tensor\"\n"
-                                       "    outputs:\n      out: self\n";
+  std::ofstream(dir / "extra.yaml")
+      << "version: 1\nrules:\n  - op: t::extra\n    schema: \"extra(Tensor "
+         "self) -> Tensor\"\n"
+         "    outputs:\n      out: self\n";
   Prepared c;
-  ASSERT_TRUE(Prepare(Parse({"--model", "resnet50", "--rules", dir.string()}), c).ok());
+  ASSERT_TRUE(
+      Prepare(Parse({"--model", "resnet50", "--rules", dir.string()}), c).ok());
   std::filesystem::remove_all(dir);
   EXPECT_NE(c.rules.get(), a.rules.get());
   EXPECT_NE(c.rules->Find("t::extra"), nullptr);

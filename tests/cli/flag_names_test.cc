@@ -47,17 +47,23 @@ TEST(FlagNamesTest, FieldsBecomeTheirFlags) {
        "StepConfig.nothing, StepConfig., model.StepConfig"},
       {"no names here", "no names here"},
   };
-  for (const Case& c : kCases) EXPECT_EQ(WithFlagNames(c.library), c.cli) << c.library;
+  for (const Case& c : kCases)
+    EXPECT_EQ(WithFlagNames(c.library), c.cli) << c.library;
 }
 
 TEST(FlagNamesTest, TheMethodIsNamedByTheInvocation) {
-  const std::string galore = "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw";
+  const std::string galore =
+      "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw";
   EXPECT_EQ(WithFlagNames(galore), "--peft galore:r=4 wraps --optimizer adamw");
-  EXPECT_EQ(WithFlagNames("StepConfig.method: no Linear", {{"StepConfig.method", "--lora"}}), "--lora: no Linear");
+  EXPECT_EQ(WithFlagNames("StepConfig.method: no Linear",
+                          {{"StepConfig.method", "--lora"}}),
+            "--lora: no Linear");
   // A compare row: its label alone.
-  const FlagOverrides row = {{"StepConfig.method ", ""}, {"StepConfig.method", "lora:r=8"}};
+  const FlagOverrides row = {{"StepConfig.method ", ""},
+                             {"StepConfig.method", "lora:r=8"}};
   EXPECT_EQ(WithFlagNames(galore, row), "galore:r=4 wraps --optimizer adamw");
-  EXPECT_EQ(WithFlagNames("StepConfig.method: no Linear", row), "lora:r=8: no Linear");
+  EXPECT_EQ(WithFlagNames("StepConfig.method: no Linear", row),
+            "lora:r=8: no Linear");
 }
 
 // Every error CheckStepConfig gives for a flag's field comes out naming a flag.
@@ -70,25 +76,37 @@ TEST(FlagNamesTest, CheckStepConfigErrorsNameFlags) {
   ASSERT_FALSE(s.ok());
   const std::string cli = WithFlagNames(s.message());
   EXPECT_EQ(cli.find("StepConfig."), std::string::npos) << cli;
-  EXPECT_EQ(cli, "--galore per_layer=true frees each gradient in backward: no --accumulate or --zero-grad zeros");
+  EXPECT_EQ(cli,
+            "--galore per_layer=true frees each gradient in backward: no "
+            "--accumulate or --zero-grad zeros");
 
   // One bad value per field the CLI sets: no library name is left.
   void (*const kBad[])(StepConfig&) = {
-      [](StepConfig& c) { c.input_dtype = "x"; },       [](StepConfig& c) { c.mode = "x"; },
-      [](StepConfig& c) { c.optimizer = "x"; },         [](StepConfig& c) { c.shard = "x"; },
-      [](StepConfig& c) { c.world = 2; },               [](StepConfig& c) { c.ddp_bucket_mib = -1; },
+      [](StepConfig& c) { c.input_dtype = "x"; },
+      [](StepConfig& c) { c.mode = "x"; },
+      [](StepConfig& c) { c.optimizer = "x"; },
+      [](StepConfig& c) { c.shard = "x"; },
+      [](StepConfig& c) { c.world = 2; },
+      [](StepConfig& c) { c.ddp_bucket_mib = -1; },
       [](StepConfig& c) { c.optimizer = "lion", c.foreach = true; },
       [](StepConfig& c) { c.galore = "r=4", c.master_weights = true; },
       [](StepConfig& c) { c.optimizer = "sgd", c.paged = true; },
-      [](StepConfig& c) { c.state_dtype = "int8"; },    [](StepConfig& c) { c.param_dtype = "x"; },
+      [](StepConfig& c) { c.state_dtype = "int8"; },
+      [](StepConfig& c) { c.param_dtype = "x"; },
       [](StepConfig& c) { c.autocast = "fp16", c.device = "cpu"; },
-      [](StepConfig& c) { c.loss = "x"; },              [](StepConfig& c) { c.device = "x"; },
-      [](StepConfig& c) { c.attention_backend = "x"; }, [](StepConfig& c) { c.accumulate = 0; },
-      [](StepConfig& c) { c.freeze = {"("}; },          [](StepConfig& c) { c.checkpoint = "("; },
+      [](StepConfig& c) { c.loss = "x"; },
+      [](StepConfig& c) { c.device = "x"; },
+      [](StepConfig& c) { c.attention_backend = "x"; },
+      [](StepConfig& c) { c.accumulate = 0; },
+      [](StepConfig& c) { c.freeze = {"("}; },
+      [](StepConfig& c) { c.checkpoint = "("; },
       [](StepConfig& c) { c.checkpoint_group = 0; },
       [](StepConfig& c) { c.shard = "zero3", c.world = 2, c.fsdp_unit = "("; },
-      [](StepConfig& c) { c.method = "x"; },            [](StepConfig& c) { c.inputs = {"B,?"}; },
-      [](StepConfig& c) { c.bindings = {{"Q", 1}}; },
+      [](StepConfig& c) { c.method = "x"; },
+      [](StepConfig& c) { c.inputs = {"B,?"}; },
+      [](StepConfig& c) {
+        c.bindings = {{"Q", 1}};
+      },
   };
   for (auto set : kBad) {
     StepConfig bad;

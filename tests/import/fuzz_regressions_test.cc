@@ -11,11 +11,14 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(GraphJsonFuzzRegressionTest, NumberBeyondDoubleIsAnError) {
-  // nlohmann::json throws out_of_range, not parse_error, for "9e998"; it escaped.
+  // nlohmann::json throws out_of_range, not parse_error, for "9e998"; it
+  // escaped.
   Result<ir::Graph> g = ImportGraphJsonText("9e998", "m.json");
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(), HasSubstr("m.json: not valid JSON: number overflow"));
-  Result<ir::Graph> h = ImportGraphJsonText(R"({"format": "torchcost.graph", "version": 1e400})", "m.json");
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("m.json: not valid JSON: number overflow"));
+  Result<ir::Graph> h = ImportGraphJsonText(
+      R"({"format": "torchcost.graph", "version": 1e400})", "m.json");
   ASSERT_FALSE(h.ok());
 }
 

@@ -1,6 +1,7 @@
 // Tests of the JSON graph frontend on small hand-written documents.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,8 +9,6 @@
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <unistd.h>
 
 #include "torchcost/graph.h"
 #include "torchcost/import.h"
@@ -54,10 +53,12 @@ constexpr char kSmall[] = R"json({
 class GraphJsonTest : public ::testing::Test {
  protected:
   // Writes `text` to a file of the test's own and returns its path.
-  std::string Write(const std::string& text, const std::string& name = "model.json") {
+  std::string Write(const std::string& text,
+                    const std::string& name = "model.json") {
     // NB: one directory per test and process: ctest runs tests in parallel.
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = ::testing::TempDir() + "/graph_json_test_" + info->name() + "_" + std::to_string(::getpid());
+    dir_ = ::testing::TempDir() + "/graph_json_test_" + info->name() + "_" +
+           std::to_string(::getpid());
     std::filesystem::create_directories(dir_);
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -113,12 +114,16 @@ TEST_F(GraphJsonTest, ImportsTheSmallGraph) {
   EXPECT_EQ(g.scopes[1].path, "fc");
   EXPECT_EQ(g.scopes[1].type, "Linear");
 
-  // linear, size, ListConstruct, cat, add, masked_fill, to, ListConstruct, view.
+  // linear, size, ListConstruct, cat, add, masked_fill, to, ListConstruct,
+  // view.
   std::vector<std::string> ops;
-  for (const ir::Node& n : g.nodes) ops.push_back(n.op + (n.overload.empty() ? "" : "." + n.overload));
-  EXPECT_THAT(ops, ElementsAre("aten::linear", "aten::size.int", "prim::ListConstruct", "aten::cat",
-                               "aten::add.Tensor", "aten::masked_fill.Scalar", "aten::to.dtype",
-                               "prim::ListConstruct", "aten::view"));
+  for (const ir::Node& n : g.nodes)
+    ops.push_back(n.op + (n.overload.empty() ? "" : "." + n.overload));
+  EXPECT_THAT(
+      ops,
+      ElementsAre("aten::linear", "aten::size.int", "prim::ListConstruct",
+                  "aten::cat", "aten::add.Tensor", "aten::masked_fill.Scalar",
+                  "aten::to.dtype", "prim::ListConstruct", "aten::view"));
 
   const ir::Node& linear = g.nodes[0];
   EXPECT_EQ(linear.scope, 1);
@@ -153,7 +158,8 @@ TEST_F(GraphJsonTest, ImportsTheSmallGraph) {
   EXPECT_EQ(g.values[g.nodes[5].inputs[1]].role, ir::ValueRole::kBuffer);
 
   const ir::Value& dtype = g.values[g.nodes[6].inputs[1]];
-  EXPECT_EQ(std::get<int64_t>(dtype.constant), static_cast<int64_t>(DType::kFloat16));
+  EXPECT_EQ(std::get<int64_t>(dtype.constant),
+            static_cast<int64_t>(DType::kFloat16));
   EXPECT_EQ(g.values[g.nodes[6].inputs[4]].kind, ir::ValueKind::kNone);
 
   const ir::Node& sizes = g.nodes[7];
@@ -163,7 +169,9 @@ TEST_F(GraphJsonTest, ImportsTheSmallGraph) {
 }
 
 TEST_F(GraphJsonTest, NormalizesFxOpNames) {
-  const std::string text = SmallWith(R"("op": "aten.cat.default")", R"("op": "aten::cat", "overload": "default")");
+  const std::string text =
+      SmallWith(R"("op": "aten.cat.default")",
+                R"("op": "aten::cat", "overload": "default")");
   Result<ir::Graph> g = ImportGraphJson(Write(text));
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->nodes[3].op, "aten::cat");
@@ -193,7 +201,8 @@ void ExpectOneLine(const std::string& message, const std::string& needle) {
 // Both readings give the same graph.
 TEST_F(GraphJsonTest, NodeByNodeAndWholeDocumentReadTheSame) {
   Result<ir::Graph> streamed = ImportGraphJsonText(kSmall, "a.json");
-  Result<ir::Graph> whole = ImportGraphJsonText(SmallWith("\"nodes\":", "\"node\\u0073\":"), "a.json");
+  Result<ir::Graph> whole = ImportGraphJsonText(
+      SmallWith("\"nodes\":", "\"node\\u0073\":"), "a.json");
   ASSERT_TRUE(streamed.ok()) << streamed.status().message();
   ASSERT_TRUE(whole.ok()) << whole.status().message();
   ASSERT_EQ(streamed->nodes.size(), whole->nodes.size());
@@ -248,7 +257,8 @@ constexpr char kMixed[] = R"json({
   "outputs": ["o"]
 })json";
 
-// Returns `text` with its "nodes" key escaped: the whole document is then read as JSON.
+// Returns `text` with its "nodes" key escaped: the whole document is then read
+// as JSON.
 std::string ReadWhole(std::string text) {
   return text.replace(text.find("\"nodes\":"), 8, "\"node\\u0073\":");
 }
@@ -286,7 +296,8 @@ TEST_F(GraphJsonTest, NodesReadFromTheTextEqualNodesReadAsJson) {
     EXPECT_EQ(a.dtype, b.dtype) << i;
   }
   ASSERT_EQ(fast->scopes.size(), whole->scopes.size());
-  for (size_t i = 0; i < whole->scopes.size(); ++i) EXPECT_EQ(fast->scopes[i].path, whole->scopes[i].path);
+  for (size_t i = 0; i < whole->scopes.size(); ++i)
+    EXPECT_EQ(fast->scopes[i].path, whole->scopes[i].path);
   EXPECT_EQ(fast->outputs, whole->outputs);
   // What the text says, independently of either reading.
   const ir::Graph& g = *fast;
@@ -295,14 +306,18 @@ TEST_F(GraphJsonTest, NodesReadFromTheTextEqualNodesReadAsJson) {
   EXPECT_EQ(g.values[g.nodes[0].outputs[0]].dtype, DType::kFloat32);
   EXPECT_FALSE(g.values[g.nodes[1].outputs[0]].has_traced_shape);
   EXPECT_EQ(g.scopes[g.nodes[0].scope].path, "fc");
-  EXPECT_THAT(g.nodes[1].input_names, ElementsAre("self", "dim", "keepdim", "dtype"));
+  EXPECT_THAT(g.nodes[1].input_names,
+              ElementsAre("self", "dim", "keepdim", "dtype"));
   EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[1].inputs[1]].constant), -1);
   EXPECT_EQ(std::get<bool>(g.values[g.nodes[1].inputs[2]].constant), true);
   EXPECT_EQ(g.nodes[1].overload, "dim_IntList");
-  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[2].inputs[1]].constant), "tanh");
-  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[3].inputs[1]].constant), "tanh");
+  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[2].inputs[1]].constant),
+            "tanh");
+  EXPECT_EQ(std::get<std::string>(g.values[g.nodes[3].inputs[1]].constant),
+            "tanh");
   EXPECT_EQ(std::get<double>(g.values[g.nodes[4].inputs[1]].constant), 0.5);
-  EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[5].inputs[1]].constant), 1234567890123456789);
+  EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[5].inputs[1]].constant),
+            1234567890123456789);
   EXPECT_THAT(g.nodes[6].input_names, ElementsAre("self", "other", "alpha"));
   EXPECT_EQ(std::get<int64_t>(g.values[g.nodes[6].inputs[1]].constant), 4);
   EXPECT_EQ(g.values[g.nodes[7].inputs[1]].role, ir::ValueRole::kBuffer);
@@ -316,16 +331,22 @@ TEST_F(GraphJsonTest, ErrorsOfNodesReadFromTheText) {
     text.replace(text.find(from), from.size(), to);
     return text;
   };
-  ExpectOneLine(ErrorOf(with(R"({"ref": "g"})", R"({"ref": "nope"})")),
-                "nodes[3] (aten::gelu): arg 'self' refers to unknown value 'nope'");
+  ExpectOneLine(
+      ErrorOf(with(R"({"ref": "g"})", R"({"ref": "nope"})")),
+      "nodes[3] (aten::gelu): arg 'self' refers to unknown value 'nope'");
   ExpectOneLine(ErrorOf(with(R"("outputs": ["g"])", R"("outputs": ["y"])")),
                 "nodes[2] (aten::gelu): output 'y' is already defined");
-  ExpectOneLine(ErrorOf(with(R"({"input": "x"})", R"({"input": 7})")),
-                "nodes[0] (aten::linear): arg 'input' refers to unknown input 7");
-  ExpectOneLine(ErrorOf(with(R"("op": "aten::gelu", )", "")), "nodes[2]: missing field 'op'");
-  ExpectOneLine(ErrorOf(with(R"("type": "Tensor")", R"("type": "Tensr")")), "nodes[0] (aten::linear): output 0: unknown type");
-  ExpectOneLine(ErrorOf(with(R"("shape": [2, 3])", R"("shape": [2, -3])")), "must list non-negative integers");
-  ExpectOneLine(ErrorOf(with(R"("outputs": ["a"]})", R"("outputs": ["a"],})")), "not valid JSON");
+  ExpectOneLine(
+      ErrorOf(with(R"({"input": "x"})", R"({"input": 7})")),
+      "nodes[0] (aten::linear): arg 'input' refers to unknown input 7");
+  ExpectOneLine(ErrorOf(with(R"("op": "aten::gelu", )", "")),
+                "nodes[2]: missing field 'op'");
+  ExpectOneLine(ErrorOf(with(R"("type": "Tensor")", R"("type": "Tensr")")),
+                "nodes[0] (aten::linear): output 0: unknown type");
+  ExpectOneLine(ErrorOf(with(R"("shape": [2, 3])", R"("shape": [2, -3])")),
+                "must list non-negative integers");
+  ExpectOneLine(ErrorOf(with(R"("outputs": ["a"]})", R"("outputs": ["a"],})")),
+                "not valid JSON");
 }
 
 // A syntax error is reported before a bad node, even one read before the error.
@@ -338,37 +359,52 @@ TEST_F(GraphJsonTest, SyntaxErrorComesBeforeABadNode) {
 }
 
 TEST_F(GraphJsonTest, MalformedJson) {
-  ExpectOneLine(ErrorOf("{\"format\": \"torchcost.graph\", "), "not valid JSON");
+  ExpectOneLine(ErrorOf("{\"format\": \"torchcost.graph\", "),
+                "not valid JSON");
   ExpectOneLine(ErrorOf("[1, 2]"), "the top level must be an object");
 }
 
 TEST_F(GraphJsonTest, UnknownReference) {
-  const std::string m = ErrorOf(SmallWith(R"("self": {"ref": "z"})", R"("self": {"ref": "v99"})"));
-  ExpectOneLine(m, "nodes[3] (aten::add): arg 'self' refers to unknown value 'v99'");
-  ExpectOneLine(ErrorOf(SmallWith(R"({"param": "fc.bias"})", R"({"param": "fc.bogus"})")),
-                "nodes[0] (aten::linear): arg 'bias' refers to unknown parameter 'fc.bogus'");
-  ExpectOneLine(ErrorOf(SmallWith(R"({"input": 0})", R"({"input": 3})")),
-                "nodes[0] (aten::linear): arg 'input' refers to unknown input 3");
-  ExpectOneLine(ErrorOf(SmallWith(R"("outputs": [{"ref": "v"}])", R"("outputs": [{"ref": "nope"}])")),
+  const std::string m = ErrorOf(
+      SmallWith(R"("self": {"ref": "z"})", R"("self": {"ref": "v99"})"));
+  ExpectOneLine(
+      m, "nodes[3] (aten::add): arg 'self' refers to unknown value 'v99'");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"({"param": "fc.bias"})", R"({"param": "fc.bogus"})")),
+      "nodes[0] (aten::linear): arg 'bias' refers to unknown parameter "
+      "'fc.bogus'");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"({"input": 0})", R"({"input": 3})")),
+      "nodes[0] (aten::linear): arg 'input' refers to unknown input 3");
+  ExpectOneLine(ErrorOf(SmallWith(R"("outputs": [{"ref": "v"}])",
+                                  R"("outputs": [{"ref": "nope"}])")),
                 "outputs[0] refers to unknown value 'nope'");
 }
 
 TEST_F(GraphJsonTest, MissingFields) {
-  ExpectOneLine(ErrorOf(SmallWith(R"("op": "aten.linear.default", )", "")), "nodes[0]: missing field 'op'");
-  ExpectOneLine(ErrorOf(SmallWith(R"("outputs": ["z"])", R"("outputs2": ["z"])")),
-                "nodes[2] (aten::cat): missing field 'outputs'");
-  ExpectOneLine(ErrorOf(SmallWith(R"("format": "torchcost.graph", )", "")), "missing field 'format'");
-  ExpectOneLine(ErrorOf(SmallWith(R"({"name": "fc.bias", "shape": [3]})", R"({"name": "fc.bias"})")),
+  ExpectOneLine(ErrorOf(SmallWith(R"("op": "aten.linear.default", )", "")),
+                "nodes[0]: missing field 'op'");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"("outputs": ["z"])", R"("outputs2": ["z"])")),
+      "nodes[2] (aten::cat): missing field 'outputs'");
+  ExpectOneLine(ErrorOf(SmallWith(R"("format": "torchcost.graph", )", "")),
+                "missing field 'format'");
+  ExpectOneLine(ErrorOf(SmallWith(R"({"name": "fc.bias", "shape": [3]})",
+                                  R"({"name": "fc.bias"})")),
                 "params[1]: missing field 'shape'");
 }
 
 TEST_F(GraphJsonTest, BadValues) {
   ExpectOneLine(ErrorOf(SmallWith(R"("version": 1)", R"("version": 2)")),
                 "unsupported version 2; this torchcost reads version 1");
-  ExpectOneLine(ErrorOf(SmallWith(R"("dtype": "float16")", R"("dtype": "float17")")), "unknown dtype 'float17'");
-  ExpectOneLine(ErrorOf(SmallWith(R"("outputs": ["w"])", R"("outputs": ["z"])")),
-                "nodes[3] (aten::add): output 'z' is already defined");
-  ExpectOneLine(ErrorOf(SmallWith(R"("dim": -1)", R"("dim": [1, "a"])")), "a literal list must hold only");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"("dtype": "float16")", R"("dtype": "float17")")),
+      "unknown dtype 'float17'");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"("outputs": ["w"])", R"("outputs": ["z"])")),
+      "nodes[3] (aten::add): output 'z' is already defined");
+  ExpectOneLine(ErrorOf(SmallWith(R"("dim": -1)", R"("dim": [1, "a"])")),
+                "a literal list must hold only");
 }
 
 TEST_F(GraphJsonTest, LimitsHold) {
@@ -376,14 +412,17 @@ TEST_F(GraphJsonTest, LimitsHold) {
   // with a stack overflow when scopes were created recursively).
   std::string deep = "m";
   for (int i = 0; i < 30000; ++i) deep += ".m";
-  ExpectOneLine(ErrorOf(SmallWith(R"("module": "fc")", R"("module": ")" + deep + R"(")")),
-                "nodes[0] (aten::linear): module path nests deeper than 1000 levels");
+  ExpectOneLine(
+      ErrorOf(SmallWith(R"("module": "fc")", R"("module": ")" + deep + R"(")")),
+      "nodes[0] (aten::linear): module path nests deeper than 1000 levels");
 }
 
 TEST_F(GraphJsonTest, MissingFile) {
-  Result<ir::Graph> g = ImportGraphJson(::testing::TempDir() + "/graph_json_test/absent.json");
+  Result<ir::Graph> g =
+      ImportGraphJson(::testing::TempDir() + "/graph_json_test/absent.json");
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(), HasSubstr("absent.json: cannot read JSON graph: no such file"));
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("absent.json: cannot read JSON graph: no such file"));
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ModuleAttrs, ReadsNumbersBoolsAndStrings) {
-  const std::string text = R"({"format": "torchcost.modules", "version": 1, "modules": {
+  const std::string text =
+      R"({"format": "torchcost.modules", "version": 1, "modules": {
       "": {"type": "Net", "training": false, "attrs": {}},
       "enc.self_attn": {"type": "MultiheadAttention", "training": false,
                         "attrs": {"dropout": 0.25, "batch_first": true, "num_heads": 2}},
@@ -41,10 +42,13 @@ TEST(ModuleAttrs, BadInputNamesTheFileAndKey) {
       {R"({"format": "other", "version": 1, "modules": {}})", "key 'format'"},
       {R"({"format": 7, "version": 1, "modules": {}})", "key 'format'"},
       {"[1, 2]", "key 'format'"},
-      {R"({"format": "torchcost.modules", "version": 2, "modules": {}})", "key 'version'"},
+      {R"({"format": "torchcost.modules", "version": 2, "modules": {}})",
+       "key 'version'"},
       {R"({"format": "torchcost.modules", "version": 1})", "key 'modules'"},
-      {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": 3}})", "module 'a': expected an object"},
-      {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": {"training": 1}}})", "key 'training'"},
+      {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": 3}})",
+       "module 'a': expected an object"},
+      {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": {"training": 1}}})",
+       "key 'training'"},
       {R"({"format": "torchcost.modules", "version": 1, "modules": {"a": {"attrs": {"p": [1]}}}})",
        "attribute 'p'"},
   };

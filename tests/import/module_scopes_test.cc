@@ -9,13 +9,14 @@
 namespace torchcost::import {
 namespace {
 
-// A GPT-like tree: h (a ModuleList, iterated, never called) holds blocks 0 and 1,
-// each with attn; head is called directly.
+// A GPT-like tree: h (a ModuleList, iterated, never called) holds blocks 0 and
+// 1, each with attn; head is called directly.
 struct Tree {
   ir::Graph graph;
   std::unordered_map<std::string, int> index;
   Tree() {
-    for (const char* path : {"", "h", "h.0", "h.0.attn", "h.1", "h.1.attn", "head"}) {
+    for (const char* path :
+         {"", "h", "h.0", "h.0.attn", "h.1", "h.1.attn", "head"}) {
       index[path] = graph.GetOrAddScope(path, "Module");
     }
   }
@@ -38,7 +39,8 @@ TEST(ModuleScopesTest, UncalledContainerIsLookedThrough) {
   EXPECT_EQ(ResolveChildScope(t.graph, t.index, "", "0"), "h.0");
 }
 
-// "attn" under the root matches h.0.attn and h.1.attn: ambiguous, so the direct path.
+// "attn" under the root matches h.0.attn and h.1.attn: ambiguous, so the direct
+// path.
 TEST(ModuleScopesTest, AmbiguousOrUnknownIsTheDirectPath) {
   Tree t;
   EXPECT_EQ(ResolveChildScope(t.graph, t.index, "", "attn"), "attn");

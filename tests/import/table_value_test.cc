@@ -8,7 +8,8 @@
 namespace torchcost::import {
 namespace {
 
-ir::TensorEntry Entry(const char* name, std::vector<int64_t> shape, DType dtype) {
+ir::TensorEntry Entry(const char* name, std::vector<int64_t> shape,
+                      DType dtype) {
   ir::TensorEntry e;
   e.name = name;
   e.shape = std::move(shape);

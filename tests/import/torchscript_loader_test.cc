@@ -57,7 +57,8 @@ TEST_F(TorchScriptLoaderTest, LoadsLibTorchOnlyWhenATorchScriptFileIsRead) {
       {
         setenv("TORCHCOST_TORCHSCRIPT_READER", "libtorch", 1);
         if (LibTorchMapped()) std::exit(4);
-        Result<ir::Graph> g = ImportGraphFile("missing.json");  // Another frontend: no plugin.
+        // Another frontend: no plugin.
+        Result<ir::Graph> g = ImportGraphFile("missing.json");
         if (g.ok() || LibTorchMapped()) std::exit(5);
         if (!ImportTorchScript(kTiny).ok()) std::exit(6);
         std::exit(LibTorchMapped() ? 0 : 7);
@@ -94,7 +95,8 @@ TEST_F(TorchScriptLoaderTest, TheFastReaderAloneSaysWhatItDeclines) {
         ReadAndExit(kScriptedIf);
       },
       ExitedWithCode(3),
-      "\\[.*/scripted_if.pt: cannot read this TorchScript archive without LibTorch: code/__torch__.py: line [0-9]+: "
+      "\\[.*/scripted_if.pt: cannot read this TorchScript archive without "
+      "LibTorch: code/__torch__.py: line [0-9]+: "
       "unsupported statement 'if'\\]");
 }
 
@@ -104,16 +106,22 @@ TEST_F(TorchScriptLoaderTest, AnUnknownReaderIsOneLine) {
         setenv("TORCHCOST_TORCHSCRIPT_READER", "quick", 1);
         ReadAndExit(kTiny);
       },
-      ExitedWithCode(3), "\\[TORCHCOST_TORCHSCRIPT_READER is 'quick'; expected auto, fast or libtorch\\]");
+      ExitedWithCode(3),
+      "\\[TORCHCOST_TORCHSCRIPT_READER is 'quick'; expected auto, fast or "
+      "libtorch\\]");
 }
 
 TEST_F(TorchScriptLoaderTest, EnvironmentVariableNamingNoFileIsOneLine) {
   EXPECT_EXIT(
       {
         setenv("TORCHCOST_TORCHSCRIPT_PLUGIN", "/nonexistent/libx.so", 1);
-        ReadAndExit(kScriptedIf);  // NB: a valid archive: the file is checked before the plugin is looked for.
+        // NB: a valid archive: the file is checked before the plugin is looked
+        // for.
+        ReadAndExit(kScriptedIf);
       },
-      ExitedWithCode(3), "\\[.*/scripted_if.pt: TORCHCOST_TORCHSCRIPT_PLUGIN: no such file: /nonexistent/libx.so\\]");
+      ExitedWithCode(3),
+      "\\[.*/scripted_if.pt: TORCHCOST_TORCHSCRIPT_PLUGIN: no such file: "
+      "/nonexistent/libx.so\\]");
 }
 
 TEST_F(TorchScriptLoaderTest, ALibraryThatIsNotThePluginIsRefused) {
@@ -126,13 +134,16 @@ TEST_F(TorchScriptLoaderTest, ALibraryThatIsNotThePluginIsRefused) {
         setenv("TORCHCOST_TORCHSCRIPT_READER", "libtorch", 1);
         ReadAndExit(kTiny);
       },
-      ExitedWithCode(3), "\\[.*/tiny.pt: .*libc.* is not torchcost's TorchScript reader \\(no torchcost_torchscript_read\\)\\]");
+      ExitedWithCode(3),
+      "\\[.*/tiny.pt: .*libc.* is not torchcost's TorchScript reader \\(no "
+      "torchcost_torchscript_read\\)\\]");
 }
 
 TEST_F(TorchScriptLoaderTest, ThePluginNamedByTheEnvironmentIsUsed) {
   EXPECT_EXIT(
       {
-        setenv("TORCHCOST_TORCHSCRIPT_PLUGIN", TORCHCOST_BINARY_DIR "/libtorchcost_torchscript.so", 1);
+        setenv("TORCHCOST_TORCHSCRIPT_PLUGIN",
+               TORCHCOST_BINARY_DIR "/libtorchcost_torchscript.so", 1);
         setenv("TORCHCOST_TORCHSCRIPT_READER", "libtorch", 1);
         ReadAndExit(kTiny);
       },
@@ -147,14 +158,19 @@ TEST_F(TorchScriptLoaderTest, WithoutLibTorchATracedModuleIsRead) {
   EXPECT_FALSE(g->nodes.empty());
 }
 
-TEST_F(TorchScriptLoaderTest, WithoutLibTorchWhatTheFastReaderDeclinesIsOneLine) {
+TEST_F(TorchScriptLoaderTest,
+       WithoutLibTorchWhatTheFastReaderDeclinesIsOneLine) {
   Result<ir::Graph> g = ImportTorchScript(kScriptedIf);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(),
-              ::testing::MatchesRegex(
-                  ".*/scripted_if.pt: cannot read TorchScript: torchcost was built without LibTorch "
-                  "\\(TORCHCOST_WITH_LIBTORCH=OFF\\); export the model as a JSON graph instead \\(python3 -m "
-                  "tools.export\\) \\(read without LibTorch: code/__torch__.py: line [0-9]+: unsupported statement 'if'\\)"));
+  EXPECT_THAT(
+      g.status().message(),
+      ::testing::MatchesRegex(
+          ".*/scripted_if.pt: cannot read TorchScript: torchcost was built "
+          "without LibTorch "
+          "\\(TORCHCOST_WITH_LIBTORCH=OFF\\); export the model as a JSON graph "
+          "instead \\(python3 -m "
+          "tools.export\\) \\(read without LibTorch: code/__torch__.py: line "
+          "[0-9]+: unsupported statement 'if'\\)"));
 }
 
 #endif  // TORCHCOST_WITH_LIBTORCH

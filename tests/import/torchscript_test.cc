@@ -33,7 +33,8 @@ class TorchScriptImportTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (!TORCHCOST_WITH_LIBTORCH) GTEST_SKIP() << "built without LibTorch (TORCHCOST_WITH_LIBTORCH=OFF)";
+    if (!TORCHCOST_WITH_LIBTORCH)
+      GTEST_SKIP() << "built without LibTorch (TORCHCOST_WITH_LIBTORCH=OFF)";
     ASSERT_EQ(fixtures_status_, 0) << "tools/make_fixtures.py failed";
   }
 
@@ -431,7 +432,9 @@ TEST_F(TorchScriptImportTest, InfersShapesOfSingleNodesOnMetaTensors) {
   ASSERT_GE(conv->origin, 0);
   std::vector<ir::ExampleValue> outs;
   std::string why;
-  ASSERT_TRUE(g.infer_shapes(conv->origin, example({3, 3, 224, 224}), &outs, &why)) << why;
+  ASSERT_TRUE(
+      g.infer_shapes(conv->origin, example({3, 3, 224, 224}), &outs, &why))
+      << why;
   ASSERT_EQ(outs.size(), 1u);
   EXPECT_EQ(outs[0].shape, (std::vector<int64_t>{3, 64, 112, 112}));
   EXPECT_EQ(outs[0].dtype, DType::kFloat32);

@@ -31,9 +31,10 @@ int AddConst(Program& p, int64_t value, int group) {
   return AddVal(p, std::move(v));
 }
 
-// Adds node `op` on `inputs` (named `names`) with one Tensor output; returns the output.
-int AddNode(Program& p, const std::string& op, std::vector<int> inputs, std::vector<std::string> names,
-            std::vector<int> calls = {}) {
+// Adds node `op` on `inputs` (named `names`) with one Tensor output; returns
+// the output.
+int AddNode(Program& p, const std::string& op, std::vector<int> inputs,
+            std::vector<std::string> names, std::vector<int> calls = {}) {
   Nd n;
   n.op = op;
   n.inputs = std::move(inputs);
@@ -58,11 +59,14 @@ TEST(TsConvertTest, PoolsConstantsPerGroupAndFlattensTheResultTuple) {
   x.name = "x";
   const int in = AddVal(p, std::move(x));
   // Two equal constants of forward itself (group -1) and one of call 0.
-  const int two = AddConst(p, 2, -1), two_again = AddConst(p, 2, -1), two_in_call = AddConst(p, 2, 0);
-  const int a = AddNode(p, "aten::add", {in, two, two_again}, {"self", "other", "alpha"});
+  const int two = AddConst(p, 2, -1), two_again = AddConst(p, 2, -1),
+            two_in_call = AddConst(p, 2, 0);
+  const int a =
+      AddNode(p, "aten::add", {in, two, two_again}, {"self", "other", "alpha"});
   AddNode(p, "aten::relu", {a}, {"self"});
   p.nodes.back().dead = true;  // Not converted.
-  const int b = AddNode(p, "aten::mul", {a, two_in_call}, {"self", "other"}, {0});
+  const int b =
+      AddNode(p, "aten::mul", {a, two_in_call}, {"self", "other"}, {0});
   p.output = AddNode(p, "prim::TupleConstruct", {a, b}, {});
 
   ir::Graph g;
@@ -75,10 +79,13 @@ TEST(TsConvertTest, PoolsConstantsPerGroupAndFlattensTheResultTuple) {
   ASSERT_EQ(g.inputs.size(), 1u);
   EXPECT_EQ(g.values[g.inputs[0]].name, "x");
   EXPECT_EQ(g.values[g.inputs[0]].role, ir::ValueRole::kInput);
-  ASSERT_EQ(g.nodes.size(), 3u);  // add, mul, TupleConstruct: the dead relu is left out.
+  // add, mul, TupleConstruct: the dead relu is left out.
+  ASSERT_EQ(g.nodes.size(), 3u);
   EXPECT_EQ(g.nodes[0].op, "aten::add");
-  EXPECT_EQ(g.nodes[0].inputs[1], g.nodes[0].inputs[2]);  // One pooled constant.
-  EXPECT_NE(g.nodes[1].inputs[1], g.nodes[0].inputs[1]);  // Another group: its own value.
+  // One pooled constant.
+  EXPECT_EQ(g.nodes[0].inputs[1], g.nodes[0].inputs[2]);
+  // Another group: its own value.
+  EXPECT_NE(g.nodes[1].inputs[1], g.nodes[0].inputs[1]);
   EXPECT_EQ(g.values[g.nodes[0].inputs[1]].role, ir::ValueRole::kConstant);
   EXPECT_EQ(g.nodes[0].scope, 0);
   EXPECT_EQ(g.nodes[1].scope, 1);
@@ -86,7 +93,8 @@ TEST(TsConvertTest, PoolsConstantsPerGroupAndFlattensTheResultTuple) {
   // x, the two constants and the three nodes' outputs.
   EXPECT_EQ(g.values.size(), 6u);
   // forward returns (a, b): the tuple's items are the outputs.
-  EXPECT_THAT(g.outputs, ElementsAre(g.nodes[0].outputs[0], g.nodes[1].outputs[0]));
+  EXPECT_THAT(g.outputs,
+              ElementsAre(g.nodes[0].outputs[0], g.nodes[1].outputs[0]));
 }
 
 TEST(TsConvertTest, TensorAttributesReadTheirTableEntryOrBecomeBuffers) {
@@ -147,7 +155,9 @@ TEST(TsConvertTest, DeclinesAModuleUsedAsAValueAndStopsAtAScopeError) {
 
   ir::Graph g2;
   g2.GetOrAddScope("", "Net");
-  auto outside = [](const Nd&) -> Result<int> { return Decline("a call outside the module tree"); };
+  auto outside = [](const Nd&) -> Result<int> {
+    return Decline("a call outside the module tree");
+  };
   s = ConvertProgram(p, {}, outside, &slots, &g2);
   EXPECT_THAT(s.message(), HasSubstr("outside the module tree"));
   EXPECT_TRUE(g2.nodes.empty());

@@ -19,7 +19,8 @@ using ::testing::HasSubstr;
 
 TEST(TsModuleTreeTest, ScopesPreOrderAndTablesDeduplicatedByStorage) {
   ASSERT_TRUE(torchcost::testing::EnsureFixtures("tied"));
-  Result<ZipArchive> zip = ZipArchive::OpenFile(torchcost::testing::FixturePath("tied.pt"));
+  Result<ZipArchive> zip =
+      ZipArchive::OpenFile(torchcost::testing::FixturePath("tied.pt"));
   ASSERT_TRUE(zip.ok()) << zip.status().message();
   Result<std::string> data = zip->Read(zip->root() + "data.pkl");
   ASSERT_TRUE(data.ok()) << data.status().message();
@@ -67,7 +68,8 @@ TEST(TsModuleTreeTest, ScopesPreOrderAndTablesDeduplicatedByStorage) {
 
 TEST(TsModuleTreeTest, DeclinesAStorageTheArchiveLacksOrHoldsShort) {
   ASSERT_TRUE(torchcost::testing::EnsureFixtures("tied"));
-  Result<ZipArchive> zip = ZipArchive::OpenFile(torchcost::testing::FixturePath("tied.pt"));
+  Result<ZipArchive> zip =
+      ZipArchive::OpenFile(torchcost::testing::FixturePath("tied.pt"));
   ASSERT_TRUE(zip.ok()) << zip.status().message();
   Result<std::string> data = zip->Read(zip->root() + "data.pkl");
   ASSERT_TRUE(data.ok()) << data.status().message();
@@ -77,9 +79,11 @@ TEST(TsModuleTreeTest, DeclinesAStorageTheArchiveLacksOrHoldsShort) {
   ASSERT_NE(weight, nullptr);
   ModuleTree tree(*zip);
   PickledTensor t = weight->tensor;
-  EXPECT_EQ(t.storage_numel, 16 * 8);  // Embedding(16, 8)'s own storage, float32: 512 bytes.
+  // Embedding(16, 8)'s own storage, float32: 512 bytes.
+  EXPECT_EQ(t.storage_numel, 16 * 8);
   EXPECT_TRUE(tree.CheckStorage(t, "data/").ok());
-  auto declined = [&](const PickledTensor& bad, const std::string& dir, const char* why) {
+  auto declined = [&](const PickledTensor& bad, const std::string& dir,
+                      const char* why) {
     Status s = tree.CheckStorage(bad, dir);
     EXPECT_EQ(s.code(), Status::Code::kUnimplemented) << why;
     EXPECT_THAT(s.message(), HasSubstr(why));
@@ -87,7 +91,8 @@ TEST(TsModuleTreeTest, DeclinesAStorageTheArchiveLacksOrHoldsShort) {
   PickledTensor longer = t;
   longer.storage_numel = 16 * 8 + 1;  // 516 bytes wanted, 512 stored.
   declined(longer, "data/", "is shorter than its tensors need");
-  declined(t, "constants/", "is not in the archive");  // The archive has no constants/ entries.
+  // The archive has no constants/ entries.
+  declined(t, "constants/", "is not in the archive");
   PickledTensor unknown = t;
   unknown.scalar_type = -1;
   declined(unknown, "data/", "of an unknown size");

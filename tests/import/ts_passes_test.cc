@@ -29,9 +29,11 @@ int AddConst(Program& p, ir::Constant c, const std::string& type) {
   return v;
 }
 
-// Adds node `op` on `inputs` with one output of `type`, made in inlined `calls`; returns the output.
-int AddNode(Program& p, const std::string& op, std::vector<int> inputs, const std::string& type,
-            std::vector<int> calls = {}, const std::string& overload = "") {
+// Adds node `op` on `inputs` with one output of `type`, made in inlined
+// `calls`; returns the output.
+int AddNode(Program& p, const std::string& op, std::vector<int> inputs,
+            const std::string& type, std::vector<int> calls = {},
+            const std::string& overload = "") {
   Nd n;
   n.op = op;
   n.overload = overload;
@@ -62,7 +64,8 @@ TEST(TsPassesTest, PeepholeDropsIntOfNumToTensorInsideOneInlinedMethod) {
   const int n = AddVal(p, Val::Src::kInput, "int");
   const int t = AddNode(p, "prim::NumToTensor", {n}, "Tensor", {0});
   const int i = AddNode(p, "aten::Int", {t}, "int", {0});
-  const int top = AddNode(p, "aten::Int", {t}, "int");  // Forward's own node: not rewritten.
+  // Forward's own node: not rewritten.
+  const int top = AddNode(p, "aten::Int", {t}, "int");
   const int y = AddNode(p, "aten::add", {i, top}, "int", {0}, "int");
   p.output = y;
   ASSERT_TRUE(Peephole(&p).ok());
@@ -80,7 +83,8 @@ TEST(TsPassesTest, PeepholeDropsIntOfNumToTensorInsideOneInlinedMethod) {
 TEST(TsPassesTest, PeepholeDeclinesScalarIdentities) {
   Program p;
   const int x = AddVal(p, Val::Src::kInput, "int");
-  AddNode(p, "aten::mul", {x, AddConst(p, int64_t{1}, "int")}, "int", {0}, "int");
+  AddNode(p, "aten::mul", {x, AddConst(p, int64_t{1}, "int")}, "int", {0},
+          "int");
   const Status s = Peephole(&p);
   EXPECT_EQ(s.code(), Status::Code::kUnimplemented);
   EXPECT_THAT(s.message(), HasSubstr("aten::mul.int by an identity"));
@@ -99,15 +103,17 @@ TEST(TsPassesTest, DeadCodeIsMarkedAndUnusedInPlaceOpsDeclined) {
   Program p;
   const int x = AddVal(p, Val::Src::kInput, "Tensor");
   const int buf = AddVal(p, Val::Src::kTensorAttr, "Tensor");
-  AddNode(p, "aten::relu", {x}, "Tensor");                     // Unused: dead.
-  AddNode(p, "aten::add_", {buf, x}, "Tensor", {}, "Tensor");  // Writes a module's tensor: kept.
+  AddNode(p, "aten::relu", {x}, "Tensor");  // Unused: dead.
+  // Writes a module's tensor: kept.
+  AddNode(p, "aten::add_", {buf, x}, "Tensor", {}, "Tensor");
   p.output = AddNode(p, "aten::sigmoid", {x}, "Tensor");
   ASSERT_TRUE(EliminateDeadCode(&p).ok());
   EXPECT_TRUE(p.nodes[0].dead);
   EXPECT_FALSE(p.nodes[1].dead);
   EXPECT_FALSE(p.nodes[2].dead);
   AddNode(p, "aten::relu_", {x}, "Tensor");
-  EXPECT_THAT(EliminateDeadCode(&p).message(), HasSubstr("an unused in-place aten::relu_"));
+  EXPECT_THAT(EliminateDeadCode(&p).message(),
+              HasSubstr("an unused in-place aten::relu_"));
 }
 
 }  // namespace

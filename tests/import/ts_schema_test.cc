@@ -35,7 +35,8 @@ TEST(TsSchemaTest, AddTensor) {
 }
 
 TEST(TsSchemaTest, FixedSizeListsAndDefaults) {
-  // aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1,
+  // aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2]
+  // padding=0, int[2] dilation=1,
   //                  bool ceil_mode=False) -> Tensor
   const Schema* s = Find("aten::max_pool2d", "");
   ASSERT_NE(s, nullptr);
@@ -44,13 +45,15 @@ TEST(TsSchemaTest, FixedSizeListsAndDefaults) {
   EXPECT_EQ(s->args[1].n, 2);
   EXPECT_FALSE(s->args[1].has_default);
   EXPECT_EQ(s->args[2].default_text, "[]");
-  EXPECT_EQ(s->args[3].default_text, "[0, 0]");  // int[2] padding=0 expands to both dimensions.
+  // int[2] padding=0 expands to both dimensions.
+  EXPECT_EQ(s->args[3].default_text, "[0, 0]");
   EXPECT_EQ(s->args[5].default_text, "False");
   // aten::gelu(Tensor self, *, str approximate="none") -> Tensor
   const Schema* gelu = Find("aten::gelu", "");
   ASSERT_NE(gelu, nullptr);
   EXPECT_EQ(gelu->args[1].default_text, "\"none\"");
-  // aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor: ScalarType is an int.
+  // aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor:
+  // ScalarType is an int.
   const Schema* softmax = Find("aten::softmax", "int");
   ASSERT_NE(softmax, nullptr);
   EXPECT_EQ(softmax->args[2].type, "Optional[int]");

@@ -14,7 +14,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
 
-// As torch 1.13 prints a traced torchvision BasicBlock-like module (two classes in one file).
+// As torch 1.13 prints a traced torchvision BasicBlock-like module (two classes
+// in one file).
 const char kSource[] = R"(class Block(Module):
   __parameters__ = ["weight", ]
   __buffers__ = []
@@ -51,13 +52,16 @@ TEST(TsSourceTest, ParsesClassesAndTheirDeclarations) {
   EXPECT_EQ(c.base, "Module");
   EXPECT_THAT(c.parameters, ElementsAre("weight"));
   EXPECT_TRUE(c.buffers.empty());
-  EXPECT_THAT(c.attributes, ElementsAre(Pair("weight", "Tensor"), Pair("training", "bool"),
-                                        Pair("_is_full_backward_hook", "Optional[bool]"),
-                                        Pair("0", "__torch__.torch.nn.modules.conv.Conv2d"),
-                                        Pair("relu", "__torch__.torch.nn.modules.activation.ReLU")));
+  EXPECT_THAT(
+      c.attributes,
+      ElementsAre(Pair("weight", "Tensor"), Pair("training", "bool"),
+                  Pair("_is_full_backward_hook", "Optional[bool]"),
+                  Pair("0", "__torch__.torch.nn.modules.conv.Conv2d"),
+                  Pair("relu", "__torch__.torch.nn.modules.activation.ReLU")));
   const Method* f = c.FindMethod("forward");
   ASSERT_NE(f, nullptr);
-  EXPECT_THAT(f->params, ElementsAre(Pair("self", "__torch__.m.Block"), Pair("argument_1", "Tensor")));
+  EXPECT_THAT(f->params, ElementsAre(Pair("self", "__torch__.m.Block"),
+                                     Pair("argument_1", "Tensor")));
   EXPECT_EQ(f->returns, "Tuple[Tensor, Tensor]");
   EXPECT_EQ(f->body.size(), 8u);
   EXPECT_EQ(c.FindMethod("forward1"), nullptr);
@@ -79,7 +83,8 @@ TEST(TsSourceTest, ParsesStatementsAndExpressions) {
   ASSERT_EQ(get.items.size(), 2u);
   EXPECT_EQ(get.items[1]->kind, Expr::Kind::kString);
   EXPECT_EQ(get.items[1]->text, "0");
-  // x = (relu).forward((_0).forward(argument_1, ), ): a call whose argument is a call.
+  // x = (relu).forward((_0).forward(argument_1, ), ): a call whose argument is
+  // a call.
   const Expr& call = *body[2].value;
   ASSERT_EQ(call.kind, Expr::Kind::kCall);
   EXPECT_EQ(call.base->Dotted(), "relu.forward");
@@ -115,17 +120,33 @@ TEST(TsSourceTest, ParsesStatementsAndExpressions) {
 }
 
 TEST(TsSourceTest, WhatScriptedModulesUseIsAnError) {
-  const std::string head = "class A(Module):\n  training : bool\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n";
-  EXPECT_THAT(ParseSource(head + "    if self.training:\n      x = x\n    return x\n", "m").status().message(),
-              HasSubstr("line 5: unsupported statement 'if'"));
-  EXPECT_THAT(ParseSource(head + "    y = x + 1\n    return y\n", "m").status().message(),
+  const std::string head =
+      "class A(Module):\n  training : bool\n  def forward(self: A,\n    x: "
+      "Tensor) -> Tensor:\n";
+  EXPECT_THAT(
+      ParseSource(head + "    if self.training:\n      x = x\n    return x\n",
+                  "m")
+          .status()
+          .message(),
+      HasSubstr("line 5: unsupported statement 'if'"));
+  EXPECT_THAT(ParseSource(head + "    y = x + 1\n    return y\n", "m")
+                  .status()
+                  .message(),
               HasSubstr("unsupported character '+'"));
-  EXPECT_THAT(ParseSource(head + "    for i in range(3):\n", "m").status().message(), HasSubstr("'for'"));
-  EXPECT_THAT(ParseSource("def f(x: Tensor) -> Tensor:\n  return x\n", "m").status().message(),
+  EXPECT_THAT(
+      ParseSource(head + "    for i in range(3):\n", "m").status().message(),
+      HasSubstr("'for'"));
+  EXPECT_THAT(ParseSource("def f(x: Tensor) -> Tensor:\n  return x\n", "m")
+                  .status()
+                  .message(),
               HasSubstr("unsupported top-level statement 'def'"));
-  EXPECT_THAT(ParseSource("class A(Module):\n  eps : Final[float] = 1e-05\n", "m").status().message(),
-              HasSubstr("unsupported class constant 'eps'"));
-  EXPECT_THAT(ParseSource(head + "    return x == x\n", "m").status().message(), HasSubstr("'=='"));
+  EXPECT_THAT(
+      ParseSource("class A(Module):\n  eps : Final[float] = 1e-05\n", "m")
+          .status()
+          .message(),
+      HasSubstr("unsupported class constant 'eps'"));
+  EXPECT_THAT(ParseSource(head + "    return x == x\n", "m").status().message(),
+              HasSubstr("'=='"));
 }
 
 TEST(TsSourceTest, ParsesOneExpression) {
@@ -140,9 +161,12 @@ TEST(TsSourceTest, ParsesOneExpression) {
   EXPECT_FALSE(ParseExpr("(1, ").ok());
   // Nesting is bounded: 200 levels parse, 201 do not.
   EXPECT_TRUE(ParseExpr(std::string(199, '[') + std::string(199, ']')).ok());
-  EXPECT_THAT(ParseExpr(std::string(201, '[') + std::string(201, ']')).status().message(),
+  EXPECT_THAT(ParseExpr(std::string(201, '[') + std::string(201, ']'))
+                  .status()
+                  .message(),
               HasSubstr("nested too deeply"));
-  EXPECT_THAT(ParseExpr(std::string(300, '-') + "1").status().message(), HasSubstr("nested too deeply"));
+  EXPECT_THAT(ParseExpr(std::string(300, '-') + "1").status().message(),
+              HasSubstr("nested too deeply"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Tests of the TorchScript type and class names the reader without LibTorch reads.
+// Tests of the TorchScript type and class names the reader without LibTorch
+// reads.
 #include "import/ts_types.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,10 @@ namespace torchcost::import::ts {
 namespace {
 
 TEST(TsTypesTest, ShortClassNameDropsTheQualification) {
-  EXPECT_EQ(ShortClassName("__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock"), "BasicBlock");
+  EXPECT_EQ(
+      ShortClassName(
+          "__torch__.torchvision.models.resnet.___torch_mangle_12.BasicBlock"),
+      "BasicBlock");
   EXPECT_EQ(ShortClassName("Net"), "Net");
 }
 
@@ -44,11 +48,13 @@ TEST(TsTypesTest, SubtypesTracedCodeUses) {
 }
 
 TEST(TsTypesTest, ElementSizes) {
-  // c10::ScalarType codes: 0 uint8, 3 int32, 5 float16, 6 float32, 7 float64, 10 complex128, 11 bool, 15 bfloat16.
+  // c10::ScalarType codes: 0 uint8, 3 int32, 5 float16, 6 float32, 7 float64,
+  // 10 complex128, 11 bool, 15 bfloat16.
   EXPECT_EQ(ConstantElementSize(0), 1);
   EXPECT_EQ(ConstantElementSize(6), 4);
   EXPECT_EQ(ConstantElementSize(7), 8);
-  EXPECT_EQ(ConstantElementSize(5), 0);  // float16 0-dim constants are not read.
+  // float16 0-dim constants are not read.
+  EXPECT_EQ(ConstantElementSize(5), 0);
   EXPECT_EQ(StorageElementSize(5), 2);
   EXPECT_EQ(StorageElementSize(10), 16);
   EXPECT_EQ(StorageElementSize(15), 2);

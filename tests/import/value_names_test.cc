@@ -20,9 +20,11 @@ TEST(ValueNamesTest, SourceNamesNumbersAndConstants) {
   g.GetOrAddScope("", "Net");
   const int x = Add(g, "x.1", ir::ValueRole::kInput);
   const int w = Add(g, "fc.weight", ir::ValueRole::kParam);
-  const int c_late = Add(g, "41", ir::ValueRole::kConstant);   // Defined first, used second.
+  // Defined first, used second.
+  const int c_late = Add(g, "41", ir::ValueRole::kConstant);
   const int c_early = Add(g, "7", ir::ValueRole::kConstant);
-  const int attr = Add(g, "layer.eps", ir::ValueRole::kConstant);  // A dotted attribute path stays.
+  // A dotted attribute path stays.
+  const int attr = Add(g, "layer.eps", ir::ValueRole::kConstant);
   const int a = Add(g, "input.7", ir::ValueRole::kIntermediate);
   const int b = Add(g, "112", ir::ValueRole::kIntermediate);
   const int c = Add(g, "input.3", ir::ValueRole::kIntermediate);
@@ -52,8 +54,10 @@ TEST(ValueNamesTest, SourceNamesNumbersAndConstants) {
   EXPECT_EQ(g.values[c_early].name, "c0");  // First used by the first node.
   EXPECT_EQ(g.values[c_late].name, "c1");
   EXPECT_EQ(g.values[attr].name, "layer.eps");
-  EXPECT_EQ(g.values[a].name, "input");    // The first "input" in graph order ...
-  EXPECT_EQ(g.values[c].name, "input.1");  // ... and the second, whatever LibTorch's suffixes were.
+  // The first "input" in graph order ...
+  EXPECT_EQ(g.values[a].name, "input");
+  // ... and the second, whatever LibTorch's suffixes were.
+  EXPECT_EQ(g.values[c].name, "input.1");
   EXPECT_EQ(g.values[b].name, "0");
   EXPECT_EQ(g.values[d].name, "1");
   EXPECT_EQ(g.nodes[0].debug_name, "%input");

@@ -30,14 +30,16 @@ void Put32(std::string& s, uint32_t v) {
 }
 
 uint32_t Crc(const std::string& data) {
-  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
-                                     static_cast<uInt>(data.size())));
+  return static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
+            static_cast<uInt>(data.size())));
 }
 
 // Raw deflate (no zlib header), as zip's method 8 holds it.
 std::string Deflate(const std::string& data) {
   z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+            Z_OK);
   std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   z.avail_in = static_cast<uInt>(data.size());
@@ -110,7 +112,8 @@ std::string MakeZip(const std::vector<Entry>& entries) {
 
 std::vector<Entry> TorchArchive() {
   return {{"net/data.pkl", "\x80\x02N.", false, 0},
-          {"net/code/__torch__.py", std::string(300, 'a') + "class Net(Module):\n", true, 0},
+          {"net/code/__torch__.py",
+           std::string(300, 'a') + "class Net(Module):\n", true, 0},
           {"net/version", "3\n", false, 0}};
 }
 
@@ -150,23 +153,29 @@ TEST(ZipArchiveTest, AWrongCrcIsCorruption) {
   EXPECT_TRUE(zip->Read("net/data.pkl").ok());
   Result<std::string> r = zip->Read("net/version");
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("entry 'net/version' fails its CRC-32 check"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("entry 'net/version' fails its CRC-32 check"));
 }
 
 TEST(ZipArchiveTest, OpeningChecksTheArchive) {
   std::string bytes = MakeZip(TorchArchive());
-  Result<ZipArchive> cut = ZipArchive::OpenBytes(bytes.substr(0, bytes.size() - 5));
+  Result<ZipArchive> cut =
+      ZipArchive::OpenBytes(bytes.substr(0, bytes.size() - 5));
   ASSERT_FALSE(cut.ok());
-  EXPECT_THAT(cut.status().message(), HasSubstr("no end-of-central-directory record"));
-  Result<ZipArchive> no_pickle = ZipArchive::OpenBytes(MakeZip({{"net/version", "3\n", false, 0}}));
+  EXPECT_THAT(cut.status().message(),
+              HasSubstr("no end-of-central-directory record"));
+  Result<ZipArchive> no_pickle =
+      ZipArchive::OpenBytes(MakeZip({{"net/version", "3\n", false, 0}}));
   ASSERT_FALSE(no_pickle.ok());
-  EXPECT_THAT(no_pickle.status().message(), HasSubstr("no 'net/data.pkl' record"));
+  EXPECT_THAT(no_pickle.status().message(),
+              HasSubstr("no 'net/data.pkl' record"));
   EXPECT_FALSE(ZipArchive::OpenFile("/nonexistent/model.pt").ok());
 }
 
 TEST(ZipArchiveTest, ReadsWhatTorchJitSaveWrote) {
   ASSERT_TRUE(testing::EnsureFixtures("tiny"));
-  Result<ZipArchive> zip = ZipArchive::OpenFile(testing::FixturePath("tiny.pt"));
+  Result<ZipArchive> zip =
+      ZipArchive::OpenFile(testing::FixturePath("tiny.pt"));
   ASSERT_TRUE(zip.ok()) << zip.status().message();
   Result<std::string> data = zip->Read(zip->root() + "data.pkl");
   ASSERT_TRUE(data.ok()) << data.status().message();

@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,8 +16,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "torchcost/import.h"
 
@@ -79,15 +78,19 @@ Zip MakeZip(const std::vector<std::pair<std::string, std::string>>& entries) {
     Put16(z.bytes, 0);           // Method (offset 10).
     Put32(z.bytes, 0);           // Time, date.
     Put32(z.bytes, 0);           // CRC-32.
-    Put32(z.bytes, static_cast<uint32_t>(data.size()));  // Compressed (offset 20).
-    Put32(z.bytes, static_cast<uint32_t>(data.size()));  // Uncompressed (offset 24).
-    Put16(z.bytes, static_cast<uint16_t>(name.size()));  // Name length (offset 28).
+    // Compressed (offset 20).
+    Put32(z.bytes, static_cast<uint32_t>(data.size()));
+    // Uncompressed (offset 24).
+    Put32(z.bytes, static_cast<uint32_t>(data.size()));
+    // Name length (offset 28).
+    Put16(z.bytes, static_cast<uint16_t>(name.size()));
     Put16(z.bytes, 0);  // Extra length.
     Put16(z.bytes, 0);  // Comment length.
     Put16(z.bytes, 0);  // Disk number start (offset 34).
     Put16(z.bytes, 0);  // Internal attributes.
     Put32(z.bytes, 0);  // External attributes.
-    Put32(z.bytes, static_cast<uint32_t>(z.local[i]));  // Local header offset (offset 42).
+    // Local header offset (offset 42).
+    Put32(z.bytes, static_cast<uint32_t>(z.local[i]));
     z.bytes += name;
   }
   z.eocd = z.bytes.size();
@@ -96,15 +99,19 @@ Zip MakeZip(const std::vector<std::pair<std::string, std::string>>& entries) {
   Put16(z.bytes, 0);  // Disk of the central directory.
   Put16(z.bytes, static_cast<uint16_t>(entries.size()));
   Put16(z.bytes, static_cast<uint16_t>(entries.size()));
-  Put32(z.bytes, static_cast<uint32_t>(z.eocd - cd));  // Central directory size (offset 12).
-  Put32(z.bytes, static_cast<uint32_t>(cd));           // Central directory offset (offset 16).
-  Put16(z.bytes, 0);                                   // Comment length.
+  // Central directory size (offset 12).
+  Put32(z.bytes, static_cast<uint32_t>(z.eocd - cd));
+  // Central directory offset (offset 16).
+  Put32(z.bytes, static_cast<uint32_t>(cd));
+  Put16(z.bytes, 0);  // Comment length.
   return z;
 }
 
 // The records of a torch.jit.save archive named "archive".
 Zip Good() {
-  return MakeZip({{"archive/data.pkl", "pickle"}, {"archive/constants.pkl", "c"}, {"archive/version", "3\n"}});
+  return MakeZip({{"archive/data.pkl", "pickle"},
+                  {"archive/constants.pkl", "c"},
+                  {"archive/version", "3\n"}});
 }
 
 std::string ErrorOf(const std::string& bytes) {
@@ -112,16 +119,20 @@ std::string ErrorOf(const std::string& bytes) {
   return s.ok() ? "" : s.message();
 }
 
-TEST(ZipCheckTest, AcceptsAWellFormedArchive) { EXPECT_EQ(ErrorOf(Good().bytes), ""); }
+TEST(ZipCheckTest, AcceptsAWellFormedArchive) {
+  EXPECT_EQ(ErrorOf(Good().bytes), "");
+}
 
 TEST(ZipCheckTest, RefusesEveryTruncation) {
   const std::string bytes = Good().bytes;
-  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_NE(ErrorOf(bytes.substr(0, n)), "") << n << " bytes";
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_NE(ErrorOf(bytes.substr(0, n)), "") << n << " bytes";
 }
 
 TEST(ZipCheckTest, NotAZip) {
   EXPECT_THAT(ErrorOf("hello"), HasSubstr("not a zip archive"));
-  EXPECT_THAT(ErrorOf(std::string(100, 'x')), HasSubstr("no end-of-central-directory record"));
+  EXPECT_THAT(ErrorOf(std::string(100, 'x')),
+              HasSubstr("no end-of-central-directory record"));
 }
 
 TEST(ZipCheckTest, CentralDirectoryOutsideTheFile) {
@@ -147,11 +158,17 @@ TEST(ZipCheckTest, Zip64MarkerWithoutLocator) {
 }
 
 TEST(ZipCheckTest, BadNames) {
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/../x", ""}, {"archive/data.pkl", ""}}).bytes), HasSubstr("'..'"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"/archive/data.pkl", ""}}).bytes), HasSubstr("absolute"));
-  EXPECT_THAT(ErrorOf(MakeZip({{std::string("a\0b", 3), ""}}).bytes), HasSubstr("NUL"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/data.pkl", "a"}, {"archive/data.pkl", "b"}}).bytes),
-              HasSubstr("appears twice"));
+  EXPECT_THAT(
+      ErrorOf(MakeZip({{"archive/../x", ""}, {"archive/data.pkl", ""}}).bytes),
+      HasSubstr("'..'"));
+  EXPECT_THAT(ErrorOf(MakeZip({{"/archive/data.pkl", ""}}).bytes),
+              HasSubstr("absolute"));
+  EXPECT_THAT(ErrorOf(MakeZip({{std::string("a\0b", 3), ""}}).bytes),
+              HasSubstr("NUL"));
+  EXPECT_THAT(
+      ErrorOf(MakeZip({{"archive/data.pkl", "a"}, {"archive/data.pkl", "b"}})
+                  .bytes),
+      HasSubstr("appears twice"));
 }
 
 TEST(ZipCheckTest, EncryptionAndMethods) {
@@ -162,17 +179,20 @@ TEST(ZipCheckTest, EncryptionAndMethods) {
   Set16(z.bytes, z.central[0] + 10, 12);  // bzip2.
   EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("compression method 12"));
   z = Good();
-  Set32(z.bytes, z.central[0] + 24, 7);  // Stored, but 6 bytes compressed and 7 uncompressed.
+  // Stored, but 6 bytes compressed and 7 uncompressed.
+  Set32(z.bytes, z.central[0] + 24, 7);
   EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("two sizes differ"));
 }
 
 TEST(ZipCheckTest, DeflateCannotExpandBeyondItsBound) {
-  // A deflated entry of 6 bytes claiming 1 GiB: deflate expands a byte to at most 1032.
+  // A deflated entry of 6 bytes claiming 1 GiB: deflate expands a byte to at
+  // most 1032.
   Zip z = Good();
   Set16(z.bytes, z.local[0] + 8, 8);
   Set16(z.bytes, z.central[0] + 10, 8);
   Set32(z.bytes, z.central[0] + 24, 1u << 30);
-  EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("claims 1073741824 bytes from 6 compressed"));
+  EXPECT_THAT(ErrorOf(z.bytes),
+              HasSubstr("claims 1073741824 bytes from 6 compressed"));
   // 6 compressed bytes may expand to 6 * 1032 = 6192.
   Set32(z.bytes, z.central[0] + 24, 6192);
   EXPECT_EQ(ErrorOf(z.bytes), "");
@@ -184,14 +204,17 @@ TEST(ZipCheckTest, LocalHeaderMustAgree) {
   EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("bad local header signature"));
   z = Good();
   z.bytes[z.local[0] + 30] = 'X';  // The local copy of the name.
-  EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("local header names 'Xrchive/data.pkl'"));
+  EXPECT_THAT(ErrorOf(z.bytes),
+              HasSubstr("local header names 'Xrchive/data.pkl'"));
   z = Good();
-  Set32(z.bytes, z.central[2] + 42, static_cast<uint32_t>(z.central[0]));  // Points into the directory.
+  // Points into the directory.
+  Set32(z.bytes, z.central[2] + 42, static_cast<uint32_t>(z.central[0]));
   EXPECT_THAT(ErrorOf(z.bytes), HasSubstr("not before the central directory"));
 }
 
 TEST(ZipCheckTest, OverlappingEntries) {
-  // The first entry's data (6 bytes) grown to 40 runs over the second's local header.
+  // The first entry's data (6 bytes) grown to 40 runs over the second's local
+  // header.
   Zip z = Good();
   Set32(z.bytes, z.central[0] + 20, 40);
   Set32(z.bytes, z.central[0] + 24, 40);
@@ -199,10 +222,15 @@ TEST(ZipCheckTest, OverlappingEntries) {
 }
 
 TEST(ZipCheckTest, TorchScriptRecords) {
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/data.pkl", ""}}).bytes), HasSubstr("no 'archive/version' record"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/version", "3"}}).bytes), HasSubstr("no 'archive/data.pkl' record"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"data.pkl", ""}}).bytes), HasSubstr("not in a directory"));
-  EXPECT_EQ(ErrorOf(MakeZip({{"m/data.pkl", ""}, {"m/.data/version", "3"}}).bytes), "");
+  EXPECT_THAT(ErrorOf(MakeZip({{"archive/data.pkl", ""}}).bytes),
+              HasSubstr("no 'archive/version' record"));
+  EXPECT_THAT(ErrorOf(MakeZip({{"archive/version", "3"}}).bytes),
+              HasSubstr("no 'archive/data.pkl' record"));
+  EXPECT_THAT(ErrorOf(MakeZip({{"data.pkl", ""}}).bytes),
+              HasSubstr("not in a directory"));
+  EXPECT_EQ(
+      ErrorOf(MakeZip({{"m/data.pkl", ""}, {"m/.data/version", "3"}}).bytes),
+      "");
 }
 
 const char kFixtureDir[] = TORCHCOST_BINARY_DIR "/fixtures";
@@ -210,31 +238,40 @@ const char kFixtureDir[] = TORCHCOST_BINARY_DIR "/fixtures";
 // The archives torch.jit.save wrote pass; the same, cut short, fail with our
 // error before LibTorch reads them.
 TEST(ZipCheckFixtureTest, TorchJitSaveArchivesPassAndTruncatedOnesFail) {
-  const std::string make = std::string("/usr/bin/python3 \"") + TORCHCOST_SOURCE_DIR + "/tools/make_fixtures.py\" \"" +
-                           kFixtureDir + "\" --models lenet5,tiny,scripted";
+  const std::string make = std::string("/usr/bin/python3 \"") +
+                           TORCHCOST_SOURCE_DIR +
+                           "/tools/make_fixtures.py\" \"" + kFixtureDir +
+                           "\" --models lenet5,tiny,scripted";
   ASSERT_EQ(std::system(make.c_str()), 0);
   int checked = 0;
   for (const auto& f : std::filesystem::directory_iterator(kFixtureDir)) {
     const std::string path = f.path().string();
     const std::string name = f.path().filename().string();
-    if (f.path().extension() != ".pt" || name == "corrupt.pt" || name == "not_torchscript.pt") continue;
+    if (f.path().extension() != ".pt" || name == "corrupt.pt" ||
+        name == "not_torchscript.pt")
+      continue;
     Status s = CheckZipFile(path);
     EXPECT_TRUE(s.ok()) << path << ": " << s.message();
     ++checked;
   }
   EXPECT_GE(checked, 3);
   std::ifstream in(std::string(kFixtureDir) + "/lenet5.pt", std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 1000u);
-  const std::string cut = ::testing::TempDir() + "/zip_check_cut_" + std::to_string(::getpid()) + ".pt";
+  const std::string cut = ::testing::TempDir() + "/zip_check_cut_" +
+                          std::to_string(::getpid()) + ".pt";
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 30);
-  EXPECT_THAT(CheckZipFile(cut).message(), HasSubstr("no end-of-central-directory record"));
+  EXPECT_THAT(CheckZipFile(cut).message(),
+              HasSubstr("no end-of-central-directory record"));
   if (TORCHCOST_WITH_LIBTORCH) {
     // ImportTorchScript checks before it loads the plugin: the error is ours.
     Result<ir::Graph> g = ImportTorchScript(cut);
     ASSERT_FALSE(g.ok());
     EXPECT_EQ(g.status().message(),
-              cut + ": cannot read TorchScript archive: not a zip archive (no end-of-central-directory record)");
+              cut +
+                  ": cannot read TorchScript archive: not a zip archive (no "
+                  "end-of-central-directory record)");
   }
   std::filesystem::remove(cut);
 }

@@ -10,7 +10,8 @@ namespace torchcost::ir {
 namespace {
 
 TEST(OutOfLineVectorTest, EmptyHoldsOnlyAPointer) {
-  static_assert(sizeof(OutOfLineVector<std::pair<int, std::string>>) == sizeof(void*));
+  static_assert(sizeof(OutOfLineVector<std::pair<int, std::string>>) ==
+                sizeof(void*));
   OutOfLineVector<int> v;
   EXPECT_TRUE(v.empty());
   EXPECT_EQ(v.size(), 0u);

@@ -10,7 +10,9 @@
 namespace torchcost::ir {
 namespace {
 
-std::vector<int> Items(const SmallInts& s) { return std::vector<int>(s.begin(), s.end()); }
+std::vector<int> Items(const SmallInts& s) {
+  return std::vector<int>(s.begin(), s.end());
+}
 
 TEST(SmallIntsTest, KeepsTwoInPlaceInSixteenBytes) {
   // NB: two 4-byte counts and an 8-byte union (two ints or a pointer).
@@ -63,7 +65,8 @@ TEST(SmallIntsTest, CopiesAndMovesInPlaceAndOnTheHeap) {
     EXPECT_EQ(Items(a), expected) << n;
     SmallInts moved(std::move(a));
     EXPECT_EQ(Items(moved), expected) << n;
-    EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty.
+    EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): a moved-from
+                             // list is empty.
     SmallInts target;
     target = std::move(moved);
     EXPECT_EQ(Items(target), expected) << n;

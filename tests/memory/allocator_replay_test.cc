@@ -41,11 +41,16 @@ TrainingReport Report(std::vector<AllocationEvent> events) {
 
 TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
   const TrainingReport tr = Report({
-      Alloc(0, sym::Expr(1000), MemCategory::kAct, 1),        // 1024 bytes of a 2 MiB small segment.
-      Alloc(1, sym::Expr(3 * kMiB), MemCategory::kTemp, 2),   // A 20 MiB segment, split: 3 MiB allocated.
-      Free(1),                                                // The 20 MiB block is free again (merged).
-      Alloc(2, sym::Expr(11 * kMiB), MemCategory::kTemp, 3),  // Served by the cached 20 MiB block, split.
-      Alloc(3, sym::Expr(0), MemCategory::kTemp, 3),          // Empty: nothing allocated.
+      // 1024 bytes of a 2 MiB small segment.
+      Alloc(0, sym::Expr(1000), MemCategory::kAct, 1),
+      // A 20 MiB segment, split: 3 MiB allocated.
+      Alloc(1, sym::Expr(3 * kMiB), MemCategory::kTemp, 2),
+      // The 20 MiB block is free again (merged).
+      Free(1),
+      // Served by the cached 20 MiB block, split.
+      Alloc(2, sym::Expr(11 * kMiB), MemCategory::kTemp, 3),
+      // Empty: nothing allocated.
+      Alloc(3, sym::Expr(0), MemCategory::kTemp, 3),
   });
   const AllocatorPeak a = EvaluateAllocator(tr, {});
   ASSERT_TRUE(a.error.empty()) << a.error;
@@ -55,7 +60,8 @@ TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
   EXPECT_EQ(a.at_peak[testing::kTemp], 11 * kMiB);
   EXPECT_EQ(a.category_max[testing::kTemp], 11 * kMiB);
   EXPECT_EQ(a.reserved_peak, 2 * kMiB + 20 * kMiB);
-  // Reserved reaches 22 MiB with the second allocation, when 1024 + 3 MiB are allocated.
+  // Reserved reaches 22 MiB with the second allocation, when 1024 + 3 MiB are
+  // allocated.
   EXPECT_EQ(a.allocated_at_reserved_peak, 1024 + 3 * kMiB);
   EXPECT_EQ(a.fragmentation, 22 * kMiB - (1024 + 3 * kMiB));
   EXPECT_EQ(a.device_peak, 22 * kMiB + 400 * kMiB);
@@ -65,17 +71,21 @@ TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
 TEST(EvaluateAllocatorTest, SymbolicSizesNeedBindings) {
   sym::Context ctx;
   const sym::Expr b = ctx.Symbol("B");
-  const TrainingReport tr = Report({Alloc(0, b * sym::Expr(3 * kMiB), MemCategory::kAct, 0)});
-  EXPECT_THAT(EvaluateAllocator(tr, {}).error, HasSubstr("needs every size bound"));
+  const TrainingReport tr =
+      Report({Alloc(0, b * sym::Expr(3 * kMiB), MemCategory::kAct, 0)});
+  EXPECT_THAT(EvaluateAllocator(tr, {}).error,
+              HasSubstr("needs every size bound"));
   const AllocatorPeak a = EvaluateAllocator(tr, {{"B", 4}});
   ASSERT_TRUE(a.error.empty()) << a.error;
-  EXPECT_EQ(a.allocated_peak, 12 * kMiB);  // 12 MiB >= 10 MiB: its own 12 MiB segment, whole.
+  // 12 MiB >= 10 MiB: its own 12 MiB segment, whole.
+  EXPECT_EQ(a.allocated_peak, 12 * kMiB);
   EXPECT_EQ(a.reserved_peak, 12 * kMiB);
 }
 
 TEST(EvaluateAllocatorTest, NeedsTheModelAskedFor) {
   TrainingReport tr;
-  EXPECT_THAT(EvaluateAllocator(tr, {}).error, HasSubstr("StepConfig.allocator cuda"));
+  EXPECT_THAT(EvaluateAllocator(tr, {}).error,
+              HasSubstr("StepConfig.allocator cuda"));
 }
 
 }  // namespace

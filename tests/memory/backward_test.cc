@@ -64,7 +64,8 @@ TEST(BackwardTest, ADroppedOutputIsOffThePath) {
 }
 
 // Replayed alone (no forward allocated), the backward leaves what outlives it:
-// the parameters' gradients (GRAD: W1 and W2) and the 0-dim loss (OTH, 4 bytes).
+// the parameters' gradients (GRAD: W1 and W2) and the 0-dim loss (OTH, 4
+// bytes).
 TEST(BackwardTest, LeavesTheParametersGradients) {
   PreparedStep p;
   BuildMlp(&p.builder());
@@ -81,7 +82,8 @@ TEST(BackwardTest, LeavesTheParametersGradients) {
   EXPECT_EQ(At(st.timeline.live()[testing::kTemp]), 0);
   EXPECT_EQ(At(st.timeline.live()[testing::kOther]), 4);
   // Every saved tensor was released by its node's backward.
-  for (int s = 0; s < st.storages.size(); ++s) EXPECT_EQ(st.storages[s].saved_by, 0) << s;
+  for (int s = 0; s < st.storages.size(); ++s)
+    EXPECT_EQ(st.storages[s].saved_by, 0) << s;
   // The largest TEMP in backward: at relu, the gradients of its output and of
   // its input (5*4 floats each) are alive together, and the loss's gradient
   // of ones: one float, expanded without a copy, held until backward returns.

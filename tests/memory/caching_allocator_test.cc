@@ -21,20 +21,24 @@ TEST(RoundSizeTest, RoundsUpTo512) {
 }
 
 TEST(SegmentSizeTest, PoolsAndLargeRounding) {
-  EXPECT_EQ(SegmentSize(512), 2 * kMiB);          // Small: a 2 MiB segment.
-  EXPECT_EQ(SegmentSize(kMiB), 2 * kMiB);         // 1 MiB is still small.
-  EXPECT_EQ(SegmentSize(kMiB + 512), 20 * kMiB);  // 1 to 10 MiB: a 20 MiB segment.
+  EXPECT_EQ(SegmentSize(512), 2 * kMiB);   // Small: a 2 MiB segment.
+  EXPECT_EQ(SegmentSize(kMiB), 2 * kMiB);  // 1 MiB is still small.
+  // 1 to 10 MiB: a 20 MiB segment.
+  EXPECT_EQ(SegmentSize(kMiB + 512), 20 * kMiB);
   EXPECT_EQ(SegmentSize(10 * kMiB - 512), 20 * kMiB);
-  EXPECT_EQ(SegmentSize(10 * kMiB), 10 * kMiB);  // From 10 MiB: rounded to 2 MiB.
+  // From 10 MiB: rounded to 2 MiB.
+  EXPECT_EQ(SegmentSize(10 * kMiB), 10 * kMiB);
   EXPECT_EQ(SegmentSize(10 * kMiB + 512), 12 * kMiB);
 }
 
 TEST(CachingAllocatorTest, SmallRequestsShareTwoMiBSegments) {
   CachingAllocator a(Defaults());
-  a.Malloc(1000);  // 1024 bytes of a new 2 MiB segment; the rest (>= 512) split off.
+  // 1024 bytes of a new 2 MiB segment; the rest (>= 512) split off.
+  a.Malloc(1000);
   EXPECT_EQ(a.allocated(), 1024);
   EXPECT_EQ(a.reserved(), 2 * kMiB);
-  for (int i = 1; i < 2048; ++i) a.Malloc(1024);  // 2048 blocks of 1 KiB fill the segment exactly.
+  // 2048 blocks of 1 KiB fill the segment exactly.
+  for (int i = 1; i < 2048; ++i) a.Malloc(1024);
   EXPECT_EQ(a.allocated(), 2048 * 1024);
   EXPECT_EQ(a.reserved(), 2 * kMiB);
   a.Malloc(1);  // The 2049th needs a second segment.
@@ -46,7 +50,8 @@ TEST(CachingAllocatorTest, LargeRemainderSplitOnlyAboveOneMiB) {
   CachingAllocator a(Defaults());
   a.Malloc(2 * kMiB);  // A 20 MiB segment; 18 MiB remain (> 1 MiB): split.
   EXPECT_EQ(a.allocated(), 2 * kMiB);
-  const int b = a.Malloc(17 * kMiB);  // Best fit: the 18 MiB remainder; 1 MiB left is not > 1 MiB: not split.
+  // Best fit: the 18 MiB remainder; 1 MiB left is not > 1 MiB: not split.
+  const int b = a.Malloc(17 * kMiB);
   EXPECT_EQ(a.BlockSize(b), 18 * kMiB);
   EXPECT_EQ(a.allocated(), 20 * kMiB);
   EXPECT_EQ(a.reserved(), 20 * kMiB);
@@ -54,7 +59,8 @@ TEST(CachingAllocatorTest, LargeRemainderSplitOnlyAboveOneMiB) {
 
 TEST(CachingAllocatorTest, LargeRequestGetsItsOwnRoundedSegment) {
   CachingAllocator a(Defaults());
-  const int b = a.Malloc(11 * kMiB);  // >= 10 MiB: a segment of ceil(11 / 2) * 2 = 12 MiB, 1 MiB left unsplit.
+  // >= 10 MiB: a segment of ceil(11 / 2) * 2 = 12 MiB, 1 MiB left unsplit.
+  const int b = a.Malloc(11 * kMiB);
   EXPECT_EQ(a.reserved(), 12 * kMiB);
   EXPECT_EQ(a.BlockSize(b), 12 * kMiB);
   EXPECT_EQ(a.allocated(), 12 * kMiB);
@@ -66,7 +72,8 @@ TEST(CachingAllocatorTest, BestFitTakesTheSmallestBlockThatFits) {
   const int y = a.Malloc(24 * kMiB);
   a.Free(x);
   a.Free(y);
-  const int z = a.Malloc(23 * kMiB);  // 24 MiB fits best; 1 MiB left: not split.
+  // 24 MiB fits best; 1 MiB left: not split.
+  const int z = a.Malloc(23 * kMiB);
   EXPECT_EQ(a.BlockSize(z), 24 * kMiB);
   EXPECT_EQ(a.reserved(), (30 + 24) * kMiB);
   a.Malloc(29 * kMiB);  // Then the 30 MiB block.
@@ -76,10 +83,12 @@ TEST(CachingAllocatorTest, BestFitTakesTheSmallestBlockThatFits) {
 
 TEST(CachingAllocatorTest, FreedNeighboursCoalesce) {
   CachingAllocator a(Defaults());
-  const int x = a.Malloc(4 * kMiB);  // [x 4][y 4][free 12] in one 20 MiB segment.
+  // [x 4][y 4][free 12] in one 20 MiB segment.
+  const int x = a.Malloc(4 * kMiB);
   const int y = a.Malloc(4 * kMiB);
   a.Free(x);
-  a.Malloc(5 * kMiB);  // x's 4 MiB is too small: the 12 MiB remainder serves it.
+  // x's 4 MiB is too small: the 12 MiB remainder serves it.
+  a.Malloc(5 * kMiB);
   EXPECT_EQ(a.reserved(), 20 * kMiB);
   a.Free(y);  // y merges with x's free block: 8 MiB.
   const int z = a.Malloc(8 * kMiB);
@@ -92,8 +101,10 @@ TEST(CachingAllocatorTest, WholeSegmentReassembledAndReused) {
   const int x = a.Malloc(4 * kMiB);
   const int y = a.Malloc(4 * kMiB);
   a.Free(x);
-  a.Free(y);                          // [x y rest] merge back into the 20 MiB block.
-  const int z = a.Malloc(19 * kMiB);  // >= 10 MiB, but the cached 20 MiB block serves it, 1 MiB unsplit.
+  // [x y rest] merge back into the 20 MiB block.
+  a.Free(y);
+  // >= 10 MiB, but the cached 20 MiB block serves it, 1 MiB unsplit.
+  const int z = a.Malloc(19 * kMiB);
   EXPECT_EQ(a.BlockSize(z), 20 * kMiB);
   EXPECT_EQ(a.reserved(), 20 * kMiB);
 }
@@ -103,7 +114,8 @@ TEST(CachingAllocatorTest, NothingIsReleased) {
   a.Free(a.Malloc(100 * kMiB));
   a.Malloc(50 * kMiB);  // Split from the cached 100 MiB block.
   EXPECT_EQ(a.reserved(), 100 * kMiB);
-  a.Malloc(60 * kMiB);  // Only 50 MiB free: a new 60 MiB segment; the cache is never returned.
+  // Only 50 MiB free: a new 60 MiB segment; the cache is never returned.
+  a.Malloc(60 * kMiB);
   EXPECT_EQ(a.reserved(), 160 * kMiB);
   EXPECT_EQ(a.allocated(), 110 * kMiB);
 }
@@ -120,11 +132,13 @@ TEST(CachingAllocatorTest, OversizeBlocksWithMaxSplitSize) {
   o.max_split_size = 64 * kMiB;
   CachingAllocator a(o);
   a.Free(a.Malloc(100 * kMiB));
-  a.Malloc(50 * kMiB);  // Below max_split_size: the oversize 100 MiB block is not used.
+  // Below max_split_size: the oversize 100 MiB block is not used.
+  a.Malloc(50 * kMiB);
   EXPECT_EQ(a.reserved(), 150 * kMiB);
   a.Malloc(70 * kMiB);  // 100 >= 70 + 20: too big to serve it either.
   EXPECT_EQ(a.reserved(), 220 * kMiB);
-  const int z = a.Malloc(90 * kMiB);  // 100 < 90 + 20: served, whole (oversize blocks are not split).
+  // 100 < 90 + 20: served, whole (oversize blocks are not split).
+  const int z = a.Malloc(90 * kMiB);
   EXPECT_EQ(a.BlockSize(z), 100 * kMiB);
   EXPECT_EQ(a.reserved(), 220 * kMiB);
 }
@@ -155,9 +169,11 @@ TEST(CachingAllocatorTest, ExpandableBestFitPassesOverTheGrowableEnd) {
   const int x = a.Malloc(8 * kMiB);  // [x 8][free 12] of one 20 MiB page.
   a.Malloc(5 * kMiB);                // [x 8][5][free 7 at the end].
   a.Free(x);                         // Free: 8 MiB inside, 7 MiB at the end.
-  a.Malloc(6 * kMiB);                // The end's 7 MiB counts as unbounded: the 8 MiB block serves it.
+  // The end's 7 MiB counts as unbounded: the 8 MiB block serves it.
+  a.Malloc(6 * kMiB);
   EXPECT_EQ(a.reserved(), 20 * kMiB);
-  a.Malloc(8 * kMiB);  // Free: 2 MiB inside, 7 MiB at the end: grows by one page.
+  // Free: 2 MiB inside, 7 MiB at the end: grows by one page.
+  a.Malloc(8 * kMiB);
   EXPECT_EQ(a.reserved(), 40 * kMiB);
 }
 

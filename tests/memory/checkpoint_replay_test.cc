@@ -53,10 +53,13 @@ TEST_F(CheckpointReplayTest, TheSegmentSavesItsInputNotItsOutput) {
   // no_grad forward, it is a plain tensor to l2).
   EXPECT_EQ(At(st.tr.saved_bytes), 5 * 8 * 4 + 5 * 4 * 4 + 5 * 4 * 4);
   bool named = false;
-  for (const auto& s : st.tr.saved) named = named || (s.what == "checkpoint input" && s.storage == 3);
+  for (const auto& s : st.tr.saved)
+    named = named || (s.what == "checkpoint input" && s.storage == 3);
   EXPECT_TRUE(named);
   // The relu itself saves nothing in the forward: only when recomputed.
-  EXPECT_EQ(std::vector<int>(st.forward_saved[1].begin(), st.forward_saved[1].end()), std::vector<int>{3});
+  EXPECT_EQ(
+      std::vector<int>(st.forward_saved[1].begin(), st.forward_saved[1].end()),
+      std::vector<int>{3});
 }
 
 TEST_F(CheckpointReplayTest, ReplayHoldsTheRecomputedOutputUntilFinished) {
@@ -66,14 +69,18 @@ TEST_F(CheckpointReplayTest, ReplayHoldsTheRecomputedOutputUntilFinished) {
   st.bwd.grad_of.assign(st.g.values.size(), -1);
   const int before = st.storages.size();
   ReplaySegment(0, &st);
-  // One fresh TEMP copy of the relu output (5*4 floats), read later by l2: held.
+  // One fresh TEMP copy of the relu output (5*4 floats), read later by l2:
+  // held.
   ASSERT_EQ(st.storages.size(), before + 1);
   const int copy = before;
   EXPECT_TRUE(st.storages[copy].live);
   EXPECT_TRUE(st.storages[copy].pinned);
-  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kTemp)]), 5 * 4 * 4);
+  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kTemp)]),
+            5 * 4 * 4);
   // The relu's backward now holds the copy.
-  EXPECT_EQ(std::vector<int>(st.saved_storages[1].begin(), st.saved_storages[1].end()), std::vector<int>{copy});
+  EXPECT_EQ(std::vector<int>(st.saved_storages[1].begin(),
+                             st.saved_storages[1].end()),
+            std::vector<int>{copy});
   EXPECT_EQ(st.storages[copy].saved_by, 1);
   // Its backward done, the segment finishes: copy and saved input go.
   --st.storages[copy].saved_by;

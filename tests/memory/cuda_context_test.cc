@@ -6,7 +6,8 @@
 namespace torchcost {
 namespace {
 
-// docs/allocator.md: 300 to 500 MiB is the commonly reported range; the default is its middle.
+// docs/allocator.md: 300 to 500 MiB is the commonly reported range; the default
+// is its middle.
 TEST(CudaContextTest, DefaultIsTheMiddleOfTheReportedRange) {
   EXPECT_EQ(DefaultCudaContextBytes(), (300 + 500) / 2 * (int64_t{1} << 20));
 }

@@ -39,7 +39,9 @@ TEST(LivenessTest, CallEndsPerEnclosingModule) {
   b.Output(b.One("t::relu", {r}, {"self"}));
   const CallEndTable t = CallEnds(b.graph());
   ASSERT_EQ(t.offsets.size(), 4u);
-  auto ends = [&](int node) { return std::vector<int>(t.Of(node), t.Of(node) + t.Depth(node)); };
+  auto ends = [&](int node) {
+    return std::vector<int>(t.Of(node), t.Of(node) + t.Depth(node));
+  };
   EXPECT_EQ(ends(0), (std::vector<int>{0, 1}));  // blk.a ends at n0, blk at n1.
   EXPECT_EQ(ends(1), (std::vector<int>{1, 1}));
   EXPECT_EQ(ends(2), (std::vector<int>{2}));
@@ -53,7 +55,8 @@ TEST(LivenessTest, CallEndsMatchTheDefinitionOnNestedAndReenteredModules) {
   auto& b = p.builder();
   int v = b.Input();
   // Scope per node: a.x, a.x.y, a.x, a, b, a.x (a re-entered), root, b.z, b.z.
-  const char* paths[] = {"a.x", "a.x.y", "a.x", "a", "b", "a.x", "", "b.z", "b.z"};
+  const char* paths[] = {"a.x", "a.x.y", "a.x", "a",  "b",
+                         "a.x", "",      "b.z", "b.z"};
   for (const char* path : paths) {
     b.Scope(path, "M");
     v = b.One("t::relu", {v}, {"self"});
@@ -70,7 +73,8 @@ TEST(LivenessTest, CallEndsMatchTheDefinitionOnNestedAndReenteredModules) {
       int j = i;
       while (j + 1 < n && InSubtree(g, g.nodes[j + 1].scope, sc)) ++j;
       ASSERT_LT(k, t.Depth(i)) << i;
-      EXPECT_EQ(t.Of(i)[k], j) << "node " << i << " module " << g.scopes[sc].path;
+      EXPECT_EQ(t.Of(i)[k], j)
+          << "node " << i << " module " << g.scopes[sc].path;
     }
     EXPECT_EQ(k, t.Depth(i)) << i;
   }
@@ -88,11 +92,13 @@ TEST(LivenessTest, LastUsesOfTheMlp) {
   StepState& st = p.Prepare("5,8");
   AssignStorages(st.g, st.shapes, &st.storages);
   const auto release_at = ComputeLastUses(st.g, &st.storages);
-  // W1 and x are read by n0, h by n1, W2 and relu's output by n2; out by nothing.
+  // W1 and x are read by n0, h by n1, W2 and relu's output by n2; out by
+  // nothing.
   const int last[] = {0, 2, 0, 1, 2, -1};
   for (int s = 0; s < 6; ++s) EXPECT_EQ(st.storages[s].last_use, last[s]) << s;
   std::vector<std::vector<int>> lists;
-  for (const ir::SmallInts& r : release_at) lists.emplace_back(r.begin(), r.end());
+  for (const ir::SmallInts& r : release_at)
+    lists.emplace_back(r.begin(), r.end());
   EXPECT_EQ(lists, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
 }
 
@@ -116,7 +122,9 @@ LastUses LastUsesUnder(const char* parent_type) {
   StepState& st = p.Prepare("2,8");
   AssignStorages(st.g, st.shapes, &st.storages);
   ComputeLastUses(st.g, &st.storages);
-  auto last_use = [&](int v) { return st.storages[st.storages.storage_of[v]].last_use; };
+  auto last_use = [&](int v) {
+    return st.storages[st.storages.storage_of[v]].last_use;
+  };
   return {last_use(x), last_use(h), last_use(r)};
 }
 

@@ -17,7 +17,8 @@ using testing::PreparedStep;
 
 int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
-constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;  // Parameter bytes (float32).
+// Parameter bytes (float32).
+constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;
 
 int64_t StatesOf(OptimizerKind kind, bool scaler = false) {
   PreparedStep p;
@@ -32,7 +33,8 @@ TEST(OptimizerReplayTest, StateBytes) {
   EXPECT_EQ(StatesOf(OptimizerKind::kSgd), 0);
   // momentum_buffer: one per element.
   EXPECT_EQ(StatesOf(OptimizerKind::kSgdMomentum), kW1 + kW2);
-  // exp_avg and exp_avg_sq per element, and torch 1.13's float32 `step` tensor per parameter.
+  // exp_avg and exp_avg_sq per element, and torch 1.13's float32 `step` tensor
+  // per parameter.
   EXPECT_EQ(StatesOf(OptimizerKind::kAdam), 2 * (kW1 + kW2) + 2 * 4);
   // GradScaler's _scale and _growth_tracker (float32 [1], int32 [1]).
   EXPECT_EQ(StatesOf(OptimizerKind::kSgd, /*scaler=*/true), 8);
@@ -49,7 +51,8 @@ TEST(OptimizerReplayTest, SingleTensorAdamTemporaries) {
   StepState& st = p.Prepare("5,8", t);
   RunOptimizer(&st);
   std::vector<int64_t> temps;
-  for (const TimelinePoint& pt : st.tr.timeline) temps.push_back(At(pt.live[static_cast<int>(MemCategory::kTemp)]));
+  for (const TimelinePoint& pt : st.tr.timeline)
+    temps.push_back(At(pt.live[static_cast<int>(MemCategory::kTemp)]));
   EXPECT_EQ(temps, (std::vector<int64_t>{2 * kW1, kW1 + 2 * kW2, 0}));
 }
 

@@ -30,11 +30,14 @@ class PreparedStep {
     }
   }
   // Adds rules (YAML text) beside the toy or built-in ones.
-  void AddRules(const char* yaml) { EXPECT_TRUE(rules_.AddText(yaml, "extra.yaml").ok()); }
+  void AddRules(const char* yaml) {
+    EXPECT_TRUE(rules_.AddText(yaml, "extra.yaml").ok());
+  }
   GraphBuilder& builder() { return b_; }
   sym::Context& ctx() { return ctx_; }
 
-  // Propagates shapes from `input` (an --input spec) and runs autograd; returns the state.
+  // Propagates shapes from `input` (an --input spec) and runs autograd; returns
+  // the state.
   memory::StepState& Prepare(const char* input, const TrainingOptions& t = {}) {
     opts_ = AnalysisOptions();
     opts_.training = t;
@@ -42,8 +45,11 @@ class PreparedStep {
     report_ = Report();
     shapes_ = passes::ShapeFacts();
     grads_ = passes::AutogradFacts();
-    EXPECT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts_, &shapes_, &report_).ok());
-    EXPECT_TRUE(passes::RunAutograd(b_.graph(), shapes_, opts_.training, &grads_).ok());
+    EXPECT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts_,
+                                        &shapes_, &report_)
+                    .ok());
+    EXPECT_TRUE(
+        passes::RunAutograd(b_.graph(), shapes_, opts_.training, &grads_).ok());
     state_.reset();
     state_.emplace(b_.graph(), shapes_, grads_, opts_.training, &report_);
     return *state_;
@@ -61,8 +67,9 @@ class PreparedStep {
   std::optional<memory::StepState> state_;
 };
 
-// x [M, 8] -> l1 (W1 [4, 8]) -> act (relu) -> l2 (W2 [2, 4]) -> out [M, 2], with the toy rules.
-// Storages in order: W1 (0), W2 (1), x (2), h = l1's output (3), relu's output (4), out (5).
+// x [M, 8] -> l1 (W1 [4, 8]) -> act (relu) -> l2 (W2 [2, 4]) -> out [M, 2],
+// with the toy rules. Storages in order: W1 (0), W2 (1), x (2), h = l1's output
+// (3), relu's output (4), out (5).
 inline void BuildMlp(GraphBuilder* b) {
   int x = b->Input();
   int w1 = b->Param("l1.weight", {4, 8});

@@ -51,8 +51,10 @@ TEST(SavedTest, WhatTheMlpSaves) {
   // x (5*8 floats) and relu's output (5*4 floats), once each.
   EXPECT_EQ(At(st.tr.saved_bytes), 5 * 8 * 4 + 5 * 4 * 4);
   EXPECT_EQ(st.storages[4].category, MemCategory::kAct);
-  EXPECT_EQ(st.storages[2].category, MemCategory::kOther);  // An input stays OTH.
-  EXPECT_EQ(st.storages[3].category, MemCategory::kTemp);   // h: nobody keeps it.
+  // An input stays OTH.
+  EXPECT_EQ(st.storages[2].category, MemCategory::kOther);
+  // h: nobody keeps it.
+  EXPECT_EQ(st.storages[3].category, MemCategory::kTemp);
   EXPECT_EQ(st.storages[4].saved_by, 2);
   EXPECT_EQ(st.storages[1].saved_by, 1);
 }

@@ -13,9 +13,9 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::At;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
 // x [M, 8] -> lin1 (W1 [4, 8]) -> relu -> lin2 (W2 [2, 4]) -> out [M, 2].
 class StepTest : public testing::ToyGraphTest {
@@ -31,7 +31,8 @@ class StepTest : public testing::ToyGraphTest {
   }
 };
 
-constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;  // Parameter bytes (float32).
+// Parameter bytes (float32).
+constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;
 
 TEST_F(StepTest, SavedBytesAndBackwardFlops) {
   TrainingOptions t;
@@ -39,9 +40,11 @@ TEST_F(StepTest, SavedBytesAndBackwardFlops) {
   Report r = Run("5,8", t);
   // lin1 saves x (W1 needs a gradient; x does not, so W1 is not saved); relu
   // saves its output, which lin2 saves too (one storage); lin2's W2 is a param.
-  EXPECT_EQ(At(r.training.saved_bytes), 5 * 8 * 4 /*x*/ + 5 * 4 * 4 /*relu out*/);
+  EXPECT_EQ(At(r.training.saved_bytes),
+            5 * 8 * 4 /*x*/ + 5 * 4 * 4 /*relu out*/);
   // lin2: input and weight gradients; relu: one per element; lin1: weight only.
-  EXPECT_EQ(At(r.training.flops_backward), 2 * (2 * 5 * 4 * 2) + 5 * 4 + 2 * 5 * 8 * 4);
+  EXPECT_EQ(At(r.training.flops_backward),
+            2 * (2 * 5 * 4 * 2) + 5 * 4 + 2 * 5 * 8 * 4);
   // SGD: p -= lr * g, 2 FLOPs per trainable element.
   EXPECT_EQ(At(r.training.flops_optimizer), 2 * (32 + 8));
   EXPECT_EQ(r.training.grad_params, 32 + 8);
@@ -51,9 +54,11 @@ TEST_F(StepTest, FrozenLayerCostsOnlyItsInputGradient) {
   TrainingOptions t;
   t.freeze = {"^l2\\."};
   Report r = Run("5,8", t);
-  // lin2 frozen: no weight gradient, so its input (relu out) is not saved by it,
-  // but its weight is (for the input gradient); relu still saves its output.
-  EXPECT_EQ(At(r.training.flops_backward), 2 * 5 * 4 * 2 + 5 * 4 + 2 * 5 * 8 * 4);
+  // lin2 frozen: no weight gradient, so its input (relu out) is not saved by
+  // it, but its weight is (for the input gradient); relu still saves its
+  // output.
+  EXPECT_EQ(At(r.training.flops_backward),
+            2 * 5 * 4 * 2 + 5 * 4 + 2 * 5 * 8 * 4);
   EXPECT_EQ(r.training.grad_params, 32);
   EXPECT_EQ(At(r.training.saved_bytes), 5 * 8 * 4 + 5 * 4 * 4);
 }
@@ -67,7 +72,8 @@ TEST_F(StepTest, PeakBreakdownSumsToThePeak) {
   sym::Expr sum(0);
   for (const auto& c : p.at_peak) sum += c;
   EXPECT_EQ(sum, p.peak);
-  // Params and Adam states (2 per element + a 4-byte step per tensor) are live throughout.
+  // Params and Adam states (2 per element + a 4-byte step per tensor) are live
+  // throughout.
   EXPECT_EQ(At(p.category_max[testing::kParam]), kW1 + kW2);
   EXPECT_EQ(At(p.category_max[testing::kOpt]), 2 * (kW1 + kW2) + 2 * 4);
   EXPECT_EQ(At(p.category_max[testing::kGrad]), kW1 + kW2);
@@ -91,7 +97,8 @@ TEST_F(StepTest, SymbolicBatchGivesExpressions) {
   for (int64_t b : {1, 7, 1000}) {
     PeakInfo p = EvaluatePeak(r.training, {{"B", b}});
     ASSERT_TRUE(p.decided);
-    EXPECT_EQ(*sym::Evaluate(unbound.peak, {{"B", b}}), *p.peak.AsConstant()) << "B=" << b;
+    EXPECT_EQ(*sym::Evaluate(unbound.peak, {{"B", b}}), *p.peak.AsConstant())
+        << "B=" << b;
   }
 }
 
@@ -103,8 +110,9 @@ TEST_F(StepTest, InferenceSavesNothingAndHasNoGradients) {
   EXPECT_EQ(At(r.training.flops_backward), 0);
   PeakInfo p = EvaluatePeak(r.training, {});
   EXPECT_EQ(At(p.category_max[testing::kGrad]), 0);
-  // Peak of the forward: params, input x, and at lin1 h; at relu h and its output;
-  // at lin2 the relu output and out: max(20*4 + 20*4, 20*4 + 10*4) over x (160).
+  // Peak of the forward: params, input x, and at lin1 h; at relu h and its
+  // output; at lin2 the relu output and out: max(20*4 + 20*4, 20*4 + 10*4) over
+  // x (160).
   EXPECT_EQ(At(p.peak), kW1 + kW2 + 5 * 8 * 4 + 5 * 4 * 4 + 5 * 4 * 4);
 }
 
@@ -120,8 +128,10 @@ TEST_F(StepTest, ZeroGradToZerosKeepsGradientsAllocated) {
   EXPECT_EQ(At(pb.category_max[testing::kGrad]), kW1 + kW2);
   EXPECT_EQ(At(b.training.timeline[1].live[testing::kGrad]), kW1 + kW2);
   EXPECT_EQ(At(a.training.timeline[0].live[testing::kGrad]), 0);
-  // And the step adds each new gradient into .grad: one add per trainable element.
-  EXPECT_EQ(At(b.training.flops_backward), At(a.training.flops_backward) + 32 + 8);
+  // And the step adds each new gradient into .grad: one add per trainable
+  // element.
+  EXPECT_EQ(At(b.training.flops_backward),
+            At(a.training.flops_backward) + 32 + 8);
   EXPECT_GE(At(pb.peak), At(pa.peak));
 }
 
@@ -133,11 +143,13 @@ TEST_F(StepTest, GradientAccumulation) {
   four.accumulate = 4;
   Report b = Run("5,8", four);
   // Four forward and backward passes of the micro-batch, three of them adding
-  // into existing gradients (one add per trainable element), one optimizer step.
+  // into existing gradients (one add per trainable element), one optimizer
+  // step.
   EXPECT_EQ(At(b.training.flops_step),
-            4 * (At(a.training.flops_forward) + At(a.training.flops_backward)) + 3 * (32 + 8) +
-                At(a.training.flops_optimizer));
-  EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[testing::kGrad]), kW1 + kW2);
+            4 * (At(a.training.flops_forward) + At(a.training.flops_backward)) +
+                3 * (32 + 8) + At(a.training.flops_optimizer));
+  EXPECT_EQ(At(EvaluatePeak(b.training, {}).category_max[testing::kGrad]),
+            kW1 + kW2);
 }
 
 // a = linear(x) [1, 4, 4]; a[:, 1:, 1:] += p (add_ into a view of a); out =
@@ -154,10 +166,15 @@ TEST(StepInPlaceTest, AWriteIntoAViewReachesTheLoss) {
   int bias = b.Param("l.bias", {4});
   int p = b.Param("p", {3, 3});
   int a = b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
-  int v1 = b.One("aten::slice.Tensor", {a, b.Int(1), b.Int(1), b.Int(4), b.Int(1)}, {"self", "dim", "start", "end", "step"});
-  int v2 = b.One("aten::slice.Tensor", {v1, b.Int(2), b.Int(1), b.Int(4), b.Int(1)}, {"self", "dim", "start", "end", "step"});
+  int v1 =
+      b.One("aten::slice.Tensor", {a, b.Int(1), b.Int(1), b.Int(4), b.Int(1)},
+            {"self", "dim", "start", "end", "step"});
+  int v2 =
+      b.One("aten::slice.Tensor", {v1, b.Int(2), b.Int(1), b.Int(4), b.Int(1)},
+            {"self", "dim", "start", "end", "step"});
   b.One("aten::add_.Tensor", {v2, p, b.Int(1)}, {"self", "other", "alpha"});
-  b.Output(b.One("aten::softmax.int", {a, b.Int(-1), b.None()}, {"self", "dim", "dtype"}));
+  b.Output(b.One("aten::softmax.int", {a, b.Int(-1), b.None()},
+                 {"self", "dim", "dtype"}));
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kSgd;
   opts.inputs.push_back(*ParseInputSpec(ctx, "1,4,4"));
@@ -175,7 +192,9 @@ TEST_F(StepTest, BadFreezeRegexIsAnError) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
   auto r = Analyze(b_.graph(), rules_, ctx_, opts);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.freeze '(': not a valid regular expression"));
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr("StepConfig.freeze '(': not a valid regular expression"));
 }
 
 }  // namespace

@@ -21,10 +21,13 @@ TEST(StoragesTest, MlpHasOneStoragePerTensor) {
   AssignStorages(st.g, st.shapes, &st.storages);
   const StorageTable& t = st.storages;
   ASSERT_EQ(t.size(), 6);
-  // float32: W1 4*8, W2 2*4, x 5*8, h 5*4, relu 5*4, out 5*2 elements of 4 bytes.
-  const int64_t bytes[] = {4 * 8 * 4, 2 * 4 * 4, 5 * 8 * 4, 5 * 4 * 4, 5 * 4 * 4, 5 * 2 * 4};
-  const MemCategory cats[] = {MemCategory::kParam, MemCategory::kParam, MemCategory::kOther,
-                              MemCategory::kTemp,  MemCategory::kTemp,  MemCategory::kOther};
+  // float32: W1 4*8, W2 2*4, x 5*8, h 5*4, relu 5*4, out 5*2 elements of 4
+  // bytes.
+  const int64_t bytes[] = {4 * 8 * 4, 2 * 4 * 4, 5 * 8 * 4,
+                           5 * 4 * 4, 5 * 4 * 4, 5 * 2 * 4};
+  const MemCategory cats[] = {MemCategory::kParam, MemCategory::kParam,
+                              MemCategory::kOther, MemCategory::kTemp,
+                              MemCategory::kTemp,  MemCategory::kOther};
   const bool pinned[] = {true, true, true, false, false, true};
   for (int s = 0; s < 6; ++s) {
     EXPECT_EQ(At(t[s].bytes), bytes[s]) << s;
@@ -37,7 +40,8 @@ TEST(StoragesTest, MlpHasOneStoragePerTensor) {
   EXPECT_FALSE(t.IsSetup(3));
   // Each node allocates its one output.
   std::vector<std::vector<int>> node_new;
-  for (const ir::SmallInts& n : t.node_new) node_new.emplace_back(n.begin(), n.end());
+  for (const ir::SmallInts& n : t.node_new)
+    node_new.emplace_back(n.begin(), n.end());
   EXPECT_EQ(node_new, (std::vector<std::vector<int>>{{3}, {4}, {5}}));
   std::vector<int> of;
   t.Of(st.g.outputs[0], &of);
@@ -55,7 +59,8 @@ TEST(StoragesTest, AViewSharesItsInputsStorage) {
   StepState& st = p.Prepare("6");
   AssignStorages(st.g, st.shapes, &st.storages);
   EXPECT_EQ(st.storages.storage_of[v], st.storages.storage_of[y]);
-  // w (0), x (1), y (2): the view allocates nothing, and it being an output pins y's storage.
+  // w (0), x (1), y (2): the view allocates nothing, and it being an output
+  // pins y's storage.
   EXPECT_EQ(st.storages.size(), 3);
   EXPECT_TRUE(st.storages[2].pinned);
   EXPECT_EQ(st.storages[2].category, MemCategory::kOther);
@@ -70,8 +75,8 @@ TEST(StoragesTest, BytesOfIsNumelTimesElementSize) {
   EXPECT_EQ(At(BytesOf(t)), 3 * 5 * 4);
 }
 
-// repeat_kv: x [2, 3, 4] -> x[:, :, None] [2, 3, 1, 4] -> expand [2, 3, 5, 4] ->
-// reshape [2, 15, 4] merges the broadcast dim (stride 0) with a real one: a
+// repeat_kv: x [2, 3, 4] -> x[:, :, None] [2, 3, 1, 4] -> expand [2, 3, 5, 4]
+// -> reshape [2, 15, 4] merges the broadcast dim (stride 0) with a real one: a
 // copy of 2*15*4 floats; a reshape that keeps the non-1 dims is a view.
 TEST(StoragesTest, ReshapeOfABroadcastCopies) {
   PreparedStep p(/*builtin_rules=*/true);
@@ -80,21 +85,26 @@ TEST(StoragesTest, ReshapeOfABroadcastCopies) {
   int w = b.Param("w", {4});
   int y = b.One("aten::mul.Tensor", {x, w}, {"self", "other"});
   int u = b.One("aten::unsqueeze", {y, b.Int(2)}, {"self", "dim"});
-  int e = b.One("aten::expand", {u, b.Ints({2, 3, 5, 4}), b.Bool(false)}, {"self", "size", "implicit"});
-  int merged = b.One("aten::reshape", {e, b.Ints({2, 15, 4})}, {"self", "shape"});
-  int kept = b.One("aten::reshape", {e, b.Ints({2, 3, 5, 4, 1})}, {"self", "shape"});
+  int e = b.One("aten::expand", {u, b.Ints({2, 3, 5, 4}), b.Bool(false)},
+                {"self", "size", "implicit"});
+  int merged =
+      b.One("aten::reshape", {e, b.Ints({2, 15, 4})}, {"self", "shape"});
+  int kept =
+      b.One("aten::reshape", {e, b.Ints({2, 3, 5, 4, 1})}, {"self", "shape"});
   b.Output(merged);
   b.Output(kept);
   StepState& st = p.Prepare("2,3,4");
   EXPECT_TRUE(ReshapeCopiesBroadcast(st.g, st.shapes, st.g.nodes[3]));
   EXPECT_FALSE(ReshapeCopiesBroadcast(st.g, st.shapes, st.g.nodes[4]));
-  EXPECT_FALSE(ReshapeCopiesBroadcast(st.g, st.shapes, st.g.nodes[0]));  // Not a reshape.
+  // Not a reshape.
+  EXPECT_FALSE(ReshapeCopiesBroadcast(st.g, st.shapes, st.g.nodes[0]));
   AssignStorages(st.g, st.shapes, &st.storages);
   const int ys = st.storages.storage_of[y];
   EXPECT_EQ(st.storages.storage_of[e], ys);
   EXPECT_EQ(st.storages.storage_of[kept], ys);
   EXPECT_NE(st.storages.storage_of[merged], ys);
-  EXPECT_EQ(At(st.storages[st.storages.storage_of[merged]].bytes), 2 * 15 * 4 * 4);
+  EXPECT_EQ(At(st.storages[st.storages.storage_of[merged]].bytes),
+            2 * 15 * 4 * 4);
 }
 
 TEST(StoragesTest, ListsHoldTheirElementsStorages) {
@@ -103,7 +113,8 @@ TEST(StoragesTest, ListsHoldTheirElementsStorages) {
   int x = b.Input();
   int w = b.Param("w", {4});
   int a = b.One("aten::mul.Tensor", {x, w}, {"self", "other"});
-  int c = b.One("aten::add.Tensor", {x, w, b.Int(1)}, {"self", "other", "alpha"});
+  int c =
+      b.One("aten::add.Tensor", {x, w, b.Int(1)}, {"self", "other", "alpha"});
   int list = b.One("prim::ListConstruct", {a, c}, {}, ir::ValueKind::kList);
   std::vector<int> back = b.Node("prim::ListUnpack", {list}, {}, 2);
   b.Output(b.One("aten::cat", {list, b.Int(0)}, {"tensors", "dim"}));

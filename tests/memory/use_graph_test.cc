@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/graph/graph_concepts.hpp>
-
 #include <utility>
 #include <vector>
 
@@ -17,10 +16,12 @@ namespace {
 BOOST_CONCEPT_ASSERT((boost::IncidenceGraphConcept<UseGraph>));
 BOOST_CONCEPT_ASSERT((boost::VertexListGraphConcept<UseGraph>));
 
-// Lists vertex v's out-edges as (source, target) pairs through Boost's interface.
+// Lists vertex v's out-edges as (source, target) pairs through Boost's
+// interface.
 std::vector<std::pair<size_t, size_t>> OutEdges(size_t v, const UseGraph& g) {
   std::vector<std::pair<size_t, size_t>> out;
-  for (auto [e, end] = out_edges(v, g); e != end; ++e) out.emplace_back(source(*e, g), target(*e, g));
+  for (auto [e, end] = out_edges(v, g); e != end; ++e)
+    out.emplace_back(source(*e, g), target(*e, g));
   return out;
 }
 
@@ -29,7 +30,8 @@ TEST(UseGraphTest, NodesReadTheirInputsInOrderValuesReadNothing) {
   const int x = b.Input();
   const int w = b.Param("w", {4, 4});
   const int h = b.One("t::mm", {x, w}, {"self", "mat2"});
-  b.Output(b.One("t::add", {h, h}, {"self", "other"}));  // Reads h twice: two parallel edges.
+  // Reads h twice: two parallel edges.
+  b.Output(b.One("t::add", {h, h}, {"self", "other"}));
   const ir::Graph& g = b.graph();
   const UseGraph uses{&g};
   const size_t nv = g.values.size();
@@ -45,8 +47,10 @@ TEST(UseGraphTest, NodesReadTheirInputsInOrderValuesReadNothing) {
   EXPECT_TRUE(uses.IsNode(add));
   EXPECT_FALSE(uses.IsNode(static_cast<size_t>(h)));
   using Edges = std::vector<std::pair<size_t, size_t>>;
-  EXPECT_EQ(OutEdges(mm, uses), (Edges{{mm, static_cast<size_t>(x)}, {mm, static_cast<size_t>(w)}}));
-  EXPECT_EQ(OutEdges(add, uses), (Edges{{add, static_cast<size_t>(h)}, {add, static_cast<size_t>(h)}}));
+  EXPECT_EQ(OutEdges(mm, uses), (Edges{{mm, static_cast<size_t>(x)},
+                                       {mm, static_cast<size_t>(w)}}));
+  EXPECT_EQ(OutEdges(add, uses), (Edges{{add, static_cast<size_t>(h)},
+                                        {add, static_cast<size_t>(h)}}));
   EXPECT_EQ(out_degree(add, uses), 2u);
   for (size_t v = 0; v < nv; ++v) {
     EXPECT_TRUE(OutEdges(v, uses).empty()) << "value " << v;

@@ -17,7 +17,8 @@ TEST(DominanceTest, DropsWhatAnotherBoundsForEveryValue) {
   EXPECT_EQ(UndominatedCandidates(e), (std::vector<int>{1, 3}));
 }
 
-// With x >= 5, x <= x^2 - 4x: with x = 5 + t, (5+t)^2 - 4(5+t) - (5+t) = t^2 + 5t >= 0.
+// With x >= 5, x <= x^2 - 4x: with x = 5 + t, (5+t)^2 - 4(5+t) - (5+t) = t^2 +
+// 5t >= 0.
 TEST(DominanceTest, UsesTheLowerBounds) {
   sym::Context ctx;
   const sym::Expr x = ctx.Symbol("x", sym::Interval{5, sym::kPosInf});
@@ -25,7 +26,8 @@ TEST(DominanceTest, UsesTheLowerBounds) {
   EXPECT_EQ(UndominatedCandidates(e), (std::vector<int>{1}));
 }
 
-// A floordiv atom is kept and dominates nothing; equal expressions keep the first.
+// A floordiv atom is kept and dominates nothing; equal expressions keep the
+// first.
 TEST(DominanceTest, OpaqueAtomsAndTies) {
   sym::Context ctx;
   const sym::Expr x = ctx.Symbol("x");

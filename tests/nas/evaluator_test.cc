@@ -39,10 +39,12 @@ TEST(EvaluatorTest, MissingSymbolIsAnError) {
   c.params = ctx.Symbol("H");
   Result<Evaluator> ev = Evaluator::Compile(c, {"B"});
   ASSERT_FALSE(ev.ok());
-  EXPECT_NE(ev.status().message().find("'H'"), std::string::npos) << ev.status().message();
+  EXPECT_NE(ev.status().message().find("'H'"), std::string::npos)
+      << ev.status().message();
 }
 
-// 2^40 * H^2 leaves int64 at H = 2^12: the candidate is marked, the next one is fine.
+// 2^40 * H^2 leaves int64 at H = 2^12: the candidate is marked, the next one is
+// fine.
 TEST(EvaluatorTest, OverflowMarksTheCandidate) {
   sym::Context ctx;
   const sym::Expr h = ctx.Symbol("H");

@@ -31,8 +31,12 @@ TEST(InterpolateTest, GridRecoversTwoQuantities) {
   }
   ASSERT_TRUE(InterpolateGrid(nodes, 2, &values).ok());
   // Coefficient of x^i y^j at grid index (i + 3 j), quantity 0 / 1.
-  auto q = [&](int i, int j) { return static_cast<int64_t>(values[(i + 3 * j) * 2]); };
-  auto r = [&](int i, int j) { return static_cast<int64_t>(values[(i + 3 * j) * 2 + 1]); };
+  auto q = [&](int i, int j) {
+    return static_cast<int64_t>(values[(i + 3 * j) * 2]);
+  };
+  auto r = [&](int i, int j) {
+    return static_cast<int64_t>(values[(i + 3 * j) * 2 + 1]);
+  };
   EXPECT_EQ(q(0, 0), -9);
   EXPECT_EQ(q(1, 1), 1);
   EXPECT_EQ(q(2, 1), 4);

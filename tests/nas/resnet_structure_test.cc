@@ -1,4 +1,5 @@
-// Composed ResNet costs against whole-graph analyses of the same blocks and kernel sizes.
+// Composed ResNet costs against whole-graph analyses of the same blocks and
+// kernel sizes.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,17 +21,21 @@ struct Whole {
 };
 
 std::string StageText(const std::array<int64_t, 4>& n) {
-  return std::to_string(n[0]) + ":" + std::to_string(n[1]) + ":" + std::to_string(n[2]) + ":" + std::to_string(n[3]);
+  return std::to_string(n[0]) + ":" + std::to_string(n[1]) + ":" +
+         std::to_string(n[2]) + ":" + std::to_string(n[3]);
 }
 
-Whole AnalyseWhole(const ResnetStructureSpace& space, const std::array<int64_t, 4>& n,
+Whole AnalyseWhole(const ResnetStructureSpace& space,
+                   const std::array<int64_t, 4>& n,
                    const std::array<int64_t, 4>& k) {
-  Result<build::BuiltModel> m =
-      build::BuildNamedModel("resnet", space.config + ",blocks=" + StageText(n) + ",kernels=" + StageText(k));
+  Result<build::BuiltModel> m = build::BuildNamedModel(
+      "resnet",
+      space.config + ",blocks=" + StageText(n) + ",kernels=" + StageText(k));
   EXPECT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   AnalysisOptions options = space.options;
-  for (const build::InputDecl& in : m->inputs) options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
+  for (const build::InputDecl& in : m->inputs)
+    options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
   options.training.loss = *ParseLossSpec(m->default_loss);
   Result<ir::Graph> g = ApplyLoss(m->graph, BuiltinRules(), ctx, &options);
   EXPECT_TRUE(g.ok()) << g.status().message();
@@ -48,7 +53,8 @@ Whole AnalyseWhole(const ResnetStructureSpace& space, const std::array<int64_t, 
 }
 
 void CheckComposer(const ResnetStructureSpace& space, int candidates) {
-  Result<ResnetStructureComposer> composer = ResnetStructureComposer::Create(space, BuiltinRules());
+  Result<ResnetStructureComposer> composer =
+      ResnetStructureComposer::Create(space, BuiltinRules());
   ASSERT_TRUE(composer.ok()) << composer.status().message();
   const int kernels = static_cast<int>(space.kernels.size());
   EXPECT_EQ(composer->analyses(), 1 + 4 * (2 * kernels - 1));
@@ -60,7 +66,8 @@ void CheckComposer(const ResnetStructureSpace& space, int candidates) {
     const Result<StructuralCosts> got = composer->Evaluate(n, k);
     ASSERT_TRUE(got.ok()) << got.status().message();
     const Whole want = AnalyseWhole(space, n, k);
-    const std::string at = "blocks=" + StageText(n) + ",kernels=" + StageText(k);
+    const std::string at =
+        "blocks=" + StageText(n) + ",kernels=" + StageText(k);
     EXPECT_EQ(got->params, want.params) << at;
     EXPECT_EQ(got->trainable_params, want.trainable) << at;
     EXPECT_EQ(got->flops_forward, want.fwd) << at;
@@ -102,11 +109,14 @@ TEST(ResnetStructureTest, KernelsAreValidated) {
   ResnetStructureSpace space;
   space.config = "depth=18,width=8,classes=10,image_size=32";
   space.kernels = {3, 5};
-  Result<ResnetStructureComposer> composer = ResnetStructureComposer::Create(space, BuiltinRules());
+  Result<ResnetStructureComposer> composer =
+      ResnetStructureComposer::Create(space, BuiltinRules());
   ASSERT_TRUE(composer.ok()) << composer.status().message();
   Result<StructuralCosts> r = composer->Evaluate({1, 1, 1, 1}, {3, 7, 3, 3});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("stage 2's kernel size 7"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("stage 2's kernel size 7"),
+            std::string::npos)
+      << r.status().message();
   EXPECT_FALSE(composer->Evaluate({1, 1, 1, 1}, {3, 64, 3, 3}).ok());
   for (std::vector<int64_t> bad : {std::vector<int64_t>{}, {4}, {3, 3}, {33}}) {
     space.kernels = bad;
@@ -114,10 +124,12 @@ TEST(ResnetStructureTest, KernelsAreValidated) {
   }
 }
 
-// torchvision's resnet50 is blocks 3:4:6:3; the composed params are its 25,557,032.
+// torchvision's resnet50 is blocks 3:4:6:3; the composed params are its
+// 25,557,032.
 TEST(ResnetStructureTest, Resnet50ParamsComposeToTorchvisions) {
   ResnetStructureSpace space;
-  Result<ResnetStructureComposer> composer = ResnetStructureComposer::Create(space, BuiltinRules());
+  Result<ResnetStructureComposer> composer =
+      ResnetStructureComposer::Create(space, BuiltinRules());
   ASSERT_TRUE(composer.ok()) << composer.status().message();
   EXPECT_EQ(composer->Evaluate({3, 4, 6, 3})->params, 25557032);
   EXPECT_FALSE(composer->Evaluate({3, 0, 6, 3}).ok());
@@ -125,20 +137,27 @@ TEST(ResnetStructureTest, Resnet50ParamsComposeToTorchvisions) {
 
 TEST(ResnetStructureTest, StageKeysAreValidated) {
   EXPECT_TRUE(build::BuildNamedModel("resnet", "depth=18,blocks=1:1:1:1").ok());
-  for (const char* bad : {"blocks=1:1:1", "blocks=1:1:1:1:1", "blocks=1:0:1:1", "blocks=a:1:1:1", "blocks=1:1:1:"}) {
+  for (const char* bad : {"blocks=1:1:1", "blocks=1:1:1:1:1", "blocks=1:0:1:1",
+                          "blocks=a:1:1:1", "blocks=1:1:1:"}) {
     Result<build::BuiltModel> m = build::BuildNamedModel("resnet", bad);
     ASSERT_FALSE(m.ok()) << bad;
-    EXPECT_NE(m.status().message().find("blocks="), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find("blocks="), std::string::npos)
+        << m.status().message();
   }
-  EXPECT_TRUE(build::BuildNamedModel("resnet", "depth=18,kernels=1:3:5:31").ok());
-  for (const char* bad : {"kernels=3:3:3", "kernels=3:4:3:3", "kernels=3:3:3:33", "kernels=0:3:3:3", "kernels=3:3:3:"}) {
+  EXPECT_TRUE(
+      build::BuildNamedModel("resnet", "depth=18,kernels=1:3:5:31").ok());
+  for (const char* bad :
+       {"kernels=3:3:3", "kernels=3:4:3:3", "kernels=3:3:3:33",
+        "kernels=0:3:3:3", "kernels=3:3:3:"}) {
     Result<build::BuiltModel> m = build::BuildNamedModel("resnet", bad);
     ASSERT_FALSE(m.ok()) << bad;
-    EXPECT_NE(m.status().message().find("kernels="), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find("kernels="), std::string::npos)
+        << m.status().message();
   }
   Result<build::BuiltModel> m = build::BuildNamedModel("resnet", "block=wide");
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("block=wide must be basic or bottleneck"), std::string::npos);
+  EXPECT_NE(m.status().message().find("block=wide must be basic or bottleneck"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -15,12 +15,12 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 using Shape = std::vector<int64_t>;
 
-// A graph x -> t::unknown -> y whose inference computes `f` of x's example shape;
-// `f` returns false to make the run fail.
+// A graph x -> t::unknown -> y whose inference computes `f` of x's example
+// shape; `f` returns false to make the run fail.
 struct OneUnknown {
   GraphBuilder b;
   int x, y;
@@ -30,20 +30,22 @@ struct OneUnknown {
     b.Output(y);
     b.graph().nodes.back().origin = 0;
     const int in = x;
-    b.graph().infer_shapes = [f, in](int origin, const std::function<ir::ExampleValue(int)>& example_of,
-                                     std::vector<ir::ExampleValue>* outs, std::string* why) {
-      const ir::ExampleValue ex = example_of(in);
-      if (origin != 0 || ex.kind != ir::ValueKind::kTensor) return false;
-      ir::ExampleValue out;
-      out.kind = ir::ValueKind::kTensor;
-      out.dtype = ex.dtype;
-      if (!f(ex.shape, &out.shape)) {
-        *why = "the fake refuses";
-        return false;
-      }
-      outs->assign(1, out);
-      return true;
-    };
+    b.graph().infer_shapes =
+        [f, in](int origin,
+                const std::function<ir::ExampleValue(int)>& example_of,
+                std::vector<ir::ExampleValue>* outs, std::string* why) {
+          const ir::ExampleValue ex = example_of(in);
+          if (origin != 0 || ex.kind != ir::ValueKind::kTensor) return false;
+          ir::ExampleValue out;
+          out.kind = ir::ValueKind::kTensor;
+          out.dtype = ex.dtype;
+          if (!f(ex.shape, &out.shape)) {
+            *why = "the fake refuses";
+            return false;
+          }
+          outs->assign(1, out);
+          return true;
+        };
   }
 };
 
@@ -58,7 +60,8 @@ class ShapeFallbackTest : public ::testing::Test {
     t.shape = in.shape;
     t.dtype = in.dtype;
     values[net.x] = rules::RValue::Tensor(t);
-    passes::InferredShapes r = passes::InferFallbackShapes(net.b.graph(), 0, values, examples, ctx_);
+    passes::InferredShapes r =
+        passes::InferFallbackShapes(net.b.graph(), 0, values, examples, ctx_);
     fitted_ = r.fitted;
     if (!r.ok) return "fails: " + r.why;
     return rules::ShapeToString(r.outputs[0].t.shape);
@@ -104,15 +107,19 @@ TEST_F(ShapeFallbackTest, FlattenedDimsAreAProduct) {
 
 TEST_F(ShapeFallbackTest, NonlinearDimFailsTheCheckAtThreeTimes) {
   OneUnknown net([](const Shape& s, Shape* out) {
-    *out = {s[0] * s[0]};  // B^2: 64, 256 fit 24*B - 128, which gives 448, not 576, at 24.
+    // B^2: 64, 256 fit 24*B - 128, which gives 448, not 576, at 24.
+    *out = {s[0] * s[0]};
     return true;
   });
-  EXPECT_THAT(Infer(net, "B", {{"B", 8}}), HasSubstr("does not follow the symbols linearly"));
+  EXPECT_THAT(Infer(net, "B", {{"B", 8}}),
+              HasSubstr("does not follow the symbols linearly"));
 }
 
-TEST_F(ShapeFallbackTest, WithoutAPerturbedRunDimsEqualToTheExampleAreTheSymbol) {
+TEST_F(ShapeFallbackTest,
+       WithoutAPerturbedRunDimsEqualToTheExampleAreTheSymbol) {
   OneUnknown net([](const Shape& s, Shape* out) {
-    if (s[0] != 8) return false;  // Only the example works (a divisibility check, say).
+    // Only the example works (a divisibility check, say).
+    if (s[0] != 8) return false;
     *out = {s[0], 3};
     return true;
   });
@@ -125,7 +132,8 @@ TEST_F(ShapeFallbackTest, FailuresAndMissingInferenceExplainThemselves) {
   net.b.graph().nodes.back().origin = -1;
   EXPECT_EQ(Infer(net, "2", {}), "fails: the node was added by a rewrite");
   net.b.graph().infer_shapes = nullptr;
-  EXPECT_EQ(Infer(net, "2", {}), "fails: the model's frontend has no shape inference");
+  EXPECT_EQ(Infer(net, "2", {}),
+            "fails: the model's frontend has no shape inference");
 }
 
 TEST_F(ShapeFallbackTest, ExamplesEvaluateSymbols) {
@@ -136,10 +144,16 @@ TEST_F(ShapeFallbackTest, ExamplesEvaluateSymbols) {
   EXPECT_EQ(e.kind, ir::ValueKind::kTensor);
   EXPECT_EQ(e.shape, (Shape{4, 3}));
   EXPECT_EQ(e.dtype, DType::kBFloat16);
-  EXPECT_EQ(passes::ToExample(rules::RValue::Int(ctx_.Symbol("B") * 2), {{"B", 4}}).i, 8);
-  EXPECT_EQ(passes::ToExample(rules::RValue::IntList({ctx_.Symbol("B"), 1}), {{"B", 4}}).ints, (Shape{4, 1}));
+  EXPECT_EQ(
+      passes::ToExample(rules::RValue::Int(ctx_.Symbol("B") * 2), {{"B", 4}}).i,
+      8);
+  EXPECT_EQ(passes::ToExample(rules::RValue::IntList({ctx_.Symbol("B"), 1}),
+                              {{"B", 4}})
+                .ints,
+            (Shape{4, 1}));
   // An unbound symbol makes the example unknown.
-  EXPECT_EQ(passes::ToExample(rules::RValue::Tensor(t), {}).kind, ir::ValueKind::kOther);
+  EXPECT_EQ(passes::ToExample(rules::RValue::Tensor(t), {}).kind,
+            ir::ValueKind::kOther);
 }
 
 // Shape propagation uses the inference for an op without a rule, says so, and
@@ -156,13 +170,16 @@ TEST_F(ShapeFallbackTest, ShapePropUsesTheInferenceAndStatesTheFit) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "B,12"));
   passes::ShapeFacts facts;
   Report report;
-  ASSERT_TRUE(passes::PropagateShapes(net.b.graph(), rules, ctx_, opts, &facts, &report).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(net.b.graph(), rules, ctx_, opts, &facts, &report)
+          .ok());
   EXPECT_EQ(rules::ShapeToString(facts.values[net.y].t.shape), "[B, 11]");
   EXPECT_TRUE(facts.nodes[0].no_rule);
   EXPECT_TRUE(report.nodes[0].cost_unknown);
   ASSERT_EQ(report.diagnostics.size(), 1u);
   EXPECT_THAT(report.diagnostics[0].message,
-              HasSubstr("no rule for operator t::unknown; outputs take the shapes LibTorch infers: [B, 11]"));
+              HasSubstr("no rule for operator t::unknown; outputs take the "
+                        "shapes LibTorch infers: [B, 11]"));
   ASSERT_EQ(report.assumptions.size(), 1u);
   EXPECT_THAT(report.assumptions[0], HasSubstr("B = 2, 4 and 6"));
 }
@@ -182,10 +199,14 @@ TEST_F(ShapeFallbackTest, TracedShapesMapBackToTheSymbols) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
   passes::ShapeFacts facts;
   Report report;
-  ASSERT_TRUE(passes::PropagateShapes(g, rules, ctx_, opts, &facts, &report).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(g, rules, ctx_, opts, &facts, &report).ok());
   EXPECT_EQ(rules::ShapeToString(facts.values[net.y].t.shape), "[B, S, 384]");
   ASSERT_EQ(report.assumptions.size(), 1u);
-  EXPECT_THAT(report.assumptions[0], HasSubstr("dims equal to a symbol's traced example are taken as the symbol"));
+  EXPECT_THAT(
+      report.assumptions[0],
+      HasSubstr(
+          "dims equal to a symbol's traced example are taken as the symbol"));
 }
 
 }  // namespace

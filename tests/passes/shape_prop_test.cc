@@ -11,8 +11,8 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
 constexpr const char* kRules = R"yaml(
 version: 1
@@ -35,13 +35,15 @@ class ShapePropTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok()); }
 
-  // Runs the propagation with input x of shape `spec`; returns the shape text of `v`.
+  // Runs the propagation with input x of shape `spec`; returns the shape text
+  // of `v`.
   std::string ShapeOf(int v, const char* spec = "B,S,8") {
     AnalysisOptions opts;
     opts.inputs.push_back(*ParseInputSpec(ctx_, spec));
     passes::ShapeFacts facts;
     report_ = Report();
-    Status s = passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report_);
+    Status s = passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts,
+                                       &report_);
     EXPECT_TRUE(s.ok()) << s.message();
     for (const auto& d : report_.diagnostics) ADD_FAILURE() << d.message;
     const auto& val = facts.values[v];
@@ -57,20 +59,27 @@ class ShapePropTest : public ::testing::Test {
 
 TEST_F(ShapePropTest, ViewOfSizeZeroKeepsTheBatchSymbolic) {
   int x = b_.Input();
-  int s0 = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int s0 = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
+                  ir::ValueKind::kInt);
   int t = b_.One("prim::NumToTensor", {s0}, {});
   int i = b_.One("aten::Int.Tensor", {t}, {}, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {i, b_.Int(5)}, {}, ir::ValueKind::kList);
+  int l =
+      b_.One("prim::ListConstruct", {i, b_.Int(5)}, {}, ir::ValueKind::kList);
   int y = b_.One("t::mk", {l}, {"size"});
   EXPECT_EQ(ShapeOf(y), "[B, 5]");
 }
 
 TEST_F(ShapePropTest, IntegerArithmetic) {
   int x = b_.Input();
-  int s1 = b_.One("aten::size.int", {x, b_.Int(-2)}, {"self", "dim"}, ir::ValueKind::kInt);  // S
-  int m = b_.One("aten::mul.int", {s1, b_.Int(6)}, {}, ir::ValueKind::kInt);                 // 6*S
-  int d = b_.One("aten::floordiv.int", {m, b_.Int(3)}, {}, ir::ValueKind::kInt);             // 2*S
-  int a = b_.One("aten::add.int", {d, b_.Int(1)}, {}, ir::ValueKind::kInt);                  // 2*S + 1
+  // S
+  int s1 = b_.One("aten::size.int", {x, b_.Int(-2)}, {"self", "dim"},
+                  ir::ValueKind::kInt);
+  // 6*S
+  int m = b_.One("aten::mul.int", {s1, b_.Int(6)}, {}, ir::ValueKind::kInt);
+  // 2*S
+  int d = b_.One("aten::floordiv.int", {m, b_.Int(3)}, {}, ir::ValueKind::kInt);
+  // 2*S + 1
+  int a = b_.One("aten::add.int", {d, b_.Int(1)}, {}, ir::ValueKind::kInt);
   int l = b_.One("prim::ListConstruct", {a}, {}, ir::ValueKind::kList);
   int y = b_.One("t::mk", {l}, {"size"});
   EXPECT_EQ(ShapeOf(y), "[" + (ctx_.Symbol("S") * 2 + 1).ToString() + "]");
@@ -78,20 +87,24 @@ TEST_F(ShapePropTest, IntegerArithmetic) {
 
 TEST_F(ShapePropTest, ZeroDimIntegerTensorsCarryTheirValue) {
   int x = b_.Input();
-  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
+                  ir::ValueKind::kInt);
   int t = b_.One("prim::NumToTensor", {s2}, {});
   int two = b_.One("prim::NumToTensor", {b_.Int(2)}, {});
   int q = b_.One("aten::floor_divide", {t, two}, {"self", "other"});
   int i = b_.One("aten::Int.Tensor", {q}, {}, ir::ValueKind::kInt);
   int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
   int y = b_.One("t::mk", {l}, {"size"});
-  EXPECT_EQ(ShapeOf(y), "[" + sym::FloorDiv(ctx_.Symbol("S"), 2).ToString() + "]");
+  EXPECT_EQ(ShapeOf(y),
+            "[" + sym::FloorDiv(ctx_.Symbol("S"), 2).ToString() + "]");
 }
 
 TEST_F(ShapePropTest, NegatedLengthsCarryTheirValue) {
-  // -(-S): aten::neg of a 0-dim integer tensor carries -S (T5's position_bias[:, :, -seq_length:, :]).
+  // -(-S): aten::neg of a 0-dim integer tensor carries -S (T5's
+  // position_bias[:, :, -seq_length:, :]).
   int x = b_.Input();
-  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
+  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
+                  ir::ValueKind::kInt);
   int t = b_.One("prim::NumToTensor", {s2}, {});
   int n = b_.One("aten::neg", {b_.One("aten::neg", {t}, {"self"})}, {"self"});
   int i = b_.One("aten::Int.Tensor", {n}, {}, ir::ValueKind::kInt);
@@ -104,22 +117,27 @@ TEST_F(ShapePropTest, UnpackAFullSize) {
   int x = b_.Input();
   int sz = b_.One("aten::size", {x}, {"self"}, ir::ValueKind::kList);
   auto parts = b_.Node("prim::ListUnpack", {sz}, {}, 3, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {parts[2], parts[0]}, {}, ir::ValueKind::kList);
+  int l = b_.One("prim::ListConstruct", {parts[2], parts[0]}, {},
+                 ir::ValueKind::kList);
   int y = b_.One("t::mk", {l}, {"size"});
   EXPECT_EQ(ShapeOf(y), "[8, B]");
 }
 
 TEST_F(ShapePropTest, OutOfRangeSizeIsAnErrorNamingTheNode) {
   int x = b_.Input();
-  b_.One("aten::size.int", {x, b_.Int(7)}, {"self", "dim"}, ir::ValueKind::kInt);
+  b_.One("aten::size.int", {x, b_.Int(7)}, {"self", "dim"},
+         ir::ValueKind::kInt);
   AnalysisOptions opts;
   opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
   passes::ShapeFacts facts;
   Report report;
-  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
+          .ok());
   ASSERT_EQ(report.diagnostics.size(), 1u);
   EXPECT_THAT(report.diagnostics[0].message,
-              HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out of range for a tensor of rank 2"));
+              HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out "
+                        "of range for a tensor of rank 2"));
 }
 
 // A rule compiled on first use that does not compile: an error naming the
@@ -143,70 +161,93 @@ TEST_F(ShapePropTest, LazyRuleThatDoesNotCompileIsAnErrorNamingFileAndRule) {
   opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
   passes::ShapeFacts facts;
   Report report;
-  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
+          .ok());
   ASSERT_EQ(report.diagnostics.size(), 1u);
-  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("(t::bad, module Net): bad.yaml:7:"));
+  EXPECT_THAT(report.diagnostics[0].message,
+              HasSubstr("(t::bad, module Net): bad.yaml:7:"));
   EXPECT_THAT(report.diagnostics[0].message, HasSubstr("nosuch"));
   EXPECT_THAT(report.diagnostics[0].message, HasSubstr("(rule t::bad)"));
   EXPECT_TRUE(report.unknown_ops.empty());  // It has a rule; the rule is wrong.
-  EXPECT_EQ(rules::ShapeToString(facts.values[z].t.shape), "[4]");  // The nodes after it go on.
+  // The nodes after it go on.
+  EXPECT_EQ(rules::ShapeToString(facts.values[z].t.shape), "[4]");
 }
 
 // Nodes applying one rule to equal arguments share one application (a decoder's
 // repeated layers); each keeps its own outputs, costs and assumptions, and
 // arguments that differ in any part (a dim, a constant) are applied apart.
 TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
-  ASSERT_TRUE(rules_
-                  .AddText("version: 1\n"
-                           "rules:\n"
-                           "  - op: t::outer\n"
-                           "    schema: \"outer(Tensor a, Tensor b, int k) -> Tensor\"\n"
-                           "    match:\n"
-                           "      a: [M]\n"
-                           "      b: [N]\n"
-                           "    require:\n"
-                           "      - M == N\n"
-                           "    outputs:\n"
-                           "      out: [M, N]\n"
-                           "    flops:\n"
-                           "      fwd: k*M*N\n",
-                           "outer.yaml")
-                  .ok());
+  ASSERT_TRUE(
+      rules_
+          .AddText(
+              "version: 1\n"
+              "rules:\n"
+              "  - op: t::outer\n"
+              "    schema: \"outer(Tensor a, Tensor b, int k) -> Tensor\"\n"
+              "    match:\n"
+              "      a: [M]\n"
+              "      b: [N]\n"
+              "    require:\n"
+              "      - M == N\n"
+              "    outputs:\n"
+              "      out: [M, N]\n"
+              "    flops:\n"
+              "      fwd: k*M*N\n",
+              "outer.yaml")
+          .ok());
   const int x = b_.Input();
-  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"}, ir::ValueKind::kInt);
-  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"}, ir::ValueKind::kInt);
+  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
+                       ir::ValueKind::kInt);
+  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
+                       ir::ValueKind::kInt);
   auto vec = [&](int n) {
-    return b_.One("t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)}, {"size"});
+    return b_.One(
+        "t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)},
+        {"size"});
   };
   const int vs = vec(s), vb = vec(b);
   const int y1 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});
-  const int y2 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});  // Equal arguments.
-  const int y3 = b_.One("t::outer", {vs, vb, b_.Int(3)}, {"a", "b", "k"});  // Another constant.
-  const int y4 = b_.One("t::outer", {vs, vs, b_.Int(2)}, {"a", "b", "k"});  // Another dim.
+  // Equal arguments.
+  const int y2 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});
+  // Another constant.
+  const int y3 = b_.One("t::outer", {vs, vb, b_.Int(3)}, {"a", "b", "k"});
+  // Another dim.
+  const int y4 = b_.One("t::outer", {vs, vs, b_.Int(2)}, {"a", "b", "k"});
   AnalysisOptions opts;
   opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
   passes::ShapeFacts facts;
   Report report;
-  ASSERT_TRUE(passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
+          .ok());
   const sym::Expr S = ctx_.Symbol("S"), B = ctx_.Symbol("B");
   EXPECT_EQ(rules::ShapeToString(facts.values[y1].t.shape), "[S, B]");
   EXPECT_EQ(rules::ShapeToString(facts.values[y2].t.shape), "[S, B]");
   EXPECT_EQ(rules::ShapeToString(facts.values[y3].t.shape), "[S, B]");
   EXPECT_EQ(rules::ShapeToString(facts.values[y4].t.shape), "[S, S]");
   const auto& g = b_.graph();
-  auto flops_of = [&](int v) { return report.nodes[g.values[v].producer].flops; };
+  auto flops_of = [&](int v) {
+    return report.nodes[g.values[v].producer].flops;
+  };
   EXPECT_EQ(flops_of(y1), sym::Expr(2) * S * B);
   EXPECT_EQ(flops_of(y2), sym::Expr(2) * S * B);
   EXPECT_EQ(flops_of(y3), sym::Expr(3) * S * B);
   EXPECT_EQ(flops_of(y4), sym::Expr(2) * S * S);
-  // S == B cannot be proved: one assumption per node that needs it, naming that node.
+  // S == B cannot be proved: one assumption per node that needs it, naming that
+  // node.
   ASSERT_EQ(report.assumptions.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const int y = std::vector<int>{y1, y2, y3}[i];
-    EXPECT_THAT(report.assumptions[i], HasSubstr(g.nodes[g.values[y].producer].debug_name)) << i;
+    EXPECT_THAT(report.assumptions[i],
+                HasSubstr(g.nodes[g.values[y].producer].debug_name))
+        << i;
   }
-  // One result held for y1 and y2, apart from y3's and y4's; the outputs are in the values only.
-  auto applied_of = [&](int v) { return facts.nodes[g.values[v].producer].applied; };
+  // One result held for y1 and y2, apart from y3's and y4's; the outputs are in
+  // the values only.
+  auto applied_of = [&](int v) {
+    return facts.nodes[g.values[v].producer].applied;
+  };
   EXPECT_EQ(applied_of(y1), applied_of(y2));
   EXPECT_NE(applied_of(y1), applied_of(y3));
   EXPECT_NE(applied_of(y1), applied_of(y4));
@@ -236,17 +277,24 @@ TEST(ExtendShapesTest, EqualsOnePropagationOfTheGrownGraph) {
   options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
   passes::ShapeFacts facts;
   Report extended;
-  ASSERT_TRUE(passes::PropagateShapes(prefix, rules, ctx, options, &facts, &extended).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(prefix, rules, ctx, options, &facts, &extended)
+          .ok());
   options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
-  ASSERT_TRUE(passes::ExtendShapes(grown, rules, ctx, options, &facts, &extended).ok());
+  ASSERT_TRUE(
+      passes::ExtendShapes(grown, rules, ctx, options, &facts, &extended).ok());
   passes::ShapeFacts once_facts;
   Report once;
-  ASSERT_TRUE(passes::PropagateShapes(grown, rules, ctx, options, &once_facts, &once).ok());
+  ASSERT_TRUE(
+      passes::PropagateShapes(grown, rules, ctx, options, &once_facts, &once)
+          .ok());
 
   ASSERT_EQ(extended.values.size(), once.values.size());
   for (size_t i = 0; i < once.values.size(); ++i) {
     EXPECT_EQ(extended.values[i].known, once.values[i].known) << i;
-    EXPECT_EQ(rules::ShapeToString(extended.values[i].shape), rules::ShapeToString(once.values[i].shape)) << i;
+    EXPECT_EQ(rules::ShapeToString(extended.values[i].shape),
+              rules::ShapeToString(once.values[i].shape))
+        << i;
   }
   ASSERT_EQ(extended.nodes.size(), 3u);
   EXPECT_TRUE(extended.nodes[2].has_rule);
@@ -255,9 +303,11 @@ TEST(ExtendShapesTest, EqualsOnePropagationOfTheGrownGraph) {
   EXPECT_EQ(extended.unknown_ops[0].count, 2);
   ASSERT_EQ(extended.diagnostics.size(), once.diagnostics.size());
   for (size_t i = 0; i < once.diagnostics.size(); ++i) {
-    EXPECT_EQ(extended.diagnostics[i].message, once.diagnostics[i].message) << i;
+    EXPECT_EQ(extended.diagnostics[i].message, once.diagnostics[i].message)
+        << i;
   }
-  EXPECT_THAT(extended.diagnostics.back().message, HasSubstr("attention backend 'flash' applies to no node"));
+  EXPECT_THAT(extended.diagnostics.back().message,
+              HasSubstr("attention backend 'flash' applies to no node"));
 }
 
 }  // namespace

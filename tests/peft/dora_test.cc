@@ -21,7 +21,8 @@ Report AnalyzeAt(const ir::Graph& g, int64_t m) {
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kSgd;
-  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, std::to_string(m) + ",16");
+  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts,
+                               std::to_string(m) + ",16");
 }
 
 TEST(DoraTest, ParamsAndForwardFlopsFollowTheForward) {
@@ -39,14 +40,22 @@ TEST(DoraTest, ParamsAndForwardFlopsFollowTheForward) {
   EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
   EXPECT_EQ(dora.params, base.params + r * in + out * r + out);
   // Forward FLOPs added, op by op (2 FLOPs per FMA):
-  const int64_t lora_weight = 2 * in * in * r + 2 * in * r * out;  // lora_B(lora_A(eye(in)))
-  const int64_t norm = out * in /*s * BA*/ + out * in /*W + .*/ + (2 * out * in - out) /*squares, sums*/;
-  const int64_t scale = out;                                         // magnitude / norm
-  const int64_t lora_result = 2 * M * in * r + 2 * M * r * out;     // lora_B(lora_A(x))
-  const int64_t combine = M * out /*y - b*/ + out /*scale - 1*/ + 4 * M * out /*2 muls, * s, +*/ + M * out /*y + .*/;
-  EXPECT_EQ(*dora.flops.AsConstant() - *base.flops.AsConstant(), lora_weight + norm + scale + lora_result + combine);
+  // lora_B(lora_A(eye(in)))
+  const int64_t lora_weight = 2 * in * in * r + 2 * in * r * out;
+  const int64_t norm = out * in /*s * BA*/ + out * in /*W + .*/ +
+                       (2 * out * in - out) /*squares, sums*/;
+  // magnitude / norm
+  const int64_t scale = out;
+  // lora_B(lora_A(x))
+  const int64_t lora_result = 2 * M * in * r + 2 * M * r * out;
+  const int64_t combine = M * out /*y - b*/ + out /*scale - 1*/ +
+                          4 * M * out /*2 muls, * s, +*/ + M * out /*y + .*/;
+  EXPECT_EQ(*dora.flops.AsConstant() - *base.flops.AsConstant(),
+            lora_weight + norm + scale + lora_result + combine);
   // One sqrt per row norm.
-  EXPECT_EQ(*dora.transcendentals.AsConstant() - *base.transcendentals.AsConstant(), out);
+  EXPECT_EQ(
+      *dora.transcendentals.AsConstant() - *base.transcendentals.AsConstant(),
+      out);
 }
 
 TEST(DoraTest, WithDropoutTheBaseIsRecomputedOnTheDroppedInput) {
@@ -65,7 +74,8 @@ TEST(DoraTest, WithDropoutTheBaseIsRecomputedOnTheDroppedInput) {
     subs += n.op == "aten::sub";
     dropouts += n.op == "aten::dropout";
   }
-  // base, A(eye), B(.), A(x), B(.), and F.linear(dropout(x), W) again; no y - b.
+  // base, A(eye), B(.), A(x), B(.), and F.linear(dropout(x), W) again; no y -
+  // b.
   EXPECT_EQ(linears, 6);
   EXPECT_EQ(dropouts, 1);
   EXPECT_EQ(subs, 1);  // Only (mag_norm_scale - 1).
@@ -102,8 +112,11 @@ TEST(DoraTest, Conv1dNormsTheTransposedWeight) {
   const int64_t norm = out * in + out * in + (2 * out * in - out);
   const int64_t lora_result = 2 * M * in * r + 2 * M * r * out;
   const int64_t combine = M * out + out + 4 * M * out + M * out;
-  EXPECT_EQ(*dora.flops.AsConstant() - *base.flops.AsConstant(), lora_weight + norm + out + lora_result + combine);
-  EXPECT_EQ(*dora.transcendentals.AsConstant() - *base.transcendentals.AsConstant(), out);
+  EXPECT_EQ(*dora.flops.AsConstant() - *base.flops.AsConstant(),
+            lora_weight + norm + out + lora_result + combine);
+  EXPECT_EQ(
+      *dora.transcendentals.AsConstant() - *base.transcendentals.AsConstant(),
+      out);
 }
 
 TEST(DoraTest, ConvolutionsAreRefused) {
@@ -111,12 +124,16 @@ TEST(DoraTest, ConvolutionsAreRefused) {
   int x = b.Input();
   int w = b.Param("conv.weight", {8, 3, 3, 3});
   b.Scope("conv", "Conv2d");
-  b.Output(b.One("aten::conv2d", {x, w, b.None(), b.Ints({1, 1}), b.Ints({1, 1}), b.Ints({1, 1}), b.Int(1)},
-                 {"input", "weight", "bias", "stride", "padding", "dilation", "groups"}));
+  b.Output(b.One(
+      "aten::conv2d",
+      {x, w, b.None(), b.Ints({1, 1}), b.Ints({1, 1}), b.Ints({1, 1}),
+       b.Int(1)},
+      {"input", "weight", "bias", "stride", "padding", "dilation", "groups"}));
   LoraConfig c;
   c.targets = "conv";
   c.use_dora = true;
-  EXPECT_THAT(ApplyLora(b.graph(), c).status().message(), ::testing::HasSubstr("dora on the convolution layer 'conv'"));
+  EXPECT_THAT(ApplyLora(b.graph(), c).status().message(),
+              ::testing::HasSubstr("dora on the convolution layer 'conv'"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Tests of the LoRA rewrite: the adapters' parameters, what trains, and the
-// FLOPs the adapter ops add, derived from the LoRA update y = Wx + b + B(Ax)*alpha/r.
+// FLOPs the adapter ops add, derived from the LoRA update y = Wx + b +
+// B(Ax)*alpha/r.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,9 +15,9 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::CategoryMax;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 using testing::TwoLinears;
 
 // Trains a graph on a [5, 16] input with SGD.
@@ -40,7 +41,8 @@ TEST(LoraTest, AdaptersTrainAndTheBaseIsFrozen) {
   EXPECT_EQ(r.params, base + adapters);
   EXPECT_EQ(r.trainable_params, adapters);
   EXPECT_EQ(r.training.grad_params, adapters);
-  // Forward FLOPs added: x A^T (2*M*in*r), (.) B^T (2*M*r*out), * scaling (M*out), + base (M*out).
+  // Forward FLOPs added: x A^T (2*M*in*r), (.) B^T (2*M*r*out), * scaling
+  // (M*out), + base (M*out).
   sym::Context base_ctx;
   Report plain = Analyze(TwoLinears(), base_ctx);
   const int64_t M = 5;
@@ -89,8 +91,9 @@ ir::Graph OneConv1d() {
 }
 
 TEST(LoraTest, Conv1dIsAdaptedAsPeftWithFanInFanOut) {
-  // peft's lora.Linear on a Conv1D (fan_in_fan_out=True): in_features, out_features
-  // = weight.shape = (16, 12), so A [r, 16] and B [12, r], as on a Linear 16 -> 12.
+  // peft's lora.Linear on a Conv1D (fan_in_fan_out=True): in_features,
+  // out_features = weight.shape = (16, 12), so A [r, 16] and B [12, r], as on a
+  // Linear 16 -> 12.
   auto c = ParseLoraConfig("r=4,alpha=8,targets=c_attn");
   ASSERT_TRUE(c.ok());
   auto g = ApplyLora(OneConv1d(), *c);
@@ -100,19 +103,24 @@ TEST(LoraTest, Conv1dIsAdaptedAsPeftWithFanInFanOut) {
   EXPECT_EQ(r.trainable_params, 4 * 16 + 12 * 4);
   EXPECT_EQ(r.params, 16 * 12 + 12 + 4 * 16 + 12 * 4);
   bool named = false;
-  for (const auto& p : g->params) named |= p.name == "attn.c_attn.lora_A.weight";
+  for (const auto& p : g->params)
+    named |= p.name == "attn.c_attn.lora_A.weight";
   EXPECT_TRUE(named);
-  // The adapter's forward FLOPs, as on the Linear: 2*M*in*r + 2*M*r*out + M*out (* s) + M*out (+).
+  // The adapter's forward FLOPs, as on the Linear: 2*M*in*r + 2*M*r*out + M*out
+  // (* s) + M*out (+).
   sym::Context base_ctx;
   Report plain = Analyze(OneConv1d(), base_ctx);
   const int64_t M = 5;
-  EXPECT_EQ(*r.flops.AsConstant() - *plain.flops.AsConstant(), 2 * M * 16 * 4 + 2 * M * 4 * 12 + M * 12 + M * 12);
+  EXPECT_EQ(*r.flops.AsConstant() - *plain.flops.AsConstant(),
+            2 * M * 16 * 4 + 2 * M * 4 * 12 + M * 12 + M * 12);
   // A module named by its weight: "attn.c_attn" (whole-path targets work too).
-  EXPECT_TRUE(ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn.c_attn")).ok());
+  EXPECT_TRUE(
+      ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn.c_attn")).ok());
   EXPECT_FALSE(ApplyLora(OneConv1d(), *ParseLoraConfig("targets=attn")).ok());
 }
 
-// TwoLinears with its parameters in bfloat16 (model.to(torch.bfloat16) before peft wraps it).
+// TwoLinears with its parameters in bfloat16 (model.to(torch.bfloat16) before
+// peft wraps it).
 ir::Graph TwoLinearsBf16() {
   ir::Graph g = TwoLinears();
   for (auto& p : g.params) p.dtype = DType::kBFloat16;
@@ -123,7 +131,8 @@ ir::Graph TwoLinearsBf16() {
 Report AnalyzeBf16(const ir::Graph& g, sym::Context& ctx) {
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdamW;
-  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, "5,16:bfloat16");
+  return testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts,
+                               "5,16:bfloat16");
 }
 
 TEST(LoraTest, AdapterDtypeOnABf16Base) {
@@ -140,7 +149,8 @@ TEST(LoraTest, AdapterDtypeOnABf16Base) {
   sym::Context ctx32, ctx16;
   Report r32 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c32), ctx32);
   Report r16 = AnalyzeBf16(*ApplyLora(TwoLinearsBf16(), *c16), ctx16);
-  // AdamW: exp_avg and exp_avg_sq in the adapters' dtype, + a float32 step per tensor (2).
+  // AdamW: exp_avg and exp_avg_sq in the adapters' dtype, + a float32 step per
+  // tensor (2).
   EXPECT_EQ(CategoryMax(r32, MemCategory::kOpt), 2 * adapters * 4 + 2 * 4);
   EXPECT_EQ(CategoryMax(r16, MemCategory::kOpt), 2 * adapters * 2 + 2 * 4);
   EXPECT_EQ(CategoryMax(r32, MemCategory::kGrad), adapters * 4);
@@ -154,21 +164,31 @@ TEST(LoraTest, AdapterDtypeOnABf16Base) {
 }
 
 TEST(LoraTest, Errors) {
-  EXPECT_THAT(ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"}).status().message(),
-              HasSubstr("no Linear or Conv1D layer in a module matching targets 'k_proj'"));
+  EXPECT_THAT(
+      ApplyLora(TwoLinears(), LoraConfig{8, 8, 0.0, "k_proj"})
+          .status()
+          .message(),
+      HasSubstr(
+          "no Linear or Conv1D layer in a module matching targets 'k_proj'"));
   // A sequence-parallel linear (the builder's sp=true) takes no adapter.
   GraphBuilder b;
   int x = b.Input();
   int w = b.Param("q_proj.weight", {12, 16});
   b.Scope("q_proj", "Linear");
   b.Output(b.One("torchcost::sp_linear", {x, w}, {"input", "weight"}));
-  EXPECT_THAT(ApplyLora(b.graph(), LoraConfig{8, 8, 0.0, "q_proj"}).status().message(),
-              HasSubstr("lora: 'q_proj' is a sequence-parallel linear (sp=true)"));
-  EXPECT_THAT(ParseLoraConfig("r=0").status().message(), HasSubstr("r=0 must be a positive integer"));
-  EXPECT_THAT(ParseLoraConfig("rank8").status().message(), HasSubstr("'rank8' is not key=value"));
-  EXPECT_THAT(ParseLoraConfig("beta=2").status().message(), HasSubstr("unknown key 'beta'"));
-  EXPECT_THAT(ParseLoraConfig("dropout=1.5").status().message(), HasSubstr("must be in [0, 1)"));
-  EXPECT_THAT(ParseLoraConfig("dtype=int8").status().message(), HasSubstr("dtype=int8 is not a float dtype"));
+  EXPECT_THAT(
+      ApplyLora(b.graph(), LoraConfig{8, 8, 0.0, "q_proj"}).status().message(),
+      HasSubstr("lora: 'q_proj' is a sequence-parallel linear (sp=true)"));
+  EXPECT_THAT(ParseLoraConfig("r=0").status().message(),
+              HasSubstr("r=0 must be a positive integer"));
+  EXPECT_THAT(ParseLoraConfig("rank8").status().message(),
+              HasSubstr("'rank8' is not key=value"));
+  EXPECT_THAT(ParseLoraConfig("beta=2").status().message(),
+              HasSubstr("unknown key 'beta'"));
+  EXPECT_THAT(ParseLoraConfig("dropout=1.5").status().message(),
+              HasSubstr("must be in [0, 1)"));
+  EXPECT_THAT(ParseLoraConfig("dtype=int8").status().message(),
+              HasSubstr("dtype=int8 is not a float dtype"));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// Tests of method specs ("lora:r=8", "qlora", ...), the rows of torchcost compare.
+// Tests of method specs ("lora:r=8", "qlora", ...), the rows of torchcost
+// compare.
+#include "torchcost/method.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include "torchcost/method.h"
 
 namespace torchcost {
 namespace {
@@ -34,9 +35,12 @@ TEST(MethodTest, ParsesEachMethod) {
 }
 
 TEST(MethodTest, ErrorsNameTheSpec) {
-  EXPECT_THAT(ParseMethodSpec("prefix:r=8").status().message(), HasSubstr("unknown method 'prefix'"));
-  EXPECT_THAT(ParseMethodSpec("full:r=8").status().message(), HasSubstr("full takes no settings"));
-  EXPECT_THAT(ParseMethodSpec("lora:r=0").status().message(), HasSubstr("'lora:r=0': r=0 must be a positive integer"));
+  EXPECT_THAT(ParseMethodSpec("prefix:r=8").status().message(),
+              HasSubstr("unknown method 'prefix'"));
+  EXPECT_THAT(ParseMethodSpec("full:r=8").status().message(),
+              HasSubstr("full takes no settings"));
+  EXPECT_THAT(ParseMethodSpec("lora:r=0").status().message(),
+              HasSubstr("'lora:r=0': r=0 must be a positive integer"));
 }
 
 }  // namespace

@@ -21,13 +21,15 @@ TEST(Nf4Test, DoubleQuantizationCosts4Point127BitsPerParameter) {
   QloraConfig c;
   const int64_t n = int64_t{4096} * 4096;
   const int64_t constants = 4 /*offset*/ + 16 * 4 /*NF4 code table*/;
-  EXPECT_EQ(Nf4WeightBytes(n, c), n / 2 + n / 64 + 4 * (n / 64 / 256) + constants);
+  EXPECT_EQ(Nf4WeightBytes(n, c),
+            n / 2 + n / 64 + 4 * (n / 64 / 256) + constants);
   const double bits = 8.0 * (Nf4WeightBytes(n, c) - constants) / n;
   EXPECT_NEAR(bits, 4 + 8.0 / 64 + 32.0 / (64 * 256), 1e-12);
   // Without double quantization: float32 constants, 4 + 32/64 = 4.5 bits.
   c.double_quant = false;
   EXPECT_EQ(Nf4WeightBytes(n, c), n / 2 + 4 * (n / 64) + 16 * 4);
-  // Ragged sizes round up: 100 weights: 50 bytes, 2 blocks, 1 float32 of absmax2.
+  // Ragged sizes round up: 100 weights: 50 bytes, 2 blocks, 1 float32 of
+  // absmax2.
   c.double_quant = true;
   EXPECT_EQ(Nf4WeightBytes(100, c), 50 + 2 + 4 + constants);
 }
@@ -42,7 +44,8 @@ ir::Graph TwoLinears() {
   b.Scope("up", "Linear");
   int h = b.One("aten::linear", {x, wu, bu}, {"input", "weight", "bias"});
   b.Scope("head", "Linear");
-  b.Output(b.One("aten::linear", {h, wh, b.None()}, {"input", "weight", "bias"}));
+  b.Output(
+      b.One("aten::linear", {h, wh, b.None()}, {"input", "weight", "bias"}));
   return b.graph();
 }
 
@@ -50,7 +53,8 @@ Report AnalyzeAt(const ir::Graph& g, int64_t m) {
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdamW;
-  Report r = testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts, std::to_string(m) + ",64:bf16");
+  Report r = testing::AnalyzeGraph(g, testing::BuiltinRules(), ctx, opts,
+                                   std::to_string(m) + ",64:bf16");
   for (const auto& d : r.diagnostics) ADD_FAILURE() << d.message;
   return r;
 }
@@ -64,8 +68,8 @@ TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {
   EXPECT_EQ(r.trainable_params, 0);
   // up: packed + constants; its bias and the head in bfloat16.
   EXPECT_EQ(r.param_bytes, Nf4WeightBytes(n, c) + 2 * 128 + 2 * 32 * 128);
-  // up's forward: dequantize (one multiply per weight and per uint8 block constant),
-  // the matmul (2 per FMA), the bias; the head unchanged.
+  // up's forward: dequantize (one multiply per weight and per uint8 block
+  // constant), the matmul (2 per FMA), the bias; the head unchanged.
   const int64_t up = (n + n / 64) + 2 * M * 64 * 128 + M * 128;
   const int64_t head = 2 * M * 128 * 32;
   EXPECT_EQ(*r.flops.AsConstant(), up + head);
@@ -78,7 +82,8 @@ TEST(Nf4Test, SequenceParallelLinearsAreRefused) {
   b.Scope("q_proj", "Linear");
   b.Output(b.One("torchcost::sp_linear", {x, w}, {"input", "weight"}));
   EXPECT_THAT(QuantizeNf4(b.graph(), QloraConfig()).status().message(),
-              ::testing::HasSubstr("qlora: 'q_proj' is a sequence-parallel linear (sp=true)"));
+              ::testing::HasSubstr(
+                  "qlora: 'q_proj' is a sequence-parallel linear (sp=true)"));
 }
 
 TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
@@ -87,18 +92,23 @@ TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
   auto g = ApplyQlora(TwoLinears(), *c);
   ASSERT_TRUE(g.ok()) << g.status().message();
   Report r = AnalyzeAt(*g, 3);
-  // Adapters on every Linear but the output layer (peft's all-linear): up's A [4, 64], B [128, 4].
+  // Adapters on every Linear but the output layer (peft's all-linear): up's A
+  // [4, 64], B [128, 4].
   EXPECT_EQ(r.trainable_params, 4 * 64 + 128 * 4);
-  // AdamW keeps two float32 moments per trainable element, plus a 4-byte step each.
+  // AdamW keeps two float32 moments per trainable element, plus a 4-byte step
+  // each.
   int64_t opt = 0;
   for (const auto& p : g->params) {
     if (p.requires_grad) opt += 8 * (p.shape[0] * p.shape[1]) + 4;
   }
   const PeakInfo peak = EvaluatePeak(r.training, {});
   EXPECT_EQ(*peak.category_max[testing::kOpt].AsConstant(), opt);
-  EXPECT_THAT(ParseQloraConfig("block=3").status().message(), ::testing::HasSubstr("positive even integer"));
-  EXPECT_THAT(ParseQloraConfig("dora=true").status().message(), ::testing::HasSubstr("not modelled"));
-  EXPECT_THAT(ParseQloraConfig("gamma=1").status().message(), ::testing::HasSubstr("unknown key 'gamma'"));
+  EXPECT_THAT(ParseQloraConfig("block=3").status().message(),
+              ::testing::HasSubstr("positive even integer"));
+  EXPECT_THAT(ParseQloraConfig("dora=true").status().message(),
+              ::testing::HasSubstr("not modelled"));
+  EXPECT_THAT(ParseQloraConfig("gamma=1").status().message(),
+              ::testing::HasSubstr("unknown key 'gamma'"));
 }
 
 }  // namespace

@@ -38,26 +38,35 @@ ArchConfigAnalysis Sample(sym::Bindings bindings) {
 
 TEST(ArchConfigReportTest, TextGivesClosedFormsAndValuesWhereBound) {
   const std::string unbound = RenderArchConfigText(Sample({}));
-  EXPECT_THAT(unbound, HasSubstr("H = 1..16 step 1 (degree 2); closed forms from 6 analyses"));
+  EXPECT_THAT(
+      unbound,
+      HasSubstr("H = 1..16 step 1 (degree 2); closed forms from 6 analyses"));
   EXPECT_THAT(unbound, HasSubstr("Peak memory (bytes): max("));
-  EXPECT_THAT(unbound, HasSubstr("Not available with architecture symbols: the per-module tree and the memory "
+  EXPECT_THAT(unbound, HasSubstr("Not available with architecture symbols: the "
+                                 "per-module tree and the memory "
                                  "timeline"));
   EXPECT_THAT(unbound, Not(HasSubstr(" = 0")));
-  // H = 4: params 2*16 + 12 = 44; B*S = 2*8: peak max(128, 400) = 400; FLOPs forward 6*2*8*4 = 384.
-  const std::string bound = RenderArchConfigText(Sample({{"H", 4}, {"B", 2}, {"S", 8}}));
+  // H = 4: params 2*16 + 12 = 44; B*S = 2*8: peak max(128, 400) = 400; FLOPs
+  // forward 6*2*8*4 = 384.
+  const std::string bound =
+      RenderArchConfigText(Sample({{"H", 4}, {"B", 2}, {"S", 8}}));
   EXPECT_THAT(bound, HasSubstr("= 44\n"));
   EXPECT_THAT(bound, HasSubstr("= 384\n"));
-  EXPECT_THAT(bound, HasSubstr("Peak memory (bytes): 400 (the largest of 2 closed forms)"));
+  EXPECT_THAT(
+      bound,
+      HasSubstr("Peak memory (bytes): 400 (the largest of 2 closed forms)"));
 }
 
 TEST(ArchConfigReportTest, JsonShape) {
-  nlohmann::json j = nlohmann::json::parse(RenderArchConfigJson(Sample({{"H", 4}})));
+  nlohmann::json j =
+      nlohmann::json::parse(RenderArchConfigJson(Sample({{"H", 4}})));
   EXPECT_EQ(j["arch_symbols"][0]["name"], "H");
   EXPECT_EQ(j["arch_symbols"][0]["degree"], 2);
   EXPECT_EQ(j["symbols"], nlohmann::json({"H", "B", "S"}));
   EXPECT_EQ(j["bindings"]["H"], 4);
   EXPECT_EQ(j["totals"]["params"]["value"], 44);
-  EXPECT_TRUE(j["totals"]["flops_forward"]["value"].is_null());  // B and S unbound.
+  // B and S unbound.
+  EXPECT_TRUE(j["totals"]["flops_forward"]["value"].is_null());
   EXPECT_EQ(j["totals"]["peak_bytes"]["candidates"].size(), 2u);
   EXPECT_TRUE(j["totals"]["peak_bytes"]["value"].is_null());
   EXPECT_EQ(j["not_available"], nlohmann::json({"modules", "timeline"}));

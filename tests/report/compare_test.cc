@@ -1,13 +1,15 @@
 // Tests of the comparison rows: memory sizes, the row of an analysis, the
 // largest batch under a budget (derived for an inference step by hand), and
 // the three renderings.
+#include "torchcost/compare.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
-#include "torchcost/compare.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/rules.h"
 
@@ -19,17 +21,22 @@ using ::testing::HasSubstr;
 TEST(CompareTest, ParsesMemorySizes) {
   EXPECT_EQ(*ParseMemorySize("24GiB"), int64_t{24} << 30);
   EXPECT_EQ(*ParseMemorySize("24G"), int64_t{24} << 30);
-  EXPECT_EQ(*ParseMemorySize("80GB"), int64_t{80} * 1000 * 1000 * 1000);  // NB: GB is decimal.
+  // NB: GB is decimal.
+  EXPECT_EQ(*ParseMemorySize("80GB"), int64_t{80} * 1000 * 1000 * 1000);
   EXPECT_EQ(*ParseMemorySize("1.5KiB"), 1536);
   EXPECT_EQ(*ParseMemorySize("512"), 512);
-  EXPECT_THAT(ParseMemorySize("24 parsecs").status().message(), HasSubstr("unknown unit"));
-  EXPECT_THAT(ParseMemorySize("-3GiB").status().message(), HasSubstr("not a memory size"));
-  EXPECT_THAT(ParseMemorySize("GiB").status().message(), HasSubstr("not a memory size"));
+  EXPECT_THAT(ParseMemorySize("24 parsecs").status().message(),
+              HasSubstr("unknown unit"));
+  EXPECT_THAT(ParseMemorySize("-3GiB").status().message(),
+              HasSubstr("not a memory size"));
+  EXPECT_THAT(ParseMemorySize("GiB").status().message(),
+              HasSubstr("not a memory size"));
 }
 
 // x [B, 16] -> Linear(16 -> 8) under no_grad: the peak is the parameters, the
 // input and the output, all live while the linear runs.
-Report LinearInfer(sym::Context& ctx, const CudaAllocatorOptions* allocator = nullptr) {
+Report LinearInfer(sym::Context& ctx,
+                   const CudaAllocatorOptions* allocator = nullptr) {
   testing::GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("fc.weight", {8, 16}), bias = b.Param("fc.bias", {8});
@@ -56,7 +63,8 @@ TEST(CompareTest, LargestBatchUnderABudget) {
   ASSERT_TRUE(row.ok()) << row.status().message();
   EXPECT_EQ(row->peak, 544 + 96);  // Evaluated at B = 1 (unbound).
   EXPECT_TRUE(row->fits);
-  EXPECT_EQ(row->max_batch, (10000 - 544) / 96);  // 98: 544 + 96*98 = 9952 <= 10000 < 10048.
+  // 98: 544 + 96*98 = 9952 <= 10000 < 10048.
+  EXPECT_EQ(row->max_batch, (10000 - 544) / 96);
   EXPECT_EQ(row->at_peak[static_cast<int>(MemCategory::kParam)], 544);
   o.bindings["B"] = 200;
   row = EvaluateCompareRow(r, "infer", o);
@@ -72,13 +80,15 @@ TEST(CompareTest, LargestBatchUnderABudget) {
   EXPECT_EQ(EvaluateCompareRow(r, "infer", o)->max_batch, 1000);
 }
 
-// With the CUDA allocator model a budget holds the reserved segments and the context.
+// With the CUDA allocator model a budget holds the reserved segments and the
+// context.
 TEST(CompareTest, CudaAllocatorBudgetIsReservedPlusContext) {
   sym::Context ctx;
   CudaAllocatorOptions a;
   a.context_bytes = 1000;
   Report r = LinearInfer(ctx, &a);
-  // B = 1: weight 512, bias 32, input 64, output 32 bytes: four 512-byte blocks of one 2 MiB small segment.
+  // B = 1: weight 512, bias 32, input 64, output 32 bytes: four 512-byte blocks
+  // of one 2 MiB small segment.
   CompareOptions o;
   o.budget_bytes = (2 << 20) + 1000;
   auto row = EvaluateCompareRow(r, "infer", o);
@@ -88,8 +98,9 @@ TEST(CompareTest, CudaAllocatorBudgetIsReservedPlusContext) {
   EXPECT_EQ(row->reserved_peak, 2 << 20);
   EXPECT_EQ(row->device_peak, (2 << 20) + 1000);
   EXPECT_TRUE(row->fits);
-  // The segment holds 1024 + 64*B + 32*B (each rounded to 512) while the input is small (64*B <= 1 MiB):
-  // B = 16384 gives 1024 + 1 MiB + 512 KiB; B = 16385 needs a 20 MiB large-pool segment.
+  // The segment holds 1024 + 64*B + 32*B (each rounded to 512) while the input
+  // is small (64*B <= 1 MiB): B = 16384 gives 1024 + 1 MiB + 512 KiB; B = 16385
+  // needs a 20 MiB large-pool segment.
   EXPECT_EQ(row->max_batch, 16384);
   o.budget_bytes = (2 << 20) + 999;
   EXPECT_FALSE(EvaluateCompareRow(r, "infer", o)->fits);
@@ -127,7 +138,8 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
   const int x = b.Input();
   const int w = b.Param("fc.weight", {8, 16}), bias = b.Param("fc.bias", {8});
   b.Scope("fc", "Linear");
-  const int y = b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
+  const int y =
+      b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
   b.Scope("", "Net");
   b.Output(b.One("aten::not_a_real_op", {y}, {"self"}));
   auto rules = RuleSet::Builtin();
@@ -137,15 +149,20 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
   auto r = Analyze(b.graph(), *rules, ctx, opts);
   ASSERT_TRUE(r.ok()) << r.status().message();
   CompareOptions o;
-  std::vector<CompareRow> rows{*EvaluateCompareRow(*r, "full", o), *EvaluateCompareRow(LinearInfer(ctx), "plain", o)};
+  std::vector<CompareRow> rows{
+      *EvaluateCompareRow(*r, "full", o),
+      *EvaluateCompareRow(LinearInfer(ctx), "plain", o)};
   EXPECT_TRUE(rows[0].flops_lower_bound);
-  EXPECT_FALSE(rows[0].memory_lower_bound);  // Inference: nothing is saved for a backward.
+  // Inference: nothing is saved for a backward.
+  EXPECT_FALSE(rows[0].memory_lower_bound);
   ASSERT_EQ(rows[0].unknown_ops.size(), 1u);
   EXPECT_EQ(rows[0].unknown_ops[0].op, "aten::not_a_real_op");
   EXPECT_FALSE(rows[1].flops_lower_bound);
   const std::string text = RenderCompareText("m.pt", rows, o, "infer");
   EXPECT_THAT(text, HasSubstr(">= "));
-  EXPECT_THAT(text, HasSubstr("lower bounds (>=): no rule for full: aten::not_a_real_op x1"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("lower bounds (>=): no rule for full: aten::not_a_real_op x1"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("no rule for plain")));
   auto j = nlohmann::json::parse(RenderCompareJson("m.pt", rows, o, "infer"));
   EXPECT_EQ(j["rows"][0]["lower_bound"]["flops"], true);
@@ -156,13 +173,17 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
   EXPECT_TRUE(j["rows"][1]["unknown_ops"].empty());
 }
 
-// A tiny LLaMA's generation: 2 layers, hidden 64, 4 heads of 16, 2 KV heads, float32.
-GenerationAnalysis TinyGeneration(std::vector<std::pair<std::string, int64_t>> bindings) {
+// A tiny LLaMA's generation: 2 layers, hidden 64, 4 heads of 16, 2 KV heads,
+// float32.
+GenerationAnalysis TinyGeneration(
+    std::vector<std::pair<std::string, int64_t>> bindings) {
   StepConfig c;
   c.mode = "generate";
   c.bindings = std::move(bindings);
   Result<GenerationAnalysis> g = AnalyzeGeneration(
-      "llama", "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn=eager,make_vocab_size_divisible_by=1",
+      "llama",
+      "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
+      "eager,make_vocab_size_divisible_by=1",
       testing::BuiltinRules(), c);
   EXPECT_TRUE(g.ok()) << g.status().message();
   return std::move(g).value();
@@ -171,11 +192,13 @@ GenerationAnalysis TinyGeneration(std::vector<std::pair<std::string, int64_t>> b
 // The larger phase's peak, evaluated by PhasePeak over the whole timeline
 // (not the candidate moments the row's search uses).
 int64_t GenerationPeakAt(const GenerationAnalysis& g, const sym::Bindings& b) {
-  return std::max(*sym::Evaluate(PhasePeak(g.prefill, b).peak, b), *sym::Evaluate(PhasePeak(g.decode, b).peak, b));
+  return std::max(*sym::Evaluate(PhasePeak(g.prefill, b).peak, b),
+                  *sym::Evaluate(PhasePeak(g.decode, b).peak, b));
 }
 
 TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
-  // 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x 4 bytes per token and sequence.
+  // 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x 4 bytes per token
+  // and sequence.
   constexpr int64_t kPerToken = 2 * 2 * 2 * 16 * 4;
   const GenerationAnalysis g = TinyGeneration({{"S", 64}, {"T", 16}});
   CompareOptions o;
@@ -185,18 +208,24 @@ TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
   Result<CompareRow> row = EvaluateGenerationCompareRow(g, "full", o);
   ASSERT_TRUE(row.ok()) << row.status().message();
   const sym::Bindings at1 = {{"B", 1}, {"S", 64}, {"T", 16}};
-  EXPECT_EQ(row->kv_cache_bytes, kPerToken * (64 + 16) * 1);  // Evaluated at B = 1 (unbound).
-  EXPECT_EQ(row->prefill_peak, *sym::Evaluate(PhasePeak(g.prefill, at1).peak, at1));
-  EXPECT_EQ(row->decode_peak, *sym::Evaluate(PhasePeak(g.decode, at1).peak, at1));
+  // Evaluated at B = 1 (unbound).
+  EXPECT_EQ(row->kv_cache_bytes, kPerToken * (64 + 16) * 1);
+  EXPECT_EQ(row->prefill_peak,
+            *sym::Evaluate(PhasePeak(g.prefill, at1).peak, at1));
+  EXPECT_EQ(row->decode_peak,
+            *sym::Evaluate(PhasePeak(g.decode, at1).peak, at1));
   EXPECT_EQ(row->peak, std::max(row->prefill_peak, row->decode_peak));
   int64_t sum = 0;
   for (int64_t v : row->at_peak) sum += v;
   EXPECT_EQ(sum, row->peak);
-  // The boundary: the largest B whose peak fits, and B + 1 does not (a test that can fail: the peak grows with B).
+  // The boundary: the largest B whose peak fits, and B + 1 does not (a test
+  // that can fail: the peak grows with B).
   const int64_t m = row->max_batch;
   ASSERT_GT(m, 1);
-  EXPECT_LE(GenerationPeakAt(g, {{"B", m}, {"S", 64}, {"T", 16}}), o.budget_bytes);
-  EXPECT_GT(GenerationPeakAt(g, {{"B", m + 1}, {"S", 64}, {"T", 16}}), o.budget_bytes);
+  EXPECT_LE(GenerationPeakAt(g, {{"B", m}, {"S", 64}, {"T", 16}}),
+            o.budget_bytes);
+  EXPECT_GT(GenerationPeakAt(g, {{"B", m + 1}, {"S", 64}, {"T", 16}}),
+            o.budget_bytes);
 
   // B bound, the context searched: the analysis leaves S free.
   const GenerationAnalysis gs = TinyGeneration({{"B", 2}, {"T", 16}});
@@ -206,14 +235,18 @@ TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
   ASSERT_TRUE(row.ok()) << row.status().message();
   const int64_t s = row->max_batch;
   ASSERT_GT(s, 1);
-  EXPECT_LE(GenerationPeakAt(gs, {{"B", 2}, {"S", s}, {"T", 16}}), o.budget_bytes);
-  EXPECT_GT(GenerationPeakAt(gs, {{"B", 2}, {"S", s + 1}, {"T", 16}}), o.budget_bytes);
+  EXPECT_LE(GenerationPeakAt(gs, {{"B", 2}, {"S", s}, {"T", 16}}),
+            o.budget_bytes);
+  EXPECT_GT(GenerationPeakAt(gs, {{"B", 2}, {"S", s + 1}, {"T", 16}}),
+            o.budget_bytes);
 
   o.batch_symbol = "H";
-  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(), HasSubstr("B, S or T"));
+  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(),
+              HasSubstr("B, S or T"));
   o.batch_symbol = "B";
   o.bindings = {{"T", 16}};
-  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(), HasSubstr("StepConfig.bindings"));
+  EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(),
+              HasSubstr("StepConfig.bindings"));
 }
 
 TEST(CompareTest, RendersGenerationRows) {
@@ -229,11 +262,13 @@ TEST(CompareTest, RendersGenerationRows) {
   EXPECT_THAT(text, HasSubstr("Decode peak"));
   EXPECT_THAT(text, HasSubstr("Max B"));
   EXPECT_THAT(text, HasSubstr("at B=1, S=64, T=16"));
-  const nlohmann::json j = nlohmann::json::parse(RenderCompareJson("llama", {*row}, o, "generate"));
+  const nlohmann::json j =
+      nlohmann::json::parse(RenderCompareJson("llama", {*row}, o, "generate"));
   EXPECT_EQ(j["mode"], "generate");
   EXPECT_EQ(j["rows"][0]["kv_cache_bytes"].get<int64_t>(), row->kv_cache_bytes);
   EXPECT_EQ(j["rows"][0]["max_batch"].get<int64_t>(), row->max_batch);
-  EXPECT_EQ(j["rows"][0]["flops"]["decode_token"].get<int64_t>(), row->flops_decode_token);
+  EXPECT_EQ(j["rows"][0]["flops"]["decode_token"].get<int64_t>(),
+            row->flops_decode_token);
   EXPECT_FALSE(j["rows"][0].contains("trainable_params"));
 }
 

@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(MaxOperandsTest, FlattensNestedMaxInOrder) {
   using V = std::vector<std::string_view>;
-  EXPECT_EQ(MaxOperands("max(2*B + 1, max(floordiv(B, 4), max(3, S)))"), (V{"2*B + 1", "floordiv(B, 4)", "3", "S"}));
+  EXPECT_EQ(MaxOperands("max(2*B + 1, max(floordiv(B, 4), max(3, S)))"),
+            (V{"2*B + 1", "floordiv(B, 4)", "3", "S"}));
   EXPECT_EQ(MaxOperands("max(max(B, 2), S)"), (V{"B", "2", "S"}));
   // Not one max(...) call: the text itself.
   EXPECT_EQ(MaxOperands("max(B, 2) + max(S, 3)"), (V{"max(B, 2) + max(S, 3)"}));
@@ -80,18 +81,23 @@ TEST(MaxOperandsTest, FlattensNestedMaxInOrder) {
 
 TEST(ShortTextTest, NestedMaxShowsFirstOperandsAndCount) {
   EXPECT_EQ(ShortText("max(B, S)", 20), "max(B, S)");
-  // 30 operands "1000*B + k": the first two fit in 40 characters with the count.
+  // 30 operands "1000*B + k": the first two fit in 40 characters with the
+  // count.
   std::string text = "1000*B + 29";
-  for (int k = 28; k >= 0; --k) text = "max(1000*B + " + std::to_string(k) + ", " + text + ")";
+  for (int k = 28; k >= 0; --k)
+    text = "max(1000*B + " + std::to_string(k) + ", " + text + ")";
   const std::string s = ShortText(text, 40);
   EXPECT_EQ(s, "max(1000*B + 0, 1000*B + 1, ... 28 more)");
   EXPECT_LE(s.size(), 40u);
   // A first operand longer than the limit is cut; plain text is cut with "...".
-  EXPECT_EQ(ShortText("max(123456789*B + 123456789*S, 7)", 24), "max(1234..., ... 1 more)");
+  EXPECT_EQ(ShortText("max(123456789*B + 123456789*S, 7)", 24),
+            "max(1234..., ... 1 more)");
   EXPECT_EQ(ShortText("123456789*B + 123456789*S", 12), "123456789...");
-  // Where a whole term fits, the cut falls between terms, never inside parentheses.
+  // Where a whole term fits, the cut falls between terms, never inside
+  // parentheses.
   EXPECT_EQ(ShortText("12*B + 34*floordiv(S + 31, 32) - 5", 30), "12*B ...");
-  EXPECT_EQ(ShortText("12*B + 34*S + floordiv(S + 31, 32) - 5", 20), "12*B + 34*S ...");
+  EXPECT_EQ(ShortText("12*B + 34*S + floordiv(S + 31, 32) - 5", 20),
+            "12*B + 34*S ...");
 }
 
 TEST(PercentTest, TwoDecimals) {
@@ -136,7 +142,8 @@ TEST_F(SymbolicFormatTest, PartiallyBoundSubstitutes) {
 TEST_F(SymbolicFormatTest, PercentOf) {
   // Unbound, but the share is the same for every B: 3B / 4B = 75%.
   EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {}), "75.00%");
-  // Unbound and the share depends on B: (B + 1) / 2B is 100% at B = 1, ~50% at large B.
+  // Unbound and the share depends on B: (B + 1) / 2B is 100% at B = 1, ~50% at
+  // large B.
   EXPECT_EQ(PercentOf(B_ + 1, 2 * B_, {}), "-");
   EXPECT_EQ(PercentOf(3 * B_, 4 * B_, {{"B", 5}}), "75.00%");
   EXPECT_EQ(PercentOf(0, 4 * B_, {}),

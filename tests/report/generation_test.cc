@@ -99,9 +99,15 @@ TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
     const int64_t S = row["S"].get<int64_t>();
     GenerationAnalysis one = Tiny({{"B", 4}, {"S", S}, {"T", 256}});
     const sym::Bindings at = one.decode.bindings;
-    EXPECT_EQ(row["prefill_peak_bytes"].get<int64_t>(), *sym::Evaluate(PhasePeak(one.prefill, at).peak, at)) << S;
-    EXPECT_EQ(row["decode_peak_bytes"].get<int64_t>(), *sym::Evaluate(PhasePeak(one.decode, at).peak, at)) << S;
-    EXPECT_EQ(row["kv_cache_bytes"].get<int64_t>(), *sym::Evaluate(one.kv_cache_bytes, at)) << S;
+    EXPECT_EQ(row["prefill_peak_bytes"].get<int64_t>(),
+              *sym::Evaluate(PhasePeak(one.prefill, at).peak, at))
+        << S;
+    EXPECT_EQ(row["decode_peak_bytes"].get<int64_t>(),
+              *sym::Evaluate(PhasePeak(one.decode, at).peak, at))
+        << S;
+    EXPECT_EQ(row["kv_cache_bytes"].get<int64_t>(),
+              *sym::Evaluate(one.kv_cache_bytes, at))
+        << S;
   }
   // Eager attention's S x S scores (4 x 4 heads x S x S x 4 bytes: 64 MiB at
   // 1k) outgrow 256 MiB at long prompts: the first point fits, the last does

@@ -1,8 +1,8 @@
 // Tests of the sharding block of the text and JSON reports.
+#include "report/sharding_report.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include "report/sharding_report.h"
 
 namespace torchcost {
 namespace {
@@ -27,10 +27,16 @@ TrainingReport Zero3() {
 
 TEST(ShardingReportTest, TextNamesTheStrategyAndThePerRankStates) {
   const std::string text = report::RenderSharding(Zero3());
-  EXPECT_THAT(text, HasSubstr("Sharding: zero3 over 8 ranks; the memory below is per rank"));
-  EXPECT_THAT(text, HasSubstr("param 1000 B, grad 1000 B, opt 5.86 KiB (6004)"));
-  EXPECT_THAT(text, HasSubstr("all-gather 15.63 KiB (16000)"));  // 16000 / 1024 = 15.625, half away from zero.
-  EXPECT_THAT(text, HasSubstr("Gathering units: 2, the largest 3.91 KiB (4000) gathered"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("Sharding: zero3 over 8 ranks; the memory below is per rank"));
+  EXPECT_THAT(text,
+              HasSubstr("param 1000 B, grad 1000 B, opt 5.86 KiB (6004)"));
+  // 16000 / 1024 = 15.625, half away from zero.
+  EXPECT_THAT(text, HasSubstr("all-gather 15.63 KiB (16000)"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("Gathering units: 2, the largest 3.91 KiB (4000) gathered"));
 }
 
 TEST(ShardingReportTest, NothingWithoutShardingOrMasters) {

@@ -41,11 +41,16 @@ TEST(ParseSweepTest, RangesNearInt64StopWithoutOverflow) {
 }
 
 TEST(ParseSweepTest, Errors) {
-  EXPECT_THAT(ParseSweep("S").status().message(), HasSubstr("expected SYM=START:STOP:STEP"));
-  EXPECT_THAT(ParseSweep("S=8:4:x2").status().message(), HasSubstr("STOP is below START"));
-  EXPECT_THAT(ParseSweep("S=1:8:x1").status().message(), HasSubstr("a factor must be >= 2"));
-  EXPECT_THAT(ParseSweep("S=a:8:2").status().message(), HasSubstr("'a' is not a positive integer"));
-  EXPECT_THAT(ParseSweep("S=1,0").status().message(), HasSubstr("'0' is not a positive integer"));
+  EXPECT_THAT(ParseSweep("S").status().message(),
+              HasSubstr("expected SYM=START:STOP:STEP"));
+  EXPECT_THAT(ParseSweep("S=8:4:x2").status().message(),
+              HasSubstr("STOP is below START"));
+  EXPECT_THAT(ParseSweep("S=1:8:x1").status().message(),
+              HasSubstr("a factor must be >= 2"));
+  EXPECT_THAT(ParseSweep("S=a:8:2").status().message(),
+              HasSubstr("'a' is not a positive integer"));
+  EXPECT_THAT(ParseSweep("S=1,0").status().message(),
+              HasSubstr("'0' is not a positive integer"));
 }
 
 TEST(EvaluateSweepTest, EachPointEqualsTheBoundAnalysis) {
@@ -64,7 +69,8 @@ TEST(EvaluateSweepTest, EachPointEqualsTheBoundAnalysis) {
       sum += row.at_peak[c];
     }
     EXPECT_EQ(sum, row.peak);
-    EXPECT_EQ(row.flops_step, *sym::Evaluate128(net.report.training.flops_step, row.bindings));
+    EXPECT_EQ(row.flops_step,
+              *sym::Evaluate128(net.report.training.flops_step, row.bindings));
   }
 }
 

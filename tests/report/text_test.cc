@@ -12,9 +12,9 @@ namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
-using testing::LineWith;
 using testing::Lines;
+using testing::LineWith;
+using ::testing::Not;
 using testing::TinyNet;
 namespace t = testing;
 

@@ -16,9 +16,9 @@ namespace torchcost {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
-using testing::LineStarting;
 using testing::Lines;
+using testing::LineStarting;
+using ::testing::Not;
 using testing::TinyNet;
 using testing::Words;
 namespace t = testing;
@@ -167,10 +167,13 @@ TEST_F(TrainingTextTest, GivenPeakIsTheOneShown) {
   options.bindings = b;
   options.peak = &given;
   EXPECT_EQ(RenderText(net_.graph, net_.report, options), evaluated);
-  EXPECT_EQ(RenderJson(net_.graph, net_.report, b, &given), RenderJson(net_.graph, net_.report, b));
+  EXPECT_EQ(RenderJson(net_.graph, net_.report, b, &given),
+            RenderJson(net_.graph, net_.report, b));
   given.error = "a given error";  // Evaluating again could not produce it.
-  EXPECT_THAT(RenderText(net_.graph, net_.report, options), HasSubstr("  a given error\n"));
-  EXPECT_THAT(RenderJson(net_.graph, net_.report, b, &given), HasSubstr("\"error\": \"a given error\""));
+  EXPECT_THAT(RenderText(net_.graph, net_.report, options),
+              HasSubstr("  a given error\n"));
+  EXPECT_THAT(RenderJson(net_.graph, net_.report, b, &given),
+              HasSubstr("\"error\": \"a given error\""));
 }
 
 TEST_F(TrainingTextTest, SmallBatchPeaksInTheOptimizer) {
@@ -194,8 +197,8 @@ TEST_F(TrainingTextTest, UndecidedPeakPrintsTheMaxAndAsksForSet) {
 }
 
 TEST_F(TrainingTextTest, PeakOfManyMomentsIsShortenedInTextAndWholeInJson) {
-  // 100 moments k*B + (100 - k)*1000, all in act: each pair crosses at B = 1000,
-  // so none is <= another and each is the peak for some B.
+  // 100 moments k*B + (100 - k)*1000, all in act: each pair crosses at B =
+  // 1000, so none is <= another and each is the peak for some B.
   TimelinePoints& tl = net_.report.training.timeline;
   tl.clear();
   for (int k = 0; k < 100; ++k) {
@@ -218,13 +221,16 @@ TEST_F(TrainingTextTest, PeakOfManyMomentsIsShortenedInTextAndWholeInJson) {
   EXPECT_THAT(rows[3], HasSubstr(" more)"));
   EXPECT_LE(rows[3].size(), 80u) << rows[3];
   EXPECT_THAT(text, HasSubstr("NB: long symbolic maxima are shortened"));
-  // The JSON report keeps every moment in its peak: a max of 100 is 99 nested max.
+  // The JSON report keeps every moment in its peak: a max of 100 is 99 nested
+  // max.
   const std::string json = RenderJson(net_.graph, net_.report, {});
   const size_t at = json.find("\"peak\": {");
   ASSERT_NE(at, std::string::npos);
   const std::string expr = json.substr(at, json.find('}', at) - at);
   size_t nested = 0;
-  for (size_t i = expr.find("max("); i != std::string::npos; i = expr.find("max(", i + 1)) ++nested;
+  for (size_t i = expr.find("max("); i != std::string::npos;
+       i = expr.find("max(", i + 1))
+    ++nested;
   EXPECT_EQ(nested, 99u) << expr;
 }
 

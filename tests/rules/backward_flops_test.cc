@@ -147,8 +147,9 @@ std::vector<std::string> MissingBackwardFlops(const RuleSet& rs) {
         if (arg.type.base != rules::ArgType::Base::kTensor) continue;
         if (ArgIsNonDifferentiable(*rule, arg.name)) continue;
         if (!v.differentiable_args.empty() &&
-            std::find(v.differentiable_args.begin(), v.differentiable_args.end(), static_cast<int>(a)) ==
-                v.differentiable_args.end()) {
+            std::find(v.differentiable_args.begin(),
+                      v.differentiable_args.end(),
+                      static_cast<int>(a)) == v.differentiable_args.end()) {
           continue;  // `differentiable: [...]` leaves it out.
         }
         const bool has = std::any_of(v.flops_bwd.begin(), v.flops_bwd.end(),

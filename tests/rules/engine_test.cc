@@ -68,24 +68,28 @@ rules:
 
 TEST(EngineTest, LinearConcreteAndBias) {
   OpRunner r(kRules);
-  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("2,5,8")}, {"weight", OpArg::Tensor("3,8")},
+  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("2,5,8")},
+                                 {"weight", OpArg::Tensor("3,8")},
                                  {"bias", OpArg::Tensor("3")}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   EXPECT_EQ(res.output_shapes[0], "[2, 5, 3]");
   EXPECT_EQ(res.macs, sym::Expr(2 * 5 /*M*/ * 8 /*IN*/ * 3 /*OUT*/));
-  EXPECT_EQ(res.flops, sym::Expr(2 * (2 * 5 * 8 * 3) + 2 * 5 * 3 /*bias adds*/));
+  EXPECT_EQ(res.flops,
+            sym::Expr(2 * (2 * 5 * 8 * 3) + 2 * 5 * 3 /*bias adds*/));
 }
 
 TEST(EngineTest, LinearWithoutOptionalBias) {
   OpRunner r(kRules);
-  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,8")}, {"weight", OpArg::Tensor("3,8")}});
+  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,8")},
+                                 {"weight", OpArg::Tensor("3,8")}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   EXPECT_EQ(res.flops, sym::Expr(2 * 4 * 8 * 3));
 }
 
 TEST(EngineTest, LinearSymbolic) {
   OpRunner r(kRules);
-  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("B,S,8")}, {"weight", OpArg::Tensor("3,8")}});
+  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("B,S,8")},
+                                 {"weight", OpArg::Tensor("3,8")}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   EXPECT_EQ(res.output_shapes[0], "[B, S, 3]");
   EXPECT_EQ(res.macs, r.S("B") * r.S("S") * 24);
@@ -93,15 +97,18 @@ TEST(EngineTest, LinearSymbolic) {
 
 TEST(EngineTest, RepeatedSymbolIsAnEqualityRequirement) {
   OpRunner r(kRules);
-  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,8")}, {"weight", OpArg::Tensor("3,7")}});
+  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,8")},
+                                 {"weight", OpArg::Tensor("3,7")}});
   ASSERT_EQ(res.errors.size(), 1u);
-  EXPECT_THAT(res.errors[0], HasSubstr("argument 'weight' dim 1 must equal IN; got 7 vs 8"));
+  EXPECT_THAT(res.errors[0],
+              HasSubstr("argument 'weight' dim 1 must equal IN; got 7 vs 8"));
   EXPECT_THAT(res.errors[0], HasSubstr("rule 'test::lin' (extra.yaml:4)"));
 }
 
 TEST(EngineTest, UnknownEqualityBecomesAnAssumption) {
   OpRunner r(kRules);
-  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,H")}, {"weight", OpArg::Tensor("3,W")}});
+  auto res = r.Run("test::lin", {{"input", OpArg::Tensor("4,H")},
+                                 {"weight", OpArg::Tensor("3,W")}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   ASSERT_EQ(res.assumptions.size(), 1u);
   EXPECT_THAT(res.assumptions[0], HasSubstr("could not prove"));
@@ -109,78 +116,99 @@ TEST(EngineTest, UnknownEqualityBecomesAnAssumption) {
 
 TEST(EngineTest, ConvListArithmeticAndDefaults) {
   OpRunner r(kRules);
-  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("2,4,9,7")}, {"weight", OpArg::Tensor("6,2,3,3")},
-                                  {"stride", OpArg::Ints({2})}, {"padding", OpArg::Ints({1, 0})},
+  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("2,4,9,7")},
+                                  {"weight", OpArg::Tensor("6,2,3,3")},
+                                  {"stride", OpArg::Ints({2})},
+                                  {"padding", OpArg::Ints({1, 0})},
                                   {"groups", OpArg::Int(2)}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   // OH = floor((9 + 2 - 3) / 2) + 1 = 5; OW = floor((7 + 0 - 3) / 2) + 1 = 3.
   EXPECT_EQ(res.output_shapes[0], "[2, 6, 5, 3]");
-  EXPECT_EQ(res.macs, sym::Expr(2 /*N*/ * 6 /*K*/ * 5 * 3 /*OH*OW*/ * 2 /*Cg*/ * 3 * 3 /*KS*/));
+  EXPECT_EQ(res.macs, sym::Expr(2 /*N*/ * 6 /*K*/ * 5 * 3 /*OH*OW*/ * 2 /*Cg*/ *
+                                3 * 3 /*KS*/));
 }
 
 TEST(EngineTest, ConvSymbolicSpatial) {
   OpRunner r(kRules);
-  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("N,3,H,H")}, {"weight", OpArg::Tensor("8,3,3,3")}});
+  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("N,3,H,H")},
+                                  {"weight", OpArg::Tensor("8,3,3,3")}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   sym::Expr oh = r.S("H") - 2;  // floor((H - 3) / 1) + 1
-  EXPECT_EQ(res.output_shapes[0], "[N, 8, " + oh.ToString() + ", " + oh.ToString() + "]");
+  EXPECT_EQ(res.output_shapes[0],
+            "[N, 8, " + oh.ToString() + ", " + oh.ToString() + "]");
 }
 
 TEST(EngineTest, DisprovedRequirementIsAnError) {
   OpRunner r(kRules);
-  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("1,4,9,9")}, {"weight", OpArg::Tensor("8,3,3,3")}});
+  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("1,4,9,9")},
+                                  {"weight", OpArg::Tensor("8,3,3,3")}});
   ASSERT_EQ(res.errors.size(), 1u);
-  EXPECT_THAT(res.errors[0], HasSubstr("requirement 'C == Cg*groups' does not hold; got 4 vs 3"));
+  EXPECT_THAT(
+      res.errors[0],
+      HasSubstr("requirement 'C == Cg*groups' does not hold; got 4 vs 3"));
 }
 
 TEST(EngineTest, RankMismatchNamesArgumentAndPattern) {
   OpRunner r(kRules);
-  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("4")}, {"weight", OpArg::Tensor("8,3,3,3")}});
+  auto res = r.Run("test::conv", {{"input", OpArg::Tensor("4")},
+                                  {"weight", OpArg::Tensor("8,3,3,3")}});
   ASSERT_EQ(res.errors.size(), 1u);
-  EXPECT_THAT(res.errors[0], HasSubstr("argument 'input' has shape [4] (rank 1) but the pattern [N, C, *SP] needs rank >= 2"));
+  EXPECT_THAT(res.errors[0],
+              HasSubstr("argument 'input' has shape [4] (rank 1) but the "
+                        "pattern [N, C, *SP] needs rank >= 2"));
 }
 
 TEST(EngineTest, CasesAndDTypes) {
   OpRunner r(kRules);
-  auto a = r.Run("test::pick", {{"self", OpArg::Tensor("2,3")}, {"flag", OpArg::Bool(true)}});
+  auto a = r.Run("test::pick",
+                 {{"self", OpArg::Tensor("2,3")}, {"flag", OpArg::Bool(true)}});
   ASSERT_TRUE(a.errors.empty()) << a.errors[0];
   EXPECT_EQ(a.output_shapes[0], "[1]");
   EXPECT_EQ(a.output_dtypes[0], DType::kFloat32);
-  auto b = r.Run("test::pick", {{"self", OpArg::Tensor("2,3")}, {"flag", OpArg::Bool(false)}});
+  auto b = r.Run("test::pick", {{"self", OpArg::Tensor("2,3")},
+                                {"flag", OpArg::Bool(false)}});
   EXPECT_EQ(b.output_shapes[0], "[2, 3]");
   EXPECT_EQ(b.output_dtypes[0], DType::kInt64);
 }
 
 TEST(EngineTest, BroadcastRecordsUnprovenEqualities) {
   OpRunner r(kRules);
-  auto ok = r.Run("test::bc", {{"self", OpArg::Tensor("B,1,4")}, {"other", OpArg::Tensor("3,1")}});
+  auto ok = r.Run("test::bc", {{"self", OpArg::Tensor("B,1,4")},
+                               {"other", OpArg::Tensor("3,1")}});
   ASSERT_TRUE(ok.errors.empty()) << ok.errors[0];
   EXPECT_EQ(ok.output_shapes[0], "[B, 3, 4]");
   EXPECT_TRUE(ok.assumptions.empty());
-  auto unknown = r.Run("test::bc", {{"self", OpArg::Tensor("B,T")}, {"other", OpArg::Tensor("B,S")}});
+  auto unknown = r.Run("test::bc", {{"self", OpArg::Tensor("B,T")},
+                                    {"other", OpArg::Tensor("B,S")}});
   ASSERT_TRUE(unknown.errors.empty()) << unknown.errors[0];
   ASSERT_EQ(unknown.assumptions.size(), 1u);
   EXPECT_THAT(unknown.assumptions[0], HasSubstr("broadcast dims T == S"));
-  auto bad = r.Run("test::bc", {{"self", OpArg::Tensor("2,4")}, {"other", OpArg::Tensor("3,4")}});
+  auto bad = r.Run("test::bc", {{"self", OpArg::Tensor("2,4")},
+                                {"other", OpArg::Tensor("3,4")}});
   ASSERT_EQ(bad.errors.size(), 1u);
-  EXPECT_THAT(bad.errors[0], HasSubstr("shapes [2, 4] and [3, 4] do not broadcast"));
+  EXPECT_THAT(bad.errors[0],
+              HasSubstr("shapes [2, 4] and [3, 4] do not broadcast"));
 }
 
 TEST(EngineTest, SizedListExpandsScalar) {
   OpRunner r(kRules);
-  auto res = r.Run("test::sized", {{"self", OpArg::Tensor("7,2")}, {"size", OpArg::Int(4)}});
+  auto res = r.Run("test::sized",
+                   {{"self", OpArg::Tensor("7,2")}, {"size", OpArg::Int(4)}});
   ASSERT_TRUE(res.errors.empty()) << res.errors[0];
   EXPECT_EQ(res.output_shapes[0], "[4, 4, 7]");
 }
 
-// is_list tells an int list from a tensor; list arithmetic, slices and min are elementwise.
+// is_list tells an int list from a tensor; list arithmetic, slices and min are
+// elementwise.
 TEST(EngineTest, IsListAndElementwiseListArithmetic) {
   OpRunner r(kRules);
   // [4, 3, 1, 1, 1]: the values followed by a smaller one are 4 and 3.
-  auto list = r.Run("test::sizes", {{"self", OpArg::Tensor("2")}, {"sizes", OpArg::Ints({4, 3, 1, 1, 1})}});
+  auto list = r.Run("test::sizes", {{"self", OpArg::Tensor("2")},
+                                    {"sizes", OpArg::Ints({4, 3, 1, 1, 1})}});
   ASSERT_TRUE(list.errors.empty()) << list.errors[0];
   EXPECT_EQ(list.output_shapes[0], "[7]");
-  auto tensor = r.Run("test::sizes", {{"self", OpArg::Tensor("2")}, {"sizes", OpArg::Tensor("5")}});
+  auto tensor = r.Run("test::sizes", {{"self", OpArg::Tensor("2")},
+                                      {"sizes", OpArg::Tensor("5")}});
   ASSERT_TRUE(tensor.errors.empty()) << tensor.errors[0];
   EXPECT_EQ(tensor.output_shapes[0], "[0]");
 }
@@ -205,34 +233,47 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, EngineBadRuleTest,
     ::testing::Values(
         BadRule{"UnknownName",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: [KW]\n",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: [KW]\n",
                 "bad.yaml:6:13: rule 't::a': unknown name 'KW'"},
-        BadRule{"UnknownKey", "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    flop: 1\n",
+        BadRule{"UnknownKey",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    flop: 1\n",
                 "bad.yaml:5:5: unknown key 'flop'"},
         BadRule{"WorkspaceBwdAndBwdPhases",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: x\n"
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
                 "    workspace:\n      bwd: 1\n      bwd_phases: {x: 1}\n",
                 "bad.yaml:9:7: 'workspace' takes bwd or bwd_phases, not both"},
         BadRule{"WorkspaceBwdPhasesNotAMap",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: x\n"
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
                 "    workspace:\n      bwd_phases: 1\n",
                 "'bwd_phases' must be a map of input: bytes"},
-        BadRule{"BadSchema", "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x -> Tensor\"\n",
+        BadRule{"BadSchema",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x -> "
+                "Tensor\"\n",
                 "bad.yaml:4:13: rule 't::a': schema column"},
         BadRule{"BadYaml", "version: 1\nrules: [\n", "bad.yaml:"},
         BadRule{"MissingVersion", "rules: []\n", "expected 'version: 1'"},
         BadRule{"UnknownFunction",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs:\n      out: x\n    "
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n    "
                 "macs: foo(1)\n",
                 "bad.yaml:7:11: rule 't::a': unknown function 'foo'"},
         BadRule{"Duplicate",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs: {out: x}\n"
-                "  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    outputs: {out: x}\n",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs: {out: x}\n"
+                "  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    "
+                "outputs: {out: x}\n",
                 "duplicate rule for 't::a'"},
         BadRule{"MatchNonArgument",
-                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) -> Tensor\"\n    match:\n      y: [N]\n",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    match:\n      y: [N]\n",
                 "bad.yaml:6:7: 'match' names 'y'"}),
-    [](const ::testing::TestParamInfo<BadRule>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<BadRule>& info) {
+      return info.param.name;
+    });
 
 TEST(EngineTest, BuiltinRulesLoad) {
   auto rules = RuleSet::Builtin();
@@ -248,7 +289,8 @@ namespace {
 
 TEST(EngineTest, ACaseOverrideLeavesTheTopLevelForLaterCases) {
   // Case 1 overrides macs; case 2 (no when) must still see the top-level macs
-  // (a YAML::Node assignment once wrote case 1's value into the shared top-level node).
+  // (a YAML::Node assignment once wrote case 1's value into the shared
+  // top-level node).
   testing::OpRunner r(R"(version: 1
 rules:
   - op: t::pick
@@ -262,9 +304,13 @@ rules:
         macs: 2*N
       - when: true
 )");
-  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")}, {"k", testing::OpArg::Int(1)}}).macs,
+  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")},
+                              {"k", testing::OpArg::Int(1)}})
+                .macs,
             sym::Expr(10));  // 2*N
-  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")}, {"k", testing::OpArg::Int(0)}}).macs,
+  EXPECT_EQ(r.Run("t::pick", {{"self", testing::OpArg::Tensor("5")},
+                              {"k", testing::OpArg::Int(0)}})
+                .macs,
             sym::Expr(5));  // the top level's N
 }
 

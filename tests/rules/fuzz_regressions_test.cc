@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 // Parses and evaluates `text` with no names in scope.
 RValue EvalText(std::string_view text, sym::Context& ctx) {
   ExprPool pool;
-  const int root = ParseRuleExpr(text, [](std::string_view) { return -1; }, &pool);
+  const int root = ParseRuleExpr(
+      text, [](std::string_view) { return -1; }, &pool);
   std::vector<const RValue*> slots;
   return Evaluator(pool, slots, ctx).Eval(root);
 }
@@ -49,11 +50,13 @@ TEST(RuleExprFuzzRegressionTest, FoundInputGivesAValueOrARuleError) {
   }
 }
 
-// Returns the message of the RuleError parsing `text` throws, or "" if it parses.
+// Returns the message of the RuleError parsing `text` throws, or "" if it
+// parses.
 std::string ParseError(const std::string& text) {
   ExprPool pool;
   try {
-    (void)ParseRuleExpr(text, [](std::string_view) { return -1; }, &pool);
+    (void)ParseRuleExpr(
+        text, [](std::string_view) { return -1; }, &pool);
   } catch (const RuleError& e) {
     return e.what();
   }
@@ -63,42 +66,55 @@ std::string ParseError(const std::string& text) {
 TEST(RuleExprFuzzRegressionTest, DeepNestingIsAnErrorNotAStackOverflow) {
   // The fuzzer's input was 1,495 '[' with a few '*' and '\r' between them: the
   // recursive-descent parser overflowed the stack (ASan: stack-overflow).
-  std::string found = "\r\r" + std::string(9, '[') + "*\r\r\r\r" + std::string(1480, '[') + "\xe1*\r\r[[M\r";
+  std::string found = "\r\r" + std::string(9, '[') + "*\r\r\r\r" +
+                      std::string(1480, '[') + "\xe1*\r\r[[M\r";
   EXPECT_THAT(ParseError(found), HasSubstr("nested deeper than 200 levels"));
   // Every way to nest: brackets, parentheses, calls, unary minus, not, powers,
-  // and a left-leaning chain that the evaluator would walk as deep as it is long.
+  // and a left-leaning chain that the evaluator would walk as deep as it is
+  // long.
   const int n = 5000;
   std::string call, chain = "1";
   for (int i = 0; i < n; ++i) call += "len(";
   for (int i = 0; i < n; ++i) chain += " + 1";
   std::string power = "2";
   for (int i = 0; i < n; ++i) power += "^2";
-  for (const std::string& text : {std::string(n, '(') + "1" + std::string(n, ')'), std::string(n, '[') + std::string(n, ']'),
-                                  call + "1" + std::string(n, ')'), std::string(n, '-') + "1", power, chain}) {
-    EXPECT_THAT(ParseError(text), HasSubstr("nested deeper than 200 levels")) << text.substr(0, 20);
+  for (const std::string& text :
+       {std::string(n, '(') + "1" + std::string(n, ')'),
+        std::string(n, '[') + std::string(n, ']'),
+        call + "1" + std::string(n, ')'), std::string(n, '-') + "1", power,
+        chain}) {
+    EXPECT_THAT(ParseError(text), HasSubstr("nested deeper than 200 levels"))
+        << text.substr(0, 20);
   }
   std::string nots;
   for (int i = 0; i < n; ++i) nots += "not ";
-  EXPECT_THAT(ParseError(nots + "true"), HasSubstr("nested deeper than 200 levels"));
+  EXPECT_THAT(ParseError(nots + "true"),
+              HasSubstr("nested deeper than 200 levels"));
 }
 
 TEST(RuleExprFuzzRegressionTest, NestingWithinTheLimitStillEvaluates) {
-  // 150 + 1s: a chain 151 nodes deep evaluates to 151; 100 levels of [] to a list.
+  // 150 + 1s: a chain 151 nodes deep evaluates to 151; 100 levels of [] to a
+  // list.
   sym::Context ctx;
   std::string chain = "1";
   for (int i = 0; i < 150; ++i) chain += " + 1";
   RValue v = EvalText(chain, ctx);
   ASSERT_EQ(v.kind, RValue::Kind::kInt);
   EXPECT_EQ(v.i, sym::Expr(151));
-  EXPECT_EQ(ParseError(std::string(60, '(') + "-(-(2^2^2))" + std::string(60, ')')), "");
+  EXPECT_EQ(
+      ParseError(std::string(60, '(') + "-(-(2^2^2))" + std::string(60, ')')),
+      "");
 }
 
 TEST(RuleYamlFuzzRegressionTest, EmptyOpListIsAnError) {
   // "op: []" left the rule without ops; messages then read ops[0] past the end
-  // (libstdc++'s assertion under fuzz_rule_yaml). The fuzzer's input, shortened:
+  // (libstdc++'s assertion under fuzz_rule_yaml). The fuzzer's input,
+  // shortened:
   const std::string text =
-      "version: 1\nrules:\n  - op: []\n    schema: \"asin(Tensor self) -> Tensor\"\n"
-      "    autocast: {cuda: fp32, only: [aten::asin]}\n    impl: broadcast_float\n";
+      "version: 1\nrules:\n  - op: []\n    schema: \"asin(Tensor self) -> "
+      "Tensor\"\n"
+      "    autocast: {cuda: fp32, only: [aten::asin]}\n    impl: "
+      "broadcast_float\n";
   RuleSet rules;
   Status s = rules.AddText(text, "r.yaml");
   ASSERT_FALSE(s.ok());

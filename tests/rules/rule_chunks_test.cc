@@ -57,7 +57,8 @@ TEST(RuleChunksTest, SplitsRulesAndTheirAnchors) {
   EXPECT_TRUE(split->ignored_read);
   EXPECT_THAT(split->ignored, ElementsAre("t::free"));
   // A quoted name is left to the YAML reader.
-  Result<SplitFile> quoted = SplitRuleFile("version: 1\nignored:\n  - t::a\n  - \"t::b\"\n");
+  Result<SplitFile> quoted =
+      SplitRuleFile("version: 1\nignored:\n  - t::a\n  - \"t::b\"\n");
   ASSERT_TRUE(quoted.ok()) << quoted.status().message();
   EXPECT_FALSE(quoted->ignored_read);
   EXPECT_TRUE(quoted->ignored.empty());
@@ -70,7 +71,8 @@ TEST(RuleChunksTest, SplitsRulesAndTheirAnchors) {
   // b: needs a (its anchor), listed first.
   ASSERT_EQ(split->chunks[1].rules.size(), 2u);
   EXPECT_THAT(split->chunks[1].rules[0].ops, ElementsAre("t::a"));
-  EXPECT_THAT(split->chunks[1].rules[1].ops, ElementsAre("t::b", "t::b2", "t::b3"));
+  EXPECT_THAT(split->chunks[1].rules[1].ops,
+              ElementsAre("t::b", "t::b2", "t::b3"));
   EXPECT_EQ(split->chunks[1].rules[1].first_line, 8);
   EXPECT_EQ(split->chunks[1].rules[1].end_line, 12);
   // c: alone.
@@ -82,15 +84,18 @@ TEST(RuleChunksTest, SplitsRulesAndTheirAnchors) {
 TEST(RuleChunksTest, ChunkKeepsLinesAndColumns) {
   Result<SplitFile> split = SplitRuleFile(kFile);
   ASSERT_TRUE(split.ok());
-  const std::string text = ChunkAsFile(kFile, *split, &split->chunks[1], /*with_ignored=*/false);
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), std::count(kFile, kFile + strlen(kFile), '\n'));
+  const std::string text =
+      ChunkAsFile(kFile, *split, &split->chunks[1], /*with_ignored=*/false);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
+            std::count(kFile, kFile + strlen(kFile), '\n'));
   Result<RuleFile> parsed = ParseRuleFile(text, "f.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   ASSERT_EQ(parsed->rules.size(), 2u);  // a, for its anchor, then b.
   EXPECT_EQ(parsed->rules[1]->line, 9);
   EXPECT_TRUE(parsed->ignored.empty());
   EXPECT_EQ(text.find('#'), std::string::npos) << "comments are dropped";
-  const std::string ignored = ChunkAsFile(kFile, *split, nullptr, /*with_ignored=*/true);
+  const std::string ignored =
+      ChunkAsFile(kFile, *split, nullptr, /*with_ignored=*/true);
   parsed = ParseRuleFile(ignored, "f.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_TRUE(parsed->rules.empty());
@@ -98,17 +103,22 @@ TEST(RuleChunksTest, ChunkKeepsLinesAndColumns) {
   EXPECT_THAT(parsed->ignored_lines, ElementsAre(19));
 }
 
-// Where '#' may be text (a block scalar, a quote over two lines), comments stay.
+// Where '#' may be text (a block scalar, a quote over two lines), comments
+// stay.
 TEST(RuleChunksTest, CommentsStayWhereTheyMayBeText) {
   const char* kBlock =
-      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: |\n      # not a comment\n"
-      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n";
+      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: |\n      # not a "
+      "comment\n"
+      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: "
+      "self\n";
   Result<SplitFile> split = SplitRuleFile(kBlock);
   ASSERT_TRUE(split.ok()) << split.status().message();
   EXPECT_EQ(ChunkAsFile(kBlock, *split, &split->chunks[0], false), kBlock);
   const char* kQuote =
-      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: \"two # \n      lines\"\n"
-      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n";
+      "version: 1\nrules:\n  - op: t::a   # ruled\n    doc: \"two # \n      "
+      "lines\"\n"
+      "    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: "
+      "self\n";
   split = SplitRuleFile(kQuote);
   ASSERT_TRUE(split.ok()) << split.status().message();
   EXPECT_EQ(ChunkAsFile(kQuote, *split, &split->chunks[0], false), kQuote);
@@ -116,17 +126,25 @@ TEST(RuleChunksTest, CommentsStayWhereTheyMayBeText) {
 
 TEST(RuleChunksTest, LayoutsItDoesNotReadAreUnimplemented) {
   const char* kCases[] = {
-      "version: 1\nrules:\n  - op:\n      - t::a\n    schema: \"a() -> Tensor\"\n",  // op as a block list
-      "version: 1\nrules:\n  - schema: \"a() -> Tensor\"\n",                           // no op
-      "version: 1\nother: 3\n",                                                      // an unknown key
-      "version: 1\nrules: []\n",                                                     // a flow list of rules
-      "version: 1\nrules:\n\t- op: t::a\n",                                          // a tab
-      "version: 1\nrules:\n  - op: [t::a,\n",                                        // an unclosed list
+      // op as a block list
+      "version: 1\nrules:\n  - op:\n      - t::a\n    schema: \"a() -> "
+      "Tensor\"\n",
+      // no op
+      "version: 1\nrules:\n  - schema: \"a() -> Tensor\"\n",
+      // an unknown key
+      "version: 1\nother: 3\n",
+      // a flow list of rules
+      "version: 1\nrules: []\n",
+      // a tab
+      "version: 1\nrules:\n\t- op: t::a\n",
+      // an unclosed list
+      "version: 1\nrules:\n  - op: [t::a,\n",
   };
   for (const char* text : kCases) {
     Result<SplitFile> split = SplitRuleFile(text);
     EXPECT_FALSE(split.ok()) << text;
-    if (!split.ok()) EXPECT_EQ(split.status().code(), Status::Code::kUnimplemented) << text;
+    if (!split.ok())
+      EXPECT_EQ(split.status().code(), Status::Code::kUnimplemented) << text;
   }
 }
 
@@ -141,12 +159,15 @@ TEST(RuleChunksTest, BuiltinFilesSplitIntoTheSameRules) {
     ASSERT_TRUE(split.ok()) << split.status().message();
     ASSERT_EQ(split->chunks.size(), whole->rules.size());
     for (size_t i = 0; i < 2 * split->chunks.size(); ++i) {
-      // Each chunk twice: with the other lines blank, then without them (line_of).
+      // Each chunk twice: with the other lines blank, then without them
+      // (line_of).
       const RuleChunk& chunk = split->chunks[i / 2];
       std::vector<int> line_of;
       const bool compact = i % 2 == 1;
-      const std::string text = ChunkAsFile(f.text, *split, &chunk, false, compact ? &line_of : nullptr);
-      Result<RuleFile> part = ParseRuleFile(text, f.path, compact ? &line_of : nullptr);
+      const std::string text = ChunkAsFile(f.text, *split, &chunk, false,
+                                           compact ? &line_of : nullptr);
+      Result<RuleFile> part =
+          ParseRuleFile(text, f.path, compact ? &line_of : nullptr);
       ASSERT_TRUE(part.ok()) << part.status().message();
       ASSERT_EQ(part->rules.size(), chunk.rules.size());
       const OpRule& lazy = *part->rules.back();
@@ -157,9 +178,12 @@ TEST(RuleChunksTest, BuiltinFilesSplitIntoTheSameRules) {
       ASSERT_EQ(lazy.variants.size(), eager.variants.size());
       for (size_t v = 0; v < lazy.variants.size(); ++v) {
         EXPECT_EQ(lazy.variants[v].slot_names, eager.variants[v].slot_names);
-        EXPECT_EQ(lazy.variants[v].flops_fwd.text, eager.variants[v].flops_fwd.text);
-        EXPECT_EQ(lazy.variants[v].flops_fwd.line, eager.variants[v].flops_fwd.line);
-        EXPECT_EQ(lazy.variants[v].flops_fwd.col, eager.variants[v].flops_fwd.col);
+        EXPECT_EQ(lazy.variants[v].flops_fwd.text,
+                  eager.variants[v].flops_fwd.text);
+        EXPECT_EQ(lazy.variants[v].flops_fwd.line,
+                  eager.variants[v].flops_fwd.line);
+        EXPECT_EQ(lazy.variants[v].flops_fwd.col,
+                  eager.variants[v].flops_fwd.col);
         const Variant& a = lazy.variants[v];
         const Variant& e = eager.variants[v];
         ASSERT_EQ(a.lets.size(), e.lets.size());
@@ -174,7 +198,8 @@ TEST(RuleChunksTest, BuiltinFilesSplitIntoTheSameRules) {
         }
       }
     }
-    Result<RuleFile> ignored = ParseRuleFile(ChunkAsFile(f.text, *split, nullptr, true), f.path);
+    Result<RuleFile> ignored =
+        ParseRuleFile(ChunkAsFile(f.text, *split, nullptr, true), f.path);
     ASSERT_TRUE(ignored.ok()) << ignored.status().message();
     EXPECT_EQ(ignored->ignored, whole->ignored);
     if (!whole->ignored.empty()) {
@@ -220,7 +245,8 @@ TEST(RuleChunksTest, BrokenRuleReportedLazilyAndByCompileAll) {
   EXPECT_THAT(eager_status.message(), StartsWith("broken.yaml:11:"));
 
   RuleSet lazy;
-  ASSERT_TRUE(lazy.AddTextLazy(kBroken, "broken.yaml").ok());  // Nothing compiled yet.
+  // Nothing compiled yet.
+  ASSERT_TRUE(lazy.AddTextLazy(kBroken, "broken.yaml").ok());
   EXPECT_EQ(lazy.size(), 3u);
   Result<const OpRule*> good = lazy.Lookup("t::good");
   ASSERT_TRUE(good.ok()) << good.status().message();
@@ -244,21 +270,26 @@ TEST(RuleChunksTest, BrokenRuleReportedLazilyAndByCompileAll) {
 TEST(RuleChunksTest, DuplicateOpInOneFileIsAnErrorAtLoad) {
   const char* text =
       "version: 1\nrules:\n"
-      "  - op: t::a\n    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n"
-      "  - op: [t::b, t::a]\n    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n      out: self\n";
+      "  - op: t::a\n    schema: \"a(Tensor self) -> Tensor\"\n    outputs:\n  "
+      "    out: self\n"
+      "  - op: [t::b, t::a]\n    schema: \"a(Tensor self) -> Tensor\"\n    "
+      "outputs:\n      out: self\n";
   RuleSet lazy, eager;
   Status l = lazy.AddTextLazy(text, "dup.yaml");
   Status e = eager.AddText(text, "dup.yaml");
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.message(), e.message());
-  EXPECT_EQ(l.message(), "dup.yaml:7:1: duplicate rule for 't::a' (first defined at dup.yaml:3)");
+  EXPECT_EQ(
+      l.message(),
+      "dup.yaml:7:1: duplicate rule for 't::a' (first defined at dup.yaml:3)");
 }
 
 TEST(RuleChunksTest, LaterFileOverridesOneOpOfALazyRule) {
   RuleSet rules;
   ASSERT_TRUE(rules.AddTextLazy(kFile, "f.yaml").ok());
   ASSERT_TRUE(rules
-                  .AddText("version: 1\nrules:\n  - op: t::b2\n    schema: \"b2(Tensor self) -> Tensor\"\n"
+                  .AddText("version: 1\nrules:\n  - op: t::b2\n    schema: "
+                           "\"b2(Tensor self) -> Tensor\"\n"
                            "    outputs:\n      out: self\n",
                            "g.yaml")
                   .ok());

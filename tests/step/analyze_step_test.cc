@@ -28,9 +28,9 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::BuiltinRules;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 using testing::TwoLinears;
 
 // TwoLinears with an op no rule covers between the layers.
@@ -73,9 +73,13 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(stage, StepStage::kAnalysis);
-  EXPECT_THAT(r.status().message(), HasSubstr("the model takes 1 tensor input but 2 StepConfig.inputs were given"));
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr(
+          "the model takes 1 tensor input but 2 StepConfig.inputs were given"));
 
-  // A wrong-rank input is a shape error of a node: the inputs do not fit the model.
+  // A wrong-rank input is a shape error of a node: the inputs do not fit the
+  // model.
   c = Toy();
   c.inputs = {"B,15"};
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
@@ -86,7 +90,8 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   c.checkpoint = "decoder";
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.checkpoint 'decoder': matches no module"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("StepConfig.checkpoint 'decoder': matches no module"));
 }
 
 // --- Strict mode: a status of the result, from one lenient analysis ---------
@@ -97,7 +102,8 @@ TEST(AnalyzeStepTest, StrictFailureIsAStatusWithTheWholeReport) {
   Result<StepAnalysis> r = AnalyzeStep(WithUnknownOp(), BuiltinRules(), c);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->strict.code(), Status::Code::kUnimplemented);
-  EXPECT_EQ(r->strict.message(), "test.pt: 1 operators without rules: mylib::frobnicate (x1)");
+  EXPECT_EQ(r->strict.message(),
+            "test.pt: 1 operators without rules: mylib::frobnicate (x1)");
   ASSERT_EQ(r->report.unknown_ops.size(), 1u);
   // The report is complete: the linear's forward FLOPs, 2 * B * 16 * 12.
   EXPECT_EQ(r->report.flops.ToString(), "384*B");
@@ -118,7 +124,9 @@ TEST(AnalyzeStepTest, DtypesBeforeTheMethodKeepAdaptersInFloat32) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const ir::TensorEntry& p : r->graph.params) {
     SCOPED_TRACE(p.name);
-    EXPECT_EQ(p.dtype, p.name.find("lora_") != std::string::npos ? DType::kFloat32 : DType::kBFloat16);
+    EXPECT_EQ(p.dtype, p.name.find("lora_") != std::string::npos
+                           ? DType::kFloat32
+                           : DType::kBFloat16);
   }
 }
 
@@ -131,8 +139,9 @@ TEST(AnalyzeStepTest, PrecisionNamesTheParameterDtype) {
     const char* precision;
   };
   const Case kCases[] = {
-      {"", "", "fp32"},        {"float32", "", "fp32"},     {"bf16", "", "bf16"},
-      {"fp16", "", "fp16"},    {"float64", "", "float64"},  {"", "bf16", "bf16-mixed"},
+      {"", "", "fp32"},           {"float32", "", "fp32"},
+      {"bf16", "", "bf16"},       {"fp16", "", "fp16"},
+      {"float64", "", "float64"}, {"", "bf16", "bf16-mixed"},
   };
   for (const Case& k : kCases) {
     SCOPED_TRACE(std::string(k.param_dtype) + " / " + k.autocast);
@@ -142,8 +151,9 @@ TEST(AnalyzeStepTest, PrecisionNamesTheParameterDtype) {
     Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->report.training.precision, k.precision);
-    EXPECT_THAT(RenderJson(r->graph, r->report, r->bindings),
-                HasSubstr(std::string("\"precision\": \"") + k.precision + "\""));
+    EXPECT_THAT(
+        RenderJson(r->graph, r->report, r->bindings),
+        HasSubstr(std::string("\"precision\": \"") + k.precision + "\""));
   }
 }
 
@@ -155,7 +165,8 @@ TEST(AnalyzeStepTest, LoraThenGaloreProjectsTheAdaptersNotTheFrozenBase) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const TrainingReport& t = r->report.training;
   ASSERT_TRUE(t.galore.has_value());
-  // The adapters of q_proj: A [4, 16] and B [12, 4]; q_proj.weight [12, 16] is frozen.
+  // The adapters of q_proj: A [4, 16] and B [12, 4]; q_proj.weight [12, 16] is
+  // frozen.
   const int64_t adapters = 4 * 16 + 12 * 4;
   EXPECT_EQ(r->report.trainable_params, adapters);
   EXPECT_EQ(t.galore_params, adapters);
@@ -187,13 +198,14 @@ TEST(AnalyzeStepTest, AdamwStatesOfTheAdaptersOnly) {
 // The old CLI's sequence, with its options set field by field.
 struct Manual {
   AnalysisOptions options;
-  std::string method;       // ParseMethodSpec's text, or empty.
+  std::string method;  // ParseMethodSpec's text, or empty.
   ir::Graph graph;
 };
 
 Report RunManual(Manual m, sym::Context& ctx) {
   const RuleSet& rules = BuiltinRules();
-  const AnalysisOptions named = m.options;  // The precision the report names: the parameters' dtype.
+  // The precision the report names: the parameters' dtype.
+  const AnalysisOptions named = m.options;
   if (m.options.param_dtype != DType::kUnknown) {
     for (auto* table : {&m.graph.params, &m.graph.buffers}) {
       for (auto& e : *table) {
@@ -211,7 +223,8 @@ Report RunManual(Manual m, sym::Context& ctx) {
       m.options.training.galore = *ParseGaloreConfig(spec->settings);
     }
   }
-  if (LossAppendsOps(m.options.training.loss) && m.options.training.mode == StepMode::kTrain) {
+  if (LossAppendsOps(m.options.training.loss) &&
+      m.options.training.mode == StepMode::kTrain) {
     Result<ir::Graph> l = ApplyLoss(g, rules, ctx, &m.options);
     EXPECT_TRUE(l.ok()) << l.status().message();
     g = std::move(l).value();
@@ -228,30 +241,36 @@ Report RunManual(Manual m, sym::Context& ctx) {
 }
 
 // Expects `a` and `b` to agree on every total and on the peak at `bindings`.
-void ExpectSameReport(const Report& a, const Report& b, const sym::Bindings& bindings) {
+void ExpectSameReport(const Report& a, const Report& b,
+                      const sym::Bindings& bindings) {
   EXPECT_EQ(a.params, b.params);
   EXPECT_EQ(a.trainable_params, b.trainable_params);
   EXPECT_EQ(a.nodes.size(), b.nodes.size());
   EXPECT_EQ(a.flops.ToString(), b.flops.ToString());
   EXPECT_EQ(a.macs.ToString(), b.macs.ToString());
-  EXPECT_EQ(a.training.flops_backward.ToString(), b.training.flops_backward.ToString());
+  EXPECT_EQ(a.training.flops_backward.ToString(),
+            b.training.flops_backward.ToString());
   EXPECT_EQ(a.training.flops_step.ToString(), b.training.flops_step.ToString());
-  EXPECT_EQ(a.training.saved_bytes.ToString(), b.training.saved_bytes.ToString());
+  EXPECT_EQ(a.training.saved_bytes.ToString(),
+            b.training.saved_bytes.ToString());
   EXPECT_EQ(a.training.precision, b.training.precision);
   EXPECT_EQ(a.training.loss, b.training.loss);
   EXPECT_EQ(a.training.galore_params, b.training.galore_params);
   EXPECT_EQ(a.training.timeline.size(), b.training.timeline.size());
   ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
-  for (size_t i = 0; i < a.diagnostics.size(); ++i) EXPECT_EQ(a.diagnostics[i].message, b.diagnostics[i].message);
+  for (size_t i = 0; i < a.diagnostics.size(); ++i)
+    EXPECT_EQ(a.diagnostics[i].message, b.diagnostics[i].message);
   ASSERT_EQ(a.unknown_ops.size(), b.unknown_ops.size());
   EXPECT_EQ(a.assumptions, b.assumptions);
   const PeakInfo pa = EvaluatePeak(a.training, bindings);
   const PeakInfo pb = EvaluatePeak(b.training, bindings);
   EXPECT_EQ(pa.peak.ToString(), pb.peak.ToString());
-  for (int k = 0; k < kNumMemCategories; ++k) EXPECT_EQ(pa.at_peak[k].ToString(), pb.at_peak[k].ToString());
+  for (int k = 0; k < kNumMemCategories; ++k)
+    EXPECT_EQ(pa.at_peak[k].ToString(), pb.at_peak[k].ToString());
 }
 
-constexpr const char* kLlama = "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";
+constexpr const char* kLlama =
+    "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256";
 
 struct Equivalence {
   const char* name;
@@ -313,7 +332,8 @@ const Equivalence kEquivalences[] = {
        c.mode = "infer";
        o.training.mode = StepMode::kInfer;
      }},
-    {"gpt2_dora_accumulate_zeros_sgd", "gpt2", "layers=2,hidden=64,heads=4,vocab=512,context=128",
+    {"gpt2_dora_accumulate_zeros_sgd", "gpt2",
+     "layers=2,hidden=64,heads=4,vocab=512,context=128",
      [](StepConfig& c, AnalysisOptions& o, std::string& method) {
        c.method = method = "dora:r=4,targets=c_attn";
        c.optimizer = "sgd_momentum";
@@ -321,13 +341,15 @@ const Equivalence kEquivalences[] = {
        c.set_to_none = o.training.set_to_none = false;
        o.training.optimizer = OptimizerKind::kSgdMomentum;
      }},
-    {"vit_mse_flash_unread", "vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
+    {"vit_mse_flash_unread", "vit",
+     "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
      [](StepConfig& c, AnalysisOptions& o, std::string&) {
        c.loss = "mse";
        c.attention_backend = o.attention_backend = "flash";
        o.training.loss = *ParseLossSpec("mse");
      }},
-    {"vit_cross_entropy_autocast_bf16_cpu", "vit", "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
+    {"vit_cross_entropy_autocast_bf16_cpu", "vit",
+     "image_size=32,patch=8,layers=2,hidden=64,heads=4,mlp=128,classes=10",
      [](StepConfig& c, AnalysisOptions& o, std::string&) {
        c.loss = "cross_entropy";
        c.autocast = "bf16";
@@ -338,10 +360,12 @@ const Equivalence kEquivalences[] = {
 };
 
 TEST(StepConfigForTest, TheBuiltModelsInputsBoundsAndLoss) {
-  Result<build::BuiltModel> m = build::BuildNamedModel("gpt2", "layers=1,hidden=64,heads=4,vocab=512,context=128");
+  Result<build::BuiltModel> m = build::BuildNamedModel(
+      "gpt2", "layers=1,hidden=64,heads=4,vocab=512,context=128");
   ASSERT_TRUE(m.ok()) << m.status().message();
   const StepConfig c = StepConfigFor(*m);
-  // GPT-2 reads token ids [B, S] with learned positions: S <= context (n_positions).
+  // GPT-2 reads token ids [B, S] with learned positions: S <= context
+  // (n_positions).
   EXPECT_EQ(c.inputs, std::vector<std::string>{"B,S:int64"});
   ASSERT_EQ(c.symbol_bounds.size(), 1u);
   EXPECT_EQ(c.symbol_bounds[0], (std::pair<std::string, int64_t>{"S", 128}));
@@ -352,16 +376,19 @@ TEST(StepConfigForTest, TheBuiltModelsInputsBoundsAndLoss) {
 TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
   for (const Equivalence& e : kEquivalences) {
     SCOPED_TRACE(e.name);
-    Result<build::BuiltModel> m = build::BuildNamedModel(e.family, e.family_config);
+    Result<build::BuiltModel> m =
+        build::BuildNamedModel(e.family, e.family_config);
     ASSERT_TRUE(m.ok()) << m.status().message();
     StepConfig config = StepConfigFor(*m);
-    config.loss = "sum";  // As the manual path's default; each case sets its own.
+    // As the manual path's default; each case sets its own.
+    config.loss = "sum";
     Manual manual;
     manual.graph = m->graph;
     e.set(config, manual.options, manual.method);
     sym::Context ctx;
     for (const build::InputDecl& in : m->inputs) {
-      manual.options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
+      manual.options.inputs.push_back(
+          {build::ResolveShape(*m, in, ctx), in.dtype});
     }
     const Report expected = RunManual(manual, ctx);
     Result<StepAnalysis> got = AnalyzeStep(m->graph, BuiltinRules(), config);
@@ -387,13 +414,14 @@ TEST(AnalyzeStepTest, TheResultOutlivesTheInputsAndMoves) {
   // The loss's target became an input: x [B, 16] and the target [B, 16].
   ASSERT_EQ(kept.options.inputs.size(), 2u);
   EXPECT_EQ(kept.graph.inputs.size(), 2u);
-  // Forward: two linears (2*B*16*12 + 2*B*12*16) plus the loss's elementwise ops.
+  // Forward: two linears (2*B*16*12 + 2*B*12*16) plus the loss's elementwise
+  // ops.
   const Result<int64_t> flops = sym::Evaluate(kept.report.flops, {{"B", 3}});
   ASSERT_TRUE(flops.ok());
   EXPECT_GE(*flops, 2 * 3 * 16 * 12 * 2);
-  EXPECT_EQ(kept.report.training.loss.rfind("mse", 0), 0u) << kept.report.training.loss;
+  EXPECT_EQ(kept.report.training.loss.rfind("mse", 0), 0u)
+      << kept.report.training.loss;
 }
-
 
 // --- The CUDA allocator model's input: the step's allocations ---------------
 
@@ -423,9 +451,11 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
          c.accumulate = 2;
          c.optimizer = "sgd_momentum";
        }},
-      {"galore_per_layer", "llama", "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
+      {"galore_per_layer", "llama",
+       "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
        [](StepConfig& c) { c.galore = "r=8,targets=proj,per_layer=true"; }},
-      {"adam8bit_lora", "llama", "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
+      {"adam8bit_lora", "llama",
+       "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=128,vocab=256",
        [](StepConfig& c) {
          c.method = "lora:r=4";
          c.optimizer = "adam8bit";
@@ -440,7 +470,8 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
     c.bindings = {{"B", 2}, {"S", 16}};
     c.allocator = "cuda";
     k.set(c);
-    Result<StepAnalysis> r = AnalyzeStep(std::move(m->graph), BuiltinRules(), c);
+    Result<StepAnalysis> r =
+        AnalyzeStep(std::move(m->graph), BuiltinRules(), c);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const TrainingReport& tr = r->report.training;
     ASSERT_FALSE(tr.allocations.empty());
@@ -474,12 +505,14 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
   }
 }
 
-// Without StepConfig.allocator nothing is recorded, and the model says why it cannot run.
+// Without StepConfig.allocator nothing is recorded, and the model says why it
+// cannot run.
 TEST(AnalyzeStepTest, NoAllocatorNoRecording) {
   Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), Toy());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->report.training.allocations.empty());
-  EXPECT_THAT(EvaluateAllocator(r->report.training, {}).error, HasSubstr("StepConfig.allocator cuda"));
+  EXPECT_THAT(EvaluateAllocator(r->report.training, {}).error,
+              HasSubstr("StepConfig.allocator cuda"));
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ using testing::BuiltinRules;
 using ::testing::HasSubstr;
 
 // 2 layers, H heads of 64, no grouping, intermediate 256, vocabulary 128.
-constexpr const char* kLlama = "layers=2,hidden=H*64,heads=H,kv_heads=H,intermediate=256,vocab=128";
+constexpr const char* kLlama =
+    "layers=2,hidden=H*64,heads=H,kv_heads=H,intermediate=256,vocab=128";
 
 StepConfig WithSymbols(std::vector<std::string> symbols) {
   StepConfig c;
@@ -38,7 +39,8 @@ int64_t Eval(const sym::Expr& e, const sym::Bindings& b) {
 }
 
 TEST(ArchConfigTest, LlamaParamsAreTheFormulaDerivedByHand) {
-  Result<ArchConfigAnalysis> a = AnalyzeArchConfig("llama", kLlama, BuiltinRules(), WithSymbols({"H=1:16"}));
+  Result<ArchConfigAnalysis> a = AnalyzeArchConfig(
+      "llama", kLlama, BuiltinRules(), WithSymbols({"H=1:16"}));
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->costs.degrees, std::vector<int>({2}));
   for (int64_t h : {1, 2, 7, 16}) {
@@ -46,9 +48,11 @@ TEST(ArchConfigTest, LlamaParamsAreTheFormulaDerivedByHand) {
     // Per layer: q, k, v, o are d x d (kv_heads = heads), gate, up, down are
     // d x 256, two RMSNorm weights of d; then the embedding and the untied
     // head (128 x d each) and the final norm (d).
-    const int64_t want = 2 * (4 * d * d + 3 * d * 256 + 2 * d) + 2 * 128 * d + d;
+    const int64_t want =
+        2 * (4 * d * d + 3 * d * 256 + 2 * d) + 2 * 128 * d + d;
     EXPECT_EQ(Eval(a->costs.costs.params, {{"H", h}}), want) << "H=" << h;
-    EXPECT_EQ(Eval(a->costs.costs.trainable_params, {{"H", h}}), want) << "H=" << h;
+    EXPECT_EQ(Eval(a->costs.costs.trainable_params, {{"H", h}}), want)
+        << "H=" << h;
   }
 }
 
@@ -58,7 +62,8 @@ StepAnalysis Direct(const std::string& config, const sym::Bindings& inputs) {
   Result<build::BuiltModel> m = build::BuildNamedModel("llama", config);
   EXPECT_TRUE(m.ok()) << m.status().message();
   StepConfig step = StepConfigFor(*m);
-  for (const auto& [name, value] : inputs) step.bindings.emplace_back(name, value);
+  for (const auto& [name, value] : inputs)
+    step.bindings.emplace_back(name, value);
   Result<StepAnalysis> s = AnalyzeStep(m->graph, BuiltinRules(), step);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return std::move(s).value();
@@ -66,11 +71,15 @@ StepAnalysis Direct(const std::string& config, const sym::Bindings& inputs) {
 
 TEST(ArchConfigTest, ClosedFormsEqualDirectAnalysesAtTwoPoints) {
   StepConfig config = WithSymbols({"H=1:16"});
-  Result<ArchConfigAnalysis> a = AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
+  Result<ArchConfigAnalysis> a =
+      AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
   ASSERT_TRUE(a.ok()) << a.status().message();
-  for (const auto& [h, b, s] : {std::tuple<int64_t, int64_t, int64_t>{3, 2, 16}, {11, 1, 40}}) {
-    const std::string concrete = "layers=2,hidden=" + std::to_string(64 * h) + ",heads=" + std::to_string(h) +
-                                 ",kv_heads=" + std::to_string(h) + ",intermediate=256,vocab=128";
+  for (const auto& [h, b, s] :
+       {std::tuple<int64_t, int64_t, int64_t>{3, 2, 16}, {11, 1, 40}}) {
+    const std::string concrete = "layers=2,hidden=" + std::to_string(64 * h) +
+                                 ",heads=" + std::to_string(h) +
+                                 ",kv_heads=" + std::to_string(h) +
+                                 ",intermediate=256,vocab=128";
     const sym::Bindings inputs = {{"B", b}, {"S", s}};
     StepAnalysis d = Direct(concrete, inputs);
     sym::Bindings all = inputs;
@@ -78,11 +87,15 @@ TEST(ArchConfigTest, ClosedFormsEqualDirectAnalysesAtTwoPoints) {
     const SymbolicCosts& c = a->costs.costs;
     EXPECT_EQ(Eval(c.params, all), d.report.params);
     EXPECT_EQ(Eval(c.trainable_params, all), d.report.trainable_params);
-    EXPECT_EQ(Eval(c.flops_forward, all), Eval(d.report.training.flops_forward, inputs));
-    EXPECT_EQ(Eval(c.flops_backward, all), Eval(d.report.training.flops_backward, inputs));
+    EXPECT_EQ(Eval(c.flops_forward, all),
+              Eval(d.report.training.flops_forward, inputs));
+    EXPECT_EQ(Eval(c.flops_backward, all),
+              Eval(d.report.training.flops_backward, inputs));
     int64_t peak = 0;
-    for (const sym::Expr& e : c.peak_candidates) peak = std::max(peak, Eval(e, all));
-    const PeakInfo direct = EvaluatePeak(d.report.training, inputs, /*category_max=*/false);
+    for (const sym::Expr& e : c.peak_candidates)
+      peak = std::max(peak, Eval(e, all));
+    const PeakInfo direct =
+        EvaluatePeak(d.report.training, inputs, /*category_max=*/false);
     EXPECT_EQ(peak, Eval(direct.peak, inputs)) << "H=" << h;
   }
 }
@@ -90,11 +103,14 @@ TEST(ArchConfigTest, ClosedFormsEqualDirectAnalysesAtTwoPoints) {
 TEST(ArchConfigTest, BindingsEvaluateTheReports) {
   StepConfig config = WithSymbols({"H=1:16"});
   config.bindings = {{"H", 2}, {"B", 1}, {"S", 8}};
-  Result<ArchConfigAnalysis> a = AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
+  Result<ArchConfigAnalysis> a =
+      AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
   ASSERT_TRUE(a.ok()) << a.status().message();
-  // H = 2: d = 128: 2 * (4 * 128^2 + 3 * 128 * 256 + 256) + 2 * 128 * 128 + 128 = 361,088.
+  // H = 2: d = 128: 2 * (4 * 128^2 + 3 * 128 * 256 + 256) + 2 * 128 * 128 + 128
+  // = 361,088.
   EXPECT_THAT(RenderArchConfigText(*a), HasSubstr("= 361088\n"));
-  EXPECT_THAT(RenderArchConfigText(*a), HasSubstr("Not available with architecture symbols"));
+  EXPECT_THAT(RenderArchConfigText(*a),
+              HasSubstr("Not available with architecture symbols"));
   const std::string json = RenderArchConfigJson(*a);
   EXPECT_THAT(json, HasSubstr("\"value\": 361088"));
   EXPECT_THAT(json, HasSubstr("\"not_available\""));
@@ -113,31 +129,48 @@ TEST(ArchConfigTest, Errors) {
   };
   const Case cases[] = {
       // hidden = H with 4 heads: the first sample, H = 1, does not divide.
-      {"layers=2,hidden=H,heads=4,intermediate=256,vocab=128", WithSymbols({"H=1:64"}),
+      {"layers=2,hidden=H,heads=4,intermediate=256,vocab=128",
+       WithSymbols({"H=1:64"}),
        "StepConfig.arch_symbols H=1:64:1: the sample H=1"},
-      {kLlama, WithSymbols({"H=16:1"}), "StepConfig.arch_symbols 'H=16:1': needs 1 <= LO <= HI"},
+      {kLlama, WithSymbols({"H=16:1"}),
+       "StepConfig.arch_symbols 'H=16:1': needs 1 <= LO <= HI"},
       {kLlama, WithSymbols({"H=1:2"}), "fewer than 3 samples"},
       {kLlama, WithSymbols({"H=1:x"}), "'x' is not an integer"},
       {kLlama, WithSymbols({"S=1:16"}), "S is an input symbol"},
       {kLlama, WithSymbols({"H=1:16", "H=1:8"}), "'H' is given twice"},
-      {"layers=2", WithSymbols({"H=1:16"}), "no value of the config 'layers=2' names them"},
-      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.autocast = "bf16"; }), "do not go with StepConfig.autocast"},
-      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.mode = "generate"; }), "StepConfig.mode generate"},
-      {kLlama, with({"H=1:16:3"}, [](StepConfig& c) { c.bindings = {{"H", 5}}; }),
+      {"layers=2", WithSymbols({"H=1:16"}),
+       "no value of the config 'layers=2' names them"},
+      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.autocast = "bf16"; }),
+       "do not go with StepConfig.autocast"},
+      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.mode = "generate"; }),
+       "StepConfig.mode generate"},
+      {kLlama,
+       with({"H=1:16:3"},
+            [](StepConfig& c) {
+              c.bindings = {{"H", 5}};
+            }),
        "StepConfig.bindings H=5: off the samples of H=1:16:3"},
-      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.bindings = {{"Q", 5}}; }),
+      {kLlama,
+       with({"H=1:16"},
+            [](StepConfig& c) {
+              c.bindings = {{"Q", 5}};
+            }),
        "unknown symbol 'Q'; symbols: H, B, S"},
   };
   for (const Case& c : cases) {
-    Result<ArchConfigAnalysis> a = AnalyzeArchConfig("llama", c.config, BuiltinRules(), c.step);
+    Result<ArchConfigAnalysis> a =
+        AnalyzeArchConfig("llama", c.config, BuiltinRules(), c.step);
     ASSERT_FALSE(a.ok()) << c.want;
     EXPECT_THAT(a.status().message(), HasSubstr(c.want));
-    EXPECT_EQ(a.status().message().find('\n'), std::string::npos) << a.status().message();
+    EXPECT_EQ(a.status().message().find('\n'), std::string::npos)
+        << a.status().message();
   }
 }
 
 TEST(ArchConfigTest, AnalyzeStepDeclinesArchSymbols) {
-  Result<build::BuiltModel> m = build::BuildNamedModel("llama", "layers=1,hidden=64,heads=1,kv_heads=1,intermediate=64,vocab=64");
+  Result<build::BuiltModel> m = build::BuildNamedModel(
+      "llama",
+      "layers=1,hidden=64,heads=1,kv_heads=1,intermediate=64,vocab=64");
   ASSERT_TRUE(m.ok()) << m.status().message();
   StepConfig c = StepConfigFor(*m);
   c.arch_symbols = {"H=1:4"};

@@ -146,7 +146,8 @@ constexpr const char* kTinyNeox =
 TEST(GenerationTest, QuantizedWeightsKeepTheComputeDtype) {
   // bitsandbytes and AWQ return the input's dtype from a quantized linear (the
   // float32 scales are not promoted into it): with bf16 compute the keys and
-  // values, hence the cache, stay bf16: 2 x 2 layers x 2 KV heads x 16 x 2 bytes.
+  // values, hence the cache, stay bf16: 2 x 2 layers x 2 KV heads x 16 x 2
+  // bytes.
   for (const char* format : {"int8", "int4", "nf4", "fp8"}) {
     StepConfig c = Generate();
     c.weight_quant = format;
@@ -164,19 +165,25 @@ TEST(GenerationTest, Gpt2AndNeoxKvCacheBytesClosedForm) {
     int64_t per_token;  // 2 x layers x kv_heads x head_dim x bytes
   };
   const Case cases[] = {
-      {"gpt2", kTinyGpt2, 2 * /*layers*/ 2 * /*heads*/ 4 * /*head_dim*/ 16 * /*fp32*/ 4},
-      {"gpt2", std::string(kTinyGpt2) + ",dtype=bf16", 2 * 2 * 4 * 16 * /*bf16*/ 2},
-      {"gpt2", std::string(kTinyGpt2) + ",attn=sdpa,cache_dtype=fp8", 2 * 2 * 4 * 16 * /*fp8*/ 1},
+      {"gpt2", kTinyGpt2,
+       2 * /*layers*/ 2 * /*heads*/ 4 * /*head_dim*/ 16 * /*fp32*/ 4},
+      {"gpt2", std::string(kTinyGpt2) + ",dtype=bf16",
+       2 * 2 * 4 * 16 * /*bf16*/ 2},
+      {"gpt2", std::string(kTinyGpt2) + ",attn=sdpa,cache_dtype=fp8",
+       2 * 2 * 4 * 16 * /*fp8*/ 1},
       {"gpt_neox", kTinyNeox, 2 * 2 * 4 * 16 * 4},
-      // NB: the partial rotary (rotary_pct 0.25: 4 of 16 dims) changes no cached byte.
-      {"gpt_neox", std::string(kTinyNeox) + ",attn=sdpa,dtype=fp16", 2 * 2 * 4 * 16 * /*fp16*/ 2},
+      // NB: the partial rotary (rotary_pct 0.25: 4 of 16 dims) changes no
+      // cached byte.
+      {"gpt_neox", std::string(kTinyNeox) + ",attn=sdpa,dtype=fp16",
+       2 * 2 * 4 * 16 * /*fp16*/ 2},
       // GPT-2 small: 12 layers x 12 heads x 64 dims (768 / 12), float32.
       {"gpt2", "", 2 * 12 * 12 * 64 * 4},
   };
   for (const Case& c : cases) {
     Result<GenerationAnalysis> g =
         AnalyzeGeneration(c.model, c.config, BuiltinRules(), Generate());
-    ASSERT_TRUE(g.ok()) << c.model << " " << c.config << ": " << g.status().message();
+    ASSERT_TRUE(g.ok()) << c.model << " " << c.config << ": "
+                        << g.status().message();
     EXPECT_EQ(g->kv_bytes_per_token, c.per_token) << c.config;
     EXPECT_EQ(g->window, 0);
     for (auto [b, s, t] : {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}}) {
@@ -214,9 +221,9 @@ TEST(GenerationTest, Gpt2AndNeoxDecodeFlops) {
       for (int64_t s : {5, 64}) {
         const sym::Bindings at = {{"B", b}, {"S", s}, {"T", 10}},
                             next = {{"B", b}, {"S", s}, {"T", 11}};
-        EXPECT_EQ(Eval(g->decode_flops_last, next) -
-                      Eval(g->decode_flops_last, at),
-                  /*layers*/ 2 * b * /*heads*/ 4 * c.per_head)
+        EXPECT_EQ(
+            Eval(g->decode_flops_last, next) - Eval(g->decode_flops_last, at),
+            /*layers*/ 2 * b * /*heads*/ 4 * c.per_head)
             << c.model;
       }
     }
@@ -240,9 +247,9 @@ TEST(GenerationTest, DecodeCatHoldsThePastAndTheNewCache) {
   // last layer's values cat: layer 0's keys and values and layer 1's keys at
   // S + T - 1 = 17 tokens, layer 1's past values (16) and new values (17), of
   // 4 heads x 16 x 4 bytes = 256 per token: (4 x 17 + 16) x 256.
-  Result<GenerationAnalysis> g = AnalyzeGeneration(
-      "gpt2", kTinyGpt2, BuiltinRules(),
-      Generate({{"B", 1}, {"S", 16}, {"T", 2}}));
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("gpt2", kTinyGpt2, BuiltinRules(),
+                        Generate({{"B", 1}, {"S", 16}, {"T", 2}}));
   ASSERT_TRUE(g.ok()) << g.status().message();
   const Report& r = g->decode.report;
   const GenerationPeak d = PhasePeak(g->decode, g->decode.bindings);
@@ -255,10 +262,9 @@ TEST(GenerationTest, Errors) {
   EXPECT_THAT(
       AnalyzeGeneration("bert", "", rules, Generate()).status().message(),
       HasSubstr("has no generation phases"));
-  EXPECT_THAT(AnalyzeGeneration("gpt2", "tp=2", rules, Generate())
-                  .status()
-                  .message(),
-              HasSubstr("phase=prefill needs tp=1"));
+  EXPECT_THAT(
+      AnalyzeGeneration("gpt2", "tp=2", rules, Generate()).status().message(),
+      HasSubstr("phase=prefill needs tp=1"));
   StepConfig infer = Generate();
   infer.mode = "infer";
   EXPECT_THAT(

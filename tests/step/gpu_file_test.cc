@@ -54,8 +54,9 @@ TEST(GpuFileTest, FittedKernelOverhead) {
       "fit": {"efficiency": {}, "kernel_overhead_seconds": -1}})",
                           "h100.json");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "h100.json: key fit.kernel_overhead_seconds: expected a number >= 0");
+  EXPECT_EQ(
+      bad.status().message(),
+      "h100.json: key fit.kernel_overhead_seconds: expected a number >= 0");
 }
 
 // The error's message for `text`, "" if it parses.

@@ -35,9 +35,12 @@ const BadConfig kBadConfigs[] = {
      "StepConfig.input_dtype float99: unknown dtype 'float99'; accepted: "},
     {"mode", [](StepConfig& c) { c.mode = "eval"; },
      "StepConfig.mode: unknown mode 'eval'; expected train, infer or generate"},
-    {"optimizer", [](StepConfig& c) { c.optimizer = "adamax"; }, "StepConfig.optimizer: unknown optimizer 'adamax'"},
-    {"shard", [](StepConfig& c) { c.shard = "zero4"; }, "StepConfig.shard: unknown sharding strategy 'zero4'"},
-    {"world_zero", [](StepConfig& c) { c.world = 0; }, "StepConfig.world 0: must be at least 1"},
+    {"optimizer", [](StepConfig& c) { c.optimizer = "adamax"; },
+     "StepConfig.optimizer: unknown optimizer 'adamax'"},
+    {"shard", [](StepConfig& c) { c.shard = "zero4"; },
+     "StepConfig.shard: unknown sharding strategy 'zero4'"},
+    {"world_zero", [](StepConfig& c) { c.world = 0; },
+     "StepConfig.world 0: must be at least 1"},
     {"world_without_strategy", [](StepConfig& c) { c.world = 4; },
      "StepConfig.world 4 needs StepConfig.shard ddp|zero1|zero2|zero3|fsdp"},
     {"shard_infer",
@@ -46,8 +49,10 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
        c.mode = "infer";
      },
-     "StepConfig.shard zero2 models a training step; it does not go with StepConfig.mode infer"},
-    {"ddp_bucket", [](StepConfig& c) { c.ddp_bucket_mib = 0; }, "StepConfig.ddp_bucket_mib: must be positive"},
+     "StepConfig.shard zero2 models a training step; it does not go with "
+     "StepConfig.mode infer"},
+    {"ddp_bucket", [](StepConfig& c) { c.ddp_bucket_mib = 0; },
+     "StepConfig.ddp_bucket_mib: must be positive"},
     {"foreach_lion",
      [](StepConfig& c) {
        c.optimizer = "lion";
@@ -61,13 +66,15 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
      },
      "StepConfig.foreach with StepConfig.shard is not modelled"},
-    {"galore_spec", [](StepConfig& c) { c.galore = "r=0"; }, "StepConfig.galore: r=0 must be a positive integer"},
+    {"galore_spec", [](StepConfig& c) { c.galore = "r=0"; },
+     "StepConfig.galore: r=0 must be a positive integer"},
     {"galore_sgd",
      [](StepConfig& c) {
        c.galore = "r=4";
        c.optimizer = "sgd";
      },
-     "StepConfig.galore wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); got 'sgd'"},
+     "StepConfig.galore wraps StepConfig.optimizer adamw (GaLoreAdamW) or "
+     "adam8bit (GaLoreAdamW8bit); got 'sgd'"},
     {"galore_foreach",
      [](StepConfig& c) {
        c.galore = "r=4";
@@ -79,34 +86,40 @@ const BadConfig kBadConfigs[] = {
        c.galore = "r=4";
        c.master_weights = true;
      },
-     "StepConfig.galore with StepConfig.shard or StepConfig.master_weights is not modelled"},
+     "StepConfig.galore with StepConfig.shard or StepConfig.master_weights is "
+     "not modelled"},
     {"galore_per_layer_accumulate",
      [](StepConfig& c) {
        c.galore = "r=4,per_layer=true";
        c.accumulate = 2;
      },
-     "StepConfig.galore per_layer=true frees each gradient in backward: no StepConfig.accumulate or "
+     "StepConfig.galore per_layer=true frees each gradient in backward: no "
+     "StepConfig.accumulate or "
      "StepConfig.set_to_none=false"},
     {"method_galore_sgd",
      [](StepConfig& c) {
        c.method = "galore:r=4";
        c.optimizer = "sgd";
      },
-     "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw (GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); "
+     "StepConfig.method galore:r=4 wraps StepConfig.optimizer adamw "
+     "(GaLoreAdamW) or adam8bit (GaLoreAdamW8bit); "
      "got 'sgd'"},
     {"paged_lion",
      [](StepConfig& c) {
        c.optimizer = "lion";
        c.paged = true;
      },
-     "StepConfig.paged: paged states are modelled for adam, adamw and adam8bit"},
-    // NB: each check sees the options before it: paged passes alone, the state dtype then clashes.
+     "StepConfig.paged: paged states are modelled for adam, adamw and "
+     "adam8bit"},
+    // NB: each check sees the options before it: paged passes alone, the state
+    // dtype then clashes.
     {"paged_state_dtype",
      [](StepConfig& c) {
        c.paged = true;
        c.state_dtype = "float32";
      },
-     "StepConfig.state_dtype: paged states with a state dtype, master weights, the foreach step, GaLore or "
+     "StepConfig.state_dtype: paged states with a state dtype, master weights, "
+     "the foreach step, GaLore or "
      "sharding are not modelled"},
     {"state_dtype_int", [](StepConfig& c) { c.state_dtype = "int64"; },
      "StepConfig.state_dtype: state dtype int64 is not a float dtype"},
@@ -115,7 +128,8 @@ const BadConfig kBadConfigs[] = {
        c.state_dtype = "float32";
        c.optimizer = "adafactor";
      },
-     "StepConfig.state_dtype: a state dtype does not apply to adafactor (its states have their own format)"},
+     "StepConfig.state_dtype: a state dtype does not apply to adafactor (its "
+     "states have their own format)"},
     {"param_dtype", [](StepConfig& c) { c.param_dtype = "half-ish"; },
      "StepConfig.param_dtype: unknown dtype 'half-ish'"},
     {"autocast_float32", [](StepConfig& c) { c.autocast = "float32"; },
@@ -126,11 +140,16 @@ const BadConfig kBadConfigs[] = {
        c.device = "cpu";
      },
      "StepConfig.autocast fp16: CPU autocast (torch 1.13) runs bfloat16 only"},
-    {"loss", [](StepConfig& c) { c.loss = "hinge"; }, "StepConfig.loss: unknown loss 'hinge'"},
-    {"device", [](StepConfig& c) { c.device = "tpu"; }, "StepConfig.device 'tpu': expected cuda or cpu"},
-    {"attention_backend", [](StepConfig& c) { c.attention_backend = "xformers"; },
-     "StepConfig.attention_backend 'xformers': expected auto, math, flash or efficient"},
-    {"accumulate", [](StepConfig& c) { c.accumulate = 0; }, "StepConfig.accumulate 0: must be at least 1"},
+    {"loss", [](StepConfig& c) { c.loss = "hinge"; },
+     "StepConfig.loss: unknown loss 'hinge'"},
+    {"device", [](StepConfig& c) { c.device = "tpu"; },
+     "StepConfig.device 'tpu': expected cuda or cpu"},
+    {"attention_backend",
+     [](StepConfig& c) { c.attention_backend = "xformers"; },
+     "StepConfig.attention_backend 'xformers': expected auto, math, flash or "
+     "efficient"},
+    {"accumulate", [](StepConfig& c) { c.accumulate = 0; },
+     "StepConfig.accumulate 0: must be at least 1"},
     {"freeze", [](StepConfig& c) { c.freeze = {"("}; },
      "StepConfig.freeze '(': not a valid regular expression ("},
     {"checkpoint_group", [](StepConfig& c) { c.checkpoint_group = 0; },
@@ -140,7 +159,8 @@ const BadConfig kBadConfigs[] = {
        c.checkpoint = "selective";
        c.checkpoint_group = 2;
      },
-     "StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does not apply (each attention core is its own "
+     "StepConfig.checkpoint selective: StepConfig.checkpoint_group 2 does not "
+     "apply (each attention core is its own "
      "segment)"},
     {"checkpoint_regex", [](StepConfig& c) { c.checkpoint = "(["; },
      "StepConfig.checkpoint '([': not a valid regular expression ("},
@@ -151,17 +171,23 @@ const BadConfig kBadConfigs[] = {
        c.fsdp_unit = "(";
      },
      "StepConfig.fsdp_unit '(': not a regular expression ("},
-    {"allocator", [](StepConfig& c) { c.allocator = "cpu"; }, "StepConfig.allocator 'cpu': expected none or cuda"},
-    {"expandable_without_allocator", [](StepConfig& c) { c.expandable_segments = true; },
-     "StepConfig.expandable_segments sets the CUDA allocator model: it needs StepConfig.allocator cuda"},
-    {"context_without_allocator", [](StepConfig& c) { c.cuda_context_bytes = 0; },
-     "StepConfig.cuda_context_bytes sets the CUDA allocator model: it needs StepConfig.allocator cuda"},
+    {"allocator", [](StepConfig& c) { c.allocator = "cpu"; },
+     "StepConfig.allocator 'cpu': expected none or cuda"},
+    {"expandable_without_allocator",
+     [](StepConfig& c) { c.expandable_segments = true; },
+     "StepConfig.expandable_segments sets the CUDA allocator model: it needs "
+     "StepConfig.allocator cuda"},
+    {"context_without_allocator",
+     [](StepConfig& c) { c.cuda_context_bytes = 0; },
+     "StepConfig.cuda_context_bytes sets the CUDA allocator model: it needs "
+     "StepConfig.allocator cuda"},
     {"max_split_size_small",
      [](StepConfig& c) {
        c.allocator = "cuda";
        c.max_split_size_mb = 20;
      },
-     "StepConfig.max_split_size_mb 20: must be more than 20 (PyTorch's limit), or 0 for none"},
+     "StepConfig.max_split_size_mb 20: must be more than 20 (PyTorch's limit), "
+     "or 0 for none"},
     {"context_negative",
      [](StepConfig& c) {
        c.allocator = "cuda";
@@ -177,18 +203,27 @@ const BadConfig kBadConfigs[] = {
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
     {"cache_dtype", [](StepConfig& c) { c.cache_dtype = "int3"; },
      "StepConfig.cache_dtype 'int3': expected fp32, bf16, fp16 or fp8"},
-    {"cache_dtype_without_generate", [](StepConfig& c) { c.cache_dtype = "fp8"; },
-     "StepConfig.cache_dtype fp8 is the KV cache's dtype: it needs StepConfig.mode generate"},
-    {"method", [](StepConfig& c) { c.method = "prefix:r=8"; }, "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
+    {"cache_dtype_without_generate",
+     [](StepConfig& c) { c.cache_dtype = "fp8"; },
+     "StepConfig.cache_dtype fp8 is the KV cache's dtype: it needs "
+     "StepConfig.mode generate"},
+    {"method", [](StepConfig& c) { c.method = "prefix:r=8"; },
+     "StepConfig.method: 'prefix:r=8': unknown method 'prefix'"},
     {"inputs_empty_dim", [](StepConfig& c) { c.inputs = {"1,,16"}; },
      "StepConfig.inputs '1,,16': dim 1 '' is not an integer or a symbol name"},
     {"inputs_bad_dim", [](StepConfig& c) { c.inputs = {"B,x?"}; },
      "StepConfig.inputs 'B,x?': dim 1 'x?' is not an integer or a symbol name"},
     {"inputs_zero", [](StepConfig& c) { c.inputs = {"0,16"}; },
      "StepConfig.inputs: input '0,16': dim '0' must be a positive integer"},
-    {"bindings_unknown", [](StepConfig& c) { c.bindings = {{"Q", 3}}; },
+    {"bindings_unknown",
+     [](StepConfig& c) {
+       c.bindings = {{"Q", 3}};
+     },
      "StepConfig.bindings Q=3: unknown symbol 'Q'; symbols: B"},
-    {"bindings_range", [](StepConfig& c) { c.bindings = {{"B", 0}}; },
+    {"bindings_range",
+     [](StepConfig& c) {
+       c.bindings = {{"B", 0}};
+     },
      "StepConfig.bindings B=0: value out of the range of B, [1, inf]"},
     {"bindings_bound",
      [](StepConfig& c) {
@@ -209,10 +244,12 @@ TEST(StepConfigTest, EachBadOptionIsOneErrorNamingStepConfigFields) {
     EXPECT_EQ(s.message().find("--"), std::string::npos) << s.message();
     // AnalyzeStep checks the same, before anything runs.
     StepStage stage = StepStage::kAnalysis;
-    Result<StepAnalysis> r = AnalyzeStep(OneLinear(), BuiltinRules(), c, &stage);
+    Result<StepAnalysis> r =
+        AnalyzeStep(OneLinear(), BuiltinRules(), c, &stage);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().message(), s.message());
-    EXPECT_TRUE(stage == StepStage::kOptions || stage == StepStage::kInputs) << StepStageName(stage);
+    EXPECT_TRUE(stage == StepStage::kOptions || stage == StepStage::kInputs)
+        << StepStageName(stage);
   }
 }
 

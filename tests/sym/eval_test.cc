@@ -158,8 +158,9 @@ TEST_F(EvalTest, ProgramErrors) {
 // Run64 agrees with Run where int64 holds every step, and refuses otherwise:
 // 2^21 cubed is 2^63, one past INT64_MAX; B*B - B*B at 2^32 overflows midway.
 TEST_F(EvalTest, Run64MatchesRunOrRefuses) {
-  Result<Program> prog = Program::Compile({P("2*B*S*H^2 + 4*B*S*H + 7"), P("floordiv(H - 1, 2)*min(B, S)")},
-                                          {"B", "H", "S"});
+  Result<Program> prog = Program::Compile(
+      {P("2*B*S*H^2 + 4*B*S*H + 7"), P("floordiv(H - 1, 2)*min(B, S)")},
+      {"B", "H", "S"});
   ASSERT_TRUE(prog.ok());
   int64_t values[3] = {8, 224, 1000};
   __int128 exact[2];

@@ -104,7 +104,8 @@ TEST_F(ExprTest, LinearTermsRebuildTheExpression) {
   ASSERT_EQ(terms.size(), 1u);
   EXPECT_EQ(terms[0].term, B);
   EXPECT_EQ(terms[0].coeff, 1);
-  // 3*B*S - 2*floordiv(S, 4) + 5: two terms and the constant, which sum back to it.
+  // 3*B*S - 2*floordiv(S, 4) + 5: two terms and the constant, which sum back to
+  // it.
   const Expr e = 3 * B * S - 2 * FloorDiv(S, 4) + 5;
   EXPECT_EQ(LinearTerms(e, &terms), 5);
   ASSERT_EQ(terms.size(), 2u);

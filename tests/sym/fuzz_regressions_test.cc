@@ -2,7 +2,6 @@
 // each must now parse or fail with a one-line error, quickly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <malloc.h>
 
 #include <string>
@@ -20,7 +19,8 @@ TEST(SymFuzzRegressionTest, PowerOfASumIsRefusedInsteadOfExpandedForever) {
   // pair more than 2^18 terms. The fuzzer's input, verbatim (a timeout):
   Context ctx;
   const std::string found =
-      "(-((-p_a_3*((Eaaa--_a-aa)*a*-m33_a*-an0ZHH_-a-Z-Z1-aa_*-xa--aaa-a-iaO*-xaw3a--VVVVV*aaa_*m)^4999-maxw*a";
+      "(-((-p_a_3*((Eaaa--_a-aa)*a*-m33_a*-an0ZHH_-a-Z-Z1-aa_*-xa--aaa-a-iaO*-"
+      "xaw3a--VVVVV*aaa_*m)^4999-maxw*a";
   Result<Expr> e = Parse(ctx, found + "-a)*a_-a_-a)a)*");
   EXPECT_FALSE(e.ok());
   Result<Expr> p = Parse(ctx, "(B + S + 1)^4999");
@@ -47,20 +47,25 @@ TEST(SymFuzzRegressionTest, DeepNestingIsAnErrorNotAStackOverflow) {
   // stack (ASan: stack-overflow in ParseUnary); they are now an error.
   Context ctx;
   const int n = 100000;
-  Result<Expr> parens = Parse(ctx, std::string(n, '(') + "1" + std::string(n, ')'));
+  Result<Expr> parens =
+      Parse(ctx, std::string(n, '(') + "1" + std::string(n, ')'));
   ASSERT_FALSE(parens.ok());
-  EXPECT_THAT(parens.status().message(), HasSubstr("nested deeper than 200 levels"));
+  EXPECT_THAT(parens.status().message(),
+              HasSubstr("nested deeper than 200 levels"));
   std::string calls;
   for (int i = 0; i < n; ++i) calls += "min(B, ";
   Result<Expr> nested_calls = Parse(ctx, calls + "1" + std::string(n, ')'));
   ASSERT_FALSE(nested_calls.ok());
-  EXPECT_THAT(nested_calls.status().message(), HasSubstr("nested deeper than 200 levels"));
-  // A run of minus signs is read in a loop: 100,001 of them negate 7 (an odd count).
+  EXPECT_THAT(nested_calls.status().message(),
+              HasSubstr("nested deeper than 200 levels"));
+  // A run of minus signs is read in a loop: 100,001 of them negate 7 (an odd
+  // count).
   Result<Expr> minus = Parse(ctx, std::string(n + 1, '-') + "7");
   ASSERT_TRUE(minus.ok()) << minus.status().message();
   EXPECT_EQ(*minus, Expr(-7));
   // 150 levels are within the limit.
-  Result<Expr> ok = Parse(ctx, std::string(150, '(') + "B + 1" + std::string(150, ')'));
+  Result<Expr> ok =
+      Parse(ctx, std::string(150, '(') + "B + 1" + std::string(150, ')'));
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->ToString(), "B + 1");
 }
@@ -73,20 +78,24 @@ size_t HeapBytes() {
 
 TEST(SymFuzzRegressionTest, ReparsingALongSumTakesLinearishMemory) {
   // The fuzzer's input, verbatim: a sum of 11 terms and a constant to the 6th
-  // prints as C(11 + 6, 6) = 12,376 terms (651k characters); parsing that back added
-  // term after term, interning every partial sum: 1.7 GB (2.2 GB under ASan).
-  // Summed in pairs, it parses back to the same expression.
+  // prints as C(11 + 6, 6) = 12,376 terms (651k characters); parsing that back
+  // added term after term, interning every partial sum: 1.7 GB (2.2 GB under
+  // ASan). Summed in pairs, it parses back to the same expression.
   Context ctx;
   const std::string found =
-      "2*(B*SSdddddddddddddd1*dBAadddddd+ Am+BrBrHv +r2*Lv--cr*B4ei-addddddddA62B*S*3+66 + Ajjjjjjjjjjm+BrBrHv "
+      "2*(B*SSdddddddddddddd1*dBAadddddd+ Am+BrBrHv "
+      "+r2*Lv--cr*B4ei-addddddddA62B*S*3+66 + Ajjjjjjjjjjm+BrBrHv "
       "+r2*Lv--cr2*Lv--cr*B4ei-addddddddA62B*S*B4ei-aB*av+ R*R)^6";
   Result<Expr> e = Parse(ctx, found);
   ASSERT_TRUE(e.ok()) << e.status().message();
   const std::string printed = e->ToString();
-  // Monomials of degree <= 6 in the 11 terms: C(11 + 6, 6) = 12,376, joined by " + " or " - ".
+  // Monomials of degree <= 6 in the 11 terms: C(11 + 6, 6) = 12,376, joined by
+  // " + " or " - ".
   size_t terms = 1;
   for (size_t i = 0; i + 2 < printed.size(); ++i) {
-    if (printed[i] == ' ' && (printed[i + 1] == '+' || printed[i + 1] == '-') && printed[i + 2] == ' ') ++terms;
+    if (printed[i] == ' ' && (printed[i + 1] == '+' || printed[i + 1] == '-') &&
+        printed[i + 2] == ' ')
+      ++terms;
   }
   EXPECT_EQ(terms, 12376u);
   // NB: bounded in heap bytes, not seconds (a wall-clock bound fails on a
@@ -98,7 +107,8 @@ TEST(SymFuzzRegressionTest, ReparsingALongSumTakesLinearishMemory) {
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(*again, *e);
   EXPECT_LT(HeapBytes() - before, size_t{64} << 20);  // Measured: 20.8 MB.
-  // A sum of n terms still adds up as written: 1 + 2 + ... + 100 = 100 * 101 / 2.
+  // A sum of n terms still adds up as written: 1 + 2 + ... + 100 = 100 * 101
+  // / 2.
   std::string numbers = "1";
   for (int i = 2; i <= 100; ++i) numbers += " + " + std::to_string(i);
   Result<Expr> gauss = Parse(ctx, numbers + " - B + B");

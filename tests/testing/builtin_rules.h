@@ -10,7 +10,8 @@ namespace torchcost::testing {
 
 // Returns the built-in rules, loaded once.
 inline const RuleSet& BuiltinRules() {
-  static const RuleSet* rules = new RuleSet(std::move(RuleSet::Builtin()).value());
+  static const RuleSet* rules =
+      new RuleSet(std::move(RuleSet::Builtin()).value());
   return *rules;
 }
 

@@ -28,7 +28,8 @@ class GraphBuilder {
     return vi;
   }
   // Adds a parameter owned by the module at the path prefix of `name`.
-  int Param(const std::string& name, std::vector<int64_t> shape, bool requires_grad = true) {
+  int Param(const std::string& name, std::vector<int64_t> shape,
+            bool requires_grad = true) {
     ir::TensorEntry e;
     e.name = name;
     e.shape = std::move(shape);
@@ -44,14 +45,21 @@ class GraphBuilder {
     return vi;
   }
   int Int(int64_t i) { return Const(ir::ValueKind::kInt, i); }
-  int Ints(std::vector<int64_t> l) { return Const(ir::ValueKind::kList, std::move(l)); }
+  int Ints(std::vector<int64_t> l) {
+    return Const(ir::ValueKind::kList, std::move(l));
+  }
   int Bool(bool b) { return Const(ir::ValueKind::kBool, b); }
   int None() { return Const(ir::ValueKind::kNone, std::monostate()); }
-  // Sets the module scope of the nodes added next ("" is the root), creating it with `type`.
-  void Scope(const std::string& path, const std::string& type) { scope_ = g_.GetOrAddScope(path, type); }
-  // Adds a node; returns its outputs. `op` may carry an overload ("aten::add.Tensor").
-  std::vector<int> Node(const std::string& op, std::vector<int> inputs, std::vector<std::string> names,
-                        int n_out = 1, ir::ValueKind out_kind = ir::ValueKind::kTensor) {
+  // Sets the module scope of the nodes added next ("" is the root), creating it
+  // with `type`.
+  void Scope(const std::string& path, const std::string& type) {
+    scope_ = g_.GetOrAddScope(path, type);
+  }
+  // Adds a node; returns its outputs. `op` may carry an overload
+  // ("aten::add.Tensor").
+  std::vector<int> Node(const std::string& op, std::vector<int> inputs,
+                        std::vector<std::string> names, int n_out = 1,
+                        ir::ValueKind out_kind = ir::ValueKind::kTensor) {
     ir::Node n;
     size_t dot = op.find('.');
     n.op = op.substr(0, dot);
@@ -69,7 +77,8 @@ class GraphBuilder {
     g_.AddNode(n);
     return g_.nodes.back().outputs;
   }
-  int One(const std::string& op, std::vector<int> inputs, std::vector<std::string> names = {},
+  int One(const std::string& op, std::vector<int> inputs,
+          std::vector<std::string> names = {},
           ir::ValueKind out_kind = ir::ValueKind::kTensor) {
     return Node(op, std::move(inputs), std::move(names), 1, out_kind)[0];
   }

@@ -19,7 +19,8 @@ inline ir::Graph OneLinear() {
   return b.graph();
 }
 
-// Returns x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 -> 16, bias).
+// Returns x [M, 16] -> q_proj (Linear 16 -> 12, bias) -> o_proj (Linear 12 ->
+// 16, bias).
 inline ir::Graph TwoLinears() {
   GraphBuilder b;
   int x = b.Input();

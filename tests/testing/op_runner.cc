@@ -16,7 +16,8 @@ OpArg OpArg::Tensor(std::string shape, DType dtype) {
 OpArg OpArg::TensorList(std::vector<std::string> shapes, DType dtype) {
   OpArg a;
   a.kind = Kind::kTensorList;
-  for (size_t i = 0; i < shapes.size(); ++i) a.shape += (i ? ";" : "") + shapes[i];
+  for (size_t i = 0; i < shapes.size(); ++i)
+    a.shape += (i ? ";" : "") + shapes[i];
   a.dtype = dtype;
   return a;
 }
@@ -69,7 +70,8 @@ OpRunner::OpRunner(std::string_view extra_rules) : OpRunner() {
   }
 }
 
-OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args) {
+OpResult OpRunner::Run(const std::string& op,
+                       const std::vector<std::pair<std::string, OpArg>>& args) {
   ir::Graph g;
   g.source = "test";
   g.GetOrAddScope("", "Test");
@@ -90,7 +92,8 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
     v.table_index = static_cast<int>(g.inputs.size());
     int vi = g.AddValue(v);
     g.inputs.push_back(vi);
-    auto spec = shape.empty() ? Result<InputSpec>(InputSpec{{}, dtype}) : ParseInputSpec(*ctx_, shape, dtype);
+    auto spec = shape.empty() ? Result<InputSpec>(InputSpec{{}, dtype})
+                              : ParseInputSpec(*ctx_, shape, dtype);
     if (!spec.ok()) {
       std::fprintf(stderr, "OpRunner: %s\n", spec.status().message().c_str());
       std::abort();
@@ -112,7 +115,8 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
         list.op = "prim::ListConstruct";
         std::stringstream ss(a.shape);
         std::string item;
-        while (std::getline(ss, item, ';')) list.inputs.push_back(add_tensor_input(item, a.dtype));
+        while (std::getline(ss, item, ';'))
+          list.inputs.push_back(add_tensor_input(item, a.dtype));
         ir::Value lv;
         lv.kind = ir::ValueKind::kList;
         lv.elem_kind = ir::ValueKind::kTensor;
@@ -124,12 +128,31 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
       default:
         v.has_constant = true;
         v.role = ir::ValueRole::kConstant;
-        if (a.kind == OpArg::Kind::kInt) { v.kind = ir::ValueKind::kInt; v.constant = a.i; }
-        if (a.kind == OpArg::Kind::kIntList) { v.kind = ir::ValueKind::kList; v.elem_kind = ir::ValueKind::kInt; v.constant = a.ints; }
-        if (a.kind == OpArg::Kind::kFloat) { v.kind = ir::ValueKind::kFloat; v.constant = a.f; }
-        if (a.kind == OpArg::Kind::kBool) { v.kind = ir::ValueKind::kBool; v.constant = a.b; }
-        if (a.kind == OpArg::Kind::kString) { v.kind = ir::ValueKind::kString; v.constant = a.s; }
-        if (a.kind == OpArg::Kind::kNone) { v.kind = ir::ValueKind::kNone; v.constant = std::monostate(); }
+        if (a.kind == OpArg::Kind::kInt) {
+          v.kind = ir::ValueKind::kInt;
+          v.constant = a.i;
+        }
+        if (a.kind == OpArg::Kind::kIntList) {
+          v.kind = ir::ValueKind::kList;
+          v.elem_kind = ir::ValueKind::kInt;
+          v.constant = a.ints;
+        }
+        if (a.kind == OpArg::Kind::kFloat) {
+          v.kind = ir::ValueKind::kFloat;
+          v.constant = a.f;
+        }
+        if (a.kind == OpArg::Kind::kBool) {
+          v.kind = ir::ValueKind::kBool;
+          v.constant = a.b;
+        }
+        if (a.kind == OpArg::Kind::kString) {
+          v.kind = ir::ValueKind::kString;
+          v.constant = a.s;
+        }
+        if (a.kind == OpArg::Kind::kNone) {
+          v.kind = ir::ValueKind::kNone;
+          v.constant = std::monostate();
+        }
         vi = g.AddValue(v);
         break;
     }
@@ -143,7 +166,8 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
     (void)rule;
   }
   OpResult result;
-  // Try with one output first; the analysis reports a count mismatch, then retry.
+  // Try with one output first; the analysis reports a count mismatch, then
+  // retry.
   for (size_t attempt = 0; attempt < 2; ++attempt) {
     ir::Graph g2 = g;
     ir::Node n2 = node;
@@ -183,11 +207,13 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
     result.assumptions = report->assumptions;
     for (int vo : n2.outputs) {
       const ValueInfo& info = report->values[vo];
-      result.output_shapes.push_back(info.known ? rules::ShapeToString(info.shape) : "?");
+      result.output_shapes.push_back(
+          info.known ? rules::ShapeToString(info.shape) : "?");
       result.output_dtypes.push_back(info.dtype);
     }
     const TrainingReport& tr = report->training;
-    if (static_cast<size_t>(ni) < tr.node_bwd_flops.size()) result.bwd_flops = tr.node_bwd_flops[ni];
+    if (static_cast<size_t>(ni) < tr.node_bwd_flops.size())
+      result.bwd_flops = tr.node_bwd_flops[ni];
     result.saved_bytes = tr.saved_bytes;
     for (const SavedTensorInfo& s : tr.saved) {
       if (s.node != ni) continue;
@@ -198,7 +224,9 @@ OpResult OpRunner::Run(const std::string& op, const std::vector<std::pair<std::s
       // NB: the simulation numbers storages params, buffers, then the graph's
       // inputs in order (this graph has no params or buffers), then what the
       // nodes allocate: an id below the input count is that input's storage.
-      o.input = s.storage >= 0 && s.storage < static_cast<int>(g2.inputs.size()) ? s.storage : -1;
+      o.input = s.storage >= 0 && s.storage < static_cast<int>(g2.inputs.size())
+                    ? s.storage
+                    : -1;
       result.saved.push_back(std::move(o));
     }
     break;

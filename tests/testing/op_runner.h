@@ -18,9 +18,19 @@ namespace torchcost::testing {
 
 // One argument of an op call: a tensor given by its shape, or a constant.
 struct OpArg {
-  enum class Kind { kTensor, kInt, kIntList, kFloat, kBool, kNone, kString, kTensorList };
+  enum class Kind {
+    kTensor,
+    kInt,
+    kIntList,
+    kFloat,
+    kBool,
+    kNone,
+    kString,
+    kTensorList
+  };
   Kind kind = Kind::kNone;
-  std::string shape;                 // kTensor: "N,3,H,W" (ints or symbols); kTensorList: shapes joined by ';'
+  // kTensor: "N,3,H,W" (ints or symbols); kTensorList: shapes joined by ';'
+  std::string shape;
   DType dtype = DType::kFloat32;
   int64_t i = 0;
   std::vector<int64_t> ints;
@@ -29,7 +39,8 @@ struct OpArg {
   std::string s;
 
   static OpArg Tensor(std::string shape, DType dtype = DType::kFloat32);
-  static OpArg TensorList(std::vector<std::string> shapes, DType dtype = DType::kFloat32);
+  static OpArg TensorList(std::vector<std::string> shapes,
+                          DType dtype = DType::kFloat32);
   static OpArg Int(int64_t v);
   static OpArg Ints(std::vector<int64_t> v);
   static OpArg Float(double v);
@@ -40,38 +51,49 @@ struct OpArg {
 
 // One tensor the node saves for backward (Report.training.saved).
 struct OpSaved {
-  std::string what;     // The rule's name for it: "self", "out", "mask", "self_copy".
-  sym::Expr bytes;      // Bytes of its storage.
-  int input = -1;       // The tensor input (0, 1, ... in argument order) whose storage it is; -1: a new storage.
-  bool counted = false; // Counted in saved_bytes (a storage's first save).
+  // The rule's name for it: "self", "out", "mask", "self_copy".
+  std::string what;
+  sym::Expr bytes;  // Bytes of its storage.
+  // The tensor input (0, 1, ... in argument order) whose storage it is; -1: a
+  // new storage.
+  int input = -1;
+  bool counted = false;  // Counted in saved_bytes (a storage's first save).
 };
 
 // What the analysis found for the one node.
 struct OpResult {
   bool has_rule = false;
-  std::vector<std::string> output_shapes;  // Canonical text: "[N, 8, floordiv(H - 1, 2) + 1]".
+  // Canonical text: "[N, 8, floordiv(H - 1, 2) + 1]".
+  std::vector<std::string> output_shapes;
   std::vector<DType> output_dtypes;
   sym::Expr macs, flops, transcendentals;
-  std::vector<std::string> errors;         // Error diagnostics' messages.
+  std::vector<std::string> errors;  // Error diagnostics' messages.
   std::vector<std::string> assumptions;
-  // Training (only with OpRunner::set_inputs_require_grad(true); else nothing requires a gradient):
-  sym::Expr bwd_flops;          // Backward FLOPs of the node.
-  sym::Expr saved_bytes;        // Report.training.saved_bytes.
-  std::vector<OpSaved> saved;   // Report.training.saved, in order.
+  // Training (only with OpRunner::set_inputs_require_grad(true); else nothing
+  // requires a gradient):
+  sym::Expr bwd_flops;         // Backward FLOPs of the node.
+  sym::Expr saved_bytes;       // Report.training.saved_bytes.
+  std::vector<OpSaved> saved;  // Report.training.saved, in order.
 };
 
 // Builds a one-node graph for each call and analyses it with the builtin rules.
 class OpRunner {
  public:
   OpRunner();
-  // Also loads `extra_rules` (YAML text named "extra.yaml") over the builtin rules; aborts if it does not parse.
+  // Also loads `extra_rules` (YAML text named "extra.yaml") over the builtin
+  // rules; aborts if it does not parse.
   explicit OpRunner(std::string_view extra_rules);
-  // Runs `op` ("aten::conv2d" or "aten::add.Tensor") with arguments named as in its schema.
-  OpResult Run(const std::string& op, const std::vector<std::pair<std::string, OpArg>>& args);
-  // The device whose kernels are modelled (device() in rules): "cuda" (default) or "cpu".
+  // Runs `op` ("aten::conv2d" or "aten::add.Tensor") with arguments named as in
+  // its schema.
+  OpResult Run(const std::string& op,
+               const std::vector<std::pair<std::string, OpArg>>& args);
+  // The device whose kernels are modelled (device() in rules): "cuda" (default)
+  // or "cpu".
   void set_device(std::string device) { device_ = std::move(device); }
   // Sets the attention kernel modelled ("auto", "math", "flash", "efficient").
-  void set_attention_backend(std::string backend) { attention_backend_ = std::move(backend); }
+  void set_attention_backend(std::string backend) {
+    attention_backend_ = std::move(backend);
+  }
   // If true, floating-point tensor arguments require gradients, so the node has
   // a grad_fn and OpResult reports what it saves (default false).
   void set_inputs_require_grad(bool v) { inputs_require_grad_ = v; }

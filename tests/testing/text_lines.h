@@ -26,7 +26,8 @@ inline std::vector<std::string> Words(const std::string& line) {
 }
 
 // Returns the first line of `text` that contains `needle`, or "".
-inline std::string LineWith(const std::string& text, const std::string& needle) {
+inline std::string LineWith(const std::string& text,
+                            const std::string& needle) {
   for (const std::string& line : Lines(text)) {
     if (line.find(needle) != std::string::npos) return line;
   }
@@ -34,7 +35,8 @@ inline std::string LineWith(const std::string& text, const std::string& needle) 
 }
 
 // Returns the first line of `text` that starts with `prefix`, or "".
-inline std::string LineStarting(const std::string& text, const std::string& prefix) {
+inline std::string LineStarting(const std::string& text,
+                                const std::string& prefix) {
   for (const std::string& line : Lines(text)) {
     if (line.rfind(prefix, 0) == 0) return line;
   }

@@ -18,7 +18,8 @@ inline constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 inline constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
 inline constexpr int kOther = static_cast<int>(MemCategory::kOther);
 
-// Returns the value of a constant expression (every symbol bound at build time).
+// Returns the value of a constant expression (every symbol bound at build
+// time).
 inline int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // Returns the largest TEMP bytes live during the optimizer step.
@@ -37,7 +38,8 @@ inline int64_t CategoryMax(const Report& r, MemCategory c) {
   return At(EvaluatePeak(r.training, {}).category_max[static_cast<int>(c)]);
 }
 
-// Returns the most TEMP bytes the optimizer phase adds over what the backward left.
+// Returns the most TEMP bytes the optimizer phase adds over what the backward
+// left.
 inline int64_t OptimizerTempOverBackward(const Report& r) {
   int64_t before = 0, most = 0;
   for (const TimelinePoint& p : r.training.timeline) {

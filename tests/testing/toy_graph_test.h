@@ -19,8 +19,11 @@ namespace torchcost::testing {
 
 class ToyGraphTest : public ::testing::Test {
  protected:
-  // Loads the toy rules; a subclass that builds its graph here calls this first.
-  void SetUp() override { ASSERT_TRUE(rules_.AddText(kToyRules, "t.yaml").ok()); }
+  // Loads the toy rules; a subclass that builds its graph here calls this
+  // first.
+  void SetUp() override {
+    ASSERT_TRUE(rules_.AddText(kToyRules, "t.yaml").ok());
+  }
 
   // Analyses the built graph under `opts` with `input` ("5,8") added; a failed
   // analysis fails the test.
@@ -28,7 +31,8 @@ class ToyGraphTest : public ::testing::Test {
     return AnalyzeGraph(b_.graph(), rules_, ctx_, std::move(opts), input);
   }
   // As AnalyzeBuiltGraph, returning a failure rather than failing the test.
-  Result<Report> TryAnalyzeBuiltGraph(AnalysisOptions opts, const std::string& input) {
+  Result<Report> TryAnalyzeBuiltGraph(AnalysisOptions opts,
+                                      const std::string& input) {
     return TryAnalyzeGraph(b_.graph(), rules_, ctx_, std::move(opts), input);
   }
 

@@ -16,8 +16,8 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
 const RuleSet& Builtin() {
   static const RuleSet* rules = [] {
@@ -28,13 +28,17 @@ const RuleSet& Builtin() {
   return *rules;
 }
 
-// The ops of the graph's nodes, in order, with "aten::to" written as "to(DTYPE)".
+// The ops of the graph's nodes, in order, with "aten::to" written as
+// "to(DTYPE)".
 std::vector<std::string> Ops(const ir::Graph& g) {
   std::vector<std::string> ops;
   for (const auto& n : g.nodes) {
     if (n.op == "aten::to") {
       const ir::Value& d = g.values[n.inputs[1]];
-      ops.push_back("to(" + std::string(DTypeName(DTypeFromScalarTypeCode(std::get<int64_t>(d.constant)))) + ")");
+      ops.push_back("to(" +
+                    std::string(DTypeName(DTypeFromScalarTypeCode(
+                        std::get<int64_t>(d.constant)))) +
+                    ")");
     } else {
       ops.push_back(n.op);
     }
@@ -44,7 +48,8 @@ std::vector<std::string> Ops(const ir::Graph& g) {
 
 class AutocastTest : public ::testing::Test {
  protected:
-  AnalysisOptions Options(const std::string& device, DType autocast, std::vector<std::vector<int64_t>> inputs) {
+  AnalysisOptions Options(const std::string& device, DType autocast,
+                          std::vector<std::vector<int64_t>> inputs) {
     AnalysisOptions o;
     o.device = device;
     o.autocast = autocast;
@@ -63,9 +68,11 @@ class AutocastTest : public ::testing::Test {
     const int w = b.Param("fc.weight", {6, 8});
     const int bias = b.Param("fc.bias", {6});
     b.Scope("fc", "Linear");
-    const int h = b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
+    const int h =
+        b.One("aten::linear", {x, w, bias}, {"input", "weight", "bias"});
     b.Scope("", "Net");
-    b.Output(b.One("aten::softmax.int", {h, b.Int(-1), b.None()}, {"self", "dim", "dtype"}));
+    b.Output(b.One("aten::softmax.int", {h, b.Int(-1), b.None()},
+                   {"self", "dim", "dtype"}));
     return b.graph();
   }
 
@@ -78,9 +85,12 @@ TEST_F(AutocastTest, LinearThenSoftmaxOnCudaFp16) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   // linear is `lower`: x, W and b cast to float16; softmax is `fp32` on CUDA:
   // the float16 linear output is cast back up. W and b are trainable float32
-  // parameters: their copies are autocast's weight cache, held to the region's end.
-  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(float16)", "to(float16)", "to(float16)", "aten::linear",
-                                              "to(float32)", "aten::softmax", kAutocastExitOp));
+  // parameters: their copies are autocast's weight cache, held to the region's
+  // end.
+  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(float16)", "to(float16)",
+                                              "to(float16)", "aten::linear",
+                                              "to(float32)", "aten::softmax",
+                                              kAutocastExitOp));
   EXPECT_EQ(g->nodes.back().inputs.size(), 2u);  // W's and b's copies.
 
   auto r = Analyze(*g, Builtin(), ctx_, o);
@@ -97,7 +107,8 @@ TEST_F(AutocastTest, LinearThenSoftmaxOnCudaFp16) {
   ASSERT_TRUE(peak.decided);
   EXPECT_EQ(peak.category_max[testing::kParam], sym::Expr((6 * 8 + 6) * 4));
   EXPECT_EQ(peak.category_max[testing::kGrad], sym::Expr((6 * 8 + 6) * 4));
-  // Casts cost no FLOPs: the forward is linear (2*M*IN*OUT + M*OUT) and softmax (4 per element).
+  // Casts cost no FLOPs: the forward is linear (2*M*IN*OUT + M*OUT) and softmax
+  // (4 per element).
   EXPECT_EQ(r->flops, sym::Expr(2 * 4 * 8 * 6 + 4 * 6 + 4 * 4 * 6));
   EXPECT_EQ(r->training.precision, "fp16-mixed");
 }
@@ -107,8 +118,9 @@ TEST_F(AutocastTest, CpuBf16LeavesSoftmaxInBf16) {
   auto g = ApplyAutocast(LinearSoftmax(), Builtin(), ctx_, o);
   ASSERT_TRUE(g.ok()) << g.status().message();
   // CPU autocast (torch 1.13) has no softmax in its float32 list.
-  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(bfloat16)", "to(bfloat16)", "to(bfloat16)", "aten::linear",
-                                              "aten::softmax", kAutocastExitOp));
+  EXPECT_THAT(Ops(*g), ::testing::ElementsAre(
+                           "to(bfloat16)", "to(bfloat16)", "to(bfloat16)",
+                           "aten::linear", "aten::softmax", kAutocastExitOp));
   auto r = Analyze(*g, Builtin(), ctx_, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->values[g->outputs[0]].dtype, DType::kBFloat16);
@@ -123,9 +135,12 @@ TEST_F(AutocastTest, WeightCacheSharesOneCastPerTrainableParameter) {
   const int w = b.Param("w", {4, 4});
   const int v = b.Param("v", {4, 4}, /*requires_grad=*/false);
   const int none = b.None();
-  const int a1 = b.One("aten::linear", {x, w, none}, {"input", "weight", "bias"});
-  const int a2 = b.One("aten::linear", {a1, w, none}, {"input", "weight", "bias"});
-  const int c1 = b.One("aten::linear", {a2, v, none}, {"input", "weight", "bias"});
+  const int a1 =
+      b.One("aten::linear", {x, w, none}, {"input", "weight", "bias"});
+  const int a2 =
+      b.One("aten::linear", {a1, w, none}, {"input", "weight", "bias"});
+  const int c1 =
+      b.One("aten::linear", {a2, v, none}, {"input", "weight", "bias"});
   b.Output(b.One("aten::linear", {c1, v, none}, {"input", "weight", "bias"}));
   const AnalysisOptions o = Options("cuda", DType::kBFloat16, {{2, 4}});
   auto g = ApplyAutocast(b.graph(), Builtin(), ctx_, o);
@@ -133,9 +148,10 @@ TEST_F(AutocastTest, WeightCacheSharesOneCastPerTrainableParameter) {
   // x cast once; W cast once (cached) and reused; the frozen V is not cached
   // (autocast caches leaves that require grad): cast before each use. The
   // linears after the first get bfloat16 inputs already.
-  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(bfloat16)", "to(bfloat16)", "aten::linear", "aten::linear",
-                                              "to(bfloat16)", "aten::linear", "to(bfloat16)", "aten::linear",
-                                              kAutocastExitOp));
+  EXPECT_THAT(Ops(*g), ::testing::ElementsAre(
+                           "to(bfloat16)", "to(bfloat16)", "aten::linear",
+                           "aten::linear", "to(bfloat16)", "aten::linear",
+                           "to(bfloat16)", "aten::linear", kAutocastExitOp));
   EXPECT_EQ(g->nodes[2].inputs[1], g->nodes[3].inputs[1]);  // One copy of W.
   ASSERT_EQ(g->nodes.back().inputs.size(), 1u);
   EXPECT_EQ(g->nodes.back().inputs[0], g->nodes[1].outputs[0]);
@@ -147,7 +163,8 @@ TEST_F(AutocastTest, CachedWeightCopyLivesToTheEndOfTheForward) {
   GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("w", {16, 4});
-  const int h = b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
+  const int h =
+      b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
   const int r1 = b.One("aten::relu", {h}, {"self"});
   b.Output(b.One("aten::relu", {r1}, {"self"}));
   AnalysisOptions o = Options("cuda", DType::kBFloat16, {{2, 4}});
@@ -166,46 +183,57 @@ TEST_F(AutocastTest, CachedWeightCopyLivesToTheEndOfTheForward) {
 }
 
 TEST_F(AutocastTest, PromoteCastsToTheWidestInput) {
-  // addcmul(x, h, h) on CUDA with h a bfloat16 linear output: promote casts h up to x's float32.
+  // addcmul(x, h, h) on CUDA with h a bfloat16 linear output: promote casts h
+  // up to x's float32.
   GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("w", {4, 4});
-  const int h = b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
-  b.Output(b.One("aten::addcmul", {x, h, h, b.Int(1)}, {"self", "tensor1", "tensor2", "value"}));
+  const int h =
+      b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
+  b.Output(b.One("aten::addcmul", {x, h, h, b.Int(1)},
+                 {"self", "tensor1", "tensor2", "value"}));
   const AnalysisOptions o = Options("cuda", DType::kBFloat16, {{2, 4}});
   auto g = ApplyAutocast(b.graph(), Builtin(), ctx_, o);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(bfloat16)", "to(bfloat16)", "aten::linear", "to(float32)",
-                                              "to(float32)", "aten::addcmul", kAutocastExitOp));
+  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(bfloat16)", "to(bfloat16)",
+                                              "aten::linear", "to(float32)",
+                                              "to(float32)", "aten::addcmul",
+                                              kAutocastExitOp));
 }
 
 TEST_F(AutocastTest, ExplicitDtypeIsNotAutocast) {
   GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("w", {4, 4});
-  const int h = b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
+  const int h =
+      b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"});
   // softmax(h, -1, dtype=torch.float32): 6 is float32's ScalarType code.
-  b.Output(b.One("aten::softmax.int", {h, b.Int(-1), b.Int(6)}, {"self", "dim", "dtype"}));
+  b.Output(b.One("aten::softmax.int", {h, b.Int(-1), b.Int(6)},
+                 {"self", "dim", "dtype"}));
   const AnalysisOptions o = Options("cuda", DType::kFloat16, {{2, 4}});
   auto g = ApplyAutocast(b.graph(), Builtin(), ctx_, o);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(float16)", "to(float16)", "aten::linear", "aten::softmax",
+  EXPECT_THAT(Ops(*g), ::testing::ElementsAre("to(float16)", "to(float16)",
+                                              "aten::linear", "aten::softmax",
                                               kAutocastExitOp));
 }
 
 TEST_F(AutocastTest, NoLowPrecisionOpsLeavesTheGraphAlone) {
   GraphBuilder b;
   b.Output(b.One("aten::relu", {b.Input()}, {"self"}));
-  auto g = ApplyAutocast(b.graph(), Builtin(), ctx_, Options("cuda", DType::kFloat16, {{2, 4}}));
+  auto g = ApplyAutocast(b.graph(), Builtin(), ctx_,
+                         Options("cuda", DType::kFloat16, {{2, 4}}));
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_THAT(Ops(*g), ::testing::ElementsAre("aten::relu"));
 }
 
 TEST_F(AutocastTest, BadOptionsAreErrors) {
-  auto cpu16 = ApplyAutocast(LinearSoftmax(), Builtin(), ctx_, Options("cpu", DType::kFloat16, {{4, 8}}));
+  auto cpu16 = ApplyAutocast(LinearSoftmax(), Builtin(), ctx_,
+                             Options("cpu", DType::kFloat16, {{4, 8}}));
   ASSERT_FALSE(cpu16.ok());
   EXPECT_THAT(cpu16.status().message(), HasSubstr("bfloat16 only"));
-  auto f64 = ApplyAutocast(LinearSoftmax(), Builtin(), ctx_, Options("cuda", DType::kFloat64, {{4, 8}}));
+  auto f64 = ApplyAutocast(LinearSoftmax(), Builtin(), ctx_,
+                           Options("cuda", DType::kFloat64, {{4, 8}}));
   ASSERT_FALSE(f64.ok());
   EXPECT_THAT(f64.status().message(), HasSubstr("float16 or bfloat16"));
 }

@@ -15,12 +15,13 @@ namespace torchcost {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using ::testing::HasSubstr;
 
-
-// Bytes of float32 [5, 4] and [5, 16] activations, and of [16, 4] / [4, 4] weights.
-constexpr int64_t kNarrow = 5 * 4 * 4, kWide = 5 * 16 * 4, kWeight = 16 * 4 * 4, kStemWeight = 4 * 4 * 4;
+// Bytes of float32 [5, 4] and [5, 16] activations, and of [16, 4] / [4, 4]
+// weights.
+constexpr int64_t kNarrow = 5 * 4 * 4, kWide = 5 * 16 * 4, kWeight = 16 * 4 * 4,
+                  kStemWeight = 4 * 4 * 4;
 
 // x [5, 4] -> stem: lin (W0 [4, 4]) -> h0
 //   -> blocks.0: lin (A1 [16, 4]) -> u1 -> relu -> r1 -> lin (B1 [4, 16]) -> h1
@@ -67,16 +68,20 @@ class CheckpointTest : public ::testing::Test {
   sym::Context ctx_;
 };
 
-// Forward FLOPs of one block: two linears (2*M*IN*OUT) and a relu (one per element).
+// Forward FLOPs of one block: two linears (2*M*IN*OUT) and a relu (one per
+// element).
 constexpr int64_t kBlockFlops = 2 * 5 * 4 * 16 + 5 * 16 + 2 * 5 * 16 * 4;
 // Backward FLOPs without recomputation: per block two linears with input and
 // weight gradients and a relu; the stem's weight gradient only (x needs none).
-constexpr int64_t kGradFlops = 2 * (2 * (2 * 5 * 4 * 16) + 5 * 16 + 2 * (2 * 5 * 16 * 4)) + 2 * 5 * 4 * 4;
+constexpr int64_t kGradFlops =
+    2 * (2 * (2 * 5 * 4 * 16) + 5 * 16 + 2 * (2 * 5 * 16 * 4)) + 2 * 5 * 4 * 4;
 
 TEST_F(CheckpointTest, WithoutCheckpointingEveryIntermediateIsSaved) {
   Report r = Run("");
-  // x (by the stem), h0 and h1 (block inputs), r1 and r2 (relu outputs, block linears' inputs).
-  EXPECT_EQ(At(r.training.saved_bytes), kNarrow + kNarrow + kWide + kNarrow + kWide);
+  // x (by the stem), h0 and h1 (block inputs), r1 and r2 (relu outputs, block
+  // linears' inputs).
+  EXPECT_EQ(At(r.training.saved_bytes),
+            kNarrow + kNarrow + kWide + kNarrow + kWide);
   EXPECT_EQ(At(r.training.flops_backward), kGradFlops);
   EXPECT_EQ(At(r.training.flops_recompute), 0);
   EXPECT_TRUE(r.training.checkpoint_segments.empty());
@@ -93,18 +98,22 @@ TEST_F(CheckpointTest, SavedTensorsDropToTheSegmentInputs) {
   EXPECT_EQ(s1.first, 4);
   EXPECT_EQ(s1.last, 6);
   EXPECT_TRUE(s0.recomputed && s1.recomputed);
-  // x (the stem's save) and each block's input h0, h1 (CheckpointFunction's saves).
+  // x (the stem's save) and each block's input h0, h1 (CheckpointFunction's
+  // saves).
   EXPECT_EQ(At(r.training.saved_bytes), kNarrow + kNarrow + kNarrow);
   std::vector<std::string> what;
   for (const auto& s : r.training.saved) what.push_back(s.what);
-  EXPECT_THAT(what, ElementsAre("input", "checkpoint input", "checkpoint input"));
+  EXPECT_THAT(what,
+              ElementsAre("input", "checkpoint input", "checkpoint input"));
   // A block's saved bytes are its input; the model's, all three.
   const auto& scopes = b_.graph().scopes;
   for (size_t sc = 0; sc < scopes.size(); ++sc) {
-    if (scopes[sc].path == "blocks.1") EXPECT_EQ(At(r.training.module_act_bytes[sc]), kNarrow);
+    if (scopes[sc].path == "blocks.1")
+      EXPECT_EQ(At(r.training.module_act_bytes[sc]), kNarrow);
   }
   EXPECT_EQ(At(r.training.module_act_bytes[0]), 3 * kNarrow);
-  // ACT at its largest: h0 and h1 (x is an input: OTH); the recomputed tensors are TEMP.
+  // ACT at its largest: h0 and h1 (x is an input: OTH); the recomputed tensors
+  // are TEMP.
   PeakInfo p = EvaluatePeak(r.training, {});
   EXPECT_EQ(At(p.category_max[testing::kAct]), 2 * kNarrow);
 }
@@ -114,7 +123,8 @@ TEST_F(CheckpointTest, RecomputeFlopsAreTheSegmentsForwardFlops) {
   EXPECT_EQ(At(r.training.flops_recompute), 2 * kBlockFlops);
   EXPECT_EQ(At(r.training.flops_backward), kGradFlops + 2 * kBlockFlops);
   // The step: forward (stem + blocks) + backward (with the recomputation).
-  EXPECT_EQ(At(r.training.flops_step), (2 * 5 * 4 * 4 + 2 * kBlockFlops) + kGradFlops + 2 * kBlockFlops +
+  EXPECT_EQ(At(r.training.flops_step), (2 * 5 * 4 * 4 + 2 * kBlockFlops) +
+                                           kGradFlops + 2 * kBlockFlops +
                                            /*SGD*/ 2 * (4 * 4 + 4 * 16 * 4));
 }
 
@@ -128,13 +138,17 @@ TEST_F(CheckpointTest, PeakOfTheTinyChain) {
   // blocks.0, when u1's gradient is made while r1's is alive:
   const int64_t params = kStemWeight + 4 * kWeight;
   // The loss and its gradient of ones (held until backward returns).
-  const int64_t caller = kNarrow /*x*/ + kNarrow /*out h2*/ + 4 /*loss*/ + 4 /*ones*/;
-  const int64_t grads = 3 * kWeight;                     // B2, A2, B1 done.
-  const int64_t saved_input = kNarrow;                    // h0, saved by blocks.0's checkpoint.
-  const int64_t held = kNarrow /*recomputed h1*/ + kNarrow /*h1's gradient, held*/;
-  const int64_t recomputed = kWide;                       // r1.
+  const int64_t caller =
+      kNarrow /*x*/ + kNarrow /*out h2*/ + 4 /*loss*/ + 4 /*ones*/;
+  const int64_t grads = 3 * kWeight;  // B2, A2, B1 done.
+  // h0, saved by blocks.0's checkpoint.
+  const int64_t saved_input = kNarrow;
+  const int64_t held =
+      kNarrow /*recomputed h1*/ + kNarrow /*h1's gradient, held*/;
+  const int64_t recomputed = kWide;  // r1.
   const int64_t act_grads = kWide /*dr1*/ + kWide /*du1*/;
-  EXPECT_EQ(At(p.peak), params + caller + grads + saved_input + held + recomputed + act_grads);
+  EXPECT_EQ(At(p.peak), params + caller + grads + saved_input + held +
+                            recomputed + act_grads);
   EXPECT_EQ(r.training.timeline[p.point].phase, StepPhase::kBackward);
   EXPECT_EQ(r.training.timeline[p.point].node, 2);
 }
@@ -165,12 +179,16 @@ TEST_F(CheckpointTest, BadPatternsAreErrorsNamingTheFlag) {
   bad.checkpoint = "(";
   auto a = Analyze(bad);
   ASSERT_FALSE(a.ok());
-  EXPECT_THAT(a.status().message(), HasSubstr("StepConfig.checkpoint '(': not a valid regular expression"));
+  EXPECT_THAT(
+      a.status().message(),
+      HasSubstr("StepConfig.checkpoint '(': not a valid regular expression"));
   TrainingOptions none;
   none.checkpoint = "^decoder\\.";
   auto b = Analyze(none);
   ASSERT_FALSE(b.ok());
-  EXPECT_THAT(b.status().message(), HasSubstr("StepConfig.checkpoint '^decoder\\.': matches no module"));
+  EXPECT_THAT(
+      b.status().message(),
+      HasSubstr("StepConfig.checkpoint '^decoder\\.': matches no module"));
   TrainingOptions group;
   group.checkpoint = "blocks";
   group.checkpoint_group = 0;
@@ -199,8 +217,10 @@ TEST(RepeatedBlocksTest, OutermostIndexedModulesOfTheCommonestType) {
   b.Scope("head.1", "Linear");  // No nodes: not a block.
   b.Output(x);
   std::vector<std::string> paths;
-  for (int s : analysis::RepeatedBlocks(b.graph())) paths.push_back(b.graph().scopes[s].path);
-  EXPECT_THAT(paths, ElementsAre("enc.layers.encoder_layer_0", "enc.layers.encoder_layer_1"));
+  for (int s : analysis::RepeatedBlocks(b.graph()))
+    paths.push_back(b.graph().scopes[s].path);
+  EXPECT_THAT(paths, ElementsAre("enc.layers.encoder_layer_0",
+                                 "enc.layers.encoder_layer_1"));
 }
 
 }  // namespace

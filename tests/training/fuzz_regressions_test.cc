@@ -25,15 +25,24 @@ TEST(TrainingFuzzRegressionTest, CheckpointPatternWithNestedStarsEndsQuickly) {
     g.nodes.push_back(n);
   }
   TrainingOptions options;
-  options.checkpoint = "h" + std::string(30, '*') + "[0Se,\xcd\xca" "3C,32:flo\"tt5ctypeIcE/9]+";
+  options.checkpoint = "h" + std::string(30, '*') +
+                       "[0Se,\xcd\xca"
+                       "3C,32:flo\"tt5ctypeIcE/9]+";
   const auto start = std::chrono::steady_clock::now();
   Result<std::vector<CheckpointSegment>> r = FindCheckpointSegments(g, options);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count(),
+      2.0);
   if (!r.ok()) EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
   options.checkpoint = std::string(600, 'h');
-  Result<std::vector<CheckpointSegment>> too_long = FindCheckpointSegments(g, options);
+  Result<std::vector<CheckpointSegment>> too_long =
+      FindCheckpointSegments(g, options);
   ASSERT_FALSE(too_long.ok());
-  EXPECT_THAT(too_long.status().message(), ::testing::HasSubstr("not a valid regular expression (longer than 512 characters)"));
+  EXPECT_THAT(
+      too_long.status().message(),
+      ::testing::HasSubstr(
+          "not a valid regular expression (longer than 512 characters)"));
 }
 
 }  // namespace

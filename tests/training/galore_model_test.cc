@@ -3,12 +3,13 @@
 // and SVD steps), FLOPs, and the per-layer update's GRAD bound on a two-layer
 // MLP; every expected number derived by hand from the reference's code
 // (galore_torch/adamw.py, galore_projector.py).
+#include "training/galore_model.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
-#include "training/galore_model.h"
 #include "testing/timeline.h"
 #include "testing/toy_graph_test.h"
 #include "testing/toy_graphs.h"
@@ -26,7 +27,8 @@ using testing::CategoryMax;
 using testing::OptimizerTempOverBackward;
 
 TEST(GaloreConfigTest, ParsesEveryKey) {
-  auto c = ParseGaloreConfig("r=8,gap=50,scale=0.5,targets=q_proj|v_proj,per_layer=true,svd=false");
+  auto c = ParseGaloreConfig(
+      "r=8,gap=50,scale=0.5,targets=q_proj|v_proj,per_layer=true,svd=false");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->rank, 8);
   EXPECT_EQ(c->update_proj_gap, 50);
@@ -45,14 +47,29 @@ TEST(GaloreConfigTest, ParsesEveryKey) {
 }
 
 TEST(GaloreConfigTest, BadSpecsSayWhy) {
-  EXPECT_NE(ParseGaloreConfig("r=0").status().message().find("positive integer"), std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("rank=x").status().message().find("rank=x"), std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("alpha=3").status().message().find("unknown key 'alpha'"), std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("targets=(").status().message().find("not a valid regular expression"),
+  EXPECT_NE(
+      ParseGaloreConfig("r=0").status().message().find("positive integer"),
+      std::string::npos);
+  EXPECT_NE(ParseGaloreConfig("rank=x").status().message().find("rank=x"),
             std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("per_layer=maybe").status().message().find("true or false"), std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("scale=-1").status().message().find("positive number"), std::string::npos);
-  EXPECT_NE(ParseGaloreConfig("r8").status().message().find("not key=value"), std::string::npos);
+  EXPECT_NE(ParseGaloreConfig("alpha=3").status().message().find(
+                "unknown key 'alpha'"),
+            std::string::npos);
+  EXPECT_NE(ParseGaloreConfig("targets=(")
+                .status()
+                .message()
+                .find("not a valid regular expression"),
+            std::string::npos);
+  EXPECT_NE(ParseGaloreConfig("per_layer=maybe")
+                .status()
+                .message()
+                .find("true or false"),
+            std::string::npos);
+  EXPECT_NE(
+      ParseGaloreConfig("scale=-1").status().message().find("positive number"),
+      std::string::npos);
+  EXPECT_NE(ParseGaloreConfig("r8").status().message().find("not key=value"),
+            std::string::npos);
 }
 
 GaloreConfig Rank(int64_t r) {
@@ -65,33 +82,42 @@ TEST(GaloreStateTest, TallWeightProjectsRight) {
   // [64, 32], m >= n: low-rank grad [64, 8] (512 floats), exp_avg and
   // exp_avg_sq of that shape: 2 * 512 * 4; the projector Vh[:8, :] keeps
   // thin SVD's whole Vh [32, 32]: 32 * 32 * 4.
-  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, true, Rank(8)), 2 * 512 * 4 + 32 * 32 * 4);
+  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, true, Rank(8)),
+            2 * 512 * 4 + 32 * 32 * 4);
 }
 
 TEST(GaloreStateTest, WideWeightProjectsLeft) {
-  // [32, 64], m < n: low-rank grad [8, 64] (512 floats); U[:, :8] keeps U [32, 32].
-  EXPECT_EQ(GaloreStateBytes({32, 64}, DType::kFloat32, true, Rank(8)), 2 * 512 * 4 + 32 * 32 * 4);
+  // [32, 64], m < n: low-rank grad [8, 64] (512 floats); U[:, :8] keeps U [32,
+  // 32].
+  EXPECT_EQ(GaloreStateBytes({32, 64}, DType::kFloat32, true, Rank(8)),
+            2 * 512 * 4 + 32 * 32 * 4);
   // [128, 512] (gpt_tiny's mlp.c_proj) at r=8: [8, 512] states, U [128, 128].
-  EXPECT_EQ(GaloreStateBytes({128, 512}, DType::kFloat32, true, Rank(8)), 2 * 8 * 512 * 4 + 128 * 128 * 4);
+  EXPECT_EQ(GaloreStateBytes({128, 512}, DType::kFloat32, true, Rank(8)),
+            2 * 8 * 512 * 4 + 128 * 128 * 4);
 }
 
 TEST(GaloreStateTest, HalfPrecisionKeepsACastCopyOfTheSlice) {
   // bfloat16 [32, 64]: states [8, 64] in bf16 (2 * 512 * 2); the projector is
   // U[:, :8].type(bf16), a new [32, 8] tensor: 256 * 2.
-  EXPECT_EQ(GaloreStateBytes({32, 64}, DType::kBFloat16, true, Rank(8)), 2 * 512 * 2 + 32 * 8 * 2);
+  EXPECT_EQ(GaloreStateBytes({32, 64}, DType::kBFloat16, true, Rank(8)),
+            2 * 512 * 2 + 32 * 8 * 2);
   // [64, 32] bf16: Vh[:8, :].type(bf16) is [8, 32].
-  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kBFloat16, true, Rank(8)), 2 * 512 * 2 + 8 * 32 * 2);
+  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kBFloat16, true, Rank(8)),
+            2 * 512 * 2 + 8 * 32 * 2);
 }
 
 TEST(GaloreStateTest, RankAboveTheSmallerDimIsClipped) {
   // [16, 64] at r=32: U[:, :32] has 16 columns; states [16, 64].
-  EXPECT_EQ(GaloreStateBytes({16, 64}, DType::kFloat32, true, Rank(32)), 2 * 16 * 64 * 4 + 16 * 16 * 4);
+  EXPECT_EQ(GaloreStateBytes({16, 64}, DType::kFloat32, true, Rank(32)),
+            2 * 16 * 64 * 4 + 16 * 16 * 4);
 }
 
 TEST(GaloreStateTest, OtherParametersKeepFullAdamStatesWithoutStep) {
   // Full-size exp_avg and exp_avg_sq; the reference's step is a Python int.
-  EXPECT_EQ(GaloreStateBytes({10}, DType::kFloat32, false, Rank(8)), 2 * 10 * 4);
-  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, false, Rank(8)), 2 * 2048 * 4);
+  EXPECT_EQ(GaloreStateBytes({10}, DType::kFloat32, false, Rank(8)),
+            2 * 10 * 4);
+  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, false, Rank(8)),
+            2 * 2048 * 4);
 }
 
 // Replays an update's events from empty slots: the most temporary bytes alive
@@ -115,7 +141,8 @@ Replayed Replay(const std::vector<Event>& events) {
         live -= bytes[e.tensor];
         break;
       case Event::Kind::kBind:
-        if (slots.count(e.slot) && slots[e.slot] >= 0) live -= bytes[slots[e.slot]];
+        if (slots.count(e.slot) && slots[e.slot] >= 0)
+          live -= bytes[slots[e.slot]];
         slots[e.slot] = e.tensor;
         break;
       case Event::Kind::kPoint:
@@ -131,7 +158,8 @@ TEST(GaloreUpdateTest, SteadyStepTemporaries) {
   // [64, 32] float32, r=8: low = grad @ P.t() (2048), denom (2048),
   // norm_grad = exp_avg / denom (2048), project_back's matmul (8192) and
   // its * scale (8192) together: 3 * 2048 + 2 * 8192.
-  const Replayed r = Replay(GaloreUpdate({64, 32}, DType::kFloat32, true, Rank(8), /*svd=*/false));
+  const Replayed r = Replay(
+      GaloreUpdate({64, 32}, DType::kFloat32, true, Rank(8), /*svd=*/false));
   EXPECT_EQ(r.most, 3 * 2048 + 2 * 8192);
   // Bound to grad, denom and norm_grad until the next parameter rebinds them:
   // the low-rank grad and denom and the full-size scaled update.
@@ -142,37 +170,47 @@ TEST(GaloreUpdateTest, SvdStepAllocatesTheFactorsAndLapacksCopy) {
   // [64, 32] float32: LAPACK's column-major copy (64*32*4), U [64, 32]
   // (8192), S [32] (128), Vh [32, 32] (4096) and the int32 info (4) at once;
   // the steady temporaries come after they are gone.
-  const Replayed r = Replay(GaloreUpdate({64, 32}, DType::kFloat32, true, Rank(8), /*svd=*/true));
-  EXPECT_EQ(r.most, std::max<int64_t>(8192 + 8192 + 128 + 4096 + 4, 3 * 2048 + 2 * 8192));
+  const Replayed r = Replay(
+      GaloreUpdate({64, 32}, DType::kFloat32, true, Rank(8), /*svd=*/true));
+  EXPECT_EQ(r.most, std::max<int64_t>(8192 + 8192 + 128 + 4096 + 4,
+                                      3 * 2048 + 2 * 8192));
   // [256, 32]: the SVD moment, copy 32768 + U 32768 + S 128 + Vh 4096 + info 4,
   // against the steady one, low-rank [256, 8] (8192) three times + 2 * 32768.
-  const Replayed tall = Replay(GaloreUpdate({256, 32}, DType::kFloat32, true, Rank(8), /*svd=*/true));
-  EXPECT_EQ(tall.most, std::max<int64_t>(32768 + 32768 + 128 + 4096 + 4, 3 * 8192 + 2 * 32768));
+  const Replayed tall = Replay(
+      GaloreUpdate({256, 32}, DType::kFloat32, true, Rank(8), /*svd=*/true));
+  EXPECT_EQ(tall.most, std::max<int64_t>(32768 + 32768 + 128 + 4096 + 4,
+                                         3 * 8192 + 2 * 32768));
   // bfloat16 [32, 64]: grad.float() (8192) joins the SVD's tensors:
   // 8192 + 8192 + U 4096 + S 128 + Vh [32, 64] 8192 + 4.
-  const Replayed half = Replay(GaloreUpdate({32, 64}, DType::kBFloat16, true, Rank(8), /*svd=*/true));
+  const Replayed half = Replay(
+      GaloreUpdate({32, 64}, DType::kBFloat16, true, Rank(8), /*svd=*/true));
   EXPECT_EQ(half.most, 8192 + 8192 + 4096 + 128 + 8192 + 4);
 }
 
 TEST(GaloreUpdateTest, OtherParametersKeepDenomAndUpdate) {
-  // exp_avg_sq.sqrt().add_(eps) and exp_avg / denom: two param-sized tensors, both still bound.
-  const Replayed r = Replay(GaloreUpdate({10}, DType::kFloat32, false, Rank(8), true));
+  // exp_avg_sq.sqrt().add_(eps) and exp_avg / denom: two param-sized tensors,
+  // both still bound.
+  const Replayed r =
+      Replay(GaloreUpdate({10}, DType::kFloat32, false, Rank(8), true));
   EXPECT_EQ(r.most, 2 * 40);
   EXPECT_EQ(r.left, 2 * 40);
 }
 
 TEST(GaloreFlopsTest, ProjectionsAdamAndAmortizedSvd) {
   // [64, 32], r=8, T=200: project 2*64*32*8, Adam 9 * 512, back 2*64*32*8,
-  // scale 2048, p.add_ 2 * 2048, SVD (6*64*32^2 + 11*32^3) / 200 = 753664 / 200.
+  // scale 2048, p.add_ 2 * 2048, SVD (6*64*32^2 + 11*32^3) / 200 = 753664 /
+  // 200.
   GaloreConfig c = Rank(8);
-  EXPECT_EQ(GaloreFlops({64, 32}, true, c),
-            2 * 64 * 32 * 8 + 9 * 512 + 2 * 64 * 32 * 8 + 2048 + 2 * 2048 + 753664 / 200);
+  EXPECT_EQ(GaloreFlops({64, 32}, true, c), 2 * 64 * 32 * 8 + 9 * 512 +
+                                                2 * 64 * 32 * 8 + 2048 +
+                                                2 * 2048 + 753664 / 200);
   EXPECT_EQ(analysis::SvdFlops(32, 64), 6 * 64 * 32 * 32 + 11 * 32 * 32 * 32);
   // Other parameters: 9 Adam FLOPs and the 2 of p.add_ per element.
   EXPECT_EQ(GaloreFlops({10}, false, c), 11 * 10);
 }
 
-// GaLoreAdamW8bit (the reference's galore_torch/adamw8bit.py on bitsandbytes' Optimizer2State, optim_bits=8).
+// GaLoreAdamW8bit (the reference's galore_torch/adamw8bit.py on bitsandbytes'
+// Optimizer2State, optim_bits=8).
 GaloreConfig EightBit(int64_t rank) {
   GaloreConfig c = Rank(rank);
   c.eight_bit = true;
@@ -185,10 +223,13 @@ TEST(Galore8bitTest, ProjectedStatesAreEightBitBlockwise) {
   // the float32 projector keeps Vh's storage, 512 * 512 * 4.
   EXPECT_EQ(GaloreStateBytes({1024, 512}, DType::kFloat32, true, EightBit(128)),
             2 * 131072 + 2 * 64 * 4 + 512 * 512 * 4);
-  // [64, 32], r=8: projected 512 elements (< 4096): float32 states, 2 * 512 * 4, + Vh 32 * 32 * 4.
-  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, true, EightBit(8)), 2 * 512 * 4 + 32 * 32 * 4);
+  // [64, 32], r=8: projected 512 elements (< 4096): float32 states, 2 * 512 *
+  // 4, + Vh 32 * 32 * 4.
+  EXPECT_EQ(GaloreStateBytes({64, 32}, DType::kFloat32, true, EightBit(8)),
+            2 * 512 * 4 + 32 * 32 * 4);
   // Untargeted: bitsandbytes' Adam8bit states of the full shape.
-  EXPECT_EQ(GaloreStateBytes({10}, DType::kFloat32, false, EightBit(8)), 2 * 10 * 4);
+  EXPECT_EQ(GaloreStateBytes({10}, DType::kFloat32, false, EightBit(8)),
+            2 * 10 * 4);
 }
 
 TEST(Galore8bitTest, StepClonesTheWeightAndProjectsBack) {
@@ -197,11 +238,14 @@ TEST(Galore8bitTest, StepClonesTheWeightAndProjectsBack) {
   // grad.clone() (low; the old storage goes as saved_data takes its place);
   // the fused 8-bit update (none); project_back's matmul and * scale (2 full):
   // at most low + low + 2 * full.
-  const Replayed r = Replay(GaloreUpdate({64, 32}, DType::kFloat32, true, EightBit(8), /*svd=*/false));
+  const Replayed r = Replay(GaloreUpdate({64, 32}, DType::kFloat32, true,
+                                         EightBit(8), /*svd=*/false));
   EXPECT_EQ(r.most, 2048 + 2048 + 2 * 8192);
-  EXPECT_EQ(r.left, 2048);  // grad, bound until the next parameter (it is p.grad too).
+  // grad, bound until the next parameter (it is p.grad too).
+  EXPECT_EQ(r.left, 2048);
   // Untargeted: one fused kernel, nothing.
-  const Replayed other = Replay(GaloreUpdate({10}, DType::kFloat32, false, EightBit(8), true));
+  const Replayed other =
+      Replay(GaloreUpdate({10}, DType::kFloat32, false, EightBit(8), true));
   EXPECT_EQ(other.most, 0);
   // FLOPs: project and back 2 * 2mnk, 8-bit Adam 18 per projected element,
   // scale and saved_data.add_ one per element, SVD / T; others 8-bit Adam's 18.
@@ -210,7 +254,8 @@ TEST(Galore8bitTest, StepClonesTheWeightAndProjectsBack) {
   EXPECT_EQ(GaloreFlops({10}, false, EightBit(8)), 18 * 10);
 }
 
-// x [5, 8] -> l1 (W1 [4, 8]: 128 bytes) -> relu -> l2 (W2 [2, 4]: 32 bytes), both Linear.
+// x [5, 8] -> l1 (W1 [4, 8]: 128 bytes) -> relu -> l2 (W2 [2, 4]: 32 bytes),
+// both Linear.
 class GaloreStepTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
@@ -236,26 +281,31 @@ TEST_F(GaloreStepTest, ProjectedStatesAndTemporaries) {
   // W2's come after W1's low-rank grad and denom were rebound: less.
   EXPECT_EQ(OptimizerTempOverBackward(*r), 3 * 64 + 2 * 128);
   // W1: project 2*4*8*2 (128), Adam 9 * 16, back 128, scale 32, add 64, SVD
-  // (6*8*4^2 + 11*4^3) / 200 = 1472 / 200 = 7; W2: 32 + 72 + 32 + 8 + 16 + 184 / 200 (0).
-  EXPECT_EQ(*r->training.flops_optimizer.AsConstant(), (128 + 144 + 128 + 32 + 64 + 7) + (32 + 72 + 32 + 8 + 16));
+  // (6*8*4^2 + 11*4^3) / 200 = 1472 / 200 = 7; W2: 32 + 72 + 32 + 8 + 16 + 184
+  // / 200 (0).
+  EXPECT_EQ(*r->training.flops_optimizer.AsConstant(),
+            (128 + 144 + 128 + 32 + 64 + 7) + (32 + 72 + 32 + 8 + 16));
 }
 
 TEST_F(GaloreStepTest, PerLayerFreesEachGradientAfterItsUpdate) {
   auto full = Run("r=2,targets=l1|l2");
   auto per_layer = Run("r=2,targets=l1|l2,per_layer=true");
   ASSERT_TRUE(full.ok() && per_layer.ok());
-  // All gradients at the end of backward: 128 + 32; per layer, at most one: W1's 128.
+  // All gradients at the end of backward: 128 + 32; per layer, at most one:
+  // W1's 128.
   EXPECT_EQ(CategoryMax(*full, MemCategory::kGrad), 128 + 32);
   EXPECT_EQ(CategoryMax(*per_layer, MemCategory::kGrad), 128);
   // Nothing is left for the optimizer phase.
   EXPECT_EQ(OptimizerTempOverBackward(*per_layer), 0);
-  EXPECT_EQ(CategoryMax(*per_layer, MemCategory::kOpt), CategoryMax(*full, MemCategory::kOpt));
+  EXPECT_EQ(CategoryMax(*per_layer, MemCategory::kOpt),
+            CategoryMax(*full, MemCategory::kOpt));
 }
 
 TEST_F(GaloreStepTest, TargetsMustMatch) {
   auto r = Run("targets=attn");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("match no trainable 2-D weight"), std::string::npos);
+  EXPECT_NE(r.status().message().find("match no trainable 2-D weight"),
+            std::string::npos);
   // Only l1 matches: l2 keeps full states (2 * 32) and no projector.
   auto one = Run("r=2,targets=^l1$");
   ASSERT_TRUE(one.ok());

@@ -14,18 +14,22 @@
 namespace torchcost::analysis {
 namespace {
 
-// Replays sequences; returns the largest live bytes and the live bytes at the end.
-std::pair<int64_t, int64_t> Replay(const std::vector<std::vector<memory::Event>>& seqs) {
+// Replays sequences; returns the largest live bytes and the live bytes at the
+// end.
+std::pair<int64_t, int64_t> Replay(
+    const std::vector<std::vector<memory::Event>>& seqs) {
   std::map<int, int64_t> live;
   int64_t now = 0, max = 0;
   for (const auto& seq : seqs) {
     for (const memory::Event& e : seq) {
       if (e.kind == memory::Event::Kind::kAlloc) {
-        EXPECT_EQ(live.count(e.tensor), 0u) << "tensor " << e.tensor << " allocated twice";
+        EXPECT_EQ(live.count(e.tensor), 0u)
+            << "tensor " << e.tensor << " allocated twice";
         live[e.tensor] = e.bytes;
         now += e.bytes;
       } else if (e.kind == memory::Event::Kind::kFree) {
-        EXPECT_EQ(live.count(e.tensor), 1u) << "tensor " << e.tensor << " freed while not live";
+        EXPECT_EQ(live.count(e.tensor), 1u)
+            << "tensor " << e.tensor << " freed while not live";
         now -= live[e.tensor];
         live.erase(e.tensor);
       }
@@ -36,14 +40,17 @@ std::pair<int64_t, int64_t> Replay(const std::vector<std::vector<memory::Event>>
 }
 
 TEST(GradScalerTest, Backward) {
-  // scaled loss (float32 [1]: 4) + root gradient (4) + grad * _scale (4) + summed to [] (4).
-  auto [max, end] = Replay({ScaledLossBackward(), ScaledLossGradDone(), ScaledBackwardEnd()});
+  // scaled loss (float32 [1]: 4) + root gradient (4) + grad * _scale (4) +
+  // summed to [] (4).
+  auto [max, end] =
+      Replay({ScaledLossBackward(), ScaledLossGradDone(), ScaledBackwardEnd()});
   EXPECT_EQ(max, 4 + 4 + 4 + 4);
   EXPECT_EQ(end, 4);  // The scaled loss stays with the caller.
 }
 
 TEST(GradScalerTest, UnscaleAndUpdate) {
-  // _scale.double() (8) and its reciprocal (8) alive together; then inv_scale (4) and found_inf (4).
+  // _scale.double() (8) and its reciprocal (8) alive together; then inv_scale
+  // (4) and found_inf (4).
   auto [max, end] = Replay({Unscale()});
   EXPECT_EQ(max, 8 + 8);
   EXPECT_EQ(end, 4);  // found_inf, until update().
@@ -52,12 +59,14 @@ TEST(GradScalerTest, UnscaleAndUpdate) {
 }
 
 TEST(GradScalerTest, StateIsOptAndTheStepAddsItsTensors) {
-  // x [2, 4] -> linear(W [3, 4]) -> out [2, 3]: the step with and without a scaler.
+  // x [2, 4] -> linear(W [3, 4]) -> out [2, 3]: the step with and without a
+  // scaler.
   testing::GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("fc.weight", {3, 4});
   b.Scope("fc", "Linear");
-  b.Output(b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"}));
+  b.Output(
+      b.One("aten::linear", {x, w, b.None()}, {"input", "weight", "bias"}));
   auto rules = RuleSet::Builtin();
   ASSERT_TRUE(rules.ok());
   sym::Context ctx;
@@ -72,11 +81,15 @@ TEST(GradScalerTest, StateIsOptAndTheStepAddsItsTensors) {
   ASSERT_TRUE(plain.ok() && scaled.ok());
   const PeakInfo p0 = EvaluatePeak(plain->training, {});
   const PeakInfo p1 = EvaluatePeak(scaled->training, {});
-  EXPECT_EQ(p1.category_max[testing::kOpt], p0.category_max[testing::kOpt] + sym::Expr(kScalerStateBytes));
-  EXPECT_EQ(p1.category_max[testing::kOther], p0.category_max[testing::kOther] + sym::Expr(4));  // The scaled loss.
+  EXPECT_EQ(p1.category_max[testing::kOpt],
+            p0.category_max[testing::kOpt] + sym::Expr(kScalerStateBytes));
+  // The scaled loss.
+  EXPECT_EQ(p1.category_max[testing::kOther],
+            p0.category_max[testing::kOther] + sym::Expr(4));
   EXPECT_TRUE(scaled->training.grad_scaler);
   // unscale_ multiplies each of the 12 gradient elements by 1/scale.
-  EXPECT_EQ(scaled->training.flops_optimizer, plain->training.flops_optimizer + sym::Expr(3 * 4));
+  EXPECT_EQ(scaled->training.flops_optimizer,
+            plain->training.flops_optimizer + sym::Expr(3 * 4));
 }
 
 }  // namespace

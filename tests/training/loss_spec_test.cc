@@ -12,7 +12,8 @@ using ::testing::HasSubstr;
 TEST(LossSpecTest, ParsesEachLoss) {
   EXPECT_EQ(ParseLossSpec("sum")->kind, LossSpec::Kind::kSum);
   EXPECT_EQ(ParseLossSpec("none")->kind, LossSpec::Kind::kNone);
-  EXPECT_EQ(ParseLossSpec("cross_entropy")->kind, LossSpec::Kind::kCrossEntropy);
+  EXPECT_EQ(ParseLossSpec("cross_entropy")->kind,
+            LossSpec::Kind::kCrossEntropy);
   EXPECT_EQ(ParseLossSpec("mse")->kind, LossSpec::Kind::kMse);
   auto lm = ParseLossSpec("causal_lm");
   ASSERT_TRUE(lm.ok());
@@ -34,23 +35,37 @@ TEST(LossSpecTest, ParsesEachLoss) {
 }
 
 TEST(LossSpecTest, ErrorsNameTheSpec) {
-  EXPECT_THAT(ParseLossSpec("hinge").status().message(), HasSubstr("unknown loss 'hinge'"));
-  EXPECT_THAT(ParseLossSpec("mse:chunks=2").status().message(), HasSubstr("mse takes no settings"));
-  EXPECT_THAT(ParseLossSpec("lm:chunks=2").status().message(), HasSubstr("lm takes no settings"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:chunks=0").status().message(), HasSubstr("chunks=0 must be an integer"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:shift=both").status().message(), HasSubstr("shift=both must be logits or labels"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:upcast=yes").status().message(), HasSubstr("upcast=yes must be true or false"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:foo=1").status().message(), HasSubstr("unknown setting 'foo'"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:chunks").status().message(), HasSubstr("'chunks' is not key=value"));
-  EXPECT_THAT(ParseLossSpec("causal_lm:chunks=8,shift=labels").status().message(), HasSubstr("give no shift"));
+  EXPECT_THAT(ParseLossSpec("hinge").status().message(),
+              HasSubstr("unknown loss 'hinge'"));
+  EXPECT_THAT(ParseLossSpec("mse:chunks=2").status().message(),
+              HasSubstr("mse takes no settings"));
+  EXPECT_THAT(ParseLossSpec("lm:chunks=2").status().message(),
+              HasSubstr("lm takes no settings"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:chunks=0").status().message(),
+              HasSubstr("chunks=0 must be an integer"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:shift=both").status().message(),
+              HasSubstr("shift=both must be logits or labels"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:upcast=yes").status().message(),
+              HasSubstr("upcast=yes must be true or false"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:foo=1").status().message(),
+              HasSubstr("unknown setting 'foo'"));
+  EXPECT_THAT(ParseLossSpec("causal_lm:chunks").status().message(),
+              HasSubstr("'chunks' is not key=value"));
+  EXPECT_THAT(
+      ParseLossSpec("causal_lm:chunks=8,shift=labels").status().message(),
+      HasSubstr("give no shift"));
 }
 
 TEST(LossSpecTest, DescriptionsNameTheImplementation) {
-  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm")), HasSubstr("LlamaForCausalLM"));
-  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:shift=labels")), HasSubstr("ForCausalLMLoss"));
-  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:chunks=8")), HasSubstr("torchtune's chunked cross-entropy over 8"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm")),
+              HasSubstr("LlamaForCausalLM"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:shift=labels")),
+              HasSubstr("ForCausalLMLoss"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("causal_lm:chunks=8")),
+              HasSubstr("torchtune's chunked cross-entropy over 8"));
   EXPECT_THAT(LossDescription(*ParseLossSpec("sum")), HasSubstr("out.sum()"));
-  EXPECT_THAT(LossDescription(*ParseLossSpec("lm")), HasSubstr("BertForMaskedLM"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("lm")),
+              HasSubstr("BertForMaskedLM"));
 }
 
 }  // namespace

@@ -2,11 +2,12 @@
 // RMSprop, Lion, Adafactor's factored second moments, 8-bit Adam's block-wise
 // quantized states), FLOPs, and the step's transient tensors on a two-layer
 // MLP, every expected number derived by hand from the update rules.
+#include "training/optimizer_model.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "training/optimizer_model.h"
 #include "testing/timeline.h"
 #include "testing/toy_graph_test.h"
 #include "testing/toy_graphs.h"
@@ -22,7 +23,9 @@ using testing::CategoryMax;
 using testing::OptimizerTempOverBackward;
 
 TEST(OptimizerNamesTest, EveryKindRoundTrips) {
-  for (const char* name : {"sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop", "lion", "adafactor", "adam8bit"}) {
+  for (const char* name :
+       {"sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad",
+        "rmsprop", "lion", "adafactor", "adam8bit"}) {
     auto kind = ParseOptimizer(name);
     ASSERT_TRUE(kind.ok()) << name;
     EXPECT_EQ(OptimizerName(*kind), name);
@@ -33,43 +36,63 @@ TEST(OptimizerNamesTest, EveryKindRoundTrips) {
 TEST(OptimizerStateTest, ElementwiseOptimizers) {
   const std::vector<int64_t> shape = {4, 8};  // 32 float32 elements: 128 bytes.
   // Adagrad: `sum` (full_like p) + `step`, a float32 0-dim tensor.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kFloat32), 128 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kFloat32),
+            128 + 4);
   // RMSprop: `square_avg`; torch 1.13's `step` is a Python int.
   EXPECT_EQ(StateBytes(OptimizerKind::kRmsprop, shape, DType::kFloat32), 128);
   // Lion: exp_avg only.
   EXPECT_EQ(StateBytes(OptimizerKind::kLion, shape, DType::kFloat32), 128);
   // Adam, unchanged: exp_avg + exp_avg_sq + float32 step.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdam, shape, DType::kFloat32), 2 * 128 + 4);
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kBFloat16), 64 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam, shape, DType::kFloat32),
+            2 * 128 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdagrad, shape, DType::kBFloat16),
+            64 + 4);
 }
 
 TEST(OptimizerStateTest, AdafactorFactorsTheLastTwoDims) {
   // [4, 8]: row statistics of 4 and column statistics of 8 floats, instead of
   // 32, plus the 0-dim float32 RMS; `step` is a Python int.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kFloat32), (4 + 8) * 4 + 4);
-  // [2, 3, 4]: rows shape[:-1] = [2, 3] (6), columns shape[:-2] + shape[-1:] = [2, 4] (8).
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {2, 3, 4}, DType::kFloat32), (6 + 8) * 4 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kFloat32),
+            (4 + 8) * 4 + 4);
+  // [2, 3, 4]: rows shape[:-1] = [2, 3] (6), columns shape[:-2] + shape[-1:] =
+  // [2, 4] (8).
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {2, 3, 4}, DType::kFloat32),
+            (6 + 8) * 4 + 4);
   // 1-D: the full second moment.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {7}, DType::kFloat32), 7 * 4 + 4);
-  // bfloat16 weights: the gradient is upcast before the states are made (.to(grad)): float32.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16), (4 + 8) * 4 + 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {7}, DType::kFloat32),
+            7 * 4 + 4);
+  // bfloat16 weights: the gradient is upcast before the states are made
+  // (.to(grad)): float32.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactor, {4, 8}, DType::kBFloat16),
+            (4 + 8) * 4 + 4);
   EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdafactor, {{4, 8}}), 0);
-  // Adafactor(beta1): exp_avg = zeros_like(grad) besides (float32 for a bf16 grad, upcast).
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kFloat32), (4 + 8) * 4 + 4 + 32 * 4);
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kBFloat16), (4 + 8) * 4 + 4 + 32 * 4);
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {7}, DType::kFloat32), 7 * 4 + 4 + 7 * 4);
+  // Adafactor(beta1): exp_avg = zeros_like(grad) besides (float32 for a bf16
+  // grad, upcast).
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kFloat32),
+            (4 + 8) * 4 + 4 + 32 * 4);
+  EXPECT_EQ(
+      StateBytes(OptimizerKind::kAdafactorBeta1, {4, 8}, DType::kBFloat16),
+      (4 + 8) * 4 + 4 + 32 * 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdafactorBeta1, {7}, DType::kFloat32),
+            7 * 4 + 4 + 7 * 4);
 }
 
 TEST(OptimizerStateTest, Adam8bitQuantizesBlockwise) {
   // 5000 elements: two uint8 states (5000 bytes each) and per state
   // ceil(5000 / 2048) = 3 float32 absmax values; `step` is a Python int.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {5000}, DType::kFloat32), 2 * 5000 + 2 * 3 * 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {5000}, DType::kFloat32),
+            2 * 5000 + 2 * 3 * 4);
   // Exactly 2 blocks at 4096; the dtype of the parameter does not matter.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {64, 64}, DType::kBFloat16), 2 * 4096 + 2 * 2 * 4);
-  // Below min_8bit_size (4096) the states stay float32: 2 * 4 bytes per element.
-  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {4095}, DType::kFloat32), 2 * 4095 * 4);
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {64, 64}, DType::kBFloat16),
+            2 * 4096 + 2 * 2 * 4);
+  // Below min_8bit_size (4096) the states stay float32: 2 * 4 bytes per
+  // element.
+  EXPECT_EQ(StateBytes(OptimizerKind::kAdam8bit, {4095}, DType::kFloat32),
+            2 * 4095 * 4);
   // The two 256-entry float32 code books, once, if any tensor is quantized.
-  EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdam8bit, {{5000}, {64, 64}, {10}}), 2 * 256 * 4);
+  EXPECT_EQ(
+      SharedStateBytes(OptimizerKind::kAdam8bit, {{5000}, {64, 64}, {10}}),
+      2 * 256 * 4);
   EXPECT_EQ(SharedStateBytes(OptimizerKind::kAdam8bit, {{10}}), 0);
 }
 
@@ -104,7 +127,8 @@ TEST(OptimizerTransientsTest, PerParameterMoments) {
   EXPECT_EQ(t.carried, 0);
 }
 
-// x [5, 8] -> lin1 (W1 [4, 8]: 128 bytes) -> relu -> lin2 (W2 [2, 4]: 32 bytes).
+// x [5, 8] -> lin1 (W1 [4, 8]: 128 bytes) -> relu -> lin2 (W2 [2, 4]: 32
+// bytes).
 class OptimizerStepTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
@@ -154,8 +178,10 @@ TEST_F(OptimizerStepTest, Adafactor) {
 TEST_F(OptimizerStepTest, AdafactorWithBeta1) {
   Report r = Run(OptimizerKind::kAdafactorBeta1);
   // Adafactor's states plus exp_avg: W1 32 floats, W2 8 floats.
-  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), (12 * 4 + 4 + 32 * 4) + (6 * 4 + 4 + 8 * 4));
-  // W1's 304 as without beta1; W2: grad**2 and its sum, 2 * 32, nothing of W1's carried.
+  EXPECT_EQ(CategoryMax(r, MemCategory::kOpt),
+            (12 * 4 + 4 + 32 * 4) + (6 * 4 + 4 + 8 * 4));
+  // W1's 304 as without beta1; W2: grad**2 and its sum, 2 * 32, nothing of W1's
+  // carried.
   EXPECT_EQ(OptimizerTempOverBackward(r), 304);
   // exp_avg.mul_(b1).add_(update, alpha=1-b1): 3 more per element.
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 17 * 40);
@@ -163,7 +189,8 @@ TEST_F(OptimizerStepTest, AdafactorWithBeta1) {
 
 TEST_F(OptimizerStepTest, Adam8bitSmallTensorsStayFloat32) {
   Report r = Run(OptimizerKind::kAdam8bit);
-  // Both tensors are under 4096 elements: two float32 states each, no code books.
+  // Both tensors are under 4096 elements: two float32 states each, no code
+  // books.
   EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 2 * (128 + 32));
   EXPECT_EQ(OptimizerTempOverBackward(r), 0);
   EXPECT_EQ(*r.training.flops_optimizer.AsConstant(), 18 * 40);
@@ -182,13 +209,18 @@ TEST_F(OptimizerStepTest, SgdNesterov) {
 
 TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
   // P = 128 + 32 bytes of trainable parameters.
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdamW, 160), std::vector<int64_t>({2 * 160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdagrad, 160), std::vector<int64_t>({2 * 160, 3 * 160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kRmsprop, 160), std::vector<int64_t>({160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kSgdNesterov, 160), std::vector<int64_t>({}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdamW, 160),
+            std::vector<int64_t>({2 * 160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdagrad, 160),
+            std::vector<int64_t>({2 * 160, 3 * 160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kRmsprop, 160),
+            std::vector<int64_t>({160}));
+  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kSgdNesterov, 160),
+            std::vector<int64_t>({}));
   EXPECT_FALSE(analysis::ForeachMoments(OptimizerKind::kLion, 160).has_value());
   EXPECT_FALSE(HasForeach(OptimizerKind::kAdafactor));
-  // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's 256.
+  // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's
+  // 256.
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdam;
   opts.training.foreach = true;

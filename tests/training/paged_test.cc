@@ -14,15 +14,16 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::At;
+using ::testing::HasSubstr;
 using testing::kGrad;
 using testing::kOpt;
 using testing::kParam;
 using testing::kTemp;
 using testing::MaxOptimizerTemp;
 
-// l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the device).
+// l1: W [400, 1000] (4e5 elements: paged); l2: W [10, 400] (4000: on the
+// device).
 class PagedTest : public testing::ToyGraphTest {
  protected:
   void SetUp() override {
@@ -53,11 +54,13 @@ TEST_F(PagedTest, PagedAdamWKeepsLargeStatesOnTheHost) {
 TEST_F(PagedTest, PagedAdam8bitPagesTheCodesOnly) {
   // l1: uint8 state1, state2 (2 * 4e5) paged; its absmax (2 * ceil(4e5 / 2048)
   // = 2 * 196 float32) on the device. l2: under min_8bit_size (4096): float32
-  // states 2 * 4000 * 4 on the device. The two 256-entry float32 code books: 2048.
+  // states 2 * 4000 * 4 on the device. The two 256-entry float32 code books:
+  // 2048.
   Result<Report> r = Run(OptimizerKind::kAdam8bit);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->training.paged_opt_bytes, 2 * 400000);
-  EXPECT_EQ(At(r->training.timeline.front().live[kOpt]), 2 * 196 * 4 + 2 * 4000 * 4 + 2 * 256 * 4);
+  EXPECT_EQ(At(r->training.timeline.front().live[kOpt]),
+            2 * 196 * 4 + 2 * 4000 * 4 + 2 * 256 * 4);
 }
 
 TEST_F(PagedTest, WhatIsNotPagedIsRefused) {

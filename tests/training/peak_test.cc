@@ -13,7 +13,8 @@
 namespace torchcost {
 namespace {
 
-// Returns a point holding `act` bytes of activations and `grad` bytes of gradients.
+// Returns a point holding `act` bytes of activations and `grad` bytes of
+// gradients.
 TimelinePoint Point(int node, int64_t act, int64_t grad) {
   TimelinePoint p;
   p.node = node;
@@ -37,18 +38,22 @@ TrainingReport ActTimeline(const std::vector<sym::Expr>& totals) {
   return r;
 }
 
-// Checks that the max of the candidates is the largest total at every B in 1..200.
-void ExpectPeakIsLargest(const PeakInfo& info, const std::vector<sym::Expr>& totals) {
+// Checks that the max of the candidates is the largest total at every B
+// in 1..200.
+void ExpectPeakIsLargest(const PeakInfo& info,
+                         const std::vector<sym::Expr>& totals) {
   for (int64_t b = 1; b <= 200; ++b) {
     int64_t largest = 0;
-    for (const sym::Expr& t : totals) largest = std::max(largest, *sym::Evaluate(t, {{"B", b}}));
+    for (const sym::Expr& t : totals)
+      largest = std::max(largest, *sym::Evaluate(t, {{"B", b}}));
     EXPECT_EQ(*sym::Evaluate(info.peak, {{"B", b}}), largest) << "B = " << b;
   }
 }
 
 TEST(PeakTest, ConstantTotalsPickTheFirstLargest) {
   TrainingReport r;
-  // Totals 5, 9, 9, 3: the peak is 9, first reached at point 1 (7 + 2), not point 2 (1 + 8).
+  // Totals 5, 9, 9, 3: the peak is 9, first reached at point 1 (7 + 2), not
+  // point 2 (1 + 8).
   r.timeline = {Point(0, 5, 0), Point(1, 7, 2), Point(2, 1, 8), Point(3, 3, 0)};
   const PeakInfo info = EvaluatePeak(r, {});
   EXPECT_TRUE(info.error.empty());
@@ -58,7 +63,8 @@ TEST(PeakTest, ConstantTotalsPickTheFirstLargest) {
   ASSERT_EQ(info.candidate_points, std::vector<int>{1});
   EXPECT_EQ(info.at_peak[testing::kAct], sym::Expr(7));
   EXPECT_EQ(info.at_peak[testing::kGrad], sym::Expr(2));
-  // Each category's maximum over the points: act max(5, 7, 1, 3) = 7, grad max(0, 2, 8, 0) = 8.
+  // Each category's maximum over the points: act max(5, 7, 1, 3) = 7, grad
+  // max(0, 2, 8, 0) = 8.
   EXPECT_EQ(info.category_max[testing::kAct], sym::Expr(7));
   EXPECT_EQ(info.category_max[testing::kGrad], sym::Expr(8));
 }

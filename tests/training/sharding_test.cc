@@ -15,8 +15,8 @@
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::At;
+using ::testing::HasSubstr;
 using testing::kGrad;
 using testing::kOpt;
 using testing::kParam;
@@ -25,11 +25,13 @@ using testing::kTemp;
 // Graphs of t::lin layers (testing::LinearChain).
 class ShardingTest : public testing::ToyGraphTest {
  protected:
-  void Chain(const std::vector<int64_t>& dims, const std::vector<std::string>& paths) {
+  void Chain(const std::vector<int64_t>& dims,
+             const std::vector<std::string>& paths) {
     testing::LinearChain(b_, dims, paths);
   }
 
-  Report Run(const std::string& input, const TrainingOptions& t, DType param_dtype = DType::kUnknown) {
+  Report Run(const std::string& input, const TrainingOptions& t,
+             DType param_dtype = DType::kUnknown) {
     AnalysisOptions opts;
     opts.training = t;
     opts.param_dtype = param_dtype;
@@ -58,7 +60,8 @@ TEST_F(ShardingTest, ZeroPaperFigureOne) {
   // Psi = 64 * 1000 parameters in one tensor; N = 64 ranks, so Psi / N = 1000.
   Chain({1000, 64}, {"l"});
   constexpr int64_t kPsi = 64 * 1000, kN = 64, kK = 12;
-  // NB: torch 1.13's Adam keeps a float32 `step` per tensor: one per flat shard (+4 bytes).
+  // NB: torch 1.13's Adam keeps a float32 `step` per tensor: one per flat shard
+  // (+4 bytes).
   struct Case {
     ShardStrategy s;
     int64_t param, grad, opt;
@@ -81,7 +84,8 @@ TEST_F(ShardingTest, ZeroPaperFigureOne) {
     EXPECT_EQ(sr.opt_bytes, c.opt);
     EXPECT_EQ(StatesAtEnd(r), c.param + c.grad + c.opt);
     // OPT holds the rank's states at every moment of the step.
-    for (const TimelinePoint& p : r.training.timeline) EXPECT_EQ(At(p.live[kOpt]), c.opt);
+    for (const TimelinePoint& p : r.training.timeline)
+      EXPECT_EQ(At(p.live[kOpt]), c.opt);
   }
 }
 
@@ -94,12 +98,15 @@ TEST_F(ShardingTest, ExpertParallelismIsRefusedUnderZeroAndFsdp) {
   b_.Output(b_.One("torchcost::all_to_all", {x}, {"self"}));
   AnalysisOptions opts;
   opts.inputs.push_back(*ParseInputSpec(ctx_, "2,4"));
-  for (ShardStrategy s : {ShardStrategy::kZero1, ShardStrategy::kZero3, ShardStrategy::kFsdp}) {
+  for (ShardStrategy s :
+       {ShardStrategy::kZero1, ShardStrategy::kZero3, ShardStrategy::kFsdp}) {
     opts.training = MixedAdam(s, 4);
     Result<Report> r = Analyze(b_.graph(), rules_, ctx_, opts);
     ASSERT_FALSE(r.ok());
-    EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.shard " + std::string(ShardStrategyName(s)) +
-                                                ": not modelled with expert parallelism"));
+    EXPECT_THAT(
+        r.status().message(),
+        HasSubstr("StepConfig.shard " + std::string(ShardStrategyName(s)) +
+                  ": not modelled with expert parallelism"));
   }
   opts.training = MixedAdam(ShardStrategy::kDdp, 4);
   EXPECT_TRUE(Analyze(b_.graph(), rules_, ctx_, opts).ok());
@@ -114,19 +121,24 @@ TEST_F(ShardingTest, ZeroPaperSevenAndAHalfBillionOnSixtyFourRanks) {
     ShardStrategy s;
     double gb;
   } cases[] = {
-      {ShardStrategy::kNone, (2 + 2 + 12) * psi / 1e9},                 // 120
-      {ShardStrategy::kZero1, (2 * psi + 2 * psi + 12 * psi / n) / 1e9},  // 31.4
-      {ShardStrategy::kZero2, (2 * psi + (2 + 12) * psi / n) / 1e9},     // 16.6
-      {ShardStrategy::kZero3, (2 + 2 + 12) * psi / n / 1e9},             // 1.9
+      {ShardStrategy::kNone, (2 + 2 + 12) * psi / 1e9},  // 120
+      // 31.4
+      {ShardStrategy::kZero1, (2 * psi + 2 * psi + 12 * psi / n) / 1e9},
+      {ShardStrategy::kZero2, (2 * psi + (2 + 12) * psi / n) / 1e9},  // 16.6
+      {ShardStrategy::kZero3, (2 + 2 + 12) * psi / n / 1e9},          // 1.9
   };
   const double paper[] = {120, 31.4, 16.6, 1.9};
   for (size_t i = 0; i < 4; ++i) {
     SCOPED_TRACE(std::string(ShardStrategyName(cases[i].s)));
-    Report r = Run("1,100000:float16", MixedAdam(cases[i].s, 64), DType::kFloat16);
+    Report r =
+        Run("1,100000:float16", MixedAdam(cases[i].s, 64), DType::kFloat16);
     const ShardingReport& sr = r.training.sharding;
-    const double gb = static_cast<double>(sr.param_bytes + sr.grad_bytes + sr.opt_bytes) / 1e9;
-    EXPECT_NEAR(gb, cases[i].gb, 1e-8);  // The formula, to the step counter's 4 bytes.
-    EXPECT_NEAR(gb, paper[i], 0.05);     // The paper's rounded figure.
+    const double gb =
+        static_cast<double>(sr.param_bytes + sr.grad_bytes + sr.opt_bytes) /
+        1e9;
+    // The formula, to the step counter's 4 bytes.
+    EXPECT_NEAR(gb, cases[i].gb, 1e-8);
+    EXPECT_NEAR(gb, paper[i], 0.05);  // The paper's rounded figure.
   }
 }
 
@@ -140,7 +152,8 @@ TEST_F(ShardingTest, FlatShardsArePaddedToMultiplesOfN) {
   Report r = Run("2,5", t);
   EXPECT_EQ(r.training.sharding.param_bytes, 4 * 4);
   EXPECT_EQ(r.training.sharding.grad_bytes, 4 * 4);
-  EXPECT_EQ(r.training.sharding.opt_bytes, 4 * 4);  // One momentum buffer per element.
+  // One momentum buffer per element.
+  EXPECT_EQ(r.training.sharding.opt_bytes, 4 * 4);
 }
 
 TEST_F(ShardingTest, DdpBucketsAreASecondCopyOfTheGradients) {
@@ -157,21 +170,26 @@ TEST_F(ShardingTest, DdpBucketsAreASecondCopyOfTheGradients) {
   constexpr int64_t kGrads = (32 + 8) * 4;
   ASSERT_EQ(a.training.timeline.size(), b.training.timeline.size());
   for (size_t i = 0; i < a.training.timeline.size(); ++i) {
-    EXPECT_EQ(At(b.training.timeline[i].live[kGrad]), At(a.training.timeline[i].live[kGrad]) + kGrads);
-    EXPECT_EQ(At(b.training.timeline[i].total), At(a.training.timeline[i].total) + kGrads);
+    EXPECT_EQ(At(b.training.timeline[i].live[kGrad]),
+              At(a.training.timeline[i].live[kGrad]) + kGrads);
+    EXPECT_EQ(At(b.training.timeline[i].total),
+              At(a.training.timeline[i].total) + kGrads);
   }
   EXPECT_EQ(b.training.sharding.all_reduce_bytes, kGrads);
-  EXPECT_EQ(b.training.sharding.ddp_buckets, 1);  // 160 bytes fit the first (1 MiB) bucket.
-  // gradient_as_bucket_view: .grad views the buckets, so GRAD is the buckets throughout.
+  // 160 bytes fit the first (1 MiB) bucket.
+  EXPECT_EQ(b.training.sharding.ddp_buckets, 1);
+  // gradient_as_bucket_view: .grad views the buckets, so GRAD is the buckets
+  // throughout.
   ddp.sharding.gradient_as_bucket_view = true;
   Report c = Run("5,8", ddp);
-  for (const TimelinePoint& p : c.training.timeline) EXPECT_EQ(At(p.live[kGrad]), kGrads);
+  for (const TimelinePoint& p : c.training.timeline)
+    EXPECT_EQ(At(p.live[kGrad]), kGrads);
 }
 
 TEST_F(ShardingTest, DdpBucketCount) {
   // Three float32 weights [512, 512] of 1 MiB each, bucketed in reverse order:
-  // the first bucket closes at 1 MiB (W3); with a 25 MiB cap W2 and W1 share the
-  // second; with a 1 MiB cap each has its own.
+  // the first bucket closes at 1 MiB (W3); with a 25 MiB cap W2 and W1 share
+  // the second; with a 1 MiB cap each has its own.
   Chain({512, 512, 512, 512}, {"l1", "l2", "l3"});
   TrainingOptions t;
   t.optimizer = OptimizerKind::kSgd;
@@ -196,7 +214,8 @@ TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
   Report r = Run("5,8", t);
   std::vector<int64_t> grads;
   for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kBackward && (grads.empty() || grads.back() != At(p.live[kGrad]))) {
+    if (p.phase == StepPhase::kBackward &&
+        (grads.empty() || grads.back() != At(p.live[kGrad]))) {
       grads.push_back(At(p.live[kGrad]));
     }
   }
@@ -209,8 +228,8 @@ TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
 
 TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
   // Root "head" W [4, 16] and blocks h.0, h.1 with W [16, 16], float32, N = 4.
-  // Shards: head ceil(64 / 4) * 4 = 64 bytes; each block ceil(256 / 4) * 4 = 256.
-  // Gathered (N shards): head 256 bytes, a block 1024.
+  // Shards: head ceil(64 / 4) * 4 = 64 bytes; each block ceil(256 / 4) * 4 =
+  // 256. Gathered (N shards): head 256 bytes, a block 1024.
   b_.Scope("h", "ModuleList");
   Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
   TrainingOptions t;
@@ -233,10 +252,12 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
       // In backward h.1 runs with h.0 prefetched; h.0 has nothing after it.
       expected += kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
     }
-    EXPECT_EQ(At(p.live[kParam]), expected) << StepPhaseName(p.phase) << " node " << p.node;
+    EXPECT_EQ(At(p.live[kParam]), expected)
+        << StepPhaseName(p.phase) << " node " << p.node;
   }
   // The largest unit's full parameters are live while it runs.
-  EXPECT_EQ(At(EvaluatePeak(r.training, {}).category_max[kParam]), kShards + kRoot + 2 * kBlock);
+  EXPECT_EQ(At(EvaluatePeak(r.training, {}).category_max[kParam]),
+            kShards + kRoot + 2 * kBlock);
   // All-gathers: the root once, each block in forward and in backward.
   EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
   // Gradients end as the rank's shards.
@@ -255,7 +276,8 @@ TEST_F(ShardingTest, FsdpReduceScattersAUnitsGradientsWhenItsBackwardEnds) {
   // reduced when h.1's backward ended: ceil(1280 / 4) = 320; h.0's 1024 whole.
   int64_t at_h0 = -1;
   for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kBackward && p.node == 0) at_h0 = std::max(at_h0, At(p.live[kGrad]));
+    if (p.phase == StepPhase::kBackward && p.node == 0)
+      at_h0 = std::max(at_h0, At(p.live[kGrad]));
   }
   EXPECT_EQ(at_h0, 320 + 1024);
 }
@@ -271,7 +293,8 @@ TEST_F(ShardingTest, OptimizerTemporariesRunOnTheShard) {
   Report r = Run("1,1000", t);
   int64_t temp = 0;
   for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kOptimizer) temp = std::max(temp, At(p.live[kTemp]));
+    if (p.phase == StepPhase::kOptimizer)
+      temp = std::max(temp, At(p.live[kTemp]));
   }
   EXPECT_EQ(temp, 2 * 8000 * 4);
 }

@@ -6,17 +6,17 @@
 
 #include <algorithm>
 
-#include "training/optimizer_model.h"
 #include "testing/timeline.h"
 #include "testing/toy_graph_test.h"
 #include "testing/toy_graphs.h"
 #include "torchcost/analysis.h"
+#include "training/optimizer_model.h"
 
 namespace torchcost {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::At;
+using ::testing::HasSubstr;
 using testing::kGrad;
 using testing::kOpt;
 using testing::kParam;
@@ -41,11 +41,13 @@ class StateDtypeTest : public testing::ToyGraphTest {
   }
 };
 
-TEST_F(StateDtypeTest, Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) {
+TEST_F(StateDtypeTest,
+       Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) {
   // QLoRA (Dettmers et al. 2023, Sec. 1): 16-bit full fine-tuning of a 65B
   // model needs "more than 780 GB", 780 / 65 = 12 bytes per parameter:
-  // bf16 weight (2) + bf16 gradient (2) + float32 exp_avg and exp_avg_sq (4 + 4),
-  // no master copy. torch 1.13's Adam adds a float32 `step` per tensor (4 bytes).
+  // bf16 weight (2) + bf16 gradient (2) + float32 exp_avg and exp_avg_sq (4 +
+  // 4), no master copy. torch 1.13's Adam adds a float32 `step` per tensor (4
+  // bytes).
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdam;
   t.state_dtype = DType::kFloat32;
@@ -55,7 +57,8 @@ TEST_F(StateDtypeTest, Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) 
   EXPECT_EQ(At(end.live[kParam]), 2 * kN);
   EXPECT_EQ(At(end.live[kGrad]), 2 * kN);
   EXPECT_EQ(At(end.live[kOpt]), 8 * kN + 4);
-  EXPECT_EQ(At(end.live[kParam]) + At(end.live[kGrad]) + At(end.live[kOpt]), 12 * kN + 4);
+  EXPECT_EQ(At(end.live[kParam]) + At(end.live[kGrad]) + At(end.live[kOpt]),
+            12 * kN + 4);
   // _single_tensor_adam: denom = (exp_avg_sq.sqrt() / c).add_(eps) computes
   // from the float32 state, so the sqrt and its quotient are float32: 2 * 4n.
   EXPECT_EQ(MaxOptimizerTemp(*r), 2 * 4 * kN);
@@ -63,7 +66,8 @@ TEST_F(StateDtypeTest, Bf16WeightsWithFloat32MomentsAreTwelveBytesPerParameter) 
 }
 
 TEST_F(StateDtypeTest, WithoutAStateDtypeStatesFollowTheParameters) {
-  // torch's zeros_like(p): bf16 moments (2 + 2 bytes) and bf16 temporaries (2 * 2n).
+  // torch's zeros_like(p): bf16 moments (2 + 2 bytes) and bf16 temporaries (2 *
+  // 2n).
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdam;
   Result<Report> r = Run(t);
@@ -74,7 +78,8 @@ TEST_F(StateDtypeTest, WithoutAStateDtypeStatesFollowTheParameters) {
 }
 
 TEST_F(StateDtypeTest, MasterWeightsWithBf16States) {
-  // float32 master (4) + bf16 moments (2 + 2) + the float32 step (4 per tensor).
+  // float32 master (4) + bf16 moments (2 + 2) + the float32 step (4 per
+  // tensor).
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdamW;
   t.master_weights = true;
@@ -102,27 +107,34 @@ TEST_F(StateDtypeTest, ShardedStatesUseTheStateDtype) {
 }
 
 TEST_F(StateDtypeTest, StateDtypeOfIsTheRule) {
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, false), DType::kBFloat16);
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, true), DType::kFloat32);
-  EXPECT_EQ(analysis::StateDtype(DType::kFloat32, DType::kUnknown, true), DType::kFloat32);
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kFloat16, true), DType::kFloat16);
+  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, false),
+            DType::kBFloat16);
+  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, true),
+            DType::kFloat32);
+  EXPECT_EQ(analysis::StateDtype(DType::kFloat32, DType::kUnknown, true),
+            DType::kFloat32);
+  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kFloat16, true),
+            DType::kFloat16);
 }
 
 TEST_F(StateDtypeTest, CombinationsThatDoNotApplyAreErrors) {
   TrainingOptions t;
   t.state_dtype = DType::kFloat32;
-  for (OptimizerKind k : {OptimizerKind::kSgd, OptimizerKind::kAdafactor, OptimizerKind::kAdam8bit}) {
+  for (OptimizerKind k : {OptimizerKind::kSgd, OptimizerKind::kAdafactor,
+                          OptimizerKind::kAdam8bit}) {
     t.optimizer = k;
     Result<Report> r = Run(t);
     ASSERT_FALSE(r.ok());
-    EXPECT_THAT(r.status().message(), HasSubstr("does not apply to " + std::string(OptimizerName(k))));
+    EXPECT_THAT(r.status().message(), HasSubstr("does not apply to " +
+                                                std::string(OptimizerName(k))));
   }
   t.optimizer = OptimizerKind::kAdamW;
   t.foreach = true;
   EXPECT_THAT(CheckOptimizerSettings(t).message(), HasSubstr("foreach"));
   t.foreach = false;
   t.state_dtype = DType::kInt64;
-  EXPECT_THAT(CheckOptimizerSettings(t).message(), HasSubstr("not a float dtype"));
+  EXPECT_THAT(CheckOptimizerSettings(t).message(),
+              HasSubstr("not a float dtype"));
   t.state_dtype = DType::kFloat32;
   EXPECT_TRUE(CheckOptimizerSettings(t).ok());
 }

@@ -36,7 +36,8 @@ void ExpectSame(const TimelinePoint& got, const TimelinePoint& want, size_t i) {
   EXPECT_EQ(got.phase, want.phase) << "point " << i;
   EXPECT_EQ(got.node, want.node) << "point " << i;
   EXPECT_EQ(got.total, want.total) << "point " << i;
-  for (int c = 0; c < kNumMemCategories; ++c) EXPECT_EQ(got.live[c], want.live[c]) << "point " << i << " category " << c;
+  for (int c = 0; c < kNumMemCategories; ++c)
+    EXPECT_EQ(got.live[c], want.live[c]) << "point " << i << " category " << c;
 }
 
 TEST(TimelinePointsTest, PointsReadBackAsAppended) {
@@ -50,7 +51,8 @@ TEST(TimelinePointsTest, PointsReadBackAsAppended) {
     EXPECT_EQ(tl.phase(i), want[i].phase);
     EXPECT_EQ(tl.node(i), want[i].node);
     EXPECT_EQ(tl.total(i), want[i].total);
-    for (int c = 0; c < kNumMemCategories; ++c) EXPECT_EQ(tl.live(i, c), want[i].live[c]);
+    for (int c = 0; c < kNumMemCategories; ++c)
+      EXPECT_EQ(tl.live(i, c), want[i].live[c]);
   }
   size_t i = 0;
   for (const TimelinePoint& p : tl) {
@@ -69,7 +71,8 @@ TEST(TimelinePointsTest, BackEqualsComparesTheLastPoint) {
   EXPECT_FALSE(tl.BackEquals(want[0].live, want[0].total));
   for (const TimelinePoint& p : want) tl.push_back(p);
   EXPECT_TRUE(tl.BackEquals(want.back().live, want.back().total));
-  // Point 198 differs from the last in category 0 (which changes at every point).
+  // Point 198 differs from the last in category 0 (which changes at every
+  // point).
   EXPECT_FALSE(tl.BackEquals(want[198].live, want.back().total));
   EXPECT_FALSE(tl.BackEquals(want.back().live, want.back().total + 1));
 }
@@ -102,7 +105,8 @@ TEST(TimelinePointsTest, ConstantAndSymbolicBytesStayApart) {
   TimelinePoint constant, symbolic;
   symbolic.live[act] = B;
   symbolic.total = B;
-  const TimelinePoints a = {constant, symbolic}, b = {constant, constant}, c = {symbolic, constant};
+  const TimelinePoints a = {constant, symbolic}, b = {constant, constant},
+                       c = {symbolic, constant};
   EXPECT_NE(a, b);
   EXPECT_NE(a, c);
   EXPECT_EQ(a.live(0, act), sym::Expr(0));
