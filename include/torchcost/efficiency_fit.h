@@ -38,6 +38,9 @@ struct EfficiencyFit {
   double kernel_overhead = 0;
   bool overhead_fitted = false;  // If true, kernel_overhead was fitted.
   int rank = 0;  // Rank of the samples' matrix over the fitted unknowns.
+  // The tie penalty of this fit: the one asked for, or a larger one where that
+  // left a class a time not positive (FitEfficiencies).
+  double tie_penalty = 0;
   // Root mean square and largest |predicted / measured - 1| over the samples.
   double rms_relative_error = 0, max_relative_error = 0;
   std::vector<double> predicted_seconds;  // Per sample, with the fit.
@@ -50,9 +53,12 @@ struct EfficiencyFit {
 // samples cannot tell apart, the one nearest a common efficiency, and pulls a
 // class that has little time in every sample towards the others; it does not
 // touch o). An overhead fitted below 0, or with a class fitted to a time not
-// positive, is dropped: o = 0 and the efficiencies refitted without it. Errors:
-// no sample, a measured time not positive or a roofline time or kernel count
-// negative (the sample named), a class fitted to a time not positive.
+// positive, is dropped: o = 0 and the efficiencies refitted without it. A class
+// still fitted to a time not positive raises a positive penalty tenfold until
+// none is (EfficiencyFit::tie_penalty says which). Errors: no sample, a
+// measured time not positive or a roofline time or kernel count negative (the
+// sample named), a class fitted to a time not positive (at a penalty of 0, or
+// at the largest).
 Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
                                       double tie_penalty = kTiePenalty,
                                       bool fit_overhead = false);

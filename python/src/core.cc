@@ -305,6 +305,7 @@ PYBIND11_MODULE(_core, m) {
         out["kernel_overhead_seconds"] = fit->kernel_overhead;
         out["overhead_fitted"] = fit->overhead_fitted;
         out["rank"] = fit->rank;
+        out["tie_penalty"] = fit->tie_penalty;
         out["rms_relative_error"] = fit->rms_relative_error;
         out["max_relative_error"] = fit->max_relative_error;
         out["predicted_seconds"] = fit->predicted_seconds;

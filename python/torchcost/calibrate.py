@@ -414,7 +414,7 @@ def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
     samples = [dict(s, predicted_seconds=p) for s, p in zip(samples, r["predicted_seconds"])]
     return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
             "kernel_overhead_seconds": r["kernel_overhead_seconds"], "overhead_fitted": r["overhead_fitted"],
-            "rank": r["rank"], "rms_relative_error": r["rms_relative_error"],
+            "rank": r["rank"], "tie_penalty": r["tie_penalty"], "rms_relative_error": r["rms_relative_error"],
             "max_relative_error": r["max_relative_error"], "method": FIT_METHOD, "samples": samples}
 
 
@@ -481,8 +481,8 @@ def fit_table(doc: Dict[str, Any]) -> List[str]:
     for s in f["samples"]:
         lines.append("%-44s %12.6f %12.6f %8.3f" % (s["name"][-44:], s["predicted_seconds"], s["measured_seconds"],
                                                    s["predicted_seconds"] / s["measured_seconds"]))
-    lines.append("fit: rank %d, rms relative error %.3f, max %.3f" % (f["rank"], f["rms_relative_error"],
-                                                                   f["max_relative_error"]))
+    lines.append("fit: rank %d, tie penalty %g, rms relative error %.3f, max %.3f" % (
+        f["rank"], f.get("tie_penalty", 0), f["rms_relative_error"], f["max_relative_error"]))
     return lines
 
 

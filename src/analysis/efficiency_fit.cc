@@ -17,6 +17,9 @@ namespace {
 // the columns alike.
 constexpr double kOverheadUnit = 1e-6;
 
+// How many times the tie penalty may grow tenfold (kTiePenalty: to 1e13).
+constexpr int kMaxTieSteps = 16;
+
 // The least-squares solution over the classes `cols` (and the overhead if
 // `overhead`): the unknowns in that order, and the rank of the samples' rows.
 struct Solution {
@@ -111,6 +114,19 @@ Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
   if (overhead && (!(sol.x(k) > 0) || any_not_positive())) {
     overhead = false;
     sol = Solve(samples, cols, overhead, tie_penalty);
+  }
+  // NB: a class still left a time not positive (samples that barely separate
+  // it, measured on a busy machine) is pulled to the others by a penalty ten
+  // times larger, and so on: as the penalty grows the fit tends to one common
+  // 1/e, which is positive (every row and its right-hand side are), so a
+  // bounded number of steps ends it.
+  // A penalty of 0 asks for the plain least squares: no pull.
+  fit.tie_penalty = std::max(tie_penalty, 0.0);
+  for (int step = 0;
+       fit.tie_penalty > 0 && any_not_positive() && step < kMaxTieSteps;
+       ++step) {
+    fit.tie_penalty *= 10;
+    sol = Solve(samples, cols, overhead, fit.tie_penalty);
   }
   fit.rank = sol.rank;
   for (int j = 0; j < k; ++j) {

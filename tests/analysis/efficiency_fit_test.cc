@@ -97,6 +97,29 @@ TEST(EfficiencyFitTest, PenaltyPullsAPoorlyDeterminedClassToTheOthers) {
   EXPECT_NEAR(1 / tied->efficiency[kMatmul], 2.19437, 1e-4);
 }
 
+TEST(EfficiencyFitTest, PenaltyGrowsUntilNoClassIsLeftANegativeTime) {
+  // 1 s of matmul and 1 s of pointwise measured at 1 s, and 1 s of matmul
+  // alone at 1.6 s: without a penalty x_m = 1.6, x_p = -0.6. Rows [1, 1 | 1],
+  // [0.625, 0 | 1], sqrt(l) [1, -1 | 0]; normal equations
+  // [[1.390625 + l, 1 - l], [1 - l, 1 + l]] x = [1.625, 1], so
+  // x_p = (1.390625 + l - 1.625 (1 - l)) / det, det = (1.390625 + l)(1 + l) -
+  // (1 - l)^2: negative at l = 1e-3 and 1e-2, at l = 0.1 det = 0.8296875,
+  // x_p = 0.028125 / det = 0.0338983, x_m = (1.625 * 1.1 - 0.9) / det
+  // = 1.0696798.
+  const std::vector<TimingSample> s = {Sample("both", 1, 1, 0, 1),
+                                       Sample("mm", 1, 0, 0, 1.6)};
+  auto fit = FitEfficiencies(s);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(fit->tie_penalty, 0.1, 1e-12);
+  EXPECT_NEAR(1 / fit->efficiency[kPointwise], 0.028125 / 0.8296875, 1e-9);
+  EXPECT_NEAR(1 / fit->efficiency[kMatmul], 0.8875 / 0.8296875, 1e-9);
+  // Samples that separate the classes keep the penalty asked for.
+  auto plain =
+      FitEfficiencies({Sample("mm", 1, 0, 0, 2), Sample("pw", 0, 1, 0, 4)});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->tie_penalty, kTiePenalty);
+}
+
 // A matmul-only sample that launches `kernels` kernels.
 TimingSample Launches(const char* name, double mm, double kernels,
                       double measured) {
