@@ -37,6 +37,25 @@ std::string SettingText(const CommandLine& cl, const std::string& loss) {
   return s;
 }
 
+// Writes the --chart SVG if asked, and the table (text or JSON) into `out`.
+Outcome RenderRows(const CommandLine& cl, const std::string& model,
+                   const std::vector<CompareRow>& rows,
+                   const CompareOptions& compare, const std::string& setting,
+                   std::string& out) {
+  if (!cl.chart_svg.empty()) {
+    std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
+    if (file) file << RenderCompareSvg(model, rows, compare, setting);
+    if (file) file.close();
+    if (!file)
+      return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
+  }
+  out = cl.json
+            ? RenderCompareJson(model, rows, compare, setting)
+            // Its notes name --strict.
+            : WithFlagNames(RenderCompareText(model, rows, compare, setting));
+  return Outcome::Ok();
+}
+
 // A serving configuration, "full" or a weight-only format (int8, int4, nf4,
 // fp8), optionally ":cache=DTYPE" (the KV cache's dtype), into `config`.
 Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
@@ -137,17 +156,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
   if (!cl.param_dtype.empty()) setting += "; params " + cl.param_dtype;
   const std::string model =
       std::filesystem::path(cl.builder_model).filename().string();
-  if (!cl.chart_svg.empty()) {
-    std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
-    if (file) file << RenderCompareSvg(model, rows, compare, setting);
-    if (file) file.close();
-    if (!file)
-      return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
-  }
-  out = cl.json
-            ? RenderCompareJson(model, rows, compare, setting)
-            : WithFlagNames(RenderCompareText(model, rows, compare, setting));
-  return Outcome::Ok();
+  return RenderRows(cl, model, rows, compare, setting, out);
 }
 
 }  // namespace
@@ -227,18 +236,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
   for (const std::string& note : p.notes) setting += "; " + note;
   const std::string model =
       std::filesystem::path(p.model_name).filename().string();
-  if (!cl.chart_svg.empty()) {
-    std::ofstream file(cl.chart_svg, std::ios::binary | std::ios::trunc);
-    if (file) file << RenderCompareSvg(model, rows, compare, setting);
-    if (file) file.close();
-    if (!file)
-      return Outcome::Usage("--chart: cannot write '" + cl.chart_svg + "'");
-  }
-  out = cl.json
-            ? RenderCompareJson(model, rows, compare, setting)
-            // Its notes name --strict.
-            : WithFlagNames(RenderCompareText(model, rows, compare, setting));
-  return Outcome::Ok();
+  return RenderRows(cl, model, rows, compare, setting, out);
 }
 
 }  // namespace torchcost::cli

@@ -23,6 +23,16 @@ int64_t Clamp64(__int128 v) {
   return static_cast<int64_t>(std::min(v, kMax));
 }
 
+// Returns `e`'s value under `at`, clamped to int64; an unbound symbol is an
+// error that says where bindings come from.
+Result<int64_t> ValueAt(const sym::Expr& e, const sym::Bindings& at) {
+  auto v = sym::Evaluate128(e, at);
+  if (!v.ok())
+    return Status::InvalidArgument(v.status().message() +
+                                   "; bind it with StepConfig.bindings");
+  return Clamp64(*v);
+}
+
 // The peak under any bindings, from the symbolic peak's candidate moments
 // (computed once with every symbol free, so no substitution into the whole
 // timeline is needed): a handful of expressions per evaluation.
@@ -183,13 +193,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
   if (has_batch && !at.count(options.batch_symbol))
     at[options.batch_symbol] = 1;
   const TrainingReport& tr = report.training;
-  auto value = [&](const sym::Expr& e) -> Result<int64_t> {
-    auto v = sym::Evaluate128(e, at);
-    if (!v.ok())
-      return Status::InvalidArgument(v.status().message() +
-                                     "; bind it with StepConfig.bindings");
-    return Clamp64(*v);
-  };
+  auto value = [&](const sym::Expr& e) { return ValueAt(e, at); };
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_backward, value(tr.flops_backward));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_step, value(tr.flops_step));
@@ -246,13 +250,7 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
   row.param_bytes = prefill.param_bytes;
   sym::Bindings at = options.bindings;
   if (!at.count(searched)) at[searched] = 1;
-  auto value = [&](const sym::Expr& e) -> Result<int64_t> {
-    auto v = sym::Evaluate128(e, at);
-    if (!v.ok())
-      return Status::InvalidArgument(v.status().message() +
-                                     "; bind it with StepConfig.bindings");
-    return Clamp64(*v);
-  };
+  auto value = [&](const sym::Expr& e) { return ValueAt(e, at); };
   TORCHCOST_ASSIGN_OR_RETURN(row.kv_cache_bytes, value(g.kv_cache_bytes));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_prefill, value(g.prefill_flops));
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_decode_token,
