@@ -9,6 +9,7 @@
 #include "memory/liveness.h"
 #include "memory/prepared_step.h"
 #include "memory/saved.h"
+#include "testing/timeline.h"
 
 namespace torchcost::memory {
 namespace {
@@ -75,8 +76,7 @@ TEST_F(CheckpointReplayTest, ReplayHoldsTheRecomputedOutputUntilFinished) {
   const int copy = before;
   EXPECT_TRUE(st.storages[copy].live);
   EXPECT_TRUE(st.storages[copy].pinned);
-  EXPECT_EQ(At(st.timeline.live()[static_cast<int>(MemCategory::kTemp)]),
-            5 * 4 * 4);
+  EXPECT_EQ(At(st.timeline.live()[testing::kTemp]), 5 * 4 * 4);
   // The relu's backward now holds the copy.
   EXPECT_EQ(std::vector<int>(st.saved_storages[1].begin(),
                              st.saved_storages[1].end()),

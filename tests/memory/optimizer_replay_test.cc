@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "memory/prepared_step.h"
+#include "testing/timeline.h"
 #include "training/grad_scaler.h"
 
 namespace torchcost::memory {
@@ -52,7 +53,7 @@ TEST(OptimizerReplayTest, SingleTensorAdamTemporaries) {
   RunOptimizer(&st);
   std::vector<int64_t> temps;
   for (const TimelinePoint& pt : st.tr.timeline)
-    temps.push_back(At(pt.live[static_cast<int>(MemCategory::kTemp)]));
+    temps.push_back(At(pt.live[testing::kTemp]));
   EXPECT_EQ(temps, (std::vector<int64_t>{2 * kW1, kW1 + 2 * kW2, 0}));
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/timeline.h"
+
 namespace torchcost::memory {
 namespace {
 
@@ -26,14 +28,14 @@ TEST(TimelineTest, AllocAndFreeCountOnceEach) {
   t.Alloc(&a);  // Already live: nothing.
   t.Alloc(&g);
   EXPECT_TRUE(a.live);
-  EXPECT_EQ(At(t.live()[static_cast<int>(MemCategory::kAct)]), 100);
+  EXPECT_EQ(At(t.live()[testing::kAct]), 100);
   EXPECT_EQ(At(t.total()), 108);
   t.Free(&a);
   t.Free(&a);  // Already dead: nothing.
   EXPECT_FALSE(a.live);
   EXPECT_EQ(At(t.total()), 8);
   t.Add(MemCategory::kOpt, sym::Expr(16));
-  EXPECT_EQ(At(t.live()[static_cast<int>(MemCategory::kOpt)]), 16);
+  EXPECT_EQ(At(t.live()[testing::kOpt]), 16);
   EXPECT_EQ(At(t.total()), 24);
 }
 
@@ -53,9 +55,9 @@ TEST(TimelineTest, PointsSkipMomentsWithoutChange) {
   EXPECT_EQ(points[0].phase, StepPhase::kSetup);
   EXPECT_EQ(At(points[0].total), 0);
   EXPECT_EQ(points[1].node, 1);
-  EXPECT_EQ(At(points[1].live[static_cast<int>(MemCategory::kTemp)]), 4);
+  EXPECT_EQ(At(points[1].live[testing::kTemp]), 4);
   EXPECT_EQ(points[2].phase, StepPhase::kBackward);
-  EXPECT_EQ(At(points[2].live[static_cast<int>(MemCategory::kTemp)]), 0);
+  EXPECT_EQ(At(points[2].live[testing::kTemp]), 0);
   EXPECT_EQ(At(points[2].total), 4);
 }
 

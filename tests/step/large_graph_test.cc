@@ -16,6 +16,7 @@
 #include "passes/shape_prop.h"
 #include "rules/value.h"
 #include "testing/built_models.h"
+#include "testing/timeline.h"
 #include "torchcost/import.h"
 #include "torchcost/step.h"
 
@@ -97,8 +98,7 @@ TEST(LargeGraphTest, TimelineOfAHundredThousandNodesReadsBack) {
     for (const sym::Expr& b : p.live) sum += b;
     ASSERT_EQ(sum, p.total) << "point " << i;
     ASSERT_EQ(p.node, tl.node(i));
-    ASSERT_EQ(p.live[static_cast<int>(MemCategory::kAct)],
-              tl.live(i, static_cast<int>(MemCategory::kAct)));
+    ASSERT_EQ(p.live[testing::kAct], tl.live(i, testing::kAct));
     ++i;
   }
   EXPECT_EQ(i, tl.size());

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "testing/timeline.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
@@ -24,7 +25,7 @@ std::vector<TimelinePoint> Points(sym::Context& ctx) {
     for (int c = 0; c < kNumMemCategories; ++c) {
       if (i % (c + 1) == 0) live[c] = sym::Expr(int64_t{1000} * c + i);
     }
-    if (i % 5 == 0) live[static_cast<int>(MemCategory::kAct)] = B * (i + 1);
+    if (i % 5 == 0) live[testing::kAct] = B * (i + 1);
     p.live = live;
     for (const sym::Expr& b : live) p.total += b;
     out.push_back(p);
@@ -101,7 +102,7 @@ TEST(TimelinePointsTest, EqualityClearAndInitializerList) {
 TEST(TimelinePointsTest, ConstantAndSymbolicBytesStayApart) {
   sym::Context ctx;
   const sym::Expr B = ctx.Symbol("B");
-  const int act = static_cast<int>(MemCategory::kAct);
+  const int act = testing::kAct;
   TimelinePoint constant, symbolic;
   symbolic.live[act] = B;
   symbolic.total = B;
