@@ -5,6 +5,7 @@ test_hf_config.py).
   gpt2.py         the `gpt2` family (GPT-2 as Hugging Face writes it; tools/make_fixtures.py's gpt2_tiny)
   hf_reference.py Hugging Face's LlamaForCausalLM (the `llama` family's base) and GPT2LMHeadModel
   hf_decoders.py  config.json decoders: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, gpt_neox
+  decoder_layers.py  the attention, MLP and RMSNorm that hf_reference.py's Llama and hf_decoders.py share
   hf_encoders.py  config.json encoders: bert, t5
   resnet, vit     torchvision's (torchvision.models.resnetN, VisionTransformer)
 

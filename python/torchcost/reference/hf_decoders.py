@@ -9,7 +9,7 @@ modeling file gives it, so that a trace of Decoder(config) and
 References (huggingface/transformers):
 
   llama    src/transformers/models/llama/modeling_llama.py, 002272831fba584eb30dca9729c1be456836960a
-           (hf_reference.py's Llama, whose classes this file reuses)
+           (decoder_layers.py's attention and MLP, shared with hf_reference.py's Llama)
   mistral  src/transformers/models/mistral/modeling_mistral.py (Llama's layers; sliding_window masks
            the keys at or before q - window)
   qwen2    src/transformers/models/qwen2/modeling_qwen2.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
@@ -27,8 +27,8 @@ References (huggingface/transformers):
            layer_idx % 2 == 0; Gemma2ForCausalLM's final_logit_softcapping on the logits
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
-RoPE tables are computed per layer from arange (hf_reference.py's
-LlamaAttention explains it); the scores are divided by sqrt(head_dim) where
+RoPE tables are computed per layer from arange (decoder_layers.py's
+Attention explains it); the scores are divided by sqrt(head_dim) where
 Qwen2, Gemma and Phi-3 multiply by head_dim**-0.5; the causal mask is made per
 layer as [T, T] (Gemma-2's model-wide [B, 1, T, T] mask and its torch.where for the
 window likewise: masks are constants); dropouts with p = 0 are left out (F.dropout
@@ -36,12 +36,10 @@ returns its input); Gemma2ForCausalLM's hidden_states[:, -0:, :] before lm_head 
 is left out.
 """
 
-import math
-
 import torch
 from torch import nn
 
-from .hf_reference import LlamaRMSNorm, repeat_kv, rotate_half
+from .decoder_layers import MLP, Attention, LlamaRMSNorm
 
 
 class GemmaRMSNorm(nn.Module):
@@ -59,111 +57,6 @@ class GemmaRMSNorm(nn.Module):
         output = self._norm(x.float())
         output = output * (1.0 + self.weight.float())
         return output.type_as(x)
-
-
-class Attention(nn.Module):
-    """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Phi3Attention (eager)."""
-
-    def __init__(self, c, layer_idx=0):
-        super().__init__()
-        self.c = c
-        h, H, K = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-        self.gemma2 = c["model_type"] == "gemma2"
-        self.num_heads, self.num_key_value_heads = H, K
-        self.head_dim = c.get("head_dim") or h // H
-        self.groups = H // K
-        self.rope_theta = c.get("rope_theta", 10000.0)
-        self.window = c.get("sliding_window") or 0
-        if self.gemma2:
-            # Gemma2Attention: sliding_window if not bool(layer_idx % 2) else None.
-            self.window = c.get("sliding_window", 4096) if not bool(layer_idx % 2) else 0
-            self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
-            self.attn_logit_softcapping = c.get("attn_logit_softcapping", 50.0)
-        d = self.head_dim
-        if c["model_type"] == "phi3":
-            self.o_proj = nn.Linear(H * d, h, bias=False)
-            self.qkv_proj = nn.Linear(h, H * d + 2 * K * d, bias=False)
-        else:
-            qwen2 = c["model_type"] in ("qwen2", "qwen2_moe")
-            qkv_bias = qwen2 or c.get("attention_bias", False)
-            o_bias = not qwen2 and c.get("attention_bias", False)
-            self.q_proj = nn.Linear(h, H * d, bias=qkv_bias)
-            self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
-            self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
-            self.o_proj = nn.Linear(H * d, h, bias=o_bias)
-
-    def rotary_emb(self, x, seq_len):
-        """cos, sin [T, head_dim]: float32 math, cast to x's dtype."""
-        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
-        t = torch.arange(seq_len, dtype=torch.float32)
-        freqs = torch.outer(t, inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
-
-    def forward(self, x):
-        bsz, q_len, _ = x.size()
-        H, K, d = self.num_heads, self.num_key_value_heads, self.head_dim
-        if self.c["model_type"] == "phi3":
-            qkv = self.qkv_proj(x)
-            query_pos = H * d
-            q = qkv[..., :query_pos]
-            k = qkv[..., query_pos: query_pos + K * d]
-            v = qkv[..., query_pos + K * d:]
-        else:
-            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        q = q.view(bsz, q_len, H, d).transpose(1, 2)
-        k = k.view(bsz, q_len, K, d).transpose(1, 2)
-        v = v.view(bsz, q_len, K, d).transpose(1, 2)
-        cos, sin = self.rotary_emb(v, q_len)
-        q = (q * cos) + (rotate_half(q) * sin)
-        k = (k * cos) + (rotate_half(k) * sin)
-        k = repeat_kv(k, self.groups)
-        v = repeat_kv(v, self.groups)
-        if self.gemma2:
-            attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
-            if self.attn_logit_softcapping is not None:
-                attn = attn / self.attn_logit_softcapping
-                attn = torch.tanh(attn)
-                attn = attn * self.attn_logit_softcapping
-        else:
-            attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
-        dtype = x.dtype
-        mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
-        if self.window:
-            # The sliding window: keys at or before q - window are masked too.
-            mask = mask + torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).tril(-self.window)
-        attn = attn + mask
-        attn = nn.functional.softmax(attn, dim=-1, dtype=torch.float32).to(q.dtype)
-        out = torch.matmul(attn, v).transpose(1, 2).contiguous()
-        out = out.reshape(bsz, q_len, H * d)
-        return self.o_proj(out)
-
-
-class MLP(nn.Module):
-    """The gated MLP: separate gate_proj / up_proj, or Phi-3's fused gate_up_proj."""
-
-    def __init__(self, c):
-        super().__init__()
-        h, inter = c["hidden_size"], c["intermediate_size"]
-        self.fused = c["model_type"] == "phi3"
-        if self.fused:
-            self.gate_up_proj = nn.Linear(h, 2 * inter, bias=False)
-        else:
-            bias = c.get("mlp_bias", False)
-            self.gate_proj = nn.Linear(h, inter, bias=bias)
-            self.up_proj = nn.Linear(h, inter, bias=bias)
-        self.down_proj = nn.Linear(inter, h, bias=c.get("mlp_bias", False) and not self.fused)
-        if c["model_type"] in ("gemma", "gemma2"):
-            self.act = lambda t: nn.functional.gelu(t, approximate="tanh")  # gelu_pytorch_tanh
-        else:
-            self.act = nn.functional.silu
-
-    def forward(self, x):
-        if self.fused:
-            up_states = self.gate_up_proj(x)
-            gate, up_states = up_states.chunk(2, dim=-1)
-            return self.down_proj(up_states * self.act(gate))
-        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
 
 class ExpertMLP(nn.Module):

@@ -10,7 +10,8 @@ References (Hugging Face transformers, read at these commits):
 
   Llama   src/transformers/models/llama/modeling_llama.py,
           commit 002272831fba584eb30dca9729c1be456836960a (v4.39/v4.40 era), eager
-          attention (LlamaAttention), config.pretraining_tp = 1, no KV cache.
+          attention (LlamaAttention), config.pretraining_tp = 1, no KV cache; its attention
+          and MLP are decoder_layers.py's, which hf_decoders.py's config.json decoders share.
   GPT2    src/transformers/models/gpt2/modeling_gpt2.py,
           commit 0010f60284ab4b9d14b7df9c6525b1a2ad44e640, eager GPT2Attention._attn,
           reorder_and_upcast_attn = False (the default).
@@ -26,109 +27,8 @@ import math
 import torch
 from torch import nn
 
-
-class LlamaRMSNorm(nn.Module):
-    """modeling_llama.LlamaRMSNorm: statistics in float32, cast back before the weight."""
-
-    def __init__(self, hidden_size, eps=1e-6):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(hidden_size))
-        self.variance_epsilon = eps
-
-    def forward(self, hidden_states):
-        input_dtype = hidden_states.dtype
-        hidden_states = hidden_states.to(torch.float32)
-        variance = hidden_states.pow(2).mean(-1, keepdim=True)
-        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
-        return self.weight * hidden_states.to(input_dtype)
-
-
-def rotate_half(x):
-    """modeling_llama.rotate_half (x.shape[-1] // 2 read once: the same slices)."""
-    half = x.shape[-1] // 2
-    x1 = x[..., :half]
-    x2 = x[..., half:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def repeat_kv(hidden_states, n_rep):
-    """modeling_llama.repeat_kv: expand + reshape (a copy), or the input itself when n_rep is 1."""
-    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
-    if n_rep == 1:
-        return hidden_states
-    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
-    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
-
-
-class LlamaAttention(nn.Module):
-    """modeling_llama.LlamaAttention.forward (eager), attention_dropout = 0.
-
-    Departures: the RoPE tables are computed in the attention from arange
-    (LlamaRotaryEmbedding.forward's float32 math: inv_freq = 1 / base^(arange(0, d, 2) / d),
-    freqs = positions x inv_freq, cat, cos, sin, then .to(dtype=x.dtype)) instead of
-    from an inv_freq buffer and position_ids (no gradient flows through them; the
-    buffer is hd/2 floats); the additive causal mask (LlamaModel._update_causal_mask:
-    finfo(dtype).min above the diagonal, in the model's dtype) is made per layer as
-    [T, T] instead of once per forward; F.dropout(p=0.0) returns its input and is left out.
-    """
-
-    def __init__(self, hidden_size, num_heads, num_key_value_heads, rope_theta=10000.0):
-        super().__init__()
-        self.hidden_size = hidden_size
-        self.num_heads = num_heads
-        self.head_dim = hidden_size // num_heads
-        self.num_key_value_heads = num_key_value_heads
-        self.num_key_value_groups = num_heads // num_key_value_heads
-        self.rope_theta = rope_theta
-        self.q_proj = nn.Linear(hidden_size, num_heads * self.head_dim, bias=False)
-        self.k_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
-        self.v_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
-        self.o_proj = nn.Linear(hidden_size, hidden_size, bias=False)
-
-    def rotary_emb(self, x, seq_len):
-        """cos, sin [T, head_dim]: float32 math, cast to x's dtype (LlamaRotaryEmbedding.forward)."""
-        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
-        t = torch.arange(seq_len, dtype=torch.float32)
-        freqs = torch.outer(t, inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
-
-    def forward(self, hidden_states):
-        bsz, q_len, _ = hidden_states.size()
-        query_states = self.q_proj(hidden_states)
-        key_states = self.k_proj(hidden_states)
-        value_states = self.v_proj(hidden_states)
-        query_states = query_states.view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
-        key_states = key_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
-        value_states = value_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
-        cos, sin = self.rotary_emb(value_states, q_len)
-        query_states = (query_states * cos) + (rotate_half(query_states) * sin)
-        key_states = (key_states * cos) + (rotate_half(key_states) * sin)
-        key_states = repeat_kv(key_states, self.num_key_value_groups)
-        value_states = repeat_kv(value_states, self.num_key_value_groups)
-        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
-        dtype = hidden_states.dtype
-        causal_mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
-        attn_weights = attn_weights + causal_mask
-        # upcast attention to fp32
-        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
-        attn_output = torch.matmul(attn_weights, value_states)
-        attn_output = attn_output.transpose(1, 2).contiguous()
-        attn_output = attn_output.reshape(bsz, q_len, self.hidden_size)
-        return self.o_proj(attn_output)
-
-
-class LlamaMLP(nn.Module):
-    """modeling_llama.LlamaMLP (hidden_act silu): down_proj(act_fn(gate_proj(x)) * up_proj(x))."""
-
-    def __init__(self, hidden_size, intermediate_size):
-        super().__init__()
-        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
-
-    def forward(self, x):
-        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+# repeat_kv and rotate_half are imported from here too (tests/python/test_generate.py).
+from .decoder_layers import MLP, Attention, LlamaRMSNorm, repeat_kv, rotate_half  # noqa: F401
 
 
 class LlamaDecoderLayer(nn.Module):
@@ -136,10 +36,13 @@ class LlamaDecoderLayer(nn.Module):
 
     def __init__(self, hidden_size, num_heads, num_key_value_heads, intermediate_size, eps):
         super().__init__()
+        # The config.json keys of decoder_layers' Attention and MLP (LlamaConfig's defaults otherwise).
+        c = {"model_type": "llama", "hidden_size": hidden_size, "num_attention_heads": num_heads,
+             "num_key_value_heads": num_key_value_heads, "intermediate_size": intermediate_size}
         self.input_layernorm = LlamaRMSNorm(hidden_size, eps)
-        self.self_attn = LlamaAttention(hidden_size, num_heads, num_key_value_heads)
+        self.self_attn = Attention(c)
         self.post_attention_layernorm = LlamaRMSNorm(hidden_size, eps)
-        self.mlp = LlamaMLP(hidden_size, intermediate_size)
+        self.mlp = MLP(c)
 
     def forward(self, hidden_states):
         residual = hidden_states

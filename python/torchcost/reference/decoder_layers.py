@@ -1,0 +1,165 @@
+"""The Llama family's decoder pieces in plain torch, shared by hf_reference.py's Llama and hf_decoders.py's
+config.json decoders: LlamaRMSNorm, rotate_half, repeat_kv, the eager attention and the gated MLP.
+
+References (huggingface/transformers):
+
+  llama    src/transformers/models/llama/modeling_llama.py, 002272831fba584eb30dca9729c1be456836960a
+           (v4.39/v4.40 era): LlamaRMSNorm, rotate_half, repeat_kv, LlamaAttention (eager,
+           config.pretraining_tp = 1, no KV cache), LlamaMLP (hidden_act silu)
+  the others: hf_decoders.py's docstring (qwen2's biases, phi3's fused projections, gemma's GeGLU and head_dim,
+           gemma2's scaling, soft-capping and alternating sliding window, mistral's sliding window)
+"""
+
+import math
+
+import torch
+from torch import nn
+
+
+class LlamaRMSNorm(nn.Module):
+    """modeling_llama.LlamaRMSNorm: statistics in float32, cast back before the weight."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+def rotate_half(x):
+    """modeling_llama.rotate_half (x.shape[-1] // 2 read once: the same slices)."""
+    half = x.shape[-1] // 2
+    x1 = x[..., :half]
+    x2 = x[..., half:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def repeat_kv(hidden_states, n_rep):
+    """modeling_llama.repeat_kv: expand + reshape (a copy), or the input itself when n_rep is 1."""
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class Attention(nn.Module):
+    """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Gemma2Attention / Phi3Attention
+    (eager, attention_dropout = 0), of a config.json dict.
+
+    Departures: the RoPE tables are computed in the attention from arange
+    (LlamaRotaryEmbedding.forward's float32 math: inv_freq = 1 / base^(arange(0, d, 2) / d),
+    freqs = positions x inv_freq, cat, cos, sin, then .to(dtype=x.dtype)) instead of
+    from an inv_freq buffer and position_ids (no gradient flows through them; the
+    buffer is hd/2 floats); the additive causal mask (LlamaModel._update_causal_mask:
+    finfo(dtype).min above the diagonal, in the model's dtype) is made per layer as
+    [T, T] instead of once per forward; F.dropout(p=0.0) returns its input and is left out.
+    """
+
+    def __init__(self, c, layer_idx=0):
+        super().__init__()
+        self.c = c
+        h, H, K = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        self.hidden_size = h
+        self.gemma2 = c["model_type"] == "gemma2"
+        self.num_heads, self.num_key_value_heads = H, K
+        self.head_dim = c.get("head_dim") or h // H
+        self.groups = H // K
+        self.rope_theta = c.get("rope_theta", 10000.0)
+        self.window = c.get("sliding_window") or 0
+        if self.gemma2:
+            # Gemma2Attention: sliding_window if not bool(layer_idx % 2) else None.
+            self.window = c.get("sliding_window", 4096) if not bool(layer_idx % 2) else 0
+            self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
+            self.attn_logit_softcapping = c.get("attn_logit_softcapping", 50.0)
+        d = self.head_dim
+        if c["model_type"] == "phi3":
+            self.o_proj = nn.Linear(H * d, h, bias=False)
+            self.qkv_proj = nn.Linear(h, H * d + 2 * K * d, bias=False)
+        else:
+            qwen2 = c["model_type"] in ("qwen2", "qwen2_moe")
+            qkv_bias = qwen2 or c.get("attention_bias", False)
+            o_bias = not qwen2 and c.get("attention_bias", False)
+            self.q_proj = nn.Linear(h, H * d, bias=qkv_bias)
+            self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
+            self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
+            self.o_proj = nn.Linear(H * d, h, bias=o_bias)
+
+    def rotary_emb(self, x, seq_len):
+        """cos, sin [T, head_dim]: float32 math, cast to x's dtype (LlamaRotaryEmbedding.forward)."""
+        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        t = torch.arange(seq_len, dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+    def forward(self, x):
+        bsz, q_len, _ = x.size()
+        H, K, d = self.num_heads, self.num_key_value_heads, self.head_dim
+        if self.c["model_type"] == "phi3":
+            qkv = self.qkv_proj(x)
+            query_pos = H * d
+            q = qkv[..., :query_pos]
+            k = qkv[..., query_pos: query_pos + K * d]
+            v = qkv[..., query_pos + K * d:]
+        else:
+            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q = q.view(bsz, q_len, H, d).transpose(1, 2)
+        k = k.view(bsz, q_len, K, d).transpose(1, 2)
+        v = v.view(bsz, q_len, K, d).transpose(1, 2)
+        cos, sin = self.rotary_emb(v, q_len)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = repeat_kv(k, self.groups)
+        v = repeat_kv(v, self.groups)
+        if self.gemma2:
+            attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+            if self.attn_logit_softcapping is not None:
+                attn = attn / self.attn_logit_softcapping
+                attn = torch.tanh(attn)
+                attn = attn * self.attn_logit_softcapping
+        else:
+            attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
+        dtype = x.dtype
+        mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
+        if self.window:
+            # The sliding window: keys at or before q - window are masked too.
+            mask = mask + torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).tril(-self.window)
+        attn = attn + mask
+        attn = nn.functional.softmax(attn, dim=-1, dtype=torch.float32).to(q.dtype)
+        out = torch.matmul(attn, v).transpose(1, 2).contiguous()
+        out = out.reshape(bsz, q_len, H * d)
+        return self.o_proj(out)
+
+
+class MLP(nn.Module):
+    """The gated MLP: separate gate_proj / up_proj, or Phi-3's fused gate_up_proj."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, inter = c["hidden_size"], c["intermediate_size"]
+        self.fused = c["model_type"] == "phi3"
+        if self.fused:
+            self.gate_up_proj = nn.Linear(h, 2 * inter, bias=False)
+        else:
+            bias = c.get("mlp_bias", False)
+            self.gate_proj = nn.Linear(h, inter, bias=bias)
+            self.up_proj = nn.Linear(h, inter, bias=bias)
+        self.down_proj = nn.Linear(inter, h, bias=c.get("mlp_bias", False) and not self.fused)
+        if c["model_type"] in ("gemma", "gemma2"):
+            self.act = lambda t: nn.functional.gelu(t, approximate="tanh")  # gelu_pytorch_tanh
+        else:
+            self.act = nn.functional.silu
+
+    def forward(self, x):
+        if self.fused:
+            up_states = self.gate_up_proj(x)
+            gate, up_states = up_states.chunk(2, dim=-1)
+            return self.down_proj(up_states * self.act(gate))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
