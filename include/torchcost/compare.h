@@ -51,11 +51,13 @@ struct CompareRow {
   // The ops without a rule, with their counts.
   std::vector<UnknownOp> unknown_ops;
   // A generation's row (EvaluateGenerationCompareRow): peak is the larger of
-  // the two phases', at_peak that phase's breakdown (the KV cache counts as
-  // buffer); the training FLOPs stay 0.
+  // the two phases', at_peak that phase's breakdown without the KV cache
+  // (the model's own buffers stay buffer); the training FLOPs stay 0.
   bool generation = false;
   // At the end of generation (S + T tokens).
   int64_t kv_cache_bytes = 0;
+  // The KV cache live at the peak: at_peak plus this sums to peak.
+  int64_t kv_cache_at_peak = 0;
   int64_t prefill_peak = 0, decode_peak = 0;  // Each phase's peak.
   // The prefill's; the last decode step's.
   int64_t flops_prefill = 0, flops_decode_token = 0;

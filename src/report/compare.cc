@@ -283,7 +283,8 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
   // The generation's peak is the larger phase's; the breakdown is at its
   // moment.
   const bool decode_larger = dp->first > pp->first;
-  const TrainingReport& tr = decode_larger ? decode.training : prefill.training;
+  const Report* at_report = decode_larger ? &decode : &prefill;
+  const TrainingReport& tr = at_report->training;
   const int point = decode_larger ? dp->second : pp->second;
   row.peak = std::max(row.prefill_peak, row.decode_peak);
   for (int k = 0; k < kNumMemCategories; ++k) {
@@ -295,12 +296,19 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
                         b = EvaluateAllocator(decode.training, at);
     if (!a.error.empty()) return Status::InvalidArgument(a.error);
     if (!b.error.empty()) return Status::InvalidArgument(b.error);
-    const AllocatorPeak& larger = b.device_peak > a.device_peak ? b : a;
+    const bool decode_device_larger = b.device_peak > a.device_peak;
+    const AllocatorPeak& larger = decode_device_larger ? b : a;
+    at_report = decode_device_larger ? &decode : &prefill;
     row.peak = std::max(a.allocated_peak, b.allocated_peak);
     row.at_peak = larger.at_peak;
     row.reserved_peak = larger.reserved_peak;
     row.device_peak = larger.device_peak;
   }
+  // NB: the cache's storages count as buffer in the simulation, as in
+  // PhasePeak: buffer at the peak = the model's buffers + the live cache.
+  int64_t& buffer = row.at_peak[static_cast<int>(MemCategory::kBuffer)];
+  row.kv_cache_at_peak = buffer - at_report->buffer_bytes;
+  buffer = at_report->buffer_bytes;
   if (options.budget_bytes > 0) {
     row.fits = (tr.cuda_allocator ? row.device_peak : row.peak) <=
                options.budget_bytes;
@@ -400,6 +408,25 @@ std::string GenerationCompareText(const std::string& model,
       "the prefill's and the last decode\n"
       "step's (its cache at S + T - 1 tokens). Decode FLOPs: the last decode "
       "step's.\n";
+  out += "At the peak, by part (the parts that are not 0):\n";
+  for (const CompareRow& r : rows) {
+    if (!r.error.empty()) continue;
+    out += "  " + r.label + ":";
+    std::string parts;
+    for (int k = 0; k < kNumMemCategories; ++k) {
+      const auto c = static_cast<MemCategory>(k);
+      if (r.at_peak[k] != 0) {
+        parts += (parts.empty() ? " " : ", ") +
+                 std::string(MemCategoryName(c)) + " " +
+                 Human(r.at_peak[k], Unit::kBytes);
+      }
+      if (c == MemCategory::kBuffer) {
+        parts += (parts.empty() ? " " : ", ") + std::string("kv_cache ") +
+                 Human(r.kv_cache_at_peak, Unit::kBytes);
+      }
+    }
+    out += parts + "\n";
+  }
   if (allocator) {
     out +=
         "CUDA caching allocator model (docs/allocator.md): +context is the "
@@ -542,6 +569,8 @@ std::string RenderCompareJson(const std::string& model,
     for (int k = 0; k < kNumMemCategories; ++k)
       cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] =
           r.at_peak[k];
+    // As the generation report's at_peak: the cache apart from buffer.
+    if (r.generation) cats["kv_cache"] = r.kv_cache_at_peak;
     o["at_peak"] = cats;
     o["peak"] = r.peak;
     if (r.device_peak >= 0) {

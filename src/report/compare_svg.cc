@@ -100,17 +100,23 @@ std::string RenderCompareSvg(const std::string& model,
       continue;
     }
     double cum = 0;
-    for (MemCategory c : kStack) {
-      const double bytes = static_cast<double>(r.at_peak[static_cast<int>(c)]);
-      if (bytes <= 0) continue;
-      out += "<rect class=\"segment\" data-category=\"" +
-             std::string(MemCategoryName(c)) + "\" data-bytes=\"" +
-             std::to_string(r.at_peak[static_cast<int>(c)]) + "\" x=\"" +
+    auto segment = [&](const std::string& name, int64_t bytes,
+                       const char* colour) {
+      if (bytes <= 0) return;
+      const double b = static_cast<double>(bytes);
+      out += "<rect class=\"segment\" data-category=\"" + name +
+             "\" data-bytes=\"" + std::to_string(bytes) + "\" x=\"" +
              Num(x(cum), 2) + "\" y=\"" + Num(y) + "\" width=\"" +
-             Num(x(cum + bytes) - x(cum), 2) + "\" height=\"" + Num(kBar) +
-             "\" fill=\"" + report::svg::CategoryColour(static_cast<int>(c)) +
-             "\"/>\n";
-      cum += bytes;
+             Num(x(cum + b) - x(cum), 2) + "\" height=\"" + Num(kBar) +
+             "\" fill=\"" + colour + "\"/>\n";
+      cum += b;
+    };
+    for (MemCategory c : kStack) {
+      segment(std::string(MemCategoryName(c)), r.at_peak[static_cast<int>(c)],
+              report::svg::CategoryColour(static_cast<int>(c)));
+      // A generation's KV cache, apart from the buffers, above them.
+      if (c == MemCategory::kBuffer && r.generation)
+        segment("kv_cache", r.kv_cache_at_peak, report::svg::kKvCacheColour);
     }
     std::string label = report::Human(r.peak, report::Unit::kBytes);
     if (options.budget_bytes > 0) {
@@ -130,13 +136,16 @@ std::string RenderCompareSvg(const std::string& model,
   // Legend.
   double lx = kLeft;
   const double ly = plot_bottom + 40;
-  for (MemCategory c : kStack) {
-    out += Rect(lx, ly, 12, 12,
-                std::string("fill=\"") +
-                    report::svg::CategoryColour(static_cast<int>(c)) + "\"");
-    out += Text(lx + 17, ly + 10, std::string(MemCategoryName(c)), 12,
-                "fill=\"#222222\"");
+  auto legend = [&](const std::string& name, const char* colour) {
+    out += Rect(lx, ly, 12, 12, std::string("fill=\"") + colour + "\"");
+    out += Text(lx + 17, ly + 10, name, 12, "fill=\"#222222\"");
     lx += 90;
+  };
+  for (MemCategory c : kStack) {
+    legend(std::string(MemCategoryName(c)),
+           report::svg::CategoryColour(static_cast<int>(c)));
+    if (c == MemCategory::kBuffer && options.generation)
+      legend("kv_cache", report::svg::kKvCacheColour);
   }
   out += "</svg>\n";
   return out;

@@ -34,6 +34,10 @@ double NiceStep(double raw);
 // Tableau 10, one per category, shared by every chart.
 const char* CategoryColour(int category);
 
+// The fill colour of a generation's KV cache (Tableau 10's green, which no
+// category uses).
+inline constexpr const char* kKvCacheColour = "#59a14f";
+
 }  // namespace torchcost::report::svg
 
 #endif  // TORCHCOST_SRC_REPORT_SVG_H_

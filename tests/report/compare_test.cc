@@ -10,6 +10,7 @@
 
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/rules.h"
 
@@ -176,15 +177,16 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
 // A tiny LLaMA's generation: 2 layers, hidden 64, 4 heads of 16, 2 KV heads,
 // float32.
 GenerationAnalysis TinyGeneration(
-    std::vector<std::pair<std::string, int64_t>> bindings) {
+    std::vector<std::pair<std::string, int64_t>> bindings,
+    const std::string& family = "llama",
+    const std::string& config =
+        "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
+        "eager,make_vocab_size_divisible_by=1") {
   StepConfig c;
   c.mode = "generate";
   c.bindings = std::move(bindings);
-  Result<GenerationAnalysis> g = AnalyzeGeneration(
-      "llama",
-      "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
-      "eager,make_vocab_size_divisible_by=1",
-      testing::BuiltinRules(), c);
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration(family, config, testing::BuiltinRules(), c);
   EXPECT_TRUE(g.ok()) << g.status().message();
   return std::move(g).value();
 }
@@ -215,7 +217,7 @@ TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
   EXPECT_EQ(row->decode_peak,
             *sym::Evaluate(PhasePeak(g.decode, at1).peak, at1));
   EXPECT_EQ(row->peak, std::max(row->prefill_peak, row->decode_peak));
-  int64_t sum = 0;
+  int64_t sum = row->kv_cache_at_peak;
   for (int64_t v : row->at_peak) sum += v;
   EXPECT_EQ(sum, row->peak);
   // The boundary: the largest B whose peak fits, and B + 1 does not (a test
@@ -270,6 +272,71 @@ TEST(CompareTest, RendersGenerationRows) {
   EXPECT_EQ(j["rows"][0]["flops"]["decode_token"].get<int64_t>(),
             row->flops_decode_token);
   EXPECT_FALSE(j["rows"][0].contains("trainable_params"));
+}
+
+// The KV cache is its own part of the breakdown at the peak (as the generation
+// report's kv_cache), apart from the model's buffers, in the row, the text,
+// the JSON and the chart. A tiny GPT-2 (2 layers, hidden 64, 4 heads of 16,
+// context 64, float32) at B=2, S=8, T=4: the prefill's peak (its logits) is the
+// larger, with the whole prompt's cache live.
+TEST(CompareTest, GenerationBreakdownShowsTheKvCacheApart) {
+  constexpr int64_t kLayers = 2, kKvHeads = 4, kHeadDim = 16, kBytes = 4,
+                    kB = 2, kS = 8, kT = 4, kContext = 64;
+  // kv = 2 (keys, values) x layers x kv_heads x head_dim x tokens x B x bytes.
+  auto kv = [&](int64_t tokens) {
+    return 2 * kLayers * kKvHeads * kHeadDim * tokens * kB * kBytes;
+  };
+  // Each layer's causal mask buffer (GPT2Attention's `bias`): context x
+  // context bools.
+  constexpr int64_t kMaskBytes = kLayers * kContext * kContext * 1;
+  const GenerationAnalysis g =
+      TinyGeneration({{"B", kB}, {"S", kS}, {"T", kT}}, "gpt2",
+                     "layers=2,hidden=64,heads=4,vocab=256,context=64,make_"
+                     "vocab_size_divisible_by=1");
+  CompareOptions o;
+  o.generation = true;
+  o.bindings = {{"B", kB}, {"S", kS}, {"T", kT}};
+  Result<CompareRow> row = EvaluateGenerationCompareRow(g, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  ASSERT_GT(row->prefill_peak, row->decode_peak);
+  EXPECT_EQ(row->kv_cache_bytes, kv(kS + kT));
+  EXPECT_EQ(row->kv_cache_at_peak, kv(kS));
+  EXPECT_EQ(row->at_peak[testing::kBuffer], kMaskBytes);
+  int64_t sum = row->kv_cache_at_peak;
+  for (int64_t v : row->at_peak) sum += v;
+  EXPECT_EQ(sum, row->peak);
+
+  const nlohmann::json j =
+      nlohmann::json::parse(RenderCompareJson("gpt2", {*row}, o, "generate"));
+  EXPECT_EQ(j["rows"][0]["at_peak"]["kv_cache"].get<int64_t>(), kv(kS));
+  EXPECT_EQ(j["rows"][0]["at_peak"]["buffer"].get<int64_t>(), kMaskBytes);
+  // kv(8) = 16 KiB; the mask 8 KiB.
+  const std::string text = RenderCompareText("gpt2", {*row}, o, "generate");
+  EXPECT_THAT(text, HasSubstr("full: param "));
+  EXPECT_THAT(text, HasSubstr("buffer 8.00 KiB, kv_cache 16.00 KiB"));
+  const std::string svg = RenderCompareSvg("gpt2", {*row}, o, "generate");
+  EXPECT_THAT(svg, HasSubstr("data-category=\"kv_cache\" data-bytes=\"" +
+                             std::to_string(kv(kS)) + "\""));
+  EXPECT_THAT(svg, HasSubstr("data-category=\"buffer\" data-bytes=\"" +
+                             std::to_string(kMaskBytes) + "\""));
+  EXPECT_THAT(svg, HasSubstr(">kv_cache</text>"));  // The legend's entry.
+
+  // A decode-bound LLaMA (S=1, T=40): its peak's buffer part is the model's
+  // buffers (none), the cache all in kv_cache, between the past cache (S + T
+  // - 1 tokens, the last step's input) and twice the end's.
+  const GenerationAnalysis d = TinyGeneration({{"B", 2}, {"S", 1}, {"T", 40}});
+  o.bindings = {{"B", 2}, {"S", 1}, {"T", 40}};
+  row = EvaluateGenerationCompareRow(d, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  ASSERT_GT(row->decode_peak, row->prefill_peak);
+  // 2 x 2 layers x 2 KV heads x 16 x tokens x B=2 x 4 bytes.
+  constexpr int64_t kLlamaPerToken = 2 * 2 * 2 * 16 * 2 * 4;
+  EXPECT_EQ(row->at_peak[testing::kBuffer], 0);
+  EXPECT_GE(row->kv_cache_at_peak, kLlamaPerToken * (1 + 40 - 1));
+  EXPECT_LE(row->kv_cache_at_peak, 2 * kLlamaPerToken * (1 + 40));
+  // Training rows have no kv_cache part.
+  EXPECT_THAT(RenderCompareSvg("gpt2", {}, CompareOptions(), ""),
+              ::testing::Not(HasSubstr("kv_cache")));
 }
 
 }  // namespace
