@@ -1,6 +1,7 @@
 """torchcost.compare(): one row per training configuration of one model (`torchcost compare`)."""
 
 import json
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .result import CATEGORIES, human
@@ -12,7 +13,10 @@ class Comparison:
     rows: one dict per configuration, in the order given: config, params,
     trainable_params, param_bytes, at_peak {category: bytes}, peak, fits,
     max_batch, flops {forward, backward, step}, lower_bound, unknown_ops; or
-    config and error where it could not be analysed.
+    config and error where it could not be analysed. With mode="generate"
+    (serving configurations), no trainable_params, but kv_cache_bytes,
+    prefill_peak and decode_peak, at_peak with kv_cache, and flops {prefill,
+    decode_token}.
     """
 
     def __init__(self, doc: Dict[str, Any]):
@@ -38,18 +42,32 @@ class Comparison:
                 return r
         raise KeyError(config)
 
+    @property
+    def generation(self) -> bool:
+        """True for serving configurations of a generation (mode="generate")."""
+        return self._doc.get("mode") == "generate"
+
     def table(self) -> str:
         """The rows as a text table (bytes in binary units)."""
-        head = ["config", "trainable", "peak"] + list(CATEGORIES) + ["fits", "max B", "step FLOPs"]
+        searched = "max " + self._doc.get("batch_symbol", "B")
+        if self.generation:
+            head = ["config", "weights", "kv cache", "prefill peak", "decode peak", "peak", "fits", searched,
+                    "decode FLOPs/token"]
+        else:
+            head = ["config", "trainable", "peak"] + list(CATEGORIES) + ["fits", searched, "step FLOPs"]
         body, errors = [], []
         for r in self.rows:
             if "error" in r:
                 errors.append("%s: error: %s" % (r["config"], r["error"]))
                 continue
+            fits = ["yes" if r["fits"] else "no", "-" if r["max_batch"] is None else str(r["max_batch"])]
+            if self.generation:
+                body.append([r["config"]] + [human(r[k], "B", 1024) for k in
+                                             ("param_bytes", "kv_cache_bytes", "prefill_peak", "decode_peak", "peak")] +
+                            fits + [human(r["flops"]["decode_token"])])
+                continue
             body.append([r["config"], human(r["trainable_params"]), human(r["peak"], "B", 1024)] +
-                        [human(r["at_peak"][c], "B", 1024) for c in CATEGORIES] +
-                        ["yes" if r["fits"] else "no", "-" if r["max_batch"] is None else str(r["max_batch"]),
-                         human(r["flops"]["step"])])
+                        [human(r["at_peak"][c], "B", 1024) for c in CATEGORIES] + fits + [human(r["flops"]["step"])])
         widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
         lines = ["%s (%s)" % (self._doc["model"], self.setting)]
         for row in [head] + body:
@@ -74,6 +92,12 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
     model, input_shapes, config and options are analyze()'s; budget ("24GiB")
     marks what fits and finds the largest batch that does; chart writes an SVG
     bar chart there.
+
+    mode="generate" compares serving configurations of a built model's
+    generation (model a family, preset or config.json, as generate()'s): "full",
+    "int8", "int4", "nf4" or "fp8" weights, each optionally ":cache=DTYPE"
+    ("int4:cache=fp8"); set={"S": 4096, "T": 512} with budget finds the largest
+    B that fits, set={"B": 8, "T": 512} the largest S (batch_symbol names it).
     """
     from . import _call, _model
     from ._options import COMPARE_OPTIONS, TorchcostError, bindings_of, method_text, to_args
@@ -82,6 +106,16 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
         configs = [configs]
     if not configs:
         raise TorchcostError("configs: give at least one configuration (full, lora:r=8, ...)")
+    if options.get("mode") == "generate":
+        if input_shapes is not None or input_dtypes is not None:
+            raise TorchcostError("input_shapes: mode='generate' takes the inputs its phases declare")
+        if not isinstance(model, (str, os.PathLike)):
+            raise TorchcostError("model: mode='generate' builds a family, preset or config.json by name, got %s"
+                                 % type(model).__name__)
+        for c in configs:
+            if not isinstance(c, str):
+                raise TorchcostError("configs: mode='generate' takes serving configurations as text (full, int8, "
+                                     "int4, nf4, fp8, then :cache=DTYPE), got %r" % (c,))
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
     args = to_args(dict(options, budget=budget, chart=chart, batch_symbol=batch_symbol), COMPARE_OPTIONS)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,

@@ -3,6 +3,7 @@
 Models are tiny (the suite runs in seconds); the 7B check runs on the meta device.
 """
 
+import json
 import os
 import resource
 import subprocess
@@ -313,6 +314,47 @@ def test_compare_equals_cli(cli):
     assert c.to_dict()["rows"] == exe_doc["rows"]
     assert c["full"]["fits"] and c["full"]["max_batch"] > 0
     assert "lora:r=4" in c.table()
+
+
+def test_compare_generate_equals_cli(cli, tmp_path):
+    # Two settings of the command's compare --mode generate: B searched under a budget (S, T set), with weight
+    # formats and a cache dtype; then B set and S searched, on a config.json.
+    text = ",".join("%s=%s" % kv for kv in TINY_LLAMA.items())
+    rows = ["full", "int8", "int4:cache=fp8", "nf4"]
+    c = torchcost.compare("llama", rows, config=TINY_LLAMA, mode="generate", set={"S": 32, "T": 8},
+                          budget="4MiB", chart=str(tmp_path / "g.svg"))
+    doc = cli("compare", "--model", "llama", "--config", text, "--mode", "generate", "--set", "S=32", "--set", "T=8",
+              "--budget", "4MiB", *rows)
+    assert c.to_dict()["rows"] == doc["rows"] and c.generation and c.to_dict()["batch_symbol"] == "B"
+    # 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x (S + T) x B=1 x 4 bytes (fp32), fp8 1 byte.
+    assert c["full"]["kv_cache_bytes"] == 2 * 2 * 2 * 16 * (32 + 8) * 4
+    assert c["int4:cache=fp8"]["kv_cache_bytes"] == 2 * 2 * 2 * 16 * (32 + 8) * 1
+    assert c["full"]["max_batch"] > 0 and "kv_cache" in c["full"]["at_peak"]
+    assert "kv_cache" in open(tmp_path / "g.svg").read()
+    assert "decode peak" in c.table() and "int4:cache=fp8" in c.table()
+    config_json = str(tmp_path / "config.json")
+    with open(config_json, "w") as f:
+        json.dump({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+                   "intermediate_size": 160, "vocab_size": 256, "num_hidden_layers": 2}, f)
+    s = torchcost.compare(config_json, ["full", "fp8:cache=bf16"], mode="generate", set={"B": 2, "T": 4},
+                          budget="2MiB", param_dtype="bf16")
+    doc = cli("compare", "--model", config_json, "--mode", "generate", "--set", "B=2", "--set", "T=4",
+              "--budget", "2MiB", "--param-dtype", "bf16", "full", "fp8:cache=bf16")
+    assert s.rows == doc["rows"] and s.to_dict()["batch_symbol"] == "S" and s["full"]["max_batch"] > 0
+
+
+def test_compare_generate_errors():
+    with pytest.raises(torchcost.TorchcostError, match=r"^compare int3: 'int3' is not a serving configuration"):
+        torchcost.compare("llama", ["full", "int3"], config=TINY_LLAMA, mode="generate", set={"S": 8, "T": 2})
+    with pytest.raises(torchcost.TorchcostError, match=r"^batch_symbol H: "):
+        torchcost.compare("llama", ["full"], config=TINY_LLAMA, mode="generate", set={"S": 8, "T": 2},
+                          batch_symbol="H")
+    with pytest.raises(torchcost.TorchcostError, match=r"^input_shapes: mode='generate'"):
+        torchcost.compare("llama", ["full"], ("B", "S"), config=TINY_LLAMA, mode="generate")
+    with pytest.raises(torchcost.TorchcostError, match=r"^configs: mode='generate' takes serving"):
+        torchcost.compare("llama", [("lora", {"r": 8})], config=TINY_LLAMA, mode="generate")
+    with pytest.raises(torchcost.TorchcostError, match=r"^unknown option 'budjet'"):
+        torchcost.compare("llama", ["full"], config=TINY_LLAMA, mode="generate", budjet="1GiB")
 
 
 def test_compare_on_a_module_equals_cli(cli, tmp_path):
