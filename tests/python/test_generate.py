@@ -21,7 +21,8 @@ profiler's CPU memory events over a baseline of the live tensors):
 
 and compares with `torchcost --model llama --config ... --mode generate --json`:
 totals.params and kv bytes per token exact (generation.kv_cache_bytes is for
-S + T tokens), each phase's peak exact. `torchcost compare --mode generate
+S + T tokens), each phase's peak exact (generate_oracle.py: the cache, the
+measurement and the per-case loop the three generation oracles share). `torchcost compare --mode generate
 --budget SIZE`, SIZE a measured generation peak: the largest B (then S) that
 fits is the measured one. Departures from Hugging Face, none of
 which changes a byte: the RoPE tables are computed per layer for the step's
@@ -33,26 +34,20 @@ The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
 import argparse
-import gc
 import json
 import math
 import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "tools"))
-sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import generate_oracle  # noqa: E402  (first: it puts tools/ and python/ on the path)
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-import measure_step  # noqa: E402
 from torchcost.reference.hf_decoders import MLP  # noqa: E402
 from torchcost.reference.hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
-from torchcost_cli import run_json  # noqa: E402
 
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
           "intermediate_size": 128, "vocab_size": 256, "num_hidden_layers": 2}
@@ -77,27 +72,8 @@ COMPARE_S = (2, 40, 5)
 # strides and does not model that copy (B*H*S*hd*4, alive only during bmm,
 # beside the [B, H, S, S] scores it allocates next); it sets no peak here.
 HD = CONFIG["hidden_size"] // CONFIG["num_attention_heads"]
+VOCAB = CONFIG["vocab_size"]
 LOCALS = ((2, 200), 2 * (2 * CONFIG["num_attention_heads"] * 200 * HD * 4) + 2 * (200 * HD * 4))  # 204800 + 25600
-
-
-class Cache:
-    """DynamicCache with DynamicLayers: per layer, keys and values grown by torch.cat."""
-
-    def __init__(self):
-        self.keys, self.values = [], []
-
-    def update(self, k, v, i):
-        if len(self.keys) <= i:
-            empty = torch.tensor([], dtype=k.dtype)
-            self.keys.append(torch.cat([empty, k], dim=-2))
-            self.values.append(torch.cat([empty, v], dim=-2))
-        else:
-            self.keys[i] = torch.cat([self.keys[i], k], dim=-2)
-            self.values[i] = torch.cat([self.values[i], v], dim=-2)
-        return self.keys[i], self.values[i]
-
-    def tensors(self):
-        return self.keys + self.values
 
 
 class Attention(nn.Module):
@@ -190,45 +166,6 @@ class Decoder(nn.Module):
         return self.lm_head(self.model(ids, cache)[:, -1:, :])
 
 
-def storage_bytes(tensors):
-    return measure_step._unique_bytes(tensors)[0]
-
-
-def measure(model, B, S, T):
-    """Generates T tokens greedily from a random prompt; returns the measured quantities.
-
-    NB: one profiling session covers the whole generation, so that every block
-    freed in it was allocated in it (the profiler records no free of a block
-    allocated before it started, and a stale size for an address an earlier
-    session saw). The prefill's peak is params + prompt + the session's running
-    maximum during the prefill; the last decode step's is params + the running
-    maximum during that step (the running sum then holds the cache and the step's ids).
-    """
-    torch.manual_seed(0)
-    params = storage_bytes(list(model.parameters()))
-    prompt = torch.randint(0, CONFIG["vocab_size"], (B, S))
-    cache = Cache()
-    gc.collect()
-    with torch.no_grad(), measure_step.Profile() as p:
-        p.phase("prefill")
-        logits = model(prompt, cache)
-        ids = logits[:, -1].argmax(-1, keepdim=True)
-        del logits
-        for step in range(1, T):
-            p.phase("decode_last" if step == T - 1 else "decode")
-            logits = model(ids, cache)
-            ids = logits[:, -1].argmax(-1, keepdim=True)
-            del logits
-        p.phase("end")
-    peaks = measure_step.analyse(p.events(), 0)["phase_peak_delta"]
-    kv_tokens = S + T - 1
-    return {"params": sum(p.numel() for p in model.parameters()),
-            "prefill": params + storage_bytes([prompt]) + peaks["prefill"],
-            "decode": params + peaks["decode_last"] if T > 1 else None,
-            "kv_per_token": storage_bytes(cache.tensors()) // (kv_tokens * B),
-            "kv_exact": storage_bytes(cache.tensors()) % (kv_tokens * B) == 0}
-
-
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--torchcost", required=True)
@@ -237,40 +174,15 @@ def main(argv):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = Decoder(CONFIG).eval()
-    passed = failed = 0
-
-    def check(label, got, expected):
-        nonlocal passed, failed
-        if got is not None and got == expected:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL %s: torchcost %s, measured %s" % (label, got, expected))
-
-    prefill = {}
-    for B, S, T in CASES:
-        m = measure(model, B, S, T)
-        prefill[(B, S)] = m["prefill"]
-        label = "B=%d S=%d T=%d" % (B, S, T)
-        report, err = run_json(args.torchcost, ["--model", "llama", "--config", BUILDER, "--mode", "generate",
-                                                "--set", "B=%d" % B, "--set", "S=%d" % S, "--set", "T=%d" % T],
-                               label="generate " + label)
-        if err:
-            failed += 1
-            print("FAIL %s: %s" % (label, err))
-            continue
-        g = report["generation"]
-        check(label + " params", report["totals"]["params"], m["params"])
-        check(label + " kv bytes per token (measured at S+T-1 tokens)", g["kv_bytes_per_token"], m["kv_per_token"])
-        check(label + " kv_cache_bytes for S+T tokens", g["kv_cache_bytes"]["value"], m["kv_per_token"] * (S + T) * B)
-        check(label + " prefill peak", g["prefill"]["peak_bytes"]["value"], m["prefill"])
-        if m["decode"] is not None:
-            check(label + " decode peak (last step)", g["decode"]["peak_bytes"]["value"], m["decode"])
+    checks = generate_oracle.Checks()
+    # 2 (keys, values) x layers x kv_heads x head_dim x 4 bytes per token and sequence.
+    kv_per_token = 2 * CONFIG["num_hidden_layers"] * CONFIG["num_key_value_heads"] * HD * 4
+    measured = generate_oracle.check_cases(checks, args.torchcost, "llama", BUILDER, model, CASES, VOCAB, kv_per_token)
     # compare --mode generate --budget: the largest B (S bound) and the largest S (B bound) whose generation peak,
     # the larger of the measured prefill and last decode step peaks, fits a budget set to the measured peak at
     # COMPARE_B (COMPARE_S); the next value's measured peak exceeds it, so the boundary is the measured one.
     def generation_peak(B, S, T):
-        m = measure(model, B, S, T)
+        m = generate_oracle.measure(model, B, S, T, VOCAB)
         return max(m["prefill"], m["decode"])
     for symbol, (B, S, T), fixed in (("B", COMPARE_B, "S=%d,T=%d" % COMPARE_B[1:]),
                                      ("S", COMPARE_S, "B=%d,T=%d" % (COMPARE_S[0], COMPARE_S[2]))):
@@ -279,37 +191,31 @@ def main(argv):
         want = B if symbol == "B" else S
         label = "compare --budget %d (measured peak at B=%d S=%d T=%d), %s searched" % (at, B, S, T, symbol)
         if not above > at:
-            failed += 1
-            print("FAIL %s: the measured peak does not grow at %s + 1 (%d, %d)" % (label, symbol, at, above))
+            checks.fail(label, "the measured peak does not grow at %s + 1 (%d, %d)" % (symbol, at, above))
             continue
         proc = subprocess.run([args.torchcost, "compare", "--model", "llama", "--config", BUILDER, "--mode",
                                "generate", "--set", fixed, "--budget", str(at), "--json", "full"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180)
         if proc.returncode != 0:
-            failed += 1
-            print("FAIL %s: exit %d: %s" % (label, proc.returncode, proc.stderr.strip()))
+            checks.fail(label, "exit %d: %s" % (proc.returncode, proc.stderr.strip()))
             continue
         doc = json.loads(proc.stdout)
         row = doc["rows"][0]
-        check(label + ": batch_symbol", doc["batch_symbol"], symbol)
-        check(label + ": max", row["max_batch"], want)
+        checks.check(label + ": batch_symbol", doc["batch_symbol"], symbol)
+        checks.check(label + ": max", row["max_batch"], want)
         # Evaluated at 1 for the searched symbol: 2 (keys, values) x layers x kv_heads x head_dim x (S + T) x B x 4.
         b1, s1 = (1, S) if symbol == "B" else (B, 1)
         kv = 2 * CONFIG["num_hidden_layers"] * CONFIG["num_key_value_heads"] * HD * (s1 + T) * b1 * 4
-        check(label + ": kv_cache_bytes at %s=1" % symbol, row["kv_cache_bytes"], kv)
+        checks.check(label + ": kv_cache_bytes at %s=1" % symbol, row["kv_cache_bytes"], kv)
     # The locals Hugging Face's code keeps (the NB at LOCALS): the same weights, no `del`.
     for module in model.modules():
         if isinstance(module, Attention):
             module.keep_locals = True
     B, S = LOCALS[0]
-    kept = measure(model, B, S, 1)["prefill"] - prefill[(B, S)]
-    if kept == LOCALS[1]:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL B=%d S=%d prefill with Hugging Face's locals: %d bytes above, derived %d" % (B, S, kept, LOCALS[1]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    T = next(t for b, s, t in CASES if (b, s) == (B, S))
+    kept = generate_oracle.measure(model, B, S, 1, VOCAB)["prefill"] - measured[(B, S, T)]["prefill"]
+    checks.check("B=%d S=%d prefill with Hugging Face's locals: bytes above" % (B, S), kept, LOCALS[1])
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ Usage: /usr/bin/python3 tests/python/test_generate_gpt2.py --torchcost PATH
 The oracle is a tiny GPT-2 in plain torch, op for op as the builder's
 (src/builder/gpt2.cc: Conv1D addmm, the bool causal-mask buffer and where,
 eager attention, GELU tanh; eval, float32), generating greedily on CPU with
-test_generate.py's DynamicCache (keys and values torch.cat onto an empty tensor
-after the head split) and lm_head on the last position only. Measured as
-test_generate.py measures (its `measure`); compared: params, kv bytes per token,
-the prefill's and the last decode step's peaks, exact. As there, locals are
+generate_oracle.py's DynamicCache (keys and values torch.cat onto an empty tensor
+after the head split) and lm_head on the last position only. Measured and
+compared by generate_oracle.check_cases: params, kv bytes per token, the
+prefill's and the last decode step's peaks, exact. As in test_generate.py, locals are
 `del`eted where the graph's liveness ends, and the decode step adds no mask
 (one query sees every cached key).
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
@@ -20,17 +20,13 @@ import math
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import generate_oracle  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-import test_generate  # noqa: E402
-from torchcost_cli import run_json  # noqa: E402
-
-H, HEADS, LAYERS, CTX = 64, 4, 2, 512
-VOCAB = test_generate.CONFIG["vocab_size"]  # measure() draws prompts from it.
+H, HEADS, LAYERS, CTX, VOCAB = 64, 4, 2, 512, 256
 BUILDER = "layers=%d,hidden=%d,heads=%d,vocab=%d,context=%d,attn=eager,dropout=0,make_vocab_size_divisible_by=1" % (
     LAYERS, H, HEADS, VOCAB, CTX)
 CASES = [(1, 16, 4), (2, 40, 9), (3, 7, 2)]
@@ -112,45 +108,13 @@ def main(argv):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = Gpt2().eval()
-    passed = failed = 0
-
-    def check(label, got, expected):
-        nonlocal passed, failed
-        if got is not None and got == expected:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL %s: torchcost %s, measured %s" % (label, got, expected))
-
-    # NB: measure() counts the parameters and the step's allocations; the causal-mask buffers
-    # (bool [1, 1, CTX, CTX] per layer) are live throughout, as torchcost's BUFFER.
-    buffers = test_generate.storage_bytes(list(model.buffers()))
-    for B, S, T in CASES:
-        m = test_generate.measure(model, B, S, T)
-        m["prefill"] += buffers
-        if m["decode"] is not None:
-            m["decode"] += buffers
-        label = "gpt2 B=%d S=%d T=%d" % (B, S, T)
-        report, err = run_json(args.torchcost, ["--model", "gpt2", "--config", BUILDER, "--mode", "generate",
-                                                "--set", "B=%d" % B, "--set", "S=%d" % S, "--set", "T=%d" % T],
-                               label="generate " + label)
-        if err:
-            failed += 1
-            print("FAIL %s: %s" % (label, err))
-            continue
-        g = report["generation"]
-        check(label + " params", report["totals"]["params"], m["params"])
-        # 2 (keys, values) x layers x heads x head_dim x 4 bytes per token and sequence.
-        check(label + " kv bytes per token (derived)", g["kv_bytes_per_token"], 2 * LAYERS * H * 4)
-        check(label + " kv bytes per token (measured at S+T-1 tokens)", g["kv_bytes_per_token"], m["kv_per_token"])
-        check(label + " prefill peak", g["prefill"]["peak_bytes"]["value"], m["prefill"])
-        if m["decode"] is not None:
-            # NB: at these sizes the last decode step peaks at the last layer's values cat, where torch.cat
-            # holds the past values (S + T - 2 tokens) and the new ones (S + T - 1) at once.
-            check(label + " decode peak (last step)", g["decode"]["peak_bytes"]["value"], m["decode"])
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
-
+    checks = generate_oracle.Checks()
+    # NB: the causal-mask buffers (bool [1, 1, CTX, CTX] per layer) are live throughout, as torchcost's BUFFER;
+    # check_cases adds them to the measured peaks. At these sizes the last decode step peaks at the last layer's
+    # values cat, where torch.cat holds the past values (S + T - 2 tokens) and the new ones (S + T - 1) at once.
+    # 2 (keys, values) x layers x heads x head_dim x 4 bytes per token and sequence.
+    generate_oracle.check_cases(checks, args.torchcost, "gpt2", BUILDER, model, CASES, VOCAB, 2 * LAYERS * H * 4)
+    return checks.finish()
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
