@@ -280,15 +280,19 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
   return Fail("not a native op");
 }
 
-void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
+bool PropagatesScalarValue(const ir::Node& node) {
   static const auto* kOps = new std::unordered_set<std::string_view>{
       "aten::add",  "aten::sub",          "aten::mul",
       "aten::div",  "aten::floor_divide", "aten::remainder",
       "aten::rsub", "aten::minimum",      "aten::maximum"};
   // NB: unary minus too (T5's position_bias[:, :, -seq_length:, :] traces
   // aten::neg of the length).
+  return kOps->count(node.op) > 0 || node.op == "aten::neg";
+}
+
+void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
   const bool neg = node.op == "aten::neg";
-  if ((!kOps->count(node.op) && !neg) || node.outputs.empty() ||
+  if (!PropagatesScalarValue(node) || node.outputs.empty() ||
       node.inputs.size() < (neg ? 1u : 2u))
     return;
   RValue& out = values[node.outputs[0]];

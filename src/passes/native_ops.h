@@ -25,6 +25,9 @@ bool IsIntArith(const ir::Node& node);
 Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
                    std::vector<rules::RValue>& values);
 
+// Returns true if PropagateScalarValue may act on `node` (by its op alone).
+bool PropagatesScalarValue(const ir::Node& node);
+
 // After a rule computed a pointwise op's output, carries the symbolic value of
 // 0-dim integer tensors through add/sub/mul/div/floor_divide/remainder/rsub,
 // minimum/maximum and neg.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,23 +25,69 @@ const RValue& BoolValue(bool b) {
   return b ? *kTrue : *kFalse;
 }
 
+// What BindArgs learns once per rule: the training flags among the schema's
+// arguments, and the argument indices of the last input names it bound.
+struct BindCache {
+  std::vector<int> flag_args;  // Bool arguments IsTrainingFlag names.
+  // The input names of the last node bound by name (views into the graph)
+  // and the argument index of each.
+  std::vector<std::string_view> names;
+  std::vector<int> name_args;
+};
+
+// Fills `cache->flag_args` for `schema`.
+void InitBindCache(const rules::Schema& schema, BindCache* cache) {
+  for (size_t a = 0; a < schema.args.size(); ++a) {
+    if (schema.args[a].type.base == rules::ArgType::Base::kBool &&
+        IsTrainingFlag(schema.args[a].name)) {
+      cache->flag_args.push_back(static_cast<int>(a));
+    }
+  }
+}
+
+// Returns true if `names` are the names `cache` last bound.
+bool SameNames(const std::vector<std::string>& names, const BindCache& cache) {
+  if (names.size() != cache.names.size()) return false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != cache.names[i]) return false;
+  }
+  return true;
+}
+
 // Binds a node's inputs to the rule's schema arguments: by name when the
 // frontend named them, else by position. Training flags are forced to the
-// step's mode (true in a training step, false in inference).
+// step's mode (true in a training step, false in inference). `cache` belongs
+// to the rule whose schema this is.
 Status BindArgs(const ir::Node& node, const rules::Schema& schema,
-                const std::vector<RValue>& values, bool train,
+                const std::vector<RValue>& values, bool train, BindCache* cache,
                 std::vector<const RValue*>* args, ir::SmallInts* arg_values) {
   args->assign(schema.args.size(), nullptr);
   arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      int a = schema.FindArg(node.input_names[i]);
-      if (a < 0) {
-        return Status::InvalidArgument(
-            "input '" + node.input_names[i] +
-            "' is not an argument of the rule's schema '" + schema.name +
-            (schema.overload.empty() ? "" : "." + schema.overload) + "'");
+    if (!SameNames(node.input_names, *cache)) {
+      cache->names.clear();
+      cache->name_args.clear();
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        int a = schema.FindArg(node.input_names[i]);
+        if (a < 0) {
+          cache->names.clear();
+          cache->name_args.clear();
+          return Status::InvalidArgument(
+              "input '" + node.input_names[i] +
+              "' is not an argument of the rule's schema '" + schema.name +
+              (schema.overload.empty() ? "" : "." + schema.overload) + "'");
+        }
+        cache->names.push_back(node.input_names[i]);
+        cache->name_args.push_back(a);
       }
+      // NB: names beyond the inputs (a malformed node) are not bound.
+      for (size_t i = node.inputs.size(); i < node.input_names.size(); ++i) {
+        cache->names.push_back(node.input_names[i]);
+        cache->name_args.push_back(-1);
+      }
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int a = cache->name_args[i];
       (*args)[a] = &values[node.inputs[i]];
       (*arg_values)[a] = node.inputs[i];
     }
@@ -56,12 +103,7 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema,
       (*arg_values)[i] = node.inputs[i];
     }
   }
-  for (size_t a = 0; a < schema.args.size(); ++a) {
-    if (schema.args[a].type.base == rules::ArgType::Base::kBool &&
-        IsTrainingFlag(schema.args[a].name)) {
-      (*args)[a] = &BoolValue(train);
-    }
-  }
+  for (int a : cache->flag_args) (*args)[a] = &BoolValue(train);
   return Status::Ok();
 }
 
@@ -78,17 +120,19 @@ bool UseTracedShape(const ir::Value& v, RValue* out) {
 // A memo key: the words of a rule's identity and of its bound values.
 using MemoKey = std::vector<uint64_t>;
 
-// Hashes a memo key word by word (a boost-style combine, then splitmix64's
-// finalizer).
+// Hashes a memo key: one rotate, xor and multiply per word (FxHash's step),
+// then splitmix64's finalizer once.
+// NB: the order of the memo is never observed, so any hash will do; this one
+// is a fifth of the per-word mixing it replaced.
 struct MemoKeyHash {
   size_t operator()(const MemoKey& key) const {
     uint64_t h = key.size();
     for (uint64_t w : key) {
-      h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-      h ^= h >> 31;
+      h = (((h << 5) | (h >> 59)) ^ w) * 0x9e3779b97f4a7c15ULL;
     }
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
     return static_cast<size_t>(h);
   }
 };
@@ -170,6 +214,42 @@ void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args,
   }
 }
 
+// An op and its overload, viewed in a node of the graph being propagated.
+struct OpKey {
+  std::string_view op, overload;
+  bool operator==(const OpKey& o) const {
+    return op == o.op && overload == o.overload;
+  }
+};
+
+struct OpKeyHash {
+  size_t operator()(const OpKey& k) const {
+    const std::hash<std::string_view> h;
+    // NB: most nodes have no overload; hashing an empty one is skipped.
+    return k.overload.empty()
+               ? h(k.op)
+               : h(k.op) ^ (h(k.overload) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+// Copies `src` into `dst` as `*dst = src` does, assigning only the containers
+// that are not empty on either side (a tensor copies its shape alone).
+void AssignValue(const RValue& src, RValue* dst) {
+  dst->kind = src.kind;
+  dst->b = src.b;
+  dst->unknown = src.unknown;
+  dst->i = src.i;
+  dst->f = src.f;
+  if (!src.s.empty() || !dst->s.empty()) dst->s = src.s;
+  if (!src.ints.empty() || !dst->ints.empty()) dst->ints = src.ints;
+  if (!src.t.shape.empty() || !dst->t.shape.empty()) dst->t.shape = src.t.shape;
+  dst->t.dtype = src.t.dtype;
+  dst->t.has_scalar = src.t.has_scalar;
+  dst->t.scalar = src.t.scalar;
+  if (!src.tensors.empty() || !dst->tensors.empty()) dst->tensors = src.tensors;
+  if (!src.items.empty() || !dst->items.empty()) dst->items = src.items;
+}
+
 class Propagator {
  public:
   Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx,
@@ -183,9 +263,9 @@ class Propagator {
     device_ = options.device;
     attention_backend_ = options.attention_backend;
     facts_->values.resize(first_value);
-    facts_->values.resize(g_.values.size(), RValue());
+    facts_->values.resize(g_.values.size());
     facts_->nodes.resize(std::min(facts_->nodes.size(), g_.nodes.size()));
-    facts_->nodes.resize(g_.nodes.size(), NodeFacts());
+    facts_->nodes.resize(g_.nodes.size());
     for (size_t i = first_value; i < g_.values.size(); ++i) {
       const ir::Value& v = g_.values[i];
       RValue& out = facts_->values[i];
@@ -263,27 +343,28 @@ class Propagator {
     // RuleKey -> the rule's result.
     std::unordered_map<MemoKey, const rules::Applied*, MemoKeyHash> memo;
     MemoKey key;
-    // What each distinct op is, found once per propagation (op '\0' overload ->
-    // entry).
+    // What each distinct op is, found once per propagation ((op, overload),
+    // views into the graph's nodes -> entry).
     struct OpEntry {
       bool native = false, int_arith = false;  // IsNativeOp, IsIntArith.
+      bool scalar_value = false;               // PropagatesScalarValue.
       bool looked_up = false;                  // `rule` and `ignored` are set.
       const rules::OpRule* rule = nullptr;     // nullptr: none, or ignored.
       // The op (or op.overload) is listed as ignored.
       bool ignored = false;
+      BindCache bind;  // For `rule`'s schema.
     };
-    std::unordered_map<std::string, OpEntry> ops;
-    std::string op_key;
+    std::unordered_map<OpKey, OpEntry, OpKeyHash> ops;
     for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
       NodeCost& cost = report_->nodes[ni];
-      op_key.assign(node.op).append(1, '\0').append(node.overload);
-      auto [entry, inserted] = ops.try_emplace(op_key);
+      auto [entry, inserted] = ops.try_emplace(OpKey{node.op, node.overload});
       OpEntry& op = entry->second;
       if (inserted) {
         op.native = IsNativeOp(node);
         op.int_arith = IsIntArith(node);
+        op.scalar_value = PropagatesScalarValue(node);
       }
       if (op.native ||
           (node.overload.empty() && op.int_arith && !node.inputs.empty() &&
@@ -313,6 +394,7 @@ class Propagator {
           op.rule = nullptr;
         op.ignored = rules_.IsIgnored(node.op) ||
                      rules_.IsIgnored(node.op + "." + node.overload);
+        if (op.rule != nullptr) InitBindCache(op.rule->schema, &op.bind);
         op.looked_up = true;
       }
       const rules::OpRule* rule = op.rule;
@@ -335,8 +417,8 @@ class Propagator {
         FallBack(ni, "");
         continue;
       }
-      Status s = BindArgs(node, rule->schema, facts_->values, train_, &args,
-                          &nf.arg_values);
+      Status s = BindArgs(node, rule->schema, facts_->values, train_, &op.bind,
+                          &args, &nf.arg_values);
       if (s.ok()) {
         // NB: a rule's application is a function of the rule and its bound
         // values (device and backend are fixed per run; rules make no fresh
@@ -371,8 +453,8 @@ class Propagator {
         continue;
       }
       for (size_t i = 0; i < node.outputs.size(); ++i)
-        facts_->values[node.outputs[i]] = applied.outputs[i];
-      PropagateScalarValue(node, facts_->values);
+        AssignValue(applied.outputs[i], &facts_->values[node.outputs[i]]);
+      if (op.scalar_value) PropagateScalarValue(node, facts_->values);
       for (auto& a : applied.assumptions) {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a +
                                        "; assuming it holds");
@@ -582,9 +664,9 @@ Status Propagate(const ir::Graph& graph, const RuleSet& rules,
                  size_t first_value, size_t first_node, ShapeFacts* facts,
                  Report* report) {
   report->values.resize(first_value);
-  report->values.resize(graph.values.size(), ValueInfo());
+  report->values.resize(graph.values.size());
   report->nodes.resize(first_node);
-  report->nodes.resize(graph.nodes.size(), NodeCost());
+  report->nodes.resize(graph.nodes.size());
   Propagator p(graph, rules, ctx, facts, report);
   TORCHCOST_RETURN_IF_ERROR(p.Init(options, first_value));
   p.Run(first_node);

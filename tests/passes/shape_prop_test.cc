@@ -255,6 +255,55 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
   EXPECT_TRUE(applied_of(y1)->outputs.empty());
 }
 
+// Nodes of one op bind their inputs by the names each node gives, whatever
+// the names the op's earlier nodes gave; a name the schema lacks is an error
+// even after the op bound others.
+TEST_F(ShapePropTest, EachNodeBindsByItsOwnInputNames) {
+  ASSERT_TRUE(
+      rules_
+          .AddText("version: 1\n"
+                   "rules:\n"
+                   "  - op: t::pair\n"
+                   "    schema: \"pair(Tensor a, Tensor b) -> Tensor\"\n"
+                   "    match:\n"
+                   "      a: [M]\n"
+                   "      b: [N]\n"
+                   "    outputs:\n"
+                   "      out: [M, N]\n",
+                   "pair.yaml")
+          .ok());
+  const int x = b_.Input();
+  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
+                       ir::ValueKind::kInt);
+  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
+                       ir::ValueKind::kInt);
+  auto vec = [&](int n) {
+    return b_.One(
+        "t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)},
+        {"size"});
+  };
+  const int vs = vec(s), vb = vec(b);
+  // a = [S], b = [B] gives [S, B]; the names swapped, a = [B], b = [S].
+  const int y1 = b_.One("t::pair", {vs, vb}, {"a", "b"});
+  const int y2 = b_.One("t::pair", {vs, vb}, {"b", "a"});
+  const int y3 = b_.One("t::pair", {vs, vb}, {"a", "b"});
+  EXPECT_EQ(ShapeOf(y1, "B,S"), "[S, B]");
+  EXPECT_EQ(ShapeOf(y2, "B,S"), "[B, S]");
+  EXPECT_EQ(ShapeOf(y3, "B,S"), "[S, B]");
+  b_.One("t::pair", {vs, vb}, {"a", "c"});
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
+  passes::ShapeFacts facts;
+  Report report;
+  ASSERT_TRUE(
+      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
+          .ok());
+  ASSERT_EQ(report.diagnostics.size(), 1u);
+  EXPECT_THAT(report.diagnostics[0].message,
+              HasSubstr("input 'c' is not an argument of the rule's schema "
+                        "'pair'"));
+}
+
 // ExtendShapes over appended nodes equals one propagation of the grown graph:
 // the same values and costs, ops without rules counted together, the
 // unread-backend warning once and last.
