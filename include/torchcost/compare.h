@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "torchcost/analysis.h"
@@ -61,6 +62,9 @@ struct CompareRow {
   int64_t prefill_peak = 0, decode_peak = 0;  // Each phase's peak.
   // The prefill's; the last decode step's.
   int64_t flops_prefill = 0, flops_decode_token = 0;
+  // A sweep's point (EvaluateGenerationCompareSweep): the swept symbols'
+  // values, in the sweep's order; empty otherwise.
+  std::vector<std::pair<std::string, int64_t>> point;
 };
 
 // How the rows are evaluated.
@@ -94,6 +98,14 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
 Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
                                                 std::string label,
                                                 const CompareOptions& options);
+
+// Evaluates `g` as EvaluateGenerationCompareRow does at each of `points`
+// (values of swept symbols over options.bindings): one row per point, in
+// order, each with its point; the peaks' candidate moments are found once.
+Result<std::vector<CompareRow>> EvaluateGenerationCompareSweep(
+    const GenerationAnalysis& g, const std::string& label,
+    const CompareOptions& options,
+    const std::vector<std::vector<std::pair<std::string, int64_t>>>& points);
 
 // The comparison as a table: one row per configuration; columns: trainable
 // params, memory by category at the peak, peak, fits, max batch, FLOPs.

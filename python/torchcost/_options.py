@@ -61,6 +61,7 @@ COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
     "budget": ("--budget", "value"),
     "chart": ("--chart", "value"),
     "batch_symbol": ("--batch-symbol", "value"),
+    "sweep": ("--sweep", "list"),
 }
 # Flags that Python spells differently from the rule above (or handles itself).
 _FLAG_TO_KEYWORD = {flag: kw for kw, (flag, _) in {**OPTIONS, **COMPARE_OPTIONS}.items()}

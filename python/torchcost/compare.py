@@ -62,7 +62,8 @@ class Comparison:
                 continue
             fits = ["yes" if r["fits"] else "no", "-" if r["max_batch"] is None else str(r["max_batch"])]
             if self.generation:
-                body.append([r["config"]] + [human(r[k], "B", 1024) for k in
+                name = " ".join([r["config"]] + ["%s=%d" % kv for kv in r.get("at", {}).items()])
+                body.append([name] + [human(r[k], "B", 1024) for k in
                                              ("param_bytes", "kv_cache_bytes", "prefill_peak", "decode_peak", "peak")] +
                             fits + [human(r["flops"]["decode_token"])])
                 continue
@@ -97,7 +98,9 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
     generation (model a family, preset or config.json, as generate()'s): "full",
     "int8", "int4", "nf4" or "fp8" weights, each optionally ":cache=DTYPE"
     ("int4:cache=fp8"); set={"S": 4096, "T": 512} with budget finds the largest
-    B that fits, set={"B": 8, "T": 512} the largest S (batch_symbol names it).
+    B that fits, set={"B": 8, "T": 512} the largest S (batch_symbol names it);
+    sweep={"S": [1024, 4096, 16384]} (or the command's "S=1024:16384:x4", a list
+    of them) gives a row per configuration and point, each with its "at".
     """
     from . import _call, _model
     from ._options import COMPARE_OPTIONS, TorchcostError, bindings_of, method_text, to_args
@@ -116,8 +119,12 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
             if not isinstance(c, str):
                 raise TorchcostError("configs: mode='generate' takes serving configurations as text (full, int8, "
                                      "int4, nf4, fp8, then :cache=DTYPE), got %r" % (c,))
+    sweep = options.pop("sweep", None)
+    if isinstance(sweep, Mapping):
+        sweep = ["%s=%s" % (k, v if isinstance(v, str) else ",".join(str(x) for x in v)) for k, v in sweep.items()]
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
-    args = to_args(dict(options, budget=budget, chart=chart, batch_symbol=batch_symbol), COMPARE_OPTIONS)
+    args = to_args(dict(options, budget=budget, chart=chart, batch_symbol=batch_symbol, sweep=sweep),
+                   COMPARE_OPTIONS)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,
                             bindings=bindings_of(options.get("set")))
     with source:

@@ -8,6 +8,7 @@
 #include "torchcost/compare.h"
 #include "torchcost/generation.h"
 #include "torchcost/method.h"
+#include "torchcost/report.h"
 #include "torchcost/step.h"
 #include "torchcost/weight_quant.h"
 
@@ -94,27 +95,60 @@ Outcome RunGenerateCompare(const CommandLine& cl,
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
     compare.budget_bytes = *b;
   }
-  for (const auto& [name, value] : p.config.bindings)
-    compare.bindings[name] = value;
+  // --sweep: every point of the grid of B, S and T values, the last sweep
+  // varying fastest, as the torchcost command's sweep.
+  std::vector<SweepSpec> sweeps;
+  for (const std::string& text : cl.sweeps) {
+    Result<SweepSpec> spec = ParseSweep(text);
+    if (!spec.ok())
+      return Outcome::Usage(WithFlagNames(spec.status().message()));
+    if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
+      return Outcome::Usage("--sweep " + text + ": unknown symbol '" +
+                            spec->symbol + "'; --mode generate sweeps B, S, T");
+    }
+    sweeps.push_back(std::move(spec).value());
+  }
+  std::vector<std::vector<std::pair<std::string, int64_t>>> points;
+  if (!sweeps.empty()) points.push_back({});
+  for (const SweepSpec& sweep : sweeps) {
+    std::vector<std::vector<std::pair<std::string, int64_t>>> next;
+    for (const auto& point : points) {
+      for (int64_t v : sweep.values) {
+        next.push_back(point);
+        next.back().emplace_back(sweep.symbol, v);
+      }
+    }
+    points = std::move(next);
+  }
+  auto swept = [&](const std::string& name) {
+    return std::any_of(sweeps.begin(), sweeps.end(),
+                       [&](const SweepSpec& s) { return s.symbol == name; });
+  };
+  for (const auto& [name, value] : p.config.bindings) {
+    if (!swept(name)) compare.bindings[name] = value;
+  }
   compare.batch_symbol = cl.batch_symbol;
   if (compare.batch_symbol != "B" && compare.batch_symbol != "S" &&
       compare.batch_symbol != "T") {
     return Outcome::Usage("--batch-symbol " + cl.batch_symbol +
                           ": --mode generate searches B, S or T");
   }
-  // NB: with B bound, the one of S and T left free is searched (the largest
-  // context that fits).
-  if (compare.batch_symbol == "B" && compare.bindings.count("B")) {
-    const bool s_free = !compare.bindings.count("S"),
-               t_free = !compare.bindings.count("T");
+  // NB: with B bound (set or swept), the one of S and T left free is searched
+  // (the largest context that fits).
+  auto bound = [&](const std::string& name) {
+    return compare.bindings.count(name) > 0 || swept(name);
+  };
+  if (compare.batch_symbol == "B" && bound("B")) {
+    const bool s_free = !bound("S"), t_free = !bound("T");
     if (s_free != t_free) compare.batch_symbol = s_free ? "S" : "T";
   }
-  // The searched symbol stays free in the analysis, so its peak is a function
-  // of it.
+  // The searched and the swept symbols stay free in the analysis, so its peak
+  // is a function of them.
   StepConfig base = p.config;
   base.bindings.erase(std::remove_if(base.bindings.begin(), base.bindings.end(),
                                      [&](const auto& b) {
-                                       return b.first == compare.batch_symbol;
+                                       return b.first == compare.batch_symbol ||
+                                              swept(b.first);
                                      }),
                       base.bindings.end());
   // Parse every row first: a typo fails before any analysis runs.
@@ -145,6 +179,15 @@ Outcome RunGenerateCompare(const CommandLine& cl,
       return Outcome::Strict("strict mode: " + g->prefill.strict.message());
     if (!g->decode.strict.ok())
       return Outcome::Strict("strict mode: " + g->decode.strict.message());
+    if (!points.empty()) {
+      Result<std::vector<CompareRow>> swept_rows =
+          EvaluateGenerationCompareSweep(*g, configs[i], compare, points);
+      if (!swept_rows.ok())
+        return Outcome::Usage(configs[i] + ": " +
+                              WithFlagNames(swept_rows.status().message()));
+      for (CompareRow& row : *swept_rows) rows.push_back(std::move(row));
+      continue;
+    }
     Result<CompareRow> row =
         EvaluateGenerationCompareRow(*g, configs[i], compare);
     if (!row.ok())
@@ -154,6 +197,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
   }
   std::string setting = "generate (greedy, KV cache); device " + cl.device;
   if (!cl.param_dtype.empty()) setting += "; params " + cl.param_dtype;
+  for (const std::string& text : cl.sweeps) setting += "; sweep " + text;
   const std::string model =
       std::filesystem::path(cl.builder_model).filename().string();
   return RenderRows(cl, model, rows, compare, setting, out);
@@ -180,6 +224,11 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
         "--gpu NAME "
         "--set ...");
   if (cl.mode == "generate") return RunGenerateCompare(cl, configs, out);
+  if (!cl.sweeps.empty()) {
+    return Outcome::Usage(
+        "compare: --sweep sweeps serving configurations (--mode generate); "
+        "for one training configuration run torchcost MODEL --sweep ...");
+  }
   // Parse every row first: a typo fails before any analysis runs.
   std::vector<MethodSpec> methods;
   for (const std::string& text : configs) {

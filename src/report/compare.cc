@@ -233,14 +233,14 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
   return row;
 }
 
-Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
-                                                std::string label,
-                                                const CompareOptions& options) {
+namespace {
+
+// One generation row at options.bindings, from each phase's peak candidates.
+Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
+                                 const CompareOptions& options,
+                                 const PeakCandidates& prefill_peak,
+                                 const PeakCandidates& decode_peak) {
   const std::string& searched = options.batch_symbol;
-  if (searched != "B" && searched != "S" && searched != "T") {
-    return Status::InvalidArgument("CompareOptions.batch_symbol '" + searched +
-                                   "': a generation searches B, S or T");
-  }
   CompareRow row;
   row.label = std::move(label);
   row.generation = true;
@@ -267,10 +267,6 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
     // NB: the larger phase's count of the op.
     else
       it->count = std::max(it->count, u.count);
-  }
-  const PeakCandidates prefill_peak(prefill), decode_peak(decode);
-  for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
-    if (!p->error().empty()) return Status::OutOfRange(p->error());
   }
   auto pp = prefill_peak.At(at), dp = decode_peak.At(at);
   if (!pp || !dp) {
@@ -320,6 +316,53 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
   return row;
 }
 
+// Fails unless the searched symbol is B, S or T.
+Status CheckGenerationOptions(const CompareOptions& options) {
+  const std::string& searched = options.batch_symbol;
+  if (searched != "B" && searched != "S" && searched != "T") {
+    return Status::InvalidArgument("CompareOptions.batch_symbol '" + searched +
+                                   "': a generation searches B, S or T");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
+                                                std::string label,
+                                                const CompareOptions& options) {
+  if (Status st = CheckGenerationOptions(options); !st.ok()) return st;
+  const PeakCandidates prefill_peak(g.prefill.report),
+      decode_peak(g.decode.report);
+  for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
+    if (!p->error().empty()) return Status::OutOfRange(p->error());
+  }
+  return GenerationRow(g, std::move(label), options, prefill_peak, decode_peak);
+}
+
+Result<std::vector<CompareRow>> EvaluateGenerationCompareSweep(
+    const GenerationAnalysis& g, const std::string& label,
+    const CompareOptions& options,
+    const std::vector<std::vector<std::pair<std::string, int64_t>>>& points) {
+  if (Status st = CheckGenerationOptions(options); !st.ok()) return st;
+  const PeakCandidates prefill_peak(g.prefill.report),
+      decode_peak(g.decode.report);
+  for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
+    if (!p->error().empty()) return Status::OutOfRange(p->error());
+  }
+  std::vector<CompareRow> rows;
+  CompareOptions at = options;
+  for (const auto& point : points) {
+    at.bindings = options.bindings;
+    for (const auto& [name, value] : point) at.bindings[name] = value;
+    TORCHCOST_ASSIGN_OR_RETURN(
+        CompareRow row, GenerationRow(g, label, at, prefill_peak, decode_peak));
+    row.point = point;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 namespace {
 
 // The lines after the table that every rendering prints: lower bounds and
@@ -362,12 +405,15 @@ std::string GenerationCompareText(const std::string& model,
            ": the largest " + x + " whose generation peak fits (up to " +
            std::to_string(options.max_batch_limit) + ")\n";
   }
-  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft},
-                                     {"Weights"},
-                                     {"KV cache"},
-                                     {"Prefill peak"},
-                                     {"Decode peak"},
-                                     {"Peak"}};
+  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}};
+  // A sweep's rows: a column per swept symbol.
+  const std::vector<std::pair<std::string, int64_t>> swept =
+      rows.empty() ? std::vector<std::pair<std::string, int64_t>>()
+                   : rows.front().point;
+  for (const auto& [name, value] : swept) cols.push_back({name});
+  for (const char* h :
+       {"Weights", "KV cache", "Prefill peak", "Decode peak", "Peak"})
+    cols.push_back({h});
   const bool allocator =
       std::any_of(rows.begin(), rows.end(),
                   [](const CompareRow& r) { return r.device_peak >= 0; });
@@ -386,6 +432,8 @@ std::string GenerationCompareText(const std::string& model,
       t.AddRow(cells);
       continue;
     }
+    for (const auto& [name, value] : r.point)
+      cells.push_back(std::to_string(value));
     const std::string mem = r.memory_lower_bound ? ">= " : "",
                       fl = r.flops_lower_bound ? ">= " : "";
     cells.push_back(Human(r.param_bytes, Unit::kBytes));
@@ -411,7 +459,10 @@ std::string GenerationCompareText(const std::string& model,
   out += "At the peak, by part (the parts that are not 0):\n";
   for (const CompareRow& r : rows) {
     if (!r.error.empty()) continue;
-    out += "  " + r.label + ":";
+    out += "  " + r.label;
+    for (const auto& [name, value] : r.point)
+      out += " " + name + "=" + std::to_string(value);
+    out += ":";
     std::string parts;
     for (int k = 0; k < kNumMemCategories; ++k) {
       const auto c = static_cast<MemCategory>(k);
@@ -552,6 +603,11 @@ std::string RenderCompareJson(const std::string& model,
   for (const CompareRow& r : rows) {
     nlohmann::ordered_json o;
     o["config"] = r.label;
+    if (!r.point.empty()) {
+      nlohmann::ordered_json point = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : r.point) point[name] = value;
+      o["at"] = point;
+    }
     if (!r.error.empty()) {
       o["error"] = r.error;
       out_rows.push_back(o);

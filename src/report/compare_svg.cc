@@ -91,7 +91,10 @@ std::string RenderCompareSvg(const std::string& model,
     const CompareRow& r = rows[i];
     const double y = kTop + i * (kBar + kGap);
     out += "<g class=\"config\" data-config=\"" + Escape(r.label) + "\">\n";
-    out += Text(kLeft - 8, y + kBar * 0.65, Escape(r.label), 12,
+    std::string name = r.label;
+    for (const auto& [symbol, value] : r.point)
+      name += " " + symbol + "=" + std::to_string(value);
+    out += Text(kLeft - 8, y + kBar * 0.65, Escape(name), 12,
                 "text-anchor=\"end\" fill=\"#222222\"");
     if (!r.error.empty()) {
       out += Text(kLeft + 6, y + kBar * 0.65, "error: " + Escape(r.error), 11,

@@ -268,6 +268,11 @@ def main(argv):
                        words=["compare int8:cache=int3", "cache 'int3'", "fp8"])
         r.expect_error("compare_generate_symbol", ["compare", "--model", "llama", "--mode", "generate",
                                                    "--batch-symbol", "H", "full"], words=["--batch-symbol H", "B, S or T"])
+        r.expect_error("compare_generate_sweep_symbol", ["compare", "--model", "llama", "--mode", "generate",
+                                                         "--sweep", "H=1,2", "full"],
+                       words=["--sweep H=1,2", "B, S, T"])
+        r.expect_error("compare_training_sweep", ["compare", "--model", "llama", "--sweep", "B=1,2", "full"],
+                       words=["compare", "--sweep", "--mode generate"])
 
         if lenet5 is None:
             r.record("lenet5_cases", ["no lenet5.pt fixture (tools/make_fixtures.py failed?)"])

@@ -207,6 +207,34 @@ def main(argv):
         b1, s1 = (1, S) if symbol == "B" else (B, 1)
         kv = 2 * CONFIG["num_hidden_layers"] * CONFIG["num_key_value_heads"] * HD * (s1 + T) * b1 * 4
         checks.check(label + ": kv_cache_bytes at %s=1" % symbol, row["kv_cache_bytes"], kv)
+        # The same question over a sweep of the other context symbol (S, or with S searched T) through the
+        # measured point: compare --sweep gives that point's row, the same boundary; torchcost --sweep marks the
+        # measured point as fitting and the next value of the searched symbol (whose measured peak is above) not.
+        other = "S" if symbol == "B" else "T"
+        value = S if symbol == "B" else T
+        fixed_other = ",".join(kv for kv in fixed.split(",") if not kv.startswith(other + "="))
+        proc = subprocess.run([args.torchcost, "compare", "--model", "llama", "--config", BUILDER, "--mode",
+                               "generate", "--set", fixed_other, "--sweep", "%s=%d,%d" % (other, value, value + 1),
+                               "--budget", str(at), "--json", "full"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180)
+        if proc.returncode != 0:
+            checks.fail(label + " --sweep", "exit %d: %s" % (proc.returncode, proc.stderr.strip()))
+            continue
+        swept = json.loads(proc.stdout)
+        checks.check(label + " --sweep %s: points" % other, [r["at"] for r in swept["rows"]],
+                     [{other: value}, {other: value + 1}])
+        checks.check(label + " --sweep %s: max at the measured point" % other, swept["rows"][0]["max_batch"], want)
+        at_b, at_s = (B + 1, S) if symbol == "B" else (B, S + 1)
+        sweep_cmd = ["--model", "llama", "--config", BUILDER, "--mode", "generate", "--set", "T=%d" % T, "--sweep",
+                     "B=%d,%d" % (B, at_b), "--sweep", "S=%d,%d" % (S, at_s), "--budget", str(at), "--json"]
+        proc = subprocess.run([args.torchcost] + sweep_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=180)
+        if proc.returncode != 0:
+            checks.fail(label + " torchcost --sweep", "exit %d: %s" % (proc.returncode, proc.stderr.strip()))
+            continue
+        fits = {(r["B"], r["S"]): r["fits"] for r in json.loads(proc.stdout)["rows"]}
+        checks.check(label + " torchcost --sweep: the measured point fits", fits.get((B, S)), True)
+        checks.check(label + " torchcost --sweep: the next %s does not" % symbol, fits.get((at_b, at_s)), False)
     # The locals Hugging Face's code keeps (the NB at LOCALS): the same weights, no `del`.
     for module in model.modules():
         if isinstance(module, Attention):

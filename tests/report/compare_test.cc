@@ -339,5 +339,55 @@ TEST(CompareTest, GenerationBreakdownShowsTheKvCacheApart) {
               ::testing::Not(HasSubstr("kv_cache")));
 }
 
+// A sweep of S (B searched under a budget) gives at each point the row a
+// single evaluation gives there, and a boundary checked against the whole
+// timeline's peaks: the searched B fits, B + 1 does not.
+TEST(CompareTest, GenerationSweepRowsArePointRows) {
+  const GenerationAnalysis g = TinyGeneration({{"T", 16}});  // B, S free.
+  CompareOptions o;
+  o.generation = true;
+  o.bindings = {{"T", 16}};
+  o.budget_bytes = 2 << 20;
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {{"S", 32}}, {{"S", 64}}, {{"S", 128}}};
+  Result<std::vector<CompareRow>> rows =
+      EvaluateGenerationCompareSweep(g, "full", o, points);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  int64_t last_max = INT64_MAX;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const CompareRow& r = (*rows)[i];
+    const int64_t s = points[i][0].second;
+    EXPECT_EQ(r.point, points[i]);
+    CompareOptions one = o;
+    one.bindings["S"] = s;
+    Result<CompareRow> single = EvaluateGenerationCompareRow(g, "full", one);
+    ASSERT_TRUE(single.ok()) << single.status().message();
+    EXPECT_EQ(r.peak, single->peak);
+    EXPECT_EQ(r.kv_cache_bytes, single->kv_cache_bytes);
+    EXPECT_EQ(r.max_batch, single->max_batch);
+    // 2 x 2 layers x 2 KV heads x 16 x (S + T) x B=1 x 4 bytes.
+    EXPECT_EQ(r.kv_cache_bytes, 2 * 2 * 2 * 16 * (s + 16) * 1 * 4);
+    const int64_t m = r.max_batch;
+    ASSERT_GE(m, 1);
+    EXPECT_LE(GenerationPeakAt(g, {{"B", m}, {"S", s}, {"T", 16}}),
+              o.budget_bytes);
+    EXPECT_GT(GenerationPeakAt(g, {{"B", m + 1}, {"S", s}, {"T", 16}}),
+              o.budget_bytes);
+    EXPECT_LE(m, last_max);  // A longer context fits no larger batch.
+    last_max = m;
+  }
+  EXPECT_GT((*rows)[0].max_batch, (*rows)[2].max_batch);
+  const std::string text = RenderCompareText("llama", *rows, o, "generate");
+  EXPECT_THAT(text, HasSubstr("Config    S"));
+  EXPECT_THAT(text, HasSubstr("full S=128:"));
+  const nlohmann::json j =
+      nlohmann::json::parse(RenderCompareJson("llama", *rows, o, "generate"));
+  EXPECT_EQ(j["rows"][2]["at"]["S"].get<int64_t>(), 128);
+  EXPECT_EQ(j["rows"][2]["max_batch"].get<int64_t>(), (*rows)[2].max_batch);
+  EXPECT_THAT(RenderCompareSvg("llama", *rows, o, "generate"),
+              HasSubstr(">full S=64</text>"));
+}
+
 }  // namespace
 }  // namespace torchcost

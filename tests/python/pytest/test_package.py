@@ -341,6 +341,14 @@ def test_compare_generate_equals_cli(cli, tmp_path):
     doc = cli("compare", "--model", config_json, "--mode", "generate", "--set", "B=2", "--set", "T=4",
               "--budget", "2MiB", "--param-dtype", "bf16", "full", "fp8:cache=bf16")
     assert s.rows == doc["rows"] and s.to_dict()["batch_symbol"] == "S" and s["full"]["max_batch"] > 0
+    # A sweep of the context: a row per configuration and point, as the command's.
+    w = torchcost.compare("llama", ["full", "int8"], config=TINY_LLAMA, mode="generate", set={"T": 8},
+                          sweep={"S": [32, 64]}, budget="4MiB")
+    doc = cli("compare", "--model", "llama", "--config", text, "--mode", "generate", "--set", "T=8",
+              "--sweep", "S=32,64", "--budget", "4MiB", "full", "int8")
+    assert w.rows == doc["rows"] and [(r["config"], r["at"]["S"]) for r in w.rows] == [
+        ("full", 32), ("full", 64), ("int8", 32), ("int8", 64)]
+    assert w.rows[0]["max_batch"] > w.rows[1]["max_batch"] > 0
 
 
 def test_compare_generate_errors():
