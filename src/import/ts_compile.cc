@@ -1,23 +1,21 @@
 #include "import/ts_compile.h"
 
-#include <cmath>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "import/eval_mode_gaps.h"
 #include "import/module_attrs.h"
 #include "import/module_scopes.h"
 #include "import/ts_convert.h"
+#include "import/ts_emit.h"
 #include "import/ts_module_tree.h"
 #include "import/ts_passes.h"
 #include "import/ts_pickle.h"
 #include "import/ts_program.h"
-#include "import/ts_schema.h"
 #include "import/ts_source.h"
 #include "import/ts_types.h"
 #include "import/value_names.h"
@@ -83,7 +81,7 @@ class Compiler {
     self.src = Val::Src::kModule;
     self.type = top.cls->name;
     self.object = top.object;
-    const int self_id = AddVal(std::move(self));
+    const int self_id = emit_.AddVal(std::move(self));
     std::vector<int> args;
     for (size_t i = 1; i < forward->params.size(); ++i) {
       const auto& [name, type] = forward->params[i];
@@ -94,7 +92,7 @@ class Compiler {
       in.type = type;
       in.name = name;
       in.input_position = static_cast<int>(i) - 1;
-      args.push_back(AddVal(std::move(in)));
+      args.push_back(emit_.AddVal(std::move(in)));
       inputs_.push_back(args.back());
     }
     if (forward->params.empty() || forward->params[0].first != "self")
@@ -110,91 +108,6 @@ class Compiler {
   }
 
  private:
-  // --- Values and nodes
-  // --------------------------------------------------------
-
-  int AddVal(Val v) {
-    prog_.vals.push_back(std::move(v));
-    return static_cast<int>(prog_.vals.size()) - 1;
-  }
-
-  int Const(ir::Constant c, const std::string& type) {
-    Val v;
-    v.src = Val::Src::kConst;
-    v.type = type;
-    v.has_constant = true;
-    v.constant = std::move(c);
-    v.group = calls_.empty() ? -1 : calls_[0];
-    return AddVal(std::move(v));
-  }
-
-  int AddNode(Nd n, const std::vector<std::string>& out_types) {
-    const int index = static_cast<int>(prog_.nodes.size());
-    for (const std::string& t : out_types) {
-      Val v;
-      v.type = t;
-      v.producer = index;
-      n.outputs.push_back(AddVal(std::move(v)));
-    }
-    n.calls = calls_;
-    prog_.nodes.push_back(std::move(n));
-    return index;
-  }
-
-  // A constant from a schema default or an expression literal.
-  Result<int> Literal(const Expr& e, const std::string& hint) {
-    switch (e.kind) {
-      case Expr::Kind::kNone:
-        return Const(std::monostate(), "NoneType");
-      case Expr::Kind::kBool:
-        return Const(e.b, "bool");
-      case Expr::Kind::kInt:
-        return Const(e.i, "int");
-      case Expr::Kind::kFloat:
-        return Const(e.f, "float");
-      case Expr::Kind::kString:
-        return Const(e.text, "str");
-      case Expr::Kind::kList: {
-        std::string t = hint, inner, elem;
-        if (InnerType(t, "Optional", &inner)) t = inner;
-        InnerType(t, "List", &elem);
-        if (elem == "int") {
-          std::vector<int64_t> xs;
-          for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kInt)
-              return Decline("a default list of non-ints");
-            xs.push_back(item->i);
-          }
-          return Const(std::move(xs), "List[int]");
-        }
-        if (elem == "float") {
-          std::vector<double> xs;
-          for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kFloat &&
-                item->kind != Expr::Kind::kInt)
-              return Decline("a default list");
-            xs.push_back(item->kind == Expr::Kind::kFloat
-                             ? item->f
-                             : static_cast<double>(item->i));
-          }
-          return Const(std::move(xs), "List[float]");
-        }
-        if (elem == "bool") {
-          std::vector<bool> xs;
-          for (const ExprPtr& item : e.items) {
-            if (item->kind != Expr::Kind::kBool)
-              return Decline("a default list of non-bools");
-            xs.push_back(item->b);
-          }
-          return Const(std::move(xs), "List[bool]");
-        }
-        return Decline("a default list of " + hint);
-      }
-      default:
-        return Decline("an unsupported default");
-    }
-  }
-
   // --- Compiling a method body, inlined at its call site
   // -------------------------
 
@@ -299,7 +212,7 @@ class Compiler {
     if (prog_.vals[v].src == Val::Src::kConst)
       return Decline("unpacking a constant");
     node.inputs = {v};
-    const int index = AddNode(std::move(node), types);
+    const int index = emit_.AddNode(std::move(node), types);
     return prog_.nodes[index].outputs;
   }
 
@@ -347,7 +260,7 @@ class Compiler {
       return Decline("module attribute '" + out.path +
                      "' is not a module or tensor");
     }
-    return AddVal(std::move(out));
+    return emit_.AddVal(std::move(out));
   }
 
   Result<int> Emit(const Expr& e,
@@ -364,7 +277,7 @@ class Compiler {
       case Expr::Kind::kInt:
       case Expr::Kind::kFloat:
       case Expr::Kind::kString:
-        return Literal(e, hint);
+        return emit_.Literal(e, hint);
       case Expr::Kind::kList: {
         std::vector<int> items;
         for (const ExprPtr& item : e.items) {
@@ -391,7 +304,8 @@ class Compiler {
         Nd node;
         node.op = "prim::ListConstruct";
         node.inputs = items;
-        const int index = AddNode(std::move(node), {"List[" + elem + "]"});
+        const int index =
+            emit_.AddNode(std::move(node), {"List[" + elem + "]"});
         return prog_.nodes[index].outputs[0];
       }
       case Expr::Kind::kTuple: {
@@ -410,7 +324,8 @@ class Compiler {
         Nd node;
         node.op = "prim::TupleConstruct";
         node.inputs = items;
-        const int index = AddNode(std::move(node), {"Tuple[" + types + "]"});
+        const int index =
+            emit_.AddNode(std::move(node), {"Tuple[" + types + "]"});
         return prog_.nodes[index].outputs[0];
       }
       case Expr::Kind::kAttr: {
@@ -445,7 +360,7 @@ class Compiler {
     v.is_tensor_constant = true;
     v.tensor_shape = t.sizes;
     v.tensor_scalar_type = t.scalar_type;
-    v.group = calls_.empty() ? -1 : calls_[0];
+    v.group = emit_.group();
     v.storage = t.storage_key + "@" + std::to_string(t.offset);
     TORCHCOST_RETURN_IF_ERROR(tree_.CheckStorage(t, "constants/"));
     if (t.sizes.empty()) {
@@ -511,7 +426,7 @@ class Compiler {
       }
       v.has_constant = true;
     }
-    return AddVal(std::move(v));
+    return emit_.AddVal(std::move(v));
   }
 
   Result<int> EmitCall(const Expr& e,
@@ -564,7 +479,7 @@ class Compiler {
         const char* op = type == "number" ? "aten::ScalarImplicit"
                          : type == "int"  ? "aten::IntImplicit"
                                           : "aten::FloatImplicit";
-        return Builtin(op, {v}, {});
+        return emit_.Builtin(op, {v}, {});
       }
       return Decline("annotate(" + type + ", " + prog_.vals[v].type + ")");
     }
@@ -576,13 +491,13 @@ class Compiler {
       const std::string op = callee == "int"     ? "aten::Int"
                              : callee == "float" ? "aten::Float"
                                                  : "aten::Bool";
-      return Builtin(op, {v}, {});
+      return emit_.Builtin(op, {v}, {});
     }
     if (callee == "torch.device") {
       if (e.items.size() != 1 || e.items[0]->kind != Expr::Kind::kString ||
           !e.kwargs.empty())
         return Decline("torch.device");
-      return Const(e.items[0]->text, "Device");
+      return emit_.Const(e.items[0]->text, "Device");
     }
     std::string op;
     if (callee.rfind("torch.", 0) == 0 &&
@@ -608,7 +523,7 @@ class Compiler {
       TORCHCOST_ASSIGN_OR_RETURN(int v, Emit(*a, env, ""));
       kwargs.emplace_back(key, v);
     }
-    return Builtin(op, args, kwargs);
+    return emit_.Builtin(op, args, kwargs);
   }
 
   static std::string TypeText(const Expr& e) {
@@ -627,216 +542,6 @@ class Compiler {
       return TypeText(*e.base) + "[" + inner + "]";
     }
     return "?";
-  }
-
-  // Emits a call of a builtin operator: the first overload that matches without
-  // conversions, else with them.
-  Result<int> Builtin(const std::string& op, const std::vector<int>& args,
-                      const std::vector<std::pair<std::string, int>>& kwargs) {
-    if (op == "prim::NumToTensor") {
-      if (args.size() != 1 || !kwargs.empty()) return Decline("NumToTensor");
-      const std::string& t = prog_.vals[args[0]].type;
-      if (t != "int" && t != "float" && t != "number")
-        return Decline("NumToTensor of " + t);
-      Nd node;
-      node.op = op;
-      node.overload = "Scalar";
-      node.inputs = args;
-      node.input_names = {"a"};
-      const int index = AddNode(std::move(node), {"Tensor"});
-      return prog_.nodes[index].outputs[0];
-    }
-    if (RenamedByLibTorch(op)) return Decline(op + ", which LibTorch renames");
-    const std::vector<ts::Schema>& schemas = SchemasFor(op);
-    if (schemas.empty()) return Decline("no schema for " + op);
-    for (bool conversions : {false, true}) {
-      // NB: one schema is matched with conversions at once.
-      if (schemas.size() == 1 && !conversions) continue;
-      for (const ts::Schema& s : schemas) {
-        TORCHCOST_ASSIGN_OR_RETURN(std::optional<int> out,
-                                   TryMatch(s, args, kwargs, conversions));
-        if (out) return *out;
-      }
-    }
-    std::string types;
-    for (int a : args)
-      types += (types.empty() ? "" : ", ") + prog_.vals[a].type;
-    return Decline("no overload of " + op + " takes (" + types + ")");
-  }
-
-  const std::vector<ts::Schema>& SchemasFor(const std::string& op) {
-    return ts::SchemasFor(op);
-  }
-
-  // NB: TorchScript's compiler replaces aliases by their canonical ops (its
-  // NormalizeOps pass: swapaxes by transpose, rsub of two tensors by sub with
-  // the arguments swapped, ...); those calls are declined.
-  static bool RenamedByLibTorch(const std::string& op) {
-    static const char* const kAliases[] = {
-        "absolute",      "clip",        "det",        "matrix_power",
-        "matrix_exp",    "ger",         "arccos",     "arcsin",
-        "arctan",        "arctan2",     "arccosh",    "arcsinh",
-        "arctanh",       "fix",         "negative",   "subtract",
-        "greater_equal", "greater",     "less_equal", "less",
-        "not_equal",     "divide",      "multiply",   "linalg_matmul",
-        "inverse",       "true_divide", "concat",     "concatenate",
-        "row_stack",     "swapdims",    "swapaxes",   "moveaxis",
-        "orgqr",         "adjoint",     "degrees",    "radians",
-        "rsub"};
-    std::string bare = op.substr(op.find("::") + 2);
-    if (bare.rfind("special_", 0) == 0) return true;
-    if (!bare.empty() && bare.back() == '_') bare.pop_back();
-    for (const char* a : kAliases) {
-      // NB: only rsub.Tensor is rewritten; rsub.Scalar is kept below.
-      if (bare == a) return op != "aten::rsub";
-    }
-    return false;
-  }
-
-  // True if `type` holds a type variable ("t", "List[t]", "Optional[t1]") or
-  // Any.
-  static bool IsGenericType(const std::string& type) {
-    std::string t = type, inner;
-    while (InnerType(t, "Optional", &inner) || InnerType(t, "List", &inner))
-      t = inner;
-    return t == "t" || t == "t1" || t == "t2" || t == "tVal" || t == "Any" ||
-           t.rfind("Dict", 0) == 0;
-  }
-
-  static bool Generic(const ts::Schema& s) {
-    for (const ts::SchemaArg& a : s.args) {
-      if (IsGenericType(a.type)) return true;
-    }
-    for (const std::string& r : s.returns) {
-      if (IsGenericType(r)) return true;
-    }
-    return false;
-  }
-
-  // Tries one schema; nullopt if it does not match (nothing is emitted then).
-  Result<std::optional<int>> TryMatch(
-      const ts::Schema& s, const std::vector<int>& args,
-      const std::vector<std::pair<std::string, int>>& kwargs,
-      bool conversions) {
-    struct Bound {
-      int value = -1;                      // An existing value, or
-      const ts::SchemaArg* def = nullptr;  // a default to insert,
-      // or a scalar repeated into a list of this size,
-      int repeat = 0;
-      std::string convert;  // or a value converted by this op.
-    };
-    std::vector<Bound> bound;
-    size_t used = 0;
-    std::vector<bool> kw_used(kwargs.size(), false);
-    if (Generic(s)) {
-      // NB: overloads over type variables (aten::add.t for lists) are not
-      // matched here; one that could take these arguments would be LibTorch's
-      // choice, so the call is declined.
-      bool could = args.size() + kwargs.size() <= s.args.size();
-      for (size_t i = 0; could && i < args.size(); ++i) {
-        const std::string& want = s.args[i].type;
-        could = IsGenericType(want)
-                    ? (want.find("List[") != 0 ||
-                       prog_.vals[args[i]].type.find("List[") == 0)
-                    : SubtypeOf(prog_.vals[args[i]].type, want);
-      }
-      if (could)
-        return Decline("a call that a generic overload " + s.name + "." +
-                       s.overload + " may take");
-      return std::optional<int>();
-    }
-    for (const ts::SchemaArg& arg : s.args) {
-      const std::string& type = arg.type;
-      int v = -1;
-      if (!arg.kwarg_only && used < args.size()) {
-        v = args[used++];
-      } else {
-        for (size_t k = 0; k < kwargs.size(); ++k) {
-          if (kwargs[k].first == arg.name) {
-            v = kwargs[k].second;
-            kw_used[k] = true;
-          }
-        }
-      }
-      Bound b;
-      if (v < 0) {
-        if (!arg.has_default) return std::optional<int>();
-        b.def = &arg;
-        bound.push_back(b);
-        continue;
-      }
-      const std::string& actual = prog_.vals[v].type;
-      b.value = v;
-      std::string elem;
-      if (arg.n > 0 && InnerType(type, "List", &elem) &&
-          (elem == "int" || elem == "float") && actual == elem) {
-        b.repeat = arg.n;
-      } else if (!SubtypeOf(actual, type)) {
-        std::string target = type, inner;
-        if (InnerType(target, "Optional", &inner) && actual != "NoneType")
-          target = inner;
-        if (!conversions) return std::optional<int>();
-        if (actual == "Tensor" &&
-            (target == "float" || target == "int" || target == "number")) {
-          b.convert = target == "float" ? "aten::FloatImplicit"
-                      : target == "int" ? "aten::IntImplicit"
-                                        : "aten::ScalarImplicit";
-        } else if ((actual == "number" || actual == "bool") &&
-                   (target == "float" || target == "int")) {
-          b.convert = target == "float" ? "aten::Float" : "aten::Int";
-        } else if (actual == "bool" && target == "number") {
-          b.convert = "aten::Int";
-        } else {
-          return std::optional<int>();
-        }
-      }
-      bound.push_back(b);
-    }
-    if (used < args.size()) return std::optional<int>();
-    for (bool u : kw_used) {
-      if (!u) return std::optional<int>();
-    }
-    if (s.name == "aten::rsub" && s.overload == "Tensor")
-      return Decline("aten::rsub.Tensor, which LibTorch rewrites as sub");
-    // Matched: emit conversions, repeated lists and defaults, then the node.
-    Nd node;
-    node.op = s.name;
-    node.overload = s.overload;
-    for (size_t i = 0; i < bound.size(); ++i) {
-      const Bound& b = bound[i];
-      int v = b.value;
-      if (b.def != nullptr) {
-        TORCHCOST_ASSIGN_OR_RETURN(ExprPtr lit,
-                                   ts::ParseExpr(b.def->default_text));
-        TORCHCOST_ASSIGN_OR_RETURN(v, Literal(*lit, b.def->type));
-      } else if (b.repeat > 0) {
-        Nd list;
-        list.op = "prim::ListConstruct";
-        list.inputs.assign(b.repeat, b.value);
-        const int index = AddNode(std::move(list),
-                                  {"List[" + prog_.vals[b.value].type + "]"});
-        v = prog_.nodes[index].outputs[0];
-      } else if (!b.convert.empty()) {
-        TORCHCOST_ASSIGN_OR_RETURN(v, Builtin(b.convert, {b.value}, {}));
-      }
-      node.inputs.push_back(v);
-      node.input_names.push_back(s.args[i].name);
-    }
-    if (s.returns.empty()) return Decline(s.name + " returns nothing");
-    const int index = AddNode(std::move(node), s.returns);
-    if (s.returns.size() == 1)
-      return std::optional<int>(prog_.nodes[index].outputs[0]);
-    // NB: TorchScript packs several returns into a tuple
-    // (prim::TupleConstruct); its cleanup passes remove the tuple where the
-    // same method unpacks it at once. Only that use is read here (Unpack).
-    Val tuple;
-    tuple.src = Val::Src::kPending;
-    std::string types;
-    for (const std::string& r : s.returns)
-      types += (types.empty() ? "" : ", ") + r;
-    tuple.type = "Tuple[" + types + "]";
-    tuple.parts = prog_.nodes[index].outputs;
-    return std::optional<int>(AddVal(std::move(tuple)));
   }
 
   // --- Scopes, as the LibTorch reader derives them from inlined call stacks
@@ -908,8 +613,8 @@ class Compiler {
       if (*p <= 0) continue;
       Nd drop;
       drop.op = "aten::dropout";
-      const int p_const = Const(*p, "float"),
-                train_const = Const(false, "bool");
+      const int p_const = emit_.Const(*p, "float"),
+                train_const = emit_.Const(false, "bool");
       // NB: inserted after pooling.
       prog_.vals[p_const].group = prog_.vals[train_const].group =
           -2 - static_cast<int>(i);
@@ -919,7 +624,7 @@ class Compiler {
       Val out;
       out.type = "Tensor";
       out.producer = static_cast<int>(i) + 1;
-      const int out_id = AddVal(std::move(out));
+      const int out_id = emit_.AddVal(std::move(out));
       drop.outputs = {out_id};
       for (size_t k = i + 1; k < prog_.nodes.size(); ++k) {
         for (int& in : prog_.nodes[k].inputs) {
@@ -979,6 +684,7 @@ class Compiler {
   // The inlined calls being compiled, outermost first.
   std::vector<int> calls_;
   std::vector<Call> call_info_;
+  ts::Emitter emit_{&prog_, &calls_};
   int depth_ = 0;
   // The value the last inlined call of the statement being compiled returned.
   int inlined_result_ = -1;

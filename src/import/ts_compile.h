@@ -3,7 +3,7 @@
 // parses the code/ source of traced modules and compiles forward into an
 // ir::Graph exactly as the LibTorch reader (torchscript.cc) would make it:
 // submodule calls inlined with the same module paths, overloads and default
-// arguments resolved from torch's schemas (ts_schema.h), the same
+// arguments resolved from torch's schemas (ts_emit.h, ts_schema.h), the same
 // simplifications of inlined callees (int(NumToTensor(x)) is x; dead code
 // removed) and the same tables of parameters and buffers.
 //
