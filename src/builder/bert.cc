@@ -202,8 +202,7 @@ Ref Layer(GraphBuilder& b, const BertConfig& c, const BertLayer& l, Ref x,
 
 Result<BuiltModel> BuildBert(const BertConfig& c) {
   Validator v("bert");
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("intermediate", c.intermediate);

@@ -51,6 +51,20 @@ void OutputCaches(GraphBuilder& b, const GenState& g) {
   for (Ref cache : g.caches) b.Output(cache);
 }
 
+BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
+                          const std::vector<int64_t>& layer_windows) {
+  b.Output(logits);
+  OutputCaches(b, g);
+  b.DefaultLoss("causal_lm");
+  BuiltModel m = b.Finish();
+  if (g.generating) {
+    m.default_loss.clear();
+    for (int64_t w : layer_windows)
+      m.cache_windows.insert(m.cache_windows.end(), 2, w);
+  }
+  return m;
+}
+
 std::vector<std::string> FullPasts(int64_t layers) {
   return std::vector<std::string>(layers, "S+T-2");
 }

@@ -52,6 +52,14 @@ Ref CacheUpdate(GraphBuilder& b, GenState& g, Ref x);
 // Outputs the caches made, in layer order (after the logits).
 void OutputCaches(GraphBuilder& b, const GenState& g);
 
+// Ends a causal LM's graph (Hugging Face's *ForCausalLM): outputs `logits`,
+// then the caches made, and sets the causal-LM loss (src/training/loss.cc).
+// NB: a generation phase runs under no_grad, so it has no loss; its caches,
+// a key and a value per layer, keep the layer's sliding window from
+// `layer_windows` (0: none).
+BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
+                          const std::vector<int64_t>& layer_windows);
+
 // DeclarePasts' lengths for `layers` layers without a sliding window: S + T - 2
 // tokens before the last decode step (the prompt and all new tokens but the
 // last two).

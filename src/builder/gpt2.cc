@@ -276,8 +276,7 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   // (build/megatron.h).
   Gpt2Config c = config;
   Validator v("gpt2");
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("vocab", c.vocab);
@@ -353,15 +352,8 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
     x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None())
               : b.Linear(x, w.wte, Arg::None());
   }
-  b.Output(x);
-  OutputCaches(b, gen);
-  // Hugging Face's causal-LM loss (src/training/loss.cc).
-  b.DefaultLoss("causal_lm");
-  BuiltModel m = b.Finish();
-  if (gen.generating) {
-    m.default_loss.clear();  // A generation phase runs under no_grad.
-    m.cache_windows.assign(2 * c.layers, 0);
-  }
+  // No sliding window.
+  BuiltModel m = FinishCausalLm(b, x, gen, std::vector<int64_t>(c.layers, 0));
   if (c.vocab != config.vocab)
     m.notes.push_back(
         PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));

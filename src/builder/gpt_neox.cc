@@ -291,8 +291,7 @@ Ref Layer(GraphBuilder& b, const GptNeoxConfig& c, const NeoxLayer& l, Ref x,
 Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   GptNeoxConfig c = config;
   Validator v("gpt_neox");
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("intermediate", c.intermediate);
@@ -363,16 +362,8 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
     ScopeGuard s(b, "embed_out", "Linear");
     x = b.Linear(x, w.embed_out, Arg::None());
   }
-  b.Output(x);
-  OutputCaches(b, gen);
-  // Hugging Face's causal-LM loss (src/training/loss.cc).
-  b.DefaultLoss("causal_lm");
-  BuiltModel m = b.Finish();
-  if (gen.generating) {
-    m.default_loss.clear();  // A generation phase runs under no_grad.
-    m.cache_windows.assign(2 * c.layers, 0);
-  }
-  return m;
+  // No sliding window.
+  return FinishCausalLm(b, x, gen, std::vector<int64_t>(c.layers, 0));
 }
 
 }  // namespace torchcost::build

@@ -381,8 +381,7 @@ Ref Stack(GraphBuilder& b, const T5Config& c, const T5Weights& w, Ref ids,
 
 Result<BuiltModel> BuildT5(const T5Config& c) {
   Validator v("t5");
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Require(c.decoder_layers >= 0 && c.decoder_layers <= kMaxLayers,
             "decoder_layers=" + std::to_string(c.decoder_layers) +
                 " must be in [0, 100000] (0: layers)");

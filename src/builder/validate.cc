@@ -28,6 +28,11 @@ void Validator::Positive(const char* key, int64_t value) {
   AtMost(key, value, kMaxConfigInt);
 }
 
+void Validator::Layers(const char* key, int64_t value) {
+  Positive(key, value);
+  AtMost(key, value, kMaxLayers);
+}
+
 void Validator::AtMost(const char* key, int64_t value, int64_t max) {
   Require(value <= max, std::string(key) + "=" + std::to_string(value) +
                             " is above the limit " + std::to_string(max));

@@ -31,6 +31,8 @@ class Validator {
   explicit Validator(std::string family) : family_(std::move(family)) {}
   // Requires 0 < value <= kMaxConfigInt.
   void Positive(const char* key, int64_t value);
+  // Requires a layer count: 0 < value <= kMaxLayers.
+  void Layers(const char* key, int64_t value);
   // Requires value <= max.
   void AtMost(const char* key, int64_t value, int64_t max);
   // Requires value > 0 (a float).

@@ -130,8 +130,7 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   Validator v("vit");
   v.Positive("image_size", c.image_size);
   v.Positive("patch", c.patch);
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("mlp", c.mlp);

@@ -1,6 +1,7 @@
 // Tests of the generation-phase helpers (src/builder/generation_phase.cc):
 // the phase and cache dtype keys, the decode step's past inputs, and the
-// cache updates with and without a cast to the cache's dtype.
+// cache updates with and without a cast to the cache's dtype, and a causal
+// LM's ending.
 #include "builder/generation_phase.h"
 
 #include <gmock/gmock.h>
@@ -66,6 +67,32 @@ TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
   for (const ir::Node& n : m.graph.nodes) ops.push_back(n.op);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "aten::cat"), 1);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "aten::to"), 2);
+}
+
+TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsThenTheCaches) {
+  Validator v("test");
+  GenState prefill = ReadPhase(v, "prefill", "", DType::kFloat32);
+  GraphBuilder b("Test", "test");
+  Ref x = b.Input("x", {"B", 2, "S", 8});
+  Ref cache = CacheUpdate(b, prefill, x);
+  Ref logits = b.Add(cache, cache);
+  // Two layers, the second with a window of 4 tokens.
+  BuiltModel m = FinishCausalLm(b, logits, prefill, {0, 4});
+  ASSERT_EQ(m.graph.outputs.size(), 2u);
+  EXPECT_EQ(m.graph.outputs[0], logits.id);
+  EXPECT_EQ(m.graph.outputs[1], cache.id);
+  EXPECT_EQ(m.default_loss, "");  // generate() runs under no_grad.
+  // A key and a value per layer.
+  EXPECT_EQ(m.cache_windows, (std::vector<int64_t>{0, 0, 4, 4}));
+
+  GenState training = ReadPhase(v, "", "", DType::kFloat32);
+  GraphBuilder t("Test", "test");
+  Ref y = t.Input("x", {"B", "S", 8});
+  BuiltModel plain = FinishCausalLm(t, y, training, {0, 4});
+  EXPECT_EQ(plain.graph.outputs.size(), 1u);
+  EXPECT_EQ(plain.default_loss, "causal_lm");
+  EXPECT_TRUE(plain.cache_windows.empty());
+  EXPECT_TRUE(v.ok());
 }
 
 }  // namespace
