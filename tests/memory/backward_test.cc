@@ -15,10 +15,9 @@
 namespace torchcost::memory {
 namespace {
 
+using testing::At;
 using testing::BuildMlp;
 using testing::PreparedStep;
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 TEST(BackwardTest, EveryMlpNodeRunsBackward) {
   PreparedStep p;

@@ -14,10 +14,9 @@
 namespace torchcost::memory {
 namespace {
 
+using testing::At;
 using testing::BuildMlp;
 using testing::PreparedStep;
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 class CheckpointReplayTest : public ::testing::Test {
  protected:

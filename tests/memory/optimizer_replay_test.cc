@@ -13,10 +13,9 @@
 namespace torchcost::memory {
 namespace {
 
+using testing::At;
 using testing::BuildMlp;
 using testing::PreparedStep;
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 // Parameter bytes (float32).
 constexpr int64_t kW1 = 4 * 8 * 4, kW2 = 2 * 4 * 4;

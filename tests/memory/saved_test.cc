@@ -7,14 +7,14 @@
 #include "memory/backward.h"
 #include "memory/checkpoint_replay.h"
 #include "memory/prepared_step.h"
+#include "testing/timeline.h"
 
 namespace torchcost::memory {
 namespace {
 
+using testing::At;
 using testing::BuildMlp;
 using testing::PreparedStep;
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 void MarkSavedIn(StepState* st) {
   AssignStorages(st->g, st->shapes, &st->storages);

@@ -5,14 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "memory/prepared_step.h"
+#include "testing/timeline.h"
 
 namespace torchcost::memory {
 namespace {
 
+using testing::At;
 using testing::BuildMlp;
 using testing::PreparedStep;
-
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
 TEST(StoragesTest, MlpHasOneStoragePerTensor) {
   PreparedStep p;

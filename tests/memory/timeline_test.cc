@@ -9,7 +9,7 @@
 namespace torchcost::memory {
 namespace {
 
-int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
+using testing::At;
 
 Storage Of(int64_t bytes, MemCategory c) {
   Storage s;

@@ -14,6 +14,7 @@
 namespace torchcost {
 namespace {
 
+using testing::At;
 using ::testing::ElementsAre;
 using testing::GraphBuilder;
 using ::testing::HasSubstr;
@@ -61,7 +62,6 @@ class CheckpointTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().message();
     return std::move(r).value();
   }
-  int64_t At(const sym::Expr& e) { return *e.AsConstant(); }
 
   GraphBuilder b_;
   RuleSet rules_;
