@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "builder/hf_keys.h"
+#include "builder/key_values.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
@@ -52,18 +53,11 @@ bool IsRunSetting(const std::string& key) {
 // Splits "k=v,k=v" into a map; an item without '=' is an error.
 Status ParseOverrides(const std::string& text, const std::string& file,
                       std::map<std::string, std::string>& out) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("BuildNamedModel.config '" + item +
+  for (KeyValueItem& item : SplitKeyValues(text)) {
+    if (item.key.empty())
+      return Status::InvalidArgument("BuildNamedModel.config '" + item.text +
                                      "' (on " + file + "): expected KEY=VALUE");
-    out[item.substr(0, eq)] = item.substr(eq + 1);
+    out[item.key] = std::move(item.value);
   }
   return Status::Ok();
 }

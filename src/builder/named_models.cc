@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "builder/key_values.h"
 #include "builder/validate.h"
 #include "torchcost/families.h"
 #include "torchcost/hf_config.h"
@@ -240,18 +241,11 @@ std::string KeyList(const Family& f) {
 // Applies "key=value,..." to the family's config.
 Status ApplyConfig(const std::string& family, Family& f,
                    const std::string& text) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
+  for (const KeyValueItem& kv : SplitKeyValues(text)) {
+    const std::string &item = kv.text, &key = kv.key, &value = kv.value;
+    if (key.empty())
       return Status::InvalidArgument("BuildNamedModel.config '" + item +
                                      "': expected KEY=VALUE");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const Key* found = nullptr;
     for (const Key& k : f.keys) {
       if (key == k.name) found = &k;

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "builder/key_values.h"
 #include "nas/interpolate.h"
 #include "sym/node.h"
 #include "torchcost/families.h"
@@ -98,21 +99,14 @@ Result<std::vector<ConfigItem>> ParseSpace(const ArchSpace& space,
     names.push_back(s.name);
   }
   std::vector<ConfigItem> items;
-  size_t start = 0;
-  const std::string& text = space.config;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
+  for (const build::KeyValueItem& kv : build::SplitKeyValues(space.config)) {
+    const std::string& item = kv.text;
+    if (kv.key.empty())
       return Status::InvalidArgument("config '" + item +
                                      "': expected KEY=VALUE");
     ConfigItem c;
-    c.key = item.substr(0, eq);
-    c.literal = item.substr(eq + 1);
+    c.key = kv.key;
+    c.literal = kv.value;
     for (const std::string& id : Identifiers(c.literal)) {
       if (std::find(names.begin(), names.end(), id) != names.end())
         c.symbolic = true;
