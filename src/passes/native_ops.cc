@@ -1,5 +1,6 @@
 #include "passes/native_ops.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_set>
 
@@ -50,6 +51,18 @@ const sym::Expr* AsInt(const RValue& v) {
 }
 
 Status Fail(const std::string& msg) { return Status::InvalidArgument(msg); }
+
+// Returns `v` as a default RValue: as it is when it already is one (a fresh
+// output, the usual case), else reset.
+RValue& Fresh(RValue& v) {
+  if (v.kind != Kind::kUnknown || v.b || v.unknown || v.i != sym::Expr(0) ||
+      v.f != 0 || !v.s.empty() || !v.ints.empty() || !v.t.shape.empty() ||
+      v.t.dtype != DType::kUnknown || v.t.has_scalar ||
+      v.t.scalar != sym::Expr(0) || !v.tensors.empty() || !v.items.empty()) {
+    v = RValue();
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -108,6 +121,13 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
   auto set = [&](size_t i, RValue v) {
     if (i < node.outputs.size()) values[node.outputs[i]] = std::move(v);
   };
+  // As set(i, RValue::Int(e)), in place.
+  auto set_int = [&](size_t i, sym::Expr e) {
+    if (i >= node.outputs.size()) return;
+    RValue& out = Fresh(values[node.outputs[i]]);
+    out.kind = Kind::kInt;
+    out.i = e;
+  };
   const std::string& op = node.op;
   try {
     if (op == "prim::ListConstruct") {
@@ -115,6 +135,19 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         all_int = all_int && in(i).kind == Kind::kInt;
         all_tensor = all_tensor && in(i).kind == Kind::kTensor;
+      }
+      // NB: an output that is also an input (not SSA) takes the general path.
+      const bool in_place = !node.outputs.empty() &&
+                            std::find(node.inputs.begin(), node.inputs.end(),
+                                      node.outputs[0]) == node.inputs.end();
+      if (all_int && in_place) {
+        // The int list in place (most lists: a view's sizes).
+        RValue& out = Fresh(values[node.outputs[0]]);
+        out.kind = Kind::kIntList;
+        out.ints.reserve(node.inputs.size());
+        for (size_t i = 0; i < node.inputs.size(); ++i)
+          out.ints.push_back(in(i).i);
+        return Status::Ok();
       }
       RValue out;
       if (all_int) {
@@ -153,7 +186,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
                     " values from a list of " + std::to_string(n));
       for (size_t i = 0; i < n; ++i) {
         if (l.kind == Kind::kIntList)
-          set(i, RValue::Int(l.ints[i]));
+          set_int(i, l.ints[i]);
         else if (l.kind == Kind::kTensorList)
           set(i, RValue::Tensor(l.tensors[i]));
         else
@@ -179,7 +212,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
     if (op == "aten::Int" || op == "aten::ScalarImplicit") {
       const RValue& v = in(0);
       if (const sym::Expr* e = AsInt(v)) {
-        set(0, RValue::Int(*e));
+        set_int(0, *e);
       } else if (v.kind == Kind::kFloat) {
         return Fail("cannot convert a float to a symbolic int");
       } else {
@@ -212,7 +245,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
           return Fail("dim " + (d ? d->ToString() : std::string("?")) +
                       " out of range for a tensor of rank " +
                       std::to_string(rank));
-        set(0, RValue::Int(shape[*c < 0 ? *c + rank : *c]));
+        set_int(0, shape[*c < 0 ? *c + rank : *c]);
       } else {
         set(0, RValue::IntList(shape));
       }
@@ -246,7 +279,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
         return Fail("index " + std::to_string(*c) + " out of range");
       int64_t i = *c < 0 ? *c + size : *c;
       if (l.kind == Kind::kIntList)
-        set(0, RValue::Int(l.ints[i]));
+        set_int(0, l.ints[i]);
       else if (l.kind == Kind::kTensorList)
         set(0, RValue::Tensor(l.tensors[i]));
       else
@@ -257,21 +290,23 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       const sym::Expr* a = AsInt(in(0));
       if (!a) return Fail("operand is not an int");
       if (op == "aten::neg") {
-        set(0, RValue::Int(-*a));
+        set_int(0, -*a);
         return Status::Ok();
       }
       const sym::Expr* b = node.inputs.size() > 1 ? AsInt(in(1)) : nullptr;
       if (!b) return Fail("operand is not an int");
+      sym::Expr r;
       if (op == "aten::add")
-        set(0, RValue::Int(*a + *b));
+        r = *a + *b;
       else if (op == "aten::sub")
-        set(0, RValue::Int(*a - *b));
+        r = *a - *b;
       else if (op == "aten::mul")
-        set(0, RValue::Int(*a * *b));
+        r = *a * *b;
       else if (op == "aten::remainder")
-        set(0, RValue::Int(sym::Mod(*a, *b)));
+        r = sym::Mod(*a, *b);
       else
-        set(0, RValue::Int(sym::FloorDiv(*a, *b)));
+        r = sym::FloorDiv(*a, *b);
+      set_int(0, r);
       return Status::Ok();
     }
   } catch (const sym::Error& e) {

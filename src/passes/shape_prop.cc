@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "passes/native_ops.h"
@@ -250,6 +251,34 @@ void AssignValue(const RValue& src, RValue* dst) {
   if (!src.items.empty() || !dst->items.empty()) dst->items = src.items;
 }
 
+// Sets `out`, a default RValue, to ConstantToValue(v): the scalar constants
+// in place (most of a graph's constants), the others by that function.
+void ConstantToFreshValue(const ir::Value& v, RValue* out) {
+  const ir::Constant& c = v.constant;
+  if (v.kind != ir::ValueKind::kTensor) {
+    if (std::holds_alternative<std::monostate>(c)) {
+      out->kind = RValue::Kind::kNone;
+      return;
+    }
+    if (const int64_t* i = std::get_if<int64_t>(&c)) {
+      out->kind = RValue::Kind::kInt;
+      out->i = sym::Expr(*i);
+      return;
+    }
+    if (const bool* b = std::get_if<bool>(&c)) {
+      out->kind = RValue::Kind::kBool;
+      out->b = *b;
+      return;
+    }
+    if (const double* d = std::get_if<double>(&c)) {
+      out->kind = RValue::Kind::kFloat;
+      out->f = *d;
+      return;
+    }
+  }
+  *out = ConstantToValue(v);
+}
+
 class Propagator {
  public:
   Propagator(const ir::Graph& g, const RuleSet& rules, sym::Context& ctx,
@@ -270,7 +299,7 @@ class Propagator {
       const ir::Value& v = g_.values[i];
       RValue& out = facts_->values[i];
       if (v.has_constant) {
-        out = ConstantToValue(v);
+        ConstantToFreshValue(v, &out);
       } else if (v.role == ir::ValueRole::kParam ||
                  v.role == ir::ValueRole::kBuffer) {
         const auto& table =

@@ -10,6 +10,19 @@
 namespace torchcost::rules {
 namespace {
 
+// Returns the offset of each line of `text` (as Lines splits it).
+std::vector<uint32_t> LineStarts(std::string_view text) {
+  std::vector<uint32_t> starts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    starts.push_back(static_cast<uint32_t>(start));
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    start = end + 1;
+  }
+  return starts;
+}
+
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> lines;
   size_t start = 0;
@@ -127,6 +140,12 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
   const std::vector<std::string_view> lines = Lines(text);
   const int n = static_cast<int>(lines.size());
   SplitFile out;
+  if (text.size() <= UINT32_MAX) {
+    out.line_starts.reserve(lines.size());
+    for (std::string_view l : lines)
+      out.line_starts.push_back(static_cast<uint32_t>(l.data() - text.data()));
+    out.text_size = text.size();
+  }
   std::vector<RuleSpan> rules;
   enum class Section { kNone, kRules, kIgnored } section = Section::kNone;
   int item_indent = -1;
@@ -273,11 +292,26 @@ Result<SplitFile> SplitRuleFile(std::string_view text) {
 std::string ChunkAsFile(std::string_view text, const SplitFile& file,
                         const RuleChunk* chunk, bool with_ignored,
                         std::vector<int>* line_of) {
-  const std::vector<std::string_view> lines = Lines(text);
-  std::vector<bool> keep(lines.size(), false);
+  // NB: the lines are found from the split's offsets where it has them for
+  // this text: splitting a whole built-in file per chunk was a third of a
+  // chunk's compile.
+  std::vector<uint32_t> own_starts;
+  const bool split_starts = !file.line_starts.empty() &&
+                            file.text_size == text.size() &&
+                            text.size() <= UINT32_MAX;
+  if (!split_starts) own_starts = LineStarts(text);
+  const std::vector<uint32_t>& starts =
+      split_starts ? file.line_starts : own_starts;
+  const size_t num_lines = starts.size();
+  auto line = [&](size_t i) {
+    // Line i ends at the newline before line i + 1, or at the text's end.
+    const size_t end = i + 1 < num_lines ? starts[i + 1] - 1 : text.size();
+    return text.substr(starts[i], end - starts[i]);
+  };
+  std::vector<bool> keep(num_lines, false);
   auto keep_range = [&](int first, int end) {
-    for (int i = std::max(first, 0);
-         i < end && i < static_cast<int>(lines.size()); ++i)
+    for (int i = std::max(first, 0); i < end && i < static_cast<int>(num_lines);
+         ++i)
       keep[i] = true;
   };
   keep_range(file.version_line, file.version_line + 1);
@@ -290,9 +324,9 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file,
   // on the derivations in them), unless a kept line opens a block scalar or
   // leaves a quote open, where '#' may be text.
   bool strip = true;
-  for (size_t i = 0; i < lines.size() && strip; ++i) {
+  for (size_t i = 0; i < num_lines && strip; ++i) {
     if (!keep[i]) continue;
-    const std::string_view content = Trim(StripComment(lines[i]));
+    const std::string_view content = Trim(StripComment(line(i)));
     if (!content.empty() &&
         (content.back() == '|' || content.back() == '>' ||
          content.back() == '-' || content.back() == '+' ||
@@ -317,18 +351,18 @@ std::string ChunkAsFile(std::string_view text, const SplitFile& file,
   std::string out;
   out.reserve(text.size());
   if (line_of != nullptr) line_of->clear();
-  for (size_t i = 0; i < lines.size(); ++i) {
+  for (size_t i = 0; i < num_lines; ++i) {
     if (line_of != nullptr) {
       // NB: yaml-cpp scans each blank line too: a rule of a long file parses
       // ~15% faster alone.
       if (!keep[i]) continue;
       line_of->push_back(static_cast<int>(i));
-      out.append(strip ? StripComment(lines[i]) : lines[i]);
+      out.append(strip ? StripComment(line(i)) : line(i));
       out.push_back('\n');
       continue;
     }
-    if (keep[i]) out.append(strip ? StripComment(lines[i]) : lines[i]);
-    if (i + 1 < lines.size()) out.push_back('\n');
+    if (keep[i]) out.append(strip ? StripComment(line(i)) : line(i));
+    if (i + 1 < num_lines) out.push_back('\n');
   }
   return out;
 }

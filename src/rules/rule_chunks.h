@@ -4,6 +4,7 @@
 #ifndef TORCHCOST_SRC_RULES_RULE_CHUNKS_H_
 #define TORCHCOST_SRC_RULES_RULE_CHUNKS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ struct SplitFile {
   // usual form); else empty with `ignored_read` false: compile the section.
   std::vector<std::string> ignored;
   bool ignored_read = false;
+  // The offset of each line of the text split, and its size, so that
+  // ChunkAsFile need not split the whole text again for each chunk.
+  std::vector<uint32_t> line_starts;
+  size_t text_size = 0;
 };
 
 // Splits `text`, a rule file in the format of rules/README.md, into chunks.

@@ -103,6 +103,43 @@ TEST(RuleChunksTest, ChunkKeepsLinesAndColumns) {
   EXPECT_THAT(parsed->ignored_lines, ElementsAre(19));
 }
 
+// The split's line offsets locate the chunk's lines; a split of another text
+// (or one without offsets) has them found again, with the same result.
+TEST(RuleChunksTest, ChunkFromTheSplitsLineOffsets) {
+  Result<SplitFile> split = SplitRuleFile(kFile);
+  ASSERT_TRUE(split.ok());
+  // kFile's lines start at 0 and after each newline.
+  std::vector<uint32_t> starts = {0};
+  for (size_t i = 0; kFile[i] != '\0'; ++i) {
+    if (kFile[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  }
+  EXPECT_EQ(split->line_starts, starts);
+  SplitFile bare = *split;
+  bare.line_starts.clear();
+  for (bool with_line_of : {false, true}) {
+    std::vector<int> line_of, bare_line_of;
+    const std::string text =
+        ChunkAsFile(kFile, *split, &split->chunks[1], /*with_ignored=*/true,
+                    with_line_of ? &line_of : nullptr);
+    EXPECT_EQ(text, ChunkAsFile(kFile, bare, &split->chunks[1],
+                                /*with_ignored=*/true,
+                                with_line_of ? &bare_line_of : nullptr));
+    EXPECT_EQ(line_of, bare_line_of);
+    EXPECT_THAT(text, ::testing::HasSubstr("t::b"));
+  }
+  // The same layout shifted by one byte: the offsets do not fit, and are not
+  // used.
+  const std::string shifted = std::string("\n") + kFile;
+  Result<SplitFile> shifted_split = SplitRuleFile(shifted);
+  ASSERT_TRUE(shifted_split.ok());
+  SplitFile stale = *shifted_split;
+  stale.line_starts = split->line_starts;
+  stale.text_size = strlen(kFile);
+  EXPECT_EQ(
+      ChunkAsFile(shifted, stale, &shifted_split->chunks[1], true),
+      ChunkAsFile(shifted, *shifted_split, &shifted_split->chunks[1], true));
+}
+
 // Where '#' may be text (a block scalar, a quote over two lines), comments
 // stay.
 TEST(RuleChunksTest, CommentsStayWhereTheyMayBeText) {
