@@ -14,7 +14,9 @@ the same config with eager attention. The step is torchcost's: zero_grad(set_to_
 the sum of the first output as the loss, backward, optimizer step. The file's
 format: docs/calibration.md. The time of each phase beside its roofline seconds per op class are the
 samples from which torchcost's library fits the efficiency per class (least squares); --fit fits the samples of
-several files at once, and `torchcost --gpu-file FILE.json` predicts with the result.
+several files at once, and `torchcost --gpu-file FILE.json` predicts with the result. --measured reads a
+device's raw measurements (tools/measure_device.py, run where torchcost is not built) and does the rest here
+(torchcost.measured).
 """
 
 import argparse
@@ -644,6 +646,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--gpu", help="cuda: the GPU of torchcost's table (its datasheet peaks) to fit efficiencies to")
     ap.add_argument("--peaks", metavar="FILE.json", help="the peaks of an earlier calibration file, not measured again")
     ap.add_argument("--fit", nargs="+", metavar="FILE.json", help="fit the samples of these calibration files at once")
+    ap.add_argument("--measured", metavar="RAW.json", help="predict and fit tools/measure_device.py's measurements "
+                    "(run from the repository's root)")
     ap.add_argument("--out", required=True, help="the calibration file to write (JSON)")
     args = ap.parse_args(argv)
     try:
@@ -652,6 +656,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("torchcost.calibrate: calibrate runs the step in PyTorch: torch is not importable by %s (%s)"
               % (sys.executable, e), file=sys.stderr)
         return 2
+    if args.measured:
+        from . import measured
+
+        try:
+            if args.model or args.fit:
+                raise TorchcostError("measured: give the measurements only, not a model or --fit")
+            doc = measured.compare(args.measured, gpu=args.gpu)
+        except TorchcostError as e:
+            print("torchcost.calibrate: %s" % e, file=sys.stderr)
+            return 2
+        _write(args.out, doc)
+        print(measured.table(doc))
+        return 0
     if args.fit:
         try:
             if args.model:
