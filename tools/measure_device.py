@@ -68,7 +68,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHASES = ("forward", "backward", "optimizer")
 FORMAT = "torchcost.device_measurements"
 CUDA_ONLY = ("peak_bytes", "reserved_peak_bytes", "phase_peak_bytes", "phase_reserved_peak_bytes",
-             "resident_allocated_bytes", "resident_reserved_bytes", "memory_stats", "warm_cache",
+             "resident_allocated_bytes", "resident_reserved_bytes", "resident_segments", "memory_stats", "warm_cache",
              "outside_allocator_bytes", "device_used_bytes", "kernels", "kernel_seconds", "kernel_launches")
 
 
@@ -254,8 +254,8 @@ def memory_step(run, dev):
 def fresh_cache(model, inputs, opt, dev):
     """Moves every tensor of the step to the CPU, empties the cache, and allocates them again in torchcost's
     order (parameters, buffers, inputs, optimizer states per parameter): the cache torchcost's replay starts
-    from. Returns the bytes allocated and reserved before them (what the process holds besides: cuBLAS's
-    workspace) and the inputs on the device."""
+    from. Returns the bytes allocated and reserved and the segments held before them (what the process holds
+    besides: cuBLAS's workspace); the inputs are replaced in place by the device's."""
     params = list(model.parameters())
     mods = list(model.modules())
     opt.zero_grad(set_to_none=True)
@@ -276,7 +276,8 @@ def fresh_cache(model, inputs, opt, dev):
     gc.collect()
     torch.cuda.synchronize(dev)
     torch.cuda.empty_cache()
-    resident = (torch.cuda.memory_allocated(dev), torch.cuda.memory_reserved(dev))
+    resident = (torch.cuda.memory_allocated(dev), torch.cuda.memory_reserved(dev),
+                torch.cuda.memory_stats(dev).get("segment.all.current", 0))
     for p in params:
         p.data = p.data.to(dev)
     for m in mods:
@@ -367,7 +368,8 @@ def measure_run(model_name, impl, size, device, warmup, steps):
         m["warm_cache"] = {"phase_peak_bytes": alloc, "phase_reserved_peak_bytes": reserved,
                            "peak_bytes": max(alloc.values()), "reserved_peak_bytes": max(reserved.values())}
         # What torchcost replays: an empty cache, the step's standing tensors allocated first.
-        m["resident_allocated_bytes"], m["resident_reserved_bytes"] = fresh_cache(model, inputs, opt, dev)
+        (m["resident_allocated_bytes"], m["resident_reserved_bytes"],
+         m["resident_segments"]) = fresh_cache(model, inputs, opt, dev)
         alloc, reserved = memory_step(run, dev)
         m.update(peak_bytes=max(alloc.values()), reserved_peak_bytes=max(reserved.values()),
                  phase_peak_bytes=alloc, phase_reserved_peak_bytes=reserved,

@@ -114,6 +114,11 @@ def memory_rows(run: Dict[str, Any], pred: Dict[str, Any], alloc: Optional[Dict[
         # NB: torchcost has the phases' peaks in exact bytes only; the measured ones are the allocator's blocks.
         rows += [("phase %s (exact / blocks)" % p, pred["phase_peak_bytes"][p], m["phase_peak_bytes"][p] - ra)
                  for p in ("forward", "backward", "optimizer")]
+        stats = m.get("memory_stats") or {}
+        if "segment.all.current" in stats and m.get("resident_segments") is not None:
+            # NB: segments held after the step (nothing is released within it) less those held before it; with
+            # expandable segments the model counts page mappings instead.
+            rows.append(("segments", alloc["segments"], stats["segment.all.current"] - m["resident_segments"]))
         rows += [("warm cache: allocated peak", alloc["allocated_peak"], m["warm_cache"]["peak_bytes"] - ra),
                  ("warm cache: reserved peak", alloc["reserved_peak"], m["warm_cache"]["reserved_peak_bytes"] - rr)]
     rows += [("category %s" % c, pred["category_bytes"][c], m[c + "_bytes"])
@@ -203,6 +208,11 @@ def table(doc: Dict[str, Any]) -> str:
                          "reserved %d; outside the allocator after the step: %d" % (
                              m["resident_allocated_bytes"], m["resident_reserved_bytes"],
                              m["outside_allocator_bytes"]))
+        stats = m.get("memory_stats") or {}
+        if stats.get("num_alloc_retries") or stats.get("num_ooms"):
+            lines.append("  NB: the allocator freed its cache to retry (num_alloc_retries %s, num_ooms %s): the "
+                         "reserved peak is not the unlimited device's" % (stats.get("num_alloc_retries"),
+                                                                          stats.get("num_ooms")))
         lines.append("  %-34s %16s %16s %8s" % ("bytes", "predicted", "measured", "ratio"))
         for name, p, v in run["memory"]:
             lines.append("  %-34s %16s %16s %8s" % (name, p, v, _ratio(p, v)))

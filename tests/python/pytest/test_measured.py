@@ -95,7 +95,8 @@ def test_cuda_side_with_set_numbers(raw, tmp_path):
              reserved_peak_bytes=(34 << 20) + (2 << 20), outside_allocator_bytes=531 << 20,
              phase_peak_bytes={"forward": (32 << 20) + 1, "backward": (32 << 20) + 2, "optimizer": (32 << 20) + 3},
              warm_cache={"peak_bytes": (32 << 20) + 9000, "reserved_peak_bytes": (34 << 20) + (4 << 20)},
-             kernels={"forward": 9, "backward": 12, "optimizer": 110})
+             kernels={"forward": 9, "backward": 12, "optimizer": 110}, resident_segments=1,
+             memory_stats={"segment.all.current": 4, "num_alloc_retries": 0})
     path = tmp_path / "raw.json"
     path.write_text(json.dumps(doc))
     out = measured.compare(str(path), root=REPO)
@@ -107,6 +108,7 @@ def test_cuda_side_with_set_numbers(raw, tmp_path):
     assert rows["device (reserved + context)"] == (alloc["device_peak"], (2 << 20) + (531 << 20))
     assert rows["phase backward (exact / blocks)"][1] == 2
     assert rows["warm cache: reserved peak"][1] == 4 << 20
+    assert rows["segments"] == (alloc["segments"], 3)
     assert alloc["context_bytes"] == 531 << 20 and alloc["expandable_segments"] is True
     assert out["roofline"] == {"device": "cuda", "gpu": "h100"}
     text = measured.table(out)
