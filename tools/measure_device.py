@@ -320,6 +320,8 @@ def profile_phases(run, cuda, sync):
                 continue  # NB: record_function ranges, on the GPU's timeline too in torch 2.x: not kernels.
             dev_time = _us(e, "self_device_time_total", "self_cuda_time_total")
             if cuda and device_type is not None and getattr(e, "device_type", None) == device_type.CUDA:
+                if e.key.startswith("Optimizer."):
+                    continue  # NB: the same, where torch does not flag them.
                 n += e.count
                 ks += dev_time * 1e-6
                 continue
