@@ -335,6 +335,9 @@ class GraphBuilder {
   // each of r's values got (index: id - r.first_value).
   std::vector<int> Replay(const Recording& r,
                           const std::vector<std::pair<int, int>>& inputs);
+  // Reserves room for `values` more values and `nodes` more nodes (a hint
+  // before replaying a recording several times).
+  void Reserve(int values, int nodes);
 
  private:
   int Constant(ir::ValueKind kind, ir::Constant c,

@@ -1,4 +1,6 @@
 // GraphBuilder: tables, inputs, scopes, constants and generic nodes.
+#include <algorithm>
+#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -309,70 +311,119 @@ namespace {
 
 // Renames `name` from `prefix` + from to `prefix` + to when it is one of the
 // names Op and Constant give ("v17", "c17"); other names are kept.
+// NB: this runs once per value of every replayed layer, so `from` is read off
+// the name's digits and `to` written from a stack buffer, not via
+// std::to_string.
 void Renumber(std::string& name, int from, int to) {
   if (name.size() < 2 || (name[0] != 'v' && name[0] != 'c')) return;
-  const std::string old = std::to_string(from);
-  if (name.size() != old.size() + 1 ||
-      name.compare(1, std::string::npos, old) != 0)
-    return;
-  name.resize(1);
-  name += std::to_string(to);
+  // The digits of a non-negative int without leading zeros: 1 to 10 of them.
+  if (name.size() > 11 || (name[1] == '0' && name.size() > 2)) return;
+  int64_t n = 0;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return;
+    n = n * 10 + (name[i] - '0');
+  }
+  if (n != from) return;
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof digits, to).ptr;
+  name.replace(1, std::string::npos, digits, static_cast<size_t>(end - digits));
+}
+
+// Grows `v` to hold `more` elements beyond its size, at least doubling, so a
+// run of replays reallocates as often as push_back would.
+template <typename T>
+void Grow(std::vector<T>& v, size_t more) {
+  if (v.size() + more > v.capacity())
+    v.reserve(std::max(v.size() + more, 2 * v.capacity()));
 }
 
 }  // namespace
+
+void GraphBuilder::Reserve(int values, int nodes) {
+  g_.values.reserve(g_.values.size() + static_cast<size_t>(values));
+  g_.nodes.reserve(g_.nodes.size() + static_cast<size_t>(nodes));
+}
 
 std::vector<int> GraphBuilder::Replay(
     const Recording& r, const std::vector<std::pair<int, int>>& inputs) {
   if (recording_ != nullptr)
     throw std::logic_error("GraphBuilder::Replay while recording");
   // Modules: r's base is the current module; the others are entered again, in
-  // order, at their paths below it (as Push would).
-  std::vector<std::pair<int, int>> scope_map = {
-      {r.base_scope, scope_stack_.back()}};
+  // order, at their paths below it (as Push would). scope_image[s] is recorded
+  // module s's image (-1: not recorded).
+  int max_scope = r.base_scope;
+  for (const auto& entered : r.scopes)
+    max_scope = std::max(max_scope, entered.first);
+  std::vector<int> scope_image(static_cast<size_t>(max_scope) + 1, -1);
+  scope_image[r.base_scope] = scope_stack_.back();
   for (const auto& entered : r.scopes) {
-    const ir::Scope& s = g_.scopes[entered.first];
     const std::string child =
         path().empty() ? entered.second : path() + "." + entered.second;
-    scope_map.emplace_back(entered.first, g_.GetOrAddScope(child, s.type));
+    // NB: a copy: GetOrAddScope may move the scopes.
+    const std::string type = g_.scopes[entered.first].type;
+    const int image = g_.GetOrAddScope(child, type);
+    // NB: the first image of a module wins (the base's is the current one).
+    if (scope_image[entered.first] < 0) scope_image[entered.first] = image;
   }
-  auto scope_of = [&scope_map](int scope) {
-    for (const auto& m : scope_map) {
-      if (m.first == scope) return m.second;
-    }
-    throw std::logic_error(
-        "GraphBuilder::Replay: a node outside the recorded modules");
-  };
-  // r's value v becomes v + shift, as its nodes are appended in order.
+  // r's value v becomes v + shift, as its nodes are appended in order; an
+  // outside value v < r.first_value reads input_image[v] (-1: itself).
   const int shift = static_cast<int>(g_.values.size()) - r.first_value;
   const int node_shift = static_cast<int>(g_.nodes.size()) - r.first_node;
-  std::vector<int> ids(r.end_value - r.first_value);
-  for (int v = r.first_value; v < r.end_value; ++v) {
-    ir::Value copy = g_.values[v];
-    if (copy.role != ir::ValueRole::kIntermediate &&
-        copy.role != ir::ValueRole::kConstant)
-      throw std::logic_error(
-          "GraphBuilder::Replay: a recorded value is an input, parameter or "
-          "buffer");
-    Renumber(copy.name, v, v + shift);
-    if (copy.producer >= 0) copy.producer += node_shift;
-    ids[v - r.first_value] = g_.AddValue(std::move(copy));
+  std::vector<int> input_image(static_cast<size_t>(r.first_value), -1);
+  for (const auto& [from, to] : inputs) {
+    // NB: the first pair for a value wins; values r made are never mapped.
+    if (from >= 0 && from < r.first_value && input_image[from] < 0)
+      input_image[from] = to;
   }
   auto map = [&](int v) {
     if (v >= r.first_value && v < r.end_value) return v + shift;
-    for (const auto& m : inputs) {
-      if (m.first == v) return m.second;
-    }
+    if (v >= 0 && v < r.first_value && input_image[v] >= 0)
+      return input_image[v];
     return v;
   };
+  Grow(g_.values, static_cast<size_t>(r.end_value - r.first_value));
+  Grow(g_.nodes, static_cast<size_t>(r.end_node - r.first_node));
+  // NB: with the capacity reserved, push_back of an element of the same vector
+  // copies it in place.
+  std::vector<int> ids(r.end_value - r.first_value);
+  for (int v = r.first_value; v < r.end_value; ++v) {
+    const ir::Value& original = g_.values[v];
+    if (original.role != ir::ValueRole::kIntermediate &&
+        original.role != ir::ValueRole::kConstant)
+      throw std::logic_error(
+          "GraphBuilder::Replay: a recorded value is an input, parameter or "
+          "buffer");
+    g_.values.push_back(original);
+    ir::Value& copy = g_.values.back();
+    Renumber(copy.name, v, v + shift);
+    if (copy.producer >= 0) copy.producer += node_shift;
+    ids[v - r.first_value] = static_cast<int>(g_.values.size()) - 1;
+  }
+  char digits[16];
   for (int i = r.first_node; i < r.end_node; ++i) {
-    ir::Node n = g_.nodes[i];  // NB: a copy: AddNode may move the nodes.
+    const int scope = g_.nodes[i].scope;
+    if (scope < 0 || scope > max_scope || scope_image[scope] < 0)
+      throw std::logic_error(
+          "GraphBuilder::Replay: a node outside the recorded modules");
+    const int index = static_cast<int>(g_.nodes.size());
+    g_.nodes.push_back(g_.nodes[i]);
+    ir::Node& n = g_.nodes.back();
     for (int& in : n.inputs) in = map(in);
-    for (int& out : n.outputs) out = map(out);
-    n.scope = scope_of(n.scope);
+    for (int& out : n.outputs) {
+      out = map(out);
+      // As AddNode does.
+      if (out >= 0 && out < static_cast<int>(g_.values.size()))
+        g_.values[out].producer = index;
+    }
+    n.scope = scope_image[scope];
     // As Op names them: after the first output, else after the node's index.
-    n.debug_name = n.outputs.empty() ? "%" + std::to_string(g_.nodes.size())
-                                     : "%" + g_.values[n.outputs[0]].name;
-    g_.AddNode(std::move(n));
+    n.debug_name.assign(1, '%');
+    if (n.outputs.empty()) {
+      const auto end = std::to_chars(digits, digits + sizeof digits, index).ptr;
+      n.debug_name.append(digits, static_cast<size_t>(end - digits));
+    } else {
+      n.debug_name += g_.values[n.outputs[0]].name;
+    }
   }
   return ids;
 }

@@ -709,10 +709,11 @@ struct LayerTemplate {
 };
 
 // Block(b, c, l, x, ...), built by Block for the first layer with `window`
-// (recorded in `templates`) and copied from it for the others.
+// (recorded in `templates`) and copied from it for the others; `later` layers
+// follow this one.
 Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
               Ref window_mask, int64_t window, GenState* gen,
-              std::vector<LayerTemplate>& templates) {
+              std::vector<LayerTemplate>& templates, int64_t later) {
   const LayerTemplate* t = nullptr;
   for (const LayerTemplate& candidate : templates) {
     if (candidate.window == window) t = &candidate;
@@ -727,6 +728,11 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     b.StartRecording();
     made.output = Block(b, c, l, x, window_mask, window, gen);
     made.recording = b.StopRecording();
+    // Room for the later layers' copies, and one more layer's worth for what
+    // follows them (the final norm and the head, smaller than a layer).
+    const GraphBuilder::Recording& r = made.recording;
+    b.Reserve(static_cast<int>((later + 1) * (r.end_value - r.first_value)),
+              static_cast<int>((later + 1) * (r.end_node - r.first_node)));
     if (gen != nullptr) {
       made.pasts = gen->next_past - made.first_past;
       made.caches.assign(
@@ -893,7 +899,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
       x = BlockOnce(b, c, w.layers[i], x, window_mask, LayerWindow(c, i),
-                    generating ? &gen : nullptr, templates);
+                    generating ? &gen : nullptr, templates, c.layers - i - 1);
     }
   }
   {
