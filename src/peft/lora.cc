@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <set>
@@ -8,6 +9,7 @@
 #include "passes/user_regex.h"
 #include "peft/adapters.h"
 #include "torchcost/peft.h"
+#include "training/key_value_spec.h"
 
 namespace torchcost {
 namespace {
@@ -122,18 +124,6 @@ std::optional<AdapterSite> AsSite(const ir::Graph& g, const ir::Node& node) {
   return s;
 }
 
-Status ParseFlag(const std::string& key, const std::string& value, bool* out) {
-  if (value == "true" || value == "1") {
-    *out = true;
-  } else if (value == "false" || value == "0") {
-    *out = false;
-  } else {
-    return Status::InvalidArgument(key + "=" + value +
-                                   " must be true or false");
-  }
-  return Status::Ok();
-}
-
 // Applies one key=value of a LoRA spec; returns false in *known if the key is
 // not LoRA's.
 Status ApplyLoraKey(const std::string& key, const std::string& value,
@@ -141,12 +131,7 @@ Status ApplyLoraKey(const std::string& key, const std::string& value,
   *known = true;
   char* end = nullptr;
   if (key == "r" || key == "rank" || key == "alpha") {
-    long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || v <= 0) {
-      return Status::InvalidArgument(key + "=" + value +
-                                     " must be a positive integer");
-    }
-    (key == "alpha" ? c->alpha : c->rank) = v;
+    return ParseSpecPositive(key, value, key == "alpha" ? &c->alpha : &c->rank);
   } else if (key == "dropout") {
     double d = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || d < 0 || d >= 1) {
@@ -156,7 +141,7 @@ Status ApplyLoraKey(const std::string& key, const std::string& value,
   } else if (key == "targets") {
     c->targets = value;
   } else if (key == "dora" || key == "use_dora") {
-    return ParseFlag(key, value, &c->use_dora);
+    return ParseSpecBool(key, value, &c->use_dora);
   } else if (key == "dtype") {
     Result<DType> d = ParseDType(value);
     if (!d.ok() || !IsFloatingPoint(*d))
@@ -169,26 +154,13 @@ Status ApplyLoraKey(const std::string& key, const std::string& value,
   return Status::Ok();
 }
 
-// Splits "k=v,k=v" and calls `apply` on each pair.
-template <typename F>
-Status ForEachKeyValue(std::string_view text, const char* what, F apply) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item(text.substr(start, comma == std::string_view::npos
-                                            ? std::string_view::npos
-                                            : comma - start));
-    start = comma == std::string_view::npos ? text.size() : comma + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      return Status::InvalidArgument(std::string(what) + ": '" + item +
-                                     "' is not key=value");
-    Status s = apply(item.substr(0, eq), item.substr(eq + 1));
-    if (!s.ok())
-      return Status::InvalidArgument(std::string(what) + ": " + s.message());
-  }
-  return Status::Ok();
+// Calls `apply` on each key=value of `text`; an error is prefixed by `what`.
+Status ForEachKeyValue(std::string_view text, const char* what,
+                       const std::function<Status(const std::string&,
+                                                  const std::string&)>& apply) {
+  Status s = ForEachSpecItem(text, apply);
+  if (s.ok()) return s;
+  return Status::InvalidArgument(std::string(what) + ": " + s.message());
 }
 
 Result<std::regex> CompileTargets(const std::string& pattern,
@@ -348,7 +320,7 @@ Result<QloraConfig> ParseQloraConfig(std::string_view text) {
           }
           c.block_size = v;
         } else if (key == "double_quant") {
-          return ParseFlag(key, value, &c.double_quant);
+          return ParseSpecBool(key, value, &c.double_quant);
         } else if (key == "skip") {
           c.skip = value;
         } else {
