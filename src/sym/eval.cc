@@ -37,12 +37,16 @@ class Evaluator {
   bool EvalNode(const Node* n, T* out) {
     switch (n->kind) {
       case Kind::kSymbol: {
+        // NB: a sum names its few symbols over and over; each is looked up
+        // in the bindings (a string built and hashed) once.
+        if (Recall(symbols_, n, out)) return true;
         auto it = bindings_.find(std::string(n->name));
         if (it == bindings_.end()) {
           error_ = "unbound symbol '" + std::string(n->name) + "'";
           return false;
         }
         *out = static_cast<T>(it->second);
+        if (symbols_.size() < kScan) symbols_.push_back({n, *out});
         return true;
       }
       case Kind::kSum: {
@@ -80,10 +84,13 @@ class Evaluator {
       case Kind::kFloorDiv:
       case Kind::kMin:
       case Kind::kMax: {
-        auto it = memo_.find(n);
-        if (it != memo_.end()) {
-          *out = it->second;
-          return true;
+        if (Recall(opaque_, n, out)) return true;
+        if (!memo_.empty()) {
+          auto it = memo_.find(n);
+          if (it != memo_.end()) {
+            *out = it->second;
+            return true;
+          }
         }
         T a, b;
         if (!Eval(n->lhs, &a) || !Eval(n->rhs, &b)) return false;
@@ -106,7 +113,11 @@ class Evaluator {
         } else {
           r = a < b ? b : a;
         }
-        memo_.emplace(n, r);
+        if (opaque_.size() < kScan) {
+          opaque_.push_back({n, r});
+        } else {
+          memo_.emplace(n, r);
+        }
         *out = r;
         return true;
       }
@@ -116,9 +127,33 @@ class Evaluator {
     }
   }
 
+  // A node's value, remembered.
+  struct Known {
+    const Node* node;
+    T value;
+  };
+  // NB: up to kScan values are found by a scan (no allocation: most
+  // expressions have a few symbols and opaque atoms, such as a sliding
+  // window's min(S, W)); further opaque atoms go to the hash map, so DAGs
+  // stay linear.
+  static constexpr size_t kScan = 16;
+  using KnownVec = SmallVec<Known, kScan>;
+
+  // Sets *out to the value of `n` if `known` holds it.
+  static bool Recall(const KnownVec& known, const Node* n, T* out) {
+    for (const Known& k : known) {
+      if (k.node == n) {
+        *out = k.value;
+        return true;
+      }
+    }
+    return false;
+  }
+
   const Bindings& bindings_;
-  std::unordered_map<const Node*, T>
-      memo_;  // Opaque atoms only; DAGs stay linear.
+  KnownVec symbols_;  // Bound symbols met so far (the first kScan).
+  KnownVec opaque_;   // FloorDiv, Min and Max atoms: the first kScan.
+  std::unordered_map<const Node*, T> memo_;  // The opaque atoms after those.
   std::string error_;
 };
 

@@ -299,14 +299,18 @@ void* Context::Impl::Allocate(size_t bytes, size_t align) {
 }
 
 size_t HashOps(const Operand* ops, size_t n) {
-  // One mix per operand: its node's address and its coefficient, combined
-  // (k times an odd constant spreads small coefficients over the high bits).
-  size_t h = n;
+  // One rotate, xor and multiply per operand (FxHash's step) of its node's
+  // address and its coefficient, combined (k times an odd constant spreads
+  // small coefficients over the high bits).
+  // NB: not finalised here: HashKey mixes ops_hash in with Mix, which is.
+  uint64_t h = n;
   for (size_t i = 0; i < n; ++i) {
-    h = Mix(h, reinterpret_cast<uintptr_t>(ops[i].node) ^
-                   (static_cast<uint64_t>(ops[i].k) * 0x9e3779b97f4a7c15ULL));
+    const uint64_t w =
+        reinterpret_cast<uintptr_t>(ops[i].node) ^
+        (static_cast<uint64_t>(ops[i].k) * 0x9e3779b97f4a7c15ULL);
+    h = (((h << 5) | (h >> 59)) ^ w) * 0x9e3779b97f4a7c15ULL;
   }
-  return h;
+  return static_cast<size_t>(h);
 }
 
 const Node* Context::Impl::Intern(const Node& key) {

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -51,6 +52,34 @@ TEST_F(EvalTest, Evaluate) {
     ASSERT_TRUE(w.ok()) << row.expr;
     EXPECT_EQ(*w, static_cast<__int128>(row.expected)) << row.expr;
   }
+}
+
+// More symbols and opaque atoms than the evaluator remembers by scanning
+// (16 each), each met more than once.
+TEST_F(EvalTest, ManySymbolsAndAtoms) {
+  // sum_{i=1..20} (min(B, i) + floordiv(S_i, 2)) * (S_i + 1), with S_i = i and
+  // B = 10: min(10, i) is i up to 10, then 10; floordiv(i, 2) = i / 2
+  // rounded down.
+  Expr e = 0;
+  Bindings b = {{"B", 10}};
+  int64_t expected = 0;
+  for (int i = 1; i <= 20; ++i) {
+    const std::string s = "S" + std::to_string(i);
+    const Expr si = ctx_.Symbol(s);
+    e = e + (Min(ctx_.Symbol("B"), i) + FloorDiv(si, 2)) * (si + 1);
+    b[s] = i;
+    expected += (std::min(10, i) + i / 2) * (i + 1);
+  }
+  Result<int64_t> v = Evaluate(e, b);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(*v, expected);
+  Result<__int128> w = Evaluate128(e, b);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(*w, static_cast<__int128>(expected));
+  b.erase("S20");
+  v = Evaluate(e, b);
+  ASSERT_FALSE(v.ok());
+  EXPECT_THAT(v.status().message(), HasSubstr("unbound symbol 'S20'"));
 }
 
 TEST_F(EvalTest, UnboundSymbolIsNamed) {
