@@ -326,13 +326,15 @@ bool PropagatesScalarValue(const ir::Node& node) {
 }
 
 void PropagateScalarValue(const ir::Node& node, std::vector<RValue>& values) {
-  const bool neg = node.op == "aten::neg";
-  if (!PropagatesScalarValue(node) || node.outputs.empty() ||
-      node.inputs.size() < (neg ? 1u : 2u))
-    return;
+  // NB: the output's kind is checked first: most outputs are tensors with
+  // dims, which rules out the op's set lookup.
+  if (node.outputs.empty()) return;
   RValue& out = values[node.outputs[0]];
   if (out.kind != Kind::kTensor || !out.t.shape.empty() ||
       IsFloatingPoint(out.t.dtype))
+    return;
+  const bool neg = node.op == "aten::neg";
+  if (!PropagatesScalarValue(node) || node.inputs.size() < (neg ? 1u : 2u))
     return;
   if (neg) {
     if (const sym::Expr* a = AsInt(values[node.inputs[0]])) {

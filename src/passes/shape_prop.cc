@@ -305,10 +305,10 @@ class Propagator {
         const auto& table =
             v.role == ir::ValueRole::kParam ? g_.params : g_.buffers;
         const ir::TensorEntry& e = table.at(v.table_index);
-        rules::TensorType t;
-        t.shape.assign(e.shape.begin(), e.shape.end());
-        t.dtype = e.dtype;
-        out = RValue::Tensor(std::move(t));
+        // In place: `out` is a default value.
+        out.kind = RValue::Kind::kTensor;
+        out.t.shape.assign(e.shape.begin(), e.shape.end());
+        out.t.dtype = e.dtype;
       } else if (v.kind == ir::ValueKind::kNone) {
         out = RValue::None();
       } else if (v.producer < 0 && v.role != ir::ValueRole::kInput) {
