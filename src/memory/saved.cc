@@ -33,6 +33,11 @@ void MarkSaved(StepState* state) {
     for (const auto& ref : st.grads.Saved(ni)) {
       int s = ref.value >= 0 ? storages.storage_of[ref.value]
                              : storages.node_temps[ni][ref.temporary];
+      // bmm saves a batched matmul's copy of the argument where it makes one.
+      if (ref.value >= 0 && !storages.fold_copies.empty()) {
+        const int copy = storages.FoldCopyOf(static_cast<int>(ni), ref.value);
+        if (copy >= 0) s = copy;
+      }
       // NB: a saved tensor without a storage of its own is a traced constant
       // or traced size arithmetic: in eager, a Python number that PyTorch wraps
       // into a fresh 0-dim tensor at every call, which autograd saves (vit's

@@ -1,7 +1,9 @@
 #include "memory/storages.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace torchcost::memory {
 namespace {
@@ -26,7 +28,187 @@ void AssignPlumbing(const ir::Node& node, StorageTable* t) {
   }
 }
 
+// Returns the schema argument `k` of node `ni` as a constant, or nullopt.
+std::optional<int64_t> ConstantArg(const passes::ShapeFacts& shapes, int ni,
+                                   size_t k) {
+  const auto& args = shapes.nodes[ni].arg_values;
+  if (k >= args.size() || args[k] < 0) return std::nullopt;
+  const RValue& v = shapes.values[args[k]];
+  if (v.kind != RValue::Kind::kInt) return std::nullopt;
+  return v.i.AsConstant();
+}
+
+// Returns, per dim of tensor value `v`, whether it has stride 0: a dim an
+// expand grew from 1 (or added), reached back through transposes and views
+// that only add or drop dims of size 1; none if no expand is found that way.
+std::vector<bool> StrideZeroDims(const ir::Graph& g,
+                                 const passes::ShapeFacts& shapes, int v) {
+  const auto& shape = shapes.values[v].t.shape;
+  std::vector<bool> zero(shape.size(), false);
+  // pos[k]: where dim k of v is in the current value; -1 for a dim of size 1,
+  // whose stride never matters.
+  std::vector<int> pos(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k)
+    pos[k] = IsOne(shape[k]) ? -1 : static_cast<int>(k);
+  for (int cur = v, hops = 0; hops < 32; ++hops) {
+    const int p = g.values[cur].producer;
+    if (p < 0 || g.nodes[p].inputs.empty() || !shapes.nodes[p].ok) break;
+    const ir::Node& n = g.nodes[p];
+    const auto& args = shapes.nodes[p].arg_values;
+    if (args.empty() || args[0] < 0 ||
+        shapes.values[args[0]].kind != RValue::Kind::kTensor ||
+        shapes.values[cur].kind != RValue::Kind::kTensor)
+      break;
+    const int in = args[0];
+    const auto& out_shape = shapes.values[cur].t.shape;
+    const auto& in_shape = shapes.values[in].t.shape;
+    if (n.op == "aten::expand") {
+      if (in_shape.size() > out_shape.size()) break;
+      const size_t lead = out_shape.size() - in_shape.size();
+      for (size_t k = 0; k < pos.size(); ++k) {
+        if (pos[k] < 0) continue;
+        const size_t i = static_cast<size_t>(pos[k]);
+        zero[k] = i < lead || IsOne(in_shape[i - lead]);
+      }
+      break;
+    }
+    if (n.op == "aten::transpose") {
+      const auto d0 = ConstantArg(shapes, p, 1), d1 = ConstantArg(shapes, p, 2);
+      const int64_t r = static_cast<int64_t>(out_shape.size());
+      if (!d0 || !d1) break;
+      const int64_t a = (*d0 + r) % r, b = (*d1 + r) % r;
+      for (int& q : pos) {
+        if (q == a) {
+          q = static_cast<int>(b);
+        } else if (q == b) {
+          q = static_cast<int>(a);
+        }
+      }
+      cur = in;
+      continue;
+    }
+    const bool view_op = n.op == "aten::reshape" || n.op == "aten::view" ||
+                         n.op == "aten::_unsafe_view" ||
+                         n.op == "aten::unsqueeze" || n.op == "aten::squeeze" ||
+                         n.op == "aten::flatten";
+    if (!view_op || ReshapeCopiesBroadcast(g, shapes, n)) break;
+    // Only views that add or drop 1s: the dims not 1 keep their order.
+    std::vector<int> in_pos, out_pos;
+    for (size_t i = 0; i < in_shape.size(); ++i)
+      if (!IsOne(in_shape[i])) in_pos.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < out_shape.size(); ++i)
+      if (!IsOne(out_shape[i])) out_pos.push_back(static_cast<int>(i));
+    if (in_pos.size() != out_pos.size()) break;
+    bool same = true;
+    for (size_t j = 0; j < in_pos.size(); ++j)
+      same = same && in_shape[in_pos[j]] == out_shape[out_pos[j]];
+    if (!same) break;
+    for (int& q : pos) {
+      if (q < 0) continue;
+      const size_t j =
+          std::find(out_pos.begin(), out_pos.end(), q) - out_pos.begin();
+      q = in_pos[j];
+    }
+    cur = in;
+  }
+  return zero;
+}
+
+// ind(e > 1) for a dim product e >= 1: min(max(e - 1, 0), 1).
+sym::Expr AboveOne(const sym::Expr& e) {
+  return sym::Min(sym::Max(e - sym::Expr(1), sym::Expr(0)), sym::Expr(1));
+}
+
+// Sets *copies to 1 where matmul node `ni` copies argument `arg` (0 where it
+// views, an expression where that depends on symbols) and *bytes to the
+// copy's bytes; returns false if it never copies.
+bool FoldTerms(const ir::Graph& g, const passes::ShapeFacts& shapes, int ni,
+               int arg, sym::Expr* copies, sym::Expr* bytes) {
+  const ir::Node& node = g.nodes[ni];
+  const auto& args = shapes.nodes[ni].arg_values;
+  if (node.op != "aten::matmul" || args.size() < 2 || args[0] < 0 ||
+      args[1] < 0)
+    return false;
+  const RValue& a = shapes.values[args[0]];
+  const RValue& b = shapes.values[args[1]];
+  if (a.kind != RValue::Kind::kTensor || b.kind != RValue::Kind::kTensor ||
+      a.t.shape.size() < 3 || b.t.shape.size() < 3)
+    return false;
+  const int v = args[arg];
+  const auto& shape = shapes.values[v].t.shape;
+  const auto& other = (arg == 0 ? b : a).t.shape;
+  const size_t nb = shape.size() - 2, ob = other.size() - 2;
+  const size_t rank = std::max(nb, ob);
+  const std::vector<bool> zero = StrideZeroDims(g, shapes, v);
+  // The common batch shape, right-aligned: a dim of 1 (or none) in this
+  // argument against one not 1 in the other is matmul's own expand (stride 0).
+  sym::Expr p_zero(1), p_rest(1), numel(1);
+  for (size_t j = 0; j < rank; ++j) {
+    const bool mine = j + nb >= rank, theirs = j + ob >= rank;
+    const sym::Expr* d = mine ? &shape[j + nb - rank] : nullptr;
+    const sym::Expr* e = theirs ? &other[j + ob - rank] : nullptr;
+    const bool grown = d == nullptr || IsOne(*d);
+    const sym::Expr dim = grown ? *e : *d;
+    numel = numel * dim;
+    if (IsOne(dim)) continue;
+    if (grown || zero[j + nb - rank]) {
+      p_zero = p_zero * dim;
+    } else {
+      p_rest = p_rest * dim;
+    }
+  }
+  if (IsOne(p_zero) || IsOne(p_rest)) return false;
+  const int64_t size = shapes.values[v].t.dtype == DType::kUnknown
+                           ? 4
+                           : ElementSize(shapes.values[v].t.dtype);
+  *copies = AboveOne(p_zero) * AboveOne(p_rest);
+  // [prod(batch), n, m]: the batch's numel times the last two dims.
+  *bytes = numel * shape[nb] * shape[nb + 1] * size;
+  return true;
+}
+
+// Adds matmul node `ni`'s fold copies (MatmulFoldCopyBytes) as temporaries.
+// NB: where the copy depends on symbols, the storage is the copy when it
+// copies and, when it views, stands for the argument's own storage, which
+// bmm then saves (one storage of bytes own + copies * (copy - own)); that
+// over-counts only if another node saves the argument too.
+void AddFoldCopies(const ir::Graph& g, const passes::ShapeFacts& shapes, int ni,
+                   StorageTable* t) {
+  const auto& args = shapes.nodes[ni].arg_values;
+  for (int arg = 0; arg < 2; ++arg) {
+    sym::Expr copies, bytes;
+    if (!FoldTerms(g, shapes, ni, arg, &copies, &bytes)) continue;
+    const int own = t->storage_of[args[arg]];
+    if (own < 0) continue;
+    const sym::Expr& own_bytes = (*t)[own].bytes;
+    sym::Expr held = copies.IsConstant()
+                         ? (*copies.AsConstant() == 0 ? own_bytes : bytes)
+                         : own_bytes + copies * (bytes - own_bytes);
+    const int s = t->Add(std::move(held), MemCategory::kTemp);
+    t->node_temps[ni].push_back(s);
+    t->fold_copies.push_back({ni, args[arg], s});
+  }
+}
+
 }  // namespace
+
+sym::Expr MatmulFoldCopyBytes(const ir::Graph& g,
+                              const passes::ShapeFacts& shapes, int ni,
+                              int arg) {
+  sym::Expr copies, bytes;
+  if (!FoldTerms(g, shapes, ni, arg, &copies, &bytes)) return sym::Expr(0);
+  return copies * bytes;
+}
+
+int StorageTable::FoldCopyOf(int node, int value) const {
+  auto it =
+      std::lower_bound(fold_copies.begin(), fold_copies.end(), node,
+                       [](const FoldCopy& c, int n) { return c.node < n; });
+  for (; it != fold_copies.end() && it->node == node; ++it) {
+    if (it->value == value) return it->storage;
+  }
+  return -1;
+}
 
 int StorageTable::Add(sym::Expr bytes, MemCategory category) {
   Storage s;
@@ -158,6 +340,8 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
       int s = t->Add(BytesOf(tt), MemCategory::kTemp);
       t->node_temps[ni].push_back(s);
     }
+    if (node.op == "aten::matmul")
+      AddFoldCopies(g, shapes, static_cast<int>(ni), t);
   }
   for (int v : g.outputs) {
     std::vector<int> ss;

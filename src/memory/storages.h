@@ -28,6 +28,14 @@ struct Storage {
   int grad_refs = 0;  // Gradient slots that point at it.
 };
 
+// A batched matmul's copy of one argument: bmm saves it instead of the
+// argument's own storage.
+struct FoldCopy {
+  int node = -1;
+  int value = -1;    // The argument.
+  int storage = -1;  // A temporary of `node`.
+};
+
 // The storages of a step and the values and nodes that own them.
 struct StorageTable {
   std::vector<Storage> storages;
@@ -41,6 +49,8 @@ struct StorageTable {
   std::vector<ir::SmallInts> node_temps;
   // Held before the step: params, buffers, inputs.
   std::vector<int> setup;
+  // The copies batched matmuls fold their arguments into, in node order.
+  std::vector<FoldCopy> fold_copies;
 
   // Adds a storage (not live) and returns its id.
   int Add(sym::Expr bytes, MemCategory category);
@@ -56,6 +66,8 @@ struct StorageTable {
   Storage& operator[](int s) { return storages[s]; }
   const Storage& operator[](int s) const { return storages[s]; }
   int size() const { return static_cast<int>(storages.size()); }
+  // Returns the storage of node `node`'s fold copy of value `value`, or -1.
+  int FoldCopyOf(int node, int value) const;
 };
 
 // Returns a tensor's bytes: numel times the element size (4 for an unknown
@@ -70,6 +82,23 @@ sym::Expr BytesOf(const rules::TensorType& t);
 bool ReshapeCopiesBroadcast(const ir::Graph& g,
                             const passes::ShapeFacts& shapes,
                             const ir::Node& node);
+
+// Returns the bytes of the copy that aten::matmul node `ni` makes of its
+// argument `arg` (0 self, 1 other) when both are batched (rank >= 3), as an
+// expression that is 0 where reshape views: whether it copies can depend on
+// symbols (batch 1), so the bytes are ind(P0 > 1) * ind(P1 > 1) * the
+// expanded argument's bytes, P0 and P1 the products of its stride-0 and other
+// batch dims.
+// NB: torch.matmul expands both arguments to the common batch shape and
+// reshapes each to [prod(batch), n, m] for bmm, which saves those; a reshape
+// that must merge a stride-0 dim (an expand's broadcast, or matmul's own)
+// with another dim not 1 copies (the stride-0 dims are found through
+// transposes and reshapes that add or drop 1s; other strides are taken as
+// mergeable). Hugging Face's repeat_kv with one KV head views as
+// [B, H, S, hd] with H of stride 0, so its matmuls copy K and V at B > 1.
+sym::Expr MatmulFoldCopyBytes(const ir::Graph& g,
+                              const passes::ShapeFacts& shapes, int ni,
+                              int arg);
 
 // Gives every value of `g` its storages: params, buffers and inputs first
 // (pinned, held from the setup), then each node's new outputs and

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "memory/backward.h"
 #include "memory/checkpoint_replay.h"
 #include "memory/prepared_step.h"
@@ -82,6 +85,32 @@ TEST(SavedTest, InferenceSavesNothing) {
   MarkSavedIn(&st);
   EXPECT_TRUE(st.tr.saved.empty());
   EXPECT_EQ(At(st.tr.saved_bytes), 0);
+}
+
+// bmm saves torch.matmul's copy of a broadcast argument, not the argument's
+// own storage (testing::BuildOneKvHeadScores): q, and for q's gradient the
+// copy of kt, B*3*4*5 floats where B > 1 and k's B*5*4 where B = 1.
+TEST(SavedTest, BatchedMatmulSavesItsCopyOfABroadcastArgument) {
+  PreparedStep p(/*builtin_rules=*/true);
+  const testing::OneKvHeadScores v =
+      testing::BuildOneKvHeadScores(&p.builder());
+  StepState& st = p.Prepare("B,3,5,4");
+  MarkSavedIn(&st);
+  const int copy = st.storages.FoldCopyOf(v.matmul, v.kt);
+  ASSERT_GE(copy, 0);
+  const auto& mine = st.saved_storages[v.matmul];
+  EXPECT_NE(std::find(mine.begin(), mine.end(), copy), mine.end());
+  EXPECT_EQ(std::find(mine.begin(), mine.end(), st.storages.storage_of[v.k]),
+            mine.end());
+  EXPECT_EQ(st.storages[copy].category, MemCategory::kAct);
+  // x [B, 3, 5, 4] (OTH: an input, saved by the muls for w's gradient, its
+  // slice too), q for kt's gradient, and the copy for q's.
+  for (const auto& [b, copy_bytes] :
+       {std::pair<int64_t, int64_t>{1, 5 * 4 * 4}, {2, 2 * 3 * 4 * 5 * 4}}) {
+    EXPECT_EQ(*sym::Evaluate(st.tr.saved_bytes, {{"B", b}}),
+              2 * b * 3 * 5 * 4 * 4 + copy_bytes)
+        << "B = " << b;
+  }
 }
 
 }  // namespace

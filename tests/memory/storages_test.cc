@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory/prepared_step.h"
 #include "testing/timeline.h"
 
@@ -105,6 +107,38 @@ TEST(StoragesTest, ReshapeOfABroadcastCopies) {
   EXPECT_NE(st.storages.storage_of[merged], ys);
   EXPECT_EQ(At(st.storages[st.storages.storage_of[merged]].bytes),
             2 * 15 * 4 * 4);
+}
+
+// One KV head (Hugging Face's repeat_kv with n_rep = heads): k [B, 1, 5, 4]
+// -> [:, :, None] -> expand [B, 1, 3, 5, 4] -> reshape [B, 3, 5, 4] is a view,
+// the heads at stride 0; its transpose [B, 3, 4, 5] folded to [3B, 4, 5] by
+// torch.matmul merges B with that stride-0 dim: a copy of B*3*4*5 floats where
+// B > 1 (PyTorch views at B = 1).
+TEST(StoragesTest, BatchedMatmulCopiesABroadcastArgument) {
+  PreparedStep p(/*builtin_rules=*/true);
+  const testing::OneKvHeadScores v =
+      testing::BuildOneKvHeadScores(&p.builder());
+  const int q = v.q, k = v.k, kt = v.kt, mm = v.matmul;
+  StepState& st = p.Prepare("B,3,5,4");
+  ASSERT_EQ(st.g.nodes[mm].op, "aten::matmul");
+  // The repeat is a view; q has no stride-0 dim.
+  EXPECT_FALSE(ReshapeCopiesBroadcast(st.g, st.shapes, st.g.nodes[5]));
+  EXPECT_EQ(MatmulFoldCopyBytes(st.g, st.shapes, mm, 0), sym::Expr(0));
+  const sym::Expr copy = MatmulFoldCopyBytes(st.g, st.shapes, mm, 1);
+  EXPECT_EQ(*sym::Evaluate(copy, {{"B", 1}}), 0);
+  EXPECT_EQ(*sym::Evaluate(copy, {{"B", 2}}), 2 * 3 * 4 * 5 * 4);
+  AssignStorages(st.g, st.shapes, &st.storages);
+  const int own = st.storages.storage_of[k];
+  EXPECT_EQ(st.storages.storage_of[kt], own);
+  EXPECT_EQ(st.storages.FoldCopyOf(mm, q), -1);
+  const int held = st.storages.FoldCopyOf(mm, kt);
+  ASSERT_GE(held, 0);
+  const auto& temps = st.storages.node_temps[mm];
+  EXPECT_NE(std::find(temps.begin(), temps.end(), held), temps.end());
+  // B = 1: it stands for k's own B*5*4 floats; else the copy.
+  EXPECT_EQ(*sym::Evaluate(st.storages[held].bytes, {{"B", 1}}), 5 * 4 * 4);
+  EXPECT_EQ(*sym::Evaluate(st.storages[held].bytes, {{"B", 3}}),
+            3 * 3 * 4 * 5 * 4);
 }
 
 TEST(StoragesTest, ListsHoldTheirElementsStorages) {

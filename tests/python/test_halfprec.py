@@ -16,6 +16,7 @@ bf16 on CPU):
                       dtype=float32 cast back to the query's, repeat_kv, SwiGLU;
                       4 heads, 2 KV heads.
   llama tied          the same with 4 KV heads and tie_word_embeddings.
+  llama mqa           the same with 1 KV head (multi-query), 1 layer.
   gpt2 hf gelu_new    python/torchcost/reference/hf_reference.py's GPT2: GPT2LMHeadModel as modeling_gpt2.py writes
                       it (Conv1D, gelu_new, the scale a 0-dim tensor in att's dtype, tied
                       head), dropout 0; analysed as the trace only.
@@ -78,6 +79,9 @@ def cases():
     for name, label in (("llama_hf_tiny", "llama gqa untied"), ("llama_hf_tiny_tied", "llama tied")):
         cls, kwargs = hf_reference.MODELS[name]
         out.append((label, "llama", lambda cls=cls, kwargs=kwargs: cls(**kwargs), lambda m: m.config()))
+    # One KV head (multi-query): repeat_kv's reshape is a view with the heads at stride 0, so each of
+    # matmul's reshapes to [B * heads, ...] copies K and V at B = 2 (bmm saves the copies); one layer.
+    out.append(("llama mqa", "llama", lambda: hf_reference.Llama(kv_heads=1, layers=1), lambda m: m.config()))
     out.append(("gpt2 tied", "gpt2", gpt2_model, gpt2_config))
     # Hugging Face's own GPT-2 code (Conv1D MLP, gelu_new, the scale a 0-dim tensor in att's
     # dtype): the trace only; the gpt2 family mirrors make_fixtures' GPT2 (see docs/measuring.md).
