@@ -1,12 +1,15 @@
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "analysis/analyze_propagated.h"
 #include "analysis/moved_bytes.h"
+#include "memory/scope_intervals.h"
 #include "memory/step.h"
+#include "memory/sum_cache.h"
 #include "passes/autograd.h"
 #include "passes/native_ops.h"
 #include "passes/shape_prop.h"
@@ -36,7 +39,8 @@ class CountedSum {
  public:
   void Add(const sym::Expr& e) {
     if (e == sym::Expr(0)) return;
-    auto [it, inserted] = index_.emplace(e, terms_.size());
+    // NB: try_emplace makes no node when e is already there.
+    auto [it, inserted] = index_.try_emplace(e, terms_.size());
     if (inserted) terms_.emplace_back(e, 0);
     ++terms_[it->second].second;
   }
@@ -114,7 +118,18 @@ class Aggregator {
   }
 
   void NodeCosts() {
-    std::unordered_map<std::string, size_t> op_index;
+    // Per op name: its row of r_->ops (-1 until it has one), and whether the
+    // op table leaves it out, for an overload other than "int" and for "int"
+    // (-1: not asked yet).
+    // NB: passes::IsNativeOp reads only the op and whether the overload is
+    // "int"; asked once per op, not per node.
+    struct OpEntry {
+      int row = -1;
+      signed char left_out[2] = {-1, -1};
+    };
+    std::unordered_map<std::string_view, OpEntry> op_entries;
+    // NB: a module's running totals repeat from layer to layer.
+    memory::SumCache sums;
     CountedSum macs, flops, transcendentals;
     // Per op (parallel to r_->ops until sorted).
     std::vector<CountedSum> op_macs, op_flops, op_transcendentals;
@@ -129,28 +144,35 @@ class Aggregator {
       // bottom-up below (one symbolic add per node and per module, not per
       // node and ancestor).
       ModuleStats& m = r_->modules[node.scope];
-      m.macs += c.macs;
-      m.flops += c.flops;
-      m.transcendentals += c.transcendentals;
+      m.macs = sums.Add(m.macs, c.macs);
+      m.flops = sums.Add(m.flops, c.flops);
+      m.transcendentals = sums.Add(m.transcendentals, c.transcendentals);
       m.lower_bound = m.lower_bound || c.cost_unknown;
       ++m.num_nodes;
+      if (!c.has_rule) continue;
+      OpEntry& entry = op_entries[node.op];
       // NB: the op table lists tensor ops; list plumbing and size queries are
       // left out.
-      if (!c.has_rule || passes::IsNativeOp(node) ||
-          node.op.rfind("prim::", 0) == 0)
-        continue;
-      auto [it, inserted] = op_index.emplace(node.op, r_->ops.size());
-      if (inserted) {
+      const std::string& overload = node.overload;
+      signed char& left_out =
+          entry.left_out[overload.size() == 3 &&
+                         overload.compare(0, 3, "int") == 0];
+      if (left_out < 0) {
+        left_out = passes::IsNativeOp(node) || node.op.rfind("prim::", 0) == 0;
+      }
+      if (left_out) continue;
+      if (entry.row < 0) {
+        entry.row = static_cast<int>(r_->ops.size());
         r_->ops.emplace_back();
         r_->ops.back().op = node.op;
         op_macs.emplace_back();
         op_flops.emplace_back();
         op_transcendentals.emplace_back();
       }
-      ++r_->ops[it->second].count;
-      op_macs[it->second].Add(c.macs);
-      op_flops[it->second].Add(c.flops);
-      op_transcendentals[it->second].Add(c.transcendentals);
+      ++r_->ops[entry.row].count;
+      op_macs[entry.row].Add(c.macs);
+      op_flops[entry.row].Add(c.flops);
+      op_transcendentals[entry.row].Add(c.transcendentals);
     }
     r_->macs = macs.Total(r_->macs);
     r_->flops = flops.Total(r_->flops);
@@ -174,19 +196,12 @@ class Aggregator {
       if (parent < 0) continue;
       ModuleStats& child = r_->modules[sc];
       ModuleStats& up = r_->modules[parent];
-      up.macs += child.macs;
-      up.flops += child.flops;
-      up.transcendentals += child.transcendentals;
+      up.macs = sums.Add(up.macs, child.macs);
+      up.flops = sums.Add(up.flops, child.flops);
+      up.transcendentals = sums.Add(up.transcendentals, child.transcendentals);
       up.num_nodes += child.num_nodes;
       up.lower_bound = up.lower_bound || child.lower_bound;
     }
-  }
-
-  bool InSubtree(int scope, int root) const {
-    for (int s = scope; s >= 0; s = g_.scopes[s].parent) {
-      if (s == root) return true;
-    }
-    return false;
   }
 
   // A module's outputs: tensors its last call produced that are used outside
@@ -194,12 +209,13 @@ class Aggregator {
   // subtree.
   void OutputShapes() {
     const size_t ns = g_.scopes.size();
+    const memory::ScopeIntervals tree(g_);
     std::vector<int> last_run_start(ns, -1);
     int prev_scope = -1;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       int sc = g_.nodes[ni].scope;
       for (int s = sc; s >= 0; s = g_.scopes[s].parent) {
-        if (prev_scope < 0 || !InSubtree(prev_scope, s))
+        if (prev_scope < 0 || !tree.InSubtree(prev_scope, s))
           last_run_start[s] = static_cast<int>(ni);
       }
       prev_scope = sc;
@@ -234,7 +250,7 @@ class Aggregator {
           if (last_run_start[s] > static_cast<int>(ni)) continue;
           bool escapes = is_output[vo];
           for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k)
-            escapes = !InSubtree(user_scopes[k], s);
+            escapes = !tree.InSubtree(user_scopes[k], s);
           if (escapes) outs[s].push_back(vo);
         }
       }

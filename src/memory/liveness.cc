@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "memory/scope_intervals.h"
 #include "memory/use_graph.h"
 
 namespace torchcost::memory {
@@ -66,6 +67,10 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g,
   const UseGraph uses{&g};
   std::vector<int> last(nv, -1);
   const CallEndTable call_end = CallEnds(g);
+  const ScopeIntervals tree(g);
+  std::vector<char> uncalled(g.scopes.size());
+  for (size_t s = 0; s < g.scopes.size(); ++s)
+    uncalled[s] = IsUncalledContainer(g.scopes[s].type);
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const int user = static_cast<int>(ni);
     const int* ends = call_end.Of(user);
@@ -80,8 +85,8 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g,
       int depth = 0;
       for (int sc = g.nodes[ni].scope; sc > 0;
            sc = g.scopes[sc].parent, ++depth) {
-        if (producer >= 0 && InSubtree(g, home, sc)) break;
-        if (IsUncalledContainer(g.scopes[sc].type)) continue;
+        if (producer >= 0 && tree.InSubtree(home, sc)) break;
+        if (uncalled[sc]) continue;
         end = std::max(end, ends[depth]);
       }
       last[v] = std::max(last[v], end);

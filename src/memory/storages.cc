@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -190,6 +191,36 @@ void AddFoldCopies(const ir::Graph& g, const passes::ShapeFacts& shapes, int ni,
   }
 }
 
+// BytesOf once per distinct shape and dtype: a model repeats its layers, so
+// most of a step's tensors share a few shapes (a 32-layer Llama's ~2,000
+// tensors have ~50), and each symbolic product would be built again.
+// NB: holds pointers to the shapes it was given, which must outlive it.
+class BytesCache {
+ public:
+  sym::Expr Of(const rules::TensorType& t) {
+    size_t h = static_cast<size_t>(t.dtype);
+    for (const auto& d : t.shape) h = h * 1000003u ^ d.Hash();
+    auto [it, inserted] = head_.emplace(h, -1);
+    for (int e = it->second; e >= 0; e = entries_[e].next) {
+      const Entry& x = entries_[e];
+      if (x.dtype == t.dtype && *x.shape == t.shape) return x.bytes;
+    }
+    entries_.push_back({&t.shape, t.dtype, BytesOf(t), it->second});
+    it->second = static_cast<int>(entries_.size()) - 1;
+    return entries_.back().bytes;
+  }
+
+ private:
+  struct Entry {
+    const std::vector<sym::Expr>* shape;
+    DType dtype;
+    sym::Expr bytes;
+    int next;  // The next entry of the same hash, or -1.
+  };
+  std::unordered_map<size_t, int> head_;  // Hash -> its latest entry.
+  std::vector<Entry> entries_;
+};
+
 }  // namespace
 
 sym::Expr MatmulFoldCopyBytes(const ir::Graph& g,
@@ -264,9 +295,14 @@ bool ReshapeCopiesBroadcast(const ir::Graph& g,
 void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
                     StorageTable* t) {
   t->storage_of.assign(g.values.size(), -1);
-  t->list_storages.assign(g.values.size(), {});
-  t->node_new.assign(g.nodes.size(), {});
-  t->node_temps.assign(g.nodes.size(), {});
+  // NB: cleared, then default-constructed (no copy of an empty list per slot).
+  t->list_storages.clear();
+  t->list_storages.resize(g.values.size());
+  t->node_new.clear();
+  t->node_new.resize(g.nodes.size());
+  t->node_temps.clear();
+  t->node_temps.resize(g.nodes.size());
+  BytesCache bytes;
   // NB: about one storage per value here, and up to two gradients per node
   // and a few per parameter added by the backward: reserved once rather than
   // grown by doubling, whose copy would be made while the step is at its peak
@@ -286,7 +322,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
   for (int v : g.inputs) {
     const RValue& rv = shapes.values[v];
     if (rv.kind != RValue::Kind::kTensor) continue;
-    int s = t->Add(BytesOf(rv.t), MemCategory::kOther);
+    int s = t->Add(bytes.Of(rv.t), MemCategory::kOther);
     (*t)[s].pinned = true;
     t->setup.push_back(s);
     t->storage_of[v] = s;
@@ -298,7 +334,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
       for (int out : node.outputs) {
         const RValue& rv = shapes.values[out];
         if (rv.kind != RValue::Kind::kTensor || rv.t.has_scalar) continue;
-        t->storage_of[out] = t->Add(BytesOf(rv.t), MemCategory::kTemp);
+        t->storage_of[out] = t->Add(bytes.Of(rv.t), MemCategory::kTemp);
         t->node_new[ni].push_back(t->storage_of[out]);
       }
       continue;
@@ -321,7 +357,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
         if (alias_of >= 0 && t->storage_of[alias_of] >= 0) {
           t->storage_of[out] = t->storage_of[alias_of];
         } else if (!rv.t.has_scalar) {
-          t->storage_of[out] = t->Add(BytesOf(rv.t), MemCategory::kTemp);
+          t->storage_of[out] = t->Add(bytes.Of(rv.t), MemCategory::kTemp);
           t->node_new[ni].push_back(t->storage_of[out]);
         }
       } else if (rv.kind == RValue::Kind::kTensorList) {
@@ -329,7 +365,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
           if (alias_of >= 0 && t->storage_of[alias_of] >= 0) {
             t->list_storages[out].push_back(t->storage_of[alias_of]);
           } else {
-            int s = t->Add(BytesOf(tt), MemCategory::kTemp);
+            int s = t->Add(bytes.Of(tt), MemCategory::kTemp);
             t->list_storages[out].push_back(s);
             t->node_new[ni].push_back(s);
           }
@@ -337,7 +373,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
       }
     }
     for (const auto& tt : nf.applied->temporaries) {
-      int s = t->Add(BytesOf(tt), MemCategory::kTemp);
+      int s = t->Add(bytes.Of(tt), MemCategory::kTemp);
       t->node_temps[ni].push_back(s);
     }
     if (node.op == "aten::matmul")

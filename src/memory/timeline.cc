@@ -26,16 +26,18 @@ void Timeline::Record(int id, bool alloc, const sym::Expr& bytes,
 void Timeline::Alloc(Storage* s) {
   if (s->live) return;
   s->live = true;
-  live_[static_cast<int>(s->category)] += s->bytes;
-  total_ += s->bytes;
+  sym::Expr& live = live_[static_cast<int>(s->category)];
+  live = sums_.Add(live, s->bytes);
+  total_ = sums_.Add(total_, s->bytes);
   if (events_) Record(s->id, true, s->bytes, s->category);
 }
 
 void Timeline::Free(Storage* s) {
   if (!s->live) return;
   s->live = false;
-  live_[static_cast<int>(s->category)] -= s->bytes;
-  total_ -= s->bytes;
+  sym::Expr& live = live_[static_cast<int>(s->category)];
+  live = sums_.Sub(live, s->bytes);
+  total_ = sums_.Sub(total_, s->bytes);
   if (events_) Record(s->id, false, s->bytes, s->category);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memory/storages.h"
+#include "memory/sum_cache.h"
 #include "torchcost/training.h"
 
 namespace torchcost::memory {
@@ -58,6 +59,9 @@ class Timeline {
   std::array<int, kNumMemCategories> lump_id_;
   // Ids of allocations no storage stands for count down.
   int next_id_ = -1;
+  // NB: the live bytes after an allocation or a free repeat from layer to
+  // layer: each distinct sum is built once.
+  SumCache sums_;
 };
 
 }  // namespace torchcost::memory
