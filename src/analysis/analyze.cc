@@ -245,13 +245,16 @@ class Aggregator {
         if (g_.values[vo].kind != ir::ValueKind::kTensor ||
             !r_->values[vo].known)
           continue;
+        // NB: the enclosing modules nest, so once one holds every user of
+        // vo (and vo is no graph output), so do all outer ones: vo escapes
+        // the modules below it only.
         for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
-          // Not in the last call of s.
-          if (last_run_start[s] > static_cast<int>(ni)) continue;
           bool escapes = is_output[vo];
           for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k)
             escapes = !tree.InSubtree(user_scopes[k], s);
-          if (escapes) outs[s].push_back(vo);
+          if (!escapes) break;
+          // Only the outputs of the last call of s count.
+          if (last_run_start[s] <= static_cast<int>(ni)) outs[s].push_back(vo);
         }
       }
     }

@@ -192,7 +192,8 @@ void RunBackward(StepState* state) {
     if (!st.runs_backward[ni]) continue;
     for (int e : st.grads.nodes[ni].grad_inputs) ++b.grad_contributions[e];
   }
-  b.list_grads.assign(g.values.size(), {});
+  b.list_grads.clear();
+  b.list_grads.resize(g.values.size());
   if (g.outputs.empty()) return;
   const int out0 = g.outputs[0];
   const RValue& rv = st.shapes.values[out0];

@@ -30,9 +30,15 @@ CallEndTable CallEnds(const ir::Graph& g) {
   const int n = static_cast<int>(g.nodes.size());
   CallEndTable t;
   t.offsets.assign(n + 1, 0);
+  // NB: runs of nodes in one module are common; the depth is walked once per
+  // run.
+  size_t depth = 0;
   for (int ni = 0; ni < n; ++ni) {
-    size_t depth = 0;
-    for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent) ++depth;
+    if (ni == 0 || g.nodes[ni].scope != g.nodes[ni - 1].scope) {
+      depth = 0;
+      for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent)
+        ++depth;
+    }
     t.offsets[ni + 1] = t.offsets[ni] + depth;
   }
   t.ends.resize(t.offsets[n]);
@@ -40,6 +46,13 @@ CallEndTable CallEnds(const ir::Graph& g) {
   // reused.
   std::vector<int> chain, next;
   for (int ni = n - 1; ni >= 0; --ni) {
+    if (ni + 1 < n && g.nodes[ni].scope == g.nodes[ni + 1].scope) {
+      // The same modules as node ni + 1: every call goes on to its ends (and
+      // `next` stays its chain).
+      std::copy(t.Of(ni + 1), t.Of(ni + 1) + t.Depth(ni),
+                t.ends.data() + t.offsets[ni]);
+      continue;
+    }
     chain.clear();
     for (int sc = g.nodes[ni].scope; sc > 0; sc = g.scopes[sc].parent)
       chain.push_back(sc);

@@ -11,13 +11,16 @@ namespace torchcost::memory {
 void MarkSaved(StepState* state) {
   StepState& st = *state;
   StorageTable& storages = st.storages;
-  st.saved_storages.assign(st.g.nodes.size(), {});
+  // NB: cleared, then default-constructed (no copy of an empty list per slot).
+  st.saved_storages.clear();
+  st.saved_storages.resize(st.g.nodes.size());
   st.tr.saved.clear();
   // NB: reserved once: a 1M-node step saves about 1M tensors.
   st.tr.saved.reserve(st.grads.saved.size());
   // Storages counted in saved_bytes.
   std::vector<bool> unique(storages.size(), false);
-  st.forward_saved.assign(st.g.nodes.size(), {});
+  st.forward_saved.clear();
+  st.forward_saved.resize(st.g.nodes.size());
   for (size_t ni = 0; ni < st.g.nodes.size(); ++ni) {
     if (st.ckpt.starting_at[ni] >= 0)
       SaveCheckpointInputs(st.ckpt.starting_at[ni], &unique, state);
