@@ -48,11 +48,12 @@ struct TimeReport {
   std::array<double, kNumOpClasses> class_forward_roofline_seconds{},
       class_backward_roofline_seconds{};
   std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
-  // Kernels per OpClass in one step: forward and backward nodes that move
-  // bytes or compute (views and ops without a rule launch none), times
-  // accumulate, with checkpointed recomputation; the optimizer's: one per
-  // trainable parameter tensor. NB: one per node's backward, though linear's
-  // runs two GEMMs.
+  // Kernels per OpClass in one step: forward nodes that move bytes or compute
+  // (views and ops without a rule launch none), one each; a node's backward,
+  // one, but a matrix product's one GEMM per operand needing a gradient and a
+  // reduction for a broadcast bias (docs/calibration.md); times accumulate,
+  // with checkpointed recomputation; the optimizer's: what torch.optim's
+  // single-tensor loop or foreach step launches (OptimizerKernels).
   std::array<double, kNumOpClasses> class_kernels{};
   // The same in the forward and in the backward (with recomputation).
   std::array<double, kNumOpClasses> class_forward_kernels{},

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "training/optimizer_model.h"
+
 namespace torchcost {
 namespace {
 
@@ -48,6 +50,75 @@ DType StepDtype(const std::string& precision) {
   return DType::kFloat32;
 }
 
+// Marks the values that get a gradient in backward: trainable parameters and,
+// in forward order, the floating-point outputs of a node with such an input
+// (detach stops it).
+std::vector<char> GradValues(const ir::Graph& graph, const Report& report) {
+  std::vector<char> grad(graph.values.size(), 0);
+  for (const ir::TensorEntry& p : graph.params) {
+    if (p.requires_grad && p.value >= 0 &&
+        static_cast<size_t>(p.value) < grad.size())
+      grad[p.value] = 1;
+  }
+  for (const ir::Node& node : graph.nodes) {
+    if (node.op.find("detach") != std::string::npos) continue;
+    bool any = false;
+    for (int v : node.inputs) any = any || (v >= 0 && grad[v]);
+    if (!any) continue;
+    for (int v : node.outputs) {
+      const bool floating = static_cast<size_t>(v) >= report.values.size() ||
+                            !report.values[v].known ||
+                            report.values[v].dtype == DType::kUnknown ||
+                            IsFloatingPoint(report.values[v].dtype);
+      if (v >= 0 && floating) grad[v] = 1;
+    }
+  }
+  return grad;
+}
+
+// The kernels of a node's backward, given that it runs (torch 1.13's
+// tools/autograd/derivatives.yaml). A matrix product launches one GEMM per
+// matrix operand that needs a gradient (mm: self: grad.mm(mat2.t()), mat2:
+// self.t().mm(grad); linear and conv decompose to the same, conv through
+// convolution_backward's output_mask), and its additive operand (linear's
+// and conv's bias, addmm's self) one reduction (grad summed over the dims it
+// was broadcast along) when it needs a gradient and has a lower rank than
+// the output. Every other op: one.
+double BackwardKernels(const ir::Node& node, const Report& report,
+                       const std::vector<char>& grad) {
+  const std::string& op = node.op;
+  int first_gemm = 0, additive = -1;
+  if (op == "aten::linear" || op == "torchcost::sp_linear" ||
+      op == "aten::_convolution" || op == "aten::convolution" ||
+      op == "aten::conv1d" || op == "aten::conv2d" || op == "aten::conv3d") {
+    additive = 2;
+  } else if (op == "aten::addmm" || op == "aten::baddbmm" ||
+             op == "aten::addbmm" || op == "aten::addmv") {
+    first_gemm = 1;
+    additive = 0;
+  } else if (op != "aten::mm" && op != "aten::bmm" && op != "aten::matmul" &&
+             op != "aten::mv" && op != "aten::dot") {
+    return 1;
+  }
+  auto needs = [&](int i) {
+    return i < static_cast<int>(node.inputs.size()) && node.inputs[i] >= 0 &&
+           grad[node.inputs[i]];
+  };
+  auto rank = [&](int v) {
+    return v >= 0 && static_cast<size_t>(v) < report.values.size() &&
+                   report.values[v].known
+               ? static_cast<int>(report.values[v].shape.size())
+               : -1;
+  };
+  double kernels = needs(first_gemm) + needs(first_gemm + 1);
+  if (additive >= 0 && needs(additive) && !node.outputs.empty() &&
+      rank(node.inputs[additive]) < rank(node.outputs[0]))
+    kernels += 1;
+  // NB: a backward that runs with no operand marked (a gradient this
+  // propagation misses) still counts as one.
+  return kernels > 0 ? kernels : 1;
+}
+
 }  // namespace
 
 double RooflineSeconds(double flops, double bytes, double peak_flops,
@@ -77,6 +148,8 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.node_forward_seconds.assign(n, 0);
   t.node_backward_seconds.assign(n, 0);
   std::vector<OpClass> classes(n, OpClass::kPointwise);
+  const std::vector<char> grad =
+      train ? GradValues(graph, report) : std::vector<char>();
   for (size_t ni = 0; ni < n && ni < report.nodes.size(); ++ni) {
     const ir::Node& node = graph.nodes[ni];
     const NodeCost& c = report.nodes[ni];
@@ -101,7 +174,10 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       const double bwd =
           RooflineSeconds(value(tr.node_bwd_flops[ni]),
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
-      const double bwd_kernels = bwd > 0 ? 1 : 0;
+      const double bwd_kernels = !(bwd > 0) ? 0
+                                 : c.op_class == OpClass::kMatmul
+                                     ? BackwardKernels(node, report, grad)
+                                     : 1;
       t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls] + bwd_kernels * o;
       t.class_roofline_seconds[cls] += accumulate * bwd;
       t.class_backward_roofline_seconds[cls] += accumulate * bwd;
@@ -170,14 +246,21 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         RooflineSeconds(value(tr.flops_optimizer), value(tr.optimizer_bytes),
                         gpu.fp32, gpu.bandwidth);
     const int cls = static_cast<int>(OpClass::kOptimizer);
-    // NB: a kernel per trainable parameter tensor, as torch.optim's
-    // single-tensor loop (and its CPU foreach fallback) runs them.
-    double tensors = 0;
-    for (const ir::TensorEntry& p : graph.params) tensors += p.requires_grad;
-    if (!(opt > 0)) tensors = 0;
-    t.optimizer_seconds = opt / gpu.efficiency[cls] + tensors * o;
+    // The kernels torch.optim launches (OptimizerKernels, per the single-
+    // tensor loop or the foreach step). NB: GaLore's step (projections, SVD)
+    // and bitsandbytes' paged optimizers (a fused kernel per tensor) count one
+    // per tensor.
+    std::vector<int64_t> numels;
+    for (const ir::TensorEntry& p : graph.params)
+      if (p.requires_grad) numels.push_back(ir::Numel(p.shape));
+    double kernels = tr.galore || tr.paged
+                         ? static_cast<double>(numels.size())
+                         : static_cast<double>(analysis::OptimizerKernels(
+                               tr.optimizer, tr.foreach, numels));
+    if (!(opt > 0)) kernels = 0;
+    t.optimizer_seconds = opt / gpu.efficiency[cls] + kernels * o;
     t.class_roofline_seconds[cls] += opt;
-    t.class_kernels[cls] += tensors;
+    t.class_kernels[cls] += kernels;
   }
   for (double k : t.class_kernels) t.overhead_seconds += k * o;
   // step = accumulate * (forward + backward) + optimizer.

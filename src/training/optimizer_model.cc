@@ -319,4 +319,131 @@ std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
   return std::nullopt;
 }
 
+int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
+                            bool scalar_list) {
+  // multi_tensor_apply (torch 1.13): each tensor adds ceil(numel / 65536)
+  // chunks; a launch goes when the tensors reach the depth's limit at a
+  // tensor's last chunk, when the chunks reach 320, or at the last chunk of the
+  // last tensor. NB: a launch in the middle of a tensor carries that tensor
+  // over as the next launch's first.
+  const int64_t max_tensors = (scalar_list ? kMultiTensorMaxTensorsScalarList
+                                           : kMultiTensorMaxTensors)[depth - 1];
+  int64_t launches = 0, tensors = 0, blocks = 0;
+  for (size_t t = 0; t < numels.size(); ++t) {
+    ++tensors;
+    const int64_t chunks =
+        (numels[t] + kMultiTensorChunk - 1) / kMultiTensorChunk;
+    for (int64_t c = 0; c < chunks; ++c) {
+      ++blocks;
+      const bool last_of_tensor = c == chunks - 1;
+      if ((tensors == max_tensors && last_of_tensor) ||
+          blocks == kMultiTensorMaxBlocks ||
+          (t + 1 == numels.size() && last_of_tensor)) {
+        ++launches;
+        blocks = 0;
+        tensors = last_of_tensor ? 0 : 1;
+      }
+    }
+  }
+  return launches;
+}
+
+int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
+                         const std::vector<int64_t>& numels) {
+  // NB: `step` is a CPU tensor (torch.tensor(0.)) unless capturable, so
+  // `step_t += 1` and _foreach_add_(state_steps, 1) launch no CUDA kernel;
+  // RMSprop's and SGD's step is a Python number.
+  struct Op {
+    int depth;
+    bool scalar_list;
+  };
+  std::vector<Op> ops;     // The foreach step's multi-tensor ops, in order.
+  int64_t per_tensor = 1;  // The single-tensor loop's kernels per tensor.
+  switch (kind) {
+    case OptimizerKind::kSgd:
+      // sgd.py: param.add_(d_p, alpha=-lr): 1. Foreach:
+      // _foreach_add_(params, grads): depth 2.
+      per_tensor = 1;
+      ops = {{2, false}};
+      break;
+    case OptimizerKind::kSgdMomentum:
+      // buf.mul_(momentum).add_(d_p): 2, param.add_(buf): 1 (the first step's
+      // torch.clone(d_p) instead of mul_ and add_ is left out). Foreach:
+      // _foreach_mul_(bufs) 1, _foreach_add_(bufs, grads) 2,
+      // _foreach_add_(params, bufs) 2.
+      per_tensor = 3;
+      ops = {{1, false}, {2, false}, {2, false}};
+      break;
+    case OptimizerKind::kSgdNesterov:
+      // Momentum's 3 + d_p = d_p.add(buf): 4. Foreach: + _foreach_add_(grads,
+      // bufs) before the parameters' add.
+      per_tensor = 4;
+      ops = {{1, false}, {2, false}, {2, false}, {2, false}};
+      break;
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+      // adam.py _single_tensor_adam: exp_avg.mul_(b1).add_(grad) 2,
+      // exp_avg_sq.mul_(b2).addcmul_(grad, grad) 2, denom =
+      // (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps) 3, param.addcdiv_(exp_avg,
+      // denom) 1: 7 (the bias corrections are Python floats). adamw.py adds
+      // param.mul_(1 - lr * wd) first: 8. Foreach (_multi_tensor_adam):
+      // _foreach_mul_(exp_avgs) 1, _foreach_add_(exp_avgs, grads) 2,
+      // _foreach_mul_(exp_avg_sqs) 1, _foreach_addcmul_ 3, _foreach_sqrt 2
+      // (input and result lists), _foreach_div_(.., bc2_sqrt list) 1 with
+      // scalars, _foreach_add(.., eps) 2, _foreach_addcdiv_(params, exp_avgs,
+      // denom, step_size list) 3 with scalars; AdamW first
+      // _foreach_mul_(params) 1.
+      per_tensor = kind == OptimizerKind::kAdamW ? 8 : 7;
+      if (kind == OptimizerKind::kAdamW) ops.push_back({1, false});
+      ops.insert(ops.end(), {{1, false},
+                             {2, false},
+                             {1, false},
+                             {3, false},
+                             {2, false},
+                             {1, true},
+                             {2, false},
+                             {3, true}});
+      break;
+    case OptimizerKind::kAdagrad:
+      // adagrad.py: state_sum.addcmul_ 1, std = state_sum.sqrt().add_(eps) 2,
+      // param.addcdiv_ 1: 4. Foreach: _foreach_addcmul_ 3, _foreach_sqrt 2,
+      // _foreach_add(.., eps) 2, _foreach_mul(grads, minus_clr list) 2 with
+      // scalars, _foreach_div(.., std) 3, _foreach_add_(params, toAdd) 2.
+      per_tensor = 4;
+      ops = {{3, false}, {2, false}, {2, false},
+             {2, true},  {3, false}, {2, false}};
+      break;
+    case OptimizerKind::kRmsprop:
+      // rmsprop.py (momentum 0, not centered): square_avg.mul_().addcmul_() 2,
+      // avg = square_avg.sqrt() 1, avg.add_(eps) 1, param.addcdiv_ 1: 5.
+      // Foreach: _foreach_mul_ 1, _foreach_addcmul_ 3, _foreach_sqrt 2,
+      // _foreach_add_(avg, eps) 1, _foreach_addcdiv_ 3.
+      per_tensor = 5;
+      ops = {{1, false}, {3, false}, {2, false}, {1, false}, {3, false}};
+      break;
+    case OptimizerKind::kLion:
+      // lion-pytorch update_fn: p.mul_ 1, exp_avg.clone().mul_().add().sign_()
+      // 4, p.add_ 1, exp_avg.mul_().add_() 2: 8.
+      per_tensor = 8;
+      break;
+    case OptimizerKind::kAdam8bit:
+      // bitsandbytes: one fused optimizer_update_8bit_blockwise (or 32-bit)
+      // kernel per tensor.
+      per_tensor = 1;
+      break;
+    case OptimizerKind::kAdafactor:
+    case OptimizerKind::kAdafactorBeta1:
+      // NB: not derived (transformers' Adafactor step syncs on its RMS and
+      // branches on shape): one per tensor.
+      per_tensor = 1;
+      break;
+  }
+  if (!foreach || ops.empty())
+    return per_tensor * static_cast<int64_t>(numels.size());
+  int64_t kernels = 0;
+  for (const Op& op : ops)
+    kernels += MultiTensorLaunches(numels, op.depth, op.scalar_list);
+  return kernels;
+}
+
 }  // namespace torchcost::analysis

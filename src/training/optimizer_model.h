@@ -86,6 +86,30 @@ UpdateTransients TransientsOf(OptimizerKind kind,
 std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
                                                    int64_t total);
 
+// multi_tensor_apply's limits (torch 1.13, aten/src/ATen/native/cuda/
+// MultiTensorApply.cuh): elements per chunk (one thread block each), and per
+// launch at most kMultiTensorMaxBlocks chunks and, by depth (the tensor lists
+// an op walks, 1 to 5), kMultiTensorMaxTensors[depth - 1] tensors
+// (kMultiTensorMaxTensorsScalarList when it takes a list of scalars).
+inline constexpr int64_t kMultiTensorChunk = 65536;
+inline constexpr int64_t kMultiTensorMaxBlocks = 320;
+inline constexpr int64_t kMultiTensorMaxTensors[5] = {110, 64, 48, 36, 30};
+inline constexpr int64_t kMultiTensorMaxTensorsScalarList[5] = {96, 64, 48, 36,
+                                                                30};
+
+// Returns the kernels one multi-tensor op launches over tensors of `numels`
+// elements, as multi_tensor_apply splits them; `depth` in 1..5.
+int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
+                            bool scalar_list);
+
+// Returns the CUDA kernels `kind`'s step launches for trainable tensors of
+// `numels` elements: torch 1.13's single-tensor loop (foreach false) or its
+// _multi_tensor_* step (foreach true), with the defaults (no weight decay but
+// AdamW's, no amsgrad, maximize, capturable), after the first step (the
+// states exist). Derivations in optimizer_model.cc.
+int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
+                         const std::vector<int64_t>& numels);
+
 // 8-bit Adam: elements per block with its own float32 absmax, and the size
 // below which a parameter keeps float32 states (see optimizer_model.cc).
 inline constexpr int64_t kAdam8bitBlock = 2048;

@@ -151,8 +151,9 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
 TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   // relu -> linear (W [4096, 1024], no bias) in training: forward 2 kernels
   // (relu, matmul); backward 1, the linear's dW (x needs no gradient, so
-  // neither dx nor the relu's backward runs); optimizer 1 (one trainable
-  // tensor).
+  // neither dx nor the relu's backward runs); optimizer 8 (AdamW, the
+  // default, on one tensor: adamw.py's param.mul_, exp_avg.mul_().add_(),
+  // exp_avg_sq.mul_().addcmul_(), sqrt, / bc2_sqrt, .add_(eps), addcdiv_).
   int x = b_.Input();
   int h = b_.One("aten::relu", {x}, {"self"});
   int w = b_.Param("fc.weight", {4096, 1024});
@@ -167,23 +168,101 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   const int opt = static_cast<int>(OpClass::kOptimizer);
   EXPECT_EQ(base->class_kernels[pw], 1);   // The relu's forward.
   EXPECT_EQ(base->class_kernels[mm], 2);   // The linear's forward and backward.
-  EXPECT_EQ(base->class_kernels[opt], 1);  // fc.weight.
+  EXPECT_EQ(base->class_kernels[opt], 8);  // fc.weight.
   EXPECT_EQ(base->class_forward_kernels[mm], 1);
   EXPECT_EQ(base->class_backward_kernels[mm], 1);
   EXPECT_EQ(base->class_backward_kernels[pw], 0);
   gpu_.kernel_overhead = 5e-6;
   Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
   ASSERT_TRUE(t.ok()) << t.status().message();
-  // Four kernels, 5 us each, on top of the roofline; per phase: forward 2,
-  // backward 1, optimizer 1.
-  EXPECT_DOUBLE_EQ(t->overhead_seconds, 4 * 5e-6);
+  // Eleven kernels, 5 us each, on top of the roofline; per phase: forward 2,
+  // backward 1, optimizer 8.
+  EXPECT_DOUBLE_EQ(t->overhead_seconds, 11 * 5e-6);
   EXPECT_DOUBLE_EQ(t->kernel_overhead, 5e-6);
   EXPECT_NEAR(t->forward_seconds, base->forward_seconds + 2 * 5e-6, 1e-15);
   EXPECT_NEAR(t->backward_seconds, base->backward_seconds + 5e-6, 1e-15);
-  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 5e-6, 1e-15);
-  EXPECT_NEAR(t->step_seconds, base->step_seconds + 4 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 8 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->step_seconds, base->step_seconds + 11 * 5e-6, 1e-15);
   // The roofline seconds a calibration fits against do not include it.
   EXPECT_EQ(t->class_roofline_seconds, base->class_roofline_seconds);
+}
+
+// A linear's backward launches one GEMM per operand that needs a gradient
+// and a reduction for a bias that needs one (derivatives.yaml: addmm's mat1:
+// grad.mm(mat2.t()), mat2: mat1.t().mm(grad), self: grad summed to [OUT]).
+// Read per node from the backward seconds with a 1 s overhead per kernel.
+TEST_F(RooflineTest, LinearBackwardKernelsFollowTheGradients) {
+  // fc1 (bias; x needs no gradient): dW1 + db1 = 2. fc2 (no bias; its input
+  // needs one): dh + dW2 = 2.
+  int x = b_.Input();
+  int w1 = b_.Param("fc1.weight", {64, 32});
+  int b1 = b_.Param("fc1.bias", {64});
+  int h = b_.One("aten::linear", {x, w1, b1}, {"input", "weight", "bias"});
+  int w2 = b_.Param("fc2.weight", {16, 64});
+  b_.Output(
+      b_.One("aten::linear", {h, w2, b_.None()}, {"input", "weight", "bias"}));
+  Report r = Run("8,32", StepMode::kTrain);
+  gpu_.kernel_overhead = 1;
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::vector<int> linears;
+  for (size_t ni = 0; ni < b_.graph().nodes.size(); ++ni)
+    if (b_.graph().nodes[ni].op == "aten::linear")
+      linears.push_back(static_cast<int>(ni));
+  ASSERT_EQ(linears.size(), 2u);
+  EXPECT_NEAR(t->node_backward_seconds[linears[0]], 2, 1e-6);
+  EXPECT_NEAR(t->node_backward_seconds[linears[1]], 2, 1e-6);
+  EXPECT_EQ(t->class_backward_kernels[static_cast<int>(OpClass::kMatmul)], 4);
+}
+
+TEST_F(RooflineTest, LinearWithBiasAndInputGradient) {
+  // fc1 (no bias; x needs no gradient): dW1 = 1. fc2 (bias; its input needs
+  // one): dh + dW2 + db2 = 3.
+  int x = b_.Input();
+  int w1 = b_.Param("fc1.weight", {64, 32});
+  int h =
+      b_.One("aten::linear", {x, w1, b_.None()}, {"input", "weight", "bias"});
+  int w2 = b_.Param("fc2.weight", {16, 64});
+  int b2 = b_.Param("fc2.bias", {16});
+  b_.Output(b_.One("aten::linear", {h, w2, b2}, {"input", "weight", "bias"}));
+  Report r = Run("8,32", StepMode::kTrain);
+  gpu_.kernel_overhead = 1;
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::vector<int> linears;
+  for (size_t ni = 0; ni < b_.graph().nodes.size(); ++ni)
+    if (b_.graph().nodes[ni].op == "aten::linear")
+      linears.push_back(static_cast<int>(ni));
+  ASSERT_EQ(linears.size(), 2u);
+  EXPECT_NEAR(t->node_backward_seconds[linears[0]], 1, 1e-6);
+  EXPECT_NEAR(t->node_backward_seconds[linears[1]], 3, 1e-6);
+}
+
+// The optimizer's kernels for three trainable tensors (fc1.weight, fc1.bias,
+// fc2.weight): Adam's single-tensor loop 3 x 7 = 21; its foreach step one
+// launch per multi-tensor op (all three fit one), 8.
+TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
+  int x = b_.Input();
+  int w1 = b_.Param("fc1.weight", {64, 32});
+  int b1 = b_.Param("fc1.bias", {64});
+  int h = b_.One("aten::linear", {x, w1, b1}, {"input", "weight", "bias"});
+  int w2 = b_.Param("fc2.weight", {16, 64});
+  b_.Output(
+      b_.One("aten::linear", {h, w2, b_.None()}, {"input", "weight", "bias"}));
+  const int opt = static_cast<int>(OpClass::kOptimizer);
+  for (bool foreach : {false, true}) {
+    AnalysisOptions opts;
+    opts.training.mode = StepMode::kTrain;
+    opts.training.optimizer = OptimizerKind::kAdam;
+    opts.training.foreach = foreach;
+    opts.moved_bytes = true;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, "8,32"));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    Result<TimeReport> t = EstimateTime(b_.graph(), *r, gpu_, {});
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->class_kernels[opt], foreach ? 8 : 21) << foreach;
+  }
 }
 
 TEST_F(RooflineTest, UnboundSymbolIsAnError) {

@@ -1,7 +1,8 @@
 // Tests of the optimizer models: state bytes per parameter shape (Adagrad,
 // RMSprop, Lion, Adafactor's factored second moments, 8-bit Adam's block-wise
 // quantized states), FLOPs, and the step's transient tensors on a two-layer
-// MLP, every expected number derived by hand from the update rules.
+// MLP, and the CUDA kernels a step launches (single-tensor loop and foreach),
+// every expected number derived by hand from the update rules.
 #include "training/optimizer_model.h"
 
 #include <gtest/gtest.h>
@@ -235,6 +236,68 @@ TEST_F(OptimizerStepTest, AdamUnchanged) {
   EXPECT_EQ(CategoryMax(r, MemCategory::kOpt), 2 * (128 + 32) + 2 * 4);
   // W1: sqrt + quotient (256); W2: W1's denom + 2 * 32 = 192.
   EXPECT_EQ(OptimizerTempOverBackward(r), 256);
+}
+
+// multi_tensor_apply's launches (MultiTensorApply.cuh, torch 1.13): the
+// tensor limit by depth and the 320-chunk limit, with a tensor split across
+// launches carried over.
+TEST(OptimizerKernelsTest, MultiTensorLaunchesFollowTheLimits) {
+  using analysis::MultiTensorLaunches;
+  // 110 one-chunk tensors fill one depth-1 launch; 111 need a second.
+  EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(110, 1), 1, false), 1);
+  EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(111, 1), 1, false), 2);
+  // With a scalar list the depth-1 limit is 96; depth 3's is 48.
+  EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(96, 1), 1, true), 1);
+  EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(97, 1), 1, true), 2);
+  EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(49, 1), 3, false), 2);
+  // 320 chunks of 65536 elements are one launch; one element more is a 321st
+  // chunk and a second launch.
+  EXPECT_EQ(MultiTensorLaunches({320 * 65536}, 2, false), 1);
+  EXPECT_EQ(MultiTensorLaunches({320 * 65536 + 1}, 2, false), 2);
+  // 641 chunks: 320 + 320 + 1.
+  EXPECT_EQ(MultiTensorLaunches({640 * 65536 + 1}, 2, false), 3);
+}
+
+// Three trainable tensors, Adam and AdamW, single-tensor loop against the
+// foreach step (torch 1.13 torch/optim/adam.py, adamw.py).
+TEST(OptimizerKernelsTest, AdamSingleTensorAgainstForeach) {
+  using analysis::OptimizerKernels;
+  // 25,000,000 elements: ceil(25e6 / 65536) = 382 chunks (381 * 65536 =
+  // 24,969,216); then 1000 and 10 elements, one chunk each.
+  const std::vector<int64_t> numels = {25000000, 1000, 10};
+  // _single_tensor_adam per tensor: exp_avg.mul_, .add_, exp_avg_sq.mul_,
+  // .addcmul_, sqrt, / bc2_sqrt, .add_(eps), param.addcdiv_ = 7 (step_t += 1
+  // is on the CPU tensor torch.tensor(0.)): 3 x 7 = 21. AdamW's param.mul_(1 -
+  // lr * wd): 3 x 8 = 24.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, false, numels), 21);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, false, numels), 24);
+  // _multi_tensor_adam: 8 multi-tensor ops (mul_, add_, mul_, addcmul_, sqrt,
+  // div_, add, addcdiv_); each launches at the 320th chunk of the big tensor
+  // and again at the last tensor (62 + 1 + 1 chunks): 8 x 2 = 16. AdamW's
+  // _foreach_mul_(params) first: 9 x 2 = 18.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, numels), 16);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, true, numels), 18);
+  // Three small tensors: one launch per op, 8.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, {10, 20, 30}), 8);
+}
+
+// SGD (sgd.py): plain 1 per tensor (param.add_), momentum 3 (buf.mul_,
+// .add_, param.add_), nesterov 4 (+ d_p.add(buf)); foreach: 1, 3, 4 ops.
+TEST(OptimizerKernelsTest, SgdAdagradRmsprop) {
+  using analysis::OptimizerKernels;
+  const std::vector<int64_t> two = {100, 200};
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, false, two), 2);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, false, two), 6);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, false, two), 8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, true, two), 1);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, true, two), 3);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, true, two), 4);
+  // Adagrad: addcmul_, sqrt, add_, addcdiv_ = 4 per tensor; foreach 6 ops.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, false, two), 8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, true, two), 6);
+  // RMSprop: mul_, addcmul_, sqrt, add_, addcdiv_ = 5; foreach 5 ops.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, false, two), 10);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, true, two), 5);
 }
 
 }  // namespace
