@@ -385,15 +385,15 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // adam.py _single_tensor_adam: exp_avg.mul_(b1).add_(grad) 2,
       // exp_avg_sq.mul_(b2).addcmul_(grad, grad) 2, denom =
       // (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps) 3, param.addcdiv_(exp_avg,
-      // denom) 1: 7 (the bias corrections are Python floats). adamw.py adds
-      // param.mul_(1 - lr * wd) first: 8. Foreach (_multi_tensor_adam):
+      // denom) 1: 8 (the bias corrections are Python floats). adamw.py adds
+      // param.mul_(1 - lr * wd) first: 9. Foreach (_multi_tensor_adam):
       // _foreach_mul_(exp_avgs) 1, _foreach_add_(exp_avgs, grads) 2,
       // _foreach_mul_(exp_avg_sqs) 1, _foreach_addcmul_ 3, _foreach_sqrt 2
       // (input and result lists), _foreach_div_(.., bc2_sqrt list) 1 with
       // scalars, _foreach_add(.., eps) 2, _foreach_addcdiv_(params, exp_avgs,
       // denom, step_size list) 3 with scalars; AdamW first
       // _foreach_mul_(params) 1.
-      per_tensor = kind == OptimizerKind::kAdamW ? 8 : 7;
+      per_tensor = kind == OptimizerKind::kAdamW ? 9 : 8;
       if (kind == OptimizerKind::kAdamW) ops.push_back({1, false});
       ops.insert(ops.end(), {{1, false},
                              {2, false},

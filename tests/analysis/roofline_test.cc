@@ -151,7 +151,7 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
 TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   // relu -> linear (W [4096, 1024], no bias) in training: forward 2 kernels
   // (relu, matmul); backward 1, the linear's dW (x needs no gradient, so
-  // neither dx nor the relu's backward runs); optimizer 8 (AdamW, the
+  // neither dx nor the relu's backward runs); optimizer 9 (AdamW, the
   // default, on one tensor: adamw.py's param.mul_, exp_avg.mul_().add_(),
   // exp_avg_sq.mul_().addcmul_(), sqrt, / bc2_sqrt, .add_(eps), addcdiv_).
   int x = b_.Input();
@@ -168,21 +168,21 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   const int opt = static_cast<int>(OpClass::kOptimizer);
   EXPECT_EQ(base->class_kernels[pw], 1);   // The relu's forward.
   EXPECT_EQ(base->class_kernels[mm], 2);   // The linear's forward and backward.
-  EXPECT_EQ(base->class_kernels[opt], 8);  // fc.weight.
+  EXPECT_EQ(base->class_kernels[opt], 9);  // fc.weight.
   EXPECT_EQ(base->class_forward_kernels[mm], 1);
   EXPECT_EQ(base->class_backward_kernels[mm], 1);
   EXPECT_EQ(base->class_backward_kernels[pw], 0);
   gpu_.kernel_overhead = 5e-6;
   Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
   ASSERT_TRUE(t.ok()) << t.status().message();
-  // Eleven kernels, 5 us each, on top of the roofline; per phase: forward 2,
-  // backward 1, optimizer 8.
-  EXPECT_DOUBLE_EQ(t->overhead_seconds, 11 * 5e-6);
+  // Twelve kernels, 5 us each, on top of the roofline; per phase: forward 2,
+  // backward 1, optimizer 9.
+  EXPECT_DOUBLE_EQ(t->overhead_seconds, 12 * 5e-6);
   EXPECT_DOUBLE_EQ(t->kernel_overhead, 5e-6);
   EXPECT_NEAR(t->forward_seconds, base->forward_seconds + 2 * 5e-6, 1e-15);
   EXPECT_NEAR(t->backward_seconds, base->backward_seconds + 5e-6, 1e-15);
-  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 8 * 5e-6, 1e-15);
-  EXPECT_NEAR(t->step_seconds, base->step_seconds + 11 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 9 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->step_seconds, base->step_seconds + 12 * 5e-6, 1e-15);
   // The roofline seconds a calibration fits against do not include it.
   EXPECT_EQ(t->class_roofline_seconds, base->class_roofline_seconds);
 }
@@ -239,7 +239,7 @@ TEST_F(RooflineTest, LinearWithBiasAndInputGradient) {
 }
 
 // The optimizer's kernels for three trainable tensors (fc1.weight, fc1.bias,
-// fc2.weight): Adam's single-tensor loop 3 x 7 = 21; its foreach step one
+// fc2.weight): Adam's single-tensor loop 3 x 8 = 24; its foreach step one
 // launch per multi-tensor op (all three fit one), 8.
 TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
   int x = b_.Input();
@@ -261,7 +261,7 @@ TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     Result<TimeReport> t = EstimateTime(b_.graph(), *r, gpu_, {});
     ASSERT_TRUE(t.ok()) << t.status().message();
-    EXPECT_EQ(t->class_kernels[opt], foreach ? 8 : 21) << foreach;
+    EXPECT_EQ(t->class_kernels[opt], foreach ? 8 : 24) << foreach;
   }
 }
 
