@@ -69,7 +69,8 @@ sym::Expr SumCache::Get(const sym::Expr& a, const sym::Expr& b, bool subtract) {
 }
 
 void SumCache::Grow() {
-  std::vector<Slot> old(slots_.empty() ? 64 : 2 * slots_.size(),
+  // NB: 512 slots at first: a 32-layer model's timeline holds thousands.
+  std::vector<Slot> old(slots_.empty() ? 512 : 2 * slots_.size(),
                         Slot{kEmpty, 0, nullptr, 0, sym::Expr()});
   old.swap(slots_);
   const size_t mask = slots_.size() - 1;

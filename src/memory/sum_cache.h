@@ -21,10 +21,13 @@ class SumCache {
  public:
   // Returns a + b.
   sym::Expr Add(const sym::Expr& a, const sym::Expr& b) {
+    // NB: adding 0 (most nodes' transcendentals, many MACs) is a, inline.
+    if (b == sym::Expr(0)) return a;
     return Get(a, b, /*subtract=*/false);
   }
   // Returns a - b.
   sym::Expr Sub(const sym::Expr& a, const sym::Expr& b) {
+    if (b == sym::Expr(0)) return a;
     return Get(a, b, /*subtract=*/true);
   }
   // Returns how many distinct pairs it holds.

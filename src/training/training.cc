@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -526,10 +527,38 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report,
   // their values (a category unchanged across many points): each distinct
   // expression is bound once.
   std::unordered_map<sym::Expr, sym::Expr> bound;
+  // NB: the distinct values share their terms (B*S, B*S^2, ...): each term is
+  // evaluated once, and a value is its constant plus each coefficient times
+  // its term's value. Where a term does not evaluate, there are more than 64
+  // terms, or a product reaches 2^120 (so no sum of them, in any order,
+  // leaves int128), the whole value is evaluated as it is; otherwise both
+  // give the same exact integer.
+  constexpr __int128 kLimit = static_cast<__int128>(1) << 120;
+  std::unordered_map<sym::Expr, std::optional<__int128>> term_values;
+  std::vector<sym::LinearTerm> terms;
+  auto evaluate = [&](const sym::Expr& e) -> Result<__int128> {
+    __int128 sum = sym::LinearTerms(e, &terms);
+    if (terms.size() > 64) return sym::Evaluate128(e, bindings);
+    for (const sym::LinearTerm& t : terms) {
+      auto [it, inserted] = term_values.try_emplace(t.term);
+      if (inserted) {
+        Result<__int128> v = sym::Evaluate128(t.term, bindings);
+        if (v.ok()) it->second = *v;
+      }
+      __int128 product;
+      if (!it->second ||
+          __builtin_mul_overflow(*it->second, static_cast<__int128>(t.coeff),
+                                 &product) ||
+          product >= kLimit || product <= -kLimit)
+        return sym::Evaluate128(e, bindings);
+      sum += product;
+    }
+    return sum;
+  };
   auto bind = [&](const sym::Expr& e) {
     if (bindings.empty() || e.IsConstant()) return e;
     if (auto it = bound.find(e); it != bound.end()) return it->second;
-    Result<__int128> v = sym::Evaluate128(e, bindings);
+    Result<__int128> v = evaluate(e);
     sym::Expr out;
     if (v.ok() && *v >= std::numeric_limits<int64_t>::min() &&
         *v <= std::numeric_limits<int64_t>::max()) {
