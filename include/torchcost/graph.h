@@ -160,6 +160,11 @@ struct Graph {
   // Returns the scope with `path`, creating it (and its ancestors) with `type`
   // if absent.
   int GetOrAddScope(const std::string& path, const std::string& type);
+  // GetOrAddScope(path, type) where `path` is likely scope `parent`'s child
+  // (its path, a dot and a name without dots), found without looking the
+  // parent up.
+  int GetOrAddChildScope(int parent, const std::string& path,
+                         const std::string& type);
   // Returns the text for diagnostics: "node %x.17 (aten::foo, module
   // layer1.0)".
   std::string NodeLocation(int node) const;

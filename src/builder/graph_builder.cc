@@ -111,7 +111,8 @@ void GraphBuilder::BoundSymbol(const std::string& symbol, int64_t bound) {
 
 void GraphBuilder::Push(const std::string& name, const std::string& type) {
   const std::string child = path().empty() ? name : path() + "." + name;
-  scope_stack_.push_back(g_.GetOrAddScope(child, type));
+  scope_stack_.push_back(
+      g_.GetOrAddChildScope(scope_stack_.back(), child, type));
   if (recording_ != nullptr) {
     const std::string& base = g_.scopes[recording_->base_scope].path;
     recording_->scopes.emplace_back(
@@ -326,7 +327,10 @@ void Renumber(std::string& name, int from, int to) {
   if (n != from) return;
   char digits[16];
   const auto end = std::to_chars(digits, digits + sizeof digits, to).ptr;
-  name.replace(1, std::string::npos, digits, static_cast<size_t>(end - digits));
+  const size_t len = static_cast<size_t>(end - digits);
+  // NB: written over the old digits in place (resize is cheaper than replace).
+  name.resize(len + 1);
+  std::copy(digits, end, name.begin() + 1);
 }
 
 // Grows `v` to hold `more` elements beyond its size, at least doubling, so a
@@ -361,7 +365,7 @@ std::vector<int> GraphBuilder::Replay(
         path().empty() ? entered.second : path() + "." + entered.second;
     // NB: a copy: GetOrAddScope may move the scopes.
     const std::string type = g_.scopes[entered.first].type;
-    const int image = g_.GetOrAddScope(child, type);
+    const int image = g_.GetOrAddChildScope(scope_stack_.back(), child, type);
     // NB: the first image of a module wins (the base's is the current one).
     if (scope_image[entered.first] < 0) scope_image[entered.first] = image;
   }
@@ -417,13 +421,21 @@ std::vector<int> GraphBuilder::Replay(
     }
     n.scope = scope_image[scope];
     // As Op names them: after the first output, else after the node's index.
-    n.debug_name.assign(1, '%');
-    if (n.outputs.empty()) {
-      const auto end = std::to_chars(digits, digits + sizeof digits, index).ptr;
-      n.debug_name.append(digits, static_cast<size_t>(end - digits));
+    // NB: written over the recorded node's in place.
+    const std::string* first =
+        n.outputs.empty() ? nullptr : &g_.values[n.outputs[0]].name;
+    const char* begin = digits;
+    const char* end = digits;
+    if (first != nullptr) {
+      begin = first->data();
+      end = begin + first->size();
     } else {
-      n.debug_name += g_.values[n.outputs[0]].name;
+      end = std::to_chars(digits, digits + sizeof digits, index).ptr;
     }
+    const size_t len = static_cast<size_t>(end - begin);
+    n.debug_name.resize(len + 1);
+    n.debug_name[0] = '%';
+    std::copy(begin, end, n.debug_name.begin() + 1);
   }
   return ids;
 }

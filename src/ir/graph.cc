@@ -93,6 +93,34 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
   return parent;
 }
 
+int Graph::GetOrAddChildScope(int parent, const std::string& path,
+                              const std::string& type) {
+  if (scope_index_.size() != scopes.size() || parent < 0 ||
+      parent >= static_cast<int>(scopes.size()))
+    return GetOrAddScope(path, type);
+  if (auto it = scope_index_.find(path); it != scope_index_.end())
+    return it->second;
+  // Not a child's path of `parent`: the general walk up the ancestors.
+  const std::string& up = scopes[parent].path;
+  const size_t start = up.empty() ? 0 : up.size() + 1;
+  if (path.size() <= start || path.find('.', start) != std::string::npos ||
+      (!up.empty() &&
+       (path.compare(0, up.size(), up) != 0 || path[up.size()] != '.')))
+    return GetOrAddScope(path, type);
+  // As GetOrAddScope makes a missing scope whose parent exists.
+  Scope scope;
+  scope.path = path;
+  scope.name = path.substr(start);
+  scope.type = type;
+  scope.parent = parent;
+  scope.depth = scopes[parent].depth + 1;
+  scopes.push_back(std::move(scope));
+  const int index = static_cast<int>(scopes.size()) - 1;
+  scopes[parent].children.push_back(index);
+  scope_index_.emplace(scopes[index].path, index);
+  return index;
+}
+
 std::string Graph::NodeLocation(int node) const {
   if (node < 0 || node >= static_cast<int>(nodes.size())) {
     return "node #" + std::to_string(node);

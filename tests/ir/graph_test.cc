@@ -60,6 +60,46 @@ TEST(GraphTest, GetOrAddScopeCreatesAncestors) {
   EXPECT_EQ(g.scopes[ab].type, "");
 }
 
+// The same calls through GetOrAddChildScope and GetOrAddScope give the same
+// scopes, whether the hint is the parent, a module without that child, or
+// the path has a dotted tail (whose ancestors must be made).
+TEST(GraphTest, GetOrAddChildScopeIsGetOrAddScope) {
+  Graph hinted, plain;
+  for (Graph* g : {&hinted, &plain}) g->GetOrAddScope("", "Model");
+  struct Call {
+    int parent;
+    const char* path;
+    const char* type;
+  };
+  const Call calls[] = {{0, "layers", "ModuleList"},
+                        {1, "layers.0", "Block"},
+                        {2, "layers.0.attn", "Attention"},
+                        {2, "layers.0.attn", "ignored"},  // Exists.
+                        {1, "layers.1", "Block"},
+                        {0, "layers.1.mlp", "MLP"},       // Not 0's child.
+                        {4, "layers.1.mlp.up.x", "Lin"},  // Dotted tail.
+                        {0, "norm", "Norm"}};
+  for (const Call& c : calls) {
+    const int a = hinted.GetOrAddChildScope(c.parent, c.path, c.type);
+    const int b = plain.GetOrAddScope(c.path, c.type);
+    EXPECT_EQ(a, b) << c.path;
+  }
+  ASSERT_EQ(hinted.scopes.size(), plain.scopes.size());
+  // The root, 7 distinct paths and the ancestor layers.1.mlp.up.
+  ASSERT_EQ(hinted.scopes.size(), 9u);
+  for (size_t i = 0; i < plain.scopes.size(); ++i) {
+    const Scope &h = hinted.scopes[i], &p = plain.scopes[i];
+    EXPECT_EQ(h.path, p.path);
+    EXPECT_EQ(h.name, p.name) << p.path;
+    EXPECT_EQ(h.type, p.type) << p.path;
+    EXPECT_EQ(h.parent, p.parent) << p.path;
+    EXPECT_EQ(h.depth, p.depth) << p.path;
+    EXPECT_EQ(h.children, p.children) << p.path;
+  }
+  EXPECT_EQ(hinted.scopes[2].name, "0");
+  EXPECT_EQ(hinted.scopes[2].parent, 1);
+}
+
 TEST(GraphTest, GetOrAddScopeIsIterativeAndIndexed) {
   // 5,000 levels: a recursive walk per level would exhaust the stack long
   // before a path this deep; the loop and the index do not.
