@@ -5,6 +5,7 @@
 
 #include "cli/driver.h"
 #include "cli/flag_names.h"
+#include "cli/inputs.h"
 #include "torchcost/compare.h"
 #include "torchcost/generation.h"
 #include "torchcost/method.h"
@@ -98,16 +99,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
   // --sweep: every point of the grid of B, S and T values, the last sweep
   // varying fastest, as the torchcost command's sweep.
   std::vector<SweepSpec> sweeps;
-  for (const std::string& text : cl.sweeps) {
-    Result<SweepSpec> spec = ParseSweep(text);
-    if (!spec.ok())
-      return Outcome::Usage(WithFlagNames(spec.status().message()));
-    if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
-      return Outcome::Usage("--sweep " + text + ": unknown symbol '" +
-                            spec->symbol + "'; --mode generate sweeps B, S, T");
-    }
-    sweeps.push_back(std::move(spec).value());
-  }
+  if (Outcome o = ParseGenerationSweeps(cl.sweeps, sweeps); !o.ok()) return o;
   std::vector<std::vector<std::pair<std::string, int64_t>>> points;
   if (!sweeps.empty()) points.push_back({});
   for (const SweepSpec& sweep : sweeps) {

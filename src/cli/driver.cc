@@ -232,16 +232,7 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   const sym::Bindings& bindings = g->decode.bindings;
   if (!cl.sweeps.empty()) {
     std::vector<SweepSpec> sweeps;
-    for (const std::string& text : cl.sweeps) {
-      Result<SweepSpec> spec = ParseSweep(text);
-      if (!spec.ok())
-        return Outcome::Usage(WithFlagNames(spec.status().message()));
-      if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
-        return Outcome::Usage("--sweep " + text + ": unknown symbol '" +
-                              spec->symbol + "'; symbols: B, S, T");
-      }
-      sweeps.push_back(std::move(spec).value());
-    }
+    if (Outcome o = ParseGenerationSweeps(cl.sweeps, sweeps); !o.ok()) return o;
     Result<std::string> table =
         RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json);
     if (!table.ok())

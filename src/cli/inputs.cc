@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_names.h"
+
 namespace torchcost::cli {
 namespace {
 
@@ -110,6 +112,21 @@ std::vector<std::string> InputSymbols(const std::vector<InputSpec>& inputs) {
     }
   }
   return {names.begin(), names.end()};
+}
+
+Outcome ParseGenerationSweeps(const std::vector<std::string>& texts,
+                              std::vector<SweepSpec>& out) {
+  for (const std::string& text : texts) {
+    Result<SweepSpec> spec = ParseSweep(text);
+    if (!spec.ok())
+      return Outcome::Usage(WithFlagNames(spec.status().message()));
+    if (spec->symbol != "B" && spec->symbol != "S" && spec->symbol != "T") {
+      return Outcome::Usage("--sweep " + text + ": unknown symbol '" +
+                            spec->symbol + "'; --mode generate sweeps B, S, T");
+    }
+    out.push_back(std::move(spec).value());
+  }
+  return Outcome::Ok();
 }
 
 }  // namespace torchcost::cli

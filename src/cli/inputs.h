@@ -9,6 +9,7 @@
 #include "cli/outcome.h"
 #include "torchcost/analysis.h"
 #include "torchcost/dtype.h"
+#include "torchcost/report.h"
 #include "torchcost/sym.h"
 
 namespace torchcost::cli {
@@ -34,6 +35,11 @@ struct SymbolValue {
 // must be an integer.
 Outcome ParseSets(const std::vector<std::string>& texts,
                   std::vector<SymbolValue>& out);
+
+// Parses every --sweep of a generation (`--mode generate`, torchcost and
+// compare) into `out`; each sweeps B, S or T.
+Outcome ParseGenerationSweeps(const std::vector<std::string>& texts,
+                              std::vector<SweepSpec>& out);
 
 // Returns the sorted free symbols of the input shapes.
 std::vector<std::string> InputSymbols(const std::vector<InputSpec>& inputs);
