@@ -3,21 +3,18 @@
 // a frozen layer only its input gradient.
 #include <gtest/gtest.h>
 
-#include "testing/graph_builder.h"
+#include <utility>
+
+#include "testing/builtin_graph_test.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
-using testing::GraphBuilder;
-
 // x [2,3,8,8] -> conv1 (8x3x3x3, pad 1) -> conv2 (4x8x3x3, pad 1), no biases.
-class ConvBackwardTest : public ::testing::Test {
+class ConvBackwardTest : public testing::BuiltinGraphTest {
  protected:
   void SetUp() override {
-    auto r = RuleSet::Builtin();
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    rules_ = std::move(r).value();
     int x = b_.Input();
     int w1 = b_.Param("conv1.weight", {8, 3, 3, 3});
     int w2 = b_.Param("conv2.weight", {4, 8, 3, 3});
@@ -39,14 +36,8 @@ class ConvBackwardTest : public ::testing::Test {
   Report Run(TrainingOptions t) {
     AnalysisOptions opts;
     opts.training = t;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "2,3,8,8"));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return std::move(r).value();
+    return AnalyzeBuiltGraph(std::move(opts), "2,3,8,8");
   }
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
 };
 
 // MACs of each conv: N * K * OH * OW * Cg * R * S (stride 1, pad 1: OH = OW =

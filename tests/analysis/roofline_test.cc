@@ -6,39 +6,50 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "testing/graph_builder.h"
+#include "testing/builtin_graph_test.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
 namespace {
 
-using testing::GraphBuilder;
-
 // A100 80GB SXM (gpus/gpus.yaml): 312 TFLOP/s bf16, 19.5 TFLOP/s fp32, 2039
 // GB/s.
 constexpr double kBf16 = 312e12, kFp32 = 19.5e12, kBandwidth = 2039e9;
 
-class RooflineTest : public ::testing::Test {
+// Indices of the op classes in TimeReport's per-class arrays.
+constexpr int kMm = static_cast<int>(OpClass::kMatmul);
+constexpr int kPw = static_cast<int>(OpClass::kPointwise);
+constexpr int kOptim = static_cast<int>(OpClass::kOptimizer);
+
+class RooflineTest : public testing::BuiltinGraphTest {
  protected:
   void SetUp() override {
-    auto r = RuleSet::Builtin();
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    rules_ = std::move(r).value();
     auto gpu = FindGpu("A100-80GB-SXM");
     ASSERT_TRUE(gpu.ok()) << gpu.status().message();
     gpu_ = *gpu;
+  }
+  // Analyses the built graph with moved bytes under `opts`, x of shape
+  // `input`.
+  Report Run(const std::string& input, AnalysisOptions opts) {
+    opts.moved_bytes = true;
+    return AnalyzeBuiltGraph(std::move(opts), input);
   }
   Report Run(const std::string& input, StepMode mode,
              DType param_dtype = DType::kUnknown) {
     AnalysisOptions opts;
     opts.training.mode = mode;
     opts.param_dtype = param_dtype;
-    opts.moved_bytes = true;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, input));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? std::move(r).value() : Report();
+    return Run(input, std::move(opts));
+  }
+  // The roofline time of `r` on gpu_ with `bindings`.
+  Result<TimeReport> Time(const Report& r, const sym::Bindings& bindings = {}) {
+    Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, bindings);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t;
   }
   // x [256, 1024] @ W^T, W [4096, 1024], no bias.
   void Linear() {
@@ -48,10 +59,40 @@ class RooflineTest : public ::testing::Test {
     b_.Output(
         b_.One("aten::linear", {x, w, b_.None()}, {"input", "weight", "bias"}));
   }
-  GraphBuilder b_;
-  RuleSet rules_;
-  sym::Context ctx_;
+  // x [8, 32] -> fc1 (Linear 32 -> 64) -> fc2 (Linear 64 -> 16), each with a
+  // bias where asked.
+  void TwoLinears(bool fc1_bias, bool fc2_bias) {
+    int x = b_.Input();
+    int w1 = b_.Param("fc1.weight", {64, 32});
+    int b1 = fc1_bias ? b_.Param("fc1.bias", {64}) : b_.None();
+    int h = b_.One("aten::linear", {x, w1, b1}, {"input", "weight", "bias"});
+    int w2 = b_.Param("fc2.weight", {16, 64});
+    int b2 = fc2_bias ? b_.Param("fc2.bias", {16}) : b_.None();
+    b_.Output(b_.One("aten::linear", {h, w2, b2}, {"input", "weight", "bias"}));
+  }
+  // x -> relu.
+  void Relu() {
+    int x = b_.Input();
+    b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  }
+  // Times a training step of the built graph ("8,32") with a 1 s overhead
+  // per kernel, keeping it in time_; returns the backward seconds of each
+  // aten::linear node in order (its kernels, to within the roofline's
+  // microseconds).
+  std::vector<double> LinearBackwardSeconds() {
+    Report r = Run("8,32", StepMode::kTrain);
+    gpu_.kernel_overhead = 1;
+    Result<TimeReport> t = Time(r);
+    if (!t.ok()) return {};
+    time_ = std::move(t).value();
+    std::vector<double> seconds;
+    for (size_t ni = 0; ni < b_.graph().nodes.size(); ++ni)
+      if (b_.graph().nodes[ni].op == "aten::linear")
+        seconds.push_back(time_.node_backward_seconds[ni]);
+    return seconds;
+  }
   GpuSpec gpu_;
+  TimeReport time_;
 };
 
 TEST_F(RooflineTest, MatmulBytesAndComputeBoundTime) {
@@ -63,8 +104,8 @@ TEST_F(RooflineTest, MatmulBytesAndComputeBoundTime) {
   const int64_t bytes = (256 * 1024 + 4096 * 1024 + 256 * 4096) * 2;
   EXPECT_EQ(r.nodes[node].bytes, sym::Expr(bytes));
   EXPECT_EQ(r.nodes[node].op_class, OpClass::kMatmul);
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
   // 2*256*1024*4096 FLOPs at 312 TFLOP/s (6.88 us) exceed 11.0 MB at 2039 GB/s
   // (5.40 us).
   const double flops = 2.0 * 256 * 1024 * 4096;
@@ -85,25 +126,22 @@ TEST_F(RooflineTest, MatmulBytesAndComputeBoundTime) {
 }
 
 TEST_F(RooflineTest, PointwiseIsMemoryBound) {
-  int x = b_.Input();
-  b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  Relu();
   Report r = Run("1024,1024", StepMode::kInfer);
   // Reads and writes 1024*1024 float32: 2 * 4 MiB.
   const int64_t bytes = 2 * 1024 * 1024 * 4;
   EXPECT_EQ(r.nodes[0].bytes, sym::Expr(bytes));
   EXPECT_EQ(r.nodes[0].op_class, OpClass::kPointwise);
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
   // 8.39 MB at 2039 GB/s = 4.11 us; 1 Mi FLOPs at 19.5 TFLOP/s = 0.05 us.
   EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], bytes / kBandwidth);
   // A class efficiency divides it: half the bandwidth achieved, twice the time.
-  gpu_.efficiency[static_cast<int>(OpClass::kPointwise)] = 0.5;
-  t = EstimateTime(b_.graph(), r, gpu_, {});
+  gpu_.efficiency[kPw] = 0.5;
+  t = Time(r);
   ASSERT_TRUE(t.ok());
   EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * bytes / kBandwidth);
-  EXPECT_DOUBLE_EQ(
-      t->class_roofline_seconds[static_cast<int>(OpClass::kPointwise)],
-      bytes / kBandwidth);
+  EXPECT_DOUBLE_EQ(t->class_roofline_seconds[kPw], bytes / kBandwidth);
   EXPECT_EQ(t->source, "roofline on A100-80GB-SXM with fitted efficiencies");
 }
 
@@ -122,8 +160,8 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
   const int64_t w = 4096 * 1024 * 2;
   const int64_t opt_bytes = 3 * w + 2 * (2 * w + 4);
   EXPECT_EQ(r.training.optimizer_bytes, sym::Expr(opt_bytes));
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
   const double mm = 2.0 * 256 * 1024 * 4096 /
                     kBf16;  // Forward and dW: one compute-bound matmul each.
   EXPECT_DOUBLE_EQ(t->forward_seconds, mm);
@@ -135,11 +173,9 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
   EXPECT_DOUBLE_EQ(t->step_seconds, 2 * mm + opt);
   // Per class and phase: the matmul in each of forward and backward, the
   // optimizer's pass apart.
-  const int mm_class = static_cast<int>(OpClass::kMatmul);
-  EXPECT_DOUBLE_EQ(t->class_forward_roofline_seconds[mm_class], mm);
-  EXPECT_DOUBLE_EQ(t->class_backward_roofline_seconds[mm_class], mm);
-  EXPECT_DOUBLE_EQ(
-      t->class_roofline_seconds[static_cast<int>(OpClass::kOptimizer)], opt);
+  EXPECT_DOUBLE_EQ(t->class_forward_roofline_seconds[kMm], mm);
+  EXPECT_DOUBLE_EQ(t->class_backward_roofline_seconds[kMm], mm);
+  EXPECT_DOUBLE_EQ(t->class_roofline_seconds[kOptim], opt);
   // MFU = step FLOPs / (step seconds * 312 TFLOP/s); the precision is "bf16".
   const double step_flops =
       static_cast<double>(*r.training.flops_step.AsConstant());
@@ -160,21 +196,18 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   b_.Output(
       b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
   Report r = Run("256,1024", StepMode::kTrain);
-  Result<TimeReport> base = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(base.ok()) << base.status().message();
-  EXPECT_EQ(base->overhead_seconds, 0);  // Not modelled unless given.
-  const int mm = static_cast<int>(OpClass::kMatmul);
-  const int pw = static_cast<int>(OpClass::kPointwise);
-  const int opt = static_cast<int>(OpClass::kOptimizer);
-  EXPECT_EQ(base->class_kernels[pw], 1);   // The relu's forward.
-  EXPECT_EQ(base->class_kernels[mm], 2);   // The linear's forward and backward.
-  EXPECT_EQ(base->class_kernels[opt], 9);  // fc.weight.
-  EXPECT_EQ(base->class_forward_kernels[mm], 1);
-  EXPECT_EQ(base->class_backward_kernels[mm], 1);
-  EXPECT_EQ(base->class_backward_kernels[pw], 0);
+  Result<TimeReport> base = Time(r);
+  ASSERT_TRUE(base.ok());
+  EXPECT_EQ(base->overhead_seconds, 0);    // Not modelled unless given.
+  EXPECT_EQ(base->class_kernels[kPw], 1);  // The relu's forward.
+  EXPECT_EQ(base->class_kernels[kMm], 2);  // The linear's forward and backward.
+  EXPECT_EQ(base->class_kernels[kOptim], 9);  // fc.weight.
+  EXPECT_EQ(base->class_forward_kernels[kMm], 1);
+  EXPECT_EQ(base->class_backward_kernels[kMm], 1);
+  EXPECT_EQ(base->class_backward_kernels[kPw], 0);
   gpu_.kernel_overhead = 5e-6;
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
   // Twelve kernels, 5 us each, on top of the roofline; per phase: forward 2,
   // backward 1, optimizer 9.
   EXPECT_DOUBLE_EQ(t->overhead_seconds, 12 * 5e-6);
@@ -194,87 +227,49 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
 TEST_F(RooflineTest, LinearBackwardKernelsFollowTheGradients) {
   // fc1 (bias; x needs no gradient): dW1 + db1 = 2. fc2 (no bias; its input
   // needs one): dh + dW2 = 2.
-  int x = b_.Input();
-  int w1 = b_.Param("fc1.weight", {64, 32});
-  int b1 = b_.Param("fc1.bias", {64});
-  int h = b_.One("aten::linear", {x, w1, b1}, {"input", "weight", "bias"});
-  int w2 = b_.Param("fc2.weight", {16, 64});
-  b_.Output(
-      b_.One("aten::linear", {h, w2, b_.None()}, {"input", "weight", "bias"}));
-  Report r = Run("8,32", StepMode::kTrain);
-  gpu_.kernel_overhead = 1;
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<int> linears;
-  for (size_t ni = 0; ni < b_.graph().nodes.size(); ++ni)
-    if (b_.graph().nodes[ni].op == "aten::linear")
-      linears.push_back(static_cast<int>(ni));
-  ASSERT_EQ(linears.size(), 2u);
-  EXPECT_NEAR(t->node_backward_seconds[linears[0]], 2, 1e-6);
-  EXPECT_NEAR(t->node_backward_seconds[linears[1]], 2, 1e-6);
-  EXPECT_EQ(t->class_backward_kernels[static_cast<int>(OpClass::kMatmul)], 4);
+  TwoLinears(/*fc1_bias=*/true, /*fc2_bias=*/false);
+  const std::vector<double> seconds = LinearBackwardSeconds();
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_NEAR(seconds[0], 2, 1e-6);
+  EXPECT_NEAR(seconds[1], 2, 1e-6);
+  EXPECT_EQ(time_.class_backward_kernels[kMm], 4);
 }
 
 TEST_F(RooflineTest, LinearWithBiasAndInputGradient) {
   // fc1 (no bias; x needs no gradient): dW1 = 1. fc2 (bias; its input needs
   // one): dh + dW2 + db2 = 3.
-  int x = b_.Input();
-  int w1 = b_.Param("fc1.weight", {64, 32});
-  int h =
-      b_.One("aten::linear", {x, w1, b_.None()}, {"input", "weight", "bias"});
-  int w2 = b_.Param("fc2.weight", {16, 64});
-  int b2 = b_.Param("fc2.bias", {16});
-  b_.Output(b_.One("aten::linear", {h, w2, b2}, {"input", "weight", "bias"}));
-  Report r = Run("8,32", StepMode::kTrain);
-  gpu_.kernel_overhead = 1;
-  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<int> linears;
-  for (size_t ni = 0; ni < b_.graph().nodes.size(); ++ni)
-    if (b_.graph().nodes[ni].op == "aten::linear")
-      linears.push_back(static_cast<int>(ni));
-  ASSERT_EQ(linears.size(), 2u);
-  EXPECT_NEAR(t->node_backward_seconds[linears[0]], 1, 1e-6);
-  EXPECT_NEAR(t->node_backward_seconds[linears[1]], 3, 1e-6);
+  TwoLinears(/*fc1_bias=*/false, /*fc2_bias=*/true);
+  const std::vector<double> seconds = LinearBackwardSeconds();
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_NEAR(seconds[0], 1, 1e-6);
+  EXPECT_NEAR(seconds[1], 3, 1e-6);
 }
 
 // The optimizer's kernels for three trainable tensors (fc1.weight, fc1.bias,
 // fc2.weight): Adam's single-tensor loop 3 x 8 = 24; its foreach step one
 // launch per multi-tensor op (all three fit one), 8.
 TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
-  int x = b_.Input();
-  int w1 = b_.Param("fc1.weight", {64, 32});
-  int b1 = b_.Param("fc1.bias", {64});
-  int h = b_.One("aten::linear", {x, w1, b1}, {"input", "weight", "bias"});
-  int w2 = b_.Param("fc2.weight", {16, 64});
-  b_.Output(
-      b_.One("aten::linear", {h, w2, b_.None()}, {"input", "weight", "bias"}));
-  const int opt = static_cast<int>(OpClass::kOptimizer);
+  TwoLinears(/*fc1_bias=*/true, /*fc2_bias=*/false);
   for (bool foreach : {false, true}) {
     AnalysisOptions opts;
     opts.training.mode = StepMode::kTrain;
     opts.training.optimizer = OptimizerKind::kAdam;
     opts.training.foreach = foreach;
-    opts.moved_bytes = true;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, "8,32"));
-    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    Result<TimeReport> t = EstimateTime(b_.graph(), *r, gpu_, {});
-    ASSERT_TRUE(t.ok()) << t.status().message();
-    EXPECT_EQ(t->class_kernels[opt], foreach ? 8 : 24) << foreach;
+    Result<TimeReport> t = Time(Run("8,32", std::move(opts)));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->class_kernels[kOptim], foreach ? 8 : 24) << foreach;
   }
 }
 
 TEST_F(RooflineTest, UnboundSymbolIsAnError) {
-  int x = b_.Input();
-  b_.Output(b_.One("aten::relu", {x}, {"self"}));
+  Relu();
   Report r = Run("B,1024", StepMode::kInfer);
   Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("'B'"), std::string::npos)
       << t.status().message();
-  t = EstimateTime(b_.graph(), r, gpu_, {{"B", 2}});
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  t = Time(r, {{"B", 2}});
+  ASSERT_TRUE(t.ok());
   EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * (2 * 1024 * 4) / kBandwidth);
 }
 

@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "testing/graph_builder.h"
 
 namespace torchcost {
@@ -35,66 +39,88 @@ class ShapePropTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(rules_.AddText(kRules, "t.yaml").ok()); }
 
+  // Propagates shapes over the built graph with input x of shape `spec`,
+  // writing facts_ and report_ afresh.
+  Status Propagate(const char* spec) {
+    AnalysisOptions opts;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, spec));
+    facts_ = passes::ShapeFacts();
+    report_ = Report();
+    return passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts_,
+                                   &report_);
+  }
+
   // Runs the propagation with input x of shape `spec`; returns the shape text
   // of `v`.
   std::string ShapeOf(int v, const char* spec = "B,S,8") {
-    AnalysisOptions opts;
-    opts.inputs.push_back(*ParseInputSpec(ctx_, spec));
-    passes::ShapeFacts facts;
-    report_ = Report();
-    Status s = passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts,
-                                       &report_);
+    Status s = Propagate(spec);
     EXPECT_TRUE(s.ok()) << s.message();
     for (const auto& d : report_.diagnostics) ADD_FAILURE() << d.message;
-    const auto& val = facts.values[v];
+    return Shape(v);
+  }
+  // The shape text of `v` after the last propagation.
+  std::string Shape(int v) const {
+    const auto& val = facts_.values[v];
     if (val.kind != rules::RValue::Kind::kTensor) return "not a tensor";
     return rules::ShapeToString(val.t.shape);
+  }
+
+  // Adds aten::size(x, dim), an int.
+  int Size(int x, int64_t dim) {
+    return b_.One("aten::size.int", {x, b_.Int(dim)}, {"self", "dim"},
+                  ir::ValueKind::kInt);
+  }
+  // Adds t::mk of the list of int values `dims`: a tensor of that shape.
+  int Mk(std::vector<int> dims) {
+    const int l = b_.One("prim::ListConstruct", std::move(dims), {},
+                         ir::ValueKind::kList);
+    return b_.One("t::mk", {l}, {"size"});
+  }
+  // Adds an input x (to be given as [B, S]) and the vectors [S] and [B] of its
+  // sizes; returns those two.
+  std::pair<int, int> SAndBVectors() {
+    const int x = b_.Input();
+    return {Mk({Size(x, 1)}), Mk({Size(x, 0)})};
   }
 
   GraphBuilder b_;
   RuleSet rules_;
   sym::Context ctx_;
+  passes::ShapeFacts facts_;
   Report report_;
 };
 
 TEST_F(ShapePropTest, ViewOfSizeZeroKeepsTheBatchSymbolic) {
   int x = b_.Input();
-  int s0 = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
-                  ir::ValueKind::kInt);
+  int s0 = Size(x, 0);
   int t = b_.One("prim::NumToTensor", {s0}, {});
   int i = b_.One("aten::Int.Tensor", {t}, {}, ir::ValueKind::kInt);
-  int l =
-      b_.One("prim::ListConstruct", {i, b_.Int(5)}, {}, ir::ValueKind::kList);
-  int y = b_.One("t::mk", {l}, {"size"});
+  int y = Mk({i, b_.Int(5)});
   EXPECT_EQ(ShapeOf(y), "[B, 5]");
 }
 
 TEST_F(ShapePropTest, IntegerArithmetic) {
   int x = b_.Input();
   // S
-  int s1 = b_.One("aten::size.int", {x, b_.Int(-2)}, {"self", "dim"},
-                  ir::ValueKind::kInt);
+  int s1 = Size(x, -2);
   // 6*S
   int m = b_.One("aten::mul.int", {s1, b_.Int(6)}, {}, ir::ValueKind::kInt);
   // 2*S
   int d = b_.One("aten::floordiv.int", {m, b_.Int(3)}, {}, ir::ValueKind::kInt);
   // 2*S + 1
   int a = b_.One("aten::add.int", {d, b_.Int(1)}, {}, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {a}, {}, ir::ValueKind::kList);
-  int y = b_.One("t::mk", {l}, {"size"});
+  int y = Mk({a});
   EXPECT_EQ(ShapeOf(y), "[" + (ctx_.Symbol("S") * 2 + 1).ToString() + "]");
 }
 
 TEST_F(ShapePropTest, ZeroDimIntegerTensorsCarryTheirValue) {
   int x = b_.Input();
-  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
-                  ir::ValueKind::kInt);
+  int s2 = Size(x, 1);
   int t = b_.One("prim::NumToTensor", {s2}, {});
   int two = b_.One("prim::NumToTensor", {b_.Int(2)}, {});
   int q = b_.One("aten::floor_divide", {t, two}, {"self", "other"});
   int i = b_.One("aten::Int.Tensor", {q}, {}, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
-  int y = b_.One("t::mk", {l}, {"size"});
+  int y = Mk({i});
   EXPECT_EQ(ShapeOf(y),
             "[" + sym::FloorDiv(ctx_.Symbol("S"), 2).ToString() + "]");
 }
@@ -103,13 +129,11 @@ TEST_F(ShapePropTest, NegatedLengthsCarryTheirValue) {
   // -(-S): aten::neg of a 0-dim integer tensor carries -S (T5's
   // position_bias[:, :, -seq_length:, :]).
   int x = b_.Input();
-  int s2 = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
-                  ir::ValueKind::kInt);
+  int s2 = Size(x, 1);
   int t = b_.One("prim::NumToTensor", {s2}, {});
   int n = b_.One("aten::neg", {b_.One("aten::neg", {t}, {"self"})}, {"self"});
   int i = b_.One("aten::Int.Tensor", {n}, {}, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList);
-  int y = b_.One("t::mk", {l}, {"size"});
+  int y = Mk({i});
   EXPECT_EQ(ShapeOf(y), "[S]");
 }
 
@@ -117,25 +141,16 @@ TEST_F(ShapePropTest, UnpackAFullSize) {
   int x = b_.Input();
   int sz = b_.One("aten::size", {x}, {"self"}, ir::ValueKind::kList);
   auto parts = b_.Node("prim::ListUnpack", {sz}, {}, 3, ir::ValueKind::kInt);
-  int l = b_.One("prim::ListConstruct", {parts[2], parts[0]}, {},
-                 ir::ValueKind::kList);
-  int y = b_.One("t::mk", {l}, {"size"});
+  int y = Mk({parts[2], parts[0]});
   EXPECT_EQ(ShapeOf(y), "[8, B]");
 }
 
 TEST_F(ShapePropTest, OutOfRangeSizeIsAnErrorNamingTheNode) {
   int x = b_.Input();
-  b_.One("aten::size.int", {x, b_.Int(7)}, {"self", "dim"},
-         ir::ValueKind::kInt);
-  AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
-  passes::ShapeFacts facts;
-  Report report;
-  ASSERT_TRUE(
-      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
-          .ok());
-  ASSERT_EQ(report.diagnostics.size(), 1u);
-  EXPECT_THAT(report.diagnostics[0].message,
+  Size(x, 7);
+  ASSERT_TRUE(Propagate("B,3").ok());
+  ASSERT_EQ(report_.diagnostics.size(), 1u);
+  EXPECT_THAT(report_.diagnostics[0].message,
               HasSubstr("test.pt: node %v2 (aten::size, module Net): dim 7 out "
                         "of range for a tensor of rank 2"));
 }
@@ -155,23 +170,17 @@ TEST_F(ShapePropTest, LazyRuleThatDoesNotCompileIsAnErrorNamingFileAndRule) {
                   .ok());
   int x = b_.Input();
   b_.One("t::bad", {x}, {"self"});
-  int l = b_.One("prim::ListConstruct", {b_.Int(4)}, {}, ir::ValueKind::kList);
-  int z = b_.One("t::mk", {l}, {"size"});
-  AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,3"));
-  passes::ShapeFacts facts;
-  Report report;
-  ASSERT_TRUE(
-      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
-          .ok());
-  ASSERT_EQ(report.diagnostics.size(), 1u);
-  EXPECT_THAT(report.diagnostics[0].message,
+  int z = Mk({b_.Int(4)});
+  ASSERT_TRUE(Propagate("B,3").ok());
+  ASSERT_EQ(report_.diagnostics.size(), 1u);
+  EXPECT_THAT(report_.diagnostics[0].message,
               HasSubstr("(t::bad, module Net): bad.yaml:7:"));
-  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("nosuch"));
-  EXPECT_THAT(report.diagnostics[0].message, HasSubstr("(rule t::bad)"));
-  EXPECT_TRUE(report.unknown_ops.empty());  // It has a rule; the rule is wrong.
+  EXPECT_THAT(report_.diagnostics[0].message, HasSubstr("nosuch"));
+  EXPECT_THAT(report_.diagnostics[0].message, HasSubstr("(rule t::bad)"));
+  // It has a rule; the rule is wrong.
+  EXPECT_TRUE(report_.unknown_ops.empty());
   // The nodes after it go on.
-  EXPECT_EQ(rules::ShapeToString(facts.values[z].t.shape), "[4]");
+  EXPECT_EQ(Shape(z), "[4]");
 }
 
 // Nodes applying one rule to equal arguments share one application (a decoder's
@@ -196,17 +205,7 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
               "      fwd: k*M*N\n",
               "outer.yaml")
           .ok());
-  const int x = b_.Input();
-  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
-                       ir::ValueKind::kInt);
-  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
-                       ir::ValueKind::kInt);
-  auto vec = [&](int n) {
-    return b_.One(
-        "t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)},
-        {"size"});
-  };
-  const int vs = vec(s), vb = vec(b);
+  const auto [vs, vb] = SAndBVectors();
   const int y1 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});
   // Equal arguments.
   const int y2 = b_.One("t::outer", {vs, vb, b_.Int(2)}, {"a", "b", "k"});
@@ -214,21 +213,15 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
   const int y3 = b_.One("t::outer", {vs, vb, b_.Int(3)}, {"a", "b", "k"});
   // Another dim.
   const int y4 = b_.One("t::outer", {vs, vs, b_.Int(2)}, {"a", "b", "k"});
-  AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
-  passes::ShapeFacts facts;
-  Report report;
-  ASSERT_TRUE(
-      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
-          .ok());
+  ASSERT_TRUE(Propagate("B,S").ok());
   const sym::Expr S = ctx_.Symbol("S"), B = ctx_.Symbol("B");
-  EXPECT_EQ(rules::ShapeToString(facts.values[y1].t.shape), "[S, B]");
-  EXPECT_EQ(rules::ShapeToString(facts.values[y2].t.shape), "[S, B]");
-  EXPECT_EQ(rules::ShapeToString(facts.values[y3].t.shape), "[S, B]");
-  EXPECT_EQ(rules::ShapeToString(facts.values[y4].t.shape), "[S, S]");
+  EXPECT_EQ(Shape(y1), "[S, B]");
+  EXPECT_EQ(Shape(y2), "[S, B]");
+  EXPECT_EQ(Shape(y3), "[S, B]");
+  EXPECT_EQ(Shape(y4), "[S, S]");
   const auto& g = b_.graph();
   auto flops_of = [&](int v) {
-    return report.nodes[g.values[v].producer].flops;
+    return report_.nodes[g.values[v].producer].flops;
   };
   EXPECT_EQ(flops_of(y1), sym::Expr(2) * S * B);
   EXPECT_EQ(flops_of(y2), sym::Expr(2) * S * B);
@@ -236,17 +229,17 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
   EXPECT_EQ(flops_of(y4), sym::Expr(2) * S * S);
   // S == B cannot be proved: one assumption per node that needs it, naming that
   // node.
-  ASSERT_EQ(report.assumptions.size(), 3u);
+  ASSERT_EQ(report_.assumptions.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const int y = std::vector<int>{y1, y2, y3}[i];
-    EXPECT_THAT(report.assumptions[i],
+    EXPECT_THAT(report_.assumptions[i],
                 HasSubstr(g.nodes[g.values[y].producer].debug_name))
         << i;
   }
   // One result held for y1 and y2, apart from y3's and y4's; the outputs are in
   // the values only.
   auto applied_of = [&](int v) {
-    return facts.nodes[g.values[v].producer].applied;
+    return facts_.nodes[g.values[v].producer].applied;
   };
   EXPECT_EQ(applied_of(y1), applied_of(y2));
   EXPECT_NE(applied_of(y1), applied_of(y3));
@@ -272,17 +265,7 @@ TEST_F(ShapePropTest, EachNodeBindsByItsOwnInputNames) {
                    "      out: [M, N]\n",
                    "pair.yaml")
           .ok());
-  const int x = b_.Input();
-  const int s = b_.One("aten::size.int", {x, b_.Int(1)}, {"self", "dim"},
-                       ir::ValueKind::kInt);
-  const int b = b_.One("aten::size.int", {x, b_.Int(0)}, {"self", "dim"},
-                       ir::ValueKind::kInt);
-  auto vec = [&](int n) {
-    return b_.One(
-        "t::mk", {b_.One("prim::ListConstruct", {n}, {}, ir::ValueKind::kList)},
-        {"size"});
-  };
-  const int vs = vec(s), vb = vec(b);
+  const auto [vs, vb] = SAndBVectors();
   // a = [S], b = [B] gives [S, B]; the names swapped, a = [B], b = [S].
   const int y1 = b_.One("t::pair", {vs, vb}, {"a", "b"});
   const int y2 = b_.One("t::pair", {vs, vb}, {"b", "a"});
@@ -291,15 +274,9 @@ TEST_F(ShapePropTest, EachNodeBindsByItsOwnInputNames) {
   EXPECT_EQ(ShapeOf(y2, "B,S"), "[B, S]");
   EXPECT_EQ(ShapeOf(y3, "B,S"), "[S, B]");
   b_.One("t::pair", {vs, vb}, {"a", "c"});
-  AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S"));
-  passes::ShapeFacts facts;
-  Report report;
-  ASSERT_TRUE(
-      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
-          .ok());
-  ASSERT_EQ(report.diagnostics.size(), 1u);
-  EXPECT_THAT(report.diagnostics[0].message,
+  ASSERT_TRUE(Propagate("B,S").ok());
+  ASSERT_EQ(report_.diagnostics.size(), 1u);
+  EXPECT_THAT(report_.diagnostics[0].message,
               HasSubstr("input 'c' is not an argument of the rule's schema "
                         "'pair'"));
 }
