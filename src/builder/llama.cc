@@ -771,8 +771,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   // (build/megatron.h).
   LlamaConfig c = config;
   Validator v("llama");
-  v.Positive("layers", c.layers);
-  v.AtMost("layers", c.layers, kMaxLayers);
+  v.Layers("layers", c.layers);
   v.Positive("hidden", c.hidden);
   v.Positive("heads", c.heads);
   v.Positive("kv_heads", c.kv_heads);
@@ -853,7 +852,9 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
 
   GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)"
                                                  : c.classes + " (builder)");
-  const bool generating = !c.phase.empty();
+  // Each layer's sliding window (0: none).
+  std::vector<int64_t> windows(c.layers);
+  for (int64_t i = 0; i < c.layers; ++i) windows[i] = LayerWindow(c, i);
   Ref idx =
       b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   if (gen.decode) {
@@ -861,9 +862,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // all new tokens but the last two), or the sliding window's window - 1.
     std::vector<std::string> pasts = FullPasts(c.layers);
     for (int64_t i = 0; i < c.layers; ++i) {
-      const int64_t window = LayerWindow(c, i);
-      if (window > 0)
-        pasts[i] = "min(S+T-2, " + std::to_string(window - 1) + ")";
+      if (windows[i] > 0)
+        pasts[i] = "min(S+T-2, " + std::to_string(windows[i] - 1) + ")";
     }
     DeclarePasts(b, gen, c.kv_heads, HeadDim(c), pasts);
   }
@@ -898,8 +898,9 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     std::vector<LayerTemplate> templates;
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = BlockOnce(b, c, w.layers[i], x, window_mask, LayerWindow(c, i),
-                    generating ? &gen : nullptr, templates, c.layers - i - 1);
+      x = BlockOnce(b, c, w.layers[i], x, window_mask, windows[i],
+                    gen.generating ? &gen : nullptr, templates,
+                    c.layers - i - 1);
     }
   }
   {
@@ -908,18 +909,14 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   }
   model.reset();
   // generate() passes logits_to_keep=1: lm_head(hidden_states[:, -1:, :]).
-  if (generating) x = b.Slice(x, 1, -1, kSliceToEnd);
+  if (gen.generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = ColumnLinear(b, c, x, w.lm_head);
   }
   // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
-  b.Output(x);
-  OutputCaches(b, gen);
-  // Hugging Face's causal-LM loss (src/training/loss.cc).
-  b.DefaultLoss("causal_lm");
-  BuiltModel m = b.Finish();
+  BuiltModel m = FinishCausalLm(b, x, gen, windows);
   if (c.experts > 0) {
     // (experts - top_k) experts per layer, each 3 * hidden *
     // expert_intermediate.
@@ -970,12 +967,6 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     m.notes.push_back(
         PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
-  // A generation phase runs under no_grad.
-  if (generating) m.default_loss.clear();
-  if (generating) {
-    for (int64_t i = 0; i < c.layers; ++i)
-      m.cache_windows.insert(m.cache_windows.end(), 2, LayerWindow(c, i));
-  }
   return m;
 }
 
