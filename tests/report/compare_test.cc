@@ -66,7 +66,7 @@ TEST(CompareTest, LargestBatchUnderABudget) {
   EXPECT_TRUE(row->fits);
   // 98: 544 + 96*98 = 9952 <= 10000 < 10048.
   EXPECT_EQ(row->max_batch, (10000 - 544) / 96);
-  EXPECT_EQ(row->at_peak[static_cast<int>(MemCategory::kParam)], 544);
+  EXPECT_EQ(row->at_peak[testing::kParam], 544);
   o.bindings["B"] = 200;
   row = EvaluateCompareRow(r, "infer", o);
   EXPECT_EQ(row->peak, 544 + 96 * 200);
@@ -95,7 +95,7 @@ TEST(CompareTest, CudaAllocatorBudgetIsReservedPlusContext) {
   auto row = EvaluateCompareRow(r, "infer", o);
   ASSERT_TRUE(row.ok()) << row.status().message();
   EXPECT_EQ(row->peak, 4 * 512);
-  EXPECT_EQ(row->at_peak[static_cast<int>(MemCategory::kParam)], 2 * 512);
+  EXPECT_EQ(row->at_peak[testing::kParam], 2 * 512);
   EXPECT_EQ(row->reserved_peak, 2 << 20);
   EXPECT_EQ(row->device_peak, (2 << 20) + 1000);
   EXPECT_TRUE(row->fits);
