@@ -81,6 +81,17 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
       }
       for (const rules::TensorType& t : a.temporaries)
         bytes += memory::BytesOf(t);
+      // A batched matmul's copy of an argument it cannot fold (the memory
+      // model's fold copy): its bytes read + its bytes written, 0 where it
+      // views. NB: bmm then reads the copy where the argument's bytes are
+      // counted: the same bytes for an expand's view (repeat_kv with one KV
+      // head), fewer for matmul's own broadcast of a dim of 1.
+      if (node.op == "aten::matmul") {
+        for (int arg = 0; arg < 2; ++arg) {
+          bytes += sym::Expr(2) * memory::MatmulFoldCopyBytes(
+                                      g, facts, static_cast<int>(ni), arg);
+        }
+      }
       // NB: a matmul with an empty output (0 rows: an expert no token is
       // routed to) returns before its kernel and reads nothing, its weight
       // included: min(output bytes, 1) is 0 then, and 1 wherever the dims are

@@ -17,7 +17,9 @@ OpClass ClassOf(const rules::OpRule& rule, const rules::Variant& variant);
 
 // Fills NodeCost::bytes and op_class of every node, and in a training step
 // TrainingReport::node_bwd_bytes and optimizer_bytes. Defaults: a forward
-// moves its distinct tensor inputs, outputs and temporaries (a view nothing);
+// moves its distinct tensor inputs, outputs and temporaries (a view nothing),
+// and a batched matmul also reads and writes its fold copies
+// (memory::MatmulFoldCopyBytes);
 // a backward, per input gradient, reads the output gradients and writes the
 // input's gradient, and reads each saved tensor once; a rule's `bytes:` wins.
 void FillMovedBytes(const ir::Graph& graph, const passes::ShapeFacts& facts,

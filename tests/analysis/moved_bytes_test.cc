@@ -8,6 +8,7 @@
 
 #include "testing/analyze_graph.h"
 #include "testing/graph_builder.h"
+#include "testing/one_kv_head.h"
 #include "torchcost/analysis.h"
 
 namespace torchcost {
@@ -114,6 +115,27 @@ TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {
   r = Run("N,4", /*input_grad=*/false);
   EXPECT_EQ(r.nodes[0].bytes.ToString().find("min"), std::string::npos)
       << r.nodes[0].bytes.ToString();
+}
+
+// One KV head (testing::BuildOneKvHeadScores, float32): the scores' matmul
+// q [B, 3, 5, 4] @ kt [B, 3, 4, 5] -> [B, 3, 5, 5] reads q and kt and writes
+// the scores; where B > 1 torch.matmul first copies kt, whose heads are at
+// stride 0, to [3B, 4, 5] for bmm: 3B*4*5 floats read and as many written.
+// At B = 1 it views: no copy.
+TEST_F(MovedBytesTest, OneKvHeadMatmulMovesItsFoldCopy) {
+  const testing::OneKvHeadScores v = testing::BuildOneKvHeadScores(&b_);
+  Report r = Run("B,3,5,4", /*input_grad=*/false);
+  ASSERT_EQ(b_.graph().nodes[v.matmul].op, "aten::matmul");
+  auto at = [&](int64_t batch) {
+    return sym::Evaluate(r.nodes[v.matmul].bytes, {{"B", batch}}).value();
+  };
+  // q, kt and the scores: B*3*5*4 + B*3*4*5 + B*3*5*5 float32.
+  auto plain = [](int64_t b) { return (b * 60 + b * 60 + b * 75) * 4; };
+  // The copy of kt: 2 (read, written) x B*3*4*5 float32.
+  auto copy = [](int64_t b) { return 2 * (b * 3 * 4 * 5) * 4; };
+  EXPECT_EQ(at(1), plain(1));
+  EXPECT_EQ(at(2), plain(2) + copy(2));
+  EXPECT_EQ(at(4), plain(4) + copy(4));
 }
 
 TEST_F(MovedBytesTest, OffByDefault) {
