@@ -29,15 +29,23 @@ inline uint64_t ExprBits(const Expr& e) {
                   : static_cast<uint64_t>(*e.AsConstant()) * 0x100000001b3ULL;
 }
 
+// Returns the intern hash of the Sum `constant + ops` of n ops hashed
+// `ops_hash`. NB: the constant is mixed in last, so a Sum that differs from
+// another only in its constant reuses that one's ops_hash.
+inline size_t SumHash(size_t n, size_t ops_hash, int64_t constant) {
+  // The kind and the op count fold in by a multiply (an odd constant); one
+  // finalising Mix spreads them with the constant.
+  return Mix(ops_hash ^ ((n << 3 | static_cast<size_t>(Kind::kSum)) *
+                         0xd6e8feb86659fd93ULL),
+             static_cast<uint64_t>(constant));
+}
+
 // NB: hashing by child addresses is fine here: the intern table's order is
 // never observed, and children are themselves interned.
 size_t HashKey(const Node& n) {
+  if (n.kind == Kind::kSum) return SumHash(n.num_ops, n.ops_hash, n.constant);
   size_t h = Mix(static_cast<size_t>(n.kind), n.num_ops);
   switch (n.kind) {
-    case Kind::kSum:
-      // NB: the constant is mixed in last, so a Sum that differs from another
-      // only in its constant reuses that one's ops_hash.
-      return Mix(h ^ n.ops_hash, static_cast<uint64_t>(n.constant));
     case Kind::kProduct:
       return Mix(h ^ n.ops_hash, 0);
     case Kind::kFloorDiv:
@@ -89,40 +97,66 @@ int KindRank(Kind k) {
   }
 }
 
+// Returns the constant of a + kb * b.
+// NB: checked after the terms, so an overflow in both reports the terms'.
+inline int64_t MergeConstants(const LinView& a, const LinView& b, int64_t kb) {
+  return CheckedAdd(a.constant, CheckedMul(b.constant, kb, "constant product"),
+                    "constant sum");
+}
+
 // Merges the sorted term lists of a and kb * b into `out`; returns the
 // constant.
 int64_t MergeLinear(const LinView& a, const LinView& b, int64_t kb,
                     OperandVec* out) {
-  size_t i = 0, j = 0;
-  while (i < a.num_terms || j < b.num_terms) {
-    int c;
-    if (i == a.num_terms) {
-      c = 1;
-    } else if (j == b.num_terms) {
-      c = -1;
-    } else if (a.terms[i].node == b.terms[j].node) {
-      c = 0;  // Like terms, the common case, without a call.
-    } else {
-      c = CompareTerms(a.terms[i].node, b.terms[j].node);
-    }
-    if (c < 0) {
-      out->push_back(a.terms[i++]);
-    } else if (c > 0) {
-      out->push_back({b.terms[j].node,
-                      CheckedMul(b.terms[j].k, kb, "coefficient product")});
-      ++j;
-    } else {
-      // Like terms: coefficient = ka + kb * kb'.
-      int64_t k = CheckedAdd(
-          a.terms[i].k, CheckedMul(b.terms[j].k, kb, "coefficient product"),
-          "coefficient sum");
-      if (k != 0) out->push_back({a.terms[i].node, k});
-      ++i;
-      ++j;
+  // NB: written through a pointer into room for both lists (the most a merge
+  // can keep), then trimmed: no capacity check per term.
+  out->resize(a.num_terms + b.num_terms);
+  Operand* o = out->data();
+  if (b.num_terms == 1) {
+    // Fast path: a + k * t where t is already a term of a (a running total
+    // gaining more of a like term, most sums of an analysis), found by
+    // address: a's terms in order, t's coefficient changed or dropped if 0.
+    const Operand& t = b.terms[0];
+    for (size_t p = 0; p < a.num_terms; ++p) {
+      if (a.terms[p].node != t.node) continue;
+      const int64_t k =
+          CheckedAdd(a.terms[p].k, CheckedMul(t.k, kb, "coefficient product"),
+                     "coefficient sum");
+      for (size_t i = 0; i < p; ++i) *o++ = a.terms[i];
+      if (k != 0) *o++ = {t.node, k};
+      for (size_t i = p + 1; i < a.num_terms; ++i) *o++ = a.terms[i];
+      out->resize(static_cast<size_t>(o - out->data()));
+      return MergeConstants(a, b, kb);
     }
   }
-  return CheckedAdd(a.constant, CheckedMul(b.constant, kb, "constant product"),
-                    "constant sum");
+  const Operand* ai = a.terms;
+  const Operand* const a_end = ai + a.num_terms;
+  const Operand* bj = b.terms;
+  const Operand* const b_end = bj + b.num_terms;
+  while (ai != a_end && bj != b_end) {
+    // Like terms, the common case, are found without a call.
+    const int c = ai->node == bj->node ? 0 : CompareTerms(ai->node, bj->node);
+    if (c < 0) {
+      *o++ = *ai++;
+    } else if (c > 0) {
+      *o++ = {bj->node, CheckedMul(bj->k, kb, "coefficient product")};
+      ++bj;
+    } else {
+      // Like terms: coefficient = ka + kb * kb'.
+      const int64_t k =
+          CheckedAdd(ai->k, CheckedMul(bj->k, kb, "coefficient product"),
+                     "coefficient sum");
+      if (k != 0) *o++ = {ai->node, k};
+      ++ai;
+      ++bj;
+    }
+  }
+  while (ai != a_end) *o++ = *ai++;
+  for (; bj != b_end; ++bj) {
+    *o++ = {bj->node, CheckedMul(bj->k, kb, "coefficient product")};
+  }
+  out->resize(static_cast<size_t>(o - out->data()));
+  return MergeConstants(a, b, kb);
 }
 
 // Returns a + kb * b.
@@ -148,9 +182,23 @@ Expr AddScaled(const Expr& a, const Expr& b, int64_t kb) {
         c, va.terms, va.num_terms,
         n->kind == Kind::kSum ? n->ops_hash : HashOps(va.terms, 1));
   }
+  Context::Impl* impl = ctx->impl();
+  if (va.num_terms == 0 || (kb != 1 && kb != -1)) {
+    OperandVec out;
+    int64_t c = MergeLinear(va, vb, kb, &out);
+    return impl->MakeSum(c, out.data(), out.size());
+  }
+  // Both are non-constant here; a repeated a +- b is found in the memo.
+  const uintptr_t b_and_sub =
+      reinterpret_cast<uintptr_t>(b.node()) | (kb == -1 ? 1 : 0);
+  const Node* an = a.node();
+  if (an->sum_operand == b_and_sub) return an->sum_result;
   OperandVec out;
   int64_t c = MergeLinear(va, vb, kb, &out);
-  return ctx->impl()->MakeSum(c, out.data(), out.size());
+  Expr sum = impl->MakeSum(c, out.data(), out.size());
+  an->sum_operand = b_and_sub;
+  an->sum_result = sum;
+  return sum;
 }
 
 // Returns the product of two terms (nullptr stands for the term 1).
@@ -281,17 +329,13 @@ int CompareExprs(const Expr& a, const Expr& b) {
 // ---------------------------------------------------------------------------
 // Context::Impl: arena and interning.
 
-void* Context::Impl::Allocate(size_t bytes, size_t align) {
+void* Context::Impl::AllocateBlock(size_t bytes, size_t align) {
+  size_t size = std::max(kBlockBytes, bytes + align);
+  blocks.emplace_back(new char[size]);
+  cur = blocks.back().get();
+  left = size;
   size_t pad =
       (align - (reinterpret_cast<uintptr_t>(cur) & (align - 1))) & (align - 1);
-  if (cur == nullptr || pad + bytes > left) {
-    size_t size = std::max(kBlockBytes, bytes + align);
-    blocks.emplace_back(new char[size]);
-    cur = blocks.back().get();
-    left = size;
-    pad = (align - (reinterpret_cast<uintptr_t>(cur) & (align - 1))) &
-          (align - 1);
-  }
   char* p = cur + pad;
   cur = p + bytes;
   left -= pad + bytes;
@@ -313,41 +357,57 @@ size_t HashOps(const Operand* ops, size_t n) {
   return static_cast<size_t>(h);
 }
 
-const Node* Context::Impl::Intern(const Node& key) {
-  size_t h = HashKey(key);
-  if ((count + 1) * 2 > table.size()) {
-    // Grow to keep the load factor at most 1/2.
-    std::vector<const Node*> old;
-    old.swap(table);
-    table.assign(old.empty() ? 1024 : old.size() * 2, nullptr);
-    size_t mask = table.size() - 1;
-    for (const Node* n : old) {
-      if (n == nullptr) continue;
-      size_t i = n->hash & mask;
-      while (table[i] != nullptr) i = (i + 1) & mask;
-      table[i] = n;
-    }
+void Context::Impl::GrowTable() {
+  // Twice the slots, to keep the load factor at most 1/2.
+  std::vector<const Node*> old;
+  old.swap(table);
+  table.assign(old.empty() ? 1024 : old.size() * 2, nullptr);
+  size_t mask = table.size() - 1;
+  for (const Node* n : old) {
+    if (n == nullptr) continue;
+    size_t i = n->hash & mask;
+    while (table[i] != nullptr) i = (i + 1) & mask;
+    table[i] = n;
   }
+}
+
+template <typename Same>
+size_t Context::Impl::Probe(size_t h, const Same& same) const {
   size_t mask = table.size() - 1;
   size_t i = h & mask;
   while (const Node* n = table[i]) {
-    if (n->hash == h && SameKey(*n, key)) return n;
+    if (n->hash == h && same(*n)) return i;
     i = (i + 1) & mask;
   }
-  Node* n = new (Allocate(sizeof(Node), alignof(Node))) Node(key);
+  return i;
+}
+
+const Node* Context::Impl::Insert(size_t slot, const Node& key, size_t h) {
+  // NB: the node and its ops in one arena block: ops follow the node (both
+  // 8-byte aligned).
+  static_assert(sizeof(Node) % alignof(Operand) == 0, "ops follow the node");
+  char* bytes = static_cast<char*>(
+      Allocate(sizeof(Node) + sizeof(Operand) * key.num_ops, alignof(Node)));
+  Node* n = new (bytes) Node(key);
   n->ctx = ctx;
   n->hash = h;
   n->bounds_epoch = 0;
   if (key.num_ops > 0) {
-    auto* ops = static_cast<Operand*>(
-        Allocate(sizeof(Operand) * key.num_ops, alignof(Operand)));
-    std::memcpy(static_cast<void*>(ops), key.ops,
-                sizeof(Operand) * key.num_ops);
+    auto* ops = reinterpret_cast<Operand*>(bytes + sizeof(Node));
+    for (uint32_t i = 0; i < key.num_ops; ++i) ops[i] = key.ops[i];
     n->ops = ops;
   }
-  table[i] = n;
+  table[slot] = n;
   ++count;
   return n;
+}
+
+const Node* Context::Impl::Intern(const Node& key) {
+  const size_t h = HashKey(key);
+  ReserveOne();
+  const size_t i = Probe(h, [&key](const Node& n) { return SameKey(n, key); });
+  if (table[i] != nullptr) return table[i];
+  return Insert(i, key, h);
 }
 
 Expr Context::Impl::MakeSum(int64_t constant, const Operand* terms, size_t n) {
@@ -361,6 +421,22 @@ Expr Context::Impl::MakeSumHashed(int64_t constant, const Operand* terms,
   // NB: "1 * term + 0" is the term node itself, so B + 0 == B.
   if (n == 1 && terms[0].k == 1 && constant == 0)
     return Expr::FromNode(terms[0].node);
+  // NB: looked up without building a key Node (one is built only if new).
+  const size_t h = SumHash(n, ops_hash, constant);
+  ReserveOne();
+  const size_t slot = Probe(h, [&](const Node& node) {
+    if (node.kind != Kind::kSum || node.num_ops != n ||
+        node.constant != constant) {
+      return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (node.ops[i].node != terms[i].node || node.ops[i].k != terms[i].k) {
+        return false;
+      }
+    }
+    return true;
+  });
+  if (table[slot] != nullptr) return Expr::FromNode(table[slot]);
   Node key{};
   key.kind = Kind::kSum;
   key.num_ops = static_cast<uint32_t>(n);
@@ -369,7 +445,7 @@ Expr Context::Impl::MakeSumHashed(int64_t constant, const Operand* terms,
   key.ops_hash = ops_hash;
   key.degree =
       terms[0].node->degree;  // Terms are sorted by degree, highest first.
-  return Expr::FromNode(Intern(key));
+  return Expr::FromNode(Insert(slot, key, h));
 }
 
 const Node* Context::Impl::MakeProduct(const Operand* factors, size_t n) {

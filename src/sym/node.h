@@ -48,6 +48,14 @@ struct Node {
   mutable Interval bounds;  // Memo of Context::Bounds.
   mutable uint64_t bounds_epoch =
       0;  // 0 = no memo; else the epoch it was computed in.
+  // NB: a memo of the last sum AddScaled merged with this node as its left
+  // operand: b's node address (| 1 for a - b; 0 = none) and a +- b. About
+  // half of a training analysis's sums repeat, mostly with the same running
+  // total as a, so one entry per node catches them without a table. A sum's
+  // canonical form depends on its operands alone (never on the symbols'
+  // ranges), so the entry stays valid for the context's life.
+  mutable uintptr_t sum_operand = 0;
+  mutable Expr sum_result;
 
   // Returns true for the kinds that may appear as factors of a Product.
   bool IsAtom() const {
@@ -192,7 +200,21 @@ struct Context::Impl {
   std::vector<std::unique_ptr<char[]>> blocks;
   char* cur = nullptr;
   size_t left = 0;
-  void* Allocate(size_t bytes, size_t align);
+  // Returns `bytes` of arena memory aligned to `align` (a power of two).
+  void* Allocate(size_t bytes, size_t align) {
+    const size_t pad =
+        (align - (reinterpret_cast<uintptr_t>(cur) & (align - 1))) &
+        (align - 1);
+    if (cur == nullptr || pad + bytes > left) {
+      return AllocateBlock(bytes, align);
+    }
+    char* p = cur + pad;
+    cur = p + bytes;
+    left -= pad + bytes;
+    return p;
+  }
+  // As Allocate, from a new block.
+  void* AllocateBlock(size_t bytes, size_t align);
 
   // Open-addressing intern table (linear probing, power-of-two capacity).
   std::vector<const Node*> table;
@@ -206,6 +228,18 @@ struct Context::Impl {
   // Interns a node equal to `key` (ops are copied into the arena if new).
   // NB: a Sum's or Product's key.ops_hash must be HashOps of its ops.
   const Node* Intern(const Node& key);
+  // Grows the intern table if one more node would fill it past half.
+  void ReserveOne() {
+    if ((count + 1) * 2 > table.size()) GrowTable();
+  }
+  // Doubles the table and reinserts every node.
+  void GrowTable();
+  // Returns the table slot of the node hashed `h` that `same` accepts, or the
+  // empty slot where it would go (call ReserveOne first).
+  template <typename Same>
+  size_t Probe(size_t h, const Same& same) const;
+  // Copies `key` and its ops into the arena and stores it in empty `slot`.
+  const Node* Insert(size_t slot, const Node& key, size_t h);
   // Builds the canonical Sum `constant + terms` (terms sorted, no zero coeffs).
   Expr MakeSum(int64_t constant, const Operand* terms, size_t n);
   // As MakeSum, with `ops_hash` = HashOps(terms, n) already known.

@@ -146,6 +146,67 @@ TEST_F(ExprTest, AddingAConstantFindsTheSumsAlreadyInterned) {
   EXPECT_EQ((x + 1).ToString(), "3*B*S + 2*H + 8");
 }
 
+TEST_F(ExprTest, AddingALikeTermChangesItsCoefficient) {
+  // x + k*t with t already a term of x: only t's coefficient changes, at its
+  // place among x's terms, and a coefficient that reaches 0 drops the term.
+  const Expr x = 4 * B * S + 3 * H + 2 * W + 1;
+  EXPECT_EQ((x + B * S).ToString(), "5*B*S + 3*H + 2*W + 1");  // First term.
+  EXPECT_EQ((x + 2 * H).ToString(), "4*B*S + 5*H + 2*W + 1");  // Middle.
+  EXPECT_EQ((x - 3 * W).ToString(), "4*B*S + 3*H - W + 1");    // Last.
+  EXPECT_EQ((x - 4 * B * S).ToString(), "3*H + 2*W + 1");      // Cancels.
+  EXPECT_EQ((x - 2 * W).ToString(), "4*B*S + 3*H + 1");
+  // A single-term operand with a constant: the constants add too.
+  EXPECT_EQ((x + (2 * H + 5)).ToString(), "4*B*S + 5*H + 2*W + 6");
+  EXPECT_EQ((x - (3 * H + 1)).ToString(), "4*B*S + 2*W");
+  // 2*B - B leaves 1*B + 0, which is the node B itself.
+  EXPECT_EQ(2 * B - B, B);
+  // The same sums built term by term in another order are the same nodes.
+  EXPECT_EQ(x + 2 * H, 2 * W + 5 * H + 1 + 4 * S * B);
+  EXPECT_EQ(x - 4 * B * S, 1 + 2 * W + 3 * H);
+}
+
+TEST_F(ExprTest, AddingANewTermMergesItInOrder) {
+  // Where the single term is not a term of x (the like-term shortcut must not
+  // apply), it is inserted at its structural place: degree first, then atoms.
+  const Expr x = 4 * B * S + 3 * H + 2 * W + 1;
+  EXPECT_EQ((x + S).ToString(), "4*B*S + 3*H + S + 2*W + 1");
+  EXPECT_EQ((x + B * H).ToString(), "B*H + 4*B*S + 3*H + 2*W + 1");
+  EXPECT_EQ((x - H * S).ToString(), "4*B*S - H*S + 3*H + 2*W + 1");
+  EXPECT_EQ((x + 7 * B).ToString(), "4*B*S + 7*B + 3*H + 2*W + 1");
+  EXPECT_EQ((x + B * B * S).ToString(), "B^2*S + 4*B*S + 3*H + 2*W + 1");
+  // An overflowing coefficient still throws on the shortcut's path.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_THROW((kMax * H + B) + H, Error);
+  EXPECT_THROW((B - kMax * H) - 2 * H, Error);
+}
+
+TEST_F(ExprTest, RepeatedSumsAreTheSameWithoutNewNodes) {
+  // A repeated a + b is remembered on a; a - b, a + c and b + a are not that
+  // sum, and asking for them in between leaves a + b right.
+  const Expr a = 3 * B + H;
+  const Expr b = B + W;
+  const Expr c = B + S;
+  const Expr sum = a + b;
+  EXPECT_EQ(sum.ToString(), "4*B + H + W");
+  size_t nodes = ctx_.NodeCount();
+  EXPECT_EQ(a + b, sum);
+  EXPECT_EQ(ctx_.NodeCount(), nodes);  // Nothing new was interned.
+  EXPECT_EQ((a - b).ToString(), "2*B + H - W");
+  EXPECT_EQ(a + b, sum);
+  EXPECT_EQ((a + c).ToString(), "4*B + H + S");
+  EXPECT_EQ(a + b, sum);
+  EXPECT_EQ((b + a).ToString(), "4*B + H + W");
+  EXPECT_EQ(b + a, sum);
+  EXPECT_EQ((a - b).ToString(), "2*B + H - W");
+  EXPECT_EQ((b - a).ToString(), "-2*B - H + W");
+  // A sum that overflowed is not remembered: it throws again.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Expr big = kMax * B + H;
+  EXPECT_THROW(big + b, Error);
+  EXPECT_THROW(big + b, Error);
+  EXPECT_EQ((big - b).ToString(), std::to_string(kMax - 1) + "*B + H - W");
+}
+
 TEST_F(ExprTest, ContextAndConstants) {
   EXPECT_EQ(B.context(), &ctx_);
   EXPECT_EQ((B * H + 1).context(), &ctx_);
