@@ -50,6 +50,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from torchcost.reference.decoder_layers import MLP as DecoderMLP, rotate_half  # noqa: E402
 from torchcost.reference.gpt2 import GPT2, GPT2Attention, GPT2Block  # noqa: E402,F401
 
 # torchvision models traced at 1x3x224x224, with the constructor arguments used.
@@ -294,17 +295,14 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * x.to(dtype)
 
 
-def rotate_half(x):
-    """[x1, x2] -> [-x2, x1] on the last dim."""
-    half = x.shape[-1] // 2
-    x1 = x[..., :half]
-    x2 = x[..., half:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
 class LlamaAttention(nn.Module):
-    """Grouped-query attention with rotary embeddings; K/V heads repeated with
-    repeat_interleave; additive causal mask from torch.full(...).triu(1)."""
+    """Grouped-query attention with rotary embeddings (decoder_layers' rotate_half); K/V heads repeated with
+    repeat_interleave; additive causal mask from torch.full(...).triu(1).
+
+    NB: not decoder_layers' Attention on purpose: the fixture traces repeat_interleave and a float32 -inf
+    mask, where Hugging Face's repeat_kv is expand + reshape and its mask finfo(dtype).min in the model's
+    dtype; llama_tiny.pt keeps these ops for the frontends' tests (test_export.py, test_tsreader.py).
+    """
 
     def __init__(self, d_model, n_head, n_kv_head, base=10000.0):
         super().__init__()
@@ -344,17 +342,12 @@ class LlamaAttention(nn.Module):
         return self.o_proj(y)
 
 
-class LlamaMLP(nn.Module):
-    """SwiGLU: down(silu(gate(x)) * up(x))."""
+class LlamaMLP(DecoderMLP):
+    """SwiGLU: down(silu(gate(x)) * up(x)), decoder_layers' MLP of a LLaMA config (named LlamaMLP in the
+    trace)."""
 
     def __init__(self, d_model, hidden):
-        super().__init__()
-        self.gate_proj = nn.Linear(d_model, hidden, bias=False)
-        self.up_proj = nn.Linear(d_model, hidden, bias=False)
-        self.down_proj = nn.Linear(hidden, d_model, bias=False)
-
-    def forward(self, x):
-        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+        super().__init__({"model_type": "llama", "hidden_size": d_model, "intermediate_size": hidden})
 
 
 class LlamaBlock(nn.Module):
