@@ -39,9 +39,9 @@ void PassGradsThroughPlumbing(const ir::Node& node, StepState* st) {
   }
 }
 
-sym::Expr GradBytes(int v, const StepState& st) {
-  const RValue& rv = st.shapes.values[v];
-  if (rv.kind == RValue::Kind::kTensor) return BytesOf(rv.t);
+sym::Expr GradBytes(int v, StepState* st) {
+  const RValue& rv = st->shapes.values[v];
+  if (rv.kind == RValue::Kind::kTensor) return st->bytes.Of(rv.t);
   return sym::Expr(0);
 }
 
@@ -76,8 +76,8 @@ void ComputeInputGrads(int ni, StepState* state) {
       // (InputBuffer: old + new), then frees both: the new gradient and the
       // sum are allocated while the old one is alive.
       const MemCategory c = is_param ? MemCategory::kGrad : MemCategory::kTemp;
-      int fresh = st.storages.Add(GradBytes(e, st), MemCategory::kTemp);
-      int sum = st.storages.Add(GradBytes(e, st), c);
+      int fresh = st.storages.Add(GradBytes(e, state), MemCategory::kTemp);
+      int sum = st.storages.Add(GradBytes(e, state), c);
       st.storages[sum].last_use = end;
       st.Alloc(fresh);
       st.Alloc(sum);
@@ -97,7 +97,7 @@ void ComputeInputGrads(int ni, StepState* state) {
       SetGrad(e, view_grad, state);
       continue;
     }
-    int s = st.storages.Add(GradBytes(e, st),
+    int s = st.storages.Add(GradBytes(e, state),
                             is_param ? MemCategory::kGrad : MemCategory::kTemp);
     st.storages[s].last_use = end;
     st.Alloc(s);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "memory/checkpoint_replay.h"
+#include "memory/grouped_sums.h"
 
 namespace torchcost::memory {
 
@@ -48,7 +49,7 @@ void MarkSaved(StepState* state) {
       // One new storage per saving node, allocated when the node runs.
       if (s < 0 && ref.value >= 0 &&
           st.shapes.values[ref.value].kind == rules::RValue::Kind::kTensor) {
-        s = storages.Add(BytesOf(st.shapes.values[ref.value].t),
+        s = storages.Add(st.bytes.Of(st.shapes.values[ref.value].t),
                          MemCategory::kTemp);
         storages.node_temps[ni].push_back(s);
       }
@@ -75,10 +76,13 @@ void MarkSaved(StepState* state) {
       st.tr.saved.push_back(std::move(info));
     }
   }
-  st.tr.saved_bytes = sym::Expr(0);
+  GroupedSums saved;
   for (size_t s = 0; s < unique.size(); ++s) {
-    if (unique[s]) st.tr.saved_bytes += storages[static_cast<int>(s)].bytes;
+    if (unique[s]) saved.Add(0, storages[static_cast<int>(s)].bytes);
   }
+  std::vector<sym::Expr> saved_bytes(1, sym::Expr(0));
+  saved.AddTo(&saved_bytes);
+  st.tr.saved_bytes = saved_bytes[0];
   AttributeActivations(state);
 }
 
@@ -90,7 +94,8 @@ void AttributeActivations(StepState* state) {
   // counting sort, and a module is marked with the storage last credited to
   // it; a walk up the modules stops at a marked one, whose enclosing modules
   // are marked too. Sums of expressions are canonical, so the order of the
-  // additions does not change them.
+  // additions does not change them: each module's distinct sizes are added
+  // once, times their count (GroupedSums).
   auto counted = [&](int s) {
     const MemCategory c = st.storages[s].category;
     return c != MemCategory::kParam && c != MemCategory::kBuffer;
@@ -111,15 +116,17 @@ void AttributeActivations(StepState* state) {
     }
   }
   std::vector<int> mark(st.g.scopes.size(), -1);
+  GroupedSums acts;
   for (int s = 0; s + 1 < static_cast<int>(start.size()); ++s) {
     for (int k = start[s]; k < start[s + 1]; ++k) {
       for (int sc = st.g.nodes[saving[k]].scope; sc >= 0 && mark[sc] != s;
            sc = st.g.scopes[sc].parent) {
         mark[sc] = s;
-        st.tr.module_act_bytes[sc] += st.storages[s].bytes;
+        acts.Add(sc, st.storages[s].bytes);
       }
     }
   }
+  acts.AddTo(&st.tr.module_act_bytes);
 }
 
 }  // namespace torchcost::memory

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "memory/bytes_cache.h"
 #include "memory/storages.h"
 #include "memory/timeline.h"
 #include "passes/autograd.h"
@@ -74,6 +75,9 @@ struct StepState {
   TrainingReport& tr;
 
   StorageTable storages;
+  // The bytes of the tensors the backward's gradients and the saved traced
+  // constants stand for.
+  BytesCache bytes;
   Timeline timeline;
   // Per node: storages whose last forward use it is.
   std::vector<ir::SmallInts> release_at;

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "memory/bytes_cache.h"
 
 namespace torchcost::memory {
 namespace {
@@ -190,36 +191,6 @@ void AddFoldCopies(const ir::Graph& g, const passes::ShapeFacts& shapes, int ni,
     t->fold_copies.push_back({ni, args[arg], s});
   }
 }
-
-// BytesOf once per distinct shape and dtype: a model repeats its layers, so
-// most of a step's tensors share a few shapes (a 32-layer Llama's ~2,000
-// tensors have ~50), and each symbolic product would be built again.
-// NB: holds pointers to the shapes it was given, which must outlive it.
-class BytesCache {
- public:
-  sym::Expr Of(const rules::TensorType& t) {
-    size_t h = static_cast<size_t>(t.dtype);
-    for (const auto& d : t.shape) h = h * 1000003u ^ d.Hash();
-    auto [it, inserted] = head_.emplace(h, -1);
-    for (int e = it->second; e >= 0; e = entries_[e].next) {
-      const Entry& x = entries_[e];
-      if (x.dtype == t.dtype && *x.shape == t.shape) return x.bytes;
-    }
-    entries_.push_back({&t.shape, t.dtype, BytesOf(t), it->second});
-    it->second = static_cast<int>(entries_.size()) - 1;
-    return entries_.back().bytes;
-  }
-
- private:
-  struct Entry {
-    const std::vector<sym::Expr>* shape;
-    DType dtype;
-    sym::Expr bytes;
-    int next;  // The next entry of the same hash, or -1.
-  };
-  std::unordered_map<size_t, int> head_;  // Hash -> its latest entry.
-  std::vector<Entry> entries_;
-};
 
 }  // namespace
 

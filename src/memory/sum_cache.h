@@ -21,8 +21,10 @@ class SumCache {
  public:
   // Returns a + b.
   sym::Expr Add(const sym::Expr& a, const sym::Expr& b) {
-    // NB: adding 0 (most nodes' transcendentals, many MACs) is a, inline.
+    // NB: adding 0 (most nodes' transcendentals, many MACs) is a, and adding
+    // to 0 (a timeline's pending bytes) is b, inline.
     if (b == sym::Expr(0)) return a;
+    if (a == sym::Expr(0)) return b;
     return Get(a, b, /*subtract=*/false);
   }
   // Returns a - b.

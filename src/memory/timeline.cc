@@ -8,6 +8,7 @@ Timeline::Timeline(TimelinePoints* points) : points_(points) {
   points_->clear();
   for (auto& b : live_) b = sym::Expr(0);
   total_ = sym::Expr(0);
+  for (auto& b : pending_) b = sym::Expr(0);
   for (auto& b : lump_) b = sym::Expr(0);
   lump_id_.fill(-1);
 }
@@ -26,22 +27,41 @@ void Timeline::Record(int id, bool alloc, const sym::Expr& bytes,
 void Timeline::Alloc(Storage* s) {
   if (s->live) return;
   s->live = true;
-  sym::Expr& live = live_[static_cast<int>(s->category)];
-  live = sums_.Add(live, s->bytes);
-  total_ = sums_.Add(total_, s->bytes);
+  const int c = static_cast<int>(s->category);
+  pending_[c] = sums_.Add(pending_[c], s->bytes);
+  dirty_ |= 1u << c;
+  changed_ = true;
   if (events_) Record(s->id, true, s->bytes, s->category);
 }
 
 void Timeline::Free(Storage* s) {
   if (!s->live) return;
   s->live = false;
-  sym::Expr& live = live_[static_cast<int>(s->category)];
-  live = sums_.Sub(live, s->bytes);
-  total_ = sums_.Sub(total_, s->bytes);
+  const int c = static_cast<int>(s->category);
+  pending_[c] = sums_.Sub(pending_[c], s->bytes);
+  dirty_ |= 1u << c;
+  changed_ = true;
   if (events_) Record(s->id, false, s->bytes, s->category);
 }
 
+void Timeline::Flush() {
+  if (dirty_ == 0) return;
+  sym::Expr delta(0);  // Of the total.
+  for (int c = 0; c < kNumMemCategories; ++c) {
+    if (!(dirty_ & (1u << c)) || pending_[c] == sym::Expr(0)) continue;
+    live_[c] = sums_.Add(live_[c], pending_[c]);
+    delta = sums_.Add(delta, pending_[c]);
+    pending_[c] = sym::Expr(0);
+  }
+  dirty_ = 0;
+  // NB: not through the cache: the total at a point is new almost every time
+  // (95% of Mixtral's), and a remembered pair would only fill the table.
+  if (delta != sym::Expr(0)) total_ += delta;
+}
+
 void Timeline::Add(MemCategory c, const sym::Expr& delta) {
+  Flush();
+  changed_ = true;
   live_[static_cast<int>(c)] += delta;
   total_ += delta;
   if (!events_) return;
@@ -53,6 +73,8 @@ void Timeline::Add(MemCategory c, const sym::Expr& delta) {
 }
 
 void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
+  Flush();
+  changed_ = true;
   int64_t sum = 0;
   for (int64_t p : pieces) {
     sum += p;
@@ -63,6 +85,11 @@ void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
 }
 
 void Timeline::Point(StepPhase phase, int node) {
+  // NB: with nothing changed since the last point, the live bytes are those
+  // of the last point recorded (or found equal to it).
+  if (!changed_ && !points_->empty()) return;
+  changed_ = false;
+  Flush();
   if (points_->BackEquals(live_, total_)) return;
   TimelinePoint p;
   p.phase = phase;

@@ -76,5 +76,43 @@ TEST(TimelineTest, SymbolicBytesAddUp) {
   EXPECT_EQ(t.total(), sym::Expr(32));
 }
 
+TEST(TimelineTest, EventsBetweenPointsAddUpAtThePoint) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  TimelinePoints points;
+  Timeline t(&points);
+  Storage a = Of(0, MemCategory::kAct), w = Of(0, MemCategory::kTemp),
+          g = Of(0, MemCategory::kGrad);
+  a.bytes = B * 16;
+  w.bytes = B * 16;
+  g.bytes = B * 8 + 4;
+  t.Point(StepPhase::kSetup, -1);
+  // A workspace allocated and freed between two points: no change, no point.
+  t.Alloc(&w);
+  t.Free(&w);
+  t.Point(StepPhase::kForward, 0);
+  EXPECT_EQ(points.size(), 1u);
+  // Bytes moved from TEMP to ACT: the same total, a point.
+  t.Alloc(&w);
+  t.Point(StepPhase::kForward, 1);
+  t.Free(&w);
+  t.Alloc(&a);
+  t.Alloc(&g);
+  t.Point(StepPhase::kForward, 2);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1].total, B * 16);
+  EXPECT_EQ(points[2].live[testing::kTemp], sym::Expr(0));
+  EXPECT_EQ(points[2].live[testing::kAct], B * 16);
+  EXPECT_EQ(points[2].live[testing::kGrad], B * 8 + 4);
+  // 16 B + 8 B + 4.
+  EXPECT_EQ(points[2].total, B * 24 + 4);
+  // Freed again: back to nothing, and a point with it.
+  t.Free(&a);
+  t.Free(&g);
+  t.Point(StepPhase::kBackward, 2);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[3].total, sym::Expr(0));
+}
+
 }  // namespace
 }  // namespace torchcost::memory
