@@ -279,10 +279,10 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "fit_efficiencies",
       [](const std::vector<std::tuple<std::string, std::vector<double>, double,
-                                      double>>& rows,
+                                      double, double>>& rows,
          bool overhead) {
         std::vector<torchcost::TimingSample> samples;
-        for (const auto& [name, roofline, measured, kernels] : rows) {
+        for (const auto& [name, roofline, measured, kernels, scale] : rows) {
           if (roofline.size() != static_cast<size_t>(torchcost::kNumOpClasses))
             throw tp::UsageError("efficiency fit: sample '" + name +
                                  "' needs one roofline time per op class");
@@ -292,6 +292,7 @@ PYBIND11_MODULE(_core, m) {
                     s.roofline_seconds.begin());
           s.measured_seconds = measured;
           s.kernels = kernels;
+          s.scale_seconds = scale;
           samples.push_back(std::move(s));
         }
         auto fit = torchcost::FitEfficiencies(samples, torchcost::kTiePenalty,
@@ -316,7 +317,8 @@ PYBIND11_MODULE(_core, m) {
       "reduction, optimizer), and with "
       "`overhead` the seconds per kernel, to samples (name, roofline seconds "
       "per class, measured seconds, "
-      "kernels) by least squares; returns the fit as a dict.");
+      "kernels, the seconds its error is relative to or 0 for its own) by "
+      "least squares; returns the fit as a dict.");
   m.def(
       "named_config",
       [](const std::string& name, const std::string& config) {

@@ -40,9 +40,9 @@ CATEGORIES = ("param", "buffer", "grad", "act", "opt")
 PHASES = ("forward", "backward", "optimizer")
 # The roofline's op classes (include/torchcost/op_class.h), in its order.
 CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer")
-FIT_METHOD = ("least squares (Eigen) of the relative errors p/m - 1 over the samples (the phases of each model), "
-              "p = sum over classes of roofline seconds / efficiency + kernels x overhead (an overhead below 0, or "
-              "leaving a class a time below 0, dropped)")
+FIT_METHOD = ("least squares (Eigen) of the errors (p - m) / step over the samples (the phases of each model, m "
+              "the fastest of the timed steps, step their sum), p = sum over classes of roofline seconds / "
+              "efficiency + kernels x overhead (an overhead below 0, or leaving a class a time below 0, dropped)")
 _NONE = object()
 
 
@@ -385,9 +385,16 @@ def phase_class_seconds(measured: Dict[str, Any]) -> Dict[str, Dict[str, float]]
 
 
 def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
-    """The fit's samples of one step: each phase's measured seconds (median) beside its roofline seconds per
-    class and its kernels (time.classes.<c>.forward_kernels, backward_kernels; the optimizer's kernels)."""
+    """The fit's samples of one step: each phase's measured seconds beside its roofline seconds per class and
+    its kernels (time.classes.<c>.forward_kernels, backward_kernels; the optimizer's kernels), and the step's
+    seconds (the phases' sum) that its error is relative to.
+
+    NB: a phase's measured seconds are the fastest of the timed steps (phase_seconds_min), not the median:
+    other work on the machine only adds time, and on the shared 2-core test machine the medians of steps timed
+    in turn moved by 27-63% between models in one run, the fastest by 1-3% (docs/calibration.md, "The fit").
+    """
     classes = time_doc["classes"]
+    seconds = measured.get("phase_seconds_min") or measured["phase_seconds"]
     rows = {
         "forward": ({c: classes[c]["forward_roofline_seconds"] for c in CLASSES},
                     sum(classes[c].get("forward_kernels", 0) for c in CLASSES)),
@@ -402,8 +409,20 @@ def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str
         roofline, kernels = rows[phase]
         if any(v > 0 for v in roofline.values()):
             out.append({"name": "%s %s" % (name, phase), "roofline_seconds": roofline, "kernels": kernels,
-                        "measured_seconds": measured["phase_seconds"][phase]})
+                        "measured_seconds": seconds[phase]})
+    for sample in out:
+        sample["step_seconds"] = sum(x["measured_seconds"] for x in out)
     return out
+
+
+def step_samples(pred: Dict[str, Any], measured: Dict[str, Any], time_doc: Dict[str, Any],
+                 name: str) -> List[Dict[str, Any]]:
+    """One step's time beside its roofline: predicted.roofline_step_seconds and roofline_classes from the
+    analysis's time.*, measured.class_seconds (phase_class_seconds); returns the fit's samples (timing_samples)."""
+    pred["roofline_step_seconds"] = time_doc["step_seconds"]
+    pred["roofline_classes"] = time_doc["classes"]
+    measured["class_seconds"] = phase_class_seconds(measured)
+    return timing_samples(time_doc, measured, name)
 
 
 def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -411,7 +430,7 @@ def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
     from . import _call
 
     rows = [(s["name"], [float(s["roofline_seconds"][c]) for c in CLASSES], float(s["measured_seconds"]),
-             float(s.get("kernels", 0))) for s in samples]
+             float(s.get("kernels", 0)), float(s.get("step_seconds", 0))) for s in samples]
     r = _call(lambda core: core.fit_efficiencies, rows, True)
     samples = [dict(s, predicted_seconds=p) for s, p in zip(samples, r["predicted_seconds"])]
     return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
@@ -567,9 +586,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
     if family:
         doc.update(config=config, loss="sum", module="torchcost.reference: %s" % type(model).__name__)
     if time_doc is not None:
-        pred["roofline_step_seconds"] = time_doc["step_seconds"]
-        pred["roofline_classes"] = time_doc["classes"]
-        doc["fit"] = fit_or_error(timing_samples(time_doc, meas, name))
+        doc["fit"] = fit_or_error(step_samples(pred, meas, time_doc, name))
     return doc
 
 
@@ -619,9 +636,12 @@ def calibrate_together(models: Sequence[Tuple[str, Any, List[str], Dict[str, int
                  phase_seconds={p: statistics.median(v) for p, v in times[name].items()},
                  phase_seconds_min={p: min(v) for p, v in times[name].items()},
                  interleaved_with=[n for n in docs if n != name])
-        m["class_seconds"] = phase_class_seconds(m)
+        p = doc["predicted"]
         if doc.get("fit"):
-            doc["fit"] = fit_or_error(timing_samples({"classes": doc["predicted"]["roofline_classes"]}, m, name))
+            time_doc = {"step_seconds": p["roofline_step_seconds"], "classes": p["roofline_classes"]}
+            doc["fit"] = fit_or_error(step_samples(p, m, time_doc, name))
+        else:
+            m["class_seconds"] = phase_class_seconds(m)
     return docs
 
 

@@ -9,7 +9,7 @@ of the file named, with the run's inputs, `--optimizer adam`,
 measured (the device memory outside the allocator after the step) and the
 allocator settings the run had (PYTORCH_CUDA_ALLOC_CONF). Predicted and
 measured are printed side by side with predicted / measured; the phases'
-times become the fit's samples (calibrate.timing_samples), all runs fitted
+times become the fit's samples (calibrate.step_samples), all runs fitted
 at once as `calibrate --fit` fits files; FIT.json is a calibration file
 (`torchcost --gpu-file FIT.json`) with each run's document under `runs`.
 docs/calibration.md, "On a GPU, in one run".
@@ -165,11 +165,9 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
             doc = analysis.to_dict()
             pred = calibrate.predicted(analysis)
             m = dict(run["measured"])
-            m["class_seconds"] = calibrate.phase_class_seconds(m)
-            run_samples = calibrate.timing_samples(doc["time"], m, run["name"])
+            run_samples = calibrate.step_samples(pred, m, doc["time"], run["name"])
             samples += run_samples
-            pred.update(allocator=alloc, roofline_step_seconds=doc["time"]["step_seconds"],
-                        roofline_classes=doc["time"]["classes"])
+            pred["allocator"] = alloc
             runs.append({"format": "torchcost.calibration", "version": 1, "model": run["name"],
                          "family": run.get("family"), "config": run.get("config"), "module": run.get("module"),
                          "inputs": run["inputs"], "bindings": run["bindings"], "optimizer": run["optimizer"],

@@ -1,5 +1,5 @@
 // Least squares for the inverse efficiencies (and the per-kernel overhead):
-// the samples' relative errors are linear in x_c = 1 / e_c and o, so one QR
+// the samples' scaled errors are linear in x_c = 1 / e_c and o, so one QR
 // solve gives the fit.
 #include "torchcost/efficiency_fit.h"
 
@@ -12,7 +12,7 @@
 namespace torchcost {
 namespace {
 
-// NB: the overhead's column is n_i * 1 us / m_i, so that its unknown is o in
+// NB: the overhead's column is n_i * 1 us / s_i, so that its unknown is o in
 // microseconds, of the order of the x_c, and the QR's rank threshold treats
 // the columns alike.
 constexpr double kOverheadUnit = 1e-6;
@@ -34,17 +34,19 @@ Solution Solve(const std::vector<TimingSample>& samples,
   const int k = static_cast<int>(cols.size());
   const int unknowns = k + (overhead ? 1 : 0);
   const int pairs = k * (k - 1) / 2;
-  // Row i: r_ic / m_i (and n_i us / m_i), so that A x - 1 is the relative
-  // error of sample i.
+  // Row i: r_ic / s_i (and n_i us / s_i), right-hand side m_i / s_i, so that
+  // row i of A x - rhs is (p_i - m_i) / s_i.
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n + pairs, unknowns);
   Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + pairs);
   for (int i = 0; i < n; ++i) {
     const TimingSample& s = samples[i];
+    const double scale =
+        s.scale_seconds > 0 ? s.scale_seconds : s.measured_seconds;
     for (int j = 0; j < k; ++j) {
-      a(i, j) = s.roofline_seconds[cols[j]] / s.measured_seconds;
+      a(i, j) = s.roofline_seconds[cols[j]] / scale;
     }
-    if (overhead) a(i, k) = s.kernels * kOverheadUnit / s.measured_seconds;
-    rhs(i) = 1;
+    if (overhead) a(i, k) = s.kernels * kOverheadUnit / scale;
+    rhs(i) = s.measured_seconds / scale;
   }
   // Penalty rows sqrt(lambda) (x_c - x_d) = 0 for each pair of classes.
   const double w = std::sqrt(std::max(tie_penalty, 0.0));
@@ -75,6 +77,10 @@ Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
     if (!(s.measured_seconds > 0) || !std::isfinite(s.measured_seconds)) {
       return Status::InvalidArgument("efficiency fit: sample '" + s.name +
                                      "' has a measured time not positive");
+    }
+    if (!(s.scale_seconds >= 0) || !std::isfinite(s.scale_seconds)) {
+      return Status::InvalidArgument("efficiency fit: sample '" + s.name +
+                                     "' has a scale that is negative");
     }
     if (!(s.kernels >= 0) || !std::isfinite(s.kernels)) {
       return Status::InvalidArgument("efficiency fit: sample '" + s.name +

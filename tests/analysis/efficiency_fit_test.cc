@@ -1,6 +1,7 @@
 // The efficiency fit, against solutions derived by hand or by numpy's lstsq:
 // exact samples give back the efficiencies (and overhead) they were made from,
-// an overdetermined class its relative least-squares value, classes the
+// an overdetermined class its relative least-squares value (or, with a scale,
+// the least squares of errors relative to the step), classes the
 // samples cannot tell apart a common value, a negative overhead is dropped,
 // and the errors name the sample or class.
 #include "torchcost/efficiency_fit.h"
@@ -66,6 +67,31 @@ TEST(EfficiencyFitTest, OverdeterminedClassMinimisesRelativeErrors) {
   EXPECT_NEAR(fit->max_relative_error, 0.4, 1e-12);
   EXPECT_NEAR(fit->rms_relative_error, std::sqrt((0.04 + 0.16) / 2), 1e-12);
   EXPECT_EQ(fit->rank, 1);
+}
+
+TEST(EfficiencyFitTest, ScaleMakesErrorsRelativeToTheStep) {
+  // The same two samples, each a piece of a step of 4 s: minimise ((x - 2)/4)^2
+  // + ((x - 4)/4)^2; d/dx = 0 gives x = 3, e = 1/3 (not 5/12: the 4 s piece
+  // weighs as much as the 2 s one in seconds, not in its own share).
+  TimingSample two = Sample("two", 1, 0, 0, 2),
+               four = Sample("four", 1, 0, 0, 4);
+  two.scale_seconds = four.scale_seconds = 4;
+  auto fit = FitEfficiencies({two, four}, /*tie_penalty=*/0);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(fit->efficiency[kMatmul], 1.0 / 3, 1e-12);
+  // The errors reported stay each sample's own: 3/2 - 1 and 3/4 - 1.
+  EXPECT_NEAR(fit->max_relative_error, 0.5, 1e-12);
+  EXPECT_NEAR(fit->rms_relative_error, std::sqrt((0.25 + 0.0625) / 2), 1e-12);
+  // A scale of 0 is the sample's own measured time: the plain relative fit.
+  two.scale_seconds = four.scale_seconds = 0;
+  auto own = FitEfficiencies({two, four}, /*tie_penalty=*/0);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_NEAR(own->efficiency[kMatmul], 5.0 / 12, 1e-12);
+  four.scale_seconds = -1;
+  auto negative = FitEfficiencies({two, four});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("'four' has a scale"),
+            std::string::npos);
 }
 
 TEST(EfficiencyFitTest, ClassesTheSamplesCannotSeparateShareAnEfficiency) {

@@ -1,13 +1,15 @@
 """The time model's fit on this CPU: efficiencies fitted on three small models predict held-out models' steps.
 
 Every step runs on one thread and is timed in that thread's CPU time (time.thread_time), so that the other
-processes of a loaded machine do not add to it, and the five models' steps are timed in turn, nine rounds
+processes of a loaded machine do not add to it, and the five models' steps are timed in turn, 27 rounds
 (calibrate_together), so that a change of load (a busy sibling hyperthread, caches) falls on all of them alike;
 the peaks are this CPU's, measured once by the microbenchmark (calibrate.cpu_peaks) for all the models, and the
-held-out models' prediction goes through --gpu-file. The bound is issue 13's: within 25% of the measured step
-(median of 9). It cannot pass trivially: the two held-out steps are checked to differ by more than the bound
-allows one prediction to cover. NB: the pure roofline (every efficiency 1) is printed beside, not asserted to
-miss: against peaks measured on the same CPU it is sometimes within the bound (a clean CI run: 9% off).
+held-out models' prediction goes through --gpu-file. The fit's samples are each phase's fastest of the 27 and
+its errors relative to the step (calibrate.timing_samples). The bound is issue 13's: within 25% of the
+measured step (the fastest of 27: what other work on the machine did not slow down). It cannot pass
+trivially: the two held-out steps are checked to differ by more than the bound allows one prediction to cover.
+NB: the pure roofline (every efficiency 1) is printed beside, not asserted to miss: against peaks measured on
+the same CPU it is sometimes within the bound (a clean CI run: 9% off).
 """
 
 import json
@@ -24,6 +26,7 @@ import torchcost  # noqa: E402
 from torchcost import calibrate  # noqa: E402
 
 TOLERANCE = 0.25
+ROUNDS = 27  # NB: a round of the five steps takes ~80 ms of CPU time.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
@@ -68,7 +71,7 @@ def _fit_and_predict(tmp_path):
     peaks = calibrate.cpu_peaks()
     assert peaks["tflops"]["fp32"] > 0 and peaks["bandwidth_gbs"] > 0
     docs = calibrate.calibrate_together([(n, build(), [shape], {"B": b}) for n, build, shape, b in FITTED + HELD_OUT],
-                                        peaks=peaks, rounds=9)
+                                        peaks=peaks, rounds=ROUNDS)
     fitted = {n: docs[n] for n, *_ in FITTED}
     held = {n: docs[n] for n, *_ in HELD_OUT}
     paths = []
@@ -76,10 +79,14 @@ def _fit_and_predict(tmp_path):
         paths.append(str(tmp_path / (name + ".json")))
         with open(paths[-1], "w") as f:
             json.dump(doc, f)
-        # Each file's own samples: forward, backward and optimizer, with roofline seconds per class and kernels.
+        # Each file's own samples: forward, backward and optimizer, with roofline seconds per class and kernels,
+        # each phase's fastest, and the step (their sum) its error is relative to.
         samples = doc["fit"]["samples"]
         assert [s["name"].rsplit(" ", 1)[1] for s in samples] == ["forward", "backward", "optimizer"]
         assert all(s["kernels"] > 0 for s in samples), samples
+        fastest = doc["measured"]["phase_seconds_min"]
+        assert [s["measured_seconds"] for s in samples] == [fastest[p] for p in calibrate.PHASES]
+        assert all(s["step_seconds"] == pytest.approx(sum(fastest.values())) for s in samples), samples
         # The measured seconds per class and phase, recorded beside (from the profiler's shares).
         cs = doc["measured"]["class_seconds"]
         assert cs["forward"]["matmul"] > 0 and cs["optimizer"]["optimizer"] == doc["measured"]["phase_seconds"][
@@ -95,7 +102,7 @@ def _fit_and_predict(tmp_path):
     assert set(eff) == {"matmul", "pointwise", "optimizer"}, eff
     assert len(dev["fit"]["samples"]) == 9 and dev["fit"]["rank"] == 3 + dev["fit"]["overhead_fitted"], dev["fit"]
 
-    measured = {n: d["measured"]["step_seconds"] for n, d in held.items()}
+    measured = {n: d["measured"]["step_seconds_min"] for n, d in held.items()}
     # Not trivial: the held-out steps are apart by more than one prediction within 25% of both could cover,
     lo, hi = min(measured.values()), max(measured.values())
     assert hi / lo > (1 + TOLERANCE) / (1 - TOLERANCE), measured
@@ -105,8 +112,8 @@ def _fit_and_predict(tmp_path):
         a = torchcost.analyze(build(), [shape], set={"B": b}, optimizer="adam", device="cpu",
                               gpu_file=str(device))
         predicted = a.to_dict()["time"]["step_seconds"]
-        print("%s: predicted %.4f s, measured %.4f s (roofline %.4f s)" % (name, predicted, measured[name],
-                                                                           roofline[name]))
+        print("%s: predicted %.4f s, measured %.4f s (fastest of %d; median %.4f s; roofline %.4f s)" % (
+            name, predicted, measured[name], ROUNDS, held[name]["measured"]["step_seconds"], roofline[name]))
         if abs(predicted / measured[name] - 1) > TOLERANCE:
             misses.append((name, predicted, measured[name], eff))
     # The text marks the time as calibrated, naming the file.
