@@ -65,7 +65,6 @@ import traceback
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PHASES = ("forward", "backward", "optimizer")
 FORMAT = "torchcost.device_measurements"
 CUDA_ONLY = ("peak_bytes", "reserved_peak_bytes", "phase_peak_bytes", "phase_reserved_peak_bytes",
              "resident_allocated_bytes", "resident_reserved_bytes", "resident_segments", "memory_stats", "warm_cache",
@@ -78,6 +77,12 @@ def load_file(path, name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+# The step and the tensors' bytes as calibrate measures them: python/torchcost/_measure.py, which imports
+# nothing of the package (torch only), loaded by path.
+measure = load_file("python/torchcost/_measure.py", "torchcost_measure")
+PHASES = measure.PHASES
 
 
 def lenet5_class():
@@ -153,85 +158,21 @@ def make_inputs(shapes, bindings, device):
     return out
 
 
-def first_tensor(out):
-    while isinstance(out, (tuple, list)):
-        out = out[0]
-    if isinstance(out, dict):
-        out = next(iter(out.values()))
-    return out
-
-
-def storage(t):
-    """(data_ptr, nbytes) of a tensor's storage (untyped_storage in torch 2.x, storage in 1.13)."""
-    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-    return s.data_ptr(), s.nbytes()
-
-
-def storage_bytes(tensors):
-    seen = {}
-    for t in tensors:
-        ptr, n = storage(t)
-        if n:
-            seen[ptr] = n
-    return sum(seen.values()), seen
-
-
-def phase_runner(model, inputs, opt):
-    def forward(s):
-        opt.zero_grad(set_to_none=True)
-        s["out"] = first_tensor(model(*inputs))
-        s["loss"] = s["out"].sum() if s["out"].dtype == torch.float32 else s["out"].float().sum()
-
-    def backward(s):
-        s["loss"].backward()
-
-    def optimizer(s):
-        opt.step()
-
-    return [("forward", forward), ("backward", backward), ("optimizer", optimizer)]
-
-
-def saved_bytes(model, inputs, exclude):
-    """ACT: the storages autograd keeps saved after a forward and the loss (live holders after gc), each once."""
-    import weakref
-
-    class Holder:
-        __slots__ = ("t", "__weakref__")
-
-    packed = []
-
-    def pack(t):
-        h = Holder()
-        h.t = t.detach()
-        ptr, n = storage(t)
-        packed.append((weakref.ref(h), ptr, n))
-        return h
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
-        out = first_tensor(model(*inputs))
-        loss = out.sum() if out.dtype == torch.float32 else out.float().sum()
-        del out
-        gc.collect()
-        alive = {ptr: n for ref, ptr, n in packed if ref() is not None and ptr not in exclude}
-    del loss
-    return sum(alive.values())
-
-
 def categories(model, inputs, opt):
     """The categories' bytes from the tensors, after a step (grads and states exist)."""
     params = list(model.parameters())
-    param_bytes, param_ptrs = storage_bytes(params)
-    buffer_bytes, buffer_ptrs = storage_bytes(list(model.buffers()))
+    param_bytes, param_ptrs = measure.storage_bytes(params)
+    buffer_bytes, buffer_ptrs = measure.storage_bytes(list(model.buffers()))
     state = [v for st in opt.state.values() for v in st.values() if isinstance(v, torch.Tensor)]
     on_device = [v for v in state if v.device.type != "cpu"]
     out = {"param_bytes": param_bytes, "buffer_bytes": buffer_bytes,
            "grad_bytes": sum(p.grad.numel() * p.grad.element_size() for p in params if p.grad is not None),
-           "opt_bytes": storage_bytes(state)[0], "input_bytes": storage_bytes(inputs)[0],
+           "opt_bytes": measure.storage_bytes(state)[0], "input_bytes": measure.storage_bytes(inputs)[0],
            # NB: torch 2.x keeps Adam's `step` on the CPU unless capturable or fused.
-           "opt_bytes_on_cpu": storage_bytes(state)[0] - storage_bytes(on_device)[0]}
+           "opt_bytes_on_cpu": measure.storage_bytes(state)[0] - measure.storage_bytes(on_device)[0]}
     opt.zero_grad(set_to_none=True)
     gc.collect()
-    out["act_bytes"] = saved_bytes(model, inputs, {**param_ptrs, **buffer_ptrs})
+    out["act_bytes"] = measure.saved_bytes(model, inputs, {**param_ptrs, **buffer_ptrs})
     gc.collect()
     return out
 
@@ -354,7 +295,7 @@ def measure_run(model_name, impl, size, device, warmup, steps):
     model = model.to(dev)
     inputs = make_inputs(shapes, bindings, dev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=(impl == "foreach"))
-    run = phase_runner(model, inputs, opt)
+    run = measure.phase_runner(model, inputs, opt)
     for _ in range(max(warmup, 1)):  # NB: at least one: the optimizer's states exist from the first step.
         s = {}
         for _name, fn in run:

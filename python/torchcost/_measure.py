@@ -7,6 +7,9 @@ optimizer states from the tensors themselves, each storage once. On CUDA the
 caching allocator's own counters (max_memory_allocated / max_memory_reserved,
 reset between phases). NB: the CUDA path is written from PyTorch's documented
 API (torch/cuda/memory.py) and has not been run here (no GPU on this machine).
+
+NB: tools/measure_device.py loads this file by path, on machines with plain
+PyTorch (1.13 or 2.x) and no torchcost: it imports nothing of the package.
 """
 
 import contextlib
@@ -19,13 +22,19 @@ PHASES = ("forward", "backward", "optimizer")
 _MARK = "torchcost::phase::"
 
 
+def storage(t: Any) -> Tuple[int, int]:
+    """(data_ptr, nbytes) of a tensor's storage (untyped_storage in torch 2.x, storage in 1.13)."""
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return s.data_ptr(), s.nbytes()
+
+
 def storage_bytes(tensors: List[Any]) -> Tuple[int, Dict[int, int]]:
     """Sum of the storage bytes of tensors, each storage once; and {data_ptr: bytes}."""
     seen: Dict[int, int] = {}
     for t in tensors:
-        s = t.storage()
-        if s.nbytes() and s.data_ptr() not in seen:
-            seen[s.data_ptr()] = s.nbytes()
+        ptr, n = storage(t)
+        if n:
+            seen[ptr] = n
     return sum(seen.values()), seen
 
 
@@ -70,8 +79,7 @@ def saved_bytes(model: Any, inputs: List[Any], exclude: Dict[int, int]) -> int:
     def pack(t: Any) -> Any:
         h = Holder()
         h.t = t.detach()  # NB: t itself would make a cycle holder -> t -> grad_fn -> holder.
-        s = t.storage()
-        packed.append((weakref.ref(h), s.data_ptr(), s.nbytes()))
+        packed.append((weakref.ref(h), *storage(t)))
         return h
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
@@ -125,7 +133,7 @@ class _CpuEvents:
         return peak, by_phase
 
 
-def _phase_runner(model: Any, inputs: List[Any], opt: Any) -> List[Tuple[str, Callable[[Dict], None]]]:
+def phase_runner(model: Any, inputs: List[Any], opt: Any) -> List[Tuple[str, Callable[[Dict], None]]]:
     """The step as (phase, function) pairs sharing a dict: zero_grad + forward + loss, backward, step."""
 
     def forward(s: Dict) -> None:
@@ -151,7 +159,7 @@ def measure_step(model: Any, inputs: List[Any], opt: Any, device: str, warmup: i
 
     cuda = device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    run = _phase_runner(model, inputs, opt)
+    run = phase_runner(model, inputs, opt)
     for _ in range(max(warmup, 1)):  # NB: at least one: the optimizer's states exist from the first step.
         s: Dict[str, Any] = {}
         for _name, fn in run:

@@ -611,7 +611,7 @@ def calibrate_together(models: Sequence[Tuple[str, Any, List[str], Dict[str, int
         docs[name] = doc
         model = load_model(spec, "cpu")
         xs = make_inputs(_model.normalize_inputs(list(inputs)), dict(bindings or {}), "cpu")
-        runs.append((name, _measure._phase_runner(model, xs, make_optimizer(optimizer, model.parameters()))))
+        runs.append((name, _measure.phase_runner(model, xs, make_optimizer(optimizer, model.parameters()))))
     times = {name: {p: [] for p in PHASES} for name, _ in runs}
     totals: Dict[str, List[float]] = {name: [] for name, _ in runs}
     with _measure.one_thread():
