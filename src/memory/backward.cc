@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "memory/checkpoint_replay.h"
+#include "memory/op_names.h"
 #include "memory/optimizer_replay.h"
 #include "training/grad_scaler.h"
 
@@ -28,7 +29,7 @@ void DropGrad(int v, int now, StepState* st) {
 
 // Gradients of unpacked elements go back to the list they came from.
 void PassGradsThroughPlumbing(const ir::Node& node, StepState* st) {
-  if (node.op == "prim::ListUnpack" || node.op == "prim::TupleUnpack") {
+  if (node.op == op::kListUnpack || node.op == op::kTupleUnpack) {
     auto& lg = st->bwd.list_grads[node.inputs[0]];
     for (int o : node.outputs) {
       if (st->bwd.grad_of[o] >= 0) {

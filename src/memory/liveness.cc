@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "memory/scope_intervals.h"
@@ -12,7 +13,8 @@ namespace {
 
 // Returns true for the containers that have no forward (ModuleList,
 // ModuleDict): walked, never called.
-bool IsUncalledContainer(const std::string& type) {
+// NB: a string view, compared by length first (not std::string::compare).
+bool IsUncalledContainer(std::string_view type) {
   return type == "ModuleList" || type == "ModuleDict" ||
          type == "ParameterList" || type == "ParameterDict";
 }

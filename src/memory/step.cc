@@ -6,6 +6,7 @@
 #include "memory/backward.h"
 #include "memory/checkpoint_replay.h"
 #include "memory/liveness.h"
+#include "memory/op_names.h"
 #include "memory/optimizer_replay.h"
 #include "memory/saved.h"
 #include "memory/state.h"
@@ -108,12 +109,12 @@ void ReleaseCacheAtLastUse(StepState* st) {
   // lists.
   for (size_t ni = g.nodes.size(); ni-- > 0;) {
     const ir::Node& n = g.nodes[ni];
-    if ((n.op != "prim::ListConstruct" && n.op != "prim::TupleConstruct") ||
+    if ((n.op != op::kListConstruct && n.op != op::kTupleConstruct) ||
         n.outputs.empty())
       continue;
     for (int in : n.inputs) last[in] = std::max(last[in], last[n.outputs[0]]);
   }
-  std::vector<int> ss;
+  std::vector<int> ss, left;  // The nodes that release fewer storages.
   for (size_t i = from; i < g.inputs.size(); ++i) {
     ss.clear();
     st->storages.Of(g.inputs[i], &ss);
@@ -122,16 +123,25 @@ void ReleaseCacheAtLastUse(StepState* st) {
       Storage& storage = st->storages[s];
       if (user < 0 || storage.last_use < 0 || storage.last_use == user)
         continue;
-      auto& old = st->release_at[storage.last_use];
-      std::vector<int> kept;
-      for (int x : old) {
-        if (x != s) kept.push_back(x);
-      }
-      old.clear();
-      for (int x : kept) old.push_back(x);
+      left.push_back(storage.last_use);
       storage.last_use = user;
       st->release_at[user].push_back(s);
     }
+  }
+  // NB: a node's list keeps the storages whose last use it still is, in
+  // order, each list filtered once (the cache's storages often share one
+  // last use: removing them one by one was quadratic).
+  std::sort(left.begin(), left.end());
+  left.erase(std::unique(left.begin(), left.end()), left.end());
+  std::vector<int> kept;
+  for (int n : left) {
+    ir::SmallInts& list = st->release_at[n];
+    kept.clear();
+    for (int s : list) {
+      if (st->storages[s].last_use == n) kept.push_back(s);
+    }
+    list.clear();
+    for (int s : kept) list.push_back(s);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "memory/bytes_cache.h"
+#include "memory/op_names.h"
 
 namespace torchcost::memory {
 namespace {
@@ -19,9 +20,9 @@ bool IsOne(const sym::Expr& e) {
 // Lists and tuples hold their elements' storages; unpacking hands them back.
 void AssignPlumbing(const ir::Node& node, StorageTable* t) {
   const std::string& op = node.op;
-  if (op == "prim::ListConstruct" || op == "prim::TupleConstruct") {
+  if (op == op::kListConstruct || op == op::kTupleConstruct) {
     for (int in : node.inputs) t->Of(in, &t->list_storages[node.outputs[0]]);
-  } else if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
+  } else if (op == op::kListUnpack || op == op::kTupleUnpack) {
     const auto& elems = t->list_storages[node.inputs[0]];
     if (elems.size() == node.outputs.size()) {
       for (size_t i = 0; i < elems.size(); ++i)
@@ -64,7 +65,7 @@ std::vector<bool> StrideZeroDims(const ir::Graph& g,
     const int in = args[0];
     const auto& out_shape = shapes.values[cur].t.shape;
     const auto& in_shape = shapes.values[in].t.shape;
-    if (n.op == "aten::expand") {
+    if (n.op == op::kExpand) {
       if (in_shape.size() > out_shape.size()) break;
       const size_t lead = out_shape.size() - in_shape.size();
       for (size_t k = 0; k < pos.size(); ++k) {
@@ -74,7 +75,7 @@ std::vector<bool> StrideZeroDims(const ir::Graph& g,
       }
       break;
     }
-    if (n.op == "aten::transpose") {
+    if (n.op == op::kTranspose) {
       const auto d0 = ConstantArg(shapes, p, 1), d1 = ConstantArg(shapes, p, 2);
       const int64_t r = static_cast<int64_t>(out_shape.size());
       if (!d0 || !d1) break;
@@ -89,10 +90,9 @@ std::vector<bool> StrideZeroDims(const ir::Graph& g,
       cur = in;
       continue;
     }
-    const bool view_op = n.op == "aten::reshape" || n.op == "aten::view" ||
-                         n.op == "aten::_unsafe_view" ||
-                         n.op == "aten::unsqueeze" || n.op == "aten::squeeze" ||
-                         n.op == "aten::flatten";
+    const bool view_op = n.op == op::kReshape || n.op == op::kView ||
+                         n.op == op::kUnsafeView || n.op == op::kUnsqueeze ||
+                         n.op == op::kSqueeze || n.op == op::kFlatten;
     if (!view_op || ReshapeCopiesBroadcast(g, shapes, n)) break;
     // Only views that add or drop 1s: the dims not 1 keep their order.
     std::vector<int> in_pos, out_pos;
@@ -128,8 +128,7 @@ bool FoldTerms(const ir::Graph& g, const passes::ShapeFacts& shapes, int ni,
                int arg, sym::Expr* copies, sym::Expr* bytes) {
   const ir::Node& node = g.nodes[ni];
   const auto& args = shapes.nodes[ni].arg_values;
-  if (node.op != "aten::matmul" || args.size() < 2 || args[0] < 0 ||
-      args[1] < 0)
+  if (node.op != op::kMatmul || args.size() < 2 || args[0] < 0 || args[1] < 0)
     return false;
   const RValue& a = shapes.values[args[0]];
   const RValue& b = shapes.values[args[1]];
@@ -235,12 +234,12 @@ sym::Expr BytesOf(const rules::TensorType& t) {
 bool ReshapeCopiesBroadcast(const ir::Graph& g,
                             const passes::ShapeFacts& shapes,
                             const ir::Node& node) {
-  if ((node.op != "aten::reshape" && node.op != "aten::flatten") ||
+  if ((node.op != op::kReshape && node.op != op::kFlatten) ||
       node.inputs.empty() || node.outputs.empty())
     return false;
   const int in = node.inputs[0];
   const int p = g.values[in].producer;
-  if (p < 0 || g.nodes[p].op != "aten::expand" || g.nodes[p].inputs.empty())
+  if (p < 0 || g.nodes[p].op != op::kExpand || g.nodes[p].inputs.empty())
     return false;
   const auto& src = shapes.values[g.nodes[p].inputs[0]].t.shape;
   const auto& mid = shapes.values[in].t.shape;
@@ -347,7 +346,7 @@ void AssignStorages(const ir::Graph& g, const passes::ShapeFacts& shapes,
       int s = t->Add(bytes.Of(tt), MemCategory::kTemp);
       t->node_temps[ni].push_back(s);
     }
-    if (node.op == "aten::matmul")
+    if (node.op == op::kMatmul)
       AddFoldCopies(g, shapes, static_cast<int>(ni), t);
   }
   for (int v : g.outputs) {
