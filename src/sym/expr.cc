@@ -382,20 +382,22 @@ size_t Context::Impl::Probe(size_t h, const Same& same) const {
   return i;
 }
 
-const Node* Context::Impl::Insert(size_t slot, const Node& key, size_t h) {
+Node* Context::Impl::NewNode(size_t slot, size_t h, Kind kind,
+                             const Operand* ops, uint32_t num_ops) {
   // NB: the node and its ops in one arena block: ops follow the node (both
   // 8-byte aligned).
   static_assert(sizeof(Node) % alignof(Operand) == 0, "ops follow the node");
   char* bytes = static_cast<char*>(
-      Allocate(sizeof(Node) + sizeof(Operand) * key.num_ops, alignof(Node)));
-  Node* n = new (bytes) Node(key);
+      Allocate(sizeof(Node) + sizeof(Operand) * num_ops, alignof(Node)));
+  Node* n = new (bytes) Node;
+  n->kind = kind;
+  n->num_ops = num_ops;
   n->ctx = ctx;
   n->hash = h;
-  n->bounds_epoch = 0;
-  if (key.num_ops > 0) {
-    auto* ops = reinterpret_cast<Operand*>(bytes + sizeof(Node));
-    for (uint32_t i = 0; i < key.num_ops; ++i) ops[i] = key.ops[i];
-    n->ops = ops;
+  if (num_ops > 0) {
+    auto* copy = reinterpret_cast<Operand*>(bytes + sizeof(Node));
+    for (uint32_t i = 0; i < num_ops; ++i) copy[i] = ops[i];
+    n->ops = copy;
   }
   table[slot] = n;
   ++count;
@@ -407,7 +409,13 @@ const Node* Context::Impl::Intern(const Node& key) {
   ReserveOne();
   const size_t i = Probe(h, [&key](const Node& n) { return SameKey(n, key); });
   if (table[i] != nullptr) return table[i];
-  return Insert(i, key, h);
+  Node* n = NewNode(i, h, key.kind, key.ops, key.num_ops);
+  n->ops_hash = key.ops_hash;
+  n->constant = key.constant;
+  n->degree = key.degree;
+  n->lhs = key.lhs;
+  n->rhs = key.rhs;
+  return n;
 }
 
 Expr Context::Impl::MakeSum(int64_t constant, const Operand* terms, size_t n) {
@@ -421,7 +429,7 @@ Expr Context::Impl::MakeSumHashed(int64_t constant, const Operand* terms,
   // NB: "1 * term + 0" is the term node itself, so B + 0 == B.
   if (n == 1 && terms[0].k == 1 && constant == 0)
     return Expr::FromNode(terms[0].node);
-  // NB: looked up without building a key Node (one is built only if new).
+  // NB: looked up by comparing with `terms` directly, with no key Node.
   const size_t h = SumHash(n, ops_hash, constant);
   ReserveOne();
   const size_t slot = Probe(h, [&](const Node& node) {
@@ -437,15 +445,12 @@ Expr Context::Impl::MakeSumHashed(int64_t constant, const Operand* terms,
     return true;
   });
   if (table[slot] != nullptr) return Expr::FromNode(table[slot]);
-  Node key{};
-  key.kind = Kind::kSum;
-  key.num_ops = static_cast<uint32_t>(n);
-  key.constant = constant;
-  key.ops = terms;
-  key.ops_hash = ops_hash;
-  key.degree =
+  Node* sum = NewNode(slot, h, Kind::kSum, terms, static_cast<uint32_t>(n));
+  sum->constant = constant;
+  sum->ops_hash = ops_hash;
+  sum->degree =
       terms[0].node->degree;  // Terms are sorted by degree, highest first.
-  return Expr::FromNode(Insert(slot, key, h));
+  return Expr::FromNode(sum);
 }
 
 const Node* Context::Impl::MakeProduct(const Operand* factors, size_t n) {
@@ -561,6 +566,11 @@ Expr Scale(const Expr& e, int64_t k) {
   if (k == 1) return e;
   if (k == 0) return 0;
   if (e.IsConstant()) return CheckedMul(*e.AsConstant(), k, "constant product");
+  Context::Impl* impl = e.context()->impl();
+  {
+    const Context::Impl::ScaleMemo& memo = impl->ScaleSlot(e.node(), k);
+    if (memo.e == e.node() && memo.k == k) return memo.result;
+  }
   LinView v;
   ViewLinear(e, &v);
   OperandVec out;
@@ -569,7 +579,9 @@ Expr Scale(const Expr& e, int64_t k) {
         {v.terms[i].node, CheckedMul(v.terms[i].k, k, "coefficient product")});
   }
   int64_t c = CheckedMul(v.constant, k, "constant product");
-  return e.context()->impl()->MakeSum(c, out.data(), out.size());
+  const Expr scaled = impl->MakeSum(c, out.data(), out.size());
+  impl->ScaleSlot(e.node(), k) = {e.node(), k, scaled};
+  return scaled;
 }
 
 bool DivideTerm(Context::Impl* impl, const Node* t, const Node* d,
@@ -734,9 +746,12 @@ void Verify(const Expr& e) {
 int64_t LinearTerms(const Expr& e, std::vector<LinearTerm>* terms) {
   LinView v;
   ViewLinear(e, &v);
-  terms->clear();
-  for (size_t i = 0; i < v.num_terms; ++i)
-    terms->push_back({Expr::FromNode(v.terms[i].node), v.terms[i].k});
+  // NB: resized, then written in place: a reused vector keeps its storage.
+  terms->resize(v.num_terms);
+  LinearTerm* out = terms->data();
+  for (size_t i = 0; i < v.num_terms; ++i) {
+    out[i] = {Expr::FromNode(v.terms[i].node), v.terms[i].k};
+  }
   return v.constant;
 }
 

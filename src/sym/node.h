@@ -220,6 +220,29 @@ struct Context::Impl {
   std::vector<const Node*> table;
   size_t count = 0;
 
+  // One remembered Scale(e, k) of a non-constant e; e == nullptr when empty.
+  struct ScaleMemo {
+    const Node* e = nullptr;
+    int64_t k = 0;
+    Expr result;
+  };
+  // NB: a direct-mapped cache of Scale (a collision overwrites): an analysis
+  // scales a few dozen expressions (a tensor's numel by its element size)
+  // thousands of times. As for sums, the result depends on the operands
+  // alone. Allocated at the first Scale of a non-constant.
+  static constexpr int kScaleMemoBits = 8;
+  std::vector<ScaleMemo> scale_memo;
+  // Returns the slot for Scale(e, k): a hit when its e and k match.
+  ScaleMemo& ScaleSlot(const Node* e, int64_t k) {
+    if (scale_memo.empty()) scale_memo.resize(size_t{1} << kScaleMemoBits);
+    // The address and the factor folded by multiplies (odd constants); the
+    // top bits index.
+    const uint64_t x = (reinterpret_cast<uintptr_t>(e) ^
+                        (static_cast<uint64_t>(k) * 0x9e3779b97f4a7c15ULL)) *
+                       0xbf58476d1ce4e5b9ULL;
+    return scale_memo[x >> (64 - kScaleMemoBits)];
+  }
+
   std::unordered_map<std::string_view, const Node*> symbols;
   std::unordered_map<std::string, uint64_t> fresh_counters;  // Per prefix.
   // NB: bumped by SetRange so every memoized bound is recomputed.
@@ -238,8 +261,10 @@ struct Context::Impl {
   // empty slot where it would go (call ReserveOne first).
   template <typename Same>
   size_t Probe(size_t h, const Same& same) const;
-  // Copies `key` and its ops into the arena and stores it in empty `slot`.
-  const Node* Insert(size_t slot, const Node& key, size_t h);
+  // Returns a new node in the arena, of `kind` with hash `h` and a copy of
+  // `ops`, stored in empty table `slot`; the caller sets its other fields.
+  Node* NewNode(size_t slot, size_t h, Kind kind, const Operand* ops,
+                uint32_t num_ops);
   // Builds the canonical Sum `constant + terms` (terms sorted, no zero coeffs).
   Expr MakeSum(int64_t constant, const Operand* terms, size_t n);
   // As MakeSum, with `ops_hash` = HashOps(terms, n) already known.

@@ -207,6 +207,34 @@ TEST_F(ExprTest, RepeatedSumsAreTheSameWithoutNewNodes) {
   EXPECT_EQ((big - b).ToString(), std::to_string(kMax - 1) + "*B + H - W");
 }
 
+TEST_F(ExprTest, RepeatedScalingsAreRightForEachFactor) {
+  // k * e is remembered per (e, k) in a small cache where a collision
+  // overwrites: another factor of the same e, or the same factor of another
+  // e, is never the remembered product. Checked against repeated addition.
+  const Expr x = 3 * B * S + H + 1;
+  EXPECT_EQ((2 * x).ToString(), "6*B*S + 2*H + 2");
+  EXPECT_EQ((3 * x).ToString(), "9*B*S + 3*H + 3");
+  EXPECT_EQ((-x).ToString(), "-3*B*S - H - 1");
+  EXPECT_EQ((2 * x).ToString(), "6*B*S + 2*H + 2");
+  EXPECT_EQ((2 * B).ToString(), "2*B");
+  EXPECT_EQ((2 * H).ToString(), "2*H");
+  // 700 expressions (more than the cache's slots) scaled by 2, 3 and -1,
+  // twice over.
+  std::vector<Expr> es;
+  for (int i = 0; i < 700; ++i) es.push_back(B * (i + 1) + H * (i % 7) + i);
+  for (int round = 0; round < 2; ++round) {
+    for (const Expr& e : es) {
+      ASSERT_EQ(e * 2, e + e);
+      ASSERT_EQ(3 * e, e + e + e);
+      ASSERT_EQ(-e, Expr(0) - e);
+    }
+  }
+  // An overflowing product is not remembered: it throws again.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_THROW(x * kMax, Error);
+  EXPECT_THROW(x * kMax, Error);
+}
+
 TEST_F(ExprTest, ContextAndConstants) {
   EXPECT_EQ(B.context(), &ctx_);
   EXPECT_EQ((B * H + 1).context(), &ctx_);
