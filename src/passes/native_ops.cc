@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "rules/rule_expr.h"
@@ -12,33 +13,43 @@ namespace {
 using rules::RValue;
 using Kind = RValue::Kind;
 
-const std::unordered_set<std::string_view>& NativeOps() {
-  static const auto* kOps =
-      new std::unordered_set<std::string_view>{"prim::ListConstruct",
-                                               "prim::ListUnpack",
-                                               "prim::TupleConstruct",
-                                               "prim::TupleUnpack",
-                                               "prim::NumToTensor",
-                                               "aten::Int",
-                                               "aten::ScalarImplicit",
-                                               "aten::Float",
-                                               "aten::size",
-                                               "aten::dim",
-                                               "aten::len",
-                                               "aten::__getitem__",
-                                               "prim::TupleIndex",
-                                               "aten::numel"};
+// The native ops and integer arithmetic, by op name.
+const std::unordered_map<std::string_view, NativeOp>& NativeOps() {
+  static const auto* kOps = new std::unordered_map<std::string_view, NativeOp>{
+      {"prim::ListConstruct", NativeOp::kListConstruct},
+      {"prim::ListUnpack", NativeOp::kUnpack},
+      {"prim::TupleConstruct", NativeOp::kTupleConstruct},
+      {"prim::TupleUnpack", NativeOp::kUnpack},
+      {"prim::NumToTensor", NativeOp::kNumToTensor},
+      {"aten::Int", NativeOp::kToInt},
+      {"aten::ScalarImplicit", NativeOp::kToInt},
+      {"aten::Float", NativeOp::kToFloat},
+      {"aten::size", NativeOp::kSize},
+      {"aten::dim", NativeOp::kDim},
+      {"aten::len", NativeOp::kLen},
+      {"aten::__getitem__", NativeOp::kGetItem},
+      {"prim::TupleIndex", NativeOp::kGetItem},
+      {"aten::numel", NativeOp::kNumel},
+      {"aten::add", NativeOp::kAdd},
+      {"aten::sub", NativeOp::kSub},
+      {"aten::mul", NativeOp::kMul},
+      {"aten::floordiv", NativeOp::kFloorDiv},
+      {"aten::__floordiv__", NativeOp::kFloorDiv},
+      {"aten::neg", NativeOp::kNeg},
+      {"aten::remainder", NativeOp::kRemainder}};
   return *kOps;
 }
 
+bool IsArith(NativeOp kind) { return kind >= NativeOp::kAdd; }
+
 }  // namespace
 
-bool IsIntArith(const ir::Node& n) {
-  static const auto* kOps = new std::unordered_set<std::string_view>{
-      "aten::add", "aten::sub",       "aten::mul",         "aten::floordiv",
-      "aten::neg", "aten::remainder", "aten::__floordiv__"};
-  return kOps->count(n.op) > 0;
+NativeOp ClassifyNativeOp(std::string_view op) {
+  auto it = NativeOps().find(op);
+  return it == NativeOps().end() ? NativeOp::kNone : it->second;
 }
+
+bool IsIntArith(const ir::Node& n) { return IsArith(ClassifyNativeOp(n.op)); }
 
 namespace {
 
@@ -67,9 +78,9 @@ RValue& Fresh(RValue& v) {
 }  // namespace
 
 bool IsNativeOp(const ir::Node& node) {
-  if (NativeOps().count(node.op)) return true;
+  const NativeOp kind = ClassifyNativeOp(node.op);
   // Integer arithmetic on ints (not tensors): aten::add.int and friends.
-  return IsIntArith(node) && node.overload == "int";
+  return IsArith(kind) ? node.overload == "int" : kind != NativeOp::kNone;
 }
 
 RValue ConstantToValue(const ir::Value& v) {
@@ -115,7 +126,7 @@ RValue ConstantToValue(const ir::Value& v) {
   return RValue();
 }
 
-Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
+Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
                    std::vector<RValue>& values) {
   auto in = [&](size_t i) -> const RValue& { return values[node.inputs[i]]; };
   auto set = [&](size_t i, RValue v) {
@@ -128,9 +139,8 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
     out.kind = Kind::kInt;
     out.i = e;
   };
-  const std::string& op = node.op;
   try {
-    if (op == "prim::ListConstruct") {
+    if (kind == NativeOp::kListConstruct) {
       bool all_int = true, all_tensor = !node.inputs.empty();
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         all_int = all_int && in(i).kind == Kind::kInt;
@@ -166,7 +176,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       set(0, std::move(out));
       return Status::Ok();
     }
-    if (op == "prim::TupleConstruct") {
+    if (kind == NativeOp::kTupleConstruct) {
       RValue out;
       out.kind = Kind::kList;
       for (size_t i = 0; i < node.inputs.size(); ++i)
@@ -174,7 +184,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       set(0, std::move(out));
       return Status::Ok();
     }
-    if (op == "prim::ListUnpack" || op == "prim::TupleUnpack") {
+    if (kind == NativeOp::kUnpack) {
       const RValue& l = in(0);
       size_t n = l.kind == Kind::kIntList      ? l.ints.size()
                  : l.kind == Kind::kTensorList ? l.tensors.size()
@@ -194,7 +204,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       }
       return Status::Ok();
     }
-    if (op == "prim::NumToTensor") {
+    if (kind == NativeOp::kNumToTensor) {
       const RValue& v = in(0);
       rules::TensorType t;
       if (v.kind == Kind::kInt) {
@@ -209,7 +219,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       set(0, RValue::Tensor(std::move(t)));
       return Status::Ok();
     }
-    if (op == "aten::Int" || op == "aten::ScalarImplicit") {
+    if (kind == NativeOp::kToInt) {
       const RValue& v = in(0);
       if (const sym::Expr* e = AsInt(v)) {
         set_int(0, *e);
@@ -223,17 +233,18 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       }
       return Status::Ok();
     }
-    if (op == "aten::Float") {
+    if (kind == NativeOp::kToFloat) {
       set(0, RValue::Float(0.0));
       return Status::Ok();
     }
-    if (op == "aten::size" || op == "aten::numel" || op == "aten::dim") {
+    if (kind == NativeOp::kSize || kind == NativeOp::kNumel ||
+        kind == NativeOp::kDim) {
       const RValue& t = in(0);
       if (t.kind != Kind::kTensor) return Fail("input is not a tensor");
       const auto& shape = t.t.shape;
-      if (op == "aten::dim") {
+      if (kind == NativeOp::kDim) {
         set(0, RValue::Int(static_cast<int64_t>(shape.size())));
-      } else if (op == "aten::numel") {
+      } else if (kind == NativeOp::kNumel) {
         sym::Expr acc(1);
         for (const auto& d : shape) acc = acc * d;
         set(0, RValue::Int(acc));
@@ -251,7 +262,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
       }
       return Status::Ok();
     }
-    if (op == "aten::len") {
+    if (kind == NativeOp::kLen) {
       const RValue& l = in(0);
       if (l.kind == Kind::kIntList)
         set(0, RValue::Int(static_cast<int64_t>(l.ints.size())));
@@ -265,7 +276,7 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
         return Fail("len() of a " + rules::DescribeValue(l));
       return Status::Ok();
     }
-    if (op == "aten::__getitem__" || op == "prim::TupleIndex") {
+    if (kind == NativeOp::kGetItem) {
       const RValue& l = in(0);
       const sym::Expr* idx = AsInt(in(1));
       auto c = idx ? idx->AsConstant() : std::nullopt;
@@ -286,23 +297,23 @@ Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
         set(0, l.items[i]);
       return Status::Ok();
     }
-    if (IsIntArith(node)) {
+    if (IsArith(kind)) {
       const sym::Expr* a = AsInt(in(0));
       if (!a) return Fail("operand is not an int");
-      if (op == "aten::neg") {
+      if (kind == NativeOp::kNeg) {
         set_int(0, -*a);
         return Status::Ok();
       }
       const sym::Expr* b = node.inputs.size() > 1 ? AsInt(in(1)) : nullptr;
       if (!b) return Fail("operand is not an int");
       sym::Expr r;
-      if (op == "aten::add")
+      if (kind == NativeOp::kAdd)
         r = *a + *b;
-      else if (op == "aten::sub")
+      else if (kind == NativeOp::kSub)
         r = *a - *b;
-      else if (op == "aten::mul")
+      else if (kind == NativeOp::kMul)
         r = *a * *b;
-      else if (op == "aten::remainder")
+      else if (kind == NativeOp::kRemainder)
         r = sym::Mod(*a, *b);
       else
         r = sym::FloorDiv(*a, *b);

@@ -5,6 +5,7 @@
 #define TORCHCOST_SRC_PASSES_NATIVE_OPS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rules/value.h"
@@ -14,6 +15,33 @@
 
 namespace torchcost::passes {
 
+// A native op or an integer arithmetic op, by op name alone.
+enum class NativeOp {
+  kNone,  // Neither.
+  kListConstruct,
+  kTupleConstruct,
+  kUnpack,       // prim::ListUnpack, prim::TupleUnpack.
+  kNumToTensor,  // prim::NumToTensor.
+  kToInt,        // aten::Int, aten::ScalarImplicit.
+  kToFloat,      // aten::Float.
+  kSize,
+  kNumel,
+  kDim,
+  kLen,
+  kGetItem,  // aten::__getitem__, prim::TupleIndex.
+  // NB: integer arithmetic last (IsIntArith is kind >= kAdd); these ops are
+  // native only on ints (the "int" overload, or ints given to no overload).
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,  // aten::floordiv, aten::__floordiv__.
+  kRemainder,
+  kNeg,
+};
+
+// Returns which native or integer arithmetic op `op` names, or kNone.
+NativeOp ClassifyNativeOp(std::string_view op);
+
 // Returns true if `node` is evaluated natively.
 bool IsNativeOp(const ir::Node& node);
 
@@ -21,8 +49,9 @@ bool IsNativeOp(const ir::Node& node);
 // (add, mul, floordiv, ...).
 bool IsIntArith(const ir::Node& node);
 
-// Evaluates a native node: reads `values` of its inputs and writes its outputs.
-Status RunNativeOp(const ir::Node& node, sym::Context& ctx,
+// Evaluates a native node whose op is `kind` (ClassifyNativeOp(node.op)):
+// reads `values` of its inputs and writes its outputs.
+Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
                    std::vector<rules::RValue>& values);
 
 // Returns true if PropagateScalarValue may act on `node` (by its op alone).

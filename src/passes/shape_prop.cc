@@ -204,16 +204,22 @@ void AppendValue(MemoKey* key, const RValue& v) {
   }
 }
 
-// The memo key of applying `rule` to `args`: the rule and every bound value.
-void RuleKey(const rules::OpRule* rule, const std::vector<const RValue*>& args,
-             MemoKey* key) {
-  key->clear();
-  key->push_back(Word(rule));
-  for (const RValue* a : args) {
-    key->push_back(a != nullptr);
-    if (a != nullptr) AppendValue(key, *a);
+// Interns facts: gives each distinct value (by AppendValue's words) a small
+// id, so that equal ids mean equal values.
+class FactIds {
+ public:
+  // Returns the id of `v`, from 1.
+  uint32_t Of(const RValue& v) {
+    words_.clear();
+    AppendValue(&words_, v);
+    return ids_.try_emplace(words_, static_cast<uint32_t>(ids_.size() + 1))
+        .first->second;
   }
-}
+
+ private:
+  MemoKey words_;
+  std::unordered_map<MemoKey, uint32_t, MemoKeyHash> ids_;
+};
 
 // An op and its overload, viewed in a node of the graph being propagated.
 struct OpKey {
@@ -223,13 +229,36 @@ struct OpKey {
   }
 };
 
+// Mixes the bytes of `s` into `h`, 8 at a time (the last word zero-padded),
+// with MemoKeyHash's step.
+uint64_t MixBytes(std::string_view s, uint64_t h) {
+  auto mix = [&h](uint64_t w) {
+    h = (((h << 5) | (h >> 59)) ^ w) * 0x9e3779b97f4a7c15ULL;
+  };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    mix(w);
+  }
+  if (i < s.size()) {
+    // NB: byte by byte, as a memcpy of a variable length is a library call.
+    uint64_t w = 0;
+    for (size_t j = i; j < s.size(); ++j)
+      w |= static_cast<uint64_t>(static_cast<unsigned char>(s[j]))
+           << 8 * (j - i);
+    mix(w);
+  }
+  return h;
+}
+
+// NB: an op name is two to four words; this hash is a few instructions a
+// word, where std::hash of a string_view (murmur) was ~60 per call.
 struct OpKeyHash {
   size_t operator()(const OpKey& k) const {
-    const std::hash<std::string_view> h;
-    // NB: most nodes have no overload; hashing an empty one is skipped.
-    return k.overload.empty()
-               ? h(k.op)
-               : h(k.op) ^ (h(k.overload) * 0x9e3779b97f4a7c15ULL);
+    uint64_t h = MixBytes(k.op, k.op.size());
+    h = MixBytes(k.overload, h ^ k.overload.size());
+    return static_cast<size_t>(h ^ (h >> 32));
   }
 };
 
@@ -369,13 +398,23 @@ class Propagator {
     }
     std::vector<const RValue*> args;
     const size_t first_applied = facts_->applied.size();
-    // RuleKey -> the rule's result.
-    std::unordered_map<MemoKey, const rules::Applied*, MemoKeyHash> memo;
+    // MemoKeyOf -> the rule's result and its outputs' fact ids.
+    // NB: the outputs' ids are copied from the memo with the outputs, so a
+    // repeated layer's nodes key on a few words each rather than a walk of
+    // every shape.
+    struct MemoEntry {
+      const rules::Applied* applied = nullptr;
+      // The ids of the outputs as the first node left them; empty if unknown.
+      std::vector<uint32_t> output_ids;
+    };
+    std::unordered_map<MemoKey, MemoEntry, MemoKeyHash> memo;
     MemoKey key;
+    value_ids_.assign(g_.values.size(), 0);
     // What each distinct op is, found once per propagation ((op, overload),
     // views into the graph's nodes -> entry).
     struct OpEntry {
       bool native = false, int_arith = false;  // IsNativeOp, IsIntArith.
+      NativeOp native_op = NativeOp::kNone;    // ClassifyNativeOp.
       bool scalar_value = false;               // PropagatesScalarValue.
       bool looked_up = false;                  // `rule` and `ignored` are set.
       const rules::OpRule* rule = nullptr;     // nullptr: none, or ignored.
@@ -391,6 +430,7 @@ class Propagator {
       auto [entry, inserted] = ops.try_emplace(OpKey{node.op, node.overload});
       OpEntry& op = entry->second;
       if (inserted) {
+        op.native_op = ClassifyNativeOp(node.op);
         op.native = IsNativeOp(node);
         op.int_arith = IsIntArith(node);
         op.scalar_value = PropagatesScalarValue(node);
@@ -400,7 +440,8 @@ class Propagator {
            facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
         cost.has_rule = true;
         if (AnyInputUnknown(node)) continue;
-        Status s = RunNativeOp(node, ctx_, facts_->values);
+        Status s = RunNativeOp(node, op.native_op, ctx_, facts_->values);
+        ForgetOutputIds(node);
         nf.ok = s.ok();
         if (!s.ok()) Error(ni, s.message());
         continue;
@@ -453,17 +494,22 @@ class Propagator {
         // values (device and backend are fixed per run; rules make no fresh
         // symbols), so a repeated layer's nodes reuse the first one's result:
         // a decoder's N identical layers apply each rule once.
-        RuleKey(rule, args, &key);
+        MemoKeyOf(op, args, nf.arg_values, &key);
         auto hit = memo.find(key);
         if (hit != memo.end()) {
-          nf.applied = hit->second;
+          nf.applied = hit->second.applied;
+          entry_ = &hit->second.output_ids;
         } else {
           auto applied = std::make_unique<rules::Applied>();
           s = rules::ApplyRule(*rule, args, ctx_, applied.get(), device_,
                                attention_backend_);
           nf.applied = applied.get();
           facts_->applied.push_back(std::move(applied));
-          if (s.ok()) memo.emplace(key, nf.applied);
+          entry_ = nullptr;
+          if (s.ok()) {
+            entry_ = &memo.emplace(key, MemoEntry{nf.applied, {}})
+                          .first->second.output_ids;
+          }
         }
       }
       if (!s.ok()) {
@@ -484,6 +530,17 @@ class Propagator {
       for (size_t i = 0; i < node.outputs.size(); ++i)
         AssignValue(applied.outputs[i], &facts_->values[node.outputs[i]]);
       if (op.scalar_value) PropagateScalarValue(node, facts_->values);
+      if (op.scalar_value && !node.outputs.empty() &&
+          facts_->values[node.outputs[0]].t.has_scalar) {
+        // NB: a value carried by PropagateScalarValue (or by the rule) is
+        // not in the memo's outputs.
+        ForgetOutputIds(node);
+      } else if (entry_->empty()) {
+        for (int vo : node.outputs) entry_->push_back(IdOf(vo));
+      } else {
+        for (size_t i = 0; i < node.outputs.size(); ++i)
+          value_ids_[node.outputs[i]] = (*entry_)[i];
+      }
       for (auto& a : applied.assumptions) {
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a +
                                        "; assuming it holds");
@@ -520,6 +577,46 @@ class Propagator {
   }
 
  private:
+  // Returns the fact id of value `v`, interning it on first use.
+  uint32_t IdOf(int v) {
+    uint32_t& id = value_ids_[v];
+    if (id == 0) id = fact_ids_.Of(facts_->values[v]);
+    return id;
+  }
+
+  // Forgets the ids of `node`'s outputs, just written.
+  void ForgetOutputIds(const ir::Node& node) {
+    for (int vo : node.outputs) value_ids_[vo] = 0;
+  }
+
+  // The memo key of applying `op`'s rule to `args` (BindArgs' output): the
+  // op's entry, then per argument a marker if not given, else its fact id if
+  // it has one (an output copied from the memo), else its words.
+  // NB: the three forms are told apart by their first word (AppendValue's is
+  // below 64), so equal keys mean equal arguments; a fact written in two
+  // forms only misses the memo. Constants and native ops' outputs are read
+  // about once each, so interning them would cost more than their words.
+  template <typename OpEntry>
+  void MemoKeyOf(const OpEntry& op, const std::vector<const RValue*>& args,
+                 const ir::SmallInts& arg_values, MemoKey* key) {
+    constexpr uint64_t kNotGiven = ~uint64_t{0}, kFactId = ~uint64_t{1};
+    key->clear();
+    key->push_back(Word(&op));
+    for (size_t a = 0; a < args.size(); ++a) {
+      const RValue* p = args[a];
+      const int v = arg_values[a];
+      if (p == nullptr) {
+        key->push_back(kNotGiven);
+      } else if (v >= 0 && p == &facts_->values[v] && value_ids_[v] != 0) {
+        // NB: a training flag is bound to a constant, not to its input.
+        key->push_back(kFactId);
+        key->push_back(value_ids_[v]);
+      } else {
+        AppendValue(key, *p);
+      }
+    }
+  }
+
   // The warning for a chosen attention backend no node read.
   std::string BackendUnread() const {
     return g_.source + ": attention backend '" + attention_backend_ +
@@ -575,6 +672,7 @@ class Propagator {
   // infers, else the traced shapes, or stay unknown.
   void FallBack(size_t ni, const std::string& why) {
     const ir::Node& node = g_.nodes[ni];
+    ForgetOutputIds(node);
     std::string shapes;
     std::string failure, note;
     bool inferred = false;
@@ -672,6 +770,11 @@ class Propagator {
   sym::Bindings examples_;
   // True once a rule evaluated attention_backend().
   bool backend_read_ = false;
+  // Interned facts, and each value's id (0: not yet interned).
+  FactIds fact_ids_;
+  std::vector<uint32_t> value_ids_;
+  // The output ids of the memo entry the current node used.
+  std::vector<uint32_t>* entry_ = nullptr;
 };
 
 }  // namespace

@@ -248,6 +248,54 @@ TEST_F(ShapePropTest, RepeatedApplicationsKeepEachNodesResults) {
   EXPECT_TRUE(applied_of(y1)->outputs.empty());
 }
 
+// The memo keeps apart nodes whose arguments differ only in a dtype or in the
+// value a 0-dim integer tensor carries, also when their inputs are themselves
+// outputs copied from the memo; equal arguments share one result.
+TEST_F(ShapePropTest, MemoKeepsDtypesAndCarriedValuesApart) {
+  const int x = b_.Input("x"), w = b_.Input("w");
+  auto neg = [&](int v) { return b_.One("aten::neg", {v}, {"self"}); };
+  // Same shapes, dtypes float32 and bfloat16, two negations deep.
+  const int a1 = neg(x), a2 = neg(w);
+  const int b1 = neg(a1), b2 = neg(a2), c1 = neg(b1);
+  // 0-dim int64 tensors carrying S and B: equal types, different values.
+  auto carried = [&](int dim) {
+    const int size = b_.One("aten::size.int", {x, b_.Int(dim)}, {"self", "dim"},
+                            ir::ValueKind::kInt);
+    return b_.One("prim::NumToTensor", {size}, {});
+  };
+  auto as_shape = [&](int t) {
+    const int i = b_.One("aten::Int.Tensor", {t}, {}, ir::ValueKind::kInt);
+    return b_.One(
+        "t::mk", {b_.One("prim::ListConstruct", {i}, {}, ir::ValueKind::kList)},
+        {"size"});
+  };
+  // -(-S) and -(-B).
+  const int ys = as_shape(neg(neg(carried(1))));
+  const int yb = as_shape(neg(neg(carried(0))));
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S:float32"));
+  opts.inputs.push_back(*ParseInputSpec(ctx_, "B,S:bfloat16"));
+  passes::ShapeFacts facts;
+  Report report;
+  ASSERT_TRUE(
+      passes::PropagateShapes(b_.graph(), rules_, ctx_, opts, &facts, &report)
+          .ok());
+  for (const auto& d : report.diagnostics) ADD_FAILURE() << d.message;
+  for (int v : {a1, b1, c1})
+    EXPECT_EQ(facts.values[v].t.dtype, DType::kFloat32);
+  for (int v : {a2, b2}) EXPECT_EQ(facts.values[v].t.dtype, DType::kBFloat16);
+  EXPECT_EQ(rules::ShapeToString(facts.values[b2].t.shape), "[B, S]");
+  EXPECT_EQ(rules::ShapeToString(facts.values[ys].t.shape), "[S]");
+  EXPECT_EQ(rules::ShapeToString(facts.values[yb].t.shape), "[B]");
+  const auto& g = b_.graph();
+  auto applied_of = [&](int v) {
+    return facts.nodes[g.values[v].producer].applied;
+  };
+  EXPECT_NE(applied_of(b1), applied_of(b2));
+  // b1 and c1 negate equal float32 [B, S] tensors, both outputs of the memo.
+  EXPECT_EQ(applied_of(b1), applied_of(c1));
+}
+
 // Nodes of one op bind their inputs by the names each node gives, whatever
 // the names the op's earlier nodes gave; a name the schema lacks is an error
 // even after the op bound others.
