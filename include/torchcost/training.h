@@ -254,6 +254,16 @@ class TimelinePoints {
   // Returns true if the last point has these live bytes and total (false if
   // empty()).
   bool BackEquals(const CategoryBytes& live, const sym::Expr& total) const;
+  // Returns true if every point's total is a constant.
+  bool TotalsConstant() const { return totals_.AllConstant(); }
+  // Returns the number of runs of category `c`: the stretches of points over
+  // which its live bytes stay the same (0 if empty()).
+  size_t NumRuns(int c) const { return values_[c].size(); }
+  // Returns the live bytes of category `c` over its run `k` (k < NumRuns(c));
+  // each run's differs from the run before.
+  sym::Expr RunValue(int c, size_t k) const { return values_[c].at(k); }
+  // Returns true if category `c`'s live bytes are a constant at every point.
+  bool RunsConstant(int c) const { return values_[c].AllConstant(); }
 
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size()); }
@@ -289,6 +299,7 @@ class TimelinePoints {
       return symbolic_at_[k] ? symbolic_[slots_[k]] : sym::Expr(slots_[k]);
     }
     sym::Expr back() const { return at(size() - 1); }
+    bool AllConstant() const { return symbolic_.empty(); }
     void push_back(const sym::Expr& e);
     void reserve(size_t n);
     void clear();

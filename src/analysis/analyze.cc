@@ -28,9 +28,10 @@ using ir::Numel;
 
 // Returns the path of the module owning a qualified tensor name ("a.b.weight"
 // -> "a.b").
-std::string OwnerPath(const std::string& name) {
+std::string_view OwnerPath(std::string_view name) {
   size_t dot = name.rfind('.');
-  return dot == std::string::npos ? "" : name.substr(0, dot);
+  return dot == std::string_view::npos ? std::string_view()
+                                       : name.substr(0, dot);
 }
 
 // A sum of many expressions with few distinct values: each distinct one is
@@ -89,7 +90,7 @@ class Aggregator {
 
   // Returns the deepest existing scope that owns `path` (walking up the dotted
   // path).
-  int ScopeOf(std::string path) const {
+  int ScopeOf(std::string_view path) const {
     for (;;) {
       auto it = by_path_.find(path);
       if (it != by_path_.end()) return it->second;
@@ -99,21 +100,24 @@ class Aggregator {
   }
 
   void Params() {
-    for (const auto& p : g_.params) {
-      // NB: a tied parameter counts once in every module that holds any of its
-      // names.
-      std::set<int> owners;
-      auto add_chain = [&](const std::string& name) {
-        for (int s = ScopeOf(OwnerPath(name)); s >= 0; s = g_.scopes[s].parent)
-          owners.insert(s);
+    // NB: a tied parameter counts once in every module that holds any of its
+    // names: a module is marked with the parameter it last counted. A chain
+    // stops at a marked module, whose ancestors were marked with it.
+    std::vector<int> counted(g_.scopes.size(), -1);
+    for (size_t pi = 0; pi < g_.params.size(); ++pi) {
+      const ir::TensorEntry& p = g_.params[pi];
+      const int mark = static_cast<int>(pi);
+      const int64_t n = Numel(p.shape);
+      auto add_chain = [&](std::string_view name) {
+        for (int s = ScopeOf(OwnerPath(name)); s >= 0 && counted[s] != mark;
+             s = g_.scopes[s].parent) {
+          counted[s] = mark;
+          r_->modules[s].params += n;
+          if (p.requires_grad) r_->modules[s].trainable_params += n;
+        }
       };
       add_chain(p.name);
       for (const auto& a : p.aliases) add_chain(a);
-      int64_t n = Numel(p.shape);
-      for (int s : owners) {
-        r_->modules[s].params += n;
-        if (p.requires_grad) r_->modules[s].trainable_params += n;
-      }
     }
   }
 
@@ -266,7 +270,8 @@ class Aggregator {
 
   const ir::Graph& g_;
   Report* r_;
-  std::unordered_map<std::string, int> by_path_;
+  // NB: views of the graph's scope paths, which outlive the aggregator.
+  std::unordered_map<std::string_view, int> by_path_;
 };
 
 // Backward and optimizer FLOPs, per node, per module and in total.

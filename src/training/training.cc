@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <set>
@@ -334,12 +335,58 @@ class LinearRows {
   std::vector<__int128> values_;
 };
 
+// Returns the index of the first occurrence of each distinct expression of
+// `exprs`, in index order.
+// NB: open addressing with linear probing in a power-of-two table at most half
+// full, holding indices into `exprs`: no allocation per expression.
+std::vector<int> FirstOccurrences(const std::vector<sym::Expr>& exprs) {
+  size_t capacity = 16;
+  while (capacity < 2 * exprs.size()) capacity *= 2;
+  std::vector<int> table(capacity, -1);
+  std::vector<int> firsts;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const sym::Expr& e = exprs[i];
+    // Fibonacci hashing of the node address (or constant): node addresses are
+    // aligned, so their low bits alone would crowd a few slots.
+    const uint64_t key =
+        reinterpret_cast<uintptr_t>(e.node()) ^
+        static_cast<uint64_t>(e.IsConstant() ? *e.AsConstant() : 0);
+    size_t slot = (key * 0x9E3779B97F4A7C15ull) >> 32 & (capacity - 1);
+    while (table[slot] >= 0 && exprs[table[slot]] != e)
+      slot = (slot + 1) & (capacity - 1);
+    if (table[slot] >= 0) continue;
+    table[slot] = static_cast<int>(i);
+    firsts.push_back(static_cast<int>(i));
+  }
+  return firsts;
+}
+
+std::vector<int> MaximalDistinct(const std::vector<sym::Expr>& exprs);
+
 // Returns the indices of the expressions that may be the maximum: it drops any
 // provably <= another, and of expressions proven equal keeps the first.
 // NB: the proofs are transitive (the lower bound of (c - b) + (b - a) is at
 // least the sum of theirs), so the answer is the first expression of each
 // class that nothing proves larger, in index order, however it is searched.
+// A repeat of an expression is in its class and proves nothing it does not,
+// so the search runs over each expression's first occurrence alone (a
+// timeline's temporaries take a hundred distinct values over ten thousand
+// points).
 std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
+  const std::vector<int> firsts = FirstOccurrences(exprs);
+  if (firsts.size() == exprs.size()) return MaximalDistinct(exprs);
+  std::vector<sym::Expr> distinct;
+  distinct.reserve(firsts.size());
+  for (int i : firsts) distinct.push_back(exprs[i]);
+  std::vector<int> cands = MaximalDistinct(distinct);
+  // NB: firsts is increasing, so the answer stays in index order.
+  for (int& c : cands) c = firsts[c];
+  return cands;
+}
+
+// As MaximalCandidates, for expressions that are pairwise distinct (or not:
+// the answer is the same, only slower).
+std::vector<int> MaximalDistinct(const std::vector<sym::Expr>& exprs) {
   // NB: constants compare exactly, so among constants only the first largest is
   // left.
   if (!exprs.empty() &&
@@ -480,28 +527,23 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report,
     return info;
   }
   // NB: where every total (or every value of a category) is a constant, as
-  // with concrete shapes, its maximum is found in one pass over the timeline
-  // (the first largest, as MaximalCandidates gives), without copying it out.
-  bool totals_constant = true;
-  std::array<bool, kNumMemCategories> category_constant;
-  category_constant.fill(category_max);
-  std::array<int64_t, kNumMemCategories> category_largest{};
+  // with concrete shapes, its maximum is found in one pass (the first largest,
+  // as MaximalCandidates gives), without copying it out; a category's values
+  // are read once per run of points that share them.
+  const bool totals_constant = tl.TotalsConstant();
   size_t best = 0;
-  for (size_t i = 0; i < tl.size(); ++i) {
-    const sym::Expr& total = tl.total(i);
-    if (totals_constant) {
-      totals_constant = total.IsConstant();
-      if (totals_constant && *tl.total(best).AsConstant() < *total.AsConstant())
-        best = i;
-    }
-    for (int c = 0; c < kNumMemCategories; ++c) {
-      if (!category_constant[c]) continue;
-      const sym::Expr& live = tl.live(i, c);
-      category_constant[c] = live.IsConstant();
-      if (category_constant[c] &&
-          (i == 0 || category_largest[c] < *live.AsConstant())) {
-        category_largest[c] = *live.AsConstant();
-      }
+  for (size_t i = 1; i < tl.size() && totals_constant; ++i) {
+    if (*tl.total(best).AsConstant() < *tl.total(i).AsConstant()) best = i;
+  }
+  std::array<bool, kNumMemCategories> category_constant;
+  std::array<int64_t, kNumMemCategories> category_largest{};
+  for (int c = 0; c < kNumMemCategories; ++c) {
+    category_constant[c] = category_max && tl.RunsConstant(c);
+    if (!category_constant[c]) continue;
+    category_largest[c] = *tl.RunValue(c, 0).AsConstant();
+    for (size_t k = 1; k < tl.NumRuns(c); ++k) {
+      category_largest[c] =
+          std::max(category_largest[c], *tl.RunValue(c, k).AsConstant());
     }
   }
   const CategoryBytes best_live = tl[best].live;
@@ -590,11 +632,16 @@ PeakInfo EvaluatePeakOrThrow(const TrainingReport& report,
       info.at_peak[c] = bind(tl[info.point].live[c]);
   }
   std::vector<sym::Expr> values;
-  if (category_max) values.reserve(tl.size());
+  size_t most_runs = 0;
+  for (int c = 0; c < kNumMemCategories && category_max; ++c)
+    most_runs = std::max(most_runs, tl.NumRuns(c));
+  values.reserve(most_runs);
   for (int c = 0; c < kNumMemCategories && category_max; ++c) {
     values.clear();
-    for (size_t i = 0; i < tl.size(); ++i) {
-      sym::Expr v = bind(tl.live(i, c));
+    // NB: the points' values in a row, less repeats, are the runs' values
+    // bound, less repeats.
+    for (size_t k = 0; k < tl.NumRuns(c); ++k) {
+      sym::Expr v = bind(tl.RunValue(c, k));
       if (values.empty() || values.back() != v) values.push_back(v);
     }
     std::vector<sym::Expr> cc;

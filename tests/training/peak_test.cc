@@ -118,5 +118,32 @@ TEST(PeakTest, LaterLargerMomentsReplaceEarlierOnesAndEqualOnesKeepTheFirst) {
   ExpectPeakIsLargest(info, totals);
 }
 
+TEST(PeakTest, RepeatsApartAreTheirFirstOccurrence) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  // Three maximal classes, each met again later: only the first meetings are
+  // candidates.
+  const std::vector<sym::Expr> totals = {
+      2 * B + 4,  // 0: kept (above 3B below B = 4, above 150 past B = 73).
+      100,        // 1: <= point 3.
+      3 * B,      // 2: kept (crosses point 3 at B = 50).
+      150,        // 3: kept.
+      2 * B + 4,  // 4: point 0 again.
+      100,        // 5: point 1 again.
+      3 * B,      // 6: point 2 again.
+      2 * B + 4,  // 7: point 0 again.
+  };
+  const PeakInfo info = EvaluatePeak(ActTimeline(totals), {});
+  EXPECT_FALSE(info.decided);
+  EXPECT_EQ(info.candidate_points, (std::vector<int>{0, 2, 3}));
+  ExpectPeakIsLargest(info, totals);
+  // The activations are the totals: their maximum is the peak.
+  for (int64_t b = 1; b <= 200; ++b) {
+    EXPECT_EQ(*sym::Evaluate(info.category_max[testing::kAct], {{"B", b}}),
+              *sym::Evaluate(info.peak, {{"B", b}}))
+        << "B = " << b;
+  }
+}
+
 }  // namespace
 }  // namespace torchcost

@@ -119,5 +119,33 @@ TEST(TimelinePointsTest, ConstantAndSymbolicBytesStayApart) {
   EXPECT_FALSE(b.BackEquals(symbolic.live, symbolic.total));
 }
 
+// Each category's runs are its values with the repeats in a row dropped, read
+// from the points themselves.
+TEST(TimelinePointsTest, RunsAreTheValuesWhereACategoryChanges) {
+  sym::Context ctx;
+  const std::vector<TimelinePoint> want = Points(ctx);
+  TimelinePoints tl;
+  for (const TimelinePoint& p : want) tl.push_back(p);
+  for (int c = 0; c < kNumMemCategories; ++c) {
+    std::vector<sym::Expr> runs;
+    for (const TimelinePoint& p : want) {
+      if (runs.empty() || runs.back() != p.live[c]) runs.push_back(p.live[c]);
+    }
+    ASSERT_EQ(tl.NumRuns(c), runs.size()) << "category " << c;
+    for (size_t k = 0; k < runs.size(); ++k)
+      EXPECT_EQ(tl.RunValue(c, k), runs[k]) << "category " << c << " run " << k;
+    EXPECT_EQ(tl.RunsConstant(c), c != testing::kAct) << "category " << c;
+  }
+  // Category 0 changes at each of the 200 points; act at the multiples of 4
+  // or 5 below 200: 50 + 40 - 10 = 80.
+  EXPECT_EQ(tl.NumRuns(0), 200u);
+  EXPECT_EQ(tl.NumRuns(testing::kAct), 80u);
+  EXPECT_FALSE(tl.TotalsConstant());
+  const TimelinePoints constant = {TimelinePoint(), TimelinePoint()};
+  EXPECT_TRUE(constant.TotalsConstant());
+  EXPECT_EQ(constant.NumRuns(0), 1u);
+  EXPECT_EQ(TimelinePoints().NumRuns(0), 0u);
+}
+
 }  // namespace
 }  // namespace torchcost
