@@ -242,7 +242,9 @@ class Aggregator {
     }
     std::vector<bool> is_output(g_.values.size(), false);
     for (int vi : g_.outputs) is_output[vi] = true;
-    std::vector<std::vector<int>> outs(ns);
+    // (module, value) in the order found; each module's outputs in that order.
+    std::vector<std::pair<int, int>> outs;
+    std::vector<int> num_outs(ns, 0);
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       const ir::Node& node = g_.nodes[ni];
       for (int vo : node.outputs) {
@@ -258,14 +260,17 @@ class Aggregator {
             escapes = !tree.InSubtree(user_scopes[k], s);
           if (!escapes) break;
           // Only the outputs of the last call of s count.
-          if (last_run_start[s] <= static_cast<int>(ni)) outs[s].push_back(vo);
+          if (last_run_start[s] <= static_cast<int>(ni)) {
+            outs.emplace_back(s, vo);
+            ++num_outs[s];
+          }
         }
       }
     }
-    for (size_t s = 0; s < ns; ++s) {
-      for (int vo : outs[s])
-        r_->modules[s].output_shapes.push_back(r_->values[vo].shape);
-    }
+    for (size_t s = 0; s < ns; ++s)
+      r_->modules[s].output_shapes.reserve(num_outs[s]);
+    for (const auto& [s, vo] : outs)
+      r_->modules[s].output_shapes.push_back(r_->values[vo].shape);
   }
 
   const ir::Graph& g_;

@@ -152,11 +152,20 @@ class LinearRows {
     offsets_.reserve(exprs.size() + 1);
     offsets_.push_back(0);
     entries_.reserve(exprs.size() * 4);
+    // NB: consecutive rows mostly share their terms, in the same canonical
+    // order: the previous row's k-th term is tried first for the k-th.
+    std::vector<int> prev_ids, row_ids;
     for (const sym::Expr& e : exprs) {
       constants_.push_back(sym::LinearTerms(e, &terms));
       const size_t first = entries_.size();
-      for (const sym::LinearTerm& t : terms) {
-        entries_.push_back({Id(t.term, ids), t.coeff});
+      row_ids.clear();
+      for (size_t t = 0; t < terms.size(); ++t) {
+        const sym::Expr& term = terms[t].term;
+        const int id = t < prev_ids.size() && terms_[prev_ids[t]] == term
+                           ? prev_ids[t]
+                           : Id(term, ids);
+        row_ids.push_back(id);
+        entries_.push_back({id, terms[t].coeff});
         // Insertion sort by id: rows have a few terms.
         for (size_t k = entries_.size() - 1;
              k > first && entries_[k - 1].id > entries_[k].id; --k) {
@@ -164,8 +173,16 @@ class LinearRows {
         }
       }
       offsets_.push_back(entries_.size());
+      std::swap(prev_ids, row_ids);
     }
     for (const sym::Expr& t : terms_) bounds_.push_back(t.context()->Bounds(t));
+    if (terms_.size() <= kDenseTerms) {
+      dense_.assign(exprs.size() * terms_.size(), 0);
+      for (size_t e = 0; e < exprs.size(); ++e) {
+        for (size_t k = offsets_[e]; k < offsets_[e + 1]; ++k)
+          dense_[e * terms_.size() + entries_[k].id] = entries_[k].coeff;
+      }
+    }
   }
 
   // Evaluates the rows `rows` (indices into exprs) at the sample points: the
@@ -229,6 +246,29 @@ class LinearRows {
   // is >= 0 (a positive difference times the term's lower end, a negative one
   // times its upper end). False where an end is infinite or the sum overflows.
   bool Le(size_t a, size_t b) const {
+    if (!dense_.empty()) {
+      // NB: the same sum in int64 over the dense rows, term by term in a
+      // straight loop; where a step overflows int64, the int128 sum below
+      // decides.
+      const size_t n = terms_.size();
+      const int64_t* ka = &dense_[a * n];
+      const int64_t* kb = &dense_[b * n];
+      int64_t lo;
+      bool fits = !__builtin_sub_overflow(constants_[b], constants_[a], &lo);
+      for (size_t t = 0; t < n && fits; ++t) {
+        int64_t d, term;
+        if (__builtin_sub_overflow(kb[t], ka[t], &d)) {
+          fits = false;
+          break;
+        }
+        if (d == 0) continue;
+        const int64_t end = d > 0 ? bounds_[t].lo : bounds_[t].hi;
+        if (end == sym::kNegInf || end == sym::kPosInf) return false;
+        fits = !__builtin_mul_overflow(d, end, &term) &&
+               !__builtin_add_overflow(lo, term, &lo);
+      }
+      if (fits) return lo >= 0;
+    }
     __int128 lo = static_cast<__int128>(constants_[b]) - constants_[a];
     size_t i = offsets_[a], j = offsets_[b];
     const size_t ie = offsets_[a + 1], je = offsets_[b + 1];
@@ -331,6 +371,11 @@ class LinearRows {
   // term_values_[term id * num_points_ + p].
   std::vector<__int128> term_values_;
   bool values_fit_64_ = false;  // Every term value fits int64.
+  // NB: with few distinct terms, each row's coefficients also as a dense row,
+  // dense_[e * terms_.size() + term id] (0 where e lacks the term): Le then
+  // needs no merge of the two rows' entries.
+  static constexpr size_t kDenseTerms = 16;
+  std::vector<int64_t> dense_;
   // values_[e * num_points_ + p], for the sampled rows.
   std::vector<__int128> values_;
 };
@@ -373,6 +418,17 @@ std::vector<int> MaximalDistinct(const std::vector<sym::Expr>& exprs);
 // timeline's temporaries take a hundred distinct values over ten thousand
 // points).
 std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
+  // NB: constants compare exactly, so among constants only the first largest is
+  // left.
+  if (!exprs.empty() &&
+      std::all_of(exprs.begin(), exprs.end(),
+                  [](const sym::Expr& e) { return e.IsConstant(); })) {
+    size_t best = 0;
+    for (size_t i = 1; i < exprs.size(); ++i) {
+      if (*exprs[best].AsConstant() < *exprs[i].AsConstant()) best = i;
+    }
+    return {static_cast<int>(best)};
+  }
   const std::vector<int> firsts = FirstOccurrences(exprs);
   if (firsts.size() == exprs.size()) return MaximalDistinct(exprs);
   std::vector<sym::Expr> distinct;
@@ -385,19 +441,8 @@ std::vector<int> MaximalCandidates(const std::vector<sym::Expr>& exprs) {
 }
 
 // As MaximalCandidates, for expressions that are pairwise distinct (or not:
-// the answer is the same, only slower).
+// the answer is the same, only slower), not all constants.
 std::vector<int> MaximalDistinct(const std::vector<sym::Expr>& exprs) {
-  // NB: constants compare exactly, so among constants only the first largest is
-  // left.
-  if (!exprs.empty() &&
-      std::all_of(exprs.begin(), exprs.end(),
-                  [](const sym::Expr& e) { return e.IsConstant(); })) {
-    size_t best = 0;
-    for (size_t i = 1; i < exprs.size(); ++i) {
-      if (*exprs[best].AsConstant() < *exprs[i].AsConstant()) best = i;
-    }
-    return {static_cast<int>(best)};
-  }
   LinearRows rows(exprs);
   // A first pass, as a stack in index order: a moment <= the last one kept
   // (earlier) is not an answer, and kept moments <= a later one (and not >=

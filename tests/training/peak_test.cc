@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "testing/timeline.h"
@@ -143,6 +144,36 @@ TEST(PeakTest, RepeatsApartAreTheirFirstOccurrence) {
               *sym::Evaluate(info.peak, {{"B", b}}))
         << "B = " << b;
   }
+}
+
+// Past 16 distinct terms the rows are compared entry by entry rather than as
+// dense rows: the same answer.
+TEST(PeakTest, ManyTermsCompareAsFewDo) {
+  sym::Context ctx;
+  sym::Expr sum = 0;
+  for (int i = 0; i < 18; ++i) sum += ctx.Symbol("X" + std::to_string(i));
+  const sym::Expr x0 = ctx.Symbol("X0");
+  const std::vector<sym::Expr> totals = {
+      sum + 5,       // 0: kept.
+      sum + 3,       // 1: <= point 0.
+      sum + x0,      // 2: kept (above point 0 past X0 = 5).
+      sum + x0 - 1,  // 3: <= point 2.
+  };
+  const PeakInfo info = EvaluatePeak(ActTimeline(totals), {});
+  EXPECT_FALSE(info.decided);
+  EXPECT_EQ(info.candidate_points, (std::vector<int>{0, 2}));
+}
+
+// A difference of constants past int64 is still proven: 5e18 - (-5e18) = 1e19
+// > 2^63 - 1, so the moment below is dropped.
+TEST(PeakTest, ConstantsFarApartStillCompare) {
+  sym::Context ctx;
+  const sym::Expr B = ctx.Symbol("B");
+  constexpr int64_t kFar = 5'000'000'000'000'000'000;
+  const std::vector<sym::Expr> totals = {B + kFar, B - kFar};
+  const PeakInfo info = EvaluatePeak(ActTimeline(totals), {});
+  EXPECT_TRUE(info.decided);
+  EXPECT_EQ(info.candidate_points, std::vector<int>{0});
 }
 
 }  // namespace
