@@ -14,7 +14,9 @@
 #include <variant>
 #include <vector>
 
+#include "torchcost/arg_names.h"
 #include "torchcost/dtype.h"
+#include "torchcost/inline_ints.h"
 
 namespace torchcost::ir {
 
@@ -69,17 +71,21 @@ struct Value {
   std::vector<int64_t> traced_shape;
 };
 
+// Value ids in a node: up to four in place (most nodes read one to four values
+// and make one).
+using ValueIds = InlineInts<4>;
+
 // One operator application.
 struct Node {
   // Qualified op name: "aten::_convolution", "prim::ListConstruct".
   std::string op;
   // Overload name ("Tensor", "int") if known, else empty.
   std::string overload;
-  std::vector<int> inputs;
+  ValueIds inputs;
   // Argument names from the op's schema, parallel to `inputs`; empty if unknown
-  // (the rule's schema then binds them by position).
-  std::vector<std::string> input_names;
-  std::vector<int> outputs;
+  // (the rule's schema then binds them by position). Shared by copies.
+  ArgNames input_names;
+  ValueIds outputs;
   // Name for diagnostics, typically the first output's ("%x.17").
   std::string debug_name;
   int scope = 0;  // Index into Graph::scopes; 0 is the root module.

@@ -795,7 +795,7 @@ class JsonImporter {
     n.inputs.reserve(s.args.size());
     n.input_names.reserve(s.args.size());
     for (const SimpleArg& a : s.args) {
-      n.input_names.emplace_back(a.name);
+      n.input_names.push_back(std::string(a.name));
       if (a.kind == SimpleArg::Kind::kRef && !a.target_is_int) {
         if (const int known = values_.Find(a.text); known >= 0) {
           n.inputs.push_back(known);

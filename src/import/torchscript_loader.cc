@@ -166,7 +166,7 @@ struct Delegate {
 // outputs.
 struct Skeleton {
   std::vector<std::string> ops;
-  std::vector<std::vector<int>> node_inputs, node_outputs;
+  std::vector<ir::ValueIds> node_inputs, node_outputs;
   std::vector<int> inputs;
   size_t values = 0;
 };
@@ -176,7 +176,7 @@ bool Pair(const Skeleton& fast, const ir::Graph& g, std::vector<int>* to_fast) {
       g.inputs.size() != fast.inputs.size())
     return false;
   to_fast->assign(g.values.size(), -1);
-  auto pair = [&](const std::vector<int>& a, const std::vector<int>& b) {
+  auto pair = [&](const auto& a, const auto& b) {
     if (a.size() != b.size()) return false;
     for (size_t k = 0; k < a.size(); ++k) (*to_fast)[a[k]] = b[k];
     return true;

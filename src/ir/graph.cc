@@ -1,10 +1,31 @@
 // Graph construction helpers and diagnostics text.
 #include "torchcost/graph.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace torchcost::ir {
+namespace {
+
+// Appends the scope at `path` (its own name from `name_start` on) as the last
+// child of `parent`, indexes it, and returns its index.
+int AddScope(Graph& g, int parent, std::string path, size_t name_start,
+             const std::string& type) {
+  Scope scope;
+  scope.name = path.substr(name_start);
+  scope.path = std::move(path);
+  scope.type = type;
+  scope.parent = parent;
+  scope.depth = g.scopes[parent].depth + 1;
+  g.scopes.push_back(std::move(scope));
+  const int index = static_cast<int>(g.scopes.size()) - 1;
+  g.scopes[parent].children.push_back(index);
+  g.scope_index_.emplace(g.scopes[index].path, index);
+  return index;
+}
+
+}  // namespace
 
 int Graph::AddValue(Value v) {
   values.push_back(std::move(v));
@@ -78,17 +99,8 @@ int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
     }
   }
   for (auto m = missing.rbegin(); m != missing.rend(); ++m) {
-    Scope scope;
-    scope.path = path.substr(0, m->end);
-    scope.name = path.substr(m->name_start, m->end - m->name_start);
-    scope.type = m->end == path.size() ? type : "";
-    scope.parent = parent;
-    scope.depth = scopes[parent].depth + 1;
-    scopes.push_back(std::move(scope));
-    const int index = static_cast<int>(scopes.size()) - 1;
-    scopes[parent].children.push_back(index);
-    scope_index_.emplace(scopes[index].path, index);
-    parent = index;
+    parent = AddScope(*this, parent, path.substr(0, m->end), m->name_start,
+                      m->end == path.size() ? type : "");
   }
   return parent;
 }
@@ -107,18 +119,7 @@ int Graph::GetOrAddChildScope(int parent, const std::string& path,
       (!up.empty() &&
        (path.compare(0, up.size(), up) != 0 || path[up.size()] != '.')))
     return GetOrAddScope(path, type);
-  // As GetOrAddScope makes a missing scope whose parent exists.
-  Scope scope;
-  scope.path = path;
-  scope.name = path.substr(start);
-  scope.type = type;
-  scope.parent = parent;
-  scope.depth = scopes[parent].depth + 1;
-  scopes.push_back(std::move(scope));
-  const int index = static_cast<int>(scopes.size()) - 1;
-  scopes[parent].children.push_back(index);
-  scope_index_.emplace(scopes[index].path, index);
-  return index;
+  return AddScope(*this, parent, path, start, type);
 }
 
 std::string Graph::NodeLocation(int node) const {

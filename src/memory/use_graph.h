@@ -89,8 +89,7 @@ inline size_t num_vertices(const UseGraph& g) {
 inline std::pair<UseIterator, UseIterator> out_edges(size_t v,
                                                      const UseGraph& g) {
   if (!g.IsNode(v)) return {UseIterator(v, nullptr), UseIterator(v, nullptr)};
-  const std::vector<int>& in =
-      g.graph->nodes[v - g.graph->values.size()].inputs;
+  const ir::ValueIds& in = g.graph->nodes[v - g.graph->values.size()].inputs;
   return {UseIterator(v, in.data()), UseIterator(v, in.data() + in.size())};
 }
 inline size_t out_degree(size_t v, const UseGraph& g) {

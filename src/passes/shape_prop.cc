@@ -47,7 +47,7 @@ void InitBindCache(const rules::Schema& schema, BindCache* cache) {
 }
 
 // Returns true if `names` are the names `cache` last bound.
-bool SameNames(const std::vector<std::string>& names, const BindCache& cache) {
+bool SameNames(const ir::ArgNames& names, const BindCache& cache) {
   if (names.size() != cache.names.size()) return false;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] != cache.names[i]) return false;

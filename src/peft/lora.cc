@@ -188,7 +188,8 @@ bool MatchesModule(const std::string& path, const std::string& pattern,
 int EmitConv(GraphEditor& ed, const AdapterSite& site, int x, int w,
              std::vector<std::pair<std::string, int>> replace, int scope) {
   const ir::Node& conv = *site.conv;
-  std::vector<std::string> names = conv.input_names;
+  std::vector<std::string> names(conv.input_names.begin(),
+                                 conv.input_names.end());
   if (names.empty()) {
     names =
         conv.op == "aten::conv2d"
@@ -205,7 +206,7 @@ int EmitConv(GraphEditor& ed, const AdapterSite& site, int x, int w,
   replace.push_back({"weight", w});
   replace.push_back({"bias", ed.None()});
   replace.push_back({"dilation", ed.Ints({1, 1})});
-  std::vector<int> inputs = conv.inputs;
+  std::vector<int> inputs(conv.inputs.begin(), conv.inputs.end());
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const auto& [name, value] : replace) {
       if (names[i] == name && value >= 0) inputs[i] = value;

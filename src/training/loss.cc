@@ -130,8 +130,8 @@ class LossWriter {
     }
     unpack.debug_name = "%" + g_.values[unpack.outputs[0]].name;
     g_.AddNode(std::move(unpack));
-    std::vector<int> outs = g_.nodes.back().outputs;
-    return outs;
+    const ir::ValueIds& outs = g_.nodes.back().outputs;
+    return std::vector<int>(outs.begin(), outs.end());
   }
 
   int CrossEntropy(int self, int target, int64_t reduction) {

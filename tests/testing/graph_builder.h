@@ -75,7 +75,8 @@ class GraphBuilder {
     }
     n.debug_name = "%" + g_.values[n.outputs[0]].name;
     g_.AddNode(n);
-    return g_.nodes.back().outputs;
+    const ir::ValueIds& outs = g_.nodes.back().outputs;
+    return std::vector<int>(outs.begin(), outs.end());
   }
   int One(const std::string& op, std::vector<int> inputs,
           std::vector<std::string> names = {},

@@ -180,7 +180,8 @@ OpResult OpRunner::Run(const std::string& op,
     int ni = g2.AddNode(n2);
     // With gradients, the node's outputs are the graph's (the loss is taken of
     // the first), so its backward runs and what it saves is kept.
-    if (inputs_require_grad_) g2.outputs = n2.outputs;
+    if (inputs_require_grad_)
+      g2.outputs.assign(n2.outputs.begin(), n2.outputs.end());
     auto report = Analyze(g2, rules_, *ctx_, options);
     result = OpResult();
     if (!report.ok()) {
