@@ -162,14 +162,17 @@ Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
       RValue out;
       if (all_int) {
         std::vector<sym::Expr> l;
+        l.reserve(node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i) l.push_back(in(i).i);
         out = RValue::IntList(std::move(l));
       } else if (all_tensor) {
         std::vector<rules::TensorType> l;
+        l.reserve(node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i) l.push_back(in(i).t);
         out = RValue::Tensors(std::move(l));
       } else {
         out.kind = Kind::kList;
+        out.items.reserve(node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i)
           out.items.push_back(in(i));
       }
@@ -179,6 +182,7 @@ Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
     if (kind == NativeOp::kTupleConstruct) {
       RValue out;
       out.kind = Kind::kList;
+      out.items.reserve(node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i)
         out.items.push_back(in(i));
       set(0, std::move(out));

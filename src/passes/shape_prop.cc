@@ -814,7 +814,7 @@ Status Propagate(const ir::Graph& graph, const RuleSet& rules,
       info.shape = v.ints;
     } else if (v.kind == RValue::Kind::kInt) {
       info.known = true;
-      info.shape = {v.i};
+      info.shape.assign(1, v.i);
     } else {
       info.known = v.kind != RValue::Kind::kUnknown;
     }
