@@ -218,28 +218,29 @@ class Aggregator {
     int prev_scope = -1;
     for (size_t ni = 0; ni < g_.nodes.size(); ++ni) {
       int sc = g_.nodes[ni].scope;
+      // NB: once a module holds the previous node, so do its ancestors: the
+      // new calls are the modules below the first one that does.
       for (int s = sc; s >= 0; s = g_.scopes[s].parent) {
-        if (prev_scope < 0 || !tree.InSubtree(prev_scope, s))
-          last_run_start[s] = static_cast<int>(ni);
+        if (prev_scope >= 0 && tree.InSubtree(prev_scope, s)) break;
+        last_run_start[s] = static_cast<int>(ni);
       }
       prev_scope = sc;
     }
-    // Uses of each value by scope; graph outputs count as a use by no module.
-    // NB: as offsets into one array (a vector per value cost more than the rest
-    // of the pass).
-    std::vector<int> first_user(g_.values.size() + 1, 0);
+    // Per value, its users' scopes first and last in pre-order (-1: none).
+    // NB: a module holds every user iff it holds those two (its subtree is
+    // one interval of the order).
+    std::vector<int> first_user(g_.values.size(), -1),
+        last_user(g_.values.size(), -1);
     for (const auto& node : g_.nodes) {
-      for (int vi : node.inputs) ++first_user[vi + 1];
-    }
-    for (size_t i = 0; i < g_.values.size(); ++i)
-      first_user[i + 1] += first_user[i];
-    std::vector<int> user_scopes(first_user.back());
-    {
-      std::vector<int> next(first_user.begin(), first_user.end() - 1);
-      for (const auto& node : g_.nodes) {
-        for (int vi : node.inputs) user_scopes[next[vi]++] = node.scope;
+      const int sc = node.scope, order = tree.Order(sc);
+      for (int vi : node.inputs) {
+        if (first_user[vi] < 0 || order < tree.Order(first_user[vi]))
+          first_user[vi] = sc;
+        if (last_user[vi] < 0 || order > tree.Order(last_user[vi]))
+          last_user[vi] = sc;
       }
     }
+    // Graph outputs count as a use by no module.
     std::vector<bool> is_output(g_.values.size(), false);
     for (int vi : g_.outputs) is_output[vi] = true;
     // (module, value) in the order found; each module's outputs in that order.
@@ -255,9 +256,10 @@ class Aggregator {
         // vo (and vo is no graph output), so do all outer ones: vo escapes
         // the modules below it only.
         for (int s = node.scope; s >= 0; s = g_.scopes[s].parent) {
-          bool escapes = is_output[vo];
-          for (int k = first_user[vo]; k < first_user[vo + 1] && !escapes; ++k)
-            escapes = !tree.InSubtree(user_scopes[k], s);
+          const bool escapes =
+              is_output[vo] ||
+              (first_user[vo] >= 0 && !(tree.InSubtree(first_user[vo], s) &&
+                                        tree.InSubtree(last_user[vo], s)));
           if (!escapes) break;
           // Only the outputs of the last call of s count.
           if (last_run_start[s] <= static_cast<int>(ni)) {

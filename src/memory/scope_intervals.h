@@ -25,6 +25,11 @@ class ScopeIntervals {
            static_cast<unsigned>(size_[root]);
   }
 
+  // Returns the pre-order number of `scope`.
+  // NB: the scopes of a subtree number contiguously, so a set of scopes is
+  // inside `root` iff its first and its last in this order are.
+  int Order(int scope) const { return first_[scope]; }
+
  private:
   std::vector<int> first_;  // Pre-order number of each scope.
   std::vector<int> size_;   // Scopes in each subtree, itself included.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "memory/liveness.h"
 
@@ -43,6 +44,39 @@ TEST(ScopeIntervalsTest, NestedModules) {
   EXPECT_TRUE(tree.InSubtree(l0, l0));
   EXPECT_FALSE(tree.InSubtree(layers, a));
   ExpectAsTheWalk(g);
+}
+
+// A set of scopes is inside a root iff its first and last in pre-order are:
+// checked for every pair (first, last) against every scope between them.
+TEST(ScopeIntervalsTest, OrderBoundsSubtrees) {
+  ir::Graph g;
+  g.GetOrAddScope("", "Model");
+  g.GetOrAddScope("layers.0.attn.q", "Linear");
+  g.GetOrAddScope("layers.1.mlp", "MLP");
+  g.GetOrAddScope("head", "Linear");
+  g.GetOrAddScope("layers.0.mlp", "MLP");
+  const ScopeIntervals tree(g);
+  const int n = static_cast<int>(g.scopes.size());
+  std::vector<int> by_order(n, -1);
+  for (int s = 0; s < n; ++s) {
+    ASSERT_GE(tree.Order(s), 0);
+    ASSERT_LT(tree.Order(s), n);
+    by_order[tree.Order(s)] = s;
+  }
+  for (int s : by_order) ASSERT_GE(s, 0);  // A permutation.
+  for (int r = 0; r < n; ++r) {
+    for (int lo = 0; lo < n; ++lo) {
+      for (int hi = lo; hi < n; ++hi) {
+        bool all = true;
+        for (int k = lo; k <= hi; ++k)
+          all = all && InSubtree(g, by_order[k], r);
+        EXPECT_EQ(
+            tree.InSubtree(by_order[lo], r) && tree.InSubtree(by_order[hi], r),
+            all)
+            << g.scopes[r].path;
+      }
+    }
+  }
 }
 
 // Parents after their children in the array, and two roots: only the parent
