@@ -34,6 +34,10 @@ struct BindCache {
   // and the argument index of each.
   std::vector<std::string_view> names;
   std::vector<int> name_args;
+  // The storage of the list `names` views (ArgNames::begin()); nullptr: none.
+  // NB: the graph is not changed while it is propagated, so a node holding
+  // that same storage (a copy of the list) holds the same names.
+  const std::string* names_data = nullptr;
 };
 
 // Fills `cache->flag_args` for `schema`.
@@ -49,6 +53,7 @@ void InitBindCache(const rules::Schema& schema, BindCache* cache) {
 // Returns true if `names` are the names `cache` last bound.
 bool SameNames(const ir::ArgNames& names, const BindCache& cache) {
   if (names.size() != cache.names.size()) return false;
+  if (names.begin() == cache.names_data) return true;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] != cache.names[i]) return false;
   }
@@ -68,6 +73,7 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema,
     if (!SameNames(node.input_names, *cache)) {
       cache->names.clear();
       cache->name_args.clear();
+      cache->names_data = nullptr;
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         int a = schema.FindArg(node.input_names[i]);
         if (a < 0) {
@@ -86,6 +92,7 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema,
         cache->names.push_back(node.input_names[i]);
         cache->name_args.push_back(-1);
       }
+      cache->names_data = node.input_names.begin();
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int a = cache->name_args[i];
