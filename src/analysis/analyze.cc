@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -38,12 +40,10 @@ std::string_view OwnerPath(std::string_view name) {
 // added once, times its count (the same canonical sum as adding one by one).
 class CountedSum {
  public:
+  // NB: most node costs are 0 (views, plumbing): that test stays inline here,
+  // and the hash lookup is a call only for the rest.
   void Add(const sym::Expr& e) {
-    if (e == sym::Expr(0)) return;
-    // NB: try_emplace makes no node when e is already there.
-    auto [it, inserted] = index_.try_emplace(e, terms_.size());
-    if (inserted) terms_.emplace_back(e, 0);
-    ++terms_[it->second].second;
+    if (e != sym::Expr(0)) AddNonZero(e);
   }
   // Returns `start` plus every added expression.
   sym::Expr Total(sym::Expr start) const {
@@ -52,8 +52,28 @@ class CountedSum {
   }
 
  private:
+  void AddNonZero(const sym::Expr& e) {
+    // NB: try_emplace makes no node when e is already there.
+    auto [it, inserted] = index_.try_emplace(e, terms_.size());
+    if (inserted) terms_.emplace_back(e, 0);
+    ++terms_[it->second].second;
+  }
+
   std::unordered_map<sym::Expr, size_t> index_;
   std::vector<std::pair<sym::Expr, int64_t>> terms_;
+};
+
+// Hashes an op name by its length and its last eight bytes (or fewer).
+// NB: op names share their namespace prefix ("aten::"), and few ops share a
+// length and a tail; equality still compares the whole name.
+struct OpNameHash {
+  size_t operator()(std::string_view name) const {
+    uint64_t tail = 0;
+    const size_t k = std::min<size_t>(name.size(), sizeof(tail));
+    std::memcpy(&tail, name.data() + name.size() - k, k);
+    // Fibonacci hashing: the odd multiplier spreads the bytes over the word.
+    return static_cast<size_t>((tail ^ name.size()) * 0x9E3779B97F4A7C15ull);
+  }
 };
 
 class Aggregator {
@@ -131,7 +151,7 @@ class Aggregator {
       int row = -1;
       signed char left_out[2] = {-1, -1};
     };
-    std::unordered_map<std::string_view, OpEntry> op_entries;
+    std::unordered_map<std::string_view, OpEntry, OpNameHash> op_entries;
     // NB: a module's running totals repeat from layer to layer.
     memory::SumCache sums;
     CountedSum macs, flops, transcendentals;
