@@ -107,12 +107,18 @@ std::vector<ir::SmallInts> ComputeLastUses(const ir::Graph& g,
       last[v] = std::max(last[v], end);
     }
   }
-  std::vector<int> ss;
+  // Each value's storages (StorageTable::Of) read up to its last use.
+  // NB: a value no node reads is skipped: its -1 would leave every last use
+  // (-1 or a node) as it is.
+  auto read_until = [table](int s, int end) {
+    int& last_use = (*table)[s].last_use;
+    last_use = std::max(last_use, end);
+  };
   for (size_t v = 0; v < nv; ++v) {
-    ss.clear();
-    table->Of(static_cast<int>(v), &ss);
-    for (int s : ss)
-      (*table)[s].last_use = std::max((*table)[s].last_use, last[v]);
+    const int end = last[v];
+    if (end < 0) continue;
+    if (table->storage_of[v] >= 0) read_until(table->storage_of[v], end);
+    for (int s : table->list_storages[v]) read_until(s, end);
   }
   std::vector<ir::SmallInts> release_at(g.nodes.size());
   for (int s = 0; s < table->size(); ++s) {

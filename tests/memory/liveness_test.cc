@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory/prepared_step.h"
 
 namespace torchcost::memory {
@@ -100,6 +102,31 @@ TEST(LivenessTest, LastUsesOfTheMlp) {
   for (const ir::SmallInts& r : release_at)
     lists.emplace_back(r.begin(), r.end());
   EXPECT_EQ(lists, (std::vector<std::vector<int>>{{0, 2}, {3}, {1, 4}}));
+}
+
+// A value held as a list of storages passes its last use to each of them; a
+// value no node reads leaves its storages' last uses as they were.
+TEST(LivenessTest, EachStorageOfAListLivesToTheListsLastUse) {
+  PreparedStep p;
+  BuildMlp(&p.builder());
+  StepState& st = p.Prepare("5,8");
+  AssignStorages(st.g, st.shapes, &st.storages);
+  StorageTable& t = st.storages;
+  auto value_of = [&](int s) {
+    return static_cast<int>(
+        std::find(t.storage_of.begin(), t.storage_of.end(), s) -
+        t.storage_of.begin());
+  };
+  // relu's output (read by n2) held as the list {4, 0} instead of storage 4.
+  const int r = value_of(4);
+  t.storage_of[r] = -1;
+  t.list_storages[r].push_back(4);
+  t.list_storages[r].push_back(0);
+  t[5].last_use = 1;  // out's storage; out is read by nothing.
+  ComputeLastUses(st.g, &t);
+  // W1: n0 and, through the list, n2; W2, x and h as in the MLP.
+  const int last[] = {2, 2, 0, 1, 2, 1};
+  for (int s = 0; s < 6; ++s) EXPECT_EQ(t[s].last_use, last[s]) << s;
 }
 
 // The storages' last uses in x -> PARENT.0 (lin, h) -> PARENT.1 (relu, r) ->
