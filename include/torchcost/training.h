@@ -321,6 +321,11 @@ class TimelinePoints {
   // Each category's values where they change.
   std::array<Exprs, kNumMemCategories> values_;
   std::vector<Block> blocks_;
+  // The last point's live bytes and total (unset while empty()).
+  // NB: a copy of what the runs hold, so that push_back and BackEquals compare
+  // against it instead of rebuilding each value from its slot.
+  CategoryBytes back_live_;
+  sym::Expr back_total_;
 };
 
 // One allocation or free of the step, in the order the simulation makes them

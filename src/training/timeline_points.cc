@@ -43,12 +43,7 @@ sym::Expr TimelinePoints::live(size_t i, int c) const {
 
 bool TimelinePoints::BackEquals(const CategoryBytes& live_now,
                                 const sym::Expr& total_now) const {
-  if (empty() || totals_.back() != total_now) return false;
-  // NB: a category's last stored value is its value at the last point.
-  for (int c = 0; c < kNumMemCategories; ++c) {
-    if (values_[c].back() != live_now[c]) return false;
-  }
-  return true;
+  return !empty() && back_total_ == total_now && back_live_ == live_now;
 }
 
 void TimelinePoints::push_back(const TimelinePoint& p) {
@@ -62,15 +57,18 @@ void TimelinePoints::push_back(const TimelinePoint& p) {
   Block& b = blocks_.back();
   for (int c = 0; c < kNumMemCategories; ++c) {
     // NB: the first point stores every category, so each later point has a
-    // value to refer back to.
-    if (i == 0 || values_[c].back() != p.live[c]) {
+    // value to refer back to; back_live_[c] is the category's last stored
+    // value.
+    if (i == 0 || back_live_[c] != p.live[c]) {
       values_[c].push_back(p.live[c]);
       b.changed[c] |= uint32_t{1} << (i % kBlock);
+      back_live_[c] = p.live[c];
     }
   }
   nodes_.push_back(p.node);
   phases_.push_back(static_cast<uint8_t>(p.phase));
   totals_.push_back(p.total);
+  back_total_ = p.total;
 }
 
 void TimelinePoints::reserve(size_t n) {

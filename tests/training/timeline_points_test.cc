@@ -97,6 +97,46 @@ TEST(TimelinePointsTest, EqualityClearAndInitializerList) {
   ExpectSame(b[1], want[4], 1);
 }
 
+// The last point, as BackEquals and push_back see it, follows every append,
+// copy and clear: a category unchanged at the last point still has the value
+// it last changed to, and a point after clear() stores every category even
+// where it equals the point before the clear.
+TEST(TimelinePointsTest, TheLastPointFollowsAppendsCopiesAndClear) {
+  sym::Context ctx;
+  const std::vector<TimelinePoint> want = Points(ctx);
+  TimelinePoints tl;
+  for (size_t i = 0; i < want.size(); ++i) {
+    tl.push_back(want[i]);
+    ASSERT_TRUE(tl.BackEquals(want[i].live, want[i].total)) << "point " << i;
+    if (i > 0) {
+      // Category 0 changes at every point, so the point before differs.
+      EXPECT_FALSE(tl.BackEquals(want[i - 1].live, want[i].total));
+    }
+  }
+  // Category 6 last changed at point 196 (7 * 28), three points before.
+  EXPECT_EQ(want.back().live[6], want[196].live[6]);
+  CategoryBytes other = want.back().live;
+  other[6] = want[189].live[6];
+  EXPECT_FALSE(tl.BackEquals(other, want.back().total));
+
+  TimelinePoints copy = tl;
+  EXPECT_TRUE(copy.BackEquals(want.back().live, want.back().total));
+  copy.push_back(want[0]);
+  EXPECT_TRUE(copy.BackEquals(want[0].live, want[0].total));
+  EXPECT_TRUE(tl.BackEquals(want.back().live, want.back().total));
+
+  tl.clear();
+  EXPECT_FALSE(tl.BackEquals(want.back().live, want.back().total));
+  tl.push_back(want.back());
+  EXPECT_TRUE(tl.BackEquals(want.back().live, want.back().total));
+  for (int c = 0; c < kNumMemCategories; ++c) {
+    ASSERT_EQ(tl.NumRuns(c), 1u) << "category " << c;
+    EXPECT_EQ(tl.RunValue(c, 0), want.back().live[c]) << "category " << c;
+  }
+  // Equal points are equal timelines, whatever came before the clear.
+  EXPECT_EQ(tl, TimelinePoints({want.back()}));
+}
+
 // A constant is held as its value and a symbolic count as an index into a list
 // of its own: a symbolic count first stored at index 0 is not the constant 0.
 TEST(TimelinePointsTest, ConstantAndSymbolicBytesStayApart) {
