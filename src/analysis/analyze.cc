@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -9,6 +8,7 @@
 
 #include "analysis/analyze_propagated.h"
 #include "analysis/moved_bytes.h"
+#include "ir/op_name_hash.h"
 #include "memory/scope_intervals.h"
 #include "memory/step.h"
 #include "memory/sum_cache.h"
@@ -61,19 +61,6 @@ class CountedSum {
 
   std::unordered_map<sym::Expr, size_t> index_;
   std::vector<std::pair<sym::Expr, int64_t>> terms_;
-};
-
-// Hashes an op name by its length and its last eight bytes (or fewer).
-// NB: op names share their namespace prefix ("aten::"), and few ops share a
-// length and a tail; equality still compares the whole name.
-struct OpNameHash {
-  size_t operator()(std::string_view name) const {
-    uint64_t tail = 0;
-    const size_t k = std::min<size_t>(name.size(), sizeof(tail));
-    std::memcpy(&tail, name.data() + name.size() - k, k);
-    // Fibonacci hashing: the odd multiplier spreads the bytes over the word.
-    return static_cast<size_t>((tail ^ name.size()) * 0x9E3779B97F4A7C15ull);
-  }
 };
 
 class Aggregator {
@@ -151,7 +138,7 @@ class Aggregator {
       int row = -1;
       signed char left_out[2] = {-1, -1};
     };
-    std::unordered_map<std::string_view, OpEntry, OpNameHash> op_entries;
+    std::unordered_map<std::string_view, OpEntry, ir::OpNameHash> op_entries;
     // NB: a module's running totals repeat from layer to layer.
     memory::SumCache sums;
     CountedSum macs, flops, transcendentals;

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/op_name_hash.h"
 #include "passes/native_ops.h"
 #include "passes/shape_fallback.h"
 #include "rules/op_rule.h"
@@ -236,36 +237,13 @@ struct OpKey {
   }
 };
 
-// Mixes the bytes of `s` into `h`, 8 at a time (the last word zero-padded),
-// with MemoKeyHash's step.
-uint64_t MixBytes(std::string_view s, uint64_t h) {
-  auto mix = [&h](uint64_t w) {
-    h = (((h << 5) | (h >> 59)) ^ w) * 0x9e3779b97f4a7c15ULL;
-  };
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    mix(w);
-  }
-  if (i < s.size()) {
-    // NB: byte by byte, as a memcpy of a variable length is a library call.
-    uint64_t w = 0;
-    for (size_t j = i; j < s.size(); ++j)
-      w |= static_cast<uint64_t>(static_cast<unsigned char>(s[j]))
-           << 8 * (j - i);
-    mix(w);
-  }
-  return h;
-}
-
-// NB: an op name is two to four words; this hash is a few instructions a
-// word, where std::hash of a string_view (murmur) was ~60 per call.
+// An op and overload's hash: the overload's name hash mixed into the op's
+// (MemoKeyHash's step).
 struct OpKeyHash {
   size_t operator()(const OpKey& k) const {
-    uint64_t h = MixBytes(k.op, k.op.size());
-    h = MixBytes(k.overload, h ^ k.overload.size());
-    return static_cast<size_t>(h ^ (h >> 32));
+    const uint64_t h = ir::OpNameHash()(k.op);
+    return (((h << 5) | (h >> 59)) ^ ir::OpNameHash()(k.overload)) *
+           0x9e3779b97f4a7c15ULL;
   }
 };
 
