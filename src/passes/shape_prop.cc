@@ -39,6 +39,8 @@ struct BindCache {
   // NB: the graph is not changed while it is propagated, so a node holding
   // that same storage (a copy of the list) holds the same names.
   const std::string* names_data = nullptr;
+  // The inputs of that node: names past them are bound to no argument.
+  size_t inputs = 0;
 };
 
 // Fills `cache->flag_args` for `schema`.
@@ -51,9 +53,12 @@ void InitBindCache(const rules::Schema& schema, BindCache* cache) {
   }
 }
 
-// Returns true if `names` are the names `cache` last bound.
-bool SameNames(const ir::ArgNames& names, const BindCache& cache) {
-  if (names.size() != cache.names.size()) return false;
+// Returns true if `names`, on a node of `inputs` inputs, are the names
+// `cache` last bound on a node of as many.
+bool SameNames(const ir::ArgNames& names, size_t inputs,
+               const BindCache& cache) {
+  if (names.size() != cache.names.size() || inputs != cache.inputs)
+    return false;
   if (names.begin() == cache.names_data) return true;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] != cache.names[i]) return false;
@@ -71,7 +76,12 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema,
   args->assign(schema.args.size(), nullptr);
   arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {
-    if (!SameNames(node.input_names, *cache)) {
+    if (node.input_names.size() < node.inputs.size()) {
+      return Status::InvalidArgument(
+          "node has " + std::to_string(node.inputs.size()) + " inputs but " +
+          std::to_string(node.input_names.size()) + " input names");
+    }
+    if (!SameNames(node.input_names, node.inputs.size(), *cache)) {
       cache->names.clear();
       cache->name_args.clear();
       cache->names_data = nullptr;
@@ -94,6 +104,7 @@ Status BindArgs(const ir::Node& node, const rules::Schema& schema,
         cache->name_args.push_back(-1);
       }
       cache->names_data = node.input_names.begin();
+      cache->inputs = node.inputs.size();
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int a = cache->name_args[i];

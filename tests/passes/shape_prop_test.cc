@@ -329,6 +329,34 @@ TEST_F(ShapePropTest, EachNodeBindsByItsOwnInputNames) {
                         "'pair'"));
 }
 
+// A node with fewer input names than inputs is an error; names past the
+// inputs bind nothing, and a later node with the same names and more inputs
+// binds all of its own (not the earlier node's binding).
+TEST_F(ShapePropTest, InputNamesAndInputsOfDifferentCounts) {
+  ASSERT_TRUE(
+      rules_
+          .AddText("version: 1\n"
+                   "rules:\n"
+                   "  - op: t::pair\n"
+                   "    schema: \"pair(Tensor a, Tensor b=None) -> Tensor\"\n"
+                   "    match:\n"
+                   "      a: [M]\n"
+                   "    outputs:\n"
+                   "      out: [M]\n",
+                   "pair.yaml")
+          .ok());
+  const auto [vs, vb] = SAndBVectors();
+  const int y1 = b_.One("t::pair", {vs}, {"a", "b"});
+  const int y2 = b_.One("t::pair", {vb, vs}, {"a", "b"});
+  EXPECT_EQ(ShapeOf(y1, "B,S"), "[S]");
+  EXPECT_EQ(ShapeOf(y2, "B,S"), "[B]");
+  b_.One("t::pair", {vs, vb}, {"a"});
+  ASSERT_TRUE(Propagate("B,S").ok());
+  ASSERT_EQ(report_.diagnostics.size(), 1u);
+  EXPECT_THAT(report_.diagnostics[0].message,
+              HasSubstr("node has 2 inputs but 1 input names"));
+}
+
 // ExtendShapes over appended nodes equals one propagation of the grown graph:
 // the same values and costs, ops without rules counted together, the
 // unread-backend warning once and last.
