@@ -76,7 +76,7 @@ struct Diagnostic {
 
 // The symbolic type of one value after shape propagation.
 struct ValueInfo {
-  std::vector<sym::Expr> shape;   // Tensors.
+  sym::Shape shape;               // Tensors.
   DType dtype = DType::kUnknown;  // Tensors.
   // False if no rule and no traced shape gave it.
   bool known = false;
@@ -116,7 +116,7 @@ struct ModuleStats {
   int64_t num_nodes = 0;  // Nodes in this module's subtree.
   // Shapes of the values the module's last call returns (those used outside its
   // subtree).
-  std::vector<std::vector<sym::Expr>> output_shapes;
+  std::vector<sym::Shape> output_shapes;
 };
 
 // Totals of one op type ("aten::_convolution").

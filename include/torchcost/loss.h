@@ -37,8 +37,8 @@ bool LossAppendsOps(const LossSpec& spec);
 // become new model inputs, their specs appended to `targets`. Errors: an output
 // whose rank the loss cannot take, a symbolic class count.
 Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
-                             const std::vector<sym::Expr>& out_shape,
-                             DType out_dtype, std::vector<InputSpec>* targets);
+                             const sym::Shape& out_shape, DType out_dtype,
+                             std::vector<InputSpec>* targets);
 
 // Applies options->training.loss to `graph` for a training step: propagates
 // shapes to learn the first output's (NB: not for a causal LM whose first

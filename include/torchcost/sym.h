@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "torchcost/inline_list.h"
 #include "torchcost/status.h"
 
 namespace torchcost::sym {
@@ -106,6 +107,10 @@ class Expr {
   const Node* node_ = nullptr;
   int64_t value_ = 0;
 };
+
+// A tensor's sizes, outermost first; up to four in place (a transformer's
+// [B, heads, S, head_dim]), so copying a shape allocates nothing.
+using Shape = InlineList<Expr, 4>;
 
 Expr operator+(const Expr& a, const Expr& b);
 Expr operator-(const Expr& a, const Expr& b);

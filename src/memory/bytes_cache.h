@@ -24,7 +24,7 @@ class BytesCache {
 
  private:
   struct Entry {
-    const std::vector<sym::Expr>* shape;
+    const sym::Shape* shape;
     DType dtype;
     sym::Expr bytes;
     int next;  // The next entry of the same hash, or -1.

@@ -252,8 +252,8 @@ bool ReshapeCopiesBroadcast(const ir::Graph& g,
   }
   if (!broadcast) return false;
   // A view only if the reshape keeps every dim that is not 1 as it is.
-  auto squeezed = [](const std::vector<sym::Expr>& shape) {
-    std::vector<sym::Expr> r;
+  auto squeezed = [](const sym::Shape& shape) {
+    sym::Shape r;
     for (const auto& d : shape) {
       if (!IsOne(d)) r.push_back(d);
     }

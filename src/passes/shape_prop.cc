@@ -168,7 +168,7 @@ void AppendExpr(MemoKey* key, const sym::Expr& e) {
     key->push_back(static_cast<uint64_t>(*e.AsConstant()));
 }
 
-void AppendExprs(MemoKey* key, const std::vector<sym::Expr>& exprs) {
+void AppendExprs(MemoKey* key, const sym::Shape& exprs) {
   key->push_back(exprs.size());
   for (const sym::Expr& e : exprs) AppendExpr(key, e);
 }
@@ -733,7 +733,7 @@ class Propagator {
 
   // Writes dims of a traced shape that equal exactly one symbol's example as
   // that symbol; returns true if any was.
-  bool MapToSymbols(std::vector<sym::Expr>* shape) {
+  bool MapToSymbols(sym::Shape* shape) {
     bool any = false;
     for (sym::Expr& d : *shape) {
       const std::optional<int64_t> c = d.AsConstant();

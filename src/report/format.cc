@@ -267,8 +267,7 @@ std::string DimText(const sym::Expr& dim, const sym::Bindings& bindings) {
   return Bind(dim, bindings).ToString();
 }
 
-std::string ShapeText(const std::vector<sym::Expr>& shape,
-                      const sym::Bindings& bindings) {
+std::string ShapeText(const sym::Shape& shape, const sym::Bindings& bindings) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += ", ";

@@ -66,8 +66,7 @@ std::string DimText(const sym::Expr& dim, const sym::Bindings& bindings);
 
 // Returns a shape as PyTorch prints sizes: "[B, 3, 224, 224]"; "[]" for a
 // scalar.
-std::string ShapeText(const std::vector<sym::Expr>& shape,
-                      const sym::Bindings& bindings);
+std::string ShapeText(const sym::Shape& shape, const sym::Bindings& bindings);
 
 // Returns a sort key for `e`: its value under `bindings`, with unbound symbols
 // taken as 1 (their smallest dim value); 0 if even that fails.

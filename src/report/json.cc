@@ -165,7 +165,7 @@ Json Symbolic(const sym::Expr& e, const sym::Bindings& b) {
 
 // Returns a shape as an array: ints where a dim evaluates, else its (bound)
 // text.
-Json Shape(const std::vector<sym::Expr>& shape, const sym::Bindings& b) {
+Json Shape(const sym::Shape& shape, const sym::Bindings& b) {
   Json dims = Json::array();
   for (const sym::Expr& d : shape) {
     auto v = report::TryEvaluate(d, b);
@@ -211,8 +211,7 @@ void WriteValue(Writer& w, const sym::Expr& e, const sym::Bindings& b) {
 }
 
 // Writes what Shape returns.
-void WriteShape(Writer& w, const std::vector<sym::Expr>& shape,
-                const sym::Bindings& b) {
+void WriteShape(Writer& w, const sym::Shape& shape, const sym::Bindings& b) {
   w.BeginArray();
   for (const sym::Expr& d : shape) WriteValue(w, d, b);
   w.EndArray();

@@ -50,9 +50,9 @@ Result<Subscripts> ParseTerm(std::string_view t, const std::string& what) {
 
 }  // namespace
 
-Result<EinsumInfo> ParseEinsum(
-    std::string_view equation,
-    const std::vector<std::vector<sym::Expr>>& shapes, sym::Context& ctx) {
+Result<EinsumInfo> ParseEinsum(std::string_view equation,
+                               const std::vector<sym::Shape>& shapes,
+                               sym::Context& ctx) {
   EinsumInfo info;
   const size_t arrow = equation.find("->");
   std::string_view lhs = equation.substr(0, arrow);
@@ -77,12 +77,12 @@ Result<EinsumInfo> ParseEinsum(
   }
   std::array<std::optional<sym::Expr>, 128> size;
   std::array<int, 128> count{};
-  std::string order;           // Distinct letters in order of first appearance.
-  std::vector<sym::Expr> ell;  // Broadcast "..." dims.
+  std::string order;  // Distinct letters in order of first appearance.
+  sym::Shape ell;     // Broadcast "..." dims.
   bool any_ellipsis = false;
   for (size_t k = 0; k < ops.size(); ++k) {
     const Subscripts& s = ops[k];
-    const std::vector<sym::Expr>& shape = shapes[k];
+    const sym::Shape& shape = shapes[k];
     const size_t nl = s.letters.size();
     if (s.ellipsis < 0 ? shape.size() != nl : shape.size() < nl) {
       return Fail(
@@ -93,7 +93,7 @@ Result<EinsumInfo> ParseEinsum(
           std::to_string(nl));
     }
     const size_t n_ell = shape.size() - nl;
-    std::vector<sym::Expr> mine;
+    sym::Shape mine;
     size_t pos = 0;
     for (size_t i = 0; i <= nl; ++i) {
       if (static_cast<int>(i) == s.ellipsis) {

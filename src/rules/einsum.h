@@ -16,10 +16,10 @@ namespace torchcost::rules {
 
 // What an einsum equation says about its operands' shapes.
 struct EinsumInfo {
-  std::vector<sym::Expr> out;  // The output shape.
+  sym::Shape out;  // The output shape.
   // The broadcast "..." dims, then one size per distinct letter (first
   // appearance).
-  std::vector<sym::Expr> sizes;
+  sym::Shape sizes;
   // Equalities of symbolic dims that could not be proven: (a, b, what).
   struct Assumed {
     sym::Expr a, b;
@@ -34,9 +34,9 @@ struct EinsumInfo {
 // the "..." dims, then the letters used exactly once, in alphabetical order.
 // Errors name the operand and the letter: "einsum: operand 1 has rank 3 but
 // subscripts 'bhkd' need 4".
-Result<EinsumInfo> ParseEinsum(
-    std::string_view equation,
-    const std::vector<std::vector<sym::Expr>>& shapes, sym::Context& ctx);
+Result<EinsumInfo> ParseEinsum(std::string_view equation,
+                               const std::vector<sym::Shape>& shapes,
+                               sym::Context& ctx);
 
 }  // namespace torchcost::rules
 

@@ -21,7 +21,7 @@
 namespace torchcost::rules::impl {
 
 using sym::Expr;
-using Shape = std::vector<Expr>;
+using sym::Shape;
 
 // ---------------------------------------------------------------------------
 // Argument access.

@@ -519,7 +519,7 @@ RValue Evaluator::Eval(int node) const {
       return EvalRef(node, tmp);
     }
     case Op::kList: {
-      std::vector<sym::Expr> out;
+      sym::Shape out;
       out.reserve(n.kids.size());
       for (size_t i = 0; i < n.kids.size(); ++i) {
         RValue tmp;
@@ -542,7 +542,7 @@ RValue Evaluator::Eval(int node) const {
     case Op::kIndex: {
       RValue tmp;
       const RValue& base = EvalRef(n.kids[0], tmp);
-      const std::vector<sym::Expr>* list = nullptr;
+      const sym::Shape* list = nullptr;
       if (base.kind == RValue::Kind::kIntList)
         list = &base.ints;
       else if (base.kind == RValue::Kind::kTensor)
@@ -569,7 +569,7 @@ RValue Evaluator::Eval(int node) const {
     case Op::kSlice: {
       RValue tmp;
       const RValue& base = EvalRef(n.kids[0], tmp);
-      const std::vector<sym::Expr>* list = nullptr;
+      const sym::Shape* list = nullptr;
       if (base.kind == RValue::Kind::kIntList)
         list = &base.ints;
       else if (base.kind == RValue::Kind::kTensor)
@@ -586,7 +586,7 @@ RValue Evaluator::Eval(int node) const {
         return std::max<int64_t>(0, std::min(v, size));
       };
       int64_t start = bound(n.kids[1], 0), end = bound(n.kids[2], size);
-      std::vector<sym::Expr> out;
+      sym::Shape out;
       for (int64_t i = start; i < end; ++i) out.push_back((*list)[i]);
       return RValue::IntList(std::move(out));
     }
@@ -821,7 +821,7 @@ RValue Evaluator::Arith(AstNode::Op op, const RValue& a, const RValue& b,
     size_t n = la && lb ? (a.ints.size() == 1 ? b.ints.size() : a.ints.size())
                : la     ? a.ints.size()
                         : b.ints.size();
-    std::vector<sym::Expr> out;
+    sym::Shape out;
     out.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       RValue x = RValue::Int(la ? a.ints[a.ints.size() == 1 ? 0 : i]
@@ -893,7 +893,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
                             ShapeToString(b.ints),
                         n.col);
       size_t len = std::max(la ? a.ints.size() : 0, lb ? b.ints.size() : 0);
-      std::vector<sym::Expr> out;
+      sym::Shape out;
       out.reserve(len);
       for (size_t i = 0; i < len; ++i) {
         out.push_back(fn(la ? a.ints[a.ints.size() == 1 ? 0 : i]
@@ -906,7 +906,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       throw RuleError(n.sval + "(): " + e.what(), n.col);
     }
   };
-  auto list_arg = [&](RValue& tmp) -> const std::vector<sym::Expr>& {
+  auto list_arg = [&](RValue& tmp) -> const sym::Shape& {
     const RValue& v = EvalRef(n.kids[0], tmp);
     if (v.kind == RValue::Kind::kIntList) return v.ints;
     if (v.kind == RValue::Kind::kTensor) return v.t.shape;
@@ -978,13 +978,13 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       auto c = AsInt(Eval(n.kids[0]), n.col, "ones()").AsConstant();
       if (!c || *c < 0)
         throw RuleError("ones() needs a non-negative constant", n.col);
-      return RValue::IntList(std::vector<sym::Expr>(*c, sym::Expr(1)));
+      return RValue::IntList(sym::Shape(*c, sym::Expr(1)));
     }
     case Fn::kBroadcast: {
       RValue ta, tb;
       const RValue& a = EvalRef(n.kids[0], ta);
       const RValue& b = EvalRef(n.kids[1], tb);
-      auto as_list = [&](const RValue& v) -> const std::vector<sym::Expr>& {
+      auto as_list = [&](const RValue& v) -> const sym::Shape& {
         if (v.kind == RValue::Kind::kIntList) return v.ints;
         if (v.kind == RValue::Kind::kTensor) return v.t.shape;
         throw RuleError("broadcast() needs shapes", n.col);
@@ -992,7 +992,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       const auto& x = as_list(a);
       const auto& y = as_list(b);
       size_t r = std::max(x.size(), y.size());
-      std::vector<sym::Expr> out(r);
+      sym::Shape out(r);
       for (size_t i = 0; i < r; ++i) {
         bool hx = i < x.size(), hy = i < y.size();
         const sym::Expr dx = hx ? x[x.size() - 1 - i] : sym::Expr(1);
@@ -1114,7 +1114,7 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       const RValue& l = EvalRef(n.kids[1], tl);
       if (eq.kind != RValue::Kind::kString)
         throw RuleError("einsum_sizes() needs an equation string", n.col);
-      std::vector<std::vector<sym::Expr>> shapes;
+      std::vector<sym::Shape> shapes;
       if (l.kind == RValue::Kind::kTensorList) {
         for (const auto& t : l.tensors) shapes.push_back(t.shape);
       } else if (l.kind == RValue::Kind::kList) {

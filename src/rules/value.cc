@@ -2,7 +2,7 @@
 
 namespace torchcost::rules {
 
-std::string ShapeToString(const std::vector<sym::Expr>& shape) {
+std::string ShapeToString(const sym::Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";

@@ -12,7 +12,7 @@ namespace torchcost::rules {
 
 // A tensor's symbolic type.
 struct TensorType {
-  std::vector<sym::Expr> shape;
+  sym::Shape shape;
   DType dtype = DType::kUnknown;
   // NB: a 0-dim integer tensor made by prim::NumToTensor (or integer arithmetic
   // on such tensors) carries its symbolic value, so traced shape arithmetic
@@ -42,7 +42,7 @@ struct RValue {
   sym::Expr i;                      // kInt
   double f = 0;                     // kFloat
   std::string s;                    // kString
-  std::vector<sym::Expr> ints;      // kIntList
+  sym::Shape ints;                  // kIntList
   TensorType t;                     // kTensor
   std::vector<TensorType> tensors;  // kTensorList
   // kList of anything else (floats, bools, mixed)
@@ -77,7 +77,7 @@ struct RValue {
     v.s = std::move(x);
     return v;
   }
-  static RValue IntList(std::vector<sym::Expr> l) {
+  static RValue IntList(sym::Shape l) {
     RValue v;
     v.kind = Kind::kIntList;
     v.ints = std::move(l);
@@ -101,7 +101,7 @@ struct RValue {
 };
 
 // Returns "[B, 3, 224, 224]".
-std::string ShapeToString(const std::vector<sym::Expr>& shape);
+std::string ShapeToString(const sym::Shape& shape);
 
 }  // namespace torchcost::rules
 

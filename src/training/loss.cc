@@ -236,7 +236,7 @@ std::optional<std::vector<sym::Expr>> LanguageModelLogits(
                                 sym::Expr(shape[0])};
 }
 
-std::string ShapeText(const std::vector<sym::Expr>& shape) {
+std::string ShapeText(const sym::Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + shape[i].ToString();
@@ -246,8 +246,8 @@ std::string ShapeText(const std::vector<sym::Expr>& shape) {
 }  // namespace
 
 Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
-                             const std::vector<sym::Expr>& out_shape,
-                             DType out_dtype, std::vector<InputSpec>* targets) {
+                             const sym::Shape& out_shape, DType out_dtype,
+                             std::vector<InputSpec>* targets) {
   if (!LossAppendsOps(spec)) return graph;
   if (graph.outputs.empty())
     return Bad(graph.source + ": the model returns nothing to take a loss of");
@@ -275,7 +275,8 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
     loss = w.CrossEntropy(out, target, kMeanReduction);
   } else if (spec.kind == LossSpec::Kind::kMse) {
     w.SetScope("MSELoss");
-    const int target = w.Target("target", out_shape, out_dtype, targets);
+    const int target =
+        w.Target("target", out_shape.ToVector(), out_dtype, targets);
     loss = w.Op("aten::mse_loss", "", {out, target, ed.Int(kMeanReduction)},
                 {"self", "target", "reduction"}, "loss");
   } else if (spec.kind == LossSpec::Kind::kLm) {

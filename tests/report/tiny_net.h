@@ -149,7 +149,7 @@ struct TinyNet {
 
   // Adds the stats of a scope; per-sample MACs and FLOPs are multiplied by B.
   void Module(int scope, int64_t params, int64_t trainable, int64_t macs,
-              int64_t flops, std::vector<std::vector<sym::Expr>> shapes) {
+              int64_t flops, std::vector<sym::Shape> shapes) {
     ModuleStats m;
     m.scope = scope;
     m.params = params;
