@@ -175,10 +175,10 @@ class GraphBuilder {
   Ref Input(const std::string& name, std::vector<Dim> shape,
             DType dtype = DType::kFloat32);
   // Adds a parameter named by its qualified path ("h.0.ln_1.weight").
-  Ref Param(const std::string& name, std::vector<int64_t> shape,
+  Ref Param(std::string name, std::vector<int64_t> shape,
             DType dtype = DType::kFloat32, bool requires_grad = true);
   // Adds a buffer named by its qualified path ("layer1.0.bn1.running_mean").
-  Ref Buffer(const std::string& name, std::vector<int64_t> shape,
+  Ref Buffer(std::string name, std::vector<int64_t> shape,
              DType dtype = DType::kFloat32);
   // Makes `alias` a further name of the parameter `param` reads (tied weights).
   void Alias(Ref param, const std::string& alias);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -128,6 +129,34 @@ struct Scope {
   std::vector<int> children;  // In registration order.
 };
 
+// An index of scopes by path: open addressing over the scopes' own path
+// strings, so adding a scope copies no path and allocates only when the table
+// doubles.
+class ScopeIndex {
+ public:
+  // Returns the index of the scope among `scopes` whose path is `path`, or -1.
+  int Find(const std::vector<Scope>& scopes, std::string_view path) const;
+  // Indexes scopes[i], whose path is not indexed yet.
+  void Add(const std::vector<Scope>& scopes, int i);
+  // Indexes every scope of `scopes`, forgetting what was indexed.
+  void Rebuild(const std::vector<Scope>& scopes);
+  // Returns the number of scopes indexed.
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint32_t hash = 0;
+    int scope = -1;  // -1: empty.
+  };
+  // Returns the slot of `path` (hash `h`): its scope's, or the empty one where
+  // it would go.
+  size_t Probe(const std::vector<Scope>& scopes, std::string_view path,
+               uint32_t h) const;
+
+  std::vector<Slot> slots_;  // A power of two, at most half full.
+  size_t size_ = 0;
+};
+
 // A parameter or buffer tensor.
 struct TensorEntry {
   // Qualified name ("layer1.0.bn1.running_mean").
@@ -169,15 +198,14 @@ struct Graph {
   // GetOrAddScope(path, type) where `path` is likely scope `parent`'s child
   // (its path, a dot and a name without dots), found without looking the
   // parent up.
-  int GetOrAddChildScope(int parent, const std::string& path,
-                         const std::string& type);
+  int GetOrAddChildScope(int parent, std::string path, const std::string& type);
   // Returns the text for diagnostics: "node %x.17 (aten::foo, module
   // layer1.0)".
   std::string NodeLocation(int node) const;
 
   // Scope index by path, kept by GetOrAddScope (rebuilt there when it no
   // longer matches `scopes`); not part of the graph's meaning.
-  std::unordered_map<std::string, int> scope_index_;
+  ScopeIndex scope_index_;
 };
 
 // Returns the number of elements of a tensor of `shape` (1 for a scalar).

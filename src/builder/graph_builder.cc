@@ -60,9 +60,8 @@ namespace {
 
 // Adds a table entry and the value that reads it.
 int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table,
-              ir::ValueRole role, const std::string& name,
-              std::vector<int64_t> shape, DType dtype, bool requires_grad,
-              bool recording) {
+              ir::ValueRole role, std::string name, std::vector<int64_t> shape,
+              DType dtype, bool requires_grad, bool recording) {
   if (recording)
     throw std::logic_error(
         "GraphBuilder: a parameter or buffer while recording");
@@ -75,7 +74,7 @@ int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table,
   v.traced_shape = shape;
   v.dtype = dtype;
   ir::TensorEntry e;
-  e.name = name;
+  e.name = std::move(name);
   e.shape = std::move(shape);
   e.dtype = dtype;
   e.requires_grad = requires_grad;
@@ -86,16 +85,16 @@ int AddTensor(ir::Graph& g, std::vector<ir::TensorEntry>& table,
 
 }  // namespace
 
-Ref GraphBuilder::Param(const std::string& name, std::vector<int64_t> shape,
+Ref GraphBuilder::Param(std::string name, std::vector<int64_t> shape,
                         DType dtype, bool requires_grad) {
-  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, name,
+  return Ref{AddTensor(g_, g_.params, ir::ValueRole::kParam, std::move(name),
                        std::move(shape), dtype, requires_grad,
                        recording_ != nullptr)};
 }
 
-Ref GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> shape,
+Ref GraphBuilder::Buffer(std::string name, std::vector<int64_t> shape,
                          DType dtype) {
-  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, name,
+  return Ref{AddTensor(g_, g_.buffers, ir::ValueRole::kBuffer, std::move(name),
                        std::move(shape), dtype, false, recording_ != nullptr)};
 }
 
@@ -110,11 +109,11 @@ void GraphBuilder::BoundSymbol(const std::string& symbol, int64_t bound) {
 }
 
 void GraphBuilder::Push(const std::string& name, const std::string& type) {
-  const std::string child = path().empty() ? name : path() + "." + name;
   scope_stack_.push_back(
-      g_.GetOrAddChildScope(scope_stack_.back(), child, type));
+      g_.GetOrAddChildScope(scope_stack_.back(), Qualify(name), type));
   if (recording_ != nullptr) {
     const std::string& base = g_.scopes[recording_->base_scope].path;
+    const std::string& child = g_.scopes[scope_stack_.back()].path;
     recording_->scopes.emplace_back(
         scope_stack_.back(),
         base.empty() ? child : child.substr(base.size() + 1));
@@ -132,7 +131,13 @@ const std::string& GraphBuilder::path() const {
 }
 
 std::string GraphBuilder::Qualify(const std::string& name) const {
-  return path().empty() ? name : path() + "." + name;
+  const std::string& p = path();
+  if (p.empty()) return name;
+  // NB: one allocation, where path() + "." + name made two.
+  std::string q;
+  q.reserve(p.size() + 1 + name.size());
+  q.append(p).append(1, '.').append(name);
+  return q;
 }
 
 int GraphBuilder::Constant(ir::ValueKind kind, ir::Constant c,
@@ -373,11 +378,10 @@ std::vector<int> GraphBuilder::Replay(
   std::vector<int> scope_image(static_cast<size_t>(max_scope) + 1, -1);
   scope_image[r.base_scope] = scope_stack_.back();
   for (const auto& entered : r.scopes) {
-    const std::string child =
-        path().empty() ? entered.second : path() + "." + entered.second;
     // NB: a copy: GetOrAddScope may move the scopes.
     const std::string type = g_.scopes[entered.first].type;
-    const int image = g_.GetOrAddChildScope(scope_stack_.back(), child, type);
+    const int image = g_.GetOrAddChildScope(scope_stack_.back(),
+                                            Qualify(entered.second), type);
     // NB: the first image of a module wins (the base's is the current one).
     if (scope_image[entered.first] < 0) scope_image[entered.first] = image;
   }

@@ -72,7 +72,8 @@ bool SameNames(const ir::ArgNames& names, size_t inputs,
 // to the rule whose schema this is.
 Status BindArgs(const ir::Node& node, const rules::Schema& schema,
                 const std::vector<RValue>& values, bool train, BindCache* cache,
-                std::vector<const RValue*>* args, ir::SmallInts* arg_values) {
+                std::vector<const RValue*>* args,
+                ir::InlineInts<6>* arg_values) {
   args->assign(schema.args.size(), nullptr);
   arg_values->assign(schema.args.size(), -1);
   if (!node.input_names.empty()) {
@@ -594,7 +595,7 @@ class Propagator {
   // about once each, so interning them would cost more than their words.
   template <typename OpEntry>
   void MemoKeyOf(const OpEntry& op, const std::vector<const RValue*>& args,
-                 const ir::SmallInts& arg_values, MemoKey* key) {
+                 const ir::InlineInts<6>& arg_values, MemoKey* key) {
     constexpr uint64_t kNotGiven = ~uint64_t{0}, kFactId = ~uint64_t{1};
     key->clear();
     key->push_back(Word(&op));

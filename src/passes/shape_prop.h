@@ -28,8 +28,10 @@ struct NodeFacts {
   // ShapeFacts::applied (a 1M-node chain holds two, not a million); its
   // outputs are copied to ShapeFacts::values and then dropped.
   const rules::Applied* applied = NoApplied();
-  // Schema argument index -> graph value (-1: default used).
-  ir::SmallInts arg_values;
+  // Schema argument index -> graph value (-1: default used); six in place
+  // (NB: aten::to, aten::slice and aten::arange bind five, so a transformer's
+  // nodes but attention need no heap block for them).
+  ir::InlineInts<6> arg_values;
   // False if the node failed or was skipped.
   bool ok = false;
   // No rule covers the op (and it is not known to cost nothing): its cost is

@@ -115,7 +115,9 @@ TEST(LargeGraphTest, PerNodeRecordsStaySmall) {
   // shape): the 1M chain's peak RSS stayed 1,219.9k KiB with them.
   EXPECT_LE(sizeof(rules::RValue), 280u);
   // The rule's result is shared, not held.
-  EXPECT_LE(sizeof(passes::NodeFacts), 40u);
+  // NB: six argument values in place (32 bytes): most nodes of a transformer
+  // bind three to five, which took a heap block each when two were in place.
+  EXPECT_LE(sizeof(passes::NodeFacts), 56u);
   EXPECT_LE(sizeof(passes::NodeAutograd), 80u);  // Saved tensors in one list.
 }
 
