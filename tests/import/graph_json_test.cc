@@ -168,6 +168,34 @@ TEST_F(GraphJsonTest, ImportsTheSmallGraph) {
   EXPECT_THAT(g.outputs, ElementsAre(g.nodes[8].outputs[0]));
 }
 
+TEST_F(GraphJsonTest, NodesOfAnOpWithTheSameArgumentNamesShareOneList) {
+  // Three relus and an add: the relus' names are one list, the add's its own;
+  // a relu whose argument is named otherwise gets a list of its own.
+  const std::string text = R"json({
+  "format": "torchcost.graph", "version": 1, "model": "Net",
+  "inputs": [{"name": "x", "shape": [2, 4], "dtype": "float32"}],
+  "nodes": [
+    {"op": "aten::relu", "args": {"self": {"input": 0}}, "outputs": ["a"]},
+    {"op": "aten::relu", "args": {"self": {"ref": "a"}}, "outputs": ["b"]},
+    {"op": "aten::add", "overload": "Tensor", "args": {"self": {"ref": "a"},
+     "other": {"ref": "b"}}, "outputs": ["c"]},
+    {"op": "aten::relu", "args": {"self": {"ref": "c"}}, "outputs": ["d"]},
+    {"op": "aten::relu", "args": {"input": {"ref": "d"}}, "outputs": ["e"]}
+  ],
+  "outputs": [{"ref": "e"}]
+})json";
+  Result<ir::Graph> g = ImportGraphJson(Write(text));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->nodes.size(), 5u);
+  const auto& n = g->nodes;
+  EXPECT_THAT(n[0].input_names, ElementsAre("self"));
+  EXPECT_EQ(&n[1].input_names[0], &n[0].input_names[0]);  // One list.
+  EXPECT_EQ(&n[3].input_names[0], &n[0].input_names[0]);
+  EXPECT_THAT(n[2].input_names, ElementsAre("self", "other"));
+  EXPECT_THAT(n[4].input_names, ElementsAre("input"));
+  EXPECT_NE(&n[4].input_names[0], &n[0].input_names[0]);
+}
+
 TEST_F(GraphJsonTest, NormalizesFxOpNames) {
   const std::string text =
       SmallWith(R"("op": "aten.cat.default")",
