@@ -39,9 +39,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import generate_oracle  # noqa: E402
+import generate_oracle  # noqa: E402  (first: it puts tools/ and python/ on the path)
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
+
+from torchcost.reference.hf_reference import rotate_half  # noqa: E402
 
 H, HEADS, LAYERS, INTER, VOCAB, CTX, ROTARY_PCT = 64, 4, 2, 256, 256, 128, 0.25
 HD = H // HEADS
@@ -57,12 +59,6 @@ CASES = [(1, 16, 4), (2, 40, 9), (3, 7, 2)]
 # layer's values cat with those keys alive: HELD[1] = B x heads x 1 x head_dim x 4 bytes above, measured
 # below. torchcost does not model this (src/builder/generation_phase.cc frees them).
 HELD = ((2, 40, 9), 2 * HEADS * 1 * HD * 4)
-
-
-def rotate_half(x):
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
 
 
 class Attention(nn.Module):
