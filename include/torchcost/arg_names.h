@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,34 @@ class ArgNames {
   }
 
   std::shared_ptr<std::vector<std::string>> names_;  // Null: no names.
+};
+
+// Hands out one shared ArgNames per distinct sequence of names, so the nodes
+// of a graph that name their arguments alike hold one list between them.
+class ArgNamesPool {
+ public:
+  // Returns the list of the names `name_of(item)` of `items` (each a string or
+  // string_view without '\0'), the same list for equal sequences; empty for
+  // no items.
+  template <typename Items, typename NameOf>
+  ArgNames Intern(const Items& items, NameOf name_of) {
+    if (items.empty()) return {};
+    // NB: names hold no '\0', so the joined key tells sequences apart.
+    key_.clear();
+    for (const auto& item : items) key_.append(name_of(item)).push_back('\0');
+    auto [it, added] = lists_.try_emplace(key_);
+    if (added) {
+      std::vector<std::string> names;
+      names.reserve(items.size());
+      for (const auto& item : items) names.emplace_back(name_of(item));
+      it->second = ArgNames(std::move(names));
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, ArgNames> lists_;  // By the joined names.
+  std::string key_;  // The key being built (kept to reuse its buffer).
 };
 
 }  // namespace torchcost::ir

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -344,9 +343,6 @@ class GraphBuilder {
   int Constant(ir::ValueKind kind, ir::Constant c,
                ir::ValueKind elem_kind = ir::ValueKind::kOther);
   int Resolve(const Arg& a);
-  // Returns the names of `args` as a list shared with every node given the
-  // same names before.
-  ir::ArgNames SharedNames(const std::vector<NamedArg>& args);
   // Returns an int list of constants, as traces build them
   // (prim::ListConstruct).
   Ref ConstList(const std::vector<int64_t>& l);
@@ -356,9 +352,8 @@ class GraphBuilder {
   std::vector<int> scope_stack_;
   Recording* recording_ = nullptr;
   Recording pending_;
-  // SharedNames' lists, by their names joined with '\0'; and its key buffer.
-  std::unordered_map<std::string, ir::ArgNames> names_;
-  std::string names_key_;
+  // The nodes' argument-name lists, one per distinct sequence.
+  ir::ArgNamesPool names_;
 };
 
 // RAII for GraphBuilder::Push / Pop.

@@ -207,7 +207,10 @@ std::vector<Ref> GraphBuilder::Op(const std::string& op,
   for (const NamedArg& a : args) named = named && !a.name.empty();
   n.inputs.reserve(args.size());
   for (NamedArg& a : args) n.inputs.push_back(Resolve(a.arg));
-  if (named) n.input_names = SharedNames(args);
+  if (named) {
+    n.input_names = names_.Intern(
+        args, [](const NamedArg& a) -> const std::string& { return a.name; });
+  }
   std::vector<Ref> outs;
   outs.reserve(num_outputs);
   n.outputs.reserve(num_outputs);
@@ -223,21 +226,6 @@ std::vector<Ref> GraphBuilder::Op(const std::string& op,
                               : "%" + g_.values[outs[0].id].name;
   g_.AddNode(std::move(n));
   return outs;
-}
-
-ir::ArgNames GraphBuilder::SharedNames(const std::vector<NamedArg>& args) {
-  if (args.empty()) return {};
-  // NB: names hold no '\0', so the joined key tells lists apart.
-  names_key_.clear();
-  for (const NamedArg& a : args) names_key_.append(a.name).push_back('\0');
-  auto [it, added] = names_.try_emplace(names_key_);
-  if (added) {
-    std::vector<std::string> names;
-    names.reserve(args.size());
-    for (const NamedArg& a : args) names.push_back(a.name);
-    it->second = std::move(names);
-  }
-  return it->second;
 }
 
 Ref GraphBuilder::Op1(const std::string& op, const std::string& overload,

@@ -793,7 +793,8 @@ class JsonImporter {
       n.scope = Scope(scratch_, "", where);
     }
     n.inputs.reserve(s.args.size());
-    n.input_names = SharedNames(n.op, s.args);
+    n.input_names =
+        names_.Intern(s.args, [](const SimpleArg& a) { return a.name; });
     for (const SimpleArg& a : s.args) {
       if (a.kind == SimpleArg::Kind::kRef && !a.target_is_int) {
         if (const int known = values_.Find(a.text); known >= 0) {
@@ -808,23 +809,6 @@ class JsonImporter {
   }
 
  private:
-  // Returns the names of `args`: the list the last node of `op` used when the
-  // names are the same (the nodes of a chain share one), else a new one.
-  ir::ArgNames SharedNames(const std::string& op,
-                           const std::vector<SimpleArg>& args) {
-    ir::ArgNames& last = names_by_op_[op];
-    bool same = last.size() == args.size();
-    for (size_t i = 0; same && i < args.size(); ++i)
-      same = last[i] == args[i].name;
-    if (!same) {
-      std::vector<std::string> names;
-      names.reserve(args.size());
-      for (const SimpleArg& a : args) names.emplace_back(a.name);
-      last = ir::ArgNames(std::move(names));
-    }
-    return last;
-  }
-
   void CheckVersion(const Json& doc) {
     const std::string format = StringField(doc, "format", "");
     if (format != kFormat)
@@ -1232,8 +1216,9 @@ class JsonImporter {
   std::unordered_map<std::string, int> buffer_names_;
   std::unordered_map<std::string, int> input_names_;  // -> input position.
   std::string scratch_;  // A name being looked up (kept to reuse its buffer).
-  // Per op, the argument names its last node in the common form used.
-  std::unordered_map<std::string, ir::ArgNames> names_by_op_;
+  // The argument-name lists of the nodes in the common form, one per distinct
+  // sequence (a chain's nodes share one).
+  ir::ArgNamesPool names_;
   // ReadSimpleNode's place for messages (kept to reuse its buffer).
   std::string where_;
 };

@@ -58,5 +58,23 @@ TEST(ArgNamesTest, ComparesByNames) {
   EXPECT_NE(ArgNames({"x"}), ArgNames({"y"}));
 }
 
+TEST(ArgNamesPoolTest, EqualSequencesShareOneList) {
+  ArgNamesPool pool;
+  auto same = [](const std::string& s) -> const std::string& { return s; };
+  const std::vector<std::string> self_dim = {"self", "dim"};
+  const ArgNames a = pool.Intern(self_dim, same);
+  const ArgNames b = pool.Intern(std::vector<std::string>{"self", "dim"}, same);
+  EXPECT_THAT(a, ElementsAre("self", "dim"));
+  EXPECT_EQ(&a[0], &b[0]);  // One list.
+  // A sequence whose joined text is the other's is still another sequence.
+  const ArgNames joined =
+      pool.Intern(std::vector<std::string>{"selfdim"}, same);
+  EXPECT_THAT(joined, ElementsAre("selfdim"));
+  const ArgNames shorter = pool.Intern(std::vector<std::string>{"self"}, same);
+  EXPECT_THAT(shorter, ElementsAre("self"));
+  EXPECT_NE(&shorter[0], &a[0]);
+  EXPECT_TRUE(pool.Intern(std::vector<std::string>{}, same).empty());
+}
+
 }  // namespace
 }  // namespace torchcost::ir
