@@ -108,8 +108,7 @@ RValue ConstantToValue(const ir::Value& v) {
   if (auto* b = std::get_if<bool>(&c)) return RValue::Bool(*b);
   if (auto* s = std::get_if<std::string>(&c)) return RValue::Str(*s);
   if (auto* l = std::get_if<std::vector<int64_t>>(&c)) {
-    std::vector<sym::Expr> out(l->begin(), l->end());
-    return RValue::IntList(std::move(out));
+    return RValue::IntList(sym::Shape(l->begin(), l->end()));
   }
   if (auto* l = std::get_if<std::vector<double>>(&c)) {
     RValue r;
@@ -161,7 +160,7 @@ Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
       }
       RValue out;
       if (all_int) {
-        std::vector<sym::Expr> l;
+        sym::Shape l;
         l.reserve(node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i) l.push_back(in(i).i);
         out = RValue::IntList(std::move(l));

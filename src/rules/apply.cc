@@ -78,12 +78,11 @@ class Application : public ImplContext {
       if (a.type.is_list && a.type.list_size > 1 &&
           a.type.base == ArgType::Base::kInt) {
         if (v->kind == RValue::Kind::kInt) {
-          storage_[i] =
-              RValue::IntList(std::vector<sym::Expr>(a.type.list_size, v->i));
+          storage_[i] = RValue::IntList(sym::Shape(a.type.list_size, v->i));
           v = &storage_[i];
         } else if (v->kind == RValue::Kind::kIntList && v->ints.size() == 1) {
-          storage_[i] = RValue::IntList(
-              std::vector<sym::Expr>(a.type.list_size, v->ints[0]));
+          storage_[i] =
+              RValue::IntList(sym::Shape(a.type.list_size, v->ints[0]));
           v = &storage_[i];
         }
       }
@@ -202,8 +201,8 @@ class Application : public ImplContext {
           break;
         case PatternItem::Kind::kBindRun:
           Set(it.slot,
-              RValue::IntList(std::vector<sym::Expr>(
-                  shape.begin() + pos, shape.begin() + pos + run_len)));
+              RValue::IntList(sym::Shape(shape.begin() + pos,
+                                         shape.begin() + pos + run_len)));
           pos += run_len;
           break;
         case PatternItem::Kind::kCheckDim: {

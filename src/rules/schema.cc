@@ -185,7 +185,7 @@ class SchemaParser {
 
   static RValue ParseDefault(std::string_view v, const ArgType& t) {
     if (!v.empty() && v.front() == '[') {
-      std::vector<sym::Expr> ints;
+      sym::Shape ints;
       std::string_view inner = v.substr(1, v.size() - 2);
       size_t start = 0;
       while (start < inner.size()) {
@@ -205,7 +205,7 @@ class SchemaParser {
     if (t.is_list && r.kind == RValue::Kind::kInt) {
       // "int[2] stride=1" means [1, 1].
       int n = t.list_size > 0 ? t.list_size : 1;
-      return RValue::IntList(std::vector<sym::Expr>(n, r.i));
+      return RValue::IntList(sym::Shape(n, r.i));
     }
     return r;
   }
