@@ -170,6 +170,22 @@ struct TensorEntry {
   int value = -1;
 };
 
+// A run of nodes that repeats an earlier run op for op, as GraphBuilder::Replay
+// appends a model's repeated layer: a hint that lets a pass reuse what it
+// found for the earlier run. NB: not part of the graph's meaning; a pass
+// checks that the run still repeats its source (passes/repeat_span.h) before
+// it trusts one, so an edit of the graph that breaks a hint costs only time.
+struct RepeatSpan {
+  int source_node = 0;  // The earlier run: nodes [source_node, + nodes).
+  int node = 0;         // This run: nodes [node, + nodes).
+  int nodes = 0;
+  // The values the earlier run made (its nodes' outputs and its constants):
+  // [source_value, + values); each is value + value_shift in this run.
+  int source_value = 0;
+  int values = 0;
+  int value_shift = 0;
+};
+
 // A whole model graph.
 struct Graph {
   std::string source;  // The file it came from, for diagnostics.
@@ -187,6 +203,8 @@ struct Graph {
   // not put back (an eval-mode trace drops StochasticDepth); one sentence each,
   // reported as warnings by a training analysis.
   std::vector<std::string> train_gaps;
+  // Runs of nodes that repeat earlier runs, ordered by node; hints only.
+  std::vector<RepeatSpan> repeats;
 
   // Appends a value and returns its index.
   int AddValue(Value v);

@@ -441,6 +441,9 @@ std::vector<int> GraphBuilder::Replay(
     n.debug_name[0] = '%';
     std::copy(begin, end, n.debug_name.begin() + 1);
   }
+  g_.repeats.push_back({r.first_node, r.first_node + node_shift,
+                        r.end_node - r.first_node, r.first_value,
+                        r.end_value - r.first_value, shift});
   return ids;
 }
 

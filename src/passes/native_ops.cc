@@ -125,6 +125,15 @@ RValue ConstantToValue(const ir::Value& v) {
   return RValue();
 }
 
+bool MintsSymbol(const ir::Node& node, NativeOp kind,
+                 const std::vector<RValue>& values) {
+  // As RunNativeOp's kToInt: an int or a carried value is read, a float fails,
+  // anything else mints.
+  if (kind != NativeOp::kToInt || node.inputs.empty()) return false;
+  const RValue& v = values[node.inputs[0]];
+  return AsInt(v) == nullptr && v.kind != Kind::kFloat;
+}
+
 Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
                    std::vector<RValue>& values) {
   auto in = [&](size_t i) -> const RValue& { return values[node.inputs[i]]; };

@@ -49,6 +49,12 @@ bool IsNativeOp(const ir::Node& node);
 // (add, mul, floordiv, ...).
 bool IsIntArith(const ir::Node& node);
 
+// Returns true if RunNativeOp would mint a fresh symbol for `node` (aten::Int
+// of a value that carries no int: a data-dependent scalar), so that two such
+// nodes on equal inputs find different values.
+bool MintsSymbol(const ir::Node& node, NativeOp kind,
+                 const std::vector<rules::RValue>& values);
+
 // Evaluates a native node whose op is `kind` (ClassifyNativeOp(node.op)):
 // reads `values` of its inputs and writes its outputs.
 Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,

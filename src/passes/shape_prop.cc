@@ -13,6 +13,7 @@
 
 #include "ir/op_name_hash.h"
 #include "passes/native_ops.h"
+#include "passes/repeat_span.h"
 #include "passes/shape_fallback.h"
 #include "rules/op_rule.h"
 
@@ -420,7 +421,16 @@ class Propagator {
       BindCache bind;  // For `rule`'s schema.
     };
     std::unordered_map<OpKey, OpEntry, OpKeyHash> ops;
+    eventful_.assign(g_.nodes.size(), 0);
+    auto span = g_.repeats.begin();
     for (size_t ni = first_node; ni < g_.nodes.size(); ++ni) {
+      while (span != g_.repeats.end() && span->node < static_cast<int>(ni))
+        ++span;
+      if (span != g_.repeats.end() && span->node == static_cast<int>(ni) &&
+          CopySpan(*span, first_node)) {
+        ni += static_cast<size_t>(span->nodes) - 1;
+        continue;
+      }
       const ir::Node& node = g_.nodes[ni];
       NodeFacts& nf = facts_->nodes[ni];
       NodeCost& cost = report_->nodes[ni];
@@ -436,7 +446,13 @@ class Propagator {
           (node.overload.empty() && op.int_arith && !node.inputs.empty() &&
            facts_->values[node.inputs[0]].kind == RValue::Kind::kInt)) {
         cost.has_rule = true;
-        if (AnyInputUnknown(node)) continue;
+        if (AnyInputUnknown(node)) {
+          eventful_[ni] = 1;
+          continue;
+        }
+        // NB: a fresh symbol per node, so a run holding one is not copied
+        // (CopySpan).
+        if (MintsSymbol(node, op.native_op, facts_->values)) eventful_[ni] = 1;
         Status s = RunNativeOp(node, op.native_op, ctx_, facts_->values);
         ForgetOutputIds(node);
         nf.ok = s.ok();
@@ -539,6 +555,7 @@ class Propagator {
           value_ids_[node.outputs[i]] = (*entry_)[i];
       }
       for (auto& a : applied.assumptions) {
+        eventful_[ni] = 1;
         report_->assumptions.push_back(Where(ni) + ": could not prove " + a +
                                        "; assuming it holds");
       }
@@ -579,6 +596,49 @@ class Propagator {
     uint32_t& id = value_ids_[v];
     if (id == 0) id = fact_ids_.Of(facts_->values[v]);
     return id;
+  }
+
+  // Copies what the nodes of span `s`'s source run found to the span's nodes
+  // and their outputs, if the span still repeats its source (RepeatsSource),
+  // each value both read from outside it is equal in the two, and nothing in
+  // the source run was eventful (a diagnostic, an assumption, a fallback, a
+  // fresh symbol): the span's nodes would find the same, so a decoder's N
+  // identical layers are propagated once. Returns false, copying nothing,
+  // otherwise. `first_node`: where this run of the propagation began.
+  // NB: rules are functions of their bound values (the memo's premise) and
+  // native ops of their inputs' values but for aten::Int of a tensor, so the
+  // same nodes on the same values give the same facts.
+  bool CopySpan(const ir::RepeatSpan& s, size_t first_node) {
+    if (s.source_node < static_cast<int>(first_node)) return false;
+    outside_.clear();
+    if (!RepeatsSource(g_, s, &outside_)) return false;
+    for (int k = 0; k < s.nodes; ++k) {
+      if (eventful_[s.source_node + k]) return false;
+    }
+    for (const auto& [a, b] : outside_) {
+      if (IdOf(a) != IdOf(b)) return false;
+    }
+    for (int k = 0; k < s.nodes; ++k) {
+      const ir::Node& from = g_.nodes[s.source_node + k];
+      const ir::Node& to = g_.nodes[s.node + k];
+      NodeFacts& nf = facts_->nodes[s.node + k];
+      nf = facts_->nodes[s.source_node + k];
+      // A bound argument is one of the node's inputs: the same position's.
+      for (int& v : nf.arg_values) {
+        if (v < 0) continue;
+        size_t i = 0;
+        while (from.inputs[i] != v) ++i;
+        v = to.inputs[i];
+      }
+      report_->nodes[s.node + k] = report_->nodes[s.source_node + k];
+      for (size_t o = 0; o < from.outputs.size(); ++o) {
+        AssignValue(facts_->values[from.outputs[o]],
+                    &facts_->values[to.outputs[o]]);
+        value_ids_[to.outputs[o]] = value_ids_[from.outputs[o]];
+      }
+    }
+    facts_->copied_nodes += s.nodes;
+    return true;
   }
 
   // Forgets the ids of `node`'s outputs, just written.
@@ -636,6 +696,7 @@ class Propagator {
   }
 
   void Error(size_t ni, const std::string& msg) {
+    eventful_[ni] = 1;
     report_->diagnostics.push_back(
         {Diagnostic::Severity::kError, Where(ni) + ": " + msg});
   }
@@ -701,10 +762,12 @@ class Propagator {
         failure = inf.why;
       }
     }
+    bool traced = false;
     if (!inferred) {
       bool mapped = false;
       for (int vo : node.outputs) {
         if (UseTracedShape(g_.values[vo], &facts_->values[vo])) {
+          traced = true;
           mapped = MapToSymbols(&facts_->values[vo].t.shape) || mapped;
           shapes += (shapes.empty() ? "" : ", ") +
                     rules::ShapeToString(facts_->values[vo].t.shape);
@@ -718,6 +781,9 @@ class Propagator {
             "symbol");
       }
     }
+    // NB: a silent fallback that leaves the outputs as they are (an ignored
+    // op of a built graph) is a function of the node alone, as a rule is.
+    if (inferred || traced || !why.empty()) eventful_[ni] = 1;
     if (why.empty()) return;
     std::string msg = Where(ni) + ": " + why + "; ";
     if (shapes.empty()) {
@@ -772,6 +838,11 @@ class Propagator {
   std::vector<uint32_t> value_ids_;
   // The output ids of the memo entry the current node used.
   std::vector<uint32_t>* entry_ = nullptr;
+  // Per node: 1 if propagating it said or assumed something, fell back, or
+  // minted a symbol (CopySpan does not copy such a node's run).
+  std::vector<uint8_t> eventful_;
+  // RepeatsSource's pairs for the span being copied.
+  std::vector<std::pair<int, int>> outside_;
 };
 
 }  // namespace

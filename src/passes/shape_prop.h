@@ -3,6 +3,7 @@
 #ifndef TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
 #define TORCHCOST_SRC_PASSES_SHAPE_PROP_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct ShapeFacts {
   std::vector<std::unique_ptr<rules::Applied>> applied;
   // True if a rule read the attention backend.
   bool attention_backend_read = false;
+  // The nodes whose facts were copied from a run they repeat (ir::RepeatSpan)
+  // rather than found again: a measure of the work saved, not a fact.
+  int64_t copied_nodes = 0;
 };
 
 // Returns true for an argument that a training step sets to true (batch_norm's

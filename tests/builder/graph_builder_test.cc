@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "passes/repeat_span.h"
+#include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
 #include "torchcost/rules.h"
@@ -83,7 +85,7 @@ TEST(GraphBuilderTest, SymbolBoundsBecomeRanges) {
 
 // A block as a decoder layer is: modules entered (one of them new), constants,
 // a shape list, a multi-output and a no-output node, reading its input `x`,
-// its weight `w` and a value made before it (`shared`).
+// its weight `w` and a value made before it (`shared`); [B, 8] -> [B, 8].
 Ref TestBlock(GraphBuilder& b, Ref x, Ref w, Ref shared) {
   Ref y;
   {
@@ -93,7 +95,7 @@ Ref TestBlock(GraphBuilder& b, Ref x, Ref w, Ref shared) {
   ScopeGuard s(b, "act", "ReLU");
   std::vector<Ref> halves = b.Chunk(b.Relu(b.Add(y, shared)), 2, -1);
   b.Op("aten::_assert_async", "", {{"self", halves[0]}}, 0);
-  return b.View(b.Mul(halves[0], halves[1]), b.IntList({b.Size(x, 0), 2}));
+  return b.View(b.Mul(halves[0], halves[1]), b.IntList({b.Size(x, 0), 8}));
 }
 
 // Builds `layers` blocks into "layers.i" (copies of the first when `replay`).
@@ -105,7 +107,7 @@ ir::Graph Layers(int layers, bool replay) {
     ScopeGuard s(b, "layers", "ModuleList");
     ScopeGuard l(b, std::to_string(i), "Block");
     ScopeGuard fc(b, "fc", "Linear");
-    weights.push_back(b.Param(b.Qualify("weight"), {8, 8}));
+    weights.push_back(b.Param(b.Qualify("weight"), {16, 8}));
   }
   Ref shared = b.ScalarTensor(0.5);
   {
@@ -172,6 +174,49 @@ TEST(GraphBuilderTest, ReplayBuildsWhatTheBlockWould) {
   const ir::Node& fc2 = copied.nodes[2 * (copied.nodes.size() / 3)];
   EXPECT_EQ(fc2.op, "aten::linear");
   EXPECT_EQ(copied.values[fc2.inputs[1]].name, "layers.2.fc.weight");
+}
+
+TEST(GraphBuilderTest, ReplayHintsEachCopyAsARepeatOfTheFirstLayer) {
+  const ir::Graph built = Layers(3, false), copied = Layers(3, true);
+  EXPECT_TRUE(built.repeats.empty());
+  ASSERT_EQ(copied.repeats.size(), 2u);
+  const int layer = static_cast<int>(copied.repeats[0].nodes);
+  for (int i = 0; i < 2; ++i) {
+    const ir::RepeatSpan& s = copied.repeats[i];
+    EXPECT_EQ(s.source_node, copied.repeats[0].source_node);
+    EXPECT_EQ(s.node, s.source_node + (i + 1) * layer);
+    EXPECT_EQ(s.nodes, layer);
+    // The copy's nodes, read as a repeat of the first layer's.
+    std::vector<std::pair<int, int>> outside;
+    EXPECT_TRUE(passes::RepeatsSource(copied, s, &outside)) << i;
+  }
+  // Shape propagation copies the two later layers' facts and finds what it
+  // finds for the graph built layer by layer.
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  passes::ShapeFacts facts, built_facts;
+  Report report, built_report;
+  ASSERT_TRUE(
+      passes::PropagateShapes(copied, *rules, ctx, options, &facts, &report)
+          .ok());
+  ASSERT_TRUE(passes::PropagateShapes(built, *rules, ctx, options, &built_facts,
+                                      &built_report)
+                  .ok());
+  EXPECT_EQ(facts.copied_nodes, 2 * layer);
+  EXPECT_EQ(built_facts.copied_nodes, 0);
+  ASSERT_EQ(report.values.size(), built_report.values.size());
+  for (size_t v = 0; v < report.values.size(); ++v) {
+    EXPECT_EQ(report.values[v].known, built_report.values[v].known) << v;
+    EXPECT_EQ(report.values[v].shape, built_report.values[v].shape) << v;
+    EXPECT_EQ(report.values[v].dtype, built_report.values[v].dtype) << v;
+  }
+  for (size_t n = 0; n < report.nodes.size(); ++n) {
+    EXPECT_EQ(report.nodes[n].flops, built_report.nodes[n].flops) << n;
+    EXPECT_EQ(facts.nodes[n].arg_values, built_facts.nodes[n].arg_values) << n;
+  }
 }
 
 TEST(GraphBuilderTest, RecordingRefusesTablesAndOutputs) {

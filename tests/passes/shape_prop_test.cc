@@ -412,5 +412,113 @@ TEST(ExtendShapesTest, EqualsOnePropagationOfTheGrownGraph) {
               HasSubstr("attention backend 'flash' applies to no node"));
 }
 
+// Runs of nodes hinted as repeats (ir::RepeatSpan) take their source run's
+// facts when what they read from outside is equal, and are propagated node by
+// node otherwise; either way every fact is the one a propagation without the
+// hints finds.
+TEST_F(ShapePropTest,
+       RepeatedRunsCopyTheirSourcesFactsWhereTheyReadEqualValues) {
+  // A run: neg(mk([size(in, 1), size(in, 0)])), five nodes and seven values
+  // (two constants): [B, S] -> [S, B].
+  auto run = [&](int in) {
+    return b_.One("aten::neg", {Mk({Size(in, 1), Size(in, 0)})}, {"self"});
+  };
+  const int x = b_.Input();
+  const int r0 = run(x), r1 = run(r0), r2 = run(r1), r3 = run(r2);
+  // Run 1 reads [S, B] where run 0 read x, [B, S] of float32: not copied.
+  // Run 3 reads [S, B] as run 1 did (mk's dtype unknown both): copied.
+  b_.graph().repeats = {{0, 5, 5, 1, 7, 7}, {5, 15, 5, 8, 7, 14}};
+  ASSERT_TRUE(Propagate("B,S").ok());
+  EXPECT_EQ(Shape(r0), "[S, B]");
+  EXPECT_EQ(Shape(r1), "[B, S]");
+  EXPECT_EQ(Shape(r2), "[S, B]");
+  EXPECT_EQ(Shape(r3), "[B, S]");
+  EXPECT_EQ(facts_.copied_nodes, 5);
+  // The copied neg binds its own run's mk.
+  const ir::Graph& g = b_.graph();
+  EXPECT_EQ(g.nodes[19].op, "aten::neg");
+  ASSERT_EQ(facts_.nodes[19].arg_values.size(), 1u);
+  EXPECT_EQ(facts_.nodes[19].arg_values[0], r3 - 1);
+  const passes::ShapeFacts hinted = std::move(facts_);
+  const Report hinted_report = report_;
+  b_.graph().repeats.clear();
+  ASSERT_TRUE(Propagate("B,S").ok());
+  EXPECT_EQ(facts_.copied_nodes, 0);
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    EXPECT_EQ(hinted.values[v].kind, facts_.values[v].kind) << v;
+    EXPECT_EQ(hinted.values[v].t.shape, facts_.values[v].t.shape) << v;
+    EXPECT_EQ(hinted.values[v].t.dtype, facts_.values[v].t.dtype) << v;
+    EXPECT_EQ(hinted.values[v].i, facts_.values[v].i) << v;
+    EXPECT_EQ(hinted_report.values[v].shape, report_.values[v].shape) << v;
+  }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    EXPECT_EQ(hinted.nodes[n].ok, facts_.nodes[n].ok) << n;
+    EXPECT_EQ(hinted.nodes[n].rule, facts_.nodes[n].rule) << n;
+    EXPECT_EQ(hinted.nodes[n].arg_values, facts_.nodes[n].arg_values) << n;
+    EXPECT_EQ(hinted_report.nodes[n].flops, report_.nodes[n].flops) << n;
+    EXPECT_EQ(hinted_report.nodes[n].has_rule, report_.nodes[n].has_rule) << n;
+  }
+}
+
+// A run whose source minted a symbol (aten::Int of a tensor) or made an
+// assumption is propagated node by node: each node its own symbol, each its
+// own assumption naming it. aten::Int of a carried size mints nothing.
+TEST_F(ShapePropTest, RunsThatMintSymbolsOrAssumeAreNotCopied) {
+  const int in = b_.Input();
+  // mk([int(NumToTensor(size(x, 0)))]): [B], five nodes and six values.
+  auto carried = [&] {
+    const int t = b_.One("prim::NumToTensor", {Size(in, 0)}, {});
+    return Mk({b_.One("aten::Int.Tensor", {t}, {}, ir::ValueKind::kInt)});
+  };
+  const int c0 = carried(), c1 = carried();
+  b_.graph().repeats = {{0, 5, 5, 1, 6, 6}};
+  ASSERT_TRUE(Propagate("B,S").ok());
+  EXPECT_EQ(facts_.copied_nodes, 5);
+  EXPECT_EQ(Shape(c0), "[B]");
+  EXPECT_EQ(Shape(c1), "[B]");
+
+  b_ = GraphBuilder();
+  const int x = b_.Input();
+  // mk([int(neg(x))]): an unknowable length, a fresh symbol per node.
+  auto minted = [&] {
+    const int i =
+        b_.One("aten::Int.Tensor", {b_.One("aten::neg", {x}, {"self"})}, {},
+               ir::ValueKind::kInt);
+    return Mk({i});
+  };
+  const int m0 = minted(), m1 = minted();
+  b_.graph().repeats = {{0, 4, 4, 1, 4, 4}};
+  ASSERT_TRUE(Propagate("B,S").ok());
+  EXPECT_EQ(facts_.copied_nodes, 0);
+  EXPECT_NE(Shape(m0), Shape(m1));
+
+  ASSERT_TRUE(rules_
+                  .AddText("version: 1\n"
+                           "rules:\n"
+                           "  - op: t::square\n"
+                           "    schema: \"square(Tensor a) -> Tensor\"\n"
+                           "    match:\n"
+                           "      a: [M, N]\n"
+                           "    require:\n"
+                           "      - M == N\n"
+                           "    outputs:\n"
+                           "      out: [M, N]\n",
+                           "square.yaml")
+                  .ok());
+  b_ = GraphBuilder();
+  const int y = b_.Input();
+  const int s0 = b_.One("t::square", {y}, {"a"});
+  const int s1 = b_.One("t::square", {y}, {"a"});
+  b_.graph().repeats = {{0, 1, 1, 1, 1, 1}};
+  ASSERT_TRUE(Propagate("B,S").ok());
+  EXPECT_EQ(facts_.copied_nodes, 0);
+  ASSERT_EQ(report_.assumptions.size(), 2u);
+  const ir::Graph& g = b_.graph();
+  EXPECT_THAT(report_.assumptions[0],
+              HasSubstr(g.nodes[g.values[s0].producer].debug_name));
+  EXPECT_THAT(report_.assumptions[1],
+              HasSubstr(g.nodes[g.values[s1].producer].debug_name));
+}
+
 }  // namespace
 }  // namespace torchcost
