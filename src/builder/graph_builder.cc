@@ -315,6 +315,15 @@ GraphBuilder::Recording GraphBuilder::StopRecording() {
 
 namespace {
 
+// Sets `s`'s length to `n`, keeping its first characters.
+// NB: grows by push_back, which is inline while the capacity holds (a short
+// name's 15 characters), where resize calls out of line to a general replace:
+// the names of a replayed layer grow by a digit at every tenfold of the index.
+void SetLength(std::string& s, size_t n) {
+  while (s.size() < n) s.push_back('0');
+  if (s.size() > n) s.resize(n);
+}
+
 // Renames `name` from `prefix` + from to `prefix` + to when it is one of the
 // names Op and Constant give ("v17", "c17"); other names are kept.
 // NB: this runs once per value of every replayed layer, so `from` is read off
@@ -333,8 +342,8 @@ void Renumber(std::string& name, int from, int to) {
   char digits[16];
   const auto end = std::to_chars(digits, digits + sizeof digits, to).ptr;
   const size_t len = static_cast<size_t>(end - digits);
-  // NB: written over the old digits in place (resize is cheaper than replace).
-  name.resize(len + 1);
+  // NB: written over the old digits in place (cheaper than replace).
+  SetLength(name, len + 1);
   std::copy(digits, end, name.begin() + 1);
 }
 
@@ -437,7 +446,7 @@ std::vector<int> GraphBuilder::Replay(
       end = std::to_chars(digits, digits + sizeof digits, index).ptr;
     }
     const size_t len = static_cast<size_t>(end - begin);
-    n.debug_name.resize(len + 1);
+    SetLength(n.debug_name, len + 1);
     n.debug_name[0] = '%';
     std::copy(begin, end, n.debug_name.begin() + 1);
   }
