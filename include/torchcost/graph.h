@@ -18,6 +18,7 @@
 #include "torchcost/arg_names.h"
 #include "torchcost/dtype.h"
 #include "torchcost/inline_ints.h"
+#include "torchcost/key_index.h"
 
 namespace torchcost::ir {
 
@@ -129,33 +130,8 @@ struct Scope {
   std::vector<int> children;  // In registration order.
 };
 
-// An index of scopes by path: open addressing over the scopes' own path
-// strings, so adding a scope copies no path and allocates only when the table
-// doubles.
-class ScopeIndex {
- public:
-  // Returns the index of the scope among `scopes` whose path is `path`, or -1.
-  int Find(const std::vector<Scope>& scopes, std::string_view path) const;
-  // Indexes scopes[i], whose path is not indexed yet.
-  void Add(const std::vector<Scope>& scopes, int i);
-  // Indexes every scope of `scopes`, forgetting what was indexed.
-  void Rebuild(const std::vector<Scope>& scopes);
-  // Returns the number of scopes indexed.
-  size_t size() const { return size_; }
-
- private:
-  struct Slot {
-    uint32_t hash = 0;
-    int scope = -1;  // -1: empty.
-  };
-  // Returns the slot of `path` (hash `h`): its scope's, or the empty one where
-  // it would go.
-  size_t Probe(const std::vector<Scope>& scopes, std::string_view path,
-               uint32_t h) const;
-
-  std::vector<Slot> slots_;  // A power of two, at most half full.
-  size_t size_ = 0;
-};
+// The scopes' index by path.
+using ScopeIndex = KeyIndex<Scope, &Scope::path>;
 
 // A parameter or buffer tensor.
 struct TensorEntry {

@@ -31,6 +31,7 @@
 
 #include "import/table_value.h"
 #include "torchcost/import.h"
+#include "torchcost/key_index.h"
 
 namespace torchcost {
 namespace {
@@ -609,77 +610,15 @@ class SimpleScanner {
   size_t pos_ = 0;
 };
 
-// The graph's values by name, for node outputs: an open-addressing table of
-// (hash, value index) that compares names with the values' own, so a name is
-// stored once (in its ir::Value) and an insert allocates nothing.
+// The graph's values by name, for node outputs.
 // NB: a std::unordered_map<std::string, int> took a node of about 64 bytes,
 // a copy of the name and a bucket per output: a 1M-node graph's import spent
 // a tenth of its time there.
-class NameIndex {
- public:
-  explicit NameIndex(const std::vector<ir::Value>* values) : values_(values) {}
-
-  // Makes room for `n` names in all.
-  void Reserve(size_t n) {
-    size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;  // At most half full.
-    if (capacity > slots_.size()) Rehash(capacity);
-  }
-  // Returns the index of the value named `name`, or -1.
-  int Find(std::string_view name) const {
-    if (slots_.empty()) return -1;
-    const uint64_t hash = std::hash<std::string_view>()(name);
-    for (size_t i = hash & (slots_.size() - 1);;
-         i = (i + 1) & (slots_.size() - 1)) {
-      const Slot& slot = slots_[i];
-      if (slot.value < 0) return -1;
-      if (slot.hash == hash && (*values_)[slot.value].name == name)
-        return slot.value;
-    }
-  }
-  // Adds value `value` under its name; returns false (and adds nothing) if a
-  // value has that name.
-  bool Insert(int value) {
-    if (2 * (size_ + 1) > slots_.size())
-      Rehash(std::max<size_t>(16, 2 * slots_.size()));
-    const std::string& name = (*values_)[value].name;
-    const uint64_t hash = std::hash<std::string_view>()(name);
-    size_t i = hash & (slots_.size() - 1);
-    for (; slots_[i].value >= 0; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].hash == hash && (*values_)[slots_[i].value].name == name)
-        return false;
-    }
-    slots_[i] = {hash, value};
-    ++size_;
-    return true;
-  }
-
- private:
-  struct Slot {
-    uint64_t hash = 0;
-    int value = -1;  // -1: empty.
-  };
-  void Rehash(size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
-    for (const Slot& slot : old) {
-      if (slot.value < 0) continue;
-      size_t i = slot.hash & (capacity - 1);
-      while (slots_[i].value >= 0) i = (i + 1) & (capacity - 1);
-      slots_[i] = slot;
-    }
-  }
-
-  const std::vector<ir::Value>* values_;
-  std::vector<Slot> slots_;  // A power of two in size.
-  size_t size_ = 0;
-};
+using NameIndex = KeyIndex<ir::Value, &ir::Value::name>;
 
 class JsonImporter {
  public:
-  explicit JsonImporter(std::string path) : values_(&graph_.values) {
-    graph_.source = std::move(path);
-  }
+  explicit JsonImporter(std::string path) { graph_.source = std::move(path); }
 
   ir::Graph Run(const Json& doc) {
     Begin(doc);
@@ -797,7 +736,7 @@ class JsonImporter {
         names_.Intern(s.args, [](const SimpleArg& a) { return a.name; });
     for (const SimpleArg& a : s.args) {
       if (a.kind == SimpleArg::Kind::kRef && !a.target_is_int) {
-        if (const int known = values_.Find(a.text); known >= 0) {
+        if (const int known = values_.Find(graph_.values, a.text); known >= 0) {
           n.inputs.push_back(known);
           continue;
         }
@@ -948,11 +887,12 @@ class JsonImporter {
     if (!j.is_object() || j.size() != 1) return -1;
     const auto first = j.begin();
     if (first.key() != "ref" || !first.value().is_string()) return -1;
-    return values_.Find(first.value().get_ref<const std::string&>());
+    return values_.Find(graph_.values,
+                        first.value().get_ref<const std::string&>());
   }
 
   int LookupRef(const std::string& name, const std::string& where) {
-    const int known = values_.Find(name);
+    const int known = values_.Find(graph_.values, name);
     if (known < 0) Fail(where, "refers to unknown value '" + name + "'");
     return known;
   }
@@ -963,7 +903,7 @@ class JsonImporter {
     n.outputs.reserve(outs->size());
     for (ir::Value& v : *outs) {
       const int index = graph_.AddValue(std::move(v));
-      if (!values_.Insert(index))
+      if (!values_.Insert(graph_.values, index))
         Fail(where,
              "output '" + graph_.values[index].name + "' is already defined");
       n.outputs.push_back(index);

@@ -24,55 +24,11 @@ int AddScope(Graph& g, int parent, std::string path, size_t name_start,
   g.scopes.push_back(std::move(scope));
   const int index = static_cast<int>(g.scopes.size()) - 1;
   g.scopes[parent].children.push_back(index);
-  g.scope_index_.Add(g.scopes, index);
+  g.scope_index_.Insert(g.scopes, index);
   return index;
 }
 
 }  // namespace
-
-int ScopeIndex::Find(const std::vector<Scope>& scopes,
-                     std::string_view path) const {
-  if (slots_.empty()) return -1;
-  const uint32_t h = static_cast<uint32_t>(std::hash<std::string_view>()(path));
-  return slots_[Probe(scopes, path, h)].scope;
-}
-
-size_t ScopeIndex::Probe(const std::vector<Scope>& scopes,
-                         std::string_view path, uint32_t h) const {
-  const size_t mask = slots_.size() - 1;
-  // Linear probing from the hash's slot; the table is at most half full.
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.scope < 0 || (s.hash == h && scopes[s.scope].path == path)) return i;
-  }
-}
-
-void ScopeIndex::Add(const std::vector<Scope>& scopes, int i) {
-  if (2 * (size_ + 1) > slots_.size()) {
-    // NB: doubling keeps the table at most half full, so probes stay short.
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(16, 2 * old.size()), Slot{});
-    const size_t mask = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.scope < 0) continue;
-      size_t j = s.hash & mask;
-      while (slots_[j].scope >= 0) j = (j + 1) & mask;
-      slots_[j] = s;
-    }
-  }
-  const std::string& path = scopes[i].path;
-  const uint32_t h = static_cast<uint32_t>(std::hash<std::string_view>()(path));
-  Slot& s = slots_[Probe(scopes, path, h)];
-  if (s.scope >= 0) return;  // NB: the first scope of a path wins.
-  s = Slot{h, i};
-  ++size_;
-}
-
-void ScopeIndex::Rebuild(const std::vector<Scope>& scopes) {
-  slots_.clear();
-  size_ = 0;
-  for (size_t i = 0; i < scopes.size(); ++i) Add(scopes, static_cast<int>(i));
-}
 
 int Graph::AddValue(Value v) {
   values.push_back(std::move(v));
@@ -93,7 +49,11 @@ int Graph::AddNode(Node n) {
 int Graph::GetOrAddScope(const std::string& path, const std::string& type) {
   // NB: the index is rebuilt whenever it disagrees with `scopes` (a graph
   // copied, or scopes edited by hand), so lookups stay O(1) amortized.
-  auto reindex = [this] { scope_index_.Rebuild(scopes); };
+  auto reindex = [this] {
+    scope_index_.Clear();
+    for (size_t i = 0; i < scopes.size(); ++i)
+      scope_index_.Insert(scopes, static_cast<int>(i));
+  };
   if (scope_index_.size() != scopes.size()) reindex();
   if (const int found = scope_index_.Find(scopes, path); found >= 0)
     return found;

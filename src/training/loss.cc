@@ -42,6 +42,7 @@
 
 #include "passes/graph_edit.h"
 #include "passes/shape_prop.h"
+#include "rules/value.h"
 #include "training/propagated.h"
 
 namespace torchcost {
@@ -236,13 +237,6 @@ std::optional<std::vector<sym::Expr>> LanguageModelLogits(
                                 sym::Expr(shape[0])};
 }
 
-std::string ShapeText(const sym::Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + shape[i].ToString();
-  return s + "]";
-}
-
 }  // namespace
 
 Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
@@ -256,7 +250,7 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
   training::GraphEditor& ed = w.ed();
   const int out = graph.outputs[0];
   const size_t rank = out_shape.size();
-  const std::string shape_text = ShapeText(out_shape);
+  const std::string shape_text = rules::ShapeToString(out_shape);
   int loss = -1;
   int kept = out;  // What the caller holds: the model's output.
   if (spec.kind == LossSpec::Kind::kCrossEntropy) {

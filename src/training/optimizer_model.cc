@@ -357,14 +357,17 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
     int depth;
     bool scalar_list;
   };
-  std::vector<Op> ops;     // The foreach step's multi-tensor ops, in order.
+  // The foreach step's multi-tensor ops, in order.
+  // NB: set by moving a new vector in: GCC 12 takes assigning an initializer
+  // list to an empty vector for a memmove from null (-Wnonnull).
+  std::vector<Op> ops;
   int64_t per_tensor = 1;  // The single-tensor loop's kernels per tensor.
   switch (kind) {
     case OptimizerKind::kSgd:
       // sgd.py: param.add_(d_p, alpha=-lr): 1. Foreach:
       // _foreach_add_(params, grads): depth 2.
       per_tensor = 1;
-      ops = {{2, false}};
+      ops = std::vector<Op>{{2, false}};
       break;
     case OptimizerKind::kSgdMomentum:
       // buf.mul_(momentum).add_(d_p): 2, param.add_(buf): 1 (the first step's
@@ -372,13 +375,13 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // _foreach_mul_(bufs) 1, _foreach_add_(bufs, grads) 2,
       // _foreach_add_(params, bufs) 2.
       per_tensor = 3;
-      ops = {{1, false}, {2, false}, {2, false}};
+      ops = std::vector<Op>{{1, false}, {2, false}, {2, false}};
       break;
     case OptimizerKind::kSgdNesterov:
       // Momentum's 3 + d_p = d_p.add(buf): 4. Foreach: + _foreach_add_(grads,
       // bufs) before the parameters' add.
       per_tensor = 4;
-      ops = {{1, false}, {2, false}, {2, false}, {2, false}};
+      ops = std::vector<Op>{{1, false}, {2, false}, {2, false}, {2, false}};
       break;
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
@@ -410,8 +413,8 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // _foreach_add(.., eps) 2, _foreach_mul(grads, minus_clr list) 2 with
       // scalars, _foreach_div(.., std) 3, _foreach_add_(params, toAdd) 2.
       per_tensor = 4;
-      ops = {{3, false}, {2, false}, {2, false},
-             {2, true},  {3, false}, {2, false}};
+      ops = std::vector<Op>{{3, false}, {2, false}, {2, false},
+                            {2, true},  {3, false}, {2, false}};
       break;
     case OptimizerKind::kRmsprop:
       // rmsprop.py (momentum 0, not centered): square_avg.mul_().addcmul_() 2,
@@ -419,7 +422,8 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // Foreach: _foreach_mul_ 1, _foreach_addcmul_ 3, _foreach_sqrt 2,
       // _foreach_add_(avg, eps) 1, _foreach_addcdiv_ 3.
       per_tensor = 5;
-      ops = {{1, false}, {3, false}, {2, false}, {1, false}, {3, false}};
+      ops = std::vector<Op>{
+          {1, false}, {3, false}, {2, false}, {1, false}, {3, false}};
       break;
     case OptimizerKind::kLion:
       // lion-pytorch update_fn: p.mul_ 1, exp_avg.clone().mul_().add().sign_()

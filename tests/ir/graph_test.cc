@@ -123,32 +123,6 @@ TEST(GraphTest, GetOrAddScopeIsIterativeAndIndexed) {
   EXPECT_EQ(copy.GetOrAddScope("by.hand", ""), 5001);
 }
 
-TEST(ScopeIndexTest, FindsEveryPathAcrossGrowthAndTheFirstOfDuplicates) {
-  // 3,000 scopes (the table doubles from 16 to 8,192 slots), then lookups of
-  // each path and of paths that are absent; a duplicate path keeps the first.
-  std::vector<Scope> scopes(3000);
-  for (size_t i = 0; i < scopes.size(); ++i)
-    scopes[i].path =
-        "layers." + std::to_string(i / 10) + ".m" + std::to_string(i % 10);
-  ScopeIndex index;
-  for (size_t i = 0; i < scopes.size(); ++i)
-    index.Add(scopes, static_cast<int>(i));
-  EXPECT_EQ(index.size(), 3000u);
-  for (size_t i = 0; i < scopes.size(); ++i)
-    ASSERT_EQ(index.Find(scopes, scopes[i].path), static_cast<int>(i));
-  EXPECT_EQ(index.Find(scopes, "layers.300.m0"), -1);
-  EXPECT_EQ(index.Find(scopes, "layers.1"), -1);
-  EXPECT_EQ(index.Find(scopes, ""), -1);
-  scopes.push_back(scopes[42]);
-  index.Add(scopes, 3000);
-  EXPECT_EQ(index.size(), 3000u);  // Not indexed twice.
-  EXPECT_EQ(index.Find(scopes, scopes[42].path), 42);
-  index.Rebuild(scopes);
-  EXPECT_EQ(index.size(), 3000u);
-  EXPECT_EQ(index.Find(scopes, scopes[3000].path), 42);
-  EXPECT_EQ(ScopeIndex().Find(scopes, "layers.0.m0"), -1);  // Empty index.
-}
-
 TEST(GraphTest, NodeLocation) {
   Graph g;
   g.GetOrAddScope("", "Net");
