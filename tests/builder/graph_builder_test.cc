@@ -9,6 +9,7 @@
 #include "passes/shape_prop.h"
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
+#include "torchcost/families.h"
 #include "torchcost/rules.h"
 
 namespace torchcost::build {
@@ -216,6 +217,59 @@ TEST(GraphBuilderTest, ReplayHintsEachCopyAsARepeatOfTheFirstLayer) {
   for (size_t n = 0; n < report.nodes.size(); ++n) {
     EXPECT_EQ(report.nodes[n].flops, built_report.nodes[n].flops) << n;
     EXPECT_EQ(facts.nodes[n].arg_values, built_facts.nodes[n].arg_values) << n;
+  }
+}
+
+// A decoder's layers 1..N-1 are copies of layer 0 (BuildLlama replays it), and
+// shape propagation copies every one of them: nothing in a layer keeps its
+// run from being copied (a fallback, an assumption, a fresh symbol).
+TEST(GraphBuilderTest, PropagationCopiesEveryReplayedDecoderLayer) {
+  struct Variant {
+    const char* name;
+    LlamaConfig config;
+  };
+  LlamaConfig tiny;
+  tiny.layers = 4;
+  tiny.hidden = 64;
+  tiny.heads = 4;
+  tiny.kv_heads = 2;
+  tiny.intermediate = 128;
+  tiny.vocab = 128;
+  tiny.dtype = DType::kBFloat16;
+  std::vector<Variant> variants(5, Variant{"", tiny});
+  variants[0].name = "training, sdpa";
+  variants[1].name = "prefill";
+  variants[1].config.phase = "prefill";
+  variants[2].name = "decode";
+  variants[2].config.phase = "decode";
+  variants[3].name = "eager, sliding window";
+  variants[3].config.attn = "eager";
+  variants[3].config.window = 16;
+  variants[4].name = "mixture of experts";
+  variants[4].config.experts = 4;
+  variants[4].config.top_k = 2;
+  variants[4].config.classes = "Mixtral";
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    Result<BuiltModel> m = BuildLlama(v.config);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    sym::Context ctx;
+    AnalysisOptions options;
+    for (const InputDecl& in : m->inputs)
+      options.inputs.push_back({ResolveShape(*m, in, ctx), in.dtype});
+    passes::ShapeFacts facts;
+    Report report;
+    ASSERT_TRUE(
+        passes::PropagateShapes(m->graph, *rules, ctx, options, &facts, &report)
+            .ok());
+    EXPECT_TRUE(report.diagnostics.empty());
+    ASSERT_EQ(m->graph.repeats.size(), 3u);
+    int64_t hinted = 0;
+    for (const ir::RepeatSpan& s : m->graph.repeats) hinted += s.nodes;
+    EXPECT_GT(hinted, 0);
+    EXPECT_EQ(facts.copied_nodes, hinted);
   }
 }
 
