@@ -149,8 +149,9 @@ struct TensorEntry {
 // A run of nodes that repeats an earlier run op for op, as GraphBuilder::Replay
 // appends a model's repeated layer: a hint that lets a pass reuse what it
 // found for the earlier run. NB: not part of the graph's meaning; a pass
-// checks that the run still repeats its source (passes/repeat_span.h) before
-// it trusts one, so an edit of the graph that breaks a hint costs only time.
+// checks that the run still repeats its source (the same ops on the images of
+// the same values) before it trusts one, so an edit of the graph that breaks a
+// hint costs only time.
 struct RepeatSpan {
   int source_node = 0;  // The earlier run: nodes [source_node, + nodes).
   int node = 0;         // This run: nodes [node, + nodes).

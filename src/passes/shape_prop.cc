@@ -623,12 +623,13 @@ class Propagator {
       const ir::Node& to = g_.nodes[s.node + k];
       NodeFacts& nf = facts_->nodes[s.node + k];
       nf = facts_->nodes[s.source_node + k];
-      // A bound argument is one of the node's inputs: the same position's.
+      // A bound argument is one of the node's inputs (BindArgs): the same
+      // position's.
       for (int& v : nf.arg_values) {
         if (v < 0) continue;
         size_t i = 0;
-        while (from.inputs[i] != v) ++i;
-        v = to.inputs[i];
+        while (i < from.inputs.size() && from.inputs[i] != v) ++i;
+        v = i < from.inputs.size() ? to.inputs[i] : -1;
       }
       report_->nodes[s.node + k] = report_->nodes[s.source_node + k];
       for (size_t o = 0; o < from.outputs.size(); ++o) {
