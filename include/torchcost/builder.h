@@ -331,8 +331,10 @@ class GraphBuilder {
   // Appends a copy of `r`'s nodes under the current module, as they were added
   // under the base module: an input outside `r` that `inputs` maps (a value id
   // to a value id) reads its image, other inputs outside `r` are shared; names
-  // and debug names are those the builder would have given. Returns the id
-  // each of r's values got (index: id - r.first_value).
+  // and debug names are those the builder would have given. The copy is
+  // recorded on the graph as a repeat of r's nodes (ir::RepeatSpan), a hint
+  // passes may use. Returns the id each of r's values got (index: id -
+  // r.first_value).
   std::vector<int> Replay(const Recording& r,
                           const std::vector<std::pair<int, int>>& inputs);
   // Reserves room for `values` more values and `nodes` more nodes (a hint
