@@ -1,12 +1,14 @@
 // GraphBuilder: tables, scopes, named arguments, symbolic sizes.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "passes/repeat_span.h"
 #include "passes/shape_prop.h"
+#include "rules/rule_expr.h"
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
 #include "torchcost/families.h"
@@ -218,6 +220,97 @@ TEST(GraphBuilderTest, ReplayHintsEachCopyAsARepeatOfTheFirstLayer) {
     EXPECT_EQ(report.nodes[n].flops, built_report.nodes[n].flops) << n;
     EXPECT_EQ(facts.nodes[n].arg_values, built_facts.nodes[n].arg_values) << n;
   }
+}
+
+// Everything shape propagation finds for `g` (B symbolic), as text: each
+// value's fact, each node's outcome and cost, the diagnostics and assumptions.
+// Sets `copied` to the nodes whose facts were copied from a run they repeat.
+// NB: a context of its own, so fresh symbols are named alike in two runs.
+std::vector<std::string> PropagationText(const ir::Graph& g,
+                                         const RuleSet& rules,
+                                         int64_t* copied) {
+  sym::Context ctx;
+  AnalysisOptions options;
+  options.inputs.push_back(*ParseInputSpec(ctx, "B,8"));
+  passes::ShapeFacts facts;
+  Report report;
+  std::vector<std::string> text;
+  const Status s =
+      passes::PropagateShapes(g, rules, ctx, options, &facts, &report);
+  text.push_back(s.message());
+  for (const rules::RValue& v : facts.values) {
+    text.push_back(rules::DescribeValue(v) + " " +
+                   std::to_string(static_cast<int>(v.t.dtype)) +
+                   (v.t.has_scalar ? " = " + v.t.scalar.ToString() : ""));
+  }
+  for (size_t n = 0; n < facts.nodes.size(); ++n) {
+    const passes::NodeFacts& f = facts.nodes[n];
+    std::string line = std::to_string(f.ok) + std::to_string(f.no_rule) +
+                       (f.rule != nullptr ? " rule" : " -") + " flops " +
+                       report.nodes[n].flops.ToString() +
+                       (report.nodes[n].cost_unknown ? " unknown" : "");
+    for (int a : f.arg_values) line += " " + std::to_string(a);
+    text.push_back(line);
+  }
+  for (const Diagnostic& d : report.diagnostics) text.push_back(d.message);
+  for (const std::string& a : report.assumptions) text.push_back(a);
+  *copied = facts.copied_nodes;
+  return text;
+}
+
+// Edits that break Replay's hints (an input rewired, an op swapped, a constant
+// changed, in a copy or in the layer copied) leave propagation's results as a
+// propagation without the hints finds them: a hint that no longer holds is
+// not used.
+TEST(GraphBuilderTest, HintsBrokenByEditsChangeNoResult) {
+  Result<RuleSet> rules = RuleSet::Builtin();
+  ASSERT_TRUE(rules.ok());
+  std::mt19937 rng(20261127);
+  // Trials whose edit left both hints used, one, or none.
+  int used[3] = {0, 0, 0};
+  for (int trial = 0; trial < 150; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    ir::Graph g = Layers(3, true);
+    ASSERT_EQ(g.repeats.size(), 2u);
+    const int num_nodes = static_cast<int>(g.nodes.size());
+    auto pick = [&](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi - 1)(rng);
+    };
+    ir::Node& n = g.nodes[pick(0, num_nodes)];
+    switch (trial % 3) {
+      case 0:  // An input read from another value made before the node.
+        if (!n.inputs.empty() && !n.outputs.empty() && n.outputs[0] > 0) {
+          n.inputs[pick(0, static_cast<int>(n.inputs.size()))] =
+              pick(0, n.outputs[0]);
+        }
+        break;
+      case 1:  // Another node's op.
+        n.op = g.nodes[pick(0, num_nodes)].op;
+        break;
+      case 2:  // An int constant the node reads, one more.
+        for (int v : n.inputs) {
+          if (int64_t* c = std::get_if<int64_t>(&g.values[v].constant)) {
+            ++*c;
+            break;
+          }
+        }
+        break;
+    }
+    const int64_t layer = g.repeats[0].nodes;
+    int64_t copied = 0, none = 0;
+    const std::vector<std::string> hinted = PropagationText(g, *rules, &copied);
+    g.repeats.clear();
+    const std::vector<std::string> plain = PropagationText(g, *rules, &none);
+    ASSERT_EQ(hinted.size(), plain.size());
+    for (size_t i = 0; i < hinted.size(); ++i)
+      ASSERT_EQ(hinted[i], plain[i]) << i;
+    ASSERT_EQ(copied % layer, 0);
+    ASSERT_LE(copied, 2 * layer);
+    ++used[copied / layer];
+  }
+  // Both ways were taken: edits that broke a hint and edits that did not.
+  EXPECT_GT(used[0] + used[1], 0);
+  EXPECT_GT(used[2], 0);
 }
 
 // A decoder's layers 1..N-1 are copies of layer 0 (BuildLlama replays it), and
