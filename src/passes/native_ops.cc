@@ -127,8 +127,8 @@ RValue ConstantToValue(const ir::Value& v) {
 
 bool MintsSymbol(const ir::Node& node, NativeOp kind,
                  const std::vector<RValue>& values) {
-  // As RunNativeOp's kToInt: an int or a carried value is read, a float fails,
-  // anything else mints.
+  // aten::Int reads an int or a carried value, fails on a float and mints a
+  // symbol for anything else (RunNativeOp asks here).
   if (kind != NativeOp::kToInt || node.inputs.empty()) return false;
   const RValue& v = values[node.inputs[0]];
   return AsInt(v) == nullptr && v.kind != Kind::kFloat;
@@ -232,16 +232,15 @@ Status RunNativeOp(const ir::Node& node, NativeOp kind, sym::Context& ctx,
       return Status::Ok();
     }
     if (kind == NativeOp::kToInt) {
-      const RValue& v = in(0);
-      if (const sym::Expr* e = AsInt(v)) {
-        set_int(0, *e);
-      } else if (v.kind == Kind::kFloat) {
-        return Fail("cannot convert a float to a symbolic int");
-      } else {
+      if (MintsSymbol(node, kind, values)) {
         // NB: the value of a data-dependent scalar is unknowable without
         // running the model.
         set(0, RValue::Int(ctx.FreshSymbol(
                    "u", sym::Interval{sym::kNegInf, sym::kPosInf})));
+      } else if (const sym::Expr* e = AsInt(in(0))) {
+        set_int(0, *e);
+      } else {
+        return Fail("cannot convert a float to a symbolic int");
       }
       return Status::Ok();
     }
