@@ -50,6 +50,11 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
 // rules nest fewer than 20 levels.
 constexpr int kMaxNesting = 200;
 
+// NB: a documented limit: ones(n) allocates its list, so n past any tensor's
+// rank (PyTorch's CUDA kernels take at most 25 dims) is an error rather than
+// an allocation of n * sizeof(Expr) bytes.
+constexpr int64_t kMaxOnes = 1024;
+
 // Recursive-descent parser; precedence from low to high: or, and, not,
 // comparison, + -, *, unary -, ^, postfix [ ], primary.
 class Parser {
@@ -978,6 +983,10 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       auto c = AsInt(Eval(n.kids[0]), n.col, "ones()").AsConstant();
       if (!c || *c < 0)
         throw RuleError("ones() needs a non-negative constant", n.col);
+      if (*c > kMaxOnes)
+        throw RuleError("ones(" + std::to_string(*c) + ") is longer than " +
+                            std::to_string(kMaxOnes) + ", past any rank",
+                        n.col);
       return RValue::IntList(sym::Shape(*c, sym::Expr(1)));
     }
     case Fn::kBroadcast: {

@@ -106,6 +106,26 @@ TEST(RuleExprFuzzRegressionTest, NestingWithinTheLimitStillEvaluates) {
       "");
 }
 
+TEST(RuleExprFuzzRegressionTest, OnesPastAnyRankIsAnErrorNotAnAllocation) {
+  // CI's fuzz_rule_expr ran out of memory allocating 0xbb6f7db20 bytes, about
+  // 50 GB: ones(n) built a list of n ones for any constant n (the input was not
+  // kept; 3,144,748,466 ones of 16 bytes each are those bytes).
+  sym::Context ctx;
+  for (const char* text : {"ones(3144748466)", "ones(1025)", "ones(2^40)"}) {
+    try {
+      (void)EvalText(text, ctx);
+      ADD_FAILURE() << text << " evaluated";
+    } catch (const RuleError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("past any rank")) << text;
+    }
+  }
+  // Up to the limit it is still a list of ones.
+  RValue v = EvalText("ones(1024)", ctx);
+  ASSERT_EQ(v.kind, RValue::Kind::kIntList);
+  ASSERT_EQ(v.ints.size(), 1024u);
+  EXPECT_EQ(v.ints.back(), sym::Expr(1));
+}
+
 TEST(RuleYamlFuzzRegressionTest, EmptyOpListIsAnError) {
   // "op: []" left the rule without ops; messages then read ops[0] past the end
   // (libstdc++'s assertion under fuzz_rule_yaml). The fuzzer's input,
