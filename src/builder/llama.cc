@@ -208,9 +208,20 @@ struct Rope {
   Ref cos, sin;
 };
 
+// What every layer reads that the model makes once per forward (Hugging Face's
+// LlamaModel.forward: position_embeddings = self.rotary_emb(...) and the
+// causal mask, passed to each decoder layer).
+struct ModelWide {
+  Rope rope;
+  Ref window_mask;  // The sdpa sliding-window mask [B, 1, S, S]; none: id -1.
+};
+
 // cos and sin tables [T, hd] from arange: inv_freq = 1 / base^(arange(0, hd, 2)
 // / hd), freqs = outer(arange(T), inv_freq), emb = cat(freqs, freqs), computed
-// in float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)).
+// in float32 and cast to x's dtype (HF: cos.to(dtype=x.dtype)). Made once per
+// forward, as LlamaModel.forward's position_embeddings are (transformers
+// src/transformers/models/llama/modeling_llama.py at
+// 5dd4a63548857797727ae73eeb6a6e886ea02a3e).
 Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
   const int64_t hd = HeadDim(c);
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
@@ -304,7 +315,7 @@ int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
 }
 
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
-              Ref window_mask, int64_t window, GenState* gen) {
+              const ModelWide& wide, int64_t window, GenState* gen) {
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   auto heads_view = [&](Ref y, int64_t heads) {
@@ -338,17 +349,17 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     k = project("k_proj", l.k, l.k_bias, c.kv_heads / c.tp);
     v = project("v_proj", l.v, l.v_bias, c.kv_heads / c.tp);
   }
-  const Rope rope = RopeTables(b, c, t);
-  q = ApplyRope(b, rope, q);
-  k = ApplyRope(b, rope, k);
+  q = ApplyRope(b, wide.rope, q);
+  k = ApplyRope(b, wide.rope, k);
   const bool decode = gen != nullptr && gen->decode;
   if (gen != nullptr) {
     k = CacheUpdate(b, *gen, k);
     v = CacheUpdate(b, *gen, v);
   }
   if (c.attn != "eager") {
-    Ref y = b.Reshape(FusedCore(b, c, q, k, v, window_mask, window, decode),
-                      b.IntList({bsz, t, c.heads / c.tp * hd}));
+    Ref y =
+        b.Reshape(FusedCore(b, c, q, k, v, wide.window_mask, window, decode),
+                  b.IntList({bsz, t, c.heads / c.tp * hd}));
     ScopeGuard s(b, "o_proj", "Linear");
     return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
   }
@@ -637,7 +648,7 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
 // Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))),
 // then x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
-          Ref window_mask, int64_t window, GenState* gen) {
+          const ModelWide& wide, int64_t window, GenState* gen) {
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
@@ -646,7 +657,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   Ref h;
   {
     ScopeGuard s(b, "self_attn", c.classes + "Attention");
-    h = Attention(b, c, l, n.out, window_mask, window, gen);
+    h = Attention(b, c, l, n.out, wide, window, gen);
   }
   if (c.sandwich) {
     {
@@ -712,7 +723,7 @@ struct LayerTemplate {
 // (recorded in `templates`) and copied from it for the others; `later` layers
 // follow this one.
 Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
-              Ref window_mask, int64_t window, GenState* gen,
+              const ModelWide& wide, int64_t window, GenState* gen,
               std::vector<LayerTemplate>& templates, int64_t later) {
   const LayerTemplate* t = nullptr;
   for (const LayerTemplate& candidate : templates) {
@@ -726,7 +737,7 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     made.first_past = gen != nullptr ? gen->next_past : 0;
     const size_t first_cache = gen != nullptr ? gen->caches.size() : 0;
     b.StartRecording();
-    made.output = Block(b, c, l, x, window_mask, window, gen);
+    made.output = Block(b, c, l, x, wide, window, gen);
     made.recording = b.StopRecording();
     // Room for the later layers' copies, and one more layer's worth for what
     // follows them (the final norm and the head, smaller than a layer).
@@ -877,19 +888,25 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // out.
     x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
   }
+  ModelWide wide;
+  // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S]
+  // (sdpa only).
+  if (c.window > 0 && c.attn == "sdpa" && !gen.decode) {
+    Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
+    Ref m = b.Unsqueeze(b.Unsqueeze(SlidingWindowMask(b, seq, c.window), 0), 0);
+    wide.window_mask = b.Expand(m, b.IntList({bsz, 1, seq, seq}));
+  }
+  {
+    // NB: one pair of tables for every layer, [T, hd] for the T tokens of this
+    // forward (the whole sequence under sequence parallelism, 1 decoding).
+    ScopeGuard s(b, "rotary_emb", c.classes + "RotaryEmbedding");
+    wide.rope = RopeTables(b, c, b.Size(idx, 1));
+  }
   // GemmaModel: hidden_states * torch.tensor(hidden_size**0.5,
   // dtype=hidden_states.dtype).
   if (c.gemma)
     x = b.Mul(
         x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
-  // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S]
-  // (sdpa only).
-  Ref window_mask;
-  if (c.window > 0 && c.attn == "sdpa" && !gen.decode) {
-    Ref bsz = b.Size(idx, 0), seq = b.Size(idx, 1);
-    Ref m = b.Unsqueeze(b.Unsqueeze(SlidingWindowMask(b, seq, c.window), 0), 0);
-    window_mask = b.Expand(m, b.IntList({bsz, 1, seq, seq}));
-  }
   {
     ScopeGuard list(b, "layers", "ModuleList");
     // NB: a layer is built once per distinct window; the others are copies of
@@ -898,7 +915,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     std::vector<LayerTemplate> templates;
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
-      x = BlockOnce(b, c, w.layers[i], x, window_mask, windows[i],
+      x = BlockOnce(b, c, w.layers[i], x, wide, windows[i],
                     gen.generating ? &gen : nullptr, templates,
                     c.layers - i - 1);
     }

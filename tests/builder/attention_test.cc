@@ -47,6 +47,47 @@ int64_t TwiceScoreBytesPerS2(const std::string& config) {
   return SavedAt(r, 67) - 2 * SavedAt(r, 66) + SavedAt(r, 65);
 }
 
+TEST(AttentionBuildTest, RopeTablesAreMadeOncePerForward) {
+  // LlamaModel.forward makes position_embeddings once (rotary_emb) and passes
+  // them to every layer (transformers modeling_llama.py at 5dd4a63): one cos
+  // and one sin node however many layers, each read by the q and k RoPE of
+  // every layer (x * cos, rotate_half(x) * sin).
+  for (int layers : {1, 2, 5}) {
+    for (const char* extra : {"", ",attn=eager", ",phase=decode"}) {
+      const std::string config = "layers=" + std::to_string(layers) +
+                                 ",hidden=64,heads=4,kv_heads=2,intermediate="
+                                 "128,vocab=256" +
+                                 extra;
+      Result<BuiltModel> m = BuildNamedModel("llama", config);
+      ASSERT_TRUE(m.ok()) << m.status().message();
+      const ir::Graph& g = m->graph;
+      for (const char* op : {"aten::cos", "aten::sin"}) {
+        int nodes = 0, readers = 0;
+        for (const ir::Node& n : g.nodes) {
+          if (n.op != op) continue;
+          ++nodes;
+          EXPECT_EQ(g.scopes[n.scope].path, "rotary_emb") << config;
+          // The table is the cast of the node's output to the model's dtype
+          // (float32 here: the cast returns its input, so it is read by the
+          // cast and by every RoPE).
+          for (const ir::Node& user : g.nodes) {
+            if (user.op != "aten::mul") continue;
+            for (int v : user.inputs) {
+              const int p = g.values[v].producer;
+              if (p >= 0 && g.nodes[p].op == "aten::to" &&
+                  g.values[g.nodes[p].inputs[0]].producer >= 0 &&
+                  g.nodes[g.values[g.nodes[p].inputs[0]].producer].op == op)
+                ++readers;
+            }
+          }
+        }
+        EXPECT_EQ(nodes, 1) << op << " " << config;
+        EXPECT_EQ(readers, 2 * layers) << op << " " << config;
+      }
+    }
+  }
+}
+
 TEST(AttentionBuildTest, ParsesTheImplementations) {
   AttnImpl impl = AttnImpl::kEager;
   EXPECT_TRUE(ParseAttnImpl("sdpa", &impl));

@@ -25,8 +25,9 @@ S + T tokens), each phase's peak exact (generate_oracle.py: the cache, the
 measurement and the per-case loop the three generation oracles share). `torchcost compare --mode generate
 --budget SIZE`, SIZE a measured generation peak: the largest B (then S) that
 fits is the measured one. Departures from Hugging Face, none of
-which changes a byte: the RoPE tables are computed per layer for the step's
-positions count (the decode step's for one position, as the builder does); the
+which changes a byte: the RoPE tables are computed from arange for the step's
+positions count (the decode step's for one position, as the builder does), once
+per forward and passed to every layer as LlamaModel.forward does; the
 eager decode step adds no mask (Hugging Face adds a [B, 1, 1, S + T - 1] zero mask).
 One departure that does, checked apart (LOCALS below): the attention `del`s its
 locals after their last use, as a traced graph frees them and torchcost models.
@@ -47,7 +48,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from torchcost.reference.hf_decoders import MLP  # noqa: E402
-from torchcost.reference.hf_reference import LlamaRMSNorm, repeat_kv, rotate_half  # noqa: E402
+from torchcost.reference.hf_reference import LlamaRMSNorm, RotaryEmbedding, repeat_kv, rotate_half  # noqa: E402
 
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
           "intermediate_size": 128, "vocab_size": 256, "num_hidden_layers": 2}
@@ -59,12 +60,15 @@ COMPARE_S = (2, 40, 5)
 # NB: eager Python keeps a function's locals until it returns, where a graph
 # (and torchcost) frees each tensor after its last use; no graph says which
 # tensors a Python local holds. So the reference's attention `del`s them where
-# the graph's liveness ends (cos, sin after RoPE; q and the repeated k after
-# q @ k^T; the mask after its add; the probabilities and v after the product),
-# and the peaks are exact. Written as Hugging Face writes it (keep_locals), the
-# prefill's peak at (B, S) = LOCALS[0] is the scores' add with q and the
-# repeated k (B*H*S*hd*4 bytes each) and the cos and sin tables (S*hd*4 each)
-# still alive: LOCALS[1] bytes above, measured in the test.
+# the graph's liveness ends (q and the repeated k after q @ k^T; the mask after
+# its add; the probabilities and v after the product), and the peaks are exact.
+# Written as Hugging Face writes it (keep_locals), the prefill's peak at (B, S)
+# = LOCALS[0] is the scores' add with q and the repeated k (B*H*S*hd*4 bytes
+# each) still alive: LOCALS[1] bytes above, measured in the test. NB: the
+# model's cos and sin tables are its forward's local, as in Hugging Face's
+# LlamaModel.forward, alive through every layer; torchcost keeps them to the
+# end of the last decoder layer's call (a module's argument lives until the
+# call that reads it returns), which holds the peak.
 # NB: torch 1.13's matmul copies an operand whose batch dims cannot be
 # flattened as a view (expand(...).reshape(batch, n, m) in LinearAlgebra.cpp's
 # matmul; here q, since the RoPE sum keeps q's transposed strides: a
@@ -73,7 +77,7 @@ COMPARE_S = (2, 40, 5)
 # beside the [B, H, S, S] scores it allocates next); it sets no peak here.
 HD = CONFIG["hidden_size"] // CONFIG["num_attention_heads"]
 VOCAB = CONFIG["vocab_size"]
-LOCALS = ((2, 200), 2 * (2 * CONFIG["num_attention_heads"] * 200 * HD * 4) + 2 * (200 * HD * 4))  # 204800 + 25600
+LOCALS = ((2, 200), 2 * (2 * CONFIG["num_attention_heads"] * 200 * HD * 4))  # q and k: 204800
 
 
 class Attention(nn.Module):
@@ -87,24 +91,15 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(h, K * self.d, bias=False)
         self.o_proj = nn.Linear(H * self.d, h, bias=False)
 
-    def rotary_emb(self, x, seq_len):
-        inv_freq = 1.0 / (10000.0 ** (torch.arange(0, self.d, 2).float() / self.d))
-        t = torch.arange(seq_len, dtype=torch.float32)
-        freqs = torch.outer(t, inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
-
-    def forward(self, x, cache):
+    def forward(self, x, cache, position_embeddings):
         bsz, q_len, _ = x.size()
         H, K, d = self.H, self.K, self.d
         q = self.q_proj(x).view(bsz, q_len, H, d).transpose(1, 2)
         k = self.k_proj(x).view(bsz, q_len, K, d).transpose(1, 2)
         v = self.v_proj(x).view(bsz, q_len, K, d).transpose(1, 2)
-        cos, sin = self.rotary_emb(v, q_len)
+        cos, sin = position_embeddings
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
-        if not self.keep_locals:
-            del cos, sin
         k, v = cache.update(k, v, self.i)
         k = repeat_kv(k, H // K)
         v = repeat_kv(v, H // K)
@@ -133,9 +128,9 @@ class Layer(nn.Module):
         self.input_layernorm = LlamaRMSNorm(c["hidden_size"])
         self.post_attention_layernorm = LlamaRMSNorm(c["hidden_size"])
 
-    def forward(self, x, cache):
+    def forward(self, x, cache, position_embeddings):
         residual = x
-        x = self.self_attn(self.input_layernorm(x), cache)
+        x = self.self_attn(self.input_layernorm(x), cache, position_embeddings)
         x = residual + x
         residual = x
         return residual + self.mlp(self.post_attention_layernorm(x))
@@ -147,11 +142,13 @@ class Model(nn.Module):
         self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
         self.layers = nn.ModuleList([Layer(c, i) for i in range(c["num_hidden_layers"])])
         self.norm = LlamaRMSNorm(c["hidden_size"])
+        self.rotary_emb = RotaryEmbedding(c)
 
     def forward(self, ids, cache):
         x = self.embed_tokens(ids)
+        position_embeddings = self.rotary_emb(x)
         for layer in self.layers:
-            x = layer(x, cache)
+            x = layer(x, cache, position_embeddings)
         return self.norm(x)
 
 

@@ -1,11 +1,15 @@
 """The Llama family's decoder pieces in plain torch, shared by hf_reference.py's Llama and hf_decoders.py's
-config.json decoders: LlamaRMSNorm, rotate_half, repeat_kv, the eager attention and the gated MLP.
+config.json decoders: LlamaRMSNorm, the rotary tables, rotate_half, repeat_kv, the eager attention and the
+gated MLP.
 
 References (huggingface/transformers):
 
   llama    src/transformers/models/llama/modeling_llama.py, 002272831fba584eb30dca9729c1be456836960a
            (v4.39/v4.40 era): LlamaRMSNorm, rotate_half, repeat_kv, LlamaAttention (eager,
            config.pretraining_tp = 1, no KV cache), LlamaMLP (hidden_act silu)
+  llama    the same file at 5dd4a63548857797727ae73eeb6a6e886ea02a3e: LlamaRotaryEmbedding, called once per
+           forward by LlamaModel.forward, its (cos, sin) passed to every layer's attention
+           (position_embeddings)
   the others: hf_decoders.py's docstring (qwen2's biases, phi3's fused projections, gemma's GeGLU and head_dim,
            gemma2's scaling, soft-capping and alternating sliding window, mistral's sliding window)
 """
@@ -49,15 +53,37 @@ def repeat_kv(hidden_states, n_rep):
     return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
 
 
+class RotaryEmbedding(nn.Module):
+    """LlamaRotaryEmbedding (rope_type "default"): cos, sin [T, head_dim] for the T tokens of x [B, T, ...].
+
+    Departures: computed from arange (LlamaRotaryEmbedding.forward's float32 math:
+    inv_freq = 1 / base^(arange(0, d, 2) / d), freqs = positions x inv_freq, cat, cos, sin,
+    then .to(dtype=x.dtype)) instead of from an inv_freq buffer and position_ids [1, T]
+    (no gradient flows through them; the buffer is hd/2 floats; [T, hd] holds the bytes of
+    [1, T, hd]), and without the multiplication by attention_scaling (1.0 for "default").
+    """
+
+    def __init__(self, c):
+        super().__init__()
+        h, H = c["hidden_size"], c["num_attention_heads"]
+        self.head_dim = c.get("head_dim") or h // H
+        self.rope_theta = c.get("rope_theta", 10000.0)
+
+    def forward(self, x):
+        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        t = torch.arange(x.shape[1], dtype=torch.float32)
+        freqs = torch.outer(t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+
 class Attention(nn.Module):
     """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Gemma2Attention / Phi3Attention
     (eager, attention_dropout = 0), of a config.json dict.
 
-    Departures: the RoPE tables are computed in the attention from arange
-    (LlamaRotaryEmbedding.forward's float32 math: inv_freq = 1 / base^(arange(0, d, 2) / d),
-    freqs = positions x inv_freq, cat, cos, sin, then .to(dtype=x.dtype)) instead of
-    from an inv_freq buffer and position_ids (no gradient flows through them; the
-    buffer is hd/2 floats); the additive causal mask (LlamaModel._update_causal_mask:
+    forward(x, position_embeddings) takes the model's (cos, sin) (RotaryEmbedding, made once per forward).
+
+    Departures: the additive causal mask (LlamaModel._update_causal_mask:
     finfo(dtype).min above the diagonal, in the model's dtype) is made per layer as
     [T, T] instead of once per forward; F.dropout(p=0.0) returns its input and is left out.
     """
@@ -71,7 +97,6 @@ class Attention(nn.Module):
         self.num_heads, self.num_key_value_heads = H, K
         self.head_dim = c.get("head_dim") or h // H
         self.groups = H // K
-        self.rope_theta = c.get("rope_theta", 10000.0)
         self.window = c.get("sliding_window") or 0
         if self.gemma2:
             # Gemma2Attention: sliding_window if not bool(layer_idx % 2) else None.
@@ -91,15 +116,7 @@ class Attention(nn.Module):
             self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.o_proj = nn.Linear(H * d, h, bias=o_bias)
 
-    def rotary_emb(self, x, seq_len):
-        """cos, sin [T, head_dim]: float32 math, cast to x's dtype (LlamaRotaryEmbedding.forward)."""
-        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
-        t = torch.arange(seq_len, dtype=torch.float32)
-        freqs = torch.outer(t, inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
-
-    def forward(self, x):
+    def forward(self, x, position_embeddings):
         bsz, q_len, _ = x.size()
         H, K, d = self.num_heads, self.num_key_value_heads, self.head_dim
         if self.c["model_type"] == "phi3":
@@ -113,7 +130,7 @@ class Attention(nn.Module):
         q = q.view(bsz, q_len, H, d).transpose(1, 2)
         k = k.view(bsz, q_len, K, d).transpose(1, 2)
         v = v.view(bsz, q_len, K, d).transpose(1, 2)
-        cos, sin = self.rotary_emb(v, q_len)
+        cos, sin = position_embeddings
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, self.groups)

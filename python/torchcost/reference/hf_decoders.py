@@ -27,8 +27,8 @@ References (huggingface/transformers):
            layer_idx % 2 == 0; Gemma2ForCausalLM's final_logit_softcapping on the logits
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
-RoPE tables are computed per layer from arange (decoder_layers.py's
-Attention explains it); the scores are divided by sqrt(head_dim) where
+RoPE tables are computed from arange (decoder_layers.py's
+RotaryEmbedding explains it), once per forward as the references' *Model.forward does; the scores are divided by sqrt(head_dim) where
 Qwen2, Gemma and Phi-3 multiply by head_dim**-0.5; the causal mask is made per
 layer as [T, T] (Gemma-2's model-wide [B, 1, T, T] mask and its torch.where for the
 window likewise: masks are constants); dropouts with p = 0 are left out (F.dropout
@@ -39,7 +39,7 @@ is left out.
 import torch
 from torch import nn
 
-from .decoder_layers import MLP, Attention, LlamaRMSNorm
+from .decoder_layers import MLP, Attention, LlamaRMSNorm, RotaryEmbedding
 
 
 class GemmaRMSNorm(nn.Module):
@@ -150,11 +150,11 @@ class DecoderLayer(nn.Module):
             self.pre_feedforward_layernorm = norm(c["hidden_size"], eps)
             self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
 
-    def forward(self, x):
+    def forward(self, x, position_embeddings):
         if self.sandwich:  # Gemma2DecoderLayer.forward
             residual = x
             x = self.input_layernorm(x)
-            x = self.self_attn(x)
+            x = self.self_attn(x, position_embeddings)
             x = self.post_attention_layernorm(x)
             x = residual + x
             residual = x
@@ -163,14 +163,15 @@ class DecoderLayer(nn.Module):
             x = self.post_feedforward_layernorm(x)
             return residual + x
         residual = x
-        x = self.self_attn(self.input_layernorm(x))
+        x = self.self_attn(self.input_layernorm(x), position_embeddings)
         x = residual + x
         residual = x
         return residual + getattr(self, self.moe_name)(self.post_attention_layernorm(x))
 
 
 class Model(nn.Module):
-    """*Model: embed_tokens, layers, norm (Gemma scales the embeddings by sqrt(hidden))."""
+    """*Model: embed_tokens, layers, norm, rotary_emb (Gemma scales the embeddings by sqrt(hidden) after the
+    RoPE tables are made)."""
 
     def __init__(self, c, norm):
         super().__init__()
@@ -179,13 +180,15 @@ class Model(nn.Module):
         self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
         self.layers = nn.ModuleList([DecoderLayer(c, norm, i) for i in range(c["num_hidden_layers"])])
         self.norm = norm(c["hidden_size"], c.get("rms_norm_eps", 1e-6))
+        self.rotary_emb = RotaryEmbedding(c)
 
     def forward(self, input_ids):
         x = self.embed_tokens(input_ids)
+        position_embeddings = self.rotary_emb(x)
         if self.gemma:
             x = x * torch.tensor(self.hidden_size ** 0.5, dtype=x.dtype)
         for layer in self.layers:
-            x = layer(x)
+            x = layer(x, position_embeddings)
         return self.norm(x)
 
 

@@ -11,7 +11,9 @@ References (Hugging Face transformers, read at these commits):
   Llama   src/transformers/models/llama/modeling_llama.py,
           commit 002272831fba584eb30dca9729c1be456836960a (v4.39/v4.40 era), eager
           attention (LlamaAttention), config.pretraining_tp = 1, no KV cache; its attention
-          and MLP are decoder_layers.py's, which hf_decoders.py's config.json decoders share.
+          and MLP are decoder_layers.py's, which hf_decoders.py's config.json decoders share; the
+          RoPE tables are made once per forward and passed to every layer, as LlamaModel.forward
+          does at 5dd4a63548857797727ae73eeb6a6e886ea02a3e (decoder_layers.RotaryEmbedding).
   GPT2    src/transformers/models/gpt2/modeling_gpt2.py,
           commit 0010f60284ab4b9d14b7df9c6525b1a2ad44e640, eager GPT2Attention._attn,
           reorder_and_upcast_attn = False (the default).
@@ -28,7 +30,7 @@ import torch
 from torch import nn
 
 # repeat_kv and rotate_half are imported from here too (tests/python/test_generate.py).
-from .decoder_layers import MLP, Attention, LlamaRMSNorm, repeat_kv, rotate_half  # noqa: F401
+from .decoder_layers import MLP, Attention, LlamaRMSNorm, RotaryEmbedding, repeat_kv, rotate_half  # noqa: F401
 
 
 class LlamaDecoderLayer(nn.Module):
@@ -44,10 +46,10 @@ class LlamaDecoderLayer(nn.Module):
         self.post_attention_layernorm = LlamaRMSNorm(hidden_size, eps)
         self.mlp = MLP(c)
 
-    def forward(self, hidden_states):
+    def forward(self, hidden_states, position_embeddings):
         residual = hidden_states
         hidden_states = self.input_layernorm(hidden_states)
-        hidden_states = self.self_attn(hidden_states)
+        hidden_states = self.self_attn(hidden_states, position_embeddings)
         hidden_states = residual + hidden_states
         residual = hidden_states
         hidden_states = self.post_attention_layernorm(hidden_states)
@@ -58,7 +60,7 @@ class LlamaDecoderLayer(nn.Module):
 class Llama(nn.Module):
     """LlamaForCausalLM's forward without labels: embed, decoder layers, norm, lm_head.
 
-    Departures: the decoder's modules sit at the root (embed_tokens, layers, norm)
+    Departures: the decoder's modules sit at the root (embed_tokens, layers, norm, rotary_emb)
     instead of under `model.` (names only); the logits are returned as lm_head makes
     them, in the model's dtype: v4.40's `logits = logits.float()` belongs to the loss
     (torchcost's --loss causal_lm); the step here is out.sum().
@@ -71,6 +73,7 @@ class Llama(nn.Module):
         self.layers = nn.ModuleList(
             [LlamaDecoderLayer(hidden, heads, kv_heads, intermediate, eps) for _ in range(layers)])
         self.norm = LlamaRMSNorm(hidden, eps)
+        self.rotary_emb = RotaryEmbedding({"hidden_size": hidden, "num_attention_heads": heads})
         self.lm_head = nn.Linear(hidden, vocab, bias=False)
         if tie:
             self.lm_head.weight = self.embed_tokens.weight  # tie_word_embeddings.
@@ -81,13 +84,14 @@ class Llama(nn.Module):
         return ("layers=%d,hidden=%d,heads=%d,kv_heads=%d,intermediate=%d,vocab=%d,eps=%r,rope_base=%r,tie=%s" % (
             len(self.layers), attn.hidden_size, attn.num_heads, attn.num_key_value_heads,
             self.layers[0].mlp.gate_proj.out_features, self.embed_tokens.num_embeddings,
-            self.norm.variance_epsilon, attn.rope_theta,
+            self.norm.variance_epsilon, self.rotary_emb.rope_theta,
             "true" if self.lm_head.weight is self.embed_tokens.weight else "false"))
 
     def forward(self, input_ids):
         hidden_states = self.embed_tokens(input_ids)
+        position_embeddings = self.rotary_emb(hidden_states)
         for decoder_layer in self.layers:
-            hidden_states = decoder_layer(hidden_states)
+            hidden_states = decoder_layer(hidden_states, position_embeddings)
         hidden_states = self.norm(hidden_states)
         return self.lm_head(hidden_states)
 

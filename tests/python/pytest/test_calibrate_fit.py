@@ -57,7 +57,7 @@ HELD_OUT = [("mlp-256x4", lambda: mlp(256, 4, 128), "B,128", 1024),
 def test_fit_on_three_models_predicts_held_out_steps(tmp_path):
     # NB: measured on a shared machine, a median can still land outside the bound by noise (a clean CI run:
     # 25.3% off, the run before it inside). A miss is measured once more, fit and held-out steps together, under
-    # the same bound; a model that misses does so twice.
+    # the same bound; a model that misses does so twice. Held-out steps too close to each other likewise.
     misses = _fit_and_predict(tmp_path / "first")
     if misses:
         print("first measurement missed:", misses)
@@ -103,11 +103,13 @@ def _fit_and_predict(tmp_path):
     assert len(dev["fit"]["samples"]) == 9 and dev["fit"]["rank"] == 3 + dev["fit"]["overhead_fitted"], dev["fit"]
 
     measured = {n: d["measured"]["step_seconds_min"] for n, d in held.items()}
-    # Not trivial: the held-out steps are apart by more than one prediction within 25% of both could cover,
+    # Not trivial: the held-out steps are apart by more than one prediction within 25% of both could cover
+    # (a sibling hyperthread's load slows the convolution more than the matmuls: measured again, as a miss is),
     lo, hi = min(measured.values()), max(measured.values())
-    assert hi / lo > (1 + TOLERANCE) / (1 - TOLERANCE), measured
-    roofline = {n: d["predicted"]["roofline_step_seconds"] for n, d in held.items()}
     misses = []
+    if not hi / lo > (1 + TOLERANCE) / (1 - TOLERANCE):
+        misses.append(("held-out steps too close for the bound to tell", measured))
+    roofline = {n: d["predicted"]["roofline_step_seconds"] for n, d in held.items()}
     for name, build, shape, b in HELD_OUT:
         a = torchcost.analyze(build(), [shape], set={"B": b}, optimizer="adam", device="cpu",
                               gpu_file=str(device))
