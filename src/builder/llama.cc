@@ -208,9 +208,11 @@ struct Rope {
   Ref cos, sin;
 };
 
-// What every layer reads that the model makes once per forward (Hugging Face's
-// LlamaModel.forward: position_embeddings = self.rotary_emb(...) and the
-// causal mask, passed to each decoder layer).
+// What every layer reads that the model makes once per forward and passes to
+// each decoder layer (Hugging Face's LlamaModel.forward: position_embeddings =
+// self.rotary_emb(...); the sdpa sliding-window mask). NB: eager attention
+// still makes its [T, T] causal mask in each layer, as the oracle's reference
+// does.
 struct ModelWide {
   Rope rope;
   Ref window_mask;  // The sdpa sliding-window mask [B, 1, S, S]; none: id -1.
