@@ -61,6 +61,7 @@ import statistics
 import sys
 import time
 import traceback
+import types
 
 import torch
 
@@ -77,6 +78,25 @@ def load_file(path, name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_reference(filename):
+    """A module of python/torchcost/reference/ by path, its relative imports (hf_reference.py's
+    `from .decoder_layers import ...`) resolved among the same files: the package's __init__, which imports
+    the built torchcost, is not run."""
+    package = "torchcost_reference"
+    if package not in sys.modules:
+        pkg = types.ModuleType(package)
+        pkg.__path__ = [os.path.join(ROOT, "python", "torchcost", "reference")]
+        sys.modules[package] = pkg
+    name = package + "." + os.path.splitext(filename)[0]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "python", "torchcost", "reference",
+                                                                         filename))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
 
 
 # The step and the tensors' bytes as calibrate measures them: python/torchcost/_measure.py, which imports
@@ -119,14 +139,14 @@ def build(name, size):
     args, bindings = SIZES[name][size]
     torch.manual_seed(0)
     if name == "gpt2":
-        mod = load_file("python/torchcost/reference/gpt2.py", "reference_gpt2")
+        mod = load_reference("gpt2.py")
         model = mod.GPT2(**args)
         config = ("layers=%(n_layer)d,hidden=%(d_model)d,heads=%(n_head)d,vocab=%(vocab)d,context=%(context)d,"
                   "dropout=%(dropout)r,attn=eager" % args)
         spec = {"family": "gpt2", "config": config}
         inputs = [(["B", "S"], "int64")]
     elif name == "llama":
-        mod = load_file("python/torchcost/reference/hf_reference.py", "reference_hf")
+        mod = load_reference("hf_reference.py")
         model = mod.Llama(**args)
         spec = {"family": "llama", "config": model.config() + ",attn=eager"}
         inputs = [(["B", "S"], "int64")]
@@ -400,7 +420,10 @@ def main(argv=None):
         free, total = torch.cuda.mem_get_info(dev)
         doc["context"] = {"used_bytes_at_init": total - free, "total_bytes": total}
     else:
-        torch.set_num_threads(1)  # NB: as calibrate on CPU: one thread, its CPU time.
+        # NB: as calibrate on CPU: one thread, its CPU time (OpenBLAS's own pool too: _measure.one_thread).
+        torch.set_num_threads(1)
+        for set_threads, _ in measure.openblas_thread_setters():
+            set_threads(1)
         doc["context"] = None
     doc["device"] = device_record(args.device)
     os.makedirs(args.out, exist_ok=True)

@@ -344,14 +344,46 @@ def cuda_context_bytes(device: str) -> Dict[str, int]:
     return {"context_bytes": total - free, "total_bytes": total}
 
 
+def openblas_thread_setters() -> List[Tuple[Callable[[int], None], Callable[[], int]]]:
+    """(openblas_set_num_threads, openblas_get_num_threads) of each OpenBLAS library this process has loaded.
+
+    NB: torch.set_num_threads does not reach OpenBLAS's own thread pool (Debian's torch calls the system BLAS,
+    libopenblas0-pthread where tools/setup.sh installs it), and OPENBLAS_NUM_THREADS is read once, when the
+    library loads. On a loaded 2-core machine its two threads made a 256^3 float32 matmul 6 times slower than
+    one thread, unevenly across shapes (measured: 10 to 250 GFLOP/s against 113 to 162 on one thread).
+    Found through /proc/self/maps (Linux); elsewhere, or with another BLAS, none.
+    """
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f if "openblas" in line.split()[-1]})
+    except OSError:
+        return []
+    setters = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+            setters.append((lib.openblas_set_num_threads, lib.openblas_get_num_threads))
+        except (OSError, AttributeError):
+            continue
+    return setters
+
+
 @contextlib.contextmanager
 def one_thread() -> Any:
-    """torch.set_num_threads(1) for the block (memory events from one thread, in order)."""
+    """torch.set_num_threads(1) and OpenBLAS's threads 1 for the block (memory events from one thread, in order;
+    the time of one thread, all of it in thread_time)."""
     import torch
 
     n = torch.get_num_threads()
     torch.set_num_threads(1)
+    blas = [(set_threads, get_threads()) for set_threads, get_threads in openblas_thread_setters()]
+    for set_threads, _ in blas:
+        set_threads(1)
     try:
         yield
     finally:
+        for set_threads, before in blas:
+            set_threads(before)
         torch.set_num_threads(n)

@@ -33,10 +33,11 @@ def _env():
 
 @pytest.fixture(scope="module")
 def raw(tmp_path_factory):
-    """The measuring script's output on this CPU: gpt2 (a family) and LeNet-5 (a module), tiny, Adam single."""
+    """The measuring script's output on this CPU: gpt2 and llama (families; llama's module is hf_reference.py's,
+    loaded with its decoder_layers.py by path) and LeNet-5 (a module), tiny, Adam single."""
     out = tmp_path_factory.mktemp("measured")
     proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "measure_device.py"), "--device", "cpu",
-                           "--size", "tiny", "--models", "gpt2,lenet5", "--impls", "single", "--warmup", "1",
+                           "--size", "tiny", "--models", "gpt2,llama,lenet5", "--impls", "single", "--warmup", "1",
                            "--steps", "2", "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     path = out / "measured-cpu.json"
@@ -48,7 +49,8 @@ def test_measure_script_on_cpu(raw):
     assert doc["format"] == "torchcost.device_measurements"
     assert doc["device"]["type"] == "cpu" and doc["context"] is None
     runs = {r["name"]: r for r in doc["runs"]}
-    assert sorted(runs) == ["gpt2-single", "lenet5-single"]
+    assert sorted(runs) == ["gpt2-single", "lenet5-single", "llama-single"]
+    assert all("error" not in r for r in runs.values()), [r.get("error") for r in runs.values()]
     m = runs["lenet5-single"]["measured"]
     assert (m["param_bytes"], m["grad_bytes"], m["opt_bytes"]) == (LENET_PARAMS, LENET_PARAMS, LENET_OPT)
     # The CUDA-only numbers are absent, and say so.
@@ -72,7 +74,12 @@ def test_calibrate_measured_on_cpu(raw, tmp_path):
     assert rows["category opt"] == (LENET_OPT, LENET_OPT)
     assert [s["name"] for s in runs["gpt2-single"]["fit"]["samples"]] == [
         "gpt2-single forward", "gpt2-single backward", "gpt2-single optimizer"]
-    assert len(doc["fit"]["samples"]) == 6 and doc["roofline"]["device"] == "cpu"
+    assert len(doc["fit"]["samples"]) == 9 and doc["roofline"]["device"] == "cpu"
+    # llama's parameters and Adam's states (exp_avg, exp_avg_sq and torch 1.13's float32 step per parameter),
+    # measured on the module and predicted from the family's config.
+    rows = {name: (p, m) for name, p, m in runs["llama-single"]["memory"]}
+    assert rows["category param"][0] == rows["category param"][1] > 0
+    assert rows["category opt"][0] == rows["category opt"][1] > 2 * rows["category param"][1]
     # The file is a calibration file the analysis reads.
     import torchcost
 
