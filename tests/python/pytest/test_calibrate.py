@@ -205,3 +205,20 @@ def test_cuda_counters_per_phase(monkeypatch):
     assert m["phase_peak_bytes"] == {"forward": 700, "backward": 1400, "optimizer": 450}
     assert m["peak_bytes"] == 1400 and m["reserved_peak_bytes"] == 2000
     assert m["memory_stats"] == {"num_alloc_retries": 0}
+
+
+def test_one_thread_pins_openblas():
+    """_measure.one_thread sets OpenBLAS's own pool to one thread, which torch.set_num_threads does not reach,
+    and gives it back after. Skipped where torch's BLAS is not an OpenBLAS library this process loaded."""
+    from torchcost import _measure
+
+    torch.mm(torch.randn(4, 4), torch.randn(4, 4))  # Loads the BLAS, if torch defers it.
+    setters = _measure.openblas_thread_setters()
+    if not setters:
+        pytest.skip("no OpenBLAS library in this process")
+    _, get_threads = setters[0]
+    before = get_threads()
+    with _measure.one_thread():
+        assert torch.get_num_threads() == 1
+        assert [get() for _, get in setters] == [1] * len(setters)
+    assert get_threads() == before
