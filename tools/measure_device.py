@@ -73,30 +73,26 @@ CUDA_ONLY = ("peak_bytes", "reserved_peak_bytes", "phase_peak_bytes", "phase_res
 
 
 def load_file(path, name):
-    """The module of a Python file, by path (so that no package of the repository is imported)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The module of a Python file, by path (so that no package of the repository is imported), registered as
+    sys.modules[name]: loaded once."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
 
 
 def load_reference(filename):
     """A module of python/torchcost/reference/ by path, its relative imports (hf_reference.py's
     `from .decoder_layers import ...`) resolved among the same files: the package's __init__, which imports
     the built torchcost, is not run."""
-    package = "torchcost_reference"
+    package, folder = "torchcost_reference", os.path.join("python", "torchcost", "reference")
     if package not in sys.modules:
         pkg = types.ModuleType(package)
-        pkg.__path__ = [os.path.join(ROOT, "python", "torchcost", "reference")]
+        pkg.__path__ = [os.path.join(ROOT, folder)]
         sys.modules[package] = pkg
-    name = package + "." + os.path.splitext(filename)[0]
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "python", "torchcost", "reference",
-                                                                         filename))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
+    return load_file(os.path.join(folder, filename), package + "." + os.path.splitext(filename)[0])
 
 
 # The step and the tensors' bytes as calibrate measures them: python/torchcost/_measure.py, which imports
