@@ -22,6 +22,25 @@
 
 namespace torchcost {
 
+// The time of one generation on a GPU (StepConfig.gpu or gpu_file), each
+// phase's forward on the roofline as EstimateTime gives it.
+struct GenerationTime {
+  bool present = false;  // False unless a GPU is given.
+  std::string source;    // TimeReport::source: "roofline on H100-SXM", ...
+  // The prompt's forward: the time to the first new token.
+  double prefill_seconds = 0;
+  // Decode steps 1 (S cached) and T - 1 (S + T - 2 cached).
+  double first_step_seconds = 0, last_step_seconds = 0;
+  // The T - 1 decode steps together, each over its own cache length.
+  double decode_seconds = 0;
+  // prefill + decode: the whole generate() call.
+  double total_seconds = 0;
+  // New tokens: B x T (the prefill makes the first of each sequence).
+  double new_tokens = 0;
+  // new_tokens / total_seconds; B (T - 1) / decode_seconds.
+  double tokens_per_second = 0, decode_tokens_per_second = 0;
+};
+
 // Both phases of one generation and the totals over it. Expressions below
 // live in decode.context (symbols B, S, T). Movable, not copyable.
 struct GenerationAnalysis {
@@ -50,6 +69,8 @@ struct GenerationAnalysis {
   // cache length (a sliding window): then a report sums the steps.
   bool decode_linear = false;
   sym::Expr decode_flops_total, total_flops;
+  // On StepConfig.gpu (or gpu_file), at StepConfig.bindings.
+  GenerationTime time;
 };
 
 // Analyses the generation `config` describes (mode "generate"; its inputs
@@ -57,7 +78,8 @@ struct GenerationAnalysis {
 // the built model `model` (a family, preset or config.json, as
 // BuildNamedModel reads it, with `model_config` overrides). The cache's
 // dtype is the family key cache_dtype. Errors: bad options, a model family
-// without generation phases, a phase whose analysis fails.
+// without generation phases, a phase whose analysis fails, a GPU given with B,
+// S or T unbound.
 Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
                                              const std::string& model_config,
                                              const RuleSet& rules,

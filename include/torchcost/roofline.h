@@ -4,6 +4,9 @@
 #ifndef TORCHCOST_ROOFLINE_H_
 #define TORCHCOST_ROOFLINE_H_
 
+#include <cstdint>
+#include <string>
+
 #include "torchcost/analysis.h"
 #include "torchcost/gpu.h"
 #include "torchcost/graph.h"
@@ -19,6 +22,18 @@ namespace torchcost {
 Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                                 const GpuSpec& gpu,
                                 const sym::Bindings& bindings);
+
+// Returns the forward seconds of the analysis `report` (each node's, as
+// EstimateTime gives them, overhead included) summed over the forwards that
+// bind `symbol` to first, first + 1, ..., last, the other symbols bound by
+// `bindings`: a generation's decode steps over its growing cache, in as many
+// evaluations as the costs have kinks, not one per step. 0 if first > last.
+// Errors: as EstimateTime's.
+Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
+                                 const GpuSpec& gpu,
+                                 const sym::Bindings& bindings,
+                                 const std::string& symbol, int64_t first,
+                                 int64_t last);
 
 // Returns the roofline seconds of one kernel: max(flops / peak, bytes /
 // bandwidth).

@@ -472,7 +472,13 @@ struct AllocatorPeak {
   int64_t reserved_peak = 0;
   // Allocated when the reserved bytes first reach their peak.
   int64_t allocated_at_reserved_peak = 0;
-  // reserved_peak - allocated_at_reserved_peak.
+  // Reserved at the moment of the allocated peak.
+  int64_t reserved_at_allocated_peak = 0;
+  // reserved_at_allocated_peak - allocated_peak: bytes cached in segments but
+  // free when the tensors need the most. NB: not reserved_peak -
+  // allocated_at_reserved_peak: a small request that opens a 2 MiB segment
+  // after the peak, when the large pool's cached blocks lie free, would count
+  // them all.
   int64_t fragmentation = 0;
   // CudaAllocatorOptions::context_bytes.
   int64_t context_bytes = 0;

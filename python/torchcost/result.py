@@ -253,7 +253,7 @@ class Analysis:
         """allocator="cuda": the caching allocator model's figures (docs/allocator.md), else None.
 
         Keys: tensor_peak (exact tensor bytes), allocated_peak (= peak_bytes), reserved_peak,
-        fragmentation (reserved - allocated at the reserved peak), context_bytes, device_peak
+        fragmentation (reserved - allocated at the allocated peak), context_bytes, device_peak
         (reserved_peak + context_bytes), segments.
         """
         f = self._figures()

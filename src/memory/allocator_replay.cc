@@ -60,6 +60,7 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
       out.allocated_peak = allocator.allocated();
       out.at_peak = now;
       out.point = e.point;
+      out.reserved_at_allocated_peak = allocator.reserved();
     }
     if (allocator.reserved() > reserved_before) {
       reserved_before = allocator.reserved();
@@ -71,7 +72,7 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
   // node.
   if (out.point >= points) out.point = points - 1;
   out.reserved_peak = allocator.reserved();
-  out.fragmentation = out.reserved_peak - out.allocated_at_reserved_peak;
+  out.fragmentation = out.reserved_at_allocated_peak - out.allocated_peak;
   out.context_bytes = report.cuda_allocator->context_bytes;
   out.device_peak = out.reserved_peak + out.context_bytes;
   out.segments = allocator.device_allocs();

@@ -1,5 +1,7 @@
 // The generation report: text section, JSON object and sweeps
 // (generation_report.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -8,7 +10,9 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/text_sections.h"
 #include "torchcost/generation_report.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
@@ -92,6 +96,86 @@ class PeakProgram {
   std::vector<int64_t> values_, out_;
 };
 
+// The time section: the prefill, the decode steps, the whole call.
+std::string TimeText(const GenerationTime& t) {
+  using report::SecondsText;
+  std::string out =
+      "  Time   (" +
+      (t.source.rfind("calibrated", 0) == 0 ? t.source
+                                            : "predicted: " + t.source) +
+      ")\n";
+  out += "         prefill " + SecondsText(t.prefill_seconds) +
+         " (to the first new token)\n";
+  out += "         decode, per token: first " +
+         SecondsText(t.first_step_seconds) + ", last " +
+         SecondsText(t.last_step_seconds) + "; T - 1 steps " +
+         SecondsText(t.decode_seconds) + "\n";
+  out += fmt::format(
+      "         generate() {}: {:.4g} new tokens/s ({:.0f} = B x T); decode "
+      "alone {:.4g} tokens/s\n",
+      SecondsText(t.total_seconds), t.tokens_per_second, t.new_tokens,
+      t.decode_tokens_per_second);
+  return out;
+}
+
+Json TimeJson(const GenerationTime& t) {
+  if (!t.present) return nullptr;
+  return {{"source", t.source},
+          {"prefill_seconds", t.prefill_seconds},
+          {"decode_first_step_seconds", t.first_step_seconds},
+          {"decode_last_step_seconds", t.last_step_seconds},
+          {"decode_seconds", t.decode_seconds},
+          {"total_seconds", t.total_seconds},
+          {"new_tokens", t.new_tokens},
+          {"tokens_per_second", t.tokens_per_second},
+          {"decode_tokens_per_second", t.decode_tokens_per_second}};
+}
+
+// The caching allocator model over each phase (nullopt without it).
+struct PhaseAllocators {
+  AllocatorPeak prefill, decode;
+  // The larger phase's reserved peak plus the context.
+  int64_t device_peak = 0;
+};
+std::optional<PhaseAllocators> Allocators(const GenerationAnalysis& g,
+                                          const sym::Bindings& b) {
+  if (!g.prefill.report.training.cuda_allocator) return std::nullopt;
+  PhaseAllocators a{EvaluateAllocator(g.prefill.report.training, b),
+                    EvaluateAllocator(g.decode.report.training, b)};
+  a.device_peak = std::max(a.prefill.device_peak, a.decode.device_peak);
+  return a;
+}
+
+std::string AllocatorText(const PhaseAllocators& a) {
+  auto phase = [](const char* name, const AllocatorPeak& p) {
+    if (!p.error.empty())
+      return std::string("         ") + name + " " + p.error + "\n";
+    return std::string("         ") + name + " allocated " +
+           HumanAndExact(p.allocated_peak, Unit::kBytes) + ", reserved " +
+           HumanAndExact(p.reserved_peak, Unit::kBytes) + "\n";
+  };
+  return "  CUDA caching allocator (each phase alone, from an empty cache)\n" +
+         phase("prefill", a.prefill) + phase("decode (last step)", a.decode) +
+         "         device (the larger reserved + context " +
+         HumanAndExact(a.prefill.context_bytes, Unit::kBytes) +
+         "): " + HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
+}
+
+Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
+  if (!a) return nullptr;
+  auto phase = [](const AllocatorPeak& p) -> Json {
+    if (!p.error.empty()) return {{"error", p.error}};
+    return {{"allocated_peak", p.allocated_peak},
+            {"reserved_peak", p.reserved_peak},
+            {"fragmentation", p.fragmentation},
+            {"segments", p.segments}};
+  };
+  return {{"prefill", phase(a->prefill)},
+          {"decode", phase(a->decode)},
+          {"context_bytes", a->prefill.context_bytes},
+          {"device_peak", a->device_peak}};
+}
+
 }  // namespace
 
 GenerationPeak PhasePeak(const StepAnalysis& phase,
@@ -141,6 +225,9 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
   }
   out += "  Peak   prefill " + PeakText(pp, b) + "\n";
   out += "         decode (last step) " + PeakText(dp, b) + "\n";
+  if (const std::optional<PhaseAllocators> a = Allocators(g, b))
+    out += AllocatorText(*a);
+  if (g.time.present) out += TimeText(g.time);
   return out;
 }
 
@@ -161,6 +248,8 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
       {"total", g.decode_linear ? Symbolic(g.total_flops, b) : Json(nullptr)}};
   j["prefill"] = PeakJson(PhasePeak(g.prefill, b), b);
   j["decode"] = PeakJson(PhasePeak(g.decode, b), b);
+  j["allocator"] = AllocatorJson(Allocators(g, b));
+  j["time"] = TimeJson(g.time);
   std::string text = j.dump(2), out;
   const std::string pad(indent, ' ');
   for (char c : text) {

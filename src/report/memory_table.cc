@@ -67,18 +67,18 @@ std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr,
   }
   std::string out = "CUDA caching allocator (one stream" +
                     (settings.empty() ? "" : ", " + settings) + "):\n";
-  out += "  Allocated peak (max_memory_allocated): " +
+  out += "  Allocated peak (max_memory_allocated):  " +
          HumanAndExact(a.allocated_peak, Unit::kBytes) + ", during " +
          MomentText(graph, tr, a.point) + "\n";
-  out += "  Reserved peak (max_memory_reserved):   " +
+  out += "  Reserved peak (max_memory_reserved):    " +
          HumanAndExact(a.reserved_peak, Unit::kBytes) + " in " +
          std::to_string(a.segments) +
          (o.expandable_segments ? " mappings" : " segments") + "\n";
-  out += "  Fragmentation at the reserved peak:    " +
-         HumanAndExact(a.fragmentation, Unit::kBytes) + "\n";
-  out += "  CUDA context and workspaces (assumed): " +
+  out += "  Free in segments at the allocated peak: " +
+         HumanAndExact(a.fragmentation, Unit::kBytes) + " (fragmentation)\n";
+  out += "  CUDA context and workspaces (assumed):  " +
          HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
-  out += "  Device total (reserved + context):     " +
+  out += "  Device total (reserved + context):      " +
          HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
   return out;
 }

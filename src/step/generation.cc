@@ -7,8 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "step/step_config.h"
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
+#include "torchcost/roofline.h"
 #include "torchcost/weight_quant.h"
 
 namespace torchcost {
@@ -56,6 +58,51 @@ StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
   c.cache_inputs_from = decode ? 1 : -1;
   c.cache_outputs_from = 1;
   return c;
+}
+
+// The generation's time: the prefill's forward, and decode step j = 1..T-1,
+// which is the decode phase's forward at T := j + 1 (S + j - 1 cached).
+Result<GenerationTime> DecodeTime(const GenerationAnalysis& g,
+                                  const StepConfig& config) {
+  Result<step::ParsedStep> parsed = step::ParseOptions(config);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->gpu) return Status::Internal("no GPU parsed");
+  const GpuSpec& gpu = *parsed->gpu;
+  const sym::Bindings& b = g.decode.bindings;
+  auto bound = [&](const char* name) -> Result<int64_t> {
+    auto it = b.find(name);
+    if (it == b.end())
+      return Status::InvalidArgument(
+          std::string(
+              "the time needs every symbol bound (StepConfig.bindings): "
+              "unbound ") +
+          name);
+    return it->second;
+  };
+  TORCHCOST_ASSIGN_OR_RETURN(const int64_t batch, bound("B"));
+  TORCHCOST_ASSIGN_OR_RETURN(const int64_t tokens, bound("T"));
+  GenerationTime t;
+  t.present = true;
+  t.source = g.prefill.report.time.source;
+  t.prefill_seconds = g.prefill.report.time.forward_seconds;
+  if (tokens >= 2) {
+    t.last_step_seconds = g.decode.report.time.forward_seconds;
+    TORCHCOST_ASSIGN_OR_RETURN(
+        t.first_step_seconds,
+        SumForwardSeconds(g.decode.graph, g.decode.report, gpu, b, "T", 2, 2));
+    TORCHCOST_ASSIGN_OR_RETURN(
+        t.decode_seconds, SumForwardSeconds(g.decode.graph, g.decode.report,
+                                            gpu, b, "T", 2, tokens));
+  }
+  t.total_seconds = t.prefill_seconds + t.decode_seconds;
+  t.new_tokens = static_cast<double>(batch) * static_cast<double>(tokens);
+  if (t.total_seconds > 0) t.tokens_per_second = t.new_tokens / t.total_seconds;
+  if (t.decode_seconds > 0) {
+    t.decode_tokens_per_second = static_cast<double>(batch) *
+                                 static_cast<double>(tokens - 1) /
+                                 t.decode_seconds;
+  }
+  return t;
 }
 
 }  // namespace
@@ -184,6 +231,11 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
         slope * sym::FloorDiv((t - sym::Expr(1)) * (t - sym::Expr(2)),
                               sym::Expr(2));
     g.total_flops = g.prefill_flops + g.decode_flops_total;
+  }
+  if (g.prefill.report.time.present) {
+    Result<GenerationTime> time = DecodeTime(g, config);
+    if (!time.ok()) return time.status().WithPrefix("generate: time");
+    g.time = std::move(time).value();
   }
   return g;
 }

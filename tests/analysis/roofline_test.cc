@@ -273,6 +273,59 @@ TEST_F(RooflineTest, UnboundSymbolIsAnError) {
   EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * (2 * 1024 * 4) / kBandwidth);
 }
 
+// SumForwardSeconds against the plain sum of EstimateTime at every value:
+// costs that change regime (compute- to memory-bound), kink (a window's min),
+// grow quadratically, start idle, or do not depend on the symbol at all.
+TEST_F(RooflineTest, SumForwardSecondsIsTheSumOfEveryForward) {
+  int v = b_.Input();
+  for (int i = 0; i < 6; ++i) v = b_.One("aten::relu", {v}, {"self"});
+  b_.Output(v);
+  Report r = Run("B,1024", StepMode::kInfer);
+  ASSERT_EQ(r.nodes.size(), 6u);
+  const sym::Expr x = ctx_.Symbol("x"), b = ctx_.Symbol("B");
+  // Memory-bound up to x = 150, compute-bound after: a float32 matmul's
+  // 13e9 x FLOPs / 19.5 TFLOP/s = 0.1 s = 50 x 2 x 2.039e9 bytes / 2039 GB/s
+  // at x = 150.
+  r.nodes[0].flops = x * sym::Expr(13'000'000'000);
+  r.nodes[0].bytes = sym::Expr(2'039'000'000) * sym::Expr(50) * b;
+  r.nodes[0].op_class = OpClass::kMatmul;
+  // A sliding window: bytes grow with x up to 37, then stay.
+  r.nodes[1].bytes = sym::Min(x, sym::Expr(37)) * sym::Expr(1'000'000);
+  r.nodes[1].flops = sym::Expr(0);
+  // Quadratic.
+  r.nodes[2].bytes = x * x * sym::Expr(4096) + b;
+  // Idle at x = 1: no kernel there.
+  r.nodes[3].bytes = (x - sym::Expr(1)) * sym::Expr(8192);
+  r.nodes[3].flops = sym::Expr(0);
+  // Independent of x; and one node that never runs.
+  r.nodes[4].bytes = sym::Expr(1 << 20);
+  r.nodes[5].bytes = sym::Expr(0);
+  r.nodes[5].flops = sym::Expr(0);
+  GpuSpec gpu = gpu_;
+  gpu.kernel_overhead = 5e-6;
+  gpu.efficiency[kMm] = 0.7;
+  gpu.efficiency[kPw] = 0.8;
+  for (const auto& [first, last] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {1, 3}, {1, 300}, {2, 299}, {40, 41}, {36, 38}, {5, 4}}) {
+    double want = 0;
+    for (int64_t k = first; k <= last; ++k) {
+      Result<TimeReport> t =
+          EstimateTime(b_.graph(), r, gpu, {{"B", 2}, {"x", k}});
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      want += t->forward_seconds;
+    }
+    Result<double> got =
+        SumForwardSeconds(b_.graph(), r, gpu, {{"B", 2}}, "x", first, last);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_NEAR(*got, want, 1e-9 * want) << first << ".." << last;
+  }
+  // An unbound symbol is EstimateTime's error.
+  Result<double> unbound = SumForwardSeconds(b_.graph(), r, gpu, {}, "x", 1, 9);
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_NE(unbound.status().message().find("'B'"), std::string::npos)
+      << unbound.status().message();
+}
+
 TEST(RooflineSecondsTest, TheLargerOfComputeAndMemory) {
   EXPECT_DOUBLE_EQ(RooflineSeconds(100, 10, 10, 10),
                    10);  // 100 / 10 vs 10 / 10.

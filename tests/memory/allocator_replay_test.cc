@@ -63,9 +63,39 @@ TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
   // Reserved reaches 22 MiB with the second allocation, when 1024 + 3 MiB are
   // allocated.
   EXPECT_EQ(a.allocated_at_reserved_peak, 1024 + 3 * kMiB);
-  EXPECT_EQ(a.fragmentation, 22 * kMiB - (1024 + 3 * kMiB));
+  // At the allocated peak both segments exist: 22 MiB reserved, 1024 + 11 MiB
+  // of it allocated.
+  EXPECT_EQ(a.reserved_at_allocated_peak, 22 * kMiB);
+  EXPECT_EQ(a.fragmentation, 22 * kMiB - (1024 + 11 * kMiB));
   EXPECT_EQ(a.device_peak, 22 * kMiB + 400 * kMiB);
   EXPECT_EQ(a.segments, 2);
+}
+
+// A small request that opens a segment after the peak, when the large pool's
+// blocks lie cached and free, raises the reserved bytes at a moment of little
+// allocation; the fragmentation is the one at the allocated peak.
+TEST(EvaluateAllocatorTest, FragmentationIsTakenAtTheAllocatedPeak) {
+  const TrainingReport tr = Report({
+      // Two 12 MiB requests: a 12 MiB segment each (>= 10 MiB, 2 MiB-rounded).
+      Alloc(0, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
+      Alloc(1, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
+      // 4 MiB: a 20 MiB segment, split; 28 MiB allocated of 44 MiB: the peak.
+      Alloc(2, sym::Expr(4 * kMiB), MemCategory::kTemp, 2),
+      Free(0),
+      Free(1),
+      Free(2),
+      // 1000 bytes: the small pool has no block; a 2 MiB segment.
+      Alloc(3, sym::Expr(1000), MemCategory::kTemp, 3),
+  });
+  const AllocatorPeak a = EvaluateAllocator(tr, {});
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_EQ(a.allocated_peak, 28 * kMiB);
+  EXPECT_EQ(a.reserved_at_allocated_peak, 44 * kMiB);
+  EXPECT_EQ(a.reserved_peak, 46 * kMiB);
+  // The last segment came with 1024 bytes allocated...
+  EXPECT_EQ(a.allocated_at_reserved_peak, 1024);
+  // ... but at the peak 16 MiB of the 20 MiB segment lay free.
+  EXPECT_EQ(a.fragmentation, 16 * kMiB);
 }
 
 TEST(EvaluateAllocatorTest, SymbolicSizesNeedBindings) {

@@ -157,6 +157,7 @@ def replay(events, max_split=NO_LIMIT, expandable=False):
     peak = 0
     reserved_seen = -1
     at_reserved = 0
+    reserved_at_peak = 0
     for e in events:
         if len(e) == 1:
             b = live.pop(e[0], None)
@@ -166,12 +167,17 @@ def replay(events, max_split=NO_LIMIT, expandable=False):
         if e[1] <= 0:
             continue
         live[e[0]] = a.malloc(e[1])
-        peak = max(peak, a.allocated)
+        if a.allocated > peak:
+            peak = a.allocated
+            reserved_at_peak = a.reserved
         if a.reserved > reserved_seen:
             reserved_seen = a.reserved
             at_reserved = a.allocated
+    # Fragmentation: what the segments held free when the allocated bytes peaked.
     return {"allocated_peak": peak, "reserved_peak": a.reserved,
-            "fragmentation": a.reserved - at_reserved, "segments": a.device_allocs}
+            "allocated_at_reserved_peak": at_reserved,
+            "reserved_at_allocated_peak": reserved_at_peak,
+            "fragmentation": reserved_at_peak - peak, "segments": a.device_allocs}
 
 
 def main():

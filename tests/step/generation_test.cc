@@ -257,6 +257,63 @@ TEST(GenerationTest, DecodeCatHoldsThePastAndTheNewCache) {
             r.param_bytes + r.buffer_bytes + (4 * 17 + 16) * 256);
 }
 
+// The generation's time on a GPU: the prefill's forward, and the decode steps
+// summed, each against a generation of j + 1 tokens analysed on its own
+// (whose last decode step is step j). The window of 24 tokens caps the cache
+// midway (S + j - 1 runs 11..49), so the steps' times have a kink.
+TEST(GenerationTest, TimeSumsEveryDecodeStep) {
+  const std::string config = std::string(kTiny) + ",window=24";
+  auto with_gpu = [](int64_t t) {
+    StepConfig c = Generate({{"B", 2}, {"S", 11}, {"T", t}});
+    c.gpu = "H100-SXM";
+    return c;
+  };
+  const int64_t tokens = 40;
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", config, BuiltinRules(), with_gpu(tokens));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const GenerationTime& time = g->time;
+  ASSERT_TRUE(time.present);
+  EXPECT_EQ(time.source, "roofline on H100-SXM");
+  EXPECT_DOUBLE_EQ(time.prefill_seconds,
+                   g->prefill.report.time.forward_seconds);
+  double decode = 0, first = 0, last = 0;
+  for (int64_t j = 1; j <= tokens - 1; ++j) {
+    Result<GenerationAnalysis> step =
+        AnalyzeGeneration("llama", config, BuiltinRules(), with_gpu(j + 1));
+    ASSERT_TRUE(step.ok()) << step.status().message();
+    const double seconds = step->decode.report.time.forward_seconds;
+    ASSERT_GT(seconds, 0);
+    decode += seconds;
+    if (j == 1) first = seconds;
+    last = seconds;
+  }
+  EXPECT_GT(last, first);
+  EXPECT_NEAR(time.first_step_seconds, first, 1e-12 * first);
+  EXPECT_NEAR(time.last_step_seconds, last, 1e-12 * last);
+  EXPECT_NEAR(time.decode_seconds, decode, 1e-9 * decode);
+  EXPECT_DOUBLE_EQ(time.total_seconds,
+                   time.prefill_seconds + time.decode_seconds);
+  // B x T new tokens; the decode steps make B x (T - 1) of them.
+  EXPECT_DOUBLE_EQ(time.new_tokens, 2 * tokens);
+  EXPECT_DOUBLE_EQ(time.tokens_per_second, 2 * tokens / time.total_seconds);
+  EXPECT_DOUBLE_EQ(time.decode_tokens_per_second,
+                   2 * (tokens - 1) / time.decode_seconds);
+  // No GPU, no time.
+  Result<GenerationAnalysis> none =
+      AnalyzeGeneration("llama", config, BuiltinRules(),
+                        Generate({{"B", 2}, {"S", 11}, {"T", tokens}}));
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->time.present);
+  // A GPU needs every symbol bound.
+  StepConfig unbound = Generate({{"B", 2}, {"S", 11}});
+  unbound.gpu = "H100-SXM";
+  EXPECT_THAT(AnalyzeGeneration("llama", config, BuiltinRules(), unbound)
+                  .status()
+                  .message(),
+              HasSubstr("every symbol bound"));
+}
+
 TEST(GenerationTest, Errors) {
   const RuleSet& rules = BuiltinRules();
   EXPECT_THAT(
