@@ -13,6 +13,7 @@
 #define TORCHCOST_GENERATION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "torchcost/rules.h"
@@ -66,9 +67,12 @@ struct GenerationAnalysis {
   sym::Expr prefill_flops, decode_flops_first, decode_flops_last;
   // FLOPs of the T - 1 decode steps together, and of the whole generation;
   // unset (decode_linear false) where a step's FLOPs are not linear in its
-  // cache length (a sliding window): then a report sums the steps.
+  // cache length (a sliding window): then decode_flops_summed.
   bool decode_linear = false;
   sym::Expr decode_flops_total, total_flops;
+  // Where decode_linear is false and B, S and T are bound: the T - 1 steps'
+  // FLOPs summed at StepConfig.bindings, exactly (sym::SumOver).
+  std::optional<__int128> decode_flops_summed;
   // On StepConfig.gpu (or gpu_file), at StepConfig.bindings.
   GenerationTime time;
 };

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sym/linear_pieces.h"
 #include "training/optimizer_model.h"
 
 namespace torchcost {
@@ -135,103 +136,50 @@ double NodePeak(const ir::Node& node, const NodeCost& c, const Report& report,
 // over a range of x.
 class NodeSecondsOverRange {
  public:
-  NodeSecondsOverRange(const sym::Expr& flops, const sym::Expr& bytes,
-                       double peak, const GpuSpec& gpu, double efficiency,
-                       sym::Bindings& bindings, const std::string& symbol)
-      : flops_(flops),
-        bytes_(bytes),
-        peak_(peak),
-        gpu_(gpu),
-        efficiency_(efficiency),
-        bindings_(bindings),
-        symbol_(symbol) {}
+  NodeSecondsOverRange(double peak, const GpuSpec& gpu, double efficiency)
+      : peak_(peak), gpu_(gpu), efficiency_(efficiency) {}
 
-  // Returns the sum over x = lo..hi (lo <= hi).
-  // NB: exact where f and b are linear between the points it samples: a range
-  // whose four sample points are not collinear is halved, down to ranges of
-  // four values summed one by one, so kinks (a sliding window's min) and
-  // polynomials up to cubic are summed exactly.
-  Result<double> Sum(int64_t lo, int64_t hi) {
-    if (hi - lo < 4) {
-      double sum = 0;
-      for (int64_t x = lo; x <= hi; ++x) {
-        TORCHCOST_ASSIGN_OR_RETURN(const Point p, At(x));
-        sum += Seconds(p.f, p.b);
-      }
-      return sum;
-    }
-    const int64_t xs[4] = {lo, lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3, hi};
-    Point p[4];
-    for (int i = 0; i < 4; ++i) {
-      TORCHCOST_ASSIGN_OR_RETURN(p[i], At(xs[i]));
-    }
-    // Collinear: (v(x) - v(lo)) (hi - lo) = (v(hi) - v(lo)) (x - lo).
-    auto line = [&](__int128 Point::*v) {
-      for (int i = 1; i < 3; ++i) {
-        if ((p[i].*v - p[0].*v) * (hi - lo) !=
-            (p[3].*v - p[0].*v) * (xs[i] - lo))
-          return false;
-      }
-      return true;
-    };
-    if (!line(&Point::f) || !line(&Point::b)) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      TORCHCOST_ASSIGN_OR_RETURN(const double left, Sum(lo, mid));
-      TORCHCOST_ASSIGN_OR_RETURN(const double right, Sum(mid + 1, hi));
-      return left + right;
-    }
-    return LinearSum(lo, hi, p[0], p[3]);
+  // Returns the sum over x = first..last of the node whose FLOPs and bytes are
+  // `flops` and `bytes`, exact on each piece where both are linear in x
+  // (sym::ForEachLinearPiece).
+  Result<double> Sum(const sym::Expr& flops, const sym::Expr& bytes,
+                     const sym::Bindings& bindings, const std::string& symbol,
+                     int64_t first, int64_t last) const {
+    double sum = 0;
+    TORCHCOST_RETURN_IF_ERROR(sym::ForEachLinearPiece(
+        {flops, bytes}, bindings, symbol, first, last,
+        [&](const sym::LinearPiece& p) {
+          sum += LinearSum(p.lo, p.hi, (*p.at_lo)[0], (*p.at_lo)[1],
+                           (*p.at_hi)[0], (*p.at_hi)[1]);
+        }));
+    return sum;
   }
 
  private:
-  struct Point {
-    __int128 f = 0, b = 0;
-  };
-
-  Result<Point> At(int64_t x) {
-    bindings_[symbol_] = x;
-    Point p;
-    TORCHCOST_ASSIGN_OR_RETURN(p.f, Value(flops_));
-    TORCHCOST_ASSIGN_OR_RETURN(p.b, Value(bytes_));
-    return p;
-  }
-  Result<__int128> Value(const sym::Expr& e) {
-    if (e.IsConstant()) return static_cast<__int128>(*e.AsConstant());
-    return sym::Evaluate128(e, bindings_);
-  }
-  double Seconds(double f, double b) const {
-    const double r = RooflineSeconds(f, b, peak_, gpu_.bandwidth);
-    return r / efficiency_ + (r > 0 ? gpu_.kernel_overhead : 0);
-  }
-
-  // The sum over lo..hi of max(g1, g2) for the lines g1 = f / peak and g2 =
-  // b / bandwidth through the points at lo and hi (both >= 0 there).
-  double LinearSum(int64_t lo, int64_t hi, const Point& a, const Point& z) {
+  // The sum over lo..hi of max(g1, g2) / efficiency + overhead, for the lines
+  // g1 = f / peak and g2 = b / bandwidth through (lo: f = fa, b = ba) and
+  // (hi: fz, bz), all >= 0.
+  double LinearSum(int64_t lo, int64_t hi, __int128 fa_i, __int128 ba_i,
+                   __int128 fz_i, __int128 bz_i) const {
+    const double fa = static_cast<double>(fa_i), fz = static_cast<double>(fz_i),
+                 ba = static_cast<double>(ba_i), bz = static_cast<double>(bz_i);
     const double n = static_cast<double>(hi - lo);
-    const double fa = static_cast<double>(a.f), fz = static_cast<double>(z.f),
-                 ba = static_cast<double>(a.b), bz = static_cast<double>(z.b);
-    // g at x, from its values at lo and hi.
+    // A line's value at x from its values at lo and hi.
     auto at = [&](double va, double vz, int64_t x) {
-      return va + (vz - va) * static_cast<double>(x - lo) / n;
+      return n > 0 ? va + (vz - va) * static_cast<double>(x - lo) / n : va;
     };
-    // The roofline seconds summed over p..q: each line's arithmetic series,
-    // (q - p + 1)(g(p) + g(q)) / 2, the larger line taken on each side of
-    // the crossing.
+    auto compute = [&](double f) { return peak_ > 0 ? f / peak_ : 0; };
+    auto memory = [&](double b) {
+      return gpu_.bandwidth > 0 ? b / gpu_.bandwidth : 0;
+    };
+    // The roofline seconds summed over p..q where one line stays the larger:
+    // its arithmetic series, (q - p + 1)(g(p) + g(q)) / 2.
     auto roofline = [&](int64_t p, int64_t q) {
-      const double g1p = peak_ > 0 ? at(fa, fz, p) / peak_ : 0,
-                   g1q = peak_ > 0 ? at(fa, fz, q) / peak_ : 0,
-                   g2p =
-                       gpu_.bandwidth > 0 ? at(ba, bz, p) / gpu_.bandwidth : 0,
-                   g2q =
-                       gpu_.bandwidth > 0 ? at(ba, bz, q) / gpu_.bandwidth : 0;
-      const double count = static_cast<double>(q - p + 1);
-      return g1p + g1q >= g2p + g2q ? count * (g1p + g1q) / 2
-                                    : count * (g2p + g2q) / 2;
+      const double g1 = compute(at(fa, fz, p)) + compute(at(fa, fz, q)),
+                   g2 = memory(at(ba, bz, p)) + memory(at(ba, bz, q));
+      return static_cast<double>(q - p + 1) * std::max(g1, g2) / 2;
     };
-    const double ha = (peak_ > 0 ? fa / peak_ : 0) -
-                      (gpu_.bandwidth > 0 ? ba / gpu_.bandwidth : 0),
-                 hz = (peak_ > 0 ? fz / peak_ : 0) -
-                      (gpu_.bandwidth > 0 ? bz / gpu_.bandwidth : 0);
+    const double ha = compute(fa) - memory(ba), hz = compute(fz) - memory(bz);
     double seconds;
     if ((ha >= 0) == (hz >= 0)) {
       seconds = roofline(lo, hi);
@@ -244,20 +192,16 @@ class NodeSecondsOverRange {
     // Kernels: one per x where the node moves or computes anything. Lines >= 0
     // at both ends are zero inside only where zero throughout, so only the
     // ends can be idle.
-    double kernels = static_cast<double>(hi - lo + 1);
-    const bool idle_a = a.f == 0 && a.b == 0, idle_z = z.f == 0 && z.b == 0;
+    const bool idle_a = fa_i == 0 && ba_i == 0, idle_z = fz_i == 0 && bz_i == 0;
     if (idle_a && idle_z) return 0;
-    kernels -= (idle_a ? 1 : 0) + (idle_z ? 1 : 0);
+    const double kernels = static_cast<double>(hi - lo + 1) - (idle_a ? 1 : 0) -
+                           (lo < hi && idle_z ? 1 : 0);
     return seconds / efficiency_ + kernels * gpu_.kernel_overhead;
   }
 
-  const sym::Expr& flops_;
-  const sym::Expr& bytes_;
   double peak_;
   const GpuSpec& gpu_;
   double efficiency_;
-  sym::Bindings& bindings_;
-  const std::string& symbol_;
 };
 
 }  // namespace
@@ -441,7 +385,6 @@ Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
                                  const std::string& symbol, int64_t first,
                                  int64_t last) {
   if (first > last) return 0.0;
-  sym::Bindings at = bindings;
   // NB: nodes with the same costs, peak and class (a model's repeated layers)
   // are summed once.
   struct Key {
@@ -468,9 +411,10 @@ Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
                   static_cast<int>(c.op_class)};
     auto it = sums.find(key);
     if (it == sums.end()) {
-      NodeSecondsOverRange node(c.flops, c.bytes, key.peak, gpu,
-                                gpu.efficiency[key.cls], at, symbol);
-      TORCHCOST_ASSIGN_OR_RETURN(const double sum, node.Sum(first, last));
+      const NodeSecondsOverRange node(key.peak, gpu, gpu.efficiency[key.cls]);
+      TORCHCOST_ASSIGN_OR_RETURN(
+          const double sum,
+          node.Sum(c.flops, c.bytes, bindings, symbol, first, last));
       it = sums.emplace(key, sum).first;
     }
     total += it->second;

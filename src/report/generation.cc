@@ -96,6 +96,25 @@ class PeakProgram {
   std::vector<int64_t> values_, out_;
 };
 
+// Where the decode FLOPs are not linear in the cache length: the prefill's
+// plus the steps' sum, under `b`.
+std::optional<__int128> SummedTotal(const GenerationAnalysis& g,
+                                    const sym::Bindings& b) {
+  if (!g.decode_flops_summed) return std::nullopt;
+  Result<__int128> prefill = sym::Evaluate128(g.prefill_flops, b);
+  if (!prefill.ok()) return std::nullopt;
+  return *prefill + *g.decode_flops_summed;
+}
+
+// {"expr": null, "value": v}: a number summed at the bindings, with no closed
+// form.
+Json Summed(__int128 v) {
+  Json j;
+  j["expr"] = nullptr;
+  j["value"] = static_cast<long long>(v);
+  return j;
+}
+
 // The time section: the prefill, the decode steps, the whole call.
 std::string TimeText(const GenerationTime& t) {
   using report::SecondsText;
@@ -222,6 +241,11 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
            HumanAndExact(g.decode_flops_total, b, Unit::kFlops) + "\n";
     out += "         total " + HumanAndExact(g.total_flops, b, Unit::kFlops) +
            "\n";
+  } else if (const std::optional<__int128> total = SummedTotal(g, b)) {
+    out += "         decode, T - 1 steps " +
+           HumanAndExact(*g.decode_flops_summed, Unit::kFlops) +
+           " (each step at its cache length)\n";
+    out += "         total " + HumanAndExact(*total, Unit::kFlops) + "\n";
   }
   out += "  Peak   prefill " + PeakText(pp, b) + "\n";
   out += "         decode (last step) " + PeakText(dp, b) + "\n";
@@ -243,9 +267,12 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
       {"prefill", Symbolic(g.prefill_flops, b)},
       {"decode_first_token", Symbolic(g.decode_flops_first, b)},
       {"decode_last_token", Symbolic(g.decode_flops_last, b)},
-      {"decode_total",
-       g.decode_linear ? Symbolic(g.decode_flops_total, b) : Json(nullptr)},
-      {"total", g.decode_linear ? Symbolic(g.total_flops, b) : Json(nullptr)}};
+      {"decode_total", g.decode_linear     ? Symbolic(g.decode_flops_total, b)
+                       : SummedTotal(g, b) ? Summed(*g.decode_flops_summed)
+                                           : Json(nullptr)},
+      {"total", g.decode_linear     ? Symbolic(g.total_flops, b)
+                : SummedTotal(g, b) ? Summed(*SummedTotal(g, b))
+                                    : Json(nullptr)}};
   j["prefill"] = PeakJson(PhasePeak(g.prefill, b), b);
   j["decode"] = PeakJson(PhasePeak(g.decode, b), b);
   j["allocator"] = AllocatorJson(Allocators(g, b));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "step/step_config.h"
+#include "sym/linear_pieces.h"
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
 #include "torchcost/roofline.h"
@@ -231,6 +232,16 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
         slope * sym::FloorDiv((t - sym::Expr(1)) * (t - sym::Expr(2)),
                               sym::Expr(2));
     g.total_flops = g.prefill_flops + g.decode_flops_total;
+  } else {
+    const sym::Bindings& at = g.decode.bindings;
+    auto tokens = at.find("T");
+    if (at.count("B") && at.count("S") && tokens != at.end()) {
+      // Step j = 1..T-1 is f(j + 1).
+      Result<__int128> sum =
+          sym::SumOver(g.decode_flops_last, at, "T", 2, tokens->second);
+      if (!sum.ok()) return sum.status().WithPrefix("generate: decode FLOPs");
+      g.decode_flops_summed = *sum;
+    }
   }
   if (g.prefill.report.time.present) {
     Result<GenerationTime> time = DecodeTime(g, config);

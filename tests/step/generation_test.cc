@@ -111,6 +111,28 @@ TEST(GenerationTest, DecodeTotalIsTheSumOfItsSteps) {
   }
 }
 
+// With a sliding window a step's FLOPs stop growing at the window: no closed
+// form, but the steps summed at the bindings.
+TEST(GenerationTest, WindowedDecodeTotalIsTheSumOfItsSteps) {
+  const std::string config = std::string(kTiny) + ",window=24";
+  Result<GenerationAnalysis> symbolic =
+      AnalyzeGeneration("llama", config, BuiltinRules(), Generate());
+  ASSERT_TRUE(symbolic.ok()) << symbolic.status().message();
+  EXPECT_FALSE(symbolic->decode_linear);
+  EXPECT_FALSE(symbolic->decode_flops_summed.has_value());
+  for (int64_t t : {2, 5, 40}) {
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration("llama", config, BuiltinRules(),
+                          Generate({{"B", 2}, {"S", 11}, {"T", t}}));
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    ASSERT_TRUE(g->decode_flops_summed.has_value());
+    int64_t sum = 0;
+    for (int64_t j = 1; j <= t - 1; ++j)
+      sum += Eval(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
+    EXPECT_EQ(static_cast<int64_t>(*g->decode_flops_summed), sum) << "T=" << t;
+  }
+}
+
 TEST(GenerationTest, DecodePeakHoldsTheWholeCache) {
   Result<GenerationAnalysis> g =
       AnalyzeGeneration("llama", kTiny, BuiltinRules(),
