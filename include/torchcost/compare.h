@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,7 +16,9 @@
 
 #include "torchcost/analysis.h"
 #include "torchcost/generation.h"
+#include "torchcost/gpu.h"
 #include "torchcost/status.h"
+#include "torchcost/step.h"
 #include "torchcost/sym.h"
 
 namespace torchcost {
@@ -65,6 +68,15 @@ struct CompareRow {
   // A sweep's point (EvaluateGenerationCompareSweep): the swept symbols'
   // values, in the sweep's order; empty otherwise.
   std::vector<std::pair<std::string, int64_t>> point;
+  // With CompareOptions::gpu, at the row's bindings; -1 without. A training
+  // row: the step's seconds, its items (items_unit: "tokens" or "samples")
+  // per second and MFU, as TimeReport gives them.
+  double step_seconds = -1, items_per_second = -1, mfu = -1;
+  std::string items_unit;
+  // A generation row: the prefill (time to the first token), the last decode
+  // step, and new tokens per second over the whole generate() call
+  // (GenerationTime).
+  double prefill_seconds = -1, decode_step_seconds = -1, tokens_per_second = -1;
 };
 
 // How the rows are evaluated.
@@ -78,6 +90,12 @@ struct CompareOptions {
   int64_t max_batch_limit = int64_t{1} << 20;  // The search stops here.
   // The rows are generations' (the renderings' columns).
   bool generation = false;
+  // If set, each row is timed on this GPU at its bindings (EstimateTime,
+  // EstimateGenerationTime): the analyses need StepConfig.gpu or gpu_file
+  // (with evaluate_time false where a symbol stays free). `time_source`
+  // names it in the renderings ("roofline on H100-SXM", "calibrated (FILE)").
+  std::optional<GpuSpec> gpu;
+  std::string time_source;
 };
 
 // Parses a memory size: "24GiB", "80GB" (decimal), "24G" (binary), "1.5TiB",
@@ -88,6 +106,12 @@ Result<int64_t> ParseMemorySize(std::string_view text);
 // for other batch sizes comes from the symbolic peak's candidate moments, so
 // the search evaluates a handful of expressions per batch.
 Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
+                                      const CompareOptions& options);
+
+// Evaluates `step` (one configuration's analysis) into a row, as above; with
+// options.gpu its time at the row's bindings too.
+Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
+                                      std::string label,
                                       const CompareOptions& options);
 
 // Evaluates `g` (one serving configuration's generation) into a row: the

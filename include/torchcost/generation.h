@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "torchcost/gpu.h"
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
 #include "torchcost/step.h"
@@ -88,6 +89,15 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
                                              const std::string& model_config,
                                              const RuleSet& rules,
                                              const StepConfig& config);
+
+// Returns the time of generation `g` on `gpu` at `bindings` (B, S and T
+// bound), as AnalyzeGeneration gives it with StepConfig.gpu: for a caller that
+// analysed with StepConfig.evaluate_time false and times at points of its own
+// (`torchcost compare`). Errors: an unbound symbol, phases analysed without a
+// GPU (no bytes moved per node).
+Result<GenerationTime> EstimateGenerationTime(const GenerationAnalysis& g,
+                                              const GpuSpec& gpu,
+                                              const sym::Bindings& bindings);
 
 }  // namespace torchcost
 

@@ -27,12 +27,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
+#include "torchcost/gpu.h"
 #include "torchcost/graph.h"
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
@@ -134,6 +136,11 @@ struct StepConfig {
   // fit): its device's figures and fitted efficiencies in place of `gpu`'s
   // (docs/calibration.md); empty: none.
   std::string gpu_file;
+  // If false, a GPU (gpu or gpu_file) prepares the report for timing (the
+  // bytes each node moves) without timing it at `bindings`: for callers that
+  // time it at bindings of their own (EstimateTime, EstimateGenerationTime),
+  // as `torchcost compare` does per row.
+  bool evaluate_time = true;
   // Weight-only quantization for inference (mode generate): "int8"
   // (bitsandbytes' LLM.int8 Linear8bitLt), "int4" (AWQ's WQLinear_GEMM, group
   // 128), "nf4" (bitsandbytes' Params4bit as QLoRA stores it), "fp8" (row-wise
@@ -212,6 +219,10 @@ StepConfig StepConfigFor(const build::BuiltModel& model);
 // options is not modelled (GaLore with SGD, a world size without a strategy,
 // ...), naming the options as StepConfig's fields. Needs no graph.
 Status CheckStepConfig(const StepConfig& config);
+
+// Returns the GPU `config` names (StepConfig::gpu, or gpu_file's device with
+// its fitted efficiencies), nullopt if none. Errors: CheckStepConfig's.
+Result<std::optional<GpuSpec>> StepGpu(const StepConfig& config);
 
 // Analyses the training step (or inference forward) `config` describes on
 // `graph` under `rules`, in the order above. Errors: bad options

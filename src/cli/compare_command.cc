@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "cli/driver.h"
 #include "cli/flag_names.h"
@@ -81,6 +82,21 @@ Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
   return Outcome::Ok();
 }
 
+// --gpu / --gpu-file: each row timed at its own bindings; the analyses derive
+// the bytes each node moves without timing themselves (a searched symbol
+// stays free there).
+Outcome SetCompareTime(StepConfig& config, CompareOptions& compare) {
+  if (config.gpu.empty() && config.gpu_file.empty()) return Outcome::Ok();
+  Result<std::optional<GpuSpec>> gpu = StepGpu(config);
+  if (!gpu.ok()) return Outcome::Usage(WithFlagNames(gpu.status().message()));
+  compare.gpu = *gpu;
+  compare.time_source = config.gpu_file.empty()
+                            ? "roofline on " + (*gpu)->name
+                            : "calibrated (" + config.gpu_file + ")";
+  config.evaluate_time = false;
+  return Outcome::Ok();
+}
+
 // `torchcost compare --mode generate`: one generation per serving
 // configuration; with --budget, the largest B (or the one of S, T that --set
 // leaves free) whose generation peak fits.
@@ -91,6 +107,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
   if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
   CompareOptions compare;
   compare.generation = true;
+  if (Outcome o = SetCompareTime(p.config, compare); !o.ok()) return o;
   if (!cl.budget.empty()) {
     Result<int64_t> b = ParseMemorySize(cl.budget);
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
@@ -210,11 +227,6 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
   if (configs.empty())
     return Outcome::Usage(
         "compare: give at least one configuration (full, lora:r=8, ...)");
-  if (!cl.gpu.empty() || !cl.gpu_file.empty())
-    return Outcome::Usage(
-        "compare: --gpu and --gpu-file are not shown here; run torchcost MODEL "
-        "--gpu NAME "
-        "--set ...");
   if (cl.mode == "generate") return RunGenerateCompare(cl, configs, out);
   if (!cl.sweeps.empty()) {
     return Outcome::Usage(
@@ -238,6 +250,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
 
   Prepared p;
   if (Outcome o = Prepare(base, p); !o.ok()) return o;
+  if (Outcome o = SetCompareTime(p.config, compare); !o.ok()) return o;
   for (const auto& [name, value] : p.config.bindings)
     compare.bindings[name] = value;
   std::vector<CompareRow> rows;
@@ -265,8 +278,7 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
     if (!step->strict.ok())
       return Outcome::Usage(method.text + ": " +
                             WithFlagNames(step->strict.message()));
-    Result<CompareRow> row =
-        EvaluateCompareRow(step->report, method.text, compare);
+    Result<CompareRow> row = EvaluateCompareRow(*step, method.text, compare);
     if (!row.ok())
       return Outcome::Usage(method.text + ": " +
                             WithFlagNames(row.status().message()));

@@ -1,14 +1,14 @@
+// Evaluating analyses into the comparison's rows: the peak and what fits a
+// budget, from the symbolic peak's candidate moments.
 #include "torchcost/compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 
-#include "report/format.h"
-#include "report/table.h"
+#include "torchcost/roofline.h"
 
 namespace torchcost {
 namespace {
@@ -21,6 +21,16 @@ bool HasSymbol(const Report& report, const std::string& name) {
 int64_t Clamp64(__int128 v) {
   constexpr __int128 kMax = INT64_MAX;
   return static_cast<int64_t>(std::min(v, kMax));
+}
+
+// A training row's bindings: options.bindings, the batch symbol at 1 where the
+// report has it unbound.
+sym::Bindings RowBindings(const Report& report, const CompareOptions& options) {
+  sym::Bindings at = options.bindings;
+  if (HasSymbol(report, options.batch_symbol) &&
+      !at.count(options.batch_symbol))
+    at[options.batch_symbol] = 1;
+  return at;
 }
 
 // Returns `e`'s value under `at`, clamped to int64; an unbound symbol is an
@@ -130,17 +140,6 @@ Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget,
   return lo;
 }
 
-std::string BindingsText(const sym::Bindings& b, const CompareOptions& o,
-                         bool batch_free) {
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : b) parts.push_back(k + "=" + std::to_string(v));
-  std::sort(parts.begin(), parts.end());
-  if (batch_free) parts.insert(parts.begin(), o.batch_symbol + "=1");
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
-  return s;
-}
-
 }  // namespace
 
 Result<int64_t> ParseMemorySize(std::string_view text) {
@@ -181,6 +180,28 @@ Result<int64_t> ParseMemorySize(std::string_view text) {
   return static_cast<int64_t>(std::llround(bytes));
 }
 
+Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
+                                      std::string label,
+                                      const CompareOptions& options) {
+  TORCHCOST_ASSIGN_OR_RETURN(
+      CompareRow row,
+      EvaluateCompareRow(step.report, std::move(label), options));
+  if (!options.gpu) return row;
+  if (!step.options.moved_bytes) {
+    return Status::InvalidArgument(
+        "CompareOptions.gpu: the step was analysed without a GPU "
+        "(StepConfig.gpu or gpu_file): its nodes' moved bytes are not derived");
+  }
+  Result<TimeReport> t = EstimateTime(step.graph, step.report, *options.gpu,
+                                      RowBindings(step.report, options));
+  if (!t.ok()) return t.status();
+  row.step_seconds = t->step_seconds;
+  row.items_per_second = t->items_per_second;
+  row.items_unit = t->throughput_unit;
+  row.mfu = t->mfu;
+  return row;
+}
+
 Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
                                       const CompareOptions& options) {
   CompareRow row;
@@ -189,9 +210,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
   row.trainable_params = report.trainable_params;
   row.param_bytes = report.param_bytes;
   const bool has_batch = HasSymbol(report, options.batch_symbol);
-  sym::Bindings at = options.bindings;
-  if (has_batch && !at.count(options.batch_symbol))
-    at[options.batch_symbol] = 1;
+  const sym::Bindings at = RowBindings(report, options);
   const TrainingReport& tr = report.training;
   auto value = [&](const sym::Expr& e) { return ValueAt(e, at); };
   TORCHCOST_ASSIGN_OR_RETURN(row.flops_forward, value(tr.flops_forward));
@@ -313,6 +332,13 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
                                LargestFitting(of_symbol, options.budget_bytes,
                                               options.max_batch_limit));
   }
+  if (options.gpu) {
+    Result<GenerationTime> t = EstimateGenerationTime(g, *options.gpu, at);
+    if (!t.ok()) return t.status().WithPrefix("CompareOptions.gpu");
+    row.prefill_seconds = t->prefill_seconds;
+    row.decode_step_seconds = t->last_step_seconds;
+    row.tokens_per_second = t->tokens_per_second;
+  }
   return row;
 }
 
@@ -361,299 +387,6 @@ Result<std::vector<CompareRow>> EvaluateGenerationCompareSweep(
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-namespace {
-
-// The lines after the table that every rendering prints: lower bounds and
-// failed rows.
-std::string RowNotes(const std::vector<CompareRow>& rows) {
-  std::string out;
-  for (const CompareRow& r : rows) {
-    if (!r.error.empty() || r.unknown_ops.empty()) continue;
-    std::string ops;
-    for (const UnknownOp& u : r.unknown_ops)
-      ops += (ops.empty() ? "" : ", ") + u.op + " x" + std::to_string(u.count);
-    out += "lower bounds (>=): no rule for " + r.label + ": " + ops +
-           "; their cost counts 0 (StepConfig.strict fails on them)\n";
-  }
-  for (const CompareRow& r : rows) {
-    if (!r.error.empty()) out += "error: " + r.label + ": " + r.error + "\n";
-  }
-  return out;
-}
-
-// The generation comparison's table: weights, KV cache, each phase's peak, what
-// fits, FLOPs.
-std::string GenerationCompareText(const std::string& model,
-                                  const std::vector<CompareRow>& rows,
-                                  const CompareOptions& options,
-                                  const std::string& setting) {
-  using report::Human;
-  using report::Table;
-  using report::Unit;
-  const std::string& x = options.batch_symbol;
-  const bool free = !options.bindings.count(x) && options.budget_bytes > 0;
-  std::string out = "torchcost compare: " + model + " (generation)\n";
-  const std::string at = BindingsText(options.bindings, options, free);
-  out += "  " +
-         (at.empty() ? std::string("at the inputs' shapes") : "at " + at) +
-         (setting.empty() ? "" : "; " + setting) + "\n";
-  if (options.budget_bytes > 0) {
-    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" +
-           std::to_string(options.budget_bytes) + " bytes); Max " + x +
-           ": the largest " + x + " whose generation peak fits (up to " +
-           std::to_string(options.max_batch_limit) + ")\n";
-  }
-  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}};
-  // A sweep's rows: a column per swept symbol.
-  const std::vector<std::pair<std::string, int64_t>> swept =
-      rows.empty() ? std::vector<std::pair<std::string, int64_t>>()
-                   : rows.front().point;
-  for (const auto& [name, value] : swept) cols.push_back({name});
-  for (const char* h :
-       {"Weights", "KV cache", "Prefill peak", "Decode peak", "Peak"})
-    cols.push_back({h});
-  const bool allocator =
-      std::any_of(rows.begin(), rows.end(),
-                  [](const CompareRow& r) { return r.device_peak >= 0; });
-  if (allocator) cols.push_back({"+context"});
-  if (options.budget_bytes > 0) {
-    cols.push_back({"Fits", Table::Align::kLeft});
-    cols.push_back({"Max " + x});
-  }
-  cols.push_back({"Prefill FLOPs"});
-  cols.push_back({"Decode FLOPs/token"});
-  Table t(cols);
-  for (const CompareRow& r : rows) {
-    std::vector<std::string> cells{r.label};
-    if (!r.error.empty()) {
-      cells.push_back("error: see below");
-      t.AddRow(cells);
-      continue;
-    }
-    for (const auto& [name, value] : r.point)
-      cells.push_back(std::to_string(value));
-    const std::string mem = r.memory_lower_bound ? ">= " : "",
-                      fl = r.flops_lower_bound ? ">= " : "";
-    cells.push_back(Human(r.param_bytes, Unit::kBytes));
-    cells.push_back(Human(r.kv_cache_bytes, Unit::kBytes));
-    cells.push_back(mem + Human(r.prefill_peak, Unit::kBytes));
-    cells.push_back(mem + Human(r.decode_peak, Unit::kBytes));
-    cells.push_back(mem + Human(r.peak, Unit::kBytes));
-    if (allocator) cells.push_back(mem + Human(r.device_peak, Unit::kBytes));
-    if (options.budget_bytes > 0) {
-      cells.push_back(r.fits ? "yes" : "NO");
-      cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
-    }
-    cells.push_back(fl + Human(r.flops_prefill, Unit::kFlops));
-    cells.push_back(fl + Human(r.flops_decode_token, Unit::kFlops));
-    t.AddRow(cells);
-  }
-  out += t.Render();
-  out +=
-      "KV cache: at the end of generation (S + T tokens). Peak: the larger of "
-      "the prefill's and the last decode\n"
-      "step's (its cache at S + T - 1 tokens). Decode FLOPs: the last decode "
-      "step's.\n";
-  out += "At the peak, by part (the parts that are not 0):\n";
-  for (const CompareRow& r : rows) {
-    if (!r.error.empty()) continue;
-    out += "  " + r.label;
-    for (const auto& [name, value] : r.point)
-      out += " " + name + "=" + std::to_string(value);
-    out += ":";
-    std::string parts;
-    for (int k = 0; k < kNumMemCategories; ++k) {
-      const auto c = static_cast<MemCategory>(k);
-      if (r.at_peak[k] != 0) {
-        parts += (parts.empty() ? " " : ", ") +
-                 std::string(MemCategoryName(c)) + " " +
-                 Human(r.at_peak[k], Unit::kBytes);
-      }
-      if (c == MemCategory::kBuffer) {
-        parts += (parts.empty() ? " " : ", ") + std::string("kv_cache ") +
-                 Human(r.kv_cache_at_peak, Unit::kBytes);
-      }
-    }
-    out += parts + "\n";
-  }
-  if (allocator) {
-    out +=
-        "CUDA caching allocator model (docs/allocator.md): +context is the "
-        "larger phase's reserved bytes plus\n"
-        "the CUDA context; a budget is compared with it.\n";
-  }
-  return out + RowNotes(rows);
-}
-
-}  // namespace
-
-std::string RenderCompareText(const std::string& model,
-                              const std::vector<CompareRow>& rows,
-                              const CompareOptions& options,
-                              const std::string& setting) {
-  if (options.generation)
-    return GenerationCompareText(model, rows, options, setting);
-  using report::Human;
-  using report::Table;
-  using report::Unit;
-  const bool batch_free =
-      !options.bindings.count(options.batch_symbol) &&
-      std::any_of(rows.begin(), rows.end(),
-                  [](const CompareRow& r) { return r.max_batch >= 0; });
-  std::string out = "torchcost compare: " + model + "\n";
-  const std::string at = BindingsText(options.bindings, options, batch_free);
-  out += "  " +
-         (at.empty() ? std::string("at the inputs' shapes") : "at " + at) +
-         (setting.empty() ? "" : "; " + setting) + "\n";
-  if (options.budget_bytes > 0) {
-    out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" +
-           std::to_string(options.budget_bytes) + " bytes); Max " +
-           options.batch_symbol + ": the largest " + options.batch_symbol +
-           " whose peak fits (up to " +
-           std::to_string(options.max_batch_limit) + ")\n";
-  }
-  std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft},
-                                     {"Trainable"}};
-  for (int k = 0; k < kNumMemCategories; ++k) {
-    std::string name(MemCategoryName(static_cast<MemCategory>(k)));
-    name[0] = static_cast<char>(std::toupper(name[0]));
-    cols.push_back({name});
-  }
-  cols.push_back({"Peak"});
-  const bool allocator =
-      std::any_of(rows.begin(), rows.end(),
-                  [](const CompareRow& r) { return r.device_peak >= 0; });
-  if (allocator) {
-    cols.push_back({"Reserved"});
-    cols.push_back({"+context"});
-  }
-  if (options.budget_bytes > 0) {
-    cols.push_back({"Fits", Table::Align::kLeft});
-    cols.push_back({"Max " + options.batch_symbol});
-  }
-  for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"})
-    cols.push_back({h});
-  Table t(cols);
-  for (const CompareRow& r : rows) {
-    std::vector<std::string> cells{r.label};
-    if (!r.error.empty()) {
-      cells.push_back("error: see below");
-      t.AddRow(cells);
-      continue;
-    }
-    cells.push_back(Human(r.trainable_params, Unit::kCount));
-    // NB: ">= " marks lower bounds (ops without rules), as in the analysis
-    // report.
-    const std::string mem = r.memory_lower_bound ? ">= " : "",
-                      fl = r.flops_lower_bound ? ">= " : "";
-    for (int k = 0; k < kNumMemCategories; ++k)
-      cells.push_back(Human(r.at_peak[k], Unit::kBytes));
-    cells.push_back(mem + Human(r.peak, Unit::kBytes));
-    if (allocator) {
-      cells.push_back(mem + Human(r.reserved_peak, Unit::kBytes));
-      cells.push_back(mem + Human(r.device_peak, Unit::kBytes));
-    }
-    if (options.budget_bytes > 0) {
-      cells.push_back(r.fits ? "yes" : "NO");
-      cells.push_back(r.max_batch < 0 ? "-" : std::to_string(r.max_batch));
-    }
-    cells.push_back(fl + Human(r.flops_forward, Unit::kFlops));
-    cells.push_back(fl + Human(r.flops_backward, Unit::kFlops));
-    cells.push_back(fl + Human(r.flops_step, Unit::kFlops));
-    t.AddRow(cells);
-  }
-  out += t.Render();
-  out +=
-      "Memory is the breakdown at each configuration's peak (it sums to Peak); "
-      "FLOPs: forward and backward per\n"
-      "micro-batch, step = micro-batches x (forward + backward) + optimizer.\n";
-  if (allocator) {
-    out +=
-        "CUDA caching allocator model (docs/allocator.md): Peak is the "
-        "allocated blocks' (max_memory_allocated),\n"
-        "Reserved max_memory_reserved, +context adds the CUDA context; a "
-        "budget is compared with +context.\n";
-  }
-  return out + RowNotes(rows);
-}
-
-std::string RenderCompareJson(const std::string& model,
-                              const std::vector<CompareRow>& rows,
-                              const CompareOptions& options,
-                              const std::string& setting) {
-  nlohmann::ordered_json j;
-  j["schema"] = "torchcost.compare";
-  j["version"] = 1;
-  j["model"] = model;
-  j["setting"] = setting;
-  nlohmann::ordered_json b = nlohmann::ordered_json::object();
-  std::vector<std::pair<std::string, int64_t>> sorted(options.bindings.begin(),
-                                                      options.bindings.end());
-  std::sort(sorted.begin(), sorted.end());
-  for (const auto& [k, v] : sorted) b[k] = v;
-  j["bindings"] = b;
-  j["batch_symbol"] = options.batch_symbol;
-  j["budget_bytes"] = options.budget_bytes > 0
-                          ? nlohmann::ordered_json(options.budget_bytes)
-                          : nullptr;
-  if (options.generation) j["mode"] = "generate";
-  nlohmann::ordered_json out_rows = nlohmann::ordered_json::array();
-  for (const CompareRow& r : rows) {
-    nlohmann::ordered_json o;
-    o["config"] = r.label;
-    if (!r.point.empty()) {
-      nlohmann::ordered_json point = nlohmann::ordered_json::object();
-      for (const auto& [name, value] : r.point) point[name] = value;
-      o["at"] = point;
-    }
-    if (!r.error.empty()) {
-      o["error"] = r.error;
-      out_rows.push_back(o);
-      continue;
-    }
-    o["params"] = r.params;
-    if (!r.generation) o["trainable_params"] = r.trainable_params;
-    o["param_bytes"] = r.param_bytes;
-    if (r.generation) {
-      o["kv_cache_bytes"] = r.kv_cache_bytes;
-      o["prefill_peak"] = r.prefill_peak;
-      o["decode_peak"] = r.decode_peak;
-    }
-    nlohmann::ordered_json cats;
-    for (int k = 0; k < kNumMemCategories; ++k)
-      cats[std::string(MemCategoryName(static_cast<MemCategory>(k)))] =
-          r.at_peak[k];
-    // As the generation report's at_peak: the cache apart from buffer.
-    if (r.generation) cats["kv_cache"] = r.kv_cache_at_peak;
-    o["at_peak"] = cats;
-    o["peak"] = r.peak;
-    if (r.device_peak >= 0) {
-      o["reserved_peak"] = r.reserved_peak;
-      o["device_peak"] = r.device_peak;
-    }
-    o["fits"] = r.fits;
-    o["max_batch"] =
-        r.max_batch >= 0 ? nlohmann::ordered_json(r.max_batch) : nullptr;
-    if (r.generation) {
-      o["flops"] = {{"prefill", r.flops_prefill},
-                    {"decode_token", r.flops_decode_token}};
-    } else {
-      o["flops"] = {{"forward", r.flops_forward},
-                    {"backward", r.flops_backward},
-                    {"step", r.flops_step}};
-    }
-    o["lower_bound"] = {{"flops", r.flops_lower_bound},
-                        {"memory", r.memory_lower_bound}};
-    nlohmann::ordered_json unknown = nlohmann::ordered_json::array();
-    for (const UnknownOp& u : r.unknown_ops)
-      unknown.push_back({{"op", u.op}, {"count", u.count}});
-    o["unknown_ops"] = unknown;
-    out_rows.push_back(o);
-  }
-  j["rows"] = out_rows;
-  return j.dump(2) + "\n";
 }
 
 }  // namespace torchcost

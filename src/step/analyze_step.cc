@@ -86,6 +86,12 @@ StepConfig StepConfigFor(const build::BuiltModel& model) {
   return config;
 }
 
+Result<std::optional<GpuSpec>> StepGpu(const StepConfig& config) {
+  Result<step::ParsedStep> parsed = step::ParseOptions(config);
+  if (!parsed.ok()) return parsed.status();
+  return parsed->gpu;
+}
+
 Status CheckStepConfig(const StepConfig& config) {
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return parsed.status();
@@ -206,7 +212,7 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
     options.param_dtype = DType::kUnknown;
   }
   // 8. The time on a GPU, under the bindings.
-  if (parsed->gpu) {
+  if (parsed->gpu && config.evaluate_time) {
     Result<TimeReport> time =
         EstimateTime(out.graph, out.report, *parsed->gpu, out.bindings);
     if (!time.ok()) {

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "step/step_config.h"
 #include "sym/linear_pieces.h"
 #include "torchcost/dtype.h"
 #include "torchcost/families.h"
@@ -61,33 +60,28 @@ StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
   return c;
 }
 
-// The generation's time: the prefill's forward, and decode step j = 1..T-1,
-// which is the decode phase's forward at T := j + 1 (S + j - 1 cached).
-Result<GenerationTime> DecodeTime(const GenerationAnalysis& g,
-                                  const StepConfig& config) {
-  Result<step::ParsedStep> parsed = step::ParseOptions(config);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->gpu) return Status::Internal("no GPU parsed");
-  const GpuSpec& gpu = *parsed->gpu;
-  const sym::Bindings& b = g.decode.bindings;
+// The generation's time from its prefill's and last decode step's forward
+// seconds: decode step j = 1..T-1 is the decode phase's forward at T := j + 1
+// (S + j - 1 cached).
+Result<GenerationTime> FinishTime(const GenerationAnalysis& g,
+                                  const GpuSpec& gpu, const sym::Bindings& b,
+                                  const TimeReport& prefill,
+                                  const TimeReport& last) {
   auto bound = [&](const char* name) -> Result<int64_t> {
     auto it = b.find(name);
     if (it == b.end())
       return Status::InvalidArgument(
-          std::string(
-              "the time needs every symbol bound (StepConfig.bindings): "
-              "unbound ") +
-          name);
+          std::string("the time needs every symbol bound: unbound ") + name);
     return it->second;
   };
   TORCHCOST_ASSIGN_OR_RETURN(const int64_t batch, bound("B"));
   TORCHCOST_ASSIGN_OR_RETURN(const int64_t tokens, bound("T"));
   GenerationTime t;
   t.present = true;
-  t.source = g.prefill.report.time.source;
-  t.prefill_seconds = g.prefill.report.time.forward_seconds;
+  t.source = prefill.source;
+  t.prefill_seconds = prefill.forward_seconds;
   if (tokens >= 2) {
-    t.last_step_seconds = g.decode.report.time.forward_seconds;
+    t.last_step_seconds = last.forward_seconds;
     TORCHCOST_ASSIGN_OR_RETURN(
         t.first_step_seconds,
         SumForwardSeconds(g.decode.graph, g.decode.report, gpu, b, "T", 2, 2));
@@ -244,11 +238,36 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
     }
   }
   if (g.prefill.report.time.present) {
-    Result<GenerationTime> time = DecodeTime(g, config);
+    // The phases were timed at the bindings (StepConfig.evaluate_time).
+    Result<std::optional<GpuSpec>> gpu = StepGpu(config);
+    if (!gpu.ok()) return gpu.status();
+    Result<GenerationTime> time =
+        FinishTime(g, **gpu, g.decode.bindings, g.prefill.report.time,
+                   g.decode.report.time);
     if (!time.ok()) return time.status().WithPrefix("generate: time");
     g.time = std::move(time).value();
   }
   return g;
+}
+
+Result<GenerationTime> EstimateGenerationTime(const GenerationAnalysis& g,
+                                              const GpuSpec& gpu,
+                                              const sym::Bindings& bindings) {
+  if (!g.prefill.options.moved_bytes || !g.decode.options.moved_bytes) {
+    return Status::InvalidArgument(
+        "the generation was analysed without a GPU (StepConfig.gpu or "
+        "gpu_file): its nodes' moved bytes are not derived");
+  }
+  // The prefill has no T.
+  sym::Bindings prompt = bindings;
+  prompt.erase("T");
+  Result<TimeReport> prefill =
+      EstimateTime(g.prefill.graph, g.prefill.report, gpu, prompt);
+  if (!prefill.ok()) return prefill.status().WithPrefix("prefill");
+  Result<TimeReport> last =
+      EstimateTime(g.decode.graph, g.decode.report, gpu, bindings);
+  if (!last.ok()) return last.status().WithPrefix("decode");
+  return FinishTime(g, gpu, bindings, *prefill, *last);
 }
 
 }  // namespace torchcost

@@ -11,7 +11,9 @@
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
 #include "testing/timeline.h"
+#include "torchcost/families.h"
 #include "torchcost/generation_report.h"
+#include "torchcost/gpu.h"
 #include "torchcost/rules.h"
 
 namespace torchcost {
@@ -174,6 +176,14 @@ TEST(CompareTest, RowsSayWhenAnOpHasNoRule) {
   EXPECT_TRUE(j["rows"][1]["unknown_ops"].empty());
 }
 
+// A generation's StepConfig with `bindings`.
+StepConfig Generate(std::vector<std::pair<std::string, int64_t>> bindings) {
+  StepConfig c;
+  c.mode = "generate";
+  c.bindings = std::move(bindings);
+  return c;
+}
+
 // A tiny LLaMA's generation: 2 layers, hidden 64, 4 heads of 16, 2 KV heads,
 // float32.
 GenerationAnalysis TinyGeneration(
@@ -249,6 +259,105 @@ TEST(CompareTest, GenerationRowSearchesTheFreeSymbol) {
   o.bindings = {{"T", 16}};
   EXPECT_THAT(EvaluateGenerationCompareRow(gs, "full", o).status().message(),
               HasSubstr("StepConfig.bindings"));
+}
+
+// With a GPU each row is timed at its own bindings (the batch symbol at 1
+// when free); the analyses skip their own timing. The reference is the same
+// configuration analysed with every symbol bound and timed by AnalyzeStep or
+// AnalyzeGeneration themselves.
+TEST(CompareTest, RowsAreTimedAtTheirBindings) {
+  const std::string kTinyLlama =
+      "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,"
+      "make_vocab_size_divisible_by=1";
+  Result<GpuSpec> gpu = FindGpu("H100-SXM");
+  ASSERT_TRUE(gpu.ok());
+  Result<build::BuiltModel> m = build::BuildNamedModel("llama", kTinyLlama);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  StepConfig c = StepConfigFor(*m);
+  c.gpu = "H100-SXM";
+  c.evaluate_time = false;
+  c.bindings = {{"S", 32}};
+  Result<StepAnalysis> step = AnalyzeStep(m->graph, testing::BuiltinRules(), c);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  EXPECT_FALSE(step->report.time.present);
+  CompareOptions o;
+  o.bindings = {{"S", 32}};
+  o.gpu = *gpu;
+  Result<CompareRow> row = EvaluateCompareRow(*step, "full", o);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  StepConfig bound = StepConfigFor(*m);
+  bound.gpu = "H100-SXM";
+  bound.bindings = {{"B", 1}, {"S", 32}};
+  Result<StepAnalysis> timed =
+      AnalyzeStep(m->graph, testing::BuiltinRules(), bound);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  const TimeReport& want = timed->report.time;
+  ASSERT_TRUE(want.present);
+  EXPECT_DOUBLE_EQ(row->step_seconds, want.step_seconds);
+  EXPECT_DOUBLE_EQ(row->items_per_second, want.items_per_second);
+  EXPECT_EQ(row->items_unit, "tokens");
+  EXPECT_DOUBLE_EQ(row->mfu, want.mfu);
+  // Without a GPU option nothing is timed; a step analysed without a GPU
+  // cannot be.
+  o.gpu.reset();
+  EXPECT_EQ(EvaluateCompareRow(*step, "full", o)->step_seconds, -1);
+  StepConfig plain = StepConfigFor(*m);
+  Result<StepAnalysis> untimed =
+      AnalyzeStep(m->graph, testing::BuiltinRules(), plain);
+  ASSERT_TRUE(untimed.ok());
+  o.gpu = *gpu;
+  EXPECT_THAT(EvaluateCompareRow(*untimed, "full", o).status().message(),
+              HasSubstr("without a GPU"));
+
+  // A generation: B free (1), S and T bound.
+  auto generation = [&](std::vector<std::pair<std::string, int64_t>> b,
+                        bool evaluate) {
+    StepConfig g = Generate(std::move(b));
+    g.gpu = "H100-SXM";
+    g.evaluate_time = evaluate;
+    Result<GenerationAnalysis> a =
+        AnalyzeGeneration("llama", kTinyLlama, testing::BuiltinRules(), g);
+    EXPECT_TRUE(a.ok()) << a.status().message();
+    return std::move(a).value();
+  };
+  const GenerationAnalysis g = generation({{"S", 64}, {"T", 16}}, false);
+  EXPECT_FALSE(g.time.present);
+  CompareOptions og;
+  og.generation = true;
+  og.bindings = {{"S", 64}, {"T", 16}};
+  og.gpu = *gpu;
+  Result<CompareRow> grow = EvaluateGenerationCompareRow(g, "full", og);
+  ASSERT_TRUE(grow.ok()) << grow.status().message();
+  const GenerationAnalysis ref =
+      generation({{"B", 1}, {"S", 64}, {"T", 16}}, true);
+  ASSERT_TRUE(ref.time.present);
+  EXPECT_DOUBLE_EQ(grow->prefill_seconds, ref.time.prefill_seconds);
+  EXPECT_DOUBLE_EQ(grow->decode_step_seconds, ref.time.last_step_seconds);
+  EXPECT_NEAR(grow->tokens_per_second, ref.time.tokens_per_second,
+              1e-9 * ref.time.tokens_per_second);
+}
+
+// A weight-only quantized linear is a GEMM in its input's dtype: a prefill
+// whose matmuls are compute-bound takes about as long with int4 weights as with
+// bf16 ones (the dequantization adds one multiply per weight), not the CUDA
+// cores' fp32 rate's ~15x.
+TEST(CompareTest, QuantizedPrefillRunsOnTheMatmulPeak) {
+  const std::string config =
+      "layers=2,hidden=1024,heads=8,kv_heads=8,intermediate=2816,vocab=1024,"
+      "make_vocab_size_divisible_by=1,dtype=bf16";
+  auto prefill = [&](const std::string& quant) {
+    StepConfig g = Generate({{"B", 4}, {"S", 2048}, {"T", 2}});
+    g.gpu = "H100-SXM";
+    g.weight_quant = quant;
+    Result<GenerationAnalysis> a =
+        AnalyzeGeneration("llama", config, testing::BuiltinRules(), g);
+    EXPECT_TRUE(a.ok()) << a.status().message();
+    return a.ok() ? a->time.prefill_seconds : -1;
+  };
+  const double full = prefill(""), int4 = prefill("int4");
+  ASSERT_GT(full, 0);
+  EXPECT_GE(int4, full);
+  EXPECT_LT(int4, 1.25 * full);
 }
 
 TEST(CompareTest, RendersGenerationRows) {
