@@ -35,6 +35,8 @@ struct GenerationTime {
   double first_step_seconds = 0, last_step_seconds = 0;
   // The T - 1 decode steps together, each over its own cache length.
   double decode_seconds = 0;
+  // T - 1 (0 for T = 1: the prefill makes the one new token).
+  int64_t decode_steps = 0;
   // prefill + decode: the whole generate() call.
   double total_seconds = 0;
   // New tokens: B x T (the prefill makes the first of each sequence).

@@ -125,6 +125,16 @@ std::string TimeText(const GenerationTime& t) {
       ")\n";
   out += "         prefill " + SecondsText(t.prefill_seconds) +
          " (to the first new token)\n";
+  if (t.decode_steps == 0) {
+    out +=
+        "         decode: no step (T = 1: the prefill makes the one new "
+        "token)\n";
+    return out + fmt::format(
+                     "         generate() {}: {:.4g} new tokens/s ({:.0f} = B "
+                     "x T)\n",
+                     SecondsText(t.total_seconds), t.tokens_per_second,
+                     t.new_tokens);
+  }
   out += "         decode, per token: first " +
          SecondsText(t.first_step_seconds) + ", last " +
          SecondsText(t.last_step_seconds) + "; T - 1 steps " +
@@ -144,6 +154,7 @@ Json TimeJson(const GenerationTime& t) {
           {"decode_first_step_seconds", t.first_step_seconds},
           {"decode_last_step_seconds", t.last_step_seconds},
           {"decode_seconds", t.decode_seconds},
+          {"decode_steps", t.decode_steps},
           {"total_seconds", t.total_seconds},
           {"new_tokens", t.new_tokens},
           {"tokens_per_second", t.tokens_per_second},

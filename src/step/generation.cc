@@ -81,6 +81,7 @@ Result<GenerationTime> FinishTime(const GenerationAnalysis& g,
   t.source = prefill.source;
   t.prefill_seconds = prefill.forward_seconds;
   if (tokens >= 2) {
+    t.decode_steps = tokens - 1;
     t.last_step_seconds = last.forward_seconds;
     TORCHCOST_ASSIGN_OR_RETURN(
         t.first_step_seconds,

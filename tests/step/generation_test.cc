@@ -321,6 +321,14 @@ TEST(GenerationTest, TimeSumsEveryDecodeStep) {
   EXPECT_DOUBLE_EQ(time.tokens_per_second, 2 * tokens / time.total_seconds);
   EXPECT_DOUBLE_EQ(time.decode_tokens_per_second,
                    2 * (tokens - 1) / time.decode_seconds);
+  EXPECT_EQ(time.decode_steps, tokens - 1);
+  // T = 1: the prefill alone.
+  Result<GenerationAnalysis> one =
+      AnalyzeGeneration("llama", config, BuiltinRules(), with_gpu(1));
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->time.decode_steps, 0);
+  EXPECT_EQ(one->time.decode_seconds, 0);
+  EXPECT_DOUBLE_EQ(one->time.total_seconds, one->time.prefill_seconds);
   // No GPU, no time.
   Result<GenerationAnalysis> none =
       AnalyzeGeneration("llama", config, BuiltinRules(),
