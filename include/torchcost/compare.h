@@ -16,10 +16,10 @@
 
 #include "torchcost/analysis.h"
 #include "torchcost/generation.h"
-#include "torchcost/gpu.h"
 #include "torchcost/status.h"
 #include "torchcost/step.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost {
 
@@ -92,10 +92,8 @@ struct CompareOptions {
   bool generation = false;
   // If set, each row is timed on this GPU at its bindings (EstimateTime,
   // EstimateGenerationTime): the analyses need StepConfig.gpu or gpu_file
-  // (with evaluate_time false where a symbol stays free). `time_source`
-  // names it in the renderings ("roofline on H100-SXM", "calibrated (FILE)").
-  std::optional<GpuSpec> gpu;
-  std::string time_source;
+  // (with evaluate_time false where a symbol stays free).
+  std::optional<TimedOn> time;
 };
 
 // Parses a memory size: "24GiB", "80GB" (decimal), "24G" (binary), "1.5TiB",
@@ -109,7 +107,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
                                       const CompareOptions& options);
 
 // Evaluates `step` (one configuration's analysis) into a row, as above; with
-// options.gpu its time at the row's bindings too.
+// options.time its time at the row's bindings too.
 Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
                                       std::string label,
                                       const CompareOptions& options);

@@ -34,11 +34,11 @@
 
 #include "torchcost/analysis.h"
 #include "torchcost/builder.h"
-#include "torchcost/gpu.h"
 #include "torchcost/graph.h"
 #include "torchcost/rules.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost {
 
@@ -221,8 +221,9 @@ StepConfig StepConfigFor(const build::BuiltModel& model);
 Status CheckStepConfig(const StepConfig& config);
 
 // Returns the GPU `config` names (StepConfig::gpu, or gpu_file's device with
-// its fitted efficiencies), nullopt if none. Errors: CheckStepConfig's.
-Result<std::optional<GpuSpec>> StepGpu(const StepConfig& config);
+// its fitted efficiencies) and its source's name, nullopt if none. Errors:
+// CheckStepConfig's.
+Result<std::optional<TimedOn>> StepTiming(const StepConfig& config);
 
 // Analyses the training step (or inference forward) `config` describes on
 // `graph` under `rules`, in the order above. Errors: bad options

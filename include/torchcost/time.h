@@ -11,6 +11,14 @@
 
 namespace torchcost {
 
+// A GPU that evaluations are timed on (a sweep's points, a comparison's
+// rows), and how renderings name the time's source: "roofline on H100-SXM",
+// or "calibrated (FILE)" for a calibration file's fitted device.
+struct TimedOn {
+  GpuSpec gpu;
+  std::string source;
+};
+
 // Seconds per node, module, op type and phase on one GPU. All zero and empty
 // unless `present`.
 struct TimeReport {

@@ -87,12 +87,9 @@ Outcome ParseServingConfig(const std::string& text, StepConfig& config) {
 // stays free there).
 Outcome SetCompareTime(StepConfig& config, CompareOptions& compare) {
   if (config.gpu.empty() && config.gpu_file.empty()) return Outcome::Ok();
-  Result<std::optional<GpuSpec>> gpu = StepGpu(config);
-  if (!gpu.ok()) return Outcome::Usage(WithFlagNames(gpu.status().message()));
-  compare.gpu = *gpu;
-  compare.time_source = config.gpu_file.empty()
-                            ? "roofline on " + (*gpu)->name
-                            : "calibrated (" + config.gpu_file + ")";
+  Result<std::optional<TimedOn>> on = StepTiming(config);
+  if (!on.ok()) return Outcome::Usage(WithFlagNames(on.status().message()));
+  compare.time = *on;
   config.evaluate_time = false;
   return Outcome::Ok();
 }

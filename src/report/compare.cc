@@ -186,14 +186,15 @@ Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
   TORCHCOST_ASSIGN_OR_RETURN(
       CompareRow row,
       EvaluateCompareRow(step.report, std::move(label), options));
-  if (!options.gpu) return row;
+  if (!options.time) return row;
   if (!step.options.moved_bytes) {
     return Status::InvalidArgument(
-        "CompareOptions.gpu: the step was analysed without a GPU "
+        "CompareOptions.time: the step was analysed without a GPU "
         "(StepConfig.gpu or gpu_file): its nodes' moved bytes are not derived");
   }
-  Result<TimeReport> t = EstimateTime(step.graph, step.report, *options.gpu,
-                                      RowBindings(step.report, options));
+  Result<TimeReport> t =
+      EstimateTime(step.graph, step.report, options.time->gpu,
+                   RowBindings(step.report, options));
   if (!t.ok()) return t.status();
   row.step_seconds = t->step_seconds;
   row.items_per_second = t->items_per_second;
@@ -332,9 +333,9 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
                                LargestFitting(of_symbol, options.budget_bytes,
                                               options.max_batch_limit));
   }
-  if (options.gpu) {
-    Result<GenerationTime> t = EstimateGenerationTime(g, *options.gpu, at);
-    if (!t.ok()) return t.status().WithPrefix("CompareOptions.gpu");
+  if (options.time) {
+    Result<GenerationTime> t = EstimateGenerationTime(g, options.time->gpu, at);
+    if (!t.ok()) return t.status().WithPrefix("CompareOptions.time");
     row.prefill_seconds = t->prefill_seconds;
     row.decode_step_seconds = t->last_step_seconds;
     row.tokens_per_second = t->tokens_per_second;

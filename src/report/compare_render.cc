@@ -42,9 +42,7 @@ std::string Rate(double per_second) {
 
 // "predicted: roofline on H100-SXM", or a calibration's own label.
 std::string TimeSourceText(const CompareOptions& options) {
-  const std::string& s = options.time_source;
-  if (s.empty()) return "predicted";
-  return s.rfind("calibrated", 0) == 0 ? s : "predicted: " + s;
+  return options.time ? report::TimeSourceLabel(options.time->source) : "";
 }
 
 // The lines after the table that every rendering prints: lower bounds and
@@ -317,7 +315,7 @@ std::string RenderCompareJson(const std::string& model,
                           ? nlohmann::ordered_json(options.budget_bytes)
                           : nullptr;
   if (options.generation) j["mode"] = "generate";
-  if (options.gpu) j["time_source"] = TimeSourceText(options);
+  if (options.time) j["time_source"] = TimeSourceText(options);
   nlohmann::ordered_json out_rows = nlohmann::ordered_json::array();
   for (const CompareRow& r : rows) {
     nlohmann::ordered_json o;

@@ -118,11 +118,7 @@ Json Summed(__int128 v) {
 // The time section: the prefill, the decode steps, the whole call.
 std::string TimeText(const GenerationTime& t) {
   using report::SecondsText;
-  std::string out =
-      "  Time   (" +
-      (t.source.rfind("calibrated", 0) == 0 ? t.source
-                                            : "predicted: " + t.source) +
-      ")\n";
+  std::string out = "  Time   (" + report::TimeSourceLabel(t.source) + ")\n";
   out += "         prefill " + SecondsText(t.prefill_seconds) +
          " (to the first new token)\n";
   if (t.decode_steps == 0) {

@@ -49,6 +49,9 @@ std::string RenderTime(const Report& report);
 // Returns how the time columns are marked: "predicted: roofline on NAME", or
 // "calibrated (FILE)" from a calibration file.
 std::string TimeLabel(const TimeReport& t);
+// The same from a source's name (TimedOn::source): a calibration's name as it
+// is, else "predicted: " before it.
+std::string TimeSourceLabel(const std::string& source);
 
 // Returns seconds with a unit: "1.23 s", "45.6 ms", "789 us", "12.3 ns".
 std::string SecondsText(double seconds);

@@ -41,6 +41,10 @@ std::string TimeLabel(const TimeReport& t) {
   return t.calibrated ? t.source : "predicted: " + t.source;
 }
 
+std::string TimeSourceLabel(const std::string& source) {
+  return source.rfind("calibrated", 0) == 0 ? source : "predicted: " + source;
+}
+
 std::string RenderTime(const Report& report) {
   const TimeReport& t = report.time;
   if (!t.present) return "";

@@ -86,10 +86,15 @@ StepConfig StepConfigFor(const build::BuiltModel& model) {
   return config;
 }
 
-Result<std::optional<GpuSpec>> StepGpu(const StepConfig& config) {
+Result<std::optional<TimedOn>> StepTiming(const StepConfig& config) {
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return parsed.status();
-  return parsed->gpu;
+  if (!parsed->gpu) return std::optional<TimedOn>();
+  TimedOn t;
+  t.gpu = *parsed->gpu;
+  t.source = config.gpu_file.empty() ? "roofline on " + t.gpu.name
+                                     : "calibrated (" + config.gpu_file + ")";
+  return std::optional<TimedOn>(std::move(t));
 }
 
 Status CheckStepConfig(const StepConfig& config) {

@@ -21,8 +21,7 @@ CompareOptions Timed(bool generation) {
   CompareOptions o;
   o.generation = generation;
   o.bindings = {{"B", 8}, {"S", 1024}};
-  o.gpu = *FindGpu("H100-SXM");
-  o.time_source = "roofline on H100-SXM";
+  o.time = TimedOn{*FindGpu("H100-SXM"), "roofline on H100-SXM"};
   return o;
 }
 
@@ -73,7 +72,7 @@ TEST(CompareRenderTest, GenerationRowsShowFirstTokenDecodeStepAndTokens) {
   r.decode_step_seconds = 0.0185;
   r.tokens_per_second = 423.1;
   CompareOptions o = Timed(true);
-  o.time_source = "calibrated (h100-fit.json)";
+  o.time->source = "calibrated (h100-fit.json)";
   const std::string text = RenderCompareText("llama", {r}, o, "generate");
   EXPECT_THAT(text, HasSubstr("To 1st token"));
   EXPECT_THAT(text, HasSubstr("Decode step"));

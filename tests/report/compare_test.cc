@@ -282,7 +282,7 @@ TEST(CompareTest, RowsAreTimedAtTheirBindings) {
   EXPECT_FALSE(step->report.time.present);
   CompareOptions o;
   o.bindings = {{"S", 32}};
-  o.gpu = *gpu;
+  o.time = TimedOn{*gpu, "roofline on H100-SXM"};
   Result<CompareRow> row = EvaluateCompareRow(*step, "full", o);
   ASSERT_TRUE(row.ok()) << row.status().message();
   StepConfig bound = StepConfigFor(*m);
@@ -299,13 +299,13 @@ TEST(CompareTest, RowsAreTimedAtTheirBindings) {
   EXPECT_DOUBLE_EQ(row->mfu, want.mfu);
   // Without a GPU option nothing is timed; a step analysed without a GPU
   // cannot be.
-  o.gpu.reset();
+  o.time.reset();
   EXPECT_EQ(EvaluateCompareRow(*step, "full", o)->step_seconds, -1);
   StepConfig plain = StepConfigFor(*m);
   Result<StepAnalysis> untimed =
       AnalyzeStep(m->graph, testing::BuiltinRules(), plain);
   ASSERT_TRUE(untimed.ok());
-  o.gpu = *gpu;
+  o.time = TimedOn{*gpu, "roofline on H100-SXM"};
   EXPECT_THAT(EvaluateCompareRow(*untimed, "full", o).status().message(),
               HasSubstr("without a GPU"));
 
@@ -325,7 +325,7 @@ TEST(CompareTest, RowsAreTimedAtTheirBindings) {
   CompareOptions og;
   og.generation = true;
   og.bindings = {{"S", 64}, {"T", 16}};
-  og.gpu = *gpu;
+  og.time = TimedOn{*gpu, "roofline on H100-SXM"};
   Result<CompareRow> grow = EvaluateGenerationCompareRow(g, "full", og);
   ASSERT_TRUE(grow.ok()) << grow.status().message();
   const GenerationAnalysis ref =
