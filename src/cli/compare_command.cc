@@ -265,6 +265,11 @@ Outcome RunCompare(const CommandLine& cl, std::string& out) {
         failed.label = method.text;
         failed.error = WithFlagNames(m, {{"StepConfig.method ", ""},
                                          {"StepConfig.method", method.text}});
+        // NB: the row's notes name it: "lora:r=8: lora: no Linear ...", not
+        // "lora:r=8: lora:r=8: lora: ...".
+        const std::string own = method.text + ": ";
+        if (failed.error.rfind(own, 0) == 0)
+          failed.error = failed.error.substr(own.size());
         rows.push_back(failed);
         continue;
       }
