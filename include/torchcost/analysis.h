@@ -148,6 +148,9 @@ struct Report {
   sym::Expr macs, flops, transcendentals;  // Forward totals.
   // True if a node's cost is unknown: the totals are lower bounds.
   bool lower_bound = false;
+  // True if the bytes each node moves were derived
+  // (AnalysisOptions::moved_bytes): what EstimateTime needs.
+  bool moved_bytes = false;
   std::vector<ValueInfo> values;       // Parallel to Graph::values.
   std::vector<NodeCost> nodes;         // Parallel to Graph::nodes.
   std::vector<ModuleStats> modules;    // Parallel to Graph::scopes.

@@ -11,6 +11,7 @@
 #include "torchcost/analysis.h"
 #include "torchcost/graph.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost {
 
@@ -73,17 +74,21 @@ struct SweepSpec {
 Result<SweepSpec> ParseSweep(std::string_view text);
 
 // Returns a table of FLOPs and peak memory (with its breakdown) at every point
-// of the sweeps, from one analysis. Errors name a symbol left unbound.
+// of the sweeps, from one analysis; with `time`, each point's step time,
+// items (tokens or samples) per second and MFU (EstimateTime: the report
+// analysed with moved bytes). Errors name a symbol left unbound.
 Result<std::string> RenderSweepText(const ir::Graph& graph,
                                     const Report& report,
                                     const std::vector<SweepSpec>& sweeps,
-                                    const sym::Bindings& base);
+                                    const sym::Bindings& base,
+                                    const TimedOn* time = nullptr);
 
 // Returns the same as a JSON document (schema "torchcost.sweep", version 1).
 Result<std::string> RenderSweepJson(const ir::Graph& graph,
                                     const Report& report,
                                     const std::vector<SweepSpec>& sweeps,
-                                    const sym::Bindings& base);
+                                    const sym::Bindings& base,
+                                    const TimedOn* time = nullptr);
 
 }  // namespace torchcost
 

@@ -18,9 +18,16 @@ namespace torchcost {
 
 // Returns the time of the step `report` analysed (with
 // AnalysisOptions::moved_bytes) on `gpu` under `bindings`. Errors: a symbol of
-// a node's FLOPs or bytes left unbound (named), a value past 128 bits.
+// a node's FLOPs or bytes left unbound (named), a value past 128 bits, a
+// report without moved bytes (Report::moved_bytes).
 Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                                 const GpuSpec& gpu,
+                                const sym::Bindings& bindings);
+
+// Returns EstimateTime on `on.gpu`, its source named as `on` names it (a
+// calibration file's is TimeReport::calibrated).
+Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
+                                const TimedOn& on,
                                 const sym::Bindings& bindings);
 
 // Returns the forward seconds of the analysis `report` (each node's, as

@@ -8,6 +8,7 @@
 #include "cli/command_line.h"
 #include "cli/driver.h"
 #include "cli/inputs.h"
+#include "torchcost/roofline.h"
 
 namespace torchcost::python {
 namespace {
@@ -45,6 +46,12 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
   StepConfig config = p.config;
   if (!cl.lora.empty() || !cl.peft.empty())
     config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  // NB: one analysis serves many bindings (sweep): with a GPU it is timed
+  // below where set= binds every symbol, and a sweep times each point.
+  Result<std::optional<TimedOn>> timing = StepTiming(config);
+  if (!timing.ok()) return cli::Outcome::Usage(timing.status().message());
+  timing_ = *timing;
+  config.evaluate_time = false;
   Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config);
   if (!step.ok()) return cli::Outcome::Usage(step.status().message());
   if (!step->strict.ok())
@@ -59,6 +66,15 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
   symbols_ = cli::InputSymbols(step_.options.inputs);
   std::sort(symbols_.begin(), symbols_.end());
   symbols_.erase(std::unique(symbols_.begin(), symbols_.end()), symbols_.end());
+  const bool bound = std::all_of(
+      symbols_.begin(), symbols_.end(),
+      [&](const std::string& s) { return step_.bindings.count(s) > 0; });
+  if (timing_ && bound) {
+    Result<TimeReport> time =
+        EstimateTime(step_.graph, report, *timing_, step_.bindings);
+    if (!time.ok()) return cli::Outcome::Usage(time.status().message());
+    report.time = std::move(time).value();
+  }
   return cli::Outcome::Ok();
 }
 

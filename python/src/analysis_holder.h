@@ -3,6 +3,7 @@
 #ifndef TORCHCOST_PYTHON_SRC_ANALYSIS_HOLDER_H_
 #define TORCHCOST_PYTHON_SRC_ANALYSIS_HOLDER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "torchcost/graph.h"
 #include "torchcost/step.h"
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost::python {
 
@@ -34,10 +36,13 @@ class AnalysisHolder {
   const sym::Bindings& bindings() const { return step_.bindings; }
   // The free symbols of the inputs, sorted.
   const std::vector<std::string>& symbols() const { return symbols_; }
+  // The GPU the analysis times on (gpu= or gpu_file=), or nullptr.
+  const TimedOn* timing() const { return timing_ ? &*timing_ : nullptr; }
 
  private:
   StepAnalysis step_;
   std::vector<std::string> symbols_;
+  std::optional<TimedOn> timing_;
 };
 
 // Runs `torchcost compare` with `args` (no program name, no "compare"); `out`

@@ -260,7 +260,8 @@ PYBIND11_MODULE(_core, m) {
               sweeps.push_back(std::move(s).value());
             }
             auto out = torchcost::RenderSweepJson(a.graph(), a.report(), sweeps,
-                                                  Merge(a.bindings(), extra));
+                                                  Merge(a.bindings(), extra),
+                                                  a.timing());
             if (!out.ok()) throw tp::UsageError(out.status().message());
             return std::move(out).value();
           },

@@ -342,7 +342,8 @@ class Analysis:
         """FLOPs and peak at every point of a grid, from this one analysis.
 
         sweep(B=[1, 2, 4]), sweep(S=range(512, 4097, 512)), sweep(B="1:64:x2") or sweep("B=1:64:x2").
-        Returns a list of {"bindings", "flops": {"forward", "backward", "step"}, "peak", "at_peak", "peak_phase"}.
+        Returns a list of {"bindings", "flops": {"forward", "backward", "step"}, "peak", "at_peak", "peak_phase"},
+        and with gpu= "time": {"step_seconds", "items_per_second", "unit", "mfu"} at each point.
         """
         texts = list(specs)
         for sym_name, r in ranges.items():
@@ -360,9 +361,12 @@ class Analysis:
             raise TorchcostError(translate_message(str(e))) from None
         out = []
         for p in doc["points"]:
-            out.append({"bindings": p["bindings"], "flops": {k: _num(v) for k, v in p["flops"].items()},
-                        "peak": _num(p["peak"]), "at_peak": {k: _num(v) for k, v in p["at_peak"].items()},
-                        "peak_phase": p["peak_phase"]})
+            point = {"bindings": p["bindings"], "flops": {k: _num(v) for k, v in p["flops"].items()},
+                     "peak": _num(p["peak"]), "at_peak": {k: _num(v) for k, v in p["at_peak"].items()},
+                     "peak_phase": p["peak_phase"]}
+            if "time" in p:
+                point["time"] = p["time"]
+            out.append(point)
         return out
 
     # --- renderings -----------------------------------------------------------

@@ -53,6 +53,7 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
                     const passes::AutogradFacts& grads,
                     const TrainingOptions& options, Report* report) {
   const bool train = options.mode == StepMode::kTrain;
+  report->moved_bytes = true;
   TrainingReport& tr = report->training;
   tr.node_bwd_bytes.assign(train ? g.nodes.size() : 0, sym::Expr(0));
   std::vector<int> seen;  // Distinct inputs of one node.

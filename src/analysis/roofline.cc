@@ -204,6 +204,14 @@ class NodeSecondsOverRange {
   double efficiency_;
 };
 
+// NB: without derived bytes every node would be timed on its FLOPs alone.
+Status CheckMovedBytes(const Report& report) {
+  if (report.moved_bytes) return Status::Ok();
+  return Status::InvalidArgument(
+      "the analysis was made without a GPU (StepConfig.gpu or gpu_file, "
+      "AnalysisOptions::moved_bytes): no bytes moved per node to time");
+}
+
 }  // namespace
 
 double RooflineSeconds(double flops, double bytes, double peak_flops,
@@ -215,6 +223,7 @@ double RooflineSeconds(double flops, double bytes, double peak_flops,
 Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                                 const GpuSpec& gpu,
                                 const sym::Bindings& bindings) {
+  TORCHCOST_RETURN_IF_ERROR(CheckMovedBytes(report));
   TimeReport t;
   t.present = true;
   t.gpu = gpu.name;
@@ -379,11 +388,22 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   return t;
 }
 
+Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
+                                const TimedOn& on,
+                                const sym::Bindings& bindings) {
+  Result<TimeReport> t = EstimateTime(graph, report, on.gpu, bindings);
+  if (!t.ok()) return t;
+  t->source = on.source;
+  t->calibrated = on.source.rfind("calibrated", 0) == 0;
+  return t;
+}
+
 Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
                                  const GpuSpec& gpu,
                                  const sym::Bindings& bindings,
                                  const std::string& symbol, int64_t first,
                                  int64_t last) {
+  TORCHCOST_RETURN_IF_ERROR(CheckMovedBytes(report));
   if (first > last) return 0.0;
   // NB: nodes with the same costs, peak and class (a model's repeated layers)
   // are summed once.

@@ -222,6 +222,15 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
     budget = *b;
   }
+  // A sweep times each of its points: the analysis derives moved bytes
+  // without timing itself (the swept symbols stay free).
+  std::optional<TimedOn> sweep_time;
+  if (!cl.sweeps.empty()) {
+    Result<std::optional<TimedOn>> on = StepTiming(p.config);
+    if (!on.ok()) return Outcome::Usage(WithFlagNames(on.status().message()));
+    sweep_time = *on;
+    p.config.evaluate_time = false;
+  }
   Result<GenerationAnalysis> g =
       AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, p.config);
   if (!g.ok()) return Outcome::Usage(WithFlagNames(g.status().message()));
@@ -234,7 +243,8 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     std::vector<SweepSpec> sweeps;
     if (Outcome o = ParseGenerationSweeps(cl.sweeps, sweeps); !o.ok()) return o;
     Result<std::string> table =
-        RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json);
+        RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json,
+                              sweep_time ? &*sweep_time : nullptr);
     if (!table.ok())
       return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();
@@ -317,6 +327,14 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       {"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
   if (!cl.lora.empty() || !cl.peft.empty())
     config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  // A sweep times each of its points (the swept symbols stay free).
+  std::optional<TimedOn> sweep_time;
+  if (!cl.sweeps.empty()) {
+    Result<std::optional<TimedOn>> on = StepTiming(config);
+    if (!on.ok()) return Outcome::Usage(WithFlagNames(on.status().message()));
+    sweep_time = *on;
+    config.evaluate_time = false;
+  }
   // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is
   // not read after.
   Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), *p.rules, config);
@@ -365,9 +383,10 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       }
       sweeps.push_back(std::move(spec).value());
     }
+    const TimedOn* time = sweep_time ? &*sweep_time : nullptr;
     Result<std::string> table =
-        cl.json ? RenderSweepJson(graph, report, sweeps, bindings)
-                : RenderSweepText(graph, report, sweeps, bindings);
+        cl.json ? RenderSweepJson(graph, report, sweeps, bindings, time)
+                : RenderSweepText(graph, report, sweeps, bindings, time);
     if (!table.ok())
       return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();

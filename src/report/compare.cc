@@ -187,11 +187,6 @@ Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
       CompareRow row,
       EvaluateCompareRow(step.report, std::move(label), options));
   if (!options.time) return row;
-  if (!step.options.moved_bytes) {
-    return Status::InvalidArgument(
-        "CompareOptions.time: the step was analysed without a GPU "
-        "(StepConfig.gpu or gpu_file): its nodes' moved bytes are not derived");
-  }
   Result<TimeReport> t =
       EstimateTime(step.graph, step.report, options.time->gpu,
                    RowBindings(step.report, options));

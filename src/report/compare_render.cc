@@ -36,9 +36,7 @@ bool Timed(const std::vector<CompareRow>& rows) {
 }
 
 // A rate with four significant digits, "-" where absent.
-std::string Rate(double per_second) {
-  return per_second >= 0 ? fmt::format("{:.4g}", per_second) : "-";
-}
+std::string Rate(double per_second) { return report::RateText(per_second); }
 
 // "predicted: roofline on H100-SXM", or a calibration's own label.
 std::string TimeSourceText(const CompareOptions& options) {

@@ -126,20 +126,20 @@ std::string TimeText(const GenerationTime& t) {
         "         decode: no step (T = 1: the prefill makes the one new "
         "token)\n";
     return out + fmt::format(
-                     "         generate() {}: {:.4g} new tokens/s ({:.0f} = B "
+                     "         generate() {}: {} new tokens/s ({:.0f} = B "
                      "x T)\n",
-                     SecondsText(t.total_seconds), t.tokens_per_second,
-                     t.new_tokens);
+                     SecondsText(t.total_seconds),
+                     report::RateText(t.tokens_per_second), t.new_tokens);
   }
   out += "         decode, per token: first " +
          SecondsText(t.first_step_seconds) + ", last " +
          SecondsText(t.last_step_seconds) + "; T - 1 steps " +
          SecondsText(t.decode_seconds) + "\n";
   out += fmt::format(
-      "         generate() {}: {:.4g} new tokens/s ({:.0f} = B x T); decode "
-      "alone {:.4g} tokens/s\n",
-      SecondsText(t.total_seconds), t.tokens_per_second, t.new_tokens,
-      t.decode_tokens_per_second);
+      "         generate() {}: {} new tokens/s ({:.0f} = B x T); decode "
+      "alone {} tokens/s\n",
+      SecondsText(t.total_seconds), report::RateText(t.tokens_per_second),
+      t.new_tokens, report::RateText(t.decode_tokens_per_second));
   return out;
 }
 
@@ -296,13 +296,17 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
 Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                                           const std::vector<SweepSpec>& sweeps,
                                           const sym::Bindings& base,
-                                          int64_t budget_bytes, bool json) {
+                                          int64_t budget_bytes, bool json,
+                                          const TimedOn* time) {
   Json rows = Json::array();
   std::string text =
       "B, S, T, kv_cache, prefill peak, decode peak" +
       std::string(budget_bytes > 0
                       ? ", fits " + report::Human(budget_bytes, Unit::kBytes)
                       : "") +
+      (time ? ", to 1st token, decode step, tokens/s (" +
+                  report::TimeSourceLabel(time->source) + ")"
+            : "") +
       "\n";
   std::vector<size_t> at(sweeps.size(), 0);
   // NB: each point evaluates the two phases' timeline totals, compiled once,
@@ -339,12 +343,23 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                 {"prefill_peak_bytes", static_cast<long long>(*p1)},
                 {"decode_peak_bytes", static_cast<long long>(*p2)}};
     if (budget_bytes > 0) row["fits"] = fits;
+    std::string timed;
+    if (time) {
+      Result<GenerationTime> t = EstimateGenerationTime(g, time->gpu, b);
+      if (!t.ok()) return t.status().WithPrefix("sweep: time");
+      row["time"] = {{"prefill_seconds", t->prefill_seconds},
+                     {"decode_step_seconds", t->last_step_seconds},
+                     {"tokens_per_second", t->tokens_per_second}};
+      timed = ", " + report::SecondsText(t->prefill_seconds) + ", " +
+              report::SecondsText(t->last_step_seconds) + ", " +
+              report::RateText(t->tokens_per_second);
+    }
     rows.push_back(row);
     text += std::to_string(b["B"]) + ", " + std::to_string(b["S"]) + ", " +
             std::to_string(b["T"]) + ", " + report::Human(*kv, Unit::kBytes) +
             ", " + report::Human(*p1, Unit::kBytes) + ", " +
             report::Human(*p2, Unit::kBytes) +
-            (budget_bytes > 0 ? (fits ? ", yes" : ", no") : "") + "\n";
+            (budget_bytes > 0 ? (fits ? ", yes" : ", no") : "") + timed + "\n";
     more = false;
     for (size_t i = sweeps.size(); i-- > 0;) {
       if (++at[i] < sweeps[i].values.size()) {
@@ -358,6 +373,7 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
   Json doc = {
       {"schema", "torchcost.sweep"}, {"version", 1}, {"generation", true}};
   if (budget_bytes > 0) doc["budget_bytes"] = budget_bytes;
+  if (time) doc["time_source"] = report::TimeSourceLabel(time->source);
   doc["rows"] = rows;
   return doc.dump(2) + "\n";
 }

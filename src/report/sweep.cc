@@ -1,11 +1,16 @@
 #include "report/sweep.h"
 
+#include <fmt/format.h>
+
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
 #include "report/table.h"
+#include "report/text_sections.h"
+#include "torchcost/roofline.h"
 
 namespace torchcost {
 namespace {
@@ -100,8 +105,9 @@ Result<SweepSpec> ParseSweep(std::string_view text) {
 namespace report {
 
 Result<std::vector<SweepRow>> EvaluateSweep(
-    const Report& report, const std::vector<SweepSpec>& sweeps,
-    const sym::Bindings& base) {
+    const ir::Graph& graph, const Report& report,
+    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base,
+    const TimedOn* time) {
   // NB: one symbolic peak analysis gives the few moments that can be the peak
   // for some values of the symbols; each point only evaluates those.
   const PeakInfo peak = EvaluatePeak(report.training, base);
@@ -136,6 +142,15 @@ Result<std::vector<SweepRow>> EvaluateSweep(
       return Status::InvalidArgument(
           "SweepSpec: " + status.message() +
           "; bind it with StepConfig.bindings or SweepSpec");
+    if (time) {
+      Result<TimeReport> t =
+          EstimateTime(graph, report, time->gpu, row.bindings);
+      if (!t.ok()) return t.status().WithPrefix("SweepSpec: time");
+      row.step_seconds = t->step_seconds;
+      row.items_per_second = t->items_per_second;
+      row.items_unit = t->throughput_unit;
+      row.mfu = t->mfu;
+    }
     rows.push_back(std::move(row));
     size_t i = sweeps.size();
     while (i > 0) {
@@ -153,9 +168,11 @@ Result<std::vector<SweepRow>> EvaluateSweep(
 Result<std::string> RenderSweepText(const ir::Graph& graph,
                                     const Report& report,
                                     const std::vector<SweepSpec>& sweeps,
-                                    const sym::Bindings& base) {
-  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows,
-                             report::EvaluateSweep(report, sweeps, base));
+                                    const sym::Bindings& base,
+                                    const TimedOn* time) {
+  TORCHCOST_ASSIGN_OR_RETURN(
+      std::vector<report::SweepRow> rows,
+      report::EvaluateSweep(graph, report, sweeps, base, time));
   using report::Table;
   std::vector<Table::Column> cols;
   for (const auto& s : sweeps) cols.push_back({s.symbol});
@@ -164,6 +181,14 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
     cols.push_back({h});
   }
   cols.back().align = Table::Align::kLeft;
+  std::string unit =
+      rows.empty() || rows[0].items_unit.empty() ? "Items" : rows[0].items_unit;
+  unit[0] = static_cast<char>(std::toupper(unit[0]));
+  if (time) {
+    for (const std::string& h :
+         {std::string("Step time"), unit + "/s", std::string("MFU")})
+      cols.push_back({h});
+  }
   Table t(cols);
   const TrainingReport& tr = report.training;
   for (const auto& r : rows) {
@@ -188,6 +213,11 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
     cells.push_back(r.peak_point >= 0 ? std::string(StepPhaseName(
                                             tr.timeline[r.peak_point].phase))
                                       : "-");
+    if (time) {
+      cells.push_back(report::SecondsText(r.step_seconds));
+      cells.push_back(report::RateText(r.items_per_second));
+      cells.push_back(fmt::format("{:.1f}%", 100 * r.mfu));
+    }
     t.AddRow(std::move(cells));
   }
   std::string out =
@@ -196,7 +226,8 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
       (tr.mode == StepMode::kTrain
            ? "train with " + std::string(OptimizerName(tr.optimizer))
            : std::string("infer")) +
-      "; one analysis, evaluated per point; memory at the peak)\n";
+      "; one analysis, evaluated per point; memory at the peak" +
+      (time ? "; time " + report::TimeSourceLabel(time->source) : "") + ")\n";
   out += t.Render();
   return out;
 }
@@ -204,9 +235,11 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
 Result<std::string> RenderSweepJson(const ir::Graph& graph,
                                     const Report& report,
                                     const std::vector<SweepSpec>& sweeps,
-                                    const sym::Bindings& base) {
-  TORCHCOST_ASSIGN_OR_RETURN(std::vector<report::SweepRow> rows,
-                             report::EvaluateSweep(report, sweeps, base));
+                                    const sym::Bindings& base,
+                                    const TimedOn* time) {
+  TORCHCOST_ASSIGN_OR_RETURN(
+      std::vector<report::SweepRow> rows,
+      report::EvaluateSweep(graph, report, sweeps, base, time));
   using Json = nlohmann::ordered_json;
   auto num = [](__int128 v) -> Json {
     if (v >= INT64_MIN && v <= INT64_MAX) return static_cast<int64_t>(v);
@@ -220,6 +253,7 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
   j["lower_bound"] = {
       {"flops", report.training.flops_lower_bound || report.lower_bound},
       {"memory", report.training.act_lower_bound}};
+  if (time) j["time_source"] = report::TimeSourceLabel(time->source);
   Json points = Json::array();
   for (const auto& r : rows) {
     Json p;
@@ -239,6 +273,12 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
                           ? Json(std::string(StepPhaseName(
                                 report.training.timeline[r.peak_point].phase)))
                           : Json(nullptr);
+    if (time) {
+      p["time"] = {{"step_seconds", r.step_seconds},
+                   {"items_per_second", r.items_per_second},
+                   {"unit", r.items_unit},
+                   {"mfu", r.mfu}};
+    }
     points.push_back(std::move(p));
   }
   j["points"] = std::move(points);

@@ -18,13 +18,19 @@ struct SweepRow {
   __int128 peak = 0;
   int peak_point = -1;  // Index into the training timeline.
   std::array<__int128, kNumMemCategories> at_peak{};
+  // With a GPU (EvaluateSweep's `time`): TimeReport's step_seconds,
+  // items_per_second and mfu at this point; -1 without.
+  double step_seconds = -1, items_per_second = -1, mfu = -1;
+  std::string items_unit;
 };
 
-// Evaluates `report` at every combination of the sweeps' values (the first
-// sweep varies slowest). Errors if a symbol stays unbound.
+// Evaluates `report` (of `graph`) at every combination of the sweeps' values
+// (the first sweep varies slowest), timing each on `time` if given. Errors if
+// a symbol stays unbound.
 Result<std::vector<SweepRow>> EvaluateSweep(
-    const Report& report, const std::vector<SweepSpec>& sweeps,
-    const sym::Bindings& base);
+    const ir::Graph& graph, const Report& report,
+    const std::vector<SweepSpec>& sweeps, const sym::Bindings& base,
+    const TimedOn* time);
 
 }  // namespace torchcost::report
 

@@ -53,6 +53,10 @@ std::string TimeLabel(const TimeReport& t);
 // is, else "predicted: " before it.
 std::string TimeSourceLabel(const std::string& source);
 
+// Returns a rate (items per second) with four significant digits, whole
+// numbers from 1000 on ("65330", not "6.533e+04"); "-" if negative (absent).
+std::string RateText(double per_second);
+
 // Returns seconds with a unit: "1.23 s", "45.6 ms", "789 us", "12.3 ns".
 std::string SecondsText(double seconds);
 

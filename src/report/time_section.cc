@@ -31,6 +31,12 @@ std::string SecondsText(double seconds) {
   return "0 s";
 }
 
+std::string RateText(double per_second) {
+  if (!(per_second >= 0) || !std::isfinite(per_second)) return "-";
+  return per_second >= 1000 ? fmt::format("{:.0f}", per_second)
+                            : fmt::format("{:.4g}", per_second);
+}
+
 std::string TflopsText(double flops, double seconds) {
   if (!(seconds > 0)) return "-";
   // TFLOP/s = FLOPs / seconds / 1e12.
@@ -62,10 +68,10 @@ std::string RenderTime(const Report& report) {
       Field("  MFU:", fmt::format("{:.1f}% of {:.1f} TFLOP/s ({})", 100 * t.mfu,
                                   t.peak_flops / 1e12, t.peak_dtype));
   if (!t.throughput_unit.empty()) {
-    out +=
-        Field("  Throughput:",
-              fmt::format("{:.4g} {}/s ({:.4g} per step)", t.items_per_second,
-                          t.throughput_unit, t.items_per_step));
+    out += Field(
+        "  Throughput:",
+        fmt::format("{} {}/s ({:.4g} per step)", RateText(t.items_per_second),
+                    t.throughput_unit, t.items_per_step));
   }
   double kernels = 0;
   for (double k : t.class_kernels) kernels += k;

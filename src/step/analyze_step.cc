@@ -89,12 +89,7 @@ StepConfig StepConfigFor(const build::BuiltModel& model) {
 Result<std::optional<TimedOn>> StepTiming(const StepConfig& config) {
   Result<step::ParsedStep> parsed = step::ParseOptions(config);
   if (!parsed.ok()) return parsed.status();
-  if (!parsed->gpu) return std::optional<TimedOn>();
-  TimedOn t;
-  t.gpu = *parsed->gpu;
-  t.source = config.gpu_file.empty() ? "roofline on " + t.gpu.name
-                                     : "calibrated (" + config.gpu_file + ")";
-  return std::optional<TimedOn>(std::move(t));
+  return step::TimingOf(config, *parsed);
 }
 
 Status CheckStepConfig(const StepConfig& config) {
@@ -218,8 +213,8 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
   }
   // 8. The time on a GPU, under the bindings.
   if (parsed->gpu && config.evaluate_time) {
-    Result<TimeReport> time =
-        EstimateTime(out.graph, out.report, *parsed->gpu, out.bindings);
+    Result<TimeReport> time = EstimateTime(
+        out.graph, out.report, *step::TimingOf(config, *parsed), out.bindings);
     if (!time.ok()) {
       return Fail(
           StepStage::kAnalysis,
@@ -232,10 +227,6 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
           failed);
     }
     out.report.time = std::move(time).value();
-    if (!config.gpu_file.empty()) {
-      out.report.time.calibrated = true;
-      out.report.time.source = "calibrated (" + config.gpu_file + ")";
-    }
   }
   // 9. Strict mode: ops without rules fail it (the message Analyze gives in
   // strict mode).

@@ -254,11 +254,6 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
 Result<GenerationTime> EstimateGenerationTime(const GenerationAnalysis& g,
                                               const GpuSpec& gpu,
                                               const sym::Bindings& bindings) {
-  if (!g.prefill.options.moved_bytes || !g.decode.options.moved_bytes) {
-    return Status::InvalidArgument(
-        "the generation was analysed without a GPU (StepConfig.gpu or "
-        "gpu_file): its nodes' moved bytes are not derived");
-  }
   // The prefill has no T.
   sym::Bindings prompt = bindings;
   prompt.erase("T");

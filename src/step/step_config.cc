@@ -466,6 +466,15 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
   return parsed;
 }
 
+std::optional<TimedOn> TimingOf(const StepConfig& config,
+                                const ParsedStep& parsed) {
+  if (!parsed.gpu) return std::nullopt;
+  // NB: a calibration file's efficiencies are its own: named by the file.
+  return TimedOn{*parsed.gpu, config.gpu_file.empty()
+                                  ? "roofline on " + parsed.gpu->name
+                                  : "calibrated (" + config.gpu_file + ")"};
+}
+
 Status ParseInputs(const StepConfig& c, sym::Context& ctx,
                    std::vector<InputSpec>* inputs, sym::Bindings* bindings) {
   Result<DType> dtype = ParseDType(c.input_dtype);

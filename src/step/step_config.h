@@ -11,6 +11,7 @@
 #include "torchcost/nas.h"
 #include "torchcost/status.h"
 #include "torchcost/step.h"
+#include "torchcost/time.h"
 
 namespace torchcost::step {
 
@@ -27,6 +28,11 @@ struct ParsedStep {
 // the order a reader meets them in StepConfig's groups; the first problem is
 // the error.
 Result<ParsedStep> ParseOptions(const StepConfig& config);
+
+// The GPU `parsed` holds (from config.gpu or gpu_file) and its source's name,
+// nullopt if none.
+std::optional<TimedOn> TimingOf(const StepConfig& config,
+                                const ParsedStep& parsed);
 
 // Parses config.inputs into `ctx` (their symbols bounded by
 // config.symbol_bounds) and checks config.bindings against their symbols.

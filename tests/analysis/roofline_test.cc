@@ -326,6 +326,22 @@ TEST_F(RooflineTest, SumForwardSecondsIsTheSumOfEveryForward) {
       << unbound.status().message();
 }
 
+// Without derived bytes every node would be timed on its FLOPs alone: an
+// error instead.
+TEST_F(RooflineTest, ReportWithoutMovedBytesIsAnError) {
+  Relu();
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kInfer;
+  Report r = AnalyzeBuiltGraph(opts, "8,1024");
+  EXPECT_FALSE(r.moved_bytes);
+  Result<TimeReport> t = EstimateTime(b_.graph(), r, gpu_, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("without a GPU"), std::string::npos)
+      << t.status().message();
+  EXPECT_FALSE(SumForwardSeconds(b_.graph(), r, gpu_, {}, "x", 1, 2).ok());
+  EXPECT_TRUE(Run("8,1024", StepMode::kInfer).moved_bytes);
+}
+
 TEST(RooflineSecondsTest, TheLargerOfComputeAndMemory) {
   EXPECT_DOUBLE_EQ(RooflineSeconds(100, 10, 10, 10),
                    10);  // 100 / 10 vs 10 / 10.

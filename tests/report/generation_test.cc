@@ -8,6 +8,7 @@
 
 #include "testing/built_models.h"
 #include "torchcost/generation_report.h"
+#include "torchcost/gpu.h"
 
 namespace torchcost {
 namespace {
@@ -118,6 +119,56 @@ TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
   Result<std::string> unbound =
       RenderGenerationSweep(g, {*s}, {{"B", 4}}, 0, false);
   EXPECT_THAT(unbound.status().message(), HasSubstr("must all be bound"));
+}
+
+// With a GPU each point is timed; each equals a generation analysed with that
+// point's values bound and timed by AnalyzeGeneration itself.
+TEST(GenerationReportTest, SweepTimesEachPoint) {
+  auto analyse = [](std::vector<std::pair<std::string, int64_t>> bindings,
+                    bool evaluate) {
+    StepConfig c;
+    c.mode = "generate";
+    c.gpu = "A100-80GB-SXM";
+    c.evaluate_time = evaluate;
+    c.bindings = std::move(bindings);
+    Result<GenerationAnalysis> g =
+        AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return std::move(g).value();
+  };
+  const GenerationAnalysis g = analyse({{"T", 8}}, false);
+  const TimedOn on{*FindGpu("A100-80GB-SXM"), "roofline on A100-80GB-SXM"};
+  Result<std::string> out = RenderGenerationSweep(
+      g, {*ParseSweep("B=1,4"), *ParseSweep("S=16,64")}, {{"T", 8}}, 0,
+      /*json=*/true, &on);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const nlohmann::json j = nlohmann::json::parse(*out);
+  EXPECT_EQ(j["time_source"], "predicted: roofline on A100-80GB-SXM");
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (const auto& row : j["rows"]) {
+    const int64_t b = row["B"].get<int64_t>(), s = row["S"].get<int64_t>();
+    const GenerationAnalysis one =
+        analyse({{"B", b}, {"S", s}, {"T", 8}}, true);
+    ASSERT_TRUE(one.time.present);
+    EXPECT_DOUBLE_EQ(row["time"]["prefill_seconds"].get<double>(),
+                     one.time.prefill_seconds)
+        << b << " " << s;
+    EXPECT_DOUBLE_EQ(row["time"]["decode_step_seconds"].get<double>(),
+                     one.time.last_step_seconds);
+    EXPECT_NEAR(row["time"]["tokens_per_second"].get<double>(),
+                one.time.tokens_per_second, 1e-9 * one.time.tokens_per_second);
+  }
+  Result<std::string> text = RenderGenerationSweep(
+      g, {*ParseSweep("B=1,4")}, {{"S", 16}, {"T", 8}}, 0, false, &on);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_THAT(*text, HasSubstr("to 1st token, decode step, tokens/s "
+                               "(predicted: roofline on A100-80GB-SXM)"));
+  // Analysed without a GPU: no moved bytes to time.
+  EXPECT_THAT(RenderGenerationSweep(Tiny({}), {*ParseSweep("B=1,4")},
+                                    {{"S", 16}, {"T", 8}}, 0, false, &on)
+                  .status()
+                  .message(),
+              HasSubstr("without a GPU"));
 }
 
 }  // namespace

@@ -5,7 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/builtin_rules.h"
 #include "tiny_net.h"
+#include "torchcost/families.h"
+#include "torchcost/gpu.h"
+#include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
@@ -55,7 +59,8 @@ TEST(ParseSweepTest, Errors) {
 
 TEST(EvaluateSweepTest, EachPointEqualsTheBoundAnalysis) {
   TinyNet net;
-  auto rows = report::EvaluateSweep(net.report, {*ParseSweep("B=1:16:x2")}, {});
+  auto rows = report::EvaluateSweep(net.graph, net.report,
+                                    {*ParseSweep("B=1:16:x2")}, {}, nullptr);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 5u);
   for (const auto& row : *rows) {
@@ -76,9 +81,53 @@ TEST(EvaluateSweepTest, EachPointEqualsTheBoundAnalysis) {
 
 TEST(EvaluateSweepTest, UnboundSymbolIsAnError) {
   TinyNet net;
-  auto rows = report::EvaluateSweep(net.report, {}, {});
+  auto rows = report::EvaluateSweep(net.graph, net.report, {}, {}, nullptr);
   ASSERT_FALSE(rows.ok());
   EXPECT_THAT(rows.status().message(), HasSubstr("unbound symbol 'B'"));
+}
+
+// With a GPU each point is timed; each equals the step analysed with that
+// point's batch bound and timed by AnalyzeStep itself.
+TEST(EvaluateSweepTest, TimesEachPointAsTheBoundAnalysis) {
+  Result<build::BuiltModel> m = build::BuildNamedModel(
+      "gpt2", "layers=2,hidden=64,heads=4,vocab=256,context=64");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto analyse = [&](std::vector<std::pair<std::string, int64_t>> bindings,
+                     bool evaluate) {
+    StepConfig c = StepConfigFor(*m);
+    c.gpu = "H100-SXM";
+    c.evaluate_time = evaluate;
+    c.bindings = std::move(bindings);
+    Result<StepAnalysis> a = AnalyzeStep(m->graph, testing::BuiltinRules(), c);
+    EXPECT_TRUE(a.ok()) << a.status().message();
+    return std::move(a).value();
+  };
+  const StepAnalysis step = analyse({{"S", 32}}, false);
+  EXPECT_FALSE(step.report.time.present);
+  const TimedOn on{*FindGpu("H100-SXM"), "roofline on H100-SXM"};
+  auto rows = report::EvaluateSweep(
+      step.graph, step.report, {*ParseSweep("B=1:8:x2")}, {{"S", 32}}, &on);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 4u);
+  for (const auto& row : *rows) {
+    const int64_t b = row.bindings.at("B");
+    const StepAnalysis one = analyse({{"B", b}, {"S", 32}}, true);
+    const TimeReport& want = one.report.time;
+    ASSERT_TRUE(want.present);
+    EXPECT_DOUBLE_EQ(row.step_seconds, want.step_seconds) << "B=" << b;
+    EXPECT_DOUBLE_EQ(row.items_per_second, want.items_per_second);
+    EXPECT_DOUBLE_EQ(row.mfu, want.mfu);
+    EXPECT_EQ(row.items_unit, "tokens");
+  }
+  Result<std::string> text = RenderSweepText(
+      step.graph, step.report, {*ParseSweep("B=1,2")}, {{"S", 32}}, &on);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_THAT(*text, HasSubstr("time predicted: roofline on H100-SXM"));
+  EXPECT_THAT(*text, HasSubstr("Tokens/s"));
+  Result<std::string> json = RenderSweepJson(
+      step.graph, step.report, {*ParseSweep("B=1,2")}, {{"S", 32}}, &on);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"step_seconds\""));
 }
 
 }  // namespace

@@ -50,8 +50,8 @@ TEST(TimeSectionTest, BlockMarkedPredicted) {
   EXPECT_THAT(
       text,
       HasSubstr("  MFU:              25.0% of 121.0 TFLOP/s (bfloat16)\n"));
-  EXPECT_THAT(
-      text, HasSubstr("6.606e+04 tokens/s (2048 per step)"));  // 2048 / 0.031.
+  // 2048 / 0.031 = 66064.5: whole numbers from 1000 on.
+  EXPECT_THAT(text, HasSubstr("66065 tokens/s (2048 per step)"));
   // No overhead given: no line, and the note says it is not modelled.
   EXPECT_THAT(text, Not(HasSubstr("Overhead:")));
   EXPECT_THAT(text, HasSubstr("the overhead per kernel (launch, dispatch), "
@@ -71,6 +71,16 @@ TEST(TimeSectionTest, OverheadLineWhenItApplies) {
   EXPECT_THAT(text, HasSubstr("  Overhead:         530 us (106 kernels x 5 us "
                               "each)\n"));
   EXPECT_THAT(text, HasSubstr("plus the overhead per kernel;"));
+}
+
+TEST(RateTextTest, FourDigitsThenWholeNumbers) {
+  EXPECT_EQ(RateText(0.5), "0.5");
+  EXPECT_EQ(RateText(423.14), "423.1");
+  EXPECT_EQ(RateText(999.94), "999.9");
+  EXPECT_EQ(RateText(5887.4), "5887");
+  EXPECT_EQ(RateText(65327.2), "65327");
+  EXPECT_EQ(RateText(1.5e9), "1500000000");
+  EXPECT_EQ(RateText(-1), "-");
 }
 
 }  // namespace

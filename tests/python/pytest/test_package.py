@@ -316,6 +316,24 @@ def test_compare_equals_cli(cli):
     assert "lora:r=4" in c.table()
 
 
+def test_gpu_times_each_sweep_point_and_compare_row(cli):
+    # An analysis with a GPU and B free is timed per sweep point; each point equals an analysis with that B
+    # set (timed by the library at its bindings), and the command's sweep and compare agree.
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16}, gpu="h100-sxm")
+    points = a.sweep(B=[1, 4])
+    for p in points:
+        one = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16, "B": p["bindings"]["B"]}, gpu="h100-sxm")
+        t = one.to_dict()["time"]
+        assert p["time"]["step_seconds"] == t["step_seconds"]
+        assert p["time"]["unit"] == "tokens"
+        assert p["time"]["items_per_second"] == pytest.approx(t["throughput"]["per_second"])
+    config = ",".join("%s=%s" % kv for kv in TINY_LLAMA.items())
+    exe = cli("--model", "llama", "--config", config, "--set", "S=16", "--sweep", "B=1,4", "--gpu", "h100-sxm")
+    assert [p["time"] for p in exe["points"]] == [p["time"] for p in points]
+    c = torchcost.compare("llama", ["full"], config=TINY_LLAMA, set={"S": 16, "B": 4}, gpu="h100-sxm")
+    assert c["full"]["time"]["step_seconds"] == points[1]["time"]["step_seconds"]
+
+
 def test_compare_generate_equals_cli(cli, tmp_path):
     # Two settings of the command's compare --mode generate: B searched under a budget (S, T set), with weight
     # formats and a cache dtype; then B set and S searched, on a config.json.
