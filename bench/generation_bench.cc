@@ -1,18 +1,21 @@
 // Benchmarks of generation with a KV cache (AnalyzeGeneration): Llama-2-7B and
 // Mistral-7B from their config.json (examples/configs), both phases analysed
 // with B, S and T symbolic, then the report at a binding; and a sweep over the
-// context 1k..128k from that one analysis.
+// context 1k..128k from that one analysis; the same generation timed on a GPU,
+// and a batch sweep timed per point.
 //
 // Target (issue 12, point 6): a generation analysis under 10 ms. Run with
 // --benchmark_repetitions=5 and read the medians.
 #include <benchmark/benchmark.h>
 
+#include <optional>
 #include <string>
 
 #include "bench_models.h"
 #include "torchcost/generation.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/report.h"
+#include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
@@ -69,6 +72,55 @@ void BM_GenerateSweepContext(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_GenerateSweepContext)->Unit(benchmark::kMillisecond);
+
+// The same generation timed on an H100 at B=8, S=4096, T=512: both phases'
+// roofline and the 511 decode steps summed over their cache lengths.
+void BM_GenerateTimed(benchmark::State& state, const char* file) {
+  const RuleSet& rules = Rules();
+  const std::string path = Config(file);
+  StepConfig c = Generate();
+  c.gpu = "H100-SXM";
+  c.bindings = {{"B", 8}, {"S", 4096}, {"T", 512}};
+  for (auto _ : state) {
+    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
+    if (!g.ok()) {
+      state.SkipWithError(g.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(g->time.decode_seconds);
+  }
+}
+BENCHMARK_CAPTURE(BM_GenerateTimed, llama2_7b, "Llama-2-7b-hf.json")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_GenerateTimed, mistral_7b, "Mistral-7B-v0.1.json")
+    ->Unit(benchmark::kMillisecond);
+
+// Throughput against batch: B = 1..64 (7 points) at S=4096, T=512, each point
+// timed, from one analysis (included).
+void BM_GenerateSweepBatchTimed(benchmark::State& state) {
+  const RuleSet& rules = Rules();
+  const std::string path = Config("Llama-2-7b-hf.json");
+  SweepSpec s = std::move(ParseSweep("B=1:64:x2")).value();
+  StepConfig c = Generate();
+  c.gpu = "H100-SXM";
+  c.evaluate_time = false;
+  Result<std::optional<TimedOn>> on = StepTiming(c);
+  if (!on.ok() || !*on) {
+    state.SkipWithError("no GPU");
+    return;
+  }
+  for (auto _ : state) {
+    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
+    if (!g.ok()) {
+      state.SkipWithError(g.status().message().c_str());
+      return;
+    }
+    Result<std::string> out = RenderGenerationSweep(
+        *g, {s}, {{"S", 4096}, {"T", 512}}, int64_t{80} << 30, true, &**on);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_GenerateSweepBatchTimed)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace torchcost
