@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sym/linear_pieces.h"
 #include "sym/node.h"
 #include "torchcost/sym.h"
 
@@ -310,6 +311,36 @@ TEST(PropertyTest, RandomTreesAgreeWithReference) {
   EXPECT_GT(checked, kTrees * kSamples * 9 / 10);
   EXPECT_LT(skipped, kTrees * kSamples / 10);
   EXPECT_GT(opaque, kTrees / 50);
+}
+
+// SumOver over x's range equals the plain sum of Evaluate, for random trees
+// (min, max, floordiv, mod, products and powers of x among them) with the
+// other symbols bound at random.
+TEST(PropertyTest, SumOverAgreesWithThePlainSum) {
+  constexpr int kTrees = 2000;
+  Gen gen(907);
+  Context ctx;
+  for (const SymSpec& s : kSyms) ctx.Symbol(s.name, s.range);
+  for (int i = 0; i < kTrees; ++i) {
+    std::unique_ptr<Tree> tree = gen.Random(4);
+    const Expr e = Build(ctx, *tree);
+    Bindings others;
+    for (int k = 1; k < kNumSyms; ++k)
+      others[kSyms[k].name] = gen.Uniform(kSyms[k].range.lo, kSyms[k].range.hi);
+    const int64_t lo = gen.Uniform(-5, 5), hi = gen.Uniform(lo, 5);
+    __int128 want = 0;
+    Bindings at = others;
+    for (int64_t x = lo; x <= hi; ++x) {
+      at["x"] = x;
+      Result<__int128> v = Evaluate128(e, at);
+      ASSERT_TRUE(v.ok()) << e.ToString() << ": " << v.status().message();
+      want += *v;
+    }
+    Result<__int128> got = SumOver(e, others, "x", lo, hi);
+    ASSERT_TRUE(got.ok()) << e.ToString() << ": " << got.status().message();
+    ASSERT_TRUE(*got == want) << "tree " << i << ": " << e.ToString()
+                              << " over x = " << lo << ".." << hi;
+  }
 }
 
 TEST(PropertyTest, SubstituteAgreesWithEvaluate) {
