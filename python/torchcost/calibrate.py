@@ -553,14 +553,12 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
         if family:
             module, config = family_model(model_spec, config)
             model = module.to(device).train()
-            try:
-                analysis = analyze(model_spec, config=config or None, loss="sum", **common)
-            except TorchcostError as e:
-                unbound = str(e).partition("unbound symbol ")[2]
-                if not unbound:
-                    raise
-                raise TorchcostError("set: %s's inputs need a value of every symbol: unbound symbol %s"
-                                     % (model_spec, unbound)) from None
+            analysis = analyze(model_spec, config=config or None, loss="sum", **common)
+            # The step runs at concrete shapes: every symbol of the family's inputs needs a value.
+            unbound = [s for s in analysis.symbols if s not in (bindings or {})]
+            if unbound:
+                raise TorchcostError("set: %s's inputs need a value of every symbol: unbound symbol '%s'"
+                                     % (model_spec, unbound[0]))
             shapes = [(i["shape"], i["dtype"]) for i in analysis.to_dict()["inputs"]]
             xs = make_inputs(shapes, bindings, device)
         else:
