@@ -1,27 +1,41 @@
 // The GPU table: gpus/gpus.yaml parsed into GpuSpecs, and the peak a kernel
-// gets.
-#include <yaml-cpp/yaml.h>
-
+// gets. NB: read with the rules' YAML loader (its fast subset parser, yaml-cpp
+// outside it): yaml-cpp alone took ~7M instructions, a tenth of a CLI run.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "analysis/gpu_table_data.h"
+#include "rules/yaml_load.h"
 #include "torchcost/gpu.h"
 
 namespace torchcost {
 namespace {
 
+using rules::YamlNode;
+
 struct TableError {
-  YAML::Mark mark;
+  rules::YamlMark mark;
   std::string message;
 };
 
-[[noreturn]] void Fail(const YAML::Node& at, const std::string& message) {
+[[noreturn]] void Fail(const YamlNode& at, const std::string& message) {
   throw TableError{at.Mark(), message};
+}
+
+// True if `n` is a scalar that reads whole as a number (`*v`).
+bool Number(const YamlNode& n, double* v) {
+  if (!n.IsScalar() || n.Scalar().empty()) return false;
+  const char* text = n.Scalar().c_str();
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(text, &end);
+  return errno == 0 && *end == '\0';
 }
 
 std::string Lower(std::string_view s) {
@@ -32,23 +46,22 @@ std::string Lower(std::string_view s) {
 }
 
 // Returns the positive number at `n`; `what` names it in the error.
-double Positive(const YAML::Node& n, const std::string& what) {
+double Positive(const YamlNode& n, const std::string& what) {
   double v = 0;
-  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !(v > 0) ||
-      !std::isfinite(v)) {
+  if (!Number(n, &v) || !(v > 0) || !std::isfinite(v)) {
     Fail(n, what + ": expected a positive number");
   }
   return v;
 }
 
-GpuSpec ParseGpu(const YAML::Node& n) {
+GpuSpec ParseGpu(const YamlNode& n) {
   if (!n.IsMap())
     Fail(n,
          "a GPU entry must be a map (name, source, memory_gb, bandwidth_gbs, "
          "tflops)");
   GpuSpec g;
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string& key = kv.first.Scalar();
     if (key != "name" && key != "aliases" && key != "source" &&
         key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops" &&
         key != "kernel_overhead_us") {
@@ -65,10 +78,14 @@ GpuSpec ParseGpu(const YAML::Node& n) {
   if (!n["name"].IsScalar() || n["name"].Scalar().empty())
     Fail(n["name"], "name: expected a non-empty string");
   g.name = n["name"].Scalar();
-  if (const YAML::Node a = n["aliases"]) {
+  if (const YamlNode a = n["aliases"]) {
     if (!a.IsSequence())
       Fail(a, g.name + ": aliases: expected a list of names");
-    for (const auto& x : a) g.aliases.push_back(x.as<std::string>());
+    for (const YamlNode& x : a) {
+      if (!x.IsScalar() || x.Scalar().empty())
+        Fail(x, g.name + ": aliases: expected a list of names");
+      g.aliases.push_back(x.Scalar());
+    }
   }
   if (!n["source"].IsScalar() || n["source"].Scalar().empty())
     Fail(n["source"], g.name + ": source: expected the datasheet");
@@ -76,11 +93,11 @@ GpuSpec ParseGpu(const YAML::Node& n) {
   g.memory_gb = Positive(n["memory_gb"], g.name + ": memory_gb");
   // GB/s to bytes per second: 1 GB = 1e9 bytes.
   g.bandwidth = Positive(n["bandwidth_gbs"], g.name + ": bandwidth_gbs") * 1e9;
-  const YAML::Node t = n["tflops"];
+  const YamlNode t = n["tflops"];
   if (!t.IsMap())
     Fail(t, g.name + ": tflops: expected a map of dtype to TFLOP/s");
   for (const auto& kv : t) {
-    const std::string dtype = kv.first.as<std::string>();
+    const std::string& dtype = kv.first.Scalar();
     // TFLOP/s to FLOP/s: 1 TFLOP/s = 1e12 FLOP/s.
     const double rate =
         Positive(kv.second, g.name + ": tflops." + dtype) * 1e12;
@@ -105,10 +122,9 @@ GpuSpec ParseGpu(const YAML::Node& n) {
   if (g.fp32 <= 0)
     Fail(t,
          g.name + ": tflops needs fp32 (the rate every other falls back to)");
-  if (const YAML::Node o = n["kernel_overhead_us"]) {
+  if (const YamlNode o = n["kernel_overhead_us"]) {
     double us = 0;
-    if (!o.IsScalar() || !YAML::convert<double>::decode(o, us) || !(us >= 0) ||
-        !std::isfinite(us)) {
+    if (!Number(o, &us) || !(us >= 0) || !std::isfinite(us)) {
       Fail(o, g.name + ": kernel_overhead_us: expected a number >= 0");
     }
     g.kernel_overhead = us * 1e-6;  // Microseconds to seconds.
@@ -120,16 +136,24 @@ GpuSpec ParseGpu(const YAML::Node& n) {
 
 Result<std::vector<GpuSpec>> ParseGpuTable(std::string_view yaml,
                                            const std::string& file) {
+  auto at = [&](const rules::YamlMark& mark) {
+    return file + ":" + std::to_string(mark.line + 1) + ":" +
+           std::to_string(mark.column + 1) + ": ";
+  };
+  rules::YamlMark error_mark;
+  Result<rules::YamlDocument> doc = rules::LoadYaml(yaml, &error_mark);
+  if (!doc.ok())
+    return Status::InvalidArgument(at(error_mark) + doc.status().message());
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml));
+    const YamlNode root = doc->root();
     if (!root.IsMap() || !root["gpus"] || !root["gpus"].IsSequence()) {
       Fail(root, "expected a map with 'version: 1' and a list 'gpus'");
     }
-    if (!root["version"] || root["version"].as<std::string>() != "1")
+    if (!root["version"] || root["version"].Scalar() != "1")
       Fail(root, "expected 'version: 1'");
     std::vector<GpuSpec> out;
     std::set<std::string> names;
-    for (const auto& n : root["gpus"]) {
+    for (const YamlNode& n : root["gpus"]) {
       GpuSpec g = ParseGpu(n);
       for (const std::string& name : [&] {
              std::vector<std::string> all = g.aliases;
@@ -143,13 +167,7 @@ Result<std::vector<GpuSpec>> ParseGpuTable(std::string_view yaml,
     }
     return out;
   } catch (const TableError& e) {
-    return Status::InvalidArgument(
-        file + ":" + std::to_string(e.mark.line + 1) + ":" +
-        std::to_string(e.mark.column + 1) + ": " + e.message);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(
-        file + ":" + std::to_string(e.mark.line + 1) + ":" +
-        std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return Status::InvalidArgument(at(e.mark) + e.message);
   }
 }
 

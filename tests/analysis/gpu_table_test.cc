@@ -102,6 +102,17 @@ TEST(GpuTableTest, BadTablesNameTheLine) {
       {"  - {name: X, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
        "{fp32: 1}, kernel_overhead_us: -2}\n",
        "X: kernel_overhead_us: expected a number >= 0"},
+      {"  - {name: X, source: s, memory_gb: lots, bandwidth_gbs: 1, tflops: "
+       "{fp32: 1}}\n",
+       "t.yaml:3:"},
+      {"  - {name: X, source: s, memory_gb: 1e, bandwidth_gbs: 1, tflops: "
+       "{fp32: 1}}\n",
+       "X: memory_gb: expected a positive number"},
+      {"  - {name: X, aliases: [[x]], source: s, memory_gb: 1, "
+       "bandwidth_gbs: 1, tflops: {fp32: 1}}\n",
+       "X: aliases: expected a list of names"},
+      // A syntax error: the loader's message, at its line.
+      {"  - {name: X, source: s\n", "t.yaml:"},
   };
   for (const Case& c : cases) {
     Result<std::vector<GpuSpec>> r = ParseGpuTable(head + c.body, "t.yaml");
@@ -109,6 +120,18 @@ TEST(GpuTableTest, BadTablesNameTheLine) {
     EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
         << r.status().message();
   }
+}
+
+// Numbers in YAML's forms: exponents and decimals.
+TEST(GpuTableTest, NumbersInEveryForm) {
+  auto r = ParseGpuTable(
+      "version: 1\ngpus:\n  - {name: X, source: s, memory_gb: 1.5e2, "
+      "bandwidth_gbs: 2039, tflops: {fp32: 19.5, bf16: 3.12e2}}\n",
+      "t.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ((*r)[0].memory_gb, 150);
+  EXPECT_DOUBLE_EQ((*r)[0].bandwidth, 2039e9);
+  EXPECT_DOUBLE_EQ((*r)[0].bf16, 312e12);
 }
 
 TEST(GpuTableTest, KernelOverheadInMicroseconds) {
