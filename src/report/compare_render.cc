@@ -1,7 +1,5 @@
 // The comparison's renderings as text and JSON (RenderCompareText,
 // RenderCompareJson); RenderCompareSvg is compare_svg.cc.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -229,14 +227,12 @@ std::string RenderCompareText(const std::string& model,
   for (const char* h : {"Fwd FLOPs", "Bwd FLOPs", "Step FLOPs"})
     cols.push_back({h});
   const bool timed = Timed(rows);
-  std::string unit = "Items";
+  std::string unit;
   for (const CompareRow& r : rows) {
     if (!r.items_unit.empty()) unit = r.items_unit;
   }
-  unit[0] = static_cast<char>(std::toupper(unit[0]));
   if (timed) {
-    for (const std::string& h :
-         {std::string("Step time"), unit + "/s", std::string("MFU")})
+    for (const std::string& h : report::StepTimeHeaders(unit))
       cols.push_back({h});
   }
   Table t(cols);
@@ -267,9 +263,9 @@ std::string RenderCompareText(const std::string& model,
     cells.push_back(fl + Human(r.flops_backward, Unit::kFlops));
     cells.push_back(fl + Human(r.flops_step, Unit::kFlops));
     if (timed) {
-      cells.push_back(report::SecondsText(r.step_seconds));
-      cells.push_back(Rate(r.items_per_second));
-      cells.push_back(r.mfu >= 0 ? fmt::format("{:.1f}%", 100 * r.mfu) : "-");
+      for (std::string& c :
+           report::StepTimeCells(r.step_seconds, r.items_per_second, r.mfu))
+        cells.push_back(std::move(c));
     }
     t.AddRow(cells);
   }

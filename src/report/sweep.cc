@@ -1,8 +1,5 @@
 #include "report/sweep.h"
 
-#include <fmt/format.h>
-
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -181,12 +178,9 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
     cols.push_back({h});
   }
   cols.back().align = Table::Align::kLeft;
-  std::string unit =
-      rows.empty() || rows[0].items_unit.empty() ? "Items" : rows[0].items_unit;
-  unit[0] = static_cast<char>(std::toupper(unit[0]));
   if (time) {
     for (const std::string& h :
-         {std::string("Step time"), unit + "/s", std::string("MFU")})
+         report::StepTimeHeaders(rows.empty() ? "" : rows[0].items_unit))
       cols.push_back({h});
   }
   Table t(cols);
@@ -214,9 +208,9 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
                                             tr.timeline[r.peak_point].phase))
                                       : "-");
     if (time) {
-      cells.push_back(report::SecondsText(r.step_seconds));
-      cells.push_back(report::RateText(r.items_per_second));
-      cells.push_back(fmt::format("{:.1f}%", 100 * r.mfu));
+      for (std::string& c :
+           report::StepTimeCells(r.step_seconds, r.items_per_second, r.mfu))
+        cells.push_back(std::move(c));
     }
     t.AddRow(std::move(cells));
   }

@@ -3,6 +3,7 @@
 #define TORCHCOST_SRC_REPORT_TEXT_SECTIONS_H_
 
 #include <string>
+#include <vector>
 
 #include "torchcost/analysis.h"
 #include "torchcost/graph.h"
@@ -52,6 +53,13 @@ std::string TimeLabel(const TimeReport& t);
 // The same from a source's name (TimedOn::source): a calibration's name as it
 // is, else "predicted: " before it.
 std::string TimeSourceLabel(const std::string& source);
+
+// Returns the headers of a timed step's columns: "Step time", the unit's rate
+// ("Tokens/s" for "tokens"; "Items/s" if empty) and "MFU".
+std::vector<std::string> StepTimeHeaders(const std::string& unit);
+// Returns the cells under StepTimeHeaders: seconds, rate, MFU in percent.
+std::vector<std::string> StepTimeCells(double step_seconds,
+                                       double items_per_second, double mfu);
 
 // Returns a rate (items per second) with four significant digits, whole
 // numbers from 1000 on ("65330", not "6.533e+04"); "-" if negative (absent).

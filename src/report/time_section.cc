@@ -1,8 +1,10 @@
 // The time block of the text report and the units of its numbers.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "report/text_sections.h"
 
@@ -29,6 +31,19 @@ std::string SecondsText(double seconds) {
       return fmt::format("{:.3g} {}", seconds / u.scale, u.name);
   }
   return "0 s";
+}
+
+std::vector<std::string> StepTimeHeaders(const std::string& unit) {
+  std::string rate = unit.empty() ? "Items" : unit;
+  rate[0] =
+      static_cast<char>(std::toupper(static_cast<unsigned char>(rate[0])));
+  return {"Step time", rate + "/s", "MFU"};
+}
+
+std::vector<std::string> StepTimeCells(double step_seconds,
+                                       double items_per_second, double mfu) {
+  return {SecondsText(step_seconds), RateText(items_per_second),
+          mfu >= 0 ? fmt::format("{:.1f}%", 100 * mfu) : "-"};
 }
 
 std::string RateText(double per_second) {
