@@ -33,8 +33,13 @@ bool Timed(const std::vector<CompareRow>& rows) {
   });
 }
 
-// A rate with four significant digits, "-" where absent.
-std::string Rate(double per_second) { return report::RateText(per_second); }
+// Adds a row that failed to `t` (its notes follow the table) and returns
+// true; false for a row that evaluated.
+bool AddFailedRow(report::Table& t, const CompareRow& r) {
+  if (r.error.empty()) return false;
+  t.AddRow({r.label, "error: see below"});
+  return true;
+}
 
 // "predicted: roofline on H100-SXM", or a calibration's own label.
 std::string TimeSourceText(const CompareOptions& options) {
@@ -107,12 +112,8 @@ std::string GenerationCompareText(const std::string& model,
   }
   Table t(cols);
   for (const CompareRow& r : rows) {
+    if (AddFailedRow(t, r)) continue;
     std::vector<std::string> cells{r.label};
-    if (!r.error.empty()) {
-      cells.push_back("error: see below");
-      t.AddRow(cells);
-      continue;
-    }
     for (const auto& [name, value] : r.point)
       cells.push_back(std::to_string(value));
     const std::string mem = r.memory_lower_bound ? ">= " : "",
@@ -132,7 +133,7 @@ std::string GenerationCompareText(const std::string& model,
     if (timed) {
       cells.push_back(report::SecondsText(r.prefill_seconds));
       cells.push_back(report::SecondsText(r.decode_step_seconds));
-      cells.push_back(Rate(r.tokens_per_second));
+      cells.push_back(report::RateText(r.tokens_per_second));
     }
     t.AddRow(cells);
   }
@@ -237,12 +238,8 @@ std::string RenderCompareText(const std::string& model,
   }
   Table t(cols);
   for (const CompareRow& r : rows) {
+    if (AddFailedRow(t, r)) continue;
     std::vector<std::string> cells{r.label};
-    if (!r.error.empty()) {
-      cells.push_back("error: see below");
-      t.AddRow(cells);
-      continue;
-    }
     cells.push_back(Human(r.trainable_params, Unit::kCount));
     // NB: ">= " marks lower bounds (ops without rules), as in the analysis
     // report.
