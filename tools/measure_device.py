@@ -416,7 +416,9 @@ def main(argv=None):
         free, total = torch.cuda.mem_get_info(dev)
         doc["context"] = {"used_bytes_at_init": total - free, "total_bytes": total}
     else:
-        # NB: as calibrate on CPU: one thread, its CPU time (OpenBLAS's own pool too: _measure.one_thread).
+        # NB: as calibrate on CPU: one thread, its CPU time (OpenBLAS's own pool too: _measure.one_thread), and
+        # freed memory kept in the process (_measure.hold_freed_memory).
+        measure.hold_freed_memory()
         torch.set_num_threads(1)
         for set_threads, _ in measure.openblas_thread_setters():
             set_threads(1)

@@ -263,7 +263,9 @@ def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
     """
     import torch
 
-    with _one_thread():
+    from . import _measure
+
+    with _measure.steady_cpu():
         n, reps = 256, 8
         a, b = torch.randn(n, n), torch.randn(n, n)
         c = torch.empty(n, n)
@@ -288,12 +290,6 @@ def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
             "bandwidth_gbs": 2.0 * x.numel() * x.element_size() / cp / 1e9,
             "method": "measured: best of %d, thread CPU time: torch.mm %dx%d fp32 (FLOP/s), copy_ of %d MiB "
                       "(bytes read + written per second)" % (repeats, n, n, x.numel() * x.element_size() >> 20)}
-
-
-def _one_thread() -> Any:
-    from . import _measure
-
-    return _measure.one_thread()
 
 
 def read_doc(path: str) -> Dict[str, Any]:
@@ -571,7 +567,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
         pred = predicted(analysis)
         time_doc = analysis.to_dict().get("time") if roofline is not None else None
     opt = make_optimizer(optimizer, model.parameters())
-    with _measure.one_thread() if not cuda else contextlib.nullcontext():
+    with _measure.steady_cpu() if not cuda else contextlib.nullcontext():
         meas = _measure.measure_step(model, xs, opt, device, warmup=warmup, steps=steps)
     meas["category_bytes"] = measured_categories(meas)
     meas["class_seconds"] = phase_class_seconds(meas)
@@ -612,7 +608,7 @@ def calibrate_together(models: Sequence[Tuple[str, Any, List[str], Dict[str, int
         runs.append((name, _measure.phase_runner(model, xs, make_optimizer(optimizer, model.parameters()))))
     times = {name: {p: [] for p in PHASES} for name, _ in runs}
     totals: Dict[str, List[float]] = {name: [] for name, _ in runs}
-    with _measure.one_thread():
+    with _measure.steady_cpu():
         for r in range(rounds + 1):  # NB: round 0 warms every model up (the optimizer's states exist).
             for name, run in runs:
                 s: Dict[str, Any] = {}
