@@ -136,7 +136,12 @@ struct UnknownOp {
 // passed to Analyze, which must outlive the Report.
 struct Report {
   std::string model;   // File or model name.
-  int64_t params = 0;  // Unique parameter elements.
+  // Unique parameter elements; a quantized weight counts as the weight it
+  // stores (ir::CountedElements).
+  int64_t params = 0;
+  // Of params: the elements of weights stored quantized (NF4, int8, int4,
+  // fp8), whose bytes are param_bytes' stored ones.
+  int64_t quantized_params = 0;
   // Parameters one token does not use (a mixture of experts' unrouted experts,
   // as the built model declares them; the analysis leaves it 0): the active
   // parameters are params - inactive_params.

@@ -144,6 +144,11 @@ struct TensorEntry {
   bool requires_grad = true;  // Parameters only.
   // The Value that reads it in the graph; -1 if unused.
   int value = -1;
+  // The elements it adds to parameter counts (CountedElements); -1: its own.
+  // NB: a quantized weight's packed codes count the weight they store (out x
+  // in) and its scales 0, as peft counts bitsandbytes' Params4bit (numel x 2;
+  // its quantization state is no parameter); the bytes are the stored ones.
+  int64_t counted_elements = -1;
 };
 
 // A run of nodes that repeats an earlier run op for op, as GraphBuilder::Replay
@@ -205,6 +210,10 @@ struct Graph {
 
 // Returns the number of elements of a tensor of `shape` (1 for a scalar).
 int64_t Numel(const std::vector<int64_t>& shape);
+
+// Returns the elements `entry` adds to parameter counts: its counted_elements,
+// or its numel.
+int64_t CountedElements(const TensorEntry& entry);
 
 }  // namespace torchcost::ir
 

@@ -64,6 +64,7 @@ py::dict Figures(const AnalysisHolder& a, const sym::Bindings& b) {
   py::dict d;
   d["params"] = r.params;
   d["active_params"] = r.params - r.inactive_params;
+  d["quantized_params"] = r.quantized_params;
   d["trainable_params"] =
       t.mode == StepMode::kTrain ? t.grad_params : r.trainable_params;
   d["buffers"] = r.buffers;

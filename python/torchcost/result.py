@@ -171,8 +171,15 @@ class Analysis:
 
     @property
     def params(self) -> int:
-        """Parameter elements, each storage once (tied weights once)."""
+        """Parameter elements, each storage once (tied weights once); a quantized weight counts the weight it
+        stores (out x in), as peft counts a 4-bit one, its scales none."""
         return self._figures()["params"]
+
+    @property
+    def quantized_params(self) -> int:
+        """Of params: the elements of weights stored quantized (NF4, int8, int4, fp8); param_bytes has their
+        stored bytes."""
+        return self._figures()["quantized_params"]
 
     @property
     def active_params(self) -> int:

@@ -83,10 +83,11 @@ class Aggregator {
  private:
   void Totals() {
     for (const auto& p : g_.params) {
-      int64_t n = Numel(p.shape);
+      const int64_t n = ir::CountedElements(p);
       r_->params += n;
+      if (p.counted_elements >= 0) r_->quantized_params += n;
       if (p.requires_grad) r_->trainable_params += n;
-      r_->param_bytes += n * ElementSize(p.dtype);
+      r_->param_bytes += Numel(p.shape) * ElementSize(p.dtype);
     }
     for (const auto& b : g_.buffers) {
       int64_t n = Numel(b.shape);
@@ -114,7 +115,7 @@ class Aggregator {
     for (size_t pi = 0; pi < g_.params.size(); ++pi) {
       const ir::TensorEntry& p = g_.params[pi];
       const int mark = static_cast<int>(pi);
-      const int64_t n = Numel(p.shape);
+      const int64_t n = ir::CountedElements(p);
       auto add_chain = [&](std::string_view name) {
         for (int s = ScopeOf(OwnerPath(name)); s >= 0 && counted[s] != mark;
              s = g_.scopes[s].parent) {

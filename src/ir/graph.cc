@@ -149,4 +149,9 @@ int64_t Numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+int64_t CountedElements(const TensorEntry& entry) {
+  return entry.counted_elements >= 0 ? entry.counted_elements
+                                     : Numel(entry.shape);
+}
+
 }  // namespace torchcost::ir

@@ -53,6 +53,13 @@ int GraphEditor::Param(const std::string& name, std::vector<int64_t> shape,
   return value;
 }
 
+int GraphEditor::QuantState(const std::string& name,
+                            std::vector<int64_t> shape, DType dtype) {
+  const int value = Param(name, std::move(shape), dtype, false);
+  g_.params.back().counted_elements = 0;
+  return value;
+}
+
 int GraphEditor::Op(const std::string& op, const std::string& overload,
                     std::vector<int> inputs, std::vector<std::string> names,
                     int scope) {

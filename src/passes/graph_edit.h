@@ -33,6 +33,11 @@ class GraphEditor {
   int Param(const std::string& name, std::vector<int64_t> shape, DType dtype,
             bool requires_grad);
 
+  // Adds a frozen parameter that holds a quantized weight's state (scales,
+  // codebook): held all step, counted in no parameter count.
+  int QuantState(const std::string& name, std::vector<int64_t> shape,
+                 DType dtype);
+
   // Appends `op` with named inputs in module `scope`; returns its one tensor
   // output.
   int Op(const std::string& op, const std::string& overload,

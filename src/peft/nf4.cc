@@ -89,24 +89,25 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
       // Params4bit stores them.
       entry.shape = {CeilDiv(numel, 2), 1};
       entry.dtype = DType::kUInt8;
+      entry.counted_elements = numel;
       g.values[w].dtype = DType::kUInt8;
       g.values[w].traced_shape = entry.shape;
       const int64_t blocks = CeilDiv(numel, c.block_size);
       // NB: a copy: adding parameters moves the table.
       const std::string name = entry.name;
       std::vector<int> k;
-      k.push_back(ed.Param(name + ".absmax", {blocks},
-                           c.double_quant ? DType::kUInt8 : DType::kFloat32,
-                           false));
+      k.push_back(ed.QuantState(
+          name + ".absmax", {blocks},
+          c.double_quant ? DType::kUInt8 : DType::kFloat32));
       if (c.double_quant) {
-        k.push_back(ed.Param(name + ".absmax2",
-                             {CeilDiv(blocks, c.double_quant_block)},
-                             DType::kFloat32, false));
-        ed.Param(name + ".quant_offset", {}, DType::kFloat32, false);
+        k.push_back(ed.QuantState(name + ".absmax2",
+                                  {CeilDiv(blocks, c.double_quant_block)},
+                                  DType::kFloat32));
+        ed.QuantState(name + ".quant_offset", {}, DType::kFloat32);
       } else {
         k.push_back(ed.None());
       }
-      ed.Param(name + ".quant_code", {16}, DType::kFloat32, false);
+      ed.QuantState(name + ".quant_code", {16}, DType::kFloat32);
       packed_of[w] = w;
       constants_of[w] = k;
     }

@@ -139,6 +139,7 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
       // fp8 has no torch 1.13 dtype).
       entry.shape = {CodeBytes(out, in, format), 1};
       entry.dtype = DType::kUInt8;
+      entry.counted_elements = out * in;
       g.values[w].dtype = DType::kUInt8;
       g.values[w].traced_shape = entry.shape;
       const std::string name =
@@ -146,8 +147,8 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
       std::vector<int> s;
       int k = 0;
       for (const auto& [shape, dtype] : Scales(out, in, format)) {
-        s.push_back(ed.Param(name + ".scale" + std::to_string(k++), shape,
-                             dtype, false));
+        s.push_back(
+            ed.QuantState(name + ".scale" + std::to_string(k++), shape, dtype));
       }
       scales_of[w] = s;
     }

@@ -589,6 +589,8 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   totals["params"] = report.params;
   // Parameters one token uses: all but a mixture of experts' unrouted experts.
   totals["active_params"] = report.params - report.inactive_params;
+  // Of params: weights stored quantized, each counted as out x in.
+  totals["quantized_params"] = report.quantized_params;
   totals["trainable_params"] = report.trainable_params;
   totals["buffers"] = report.buffers;
   totals["param_bytes"] = report.param_bytes;

@@ -111,6 +111,13 @@ std::string RenderHeader(const ir::Graph& graph, const Report& report,
 std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   std::string out = "Totals (forward)\n";
   out += Field("  Params:", HumanAndExact(report.params, Unit::kCount));
+  if (report.quantized_params != 0) {
+    out += Field("  Quantized:",
+                 HumanAndExact(report.quantized_params, Unit::kCount) +
+                     " of them, each weight counted as out x in (as peft "
+                     "counts them); Param bytes are the stored codes and "
+                     "scales");
+  }
   // NB: negative with expert parallelism (params is one rank's).
   if (report.inactive_params != 0)
     out += Field(

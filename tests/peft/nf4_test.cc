@@ -75,6 +75,27 @@ TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {
   EXPECT_EQ(*r.flops.AsConstant(), up + head);
 }
 
+TEST(Nf4Test, PackedWeightsCountAsTheWeightsTheyStore) {
+  // peft's get_nb_trainable_parameters counts a Params4bit as numel x 2 (its
+  // uint8 [n/2, 1] codes: n) and bitsandbytes keeps absmax and the code table
+  // in a quant_state, no parameter (huggingface/peft@5d602fd,
+  // src/peft/peft_model.py, lines 937-956): the model's own count.
+  QloraConfig c;
+  auto g = QuantizeNf4(TwoLinears(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Report r = AnalyzeAt(*g, 3);
+  const int64_t up = 128 * 64 + 128, head = 32 * 128;
+  EXPECT_EQ(r.params, up + head);
+  EXPECT_EQ(r.quantized_params, 128 * 64);
+  for (const ModuleStats& m : r.modules) {
+    if (g->scopes[m.scope].path == "up") EXPECT_EQ(m.params, up);
+  }
+  // The bytes stay the stored ones (LinearWeightsButTheHeadArePacked).
+  EXPECT_EQ(r.param_bytes, Nf4WeightBytes(128 * 64, c) + 2 * 128 + 2 * head);
+  // The dense model: nothing quantized.
+  EXPECT_EQ(AnalyzeAt(TwoLinears(), 3).quantized_params, 0);
+}
+
 TEST(Nf4Test, SequenceParallelLinearsAreRefused) {
   GraphBuilder b;
   int x = b.Input();

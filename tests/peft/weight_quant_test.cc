@@ -54,6 +54,11 @@ TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
   const Lin layer[] = {{64, 64},  {32, 64},  {32, 64}, {64, 64},
                        {128, 64}, {128, 64}, {64, 128}};
   const int64_t dense = 4 * (256 * 64 + (2 * 2 + 1) * 64 + 256 * 64);
+  // Parameter counts: every weight as out x in, whatever its storage; the
+  // scales count none (as peft counts a Params4bit, numel x 2).
+  int64_t quantized = 0;
+  for (const Lin& l : layer) quantized += 2 * l.out * l.in;
+  const int64_t params = dense / 4 + quantized;
   for (auto [name, format] :
        {std::pair<const char*, WeightQuant>{"int8", WeightQuant::kInt8},
         {"int4", WeightQuant::kInt4},
@@ -70,6 +75,8 @@ TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
       expected += 2 * QuantizedWeightBytes(l.out, l.in, format);
     EXPECT_EQ(g->prefill.report.param_bytes, expected) << name;
     EXPECT_EQ(g->decode.report.param_bytes, expected) << name;
+    EXPECT_EQ(g->decode.report.params, params) << name;
+    EXPECT_EQ(g->decode.report.quantized_params, quantized) << name;
     EXPECT_TRUE(g->decode.report.unknown_ops.empty()) << name;
   }
   StepConfig nf4;
@@ -82,6 +89,8 @@ TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
   for (const Lin& l : layer)
     expected += 2 * Nf4WeightBytes(l.out * l.in, QloraConfig{});
   EXPECT_EQ(g->prefill.report.param_bytes, expected);
+  EXPECT_EQ(g->prefill.report.params, params);
+  EXPECT_EQ(g->prefill.report.quantized_params, quantized);
 }
 
 TEST(WeightQuantTest, NeedsGenerate) {

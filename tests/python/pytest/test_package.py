@@ -33,6 +33,22 @@ def test_hf_config_equals_cli(cli):
     assert a.active_params == a.params == doc["totals"]["active_params"]  # Dense: every parameter is active.
 
 
+def test_qlora_counts_parameters_as_peft_does(cli):
+    # peft's get_nb_trainable_parameters counts a Params4bit as numel x 2 (uint8 codes, two weights a byte) and
+    # bitsandbytes keeps absmax and the code table in a quant_state, no parameter (huggingface/peft@5d602fd,
+    # src/peft/peft_model.py, lines 937-956): LLaMA-7B's 6,738,415,616 (its nn.Module's own count,
+    # test_meta_7b_module_in_little_memory) plus the adapters. The bytes stay the stored ones.
+    a = torchcost.analyze("llama-7b-like", peft="qlora:r=16", set={"B": 1, "S": 8})
+    dense = torchcost.analyze("llama-7b-like", set={"B": 1, "S": 8})
+    assert dense.params == 6738415616 and dense.quantized_params == 0
+    assert a.params == 6738415616 + a.trainable_params
+    # Every Linear of the 32 layers but the head: q, k, v, o 4096 x 4096; gate, up, down 4096 x 11008.
+    assert a.quantized_params == 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)
+    assert a.param_bytes < dense.param_bytes / 3
+    doc = cli("--model", "llama-7b-like", "--peft", "qlora:r=16", "--set", "B=1", "--set", "S=8")
+    assert (doc["totals"]["params"], doc["totals"]["quantized_params"]) == (a.params, a.quantized_params)
+
+
 class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()
