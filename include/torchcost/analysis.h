@@ -135,7 +135,7 @@ struct UnknownOp {
 // Everything the forward analysis found. Expressions live in the sym::Context
 // passed to Analyze, which must outlive the Report.
 struct Report {
-  std::string model;   // File or model name.
+  std::string model;  // File or model name.
   // Unique parameter elements; a quantized weight counts as the weight it
   // stores (ir::CountedElements).
   int64_t params = 0;

@@ -53,8 +53,8 @@ int GraphEditor::Param(const std::string& name, std::vector<int64_t> shape,
   return value;
 }
 
-int GraphEditor::QuantState(const std::string& name,
-                            std::vector<int64_t> shape, DType dtype) {
+int GraphEditor::QuantState(const std::string& name, std::vector<int64_t> shape,
+                            DType dtype) {
   const int value = Param(name, std::move(shape), dtype, false);
   g_.params.back().counted_elements = 0;
   return value;

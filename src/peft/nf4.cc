@@ -96,9 +96,9 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
       // NB: a copy: adding parameters moves the table.
       const std::string name = entry.name;
       std::vector<int> k;
-      k.push_back(ed.QuantState(
-          name + ".absmax", {blocks},
-          c.double_quant ? DType::kUInt8 : DType::kFloat32));
+      k.push_back(
+          ed.QuantState(name + ".absmax", {blocks},
+                        c.double_quant ? DType::kUInt8 : DType::kFloat32));
       if (c.double_quant) {
         k.push_back(ed.QuantState(name + ".absmax2",
                                   {CeilDiv(blocks, c.double_quant_block)},
