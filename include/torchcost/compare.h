@@ -69,10 +69,8 @@ struct CompareRow {
   // values, in the sweep's order; empty otherwise.
   std::vector<std::pair<std::string, int64_t>> point;
   // With CompareOptions::gpu, at the row's bindings; -1 without. A training
-  // row: the step's seconds, its items (items_unit: "tokens" or "samples")
-  // per second and MFU, as TimeReport gives them.
-  double step_seconds = -1, items_per_second = -1, mfu = -1;
-  std::string items_unit;
+  // row: the step's time, rate and MFU.
+  StepRate step_rate;
   // A generation row: the prefill (time to the first token), the last decode
   // step, and new tokens per second over the whole generate() call
   // (GenerationTime).

@@ -71,6 +71,20 @@ struct TimeReport {
   double kernel_overhead = 0, overhead_seconds = 0;
 };
 
+// A timed step's headline, as a sweep's point or a comparison's row carries
+// it; -1 (and no unit) where it was not timed.
+struct StepRate {
+  double step_seconds = -1;
+  double items_per_second = -1;
+  std::string items_unit;  // TimeReport::throughput_unit.
+  double mfu = -1;
+};
+
+// Returns the headline of `t`.
+inline StepRate StepRateOf(const TimeReport& t) {
+  return {t.step_seconds, t.items_per_second, t.throughput_unit, t.mfu};
+}
+
 }  // namespace torchcost
 
 #endif  // TORCHCOST_TIME_H_

@@ -191,10 +191,7 @@ Result<CompareRow> EvaluateCompareRow(const StepAnalysis& step,
       EstimateTime(step.graph, step.report, options.time->gpu,
                    RowBindings(step.report, options));
   if (!t.ok()) return t.status();
-  row.step_seconds = t->step_seconds;
-  row.items_per_second = t->items_per_second;
-  row.items_unit = t->throughput_unit;
-  row.mfu = t->mfu;
+  row.step_rate = StepRateOf(*t);
   return row;
 }
 

@@ -29,7 +29,8 @@ std::string BindingsText(const sym::Bindings& b, const CompareOptions& o,
 // True if some row was timed (CompareOptions::gpu).
 bool Timed(const std::vector<CompareRow>& rows) {
   return std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) {
-    return r.error.empty() && (r.step_seconds >= 0 || r.prefill_seconds >= 0);
+    return r.error.empty() &&
+           (r.step_rate.step_seconds >= 0 || r.prefill_seconds >= 0);
   });
 }
 
@@ -230,7 +231,7 @@ std::string RenderCompareText(const std::string& model,
   const bool timed = Timed(rows);
   std::string unit;
   for (const CompareRow& r : rows) {
-    if (!r.items_unit.empty()) unit = r.items_unit;
+    if (!r.step_rate.items_unit.empty()) unit = r.step_rate.items_unit;
   }
   if (timed) {
     for (const std::string& h : report::StepTimeHeaders(unit))
@@ -260,8 +261,7 @@ std::string RenderCompareText(const std::string& model,
     cells.push_back(fl + Human(r.flops_backward, Unit::kFlops));
     cells.push_back(fl + Human(r.flops_step, Unit::kFlops));
     if (timed) {
-      for (std::string& c :
-           report::StepTimeCells(r.step_seconds, r.items_per_second, r.mfu))
+      for (std::string& c : report::StepTimeCells(r.step_rate))
         cells.push_back(std::move(c));
     }
     t.AddRow(cells);
@@ -356,11 +356,11 @@ std::string RenderCompareJson(const std::string& model,
       o["time"] = {{"prefill_seconds", r.prefill_seconds},
                    {"decode_step_seconds", r.decode_step_seconds},
                    {"tokens_per_second", r.tokens_per_second}};
-    } else if (!r.generation && r.step_seconds >= 0) {
-      o["time"] = {{"step_seconds", r.step_seconds},
-                   {"items_per_second", r.items_per_second},
-                   {"unit", r.items_unit},
-                   {"mfu", r.mfu}};
+    } else if (!r.generation && r.step_rate.step_seconds >= 0) {
+      o["time"] = {{"step_seconds", r.step_rate.step_seconds},
+                   {"items_per_second", r.step_rate.items_per_second},
+                   {"unit", r.step_rate.items_unit},
+                   {"mfu", r.step_rate.mfu}};
     }
     o["lower_bound"] = {{"flops", r.flops_lower_bound},
                         {"memory", r.memory_lower_bound}};

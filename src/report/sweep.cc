@@ -143,10 +143,7 @@ Result<std::vector<SweepRow>> EvaluateSweep(
       Result<TimeReport> t =
           EstimateTime(graph, report, time->gpu, row.bindings);
       if (!t.ok()) return t.status().WithPrefix("SweepSpec: time");
-      row.step_seconds = t->step_seconds;
-      row.items_per_second = t->items_per_second;
-      row.items_unit = t->throughput_unit;
-      row.mfu = t->mfu;
+      row.step_rate = StepRateOf(*t);
     }
     rows.push_back(std::move(row));
     size_t i = sweeps.size();
@@ -179,8 +176,8 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
   }
   cols.back().align = Table::Align::kLeft;
   if (time) {
-    for (const std::string& h :
-         report::StepTimeHeaders(rows.empty() ? "" : rows[0].items_unit))
+    for (const std::string& h : report::StepTimeHeaders(
+             rows.empty() ? "" : rows[0].step_rate.items_unit))
       cols.push_back({h});
   }
   Table t(cols);
@@ -208,8 +205,7 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
                                             tr.timeline[r.peak_point].phase))
                                       : "-");
     if (time) {
-      for (std::string& c :
-           report::StepTimeCells(r.step_seconds, r.items_per_second, r.mfu))
+      for (std::string& c : report::StepTimeCells(r.step_rate))
         cells.push_back(std::move(c));
     }
     t.AddRow(std::move(cells));
@@ -268,10 +264,10 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
                                 report.training.timeline[r.peak_point].phase)))
                           : Json(nullptr);
     if (time) {
-      p["time"] = {{"step_seconds", r.step_seconds},
-                   {"items_per_second", r.items_per_second},
-                   {"unit", r.items_unit},
-                   {"mfu", r.mfu}};
+      p["time"] = {{"step_seconds", r.step_rate.step_seconds},
+                   {"items_per_second", r.step_rate.items_per_second},
+                   {"unit", r.step_rate.items_unit},
+                   {"mfu", r.step_rate.mfu}};
     }
     points.push_back(std::move(p));
   }

@@ -18,10 +18,9 @@ struct SweepRow {
   __int128 peak = 0;
   int peak_point = -1;  // Index into the training timeline.
   std::array<__int128, kNumMemCategories> at_peak{};
-  // With a GPU (EvaluateSweep's `time`): TimeReport's step_seconds,
-  // items_per_second and mfu at this point; -1 without.
-  double step_seconds = -1, items_per_second = -1, mfu = -1;
-  std::string items_unit;
+  // With a GPU (EvaluateSweep's `time`): the step's time, rate and MFU at this
+  // point; -1 without.
+  StepRate step_rate;
 };
 
 // Evaluates `report` (of `graph`) at every combination of the sweeps' values

@@ -58,8 +58,7 @@ std::string TimeSourceLabel(const std::string& source);
 // ("Tokens/s" for "tokens"; "Items/s" if empty) and "MFU".
 std::vector<std::string> StepTimeHeaders(const std::string& unit);
 // Returns the cells under StepTimeHeaders: seconds, rate, MFU in percent.
-std::vector<std::string> StepTimeCells(double step_seconds,
-                                       double items_per_second, double mfu);
+std::vector<std::string> StepTimeCells(const StepRate& rate);
 
 // Returns a rate (items per second) with four significant digits, whole
 // numbers from 1000 on ("65330", not "6.533e+04"); "-" if negative (absent).

@@ -40,10 +40,9 @@ std::vector<std::string> StepTimeHeaders(const std::string& unit) {
   return {"Step time", rate + "/s", "MFU"};
 }
 
-std::vector<std::string> StepTimeCells(double step_seconds,
-                                       double items_per_second, double mfu) {
-  return {SecondsText(step_seconds), RateText(items_per_second),
-          mfu >= 0 ? fmt::format("{:.1f}%", 100 * mfu) : "-"};
+std::vector<std::string> StepTimeCells(const StepRate& rate) {
+  return {SecondsText(rate.step_seconds), RateText(rate.items_per_second),
+          rate.mfu >= 0 ? fmt::format("{:.1f}%", 100 * rate.mfu) : "-"};
 }
 
 std::string RateText(double per_second) {

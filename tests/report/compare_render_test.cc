@@ -28,10 +28,7 @@ CompareOptions Timed(bool generation) {
 TEST(CompareRenderTest, TrainingRowsShowStepTimeThroughputAndMfu) {
   CompareRow full;
   full.label = "full";
-  full.step_seconds = 1.39;
-  full.items_per_second = 5887.4;
-  full.items_unit = "tokens";
-  full.mfu = 0.82;
+  full.step_rate = {1.39, 5887.4, "tokens", 0.82};
   CompareRow failed;
   failed.label = "dora:r=8";
   failed.error = "no Linear layer matches";
@@ -55,7 +52,7 @@ TEST(CompareRenderTest, TrainingRowsShowStepTimeThroughputAndMfu) {
   // Untimed rows: no columns, no line, no key.
   CompareOptions plain;
   CompareRow untimed = full;
-  untimed.step_seconds = untimed.items_per_second = untimed.mfu = -1;
+  untimed.step_rate = StepRate();
   const std::string text2 = RenderCompareText("m", {untimed}, plain, "train");
   EXPECT_THAT(text2, Not(HasSubstr("Step time")));
   EXPECT_THAT(text2, Not(HasSubstr("Time (")));

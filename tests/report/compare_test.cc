@@ -293,14 +293,14 @@ TEST(CompareTest, RowsAreTimedAtTheirBindings) {
   ASSERT_TRUE(timed.ok()) << timed.status().message();
   const TimeReport& want = timed->report.time;
   ASSERT_TRUE(want.present);
-  EXPECT_DOUBLE_EQ(row->step_seconds, want.step_seconds);
-  EXPECT_DOUBLE_EQ(row->items_per_second, want.items_per_second);
-  EXPECT_EQ(row->items_unit, "tokens");
-  EXPECT_DOUBLE_EQ(row->mfu, want.mfu);
+  EXPECT_DOUBLE_EQ(row->step_rate.step_seconds, want.step_seconds);
+  EXPECT_DOUBLE_EQ(row->step_rate.items_per_second, want.items_per_second);
+  EXPECT_EQ(row->step_rate.items_unit, "tokens");
+  EXPECT_DOUBLE_EQ(row->step_rate.mfu, want.mfu);
   // Without a GPU option nothing is timed; a step analysed without a GPU
   // cannot be.
   o.time.reset();
-  EXPECT_EQ(EvaluateCompareRow(*step, "full", o)->step_seconds, -1);
+  EXPECT_EQ(EvaluateCompareRow(*step, "full", o)->step_rate.step_seconds, -1);
   StepConfig plain = StepConfigFor(*m);
   Result<StepAnalysis> untimed =
       AnalyzeStep(m->graph, testing::BuiltinRules(), plain);

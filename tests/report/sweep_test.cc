@@ -114,10 +114,11 @@ TEST(EvaluateSweepTest, TimesEachPointAsTheBoundAnalysis) {
     const StepAnalysis one = analyse({{"B", b}, {"S", 32}}, true);
     const TimeReport& want = one.report.time;
     ASSERT_TRUE(want.present);
-    EXPECT_DOUBLE_EQ(row.step_seconds, want.step_seconds) << "B=" << b;
-    EXPECT_DOUBLE_EQ(row.items_per_second, want.items_per_second);
-    EXPECT_DOUBLE_EQ(row.mfu, want.mfu);
-    EXPECT_EQ(row.items_unit, "tokens");
+    EXPECT_DOUBLE_EQ(row.step_rate.step_seconds, want.step_seconds)
+        << "B=" << b;
+    EXPECT_DOUBLE_EQ(row.step_rate.items_per_second, want.items_per_second);
+    EXPECT_DOUBLE_EQ(row.step_rate.mfu, want.mfu);
+    EXPECT_EQ(row.step_rate.items_unit, "tokens");
   }
   Result<std::string> text = RenderSweepText(
       step.graph, step.report, {*ParseSweep("B=1,2")}, {{"S", 32}}, &on);
