@@ -121,26 +121,21 @@ std::string TimeText(const GenerationTime& t) {
   std::string out = "  Time   (" + report::TimeSourceLabel(t.source) + ")\n";
   out += "         prefill " + SecondsText(t.prefill_seconds) +
          " (to the first new token)\n";
-  if (t.decode_steps == 0) {
-    out +=
-        "         decode: no step (T = 1: the prefill makes the one new "
-        "token)\n";
-    return out + fmt::format(
-                     "         generate() {}: {} new tokens/s ({:.0f} = B "
-                     "x T)\n",
+  const bool decodes = t.decode_steps > 0;
+  out += decodes ? "         decode, per token: first " +
+                       SecondsText(t.first_step_seconds) + ", last " +
+                       SecondsText(t.last_step_seconds) + "; T - 1 steps " +
+                       SecondsText(t.decode_seconds) + "\n"
+                 : "         decode: no step (T = 1: the prefill makes the one "
+                   "new token)\n";
+  out += fmt::format("         generate() {}: {} new tokens/s ({:.0f} = B x T)",
                      SecondsText(t.total_seconds),
                      report::RateText(t.tokens_per_second), t.new_tokens);
+  if (decodes) {
+    out += "; decode alone " + report::RateText(t.decode_tokens_per_second) +
+           " tokens/s";
   }
-  out += "         decode, per token: first " +
-         SecondsText(t.first_step_seconds) + ", last " +
-         SecondsText(t.last_step_seconds) + "; T - 1 steps " +
-         SecondsText(t.decode_seconds) + "\n";
-  out += fmt::format(
-      "         generate() {}: {} new tokens/s ({:.0f} = B x T); decode "
-      "alone {} tokens/s\n",
-      SecondsText(t.total_seconds), report::RateText(t.tokens_per_second),
-      t.new_tokens, report::RateText(t.decode_tokens_per_second));
-  return out;
+  return out + "\n";
 }
 
 Json TimeJson(const GenerationTime& t) {
