@@ -224,14 +224,29 @@ class Parser {
       while (pos_ < text_.size() &&
              std::isdigit(static_cast<unsigned char>(text_[pos_])))
         ++pos_;
+      // A float: digits, then a fraction (.digits) and an exponent (e or E,
+      // a sign, digits), either optional. NB: a '-' or '+' belongs to the
+      // number only right after its e: "1.5-2" is a subtraction.
+      auto skip_digits = [&] {
+        const size_t from = pos_;
+        while (pos_ < text_.size() &&
+               std::isdigit(static_cast<unsigned char>(text_[pos_])))
+          ++pos_;
+        return pos_ > from;
+      };
       bool is_float = false;
-      if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e')) {
+      if (pos_ < text_.size() && text_[pos_] == '.') {
         is_float = true;
         ++pos_;
-        while (pos_ < text_.size() &&
-               (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
-                text_[pos_] == '-' || text_[pos_] == 'e'))
+        skip_digits();
+      }
+      if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+        is_float = true;
+        ++pos_;
+        if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+'))
           ++pos_;
+        if (!skip_digits())
+          Fail("malformed number: its exponent has no digits");
       }
       std::string num(text_.substr(start, pos_ - start));
       AstNode n;

@@ -151,6 +151,9 @@ TEST_P(RuleExprPrecedenceTest, GroupsAsDocumented) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, RuleExprPrecedenceTest,
     ::testing::Values(
+        // A sign after a number's fraction is an operator, not part of it.
+        GroupingCase{"1.5-2", "(float - 2)"},
+        GroupingCase{"1e-3+a", "(float + a)"},
         // or < and.
         GroupingCase{"a or b and c", "(a or (b and c))"},
         GroupingCase{"a and b or c", "((a and b) or c)"},
@@ -239,6 +242,15 @@ TEST(RuleExprParseTest, Literals) {
   const int g = ParseRuleExpr("1e3", Resolve, &pool);
   EXPECT_EQ(pool.nodes[g].op, Op::kFloat);
   EXPECT_DOUBLE_EQ(pool.nodes[g].fval, 1000.0);
+  // Signed exponents, upper-case E, a fraction with an exponent.
+  for (auto [text, value] : {std::pair<const char*, double>{"1e+5", 1e5},
+                             {"2.5e-1", 0.25},
+                             {"3E2", 300.0},
+                             {"7.", 7.0}}) {
+    const int h = ParseRuleExpr(text, Resolve, &pool);
+    EXPECT_EQ(pool.nodes[h].op, Op::kFloat) << text;
+    EXPECT_DOUBLE_EQ(pool.nodes[h].fval, value) << text;
+  }
   for (const char* quoted : {"\"cuda\"", "'cuda'"}) {
     const int s = ParseRuleExpr(quoted, Resolve, &pool);
     EXPECT_EQ(pool.nodes[s].op, Op::kString) << quoted;
@@ -374,28 +386,31 @@ TEST_P(RuleExprParseErrorTest, NamesThePlace) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, RuleExprParseErrorTest,
-    ::testing::Values(ErrorCase{"a + zz", "unknown name 'zz'", "zz"},
-                      ErrorCase{"b * foo(1)", "unknown function 'foo'", "foo"},
-                      ErrorCase{"", "unexpected end of expression", ""},
-                      ErrorCase{"a +", "unexpected end of expression", ""},
-                      ErrorCase{"a + ", "unexpected end of expression", ""},
-                      ErrorCase{"(a + b", "expected ')'", ""},
-                      ErrorCase{"a[1", "expected ']'", ""},
-                      ErrorCase{"a[1:2", "expected ']'", ""},
-                      ErrorCase{"[a, b", "expected ',' or ']' in list", ""},
-                      ErrorCase{"[a b]", "expected ',' or ']' in list", "b]"},
-                      ErrorCase{"min(a b)",
-                                "expected ',' or ')' in call to min", "b)"},
-                      ErrorCase{"a == 'cuda", "unterminated string", "'"},
-                      ErrorCase{"a b", "unexpected 'b'", "b"},
-                      ErrorCase{"a ? b", "unexpected '?'", "?"},
-                      ErrorCase{"#", "unexpected '#'", "#"},
-                      ErrorCase{"a + )", "unexpected ')'", ")"},
-                      // Comparisons do not chain: the second is left over.
-                      ErrorCase{"a == b == c", "unexpected '='", "== c"},
-                      // Past int64's 9223372036854775807.
-                      ErrorCase{"1 + 9223372036854775808",
-                                "integer literal out of range", ""}),
+    ::testing::Values(
+        ErrorCase{"a + zz", "unknown name 'zz'", "zz"},
+        ErrorCase{"b * foo(1)", "unknown function 'foo'", "foo"},
+        ErrorCase{"", "unexpected end of expression", ""},
+        ErrorCase{"a +", "unexpected end of expression", ""},
+        ErrorCase{"a + ", "unexpected end of expression", ""},
+        ErrorCase{"(a + b", "expected ')'", ""},
+        ErrorCase{"a[1", "expected ']'", ""},
+        ErrorCase{"a[1:2", "expected ']'", ""},
+        ErrorCase{"[a, b", "expected ',' or ']' in list", ""},
+        ErrorCase{"[a b]", "expected ',' or ']' in list", "b]"},
+        ErrorCase{"min(a b)", "expected ',' or ')' in call to min", "b)"},
+        ErrorCase{"a == 'cuda", "unterminated string", "'"},
+        ErrorCase{"a b", "unexpected 'b'", "b"},
+        ErrorCase{"a ? b", "unexpected '?'", "?"},
+        ErrorCase{"#", "unexpected '#'", "#"},
+        ErrorCase{"a + )", "unexpected ')'", ")"},
+        // Comparisons do not chain: the second is left over.
+        ErrorCase{"a == b == c", "unexpected '='", "== c"},
+        ErrorCase{"2e * a", "malformed number: its exponent has no digits",
+                  " * a"},
+        ErrorCase{"1e+", "malformed number: its exponent has no digits", ""},
+        // Past int64's 9223372036854775807.
+        ErrorCase{"1 + 9223372036854775808", "integer literal out of range",
+                  ""}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) {
       return "Case" + std::to_string(info.index);
     });
