@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
