@@ -384,13 +384,10 @@ def hold_freed_memory() -> bool:
     import ctypes.util
 
     m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
-    name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name) if name else None
-        mallopt = libc.mallopt if libc is not None else None
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        mallopt, _ = libc.mallopt, libc.gnu_get_libc_version  # NB: glibc's only.
     except (OSError, AttributeError):
-        return False
-    if mallopt is None or not hasattr(libc, "gnu_get_libc_version"):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     return bool(mallopt(m_mmap_threshold, 1 << 30)) and bool(mallopt(m_trim_threshold, (1 << 31) - 1))
