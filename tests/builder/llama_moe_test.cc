@@ -1,8 +1,9 @@
-// The llama family's mixture of experts beyond balanced routing:
-// Megatron-core's capacity factor (capped or padded rows per expert), the
-// decode phase's assignments dealt one by one, and expert parallelism (one
-// rank's experts). Every expected number is derived here from the routing
-// arithmetic.
+// The llama family's mixture of experts (src/builder/llama_moe.cc): beyond
+// balanced routing, Megatron-core's capacity factor (capped or padded rows per
+// expert), the decode phase's assignments dealt one by one and expert
+// parallelism (one rank's experts); Mixtral's expert names and Qwen2-MoE's
+// shared expert. Every expected number is derived here from the config and the
+// routing arithmetic.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -215,6 +216,64 @@ TEST(LlamaMoeTest, ExpertParallelDegreeMustDivideTheExperts) {
   ASSERT_FALSE(decode.ok());
   EXPECT_NE(decode.status().message().find("needs ep=1"), std::string::npos)
       << decode.status().message();
+}
+
+TEST(LlamaMoeTest, MixtralNamesEachExpertsW1W2W3) {
+  // classes=Mixtral: per layer a router gate [E, h] and E experts of w1 [I, h],
+  // w2 [h, I] and w3 [I, h] (registered in MixtralBlockSparseTop2MLP.__init__'s
+  // order) under block_sparse_moe.
+  std::unique_ptr<Analysed> moe = Analyse("layers=2,classes=Mixtral");
+  std::unique_ptr<Analysed> dense = Analyse("layers=2,experts=0");
+  ASSERT_TRUE(moe && dense);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expert5;
+  std::vector<int64_t> router;
+  for (const ir::TensorEntry& e : moe->model.graph.params) {
+    const std::string prefix = "layers.1.block_sparse_moe.experts.5.";
+    if (e.name.rfind(prefix, 0) == 0)
+      expert5.emplace_back(e.name.substr(prefix.size()), e.shape);
+    if (e.name == "layers.1.block_sparse_moe.gate.weight") router = e.shape;
+    EXPECT_EQ(e.name.find(".mlp."), std::string::npos) << e.name;
+  }
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
+      {"w1.weight", {kI, kH}},
+      {"w2.weight", {kH, kI}},
+      {"w3.weight", {kI, kH}}};
+  EXPECT_EQ(expert5, expected);
+  EXPECT_EQ(router, (std::vector<int64_t>{kE, kH}));
+  // Each layer's gated MLP (3 h I) becomes the router (h E) and E experts of
+  // 3 h I; a token uses top_k of them, so E - top_k experts are inactive.
+  EXPECT_EQ(moe->report.params - dense->report.params,
+            2 * (kH * kE + kE * 3 * kH * kI - 3 * kH * kI));
+  EXPECT_EQ(moe->model.inactive_params, 2 * (kE - kK) * 3 * kH * kI);
+  // The forward keeps the names: w3 (up) of expert 3 on its B*S*2 // 8 rows.
+  const sym::Bindings at = {{"B", 2}, {"S", 12}};
+  EXPECT_EQ(ModuleMacs(*moe, "layers.0.block_sparse_moe.experts.3.w3", at),
+            (2 * 12 * kK / kE) * kH * kI);
+}
+
+TEST(LlamaMoeTest, SharedExpertAndItsGateSeeEveryToken) {
+  // Qwen2-MoE: routed experts of expert_intermediate Ie = 16, and a shared
+  // expert of Is = 48 (gate, up, down) with its gate Linear(h, 1), both on all
+  // B*S tokens.
+  constexpr int64_t kIe = 16, kIs = 48;
+  std::unique_ptr<Analysed> a =
+      Analyse("expert_intermediate=16,shared_intermediate=48");
+  std::unique_ptr<Analysed> plain = Analyse("");
+  ASSERT_TRUE(a && plain);
+  const sym::Bindings at = {{"B", 3}, {"S", 8}};
+  const int64_t tokens = 3 * 8;
+  EXPECT_EQ(ModuleMacs(*a, "layers.0.mlp.shared_expert", at),
+            tokens * 3 * kH * kIs);
+  EXPECT_EQ(ModuleMacs(*a, "layers.0.mlp.shared_expert_gate", at),
+            tokens * kH * 1);
+  EXPECT_EQ(ModuleMacs(*a, "layers.0.mlp.experts", at),
+            kE * (tokens * kK / kE) * 3 * kH * kIe);
+  // One layer: E experts of 3 h Ie instead of 3 h I, plus the shared expert's
+  // 3 h Is and its gate's h.
+  EXPECT_EQ(a->report.params - plain->report.params,
+            kE * 3 * kH * (kIe - kI) + 3 * kH * kIs + kH);
+  // The shared expert is always active: only E - top_k routed experts idle.
+  EXPECT_EQ(a->model.inactive_params, (kE - kK) * 3 * kH * kIe);
 }
 
 }  // namespace
