@@ -2,8 +2,8 @@
 // attn_implementation chooses them: eager (matmul + softmax), sdpa
 // (torch.nn.functional.scaled_dot_product_attention) and flash
 // (flash-attn 2's flash_attn_func).
-#ifndef TORCHCOST_SRC_BUILD_ATTENTION_H_
-#define TORCHCOST_SRC_BUILD_ATTENTION_H_
+#ifndef TORCHCOST_SRC_BUILDER_ATTENTION_H_
+#define TORCHCOST_SRC_BUILDER_ATTENTION_H_
 
 #include <cstdint>
 #include <string>
@@ -45,4 +45,4 @@ Ref SlidingWindowMask(GraphBuilder& b, Ref seq_len, int64_t window);
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_ATTENTION_H_
+#endif  // TORCHCOST_SRC_BUILDER_ATTENTION_H_

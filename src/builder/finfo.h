@@ -1,7 +1,7 @@
 // torch.finfo(dtype).min for the families' compute dtypes: the fill value of
 // Hugging Face's causal masks.
-#ifndef TORCHCOST_SRC_BUILD_FINFO_H_
-#define TORCHCOST_SRC_BUILD_FINFO_H_
+#ifndef TORCHCOST_SRC_BUILDER_FINFO_H_
+#define TORCHCOST_SRC_BUILDER_FINFO_H_
 
 #include "torchcost/dtype.h"
 
@@ -20,4 +20,4 @@ inline double FinfoMin(DType d) {
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_FINFO_H_
+#endif  // TORCHCOST_SRC_BUILDER_FINFO_H_

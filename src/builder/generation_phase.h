@@ -2,8 +2,8 @@
 // Hugging Face's generate() runs a decoder with a DynamicCache
 // (docs/generation.md): the cache's dtype, the past keys and values a decode
 // step reads, and the cache updates each layer makes.
-#ifndef TORCHCOST_SRC_BUILD_GENERATION_PHASE_H_
-#define TORCHCOST_SRC_BUILD_GENERATION_PHASE_H_
+#ifndef TORCHCOST_SRC_BUILDER_GENERATION_PHASE_H_
+#define TORCHCOST_SRC_BUILDER_GENERATION_PHASE_H_
 
 #include <cstdint>
 #include <string>
@@ -67,4 +67,4 @@ std::vector<std::string> FullPasts(int64_t layers);
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_GENERATION_PHASE_H_
+#endif  // TORCHCOST_SRC_BUILDER_GENERATION_PHASE_H_

@@ -1,8 +1,8 @@
 // The "key=value,key=value" lists of family configs and their overrides
 // (BuildNamedModel's config, a config.json's overrides, an arch space's
 // config).
-#ifndef TORCHCOST_SRC_BUILD_KEY_VALUES_H_
-#define TORCHCOST_SRC_BUILD_KEY_VALUES_H_
+#ifndef TORCHCOST_SRC_BUILDER_KEY_VALUES_H_
+#define TORCHCOST_SRC_BUILDER_KEY_VALUES_H_
 
 #include <string>
 #include <string_view>
@@ -24,4 +24,4 @@ std::vector<KeyValueItem> SplitKeyValues(std::string_view text);
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_KEY_VALUES_H_
+#endif  // TORCHCOST_SRC_BUILDER_KEY_VALUES_H_

@@ -3,7 +3,6 @@
 // records it on torch 1.13, in the config's compute dtype.
 #include <array>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>

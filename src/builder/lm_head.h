@@ -1,8 +1,8 @@
 // The output projection of a language model (lm_head, embed_out, BERT's
 // decoder): a bias-free Linear whose weight is either the token embedding's
 // (tied) or its own.
-#ifndef TORCHCOST_SRC_BUILD_LM_HEAD_H_
-#define TORCHCOST_SRC_BUILD_LM_HEAD_H_
+#ifndef TORCHCOST_SRC_BUILDER_LM_HEAD_H_
+#define TORCHCOST_SRC_BUILDER_LM_HEAD_H_
 
 #include <cstdint>
 #include <string>
@@ -20,4 +20,4 @@ Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_LM_HEAD_H_
+#endif  // TORCHCOST_SRC_BUILDER_LM_HEAD_H_

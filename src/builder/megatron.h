@@ -1,7 +1,7 @@
 // Megatron-LM's conventions the tensor-parallel families follow where
 // Hugging Face's models have no counterpart: the padded vocabulary.
-#ifndef TORCHCOST_SRC_BUILD_MEGATRON_H_
-#define TORCHCOST_SRC_BUILD_MEGATRON_H_
+#ifndef TORCHCOST_SRC_BUILDER_MEGATRON_H_
+#define TORCHCOST_SRC_BUILDER_MEGATRON_H_
 
 #include <cstdint>
 #include <string>
@@ -31,4 +31,4 @@ std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_MEGATRON_H_
+#endif  // TORCHCOST_SRC_BUILDER_MEGATRON_H_

@@ -1,7 +1,7 @@
 // Checks of family configs: the first failed check becomes a one-line error
 // naming the family, the key and the value.
-#ifndef TORCHCOST_SRC_BUILD_VALIDATE_H_
-#define TORCHCOST_SRC_BUILD_VALIDATE_H_
+#ifndef TORCHCOST_SRC_BUILDER_VALIDATE_H_
+#define TORCHCOST_SRC_BUILDER_VALIDATE_H_
 
 #include <cstdint>
 #include <string>
@@ -58,4 +58,4 @@ class Validator {
 
 }  // namespace torchcost::build
 
-#endif  // TORCHCOST_SRC_BUILD_VALIDATE_H_
+#endif  // TORCHCOST_SRC_BUILDER_VALIDATE_H_
