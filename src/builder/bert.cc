@@ -302,7 +302,7 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
       BuiltModel m = b.Finish();
       m.notes.push_back(
           "bert: BertModel (last_hidden_state, pooler_output); no loss of its "
-          "own (--loss sum)");
+          "own (the step's loss: a sum of the sequence output)");
       return m;
     }
   }
