@@ -1,17 +1,15 @@
 // The JSON report, schema "torchcost.report" version 1 (docs/json-schema.md).
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "report/expert_parallel.h"
 #include "report/format.h"
+#include "report/json_writer.h"
 #include "report/sharding_report.h"
 #include "report/text_sections.h"
 #include "torchcost/report.h"
@@ -20,125 +18,15 @@
 namespace torchcost {
 namespace {
 
+using report::WriteMembers;
+using report::Writer;
+
 // NB: ordered_json keeps keys in the order written, so the document reads
 // top-down.
 using Json = nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 constexpr int kFlopsPerFma = 2;  // One fused multiply-add = 2 FLOPs.
-
-// Writes JSON as nlohmann's dump(2) prints it, without building the tree: the
-// report of a resnet50 step is ~300 KB, and building it as an ordered_json
-// took longer than the analysis. Small parts are built as Json and embedded.
-class Writer {
- public:
-  // `bytes_hint`: the size expected; NB: pages of a large reservation are
-  // only touched as the text reaches them.
-  explicit Writer(size_t bytes_hint) { out_.reserve(bytes_hint); }
-  // Returns the text, ended by a newline.
-  std::string Take() {
-    out_ += '\n';
-    return std::move(out_);
-  }
-
-  void BeginObject() { Open('{'); }
-  void EndObject() { Close('}'); }
-  void BeginArray() { Open('['); }
-  void EndArray() { Close(']'); }
-  // Starts the member `key` of the current object; its value follows.
-  void Key(std::string_view key) {
-    Separate();
-    String(key);
-    out_ += ": ";
-    after_key_ = true;
-  }
-  void Int(int64_t v) {
-    BeginValue();
-    Number(v);
-  }
-  void UInt(uint64_t v) {
-    BeginValue();
-    Number(v);
-  }
-  void Bool(bool v) {
-    BeginValue();
-    out_ += v ? "true" : "false";
-  }
-  void Null() {
-    BeginValue();
-    out_ += "null";
-  }
-  void Str(std::string_view v) {
-    BeginValue();
-    String(v);
-  }
-  // Writes `j` as its dump(2) at the current depth.
-  void Embed(const Json& j) {
-    BeginValue();
-    const std::string text =
-        j.dump(2, ' ', false, Json::error_handler_t::replace);
-    const std::string pad(2 * depth_, ' ');
-    for (char c : text) {
-      out_ += c;
-      // NB: strings in JSON text hold no raw newline.
-      if (c == '\n') out_ += pad;
-    }
-  }
-
- private:
-  void Separate() {
-    if (counts_.empty()) return;
-    out_ += counts_.back()++ ? ",\n" : "\n";
-    out_.append(2 * depth_, ' ');
-  }
-  void BeginValue() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    Separate();
-  }
-  void Open(char c) {
-    BeginValue();
-    out_ += c;
-    counts_.push_back(0);
-    ++depth_;
-  }
-  void Close(char c) {
-    --depth_;
-    if (counts_.back() > 0) {
-      out_ += '\n';
-      out_.append(2 * depth_, ' ');
-    }
-    counts_.pop_back();
-    out_ += c;
-  }
-  template <typename T>
-  void Number(T v) {
-    char buf[24];  // 20 digits and a sign at most.
-    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out_.append(buf, r.ptr);
-  }
-  // Escapes as nlohmann does (ensure_ascii off, invalid UTF-8 replaced).
-  void String(std::string_view s) {
-    bool plain = true;
-    for (unsigned char c : s)
-      plain = plain && c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
-    if (!plain) {
-      out_ += Json(std::string(s))
-                  .dump(-1, ' ', false, Json::error_handler_t::replace);
-      return;
-    }
-    out_ += '"';
-    out_ += s;
-    out_ += '"';
-  }
-
-  std::string out_;
-  std::vector<int> counts_;  // Members or elements written, per open container.
-  int depth_ = 0;
-  bool after_key_ = false;
-};
 
 // Returns an exact integer: a JSON number within int64/uint64, else its decimal
 // string.
@@ -215,14 +103,6 @@ void WriteShape(Writer& w, const sym::Shape& shape, const sym::Bindings& b) {
   w.BeginArray();
   for (const sym::Expr& d : shape) WriteValue(w, d, b);
   w.EndArray();
-}
-
-// Writes the members of the object `j` into the open object.
-void WriteMembers(Writer& w, const Json& j) {
-  for (const auto& [key, value] : j.items()) {
-    w.Key(key);
-    w.Embed(value);
-  }
 }
 
 Json Inputs(const ir::Graph& graph, const Report& report,
