@@ -369,19 +369,15 @@ class Parser {
         want = 3;
         break;
       case Fn::kDevice:
-        want = 0;
-        break;
       case Fn::kAttentionBackend:
         want = 0;
-        break;
-      case Fn::kInd:
-        want = 1;
         break;
       default:
         want = 1;
         break;
     }
     if (n.kids.size() != want) {
+      pos_ = static_cast<size_t>(n.col);  // The error names the call's name.
       Fail(n.sval + "() takes " + std::to_string(want) + " argument" +
            (want == 1 ? "" : "s") + ", got " + std::to_string(n.kids.size()));
     }
