@@ -34,7 +34,8 @@ struct GenerationPeak {
 GenerationPeak PhasePeak(const StepAnalysis& phase,
                          const sym::Bindings& bindings);
 
-// Returns the text section "Generation": cache, FLOPs, peaks by phase.
+// Returns the generation's text: the model's name and parameters, then the
+// section "Generation": cache, FLOPs, peaks by phase.
 std::string RenderGenerationText(const GenerationAnalysis& g,
                                  const sym::Bindings& bindings);
 

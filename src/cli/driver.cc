@@ -265,10 +265,7 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
            "\n}\n";
     return Outcome::Ok();
   }
-  out = "Model: " + cl.builder_model +
-        "\nParams: " + std::to_string(report.params) + " (" +
-        std::to_string(report.param_bytes) + " bytes)\n" +
-        RenderGenerationText(*g, bindings);
+  out = RenderGenerationText(*g, bindings);
   return Outcome::Ok();
 }
 

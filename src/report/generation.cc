@@ -226,8 +226,18 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
                                  const sym::Bindings& b) {
   const GenerationPeak pp = PhasePeak(g.prefill, b),
                        dp = PhasePeak(g.decode, b);
-  std::string out =
-      "Generation (greedy, KV cache; prompt S, T new tokens, batch B)\n";
+  // The model: its name, parameters (quantized weights as out x in) and
+  // their stored bytes.
+  const Report& model = g.prefill.report;
+  std::string out;
+  if (!model.model.empty()) out += "Model:  " + model.model + "\n";
+  out += "Params: " + HumanAndExact(model.params, Unit::kCount) + ", " +
+         HumanAndExact(model.param_bytes, Unit::kBytes);
+  if (model.quantized_params != 0) {
+    out += "; " + HumanAndExact(model.quantized_params, Unit::kCount) +
+           " of them stored quantized";
+  }
+  out += "\nGeneration (greedy, KV cache; prompt S, T new tokens, batch B)\n";
   out += "  KV cache at the end (" +
          report::Bind(g.kv_cache_tokens, b).ToString() + " tokens, " +
          g.cache_dtype +

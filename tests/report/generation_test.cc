@@ -46,6 +46,35 @@ TEST(GenerationReportTest, TextNamesTheCacheAndBothPeaks) {
   EXPECT_THAT(text, HasSubstr("kv_cache"));
 }
 
+TEST(GenerationReportTest, TextOpensWithTheModelAndItsParameters) {
+  // Per layer q 64x64, k and v 32x64, o 64x64, gate and up 128x64, down 64x128
+  // (36,864 Linear weights) and two norms of 64; embed and lm_head 256x64 and
+  // the final norm 64, float32.
+  const int64_t linears = 2 * 36864;
+  const int64_t params = linears + 2 * 2 * 64 + 2 * 256 * 64 + 64;
+  GenerationAnalysis g = Tiny({{"B", 1}, {"S", 8}, {"T", 4}});
+  g.prefill.report.model = "tiny";
+  EXPECT_THAT(RenderGenerationText(g, g.decode.bindings),
+              ::testing::StartsWith("Model:  tiny\nParams: 106.82 K (" +
+                                    std::to_string(params) + "), 417.25 KiB (" +
+                                    std::to_string(4 * params) +
+                                    ")\nGeneration (greedy"));
+  // int8 weights: the Linear weights but lm_head's count as out x in, stored
+  // in a byte each.
+  StepConfig c;
+  c.mode = "generate";
+  c.weight_quant = "int8";
+  c.bindings = {{"B", 1}, {"S", 8}, {"T", 4}};
+  Result<GenerationAnalysis> q =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_THAT(RenderGenerationText(*q, q->decode.bindings),
+              HasSubstr("Params: 106.82 K (" + std::to_string(params) + "), "));
+  EXPECT_THAT(RenderGenerationText(*q, q->decode.bindings),
+              HasSubstr("; 73.73 K (" + std::to_string(linears) +
+                        ") of them stored quantized\n"));
+}
+
 TEST(GenerationReportTest, JsonEvaluatesUnderTheBindings) {
   GenerationAnalysis g = Tiny({{"B", 2}, {"S", 100}, {"T", 20}});
   const nlohmann::json j =
