@@ -1,5 +1,7 @@
 // The text report: header, module tree, top-k module types, operator table,
 // totals, then what the analysis could not do.
+#include <fmt/format.h>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -56,10 +58,18 @@ std::string StepText(const Report& report) {
   }
   if (tr.state_dtype != DType::kUnknown)
     galore += ", " + std::string(DTypeName(tr.state_dtype)) + " states";
+  // With frozen parameters, the trainable share of all, as peft's
+  // print_trainable_parameters gives it (trainable%).
+  const std::string share =
+      frozen > 0 && report.params > 0
+          ? fmt::format(
+                " ({:.3g}%)",
+                100.0 * static_cast<double>(tr.grad_params) / report.params)
+          : "";
   return "train with " + std::string(OptimizerName(tr.optimizer)) + galore +
          precision + "; " + HumanAndExact(tr.grad_params, Unit::kCount) +
-         " trainable params, " + HumanAndExact(frozen, Unit::kCount) +
-         " frozen";
+         " trainable params" + share + ", " +
+         HumanAndExact(frozen, Unit::kCount) + " frozen";
 }
 
 std::string RenderHeader(const ir::Graph& graph, const Report& report,
