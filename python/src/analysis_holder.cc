@@ -41,28 +41,20 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
   if (cli::Outcome o = Parse(args, nullptr, cl); !o.ok()) return o;
   cli::Prepared p;
   if (cli::Outcome o = cli::Prepare(cl, p); !o.ok()) return o;
-  if (!cl.lora.empty() && !cl.peft.empty())
-    return cli::Outcome::Usage("--lora and --peft: give one of them");
   StepConfig config = p.config;
-  if (!cl.lora.empty() || !cl.peft.empty())
-    config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
   // NB: one analysis serves many bindings (sweep): with a GPU it is timed
   // below where set= binds every symbol, and a sweep times each point.
   Result<std::optional<TimedOn>> timing = StepTiming(config);
   if (!timing.ok()) return cli::Outcome::Usage(timing.status().message());
   timing_ = *timing;
   config.evaluate_time = false;
-  Result<StepAnalysis> step = AnalyzeStep(p.graph, *p.rules, config);
+  Result<StepAnalysis> step = cli::AnalyzePrepared(cl, p, config);
   if (!step.ok()) return cli::Outcome::Usage(step.status().message());
   if (!step->strict.ok())
     return cli::Outcome::Strict("strict mode: " + step->strict.message());
   step_ = std::move(step).value();
   Report& report = step_.report;
   if (!name.empty()) report.model = name;
-  if (report.model.empty()) report.model = p.model_name;
-  for (const std::string& note : p.notes)
-    report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
-  report.inactive_params = p.inactive_params;
   symbols_ = cli::InputSymbols(step_.options.inputs);
   std::sort(symbols_.begin(), symbols_.end());
   symbols_.erase(std::unique(symbols_.begin(), symbols_.end()), symbols_.end());

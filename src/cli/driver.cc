@@ -183,6 +183,24 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
+Result<StepAnalysis> AnalyzePrepared(const CommandLine& cl, Prepared& p,
+                                     StepConfig config) {
+  if (!cl.lora.empty() && !cl.peft.empty())
+    return Status::InvalidArgument("--lora and --peft: give one of them");
+  if (!cl.lora.empty() || !cl.peft.empty())
+    config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
+  // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is
+  // not read after.
+  Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), *p.rules, config);
+  if (!step.ok()) return step;
+  Report& report = step->report;
+  if (report.model.empty()) report.model = p.model_name;
+  for (const std::string& note : p.notes)
+    report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
+  report.inactive_params = p.inactive_params;
+  return step;
+}
+
 Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p) {
   if (cl.builder_model.empty()) {
     return Outcome::Usage(
@@ -317,13 +335,9 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   if (cl.mode == "generate") return RunGenerate(cl, out);
   Prepared p;
   if (Outcome o = Prepare(cl, p); !o.ok()) return o;
-  if (!cl.lora.empty() && !cl.peft.empty())
-    return Outcome::Usage("--lora and --peft: give one of them");
   StepConfig config = p.config;
   const FlagOverrides method_flag = {
       {"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
-  if (!cl.lora.empty() || !cl.peft.empty())
-    config.method = cl.lora.empty() ? cl.peft : "lora:" + cl.lora;
   // A sweep times each of its points (the swept symbols stay free).
   std::optional<TimedOn> sweep_time;
   if (!cl.sweeps.empty()) {
@@ -332,9 +346,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
     sweep_time = *on;
     config.evaluate_time = false;
   }
-  // NB: the graph is handed over (a 1M-node graph is about 400 MB): p.graph is
-  // not read after.
-  Result<StepAnalysis> step = AnalyzeStep(std::move(p.graph), *p.rules, config);
+  Result<StepAnalysis> step = AnalyzePrepared(cl, p, config);
   if (!step.ok())
     return Outcome::Usage(WithFlagNames(step.status().message(), method_flag));
   if (!step->strict.ok())
@@ -346,10 +358,6 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   const sym::Bindings& bindings = step->bindings;
   for (Diagnostic& d : report.diagnostics)
     d.message = WithFlagNames(d.message, method_flag);
-  if (report.model.empty()) report.model = p.model_name;
-  for (const std::string& note : p.notes)
-    report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
-  report.inactive_params = p.inactive_params;
 
   // A memory figure that cannot be evaluated (bytes past int64 under --set)
   // is an error, never a report without it. NB: evaluated once, as the

@@ -34,6 +34,13 @@ struct Prepared {
 // model and the rules.
 Outcome Prepare(const CommandLine& cl, Prepared& p);
 
+// Analyses the step `p` holds under `config` (p.config with the caller's
+// timing choices) and `cl`'s PEFT method (--lora or --peft), the graph moved
+// out of `p`; the report gets the built model's name, notes and inactive
+// parameters. Errors keep the library's names (StepConfig.method).
+Result<StepAnalysis> AnalyzePrepared(const CommandLine& cl, Prepared& p,
+                                     StepConfig config);
+
 // What a generation (--mode generate) needs before its analysis: the step's
 // configuration with the --set values bound, the family's config (with
 // --param-dtype as its dtype) and the rules.

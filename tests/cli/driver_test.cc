@@ -53,5 +53,34 @@ TEST(DriverTest, PrepareSharesTheBuiltinRules) {
   EXPECT_EQ(c.rules->Find("aten::_convolution")->file, "rules/conv.yaml");
 }
 
+// AnalyzePrepared, what the command and the Python package both run: the
+// method from --lora or --peft, and the built model's inactive parameters on
+// the report.
+TEST(DriverTest, AnalyzePreparedAppliesTheMethodAndTheBuiltModel) {
+  // 2 layers of 8 experts, 2 routed per token: 6 experts' w1, w2, w3 (3 x 32 x
+  // 64 each) are inactive per layer.
+  const CommandLine cl =
+      Parse({"--model", "llama", "--config",
+             "layers=2,hidden=32,heads=4,kv_heads=2,intermediate=64,vocab=64,"
+             "experts=8,top_k=2",
+             "--lora", "r=2", "--set", "B=1", "--set", "S=4"});
+  Prepared p;
+  ASSERT_TRUE(Prepare(cl, p).ok());
+  const int64_t inactive = p.inactive_params;
+  EXPECT_EQ(inactive, 2 * 6 * 3 * 32 * 64);
+  Result<StepAnalysis> step = AnalyzePrepared(cl, p, p.config);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  EXPECT_EQ(step->report.inactive_params, inactive);
+  EXPECT_GT(step->report.training.grad_params, 0);  // The adapters.
+  EXPECT_LT(step->report.training.grad_params, step->report.params);
+
+  const CommandLine both =
+      Parse({"--model", "gpt2", "--lora", "r=2", "--peft", "lora:r=2"});
+  Prepared q;
+  ASSERT_TRUE(Prepare(both, q).ok());
+  EXPECT_EQ(AnalyzePrepared(both, q, q.config).status().message(),
+            "--lora and --peft: give one of them");
+}
+
 }  // namespace
 }  // namespace torchcost::cli
