@@ -172,7 +172,8 @@ def main(argv):
     args = parser.parse_args(argv)
     r = Runner(args.torchcost)
     lenet5 = ensure_lenet5(args.fixtures)
-    tmp = tempfile.mkdtemp(prefix="torchcost_cli_")
+    scratch = tempfile.TemporaryDirectory(prefix="torchcost_cli_")  # NB: removed when the test returns.
+    tmp = scratch.name
     try:
         files = write_bad_files(tmp)
         good_runs(r, lenet5)

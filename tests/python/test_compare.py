@@ -59,7 +59,8 @@ def main(argv):
     args = parser.parse_args(argv)
     res = torchcost_cli.Results()
     tc = args.torchcost
-    chart = os.path.join(tempfile.mkdtemp(), "compare.svg")
+    scratch = tempfile.TemporaryDirectory(prefix="torchcost_compare_")  # NB: removed when the test returns.
+    chart = os.path.join(scratch.name, "compare.svg")
     rc, out, err = run(tc, ["compare"] + MODEL + ["--set", SET_S, "--budget", "64MiB", "--json",
                                                   "--chart", chart] + CONFIGS)
     if not res.check(rc == 0, "compare --json", err.strip()):

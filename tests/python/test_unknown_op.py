@@ -127,7 +127,8 @@ def main():
     torch.set_num_threads(1)
     results = Results()
     model = build_model().eval()
-    tmp = tempfile.mkdtemp(prefix="tc_unknown_")
+    scratch = tempfile.TemporaryDirectory(prefix="tc_unknown_")  # NB: removed when main returns.
+    tmp = scratch.name
     pt = os.path.join(tmp, "diffnet.pt")
     torch.jit.save(torch.jit.trace(model, torch.randn(TRACE_BATCH, C, H, W)), pt)
     shape = "%d,%d,%d" % (C, H, W)
