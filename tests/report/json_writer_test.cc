@@ -144,6 +144,19 @@ TEST(JsonWriterTest, IntegerLimits) {
   EXPECT_EQ(w.Take(), Expected(j));
 }
 
+// Returns the writer's object {s: s for each of `strings`}.
+template <size_t N>
+std::string WriteEachAsItsOwnKey(const std::string (&strings)[N]) {
+  Writer w(0);
+  w.BeginObject();
+  for (const std::string& s : strings) {
+    w.Key(s);
+    w.Str(s);
+  }
+  w.EndObject();
+  return w.Take();
+}
+
 // Strings the writer does not copy as they are: it hands them to nlohmann.
 TEST(JsonWriterTest, StringsNeedingEscapes) {
   const std::string strings[] = {
@@ -157,15 +170,7 @@ TEST(JsonWriterTest, StringsNeedingEscapes) {
   };
   Json j = Json::object();
   for (const std::string& s : strings) j[s] = s;
-
-  Writer w(0);
-  w.BeginObject();
-  for (const std::string& s : strings) {
-    w.Key(s);
-    w.Str(s);
-  }
-  w.EndObject();
-  EXPECT_EQ(w.Take(), Expected(j));
+  EXPECT_EQ(WriteEachAsItsOwnKey(strings), Expected(j));
 }
 
 TEST(JsonWriterTest, Unicode) {
@@ -198,15 +203,7 @@ TEST(JsonWriterTest, InvalidUtf8IsReplaced) {
   };
   Json j = Json::object();
   for (const std::string& s : strings) j[s] = s;
-
-  Writer w(0);
-  w.BeginObject();
-  for (const std::string& s : strings) {
-    w.Key(s);
-    w.Str(s);
-  }
-  w.EndObject();
-  const std::string text = w.Take();
+  const std::string text = WriteEachAsItsOwnKey(strings);
   EXPECT_EQ(text, ExpectedReplaced(j));
   EXPECT_NE(text.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD.
 }
