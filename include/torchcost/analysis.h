@@ -142,9 +142,13 @@ struct Report {
   // Of params: the elements of weights stored quantized (NF4, int8, int4,
   // fp8), whose bytes are param_bytes' stored ones.
   int64_t quantized_params = 0;
-  // Parameters one token does not use (a mixture of experts' unrouted experts,
-  // as the built model declares them; the analysis leaves it 0): the active
-  // parameters are params - inactive_params.
+  // Parameters one token does not use: in each mixture's experts list
+  // (ir::Scope::routed_top_k), the share of its parameters, adapters included,
+  // held by the (n - top_k) of its n experts a token is not routed to. The
+  // active parameters are params - inactive_params.
+  // NB: negative where a rank holds fewer experts than top_k (expert
+  // parallelism: params is one rank's, params - inactive_params the whole
+  // model's active count).
   int64_t inactive_params = 0;
   int64_t trainable_params = 0;
   int64_t buffers = 0;  // Buffer elements.

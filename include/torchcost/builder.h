@@ -65,9 +65,6 @@ struct BuiltModel {
   // What the family did that its config does not say (a padded vocabulary),
   // one sentence each, for the report's notes.
   std::vector<std::string> notes;
-  // Parameters a token does not use: in a mixture of experts, the experts it
-  // is not routed to (layers x (experts - top_k) x one expert's); 0 if dense.
-  int64_t inactive_params = 0;
   // The loss its task trains with by default, as ParseLossSpec reads it
   // ("causal_lm", "cross_entropy"); empty: out.sum().
   std::string default_loss;
@@ -190,6 +187,9 @@ class GraphBuilder {
   void Push(const std::string& name, const std::string& type);
   // Leaves the current module.
   void Pop();
+  // Marks the current module as a mixture's experts, each token running
+  // `top_k` of its children (ir::Scope::routed_top_k).
+  void RouteTokens(int64_t top_k);
   // Returns the dotted path of the current module ("" at the root).
   const std::string& path() const;
   // Returns `name` qualified by the current module's path.

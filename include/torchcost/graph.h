@@ -128,6 +128,9 @@ struct Scope {
   int parent = -1;            // -1 for the root.
   int depth = 0;              // 0 for the root.
   std::vector<int> children;  // In registration order.
+  // A mixture's experts (a ModuleList): each token runs routed_top_k of its
+  // children; 0 if the module is no routed list.
+  int64_t routed_top_k = 0;
 };
 
 // The scopes' index by path.

@@ -76,6 +76,7 @@ class Aggregator {
       r_->modules[i].scope = static_cast<int>(i);
     Totals();
     Params();
+    InactiveParams();
     NodeCosts();
     OutputShapes();
   }
@@ -126,6 +127,20 @@ class Aggregator {
       };
       add_chain(p.name);
       for (const auto& a : p.aliases) add_chain(a);
+    }
+  }
+
+  // After Params: a token is routed to top_k of a list's n experts, each
+  // expert equally often (the balanced routing the builder assumes), so on
+  // average it leaves (n - top_k) / n of the list's parameters unused; exactly
+  // (n - top_k) experts' where the experts are alike.
+  void InactiveParams() {
+    for (size_t s = 0; s < g_.scopes.size(); ++s) {
+      const ir::Scope& scope = g_.scopes[s];
+      const int64_t n = static_cast<int64_t>(scope.children.size());
+      if (scope.routed_top_k <= 0 || n == 0) continue;
+      r_->inactive_params +=
+          r_->modules[s].params * (n - scope.routed_top_k) / n;
     }
   }
 

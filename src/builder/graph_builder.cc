@@ -126,6 +126,10 @@ void GraphBuilder::Pop() {
   scope_stack_.pop_back();
 }
 
+void GraphBuilder::RouteTokens(int64_t top_k) {
+  g_.scopes[scope_stack_.back()].routed_top_k = top_k;
+}
+
 const std::string& GraphBuilder::path() const {
   return g_.scopes[scope_stack_.back()].path;
 }
@@ -381,6 +385,8 @@ std::vector<int> GraphBuilder::Replay(
                                             Qualify(entered.second), type);
     // NB: the first image of a module wins (the base's is the current one).
     if (scope_image[entered.first] < 0) scope_image[entered.first] = image;
+    if (g_.scopes[image].routed_top_k == 0)
+      g_.scopes[image].routed_top_k = g_.scopes[entered.first].routed_top_k;
   }
   // r's value v becomes v + shift, as its nodes are appended in order; an
   // outside value v < r.first_value reads input_image[v] (-1: itself).

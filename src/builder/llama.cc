@@ -97,6 +97,7 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         l.router = linear("gate", c.experts, h, false, &no_bias);
         {
           ScopeGuard list(b, "experts", "ModuleList");
+          b.RouteTokens(c.top_k);
           // NB: with expert parallelism, rank 0's experts / ep experts.
           for (int64_t e = 0; e < c.experts / c.ep; ++e) {
             ScopeGuard expert(
@@ -716,16 +717,6 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   BuiltModel m = FinishCausalLm(b, x, gen, windows);
   if (c.experts > 0) {
-    // (experts - top_k) experts per layer, each 3 * hidden *
-    // expert_intermediate.
-    const int64_t ei =
-        c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
-    // NB: with ep > 1 the graph holds experts / ep of them: params is one
-    // rank's, params - inactive_params still the whole model's active count,
-    // so inactive_params is layers x (experts / ep - top_k) experts (negative
-    // if top_k > experts / ep).
-    m.inactive_params =
-        c.layers * (c.experts / c.ep - c.top_k) * 3 * c.hidden * ei;
     const std::string e = std::to_string(c.experts),
                       k = std::to_string(c.top_k);
     m.notes.push_back(

@@ -179,7 +179,6 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   p.graph = std::move(graph).value();
   p.model_name = built ? cl.builder_model : cl.model;
   if (built) p.notes = built->notes;
-  if (built) p.inactive_params = built->inactive_params;
   return LoadRules(cl.rules_dir, cl.strict, p.rules);
 }
 
@@ -197,7 +196,6 @@ Result<StepAnalysis> AnalyzePrepared(const CommandLine& cl, Prepared& p,
   if (report.model.empty()) report.model = p.model_name;
   for (const std::string& note : p.notes)
     report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
-  report.inactive_params = p.inactive_params;
   return step;
 }
 

@@ -26,8 +26,6 @@ struct Prepared {
   std::string model_name;
   // The built family's notes (a padded vocabulary).
   std::vector<std::string> notes;
-  // The built model's (BuiltModel::inactive_params).
-  int64_t inactive_params = 0;
 };
 
 // Reads the flags into `p.config` (checking it as the library does), then the
@@ -36,8 +34,8 @@ Outcome Prepare(const CommandLine& cl, Prepared& p);
 
 // Analyses the step `p` holds under `config` (p.config with the caller's
 // timing choices) and `cl`'s PEFT method (--lora or --peft), the graph moved
-// out of `p`; the report gets the built model's name, notes and inactive
-// parameters. Errors keep the library's names (StepConfig.method).
+// out of `p`; the report gets the built model's name and notes. Errors keep the
+// library's names (StepConfig.method).
 Result<StepAnalysis> AnalyzePrepared(const CommandLine& cl, Prepared& p,
                                      StepConfig config);
 

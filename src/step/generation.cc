@@ -167,8 +167,6 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   if (!d.ok()) return d.status().WithPrefix("generate: decode");
   g.prefill = std::move(p).value();
   g.decode = std::move(d).value();
-  g.prefill.report.inactive_params = prefill->inactive_params;
-  g.decode.report.inactive_params = decode->inactive_params;
   sym::Context& ctx = *g.decode.context;
 
   // The cache's bytes per token: each cache output [B, kv_heads, len, head_dim]

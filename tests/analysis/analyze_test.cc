@@ -132,6 +132,47 @@ TEST(AnalyzeTest, TiedParameterCountsOnce) {
     EXPECT_EQ(r->modules[s].params, 40);
 }
 
+TEST(AnalyzeTest, RoutedExpertsLeaveTheirUnroutedShareInactive) {
+  // moe.gate [4, 8] (the router, always active) and moe.experts.0..3, each a
+  // weight [8, 8]; expert 0 also holds an adapter [2, 8]. Each token runs
+  // top_k = 1 of the 4 experts, each as often as the others (balanced
+  // routing): it leaves 3/4 of the list's 4 * 64 + 16 parameters unused on
+  // average. A second list, not routed, adds nothing inactive.
+  GraphBuilder b;
+  int x = b.Input();
+  int router = b.Param("moe.gate.weight", {4, 8});
+  for (int e = 0; e < 4; ++e) {
+    const std::string expert = "moe.experts." + std::to_string(e);
+    b.Param(expert + ".weight", {8, 8});
+    b.graph().GetOrAddScope(expert, "Expert");
+  }
+  b.Param("moe.experts.0.lora_A.weight", {2, 8});
+  b.graph().GetOrAddScope("moe.experts.0.lora_A", "Linear");
+  b.Param("dense.0.weight", {8, 8});
+  b.graph().GetOrAddScope("dense.0", "Linear");
+  const int experts = b.graph().GetOrAddScope("moe.experts", "ModuleList");
+  b.graph().scopes[experts].routed_top_k = 1;
+  b.Scope("moe.gate", "Linear");
+  b.Output(b.One("t::lin", {x, router}, {"input", "weight"}));
+  RuleSet rules = Rules();
+  sym::Context ctx;
+  AnalysisOptions opts;
+  opts.inputs.push_back(*ParseInputSpec(ctx, "2,8"));
+  auto r = Analyze(b.graph(), rules, ctx, opts);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->params, 32 + 4 * 64 + 16 + 64);
+  EXPECT_EQ(r->inactive_params, (4 * 64 + 16) * 3 / 4);
+
+  // Two routed of the 4: half of them.
+  b.graph().scopes[experts].routed_top_k = 2;
+  sym::Context ctx2;
+  AnalysisOptions opts2;
+  opts2.inputs.push_back(*ParseInputSpec(ctx2, "2,8"));
+  auto two = Analyze(b.graph(), rules, ctx2, opts2);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(two->inactive_params, (4 * 64 + 16) / 2);
+}
+
 TEST(AnalyzeTest, UnknownOpsAreCountedAndDownstreamIsSkipped) {
   GraphBuilder b;
   int x = b.Input();

@@ -191,8 +191,8 @@ TEST(LlamaMoeTest, ExpertParallelRankHoldsItsExperts) {
   EXPECT_EQ(four->report.params,
             one->report.params - 2 * (kE - kE / 4) * kMacsPerRow);
   // The whole model's active parameters are unchanged.
-  EXPECT_EQ(four->report.params - four->model.inactive_params,
-            one->report.params - one->model.inactive_params);
+  EXPECT_EQ(four->report.params - four->report.inactive_params,
+            one->report.params - one->report.inactive_params);
   // The rank's 2 experts each compute on the rows 4 ranks send: 4 * (B*S*2 //
   // 8), the same B*S*2 rows in all as without expert parallelism.
   const sym::Bindings at = {{"B", 2}, {"S", 16}};
@@ -244,7 +244,7 @@ TEST(LlamaMoeTest, MixtralNamesEachExpertsW1W2W3) {
   // 3 h I; a token uses top_k of them, so E - top_k experts are inactive.
   EXPECT_EQ(moe->report.params - dense->report.params,
             2 * (kH * kE + kE * 3 * kH * kI - 3 * kH * kI));
-  EXPECT_EQ(moe->model.inactive_params, 2 * (kE - kK) * 3 * kH * kI);
+  EXPECT_EQ(moe->report.inactive_params, 2 * (kE - kK) * 3 * kH * kI);
   // The forward keeps the names: w3 (up) of expert 3 on its B*S*2 // 8 rows.
   const sym::Bindings at = {{"B", 2}, {"S", 12}};
   EXPECT_EQ(ModuleMacs(*moe, "layers.0.block_sparse_moe.experts.3.w3", at),
@@ -273,7 +273,7 @@ TEST(LlamaMoeTest, SharedExpertAndItsGateSeeEveryToken) {
   EXPECT_EQ(a->report.params - plain->report.params,
             kE * 3 * kH * (kIe - kI) + 3 * kH * kIs + kH);
   // The shared expert is always active: only E - top_k routed experts idle.
-  EXPECT_EQ(a->model.inactive_params, (kE - kK) * 3 * kH * kIe);
+  EXPECT_EQ(a->report.inactive_params, (kE - kK) * 3 * kH * kIe);
 }
 
 }  // namespace

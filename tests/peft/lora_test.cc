@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 
 #include "testing/analyze_graph.h"
+#include "testing/built_models.h"
 #include "testing/builtin_rules.h"
 #include "testing/graph_builder.h"
 #include "testing/linear_graphs.h"
 #include "testing/timeline.h"
 #include "torchcost/analysis.h"
+#include "torchcost/builder.h"
+#include "torchcost/families.h"
 #include "torchcost/peft.h"
+#include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
@@ -189,6 +193,38 @@ TEST(LoraTest, Errors) {
               HasSubstr("must be in [0, 1)"));
   EXPECT_THAT(ParseLoraConfig("dtype=int8").status().message(),
               HasSubstr("dtype=int8 is not a float dtype"));
+}
+
+TEST(LoraTest, AdaptersOnExpertsAreActiveForTheRoutedExpertsOnly) {
+  // A mixture of experts (Mixtral's names), 2 layers, hidden h = 64, 8 experts
+  // of width I = 32, top 2; LoRA of rank r = 4 on q_proj and on every
+  // expert's w1, w2, w3: each expert gains r (h + I) per projection, 3 r (h +
+  // I) in all, and a token still runs top_k of the E experts. Inactive: per
+  // layer, E - top_k experts' weights and adapters; q_proj's adapters are
+  // always active.
+  constexpr int64_t kH = 64, kI = 32, kE = 8, kK = 2, kR = 4, kLayers = 2;
+  Result<build::BuiltModel> m = build::BuildNamedModel(
+      "llama",
+      "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=32,vocab=100,"
+      "experts=8,top_k=2,classes=Mixtral");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const int64_t base_params = testing::AnalyzeBuilt(*m, ctx).params;
+  StepConfig config = StepConfigFor(*m);
+  config.method = "lora:r=4,targets=q_proj|w1|w2|w3";
+  Result<StepAnalysis> step =
+      AnalyzeStep(m->graph, testing::BuiltinRules(), config);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  const Report& r = step->report;
+  const int64_t expert_weights = 3 * kH * kI;
+  const int64_t per_expert_adapters = 3 * kR * (kH + kI);
+  const int64_t q_adapters = kR * (kH + kH);
+  EXPECT_EQ(r.params,
+            base_params + kLayers * (q_adapters + kE * per_expert_adapters));
+  EXPECT_EQ(r.trainable_params,
+            kLayers * (q_adapters + kE * per_expert_adapters));
+  EXPECT_EQ(r.inactive_params,
+            kLayers * (kE - kK) * (expert_weights + per_expert_adapters));
 }
 
 }  // namespace
