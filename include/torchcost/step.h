@@ -209,6 +209,11 @@ struct StepAnalysis {
   // Not ok if StepConfig::strict and some op has no rule (Unimplemented,
   // naming them); the report is still complete, as a lenient analysis finds it.
   Status strict;
+  // The GPU the config names (StepConfig::gpu, or gpu_file's device with its
+  // fitted efficiencies), whether or not the report was timed at `bindings`
+  // (StepConfig::evaluate_time): what EstimateTime takes to time it at other
+  // bindings. nullopt: no GPU named.
+  std::optional<TimedOn> timed_on;
 };
 
 // Returns a StepConfig (defaults otherwise) with the inputs, their symbols'

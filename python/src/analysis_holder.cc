@@ -43,10 +43,8 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
   if (cli::Outcome o = cli::Prepare(cl, p); !o.ok()) return o;
   StepConfig config = p.config;
   // NB: one analysis serves many bindings (sweep): with a GPU it is timed
-  // below where set= binds every symbol, and a sweep times each point.
-  Result<std::optional<TimedOn>> timing = StepTiming(config);
-  if (!timing.ok()) return cli::Outcome::Usage(timing.status().message());
-  timing_ = *timing;
+  // below where set= binds every symbol, and a sweep times each point on
+  // step_.timed_on.
   config.evaluate_time = false;
   Result<StepAnalysis> step = cli::AnalyzePrepared(cl, p, config);
   if (!step.ok()) return cli::Outcome::Usage(step.status().message());
@@ -61,9 +59,9 @@ cli::Outcome AnalysisHolder::Run(const std::vector<std::string>& args,
   const bool bound = std::all_of(
       symbols_.begin(), symbols_.end(),
       [&](const std::string& s) { return step_.bindings.count(s) > 0; });
-  if (timing_ && bound) {
+  if (step_.timed_on && bound) {
     Result<TimeReport> time =
-        EstimateTime(step_.graph, report, *timing_, step_.bindings);
+        EstimateTime(step_.graph, report, *step_.timed_on, step_.bindings);
     if (!time.ok()) return cli::Outcome::Usage(time.status().message());
     report.time = std::move(time).value();
   }

@@ -37,12 +37,13 @@ class AnalysisHolder {
   // The free symbols of the inputs, sorted.
   const std::vector<std::string>& symbols() const { return symbols_; }
   // The GPU the analysis times on (gpu= or gpu_file=), or nullptr.
-  const TimedOn* timing() const { return timing_ ? &*timing_ : nullptr; }
+  const TimedOn* timing() const {
+    return step_.timed_on ? &*step_.timed_on : nullptr;
+  }
 
  private:
   StepAnalysis step_;
   std::vector<std::string> symbols_;
-  std::optional<TimedOn> timing_;
 };
 
 // Runs `torchcost compare` with `args` (no program name, no "compare"); `out`

@@ -240,13 +240,7 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   }
   // A sweep times each of its points: the analysis derives moved bytes
   // without timing itself (the swept symbols stay free).
-  std::optional<TimedOn> sweep_time;
-  if (!cl.sweeps.empty()) {
-    Result<std::optional<TimedOn>> on = StepTiming(p.config);
-    if (!on.ok()) return Outcome::Usage(WithFlagNames(on.status().message()));
-    sweep_time = *on;
-    p.config.evaluate_time = false;
-  }
+  if (!cl.sweeps.empty()) p.config.evaluate_time = false;
   Result<GenerationAnalysis> g =
       AnalyzeGeneration(cl.builder_model, p.model_config, *p.rules, p.config);
   if (!g.ok()) return Outcome::Usage(WithFlagNames(g.status().message()));
@@ -258,9 +252,9 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   if (!cl.sweeps.empty()) {
     std::vector<SweepSpec> sweeps;
     if (Outcome o = ParseGenerationSweeps(cl.sweeps, sweeps); !o.ok()) return o;
-    Result<std::string> table =
-        RenderGenerationSweep(*g, sweeps, bindings, budget, cl.json,
-                              sweep_time ? &*sweep_time : nullptr);
+    Result<std::string> table = RenderGenerationSweep(
+        *g, sweeps, bindings, budget, cl.json,
+        g->decode.timed_on ? &*g->decode.timed_on : nullptr);
     if (!table.ok())
       return Outcome::Usage(WithFlagNames(table.status().message()));
     out = std::move(table).value();
@@ -337,13 +331,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
   const FlagOverrides method_flag = {
       {"StepConfig.method", cl.lora.empty() ? "--peft" : "--lora"}};
   // A sweep times each of its points (the swept symbols stay free).
-  std::optional<TimedOn> sweep_time;
-  if (!cl.sweeps.empty()) {
-    Result<std::optional<TimedOn>> on = StepTiming(config);
-    if (!on.ok()) return Outcome::Usage(WithFlagNames(on.status().message()));
-    sweep_time = *on;
-    config.evaluate_time = false;
-  }
+  if (!cl.sweeps.empty()) config.evaluate_time = false;
   Result<StepAnalysis> step = AnalyzePrepared(cl, p, config);
   if (!step.ok())
     return Outcome::Usage(WithFlagNames(step.status().message(), method_flag));
@@ -386,7 +374,7 @@ Outcome Run(const CommandLine& cl, std::string& out) {
       }
       sweeps.push_back(std::move(spec).value());
     }
-    const TimedOn* time = sweep_time ? &*sweep_time : nullptr;
+    const TimedOn* time = step->timed_on ? &*step->timed_on : nullptr;
     Result<std::string> table =
         cl.json ? RenderSweepJson(graph, report, sweeps, bindings, time)
                 : RenderSweepText(graph, report, sweeps, bindings, time);

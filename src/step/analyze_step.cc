@@ -212,9 +212,10 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
     options.param_dtype = DType::kUnknown;
   }
   // 8. The time on a GPU, under the bindings.
-  if (parsed->gpu && config.evaluate_time) {
-    Result<TimeReport> time = EstimateTime(
-        out.graph, out.report, *step::TimingOf(config, *parsed), out.bindings);
+  out.timed_on = step::TimingOf(config, *parsed);
+  if (out.timed_on && config.evaluate_time) {
+    Result<TimeReport> time =
+        EstimateTime(out.graph, out.report, *out.timed_on, out.bindings);
     if (!time.ok()) {
       return Fail(
           StepStage::kAnalysis,

@@ -238,11 +238,9 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   }
   if (g.prefill.report.time.present) {
     // The phases were timed at the bindings (StepConfig.evaluate_time).
-    Result<std::optional<TimedOn>> on = StepTiming(config);
-    if (!on.ok()) return on.status();
     Result<GenerationTime> time =
-        FinishTime(g, (*on)->gpu, g.decode.bindings, g.prefill.report.time,
-                   g.decode.report.time);
+        FinishTime(g, g.decode.timed_on->gpu, g.decode.bindings,
+                   g.prefill.report.time, g.decode.report.time);
     if (!time.ok()) return time.status().WithPrefix("generate: time");
     g.time = std::move(time).value();
   }

@@ -5,6 +5,7 @@
 
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
+#include "torchcost/roofline.h"
 #include "torchcost/step.h"
 
 namespace torchcost {
@@ -42,12 +43,30 @@ TEST(GpuTimeTest, TimeWithAGpuAndBoundSymbols) {
   EXPECT_DOUBLE_EQ(t.step_seconds, 2 * 4 * 16 * 4 / 3350e9);
 }
 
+TEST(GpuTimeTest, TimedLaterOnTheGpuTheResultNames) {
+  // evaluate_time off: B stays free, the report is untimed, and the result
+  // names the GPU; EstimateTime on it at B = 4 gives the time above.
+  StepConfig c = Config();
+  c.gpu = "h100";
+  c.evaluate_time = false;
+  Result<StepAnalysis> r = AnalyzeStep(Relu(), BuiltinRules(), c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->report.time.present);
+  ASSERT_TRUE(r->timed_on.has_value());
+  EXPECT_EQ(r->timed_on->source, "roofline on H100-SXM");
+  Result<TimeReport> t =
+      EstimateTime(r->graph, r->report, *r->timed_on, {{"B", 4}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(t->step_seconds, 2 * 4 * 16 * 4 / 3350e9);
+}
+
 TEST(GpuTimeTest, NoGpuNoTime) {
   StepConfig c = Config();
   c.bindings = {{"B", 4}};
   Result<StepAnalysis> r = AnalyzeStep(Relu(), BuiltinRules(), c);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->report.time.present);
+  EXPECT_FALSE(r->timed_on.has_value());
   EXPECT_EQ(r->report.nodes[0].bytes,
             sym::Expr(0));  // Bytes are derived only for a time.
 }
