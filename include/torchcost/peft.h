@@ -61,6 +61,11 @@ struct QloraConfig {
   // Linear modules kept unquantized (regex as for targets); the graph's last
   // Linear (the output head) is always kept, as transformers does.
   std::string skip;
+  // If true, the quantized Linears serve inference only, under no_grad (the
+  // weight-only quantization for generation): bitsandbytes' gemv_4bit kernel
+  // then reads the codes for a single row, with no dequantized temporary
+  // (rules/quantized.yaml). Not a key of ParseQloraConfig.
+  bool inference = false;
 };
 
 // Parses LoRA's keys plus "compute=bf16,block=64,double_quant=true,skip=REGEX".

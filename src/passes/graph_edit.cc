@@ -15,6 +15,9 @@ int GraphEditor::Constant(ir::ValueKind kind, ir::Constant c) {
 int GraphEditor::Int(int64_t i) { return Constant(ir::ValueKind::kInt, i); }
 int GraphEditor::Float(double f) { return Constant(ir::ValueKind::kFloat, f); }
 int GraphEditor::Bool(bool b) { return Constant(ir::ValueKind::kBool, b); }
+int GraphEditor::Str(std::string s) {
+  return Constant(ir::ValueKind::kString, std::move(s));
+}
 int GraphEditor::None() {
   return Constant(ir::ValueKind::kNone, std::monostate());
 }

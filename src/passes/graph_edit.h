@@ -19,6 +19,7 @@ class GraphEditor {
   int Int(int64_t i);
   int Float(double f);
   int Bool(bool b);
+  int Str(std::string s);
   int None();
   int Ints(std::vector<int64_t> l);
   // A ScalarType argument (TorchScript passes dtypes as their c10 code).

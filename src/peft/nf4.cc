@@ -123,9 +123,10 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
                    constants_of[w][0],
                    constants_of[w][1],
                    ed.Ints({out, in}),
-                   bias >= 0 ? bias : ed.None()};
-    node.input_names = {"input",   "weight",       "absmax",
-                        "absmax2", "weight_shape", "bias"};
+                   bias >= 0 ? bias : ed.None(),
+                   ed.Bool(c.inference)};
+    node.input_names = {"input",        "weight", "absmax",   "absmax2",
+                        "weight_shape", "bias",   "inference"};
     ++quantized;
   }
   if (quantized == 0)

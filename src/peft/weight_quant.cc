@@ -3,8 +3,9 @@
 //   int8  bitsandbytes Linear8bitLt / Int8Params
 //   (bitsandbytes-foundation/bitsandbytes
 //         bitsandbytes/nn/modules.py at
-//         20e1677dfdc4495038fd780807c8cbc253adf921): CB int8 [out, in], SCB
-//         float32 [out] (each row's absmax);
+//         f0e6ca31b32c4744a9cee4e31610b25796cbf778, release 0.49.2,
+//         Int8Params._quantize): CB int8 [out, in], SCB float32 [out] (each
+//         row's absmax);
 //   int4  AutoAWQ's WQLinear_GEMM (casper-hansen/AutoAWQ
 //   awq/modules/linear/gemm.py at
 //         d9dc8e564fed1527be2a9d8d5c74daf3823c3203), w_bit 4, group_size 128:
@@ -60,6 +61,21 @@ int64_t CodeBytes(int64_t out, int64_t in, WeightQuant f) {
   return f == WeightQuant::kInt4 ? in * CeilDiv(out, 8) * 4 : out * in;
 }
 
+// The format's name, as ParseWeightQuant reads it and the rule's `format`.
+std::string FormatName(WeightQuant f) {
+  switch (f) {
+    case WeightQuant::kInt8:
+      return "int8";
+    case WeightQuant::kInt4:
+      return "int4";
+    case WeightQuant::kNf4:
+      return "nf4";
+    case WeightQuant::kFp8:
+      return "fp8";
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<WeightQuant> ParseWeightQuant(std::string_view text) {
@@ -95,6 +111,7 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
     QloraConfig c;
     c.compute_dtype = compute;  // NB: QuantizeNf4 converts float parameters to
                                 // it: the model's own dtype here.
+    c.inference = true;
     return QuantizeNf4(graph, c);
   }
   ir::Graph g = graph;
@@ -157,9 +174,14 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
               bias = training::NodeArg(node, "bias", 2);
     node.op = "torchcost::weight_only_linear";
     node.overload.clear();
-    node.inputs = {x, w, scales_of[w].back(), ed.Ints({out, in}),
-                   bias >= 0 ? bias : ed.None()};
-    node.input_names = {"input", "weight", "scales", "weight_shape", "bias"};
+    node.inputs = {x,
+                   w,
+                   scales_of[w].back(),
+                   ed.Ints({out, in}),
+                   bias >= 0 ? bias : ed.None(),
+                   ed.Str(FormatName(format))};
+    node.input_names = {"input",        "weight", "scales",
+                        "weight_shape", "bias",   "format"};
     ++quantized;
   }
   if (quantized == 0)

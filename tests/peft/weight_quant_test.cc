@@ -6,11 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
 #include "testing/built_models.h"
+#include "testing/graph_builder.h"
+#include "testing/timeline.h"
 #include "torchcost/families.h"
 #include "torchcost/generation.h"
 #include "torchcost/peft.h"
 #include "torchcost/step.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
@@ -91,6 +95,68 @@ TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
   EXPECT_EQ(g->prefill.report.param_bytes, expected);
   EXPECT_EQ(g->prefill.report.params, params);
   EXPECT_EQ(g->prefill.report.quantized_params, quantized);
+}
+
+// The largest TEMP bytes of an inference forward of x [B, S, 256] through
+// a Linear 256 -> 128 (float32, no bias) quantized as `format`, then a head
+// 128 -> 8 (kept dense: no temporary), at B and S.
+int64_t LinearTemp(WeightQuant format, int64_t batch, int64_t seq) {
+  testing::GraphBuilder b;
+  const int x = b.Input();
+  const int w = b.Param("proj.weight", {128, 256}, /*requires_grad=*/false);
+  const int head = b.Param("head.weight", {8, 128}, /*requires_grad=*/false);
+  b.Scope("proj", "Linear");
+  const int h = b.One("aten::linear", {x, w}, {"input", "weight"});
+  b.Scope("head", "Linear");
+  b.Output(b.One("aten::linear", {h, head}, {"input", "weight"}));
+  Result<ir::Graph> g = QuantizeWeights(b.graph(), format);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return -1;
+  sym::Context ctx;
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kInfer;
+  const Report r =
+      testing::AnalyzeGraph(*g, BuiltinRules(), ctx, opts, "B,S,256");
+  EXPECT_TRUE(r.unknown_ops.empty());
+  const PeakInfo peak = EvaluatePeak(r.training, {{"B", batch}, {"S", seq}});
+  EXPECT_TRUE(peak.error.empty()) << peak.error;
+  return testing::At(peak.category_max[static_cast<int>(MemCategory::kTemp)]);
+}
+
+TEST(WeightQuantTest, TemporariesFollowEachLibrarysKernel) {
+  // Each format's kernel, as its library dispatches it (rules/quantized.yaml
+  // cites the sources), on M = B*S rows of a float32 input:
+  constexpr int64_t kOut = 128, kIn = 256;
+  struct Shape {
+    int64_t batch, seq;
+  };
+  for (const Shape& at : {Shape{1, 1}, Shape{4, 1}, Shape{1, 1023},
+                          Shape{1, 1024}, Shape{2, 512}, Shape{3, 700}}) {
+    const int64_t m = at.batch * at.seq;
+    SCOPED_TRACE("B=" + std::to_string(at.batch) +
+                 " S=" + std::to_string(at.seq));
+    // NB: inference holds the Linear's output h [M, 128] float32 as TEMP
+    // (read by the head), live beside the kernel's temporaries.
+    const int64_t h = 4 * m * kOut;
+    // AWQ: the fused GEMM below x.shape[0] * x.shape[1] = B*S = 1024 rows, the
+    // float16 weight [in, out] from there on; the input cast to float16 and
+    // the float16 output before its cast back, either way.
+    EXPECT_EQ(
+        LinearTemp(WeightQuant::kInt4, at.batch, at.seq),
+        h + (m >= 1024 ? 2 * kIn * kOut : 0) + 2 * m * kIn + 2 * m * kOut);
+    // LLM.int8: the input's int8 codes and float32 row scales, the int32
+    // product; never a dequantized weight.
+    EXPECT_EQ(LinearTemp(WeightQuant::kInt8, at.batch, at.seq),
+              h + m * kIn + 4 * m + 4 * m * kOut);
+    // FBGEMM fp8 rowwise: the input's fp8 codes and float32 row scales.
+    EXPECT_EQ(LinearTemp(WeightQuant::kFp8, at.batch, at.seq),
+              h + m * kIn + 4 * m);
+    // bitsandbytes nf4 under no_grad: gemv_4bit for one row (256 is a
+    // multiple of the 64-weight block), else the weight dequantized to the
+    // input's dtype.
+    EXPECT_EQ(LinearTemp(WeightQuant::kNf4, at.batch, at.seq),
+              h + (m == 1 ? 0 : kOut * kIn * 4));
+  }
 }
 
 TEST(WeightQuantTest, NeedsGenerate) {
