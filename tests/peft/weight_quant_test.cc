@@ -97,10 +97,15 @@ TEST(WeightQuantTest, GenerationHoldsTheQuantizedWeights) {
   EXPECT_EQ(g->prefill.report.quantized_params, quantized);
 }
 
-// The largest TEMP bytes of an inference forward of x [B, S, 256] through
-// a Linear 256 -> 128 (float32, no bias) quantized as `format`, then a head
-// 128 -> 8 (kept dense: no temporary), at B and S.
-int64_t LinearTemp(WeightQuant format, int64_t batch, int64_t seq) {
+// What an inference forward of x [B, S, 256] through a Linear 256 -> 128
+// (float32, no bias) quantized as `format`, then a head 128 -> 8 (kept dense:
+// no temporary), costs at B and S.
+struct QuantizedLinearCost {
+  int64_t temp = -1;   // The largest TEMP bytes live.
+  int64_t bytes = -1;  // The quantized Linear's moved bytes (time model).
+};
+
+QuantizedLinearCost LinearCost(WeightQuant format, int64_t batch, int64_t seq) {
   testing::GraphBuilder b;
   const int x = b.Input();
   const int w = b.Param("proj.weight", {128, 256}, /*requires_grad=*/false);
@@ -111,16 +116,30 @@ int64_t LinearTemp(WeightQuant format, int64_t batch, int64_t seq) {
   b.Output(b.One("aten::linear", {h, head}, {"input", "weight"}));
   Result<ir::Graph> g = QuantizeWeights(b.graph(), format);
   EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok()) return -1;
+  if (!g.ok()) return {};
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.mode = StepMode::kInfer;
+  opts.moved_bytes = true;
   const Report r =
       testing::AnalyzeGraph(*g, BuiltinRules(), ctx, opts, "B,S,256");
   EXPECT_TRUE(r.unknown_ops.empty());
-  const PeakInfo peak = EvaluatePeak(r.training, {{"B", batch}, {"S", seq}});
+  const sym::Bindings at = {{"B", batch}, {"S", seq}};
+  const PeakInfo peak = EvaluatePeak(r.training, at);
   EXPECT_TRUE(peak.error.empty()) << peak.error;
-  return testing::At(peak.category_max[static_cast<int>(MemCategory::kTemp)]);
+  QuantizedLinearCost cost;
+  cost.temp =
+      testing::At(peak.category_max[static_cast<int>(MemCategory::kTemp)]);
+  for (size_t ni = 0; ni < g->nodes.size(); ++ni) {
+    if (g->nodes[ni].op == "bnb::matmul_4bit" ||
+        g->nodes[ni].op == "torchcost::weight_only_linear")
+      cost.bytes = *sym::Evaluate(r.nodes[ni].bytes, at);
+  }
+  return cost;
+}
+
+int64_t LinearTemp(WeightQuant format, int64_t batch, int64_t seq) {
+  return LinearCost(format, batch, seq).temp;
 }
 
 TEST(WeightQuantTest, TemporariesFollowEachLibrarysKernel) {
@@ -156,6 +175,33 @@ TEST(WeightQuantTest, TemporariesFollowEachLibrarysKernel) {
     // input's dtype.
     EXPECT_EQ(LinearTemp(WeightQuant::kNf4, at.batch, at.seq),
               h + (m == 1 ? 0 : kOut * kIn * 4));
+  }
+}
+
+TEST(WeightQuantTest, MovedBytesWriteAndReadEachTemporaryOnce) {
+  // The time model's bytes: the input [M, 256] and output [M, 128] float32,
+  // the codes and the scales the node reads, and each temporary written once
+  // and read once (the temporaries of the test above).
+  constexpr int64_t kOut = 128, kIn = 256;
+  for (int64_t m : {1, 2, 1024}) {
+    SCOPED_TRACE("M=" + std::to_string(m));
+    const int64_t io = 4 * m * kIn + 4 * m * kOut;
+    // nf4: codes out*in/2; absmax one uint8 per 64 weights; absmax2 one
+    // float32 per 256 of those.
+    const int64_t nf4 = kOut * kIn / 2 + kOut * kIn / 64 + 4 * 2;
+    EXPECT_EQ(LinearCost(WeightQuant::kNf4, 1, m).bytes,
+              io + nf4 + (m == 1 ? 0 : 2 * kOut * kIn * 4));
+    // int4: qweight in * out/8 int32; the node reads the float16 scales [in /
+    // 128, out] (qzeros is held, not read by the node).
+    const int64_t int4 = kIn * kOut / 2 + 2 * (kIn / 128) * kOut;
+    EXPECT_EQ(LinearCost(WeightQuant::kInt4, 1, m).bytes,
+              io + int4 +
+                  2 * ((m >= 1024 ? 2 * kIn * kOut : 0) + 2 * m * kIn +
+                       2 * m * kOut));
+    // int8: codes out*in; SCB float32 [out].
+    EXPECT_EQ(
+        LinearCost(WeightQuant::kInt8, 1, m).bytes,
+        io + kOut * kIn + 4 * kOut + 2 * (m * kIn + 4 * m + 4 * m * kOut));
   }
 }
 
