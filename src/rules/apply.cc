@@ -92,7 +92,7 @@ class Application : public ImplContext {
 
   bool WhenHolds() {
     if (!v_.when.present()) return true;
-    sym::Truth t = Eval().EvalTruth(v_.when.root);
+    sym::Truth t = TruthAt(v_.when);
     if (t == sym::Truth::kUnknown)
       throw RuleError("case condition '" + v_.when.text +
                       "' cannot be decided for these arguments");
@@ -100,15 +100,15 @@ class Application : public ImplContext {
   }
 
   void Run() {
-    for (const auto& [slot, e] : v_.binds) Set(slot, Eval().Eval(e.root));
+    for (const auto& [slot, e] : v_.binds) Set(slot, EvalAt(e));
     for (const auto& p : v_.matches) Match(p);
     for (const auto& r : v_.requires_) Require(r);
     if (v_.impl) RunImpl();
-    for (const auto& [slot, e] : v_.lets) Set(slot, Eval().Eval(e.root));
+    for (const auto& [slot, e] : v_.lets) Set(slot, EvalAt(e));
     ComputeOutputs();
     for (size_t i = 0; i < v_.temporaries.size(); ++i) {
       const auto& t = v_.temporaries[i];
-      RValue shape = Eval().Eval(t.shape.root);
+      RValue shape = EvalAt(t.shape);
       if (shape.kind != RValue::Kind::kIntList)
         throw RuleError("temporary '" + t.name + "' shape is not a list");
       TensorType tt;
@@ -140,6 +140,36 @@ class Application : public ImplContext {
                      attention_backend_, &out_->read_attention_backend);
   }
 
+  // Evaluates `e`; an error names the expression and where it stands in the
+  // rule file (line and column of the failing part).
+  RValue EvalAt(const SourceExpr& e) const {
+    try {
+      return Eval().Eval(e.root);
+    } catch (const RuleError& err) {
+      throw Located(e, err);
+    }
+  }
+
+  // As EvalAt, for a condition.
+  sym::Truth TruthAt(const SourceExpr& e) const {
+    try {
+      return Eval().EvalTruth(e.root);
+    } catch (const RuleError& err) {
+      throw Located(e, err);
+    }
+  }
+
+  // `err`, raised evaluating `e`, prefixed with e's place and text.
+  static RuleError Located(const SourceExpr& e, const RuleError& err) {
+    std::string where;
+    if (e.line > 0) {
+      // NB: err.col counts from the expression's first character (0-based).
+      where = "line " + std::to_string(e.line) + ", column " +
+              std::to_string(e.col + std::max(err.col, 0)) + ", ";
+    }
+    return RuleError(where + "in '" + e.text + "': " + err.what());
+  }
+
   void Set(int slot, RValue v) {
     storage_[slot] = std::move(v);
     slots_[slot] = &storage_[slot];
@@ -147,7 +177,7 @@ class Application : public ImplContext {
 
   sym::Expr Cost(const SourceExpr& e) {
     if (!e.present()) return sym::Expr(0);
-    RValue v = Eval().Eval(e.root);
+    RValue v = EvalAt(e);
     if (v.kind != RValue::Kind::kInt)
       throw RuleError("cost '" + e.text + "' is not an integer");
     return v.i;
@@ -173,7 +203,7 @@ class Application : public ImplContext {
       if (it.kind == PatternItem::Kind::kBindRun) {
         has_run = true;
       } else if (it.kind == PatternItem::Kind::kCheckRun) {
-        run_values[i] = Eval().Eval(it.expr.root);
+        run_values[i] = EvalAt(it.expr);
         if (run_values[i].kind != RValue::Kind::kIntList)
           throw RuleError("'*" + it.expr.text + "' is not a list");
         fixed += static_cast<int64_t>(run_values[i].ints.size());
@@ -206,7 +236,7 @@ class Application : public ImplContext {
           pos += run_len;
           break;
         case PatternItem::Kind::kCheckDim: {
-          RValue want = Eval().Eval(it.expr.root);
+          RValue want = EvalAt(it.expr);
           if (want.kind != RValue::Kind::kInt)
             throw RuleError("pattern item '" + it.expr.text +
                             "' is not an int");
@@ -240,7 +270,7 @@ class Application : public ImplContext {
   }
 
   void Require(const SourceExpr& r) {
-    sym::Truth t = Eval().EvalTruth(r.root);
+    sym::Truth t = TruthAt(r);
     if (t == sym::Truth::kTrue) return;
     std::string detail;
     const AstNode& n = v_.pool.nodes[r.root];
@@ -357,7 +387,7 @@ class Application : public ImplContext {
                         ? a->t.dtype
                         : ChooseDType(spec.dtype);
         } else {
-          RValue shape = Eval().Eval(spec.shape.root);
+          RValue shape = EvalAt(spec.shape);
           if (shape.kind != RValue::Kind::kIntList)
             throw RuleError("output shape '" + spec.shape.text +
                             "' is not a list");

@@ -664,9 +664,9 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
     case Fn::kIf: {
       sym::Truth t = EvalTruth(n.kids[0]);
       if (t == sym::Truth::kUnknown)
-        throw RuleError("if(): condition '" + std::string("...") +
-                            "' cannot be decided; use cases and require",
-                        n.col);
+        throw RuleError(
+            "if(): the condition cannot be decided; use cases and require",
+            n.col);
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice:

@@ -64,6 +64,13 @@ rules:
       N: if(is_list(sizes), sum(sizes[0:-1]*min(sizes[0:-1] - sizes[1:], 1)), 0)
     outputs:
       out: [N]
+  - op: test::late
+    schema: "late(Tensor self, Tensor? other=None) -> Tensor"
+    outputs:
+      out: self
+    flops:
+      fwd: numel(self) + itemsize(other)
+    macs: if(self[0] > 3, 1, 2)
 )yaml";
 
 TEST(EngineTest, LinearConcreteAndBias) {
@@ -146,6 +153,27 @@ TEST(EngineTest, DisprovedRequirementIsAnError) {
   EXPECT_THAT(
       res.errors[0],
       HasSubstr("requirement 'C == Cg*groups' does not hold; got 4 vs 3"));
+}
+
+TEST(EngineTest, EvaluationErrorsNameTheExpressionAndItsPlace) {
+  // test::late (extra.yaml line 52): its flops (line 57, the expression from
+  // column 12) read itemsize(None): the error points at the call, 14
+  // characters into the expression: column 26.
+  OpRunner r(kRules);
+  auto res = r.Run("test::late", {{"self", OpArg::Tensor("4")}});
+  ASSERT_EQ(res.errors.size(), 1u);
+  EXPECT_THAT(res.errors[0],
+              HasSubstr("rule 'test::late' (extra.yaml:52): line 57, column "
+                        "26, in 'numel(self) + itemsize(other)': itemsize() "
+                        "needs a tensor, got None"));
+  // A condition on a symbolic dim: if() cannot decide it (line 58, the
+  // expression and its if() from column 11).
+  auto sym = r.Run("test::late", {{"self", OpArg::Tensor("N")},
+                                  {"other", OpArg::Tensor("N")}});
+  ASSERT_EQ(sym.errors.size(), 1u);
+  EXPECT_THAT(sym.errors[0],
+              HasSubstr("line 58, column 11, in 'if(self[0] > 3, 1, 2)': "
+                        "if(): the condition cannot be decided"));
 }
 
 TEST(EngineTest, RankMismatchNamesArgumentAndPattern) {
