@@ -432,6 +432,10 @@ struct TrainingReport {
   // replays.
   std::optional<CudaAllocatorOptions> cuda_allocator;
   std::vector<AllocationEvent> allocations;
+  // Generation (TrainingOptions::cache_inputs_from, cache_outputs_from): the
+  // storages (AllocationEvent::id) of the KV cache handed in and of the one
+  // handed out, in the graph's input and output order.
+  std::vector<int> cache_input_storages, cache_output_storages;
 };
 
 // The peak of a timeline under given bindings.

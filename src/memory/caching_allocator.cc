@@ -127,11 +127,48 @@ int CachingAllocator::NewSegment(int64_t size, bool small) {
   return id;
 }
 
+int64_t CachingAllocator::SegmentGrowth(int64_t size, bool small) const {
+  if (!options_.expandable_segments) return SegmentSize(size);
+  // As NewSegment: the missing bytes, past the free tail block, in pages.
+  const int tail = es_last_[small];
+  const int64_t have =
+      tail >= 0 && !blocks_[tail].allocated ? blocks_[tail].size : 0;
+  const int64_t page = PageSize(small);
+  return page * ((size - have + page - 1) / page);
+}
+
+void CachingAllocator::ReleaseCached() {
+  ++releases_;
+  if (options_.expandable_segments) return;
+  for (Pool& pool : pools_) {
+    for (auto it = pool.begin(); it != pool.end();) {
+      const int id = std::get<2>(*it);
+      const Block& b = blocks_[id];
+      if (b.prev >= 0 || b.next >= 0) {
+        ++it;
+        continue;
+      }
+      reserved_ -= b.size;
+      unused_.push_back(id);
+      it = pool.erase(it);
+    }
+  }
+}
+
 int CachingAllocator::Malloc(int64_t bytes) {
   const int64_t size = RoundSize(bytes);
   const bool small = size <= kSmallSize;
   int id = FindFree(size, small);
-  if (id < 0) id = NewSegment(size, small);
+  if (id < 0) {
+    // NB: alloc_block fails (cudaMalloc finds no room), then
+    // release_cached_blocks and alloc_block again; with the default
+    // max_split_size, release_available_cached_blocks releases nothing.
+    if (reserved_ + SegmentGrowth(size, small) > memory_limit_) {
+      ReleaseCached();
+      if (reserved_ + SegmentGrowth(size, small) > memory_limit_) return -1;
+    }
+    id = NewSegment(size, small);
+  }
   if (ShouldSplit(blocks_[id], size)) {
     // The block keeps the front `size` bytes; the rest is a new free block
     // after it.

@@ -5,13 +5,16 @@
 // 2 MiB segments) and a large pool (20 MiB segments below 10 MiB, else the
 // request rounded to 2 MiB), best fit over the pool's free blocks ordered by
 // size then address, splitting (should_split), coalescing freed neighbours,
-// max_split_size's oversize blocks, expandable segments, and no release to
-// the device (no empty_cache, no out-of-memory retry: the device is unlimited).
+// max_split_size's oversize blocks, expandable segments; no release to the
+// device (empty_cache) but where a memory limit is set: a segment past it
+// first releases the cached segments (release_cached_blocks), as malloc does
+// when cudaMalloc fails, then fails.
 // NB: one stream is assumed; blocks are never held by events of other streams.
 #ifndef TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
 #define TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -44,7 +47,9 @@ class CachingAllocator {
  public:
   explicit CachingAllocator(const CudaAllocatorOptions& options);
 
-  // malloc: serves a request of `bytes` (> 0); returns the block's id.
+  // malloc: serves a request of `bytes` (> 0); returns the block's id, or -1
+  // if a new segment does not fit the memory limit even after releasing the
+  // cached ones (out of memory).
   int Malloc(int64_t bytes);
   // free: returns block `id` to its pool, merged with its free neighbours.
   void Free(int id);
@@ -58,6 +63,12 @@ class CachingAllocator {
   int64_t reserved() const { return reserved_; }
   // Segments cudaMalloc'd (expandable: page mappings).
   int64_t device_allocs() const { return device_allocs_; }
+
+  // Sets the bytes the segments may take (the device's memory less the
+  // context's); unlimited by default.
+  void set_memory_limit(int64_t bytes) { memory_limit_ = bytes; }
+  // Times the cached segments were released to make room under the limit.
+  int64_t releases() const { return releases_; }
 
  private:
   struct Block {
@@ -82,6 +93,11 @@ class CachingAllocator {
   bool ShouldSplit(const Block& b, int64_t size) const;
   // try_merge_blocks of `id` with its free neighbour `other`.
   void Merge(int id, int other);
+  // The bytes NewSegment(size, small) would add to the reserved bytes.
+  int64_t SegmentGrowth(int64_t size, bool small) const;
+  // release_cached_blocks: frees every free block that is a whole segment
+  // (no neighbours). NB: expandable segments keep their mapped pages.
+  void ReleaseCached();
 
   CudaAllocatorOptions options_;
   std::vector<Block> blocks_;
@@ -95,6 +111,8 @@ class CachingAllocator {
   int64_t es_mapped_[2] = {0, 0};
   int es_last_[2] = {-1, -1};
   int64_t allocated_ = 0, reserved_ = 0, device_allocs_ = 0;
+  int64_t memory_limit_ = std::numeric_limits<int64_t>::max();
+  int64_t releases_ = 0;
 };
 
 }  // namespace torchcost::memory

@@ -76,12 +76,13 @@ void Forward(StepState* st) {
 // is released after its last use (DynamicCache replaces its tensors).
 void MarkCache(StepState* st) {
   const TrainingOptions& o = st->options;
-  std::vector<int> ss;
+  std::vector<int> ss, ss_all;
   auto mark = [&](const std::vector<int>& values, int from, bool release) {
     for (size_t i = from < 0 ? values.size() : static_cast<size_t>(from);
          i < values.size(); ++i) {
       ss.clear();
       st->storages.Of(values[i], &ss);
+      ss_all.insert(ss_all.end(), ss.begin(), ss.end());
       for (int s : ss) {
         st->storages[s].category = MemCategory::kBuffer;
         if (release) st->storages[s].pinned = false;
@@ -89,7 +90,10 @@ void MarkCache(StepState* st) {
     }
   };
   mark(st->g.inputs, o.cache_inputs_from, /*release=*/true);
+  st->report->training.cache_input_storages = ss_all;
+  ss_all.clear();
   mark(st->g.outputs, o.cache_outputs_from, /*release=*/false);
+  st->report->training.cache_output_storages = ss_all;
 }
 
 // NB: a value from outside a module is held until the module's call returns

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "report/format.h"
 #include "report/text_sections.h"
+#include "torchcost/generation_allocator.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/training.h"
 
@@ -152,19 +154,73 @@ Json TimeJson(const GenerationTime& t) {
           {"decode_tokens_per_second", t.decode_tokens_per_second}};
 }
 
-// The caching allocator model over each phase (nullopt without it).
+// The caching allocator model over each phase, and over the whole
+// generation (nullopt without it).
 struct PhaseAllocators {
   AllocatorPeak prefill, decode;
   // The larger phase's reserved peak plus the context.
   int64_t device_peak = 0;
+  GenerationAllocatorPeak whole;
+  std::string device;  // The GPU whose memory limits `whole`; empty: none.
 };
+
+// The bytes the allocator's segments may take on the GPU the generation is
+// timed on: its memory (NB: the datasheet's GB read as GiB, as nvidia-smi's
+// totals nearly are: 81920 MiB on an A100 80GB) less the context; unlimited
+// without a GPU.
+int64_t MemoryLimit(const GenerationAnalysis& g) {
+  if (!g.decode.timed_on || !g.decode.report.training.cuda_allocator)
+    return std::numeric_limits<int64_t>::max();
+  const double gib = g.decode.timed_on->gpu.memory_gb;
+  return static_cast<int64_t>(gib * (int64_t{1} << 30)) -
+         g.decode.report.training.cuda_allocator->context_bytes;
+}
+
 std::optional<PhaseAllocators> Allocators(const GenerationAnalysis& g,
                                           const sym::Bindings& b) {
   if (!g.prefill.report.training.cuda_allocator) return std::nullopt;
   PhaseAllocators a{EvaluateAllocator(g.prefill.report.training, b),
                     EvaluateAllocator(g.decode.report.training, b)};
   a.device_peak = std::max(a.prefill.device_peak, a.decode.device_peak);
+  a.whole = EvaluateGenerationAllocator(
+      g.prefill.report.training, g.decode.report.training, b, MemoryLimit(g));
+  if (g.decode.timed_on) a.device = g.decode.timed_on->gpu.name;
   return a;
+}
+
+// "prefill" or "decode step j".
+std::string StepName(int64_t step) {
+  return step == 0 ? "prefill" : "decode step " + std::to_string(step);
+}
+
+std::string WholeGenerationText(const PhaseAllocators& a) {
+  const GenerationAllocatorPeak& w = a.whole;
+  std::string out =
+      "         whole generate() (the prefill, then each decode step, the "
+      "cache's blocks carried):\n";
+  if (!w.error.empty()) return out + "           " + w.error + "\n";
+  out += "           allocated " +
+         HumanAndExact(w.allocated_peak, Unit::kBytes) + " at " +
+         StepName(w.allocated_peak_step) + "; reserved " +
+         HumanAndExact(w.reserved_peak, Unit::kBytes) + " at " +
+         StepName(w.reserved_peak_step) + "; device (+ context) " +
+         HumanAndExact(w.device_peak, Unit::kBytes) + "\n";
+  if (a.device.empty()) {
+    out +=
+        "           NB: no device limit (name a GPU): past the device's "
+        "memory PyTorch releases its cached segments instead\n";
+  } else if (w.out_of_memory_step >= 0) {
+    out += "           out of memory on " + a.device + " (" +
+           HumanAndExact(w.memory_limit, Unit::kBytes) + " for segments) at " +
+           StepName(w.out_of_memory_step) +
+           ", after releasing the cached segments\n";
+  } else {
+    out += "           fits " + a.device + " (" +
+           HumanAndExact(w.memory_limit, Unit::kBytes) +
+           " for segments); cached segments released " +
+           std::to_string(w.releases) + " times to make room\n";
+  }
+  return out;
 }
 
 std::string AllocatorText(const PhaseAllocators& a) {
@@ -179,7 +235,8 @@ std::string AllocatorText(const PhaseAllocators& a) {
          phase("prefill", a.prefill) + phase("decode (last step)", a.decode) +
          "         device (the larger reserved + context " +
          HumanAndExact(a.prefill.context_bytes, Unit::kBytes) +
-         "): " + HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
+         "): " + HumanAndExact(a.device_peak, Unit::kBytes) + "\n" +
+         WholeGenerationText(a);
 }
 
 Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
@@ -191,10 +248,29 @@ Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
             {"fragmentation", p.fragmentation},
             {"segments", p.segments}};
   };
+  const GenerationAllocatorPeak& w = a->whole;
+  Json whole;
+  if (!w.error.empty()) {
+    whole = {{"error", w.error}};
+  } else {
+    const bool limited = !a->device.empty();
+    whole = {{"allocated_peak", w.allocated_peak},
+             {"allocated_peak_step", w.allocated_peak_step},
+             {"reserved_peak", w.reserved_peak},
+             {"reserved_peak_step", w.reserved_peak_step},
+             {"device_peak", w.device_peak},
+             {"device", limited ? Json(a->device) : Json(nullptr)},
+             {"memory_limit", limited ? Json(w.memory_limit) : Json(nullptr)},
+             {"releases", w.releases},
+             {"out_of_memory_step", w.out_of_memory_step >= 0
+                                        ? Json(w.out_of_memory_step)
+                                        : Json(nullptr)}};
+  }
   return {{"prefill", phase(a->prefill)},
           {"decode", phase(a->decode)},
           {"context_bytes", a->prefill.context_bytes},
-          {"device_peak", a->device_peak}};
+          {"device_peak", a->device_peak},
+          {"generate", whole}};
 }
 
 }  // namespace

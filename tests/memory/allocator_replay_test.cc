@@ -4,31 +4,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/allocation_events.h"
 #include "testing/timeline.h"
 #include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
 
+using testing::Alloc;
+using testing::Free;
 using ::testing::HasSubstr;
 
 constexpr int64_t kMiB = 1 << 20;
-
-AllocationEvent Alloc(int id, sym::Expr bytes, MemCategory c, int point) {
-  AllocationEvent e;
-  e.id = id;
-  e.bytes = std::move(bytes);
-  e.category = c;
-  e.point = point;
-  return e;
-}
-
-AllocationEvent Free(int id) {
-  AllocationEvent e;
-  e.id = id;
-  e.alloc = false;
-  return e;
-}
 
 TrainingReport Report(std::vector<AllocationEvent> events) {
   TrainingReport tr;

@@ -120,6 +120,39 @@ TEST(CachingAllocatorTest, NothingIsReleased) {
   EXPECT_EQ(a.allocated(), 110 * kMiB);
 }
 
+TEST(CachingAllocatorTest, AtTheMemoryLimitTheCacheIsReleasedThenMallocFails) {
+  // malloc: get_free_block fails, alloc_block fails (cudaMalloc finds no
+  // room), release_cached_blocks frees every free block that is a whole
+  // segment, alloc_block again; it fails only if that made no room.
+  CachingAllocator a(Defaults());
+  a.set_memory_limit(100 * kMiB);
+  a.Free(a.Malloc(40 * kMiB));  // A cached 40 MiB segment.
+  const int half = a.Malloc(30 * kMiB);
+  // The cached 40 MiB segment, split: 30 MiB allocated, 10 MiB free (not a
+  // whole segment: never released).
+  EXPECT_EQ(a.reserved(), 40 * kMiB);
+  a.Free(a.Malloc(50 * kMiB));  // 40 + 50 <= 100: a new segment, cached.
+  EXPECT_EQ(a.reserved(), 90 * kMiB);
+  EXPECT_EQ(a.releases(), 0);
+  // 56 MiB: no free block fits; 90 + 56 > 100, so the cached 50 MiB segment
+  // is released (the 10 MiB free block shares its segment with `half`), and
+  // 40 + 56 <= 100.
+  const int big = a.Malloc(56 * kMiB);
+  ASSERT_GE(big, 0);
+  EXPECT_EQ(a.releases(), 1);
+  EXPECT_EQ(a.reserved(), 96 * kMiB);
+  EXPECT_EQ(a.allocated(), 86 * kMiB);
+  // 6 MiB: the free 10 MiB block beside `half` serves it (split: 4 MiB left);
+  // no segment is needed.
+  EXPECT_GE(a.Malloc(6 * kMiB), 0);
+  EXPECT_EQ(a.reserved(), 96 * kMiB);
+  // 8 MiB more: nothing free fits (4 MiB left beside it), a new 20 MiB
+  // segment passes the limit, no whole segment is cached: out of memory.
+  EXPECT_EQ(a.Malloc(8 * kMiB), -1);
+  EXPECT_EQ(a.releases(), 2);
+  EXPECT_EQ(a.reserved(), 96 * kMiB);
+}
+
 TEST(CachingAllocatorTest, SmallAndLargePoolsAreSeparate) {
   CachingAllocator a(Defaults());
   a.Free(a.Malloc(20 * kMiB));

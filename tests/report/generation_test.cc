@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "testing/built_models.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/gpu.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 namespace {
@@ -100,6 +102,45 @@ TEST(GenerationReportTest, JsonEvaluatesUnderTheBindings) {
   EXPECT_EQ(js["kv_cache_bytes"]["expr"],
             std::to_string(kPerToken) + "*B*S + " + std::to_string(kPerToken) +
                 "*B*T");
+}
+
+TEST(GenerationReportTest, TheAllocatorOverTheWholeGeneration) {
+  // The tiny model's blocks are all small-pool requests, split to their
+  // rounded size, so the replay's allocated bytes at any moment are the live
+  // tensors' rounded sizes: its peak is the largest of the prefill's and of
+  // every decode step's own replay (T = j + 1 for step j). On the H100's 80
+  // GiB (less the 400 MiB context) nothing is released.
+  StepConfig c;
+  c.mode = "generate";
+  c.allocator = "cuda";
+  c.gpu = "h100";
+  c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int64_t most =
+      EvaluateAllocator(g->prefill.report.training, g->prefill.bindings)
+          .allocated_peak;
+  for (int64_t t = 2; t <= 20; ++t) {
+    const AllocatorPeak step = EvaluateAllocator(
+        g->decode.report.training, {{"B", 2}, {"S", 100}, {"T", t}});
+    ASSERT_TRUE(step.error.empty()) << step.error;
+    most = std::max(most, step.allocated_peak);
+  }
+  const nlohmann::json j = nlohmann::json::parse(
+      RenderGenerationJson(*g, g->decode.bindings, 0))["allocator"]["generate"];
+  EXPECT_EQ(j["allocated_peak"].get<int64_t>(), most);
+  EXPECT_EQ(j["device"], "H100-SXM");
+  const int64_t context = 400 * (int64_t{1} << 20);
+  EXPECT_EQ(j["memory_limit"].get<int64_t>(),
+            80 * (int64_t{1} << 30) - context);
+  EXPECT_EQ(j["releases"].get<int64_t>(), 0);
+  EXPECT_TRUE(j["out_of_memory_step"].is_null());
+  EXPECT_EQ(j["device_peak"].get<int64_t>(),
+            j["reserved_peak"].get<int64_t>() + context);
+  const std::string text = RenderGenerationText(*g, g->decode.bindings);
+  EXPECT_THAT(text, HasSubstr("whole generate()"));
+  EXPECT_THAT(text, HasSubstr("fits H100-SXM"));
 }
 
 TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
