@@ -39,6 +39,10 @@ struct GenerationAllocatorPeak {
   std::string error;
 };
 
+// The most decode steps x allocations per step EvaluateGenerationAllocator
+// replays (about 10 s on one core); a longer generation is an error.
+inline constexpr int64_t kMaxGenerationReplayEvents = 200'000'000;
+
 // Replays `prefill` (a generation's prefill, its training report with its
 // allocations) and then `decode` at T = 2, 3, ..., T (decode step j at T = j +
 // 1) through one caching allocator limited to `memory_limit` bytes of

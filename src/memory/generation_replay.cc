@@ -159,6 +159,17 @@ GenerationAllocatorPeak EvaluateGenerationAllocator(
         "tokens)";
     return error;
   }
+  const int64_t events =
+      static_cast<int64_t>(decode.allocations.size()) * (t->second - 1);
+  if (events > kMaxGenerationReplayEvents) {
+    error.error = "not replayed: T - 1 = " + std::to_string(t->second - 1) +
+                  " decode steps of " +
+                  std::to_string(decode.allocations.size()) +
+                  " allocations each are more than the replay's " +
+                  std::to_string(kMaxGenerationReplayEvents) +
+                  " (about 10 s); the phases' figures above still hold";
+    return error;
+  }
   Replay replay(*prefill.cuda_allocator, memory_limit);
   const PhaseEvents first(prefill), step(decode);
   bool ok = replay.Step(first, 0, bindings);

@@ -107,6 +107,15 @@ TEST(GenerationAllocatorTest, NeedsTheModelAndEveryBinding) {
       EvaluateGenerationAllocator(p.prefill, p.decode, {{"B", 1}, {"T", 5}})
           .error,
       HasSubstr("needs B, S and T bound"));
+  // A generation too long to replay: T - 1 steps of 6 allocations past the
+  // budget.
+  const int64_t too_long = kMaxGenerationReplayEvents / 6 + 2;
+  EXPECT_THAT(
+      EvaluateGenerationAllocator(p.prefill, p.decode,
+                                  {{"B", 1}, {"S", 12}, {"T", too_long}})
+          .error,
+      HasSubstr("not replayed: T - 1 = " + std::to_string(too_long - 1) +
+                " decode steps of 6 allocations"));
   p.decode.cuda_allocator.reset();
   EXPECT_THAT(EvaluateGenerationAllocator(p.prefill, p.decode, kAt).error,
               HasSubstr("StepConfig.allocator cuda"));
