@@ -124,9 +124,9 @@ std::string RenderTotals(const Report& report, const sym::Bindings& b) {
   if (report.quantized_params != 0) {
     out += Field("  Quantized:",
                  HumanAndExact(report.quantized_params, Unit::kCount) +
-                     " of them, each weight counted as out x in (as peft "
-                     "counts them); Param bytes are the stored codes and "
-                     "scales");
+                     " of them stored quantized (each counted as out x in, "
+                     "as peft counts them; Param bytes: the stored codes "
+                     "and scales)");
   }
   // NB: negative with expert parallelism (params is one rank's).
   if (report.inactive_params != 0)

@@ -200,6 +200,19 @@ TEST_F(TextReportTest, TotalsAndConvention) {
               HasSubstr("6.77 MFLOPs (6768000)"));  // 1000 * 6768.
   EXPECT_THAT(LineWith(Render(), "  MACs:"), HasSubstr(B(t::kMacs)));
   EXPECT_THAT(text, HasSubstr("NB: 1 multiply-add = 2 FLOPs"));
+  // No quantized weight, no mixture of experts: neither line.
+  EXPECT_EQ(text.find("  Quantized:"), std::string::npos);
+  EXPECT_EQ(text.find("  Active params:"), std::string::npos);
+  // With 1024 of the 1510 stored quantized and 500 unrouted: the lines say
+  // so in the generation header's words.
+  net_.report.quantized_params = 1024;
+  net_.report.inactive_params = 500;
+  const std::string quantized = Render(-1, {{"B", 1000}});
+  EXPECT_THAT(LineWith(quantized, "  Quantized:"),
+              HasSubstr("1.02 K (1024) of them stored quantized (each "
+                        "counted as out x in"));
+  EXPECT_THAT(LineWith(quantized, "  Active params:"),
+              HasSubstr("1.01 K (1010) per token"));
 }
 
 TEST_F(TextReportTest, IssuesListed) {
