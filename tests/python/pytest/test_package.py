@@ -464,3 +464,16 @@ def test_step_memory_equals_pytorch_measurement(tmp_path, optimizer):
     assert a.category_max["opt"] == ref["opt_bytes"]
     assert a.saved_bytes == ref["act_bytes"]
     assert abs(a.peak_bytes - ref["peak_bytes"]) <= 0.01 * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
+
+
+def test_generate_replays_the_whole_generation_on_the_allocator(cli):
+    # generate(allocator="cuda", gpu=...) is the command's --mode generate --allocator cuda --gpu: the same JSON,
+    # with the whole generate() replayed under the GPU's memory (80 GiB less the 400 MiB context).
+    g = torchcost.generate("llama", config=TINY_LLAMA, set={"B": 2, "S": 32, "T": 8}, allocator="cuda", gpu="h100")
+    text = ",".join("%s=%s" % kv for kv in TINY_LLAMA.items())
+    doc = cli("--model", "llama", "--config", text, "--mode", "generate", "--set", "B=2,S=32,T=8",
+              "--allocator", "cuda", "--gpu", "h100")
+    whole = g["generation"]["allocator"]["generate"]
+    assert whole == doc["generation"]["allocator"]["generate"]
+    assert whole["memory_limit"] == 80 * 2 ** 30 - 400 * 2 ** 20 and whole["out_of_memory_step"] is None
+    assert 0 <= whole["allocated_peak_step"] <= 7 and whole["allocated_peak"] > 0
