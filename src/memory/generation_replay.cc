@@ -1,7 +1,6 @@
 // EvaluateGenerationAllocator: a generation's prefill and each of its decode
 // steps replayed through one caching allocator model, the KV cache's blocks
 // handed from step to step.
-#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -166,8 +165,7 @@ GenerationAllocatorPeak EvaluateGenerationAllocator(
                   " decode steps of " +
                   std::to_string(decode.allocations.size()) +
                   " allocations each are more than the replay's " +
-                  std::to_string(kMaxGenerationReplayEvents) +
-                  " (about 10 s); the phases' figures above still hold";
+                  std::to_string(kMaxGenerationReplayEvents) + " (about 10 s)";
     return error;
   }
   Replay replay(*prefill.cuda_allocator, memory_limit);
