@@ -1,26 +1,25 @@
 // Weight-only quantization for inference (include/torchcost/weight_quant.h).
 // Formats and their scale layouts:
-//   int8  bitsandbytes Linear8bitLt / Int8Params
-//   (bitsandbytes-foundation/bitsandbytes
-//         bitsandbytes/nn/modules.py at
-//         f0e6ca31b32c4744a9cee4e31610b25796cbf778, release 0.49.2,
-//         Int8Params._quantize): CB int8 [out, in], SCB float32 [out] (each
-//         row's absmax);
-//   int4  AutoAWQ's WQLinear_GEMM (casper-hansen/AutoAWQ
-//   awq/modules/linear/gemm.py at
-//         d9dc8e564fed1527be2a9d8d5c74daf3823c3203), w_bit 4, group_size 128:
-//         qweight int32 [in, out / 8], qzeros int32 [in / 128, out / 8], scales
-//         float16 [in / 128, out];
-//   nf4   bitsandbytes' Params4bit as QLoRA stores it (QuantizeNf4: blocks of
-//   64,
-//         double-quantized absmax);
-//   fp8   transformers' FbgemmFp8Linear
+// - int8: bitsandbytes Linear8bitLt / Int8Params
+//   (bitsandbytes-foundation/bitsandbytes, bitsandbytes/nn/modules.py at
+//   f0e6ca31b32c4744a9cee4e31610b25796cbf778, release 0.49.2,
+//   Int8Params._quantize): CB int8 [out, in], SCB float32 [out] (each row's
+//   absmax);
+// - int4: AutoAWQ's WQLinear_GEMM (casper-hansen/AutoAWQ,
+//   awq/modules/linear/gemm.py at d9dc8e564fed1527be2a9d8d5c74daf3823c3203),
+//   w_bit 4, group_size 128: qweight int32 [in, out / 8], qzeros int32
+//   [in / 128, out / 8], scales float16 [in / 128, out];
+// - nf4: bitsandbytes' Params4bit as QLoRA stores it (QuantizeNf4: blocks of
+//   64, double-quantized absmax);
+// - fp8: transformers' FbgemmFp8Linear
 //   (src/transformers/integrations/fbgemm_fp8.py at
-//         b282e23b453c142800d1a37a0912fcd4ec321d04): weight float8_e4m3fn [out,
-//         in], weight_scale float32 [out, 1].
+//   b282e23b453c142800d1a37a0912fcd4ec321d04): weight float8_e4m3fn [out, in],
+//   weight_scale float32 [out, 1].
 #include "torchcost/weight_quant.h"
 
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "passes/graph_edit.h"
@@ -61,17 +60,17 @@ int64_t CodeBytes(int64_t out, int64_t in, WeightQuant f) {
   return f == WeightQuant::kInt4 ? in * CeilDiv(out, 8) * 4 : out * in;
 }
 
-// The format's name, as ParseWeightQuant reads it and the rule's `format`.
+// Each format and its name, as ParseWeightQuant reads it and the rule's
+// `format` argument.
+constexpr std::pair<WeightQuant, std::string_view> kFormatNames[] = {
+    {WeightQuant::kInt8, "int8"},
+    {WeightQuant::kInt4, "int4"},
+    {WeightQuant::kNf4, "nf4"},
+    {WeightQuant::kFp8, "fp8"}};
+
 std::string FormatName(WeightQuant f) {
-  switch (f) {
-    case WeightQuant::kInt8:
-      return "int8";
-    case WeightQuant::kInt4:
-      return "int4";
-    case WeightQuant::kNf4:
-      return "nf4";
-    case WeightQuant::kFp8:
-      return "fp8";
+  for (const auto& [format, name] : kFormatNames) {
+    if (format == f) return std::string(name);
   }
   return "";
 }
@@ -79,10 +78,9 @@ std::string FormatName(WeightQuant f) {
 }  // namespace
 
 Result<WeightQuant> ParseWeightQuant(std::string_view text) {
-  if (text == "int8") return WeightQuant::kInt8;
-  if (text == "int4") return WeightQuant::kInt4;
-  if (text == "nf4") return WeightQuant::kNf4;
-  if (text == "fp8") return WeightQuant::kFp8;
+  for (const auto& [format, name] : kFormatNames) {
+    if (name == text) return format;
+  }
   return Status::InvalidArgument("unknown weight quantization '" +
                                  std::string(text) +
                                  "'; expected int8, int4, nf4 or fp8");

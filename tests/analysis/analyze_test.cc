@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/analyze_graph.h"
 #include "testing/graph_builder.h"
 #include "torchcost/analysis.h"
 
@@ -137,7 +138,7 @@ TEST(AnalyzeTest, RoutedExpertsLeaveTheirUnroutedShareInactive) {
   // weight [8, 8]; expert 0 also holds an adapter [2, 8]. Each token runs
   // top_k = 1 of the 4 experts, each as often as the others (balanced
   // routing): it leaves 3/4 of the list's 4 * 64 + 16 parameters unused on
-  // average. A second list, not routed, adds nothing inactive.
+  // average. dense.0, outside the list, adds nothing inactive.
   GraphBuilder b;
   int x = b.Input();
   int router = b.Param("moe.gate.weight", {4, 8});
@@ -154,23 +155,17 @@ TEST(AnalyzeTest, RoutedExpertsLeaveTheirUnroutedShareInactive) {
   b.graph().scopes[experts].routed_top_k = 1;
   b.Scope("moe.gate", "Linear");
   b.Output(b.One("t::lin", {x, router}, {"input", "weight"}));
-  RuleSet rules = Rules();
+  const RuleSet rules = Rules();
   sym::Context ctx;
-  AnalysisOptions opts;
-  opts.inputs.push_back(*ParseInputSpec(ctx, "2,8"));
-  auto r = Analyze(b.graph(), rules, ctx, opts);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->params, 32 + 4 * 64 + 16 + 64);
-  EXPECT_EQ(r->inactive_params, (4 * 64 + 16) * 3 / 4);
+  const Report one = testing::AnalyzeGraph(b.graph(), rules, ctx, {}, "2,8");
+  EXPECT_EQ(one.params, 32 + 4 * 64 + 16 + 64);
+  EXPECT_EQ(one.inactive_params, (4 * 64 + 16) * 3 / 4);
 
   // Two routed of the 4: half of them.
   b.graph().scopes[experts].routed_top_k = 2;
   sym::Context ctx2;
-  AnalysisOptions opts2;
-  opts2.inputs.push_back(*ParseInputSpec(ctx2, "2,8"));
-  auto two = Analyze(b.graph(), rules, ctx2, opts2);
-  ASSERT_TRUE(two.ok()) << two.status().message();
-  EXPECT_EQ(two->inactive_params, (4 * 64 + 16) / 2);
+  const Report two = testing::AnalyzeGraph(b.graph(), rules, ctx2, {}, "2,8");
+  EXPECT_EQ(two.inactive_params, (4 * 64 + 16) / 2);
 }
 
 TEST(AnalyzeTest, UnknownOpsAreCountedAndDownstreamIsSkipped) {
