@@ -2,7 +2,8 @@
 // Mistral-7B from their config.json (examples/configs), both phases analysed
 // with B, S and T symbolic, then the report at a binding; and a sweep over the
 // context 1k..128k from that one analysis; the same generation timed on a GPU,
-// and a batch sweep timed per point.
+// a batch sweep timed per point, and the caching allocator over a whole
+// generate().
 //
 // Target (issue 12, point 6): a generation analysis under 10 ms. Run with
 // --benchmark_repetitions=5 and read the medians.
@@ -13,6 +14,7 @@
 
 #include "bench_models.h"
 #include "torchcost/generation.h"
+#include "torchcost/generation_allocator.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/report.h"
 #include "torchcost/step.h"
@@ -121,6 +123,31 @@ void BM_GenerateSweepBatchTimed(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_GenerateSweepBatchTimed)->Unit(benchmark::kMillisecond);
+
+// The caching allocator over a whole generate(): Llama-2-7B in bf16 at B=8,
+// S=512, T=2048 on an RTX 4090 (the cached segments released at its memory),
+// the prefill and 2047 decode steps replayed; the phases analysed once,
+// outside the loop.
+void BM_GenerateWholeAllocator(benchmark::State& state) {
+  StepConfig c = Generate();
+  c.allocator = "cuda";
+  c.param_dtype = "bf16";
+  c.bindings = {{"B", 8}, {"S", 512}, {"T", 2048}};
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration(Config("Llama-2-7b-hf.json"), "", Rules(), c);
+  if (!g.ok()) {
+    state.SkipWithError(g.status().message().c_str());
+    return;
+  }
+  const int64_t limit = (int64_t{24} << 30) - (int64_t{400} << 20);
+  for (auto _ : state) {
+    const GenerationAllocatorPeak p = EvaluateGenerationAllocator(
+        g->prefill.report.training, g->decode.report.training,
+        g->decode.bindings, limit);
+    benchmark::DoNotOptimize(p.reserved_peak);
+  }
+}
+BENCHMARK(BM_GenerateWholeAllocator)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace torchcost
