@@ -25,25 +25,19 @@ import importlib
 import json
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ._fit import (PHASES, cpu_peaks, fit_files, fit_or_error, fit_table, phase_class_seconds,  # noqa: F401
+                   predicted, read_doc, step_samples)
 from ._options import TorchcostError
 
 # Optimizer names torchcost models, as torch.optim builds them (tools/measure_step.py's hyper-parameters).
 OPTIMIZERS = ("sgd", "sgd_momentum", "sgd_nesterov", "adam", "adamw", "adagrad", "rmsprop")
 CATEGORIES = ("param", "buffer", "grad", "act", "opt")
-PHASES = ("forward", "backward", "optimizer")
-# The roofline's op classes (include/torchcost/op_class.h), in its order.
-CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer")
-FIT_METHOD = ("least squares (Eigen) of the errors (p - m) / step over the samples (the phases of each model, m "
-              "the fastest of the timed steps, step their sum), p = sum over classes of roofline seconds / "
-              "efficiency + kernels x overhead (an overhead below 0, or leaving a class a time below 0, dropped)")
-_NONE = object()
 
 
 def make_optimizer(name: str, params: Sequence[Any]) -> Any:
@@ -181,35 +175,6 @@ def make_inputs(shapes: List[Any], bindings: Dict[str, int], device: str) -> Lis
     return out
 
 
-def predicted(analysis: Any) -> Dict[str, Any]:
-    """predicted.*: torchcost's peak, categories (each one's max) and phase peaks from its timeline."""
-    doc = analysis.to_dict()["training"]
-    mem = doc["memory"]
-
-    def value(x: Any) -> Any:
-        return x.get("value") if isinstance(x, dict) else x
-
-    cat = {k: value(mem["category_max"][k]) for k in ("param", "buffer", "grad", "opt")}
-    cat["act"] = value(mem["saved_bytes"])
-    # Each phase's max over its points and the level it starts at (an unknown total: None).
-    # NB: a phase without a point of its own (SGD's step allocates nothing) stays at the final level.
-    def top(a: Any, b: Any) -> Any:
-        return None if a is None or b is None else max(a, b)
-
-    phases: Dict[str, Any] = {}
-    level: Any = _NONE
-    for point in (doc.get("timeline") or {}).get("points", []):
-        phase, values = point[0], point[2:]
-        total = sum(values) if all(isinstance(v, int) for v in values) else None
-        phases[phase] = top(phases.get(phase, total if level is _NONE else level), total)
-        level = total
-    for p in PHASES:
-        phases.setdefault(p, None if level is _NONE else level)
-    return {"peak_bytes": value(mem["peak"]), "category_bytes": cat,
-            "phase_peak_bytes": {p: phases[p] for p in PHASES},
-            "peak_phase": mem.get("peak_phase")}
-
-
 def measured_categories(m: Dict[str, Any]) -> Dict[str, int]:
     """measured.category_bytes from the measured *_bytes."""
     return {k: m[k + "_bytes"] for k in CATEGORIES}
@@ -255,214 +220,6 @@ def table(doc: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
-    """roofline for this CPU on one thread, measured: a float32 matmul's FLOP/s and a copy's bytes per second.
-
-    Each the best of `repeats` (thread CPU time): 256x256 @ 256x256 (2 * 256^3 FLOPs) 8 times, and a copy of
-    32 MiB (read and written: 64 MiB moved).
-    """
-    import torch
-
-    from . import _measure
-
-    with _measure.steady_cpu():
-        n, reps = 256, 8
-        a, b = torch.randn(n, n), torch.randn(n, n)
-        c = torch.empty(n, n)
-        x = torch.randn(8 << 20)
-        y = torch.empty_like(x)
-        torch.mm(a, b, out=c)
-        y.copy_(x)
-        mm, cp = float("inf"), float("inf")
-        for _ in range(repeats):
-            t = time.thread_time()
-            for _ in range(reps):
-                torch.mm(a, b, out=c)
-            mm = min(mm, (time.thread_time() - t) / reps)
-            t = time.thread_time()
-            y.copy_(x)
-            cp = min(cp, time.thread_time() - t)
-    # NB: thread_time ticks in ns on Linux; a zero reading is not a rate.
-    if not (mm > 0 and cp > 0):
-        raise TorchcostError("peaks: the microbenchmark took no measurable time")
-    return {"device": "cpu", "name": "cpu %s (1 thread)" % (platform.processor() or platform.machine()),
-            "tflops": {"fp32": 2.0 * n ** 3 / mm / 1e12},
-            "bandwidth_gbs": 2.0 * x.numel() * x.element_size() / cp / 1e9,
-            "method": "measured: best of %d, thread CPU time: torch.mm %dx%d fp32 (FLOP/s), copy_ of %d MiB "
-                      "(bytes read + written per second)" % (repeats, n, n, x.numel() * x.element_size() >> 20)}
-
-
-def read_doc(path: str) -> Dict[str, Any]:
-    """A calibration file's document; errors name the file."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise TorchcostError("%s: cannot read a calibration file: %s" % (path, e)) from None
-    if not isinstance(doc, dict) or doc.get("format") != "torchcost.calibration":
-        raise TorchcostError("%s: key format: expected \"torchcost.calibration\"" % path)
-    return doc
-
-
-# The measured side's op classes, by profiler range name, following the rule files' families
-# (docs/calibration.md): matmul.yaml, conv.yaml, rnn.yaml -> matmul; attention.yaml; reduction.yaml, norm.yaml,
-# loss.yaml -> reduction (pooling is pointwise); views and metadata ops launch no kernel (None); the rest pointwise.
-_NO_KERNEL = re.compile(r"^(view|unsafe_view|reshape|reshape_alias|t|transpose|permute|expand|flatten|unflatten|"
-                        r"unsqueeze|squeeze|select|slice|split|chunk|narrow|as_strided|detach|alias|size|stride|"
-                        r"numel|empty|empty_like|empty_strided|resize_|set_|lift_fresh|unbind|"
-                        r"accumulate_grad|to|item|local_scalar_dense)$")
-_MATMUL = re.compile(r"conv|^(add|b|addb|baddb)?mm$|^addmv$|^mv$|matmul|linear|einsum|^dot$|lstm|gru|^rnn")
-_ATTENTION = re.compile(r"scaled_dot_product|flash|_efficient_attention|multi_head_attention")
-_REDUCTION = re.compile(r"sum|mean|softmax|norm|nll|cross_entropy|loss|logsumexp|^var|^std|^prod|^amax|^amin|"
-                        r"cumsum|^max$|^min$|argmax|argmin")
-
-
-def _snake(camel: str) -> str:
-    """"NativeLayerNorm" -> "native_layer_norm", "MaxPool2DWithIndices" -> "max_pool2d_with_indices"."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", camel)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s).lower()
-    return re.sub(r"_(\d)d", r"\1d", s)
-
-
-def op_class_of(name: str) -> Optional[str]:
-    """The op class of a profiler range (calibrate.CLASSES), or None for one that launches no kernel.
-
-    "aten::addmm" -> matmul; "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> reduction
-    (a backward node belongs to its forward op's class); "Optimizer.step#Adam.step" -> optimizer.
-    """
-    if name.startswith("Optimizer."):
-        return "optimizer"
-    base = name.rpartition(": ")[2] if name.startswith("autograd::") else name
-    base = base.rpartition("::")[2]
-    m = re.match(r"^(\w+?)Backward\d*$", base)
-    if m:
-        base = _snake(m.group(1))
-    elif base == "AccumulateGrad":
-        base = "accumulate_grad"
-    base = base.lstrip("_")
-    if _NO_KERNEL.match(base):
-        return None
-    if _ATTENTION.search(base):
-        return "attention"
-    if "pool" in base:
-        return "pointwise"
-    if _MATMUL.search(base):
-        return "matmul"
-    if _REDUCTION.search(base):
-        return "reduction"
-    return "pointwise"
-
-
-def class_seconds(self_seconds: Dict[str, float]) -> Dict[str, float]:
-    """Profiled self seconds per op class (op_class_of) of {range name: seconds}, ranges without a kernel left out."""
-    out = {c: 0.0 for c in CLASSES}
-    for name, seconds in self_seconds.items():
-        c = op_class_of(name)
-        if c is not None:
-            out[c] += seconds
-    return out
-
-
-def phase_class_seconds(measured: Dict[str, Any]) -> Dict[str, Dict[str, float]]:
-    """measured.class_seconds: per phase, each class's share of the phase's profiled self seconds (class_seconds)
-    times the phase's measured seconds (median, unprofiled); the optimizer phase is its class's whole.
-
-    NB: recorded beside the fit, not fitted: on the 2-core test machine such per-class samples moved the
-    held-out predictions by a factor of two between runs (docs/calibration.md, "The fit").
-    """
-    out: Dict[str, Dict[str, float]] = {}
-    for phase in ("forward", "backward"):
-        by_class = class_seconds((measured.get("op_self_seconds") or {}).get(phase) or {})
-        total = sum(by_class.values())
-        out[phase] = {c: (v / total * measured["phase_seconds"][phase] if total > 0 else 0.0)
-                      for c, v in by_class.items()}
-    out["optimizer"] = {c: (measured["phase_seconds"]["optimizer"] if c == "optimizer" else 0.0) for c in CLASSES}
-    return out
-
-
-def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
-    """The fit's samples of one step: each phase's measured seconds beside its roofline seconds per class and
-    its kernels (time.classes.<c>.forward_kernels, backward_kernels; the optimizer's kernels), and the step's
-    seconds (the phases' sum) that its error is relative to.
-
-    NB: a phase's measured seconds are the fastest of the timed steps (phase_seconds_min), not the median:
-    other work on the machine only adds time, and on the shared 2-core test machine the medians of steps timed
-    in turn moved by 27-63% between models in one run, the fastest by 1-3% (docs/calibration.md, "The fit").
-    """
-    classes = time_doc["classes"]
-    seconds = measured.get("phase_seconds_min") or measured["phase_seconds"]
-    rows = {
-        "forward": ({c: classes[c]["forward_roofline_seconds"] for c in CLASSES},
-                    sum(classes[c].get("forward_kernels", 0) for c in CLASSES)),
-        "backward": ({c: classes[c]["backward_roofline_seconds"] for c in CLASSES},
-                     sum(classes[c].get("backward_kernels", 0) for c in CLASSES)),
-        # NB: the optimizer's step is its own class; its roofline is the class's whole.
-        "optimizer": ({c: (classes[c]["roofline_seconds"] if c == "optimizer" else 0.0) for c in CLASSES},
-                      classes["optimizer"].get("kernels", 0)),
-    }
-    out = []
-    for phase in PHASES:
-        roofline, kernels = rows[phase]
-        if any(v > 0 for v in roofline.values()):
-            out.append({"name": "%s %s" % (name, phase), "roofline_seconds": roofline, "kernels": kernels,
-                        "measured_seconds": seconds[phase]})
-    for sample in out:
-        sample["step_seconds"] = sum(x["measured_seconds"] for x in out)
-    return out
-
-
-def step_samples(pred: Dict[str, Any], measured: Dict[str, Any], time_doc: Dict[str, Any],
-                 name: str) -> List[Dict[str, Any]]:
-    """One step's time beside its roofline: predicted.roofline_step_seconds and roofline_classes from the
-    analysis's time.*, measured.class_seconds (phase_class_seconds); returns the fit's samples (timing_samples)."""
-    pred["roofline_step_seconds"] = time_doc["step_seconds"]
-    pred["roofline_classes"] = time_doc["classes"]
-    measured["class_seconds"] = phase_class_seconds(measured)
-    return timing_samples(time_doc, measured, name)
-
-
-def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """fit.*: the efficiency per class that torchcost's library fits to the samples (each gets predicted_seconds)."""
-    from . import _call
-
-    rows = [(s["name"], [float(s["roofline_seconds"][c]) for c in CLASSES], float(s["measured_seconds"]),
-             float(s.get("kernels", 0)), float(s.get("step_seconds", 0))) for s in samples]
-    r = _call(lambda core: core.fit_efficiencies, rows, True)
-    samples = [dict(s, predicted_seconds=p) for s, p in zip(samples, r["predicted_seconds"])]
-    return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
-            "kernel_overhead_seconds": r["kernel_overhead_seconds"], "overhead_fitted": r["overhead_fitted"],
-            "rank": r["rank"], "tie_penalty": r["tie_penalty"], "rms_relative_error": r["rms_relative_error"],
-            "max_relative_error": r["max_relative_error"], "method": FIT_METHOD, "samples": samples}
-
-
-def fit_or_error(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """fit(samples), or {"error", "samples"} where the samples do not determine one."""
-    try:
-        return fit(samples)
-    except TorchcostError as e:
-        return {"error": str(e), "method": FIT_METHOD, "samples": samples}
-
-
-def fit_files(paths: Sequence[str]) -> Dict[str, Any]:
-    """One fit over the samples of several calibration files measured against the same roofline."""
-    if not paths:
-        raise TorchcostError("fit: give the calibration files to fit")
-    docs = [(p, read_doc(p)) for p in paths]
-    roofline = docs[0][1].get("roofline")
-    samples: List[Dict[str, Any]] = []
-    for path, doc in docs:
-        if not doc.get("roofline"):
-            raise TorchcostError("%s: key roofline: missing (calibrated without peaks: give --gpu NAME on cuda)"
-                                 % path)
-        if doc["roofline"] != roofline:
-            raise TorchcostError("%s: key roofline: differs from %s's (calibrate each model with --peaks %s)"
-                                 % (path, docs[0][0], docs[0][0]))
-        samples += (doc.get("fit") or {}).get("samples", [])
-    result = fit(samples)
-    return {"format": "torchcost.calibration", "version": 1, "files": list(paths), "roofline": roofline,
-            "fit": result}
-
-
 def _roofline(device: str, gpu: Optional[str], peaks: Any) -> Optional[Dict[str, Any]]:
     """roofline.*: the peaks the efficiencies are fractions of (given, a GPU of the table, or measured on CPU)."""
     if peaks is not None:
@@ -479,28 +236,6 @@ def _roofline(device: str, gpu: Optional[str], peaks: Any) -> Optional[Dict[str,
             raise TorchcostError("gpu: %s is a GPU; --device cpu measures its own peaks" % gpu)
         return {"device": "cuda", "gpu": gpu}
     return cpu_peaks() if device == "cpu" else None
-
-
-def fit_table(doc: Dict[str, Any]) -> List[str]:
-    """The fit's lines: efficiencies per class, and each sample's measured and fitted seconds."""
-    f = doc.get("fit")
-    if not f:
-        return []
-    if "error" in f:
-        return ["fit: none (%s)" % f["error"]]
-    lines = ["efficiency per op class (fitted; peaks: %s): %s" % (
-        doc["roofline"].get("gpu") or doc["roofline"].get("name"),
-        ", ".join("%s %.3f" % kv for kv in f["efficiency"].items()))]
-    lines.append("overhead per kernel: %s" % ("%.3g us (fitted)" % (f["kernel_overhead_seconds"] * 1e6)
-                                              if f.get("overhead_fitted") else "0 (not fitted: with it, it or a "
-                                              "class came out below 0, or no sample launches kernels)"))
-    lines.append("%-44s %12s %12s %8s" % ("seconds", "fitted", "measured", "ratio"))
-    for s in f["samples"]:
-        lines.append("%-44s %12.6f %12.6f %8.3f" % (s["name"][-44:], s["predicted_seconds"], s["measured_seconds"],
-                                                   s["predicted_seconds"] / s["measured_seconds"]))
-    lines.append("fit: rank %d, tie penalty %g, rms relative error %.3f, max %.3f" % (
-        f["rank"], f.get("tie_penalty", 0), f["rms_relative_error"], f["max_relative_error"]))
-    return lines
 
 
 def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer: str = "adam",

@@ -9,7 +9,7 @@ of the file named, with the run's inputs, `--optimizer adam`,
 measured (the device memory outside the allocator after the step) and the
 allocator settings the run had (PYTORCH_CUDA_ALLOC_CONF). Predicted and
 measured are printed side by side with predicted / measured; the phases'
-times become the fit's samples (calibrate.step_samples), all runs fitted
+times become the fit's samples (torchcost._fit.step_samples), all runs fitted
 at once as `calibrate --fit` fits files; FIT.json is a calibration file
 (`torchcost --gpu-file FIT.json`) with each run's document under `runs`.
 docs/calibration.md, "On a GPU, in one run".
@@ -128,7 +128,7 @@ def memory_rows(run: Dict[str, Any], pred: Dict[str, Any], alloc: Optional[Dict[
 
 def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) -> Dict[str, Any]:
     """Predicts every run of the measurements at path and fits the times: the calibration document (FIT.json)."""
-    from . import calibrate
+    from . import _fit
 
     raw = read(path)
     device = raw.get("device") or {}
@@ -143,7 +143,7 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
         if gpu:
             raise TorchcostError("gpu: %s is a GPU; the measurements are a CPU's" % gpu)
         # NB: measured here, not where the runs were: the CPU path is for exercising the pipeline on one machine.
-        roofline = calibrate.cpu_peaks()
+        roofline = _fit.cpu_peaks()
     runs, samples, errors = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         peaks = os.path.join(tmp, "roofline.json")
@@ -163,9 +163,9 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
                 errors.append("%s: not predicted: %s" % (run["name"], e))
                 continue
             doc = analysis.to_dict()
-            pred = calibrate.predicted(analysis)
+            pred = _fit.predicted(analysis)
             m = dict(run["measured"])
-            run_samples = calibrate.step_samples(pred, m, doc["time"], run["name"])
+            run_samples = _fit.step_samples(pred, m, doc["time"], run["name"])
             samples += run_samples
             pred["allocator"] = alloc
             runs.append({"format": "torchcost.calibration", "version": 1, "model": run["name"],
@@ -177,13 +177,13 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
                          "fit": {"samples": run_samples}})
     out = {"format": "torchcost.calibration", "version": 1, "files": [path], "device": device,
            "context": raw.get("context"), "roofline": roofline, "runs": runs, "errors": errors,
-           "fit": calibrate.fit_or_error(samples) if samples else {"error": "no run was measured and predicted"}}
+           "fit": _fit.fit_or_error(samples) if samples else {"error": "no run was measured and predicted"}}
     return out
 
 
 def table(doc: Dict[str, Any]) -> str:
     """The side-by-side text of compare()'s document."""
-    from . import calibrate
+    from . import _fit
 
     dev = doc["device"]
     lines = ["%s, torch %s%s" % (dev.get("name") or dev.get("processor"), dev.get("torch"),
@@ -230,5 +230,5 @@ def table(doc: Dict[str, Any]) -> str:
     for e in doc.get("errors", []):
         lines.append("error: %s" % e)
     lines.append("")
-    lines += calibrate.fit_table(doc)
+    lines += _fit.fit_table(doc)
     return "\n".join(lines)

@@ -5,7 +5,7 @@ processes of a loaded machine do not add to it, and the five models' steps are t
 (calibrate_together), so that a change of load (a busy sibling hyperthread, caches) falls on all of them alike;
 the peaks are this CPU's, measured once by the microbenchmark (calibrate.cpu_peaks) for all the models, and the
 held-out models' prediction goes through --gpu-file. The fit's samples are each phase's fastest of the 27 and
-its errors relative to the step (calibrate.timing_samples). The bound is issue 13's: within 25% of the
+its errors relative to the step (torchcost._fit.timing_samples). The bound is issue 13's: within 25% of the
 measured step (the fastest of 27: what other work on the machine did not slow down). It cannot pass
 trivially: the two held-out steps are checked to differ by more than the bound allows one prediction to cover.
 NB: the pure roofline (every efficiency 1) is printed beside, not asserted to miss: against peaks measured on
