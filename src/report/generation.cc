@@ -168,8 +168,11 @@ struct PhaseAllocators {
 // timed on: its memory (NB: the datasheet's GB read as GiB, as nvidia-smi's
 // totals nearly are: 81920 MiB on an A100 80GB) less the context; unlimited
 // without a GPU.
+// NB: a calibration file's device measured without a GPU of the table has no
+// memory size: no limit either.
 int64_t MemoryLimit(const GenerationAnalysis& g) {
-  if (!g.decode.timed_on || !g.decode.report.training.cuda_allocator)
+  if (!g.decode.timed_on || !g.decode.report.training.cuda_allocator ||
+      g.decode.timed_on->gpu.memory_gb <= 0)
     return std::numeric_limits<int64_t>::max();
   const double gib = g.decode.timed_on->gpu.memory_gb;
   return static_cast<int64_t>(gib * (int64_t{1} << 30)) -
@@ -184,7 +187,8 @@ std::optional<PhaseAllocators> Allocators(const GenerationAnalysis& g,
   a.device_peak = std::max(a.prefill.device_peak, a.decode.device_peak);
   a.whole = EvaluateGenerationAllocator(
       g.prefill.report.training, g.decode.report.training, b, MemoryLimit(g));
-  if (g.decode.timed_on) a.device = g.decode.timed_on->gpu.name;
+  if (a.whole.memory_limit != std::numeric_limits<int64_t>::max())
+    a.device = g.decode.timed_on->gpu.name;
   return a;
 }
 
