@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "testing/built_models.h"
@@ -141,6 +143,36 @@ TEST(GenerationReportTest, TheAllocatorOverTheWholeGeneration) {
   const std::string text = RenderGenerationText(*g, g->decode.bindings);
   EXPECT_THAT(text, HasSubstr("whole generate()"));
   EXPECT_THAT(text, HasSubstr("fits H100-SXM"));
+}
+
+TEST(GenerationReportTest, ADeviceWithoutAMemorySizeSetsNoLimit) {
+  // A calibration file measured on a CUDA device the GPU table does not name:
+  // its own peaks, no memory size. The whole generation is replayed without a
+  // limit, and the report says no device bounds it.
+  const std::string path = ::testing::TempDir() + "/custom_gpu.json";
+  {
+    std::ofstream f(path);
+    f << R"({"roofline": {"device": "cuda", "name": "custom",
+              "bandwidth_gbs": 1000, "tflops": {"fp32": 10}},
+             "fit": {"efficiency": {}}})";
+  }
+  StepConfig c;
+  c.mode = "generate";
+  c.allocator = "cuda";
+  c.gpu_file = path;
+  c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  std::remove(path.c_str());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const nlohmann::json j = nlohmann::json::parse(
+      RenderGenerationJson(*g, g->decode.bindings, 0))["allocator"]["generate"];
+  EXPECT_TRUE(j["device"].is_null());
+  EXPECT_TRUE(j["memory_limit"].is_null());
+  EXPECT_TRUE(j["out_of_memory_step"].is_null());
+  EXPECT_GT(j["reserved_peak"].get<int64_t>(), 0);
+  EXPECT_THAT(RenderGenerationText(*g, g->decode.bindings),
+              HasSubstr("NB: no device limit"));
 }
 
 TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
