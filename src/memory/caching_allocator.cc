@@ -161,8 +161,10 @@ int CachingAllocator::Malloc(int64_t bytes) {
   int id = FindFree(size, small);
   if (id < 0) {
     // NB: alloc_block fails (cudaMalloc finds no room), then
-    // release_cached_blocks and alloc_block again; with the default
-    // max_split_size, release_available_cached_blocks releases nothing.
+    // release_cached_blocks and alloc_block again. With the default
+    // max_split_size, release_available_cached_blocks (tried first) releases
+    // nothing; with one set, it frees just enough oversize blocks, where this
+    // model frees every cached segment.
     if (reserved_ + SegmentGrowth(size, small) > memory_limit_) {
       ReleaseCached();
       if (reserved_ + SegmentGrowth(size, small) > memory_limit_) return -1;
