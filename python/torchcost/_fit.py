@@ -87,16 +87,22 @@ def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
                       "(bytes read + written per second)" % (repeats, n, n, x.numel() * x.element_size() >> 20)}
 
 
-def read_doc(path: str) -> Dict[str, Any]:
-    """A calibration file's document; errors name the file."""
+def read_json_doc(path: str, fmt: str, what: str, whose: str = "") -> Dict[str, Any]:
+    """The JSON document at path whose key format is fmt; errors name the file ("cannot read WHAT", and the
+    format expected, WHOSE after it)."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
-        raise TorchcostError("%s: cannot read a calibration file: %s" % (path, e)) from None
-    if not isinstance(doc, dict) or doc.get("format") != "torchcost.calibration":
-        raise TorchcostError("%s: key format: expected \"torchcost.calibration\"" % path)
+        raise TorchcostError("%s: cannot read %s: %s" % (path, what, e)) from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise TorchcostError("%s: key format: expected \"%s\"%s" % (path, fmt, whose))
     return doc
+
+
+def read_doc(path: str) -> Dict[str, Any]:
+    """A calibration file's document; errors name the file."""
+    return read_json_doc(path, "torchcost.calibration", "a calibration file")
 
 
 # The measured side's op classes, by profiler range name, following the rule files' families

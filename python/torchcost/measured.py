@@ -38,14 +38,9 @@ def gpu_of(device_name: str) -> Optional[str]:
 
 def read(path: str) -> Dict[str, Any]:
     """The raw measurements' document; errors name the file."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise TorchcostError("%s: cannot read the measurements: %s" % (path, e)) from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise TorchcostError("%s: key format: expected \"%s\" (tools/measure_device.py's)" % (path, FORMAT))
-    return doc
+    from . import _fit
+
+    return _fit.read_json_doc(path, FORMAT, "the measurements", " (tools/measure_device.py's)")
 
 
 def alloc_settings(conf: str) -> Dict[str, Any]:
