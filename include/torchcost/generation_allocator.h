@@ -30,6 +30,10 @@ struct GenerationAllocatorPeak {
   // The step whose allocation found no room even after the release (out of
   // memory; the replay stops there); -1 if none.
   int64_t out_of_memory_step = -1;
+  // If out of memory: true when the allocation that found no room was a
+  // parameter's or a model buffer's (the weights do not fit, before any
+  // activation).
+  bool out_of_memory_in_weights = false;
   // CudaAllocatorOptions::context_bytes, and reserved_peak plus it.
   int64_t context_bytes = 0;
   int64_t device_peak = 0;

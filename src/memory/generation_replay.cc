@@ -93,6 +93,7 @@ class Replay {
       const int block = allocator_.Malloc(*bytes);
       if (block < 0) {
         out_.out_of_memory_step = step;
+        out_.out_of_memory_in_weights = persistent;
         return false;
       }
       if (!persistent) live_[e.id] = block;

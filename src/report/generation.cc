@@ -215,9 +215,12 @@ std::string WholeGenerationText(const PhaseAllocators& a) {
         "memory PyTorch releases its cached segments instead\n";
   } else if (w.out_of_memory_step >= 0) {
     out += "           out of memory on " + a.device + " (" +
-           HumanAndExact(w.memory_limit, Unit::kBytes) + " for segments) at " +
-           StepName(w.out_of_memory_step) +
-           ", after releasing the cached segments\n";
+           HumanAndExact(w.memory_limit, Unit::kBytes) + " for segments) " +
+           (w.out_of_memory_in_weights
+                ? "loading the weights: the parameters and buffers alone do "
+                  "not fit\n"
+                : "at " + StepName(w.out_of_memory_step) +
+                      ", after releasing the cached segments\n");
   } else {
     out += "           fits " + a.device + " (" +
            HumanAndExact(w.memory_limit, Unit::kBytes) +
@@ -268,7 +271,8 @@ Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
              {"releases", w.releases},
              {"out_of_memory_step", w.out_of_memory_step >= 0
                                         ? Json(w.out_of_memory_step)
-                                        : Json(nullptr)}};
+                                        : Json(nullptr)},
+             {"out_of_memory_in_weights", w.out_of_memory_in_weights}};
   }
   return {{"prefill", phase(a->prefill)},
           {"decode", phase(a->decode)},

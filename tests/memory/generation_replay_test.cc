@@ -93,8 +93,17 @@ TEST(GenerationAllocatorTest, AtTheLimitTheCachedSegmentsAreReleased) {
       EvaluateGenerationAllocator(p.prefill, p.decode, kAt, 50 * kMiB);
   ASSERT_TRUE(oom.error.empty()) << oom.error;
   EXPECT_EQ(oom.out_of_memory_step, 1);
+  EXPECT_FALSE(oom.out_of_memory_in_weights);
   EXPECT_EQ(oom.reserved_peak, 44 * kMiB);
   EXPECT_EQ(oom.reserved_peak_step, 0);
+
+  // 20 MiB: the parameters' 30 MiB segment itself finds no room.
+  const GenerationAllocatorPeak weights =
+      EvaluateGenerationAllocator(p.prefill, p.decode, kAt, 20 * kMiB);
+  ASSERT_TRUE(weights.error.empty()) << weights.error;
+  EXPECT_EQ(weights.out_of_memory_step, 0);
+  EXPECT_TRUE(weights.out_of_memory_in_weights);
+  EXPECT_EQ(weights.reserved_peak, 0);
 }
 
 TEST(GenerationAllocatorTest, NeedsTheModelAndEveryBinding) {
