@@ -1,6 +1,7 @@
 // EvaluateGenerationAllocator: a generation's prefill and each of its decode
 // steps replayed through one caching allocator model, the KV cache's blocks
 // handed from step to step.
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,40 +13,58 @@
 namespace torchcost {
 namespace {
 
-// One phase's allocations with what the replay needs to know of their ids.
+// One phase's allocations, each classified once for every step that replays
+// it: what its id stands for, and its bytes where they are constant.
 class PhaseEvents {
  public:
+  enum class Kind {
+    kFree,        // Frees `id`.
+    kPersistent,  // A parameter or model buffer: held all generation.
+    kCacheInput,  // The cache handed in, at `cache_input` among them.
+    kAlloc,       // Anything else the step allocates.
+  };
+  struct Event {
+    Kind kind = Kind::kAlloc;
+    int id = -1;
+    int cache_input = -1;
+    const sym::Expr* bytes = nullptr;
+    std::optional<int64_t> constant;  // The bytes, if they need no binding.
+  };
+
   explicit PhaseEvents(const TrainingReport& r)
-      : report_(r),
-        cache_out_(r.cache_output_storages.begin(),
-                   r.cache_output_storages.end()) {
+      : cache_outputs_(r.cache_output_storages) {
+    std::unordered_map<int, int> cache_in;
     for (size_t i = 0; i < r.cache_input_storages.size(); ++i)
-      cache_in_[r.cache_input_storages[i]] = static_cast<int>(i);
+      cache_in[r.cache_input_storages[i]] = static_cast<int>(i);
+    const std::unordered_set<int> cache_out(cache_outputs_.begin(),
+                                            cache_outputs_.end());
+    events_.reserve(r.allocations.size());
+    for (const AllocationEvent& e : r.allocations) {
+      Event ev;
+      ev.id = e.id;
+      auto in = cache_in.find(e.id);
+      if (!e.alloc) {
+        ev.kind = Kind::kFree;
+      } else if (in != cache_in.end()) {
+        ev.kind = Kind::kCacheInput;
+        ev.cache_input = in->second;
+      } else if (!cache_out.count(e.id) &&
+                 (e.category == MemCategory::kParam ||
+                  e.category == MemCategory::kBuffer)) {
+        ev.kind = Kind::kPersistent;
+      }
+      ev.bytes = &e.bytes;
+      ev.constant = e.bytes.AsConstant();
+      events_.push_back(ev);
+    }
   }
 
-  const std::vector<AllocationEvent>& events() const {
-    return report_.allocations;
-  }
-  const std::vector<int>& cache_outputs() const {
-    return report_.cache_output_storages;
-  }
-  // Position of `id` among the cache inputs, or -1.
-  int CacheInput(int id) const {
-    auto it = cache_in_.find(id);
-    return it == cache_in_.end() ? -1 : it->second;
-  }
-  bool IsCacheOutput(int id) const { return cache_out_.count(id) > 0; }
-  // Held across the whole generation: a parameter or a model buffer.
-  bool Persistent(const AllocationEvent& e) const {
-    return (e.category == MemCategory::kParam ||
-            e.category == MemCategory::kBuffer) &&
-           CacheInput(e.id) < 0 && !IsCacheOutput(e.id);
-  }
+  const std::vector<Event>& events() const { return events_; }
+  const std::vector<int>& cache_outputs() const { return cache_outputs_; }
 
  private:
-  const TrainingReport& report_;
-  std::unordered_map<int, int> cache_in_;
-  std::unordered_set<int> cache_out_;
+  std::vector<Event> events_;
+  std::vector<int> cache_outputs_;
 };
 
 // The replay's state across steps.
@@ -64,33 +83,41 @@ class Replay {
   // Returns false on an error or out of memory (set in result()).
   bool Step(const PhaseEvents& phase, int64_t step,
             const sym::Bindings& bindings) {
+    using Kind = PhaseEvents::Kind;
     const bool prefill = step == 0;
     live_.clear();
-    for (const AllocationEvent& e : phase.events()) {
-      if (!e.alloc) {
+    for (const PhaseEvents::Event& e : phase.events()) {
+      if (e.kind == Kind::kFree) {
         auto it = live_.find(e.id);
         if (it == live_.end()) continue;
         allocator_.Free(it->second);
         live_.erase(it);
         continue;
       }
-      const bool persistent = phase.Persistent(e);
+      const bool persistent = e.kind == Kind::kPersistent;
       if (!prefill && persistent) continue;
-      if (const int i = phase.CacheInput(e.id); i >= 0) {
-        if (i < static_cast<int>(cache_.size())) live_[e.id] = cache_[i];
+      if (e.kind == Kind::kCacheInput) {
+        if (e.cache_input < static_cast<int>(cache_.size()))
+          live_[e.id] = cache_[e.cache_input];
         continue;
       }
-      Result<int64_t> bytes = sym::Evaluate(e.bytes, bindings);
-      if (!bytes.ok()) {
-        out_.error =
-            "the CUDA allocator model over the generation needs B, S and T "
-            "bound: " +
-            bytes.status().message();
-        return false;
+      int64_t bytes = 0;
+      if (e.constant) {
+        bytes = *e.constant;
+      } else {
+        Result<int64_t> v = sym::Evaluate(*e.bytes, bindings);
+        if (!v.ok()) {
+          out_.error =
+              "the CUDA allocator model over the generation needs B, S and "
+              "T bound: " +
+              v.status().message();
+          return false;
+        }
+        bytes = *v;
       }
       // NB: PyTorch allocates nothing for an empty tensor.
-      if (*bytes <= 0) continue;
-      const int block = allocator_.Malloc(*bytes);
+      if (bytes <= 0) continue;
+      const int block = allocator_.Malloc(bytes);
       if (block < 0) {
         out_.out_of_memory_step = step;
         out_.out_of_memory_in_weights = persistent;
@@ -100,15 +127,14 @@ class Replay {
       Observe(step);
     }
     // Hand the cache on; free what else the step left (its inputs, logits).
-    std::vector<int> cache;
+    cache_.clear();
     for (int id : phase.cache_outputs()) {
       auto it = live_.find(id);
-      if (it != live_.end()) cache.push_back(it->second);
+      if (it == live_.end()) continue;
+      cache_.push_back(it->second);
+      live_.erase(it);
     }
-    for (const auto& [id, block] : live_) {
-      if (!phase.IsCacheOutput(id)) allocator_.Free(block);
-    }
-    cache_ = std::move(cache);
+    for (const auto& [id, block] : live_) allocator_.Free(block);
     return true;
   }
 

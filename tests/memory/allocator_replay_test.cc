@@ -14,8 +14,7 @@ namespace {
 using testing::Alloc;
 using testing::Free;
 using ::testing::HasSubstr;
-
-constexpr int64_t kMiB = 1 << 20;
+using testing::kMiB;
 
 TrainingReport Report(std::vector<AllocationEvent> events) {
   TrainingReport tr;

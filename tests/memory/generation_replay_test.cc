@@ -14,8 +14,7 @@ namespace {
 using testing::Alloc;
 using testing::Free;
 using ::testing::HasSubstr;
-
-constexpr int64_t kMiB = 1 << 20;
+using testing::kMiB;
 
 // A model of 30 MiB of parameters whose cache takes 1 MiB per token, as its
 // prefill and decode phases record their allocations: the token ids (512

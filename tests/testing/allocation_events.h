@@ -3,12 +3,16 @@
 #ifndef TORCHCOST_TESTS_TESTING_ALLOCATION_EVENTS_H_
 #define TORCHCOST_TESTS_TESTING_ALLOCATION_EVENTS_H_
 
+#include <cstdint>
 #include <utility>
 
 #include "torchcost/sym.h"
 #include "torchcost/training.h"
 
 namespace torchcost::testing {
+
+// 1 MiB, the unit the allocator tests' sizes are written in.
+inline constexpr int64_t kMiB = int64_t{1} << 20;
 
 // Returns the allocation of storage `id`, `bytes` of category `c`, before
 // timeline point `point`.
