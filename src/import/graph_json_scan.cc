@@ -251,8 +251,12 @@ bool SimpleScanner::ParseInt(int64_t* out) {
   if (negative) ++p;
   const size_t digits = p;
   int64_t value = 0;
-  while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9')
-    value = value * 10 + (text_[p++] - '0');
+  // NB: digits past the 18th are skipped, not accumulated: 19 of them can
+  // overflow int64, and such a number is refused below anyway.
+  while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9') {
+    if (p - digits < 18) value = value * 10 + (text_[p] - '0');
+    ++p;
+  }
   const size_t n = p - digits;
   if (n == 0 || n > 18 || (n > 1 && text_[digits] == '0')) return false;
   if (p < text_.size() &&

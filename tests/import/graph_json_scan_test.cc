@@ -237,6 +237,10 @@ TEST(SimpleScannerTest, RefusesWhatLeavesTheSubset) {
       {"an integer of 19 digits",
        R"({"op": "f", "args": {"n": @}, "outputs": []})", std::string(18, '1'),
        std::string(19, '1')},
+      // 20 digits would overflow int64 if they were all accumulated.
+      {"an integer of 20 digits",
+       R"({"op": "f", "args": {"n": @}, "outputs": []})", std::string(18, '9'),
+       "11234567890123456789"},
       {"a reference to an integer of 19 digits",
        R"({"op": "f", "args": {"x": {"input": @}}, "outputs": []})",
        std::string(18, '1'), std::string(19, '1')},
