@@ -103,7 +103,7 @@ struct TrainingOptions {
   // regular expression on module paths whose calls run under no_grad and are
   // recomputed in backward, or "blocks" for the model's repeated blocks, or
   // "selective" for the attention cores only (Megatron's selective
-  // recomputation: Q K^T to A V, src/analysis/attention_core.h); empty: none.
+  // recomputation: Q K^T to A V, src/passes/attention_core.h); empty: none.
   std::string checkpoint;
   // Consecutive matched module calls per checkpoint segment (k layers at a
   // time).

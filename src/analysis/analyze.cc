@@ -330,11 +330,11 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads,
     if (grads.param_trainable[i]) tr.grad_params += Numel(g.params[i].shape);
   }
   // Optimizer: a fixed number of FLOPs per trainable element
-  // (analysis/optimizer_model.cc).
+  // (training/optimizer_model.cc).
   const bool train = options.mode == StepMode::kTrain;
   tr.flops_optimizer =
       train ? sym::Expr(tr.grad_params *
-                        analysis::ModelOf(options.optimizer).flops_per_element)
+                        training::ModelOf(options.optimizer).flops_per_element)
             : sym::Expr(0);
   // GaLore's AdamW: per parameter (projections, Adam on the projected state,
   // the amortized SVD).
@@ -343,7 +343,7 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads,
     int64_t flops = 0;
     for (size_t i = 0; i < g.params.size(); ++i) {
       if (grads.param_trainable[i])
-        flops += analysis::GaloreFlops(g.params[i].shape, tr.galore_targets[i],
+        flops += training::GaloreFlops(g.params[i].shape, tr.galore_targets[i],
                                        *tr.galore);
     }
     tr.flops_optimizer = sym::Expr(flops);
@@ -444,12 +444,12 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
     }
     TORCHCOST_ASSIGN_OR_RETURN(
         report.training.checkpoint_segments,
-        analysis::FindCheckpointSegments(graph, options.training));
+        training::FindCheckpointSegments(graph, options.training));
     report.training.checkpoint = options.training.checkpoint;
     report.training.checkpoint_group = options.training.checkpoint_group;
     if (options.training.checkpoint == "selective") {
       // Fewer cores than repeated blocks: some attention was not recognised.
-      const size_t blocks = analysis::RepeatedBlocks(graph).size();
+      const size_t blocks = training::RepeatedBlocks(graph).size();
       const size_t cores = report.training.checkpoint_segments.size();
       if (cores < blocks) {
         report.diagnostics.push_back(
@@ -484,7 +484,7 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
     if (options.training.galore && options.training.mode == StepMode::kTrain) {
       TORCHCOST_ASSIGN_OR_RETURN(
           report.training.galore_targets,
-          analysis::GaloreTargets(graph, grads.param_trainable,
+          training::GaloreTargets(graph, grads.param_trainable,
                                   *options.training.galore));
       report.training.galore = options.training.galore;
       report.training.galore_params = 0;
@@ -500,7 +500,7 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
     if (options.moved_bytes)
       analysis::FillMovedBytes(graph, facts, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
-    TORCHCOST_RETURN_IF_ERROR(analysis::ShardStep(graph, grads.param_trainable,
+    TORCHCOST_RETURN_IF_ERROR(training::ShardStep(graph, grads.param_trainable,
                                                   options.training, &report));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());

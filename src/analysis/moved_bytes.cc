@@ -140,11 +140,12 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
     if (!grads.param_trainable[i]) continue;
     const ir::TensorEntry& p = g.params[i];
     const int64_t param = ir::Numel(p.shape) * ElementSize(p.dtype);
-    const DType state =
-        StateDtype(p.dtype, options.state_dtype, options.master_weights);
+    const DType state = training::StateDtype(p.dtype, options.state_dtype,
+                                             options.master_weights);
     // 2 * param (read, write) + param (the gradient, in the parameter's dtype)
     // + 2 * states (read, write).
-    opt += 3 * param + 2 * StateBytes(options.optimizer, p.shape, state);
+    opt +=
+        3 * param + 2 * training::StateBytes(options.optimizer, p.shape, state);
   }
   tr.optimizer_bytes = sym::Expr(opt);
 }

@@ -344,7 +344,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       if (p.requires_grad) numels.push_back(ir::Numel(p.shape));
     double kernels = tr.galore || tr.paged
                          ? static_cast<double>(numels.size())
-                         : static_cast<double>(analysis::OptimizerKernels(
+                         : static_cast<double>(training::OptimizerKernels(
                                tr.optimizer, tr.foreach, numels));
     if (!(opt > 0)) kernels = 0;
     t.optimizer_seconds = opt / gpu.efficiency[cls] + kernels * o;

@@ -214,7 +214,7 @@ void RunBackward(StepState* state) {
     st.Alloc(loss);
   }
   if (st.options.grad_scaler)
-    ReplayScaler(analysis::ScaledLossBackward(), StepPhase::kBackward, state);
+    ReplayScaler(training::ScaledLossBackward(), StepPhase::kBackward, state);
   // NB: the root gradient lives until backward returns:
   // torch.autograd.backward's frame holds it (torch/autograd/__init__.py,
   // v1.13.0: grad_tensors_ = _make_grads(...)), so it is pinned here and freed
@@ -224,7 +224,7 @@ void RunBackward(StepState* state) {
   st.storages[ones].pinned = true;
   st.Alloc(ones);
   if (st.options.grad_scaler)
-    ReplayScaler(analysis::ScaledLossGradDone(), StepPhase::kBackward, state);
+    ReplayScaler(training::ScaledLossGradDone(), StepPhase::kBackward, state);
   SetGrad(out0, ones, state);
   st.Point(StepPhase::kBackward, -1);
 

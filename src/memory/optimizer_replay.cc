@@ -8,13 +8,15 @@
 #include "training/optimizer_model.h"
 
 namespace torchcost::memory {
+
+using training::Event;
 namespace {
 
-using analysis::GaloreStateBytes;
-using analysis::PagedStateBytes;
-using analysis::SharedStateBytes;
-using analysis::StateBytes;
-using analysis::StateDtype;
+using training::GaloreStateBytes;
+using training::PagedStateBytes;
+using training::SharedStateBytes;
+using training::StateBytes;
+using training::StateDtype;
 
 void SetUpdateTemp(int64_t bytes, StepState* st) {
   if (bytes == st->opt.update_temp) return;
@@ -28,7 +30,7 @@ void SetUpdateTemp(int64_t bytes, StepState* st) {
 void StatePieces(const StepState* st, const ir::TensorEntry& p, int64_t bytes,
                  std::vector<int64_t>* pieces) {
   const TrainingOptions& o = st->options;
-  const analysis::OptimizerModel m = analysis::ModelOf(o.optimizer);
+  const training::OptimizerModel m = training::ModelOf(o.optimizer);
   const int64_t tensor = ir::Numel(p.shape) *
                          ElementSize(StateDtype(p.dtype, o.state_dtype, false));
   if (st->Galore() ||
@@ -55,7 +57,7 @@ void ForeachOptimizer(StepState* st) {
       total +=
           ir::Numel(st->g.params[i].shape) * ElementSize(st->g.params[i].dtype);
   }
-  for (int64_t bytes : analysis::ForeachMoments(st->options.optimizer, total)
+  for (int64_t bytes : training::ForeachMoments(st->options.optimizer, total)
                            .value_or(std::vector<int64_t>{})) {
     SetUpdateTemp(bytes, st);
     st->Point(StepPhase::kOptimizer, -1);
@@ -89,7 +91,7 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
     if (!st.grads.param_trainable[i]) continue;
     const auto& p = st.g.params[i];
     if (o.paged) {
-      const PagedStateBytes b = analysis::PagedStatesOf(o.optimizer, p.shape);
+      const PagedStateBytes b = training::PagedStatesOf(o.optimizer, p.shape);
       opt += b.device;
       if (pieces) pieces->push_back(b.device);
       st.tr.paged_opt_bytes += b.host;
@@ -119,7 +121,7 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
       const auto& shape = st.g.params[i].shape;
       states.push_back(
           st.tr.galore_targets[i] && shape.size() == 2
-              ? std::vector<int64_t>{analysis::ShapeOf(shape[0], shape[1],
+              ? std::vector<int64_t>{training::ShapeOf(shape[0], shape[1],
                                                        o.galore->rank)
                                          .projected}
               : shape);
@@ -129,8 +131,8 @@ int64_t OptimizerStateBytes(StepState* state, std::vector<int64_t>* pieces) {
     if (pieces) pieces->push_back(books);
   }
   if (o.grad_scaler) {
-    opt += analysis::kScalerStateBytes;
-    if (pieces) pieces->push_back(analysis::kScalerStateBytes);
+    opt += training::kScalerStateBytes;
+    if (pieces) pieces->push_back(training::kScalerStateBytes);
   }
   return opt;
 }
@@ -156,7 +158,7 @@ void ReplayUpdate(size_t param, StepPhase phase, StepState* state) {
   StepState& st = *state;
   const auto& p = st.g.params[param];
   const std::vector<Event> events =
-      analysis::GaloreUpdate(p.shape, p.dtype, st.tr.galore_targets[param],
+      training::GaloreUpdate(p.shape, p.dtype, st.tr.galore_targets[param],
                              *st.options.galore, st.options.galore->svd_step);
   std::map<int, int64_t> bytes;
   int64_t live = 0, most = -1;
@@ -208,19 +210,19 @@ void RunOptimizer(StepState* state) {
   const TrainingOptions& o = st.options;
   if (o.grad_scaler) {
     // The backward's last act.
-    ReplayScaler(analysis::ScaledBackwardEnd(), StepPhase::kBackward, state);
-    ReplayScaler(analysis::Unscale(), StepPhase::kOptimizer, state);
+    ReplayScaler(training::ScaledBackwardEnd(), StepPhase::kBackward, state);
+    ReplayScaler(training::Unscale(), StepPhase::kOptimizer, state);
   }
   if (o.foreach) {
     ForeachOptimizer(state);
     if (o.grad_scaler)
-      ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+      ReplayScaler(training::Update(), StepPhase::kOptimizer, state);
     return;
   }
   if (st.Galore()) {
     GaloreOptimizer(state);
     if (o.grad_scaler)
-      ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+      ReplayScaler(training::Update(), StepPhase::kOptimizer, state);
     return;
   }
   int prev = -1;  // The previous parameter's carried temporaries.
@@ -231,7 +233,7 @@ void RunOptimizer(StepState* state) {
     const auto& p = st.g.params[i];
     // NB: with a state dtype the temporaries (Adam's sqrt and denom) are
     // computed from the states, so they are in the states' dtype.
-    const analysis::UpdateTransients t = analysis::TransientsOf(
+    const training::UpdateTransients t = training::TransientsOf(
         o.optimizer, p.shape, StateDtype(p.dtype, o.state_dtype, false));
     if (t.moments.empty() && t.carried == 0) continue;
     for (size_t k = 0; k < t.moments.size(); ++k) {
@@ -254,7 +256,7 @@ void RunOptimizer(StepState* state) {
   if (prev >= 0) st.Free(prev);
   st.Point(StepPhase::kOptimizer, -1);
   if (o.grad_scaler)
-    ReplayScaler(analysis::Update(), StepPhase::kOptimizer, state);
+    ReplayScaler(training::Update(), StepPhase::kOptimizer, state);
 }
 
 }  // namespace torchcost::memory

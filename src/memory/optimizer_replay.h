@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "memory/event.h"
 #include "memory/state.h"
+#include "training/memory_event.h"
 
 namespace torchcost::memory {
 
@@ -23,7 +23,7 @@ int64_t OptimizerStateBytes(StepState* state,
 
 // Replays a GradScaler sequence (training/grad_scaler.h); its points are of
 // `phase`.
-void ReplayScaler(const std::vector<Event>& events, StepPhase phase,
+void ReplayScaler(const std::vector<training::Event>& events, StepPhase phase,
                   StepState* state);
 
 // Replays one parameter's GaLore update (training/galore_model.h); the slots,

@@ -51,7 +51,7 @@ struct OptimizerState {
   // GradScaler tensor -> its storage.
   std::vector<int> scaler;
   // Bytes each local name holds.
-  std::array<int64_t, analysis::kNumSlots> slot_bytes{};
+  std::array<int64_t, training::kNumSlots> slot_bytes{};
   // TEMP bytes of the update running (slots included).
   int64_t update_temp = 0;
   // (parameter value, gradient storage)

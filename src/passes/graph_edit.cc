@@ -1,6 +1,6 @@
 #include "passes/graph_edit.h"
 
-namespace torchcost::training {
+namespace torchcost::passes {
 
 int GraphEditor::Constant(ir::ValueKind kind, ir::Constant c) {
   ir::Value v;
@@ -106,4 +106,4 @@ std::string LeafName(const std::string& path) {
   return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
-}  // namespace torchcost::training
+}  // namespace torchcost::passes

@@ -8,7 +8,7 @@
 
 #include "torchcost/graph.h"
 
-namespace torchcost::training {
+namespace torchcost::passes {
 
 // Adds values and nodes to `graph`; nodes are appended in execution order.
 class GraphEditor {
@@ -63,6 +63,6 @@ int NodeArg(const ir::Node& node, const std::string& name, size_t position);
 // "h.0.attn.q_proj").
 std::string LeafName(const std::string& path);
 
-}  // namespace torchcost::training
+}  // namespace torchcost::passes
 
 #endif  // TORCHCOST_SRC_TRAINING_GRAPH_EDIT_H_

@@ -1,6 +1,6 @@
 // The adapter branches LoRA and DoRA add beside a frozen Linear.
-#ifndef TORCHCOST_SRC_TRAINING_ADAPTERS_H_
-#define TORCHCOST_SRC_TRAINING_ADAPTERS_H_
+#ifndef TORCHCOST_SRC_PEFT_ADAPTERS_H_
+#define TORCHCOST_SRC_PEFT_ADAPTERS_H_
 
 #include <optional>
 #include <string>
@@ -8,7 +8,7 @@
 #include "passes/graph_edit.h"
 #include "torchcost/peft.h"
 
-namespace torchcost::training {
+namespace torchcost::peft {
 
 // One Linear that gets an adapter, in the graph being rewritten.
 struct AdapterSite {
@@ -39,9 +39,9 @@ struct LoraBranch {
 
 // Appends DoRA's ops (peft's DoraLinearLayer.forward) for `site`, given the
 // adapter's input after dropout; returns y + the DoRA term.
-int EmitDora(GraphEditor& ed, const AdapterSite& site, const LoraConfig& config,
-             const LoraBranch& lora, int x_dropped);
+int EmitDora(passes::GraphEditor& ed, const AdapterSite& site,
+             const LoraConfig& config, const LoraBranch& lora, int x_dropped);
 
-}  // namespace torchcost::training
+}  // namespace torchcost::peft
 
-#endif  // TORCHCOST_SRC_TRAINING_ADAPTERS_H_
+#endif  // TORCHCOST_SRC_PEFT_ADAPTERS_H_

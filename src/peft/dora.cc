@@ -9,10 +9,10 @@
 // else F.linear(dropout(x), W) is computed again.
 #include "peft/adapters.h"
 
-namespace torchcost::training {
+namespace torchcost::peft {
 
-int EmitDora(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c,
-             const LoraBranch& lora, int x_dropped) {
+int EmitDora(passes::GraphEditor& ed, const AdapterSite& site,
+             const LoraConfig& c, const LoraBranch& lora, int x_dropped) {
   ir::Graph& g = ed.graph();
   const int s_dora =
       g.GetOrAddScope(site.path + ".lora_magnitude_vector", "DoraLinearLayer");
@@ -96,4 +96,4 @@ int EmitDora(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c,
                {"self", "other", "alpha"}, site.scope);
 }
 
-}  // namespace torchcost::training
+}  // namespace torchcost::peft

@@ -14,11 +14,11 @@
 namespace torchcost {
 namespace {
 
-using training::AdapterSite;
-using training::GraphEditor;
-using training::LeafName;
-using training::LoraBranch;
-using training::NodeArg;
+using passes::GraphEditor;
+using passes::LeafName;
+using passes::NodeArg;
+using peft::AdapterSite;
+using peft::LoraBranch;
 
 // Reads a Linear (aten::linear or the 4-bit bnb::matmul_4bit) as an adapter
 // site.
@@ -260,7 +260,7 @@ int EmitAdapter(GraphEditor& ed, const AdapterSite& site, const LoraConfig& c) {
     sum = ed.Op("aten::add", "Tensor", {site.y, h, ed.Int(1)},
                 {"self", "other", "alpha"}, site.scope);
   } else if (c.use_dora) {
-    sum = training::EmitDora(ed, site, c, lora, h);
+    sum = peft::EmitDora(ed, site, c, lora, h);
   } else {
     const int none = ed.None();
     h = ed.Op("aten::linear", "", {h, lora.a, none},

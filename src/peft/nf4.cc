@@ -10,7 +10,7 @@
 namespace torchcost {
 namespace {
 
-using training::GraphEditor;
+using passes::GraphEditor;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -50,8 +50,7 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
   int last_linear = -1;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const ir::Node& n = g.nodes[ni];
-    const int w =
-        n.op == "aten::linear" ? training::NodeArg(n, "weight", 1) : -1;
+    const int w = n.op == "aten::linear" ? passes::NodeArg(n, "weight", 1) : -1;
     for (int in : n.inputs) {
       if (g.values[in].role != ir::ValueRole::kParam) continue;
       (in == w ? linear_uses : other_uses)[in]++;
@@ -74,12 +73,12 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
           "not modelled");
     }
     if (n.op != "aten::linear" || static_cast<int>(ni) == last_linear) continue;
-    const int w = training::NodeArg(n, "weight", 1);
+    const int w = passes::NodeArg(n, "weight", 1);
     if (w < 0 || g.values[w].role != ir::ValueRole::kParam ||
         other_uses.count(w))
       continue;
     const std::string& path = g.scopes[n.scope].path;
-    if (!c.skip.empty() && std::regex_match(training::LeafName(path), skip))
+    if (!c.skip.empty() && std::regex_match(passes::LeafName(path), skip))
       continue;
     ir::TensorEntry& entry = g.params[g.values[w].table_index];
     if (entry.shape.size() != 2) continue;
@@ -114,8 +113,8 @@ Result<ir::Graph> QuantizeNf4(const ir::Graph& graph, const QloraConfig& c) {
     // NB: parameters added above are never read by a node but held all step
     // (PARAM).
     ir::Node& node = g.nodes[ni];
-    const int x = training::NodeArg(node, "input", 0),
-              bias = training::NodeArg(node, "bias", 2);
+    const int x = passes::NodeArg(node, "input", 0),
+              bias = passes::NodeArg(node, "bias", 2);
     node.op = "bnb::matmul_4bit";
     node.overload.clear();
     node.inputs = {x,

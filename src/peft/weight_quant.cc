@@ -28,7 +28,7 @@
 namespace torchcost {
 namespace {
 
-using training::GraphEditor;
+using passes::GraphEditor;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -120,8 +120,7 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
   int last_linear = -1;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const ir::Node& n = g.nodes[ni];
-    const int w =
-        n.op == "aten::linear" ? training::NodeArg(n, "weight", 1) : -1;
+    const int w = n.op == "aten::linear" ? passes::NodeArg(n, "weight", 1) : -1;
     for (int in : n.inputs) {
       if (g.values[in].role == ir::ValueRole::kParam && in != w)
         other_uses[in]++;
@@ -142,7 +141,7 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
     }
     if (g.nodes[ni].op != "aten::linear" || static_cast<int>(ni) == last_linear)
       continue;
-    const int w = training::NodeArg(g.nodes[ni], "weight", 1);
+    const int w = passes::NodeArg(g.nodes[ni], "weight", 1);
     if (w < 0 || g.values[w].role != ir::ValueRole::kParam ||
         other_uses.count(w))
       continue;
@@ -168,8 +167,8 @@ Result<ir::Graph> QuantizeWeights(const ir::Graph& graph, WeightQuant format) {
       scales_of[w] = s;
     }
     ir::Node& node = g.nodes[ni];
-    const int x = training::NodeArg(node, "input", 0),
-              bias = training::NodeArg(node, "bias", 2);
+    const int x = passes::NodeArg(node, "input", 0),
+              bias = passes::NodeArg(node, "bias", 2);
     node.op = "torchcost::weight_only_linear";
     node.overload.clear();
     node.inputs = {x,

@@ -5,11 +5,14 @@
 #include <regex>
 #include <string>
 
-#include "analysis/attention_core.h"
+#include "passes/attention_core.h"
 #include "passes/user_regex.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
+
+using passes::AttentionCore;
+using passes::FindAttentionCores;
 
 // Returns whether a module name is an index: "3", or "encoder_layer_3".
 bool IsIndexName(const std::string& name) {
@@ -153,4 +156,4 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(
   return segments;
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

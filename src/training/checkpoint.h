@@ -9,7 +9,7 @@
 #include "torchcost/status.h"
 #include "torchcost/training.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 
 // Returns the scopes "blocks" stands for: the model's repeated blocks. NB:
 // a candidate is a module whose name is an index ("0", or ends in "_0" like
@@ -24,13 +24,13 @@ std::vector<int> RepeatedBlocks(const ir::Graph& graph);
 // and `options.checkpoint_group` consecutive calls form one segment, with any
 // nodes between them. `recomputed` is left false (the step simulation sets it).
 // "selective" stands for Megatron's selective recomputation: one segment
-// per attention core (analysis/attention_core.h), its Q, K, V saved as the
+// per attention core (passes/attention_core.h), its Q, K, V saved as the
 // segment's inputs, its S x S tensors recomputed.
 // Errors name the flag: a bad regular expression, a pattern that matches no
 // module with nodes, a group below 1, no attention core for "selective".
 Result<std::vector<CheckpointSegment>> FindCheckpointSegments(
     const ir::Graph& graph, const TrainingOptions& options);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training
 
 #endif  // TORCHCOST_SRC_ANALYSIS_CHECKPOINT_H_

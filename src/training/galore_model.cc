@@ -8,7 +8,7 @@
 #include "passes/user_regex.h"
 #include "training/optimizer_model.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 using ir::Numel;
@@ -19,22 +19,22 @@ bool Targetable(const std::vector<int64_t>& shape) { return shape.size() == 2; }
 class Events {
  public:
   int Alloc(int64_t bytes) {
-    out_.push_back(memory::AllocEvent(next_, bytes));
+    out_.push_back(AllocEvent(next_, bytes));
     return next_++;
   }
-  void Free(int t) { out_.push_back(memory::FreeEvent(t)); }
-  void Bind(int slot, int t) { out_.push_back(memory::BindEvent(slot, t)); }
-  void Point() { out_.push_back(memory::PointEvent()); }
+  void Free(int t) { out_.push_back(FreeEvent(t)); }
+  void Bind(int slot, int t) { out_.push_back(BindEvent(slot, t)); }
+  void Point() { out_.push_back(PointEvent()); }
   // Allocates a temporary, marks the moment, and binds it to `slot`.
   void AllocPointBind(int slot, int64_t bytes) {
     const int t = Alloc(bytes);
     Point();
     Bind(slot, t);
   }
-  std::vector<memory::Event> Take() { return std::move(out_); }
+  std::vector<Event> Take() { return std::move(out_); }
 
  private:
-  std::vector<memory::Event> out_;
+  std::vector<Event> out_;
   int next_ = 0;
 };
 
@@ -145,9 +145,9 @@ int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted,
          SvdFlops(s.m, s.n) / c.update_proj_gap;
 }
 
-std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape,
-                                        DType dtype, bool targeted,
-                                        const GaloreConfig& c, bool svd) {
+std::vector<Event> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype,
+                                bool targeted, const GaloreConfig& c,
+                                bool svd) {
   Events ev;
   const int64_t e = ElementSize(dtype);
   // grad = p.grad: the previous parameter's projected gradient goes
@@ -260,4 +260,4 @@ Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph,
   return out;
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

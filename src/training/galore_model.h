@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "memory/event.h"
 #include "torchcost/dtype.h"
 #include "torchcost/galore.h"
 #include "torchcost/graph.h"
 #include "torchcost/status.h"
+#include "training/memory_event.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 
 // The projection of one targeted [m, n] weight: 'std' projects on the smaller
 // dim, so m >= n keeps P = Vh[:k, :] (right, low rank gradient [m, k]) and
@@ -54,19 +54,18 @@ int64_t GaloreFlops(const std::vector<int64_t>& shape, bool targeted,
 // a = max(m, n) and b = min(m, n), 6ab^2 + 11b^3.
 int64_t SvdFlops(int64_t m, int64_t n);
 
-// An update step is a sequence of memory events (memory/event.h), replayed
-// by the step simulation: tensors are numbered per update, all TEMP; slots
-// are the Python local names that outlive a parameter's iteration (rebinding
-// one frees what it held).
-// The local names of the reference's AdamW loop that hold temporaries.
+// An update step is a sequence of memory events (training/memory_event.h),
+// replayed by the step simulation: tensors are numbered per update, all TEMP;
+// slots are the Python local names that outlive a parameter's iteration
+// (rebinding one frees what it held). The local names of the reference's AdamW
+// loop that hold temporaries.
 inline constexpr int kGradSlot = 0, kDenomSlot = 1, kNormGradSlot = 2,
                      kNumSlots = 3;
 
 // Returns the events of one parameter's update in GaLore's AdamW (an SVD
 // first if `svd`); the slots are freed when step() returns.
-std::vector<memory::Event> GaloreUpdate(const std::vector<int64_t>& shape,
-                                        DType dtype, bool targeted,
-                                        const GaloreConfig& c, bool svd);
+std::vector<Event> GaloreUpdate(const std::vector<int64_t>& shape, DType dtype,
+                                bool targeted, const GaloreConfig& c, bool svd);
 
 // Returns, parallel to graph.params, whether GaLore projects each parameter:
 // trainable, 2-D, the weight of a Linear module (scope type "Linear" or the
@@ -76,6 +75,6 @@ Result<std::vector<bool>> GaloreTargets(const ir::Graph& graph,
                                         const std::vector<bool>& trainable,
                                         const GaloreConfig& c);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training
 
 #endif  // TORCHCOST_SRC_ANALYSIS_GALORE_MODEL_H_

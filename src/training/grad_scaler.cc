@@ -1,6 +1,6 @@
 #include "training/grad_scaler.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 // The scaler's tensors within a step.
@@ -16,13 +16,11 @@ enum Tensor : int {
   kFoundInf,    // torch.full((1,), 0.0), float32, until update().
 };
 
-using memory::Event;
-
 Event Alloc(int t, int64_t bytes, MemCategory c = MemCategory::kTemp) {
-  return memory::AllocEvent(t, bytes, c);
+  return AllocEvent(t, bytes, c);
 }
-Event Free(int t) { return memory::FreeEvent(t); }
-Event Point() { return memory::PointEvent(); }
+Event Free(int t) { return FreeEvent(t); }
+Event Point() { return PointEvent(); }
 
 }  // namespace
 
@@ -53,4 +51,4 @@ std::vector<Event> Unscale() {
 
 std::vector<Event> Update() { return {Free(kFoundInf), Point()}; }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

@@ -174,11 +174,11 @@ class LossWriter {
   void SetScope(const std::string& type) {
     scope_ = g_.GetOrAddScope("loss", type);
   }
-  training::GraphEditor& ed() { return ed_; }
+  passes::GraphEditor& ed() { return ed_; }
 
  private:
   ir::Graph& g_;
-  training::GraphEditor ed_;
+  passes::GraphEditor ed_;
   int scope_ = 0;
 };
 
@@ -229,7 +229,7 @@ std::optional<std::vector<sym::Expr>> LanguageModelLogits(
   if (ids.dtype != DType::kInt64 || ids.shape.size() != 2) return std::nullopt;
   const int p = g.values[g.outputs[0]].producer;
   if (p < 0 || g.nodes[p].op != "aten::linear") return std::nullopt;
-  const int w = training::NodeArg(g.nodes[p], "weight", 1);
+  const int w = passes::NodeArg(g.nodes[p], "weight", 1);
   if (w < 0 || g.values[w].role != ir::ValueRole::kParam) return std::nullopt;
   const std::vector<int64_t>& shape = g.params[g.values[w].table_index].shape;
   if (shape.size() != 2) return std::nullopt;
@@ -247,7 +247,7 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
     return Bad(graph.source + ": the model returns nothing to take a loss of");
   ir::Graph g = graph;
   LossWriter w(g);
-  training::GraphEditor& ed = w.ed();
+  passes::GraphEditor& ed = w.ed();
   const int out = graph.outputs[0];
   const size_t rank = out_shape.size();
   const std::string shape_text = rules::ShapeToString(out_shape);
@@ -310,9 +310,9 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
         // h.chunk(n, dim=1)], so the whole logits never exist.
         const ir::Node proj = g.nodes[head];
         EraseNode(g, head);
-        const int x = training::NodeArg(proj, "input", 0);
-        const int weight = training::NodeArg(proj, "weight", 1);
-        int bias = training::NodeArg(proj, "bias", 2);
+        const int x = passes::NodeArg(proj, "input", 0);
+        const int weight = passes::NodeArg(proj, "weight", 1);
+        int bias = passes::NodeArg(proj, "bias", 2);
         if (bias < 0) bias = ed.None();
         const std::vector<int> h =
             w.SplitOp("aten::chunk", {x, ed.Int(n), ed.Int(1)},

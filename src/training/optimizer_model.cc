@@ -2,7 +2,7 @@
 
 #include "torchcost/graph.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 using ir::Numel;
@@ -450,4 +450,4 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
   return kernels;
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

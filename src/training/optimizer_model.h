@@ -12,7 +12,7 @@
 #include "torchcost/dtype.h"
 #include "torchcost/training.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 
 // Per-element costs of one optimizer.
 struct OptimizerModel {
@@ -115,6 +115,6 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
 inline constexpr int64_t kAdam8bitBlock = 2048;
 inline constexpr int64_t kAdam8bitMinSize = 4096;
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training
 
 #endif  // TORCHCOST_SRC_ANALYSIS_OPTIMIZER_MODEL_H_

@@ -2,7 +2,7 @@
 // of the graph they return, so that the pipeline (AnalyzeStep) propagates each
 // graph once: the loss extends the base graph's propagation over its ops;
 // autocast starts from it and ends with its last round's, which the analysis
-// takes (analysis::AnalyzePropagated).
+// takes (training::AnalyzePropagated).
 #ifndef TORCHCOST_SRC_TRAINING_PROPAGATED_H_
 #define TORCHCOST_SRC_TRAINING_PROPAGATED_H_
 

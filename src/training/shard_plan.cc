@@ -11,7 +11,7 @@
 #include "passes/user_regex.h"
 #include "training/optimizer_model.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 using ir::Numel;
@@ -361,4 +361,4 @@ Result<ShardPlan> PlanShards(const ir::Graph& graph,
   return Planner(graph, trainable, options).Run();
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

@@ -13,7 +13,7 @@
 #include "torchcost/status.h"
 #include "torchcost/training.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 
 // A set of parameters gathered together (ZeRO-3: a module owning parameters;
 // FSDP: a wrapped module, the root holding the rest).
@@ -65,6 +65,6 @@ Result<ShardPlan> PlanShards(const ir::Graph& graph,
                              const std::vector<bool>& trainable,
                              const TrainingOptions& options);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training
 
 #endif  // TORCHCOST_SRC_ANALYSIS_SHARD_PLAN_H_

@@ -5,7 +5,7 @@
 #include "training/optimizer_model.h"
 #include "training/shard_plan.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
@@ -274,4 +274,4 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   return Status::Ok();
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

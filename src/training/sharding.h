@@ -8,7 +8,7 @@
 
 #include "torchcost/analysis.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 
 // Rewrites report->training.timeline (from SimulateStep) point by point into
 // one rank's, in time linear in its length, and fills
@@ -17,6 +17,6 @@ namespace torchcost::analysis {
 Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
                  const TrainingOptions& options, Report* report);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training
 
 #endif  // TORCHCOST_SRC_ANALYSIS_SHARDING_H_

@@ -63,13 +63,13 @@ TEST(OptimizerReplayTest, ScalerUnscale) {
   PreparedStep p;
   BuildMlp(&p.builder());
   StepState& st = p.Prepare("5,8");
-  ReplayScaler(analysis::Unscale(), StepPhase::kOptimizer, &st);
+  ReplayScaler(training::Unscale(), StepPhase::kOptimizer, &st);
   ASSERT_EQ(st.tr.timeline.size(), 2u);
   EXPECT_EQ(At(st.tr.timeline[0].total), 8 + 8);
   EXPECT_EQ(At(st.tr.timeline[1].total), 4 + 4);
   EXPECT_EQ(st.tr.timeline[1].phase, StepPhase::kOptimizer);
   EXPECT_EQ(At(st.timeline.total()), 4);
-  ReplayScaler(analysis::Update(), StepPhase::kOptimizer, &st);
+  ReplayScaler(training::Update(), StepPhase::kOptimizer, &st);
   EXPECT_EQ(At(st.timeline.total()), 0);
 }
 

@@ -217,7 +217,7 @@ TEST(RepeatedBlocksTest, OutermostIndexedModulesOfTheCommonestType) {
   b.Scope("head.1", "Linear");  // No nodes: not a block.
   b.Output(x);
   std::vector<std::string> paths;
-  for (int s : analysis::RepeatedBlocks(b.graph()))
+  for (int s : training::RepeatedBlocks(b.graph()))
     paths.push_back(b.graph().scopes[s].path);
   EXPECT_THAT(paths, ElementsAre("enc.layers.encoder_layer_0",
                                  "enc.layers.encoder_layer_1"));

@@ -9,7 +9,7 @@
 #include "torchcost/training.h"
 #include "training/checkpoint.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 TEST(TrainingFuzzRegressionTest, CheckpointPatternWithNestedStarsEndsQuickly) {
@@ -46,4 +46,4 @@ TEST(TrainingFuzzRegressionTest, CheckpointPatternWithNestedStarsEndsQuickly) {
 }
 
 }  // namespace
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

@@ -19,12 +19,12 @@
 namespace torchcost {
 namespace {
 
-using analysis::GaloreFlops;
-using analysis::GaloreStateBytes;
-using analysis::GaloreUpdate;
-using memory::Event;
 using testing::CategoryMax;
 using testing::OptimizerTempOverBackward;
+using training::Event;
+using training::GaloreFlops;
+using training::GaloreStateBytes;
+using training::GaloreUpdate;
 
 TEST(GaloreConfigTest, ParsesEveryKey) {
   auto c = ParseGaloreConfig(
@@ -204,7 +204,7 @@ TEST(GaloreFlopsTest, ProjectionsAdamAndAmortizedSvd) {
   EXPECT_EQ(GaloreFlops({64, 32}, true, c), 2 * 64 * 32 * 8 + 9 * 512 +
                                                 2 * 64 * 32 * 8 + 2048 +
                                                 2 * 2048 + 753664 / 200);
-  EXPECT_EQ(analysis::SvdFlops(32, 64), 6 * 64 * 32 * 32 + 11 * 32 * 32 * 32);
+  EXPECT_EQ(training::SvdFlops(32, 64), 6 * 64 * 32 * 32 + 11 * 32 * 32 * 32);
   // Other parameters: 9 Adam FLOPs and the 2 of p.add_ per element.
   EXPECT_EQ(GaloreFlops({10}, false, c), 11 * 10);
 }

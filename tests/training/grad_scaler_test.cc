@@ -11,23 +11,23 @@
 #include "testing/timeline.h"
 #include "torchcost/analysis.h"
 
-namespace torchcost::analysis {
+namespace torchcost::training {
 namespace {
 
 // Replays sequences; returns the largest live bytes and the live bytes at the
 // end.
 std::pair<int64_t, int64_t> Replay(
-    const std::vector<std::vector<memory::Event>>& seqs) {
+    const std::vector<std::vector<training::Event>>& seqs) {
   std::map<int, int64_t> live;
   int64_t now = 0, max = 0;
   for (const auto& seq : seqs) {
-    for (const memory::Event& e : seq) {
-      if (e.kind == memory::Event::Kind::kAlloc) {
+    for (const training::Event& e : seq) {
+      if (e.kind == training::Event::Kind::kAlloc) {
         EXPECT_EQ(live.count(e.tensor), 0u)
             << "tensor " << e.tensor << " allocated twice";
         live[e.tensor] = e.bytes;
         now += e.bytes;
-      } else if (e.kind == memory::Event::Kind::kFree) {
+      } else if (e.kind == training::Event::Kind::kFree) {
         EXPECT_EQ(live.count(e.tensor), 1u)
             << "tensor " << e.tensor << " freed while not live";
         now -= live[e.tensor];
@@ -93,4 +93,4 @@ TEST(GradScalerTest, StateIsOptAndTheStepAddsItsTensors) {
 }
 
 }  // namespace
-}  // namespace torchcost::analysis
+}  // namespace torchcost::training

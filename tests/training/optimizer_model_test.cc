@@ -17,11 +17,11 @@
 namespace torchcost {
 namespace {
 
-using analysis::SharedStateBytes;
-using analysis::StateBytes;
-using analysis::TransientsOf;
 using testing::CategoryMax;
 using testing::OptimizerTempOverBackward;
+using training::SharedStateBytes;
+using training::StateBytes;
+using training::TransientsOf;
 
 TEST(OptimizerNamesTest, EveryKindRoundTrips) {
   for (const char* name :
@@ -210,15 +210,15 @@ TEST_F(OptimizerStepTest, SgdNesterov) {
 
 TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
   // P = 128 + 32 bytes of trainable parameters.
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdamW, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdamW, 160),
             std::vector<int64_t>({2 * 160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kAdagrad, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdagrad, 160),
             std::vector<int64_t>({2 * 160, 3 * 160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kRmsprop, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kRmsprop, 160),
             std::vector<int64_t>({160}));
-  EXPECT_EQ(analysis::ForeachMoments(OptimizerKind::kSgdNesterov, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kSgdNesterov, 160),
             std::vector<int64_t>({}));
-  EXPECT_FALSE(analysis::ForeachMoments(OptimizerKind::kLion, 160).has_value());
+  EXPECT_FALSE(training::ForeachMoments(OptimizerKind::kLion, 160).has_value());
   EXPECT_FALSE(HasForeach(OptimizerKind::kAdafactor));
   // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's
   // 256.
@@ -242,7 +242,7 @@ TEST_F(OptimizerStepTest, AdamUnchanged) {
 // tensor limit by depth and the 320-chunk limit, with a tensor split across
 // launches carried over.
 TEST(OptimizerKernelsTest, MultiTensorLaunchesFollowTheLimits) {
-  using analysis::MultiTensorLaunches;
+  using training::MultiTensorLaunches;
   // 110 one-chunk tensors fill one depth-1 launch; 111 need a second.
   EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(110, 1), 1, false), 1);
   EXPECT_EQ(MultiTensorLaunches(std::vector<int64_t>(111, 1), 1, false), 2);
@@ -261,7 +261,7 @@ TEST(OptimizerKernelsTest, MultiTensorLaunchesFollowTheLimits) {
 // Three trainable tensors, Adam and AdamW, single-tensor loop against the
 // foreach step (torch 1.13 torch/optim/adam.py, adamw.py).
 TEST(OptimizerKernelsTest, AdamSingleTensorAgainstForeach) {
-  using analysis::OptimizerKernels;
+  using training::OptimizerKernels;
   // 25,000,000 elements: ceil(25e6 / 65536) = 382 chunks (381 * 65536 =
   // 24,969,216); then 1000 and 10 elements, one chunk each.
   const std::vector<int64_t> numels = {25000000, 1000, 10};
@@ -286,7 +286,7 @@ TEST(OptimizerKernelsTest, AdamSingleTensorAgainstForeach) {
 // SGD (sgd.py): plain 1 per tensor (param.add_), momentum 3 (buf.mul_,
 // .add_, param.add_), nesterov 4 (+ d_p.add(buf)); foreach: 1, 3, 4 ops.
 TEST(OptimizerKernelsTest, SgdAdagradRmsprop) {
-  using analysis::OptimizerKernels;
+  using training::OptimizerKernels;
   const std::vector<int64_t> two = {100, 200};
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, false, two), 2);
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, false, two), 6);

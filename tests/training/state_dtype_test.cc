@@ -107,13 +107,13 @@ TEST_F(StateDtypeTest, ShardedStatesUseTheStateDtype) {
 }
 
 TEST_F(StateDtypeTest, StateDtypeOfIsTheRule) {
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, false),
+  EXPECT_EQ(training::StateDtype(DType::kBFloat16, DType::kUnknown, false),
             DType::kBFloat16);
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kUnknown, true),
+  EXPECT_EQ(training::StateDtype(DType::kBFloat16, DType::kUnknown, true),
             DType::kFloat32);
-  EXPECT_EQ(analysis::StateDtype(DType::kFloat32, DType::kUnknown, true),
+  EXPECT_EQ(training::StateDtype(DType::kFloat32, DType::kUnknown, true),
             DType::kFloat32);
-  EXPECT_EQ(analysis::StateDtype(DType::kBFloat16, DType::kFloat16, true),
+  EXPECT_EQ(training::StateDtype(DType::kBFloat16, DType::kFloat16, true),
             DType::kFloat16);
 }
 

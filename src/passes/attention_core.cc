@@ -1,10 +1,10 @@
-#include "analysis/attention_core.h"
+#include "passes/attention_core.h"
 
 #include <algorithm>
 #include <string_view>
 #include <unordered_set>
 
-namespace torchcost::analysis {
+namespace torchcost::passes {
 namespace {
 
 bool OneOf(const std::string& op,
@@ -188,4 +188,4 @@ std::vector<AttentionCore> FindAttentionCores(const ir::Graph& g) {
   return merged;
 }
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::passes

@@ -3,14 +3,14 @@
 // the graph (GradScaler's tensors, an optimizer update's temporaries) and the
 // simulator's own acts on storages (forward outputs, saved tensors, gradients,
 // optimizer states, checkpoint recomputation) are written with these kinds.
-#ifndef TORCHCOST_SRC_MEMORY_EVENT_H_
-#define TORCHCOST_SRC_MEMORY_EVENT_H_
+#ifndef TORCHCOST_SRC_TRAINING_MEMORY_EVENT_H_
+#define TORCHCOST_SRC_TRAINING_MEMORY_EVENT_H_
 
 #include <cstdint>
 
 #include "torchcost/training.h"
 
-namespace torchcost::memory {
+namespace torchcost::training {
 
 // One memory event of a replayed sequence; tensors are numbered per sequence.
 struct Event {
@@ -60,6 +60,6 @@ inline Event BindEvent(int slot, int tensor) {
 // Returns a timeline point.
 inline Event PointEvent() { return Event(); }
 
-}  // namespace torchcost::memory
+}  // namespace torchcost::training
 
-#endif  // TORCHCOST_SRC_MEMORY_EVENT_H_
+#endif  // TORCHCOST_SRC_TRAINING_MEMORY_EVENT_H_

@@ -1,15 +1,15 @@
 // The attention cores of a graph, found by its structure: what Megatron-LM's
 // selective activation recomputation (Korthikanti et al. 2022, Sec. 5)
 // recomputes in backward instead of keeping.
-#ifndef TORCHCOST_SRC_ANALYSIS_ATTENTION_CORE_H_
-#define TORCHCOST_SRC_ANALYSIS_ATTENTION_CORE_H_
+#ifndef TORCHCOST_SRC_PASSES_ATTENTION_CORE_H_
+#define TORCHCOST_SRC_PASSES_ATTENTION_CORE_H_
 
 #include <string>
 #include <vector>
 
 #include "torchcost/graph.h"
 
-namespace torchcost::analysis {
+namespace torchcost::passes {
 
 // One attention core: the nodes from its Q K^T product to its A V product.
 struct AttentionCore {
@@ -35,6 +35,6 @@ struct AttentionCore {
 // whatever the region runs. Overlapping cores are merged.
 std::vector<AttentionCore> FindAttentionCores(const ir::Graph& graph);
 
-}  // namespace torchcost::analysis
+}  // namespace torchcost::passes
 
-#endif  // TORCHCOST_SRC_ANALYSIS_ATTENTION_CORE_H_
+#endif  // TORCHCOST_SRC_PASSES_ATTENTION_CORE_H_
