@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "torchcost/gpu.h"
 #include "torchcost/rules.h"
@@ -52,6 +53,9 @@ struct GenerationAnalysis {
   StepAnalysis prefill;
   // The last decode step (symbols B, S, T).
   StepAnalysis decode;
+  // The builder's notes on both phases (a config.json key not modelled, one
+  // rank of tp); also notes among prefill.report.diagnostics.
+  std::vector<std::string> notes;
   // Tokens the cache holds at the end of generation: S + T, or min(S + T,
   // window).
   sym::Expr kv_cache_tokens;

@@ -637,8 +637,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
                 " must be >= 0 (0: no sliding window)");
   v.ComputeDType("dtype", c.dtype);
   GenState gen = ReadPhase(v, c.phase, c.cache_dtype, c.dtype);
-  v.Require(c.phase.empty() || (c.tp == 1 && !c.sp),
-            "phase=" + c.phase + " needs tp=1");
+  v.Require(c.phase.empty() || !Sp(c), "phase=" + c.phase + " needs sp=false");
   if (!v.ok()) return v.status();
   if (c.attn == "flash_attention_2") c.attn = "flash";
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
@@ -658,7 +657,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
       if (windows[i] > 0)
         pasts[i] = "min(S+T-2, " + std::to_string(windows[i] - 1) + ")";
     }
-    DeclarePasts(b, gen, c.kv_heads, HeadDim(c), pasts);
+    DeclarePasts(b, gen, c.kv_heads / c.tp, HeadDim(c), pasts);
   }
   LlamaWeights w = Declare(b, c);
   std::optional<ScopeGuard> model;
@@ -713,6 +712,12 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     ScopeGuard s(b, "lm_head", "Linear");
     x = ColumnLinear(b, c, x, w.lm_head);
   }
+  // NB: greedy decoding reads the whole vocabulary: generating with tp > 1,
+  // each rank's slice of the logits is gathered (Megatron's output layer with
+  // parallel_output=False); training keeps the slice for the vocab-parallel
+  // cross entropy.
+  if (gen.generating && c.tp > 1)
+    x = b.Op1("torchcost::all_gather", "", {{"self", x}, {"world", c.tp}});
   // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
   BuiltModel m = FinishCausalLm(b, x, gen, windows);
@@ -756,6 +761,17 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     m.notes.push_back(
         PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));
   if (c.sp && c.tp == 1) m.notes.push_back(kSpOffNote);
+  if (gen.generating && c.tp > 1) {
+    const std::string t = std::to_string(c.tp);
+    m.notes.push_back(
+        "tp=" + t + ": one rank of " + t +
+        " (Megatron's shards): its weights, its " +
+        std::to_string(c.kv_heads / c.tp) + " of the " +
+        std::to_string(c.kv_heads) +
+        " KV heads in the cache and its activations; the all-reduces and the "
+        "logits' all-gather move bytes between ranks that the time does not "
+        "count");
+  }
   return m;
 }
 

@@ -175,6 +175,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
     serving.push_back(std::move(c));
   }
   std::vector<CompareRow> rows;
+  std::vector<std::string> notes;  // The built family's (one rank of tp).
   for (size_t i = 0; i < configs.size(); ++i) {
     Result<GenerationAnalysis> g = AnalyzeGeneration(
         cl.builder_model, p.model_config, *p.rules, serving[i]);
@@ -185,6 +186,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
       return Outcome::Strict("strict mode: " + g->prefill.strict.message());
     if (!g->decode.strict.ok())
       return Outcome::Strict("strict mode: " + g->decode.strict.message());
+    if (i == 0) notes = g->notes;
     if (!points.empty()) {
       Result<std::vector<CompareRow>> swept_rows =
           EvaluateGenerationCompareSweep(*g, configs[i], compare, points);
@@ -204,6 +206,7 @@ Outcome RunGenerateCompare(const CommandLine& cl,
   std::string setting = "generate (greedy, KV cache); device " + cl.device;
   if (!cl.param_dtype.empty()) setting += "; params " + cl.param_dtype;
   for (const std::string& text : cl.sweeps) setting += "; sweep " + text;
+  for (const std::string& note : notes) setting += "; " + note;
   const std::string model =
       std::filesystem::path(cl.builder_model).filename().string();
   return RenderRows(cl, model, rows, compare, setting, out);

@@ -348,6 +348,20 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
   if (const std::optional<PhaseAllocators> a = Allocators(g, b))
     out += AllocatorText(*a);
   if (g.time.present) out += TimeText(g.time);
+  // The prefill's diagnostics (the builder's notes among them), then the
+  // decode step's that the prefill did not give.
+  std::vector<const Diagnostic*> said;
+  for (const StepAnalysis* phase : {&g.prefill, &g.decode}) {
+    for (const Diagnostic& d : phase->report.diagnostics) {
+      if (std::any_of(said.begin(), said.end(), [&](const Diagnostic* e) {
+            return e->severity == d.severity && e->message == d.message;
+          }))
+        continue;
+      said.push_back(&d);
+      out += "  " + std::string(report::SeverityName(d.severity)) + ": " +
+             d.message + "\n";
+    }
+  }
   return out;
 }
 

@@ -145,6 +145,9 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   Result<build::BuiltModel> decode = BuildPhase(model, phase_config, "decode");
   if (!decode.ok()) return decode.status();
   GenerationAnalysis g;
+  // The builder's notes (a config.json key not modelled, a padded vocabulary,
+  // one rank of tp) are the same for both phases.
+  g.notes = prefill->notes;
   const std::vector<int64_t> windows = decode->cache_windows;
   for (int64_t w : windows) g.window = std::max(g.window, w);
   if (!config.weight_quant.empty()) {
@@ -167,6 +170,8 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   if (!d.ok()) return d.status().WithPrefix("generate: decode");
   g.prefill = std::move(p).value();
   g.decode = std::move(d).value();
+  for (const std::string& note : g.notes)
+    g.prefill.report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   sym::Context& ctx = *g.decode.context;
 
   // The cache's bytes per token: each cache output [B, kv_heads, len, head_dim]

@@ -156,6 +156,49 @@ TEST(GenerationTest, DecodePeakHoldsTheWholeCache) {
             Eval(p.peak, g->decode.bindings));
 }
 
+TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
+  // One rank of tp=2 (Megatron's splits, Shoeybi et al. 2019): q, k, v, gate
+  // and up split by columns, o and down by rows, the embedding and lm_head by
+  // vocabulary rows; the norms replicated.
+  const int64_t h = 64, hd = 16, heads = 4, kv = 2, inter = 128, vocab = 256,
+                layers = 2, tp = 2, B = 3, S = 10, T = 4;
+  // A GPU: the nodes' moved bytes are derived.
+  StepConfig config = Generate({{"B", B}, {"S", S}, {"T", T}});
+  config.gpu = "H100-SXM";
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "llama", std::string(kTiny) + ",tp=2", BuiltinRules(), config);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const int64_t per_layer = h * (heads / tp) * hd     // q_proj
+                            + 2 * h * (kv / tp) * hd  // k_proj, v_proj
+                            + (heads / tp) * hd * h   // o_proj
+                            + 3 * h * (inter / tp)    // gate, up, down
+                            + 2 * h;                  // two RMSNorms
+  const int64_t params = 2 * (vocab / tp) * h + layers * per_layer + h;
+  EXPECT_EQ(g->prefill.report.params, params);
+  EXPECT_EQ(g->decode.report.params, params);
+  // The rank caches kv / tp heads: 2 (K, V) x layers x 1 head x hd x fp32.
+  EXPECT_EQ(g->kv_bytes_per_token, 2 * layers * (kv / tp) * hd * 4);
+  EXPECT_EQ(Eval(g->kv_cache_bytes, g->decode.bindings),
+            2 * layers * (kv / tp) * hd * 4 * (S + T) * B);
+  // Each phase gathers its logits once: the rank's [B, 1, vocab / tp] slice
+  // read, the whole [B, 1, vocab] written (fp32).
+  for (const StepAnalysis* phase : {&g->prefill, &g->decode}) {
+    int gathers = 0;
+    for (size_t i = 0; i < phase->graph.nodes.size(); ++i) {
+      if (phase->graph.nodes[i].op != "torchcost::all_gather") continue;
+      ++gathers;
+      EXPECT_EQ(Eval(phase->report.nodes[i].bytes, g->decode.bindings),
+                B * (vocab / tp) * 4 + B * vocab * 4);
+    }
+    EXPECT_EQ(gathers, 1);
+  }
+  // The report says which rank it is.
+  bool noted = false;
+  for (const Diagnostic& d : g->prefill.report.diagnostics)
+    noted = noted || d.message.find("tp=2: one rank of 2") == 0;
+  EXPECT_TRUE(noted);
+}
+
 // Tiny GPT-2 and GPT-NeoX: 2 layers, hidden 64, 4 heads of 16 (every head
 // cached: no grouped K/V), vocabulary 256, eager attention, float32.
 constexpr const char* kTinyGpt2 =
@@ -352,6 +395,11 @@ TEST(GenerationTest, Errors) {
   EXPECT_THAT(
       AnalyzeGeneration("gpt2", "tp=2", rules, Generate()).status().message(),
       HasSubstr("phase=prefill needs tp=1"));
+  EXPECT_THAT(AnalyzeGeneration("llama", std::string(kTiny) + ",tp=2,sp=true",
+                                rules, Generate())
+                  .status()
+                  .message(),
+              HasSubstr("phase=prefill needs sp=false"));
   StepConfig infer = Generate();
   infer.mode = "infer";
   EXPECT_THAT(
