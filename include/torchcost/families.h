@@ -104,6 +104,9 @@ struct LlamaConfig {
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
+  // Qwen3's q_norm and k_norm: an RMSNorm with a [head_dim] weight over each
+  // head of q and of k, before RoPE.
+  bool qk_norm = false;
   // The MLP's gate activation: "silu" (SwiGLU), "gelu_tanh" (Gemma's GeGLU,
   // gelu_pytorch_tanh) or "gelu" (exact).
   std::string act = "silu";

@@ -94,7 +94,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   const bool gemma2 = type == "gemma2";
   const bool gemma = type == "gemma" || gemma2, phi3 = type == "phi3";
   const bool mistral = type == "mistral" || type == "mixtral",
-             qwen2 = type == "qwen2" || type == "qwen2_moe";
+             qwen2 = type == "qwen2" || type == "qwen2_moe",
+             qwen3 = type == "qwen3" || type == "qwen3_moe";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
@@ -109,8 +110,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   const double theta = RopeTheta(k, out);
   bool tie = gemma;  // GemmaConfig ties by default; the others do not.
   k.OptBool("tie_word_embeddings", &tie);
-  // GemmaConfig's default; else hidden / heads.
-  int64_t head_dim = gemma ? 256 : 0;
+  // GemmaConfig's and Qwen3Config's defaults; else hidden / heads.
+  int64_t head_dim = gemma ? 256 : qwen3 ? 128 : 0;
   k.OptInt("head_dim", &head_dim);
 
   std::string act = "silu";
@@ -131,8 +132,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
 
   bool qkv_bias = qwen2, o_bias = false, mlp_bias = false;
-  if (type == "llama" || gemma) {
-    // q, k, v and o (LlamaAttention, GemmaAttention).
+  if (type == "llama" || gemma || qwen3) {
+    // q, k, v and o (LlamaAttention, GemmaAttention, Qwen3Attention).
     bool attention_bias = false;
     k.OptBool("attention_bias", &attention_bias);
     qkv_bias = o_bias = attention_bias;
@@ -164,12 +165,12 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
   if (mistral || phi3) {
     k.OptInt("sliding_window", &window);
-  } else if (qwen2) {
+  } else if (qwen2 || qwen3) {
     bool use = false;
     k.OptBool("use_sliding_window", &use);
     if (use)
       k.Fail("use_sliding_window",
-             "true is not supported (Qwen2 windows the layers from "
+             "true is not supported (Qwen2 and Qwen3 window the layers from "
              "max_window_layers on; "
              "the llama family windows all or none)");
   }
@@ -204,15 +205,19 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
       out.notes.push_back(
           "router_jitter_noise=" + Num(jitter) +
           " is not modelled (one elementwise multiply in training)");
-  } else if (type == "qwen2_moe") {
-    // Qwen2MoeConfig's defaults.
-    experts = 60, top_k = 4, expert_inter = 1408, shared_inter = 5632,
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
+    // Qwen2MoeConfig's and Qwen3MoeConfig's defaults; Qwen3-MoE has no shared
+    // expert.
+    const bool shared = type == "qwen2_moe";
+    experts = shared ? 60 : 128, top_k = shared ? 4 : 8,
+    expert_inter = shared ? 1408 : 768, shared_inter = shared ? 5632 : 0,
     norm_topk = false;
     k.OptInt("num_experts", &experts);
     k.OptInt("num_experts_per_tok", &top_k);
     k.OptInt("moe_intermediate_size", &expert_inter);
-    k.OptInt("shared_expert_intermediate_size", &shared_inter,
-             /*allow_zero=*/true);
+    if (shared)
+      k.OptInt("shared_expert_intermediate_size", &shared_inter,
+               /*allow_zero=*/true);
     k.OptBool("norm_topk_prob", &norm_topk);
     int64_t step = 1;
     k.OptInt("decoder_sparse_step", &step);
@@ -234,6 +239,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : type == "mixtral"   ? "Mixtral"
                         : type == "qwen2"     ? "Qwen2"
                         : type == "qwen2_moe" ? "Qwen2Moe"
+                        : type == "qwen3"     ? "Qwen3"
+                        : type == "qwen3_moe" ? "Qwen3Moe"
                         : gemma2              ? "Gemma2"
                         : gemma               ? "Gemma"
                                               : "Phi3";
@@ -250,6 +257,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"qkv_bias", Bool(qkv_bias)},
                {"o_bias", Bool(o_bias)},
                {"mlp_bias", Bool(mlp_bias)},
+               {"qk_norm", Bool(qwen3)},
                {"act", act},
                {"gemma", Bool(gemma)},
                {"fused", Bool(phi3)},
@@ -577,7 +585,8 @@ constexpr Entry kTranslations[] = {
     {"gpt_neox", TranslateGptNeox},    {"llama", TranslateLlamaLike},
     {"mistral", TranslateLlamaLike},   {"mixtral", TranslateLlamaLike},
     {"phi3", TranslateLlamaLike},      {"qwen2", TranslateLlamaLike},
-    {"qwen2_moe", TranslateLlamaLike}, {"t5", TranslateT5},
+    {"qwen2_moe", TranslateLlamaLike}, {"qwen3", TranslateLlamaLike},
+    {"qwen3_moe", TranslateLlamaLike}, {"t5", TranslateT5},
 };
 
 }  // namespace

@@ -86,6 +86,14 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
           l.v = linear("v_proj", c.kv_heads / t * hd, h, c.qkv_bias, &l.v_bias);
           l.o = linear("o_proj", h, c.heads / t * hd, c.o_bias, &l.o_bias);
         }
+        if (c.qk_norm) {
+          // Qwen3Attention registers q_norm and k_norm after o_proj.
+          for (auto [name, weight] :
+               {std::pair{"q_norm", &l.q_norm}, {"k_norm", &l.k_norm}}) {
+            ScopeGuard s(b, name, c.classes + "RMSNorm");
+            *weight = b.Param(b.Qualify("weight"), {hd}, c.dtype);
+          }
+        }
       }
       l.post_norm = norm("post_attention_layernorm");
       if (c.experts > 0) {
@@ -303,10 +311,19 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
               const ModelWide& wide, int64_t window, GenState* gen) {
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
-  auto heads_view = [&](Ref y, int64_t heads) {
-    return b.Transpose(b.View(y, b.IntList({bsz, t, heads, hd})), 1, 2);
+  // [B, T, heads * hd] -> [B, heads, T, hd]; Qwen3 normalizes each head
+  // first: q_norm(q_proj(x).view(B, T, -1, hd)).transpose(1, 2).
+  auto heads_view = [&](Ref y, int64_t heads, const char* norm_name = "",
+                        Ref norm = Ref()) {
+    y = b.View(y, b.IntList({bsz, t, heads, hd}));
+    if (norm.id >= 0) {
+      ScopeGuard s(b, norm_name, c.classes + "RMSNorm");
+      y = RmsNorm(b, c, norm, y).out;
+    }
+    return b.Transpose(y, 1, 2);
   };
-  auto project = [&](const char* name, Ref weight, Ref bias, int64_t heads) {
+  auto project = [&](const char* name, Ref weight, Ref bias, int64_t heads,
+                     const char* norm_name = "", Ref norm = Ref()) {
     Ref y;
     {
       ScopeGuard s(b, name, "Linear");
@@ -314,7 +331,7 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
                                  : ColumnLinear(b, c, x, weight);
     }
     if (Sp(c)) t = b.Size(y, 1);  // The gathered sequence.
-    return heads_view(y, heads);
+    return heads_view(y, heads, norm_name, norm);
   };
   Ref q, k, v;
   if (c.fused) {
@@ -330,8 +347,8 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     k = heads_view(b.Slice(qkv, 2, qpos, qpos + kv), c.kv_heads);
     v = heads_view(b.Slice(qkv, 2, qpos + kv, kSliceToEnd), c.kv_heads);
   } else {
-    q = project("q_proj", l.q, l.q_bias, c.heads / c.tp);
-    k = project("k_proj", l.k, l.k_bias, c.kv_heads / c.tp);
+    q = project("q_proj", l.q, l.q_bias, c.heads / c.tp, "q_norm", l.q_norm);
+    k = project("k_proj", l.k, l.k_bias, c.kv_heads / c.tp, "k_norm", l.k_norm);
     v = project("v_proj", l.v, l.v_bias, c.kv_heads / c.tp);
   }
   q = ApplyRope(b, wide.rope, q);
@@ -607,6 +624,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.shared_intermediate >= 0 && c.shared_intermediate < kMaxConfigInt,
             "shared_intermediate=" + std::to_string(c.shared_intermediate) +
                 " must be >= 0");
+  v.Require(!(c.qk_norm && c.fused),
+            "qk_norm needs separate projections (fused=false)");
   v.Require(c.experts == 0 || (c.tp == 1 && !c.fused),
             "experts need tp=1 and no fused projections");
   v.Require(c.capacity_factor >= 0 && c.capacity_factor <= 1e6 &&

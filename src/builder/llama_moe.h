@@ -19,6 +19,8 @@ struct LlamaLayer {
   Ref input_norm, q, k, v, o, post_norm, gate, up, down;
   // Gemma-2's sandwich: the norms before and after the MLP (unset otherwise).
   Ref pre_ff_norm, post_ff_norm;
+  // Qwen3's per-head norms of q and k (unset otherwise).
+  Ref q_norm, k_norm;
   Ref q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
   // Mixture of experts: the router, each expert's (gate, up, down), the shared
   // expert and its gate.

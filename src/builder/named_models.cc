@@ -120,6 +120,7 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"qkv_bias", &l.qkv_bias},
              {"o_bias", &l.o_bias},
              {"mlp_bias", &l.mlp_bias},
+             {"qk_norm", &l.qk_norm},
              {"act", &l.act},
              {"gemma", &l.gemma},
              {"fused", &l.fused},

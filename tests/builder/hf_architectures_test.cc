@@ -359,6 +359,60 @@ TEST(HfArchitecturesTest, Qwen15MoeHasASharedExpertAndMatchesTheModelCard) {
   EXPECT_EQ(active, 2689173504);
 }
 
+TEST(HfArchitecturesTest, Qwen3_8bNormsEachHeadAndMatchesTheModelCard) {
+  // Qwen3-8B: V 151936, h 4096, 36 layers, 32 heads of head_dim 128, 8 kv
+  // heads, I 12288, untied, no biases; Qwen3Attention adds q_norm and k_norm
+  // ([head_dim] each) per layer.
+  const int64_t L = 36, d = 128;
+  const int64_t expected =
+      Decoder{151936, 4096, L, 32, 8, d, 12288}.Params() + L * 2 * d;
+  // Qwen's model card: 8.2B, of which 6.95B not embeddings (2 x V x h less).
+  ASSERT_EQ(expected, 8190735360);
+  ASSERT_EQ(expected - 2 * int64_t{151936} * 4096, 6946075648);
+  EXPECT_EQ(AnalysedParams("Qwen3-8B.json"), expected);
+
+  Result<BuiltModel> m =
+      BuildNamedModel(Example("Qwen3-8B.json"), "num_hidden_layers=1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.q_norm.weight"],
+            (std::vector<int64_t>{d}));
+  EXPECT_EQ(shapes["model.layers.0.self_attn.k_norm.weight"],
+            (std::vector<int64_t>{d}));
+  EXPECT_EQ(shapes.count("model.layers.0.self_attn.q_proj.bias"), 0u);
+  std::map<std::string, std::string> types;
+  for (const ir::Scope& s : m->graph.scopes) types[s.path] = s.type;
+  EXPECT_EQ(types["model.layers.0.self_attn"], "Qwen3Attention");
+  EXPECT_EQ(types["model.layers.0.self_attn.q_norm"], "Qwen3RMSNorm");
+  // attention_bias biases q, k, v and o alike.
+  Result<BuiltModel> biased = BuildNamedModel(
+      Example("Qwen3-8B.json"), "num_hidden_layers=1,attention_bias=true");
+  ASSERT_TRUE(biased.ok()) << biased.status().message();
+  shapes = Shapes(*biased);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.k_proj.bias"],
+            (std::vector<int64_t>{8 * d}));
+  EXPECT_EQ(shapes["model.layers.0.self_attn.o_proj.bias"],
+            (std::vector<int64_t>{4096}));
+}
+
+TEST(HfArchitecturesTest, Qwen3_30bA3bRoutesWithoutASharedExpert) {
+  // Qwen3-30B-A3B: V 151936, h 2048, 48 layers, 32 heads of head_dim 128, 4 kv
+  // heads, q_norm and k_norm; per layer a router [128, 2048] and 128 experts
+  // of 3 * 2048 * 768, top 8, no shared expert.
+  const int64_t V = 151936, h = 2048, L = 48, d = 128, E = 128, I = 768;
+  const int64_t attn = h * 32 * d + 2 * h * 4 * d + 32 * d * h + 2 * d;
+  const int64_t moe = E * h + E * 3 * h * I;
+  const int64_t expected = V * h + L * (attn + moe + 2 * h) + h + V * h;
+  // Qwen's model card: 30.5B in total, 29.9B not embeddings, 3.3B activated.
+  ASSERT_EQ(expected, 30532122624);
+  ASSERT_EQ(expected - 2 * V * h, 29909792768);
+  const AnalysedCounts counts = Analysed("Qwen3-30B-A3B.json");
+  EXPECT_EQ(counts.params, expected);
+  // Active: all but 128 - 8 routed experts per layer.
+  EXPECT_EQ(counts.active, expected - L * (E - 8) * 3 * h * I);
+  EXPECT_EQ(counts.active, 3353032704);
+}
+
 TEST(HfArchitecturesTest, MoeMacsCountTheRoutedTokens) {
   // One Mixtral layer at B*S = 4*16 = 64 tokens, top 2 of 8 (balanced): each
   // expert multiplies 64 * 2 / 8 = 16 tokens by its three 4096 x 14336

@@ -5,17 +5,17 @@ re-implementations of the same architectures built from the same file.
 Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtures DIR
 
 For each tiny config below (llama, mistral with a sliding window, qwen2 with its
-q/k/v biases, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, sandwich
+q/k/v biases, qwen3 with its per-head q/k norms, with and without biases, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, sandwich
 norms and alternating windows, phi3 with fused projections,
-gpt_neox with partial rotary, parallel and sequential residuals, mixtral and
-qwen2_moe with balanced routing)
+gpt_neox with partial rotary, parallel and sequential residuals, mixtral,
+qwen2_moe and qwen3_moe with balanced routing)
 the config is written to FIXTURES/hf_<type>_tiny.json, python/torchcost/reference/hf_decoders.py
 builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
 saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
 trace and of `--model FILE --config attn=eager` must be IDENTICAL, and again in
-bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, gemma2, qwen2 and
-gpt_neox. Then the
+bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, gemma2, qwen2, qwen3
+and gpt_neox. Then the
 bundled examples/configs must build with their published parameter counts, and
 bad files must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
@@ -59,6 +59,11 @@ TINY = {
     "mixtral": dict(BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
     "qwen2_moe": dict(BASE, model_type="qwen2_moe", num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48,
                       shared_expert_intermediate_size=96, norm_topk_prob=False, use_sliding_window=False),
+    # Qwen3: per-head q_norm and k_norm, head_dim 32 != hidden / heads; Qwen3-MoE without a shared expert.
+    "qwen3": dict(BASE, model_type="qwen3", head_dim=32, use_sliding_window=False, tie_word_embeddings=False),
+    "qwen3_biased": dict(BASE, model_type="qwen3", head_dim=32, attention_bias=True, tie_word_embeddings=True),
+    "qwen3_moe": dict(BASE, model_type="qwen3_moe", head_dim=16, num_experts=4, num_experts_per_tok=2,
+                      moe_intermediate_size=48, norm_topk_prob=True, use_sliding_window=False),
     # GPT-NeoX: head_size 16, rotary on int(16 * 0.25) = 4 dims; parallel and sequential residuals.
     "gpt_neox": {"model_type": "gpt_neox", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2,
                  "num_attention_heads": 4, "vocab_size": 128, "max_position_embeddings": 128, "rotary_pct": 0.25,
@@ -83,6 +88,7 @@ def decoder_params(V, h, L, H, K, d, I, tied=False, qkv_bias=False):
 ACTIVE = {
     "Mixtral-8x7B-v0.1.json": 46702792704 - 32 * (8 - 2) * 3 * 4096 * 14336,   # 12.9B
     "Qwen1.5-MoE-A2.7B.json": 14315784192 - 24 * (60 - 4) * 3 * 2048 * 1408,   # 2.7B
+    "Qwen3-30B-A3B.json": 30532122624 - 48 * (128 - 8) * 3 * 2048 * 768,       # 3.3B
 }
 
 EXAMPLES = [
@@ -99,6 +105,13 @@ EXAMPLES = [
     ("Qwen1.5-MoE-A2.7B.json", 14315784192, 2 * 151936 * 2048 + 24 * (4 * 2048 * 2048 + 3 * 2048 + 60 * 2048
                                                                       + 60 * 3 * 2048 * 1408 + 3 * 2048 * 5632
                                                                       + 2048 + 2 * 2048) + 2048),
+    # qwen3: the llama kind plus q_norm and k_norm [head_dim] per layer (model card: 8.2B).
+    ("Qwen3-8B.json", 8190735360, decoder_params(151936, 4096, 36, 32, 8, 128, 12288) + 36 * 2 * 128),
+    # qwen3_moe: attention with q_norm and k_norm, a router [128, h] and 128 experts of 3 * h * 768 per
+    # layer, no shared expert (model card: 30.5B).
+    ("Qwen3-30B-A3B.json", 30532122624, 2 * 151936 * 2048 + 48 * (2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048
+                                                                  + 2 * 128 + 128 * 2048 + 128 * 3 * 2048 * 768
+                                                                  + 2 * 2048) + 2048),
     ("gpt2.json", 124439808, 50257 * 768 + 1024 * 768 + 12 * (12 * 768 * 768 + 13 * 768) + 2 * 768),
     # gpt_neox: embed_in V*h + L * (LayerNorms 4h + qkv 3h^2 + 3h + dense h^2 + h + MLP 2hI + I + h)
     # + final LayerNorm 2h + embed_out V*h.
@@ -238,8 +251,8 @@ def main(argv):
     r, fixtures = runner_from_argv(argv, __doc__)
     for name, config in TINY.items():
         check_tiny(r, fixtures, name, config)
-    # bfloat16: Gemma's float32 norm island, Qwen2's biases and GPT-NeoX's bf16 buffers.
-    for name in ("gemma", "gemma2", "qwen2", "gpt_neox"):
+    # bfloat16: Gemma's float32 norm island, Qwen2's biases, Qwen3's per-head norms and GPT-NeoX's bf16 buffers.
+    for name in ("gemma", "gemma2", "qwen2", "qwen3", "gpt_neox"):
         check_tiny(r, fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)

@@ -10,8 +10,9 @@ References (huggingface/transformers):
   llama    the same file at 5dd4a63548857797727ae73eeb6a6e886ea02a3e: LlamaRotaryEmbedding, called once per
            forward by LlamaModel.forward, its (cos, sin) passed to every layer's attention
            (position_embeddings)
-  the others: hf_decoders.py's docstring (qwen2's biases, phi3's fused projections, gemma's GeGLU and head_dim,
-           gemma2's scaling, soft-capping and alternating sliding window, mistral's sliding window)
+  the others: hf_decoders.py's docstring (qwen2's biases, qwen3's per-head q_norm and k_norm, phi3's fused
+           projections, gemma's GeGLU and head_dim, gemma2's scaling, soft-capping and alternating sliding
+           window, mistral's sliding window)
 """
 
 import math
@@ -66,7 +67,7 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, c):
         super().__init__()
         h, H = c["hidden_size"], c["num_attention_heads"]
-        self.head_dim = c.get("head_dim") or h // H
+        self.head_dim = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else h // H)
         self.rope_theta = c.get("rope_theta", 10000.0)
 
     def forward(self, x):
@@ -78,8 +79,8 @@ class RotaryEmbedding(nn.Module):
 
 
 class Attention(nn.Module):
-    """LlamaAttention / MistralAttention / Qwen2Attention / GemmaAttention / Gemma2Attention / Phi3Attention
-    (eager, attention_dropout = 0), of a config.json dict.
+    """LlamaAttention / MistralAttention / Qwen2Attention / Qwen3Attention / GemmaAttention / Gemma2Attention /
+    Phi3Attention (eager, attention_dropout = 0), of a config.json dict.
 
     forward(x, position_embeddings) takes the model's (cos, sin) (RotaryEmbedding, made once per forward).
 
@@ -95,7 +96,8 @@ class Attention(nn.Module):
         self.hidden_size = h
         self.gemma2 = c["model_type"] == "gemma2"
         self.num_heads, self.num_key_value_heads = H, K
-        self.head_dim = c.get("head_dim") or h // H
+        self.qwen3 = c["model_type"] in ("qwen3", "qwen3_moe")
+        self.head_dim = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else h // H)
         self.groups = H // K
         self.window = c.get("sliding_window") or 0
         if self.gemma2:
@@ -115,6 +117,11 @@ class Attention(nn.Module):
             self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.o_proj = nn.Linear(H * d, h, bias=o_bias)
+        if self.qwen3:
+            # Qwen3Attention: RMSNorms over each head's head_dim, registered after o_proj.
+            eps = c.get("rms_norm_eps", 1e-6)
+            self.q_norm = LlamaRMSNorm(d, eps)
+            self.k_norm = LlamaRMSNorm(d, eps)
 
     def forward(self, x, position_embeddings):
         bsz, q_len, _ = x.size()
@@ -127,8 +134,12 @@ class Attention(nn.Module):
             v = qkv[..., query_pos + K * d:]
         else:
             q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        q = q.view(bsz, q_len, H, d).transpose(1, 2)
-        k = k.view(bsz, q_len, K, d).transpose(1, 2)
+        q = q.view(bsz, q_len, H, d)
+        k = k.view(bsz, q_len, K, d)
+        if self.qwen3:  # q_norm(q_proj(x).view(hidden_shape)).transpose(1, 2)
+            q, k = self.q_norm(q), self.k_norm(k)
+        q = q.transpose(1, 2)
+        k = k.transpose(1, 2)
         v = v.view(bsz, q_len, K, d).transpose(1, 2)
         cos, sin = position_embeddings
         q = (q * cos) + (rotate_half(q) * sin)

@@ -1,7 +1,7 @@
 """Hugging Face decoders re-implemented in plain torch from a config.json dict.
 
 The oracle models of tests/python/test_hf_config.py: LlamaForCausalLM,
-MistralForCausalLM, Qwen2ForCausalLM, GemmaForCausalLM and Phi3ForCausalLM with
+MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM and Phi3ForCausalLM with
 eager attention, each module registered under the name and with the shape its
 modeling file gives it, so that a trace of Decoder(config) and
 `torchcost --model config.json` describe one model.
@@ -14,6 +14,14 @@ References (huggingface/transformers):
            the keys at or before q - window)
   qwen2    src/transformers/models/qwen2/modeling_qwen2.py, 00d4b3d2142cb4ced2f51b90614b5d26bc045015:
            q_proj, k_proj, v_proj with bias=True, o_proj bias=False
+  qwen3    src/transformers/models/qwen3/modeling_qwen3.py, 9ee3f431c32e9e5f6c0888f6b2b0ca3f6c289dd6:
+           q, k, v and o biased when attention_bias; Qwen3Attention's q_norm and k_norm
+           (Qwen3RMSNorm(head_dim)) on q_proj(x).view(B, S, -1, head_dim) and k_proj's, before the
+           transpose and RoPE; head_dim default 128 (Qwen3Config)
+  qwen3_moe src/transformers/models/qwen3_moe/modeling_qwen3_moe.py,
+           16b6c53c8ec3a720bd45c1c377bf94e1d01249c5: qwen3's attention; Qwen3MoeSparseMoeBlock is
+           Qwen2MoeSparseMoeBlock without the shared expert (softmax in float32, top-k,
+           norm_topk_prob)
   gemma    src/transformers/models/gemma/modeling_gemma.py, 0125ac68d92d1866341d531c52af7165af06f3e9:
            GemmaRMSNorm (x.float() normalized, * (1.0 + weight.float()), type_as(x)), head_dim from the
            config, embeddings * hidden_size**0.5, GeGLU (gelu_pytorch_tanh), tied lm_head
@@ -82,7 +90,8 @@ class ExpertMLP(nn.Module):
 
 class SparseMoeBlock(nn.Module):
     """MixtralSparseMoeBlock (modeling_mixtral.py at 00d4b3d2142cb4ced2f51b90614b5d26bc045015) and
-    Qwen2MoeSparseMoeBlock (a shared expert behind a sigmoid gate, norm_topk_prob).
+    Qwen2MoeSparseMoeBlock (a shared expert behind a sigmoid gate, norm_topk_prob) and
+    Qwen3MoeSparseMoeBlock (Qwen2-MoE's without the shared expert).
 
     Departure: balanced routing. The reference computes each expert's tokens from the top-k
     choices (one_hot, torch.where: data-dependent shapes); here expert e takes tokens
@@ -95,13 +104,18 @@ class SparseMoeBlock(nn.Module):
         self.mixtral = c["model_type"] == "mixtral"
         h = c["hidden_size"]
         self.hidden_dim = h
-        self.num_experts = c.get("num_local_experts", 8) if self.mixtral else c.get("num_experts", 60)
-        self.top_k = c.get("num_experts_per_tok", 2 if self.mixtral else 4)
+        qwen3 = c["model_type"] == "qwen3_moe"
+        self.shared = c["model_type"] == "qwen2_moe"
+        # The config classes' defaults: MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig.
+        self.num_experts = (c.get("num_local_experts", 8) if self.mixtral
+                            else c.get("num_experts", 128 if qwen3 else 60))
+        self.top_k = c.get("num_experts_per_tok", 2 if self.mixtral else 8 if qwen3 else 4)
         self.norm_topk_prob = True if self.mixtral else c.get("norm_topk_prob", False)
-        inter = c["intermediate_size"] if self.mixtral else c.get("moe_intermediate_size", 1408)
+        inter = (c["intermediate_size"] if self.mixtral
+                 else c.get("moe_intermediate_size", 768 if qwen3 else 1408))
         self.gate = nn.Linear(h, self.num_experts, bias=False)
         self.experts = nn.ModuleList([ExpertMLP(h, inter, self.mixtral) for _ in range(self.num_experts)])
-        if not self.mixtral:
+        if self.shared:
             self.shared_expert = ExpertMLP(h, c.get("shared_expert_intermediate_size", 5632), False)
             self.shared_expert_gate = nn.Linear(h, 1, bias=False)
 
@@ -124,7 +138,7 @@ class SparseMoeBlock(nn.Module):
             current_state = hidden_states.index_select(0, top_x)
             current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx].unsqueeze(-1)
             final_hidden_states.index_add_(0, top_x, current_hidden_states)
-        if not self.mixtral:
+        if self.shared:
             shared_expert_output = self.shared_expert(hidden_states)
             shared_expert_output = torch.sigmoid(self.shared_expert_gate(hidden_states)) * shared_expert_output
             final_hidden_states = final_hidden_states + shared_expert_output
@@ -139,7 +153,7 @@ class DecoderLayer(nn.Module):
         eps = c.get("rms_norm_eps", 1e-6)
         self.self_attn = Attention(c, layer_idx)
         self.moe_name = "block_sparse_moe" if c["model_type"] == "mixtral" else "mlp"
-        if c["model_type"] in ("mixtral", "qwen2_moe"):
+        if c["model_type"] in ("mixtral", "qwen2_moe", "qwen3_moe"):
             setattr(self, self.moe_name, SparseMoeBlock(c))
         else:
             self.mlp = MLP(c)
