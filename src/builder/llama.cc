@@ -496,12 +496,31 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
 
 // The Refs a layer's nodes read from its weights, in one order for every layer.
 std::vector<Ref> LayerRefs(const LlamaLayer& l) {
-  std::vector<Ref> refs = {
-      l.input_norm,   l.q,           l.k,           l.v,      l.o,
-      l.post_norm,    l.gate,        l.up,          l.down,   l.pre_ff_norm,
-      l.post_ff_norm, l.q_bias,      l.k_bias,      l.v_bias, l.o_bias,
-      l.gate_bias,    l.up_bias,     l.down_bias,   l.router, l.shared_gate,
-      l.shared_up,    l.shared_down, l.shared_scale};
+  std::vector<Ref> refs = {l.input_norm,
+                           l.q,
+                           l.k,
+                           l.v,
+                           l.o,
+                           l.post_norm,
+                           l.gate,
+                           l.up,
+                           l.down,
+                           l.pre_ff_norm,
+                           l.post_ff_norm,
+                           l.q_bias,
+                           l.k_bias,
+                           l.v_bias,
+                           l.o_bias,
+                           l.gate_bias,
+                           l.up_bias,
+                           l.down_bias,
+                           l.router,
+                           l.shared_gate,
+                           l.shared_up,
+                           l.shared_down,
+                           l.shared_scale,
+                           l.q_norm,
+                           l.k_norm};
   for (const auto& e : l.experts) refs.insert(refs.end(), e.begin(), e.end());
   return refs;
 }

@@ -413,6 +413,39 @@ TEST(HfArchitecturesTest, Qwen3_30bA3bRoutesWithoutASharedExpert) {
   EXPECT_EQ(counts.active, 3353032704);
 }
 
+TEST(HfArchitecturesTest, EachLayerReadsItsOwnParameters) {
+  // Layers after the first are copies of it (GraphBuilder::Replay): every
+  // parameter must still be read, and only by nodes of its own module.
+  for (const char* file :
+       {"Llama-2-7b-hf.json", "Qwen2-7B.json", "Qwen3-8B.json", "gemma-7b.json",
+        "gemma-2-9b.json", "Phi-3-mini-4k-instruct.json",
+        "Mixtral-8x7B-v0.1.json", "Qwen1.5-MoE-A2.7B.json",
+        "Qwen3-30B-A3B.json"}) {
+    Result<BuiltModel> m =
+        BuildNamedModel(Example(file), "num_hidden_layers=3");
+    ASSERT_TRUE(m.ok()) << file << ": " << m.status().message();
+    const ir::Graph& g = m->graph;
+    std::vector<std::vector<int>> readers(g.values.size());
+    for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+      for (int in : g.nodes[ni].inputs) readers[in].push_back(ni);
+    }
+    for (const ir::TensorEntry& p : g.params) {
+      ASSERT_GE(p.value, 0) << file << ": " << p.name << " has no value";
+      ASSERT_FALSE(readers[p.value].empty())
+          << file << ": " << p.name << " is never read";
+      // "model.layers.1.self_attn.q_norm.weight" -> its module's path.
+      const std::string module = p.name.substr(0, p.name.rfind('.'));
+      for (int ni : readers[p.value]) {
+        const std::string& path = g.scopes[g.nodes[ni].scope].path;
+        EXPECT_EQ(path.rfind(module, 0) == 0 ||
+                      p.name.find("embed_tokens") != std::string::npos,
+                  true)
+            << file << ": " << p.name << " read in " << path;
+      }
+    }
+  }
+}
+
 TEST(HfArchitecturesTest, MoeMacsCountTheRoutedTokens) {
   // One Mixtral layer at B*S = 4*16 = 64 tokens, top 2 of 8 (balanced): each
   // expert multiplies 64 * 2 / 8 = 16 tokens by its three 4096 x 14336
