@@ -166,6 +166,16 @@ struct LlamaConfig {
   // The window on every other layer only (Gemma-2: layers 0, 2, 4, ... local,
   // the odd ones global); false: on every layer.
   bool alternate_window = false;
+  // The window on every layer but each P-th (Gemma-3's sliding_window_pattern:
+  // layer i global when (i + 1) % P == 0); 0: no pattern.
+  int64_t window_pattern = 0;
+  // The RoPE base of the windowed layers (Gemma-3's rope_local_base_freq: their
+  // own cos and sin tables); 0: rope_base for every layer.
+  double rope_local_base = 0;
+  // Gemma-3's Gemma3TextScaledWordEmbedding: the embeddings times
+  // sqrt(hidden) held as a 0-dim buffer (embed_tokens.embed_scale) rather than
+  // made each forward (needs gemma).
+  bool embed_scale_buffer = false;
   // Soft-capping cap * tanh(x / cap) of the attention scores (Gemma-2's
   // attn_logit_softcapping, eager and flash) and of the final logits
   // (final_logit_softcapping); 0: none.

@@ -91,8 +91,8 @@ std::string Activation(HfKeys& k, const std::string& key,
 //           the even layers (is_sliding = not layer_idx % 2))
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "llama";
-  const bool gemma2 = type == "gemma2";
-  const bool gemma = type == "gemma" || gemma2, phi3 = type == "phi3";
+  const bool gemma2 = type == "gemma2", gemma3 = type == "gemma3_text";
+  const bool gemma = type == "gemma" || gemma2 || gemma3, phi3 = type == "phi3";
   const bool mistral = type == "mistral" || type == "mixtral",
              qwen2 = type == "qwen2" || type == "qwen2_moe",
              qwen3 = type == "qwen3" || type == "qwen3_moe";
@@ -140,8 +140,57 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
   if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
 
-  int64_t window = gemma2 ? 4096 : 0;  // Gemma2Config's default.
+  // Gemma2Config's and Gemma3TextConfig's default.
+  int64_t window = gemma2 || gemma3 ? 4096 : 0;
   double attn_cap = 0, logit_cap = 0, query_scalar = 0;
+  int64_t window_pattern = 0;
+  double rope_local_base = 0;
+  if (gemma3) {
+    // Gemma3TextConfig's defaults: no soft-caps (null), query_pre_attn_scalar
+    // 256, sliding_window_pattern 6, rope_local_base_freq 10000.
+    query_scalar = 256;
+    window_pattern = 6;
+    rope_local_base = 10000.0;
+    k.OptDouble("attn_logit_softcapping", &attn_cap);
+    k.OptDouble("final_logit_softcapping", &logit_cap);
+    k.OptDouble("query_pre_attn_scalar", &query_scalar);
+    k.OptInt("sliding_window", &window);
+    k.OptInt("sliding_window_pattern", &window_pattern);
+    k.OptDouble("rope_local_base_freq", &rope_local_base);
+    if (attn_cap < 0)
+      k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
+    if (logit_cap < 0)
+      k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
+    if (query_scalar <= 0)
+      k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
+    if (rope_local_base <= 0)
+      k.Fail("rope_local_base_freq",
+             Num(rope_local_base) + " must be positive");
+    // Newer configs list each layer's kind: it must be the pattern's (every
+    // P-th layer full_attention).
+    const Json types = k.Raw("layer_types");
+    if (types.is_array()) {
+      int64_t first_full = -1;
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (types[i] == "full_attention") {
+          first_full = static_cast<int64_t>(i);
+          break;
+        }
+      }
+      window_pattern = first_full + 1;  // 0: every layer sliding.
+      bool matches = static_cast<int64_t>(types.size()) == layers;
+      for (size_t i = 0; matches && i < types.size(); ++i) {
+        const bool full = window_pattern > 0 &&
+                          (static_cast<int64_t>(i) + 1) % window_pattern == 0;
+        matches = types[i] == (full ? "full_attention" : "sliding_attention");
+      }
+      if (!matches)
+        k.Fail("layer_types",
+               types.dump() +
+                   " is not supported (every P-th layer full_attention, the "
+                   "others sliding_attention, one per layer)");
+    }
+  }
   if (gemma2) {
     // Gemma2Config's defaults when absent: 50.0, 30.0, 256; a null softcap
     // disables it.
@@ -242,6 +291,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : type == "qwen3"     ? "Qwen3"
                         : type == "qwen3_moe" ? "Qwen3Moe"
                         : gemma2              ? "Gemma2"
+                        : gemma3              ? "Gemma3"
                         : gemma               ? "Gemma"
                                               : "Phi3";
   out.items = {{"layers", Int(layers)},
@@ -257,13 +307,23 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"qkv_bias", Bool(qkv_bias)},
                {"o_bias", Bool(o_bias)},
                {"mlp_bias", Bool(mlp_bias)},
-               {"qk_norm", Bool(qwen3)},
+               {"qk_norm", Bool(qwen3 || gemma3)},
                {"act", act},
                {"gemma", Bool(gemma)},
                {"fused", Bool(phi3)},
                {"window", Int(window)},
                {"prefix", "model"},
                {"classes", classes}};
+  if (gemma3) {
+    out.items.insert(out.items.end(),
+                     {{"sandwich", "true"},
+                      {"window_pattern", Int(window_pattern)},
+                      {"rope_local_base", Num(rope_local_base)},
+                      {"embed_scale_buffer", "true"},
+                      {"attn_softcap", Num(attn_cap)},
+                      {"logit_softcap", Num(logit_cap)},
+                      {"query_scalar", Num(query_scalar)}});
+  }
   if (gemma2) {
     out.items.insert(out.items.end(), {{"sandwich", "true"},
                                        {"alternate_window", "true"},
@@ -579,14 +639,23 @@ struct Entry {
   HfTranslation translate;
 };
 
+// In alphabetical order, as the error messages list them.
 constexpr Entry kTranslations[] = {
-    {"bert", TranslateBert},           {"gemma", TranslateLlamaLike},
-    {"gemma2", TranslateLlamaLike},    {"gpt2", TranslateGpt2},
-    {"gpt_neox", TranslateGptNeox},    {"llama", TranslateLlamaLike},
-    {"mistral", TranslateLlamaLike},   {"mixtral", TranslateLlamaLike},
-    {"phi3", TranslateLlamaLike},      {"qwen2", TranslateLlamaLike},
-    {"qwen2_moe", TranslateLlamaLike}, {"qwen3", TranslateLlamaLike},
-    {"qwen3_moe", TranslateLlamaLike}, {"t5", TranslateT5},
+    {"bert", TranslateBert},
+    {"gemma", TranslateLlamaLike},
+    {"gemma2", TranslateLlamaLike},
+    {"gemma3_text", TranslateLlamaLike},
+    {"gpt2", TranslateGpt2},
+    {"gpt_neox", TranslateGptNeox},
+    {"llama", TranslateLlamaLike},
+    {"mistral", TranslateLlamaLike},
+    {"mixtral", TranslateLlamaLike},
+    {"phi3", TranslateLlamaLike},
+    {"qwen2", TranslateLlamaLike},
+    {"qwen2_moe", TranslateLlamaLike},
+    {"qwen3", TranslateLlamaLike},
+    {"qwen3_moe", TranslateLlamaLike},
+    {"t5", TranslateT5},
 };
 
 }  // namespace

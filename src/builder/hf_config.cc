@@ -274,6 +274,13 @@ Result<BuiltModel> BuildHfConfigText(const std::string& json,
                                    ": model_type: missing (a Hugging Face "
                                    "config.json names its architecture)");
   HfTranslation translate = FindHfTranslation(model_type);
+  // NB: Gemma3ForConditionalGeneration's config nests the text model's.
+  if (model_type == "gemma3")
+    return Status::InvalidArgument(
+        file +
+        ": model_type: 'gemma3' is Gemma-3 with its SigLIP vision tower and "
+        "projector, which are not modelled: give its text_config as a "
+        "config.json of model_type gemma3_text (the text model alone)");
   if (translate == nullptr) {
     return Status::InvalidArgument(
         file + ": model_type: '" + model_type +

@@ -37,6 +37,7 @@ void EnterPrefix(GraphBuilder& b, const LlamaConfig& c,
 
 struct LlamaWeights {
   Ref embed, norm, lm_head;
+  Ref embed_scale;  // Gemma-3's 0-dim buffer (unset otherwise).
   std::vector<LlamaLayer> layers;
 };
 
@@ -66,6 +67,10 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   {
     ScopeGuard s(b, "embed_tokens", "Embedding");
     w.embed = b.Param(b.Qualify("weight"), {c.vocab / t, h}, c.dtype);
+    // Gemma3TextScaledWordEmbedding: register_buffer("embed_scale",
+    // torch.tensor(hidden**0.5), persistent=False); model.to(dtype) casts it.
+    if (c.embed_scale_buffer)
+      w.embed_scale = b.Buffer(b.Qualify("embed_scale"), {}, c.dtype);
   }
   {
     ScopeGuard list(b, "layers", "ModuleList");
@@ -206,6 +211,7 @@ struct Rope {
 // does.
 struct ModelWide {
   Rope rope;
+  Rope rope_local;  // Gemma-3's windowed layers' (rope_local_base).
   Ref window_mask;  // The sdpa sliding-window mask [B, 1, S, S]; none: id -1.
 };
 
@@ -215,11 +221,12 @@ struct ModelWide {
 // forward, as LlamaModel.forward's position_embeddings are (transformers
 // src/transformers/models/llama/modeling_llama.py at
 // 5dd4a63548857797727ae73eeb6a6e886ea02a3e).
-Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t) {
+Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t,
+                double rope_base) {
   const int64_t hd = HeadDim(c);
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
   ar = b.Div(b.ToDtype(ar, DType::kFloat32), b.ScalarTensorInt(hd));
-  Ref base = b.Detach(b.ToDevice(b.ScalarTensor(c.rope_base, DType::kFloat32),
+  Ref base = b.Detach(b.ToDevice(b.ScalarTensor(rope_base, DType::kFloat32),
                                  "cpu", DType::kFloat32));
   Ref inv_freq =
       b.Mul(b.Reciprocal(b.PowTensor(base, ar)), b.ScalarTensor(1.0));
@@ -304,7 +311,11 @@ Ref SoftCap(GraphBuilder& b, Ref x, double cap) {
 // This layer's sliding window: Gemma-2 windows the even layers only (is_sliding
 // = not layer_idx % 2).
 int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
-  return c.alternate_window && layer % 2 != 0 ? 0 : c.window;
+  if (c.alternate_window && layer % 2 != 0) return 0;
+  // Gemma-3: sliding_window_pattern P makes layer i global when (i + 1) % P
+  // == 0.
+  if (c.window_pattern > 0 && (layer + 1) % c.window_pattern == 0) return 0;
+  return c.window;
 }
 
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
@@ -351,8 +362,11 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     k = project("k_proj", l.k, l.k_bias, c.kv_heads / c.tp, "k_norm", l.k_norm);
     v = project("v_proj", l.v, l.v_bias, c.kv_heads / c.tp);
   }
-  q = ApplyRope(b, wide.rope, q);
-  k = ApplyRope(b, wide.rope, k);
+  // Gemma-3: the windowed layers rotate with the local tables.
+  const Rope& rope =
+      window > 0 && c.rope_local_base > 0 ? wide.rope_local : wide.rope;
+  q = ApplyRope(b, rope, q);
+  k = ApplyRope(b, rope, k);
   const bool decode = gen != nullptr && gen->decode;
   if (gen != nullptr) {
     k = CacheUpdate(b, *gen, k);
@@ -669,6 +683,15 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   v.Require(c.query_scalar >= 0 && std::isfinite(c.query_scalar),
             "query_scalar must be >= 0 (0: sqrt(head_dim))");
   v.Require(!c.sandwich || c.experts == 0, "sandwich norms need experts=0");
+  v.Require(c.window_pattern >= 0 && c.window_pattern < kMaxConfigInt,
+            "window_pattern=" + std::to_string(c.window_pattern) +
+                " must be >= 0 (0: no pattern)");
+  v.Require(!(c.window_pattern > 0 && c.alternate_window),
+            "window_pattern and alternate_window: give one of them");
+  v.Require(c.rope_local_base >= 0 && std::isfinite(c.rope_local_base),
+            "rope_local_base must be >= 0 (0: rope_base on every layer)");
+  v.Require(!c.embed_scale_buffer || c.gemma,
+            "embed_scale_buffer needs gemma=true");
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) +
@@ -706,6 +729,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // NB: Megatron's masking of ids outside the rank's vocabulary range is left
     // out.
     x = AllReduceIf(b, c, b.Embedding(w.embed, idx));
+    // Gemma3TextScaledWordEmbedding.forward: embedding * embed_scale.to(dtype).
+    if (c.embed_scale_buffer) x = b.Mul(x, b.ToDtype(w.embed_scale, c.dtype));
   }
   ModelWide wide;
   // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S]
@@ -719,11 +744,16 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // NB: one pair of tables for every layer, [T, hd] for the T tokens of this
     // forward (the whole sequence under sequence parallelism, 1 decoding).
     ScopeGuard s(b, "rotary_emb", c.classes + "RotaryEmbedding");
-    wide.rope = RopeTables(b, c, b.Size(idx, 1));
+    wide.rope = RopeTables(b, c, b.Size(idx, 1), c.rope_base);
+  }
+  if (c.rope_local_base > 0) {
+    // Gemma3TextModel.rotary_emb_local: the same tables from another base.
+    ScopeGuard s(b, "rotary_emb_local", c.classes + "RotaryEmbedding");
+    wide.rope_local = RopeTables(b, c, b.Size(idx, 1), c.rope_local_base);
   }
   // GemmaModel: hidden_states * torch.tensor(hidden_size**0.5,
   // dtype=hidden_states.dtype).
-  if (c.gemma)
+  if (c.gemma && !c.embed_scale_buffer)
     x = b.Mul(
         x, b.ScalarTensor(std::sqrt(static_cast<double>(c.hidden)), c.dtype));
   {

@@ -413,12 +413,83 @@ TEST(HfArchitecturesTest, Qwen3_30bA3bRoutesWithoutASharedExpert) {
   EXPECT_EQ(counts.active, 3353032704);
 }
 
+TEST(HfArchitecturesTest,
+     Gemma3_1bWindowsFiveLayersInSixAndMatchesTheModelCard) {
+  // gemma-3-1b-it (gemma3_text): V 262144, h 1152, 26 layers, 4 heads of
+  // head_dim 256, 1 kv head, I 6912, tied; Gemma-2's four norms per layer plus
+  // q_norm and k_norm ([head_dim] each).
+  const int64_t L = 26, h = 1152, d = 256;
+  const int64_t expected =
+      Decoder{262144, h, L, 4, 1, d, 6912, /*tied=*/true}.Params() +
+      L * (2 * h + 2 * d);
+  // Google's model card: 1B.
+  ASSERT_EQ(expected, 999885952);
+  EXPECT_EQ(AnalysedParams("gemma-3-1b-it.json"), expected);
+
+  Result<BuiltModel> m = BuildNamedModel(Example("gemma-3-1b-it.json"), "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.0.self_attn.q_norm.weight"],
+            (std::vector<int64_t>{d}));
+  // Gemma3TextScaledWordEmbedding's 0-dim embed_scale, a buffer.
+  ASSERT_EQ(m->graph.buffers.size(), 1u);
+  EXPECT_EQ(m->graph.buffers[0].name, "model.embed_tokens.embed_scale");
+  EXPECT_TRUE(m->graph.buffers[0].shape.empty());
+  // sliding_window_pattern 6: layers 5, 11, 17 and 23 global, the others
+  // windowed (512), their RoPE tables from rope_local_base_freq.
+  bool local_tables = false;
+  for (const ir::Scope& s : m->graph.scopes)
+    local_tables = local_tables || s.path == "model.rotary_emb_local";
+  EXPECT_TRUE(local_tables);
+  Result<BuiltModel> decode =
+      BuildNamedModel(Example("gemma-3-1b-it.json"), "phase=decode");
+  ASSERT_TRUE(decode.ok()) << decode.status().message();
+  ASSERT_EQ(decode->cache_windows.size(), static_cast<size_t>(2 * L));
+  for (int64_t i = 0; i < L; ++i) {
+    EXPECT_EQ(decode->cache_windows[2 * i], (i + 1) % 6 == 0 ? 0 : 512)
+        << "layer " << i;
+  }
+}
+
+TEST(HfArchitecturesTest, Gemma3LayerTypesMustFollowAPattern) {
+  // Newer configs list layer_types: the pattern is read from them, anything
+  // else refused by name.
+  auto config = [](const std::string& types) {
+    return R"({"model_type": "gemma3_text", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 4,
+      "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
+      "vocab_size": 256, "sliding_window": 8, "layer_types": )" +
+           types + "}";
+  };
+  Result<BuiltModel> listed = BuildHfConfigText(
+      config(R"(["sliding_attention", "full_attention", "sliding_attention",
+                 "full_attention"])"),
+      "listed.json", "phase=decode");
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  EXPECT_EQ(listed->cache_windows,
+            (std::vector<int64_t>{8, 8, 0, 0, 8, 8, 0, 0}));
+  Result<BuiltModel> odd = BuildHfConfigText(
+      config(R"(["full_attention", "sliding_attention", "sliding_attention",
+                 "sliding_attention"])"),
+      "odd.json", "");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("odd.json: layer_types"),
+            std::string::npos)
+      << odd.status().message();
+  // The multimodal config names what to give instead.
+  Result<BuiltModel> mm = BuildHfConfigText(
+      R"({"model_type": "gemma3", "text_config": {}})", "mm.json", "");
+  ASSERT_FALSE(mm.ok());
+  EXPECT_NE(mm.status().message().find("gemma3_text"), std::string::npos)
+      << mm.status().message();
+}
+
 TEST(HfArchitecturesTest, EachLayerReadsItsOwnParameters) {
   // Layers after the first are copies of it (GraphBuilder::Replay): every
   // parameter must still be read, and only by nodes of its own module.
   for (const char* file :
        {"Llama-2-7b-hf.json", "Qwen2-7B.json", "Qwen3-8B.json", "gemma-7b.json",
-        "gemma-2-9b.json", "Phi-3-mini-4k-instruct.json",
+        "gemma-2-9b.json", "gemma-3-1b-it.json", "Phi-3-mini-4k-instruct.json",
         "Mixtral-8x7B-v0.1.json", "Qwen1.5-MoE-A2.7B.json",
         "Qwen3-30B-A3B.json"}) {
     Result<BuiltModel> m =

@@ -5,7 +5,8 @@ re-implementations of the same architectures built from the same file.
 Usage: /usr/bin/python3 tests/python/test_hf_config.py --torchcost PATH --fixtures DIR
 
 For each tiny config below (llama, mistral with a sliding window, qwen2 with its
-q/k/v biases, qwen3 with its per-head q/k norms, with and without biases, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, sandwich
+q/k/v biases, qwen3 with its per-head q/k norms, with and without biases, gemma3_text
+with its window pattern and local RoPE base, gemma with head_dim != hidden / heads, gemma2 with its soft-caps, sandwich
 norms and alternating windows, phi3 with fused projections,
 gpt_neox with partial rotary, parallel and sequential residuals, mixtral,
 qwen2_moe and qwen3_moe with balanced routing)
@@ -14,8 +15,8 @@ builds the model from the same dict, and torch.jit.trace records it at [2, 64]
 tokens. Parameters counted by PyTorch, then params, forward and backward FLOPs,
 saved bytes and the training peak (--device cpu --optimizer adam, out.sum()) of the
 trace and of `--model FILE --config attn=eager` must be IDENTICAL, and again in
-bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, gemma2, qwen2, qwen3
-and gpt_neox. Then the
+bfloat16 (model.to(torch.bfloat16) against dtype=bf16) for gemma, gemma2, gemma3_text,
+qwen2, qwen3 and gpt_neox. Then the
 bundled examples/configs must build with their published parameter counts, and
 bad files must be one stderr line with exit code 2.
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
@@ -52,6 +53,13 @@ TINY = {
     "gemma2": dict(BASE, model_type="gemma2", num_hidden_layers=3, head_dim=32, hidden_activation="gelu_pytorch_tanh",
                    sliding_window=8, query_pre_attn_scalar=24, attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0),
+    # Gemma-3 (modeling_gemma3.py at f14d0cbc824e447ef294d8cdc0f8ad4222f3dfee): 4 layers, window 8 on all but
+    # layer 2 (sliding_window_pattern 3), whose RoPE base differs from the local layers'; per-head q/k norms;
+    # no soft-caps; the embed_scale buffer; tied.
+    "gemma3_text": dict(BASE, model_type="gemma3_text", num_hidden_layers=4, head_dim=32,
+                        hidden_activation="gelu_pytorch_tanh", sliding_window=8, sliding_window_pattern=3,
+                        query_pre_attn_scalar=24, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                        attn_logit_softcapping=None, final_logit_softcapping=None),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
     # Mixture of experts (balanced routing in both; python/torchcost/reference/hf_decoders.py's SparseMoeBlock):
@@ -98,6 +106,9 @@ EXAMPLES = [
     ("gemma-7b.json", 8537680896, decoder_params(256000, 3072, 28, 16, 16, 256, 24576, tied=True)),
     # gemma2: as gemma, plus pre_feedforward_layernorm and post_feedforward_layernorm (2h per layer).
     ("gemma-2-9b.json", 9241705984, decoder_params(256000, 3584, 42, 16, 8, 256, 14336, tied=True) + 42 * 2 * 3584),
+    # gemma3_text: as gemma2 plus q_norm and k_norm [head_dim] per layer (model card: 1B).
+    ("gemma-3-1b-it.json", 999885952, decoder_params(262144, 1152, 26, 4, 1, 256, 6912, tied=True)
+     + 26 * (2 * 1152 + 2 * 256)),
     ("Phi-3-mini-4k-instruct.json", 3821079552, decoder_params(32064, 3072, 32, 32, 32, 96, 8192)),
     # gpt2: wte V*h + wpe n_positions*h + L * (12h^2 + 13h) + ln_f 2h, tied head.
     ("Mixtral-8x7B-v0.1.json", 46702792704, 2 * 32000 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 8 * 4096
@@ -252,7 +263,7 @@ def main(argv):
     for name, config in TINY.items():
         check_tiny(r, fixtures, name, config)
     # bfloat16: Gemma's float32 norm island, Qwen2's biases, Qwen3's per-head norms and GPT-NeoX's bf16 buffers.
-    for name in ("gemma", "gemma2", "qwen2", "qwen3", "gpt_neox"):
+    for name in ("gemma", "gemma2", "gemma3_text", "qwen2", "qwen3", "gpt_neox"):
         check_tiny(r, fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)

@@ -37,6 +37,23 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * hidden_states.to(input_dtype)
 
 
+class GemmaRMSNorm(nn.Module):
+    """modeling_gemma.GemmaRMSNorm: the weight applied as (1 + w) in float32, then cast back."""
+
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        output = self._norm(x.float())
+        output = output * (1.0 + self.weight.float())
+        return output.type_as(x)
+
+
 def rotate_half(x):
     """modeling_llama.rotate_half (x.shape[-1] // 2 read once: the same slices)."""
     half = x.shape[-1] // 2
@@ -95,6 +112,7 @@ class Attention(nn.Module):
         h, H, K = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
         self.hidden_size = h
         self.gemma2 = c["model_type"] == "gemma2"
+        self.gemma3 = c["model_type"] == "gemma3_text"
         self.num_heads, self.num_key_value_heads = H, K
         self.qwen3 = c["model_type"] in ("qwen3", "qwen3_moe")
         self.head_dim = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else h // H)
@@ -105,6 +123,13 @@ class Attention(nn.Module):
             self.window = c.get("sliding_window", 4096) if not bool(layer_idx % 2) else 0
             self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
             self.attn_logit_softcapping = c.get("attn_logit_softcapping", 50.0)
+        if self.gemma3:
+            # Gemma3Attention: is_sliding unless (layer_idx + 1) % sliding_window_pattern == 0
+            # (Gemma3TextConfig's layer_types); scaling query_pre_attn_scalar**-0.5; no soft-cap by default.
+            self.is_sliding = bool((layer_idx + 1) % c.get("sliding_window_pattern", 6))
+            self.window = c.get("sliding_window", 4096) if self.is_sliding else 0
+            self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
+            self.attn_logit_softcapping = c.get("attn_logit_softcapping")
         d = self.head_dim
         if c["model_type"] == "phi3":
             self.o_proj = nn.Linear(H * d, h, bias=False)
@@ -117,11 +142,12 @@ class Attention(nn.Module):
             self.k_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.v_proj = nn.Linear(h, K * d, bias=qkv_bias)
             self.o_proj = nn.Linear(H * d, h, bias=o_bias)
-        if self.qwen3:
-            # Qwen3Attention: RMSNorms over each head's head_dim, registered after o_proj.
+        if self.qwen3 or self.gemma3:
+            # Qwen3Attention and Gemma3Attention: RMSNorms over each head's head_dim, registered after o_proj.
             eps = c.get("rms_norm_eps", 1e-6)
-            self.q_norm = LlamaRMSNorm(d, eps)
-            self.k_norm = LlamaRMSNorm(d, eps)
+            norm = GemmaRMSNorm if self.gemma3 else LlamaRMSNorm
+            self.q_norm = norm(d, eps)
+            self.k_norm = norm(d, eps)
 
     def forward(self, x, position_embeddings):
         bsz, q_len, _ = x.size()
@@ -140,13 +166,15 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q = q.transpose(1, 2)
         k = k.transpose(1, 2)
+        if self.gemma3:  # Gemma3Attention: q_norm(q_proj(x).view(hidden_shape).transpose(1, 2))
+            q, k = self.q_norm(q), self.k_norm(k)
         v = v.view(bsz, q_len, K, d).transpose(1, 2)
         cos, sin = position_embeddings
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, self.groups)
         v = repeat_kv(v, self.groups)
-        if self.gemma2:
+        if self.gemma2 or self.gemma3:
             attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
             if self.attn_logit_softcapping is not None:
                 attn = attn / self.attn_logit_softcapping
@@ -180,7 +208,7 @@ class MLP(nn.Module):
             self.gate_proj = nn.Linear(h, inter, bias=bias)
             self.up_proj = nn.Linear(h, inter, bias=bias)
         self.down_proj = nn.Linear(inter, h, bias=c.get("mlp_bias", False) and not self.fused)
-        if c["model_type"] in ("gemma", "gemma2"):
+        if c["model_type"] in ("gemma", "gemma2", "gemma3_text"):
             self.act = lambda t: nn.functional.gelu(t, approximate="tanh")  # gelu_pytorch_tanh
         else:
             self.act = nn.functional.silu

@@ -33,6 +33,12 @@ References (huggingface/transformers):
            eager_attention_forward's scores * query_pre_attn_scalar**-0.5, then
            attn_logit_softcapping (/ cap, tanh, * cap); sliding_window on the layers with
            layer_idx % 2 == 0; Gemma2ForCausalLM's final_logit_softcapping on the logits
+  gemma3_text src/transformers/models/gemma3/modeling_gemma3.py, f14d0cbc824e447ef294d8cdc0f8ad4222f3dfee:
+           Gemma-2's layers and scaling without soft-caps by default; Gemma3Attention's q_norm and k_norm
+           (Gemma3RMSNorm(head_dim)) after the transpose, before RoPE; sliding_window on every layer but
+           each sliding_window_pattern-th ((layer_idx + 1) % pattern == 0 is global), whose RoPE tables
+           come from rope_local_base_freq (rotary_emb_local); Gemma3TextScaledWordEmbedding's embed_scale
+           buffer
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
 RoPE tables are computed from arange (decoder_layers.py's
@@ -47,24 +53,7 @@ is left out.
 import torch
 from torch import nn
 
-from .decoder_layers import MLP, Attention, LlamaRMSNorm, RotaryEmbedding
-
-
-class GemmaRMSNorm(nn.Module):
-    """modeling_gemma.GemmaRMSNorm: the weight applied as (1 + w) in float32, then cast back."""
-
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.zeros(dim))
-
-    def _norm(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
-
-    def forward(self, x):
-        output = self._norm(x.float())
-        output = output * (1.0 + self.weight.float())
-        return output.type_as(x)
+from .decoder_layers import MLP, Attention, GemmaRMSNorm, LlamaRMSNorm, RotaryEmbedding
 
 
 class ExpertMLP(nn.Module):
@@ -159,13 +148,13 @@ class DecoderLayer(nn.Module):
             self.mlp = MLP(c)
         self.input_layernorm = norm(c["hidden_size"], eps)
         self.post_attention_layernorm = norm(c["hidden_size"], eps)
-        self.sandwich = c["model_type"] == "gemma2"
+        self.sandwich = c["model_type"] in ("gemma2", "gemma3_text")
         if self.sandwich:
             self.pre_feedforward_layernorm = norm(c["hidden_size"], eps)
             self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
 
     def forward(self, x, position_embeddings):
-        if self.sandwich:  # Gemma2DecoderLayer.forward
+        if self.sandwich:  # Gemma2DecoderLayer.forward, Gemma3DecoderLayer.forward
             residual = x
             x = self.input_layernorm(x)
             x = self.self_attn(x, position_embeddings)
@@ -183,26 +172,47 @@ class DecoderLayer(nn.Module):
         return residual + getattr(self, self.moe_name)(self.post_attention_layernorm(x))
 
 
+class ScaledWordEmbedding(nn.Embedding):
+    """Gemma3TextScaledWordEmbedding: the embeddings times embed_scale, a 0-dim buffer (not persistent) cast to
+    the weight's dtype."""
+
+    def __init__(self, num_embeddings, embedding_dim, embed_scale):
+        super().__init__(num_embeddings, embedding_dim)
+        self.register_buffer("embed_scale", torch.tensor(embed_scale), persistent=False)
+
+    def forward(self, input_ids):
+        return super().forward(input_ids) * self.embed_scale.to(self.weight.dtype)
+
+
 class Model(nn.Module):
     """*Model: embed_tokens, layers, norm, rotary_emb (Gemma scales the embeddings by sqrt(hidden) after the
-    RoPE tables are made)."""
+    RoPE tables are made; Gemma-3 inside embed_tokens, and makes a second pair of tables, rotary_emb_local,
+    from rope_local_base_freq for its sliding layers)."""
 
     def __init__(self, c, norm):
         super().__init__()
         self.gemma = c["model_type"] in ("gemma", "gemma2")
+        self.gemma3 = c["model_type"] == "gemma3_text"
         self.hidden_size = c["hidden_size"]
-        self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        if self.gemma3:
+            self.embed_tokens = ScaledWordEmbedding(c["vocab_size"], c["hidden_size"], c["hidden_size"] ** 0.5)
+        else:
+            self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
         self.layers = nn.ModuleList([DecoderLayer(c, norm, i) for i in range(c["num_hidden_layers"])])
         self.norm = norm(c["hidden_size"], c.get("rms_norm_eps", 1e-6))
         self.rotary_emb = RotaryEmbedding(c)
+        if self.gemma3:
+            self.rotary_emb_local = RotaryEmbedding(dict(c, rope_theta=c.get("rope_local_base_freq", 10000.0)))
 
     def forward(self, input_ids):
         x = self.embed_tokens(input_ids)
         position_embeddings = self.rotary_emb(x)
+        local = self.rotary_emb_local(x) if self.gemma3 else None
         if self.gemma:
             x = x * torch.tensor(self.hidden_size ** 0.5, dtype=x.dtype)
         for layer in self.layers:
-            x = layer(x, position_embeddings)
+            sliding = self.gemma3 and layer.self_attn.is_sliding
+            x = layer(x, local if sliding else position_embeddings)
         return self.norm(x)
 
 
@@ -213,17 +223,18 @@ class Decoder(nn.Module):
         super().__init__()
         c = dict(c)
         c.setdefault("num_key_value_heads", c["num_attention_heads"])
-        gemma = c["model_type"] in ("gemma", "gemma2")
+        gemma = c["model_type"] in ("gemma", "gemma2", "gemma3_text")
         norm = GemmaRMSNorm if gemma else LlamaRMSNorm
         self.model = Model(c, norm)
         self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
         if c.get("tie_word_embeddings", gemma):
             self.lm_head.weight = self.model.embed_tokens.weight
-        self.final_logit_softcapping = c.get("final_logit_softcapping", 30.0) if c["model_type"] == "gemma2" else None
+        self.final_logit_softcapping = (c.get("final_logit_softcapping", 30.0) if c["model_type"] == "gemma2"
+                                        else c.get("final_logit_softcapping"))
 
     def forward(self, input_ids):
         logits = self.lm_head(self.model(input_ids))
-        if self.final_logit_softcapping is not None:  # Gemma2ForCausalLM
+        if self.final_logit_softcapping is not None:  # Gemma2ForCausalLM, Gemma3ForCausalLM
             logits = logits / self.final_logit_softcapping
             logits = torch.tanh(logits)
             logits = logits * self.final_logit_softcapping
