@@ -69,6 +69,9 @@ struct GenerationAnalysis {
   std::string cache_dtype;
   // The largest sliding window capping the cache (0: none).
   int64_t window = 0;
+  // Decoder layers, and those of them whose cache a sliding window caps
+  // (Gemma-2: every other one; Gemma-3: 5 in 6).
+  int64_t layers = 0, windowed_layers = 0;
   // FLOPs of the prefill, of the first decode step (S cached) and of the last
   // (S + T - 2 cached).
   sym::Expr prefill_flops, decode_flops_first, decode_flops_last;

@@ -326,6 +326,10 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
          report::Bind(g.kv_cache_tokens, b).ToString() + " tokens, " +
          g.cache_dtype +
          (g.window > 0 ? ", sliding window " + std::to_string(g.window) : "") +
+         (g.window > 0 && g.windowed_layers < g.layers
+              ? " on " + std::to_string(g.windowed_layers) + " of " +
+                    std::to_string(g.layers) + " layers, the others S + T"
+              : "") +
          "): " + HumanAndExact(g.kv_cache_bytes, b, Unit::kBytes) + "\n";
   out += "  FLOPs  prefill " + HumanAndExact(g.prefill_flops, b, Unit::kFlops) +
          "\n";
@@ -370,6 +374,8 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
   Json j;
   j["cache_dtype"] = g.cache_dtype;
   j["sliding_window"] = g.window;
+  j["layers"] = g.layers;
+  j["windowed_layers"] = g.windowed_layers;
   j["kv_bytes_per_token"] = g.kv_bytes_per_token;
   j["kv_cache_tokens"] = Symbolic(g.kv_cache_tokens, b);
   j["kv_cache_bytes"] = Symbolic(g.kv_cache_bytes, b);

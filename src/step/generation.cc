@@ -150,6 +150,10 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   g.notes = prefill->notes;
   const std::vector<int64_t> windows = decode->cache_windows;
   for (int64_t w : windows) g.window = std::max(g.window, w);
+  // NB: cache_windows has one entry per cached tensor, keys and values.
+  g.layers = static_cast<int64_t>(windows.size()) / 2;
+  for (size_t i = 0; i < windows.size(); i += 2)
+    g.windowed_layers += windows[i] > 0;
   if (!config.weight_quant.empty()) {
     // The same Linear weights quantized in both phases (CheckStepConfig parsed
     // the format).

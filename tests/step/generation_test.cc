@@ -68,6 +68,25 @@ TEST(GenerationTest, KvCacheBytesClosedForm) {
   }
 }
 
+TEST(GenerationTest, AWindowPatternCapsOnlyTheWindowedLayers) {
+  // window_pattern 2 (Gemma-2/3's kind): layer 0 windowed (24), layer 1 global.
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "llama", std::string(kTiny) + ",window=24,window_pattern=2",
+      BuiltinRules(), Generate());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->layers, 2);
+  EXPECT_EQ(g->windowed_layers, 1);
+  EXPECT_EQ(g->window, 24);
+  // Per layer 2 (K, V) x 2 kv heads x 16 x fp32 per token: min(S + T, 24)
+  // tokens in layer 0, S + T in layer 1.
+  const int64_t per_layer_token = 2 * 2 * 16 * 4;
+  for (auto [b, s, t] : {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}}) {
+    EXPECT_EQ(Eval(g->kv_cache_bytes, {{"B", b}, {"S", s}, {"T", t}}),
+              per_layer_token * b * (std::min<int64_t>(s + t, 24) + s + t))
+        << "S=" << s;
+  }
+}
+
 TEST(GenerationTest, DecodeFlopsPerCachedToken) {
   Result<GenerationAnalysis> g =
       AnalyzeGeneration("llama", kTiny, BuiltinRules(), Generate());
