@@ -84,7 +84,7 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, c):
         super().__init__()
         h, H = c["hidden_size"], c["num_attention_heads"]
-        self.head_dim = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else h // H)
+        self.head_dim = c.get("head_dim") or (128 if c.get("model_type") == "qwen3" else h // H)
         self.rope_theta = c.get("rope_theta", 10000.0)
 
     def forward(self, x):
@@ -115,7 +115,7 @@ class Attention(nn.Module):
         self.gemma3 = c["model_type"] == "gemma3_text"
         self.num_heads, self.num_key_value_heads = H, K
         self.qwen3 = c["model_type"] in ("qwen3", "qwen3_moe")
-        self.head_dim = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else h // H)
+        self.head_dim = c.get("head_dim") or (128 if c.get("model_type") == "qwen3" else h // H)
         self.groups = H // K
         self.window = c.get("sliding_window") or 0
         if self.gemma2:
