@@ -64,7 +64,79 @@ std::string Activation(HfKeys& k, const std::string& key,
   return "silu";
 }
 
-// llama, mistral, qwen2, gemma, phi3: decoder-only, RMSNorm, RoPE, gated MLP.
+// Gemma-2's and Gemma-3's attention keys, at their config classes' defaults
+// when absent.
+struct GemmaAttention {
+  double attn_cap = 0, logit_cap = 0, query_scalar = 256;
+  int64_t window = 4096;
+  int64_t window_pattern = 0;  // Gemma-3: every P-th layer global.
+  double rope_local_base = 0;  // Gemma-3: the windowed layers' RoPE base.
+};
+
+// Gemma-3's window pattern from a layer_types list: P when every P-th layer
+// is full_attention and the others sliding_attention (0: all sliding); any
+// other list fails on the key.
+int64_t WindowPatternOf(HfKeys& k, const Json& types, int64_t layers) {
+  int64_t pattern = 0;
+  for (size_t i = 0; i < types.size() && pattern == 0; ++i) {
+    if (types[i] == "full_attention") pattern = static_cast<int64_t>(i) + 1;
+  }
+  bool matches = static_cast<int64_t>(types.size()) == layers;
+  for (size_t i = 0; matches && i < types.size(); ++i) {
+    const bool full =
+        pattern > 0 && (static_cast<int64_t>(i) + 1) % pattern == 0;
+    matches = types[i] == (full ? "full_attention" : "sliding_attention");
+  }
+  if (!matches)
+    k.Fail("layer_types", types.dump() +
+                              " is not supported (every P-th layer "
+                              "full_attention, the others sliding_attention, "
+                              "one per layer)");
+  return pattern;
+}
+
+// Reads Gemma2Config's (soft-caps 50 and 30 when absent, a null one off,
+// every other layer windowed) or Gemma3TextConfig's (no soft-caps,
+// sliding_window_pattern 6, rope_local_base_freq 10000) attention keys.
+GemmaAttention ReadGemmaAttention(bool gemma3, int64_t layers, HfKeys& k,
+                                  FamilyConfig& out) {
+  GemmaAttention g;
+  if (!gemma3) {
+    g.attn_cap = k.Given("attn_logit_softcapping") ? 0 : 50.0;
+    g.logit_cap = k.Given("final_logit_softcapping") ? 0 : 30.0;
+  }
+  k.OptDouble("attn_logit_softcapping", &g.attn_cap);
+  k.OptDouble("final_logit_softcapping", &g.logit_cap);
+  k.OptDouble("query_pre_attn_scalar", &g.query_scalar);
+  k.OptInt("sliding_window", &g.window);
+  if (g.attn_cap < 0)
+    k.Fail("attn_logit_softcapping", Num(g.attn_cap) + " must be >= 0");
+  if (g.logit_cap < 0)
+    k.Fail("final_logit_softcapping", Num(g.logit_cap) + " must be >= 0");
+  if (g.query_scalar <= 0)
+    k.Fail("query_pre_attn_scalar", Num(g.query_scalar) + " must be positive");
+  if (!gemma3) {
+    if (k.Has("sliding_window_size"))
+      out.notes.push_back(
+          "sliding_window_size is not read (Gemma2Config reads "
+          "sliding_window)");
+    return g;
+  }
+  g.window_pattern = 6;
+  g.rope_local_base = 10000.0;
+  k.OptInt("sliding_window_pattern", &g.window_pattern);
+  k.OptDouble("rope_local_base_freq", &g.rope_local_base);
+  if (g.rope_local_base <= 0)
+    k.Fail("rope_local_base_freq",
+           Num(g.rope_local_base) + " must be positive");
+  // Newer configs list each layer's kind instead.
+  const Json types = k.Raw("layer_types");
+  if (types.is_array()) g.window_pattern = WindowPatternOf(k, types, layers);
+  return g;
+}
+
+// llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3:
+// decoder-only, RMSNorm, RoPE, gated MLP.
 // Read at these commits of huggingface/transformers:
 //   llama   src/transformers/models/llama/modeling_llama.py
 //   002272831fba584eb30dca9729c1be456836960a mistral
@@ -89,6 +161,18 @@ std::string Activation(HfKeys& k, const std::string& key,
 //           query_pre_attn_scalar**-0.5; attn_logit_softcapping and
 //           final_logit_softcapping as cap * tanh(x / cap); sliding_window on
 //           the even layers (is_sliding = not layer_idx % 2))
+//   qwen3   src/transformers/models/qwen3/modeling_qwen3.py
+//   9ee3f431c32e9e5f6c0888f6b2b0ca3f6c289dd6
+//           (q_norm, k_norm: RMSNorm over each head's head_dim before RoPE;
+//           attention_bias on q, k, v and o; Qwen3MoeSparseMoeBlock at
+//           16b6c53c8ec3a720bd45c1c377bf94e1d01249c5 has no shared expert)
+//   gemma3_text src/transformers/models/gemma3/modeling_gemma3.py
+//   f14d0cbc824e447ef294d8cdc0f8ad4222f3dfee
+//           (gemma2's layers without soft-caps by default, q_norm and k_norm,
+//           sliding_window_pattern, rotary_emb_local from
+//           rope_local_base_freq, Gemma3TextScaledWordEmbedding's embed_scale
+//           buffer; configuration_gemma3.py at
+//           d98ac17cc00f337eeee9a1e2380072dc8cafabd4)
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   out.family = "llama";
   const bool gemma2 = type == "gemma2", gemma3 = type == "gemma3_text";
@@ -140,77 +224,11 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
   if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
 
-  // Gemma2Config's and Gemma3TextConfig's default.
-  int64_t window = gemma2 || gemma3 ? 4096 : 0;
-  double attn_cap = 0, logit_cap = 0, query_scalar = 0;
-  int64_t window_pattern = 0;
-  double rope_local_base = 0;
-  if (gemma3) {
-    // Gemma3TextConfig's defaults: no soft-caps (null), query_pre_attn_scalar
-    // 256, sliding_window_pattern 6, rope_local_base_freq 10000.
-    query_scalar = 256;
-    window_pattern = 6;
-    rope_local_base = 10000.0;
-    k.OptDouble("attn_logit_softcapping", &attn_cap);
-    k.OptDouble("final_logit_softcapping", &logit_cap);
-    k.OptDouble("query_pre_attn_scalar", &query_scalar);
-    k.OptInt("sliding_window", &window);
-    k.OptInt("sliding_window_pattern", &window_pattern);
-    k.OptDouble("rope_local_base_freq", &rope_local_base);
-    if (attn_cap < 0)
-      k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
-    if (logit_cap < 0)
-      k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
-    if (query_scalar <= 0)
-      k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
-    if (rope_local_base <= 0)
-      k.Fail("rope_local_base_freq",
-             Num(rope_local_base) + " must be positive");
-    // Newer configs list each layer's kind: it must be the pattern's (every
-    // P-th layer full_attention).
-    const Json types = k.Raw("layer_types");
-    if (types.is_array()) {
-      int64_t first_full = -1;
-      for (size_t i = 0; i < types.size(); ++i) {
-        if (types[i] == "full_attention") {
-          first_full = static_cast<int64_t>(i);
-          break;
-        }
-      }
-      window_pattern = first_full + 1;  // 0: every layer sliding.
-      bool matches = static_cast<int64_t>(types.size()) == layers;
-      for (size_t i = 0; matches && i < types.size(); ++i) {
-        const bool full = window_pattern > 0 &&
-                          (static_cast<int64_t>(i) + 1) % window_pattern == 0;
-        matches = types[i] == (full ? "full_attention" : "sliding_attention");
-      }
-      if (!matches)
-        k.Fail("layer_types",
-               types.dump() +
-                   " is not supported (every P-th layer full_attention, the "
-                   "others sliding_attention, one per layer)");
-    }
-  }
-  if (gemma2) {
-    // Gemma2Config's defaults when absent: 50.0, 30.0, 256; a null softcap
-    // disables it.
-    attn_cap = k.Given("attn_logit_softcapping") ? 0 : 50.0;
-    logit_cap = k.Given("final_logit_softcapping") ? 0 : 30.0;
-    query_scalar = 256;
-    k.OptDouble("attn_logit_softcapping", &attn_cap);
-    k.OptDouble("final_logit_softcapping", &logit_cap);
-    k.OptDouble("query_pre_attn_scalar", &query_scalar);
-    if (attn_cap < 0)
-      k.Fail("attn_logit_softcapping", Num(attn_cap) + " must be >= 0");
-    if (logit_cap < 0)
-      k.Fail("final_logit_softcapping", Num(logit_cap) + " must be >= 0");
-    if (query_scalar <= 0)
-      k.Fail("query_pre_attn_scalar", Num(query_scalar) + " must be positive");
-    k.OptInt("sliding_window", &window);
-    if (k.Has("sliding_window_size"))
-      out.notes.push_back(
-          "sliding_window_size is not read (Gemma2Config reads "
-          "sliding_window)");
+  int64_t window = 0;
+  GemmaAttention ga;
+  if (gemma2 || gemma3) {
+    ga = ReadGemmaAttention(gemma3, layers, k, out);
+    window = ga.window;
   }
   if (mistral || phi3) {
     k.OptInt("sliding_window", &window);
@@ -317,19 +335,19 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   if (gemma3) {
     out.items.insert(out.items.end(),
                      {{"sandwich", "true"},
-                      {"window_pattern", Int(window_pattern)},
-                      {"rope_local_base", Num(rope_local_base)},
+                      {"window_pattern", Int(ga.window_pattern)},
+                      {"rope_local_base", Num(ga.rope_local_base)},
                       {"embed_scale_buffer", "true"},
-                      {"attn_softcap", Num(attn_cap)},
-                      {"logit_softcap", Num(logit_cap)},
-                      {"query_scalar", Num(query_scalar)}});
+                      {"attn_softcap", Num(ga.attn_cap)},
+                      {"logit_softcap", Num(ga.logit_cap)},
+                      {"query_scalar", Num(ga.query_scalar)}});
   }
   if (gemma2) {
     out.items.insert(out.items.end(), {{"sandwich", "true"},
                                        {"alternate_window", "true"},
-                                       {"attn_softcap", Num(attn_cap)},
-                                       {"logit_softcap", Num(logit_cap)},
-                                       {"query_scalar", Num(query_scalar)}});
+                                       {"attn_softcap", Num(ga.attn_cap)},
+                                       {"logit_softcap", Num(ga.logit_cap)},
+                                       {"query_scalar", Num(ga.query_scalar)}});
   }
   if (experts > 0) {
     out.items.insert(out.items.end(),
