@@ -85,7 +85,7 @@ void Checkpoint(std::string_view t) {
   Step(&StepConfig::checkpoint, t);
   TrainingOptions options;
   options.checkpoint = std::string(t);
-  (void)analysis::FindCheckpointSegments(SmallGraph(), options);
+  (void)training::FindCheckpointSegments(SmallGraph(), options);
 }
 void Regex(std::string_view t) {
   StepConfig config;
