@@ -141,7 +141,10 @@ Result<std::vector<CheckpointSegment>> FindCheckpointSegments(
         flag + (options.checkpoint == "blocks"
                     ? ": no repeated blocks found (modules named by an index, "
                       "such as h.0 or layers.3)"
-                    : ": matches no module of the model"));
+                    : ": matches no module of the model (a regular "
+                      "expression on module paths; 'blocks' checkpoints each "
+                      "repeated block, as gradient_checkpointing_enable() "
+                      "does; 'selective' the attention cores)"));
   }
   const size_t k = static_cast<size_t>(options.checkpoint_group);
   for (size_t i = 0; i < calls.size(); i += k) {
