@@ -323,7 +323,8 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   const int64_t hd = HeadDim(c);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   // [B, T, heads * hd] -> [B, heads, T, hd]; Qwen3 normalizes each head
-  // first: q_norm(q_proj(x).view(B, T, -1, hd)).transpose(1, 2).
+  // first: q_norm(q_proj(x).view(B, T, -1, hd)).transpose(1, 2). NB: Gemma-3
+  // normalizes after the transpose: the same sizes, FLOPs and saved bytes.
   auto heads_view = [&](Ref y, int64_t heads, const char* norm_name = "",
                         Ref norm = Ref()) {
     y = b.View(y, b.IntList({bsz, t, heads, hd}));
@@ -510,31 +511,14 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
 
 // The Refs a layer's nodes read from its weights, in one order for every layer.
 std::vector<Ref> LayerRefs(const LlamaLayer& l) {
-  std::vector<Ref> refs = {l.input_norm,
-                           l.q,
-                           l.k,
-                           l.v,
-                           l.o,
-                           l.post_norm,
-                           l.gate,
-                           l.up,
-                           l.down,
-                           l.pre_ff_norm,
-                           l.post_ff_norm,
-                           l.q_bias,
-                           l.k_bias,
-                           l.v_bias,
-                           l.o_bias,
-                           l.gate_bias,
-                           l.up_bias,
-                           l.down_bias,
-                           l.router,
-                           l.shared_gate,
-                           l.shared_up,
-                           l.shared_down,
-                           l.shared_scale,
-                           l.q_norm,
-                           l.k_norm};
+  // clang-format off
+  std::vector<Ref> refs = {
+      l.input_norm, l.q,           l.k,            l.v,           l.o,
+      l.q_norm,     l.k_norm,      l.post_norm,    l.gate,        l.up,
+      l.down,       l.pre_ff_norm, l.post_ff_norm, l.q_bias,      l.k_bias,
+      l.v_bias,     l.o_bias,      l.gate_bias,    l.up_bias,     l.down_bias,
+      l.router,     l.shared_gate, l.shared_up,    l.shared_down, l.shared_scale};
+  // clang-format on
   for (const auto& e : l.experts) refs.insert(refs.end(), e.begin(), e.end());
   return refs;
 }
