@@ -40,5 +40,36 @@ TEST(YamlLoadTest, BothParsersGiveOneTree) {
   EXPECT_EQ(reference->root()["y"][1].Tag(), "!");
 }
 
+TEST(YamlLoadTest, DeepNestingAndExpandingAliasesAreRefused) {
+  // 100 nested flow sequences: past the 64 levels a rule file could need.
+  const std::string deep =
+      "a: " + std::string(100, '[') + std::string(100, ']');
+  YamlMark mark;
+  Result<YamlDocument> nested = LoadYamlWithYamlCpp(deep, &mark);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("nested deeper than 64 levels"),
+            std::string::npos)
+      << nested.status().message();
+  EXPECT_EQ(mark.line, 0);
+  // Aliases of aliases: 10^7 leaves once expanded ("billion laughs").
+  std::string laughs = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 6; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    laughs += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) laughs += (j ? ", " : "") + prev;
+    laughs += "]\n";
+  }
+  Result<YamlDocument> expanded = LoadYamlWithYamlCpp(laughs);
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_NE(expanded.status().message().find("more than 1000000 nodes"),
+            std::string::npos)
+      << expanded.status().message();
+  // The subset parser reads it: its aliases share their anchor's node, so
+  // nothing is expanded.
+  Result<YamlDocument> shared = LoadYaml(laughs);
+  ASSERT_TRUE(shared.ok()) << shared.status().message();
+  EXPECT_EQ(shared->root()["l6"][9][9][9][9][9][9][9].Scalar(), "x");
+}
+
 }  // namespace
 }  // namespace torchcost::rules
