@@ -28,8 +28,10 @@ GenState ReadPhase(Validator& v, const std::string& phase,
   return g;
 }
 
-void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads,
+void DeclarePasts(GraphBuilder& b, GenState& g, int64_t vocab, int64_t kv_heads,
                   int64_t head_dim, const std::vector<std::string>& pasts) {
+  // NB: no node reads it; a graph input, it is held through the step.
+  b.Input("next_token_logits", {"B", vocab}, DType::kFloat32);
   for (size_t i = 0; i < pasts.size(); ++i) {
     for (const char* kv : {"past_key.", "past_value."}) {
       g.pasts.push_back(b.Input(kv + std::to_string(i),
@@ -54,6 +56,14 @@ void OutputCaches(GraphBuilder& b, const GenState& g) {
 BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
                           const std::vector<int64_t>& layer_windows) {
   b.Output(logits);
+  if (g.generating) {
+    b.Output(b.Op1("aten::to", "dtype",
+                   {{"self", b.Select(logits, 1, -1)},
+                    {"dtype", Arg::ScalarType(DType::kFloat32)},
+                    {"non_blocking", false},
+                    {"copy", true},
+                    {"memory_format", Arg::None()}}));
+  }
   OutputCaches(b, g);
   b.DefaultLoss("causal_lm");
   BuiltModel m = b.Finish();

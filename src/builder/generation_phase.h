@@ -35,10 +35,12 @@ struct GenState {
 GenState ReadPhase(Validator& v, const std::string& phase,
                    const std::string& cache_dtype, DType compute);
 
-// Declares the decode step's past keys and values, inputs past_key.i and
+// Declares the decode step's inputs after its token ids: the previous step's
+// float32 logits next_token_logits [B, vocab] (generate() holds them through
+// this step: FinishCausalLm), then the past keys and values, past_key.i and
 // past_value.i [B, kv_heads, past, head_dim] for each layer i, `past` being
 // `pasts[i]` (a symbolic length such as "S+T-2").
-void DeclarePasts(GraphBuilder& b, GenState& g, int64_t kv_heads,
+void DeclarePasts(GraphBuilder& b, GenState& g, int64_t vocab, int64_t kv_heads,
                   int64_t head_dim, const std::vector<std::string>& pasts);
 
 // Hugging Face's DynamicLayer.update (transformers
@@ -56,7 +58,12 @@ void OutputCaches(GraphBuilder& b, const GenState& g);
 // then the caches made, and sets the causal-LM loss (src/training/loss.cc).
 // NB: a generation phase runs under no_grad, so it has no loss; its caches,
 // a key and a value per layer, keep the layer's sliding window from
-// `layer_windows` (0: none).
+// `layer_windows` (0: none). A phase outputs after its logits the float32
+// copy generate() makes of them (GenerationMixin._sample, transformers
+// src/transformers/generation/utils.py at
+// 000034a44ef887621d9b36001a5eb7c46e64cb3f: next_token_logits =
+// outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)), then the
+// caches: the copy is held until the next step's replaces it.
 BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
                           const std::vector<int64_t>& layer_windows);
 

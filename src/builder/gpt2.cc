@@ -304,7 +304,8 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   // The cache before the last decode step: S + T - 2 tokens of heads x
   // head_dim.
   if (gen.decode)
-    DeclarePasts(b, gen, c.heads, c.hidden / c.heads, FullPasts(c.layers));
+    DeclarePasts(b, gen, c.vocab, c.heads, c.hidden / c.heads,
+                 FullPasts(c.layers));
   Gpt2Weights w = Declare(b, c);
   DeclareTail(b, c, w);
 

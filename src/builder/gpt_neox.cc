@@ -326,7 +326,7 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   // The cache before the last decode step: S + T - 2 tokens of heads x
   // head_dim.
   if (gen.decode)
-    DeclarePasts(b, gen, c.heads, HeadDim(c), FullPasts(c.layers));
+    DeclarePasts(b, gen, c.vocab, c.heads, HeadDim(c), FullPasts(c.layers));
   NeoxWeights w = Declare(b, c);
   w.embed_out =
       DeclareLmHead(b, "embed_out", w.embed, c.tie, c.vocab, c.hidden, c.dtype);

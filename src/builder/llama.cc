@@ -702,7 +702,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
       if (windows[i] > 0)
         pasts[i] = "min(S+T-2, " + std::to_string(windows[i] - 1) + ")";
     }
-    DeclarePasts(b, gen, c.kv_heads / c.tp, HeadDim(c), pasts);
+    // NB: the gathered logits have the whole (padded) vocabulary.
+    DeclarePasts(b, gen, c.vocab, c.kv_heads / c.tp, HeadDim(c), pasts);
   }
   LlamaWeights w = Declare(b, c);
   std::optional<ScopeGuard> model;

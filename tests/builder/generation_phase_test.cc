@@ -45,7 +45,8 @@ TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
   GenState g = ReadPhase(v, "decode", "fp16", DType::kFloat32);
   GraphBuilder b("Test", "test");
   Ref x = b.Input("x", {"B", 2, 1, 8});
-  DeclarePasts(b, g, /*kv_heads=*/2, /*head_dim=*/8, FullPasts(3));
+  DeclarePasts(b, g, /*vocab=*/32, /*kv_heads=*/2, /*head_dim=*/8,
+               FullPasts(3));
   ASSERT_EQ(g.pasts.size(), 6u);  // A key and a value per layer.
   Ref y = CacheUpdate(b, g, x);
   ASSERT_EQ(g.caches.size(), 1u);
@@ -53,15 +54,19 @@ TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
   OutputCaches(b, g);
   b.Output(y);
   BuiltModel m = b.Finish();
-  // Inputs: x, then past_key.0, past_value.0, ..., past_value.2 [B, 2, S+T-2,
-  // 8] in float16.
-  ASSERT_EQ(m.inputs.size(), 7u);
-  EXPECT_EQ(m.inputs[1].name, "past_key.0");
-  EXPECT_EQ(m.inputs[6].name, "past_value.2");
-  ASSERT_EQ(m.inputs[1].shape.size(), 4u);
-  EXPECT_EQ(m.inputs[1].shape[2].symbol(), "S+T-2");
-  EXPECT_EQ(m.inputs[1].shape[1].size(), 2);
-  EXPECT_EQ(m.inputs[1].dtype, DType::kFloat16);
+  // Inputs: x, the previous step's float32 logits [B, 32], then past_key.0,
+  // past_value.0, ..., past_value.2 [B, 2, S+T-2, 8] in float16.
+  ASSERT_EQ(m.inputs.size(), 8u);
+  EXPECT_EQ(m.inputs[1].name, "next_token_logits");
+  ASSERT_EQ(m.inputs[1].shape.size(), 2u);
+  EXPECT_EQ(m.inputs[1].shape[1].size(), 32);
+  EXPECT_EQ(m.inputs[1].dtype, DType::kFloat32);
+  EXPECT_EQ(m.inputs[2].name, "past_key.0");
+  EXPECT_EQ(m.inputs[7].name, "past_value.2");
+  ASSERT_EQ(m.inputs[2].shape.size(), 4u);
+  EXPECT_EQ(m.inputs[2].shape[2].symbol(), "S+T-2");
+  EXPECT_EQ(m.inputs[2].shape[1].size(), 2);
+  EXPECT_EQ(m.inputs[2].dtype, DType::kFloat16);
   // The cast to float16, the cat, the cast back.
   std::vector<std::string> ops;
   for (const ir::Node& n : m.graph.nodes) ops.push_back(n.op);
@@ -69,7 +74,7 @@ TEST(GenerationPhaseTest, DecodeCatsOntoThePastAndCasts) {
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "aten::to"), 2);
 }
 
-TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsThenTheCaches) {
+TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsTheirCopyThenTheCaches) {
   Validator v("test");
   GenState prefill = ReadPhase(v, "prefill", "", DType::kFloat32);
   GraphBuilder b("Test", "test");
@@ -78,9 +83,13 @@ TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsThenTheCaches) {
   Ref logits = b.Add(cache, cache);
   // Two layers, the second with a window of 4 tokens.
   BuiltModel m = FinishCausalLm(b, logits, prefill, {0, 4});
-  ASSERT_EQ(m.graph.outputs.size(), 2u);
+  ASSERT_EQ(m.graph.outputs.size(), 3u);
   EXPECT_EQ(m.graph.outputs[0], logits.id);
-  EXPECT_EQ(m.graph.outputs[1], cache.id);
+  // generate()'s next_token_logits: logits[:, -1] copied to float32.
+  const ir::Node& copy =
+      m.graph.nodes[m.graph.values[m.graph.outputs[1]].producer];
+  EXPECT_EQ(copy.op, "aten::to");
+  EXPECT_EQ(m.graph.outputs[2], cache.id);
   EXPECT_EQ(m.default_loss, "");  // generate() runs under no_grad.
   // A key and a value per layer.
   EXPECT_EQ(m.cache_windows, (std::vector<int64_t>{0, 0, 4, 4}));

@@ -79,7 +79,8 @@ def measure(model, B, S, T, vocab):
 
       prefill  peak of model(prompt) under no_grad; baseline params + prompt ids;
       decode   peak of the last decode step (S + T - 2 tokens cached before it);
-               baseline params + its ids + the cache before it;
+               baseline params + its ids + the cache before it + the previous step's float32
+               logits (generate()'s next_token_logits, held until this step's copy replaces them);
       kv       the cache's storage bytes after the last step (S + T - 1 tokens:
                the last new token is never fed back), per token and sequence.
 
@@ -99,12 +100,17 @@ def measure(model, B, S, T, vocab):
     with torch.no_grad(), measure_step.Profile() as p:
         p.phase("prefill")
         logits = model(prompt, cache)
-        ids = logits[:, -1].argmax(-1, keepdim=True)
+        # GenerationMixin._sample (transformers src/transformers/generation/utils.py at
+        # 000034a44ef887621d9b36001a5eb7c46e64cb3f): next_token_logits = outputs.logits[:, -1, :].to(copy=True,
+        # dtype=torch.float32), held until the next step's copy replaces it; then the greedy argmax.
+        next_token_logits = logits[:, -1, :].to(copy=True, dtype=torch.float32)
+        ids = next_token_logits.argmax(-1, keepdim=True)
         del logits
         for step in range(1, T):
             p.phase("decode_last" if step == T - 1 else "decode")
             logits = model(ids, cache)
-            ids = logits[:, -1].argmax(-1, keepdim=True)
+            next_token_logits = logits[:, -1, :].to(copy=True, dtype=torch.float32)
+            ids = next_token_logits.argmax(-1, keepdim=True)
             del logits
         p.phase("end")
     peaks = measure_step.analyse(p.events(), 0)["phase_peak_delta"]
