@@ -41,6 +41,11 @@ struct LlamaWeights {
   std::vector<LlamaLayer> layers;
 };
 
+// Each expert's intermediate size: expert_intermediate, else intermediate.
+int64_t ExpertIntermediate(const LlamaConfig& c) {
+  return c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+}
+
 // Declares modules and parameters in registration order.
 LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
   // NB: with tensor parallelism t, one rank's shards (Megatron): q/k/v,
@@ -103,8 +108,10 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
       l.post_norm = norm("post_attention_layernorm");
       if (c.experts > 0) {
         const bool mixtral = MixtralNames(c);
-        const int64_t ei =
-            c.expert_intermediate > 0 ? c.expert_intermediate : c.intermediate;
+        // NB: with tp > 1 each expert's MLP is split as a dense one is (gate
+        // and up by rows, down by columns; vLLM's FusedMoE and Megatron's
+        // expert tensor parallelism); the router is replicated.
+        const int64_t ei = ExpertIntermediate(c) / t;
         ScopeGuard s(b, mixtral ? "block_sparse_moe" : "mlp",
                      c.classes + "SparseMoeBlock");
         l.router = linear("gate", c.experts, h, false, &no_bias);
@@ -132,12 +139,12 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
         if (c.shared_intermediate > 0) {
           {
             ScopeGuard e(b, "shared_expert", c.classes + "MLP");
-            l.shared_gate =
-                linear("gate_proj", c.shared_intermediate, h, false, &no_bias);
-            l.shared_up =
-                linear("up_proj", c.shared_intermediate, h, false, &no_bias);
-            l.shared_down =
-                linear("down_proj", h, c.shared_intermediate, false, &no_bias);
+            l.shared_gate = linear("gate_proj", c.shared_intermediate / t, h,
+                                   false, &no_bias);
+            l.shared_up = linear("up_proj", c.shared_intermediate / t, h, false,
+                                 &no_bias);
+            l.shared_down = linear("down_proj", h, c.shared_intermediate / t,
+                                   false, &no_bias);
           }
           l.shared_scale = linear("shared_expert_gate", 1, h, false, &no_bias);
         }
@@ -501,7 +508,10 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   if (c.experts > 0) {
     ScopeGuard s(b, MixtralNames(c) ? "block_sparse_moe" : "mlp",
                  c.classes + "SparseMoeBlock");
-    h = MoeBlock(b, c, l, n.out, gen != nullptr && gen->decode);
+    // The experts' partial sums (tp > 1) are all-reduced once, as the dense
+    // MLP's are.
+    h = AllReduceIf(b, c,
+                    MoeBlock(b, c, l, n.out, gen != nullptr && gen->decode));
   } else {
     ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
@@ -643,8 +653,15 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
                 " must be >= 0");
   v.Require(!(c.qk_norm && c.fused),
             "qk_norm needs separate projections (fused=false)");
-  v.Require(c.experts == 0 || (c.tp == 1 && !c.fused),
-            "experts need tp=1 and no fused projections");
+  v.Require(c.experts == 0 || !c.fused, "experts need no fused projections");
+  v.Require(
+      c.experts == 0 || c.tp == 1 || (c.ep == 1 && !c.sp),
+      "experts with tp=" + std::to_string(c.tp) + " need ep=1 and sp=false");
+  if (c.experts > 0) {
+    v.Divides("tp", c.tp, "expert_intermediate", ExpertIntermediate(c));
+    if (c.shared_intermediate > 0)
+      v.Divides("tp", c.tp, "shared_intermediate", c.shared_intermediate);
+  }
   v.Require(c.capacity_factor >= 0 && c.capacity_factor <= 1e6 &&
                 std::isfinite(c.capacity_factor),
             "capacity_factor must be in [0, 1e6] (0: no capacity)");

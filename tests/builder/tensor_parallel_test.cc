@@ -79,6 +79,47 @@ TEST(TensorParallelTest, LlamaRankParamsAreMegatronsSplit) {
   }
 }
 
+TEST(TensorParallelTest, ExpertsAreSplitLikeTheDenseMlp) {
+  // 4 experts (top 2) of intermediate 96 and a shared expert of 64 (Qwen2-MoE's
+  // kind): each expert's gate and up split by rows, down by columns; the
+  // router [4, h] and the shared expert's gate [1, h] replicated; one
+  // all-reduce of the block's output per layer.
+  const int64_t V = 256, h = 64, heads = 8, kv = 4, hd = h / heads, L = 2,
+                E = 4, I = 96, shared = 64;
+  const std::string config = std::string(kLlama) +
+                             ",experts=4,top_k=2,expert_intermediate=96,"
+                             "shared_intermediate=64,make_vocab_size_"
+                             "divisible_by=1";
+  for (int64_t t : {1, 2, 4}) {
+    SCOPED_TRACE("tp=" + std::to_string(t));
+    const int64_t attn = 2 * h * (heads / t * hd) + 2 * h * (kv / t * hd);
+    const int64_t moe = E * h + E * 3 * h * I / t + 3 * h * shared / t + h;
+    const int64_t expected = 2 * V / t * h + L * (attn + moe + 2 * h) + h;
+    Result<BuiltModel> m =
+        BuildNamedModel("llama", config + ",tp=" + std::to_string(t));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(*m, ctx);
+    EXPECT_EQ(r.params, expected);
+    EXPECT_TRUE(r.unknown_ops.empty());
+    // Attention's o_proj and the MoE block: two all-reduces per layer, and
+    // the vocab-parallel embedding's one.
+    int all_reduces = 0;
+    for (const ir::Node& n : m->graph.nodes)
+      all_reduces += n.op == "torchcost::all_reduce";
+    EXPECT_EQ(all_reduces, t == 1 ? 0 : 2 * L + 1);
+  }
+  EXPECT_THAT(
+      BuildNamedModel("llama", config + ",tp=2,ep=2").status().message(),
+      HasSubstr("experts with tp=2 need ep=1 and sp=false"));
+  EXPECT_THAT(
+      BuildNamedModel("llama", std::string(kLlama) +
+                                   ",experts=4,expert_intermediate=98,tp=4")
+          .status()
+          .message(),
+      HasSubstr("expert_intermediate=98 is not divisible by tp=4"));
+}
+
 TEST(TensorParallelTest, MatmulMacsPerRankAreOneTth) {
   for (const char* family : {"gpt2", "llama"}) {
     const std::string config = family == std::string("gpt2") ? kGpt2 : kLlama;
