@@ -176,6 +176,12 @@ struct LlamaConfig {
   // sqrt(hidden) held as a 0-dim buffer (embed_tokens.embed_scale) rather than
   // made each forward (needs gemma).
   bool embed_scale_buffer = false;
+  // Granite's multipliers (0: none): the embeddings times
+  // embedding_multiplier, each residual branch times residual_multiplier
+  // before its add, the logits divided by logits_scaling (a new tensor each).
+  double embedding_multiplier = 0;
+  double residual_multiplier = 0;
+  double logits_scaling = 0;
   // Soft-capping cap * tanh(x / cap) of the attention scores (Gemma-2's
   // attn_logit_softcapping, eager and flash) and of the final logits
   // (final_logit_softcapping); 0: none.

@@ -179,7 +179,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   const bool gemma = type == "gemma" || gemma2 || gemma3, phi3 = type == "phi3";
   const bool mistral = type == "mistral" || type == "mixtral",
              qwen2 = type == "qwen2" || type == "qwen2_moe",
-             qwen3 = type == "qwen3" || type == "qwen3_moe";
+             qwen3 = type == "qwen3" || type == "qwen3_moe",
+             granite = type == "granite";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
@@ -216,13 +217,33 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
 
   bool qkv_bias = qwen2, o_bias = false, mlp_bias = false;
-  if (type == "llama" || gemma || qwen3) {
-    // q, k, v and o (LlamaAttention, GemmaAttention, Qwen3Attention).
+  if (type == "llama" || gemma || qwen3 || granite) {
+    // q, k, v and o (LlamaAttention, GemmaAttention, Qwen3Attention,
+    // GraniteAttention).
     bool attention_bias = false;
     k.OptBool("attention_bias", &attention_bias);
     qkv_bias = o_bias = attention_bias;
   }
-  if (type == "llama") k.OptBool("mlp_bias", &mlp_bias);
+  if (type == "llama" || granite) k.OptBool("mlp_bias", &mlp_bias);
+  // GraniteConfig's multipliers, 1.0 by default: applied even then (each a
+  // new tensor).
+  double embedding_multiplier = 0, residual_multiplier = 0, logits_scaling = 0,
+         attention_multiplier = 0;
+  if (granite) {
+    embedding_multiplier = residual_multiplier = logits_scaling =
+        attention_multiplier = 1.0;
+    k.OptDouble("embedding_multiplier", &embedding_multiplier);
+    k.OptDouble("residual_multiplier", &residual_multiplier);
+    k.OptDouble("logits_scaling", &logits_scaling);
+    k.OptDouble("attention_multiplier", &attention_multiplier);
+    for (const auto& [key, value] :
+         {std::pair{"embedding_multiplier", embedding_multiplier},
+          {"residual_multiplier", residual_multiplier},
+          {"logits_scaling", logits_scaling},
+          {"attention_multiplier", attention_multiplier}}) {
+      if (!(value > 0)) k.Fail(key, Num(value) + " must be positive");
+    }
+  }
 
   int64_t window = 0;
   GemmaAttention ga;
@@ -308,6 +329,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : type == "qwen2_moe" ? "Qwen2Moe"
                         : type == "qwen3"     ? "Qwen3"
                         : type == "qwen3_moe" ? "Qwen3Moe"
+                        : granite             ? "Granite"
                         : gemma2              ? "Gemma2"
                         : gemma3              ? "Gemma3"
                         : gemma               ? "Gemma"
@@ -341,6 +363,16 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                       {"attn_softcap", Num(ga.attn_cap)},
                       {"logit_softcap", Num(ga.logit_cap)},
                       {"query_scalar", Num(ga.query_scalar)}});
+  }
+  if (granite) {
+    // NB: GraniteAttention multiplies the scores by attention_multiplier: the
+    // family's query_scalar q gives q^-0.5, so q = attention_multiplier^-2.
+    out.items.insert(out.items.end(),
+                     {{"embedding_multiplier", Num(embedding_multiplier)},
+                      {"residual_multiplier", Num(residual_multiplier)},
+                      {"logits_scaling", Num(logits_scaling)},
+                      {"query_scalar", Num(1.0 / (attention_multiplier *
+                                                  attention_multiplier))}});
   }
   if (gemma2) {
     out.items.insert(out.items.end(), {{"sandwich", "true"},
@@ -659,21 +691,14 @@ struct Entry {
 
 // In alphabetical order, as the error messages list them.
 constexpr Entry kTranslations[] = {
-    {"bert", TranslateBert},
-    {"gemma", TranslateLlamaLike},
-    {"gemma2", TranslateLlamaLike},
-    {"gemma3_text", TranslateLlamaLike},
-    {"gpt2", TranslateGpt2},
-    {"gpt_neox", TranslateGptNeox},
-    {"llama", TranslateLlamaLike},
-    {"mistral", TranslateLlamaLike},
-    {"mixtral", TranslateLlamaLike},
-    {"phi3", TranslateLlamaLike},
-    {"qwen2", TranslateLlamaLike},
-    {"qwen2_moe", TranslateLlamaLike},
-    {"qwen3", TranslateLlamaLike},
-    {"qwen3_moe", TranslateLlamaLike},
-    {"t5", TranslateT5},
+    {"bert", TranslateBert},           {"gemma", TranslateLlamaLike},
+    {"gemma2", TranslateLlamaLike},    {"gemma3_text", TranslateLlamaLike},
+    {"gpt2", TranslateGpt2},           {"gpt_neox", TranslateGptNeox},
+    {"granite", TranslateLlamaLike},   {"llama", TranslateLlamaLike},
+    {"mistral", TranslateLlamaLike},   {"mixtral", TranslateLlamaLike},
+    {"phi3", TranslateLlamaLike},      {"qwen2", TranslateLlamaLike},
+    {"qwen2_moe", TranslateLlamaLike}, {"qwen3", TranslateLlamaLike},
+    {"qwen3_moe", TranslateLlamaLike}, {"t5", TranslateT5},
 };
 
 }  // namespace

@@ -466,6 +466,14 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
   return AllReduceIf(b, c, b.Linear(h, l.down, BiasArg(l.down_bias)));
 }
 
+// A residual branch as its add reads it: Granite's `residual + hidden_states *
+// residual_multiplier`.
+Ref ResidualBranch(GraphBuilder& b, const LlamaConfig& c, Ref h) {
+  return c.residual_multiplier > 0
+             ? b.Mul(h, b.ScalarTensor(c.residual_multiplier))
+             : h;
+}
+
 // Gemma-2 (sandwich): x + post_attention_layernorm(attn(input_layernorm(x))),
 // then x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
@@ -500,7 +508,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     }
     return b.Add(n.residual, h);
   }
-  x = b.Add(n.residual, h);
+  x = b.Add(n.residual, ResidualBranch(b, c, h));
   {
     ScopeGuard s(b, "post_attention_layernorm", c.classes + "RMSNorm");
     n = RmsNorm(b, c, l.post_norm, x);
@@ -516,7 +524,7 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
   }
-  return b.Add(n.residual, h);
+  return b.Add(n.residual, ResidualBranch(b, c, h));
 }
 
 // The Refs a layer's nodes read from its weights, in one order for every layer.
@@ -693,6 +701,15 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
             "rope_local_base must be >= 0 (0: rope_base on every layer)");
   v.Require(!c.embed_scale_buffer || c.gemma,
             "embed_scale_buffer needs gemma=true");
+  for (const auto& [key, value] :
+       {std::pair{"embedding_multiplier", c.embedding_multiplier},
+        {"residual_multiplier", c.residual_multiplier},
+        {"logits_scaling", c.logits_scaling}}) {
+    v.Require(value >= 0 && std::isfinite(value),
+              std::string(key) + " must be >= 0 (0: none)");
+  }
+  v.Require(c.residual_multiplier == 0 || !c.sandwich,
+            "residual_multiplier needs sandwich=false");
   v.Require(AttnImplError(c.attn).empty(), AttnImplError(c.attn));
   v.Require(c.window >= 0 && c.window < kMaxConfigInt,
             "window=" + std::to_string(c.window) +
@@ -734,6 +751,9 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     // Gemma3TextScaledWordEmbedding.forward: embedding * embed_scale.to(dtype).
     if (c.embed_scale_buffer) x = b.Mul(x, b.ToDtype(w.embed_scale, c.dtype));
   }
+  // GraniteModel.forward: inputs_embeds * embedding_multiplier.
+  if (c.embedding_multiplier > 0)
+    x = b.Mul(x, b.ScalarTensor(c.embedding_multiplier));
   ModelWide wide;
   // Hugging Face builds the sliding-window mask once per forward, [B, 1, S, S]
   // (sdpa only).
@@ -790,6 +810,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
     x = b.Op1("torchcost::all_gather", "", {{"self", x}, {"world", c.tp}});
   // Gemma2ForCausalLM: logits = cap * tanh(logits / cap).
   if (c.logit_softcap > 0) x = SoftCap(b, x, c.logit_softcap);
+  // GraniteForCausalLM: logits / logits_scaling.
+  if (c.logits_scaling > 0) x = b.Div(x, b.ScalarTensor(c.logits_scaling));
   BuiltModel m = FinishCausalLm(b, x, gen, windows);
   if (c.experts > 0) {
     const std::string e = std::to_string(c.experts),

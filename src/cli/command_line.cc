@@ -60,17 +60,18 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                    "(as torchcost compare's rows)")
         ->type_name("METHOD[:K=V,...]");
   }
-  app.add_option("--model", out.builder_model,
-                 "Build the graph of a family (gpt2, llama, gpt_neox, bert, "
-                 "t5, vit, resnet), a preset (gpt2, gpt2-medium, "
-                 "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, "
-                 "vit-b-16, resnet50) or a Hugging Face "
-                 "config.json (model_type bert, gemma, gemma2, gemma3_text, "
-                 "gpt2, gpt_neox, "
-                 "llama, mistral, mixtral, phi3, qwen2, "
-                 "qwen2_moe, qwen3, qwen3_moe, t5) instead of "
-                 "reading a file; inputs default to symbolic [B, S] tokens or "
-                 "[B, 3, H, W] images")
+  app.add_option(
+         "--model", out.builder_model,
+         "Build the graph of a family (gpt2, llama, gpt_neox, bert, "
+         "t5, vit, resnet), a preset (gpt2, gpt2-medium, "
+         "gpt2-large, gpt2-xl, llama-7b-like, llama-13b-like, "
+         "vit-b-16, resnet50) or a Hugging Face "
+         "config.json (model_type bert, gemma, gemma2, gemma3_text, granite, "
+         "gpt2, gpt_neox, "
+         "llama, mistral, mixtral, phi3, qwen2, "
+         "qwen2_moe, qwen3, qwen3_moe, t5) instead of "
+         "reading a file; inputs default to symbolic [B, S] tokens or "
+         "[B, 3, H, W] images")
       ->type_name("NAME");
   app.add_option("--config", out.builder_config,
                  "Config of --model, overriding the preset: "

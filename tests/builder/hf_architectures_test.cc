@@ -484,6 +484,44 @@ TEST(HfArchitecturesTest, Gemma3LayerTypesMustFollowAPattern) {
       << mm.status().message();
 }
 
+TEST(HfArchitecturesTest, GraniteAppliesItsFourMultipliers) {
+  // The same tiny decoder as llama and as granite: granite adds
+  // inputs_embeds * embedding_multiplier (h per token), branch *
+  // residual_multiplier before each of the 2 residual adds per layer (2 L h
+  // per token) and logits / logits_scaling (V per token); its scores are
+  // multiplied by attention_multiplier where Llama's are divided by sqrt(hd):
+  // one FLOP per score either way.
+  const int64_t h = 64, L = 2, V = 128;
+  const std::string body =
+      R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128)";
+  auto flops = [](const std::string& json) {
+    Result<BuiltModel> m = BuildHfConfigText(json, "c.json", "");
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    if (!m.ok()) return int64_t{-1};
+    sym::Context ctx;
+    const Report r = AnalyzeBuilt(*m, ctx);
+    return *sym::Evaluate(r.flops, {{"B", 2}, {"S", 8}});
+  };
+  const int64_t llama = flops(R"({"model_type": "llama", )" + body + "}");
+  // GraniteConfig's multipliers default to 1.0 and are applied even then.
+  for (const std::string& multipliers :
+       {std::string(), std::string(R"(, "embedding_multiplier": 12.0,
+           "attention_multiplier": 0.0078125, "residual_multiplier": 0.22,
+           "logits_scaling": 16.0)")}) {
+    EXPECT_EQ(flops(R"({"model_type": "granite", )" + body + multipliers + "}"),
+              llama + 2 * 8 * (h + 2 * L * h + V))
+        << multipliers;
+  }
+  Result<BuiltModel> bad = BuildHfConfigText(
+      R"({"model_type": "granite", "logits_scaling": 0, )" + body + "}",
+      "bad.json", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("logits_scaling: 0 must be positive"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(HfArchitecturesTest, EachLayerReadsItsOwnParameters) {
   // Layers after the first are copies of it (GraphBuilder::Replay): every
   // parameter must still be read, and only by nodes of its own module.

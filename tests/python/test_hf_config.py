@@ -60,6 +60,11 @@ TINY = {
                         hidden_activation="gelu_pytorch_tanh", sliding_window=8, sliding_window_pattern=3,
                         query_pre_attn_scalar=24, rope_theta=1000000.0, rope_local_base_freq=10000.0,
                         attn_logit_softcapping=None, final_logit_softcapping=None),
+    # Granite (modeling_granite.py at b6dd89b47daad100034ac4e3b7beb2101f07d7f1): the four multipliers, each a
+    # new tensor; biased attention and MLP.
+    "granite": dict(BASE, model_type="granite", embedding_multiplier=12.0, attention_multiplier=0.0078125,
+                    residual_multiplier=0.22, logits_scaling=16.0, attention_bias=True, mlp_bias=True,
+                    tie_word_embeddings=True),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
     # Mixture of experts (balanced routing in both; python/torchcost/reference/hf_decoders.py's SparseMoeBlock):
@@ -263,7 +268,7 @@ def main(argv):
     for name, config in TINY.items():
         check_tiny(r, fixtures, name, config)
     # bfloat16: Gemma's float32 norm island, Qwen2's biases, Qwen3's per-head norms and GPT-NeoX's bf16 buffers.
-    for name in ("gemma", "gemma2", "gemma3_text", "qwen2", "qwen3", "gpt_neox"):
+    for name in ("gemma", "gemma2", "gemma3_text", "granite", "qwen2", "qwen3", "gpt_neox"):
         check_tiny(r, fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)

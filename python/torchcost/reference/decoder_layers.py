@@ -97,7 +97,7 @@ class RotaryEmbedding(nn.Module):
 
 class Attention(nn.Module):
     """LlamaAttention / MistralAttention / Qwen2Attention / Qwen3Attention / GemmaAttention / Gemma2Attention /
-    Phi3Attention (eager, attention_dropout = 0), of a config.json dict.
+    Gemma3Attention / GraniteAttention / Phi3Attention (eager, attention_dropout = 0), of a config.json dict.
 
     forward(x, position_embeddings) takes the model's (cos, sin) (RotaryEmbedding, made once per forward).
 
@@ -113,6 +113,7 @@ class Attention(nn.Module):
         self.hidden_size = h
         self.gemma2 = c["model_type"] == "gemma2"
         self.gemma3 = c["model_type"] == "gemma3_text"
+        self.granite = c["model_type"] == "granite"
         self.num_heads, self.num_key_value_heads = H, K
         self.qwen3 = c["model_type"] in ("qwen3", "qwen3_moe")
         self.head_dim = c.get("head_dim") or (128 if c.get("model_type") == "qwen3" else h // H)
@@ -130,6 +131,9 @@ class Attention(nn.Module):
             self.window = c.get("sliding_window", 4096) if self.is_sliding else 0
             self.scaling = c.get("query_pre_attn_scalar", 256) ** -0.5
             self.attn_logit_softcapping = c.get("attn_logit_softcapping")
+        if self.granite:  # GraniteAttention: self.scaling = config.attention_multiplier
+            self.scaling = c.get("attention_multiplier", 1.0)
+            self.attn_logit_softcapping = None
         d = self.head_dim
         if c["model_type"] == "phi3":
             self.o_proj = nn.Linear(H * d, h, bias=False)
@@ -174,7 +178,7 @@ class Attention(nn.Module):
         k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, self.groups)
         v = repeat_kv(v, self.groups)
-        if self.gemma2 or self.gemma3:
+        if self.gemma2 or self.gemma3 or self.granite:
             attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
             if self.attn_logit_softcapping is not None:
                 attn = attn / self.attn_logit_softcapping

@@ -39,6 +39,9 @@ References (huggingface/transformers):
            each sliding_window_pattern-th ((layer_idx + 1) % pattern == 0 is global), whose RoPE tables
            come from rope_local_base_freq (rotary_emb_local); Gemma3TextScaledWordEmbedding's embed_scale
            buffer
+  granite  src/transformers/models/granite/modeling_granite.py, b6dd89b47daad100034ac4e3b7beb2101f07d7f1:
+           Llama's layers with inputs_embeds * embedding_multiplier, scores * attention_multiplier,
+           residual + branch * residual_multiplier (both residuals) and logits / logits_scaling
 
 Departures, none of which changes a parameter, a saved tensor or a FLOP count: the
 RoPE tables are computed from arange (decoder_layers.py's
@@ -149,6 +152,8 @@ class DecoderLayer(nn.Module):
         self.input_layernorm = norm(c["hidden_size"], eps)
         self.post_attention_layernorm = norm(c["hidden_size"], eps)
         self.sandwich = c["model_type"] in ("gemma2", "gemma3_text")
+        # GraniteDecoderLayer: residual + hidden_states * residual_multiplier.
+        self.residual_multiplier = c.get("residual_multiplier", 1.0) if c["model_type"] == "granite" else None
         if self.sandwich:
             self.pre_feedforward_layernorm = norm(c["hidden_size"], eps)
             self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
@@ -167,9 +172,14 @@ class DecoderLayer(nn.Module):
             return residual + x
         residual = x
         x = self.self_attn(self.input_layernorm(x), position_embeddings)
+        if self.residual_multiplier is not None:
+            x = x * self.residual_multiplier
         x = residual + x
         residual = x
-        return residual + getattr(self, self.moe_name)(self.post_attention_layernorm(x))
+        x = getattr(self, self.moe_name)(self.post_attention_layernorm(x))
+        if self.residual_multiplier is not None:
+            x = x * self.residual_multiplier
+        return residual + x
 
 
 class ScaledWordEmbedding(nn.Embedding):
@@ -193,6 +203,8 @@ class Model(nn.Module):
         super().__init__()
         self.gemma = c["model_type"] in ("gemma", "gemma2")
         self.gemma3 = c["model_type"] == "gemma3_text"
+        # GraniteModel.forward: inputs_embeds * embedding_multiplier.
+        self.embedding_multiplier = c.get("embedding_multiplier", 1.0) if c["model_type"] == "granite" else None
         self.hidden_size = c["hidden_size"]
         if self.gemma3:
             self.embed_tokens = ScaledWordEmbedding(c["vocab_size"], c["hidden_size"], c["hidden_size"] ** 0.5)
@@ -206,6 +218,8 @@ class Model(nn.Module):
 
     def forward(self, input_ids):
         x = self.embed_tokens(input_ids)
+        if self.embedding_multiplier is not None:
+            x = x * self.embedding_multiplier
         position_embeddings = self.rotary_emb(x)
         local = self.rotary_emb_local(x) if self.gemma3 else None
         if self.gemma:
@@ -231,9 +245,13 @@ class Decoder(nn.Module):
             self.lm_head.weight = self.model.embed_tokens.weight
         self.final_logit_softcapping = (c.get("final_logit_softcapping", 30.0) if c["model_type"] == "gemma2"
                                         else c.get("final_logit_softcapping"))
+        # GraniteForCausalLM: logits / logits_scaling.
+        self.logits_scaling = c.get("logits_scaling", 1.0) if c["model_type"] == "granite" else None
 
     def forward(self, input_ids):
         logits = self.lm_head(self.model(input_ids))
+        if self.logits_scaling is not None:
+            logits = logits / self.logits_scaling
         if self.final_logit_softcapping is not None:  # Gemma2ForCausalLM, Gemma3ForCausalLM
             logits = logits / self.final_logit_softcapping
             logits = torch.tanh(logits)
