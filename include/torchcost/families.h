@@ -107,6 +107,14 @@ struct LlamaConfig {
   // Qwen3's q_norm and k_norm: an RMSNorm with a [head_dim] weight over each
   // head of q and of k, before RoPE.
   bool qk_norm = false;
+  // OLMo-2's q_norm and k_norm: over the whole projection ([heads *
+  // head_dim], [kv_heads * head_dim]) before the view into heads (needs
+  // qk_norm).
+  bool qk_norm_full = false;
+  // OLMo-2's layer: no input_layernorm; post_attention_layernorm on the
+  // attention's output and post_feedforward_layernorm on the MLP's, each
+  // before its residual add.
+  bool post_norms = false;
   // The MLP's gate activation: "silu" (SwiGLU), "gelu_tanh" (Gemma's GeGLU,
   // gelu_pytorch_tanh) or "gelu" (exact).
   std::string act = "silu";

@@ -135,8 +135,8 @@ GemmaAttention ReadGemmaAttention(bool gemma3, int64_t layers, HfKeys& k,
   return g;
 }
 
-// llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3:
-// decoder-only, RMSNorm, RoPE, gated MLP.
+// llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, granite, olmo2,
+// phi3: decoder-only, RMSNorm, RoPE, gated MLP.
 // Read at these commits of huggingface/transformers:
 //   llama   src/transformers/models/llama/modeling_llama.py
 //   002272831fba584eb30dca9729c1be456836960a mistral
@@ -166,6 +166,16 @@ GemmaAttention ReadGemmaAttention(bool gemma3, int64_t layers, HfKeys& k,
 //           (q_norm, k_norm: RMSNorm over each head's head_dim before RoPE;
 //           attention_bias on q, k, v and o; Qwen3MoeSparseMoeBlock at
 //           16b6c53c8ec3a720bd45c1c377bf94e1d01249c5 has no shared expert)
+//   granite src/transformers/models/granite/modeling_granite.py
+//   b6dd89b47daad100034ac4e3b7beb2101f07d7f1
+//           (inputs_embeds * embedding_multiplier, scores *
+//           attention_multiplier, residual + branch * residual_multiplier,
+//           logits / logits_scaling)
+//   olmo2   src/transformers/models/olmo2/modeling_olmo2.py
+//   7264638d7b0ab5841670813ebed806189b8f7b71
+//           (q_norm, k_norm over the whole q and k projections before the
+//           view; no input_layernorm: post_attention_layernorm and
+//           post_feedforward_layernorm on each branch before its add)
 //   gemma3_text src/transformers/models/gemma3/modeling_gemma3.py
 //   f14d0cbc824e447ef294d8cdc0f8ad4222f3dfee
 //           (gemma2's layers without soft-caps by default, q_norm and k_norm,
@@ -180,7 +190,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   const bool mistral = type == "mistral" || type == "mixtral",
              qwen2 = type == "qwen2" || type == "qwen2_moe",
              qwen3 = type == "qwen3" || type == "qwen3_moe",
-             granite = type == "granite";
+             granite = type == "granite", olmo2 = type == "olmo2";
   int64_t layers = 0, hidden = 0, heads = 0, inter = 0, vocab = 0;
   k.Int("num_hidden_layers", &layers);
   k.Int("hidden_size", &hidden);
@@ -190,7 +200,8 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   // Every config class: num_key_value_heads None -> num_attention_heads.
   int64_t kv = heads;
   k.OptInt("num_key_value_heads", &kv);
-  double eps = phi3 ? 1e-5 : 1e-6;  // The config classes' defaults.
+  // The config classes' defaults.
+  double eps = phi3 || olmo2 ? 1e-5 : 1e-6;
   k.OptDouble("rms_norm_eps", &eps);
   const double theta = RopeTheta(k, out);
   bool tie = gemma;  // GemmaConfig ties by default; the others do not.
@@ -217,9 +228,9 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
 
   bool qkv_bias = qwen2, o_bias = false, mlp_bias = false;
-  if (type == "llama" || gemma || qwen3 || granite) {
+  if (type == "llama" || gemma || qwen3 || granite || olmo2) {
     // q, k, v and o (LlamaAttention, GemmaAttention, Qwen3Attention,
-    // GraniteAttention).
+    // GraniteAttention, Olmo2Attention).
     bool attention_bias = false;
     k.OptBool("attention_bias", &attention_bias);
     qkv_bias = o_bias = attention_bias;
@@ -330,6 +341,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                         : type == "qwen3"     ? "Qwen3"
                         : type == "qwen3_moe" ? "Qwen3Moe"
                         : granite             ? "Granite"
+                        : olmo2               ? "Olmo2"
                         : gemma2              ? "Gemma2"
                         : gemma3              ? "Gemma3"
                         : gemma               ? "Gemma"
@@ -347,7 +359,9 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"qkv_bias", Bool(qkv_bias)},
                {"o_bias", Bool(o_bias)},
                {"mlp_bias", Bool(mlp_bias)},
-               {"qk_norm", Bool(qwen3 || gemma3)},
+               {"qk_norm", Bool(qwen3 || gemma3 || olmo2)},
+               {"qk_norm_full", Bool(olmo2)},
+               {"post_norms", Bool(olmo2)},
                {"act", act},
                {"gemma", Bool(gemma)},
                {"fused", Bool(phi3)},
@@ -691,14 +705,23 @@ struct Entry {
 
 // In alphabetical order, as the error messages list them.
 constexpr Entry kTranslations[] = {
-    {"bert", TranslateBert},           {"gemma", TranslateLlamaLike},
-    {"gemma2", TranslateLlamaLike},    {"gemma3_text", TranslateLlamaLike},
-    {"gpt2", TranslateGpt2},           {"gpt_neox", TranslateGptNeox},
-    {"granite", TranslateLlamaLike},   {"llama", TranslateLlamaLike},
-    {"mistral", TranslateLlamaLike},   {"mixtral", TranslateLlamaLike},
-    {"phi3", TranslateLlamaLike},      {"qwen2", TranslateLlamaLike},
-    {"qwen2_moe", TranslateLlamaLike}, {"qwen3", TranslateLlamaLike},
-    {"qwen3_moe", TranslateLlamaLike}, {"t5", TranslateT5},
+    {"bert", TranslateBert},
+    {"gemma", TranslateLlamaLike},
+    {"gemma2", TranslateLlamaLike},
+    {"gemma3_text", TranslateLlamaLike},
+    {"gpt2", TranslateGpt2},
+    {"gpt_neox", TranslateGptNeox},
+    {"granite", TranslateLlamaLike},
+    {"llama", TranslateLlamaLike},
+    {"mistral", TranslateLlamaLike},
+    {"mixtral", TranslateLlamaLike},
+    {"olmo2", TranslateLlamaLike},
+    {"phi3", TranslateLlamaLike},
+    {"qwen2", TranslateLlamaLike},
+    {"qwen2_moe", TranslateLlamaLike},
+    {"qwen3", TranslateLlamaLike},
+    {"qwen3_moe", TranslateLlamaLike},
+    {"t5", TranslateT5},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,7 +83,7 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard block(b, std::to_string(i), c.classes + "Block");
       LlamaLayer l;
-      l.input_norm = norm("input_layernorm");
+      if (!c.post_norms) l.input_norm = norm("input_layernorm");
       {
         ScopeGuard s(b, "self_attn", c.classes + "Attention");
         if (c.fused) {
@@ -97,15 +98,19 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
           l.o = linear("o_proj", h, c.heads / t * hd, c.o_bias, &l.o_bias);
         }
         if (c.qk_norm) {
-          // Qwen3Attention registers q_norm and k_norm after o_proj.
-          for (auto [name, weight] :
-               {std::pair{"q_norm", &l.q_norm}, {"k_norm", &l.k_norm}}) {
+          // Qwen3Attention and Olmo2Attention register q_norm and k_norm after
+          // o_proj: over one head's head_dim, or OLMo-2's whole projection.
+          const int64_t q_width = c.qk_norm_full ? c.heads * hd : hd,
+                        k_width = c.qk_norm_full ? c.kv_heads * hd : hd;
+          for (auto [name, weight, width] :
+               {std::tuple{"q_norm", &l.q_norm, q_width},
+                {"k_norm", &l.k_norm, k_width}}) {
             ScopeGuard s(b, name, c.classes + "RMSNorm");
-            *weight = b.Param(b.Qualify("weight"), {hd}, c.dtype);
+            *weight = b.Param(b.Qualify("weight"), {width}, c.dtype);
           }
         }
       }
-      l.post_norm = norm("post_attention_layernorm");
+      if (!c.post_norms) l.post_norm = norm("post_attention_layernorm");
       if (c.experts > 0) {
         const bool mixtral = MixtralNames(c);
         // NB: with tp > 1 each expert's MLP is split as a dense one is (gate
@@ -167,6 +172,11 @@ LlamaWeights Declare(GraphBuilder& b, const LlamaConfig& c) {
       }
       if (c.sandwich) {
         l.pre_ff_norm = norm("pre_feedforward_layernorm");
+        l.post_ff_norm = norm("post_feedforward_layernorm");
+      }
+      // Olmo2DecoderLayer registers its two norms after the MLP.
+      if (c.post_norms) {
+        l.post_norm = norm("post_attention_layernorm");
         l.post_ff_norm = norm("post_feedforward_layernorm");
       }
       w.layers.push_back(l);
@@ -350,6 +360,11 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
                                  : ColumnLinear(b, c, x, weight);
     }
     if (Sp(c)) t = b.Size(y, 1);  // The gathered sequence.
+    if (c.qk_norm_full && norm.id >= 0) {
+      // OLMo-2: q_norm(q_proj(x)), then the view into heads.
+      ScopeGuard s(b, norm_name, c.classes + "RMSNorm");
+      return heads_view(RmsNorm(b, c, norm, y).out, heads);
+    }
     return heads_view(y, heads, norm_name, norm);
   };
   Ref q, k, v;
@@ -478,6 +493,29 @@ Ref ResidualBranch(GraphBuilder& b, const LlamaConfig& c, Ref h) {
 // then x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))).
 Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
           const ModelWide& wide, int64_t window, GenState* gen) {
+  if (c.post_norms) {
+    // Olmo2DecoderLayer: x + post_attention_layernorm(attn(x)), then
+    // x + post_feedforward_layernorm(mlp(x)).
+    Ref h;
+    {
+      ScopeGuard s(b, "self_attn", c.classes + "Attention");
+      h = Attention(b, c, l, x, wide, window, gen);
+    }
+    {
+      ScopeGuard s(b, "post_attention_layernorm", c.classes + "RMSNorm");
+      h = RmsNorm(b, c, l.post_norm, h).out;
+    }
+    x = b.Add(x, h);
+    {
+      ScopeGuard s(b, "mlp", c.classes + "MLP");
+      h = Mlp(b, c, l, x);
+    }
+    {
+      ScopeGuard s(b, "post_feedforward_layernorm", c.classes + "RMSNorm");
+      h = RmsNorm(b, c, l.post_ff_norm, h).out;
+    }
+    return b.Add(x, h);
+  }
   NormOut n;
   {
     ScopeGuard s(b, "input_layernorm", c.classes + "RMSNorm");
@@ -661,6 +699,12 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
                 " must be >= 0");
   v.Require(!(c.qk_norm && c.fused),
             "qk_norm needs separate projections (fused=false)");
+  v.Require(!c.qk_norm_full || (c.qk_norm && c.tp == 1),
+            "qk_norm_full needs qk_norm=true and tp=1");
+  v.Require(!c.post_norms ||
+                (!c.sandwich && c.experts == 0 && c.residual_multiplier == 0),
+            "post_norms needs sandwich=false, experts=0 and no "
+            "residual_multiplier");
   v.Require(c.experts == 0 || !c.fused, "experts need no fused projections");
   v.Require(
       c.experts == 0 || c.tp == 1 || (c.ep == 1 && !c.sp),

@@ -121,6 +121,8 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"o_bias", &l.o_bias},
              {"mlp_bias", &l.mlp_bias},
              {"qk_norm", &l.qk_norm},
+             {"qk_norm_full", &l.qk_norm_full},
+             {"post_norms", &l.post_norms},
              {"act", &l.act},
              {"gemma", &l.gemma},
              {"fused", &l.fused},

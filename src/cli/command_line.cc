@@ -68,7 +68,7 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
          "vit-b-16, resnet50) or a Hugging Face "
          "config.json (model_type bert, gemma, gemma2, gemma3_text, gpt2, "
          "gpt_neox, granite, "
-         "llama, mistral, mixtral, phi3, qwen2, "
+         "llama, mistral, mixtral, olmo2, phi3, qwen2, "
          "qwen2_moe, qwen3, qwen3_moe, t5) instead of "
          "reading a file; inputs default to symbolic [B, S] tokens or "
          "[B, 3, H, W] images")

@@ -30,7 +30,8 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
         "' has no generation phases (the llama, gpt2 and gpt_neox families and "
         "the config.json "
         "model_types built as them: llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma, gemma2, gemma3_text, granite, phi3, gpt2, "
+        "qwen3, qwen3_moe, gemma, gemma2, gemma3_text, granite, olmo2, phi3, "
+        "gpt2, "
         "gpt_neox)");
   }
   return built;

@@ -522,6 +522,34 @@ TEST(HfArchitecturesTest, GraniteAppliesItsFourMultipliers) {
       << bad.status().message();
 }
 
+TEST(HfArchitecturesTest, Olmo2NormsWholeProjectionsAfterEachBranch) {
+  // OLMo-2: q_norm [heads * hd] and k_norm [kv_heads * hd]; no
+  // input_layernorm, its two norms post_attention_layernorm and
+  // post_feedforward_layernorm.
+  Result<BuiltModel> m = BuildHfConfigText(
+      R"({"model_type": "olmo2", "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "vocab_size": 128})",
+      "olmo2.json", "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto shapes = Shapes(*m);
+  EXPECT_EQ(shapes["model.layers.1.self_attn.q_norm.weight"],
+            (std::vector<int64_t>{64}));
+  EXPECT_EQ(shapes["model.layers.1.self_attn.k_norm.weight"],
+            (std::vector<int64_t>{32}));
+  EXPECT_EQ(shapes.count("model.layers.1.input_layernorm.weight"), 0u);
+  EXPECT_EQ(shapes["model.layers.1.post_feedforward_layernorm.weight"],
+            (std::vector<int64_t>{64}));
+  // embed and head 128 x 64 each; per layer q, o 64 x 64, k, v 32 x 64, MLP
+  // 3 x 64 x 128, q_norm 64, k_norm 32, two norms 128; final norm 64.
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  EXPECT_EQ(r.params,
+            2 * 128 * 64 +
+                2 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 64 * 128 + 64 + 32 + 128) +
+                64);
+}
+
 TEST(HfArchitecturesTest, EachLayerReadsItsOwnParameters) {
   // Layers after the first are copies of it (GraphBuilder::Replay): every
   // parameter must still be read, and only by nodes of its own module.

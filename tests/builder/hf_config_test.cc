@@ -163,8 +163,8 @@ TEST(HfConfigTest, ModelTypesAreListed) {
   EXPECT_EQ(HfModelTypes(),
             (std::vector<std::string>{
                 "bert", "gemma", "gemma2", "gemma3_text", "gpt2", "gpt_neox",
-                "granite", "llama", "mistral", "mixtral", "phi3", "qwen2",
-                "qwen2_moe", "qwen3", "qwen3_moe", "t5"}));
+                "granite", "llama", "mistral", "mixtral", "olmo2", "phi3",
+                "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "t5"}));
 }
 
 }  // namespace

@@ -65,6 +65,9 @@ TINY = {
     "granite": dict(BASE, model_type="granite", embedding_multiplier=12.0, attention_multiplier=0.0078125,
                     residual_multiplier=0.22, logits_scaling=16.0, attention_bias=True, mlp_bias=True,
                     tie_word_embeddings=True),
+    # OLMo-2 (modeling_olmo2.py at 7264638d7b0ab5841670813ebed806189b8f7b71): whole-projection q/k norms,
+    # post-norms only.
+    "olmo2": dict(BASE, model_type="olmo2", tie_word_embeddings=False),
     "phi3": dict(BASE, model_type="phi3", sliding_window=2047, resid_pdrop=0.0, embd_pdrop=0.0,
                  num_key_value_heads=4),
     # Mixture of experts (balanced routing in both; python/torchcost/reference/hf_decoders.py's SparseMoeBlock):
@@ -268,7 +271,7 @@ def main(argv):
     for name, config in TINY.items():
         check_tiny(r, fixtures, name, config)
     # bfloat16: Gemma's float32 norm island, Qwen2's biases, Qwen3's per-head norms and GPT-NeoX's bf16 buffers.
-    for name in ("gemma", "gemma2", "gemma3_text", "granite", "qwen2", "qwen3", "gpt_neox"):
+    for name in ("gemma", "gemma2", "gemma3_text", "granite", "olmo2", "qwen2", "qwen3", "gpt_neox"):
         check_tiny(r, fixtures, name, TINY[name], bf16=True)
     for name, published, derived in EXAMPLES:
         check_example(r, name, published, derived)

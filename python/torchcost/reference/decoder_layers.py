@@ -114,6 +114,7 @@ class Attention(nn.Module):
         self.gemma2 = c["model_type"] == "gemma2"
         self.gemma3 = c["model_type"] == "gemma3_text"
         self.granite = c["model_type"] == "granite"
+        self.olmo2 = c["model_type"] == "olmo2"
         self.num_heads, self.num_key_value_heads = H, K
         self.qwen3 = c["model_type"] in ("qwen3", "qwen3_moe")
         self.head_dim = c.get("head_dim") or (128 if c.get("model_type") == "qwen3" else h // H)
@@ -152,6 +153,11 @@ class Attention(nn.Module):
             norm = GemmaRMSNorm if self.gemma3 else LlamaRMSNorm
             self.q_norm = norm(d, eps)
             self.k_norm = norm(d, eps)
+        if self.olmo2:
+            # Olmo2Attention: RMSNorms over the whole q and k projections, registered after o_proj.
+            eps = c.get("rms_norm_eps", 1e-6)
+            self.q_norm = LlamaRMSNorm(H * d, eps)
+            self.k_norm = LlamaRMSNorm(K * d, eps)
 
     def forward(self, x, position_embeddings):
         bsz, q_len, _ = x.size()
@@ -164,6 +170,8 @@ class Attention(nn.Module):
             v = qkv[..., query_pos + K * d:]
         else:
             q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        if self.olmo2:  # q_norm(q_proj(x)), then the view
+            q, k = self.q_norm(q), self.k_norm(k)
         q = q.view(bsz, q_len, H, d)
         k = k.view(bsz, q_len, K, d)
         if self.qwen3:  # q_norm(q_proj(x).view(hidden_shape)).transpose(1, 2)

@@ -39,6 +39,9 @@ References (huggingface/transformers):
            each sliding_window_pattern-th ((layer_idx + 1) % pattern == 0 is global), whose RoPE tables
            come from rope_local_base_freq (rotary_emb_local); Gemma3TextScaledWordEmbedding's embed_scale
            buffer
+  olmo2    src/transformers/models/olmo2/modeling_olmo2.py, 7264638d7b0ab5841670813ebed806189b8f7b71:
+           q_norm and k_norm over the whole projections before the view; no input_layernorm, the
+           post_attention_layernorm and post_feedforward_layernorm on each branch before its add
   granite  src/transformers/models/granite/modeling_granite.py, b6dd89b47daad100034ac4e3b7beb2101f07d7f1:
            Llama's layers with inputs_embeds * embedding_multiplier, scores * attention_multiplier,
            residual + branch * residual_multiplier (both residuals) and logits / logits_scaling
@@ -149,8 +152,13 @@ class DecoderLayer(nn.Module):
             setattr(self, self.moe_name, SparseMoeBlock(c))
         else:
             self.mlp = MLP(c)
-        self.input_layernorm = norm(c["hidden_size"], eps)
+        # Olmo2DecoderLayer: no input_layernorm; its two norms after the MLP.
+        self.post_norms = c["model_type"] == "olmo2"
+        if not self.post_norms:
+            self.input_layernorm = norm(c["hidden_size"], eps)
         self.post_attention_layernorm = norm(c["hidden_size"], eps)
+        if self.post_norms:
+            self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
         self.sandwich = c["model_type"] in ("gemma2", "gemma3_text")
         # GraniteDecoderLayer: residual + hidden_states * residual_multiplier.
         self.residual_multiplier = c.get("residual_multiplier", 1.0) if c["model_type"] == "granite" else None
@@ -159,6 +167,9 @@ class DecoderLayer(nn.Module):
             self.post_feedforward_layernorm = norm(c["hidden_size"], eps)
 
     def forward(self, x, position_embeddings):
+        if self.post_norms:  # Olmo2DecoderLayer.forward
+            x = x + self.post_attention_layernorm(self.self_attn(x, position_embeddings))
+            return x + self.post_feedforward_layernorm(self.mlp(x))
         if self.sandwich:  # Gemma2DecoderLayer.forward, Gemma3DecoderLayer.forward
             residual = x
             x = self.input_layernorm(x)
