@@ -98,6 +98,9 @@ struct LlamaConfig {
   // heads * head_dim outputs and o_proj as many inputs (Gemma-7B: 16 x 256 on
   // hidden 3072).
   int64_t head_dim = 0;
+  // The head dims RoPE rotates (Phi-3's partial_rotary_factor x head_dim,
+  // even); the rest pass through. 0: all of them.
+  int64_t rotary_dim = 0;
   // Biases: of q_proj, k_proj and v_proj (Qwen2), of o_proj, of the MLP's
   // three projections (Llama's attention_bias sets the first two, mlp_bias the
   // third).

@@ -273,13 +273,21 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
              "max_window_layers on; "
              "the llama family windows all or none)");
   }
+  int64_t rotary_dim = 0;
   if (phi3) {
+    // Phi3RotaryEmbedding: dim = int(head_dim * partial_rotary_factor) of each
+    // head rotated (Phi-4-mini: 0.75), the rest passed through.
     double partial = 1.0;
     k.OptDouble("partial_rotary_factor", &partial);
-    if (partial != 1.0)
+    const int64_t hd = head_dim > 0 ? head_dim : heads > 0 ? hidden / heads : 0;
+    rotary_dim = static_cast<int64_t>(static_cast<double>(hd) * partial);
+    if (!(partial > 0 && partial <= 1) || rotary_dim % 2 != 0)
       k.Fail("partial_rotary_factor",
              Num(partial) +
-                 " is not supported (the llama family rotates every dim)");
+                 " must be in (0, 1] and rotate an even number of "
+                 "dims (int(head_dim * factor) = " +
+                 Int(rotary_dim) + ")");
+    if (partial == 1.0) rotary_dim = 0;
     NoteDropout(k, "resid_pdrop", "llama", out);
     NoteDropout(k, "embd_pdrop", "llama", out);
   }
@@ -361,6 +369,7 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
                {"mlp_bias", Bool(mlp_bias)},
                {"qk_norm", Bool(qwen3 || gemma3 || olmo2)},
                {"qk_norm_full", Bool(olmo2)},
+               {"rotary_dim", Int(rotary_dim)},
                {"post_norms", Bool(olmo2)},
                {"act", act},
                {"gemma", Bool(gemma)},

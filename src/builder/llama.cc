@@ -240,7 +240,8 @@ struct ModelWide {
 // 5dd4a63548857797727ae73eeb6a6e886ea02a3e).
 Rope RopeTables(GraphBuilder& b, const LlamaConfig& c, Ref t,
                 double rope_base) {
-  const int64_t hd = HeadDim(c);
+  // NB: hd is the rotated dims: Phi-3's int(head_dim * partial_rotary_factor).
+  const int64_t hd = c.rotary_dim > 0 ? c.rotary_dim : HeadDim(c);
   Ref ar = b.ArangeStartStep(0, hd, 2, Arg::None());
   ar = b.Div(b.ToDtype(ar, DType::kFloat32), b.ScalarTensorInt(hd));
   Ref base = b.Detach(b.ToDevice(b.ScalarTensor(rope_base, DType::kFloat32),
@@ -263,6 +264,18 @@ Ref ApplyRope(GraphBuilder& b, const Rope& rope, Ref x) {
   Ref x2 = b.Slice(x, 3, half_hi, kSliceToEnd);
   Ref rotated = b.Cat(b.TensorList({b.Neg(x2), x1}), -1);
   return b.Add(x_cos, b.Mul(rotated, rope.sin));
+}
+
+// RoPE on the first rotary_dim dims of x, the rest passed through (Phi-3's
+// apply_rotary_pos_emb: cat([rope(x[..., :rd]), x[..., rd:]], -1)); all dims
+// when rotary_dim is 0.
+Ref ApplyPartialRope(GraphBuilder& b, const LlamaConfig& c, const Rope& rope,
+                     Ref x) {
+  if (c.rotary_dim == 0 || c.rotary_dim == HeadDim(c))
+    return ApplyRope(b, rope, x);
+  Ref rot = b.Slice(x, 3, 0, c.rotary_dim);
+  Ref pass = b.Slice(x, 3, c.rotary_dim, kSliceToEnd);
+  return b.Cat(b.TensorList({ApplyRope(b, rope, rot), pass}), -1);
 }
 
 // Whether Megatron's sequence parallelism applies (it is off at tp = 1).
@@ -388,8 +401,8 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   // Gemma-3: the windowed layers rotate with the local tables.
   const Rope& rope =
       window > 0 && c.rope_local_base > 0 ? wide.rope_local : wide.rope;
-  q = ApplyRope(b, rope, q);
-  k = ApplyRope(b, rope, k);
+  q = ApplyPartialRope(b, c, rope, q);
+  k = ApplyPartialRope(b, c, rope, k);
   const bool decode = gen != nullptr && gen->decode;
   if (gen != nullptr) {
     k = CacheUpdate(b, *gen, k);
@@ -676,6 +689,11 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
           " must be even (RoPE rotates pairs)");
   v.Require(c.head_dim % 2 == 0, "head_dim=" + std::to_string(c.head_dim) +
                                      " must be even (RoPE rotates pairs)");
+  v.Require(c.rotary_dim >= 0 && c.rotary_dim % 2 == 0 &&
+                (c.heads <= 0 || (c.head_dim == 0 && c.hidden % c.heads != 0) ||
+                 c.rotary_dim <= HeadDim(c)),
+            "rotary_dim=" + std::to_string(c.rotary_dim) +
+                " must be even and at most head_dim (0: every dim)");
   v.Require(c.act == "silu" || c.act == "gelu_tanh" || c.act == "gelu",
             "act=" + c.act + " must be silu, gelu_tanh or gelu");
   // NB: Megatron's splits of biased row-parallel layers, of fused projections

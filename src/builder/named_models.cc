@@ -117,6 +117,7 @@ Family MakeFamily(const std::string& family, Configs& c) {
              {"dtype", &l.dtype},
              {"tie", &l.tie},
              {"head_dim", &l.head_dim},
+             {"rotary_dim", &l.rotary_dim},
              {"qkv_bias", &l.qkv_bias},
              {"o_bias", &l.o_bias},
              {"mlp_bias", &l.mlp_bias},

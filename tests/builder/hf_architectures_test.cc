@@ -550,6 +550,46 @@ TEST(HfArchitecturesTest, Olmo2NormsWholeProjectionsAfterEachBranch) {
                 64);
 }
 
+TEST(HfArchitecturesTest, Phi3PartialRotaryRotatesTheFirstDimsOnly) {
+  // partial_rotary_factor 0.75 on head_dim 16: the RoPE tables are [S, 12],
+  // and q and k are each rebuilt by a cat of the rotated 12 dims and the 4
+  // passed through.
+  const std::string body =
+      R"("model_type": "phi3", "hidden_size": 64, "intermediate_size": 128,
+         "num_hidden_layers": 1, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "vocab_size": 128,
+         "partial_rotary_factor": )";
+  Result<BuiltModel> m = BuildHfConfigText("{" + body + "0.75}", "p.json", "");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  const Report r = AnalyzeBuilt(*m, ctx);
+  const ir::Graph& g = m->graph;
+  int tables = 0, joins = 0;
+  for (const ir::Node& n : g.nodes) {
+    const ValueInfo& out = r.values[n.outputs[0]];
+    const std::string& path = g.scopes[n.scope].path;
+    if (n.op == "aten::cos") {
+      ++tables;
+      ASSERT_EQ(out.shape.size(), 2u);
+      EXPECT_EQ(out.shape[1].AsConstant(), 12);
+    }
+    // The cat of [.., 12] and [.., 4] into [B, heads, S, 16].
+    if (n.op == "aten::cat" && path == "model.layers.0.self_attn" &&
+        out.shape.size() == 4 && out.shape[3].AsConstant() == 16) {
+      ++joins;
+    }
+  }
+  EXPECT_EQ(tables, 1);
+  EXPECT_EQ(joins, 2);  // q and k.
+  // int(16 * 0.5625) = 9 dims: RoPE rotates pairs.
+  Result<BuiltModel> odd =
+      BuildHfConfigText("{" + body + "0.5625}", "odd.json", "");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("rotate an even number of dims"),
+            std::string::npos)
+      << odd.status().message();
+}
+
 TEST(HfArchitecturesTest, EachLayerReadsItsOwnParameters) {
   // Layers after the first are copies of it (GraphBuilder::Replay): every
   // parameter must still be read, and only by nodes of its own module.

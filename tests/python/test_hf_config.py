@@ -72,6 +72,10 @@ TINY = {
                  num_key_value_heads=4),
     # Mixture of experts (balanced routing in both; python/torchcost/reference/hf_decoders.py's SparseMoeBlock):
     # 2 * 64 tokens, top 2 of 4 experts: 64 tokens each.
+    # Phi-4-mini's partial rotary (modeling_phi3.py at 00d4b3d2142cb4ced2f51b90614b5d26bc045015): 12 of each
+    # head's 16 dims rotated.
+    "phi3_partial_rotary": dict(BASE, model_type="phi3", partial_rotary_factor=0.75, resid_pdrop=0.0,
+                                embd_pdrop=0.0, tie_word_embeddings=True),
     "mixtral": dict(BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
     "qwen2_moe": dict(BASE, model_type="qwen2_moe", num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48,
                       shared_expert_intermediate_size=96, norm_topk_prob=False, use_sliding_window=False),

@@ -85,6 +85,8 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         h, H = c["hidden_size"], c["num_attention_heads"]
         self.head_dim = c.get("head_dim") or (128 if c.get("model_type") == "qwen3" else h // H)
+        # Phi3RotaryEmbedding: dim = int(head_dim * partial_rotary_factor).
+        self.head_dim = int(self.head_dim * c.get("partial_rotary_factor", 1.0))
         self.rope_theta = c.get("rope_theta", 10000.0)
 
     def forward(self, x):
@@ -182,8 +184,16 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         v = v.view(bsz, q_len, K, d).transpose(1, 2)
         cos, sin = position_embeddings
-        q = (q * cos) + (rotate_half(q) * sin)
-        k = (k * cos) + (rotate_half(k) * sin)
+        rotary_dim = cos.shape[-1]
+        if rotary_dim < d:
+            # Phi-3's apply_rotary_pos_emb: the first rotary_dim dims rotated, the rest passed through.
+            q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
+            k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
+            q = torch.cat([(q_rot * cos) + (rotate_half(q_rot) * sin), q_pass], dim=-1)
+            k = torch.cat([(k_rot * cos) + (rotate_half(k_rot) * sin), k_pass], dim=-1)
+        else:
+            q = (q * cos) + (rotate_half(q) * sin)
+            k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, self.groups)
         v = repeat_kv(v, self.groups)
         if self.gemma2 or self.gemma3 or self.granite:
