@@ -71,6 +71,10 @@ struct BuiltModel {
   // A generation phase's sliding window per cache output (keys and values of
   // each layer, in output order after the logits), which caps it; 0: none.
   std::vector<int64_t> cache_windows;
+  // A generation phase's first graph input and first graph output that are the
+  // KV cache (the rest up to the end are too); -1: none (the prefill has no
+  // cache input).
+  int cache_inputs_from = -1, cache_outputs_from = -1;
 };
 
 // Returns an input's shape as symbolic dims, creating its symbols in `ctx`

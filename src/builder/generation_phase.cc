@@ -2,6 +2,8 @@
 // cache updates (generation_phase.h).
 #include "builder/generation_phase.h"
 
+#include <algorithm>
+
 namespace torchcost::build {
 
 GenState ReadPhase(Validator& v, const std::string& phase,
@@ -71,6 +73,16 @@ BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
     m.default_loss.clear();
     for (int64_t w : layer_windows)
       m.cache_windows.insert(m.cache_windows.end(), 2, w);
+    // Where the cache starts among the inputs and outputs: after the token ids
+    // and the held float32 logits, after the logits and their copy.
+    auto index_of = [](const std::vector<int>& values, Ref r) {
+      auto it = std::find(values.begin(), values.end(), r.id);
+      return it == values.end() ? -1 : static_cast<int>(it - values.begin());
+    };
+    if (!g.pasts.empty())
+      m.cache_inputs_from = index_of(m.graph.inputs, g.pasts.front());
+    if (!g.caches.empty())
+      m.cache_outputs_from = index_of(m.graph.outputs, g.caches.front());
   }
   return m;
 }

@@ -38,7 +38,7 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
 }
 
 // One phase's StepConfig: `config` as a no_grad forward of the phase's declared
-// inputs, the cache handed in from input 1 (decode) and kept from output 1.
+// inputs, the cache handed in and kept where the builder put it.
 StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
                        bool decode) {
   StepConfig c = config;
@@ -57,9 +57,8 @@ StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
   for (const auto& b : config.bindings) {
     if (decode || b.first != "T") c.bindings.push_back(b);
   }
-  // Input 1 and output 1: the float32 logits generate() holds (FinishCausalLm).
-  c.cache_inputs_from = decode ? 2 : -1;
-  c.cache_outputs_from = 2;
+  c.cache_inputs_from = phase.cache_inputs_from;
+  c.cache_outputs_from = phase.cache_outputs_from;
   return c;
 }
 
@@ -185,10 +184,11 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   // gives kv_heads x head_dim x bytes.
   const ir::Graph& dg = g.decode.graph;
   const sym::Expr b = ctx.Symbol("B"), s = ctx.Symbol("S"), t = ctx.Symbol("T");
-  if (windows.size() + 2 != dg.outputs.size())
+  const int first_cache = decode->cache_outputs_from;
+  if (first_cache < 0 || windows.size() + first_cache != dg.outputs.size())
     return Status::Internal("generate: cache outputs and windows differ");
   g.kv_cache_bytes = sym::Expr(0);
-  for (size_t i = 2; i < dg.outputs.size(); ++i) {
+  for (size_t i = first_cache; i < dg.outputs.size(); ++i) {
     const ValueInfo& v = g.decode.report.values[dg.outputs[i]];
     if (v.shape.size() != 4)
       return Status::Internal("generate: cache output " + std::to_string(i) +
@@ -203,7 +203,7 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
     g.cache_dtype = std::string(DTypeName(v.dtype));
     // Tokens at the end: the prompt and the new ones; a sliding window keeps
     // the last `window`.
-    const int64_t w = windows[i - 2];
+    const int64_t w = windows[i - first_cache];
     const sym::Expr tokens = w > 0 ? sym::Min(s + t, sym::Expr(w)) : s + t;
     // kv_heads x head_dim x bytes x tokens x B, summed over layers' keys and
     // values.

@@ -90,6 +90,9 @@ TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsTheirCopyThenTheCaches) {
       m.graph.nodes[m.graph.values[m.graph.outputs[1]].producer];
   EXPECT_EQ(copy.op, "aten::to");
   EXPECT_EQ(m.graph.outputs[2], cache.id);
+  // The cache after the logits and their copy; a prefill reads no cache.
+  EXPECT_EQ(m.cache_outputs_from, 2);
+  EXPECT_EQ(m.cache_inputs_from, -1);
   EXPECT_EQ(m.default_loss, "");  // generate() runs under no_grad.
   // A key and a value per layer.
   EXPECT_EQ(m.cache_windows, (std::vector<int64_t>{0, 0, 4, 4}));
