@@ -61,15 +61,16 @@ void BM_GenerateSweepContext(benchmark::State& state) {
   const RuleSet& rules = Rules();
   const std::string path = Config("Llama-2-7b-hf.json");
   SweepSpec s = std::move(ParseSweep("S=1024:131072:x2")).value();
+  StepConfig c = Generate();
+  c.budget_bytes = int64_t{80} << 30;
   for (auto _ : state) {
-    Result<GenerationAnalysis> g =
-        AnalyzeGeneration(path, "", rules, Generate());
+    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
     if (!g.ok()) {
       state.SkipWithError(g.status().message().c_str());
       return;
     }
-    Result<std::string> out = RenderGenerationSweep(
-        *g, {s}, {{"B", 8}, {"T", 512}}, int64_t{80} << 30, true);
+    Result<std::string> out =
+        RenderGenerationSweep(*g, {s}, {{"B", 8}, {"T", 512}}, true);
     benchmark::DoNotOptimize(out);
   }
 }
@@ -106,6 +107,7 @@ void BM_GenerateSweepBatchTimed(benchmark::State& state) {
   StepConfig c = Generate();
   c.gpu = "H100-SXM";
   c.evaluate_time = false;
+  c.budget_bytes = int64_t{80} << 30;
   Result<std::optional<TimedOn>> on = StepTiming(c);
   if (!on.ok() || !*on) {
     state.SkipWithError("no GPU");
@@ -117,8 +119,8 @@ void BM_GenerateSweepBatchTimed(benchmark::State& state) {
       state.SkipWithError(g.status().message().c_str());
       return;
     }
-    Result<std::string> out = RenderGenerationSweep(
-        *g, {s}, {{"S", 4096}, {"T", 512}}, int64_t{80} << 30, true, &**on);
+    Result<std::string> out =
+        RenderGenerationSweep(*g, {s}, {{"S", 4096}, {"T", 512}}, true, &**on);
     benchmark::DoNotOptimize(out);
   }
 }

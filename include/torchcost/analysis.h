@@ -173,6 +173,9 @@ struct Report {
   TrainingReport training;
   TimeReport time;  // The predicted time on a GPU, if one was asked for
                     // (torchcost/roofline.h).
+  // StepConfig::budget_bytes: the device memory the renderings say the step
+  // fits or not (torchcost/budget.h); 0: none.
+  int64_t budget_bytes = 0;
 };
 
 // Runs shape propagation and the FLOP analysis of `graph` under `rules`.

@@ -37,12 +37,14 @@ struct CompareRow {
   // Per micro-batch (forward, backward) and per optimizer step.
   int64_t flops_forward = 0, flops_backward = 0, flops_step = 0;
   // The CUDA allocator model (StepConfig.allocator cuda): peak and at_peak are
-  // the allocated blocks'; the reserved peak and reserved + context; -1 without
-  // it.
+  // the allocated blocks'; the reserved peak and reserved + context (a
+  // generation: over the whole generate() call, every step through one
+  // allocator); -1 without it.
   int64_t reserved_peak = -1;
   int64_t device_peak = -1;
-  // peak <= budget, or with the CUDA allocator model device_peak <= budget
-  // (true without a budget).
+  // BudgetAnswer::fits: peak <= budget, or with the CUDA allocator model the
+  // allocations replayed within the budget less the context (true without a
+  // budget).
   bool fits = true;
   // The largest value of the batch symbol whose peak fits the budget; -1 when
   // not searched (no budget or no batch symbol), 0 when even 1 does not fit.

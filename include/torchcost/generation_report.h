@@ -46,13 +46,14 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
 
 // Returns a table (or a "torchcost.sweep" JSON document with a "generation"
 // flag) of the KV cache and both phases' peaks at every point of the sweeps,
-// from the one analysis; with budget_bytes > 0, whether each point fits; with
-// `time`, each point's time to the first token, last decode step and new
-// tokens per second (EstimateGenerationTime: the phases analysed with a GPU).
+// from the one analysis; with the CUDA allocator model, the whole generate()
+// call's device total (reserved + context); with StepConfig::budget_bytes,
+// whether each point fits (BudgetEvaluator); with `time`, each point's time
+// to the first token, last decode step and new tokens per second
+// (EstimateGenerationTime: the phases analysed with a GPU).
 Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                                           const std::vector<SweepSpec>& sweeps,
-                                          const sym::Bindings& base,
-                                          int64_t budget_bytes, bool json,
+                                          const sym::Bindings& base, bool json,
                                           const TimedOn* time = nullptr);
 
 }  // namespace torchcost

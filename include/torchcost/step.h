@@ -167,6 +167,9 @@ struct StepConfig {
   // Bytes of the CUDA context and library workspaces; -1: the default
   // (DefaultCudaContextBytes).
   int64_t cuda_context_bytes = -1;
+  // The device memory the step may use: the reports then say whether it fits
+  // and the largest B that does (torchcost/budget.h); 0: none.
+  int64_t budget_bytes = 0;
   // Architecture symbols of a built model's config with their sample ranges,
   // "NAME=LO:HI[:STEP]" ("H=64:8192:64"): the config's values may then be
   // expressions in them, and AnalyzeArchConfig

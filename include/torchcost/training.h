@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -496,16 +497,27 @@ struct AllocatorPeak {
   std::array<int64_t, kNumMemCategories> at_peak{};
   // Each category's own maximum of allocated blocks.
   std::array<int64_t, kNumMemCategories> category_max{};
+  // The bytes the segments were limited to (max: unlimited), how often the
+  // allocator released its cached segments to stay under the limit, and the
+  // timeline point of the allocation that found no room even then (-1: none;
+  // the replay stops there, out of memory, and the peaks above are those
+  // reached before it).
+  int64_t memory_limit = std::numeric_limits<int64_t>::max();
+  int64_t releases = 0;
+  int out_of_memory_point = -1;
   // Non-empty if a size is symbolic or overflows under the bindings (nothing
   // above is set).
   std::string error;
 };
 
 // Replays report.allocations through the caching allocator model under
-// `bindings`; an error unless report.cuda_allocator is set and every size is
-// bound.
-AllocatorPeak EvaluateAllocator(const TrainingReport& report,
-                                const sym::Bindings& bindings);
+// `bindings`, its segments limited to `memory_limit` bytes (as on a device
+// with that much free memory: PyTorch releases its cached segments and
+// retries before it raises out of memory); an error unless
+// report.cuda_allocator is set and every size is bound.
+AllocatorPeak EvaluateAllocator(
+    const TrainingReport& report, const sym::Bindings& bindings,
+    int64_t memory_limit = std::numeric_limits<int64_t>::max());
 
 }  // namespace torchcost
 

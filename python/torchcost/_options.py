@@ -54,11 +54,11 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "max_split_size_mb": ("--max-split-size-mb", "value"),
     "expandable_segments": ("--expandable-segments", "flag"),
     "cuda_context": ("--cuda-context", "value"),
+    "budget": ("--budget", "value"),
     "arch_symbols": ("--arch-symbol", "arch"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
-    "budget": ("--budget", "value"),
     "chart": ("--chart", "value"),
     "batch_symbol": ("--batch-symbol", "value"),
     "sweep": ("--sweep", "list"),

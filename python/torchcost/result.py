@@ -269,6 +269,18 @@ class Analysis:
         return dict(f["allocator"]) if "allocator" in f else None
 
     @property
+    def budget(self) -> Optional[Dict[str, Any]]:
+        """budget="24GiB": whether the step fits it and the largest B that does, else None.
+
+        Keys: bytes, fits, needed_bytes (the tensor peak, or with allocator="cuda" the reserved
+        peak plus the context), decided_by ("tensor_peak" or "cuda_allocator"), releases (times
+        the allocator released its cached segments to stay within the budget), at ({"B": value}
+        where fits was decided) and largest ({"symbol": "B", "value": n, "search_stopped"}; n = 0:
+        not even 1), or error. Evaluated at this analysis's bindings (evaluate(B=...) too).
+        """
+        return self._training()["memory"].get("budget")
+
+    @property
     def category_max(self) -> Dict[str, Value]:
         """Each category's own maximum over the step (these need not occur together)."""
         mem = self._training()["memory"]
@@ -350,7 +362,8 @@ class Analysis:
 
         sweep(B=[1, 2, 4]), sweep(S=range(512, 4097, 512)), sweep(B="1:64:x2") or sweep("B=1:64:x2").
         Returns a list of {"bindings", "flops": {"forward", "backward", "step"}, "peak", "at_peak", "peak_phase"},
-        and with gpu= "time": {"step_seconds", "items_per_second", "unit", "mfu"} at each point.
+        with allocator="cuda" "device_peak" (reserved + context), with budget= "fits", and with gpu= "time":
+        {"step_seconds", "items_per_second", "unit", "mfu"} at each point.
         """
         texts = list(specs)
         for sym_name, r in ranges.items():
@@ -371,8 +384,9 @@ class Analysis:
             point = {"bindings": p["bindings"], "flops": {k: _num(v) for k, v in p["flops"].items()},
                      "peak": _num(p["peak"]), "at_peak": {k: _num(v) for k, v in p["at_peak"].items()},
                      "peak_phase": p["peak_phase"]}
-            if "time" in p:
-                point["time"] = p["time"]
+            for key in ("device_peak", "fits", "time"):
+                if key in p:
+                    point[key] = p[key]
             out.append(point)
         return out
 

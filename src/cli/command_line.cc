@@ -161,9 +161,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("SYM=LO:HI[:STEP]")
       ->allow_extra_args(false);
   if (!out.compare) {
-    app.add_option(
-           "--budget", out.budget,
-           "With --mode generate --sweep: marks which points fit (24GiB, 80GB)")
+    app.add_option("--budget", out.budget,
+                   "Device memory per rank (24GiB, 80GB): says whether the "
+                   "step (or the whole generation) fits and the largest B "
+                   "that does; a sweep marks each point")
         ->type_name("SIZE");
   }
   app.add_option("--cache-dtype", out.cache_dtype,

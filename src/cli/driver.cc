@@ -95,6 +95,24 @@ Outcome WriteTimeline(const std::string& path, const ir::Graph& graph,
   return Outcome::Ok();
 }
 
+// The flags that are memory sizes (--cuda-context, --budget), parsed into
+// `config`.
+Outcome ParseMemoryFlags(const CommandLine& cl, StepConfig& config) {
+  const std::pair<const std::string*, int64_t*> sizes[] = {
+      {&cl.cuda_context, &config.cuda_context_bytes},
+      {&cl.budget, &config.budget_bytes}};
+  const char* const names[] = {"--cuda-context", "--budget"};
+  for (int i = 0; i < 2; ++i) {
+    if (sizes[i].first->empty()) continue;
+    Result<int64_t> bytes = ParseMemorySize(*sizes[i].first);
+    if (!bytes.ok())
+      return Outcome::Usage(std::string(names[i]) + ": " +
+                            bytes.status().message());
+    *sizes[i].second = *bytes;
+  }
+  return Outcome::Ok();
+}
+
 }  // namespace
 
 // The flags that describe the step, as the library's configuration.
@@ -147,12 +165,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   }
   StepConfig& config = p.config;
   config = ConfigFromFlags(cl);
-  if (!cl.cuda_context.empty()) {
-    Result<int64_t> bytes = ParseMemorySize(cl.cuda_context);
-    if (!bytes.ok())
-      return Outcome::Usage("--cuda-context: " + bytes.status().message());
-    config.cuda_context_bytes = *bytes;
-  }
+  if (Outcome o = ParseMemoryFlags(cl, config); !o.ok()) return o;
   // NB: built families train with their task's loss unless --loss says
   // otherwise; model files with out.sum().
   config.loss = !cl.loss.empty()                        ? cl.loss
@@ -214,6 +227,7 @@ Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p) {
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
   p.config = ConfigFromFlags(cl);
+  if (Outcome o = ParseMemoryFlags(cl, p.config); !o.ok()) return o;
   p.config.loss = "sum";
   for (const SymbolValue& sv : sets)
     p.config.bindings.emplace_back(sv.name, sv.value);
@@ -232,12 +246,6 @@ Outcome PrepareGeneration(const CommandLine& cl, PreparedGeneration& p) {
 Outcome RunGenerate(const CommandLine& cl, std::string& out) {
   PreparedGeneration p;
   if (Outcome o = PrepareGeneration(cl, p); !o.ok()) return o;
-  int64_t budget = 0;
-  if (!cl.budget.empty()) {
-    Result<int64_t> b = ParseMemorySize(cl.budget);
-    if (!b.ok()) return Outcome::Usage("--budget: " + b.status().message());
-    budget = *b;
-  }
   // A sweep times each of its points: the analysis derives moved bytes
   // without timing itself (the swept symbols stay free).
   if (!cl.sweeps.empty()) p.config.evaluate_time = false;
@@ -253,7 +261,7 @@ Outcome RunGenerate(const CommandLine& cl, std::string& out) {
     std::vector<SweepSpec> sweeps;
     if (Outcome o = ParseGenerationSweeps(cl.sweeps, sweeps); !o.ok()) return o;
     Result<std::string> table = RenderGenerationSweep(
-        *g, sweeps, bindings, budget, cl.json,
+        *g, sweeps, bindings, cl.json,
         g->decode.timed_on ? &*g->decode.timed_on : nullptr);
     if (!table.ok())
       return Outcome::Usage(WithFlagNames(table.status().message()));

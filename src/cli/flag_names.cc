@@ -48,6 +48,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.max_split_size_mb", "--max-split-size-mb"},
     {"StepConfig.expandable_segments", "--expandable-segments"},
     {"StepConfig.cuda_context_bytes", "--cuda-context"},
+    {"StepConfig.budget_bytes", "--budget"},
     {"StepConfig.arch_symbols", "--arch-symbol"},
     // Not StepConfig's: the sweep's spec (report.h) and the built model's name
     // and config (families.h).

@@ -10,7 +10,8 @@
 namespace torchcost {
 
 AllocatorPeak EvaluateAllocator(const TrainingReport& report,
-                                const sym::Bindings& bindings) {
+                                const sym::Bindings& bindings,
+                                int64_t memory_limit) {
   AllocatorPeak out;
   if (!report.cuda_allocator) {
     out.error =
@@ -19,11 +20,12 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
     return out;
   }
   memory::CachingAllocator allocator(*report.cuda_allocator);
+  allocator.set_memory_limit(memory_limit);
+  out.memory_limit = memory_limit;
   // Per live allocation: its block and category.
   std::unordered_map<int, std::pair<int, MemCategory>> live;
   live.reserve(1024);
   std::array<int64_t, kNumMemCategories> now{};
-  int64_t reserved_before = -1;
   for (const AllocationEvent& e : report.allocations) {
     if (!e.alloc) {
       auto it = live.find(e.id);
@@ -52,6 +54,10 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
     // NB: PyTorch allocates nothing for an empty tensor.
     if (bytes <= 0) continue;
     const int block = allocator.Malloc(bytes);
+    if (block < 0) {
+      out.out_of_memory_point = e.point;
+      break;
+    }
     live[e.id] = {block, e.category};
     const int c = static_cast<int>(e.category);
     now[c] += allocator.BlockSize(block);
@@ -62,8 +68,8 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
       out.point = e.point;
       out.reserved_at_allocated_peak = allocator.reserved();
     }
-    if (allocator.reserved() > reserved_before) {
-      reserved_before = allocator.reserved();
+    if (allocator.reserved() > out.reserved_peak) {
+      out.reserved_peak = allocator.reserved();
       out.allocated_at_reserved_peak = allocator.allocated();
     }
   }
@@ -71,11 +77,12 @@ AllocatorPeak EvaluateAllocator(const TrainingReport& report,
   // The allocation falls before timeline point e.point: that point shows its
   // node.
   if (out.point >= points) out.point = points - 1;
-  out.reserved_peak = allocator.reserved();
+  if (out.out_of_memory_point >= points) out.out_of_memory_point = points - 1;
   out.fragmentation = out.reserved_at_allocated_peak - out.allocated_peak;
   out.context_bytes = report.cuda_allocator->context_bytes;
   out.device_peak = out.reserved_peak + out.context_bytes;
   out.segments = allocator.device_allocs();
+  out.releases = allocator.releases();
   return out;
 }
 

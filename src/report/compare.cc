@@ -8,6 +8,9 @@
 #include <optional>
 #include <utility>
 
+#include "report/peak_candidates.h"
+#include "torchcost/budget.h"
+#include "torchcost/generation_allocator.h"
 #include "torchcost/roofline.h"
 
 namespace torchcost {
@@ -43,101 +46,15 @@ Result<int64_t> ValueAt(const sym::Expr& e, const sym::Bindings& at) {
   return Clamp64(*v);
 }
 
-// The peak under any bindings, from the symbolic peak's candidate moments
-// (computed once with every symbol free, so no substitution into the whole
-// timeline is needed): a handful of expressions per evaluation.
-class PeakCandidates {
- public:
-  explicit PeakCandidates(const Report& report) : tr_(report.training) {
-    const PeakInfo info =
-        EvaluatePeak(report.training, {}, /*category_max=*/false);
-    error_ = info.error;
-    candidates_ = info.candidates;
-    points_ = info.candidate_points;
-  }
-  const std::string& error() const { return error_; }
-  // Returns the peak under `b` and the timeline point where it occurs, or
-  // nullopt if unbound or overflowing.
-  std::optional<std::pair<__int128, int>> At(const sym::Bindings& b) const {
-    std::optional<std::pair<__int128, int>> best;
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      auto v = sym::Evaluate128(candidates_[i], b);
-      if (!v.ok()) return std::nullopt;
-      if (!best || *v > best->first) best = std::make_pair(*v, points_[i]);
-    }
-    return best;
-  }
-  const TrainingReport& training() const { return tr_; }
+using report::PeakCandidates;
 
- private:
-  const TrainingReport& tr_;
-  std::vector<sym::Expr> candidates_;
-  std::vector<int> points_;
-  std::string error_;
-};
-
-// The peak as a function of the batch symbol alone, the largest over one or
-// more analyses (a generation's two phases); with the CUDA allocator model,
-// the reserved peak plus the context (what a budget is compared with).
-class PeakOfBatch {
- public:
-  PeakOfBatch(std::vector<const PeakCandidates*> peaks,
-              const CompareOptions& options)
-      : peaks_(std::move(peaks)),
-        symbol_(options.batch_symbol),
-        base_(options.bindings) {}
-  // Returns the peak at batch b, or nullopt on overflow.
-  std::optional<__int128> At(int64_t b) {
-    base_[symbol_] = b;
-    std::optional<__int128> best;
-    for (const PeakCandidates* peak : peaks_) {
-      std::optional<__int128> v;
-      if (peak->training().cuda_allocator) {
-        // NB: a replay of the step's allocations per batch tried: O(events log
-        // n) each.
-        const AllocatorPeak a = EvaluateAllocator(peak->training(), base_);
-        if (!a.error.empty()) return std::nullopt;
-        v = a.device_peak;
-      } else if (auto p = peak->At(base_)) {
-        v = p->first;
-      } else {
-        return std::nullopt;
-      }
-      if (!best || *v > *best) best = v;
-    }
-    return best;
-  }
-
- private:
-  std::vector<const PeakCandidates*> peaks_;
-  std::string symbol_;
-  sym::Bindings base_;
-};
-
-// The largest b in [1, limit] with peak(b) <= budget (0 if none). NB: assumes
-// the peak does not decrease as the batch grows (it is a sum of terms
-// nondecreasing in it), so doubling then bisecting finds the boundary.
-Result<int64_t> LargestFitting(PeakOfBatch& peak, int64_t budget,
-                               int64_t limit) {
-  auto fits = [&](int64_t b) {
-    auto p = peak.At(b);
-    return p.has_value() && *p <= budget;
-  };
-  if (!fits(1)) return 0;
-  int64_t lo = 1, hi = 2;  // fits(lo); hi unknown.
-  while (hi <= limit && fits(hi)) {
-    lo = hi;
-    hi *= 2;
-  }
-  if (hi > limit) {
-    if (fits(limit)) return limit;
-    hi = limit;
-  }
-  while (hi - lo > 1) {  // fits(lo), !fits(hi).
-    const int64_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  return lo;
+// The budget question a comparison asks of each row.
+BudgetQuestion QuestionOf(const CompareOptions& options) {
+  BudgetQuestion q;
+  q.budget_bytes = options.budget_bytes;
+  q.symbol = options.batch_symbol;
+  q.search_limit = options.max_batch_limit;
+  return q;
 }
 
 }  // namespace
@@ -202,7 +119,6 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
   row.params = report.params;
   row.trainable_params = report.trainable_params;
   row.param_bytes = report.param_bytes;
-  const bool has_batch = HasSymbol(report, options.batch_symbol);
   const sym::Bindings at = RowBindings(report, options);
   const TrainingReport& tr = report.training;
   auto value = [&](const sym::Expr& e) { return ValueAt(e, at); };
@@ -233,25 +149,23 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
     row.device_peak = a.device_peak;
   }
   if (options.budget_bytes > 0) {
-    row.fits = (tr.cuda_allocator ? row.device_peak : p->first) <=
-               options.budget_bytes;
-    if (has_batch) {
-      PeakOfBatch of_batch({&peak}, options);
-      TORCHCOST_ASSIGN_OR_RETURN(row.max_batch,
-                                 LargestFitting(of_batch, options.budget_bytes,
-                                                options.max_batch_limit));
-    }
+    TORCHCOST_ASSIGN_OR_RETURN(BudgetAnswer fit, BudgetEvaluator(report).Answer(
+                                                     at, QuestionOf(options)));
+    row.fits = fit.fits;
+    row.max_batch = fit.largest;
   }
   return row;
 }
 
 namespace {
 
-// One generation row at options.bindings, from each phase's peak candidates.
+// One generation row at options.bindings, from each phase's peak candidates;
+// what fits the budget from `budget`, over the whole generation.
 Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
                                  const CompareOptions& options,
                                  const PeakCandidates& prefill_peak,
-                                 const PeakCandidates& decode_peak) {
+                                 const PeakCandidates& decode_peak,
+                                 const BudgetEvaluator& budget) {
   const std::string& searched = options.batch_symbol;
   CompareRow row;
   row.label = std::move(label);
@@ -304,13 +218,19 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
                         b = EvaluateAllocator(decode.training, at);
     if (!a.error.empty()) return Status::InvalidArgument(a.error);
     if (!b.error.empty()) return Status::InvalidArgument(b.error);
-    const bool decode_device_larger = b.device_peak > a.device_peak;
-    const AllocatorPeak& larger = decode_device_larger ? b : a;
-    at_report = decode_device_larger ? &decode : &prefill;
-    row.peak = std::max(a.allocated_peak, b.allocated_peak);
+    const bool decode_allocated_larger = b.allocated_peak > a.allocated_peak;
+    const AllocatorPeak& larger = decode_allocated_larger ? b : a;
+    at_report = decode_allocated_larger ? &decode : &prefill;
+    row.peak = larger.allocated_peak;
     row.at_peak = larger.at_peak;
-    row.reserved_peak = larger.reserved_peak;
-    row.device_peak = larger.device_peak;
+    // NB: the segments over the whole generate() call, as PyTorch's one
+    // allocator serves every step: each step's blocks are carved from what
+    // the steps before left cached.
+    const GenerationAllocatorPeak whole =
+        EvaluateGenerationAllocator(prefill.training, decode.training, at);
+    if (!whole.error.empty()) return Status::InvalidArgument(whole.error);
+    row.reserved_peak = whole.reserved_peak;
+    row.device_peak = whole.device_peak;
   }
   // NB: the cache's storages count as buffer in the simulation, as in
   // PhasePeak: buffer at the peak = the model's buffers + the live cache.
@@ -318,12 +238,10 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
   row.kv_cache_at_peak = buffer - at_report->buffer_bytes;
   buffer = at_report->buffer_bytes;
   if (options.budget_bytes > 0) {
-    row.fits = (tr.cuda_allocator ? row.device_peak : row.peak) <=
-               options.budget_bytes;
-    PeakOfBatch of_symbol({&prefill_peak, &decode_peak}, options);
-    TORCHCOST_ASSIGN_OR_RETURN(row.max_batch,
-                               LargestFitting(of_symbol, options.budget_bytes,
-                                              options.max_batch_limit));
+    TORCHCOST_ASSIGN_OR_RETURN(BudgetAnswer fit,
+                               budget.Answer(at, QuestionOf(options)));
+    row.fits = fit.fits;
+    row.max_batch = fit.largest;
   }
   if (options.time) {
     Result<GenerationTime> t = EstimateGenerationTime(g, options.time->gpu, at);
@@ -356,7 +274,8 @@ Result<CompareRow> EvaluateGenerationCompareRow(const GenerationAnalysis& g,
   for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
     if (!p->error().empty()) return Status::OutOfRange(p->error());
   }
-  return GenerationRow(g, std::move(label), options, prefill_peak, decode_peak);
+  return GenerationRow(g, std::move(label), options, prefill_peak, decode_peak,
+                       BudgetEvaluator(g));
 }
 
 Result<std::vector<CompareRow>> EvaluateGenerationCompareSweep(
@@ -369,13 +288,15 @@ Result<std::vector<CompareRow>> EvaluateGenerationCompareSweep(
   for (const PeakCandidates* p : {&prefill_peak, &decode_peak}) {
     if (!p->error().empty()) return Status::OutOfRange(p->error());
   }
+  const BudgetEvaluator budget(g);
   std::vector<CompareRow> rows;
   CompareOptions at = options;
   for (const auto& point : points) {
     at.bindings = options.bindings;
     for (const auto& [name, value] : point) at.bindings[name] = value;
     TORCHCOST_ASSIGN_OR_RETURN(
-        CompareRow row, GenerationRow(g, label, at, prefill_peak, decode_peak));
+        CompareRow row,
+        GenerationRow(g, label, at, prefill_peak, decode_peak, budget));
     row.point = point;
     rows.push_back(std::move(row));
   }

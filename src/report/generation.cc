@@ -10,8 +10,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "report/budget_section.h"
 #include "report/format.h"
 #include "report/text_sections.h"
+#include "torchcost/budget.h"
 #include "torchcost/generation_allocator.h"
 #include "torchcost/generation_report.h"
 #include "torchcost/training.h"
@@ -281,6 +283,13 @@ Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
           {"generate", whole}};
 }
 
+// The report's budget question: `budget` bytes, B searched.
+BudgetQuestion BudgetOf(int64_t budget) {
+  BudgetQuestion q;
+  q.budget_bytes = budget;
+  return q;
+}
+
 }  // namespace
 
 GenerationPeak PhasePeak(const StepAnalysis& phase,
@@ -352,6 +361,10 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
   if (const std::optional<PhaseAllocators> a = Allocators(g, b))
     out += AllocatorText(*a);
   if (g.time.present) out += TimeText(g.time);
+  if (const int64_t budget = g.prefill.report.budget_bytes; budget > 0) {
+    out += "  " + report::BudgetText(
+                      budget, BudgetEvaluator(g).Answer(b, BudgetOf(budget)));
+  }
   // The prefill's diagnostics (the builder's notes among them), then the
   // decode step's that the prefill did not give.
   std::vector<const Diagnostic*> said;
@@ -393,6 +406,11 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
   j["decode"] = PeakJson(PhasePeak(g.decode, b), b);
   j["allocator"] = AllocatorJson(Allocators(g, b));
   j["time"] = TimeJson(g.time);
+  const int64_t budget = g.prefill.report.budget_bytes;
+  j["budget"] =
+      budget > 0 ? report::BudgetJson(
+                       budget, BudgetEvaluator(g).Answer(b, BudgetOf(budget)))
+                 : Json(nullptr);
   std::string text = j.dump(2), out;
   const std::string pad(indent, ' ');
   for (char c : text) {
@@ -404,12 +422,17 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
 
 Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                                           const std::vector<SweepSpec>& sweeps,
-                                          const sym::Bindings& base,
-                                          int64_t budget_bytes, bool json,
+                                          const sym::Bindings& base, bool json,
                                           const TimedOn* time) {
+  const int64_t budget_bytes = g.prefill.report.budget_bytes;
+  const bool allocator = g.decode.report.training.cuda_allocator.has_value();
+  const BudgetEvaluator budget(g);
+  BudgetQuestion question = BudgetOf(budget_bytes);
+  question.symbol.clear();  // Each point says whether it fits; no search.
   Json rows = Json::array();
   std::string text =
       "B, S, T, kv_cache, prefill peak, decode peak" +
+      std::string(allocator ? ", device (whole generate)" : "") +
       std::string(budget_bytes > 0
                       ? ", fits " + report::Human(budget_bytes, Unit::kBytes)
                       : "") +
@@ -444,14 +467,27 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
       return Status::InvalidArgument(
           "sweep: B, S and T must all be bound (by a sweep or a value)");
     }
-    const bool fits = budget_bytes <= 0 || std::max(*p1, *p2) <= budget_bytes;
     Json row = {{"B", b["B"]},
                 {"S", b["S"]},
                 {"T", b["T"]},
                 {"kv_cache_bytes", static_cast<long long>(*kv)},
                 {"prefill_peak_bytes", static_cast<long long>(*p1)},
                 {"decode_peak_bytes", static_cast<long long>(*p2)}};
-    if (budget_bytes > 0) row["fits"] = fits;
+    std::string device;
+    if (allocator) {
+      const GenerationAllocatorPeak w = EvaluateGenerationAllocator(
+          g.prefill.report.training, g.decode.report.training, b);
+      if (!w.error.empty()) return Status::InvalidArgument("sweep: " + w.error);
+      row["device_peak_bytes"] = w.device_peak;
+      device = ", " + report::Human(w.device_peak, Unit::kBytes);
+    }
+    bool fits = true;
+    if (budget_bytes > 0) {
+      Result<BudgetAnswer> a = budget.Answer(b, question);
+      if (!a.ok()) return a.status().WithPrefix("sweep: budget");
+      fits = a->fits;
+      row["fits"] = fits;
+    }
     std::string timed;
     if (time) {
       Result<GenerationTime> t = EstimateGenerationTime(g, time->gpu, b);
@@ -467,7 +503,7 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
     text += std::to_string(b["B"]) + ", " + std::to_string(b["S"]) + ", " +
             std::to_string(b["T"]) + ", " + report::Human(*kv, Unit::kBytes) +
             ", " + report::Human(*p1, Unit::kBytes) + ", " +
-            report::Human(*p2, Unit::kBytes) +
+            report::Human(*p2, Unit::kBytes) + device +
             (budget_bytes > 0 ? (fits ? ", yes" : ", no") : "") + timed + "\n";
     more = false;
     for (size_t i = sweeps.size(); i-- > 0;) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "report/budget_section.h"
 #include "report/expert_parallel.h"
 #include "report/format.h"
 #include "report/json_writer.h"
@@ -399,6 +400,14 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   // --paged).
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
   mem["lower_bound"] = tr.act_lower_bound;
+  if (report.budget_bytes > 0) {
+    BudgetQuestion question;
+    question.budget_bytes = report.budget_bytes;
+    mem["budget"] = report::BudgetJson(
+        report.budget_bytes, BudgetEvaluator(report).Answer(b, question));
+  } else {
+    mem["budget"] = nullptr;
+  }
   j["memory"] = std::move(mem);
   WriteMembers(w, j);
   w.Key("saved");

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/budget_section.h"
 #include "report/format.h"
 #include "report/table.h"
 #include "report/text_sections.h"
@@ -168,6 +169,12 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
            "=N to decide it.\n";
   }
   if (tr.cuda_allocator) out += AllocatorLines(graph, tr, bindings);
+  if (report.budget_bytes > 0) {
+    BudgetQuestion question;
+    question.budget_bytes = report.budget_bytes;
+    out += BudgetText(report.budget_bytes,
+                      BudgetEvaluator(report).Answer(bindings, question));
+  }
   if (tr.paged) {
     out += "Paged optimizer states (host, not in the peak): " +
            HumanAndExact(tr.paged_opt_bytes, Unit::kBytes) + "\n";

@@ -7,6 +7,7 @@
 #include "report/format.h"
 #include "report/table.h"
 #include "report/text_sections.h"
+#include "torchcost/budget.h"
 #include "torchcost/roofline.h"
 
 namespace torchcost {
@@ -110,6 +111,10 @@ Result<std::vector<SweepRow>> EvaluateSweep(
   const PeakInfo peak = EvaluatePeak(report.training, base);
   if (!peak.error.empty())
     return Status::OutOfRange("SweepSpec: " + peak.error);
+  const BudgetEvaluator budget(report);
+  BudgetQuestion question;
+  question.budget_bytes = report.budget_bytes;
+  question.symbol.clear();  // Each point says whether it fits; no search.
   std::vector<SweepRow> rows;
   std::vector<size_t> index(sweeps.size(), 0);
   for (;;) {
@@ -139,6 +144,17 @@ Result<std::vector<SweepRow>> EvaluateSweep(
       return Status::InvalidArgument(
           "SweepSpec: " + status.message() +
           "; bind it with StepConfig.bindings or SweepSpec");
+    if (tr.cuda_allocator) {
+      const AllocatorPeak a = EvaluateAllocator(tr, row.bindings);
+      if (!a.error.empty())
+        return Status::InvalidArgument("SweepSpec: " + a.error);
+      row.device_peak = a.device_peak;
+    }
+    if (report.budget_bytes > 0) {
+      Result<BudgetAnswer> a = budget.Answer(row.bindings, question);
+      if (!a.ok()) return a.status().WithPrefix("SweepSpec: budget");
+      row.fits = a->fits;
+    }
     if (time) {
       Result<TimeReport> t =
           EstimateTime(graph, report, time->gpu, row.bindings);
@@ -175,13 +191,17 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
     cols.push_back({h});
   }
   cols.back().align = Table::Align::kLeft;
+  const TrainingReport& tr = report.training;
+  if (tr.cuda_allocator) cols.push_back({"Device"});
+  if (report.budget_bytes > 0)
+    cols.push_back(
+        {"Fits " + report::Human(report.budget_bytes, report::Unit::kBytes)});
   if (time) {
     for (const std::string& h : report::StepTimeHeaders(
              rows.empty() ? "" : rows[0].step_rate.items_unit))
       cols.push_back({h});
   }
   Table t(cols);
-  const TrainingReport& tr = report.training;
   for (const auto& r : rows) {
     std::vector<std::string> cells;
     for (const auto& s : sweeps)
@@ -204,6 +224,9 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
     cells.push_back(r.peak_point >= 0 ? std::string(StepPhaseName(
                                             tr.timeline[r.peak_point].phase))
                                       : "-");
+    if (tr.cuda_allocator)
+      cells.push_back(report::Human(r.device_peak, report::Unit::kBytes));
+    if (r.fits) cells.push_back(*r.fits ? "yes" : "NO");
     if (time) {
       for (std::string& c : report::StepTimeCells(r.step_rate))
         cells.push_back(std::move(c));
@@ -217,6 +240,9 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
            ? "train with " + std::string(OptimizerName(tr.optimizer))
            : std::string("infer")) +
       "; one analysis, evaluated per point; memory at the peak" +
+      (tr.cuda_allocator
+           ? "; Device: the CUDA caching allocator's reserved peak + context"
+           : "") +
       (time ? "; time " + report::TimeSourceLabel(time->source) : "") + ")\n";
   out += t.Render();
   return out;
@@ -244,6 +270,7 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
       {"flops", report.training.flops_lower_bound || report.lower_bound},
       {"memory", report.training.act_lower_bound}};
   if (time) j["time_source"] = report::TimeSourceLabel(time->source);
+  if (report.budget_bytes > 0) j["budget_bytes"] = report.budget_bytes;
   Json points = Json::array();
   for (const auto& r : rows) {
     Json p;
@@ -263,6 +290,8 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
                           ? Json(std::string(StepPhaseName(
                                 report.training.timeline[r.peak_point].phase)))
                           : Json(nullptr);
+    if (r.device_peak >= 0) p["device_peak"] = r.device_peak;
+    if (r.fits) p["fits"] = *r.fits;
     if (time) {
       p["time"] = {{"step_seconds", r.step_rate.step_seconds},
                    {"items_per_second", r.step_rate.items_per_second},

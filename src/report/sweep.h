@@ -3,6 +3,7 @@
 #ifndef TORCHCOST_SRC_REPORT_SWEEP_H_
 #define TORCHCOST_SRC_REPORT_SWEEP_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct SweepRow {
   // With a GPU (EvaluateSweep's `time`): the step's time, rate and MFU at this
   // point; -1 without.
   StepRate step_rate;
+  // With the CUDA allocator model: the reserved peak plus the context; -1
+  // without.
+  int64_t device_peak = -1;
+  // With Report::budget_bytes: whether the point fits (BudgetAnswer::fits).
+  std::optional<bool> fits;
 };
 
 // Evaluates `report` (of `graph`) at every combination of the sweeps' values

@@ -211,6 +211,7 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
     out.report.training.precision = PrecisionName(options);
     options.param_dtype = DType::kUnknown;
   }
+  out.report.budget_bytes = config.budget_bytes;
   // 8. The time on a GPU, under the bindings.
   out.timed_on = step::TimingOf(config, *parsed);
   if (out.timed_on && config.evaluate_time) {

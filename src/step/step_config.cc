@@ -385,6 +385,10 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
                  " is the KV cache's dtype: it needs StepConfig.mode generate");
     }
   }
+  if (c.budget_bytes < 0) {
+    return Bad("StepConfig.budget_bytes " + std::to_string(c.budget_bytes) +
+               ": must be positive (0: none)");
+  }
   training.cache_inputs_from = c.cache_inputs_from;
   training.cache_outputs_from = c.cache_outputs_from;
   training.optimizer = *optimizer;

@@ -84,6 +84,36 @@ TEST(EvaluateAllocatorTest, FragmentationIsTakenAtTheAllocatedPeak) {
   EXPECT_EQ(a.fragmentation, 16 * kMiB);
 }
 
+// Under a memory limit the allocator releases its cached segments before it
+// gives up, as PyTorch's malloc does when cudaMalloc fails; the replay stops at
+// the allocation that finds no room even then.
+TEST(EvaluateAllocatorTest, MemoryLimitReleasesCachedSegmentsThenFails) {
+  const TrainingReport tr = Report({
+      // 12 MiB: its own segment; freed, it stays cached.
+      Alloc(0, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
+      Free(0),
+      // 14 MiB does not fit the cached 12 MiB block: a 14 MiB segment.
+      Alloc(1, sym::Expr(14 * kMiB), MemCategory::kTemp, 2),
+  });
+  // Unlimited: 12 + 14 MiB reserved.
+  EXPECT_EQ(EvaluateAllocator(tr, {}).reserved_peak, 26 * kMiB);
+  // 20 MiB: 12 + 14 is past it, so the cached 12 MiB segment is released
+  // first; 14 MiB then fits.
+  const AllocatorPeak a = EvaluateAllocator(tr, {}, 20 * kMiB);
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_EQ(a.memory_limit, 20 * kMiB);
+  EXPECT_EQ(a.releases, 1);
+  EXPECT_EQ(a.out_of_memory_point, -1);
+  EXPECT_EQ(a.reserved_peak, 14 * kMiB);
+  EXPECT_EQ(a.allocated_peak, 14 * kMiB);
+  // 13 MiB: not even the released device holds 14 MiB; out of memory at the
+  // second allocation's point, the first's peak kept.
+  const AllocatorPeak b = EvaluateAllocator(tr, {}, 13 * kMiB);
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  EXPECT_EQ(b.out_of_memory_point, 2);
+  EXPECT_EQ(b.allocated_peak, 12 * kMiB);
+}
+
 TEST(EvaluateAllocatorTest, SymbolicSizesNeedBindings) {
   sym::Context ctx;
   const sym::Expr b = ctx.Symbol("B");

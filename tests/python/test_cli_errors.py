@@ -311,6 +311,9 @@ def main(argv):
             r.expect_error("compare_no_config", ["compare", lenet5], words=["at least one configuration"])
             r.expect_error("compare_bad_budget", ["compare", lenet5, "--budget", "12 apples", "full"],
                            words=["--budget", "unknown unit"])
+            r.expect_error("bad_budget", [lenet5, "--budget", "12 apples"], words=["--budget", "unknown unit"])
+            r.expect_error("generate_bad_budget", ["--model", "gpt2", "--mode", "generate", "--budget", "0"],
+                           words=["--budget", "not a memory size"])
             r.expect_error("compare_unknown_method", ["compare", lenet5, "full", "ia3"],
                            words=["unknown method 'ia3'"])
             r.expect_error("galore_bad_spec", [lenet5, "--galore", "r=0"], words=["--galore", "r=0"])

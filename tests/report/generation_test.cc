@@ -175,13 +175,48 @@ TEST(GenerationReportTest, ADeviceWithoutAMemorySizeSetsNoLimit) {
               HasSubstr("NB: no device limit"));
 }
 
+// StepConfig::budget_bytes reaches both phases' reports; the text and the
+// JSON answer it over the whole generation: the larger phase's peak, compared
+// here by hand.
+TEST(GenerationReportTest, BudgetIsAnsweredOverBothPhases) {
+  StepConfig c;
+  c.mode = "generate";
+  c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
+  c.budget_bytes = int64_t{1} << 20;
+  Result<GenerationAnalysis> g =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->prefill.report.budget_bytes, c.budget_bytes);
+  EXPECT_EQ(g->decode.report.budget_bytes, c.budget_bytes);
+  const sym::Bindings& at = g->decode.bindings;
+  const int64_t larger =
+      std::max(*sym::Evaluate(PhasePeak(g->prefill, at).peak, at),
+               *sym::Evaluate(PhasePeak(g->decode, at).peak, at));
+  const nlohmann::json j =
+      nlohmann::json::parse(RenderGenerationJson(*g, at))["budget"];
+  EXPECT_EQ(j["needed_bytes"].get<int64_t>(), larger);
+  EXPECT_EQ(j["fits"].get<bool>(), larger <= c.budget_bytes);
+  EXPECT_EQ(j["at"]["B"], 2);
+  EXPECT_THAT(RenderGenerationText(*g, at),
+              HasSubstr("Budget 1.00 MiB: " +
+                        std::string(larger <= c.budget_bytes ? "fits"
+                                                             : "does NOT fit") +
+                        " at B=2"));
+  c.budget_bytes = 0;
+  Result<GenerationAnalysis> none =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  EXPECT_TRUE(nlohmann::json::parse(RenderGenerationJson(*none, at))["budget"]
+                  .is_null());
+}
+
 TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
   GenerationAnalysis g = Tiny({});
   Result<SweepSpec> s = ParseSweep("S=1024:131072:x2");
   ASSERT_TRUE(s.ok());
   const int64_t budget = int64_t{256} << 20;
-  Result<std::string> out = RenderGenerationSweep(
-      g, {*s}, {{"B", 4}, {"T", 256}}, budget, /*json=*/true);
+  g.prefill.report.budget_bytes = budget;  // As StepConfig::budget_bytes.
+  Result<std::string> out =
+      RenderGenerationSweep(g, {*s}, {{"B", 4}, {"T", 256}}, /*json=*/true);
   ASSERT_TRUE(out.ok()) << out.status().message();
   const nlohmann::json j = nlohmann::json::parse(*out);
   ASSERT_EQ(j["rows"].size(), 8u);  // 1k, 2k, ..., 128k
@@ -219,7 +254,7 @@ TEST(GenerationReportTest, SweepOverContextFromOneAnalysis) {
   EXPECT_FALSE(j["rows"][7]["fits"].get<bool>());
   // A symbol left unbound is named.
   Result<std::string> unbound =
-      RenderGenerationSweep(g, {*s}, {{"B", 4}}, 0, false);
+      RenderGenerationSweep(g, {*s}, {{"B", 4}}, false);
   EXPECT_THAT(unbound.status().message(), HasSubstr("must all be bound"));
 }
 
@@ -241,7 +276,7 @@ TEST(GenerationReportTest, SweepTimesEachPoint) {
   const GenerationAnalysis g = analyse({{"T", 8}}, false);
   const TimedOn on{*FindGpu("A100-80GB-SXM"), "roofline on A100-80GB-SXM"};
   Result<std::string> out = RenderGenerationSweep(
-      g, {*ParseSweep("B=1,4"), *ParseSweep("S=16,64")}, {{"T", 8}}, 0,
+      g, {*ParseSweep("B=1,4"), *ParseSweep("S=16,64")}, {{"T", 8}},
       /*json=*/true, &on);
   ASSERT_TRUE(out.ok()) << out.status().message();
   const nlohmann::json j = nlohmann::json::parse(*out);
@@ -261,13 +296,13 @@ TEST(GenerationReportTest, SweepTimesEachPoint) {
                 one.time.tokens_per_second, 1e-9 * one.time.tokens_per_second);
   }
   Result<std::string> text = RenderGenerationSweep(
-      g, {*ParseSweep("B=1,4")}, {{"S", 16}, {"T", 8}}, 0, false, &on);
+      g, {*ParseSweep("B=1,4")}, {{"S", 16}, {"T", 8}}, false, &on);
   ASSERT_TRUE(text.ok()) << text.status().message();
   EXPECT_THAT(*text, HasSubstr("to 1st token, decode step, tokens/s "
                                "(predicted: roofline on A100-80GB-SXM)"));
   // Analysed without a GPU: no moved bytes to time.
   EXPECT_THAT(RenderGenerationSweep(Tiny({}), {*ParseSweep("B=1,4")},
-                                    {{"S", 16}, {"T", 8}}, 0, false, &on)
+                                    {{"S", 16}, {"T", 8}}, false, &on)
                   .status()
                   .message(),
               HasSubstr("without a GPU"));

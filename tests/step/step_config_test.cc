@@ -201,6 +201,8 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
      },
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
+    {"budget_negative", [](StepConfig& c) { c.budget_bytes = -1; },
+     "StepConfig.budget_bytes -1: must be positive (0: none)"},
     {"cache_dtype", [](StepConfig& c) { c.cache_dtype = "int3"; },
      "StepConfig.cache_dtype 'int3': expected fp32, bf16, fp16 or fp8"},
     {"cache_dtype_without_generate",

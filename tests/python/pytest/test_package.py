@@ -100,6 +100,35 @@ def test_cuda_allocator_equals_cli(cli):
     assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).allocator is None
 
 
+@pytest.mark.parametrize("allocator", [None, "cuda"])
+def test_budget_equals_cli_and_bounds_the_batch(cli, allocator):
+    # budget= is --budget: the report says whether the step fits and the largest B that does; evaluating at
+    # that B fits and one more does not, and the sweep marks the same points.
+    opts = {"allocator": allocator, "cuda_context": "8MiB" if allocator else None}
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}, budget="40MiB", **opts)
+    flags = ["--allocator", "cuda", "--cuda-context", "8MiB"] if allocator else []
+    doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()),
+              "--set", "B=2", "--set", "S=16", "--budget", "40MiB", *flags)
+    same_report(a.to_dict(), doc)
+    b = a.budget
+    assert b == doc["training"]["memory"]["budget"]
+    assert b["bytes"] == 40 << 20 and b["at"] == {"B": 2}
+    assert b["decided_by"] == ("cuda_allocator" if allocator else "tensor_peak")
+    needed = a.allocator["device_peak"] if allocator else a.peak_bytes
+    assert b["needed_bytes"] == needed and b["fits"] == (needed <= 40 << 20)
+    n = b["largest"]["value"]
+    assert b["largest"]["symbol"] == "B" and 2 < n < 1000 and not b["largest"]["search_stopped"]
+    assert a.evaluate(B=n).budget["fits"] and not a.evaluate(B=n + 1).budget["fits"]
+    assert a.evaluate(B=n + 1).budget["largest"]["value"] == n
+    points = a.sweep(B=[n, n + 1])
+    assert [p["fits"] for p in points] == [True, False]
+    if allocator:
+        assert points[0]["device_peak"] == a.evaluate(B=n).allocator["device_peak"]
+    assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).budget is None
+    with pytest.raises(torchcost.TorchcostError, match="budget: '40 apples'"):
+        torchcost.analyze("llama", config=TINY_LLAMA, budget="40 apples")
+
+
 def test_unbound_figures_are_expressions(cli):
     a = torchcost.analyze("llama", config=TINY_LLAMA)
     doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()))
