@@ -15,6 +15,15 @@ training.memory.allocator, for small real models (built GPT-2 and LLaMA
 families, a traced AlexNet) under the default settings, expandable_segments
 and max_split_size_mb.
 
+It also checks `--budget` with the allocator model: the same allocations
+replayed with the segments limited to the budget less the context, where
+PyTorch's malloc, when cudaMalloc fails, frees every cached segment no block
+of which is in use (release_cached_blocks) and retries alloc_block before it
+raises out of memory (num_alloc_retries counts the releases). torchcost's
+training.memory.budget must agree on fits and on the releases, for budgets
+between the allocated and the reserved peak, below the allocated peak, and
+above the reserved peak.
+
 The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
@@ -41,12 +50,18 @@ class Blk:
         self.addr, self.size, self.used, self.small, self.seg = addr, size, False, small, seg
 
 
-class PyAllocator:
-    """One stream, no OOM: segments are lists of blocks in address order."""
+class OutOfMemory(Exception):
+    """No room for a new segment, even after releasing the cached ones."""
 
-    def __init__(self, max_split=NO_LIMIT, expandable=False):
+
+class PyAllocator:
+    """One stream: segments are lists of blocks in address order; `limit` bytes of segments at most."""
+
+    def __init__(self, max_split=NO_LIMIT, expandable=False, limit=NO_LIMIT):
         self.max_split = max_split
         self.expandable = expandable
+        self.limit = limit
+        self.retries = 0
         self.segments = []        # Each: {"small": bool, "blocks": [Blk...], "expandable": bool}
         self.es = {}              # small -> its expandable segment
         self.allocated = 0
@@ -120,10 +135,31 @@ class PyAllocator:
         seg["blocks"].append(b)
         return b
 
+    def _release_cached(self):
+        """release_cached_blocks: every segment that is one free block goes back to the device."""
+        self.retries += 1
+        keep = []
+        for seg in self.segments:
+            blocks = seg["blocks"]
+            if not seg["expandable"] and len(blocks) == 1 and not blocks[0].used:
+                self.reserved -= blocks[0].size
+            else:
+                keep.append(seg)
+        self.segments = keep
+
     def malloc(self, nbytes):
         size = self.round_size(nbytes)
         small = size <= K_SMALL_SIZE
-        b = self._best_fit(size, small) or self._new_memory(size, small)
+        b = self._best_fit(size, small)
+        if b is None:
+            if self.expandable:
+                if self.limit != NO_LIMIT:
+                    raise ValueError("a limit with expandable segments is not modelled here")
+            elif self.reserved + self.segment_size(size) > self.limit:   # cudaMalloc fails
+                self._release_cached()
+                if self.reserved + self.segment_size(size) > self.limit:
+                    raise OutOfMemory()
+            b = self._new_memory(size, small)
         rest = b.size - size
         if small or self.expandable:
             split = rest >= K_MIN_BLOCK
@@ -149,6 +185,23 @@ class PyAllocator:
         if i > 0 and not blocks[i - 1].used:
             blocks[i - 1].size += b.size
             del blocks[i]
+
+
+def fits_within(events, limit, max_split=NO_LIMIT):
+    """Replays `events` with `limit` bytes for segments: (no allocation failed, the releases)."""
+    a = PyAllocator(max_split, limit=limit)
+    live = {}
+    try:
+        for e in events:
+            if len(e) == 1:
+                b = live.pop(e[0], None)
+                if b is not None:
+                    a.free(b)
+            elif e[1] > 0:
+                live[e[0]] = a.malloc(e[1])
+    except OutOfMemory:
+        return False, a.retries
+    return True, a.retries
 
 
 def replay(events, max_split=NO_LIMIT, expandable=False):
@@ -227,6 +280,31 @@ def main():
                 name, len(t["allocations"]), want["allocated_peak"], want["reserved_peak"],
                 want["fragmentation"], want["segments"]))
             passed += 1
+        if opts:
+            continue  # The budget's releases are checked under the default settings.
+        context = got["context_bytes"]
+        lo, hi = want["allocated_peak"], want["reserved_peak"]
+        limits = [lo - 1, (lo + hi) // 2, lo + (hi - lo) // 8, hi]
+        for limit in limits:
+            budget = context + limit
+            out = subprocess.run([args.torchcost] + argv + ["--allocator", "cuda", "--json", "--budget", str(budget)],
+                                 capture_output=True, text=True, timeout=300)
+            if out.returncode != 0:
+                print("FAIL %s budget %d: exit %d: %s" % (name, budget, out.returncode, out.stderr.strip()))
+                failed += 1
+                continue
+            b = json.loads(out.stdout)["training"]["memory"]["budget"]
+            fits, retries = fits_within(t["allocations"], limit)
+            want_b = {"fits": fits, "releases": retries if fits else 0,
+                      "needed_bytes": hi + context, "decided_by": "cuda_allocator"}
+            bad = {k: (b[k], v) for k, v in want_b.items() if b[k] != v}
+            if bad:
+                print("FAIL %s budget %d (%d for segments): torchcost vs the Python model: %s" % (
+                    name, budget, limit, bad))
+                failed += 1
+            else:
+                print("ok %s budget: %d for segments: fits %s after %d releases" % (name, limit, fits, retries))
+                passed += 1
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 
