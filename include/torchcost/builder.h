@@ -169,9 +169,8 @@ class GraphBuilder {
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
 
-  // --- Tables and inputs
-  // ------------------------------------------------------ Adds a model input;
-  // its shape is what the analysis will be given.
+  // --- Tables and inputs ---
+  // Adds a model input; its shape is what the analysis will be given.
   Ref Input(const std::string& name, std::vector<Dim> shape,
             DType dtype = DType::kFloat32);
   // Adds a parameter named by its qualified path ("h.0.ln_1.weight").
@@ -185,9 +184,8 @@ class GraphBuilder {
   // Bounds an input symbol from above (positions of a learned table).
   void BoundSymbol(const std::string& symbol, int64_t bound);
 
-  // --- Module scopes
-  // ------------------------------------------------------------ Enters the
-  // child module `name` of the current one, with class name `type`.
+  // --- Module scopes ---
+  // Enters the child module `name` of the current one, with class name `type`.
   void Push(const std::string& name, const std::string& type);
   // Leaves the current module.
   void Pop();
@@ -199,19 +197,17 @@ class GraphBuilder {
   // Returns `name` qualified by the current module's path.
   std::string Qualify(const std::string& name) const;
 
-  // --- Constants
-  // ------------------------------------------------------------------ Returns
-  // a constant int value.
+  // --- Constants ---
+  // Returns a constant int value.
   Ref Int(int64_t v);
   // Returns a 0-dim tensor constant, as a trace bakes Python numbers into one.
   Ref ScalarTensor(double v, DType dtype = DType::kFloat64);
   // Returns a 0-dim integer tensor constant.
   Ref ScalarTensorInt(int64_t v);
 
-  // --- Nodes
-  // ---------------------------------------------------------------------- Adds
-  // a node `op` (with its overload, possibly empty) on named arguments; returns
-  // its outputs, of kind `out_kind`.
+  // --- Nodes ---
+  // Adds a node `op` (with its overload, possibly empty) on named arguments;
+  // returns its outputs, of kind `out_kind`.
   std::vector<Ref> Op(const std::string& op, const std::string& overload,
                       std::vector<NamedArg> args, int num_outputs = 1,
                       ir::ValueKind out_kind = ir::ValueKind::kTensor);
@@ -226,9 +222,8 @@ class GraphBuilder {
   // Returns the model; the builder is left empty.
   BuiltModel Finish();
 
-  // --- Shape arithmetic, as traces record it
-  // ---------------------------------------- Returns dim `dim` of `x` as an int
-  // value (aten::size.int).
+  // --- Shape arithmetic, as traces record it ---
+  // Returns dim `dim` of `x` as an int value (aten::size.int).
   Ref Size(Ref x, int64_t dim);
   // Returns an int list (prim::ListConstruct) of constants and int values.
   Ref IntList(std::vector<IntItem> items);
@@ -243,8 +238,7 @@ class GraphBuilder {
   // Returns the Scalar a 0-dim tensor holds (aten::ScalarImplicit).
   Ref ScalarOf(Ref t);
 
-  // --- Layers and tensor ops (arguments named as aten's schemas)
-  // --------------------
+  // --- Layers and tensor ops (arguments named as aten's schemas) ---
   Ref Linear(Ref input, Ref weight, Arg bias = Arg::None());
   Ref Addmm(Ref self, Ref mat1, Ref mat2);
   Ref Embedding(Ref weight, Ref indices);
@@ -313,11 +307,10 @@ class GraphBuilder {
   // Returns the graph built so far.
   const ir::Graph& graph() const { return g_; }
 
-  // --- Repeated blocks
-  // ---------------------------------------------------------------- What the
-  // builder added between StartRecording and StopRecording: nodes, their
-  // constants and outputs, and the modules entered, to be appended again by
-  // Replay (a model's repeated decoder layer, built once).
+  // --- Repeated blocks ---
+  // What the builder added between StartRecording and StopRecording: nodes,
+  // their constants and outputs, and the modules entered, to be appended again
+  // by Replay (a model's repeated decoder layer, built once).
   struct Recording {
     int first_value = 0, end_value = 0;  // The values added, [first, end).
     int first_node = 0, end_node = 0;    // The nodes added, [first, end).
