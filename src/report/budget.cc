@@ -157,10 +157,16 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
   }
   const std::optional<__int128> tensor = m.TensorPeak(b);
   if (!tensor) {
+    std::string missing;
+    for (const std::string& s : m.symbols) {
+      if (!b.count(s)) missing += (missing.empty() ? "" : ", ") + s;
+    }
     return Status::InvalidArgument(
         "the budget needs the peak's value: bind every symbol" +
         (search ? " but " + symbol : std::string()) +
-        " with StepConfig.bindings");
+        " with StepConfig.bindings" +
+        (missing.empty() ? std::string(" (a value overflows)")
+                         : " (unbound: " + missing + ")"));
   }
   const int64_t budget = question.budget_bytes;
   if (!m.allocator->has_value()) {
