@@ -176,6 +176,8 @@ struct Report {
   // StepConfig::budget_bytes: the device memory the renderings say the step
   // fits or not (torchcost/budget.h); 0: none.
   int64_t budget_bytes = 0;
+  // StepConfig::budget_symbol, or B: the symbol searched against the budget.
+  std::string budget_symbol = "B";
 };
 
 // Runs shape propagation and the FLOP analysis of `graph` under `rules`.

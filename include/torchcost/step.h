@@ -170,6 +170,9 @@ struct StepConfig {
   // The device memory the step may use: the reports then say whether it fits
   // and the largest B that does (torchcost/budget.h); 0: none.
   int64_t budget_bytes = 0;
+  // The symbol whose largest value that fits budget_bytes the reports search
+  // (S: the longest sequence); empty: B, where the inputs have it.
+  std::string budget_symbol;
   // Architecture symbols of a built model's config with their sample ranges,
   // "NAME=LO:HI[:STEP]" ("H=64:8192:64"): the config's values may then be
   // expressions in them, and AnalyzeArchConfig

@@ -55,12 +55,12 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "expandable_segments": ("--expandable-segments", "flag"),
     "cuda_context": ("--cuda-context", "value"),
     "budget": ("--budget", "value"),
+    "batch_symbol": ("--batch-symbol", "value"),
     "arch_symbols": ("--arch-symbol", "arch"),
 }
 # `torchcost compare`'s own options.
 COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
     "chart": ("--chart", "value"),
-    "batch_symbol": ("--batch-symbol", "value"),
     "sweep": ("--sweep", "list"),
 }
 # Flags that Python spells differently from the rule above (or handles itself).

@@ -166,6 +166,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                    "step (or the whole generation) fits and the largest B "
                    "that does; a sweep marks each point")
         ->type_name("SIZE");
+    app.add_option("--batch-symbol", out.budget_symbol,
+                   "The symbol whose largest value fitting --budget is "
+                   "searched (default B; S: the longest sequence; --mode "
+                   "generate: B, S or T)")
+        ->type_name("SYM");
   }
   app.add_option("--cache-dtype", out.cache_dtype,
                  "KV cache dtype for --mode generate: fp32, bf16, fp16 or fp8")

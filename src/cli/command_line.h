@@ -79,6 +79,8 @@ struct CommandLine {
   std::string chart_svg;  // --chart FILE.svg
   // --batch-symbol: searched for the largest batch that fits
   std::string batch_symbol = "B";
+  // --batch-symbol of the main command: searched against --budget (empty: B).
+  std::string budget_symbol;
 };
 
 // Parses argv into `out`. Returns nullopt to go on; otherwise the run ends with

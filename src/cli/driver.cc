@@ -148,6 +148,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.weight_quant = cl.weight_quant;
   c.cache_dtype = cl.cache_dtype;
   c.allocator = cl.allocator;
+  c.budget_symbol = cl.budget_symbol;
   c.max_split_size_mb = cl.max_split_size_mb;
   c.expandable_segments = cl.expandable_segments;
   c.arch_symbols = cl.arch_symbols;

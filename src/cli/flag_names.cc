@@ -49,6 +49,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.expandable_segments", "--expandable-segments"},
     {"StepConfig.cuda_context_bytes", "--cuda-context"},
     {"StepConfig.budget_bytes", "--budget"},
+    {"StepConfig.budget_symbol", "--batch-symbol"},
     {"StepConfig.arch_symbols", "--arch-symbol"},
     // Not StepConfig's: the sweep's spec (report.h) and the built model's name
     // and config (families.h).

@@ -283,10 +283,11 @@ Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
           {"generate", whole}};
 }
 
-// The report's budget question: `budget` bytes, B searched.
-BudgetQuestion BudgetOf(int64_t budget) {
+// The report's budget question: its bytes and searched symbol.
+BudgetQuestion BudgetOf(const GenerationAnalysis& g) {
   BudgetQuestion q;
-  q.budget_bytes = budget;
+  q.budget_bytes = g.prefill.report.budget_bytes;
+  q.symbol = g.prefill.report.budget_symbol;
   return q;
 }
 
@@ -362,8 +363,8 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
     out += AllocatorText(*a);
   if (g.time.present) out += TimeText(g.time);
   if (const int64_t budget = g.prefill.report.budget_bytes; budget > 0) {
-    out += "  " + report::BudgetText(
-                      budget, BudgetEvaluator(g).Answer(b, BudgetOf(budget)));
+    out += "  " + report::BudgetText(budget,
+                                     BudgetEvaluator(g).Answer(b, BudgetOf(g)));
   }
   // The prefill's diagnostics (the builder's notes among them), then the
   // decode step's that the prefill did not give.
@@ -407,10 +408,10 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
   j["allocator"] = AllocatorJson(Allocators(g, b));
   j["time"] = TimeJson(g.time);
   const int64_t budget = g.prefill.report.budget_bytes;
-  j["budget"] =
-      budget > 0 ? report::BudgetJson(
-                       budget, BudgetEvaluator(g).Answer(b, BudgetOf(budget)))
-                 : Json(nullptr);
+  j["budget"] = budget > 0
+                    ? report::BudgetJson(
+                          budget, BudgetEvaluator(g).Answer(b, BudgetOf(g)))
+                    : Json(nullptr);
   std::string text = j.dump(2), out;
   const std::string pad(indent, ' ');
   for (char c : text) {
@@ -427,7 +428,7 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
   const int64_t budget_bytes = g.prefill.report.budget_bytes;
   const bool allocator = g.decode.report.training.cuda_allocator.has_value();
   const BudgetEvaluator budget(g);
-  BudgetQuestion question = BudgetOf(budget_bytes);
+  BudgetQuestion question = BudgetOf(g);
   question.symbol.clear();  // Each point says whether it fits; no search.
   Json rows = Json::array();
   std::string text =

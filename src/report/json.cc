@@ -403,6 +403,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   if (report.budget_bytes > 0) {
     BudgetQuestion question;
     question.budget_bytes = report.budget_bytes;
+    question.symbol = report.budget_symbol;
     mem["budget"] = report::BudgetJson(
         report.budget_bytes, BudgetEvaluator(report).Answer(b, question));
   } else {

@@ -172,6 +172,7 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   if (report.budget_bytes > 0) {
     BudgetQuestion question;
     question.budget_bytes = report.budget_bytes;
+    question.symbol = report.budget_symbol;
     out += BudgetText(report.budget_bytes,
                       BudgetEvaluator(report).Answer(bindings, question));
   }

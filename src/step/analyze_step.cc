@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -212,6 +213,22 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
     options.param_dtype = DType::kUnknown;
   }
   out.report.budget_bytes = config.budget_bytes;
+  if (!config.budget_symbol.empty()) {
+    const std::vector<std::string>& symbols = out.report.symbols;
+    if (std::find(symbols.begin(), symbols.end(), config.budget_symbol) ==
+        symbols.end()) {
+      std::string names;
+      for (const std::string& s : symbols)
+        names += (names.empty() ? "" : ", ") + s;
+      return Fail(StepStage::kInputs,
+                  Status::InvalidArgument(
+                      "StepConfig.budget_symbol '" + config.budget_symbol +
+                      "' is not a symbol of the inputs (" +
+                      (names.empty() ? "none" : names) + ")"),
+                  failed);
+    }
+    out.report.budget_symbol = config.budget_symbol;
+  }
   // 8. The time on a GPU, under the bindings.
   out.timed_on = step::TimingOf(config, *parsed);
   if (out.timed_on && config.evaluate_time) {

@@ -59,6 +59,9 @@ StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
   }
   c.cache_inputs_from = phase.cache_inputs_from;
   c.cache_outputs_from = phase.cache_outputs_from;
+  // NB: the searched symbol may be T, which the prefill lacks: the generation
+  // answers the budget (AnalyzeGeneration sets it on both reports).
+  c.budget_symbol.clear();
   return c;
 }
 
@@ -176,6 +179,10 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
   if (!d.ok()) return d.status().WithPrefix("generate: decode");
   g.prefill = std::move(p).value();
   g.decode = std::move(d).value();
+  if (!config.budget_symbol.empty()) {
+    g.prefill.report.budget_symbol = config.budget_symbol;
+    g.decode.report.budget_symbol = config.budget_symbol;
+  }
   for (const std::string& note : g.notes)
     g.prefill.report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   sym::Context& ctx = *g.decode.context;

@@ -389,6 +389,18 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     return Bad("StepConfig.budget_bytes " + std::to_string(c.budget_bytes) +
                ": must be positive (0: none)");
   }
+  if (!c.budget_symbol.empty()) {
+    if (c.budget_bytes == 0) {
+      return Bad("StepConfig.budget_symbol " + c.budget_symbol +
+                 " is searched against a budget: it needs "
+                 "StepConfig.budget_bytes");
+    }
+    if (c.mode == "generate" && c.budget_symbol != "B" &&
+        c.budget_symbol != "S" && c.budget_symbol != "T") {
+      return Bad("StepConfig.budget_symbol '" + c.budget_symbol +
+                 "': a generation searches B, S or T");
+    }
+  }
   training.cache_inputs_from = c.cache_inputs_from;
   training.cache_outputs_from = c.cache_outputs_from;
   training.optimizer = *optimizer;

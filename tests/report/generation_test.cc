@@ -202,6 +202,27 @@ TEST(GenerationReportTest, BudgetIsAnsweredOverBothPhases) {
                         std::string(larger <= c.budget_bytes ? "fits"
                                                              : "does NOT fit") +
                         " at B=2"));
+  // T searched: the largest T whose larger phase fits, checked against the
+  // phases' peaks at it and one more.
+  c.budget_symbol = "T";
+  c.budget_bytes = int64_t{4} << 20;
+  c.bindings = {{"B", 2}, {"S", 100}};
+  Result<GenerationAnalysis> t =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const nlohmann::json jt = nlohmann::json::parse(
+      RenderGenerationJson(*t, t->decode.bindings))["budget"];
+  ASSERT_EQ(jt["largest"]["symbol"], "T");
+  const int64_t largest = jt["largest"]["value"].get<int64_t>();
+  ASSERT_GT(largest, 1);
+  auto larger_at = [&](int64_t tokens) {
+    const sym::Bindings b = {{"B", 2}, {"S", 100}, {"T", tokens}};
+    return std::max(*sym::Evaluate(PhasePeak(t->prefill, b).peak, b),
+                    *sym::Evaluate(PhasePeak(t->decode, b).peak, b));
+  };
+  EXPECT_LE(larger_at(largest), c.budget_bytes);
+  EXPECT_GT(larger_at(largest + 1), c.budget_bytes);
+  c.budget_symbol.clear();
   c.budget_bytes = 0;
   Result<GenerationAnalysis> none =
       AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);

@@ -87,6 +87,15 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   EXPECT_EQ(stage, StepStage::kAnalysis);
 
   c = Toy();
+  c.budget_bytes = 1 << 20;
+  c.budget_symbol = "S";
+  r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(stage, StepStage::kInputs);
+  EXPECT_EQ(r.status().message(),
+            "StepConfig.budget_symbol 'S' is not a symbol of the inputs (B)");
+
+  c = Toy();
   c.checkpoint = "decoder";
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());

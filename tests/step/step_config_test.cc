@@ -203,6 +203,17 @@ const BadConfig kBadConfigs[] = {
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
     {"budget_negative", [](StepConfig& c) { c.budget_bytes = -1; },
      "StepConfig.budget_bytes -1: must be positive (0: none)"},
+    {"budget_symbol_without_budget",
+     [](StepConfig& c) { c.budget_symbol = "S"; },
+     "StepConfig.budget_symbol S is searched against a budget: it needs "
+     "StepConfig.budget_bytes"},
+    {"budget_symbol_of_generation",
+     [](StepConfig& c) {
+       c.mode = "generate";
+       c.budget_bytes = 1 << 30;
+       c.budget_symbol = "H";
+     },
+     "StepConfig.budget_symbol 'H': a generation searches B, S or T"},
     {"cache_dtype", [](StepConfig& c) { c.cache_dtype = "int3"; },
      "StepConfig.cache_dtype 'int3': expected fp32, bf16, fp16 or fp8"},
     {"cache_dtype_without_generate",
