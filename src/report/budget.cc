@@ -174,6 +174,7 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
     out.fits = *tensor <= budget;
   } else {
     out.allocator = true;
+    out.pessimistic = (*m.allocator)->expandable_segments;
     // NB: a budget below the context leaves the segments nothing.
     const int64_t limit =
         std::max<int64_t>(budget - (*m.allocator)->context_bytes, 0);

@@ -25,6 +25,9 @@ std::string BudgetText(int64_t budget_bytes,
       HumanAndExact(a.needed_bytes, Unit::kBytes) + " (" + NeededWhat(a) + ")";
   if (!a.fits) {
     out += "does NOT fit" + at + ": it needs " + needed;
+    if (a.pessimistic)
+      out += " (NB: the release of expandable segments' free pages is not "
+             "modelled: it may fit)";
   } else if (a.releases > 0) {
     out += "fits" + at + " once the allocator releases its cached segments (" +
            std::to_string(a.releases) + (a.releases == 1 ? " time" : " times") +
@@ -52,7 +55,8 @@ nlohmann::ordered_json BudgetJson(int64_t budget_bytes,
             {"fits", a.fits},
             {"needed_bytes", a.needed_bytes},
             {"decided_by", a.allocator ? "cuda_allocator" : "tensor_peak"},
-            {"releases", a.releases}};
+            {"releases", a.releases},
+            {"pessimistic", a.pessimistic}};
   if (a.symbol.empty()) {
     j["at"] = nullptr;
     j["largest"] = nullptr;
