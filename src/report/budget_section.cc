@@ -26,8 +26,9 @@ std::string BudgetText(int64_t budget_bytes,
   if (!a.fits) {
     out += "does NOT fit" + at + ": it needs " + needed;
     if (a.pessimistic)
-      out += " (NB: the release of expandable segments' free pages is not "
-             "modelled: it may fit)";
+      out +=
+          " (NB: the release of expandable segments' free pages is not "
+          "modelled: it may fit)";
   } else if (a.releases > 0) {
     out += "fits" + at + " once the allocator releases its cached segments (" +
            std::to_string(a.releases) + (a.releases == 1 ? " time" : " times") +
