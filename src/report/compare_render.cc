@@ -84,7 +84,7 @@ std::string GenerationCompareText(const std::string& model,
   if (options.budget_bytes > 0) {
     out += "  budget " + Human(options.budget_bytes, Unit::kBytes) + " (" +
            std::to_string(options.budget_bytes) + " bytes); Max " + x +
-           ": the largest " + x + " whose generation peak fits (up to " +
+           ": the largest " + x + " whose generation fits (up to " +
            std::to_string(options.max_batch_limit) + ")\n";
   }
   std::vector<Table::Column> cols = {{"Config", Table::Align::kLeft}};
@@ -169,8 +169,11 @@ std::string GenerationCompareText(const std::string& model,
   if (allocator) {
     out +=
         "CUDA caching allocator model (docs/allocator.md): +context is the "
-        "larger phase's reserved bytes plus\n"
-        "the CUDA context; a budget is compared with it.\n";
+        "whole generate()'s reserved peak plus\n"
+        "the CUDA context (every step through one allocator); what fits is "
+        "the whole generation replayed within\n"
+        "the budget less the context, cached segments released as PyTorch "
+        "releases them before giving up.\n";
   }
   if (timed) {
     out += "Time (" + TimeSourceText(options) +
@@ -275,8 +278,10 @@ std::string RenderCompareText(const std::string& model,
     out +=
         "CUDA caching allocator model (docs/allocator.md): Peak is the "
         "allocated blocks' (max_memory_allocated),\n"
-        "Reserved max_memory_reserved, +context adds the CUDA context; a "
-        "budget is compared with +context.\n";
+        "Reserved max_memory_reserved, +context adds the CUDA context; what "
+        "fits is the step replayed within the\n"
+        "budget less the context, cached segments released as PyTorch "
+        "releases them before giving up.\n";
   }
   if (timed) {
     out += "Time (" + TimeSourceText(options) +
