@@ -333,8 +333,18 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
                 {"lower_bound", tr.flops_lower_bound}};
   const PeakInfo peak =
       given_peak != nullptr ? *given_peak : EvaluatePeak(tr, b);
+  // NB: the budget is answered even where the allocator's peaks need a symbol
+  // the budget searches (B unbound: decided at 1).
+  Json budget = nullptr;
+  if (report.budget_bytes > 0) {
+    BudgetQuestion question;
+    question.budget_bytes = report.budget_bytes;
+    question.symbol = report.budget_symbol;
+    budget = report::BudgetJson(report.budget_bytes,
+                                BudgetEvaluator(report).Answer(b, question));
+  }
   if (!peak.error.empty()) {
-    j["memory"] = {{"error", peak.error}};
+    j["memory"] = {{"error", peak.error}, {"budget", budget}};
     WriteMembers(w, j);
     w.EndObject();
     return;
@@ -346,7 +356,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   if (tr.cuda_allocator) {
     blocks = EvaluateAllocator(tr, b);
     if (!blocks->error.empty()) {
-      j["memory"] = {{"error", blocks->error}};
+      j["memory"] = {{"error", blocks->error}, {"budget", budget}};
       WriteMembers(w, j);
       w.EndObject();
       return;
@@ -400,15 +410,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   // --paged).
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
   mem["lower_bound"] = tr.act_lower_bound;
-  if (report.budget_bytes > 0) {
-    BudgetQuestion question;
-    question.budget_bytes = report.budget_bytes;
-    question.symbol = report.budget_symbol;
-    mem["budget"] = report::BudgetJson(
-        report.budget_bytes, BudgetEvaluator(report).Answer(b, question));
-  } else {
-    mem["budget"] = nullptr;
-  }
+  mem["budget"] = budget;
   j["memory"] = std::move(mem);
   WriteMembers(w, j);
   w.Key("saved");

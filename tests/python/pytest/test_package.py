@@ -125,6 +125,9 @@ def test_budget_equals_cli_and_bounds_the_batch(cli, allocator):
     if allocator:
         assert points[0]["device_peak"] == a.evaluate(B=n).allocator["device_peak"]
     assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).budget is None
+    # B unbound: the allocator's own figures need it, the budget is decided at B = 1 all the same.
+    free = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16}, budget="40MiB", **opts).budget
+    assert free["at"] == {"B": 1} and free["largest"]["value"] == n
     with pytest.raises(torchcost.TorchcostError, match="budget: '40 apples'"):
         torchcost.analyze("llama", config=TINY_LLAMA, budget="40 apples")
 
