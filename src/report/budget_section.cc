@@ -14,6 +14,13 @@ const char* NeededWhat(const BudgetAnswer& a) {
 
 }  // namespace
 
+BudgetQuestion QuestionOf(const Report& report, bool search) {
+  BudgetQuestion q;
+  q.budget_bytes = report.budget_bytes;
+  q.symbol = search ? report.budget_symbol : "";
+  return q;
+}
+
 std::string BudgetText(int64_t budget_bytes,
                        const Result<BudgetAnswer>& answer) {
   std::string out = "Budget " + Human(budget_bytes, Unit::kBytes) + ": ";

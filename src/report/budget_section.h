@@ -10,6 +10,10 @@
 
 namespace torchcost::report {
 
+// Returns the question a report's renderings ask: Report::budget_bytes, with
+// Report::budget_symbol searched unless `search` is false (a sweep's point).
+BudgetQuestion QuestionOf(const Report& report, bool search = true);
+
 // Returns "Budget 24.00 GiB: fits at B=8 (...); the largest B that fits: 13",
 // newline-terminated; an error's message after "Budget SIZE: ".
 std::string BudgetText(int64_t budget_bytes,

@@ -283,14 +283,6 @@ Json AllocatorJson(const std::optional<PhaseAllocators>& a) {
           {"generate", whole}};
 }
 
-// The report's budget question: its bytes and searched symbol.
-BudgetQuestion BudgetOf(const GenerationAnalysis& g) {
-  BudgetQuestion q;
-  q.budget_bytes = g.prefill.report.budget_bytes;
-  q.symbol = g.prefill.report.budget_symbol;
-  return q;
-}
-
 }  // namespace
 
 GenerationPeak PhasePeak(const StepAnalysis& phase,
@@ -363,8 +355,9 @@ std::string RenderGenerationText(const GenerationAnalysis& g,
     out += AllocatorText(*a);
   if (g.time.present) out += TimeText(g.time);
   if (const int64_t budget = g.prefill.report.budget_bytes; budget > 0) {
-    out += "  " + report::BudgetText(budget,
-                                     BudgetEvaluator(g).Answer(b, BudgetOf(g)));
+    out += "  " + report::BudgetText(
+                      budget, BudgetEvaluator(g).Answer(
+                                  b, report::QuestionOf(g.prefill.report)));
   }
   // The prefill's diagnostics (the builder's notes among them), then the
   // decode step's that the prefill did not give.
@@ -410,7 +403,8 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
   const int64_t budget = g.prefill.report.budget_bytes;
   j["budget"] = budget > 0
                     ? report::BudgetJson(
-                          budget, BudgetEvaluator(g).Answer(b, BudgetOf(g)))
+                          budget, BudgetEvaluator(g).Answer(
+                                      b, report::QuestionOf(g.prefill.report)))
                     : Json(nullptr);
   std::string text = j.dump(2), out;
   const std::string pad(indent, ' ');
@@ -428,8 +422,9 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
   const int64_t budget_bytes = g.prefill.report.budget_bytes;
   const bool allocator = g.decode.report.training.cuda_allocator.has_value();
   const BudgetEvaluator budget(g);
-  BudgetQuestion question = BudgetOf(g);
-  question.symbol.clear();  // Each point says whether it fits; no search.
+  // Each point says whether it fits; no search.
+  const BudgetQuestion question =
+      report::QuestionOf(g.prefill.report, /*search=*/false);
   Json rows = Json::array();
   std::string text =
       "B, S, T, kv_cache, prefill peak, decode peak" +

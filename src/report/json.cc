@@ -337,11 +337,9 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   // the budget searches (B unbound: decided at 1).
   Json budget = nullptr;
   if (report.budget_bytes > 0) {
-    BudgetQuestion question;
-    question.budget_bytes = report.budget_bytes;
-    question.symbol = report.budget_symbol;
-    budget = report::BudgetJson(report.budget_bytes,
-                                BudgetEvaluator(report).Answer(b, question));
+    budget = report::BudgetJson(
+        report.budget_bytes,
+        BudgetEvaluator(report).Answer(b, report::QuestionOf(report)));
   }
   if (!peak.error.empty()) {
     j["memory"] = {{"error", peak.error}, {"budget", budget}};

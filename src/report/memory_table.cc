@@ -170,11 +170,8 @@ std::string RenderMemory(const ir::Graph& graph, const Report& report,
   }
   if (tr.cuda_allocator) out += AllocatorLines(graph, tr, bindings);
   if (report.budget_bytes > 0) {
-    BudgetQuestion question;
-    question.budget_bytes = report.budget_bytes;
-    question.symbol = report.budget_symbol;
-    out += BudgetText(report.budget_bytes,
-                      BudgetEvaluator(report).Answer(bindings, question));
+    out += BudgetText(report.budget_bytes, BudgetEvaluator(report).Answer(
+                                               bindings, QuestionOf(report)));
   }
   if (tr.paged) {
     out += "Paged optimizer states (host, not in the peak): " +

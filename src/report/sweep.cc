@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "report/budget_section.h"
 #include "report/format.h"
 #include "report/table.h"
 #include "report/text_sections.h"
@@ -112,9 +113,8 @@ Result<std::vector<SweepRow>> EvaluateSweep(
   if (!peak.error.empty())
     return Status::OutOfRange("SweepSpec: " + peak.error);
   const BudgetEvaluator budget(report);
-  BudgetQuestion question;
-  question.budget_bytes = report.budget_bytes;
-  question.symbol.clear();  // Each point says whether it fits; no search.
+  // Each point says whether it fits; no search.
+  const BudgetQuestion question = QuestionOf(report, /*search=*/false);
   std::vector<SweepRow> rows;
   std::vector<size_t> index(sweeps.size(), 0);
   for (;;) {
