@@ -79,6 +79,37 @@ TEST(EvaluateSweepTest, EachPointEqualsTheBoundAnalysis) {
   }
 }
 
+// With a budget each point says whether its peak fits (the peak compared by
+// hand here); text and JSON both carry it.
+TEST(EvaluateSweepTest, EachPointSaysWhetherItFitsTheBudget) {
+  TinyNet net;
+  const sym::Bindings b4 = {{"B", 4}};
+  const int64_t peak4 =
+      *EvaluatePeak(net.report.training, b4).peak.AsConstant();
+  net.report.budget_bytes = peak4;  // B = 4 fits exactly; B = 8 does not.
+  auto rows = report::EvaluateSweep(net.graph, net.report,
+                                    {*ParseSweep("B=1:16:x2")}, {}, nullptr);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  for (const auto& row : *rows) {
+    ASSERT_TRUE(row.fits.has_value());
+    EXPECT_EQ(*row.fits, row.peak <= peak4) << "B=" << row.bindings.at("B");
+    EXPECT_EQ(row.device_peak, -1);  // No allocator model.
+  }
+  EXPECT_TRUE(*(*rows)[2].fits);
+  EXPECT_FALSE(*(*rows)[3].fits);
+  Result<std::string> text = RenderSweepText(
+      net.graph, net.report, {*ParseSweep("B=4,8")}, {}, nullptr);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_THAT(*text, HasSubstr("Fits "));
+  EXPECT_THAT(*text, HasSubstr("NO"));
+  Result<std::string> json = RenderSweepJson(
+      net.graph, net.report, {*ParseSweep("B=4,8")}, {}, nullptr);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"budget_bytes\": " + std::to_string(peak4)));
+  EXPECT_THAT(*json, HasSubstr("\"fits\": true"));
+  EXPECT_THAT(*json, HasSubstr("\"fits\": false"));
+}
+
 TEST(EvaluateSweepTest, UnboundSymbolIsAnError) {
   TinyNet net;
   auto rows = report::EvaluateSweep(net.graph, net.report, {}, {}, nullptr);
