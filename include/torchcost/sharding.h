@@ -44,6 +44,12 @@ struct ShardingOptions {
   // FSDP backward_prefetch=BACKWARD_PRE / ZeRO-3 prefetch: the next unit's
   // parameters are gathered while the current one runs its backward.
   bool prefetch = true;
+  // ZeRO-Offload (Ren et al. 2021; DeepSpeed's offload_optimizer device cpu),
+  // with ZeRO-2 or ZeRO-3: the rank's optimizer states, float32 master
+  // weights and float32 gradient shard live on the host and the optimizer
+  // step runs there; the device keeps the parameters and the gradients not
+  // yet reduced.
+  bool offload_optimizer = false;
 };
 
 // What one rank holds and communicates, next to the per-rank timeline.
@@ -65,6 +71,14 @@ struct ShardingReport {
   std::vector<std::string> units;
   // Full (gathered, padded) bytes of the largest unit.
   int64_t largest_unit_bytes = 0;
+  // ShardingOptions::offload_optimizer: what the rank keeps on the host
+  // instead (not in the device's peak): its optimizer states with the float32
+  // masters, and its gradient shard in float32; and the bytes crossing the
+  // host link per step (the gradient shard down, the updated parameter shard
+  // up, both in the parameters' 16-bit dtype). The device's grad_bytes and
+  // opt_bytes above are then 0.
+  bool offload_optimizer = false;
+  int64_t host_opt_bytes = 0, host_grad_bytes = 0, host_transfer_bytes = 0;
 };
 
 }  // namespace torchcost

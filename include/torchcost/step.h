@@ -121,6 +121,10 @@ struct StepConfig {
   std::string fsdp_unit = "blocks";
   // FSDP's backward prefetch (BACKWARD_PRE) / ZeRO-3's prefetch.
   bool prefetch = true;
+  // "optimizer": ZeRO-Offload, the optimizer states, masters and the gradient
+  // shard on the host (ShardingOptions::offload_optimizer; with shard zero2 or
+  // zero3); "none" or empty: none.
+  std::string offload;
   // The device whose kernels are modelled: "cuda" or "cpu".
   std::string device = "cuda";
   // scaled_dot_product_attention's kernel: "auto", "math", "flash",

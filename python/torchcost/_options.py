@@ -42,6 +42,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "ddp_bucket_view": ("--ddp-bucket-view", "flag"),
     "fsdp_unit": ("--fsdp-unit", "value"),
     "no_prefetch": ("--no-prefetch", "flag"),
+    "offload": ("--offload", "value"),
     "master_weights": ("--master-weights", "flag"),
     "paged": ("--paged", "flag"),
     "state_dtype": ("--state-dtype", "value"),

@@ -268,6 +268,11 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_flag(
       "--no-prefetch", out.no_prefetch,
       "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
+  app.add_option("--offload", out.offload,
+                 "ZeRO-Offload with --shard zero2|zero3: optimizer states, "
+                 "float32 masters and the gradient shard on the host, the "
+                 "step run there (optimizer); none")
+      ->type_name("none|optimizer");
   app.add_flag("--master-weights", out.master_weights,
                "float32 master weights and optimizer states for "
                "float16/bfloat16 parameters (mixed-precision "

@@ -55,6 +55,7 @@ struct CommandLine {
   bool ddp_bucket_view = false;
   std::string fsdp_unit = "blocks";  // --fsdp-unit REGEX|blocks
   bool no_prefetch = false;          // --no-prefetch
+  std::string offload;               // --offload optimizer
   bool master_weights = false;       // --master-weights
   std::string state_dtype;           // --state-dtype DTYPE (optimizer states)
   // --paged (bitsandbytes' paged optimizer states)

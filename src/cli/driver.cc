@@ -134,6 +134,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.ddp_bucket_view = cl.ddp_bucket_view;
   c.fsdp_unit = cl.fsdp_unit;
   c.prefetch = !cl.no_prefetch;
+  c.offload = cl.offload;
   c.master_weights = cl.master_weights;
   c.foreach = cl.optimizer_impl == "foreach";
   c.galore = cl.galore;

@@ -32,6 +32,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.ddp_bucket_view", "--ddp-bucket-view"},
     {"StepConfig.fsdp_unit", "--fsdp-unit"},
     {"StepConfig.prefetch", "--no-prefetch"},
+    {"StepConfig.offload", "--offload"},
     {"StepConfig.device", "--device"},
     {"StepConfig.attention_backend", "--attention-backend"},
     {"StepConfig.strict", "--strict"},

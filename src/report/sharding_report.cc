@@ -28,6 +28,14 @@ std::string RenderSharding(const TrainingReport& tr) {
   out += "  One device would hold: param " + Bytes(s.unsharded_param_bytes) +
          ", grad " + Bytes(s.unsharded_grad_bytes) + ", opt " +
          Bytes(s.unsharded_opt_bytes) + "\n";
+  if (s.offload_optimizer) {
+    out +=
+        "  Offloaded to the host (ZeRO-Offload; not in the device's peak): "
+        "opt " +
+        Bytes(s.host_opt_bytes) + ", float32 gradient shard " +
+        Bytes(s.host_grad_bytes) + "; " + Bytes(s.host_transfer_bytes) +
+        " over the host link per step\n";
+  }
   if (s.strategy == ShardStrategy::kNone) return out;
   out += "  Communication per step per rank (payload): all-reduce " +
          Bytes(s.all_reduce_bytes) + ", reduce-scatter " +
@@ -56,6 +64,13 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
   j["communication"] = {{"all_reduce", s.all_reduce_bytes},
                         {"reduce_scatter", s.reduce_scatter_bytes},
                         {"all_gather", s.all_gather_bytes}};
+  j["offload"] =
+      s.offload_optimizer
+          ? nlohmann::ordered_json{{"what", "optimizer"},
+                                   {"opt", s.host_opt_bytes},
+                                   {"grad", s.host_grad_bytes},
+                                   {"transfer", s.host_transfer_bytes}}
+          : nlohmann::ordered_json(nullptr);
   j["ddp_buckets"] = s.ddp_buckets;
   j["units"] = s.units;
   j["largest_unit_bytes"] = s.largest_unit_bytes;

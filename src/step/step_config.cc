@@ -97,6 +97,26 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   }
   if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1)
     return Bad("StepConfig.ddp_bucket_mib: must be positive");
+  if (c.offload != "" && c.offload != "none" && c.offload != "optimizer") {
+    return Bad("StepConfig.offload '" + c.offload +
+               "': expected none or optimizer");
+  }
+  if (c.offload == "optimizer") {
+    // NB: ZeRO-Offload moves the states ZeRO-2 partitions (Ren et al. 2021,
+    // Sec. 4); FSDP's CPUOffload moves the parameters as well, not modelled.
+    if (s.strategy != ShardStrategy::kZero2 &&
+        s.strategy != ShardStrategy::kZero3) {
+      return Bad(
+          "StepConfig.offload optimizer (ZeRO-Offload) needs "
+          "StepConfig.shard zero2 or zero3");
+    }
+    if (c.paged) {
+      return Bad(
+          "StepConfig.offload optimizer and StepConfig.paged both "
+          "place the optimizer states on the host: give one");
+    }
+    s.offload_optimizer = true;
+  }
   return Status::Ok();
 }
 

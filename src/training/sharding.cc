@@ -126,10 +126,12 @@ class Rewriter {
     }
     if (!ShardsGrads()) return grad;
     // Gradients present before the step (accumulation, zeros) are held as the
-    // rank's shard.
-    const int64_t pre = grad_pre_ > 0 ? plan_.grad_bytes : 0;
+    // rank's shard; with ZeRO-Offload on the host.
+    const bool offload = s_.offload_optimizer;
+    const int64_t pre = grad_pre_ > 0 && !offload ? plan_.grad_bytes : 0;
     if (p.phase != StepPhase::kBackward)
-      return p.phase == StepPhase::kOptimizer ? plan_.grad_bytes : pre;
+      return p.phase == StepPhase::kOptimizer && !offload ? plan_.grad_bytes
+                                                          : pre;
     int64_t reduced = flushed;
     if (s_.strategy != ShardStrategy::kFsdp) {
       // ZeRO reduces a bucket whenever reduce_bucket_size elements are ready.
@@ -137,17 +139,22 @@ class Rewriter {
           s_.reduce_bucket_elements * plan_.grad_element_bytes;
       reduced = bucket > 0 ? produced / bucket * bucket : produced;
     }
-    // NB: a rank keeps ceil(reduced / N) bytes of what was reduced; the bytes
-    // in flight (made, not yet reduced) are whole.
-    return pre + CeilDiv(reduced, s_.world) + (produced - reduced);
+    // NB: a rank keeps ceil(reduced / N) bytes of what was reduced
+    // (ZeRO-Offload copies them to the host); the bytes in flight (made, not
+    // yet reduced) are whole.
+    return pre + (offload ? 0 : CeilDiv(reduced, s_.world)) +
+           (produced - reduced);
   }
 
   TimelinePoint Rewrite(const TimelinePoint& p, int64_t grad,
                         int64_t param) const {
     TimelinePoint q = p;
     const int64_t opt = Constant(p.live[kOpt]);
+    // NB: ZeRO-Offload's states and masters are on the host.
     const int64_t new_opt =
-        opt == 0 ? 0 : opt - plan_.simulated_opt_bytes + plan_.opt_bytes;
+        opt == 0 || s_.offload_optimizer
+            ? 0
+            : opt - plan_.simulated_opt_bytes + plan_.opt_bytes;
     // delta = the changed categories' differences, so the total costs one
     // addition.
     const int64_t delta = (param - Constant(p.live[kParam])) +
@@ -175,6 +182,12 @@ class Rewriter {
       q.total = after.total + sym::Expr(temp);
       out.push_back(std::move(q));
     };
+    // ZeRO-Offload steps on the host (DeepSpeedCPUAdam): no device
+    // temporaries.
+    if (s_.offload_optimizer) {
+      emit(0);
+      return;
+    }
     int64_t carried = 0;
     for (const UpdateTensor& t : plan_.update) {
       const UpdateTransients tr =
@@ -211,6 +224,20 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
   r->unsharded_grad_bytes = plan.full_grad_bytes;
   r->unsharded_opt_bytes = plan.full_opt_bytes;
   r->ddp_buckets = plan.ddp_buckets;
+  if (s.offload_optimizer) {
+    r->offload_optimizer = true;
+    r->host_opt_bytes = plan.opt_bytes;
+    // The shard's elements in float32 (4 bytes each), as the masters' grads.
+    const int64_t elements = plan.grad_element_bytes > 0
+                                 ? plan.grad_bytes / plan.grad_element_bytes
+                                 : 0;
+    r->host_grad_bytes = 4 * elements;
+    // Down: the gradient shard; up: the updated parameter shard, the same
+    // elements in the same 16-bit dtype.
+    r->host_transfer_bytes = 2 * plan.grad_bytes;
+    r->grad_bytes = 0;
+    r->opt_bytes = 0;
+  }
   for (const ShardUnit& u : plan.units) {
     r->units.push_back(g.scopes[u.scope].path);
     r->largest_unit_bytes = std::max(r->largest_unit_bytes, u.full_bytes);

@@ -74,6 +74,30 @@ def zero_states(c, binary):
                     comm["reduce_scatter"] == 2 * PSI and comm["all_gather"] == gathered, str(comm))
 
 
+def zero_offload(c, binary):
+    # ZeRO-Offload (Ren et al. 2021, Sec. 4) over ZeRO-2: the device keeps the 2 Psi bf16 parameters; the fp32
+    # masters and moments (K Psi / N, + the shard's fp32 `step`) and the gradient shard in fp32 (4 Psi / N) are on
+    # the host, and the step runs there. Against plain ZeRO-2, every moment of the device's timeline holds no
+    # OPT and its peak is lower by at least the K Psi / N of states.
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights", "--shard", "zero2", "--world", str(N)]
+    zero2, err = run_json(binary, base)
+    off, err2 = run_json(binary, base + ["--offload", "optimizer"])
+    if err or err2:
+        c.check("zero_offload", False, err or err2)
+        return
+    got = off["sharding"]["per_rank"]
+    c.check("zero_offload_device", (got["param"], got["grad"], got["opt"]) == (2 * PSI, 0, 0), str(got))
+    host = off["sharding"]["offload"]
+    want = {"what": "optimizer", "opt": K * PSI // N + STEP, "grad": 4 * PSI // N, "transfer": 2 * 2 * PSI // N}
+    c.check("zero_offload_host", host == want, "%s, expected %s" % (host, want))
+    mem = off["training"]["memory"]
+    c.check("zero_offload_no_opt", mem["category_max"]["opt"]["value"] == 0, str(mem["category_max"]["opt"]))
+    peak, peak2 = mem["peak"]["value"], zero2["training"]["memory"]["peak"]["value"]
+    c.check("zero_offload_peak", peak <= peak2 - (K * PSI // N + STEP), "%d vs ZeRO-2's %d" % (peak, peak2))
+    c.check("zero_offload_none", zero2["sharding"]["offload"] is None, str(zero2["sharding"].get("offload")))
+
+
 def ddp_and_fsdp(c, binary):
     base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "sgd"]
     plain, err = run_json(binary, base)
@@ -135,6 +159,7 @@ def main():
     args = ap.parse_args()
     c = Checks()
     zero_states(c, args.torchcost)
+    zero_offload(c, args.torchcost)
     ddp_and_fsdp(c, args.torchcost)
     tensor_parallel(c, args.torchcost)
     errors(c, args.torchcost)

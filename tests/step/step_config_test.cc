@@ -201,6 +201,26 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
      },
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
+    {"offload_unknown", [](StepConfig& c) { c.offload = "params"; },
+     "StepConfig.offload 'params': expected none or optimizer"},
+    {"offload_without_zero2",
+     [](StepConfig& c) {
+       c.offload = "optimizer";
+       c.shard = "ddp";
+       c.world = 2;
+     },
+     "StepConfig.offload optimizer (ZeRO-Offload) needs StepConfig.shard "
+     "zero2 or zero3"},
+    {"offload_and_paged",
+     [](StepConfig& c) {
+       c.optimizer = "adam";
+       c.offload = "optimizer";
+       c.shard = "zero2";
+       c.world = 2;
+       c.paged = true;
+     },
+     "StepConfig.offload optimizer and StepConfig.paged both place the "
+     "optimizer states on the host: give one"},
     {"budget_negative", [](StepConfig& c) { c.budget_bytes = -1; },
      "StepConfig.budget_bytes -1: must be positive (0: none)"},
     {"budget_symbol_without_budget",

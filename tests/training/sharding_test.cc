@@ -89,6 +89,38 @@ TEST_F(ShardingTest, ZeroPaperFigureOne) {
   }
 }
 
+// ZeRO-Offload (Ren et al. 2021, Sec. 4): the fp32 masters, both moments and
+// the fp32 gradient shard move to the host, where the step runs; the device
+// keeps its fp16 parameters (all of them under ZeRO-2, its shard under ZeRO-3)
+// and the gradients not yet reduced.
+TEST_F(ShardingTest, ZeroOffloadKeepsParametersAndUnreducedGradients) {
+  Chain({1000, 64}, {"l"});
+  constexpr int64_t kPsi = 64 * 1000, kN = 64, kK = 12;
+  for (ShardStrategy s : {ShardStrategy::kZero2, ShardStrategy::kZero3}) {
+    SCOPED_TRACE(std::string(ShardStrategyName(s)));
+    TrainingOptions t = MixedAdam(s, kN);
+    t.sharding.offload_optimizer = true;
+    Report r = Run("4,1000:float16", t, DType::kFloat16);
+    const ShardingReport& sr = r.training.sharding;
+    const int64_t param = s == ShardStrategy::kZero2 ? 2 * kPsi : 2 * kPsi / kN;
+    EXPECT_EQ(sr.param_bytes, param);
+    EXPECT_EQ(sr.grad_bytes, 0);
+    EXPECT_EQ(sr.opt_bytes, 0);
+    EXPECT_TRUE(sr.offload_optimizer);
+    // K Psi / N of states (+4: the flat shard's float32 `step`), and the
+    // shard's Psi / N gradients in float32.
+    EXPECT_EQ(sr.host_opt_bytes, kK * kPsi / kN + 4);
+    EXPECT_EQ(sr.host_grad_bytes, 4 * kPsi / kN);
+    // Down 2 Psi / N bytes of gradients, up 2 Psi / N of parameters.
+    EXPECT_EQ(sr.host_transfer_bytes, 2 * 2 * kPsi / kN);
+    EXPECT_EQ(StatesAtEnd(r), param);
+    for (const TimelinePoint& p : r.training.timeline)
+      EXPECT_EQ(At(p.live[kOpt]), 0);
+    // The step runs on the host: no device temporaries beyond the backward's.
+    EXPECT_EQ(testing::OptimizerTempOverBackward(r), 0);
+  }
+}
+
 TEST_F(ShardingTest, ExpertParallelismIsRefusedUnderZeroAndFsdp) {
   // A graph with an all-to-all (a mixture of experts built with ep > 1): its
   // experts' states would shard over world / ep ranks, which is not modelled.
