@@ -330,7 +330,9 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
     t.module_backward_seconds[parent] += t.module_backward_seconds[s];
   }
   // The optimizer step: memory-bound elementwise work on the CUDA cores.
-  if (train) {
+  // NB: ZeRO-Offload steps on the host (DeepSpeedCPUAdam): not the GPU's time
+  // (the report's note says its time is not modelled).
+  if (train && !tr.sharding.offload_optimizer) {
     const double opt =
         RooflineSeconds(value(tr.flops_optimizer), value(tr.optimizer_bytes),
                         gpu.fp32, gpu.bandwidth);

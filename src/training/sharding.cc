@@ -298,6 +298,13 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   if (!plan.ok()) return plan.status();
   if (sharded || options.master_weights) Rewriter(*plan, options, &tr).Run();
   Summarize(graph, *plan, options.sharding, &tr.sharding);
+  if (options.sharding.offload_optimizer) {
+    report->diagnostics.push_back(
+        {Diagnostic::Severity::kNote,
+         "ZeRO-Offload: the optimizer step runs on the host (DeepSpeedCPUAdam) "
+         "and the gradient and parameter shards cross the host link; a "
+         "predicted time counts neither"});
+  }
   return Status::Ok();
 }
 

@@ -96,6 +96,16 @@ def zero_offload(c, binary):
     peak, peak2 = mem["peak"]["value"], zero2["training"]["memory"]["peak"]["value"]
     c.check("zero_offload_peak", peak <= peak2 - (K * PSI // N + STEP), "%d vs ZeRO-2's %d" % (peak, peak2))
     c.check("zero_offload_none", zero2["sharding"]["offload"] is None, str(zero2["sharding"].get("offload")))
+    # The step runs on the host: a GPU's predicted time counts no optimizer step, and a note says so.
+    timed, err = run_json(binary, base + ["--offload", "optimizer", "--gpu", "h100-sxm"])
+    plain, err2 = run_json(binary, base + ["--gpu", "h100-sxm"])
+    if err or err2:
+        c.check("zero_offload_time", False, err or err2)
+        return
+    c.check("zero_offload_time", timed["time"]["optimizer_seconds"] == 0 < plain["time"]["optimizer_seconds"],
+            "%s vs %s" % (timed["time"]["optimizer_seconds"], plain["time"]["optimizer_seconds"]))
+    c.check("zero_offload_note", any("ZeRO-Offload" in d["message"] for d in timed["diagnostics"]),
+            str(timed["diagnostics"]))
 
 
 def ddp_and_fsdp(c, binary):
