@@ -80,6 +80,8 @@ void Names(std::string_view t) {
   (void)ParseOptimizer(t);
   (void)ParseStepMode(t);
   Step(&StepConfig::autocast, t);
+  Step(&StepConfig::offload, t);
+  Step(&StepConfig::budget_symbol, t);
 }
 void Checkpoint(std::string_view t) {
   Step(&StepConfig::checkpoint, t);

@@ -279,6 +279,12 @@ def test_options_are_keywords_and_errors_name_them():
         torchcost.analyze("llama", config=TINY_LLAMA, galore={"r": 8}, optimizer="sgd")
     with pytest.raises(torchcost.TorchcostError, match="^world 4 needs shard"):
         torchcost.analyze("llama", config=TINY_LLAMA, world=4)
+    with pytest.raises(torchcost.TorchcostError, match="^offload optimizer .*needs shard zero2 or zero3"):
+        torchcost.analyze("llama", config=TINY_LLAMA, offload="optimizer")
+    with pytest.raises(torchcost.TorchcostError, match="^batch_symbol 'N' is not a symbol of the inputs"):
+        torchcost.analyze("llama", config=TINY_LLAMA, budget="1GiB", batch_symbol="N")
+    with pytest.raises(torchcost.TorchcostError, match="^batch_symbol S .*it needs budget$"):
+        torchcost.analyze("llama", config=TINY_LLAMA, batch_symbol="S")
     a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 1, "S": 8}, param_dtype=torch.bfloat16,
                           peft={"method": "lora", "r": 4, "targets": "q_proj|v_proj"}, checkpoint="blocks",
                           prefetch=False, mode="train", loss="causal_lm")
