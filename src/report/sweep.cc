@@ -109,7 +109,12 @@ Result<std::vector<SweepRow>> EvaluateSweep(
     const TimedOn* time) {
   // NB: one symbolic peak analysis gives the few moments that can be the peak
   // for some values of the symbols; each point only evaluates those.
-  const PeakInfo peak = EvaluatePeak(report.training, base);
+  // NB: the swept symbols stay free in the candidates, even where `base` also
+  // binds them (a --set of the swept symbol): else every point would have the
+  // base's peak.
+  sym::Bindings free = base;
+  for (const SweepSpec& s : sweeps) free.erase(s.symbol);
+  const PeakInfo peak = EvaluatePeak(report.training, free);
   if (!peak.error.empty())
     return Status::OutOfRange("SweepSpec: " + peak.error);
   const BudgetEvaluator budget(report);
@@ -145,9 +150,14 @@ Result<std::vector<SweepRow>> EvaluateSweep(
           "SweepSpec: " + status.message() +
           "; bind it with StepConfig.bindings or SweepSpec");
     if (tr.cuda_allocator) {
+      // NB: as the report at one point: the peak, its moment and breakdown are
+      // the allocated blocks'.
       const AllocatorPeak a = EvaluateAllocator(tr, row.bindings);
       if (!a.error.empty())
         return Status::InvalidArgument("SweepSpec: " + a.error);
+      row.peak = a.allocated_peak;
+      row.peak_point = a.point;
+      for (int k = 0; k < kNumMemCategories; ++k) row.at_peak[k] = a.at_peak[k];
       row.device_peak = a.device_peak;
     }
     if (report.budget_bytes > 0) {
@@ -241,7 +251,8 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
            : std::string("infer")) +
       "; one analysis, evaluated per point; memory at the peak" +
       (tr.cuda_allocator
-           ? "; Device: the CUDA caching allocator's reserved peak + context"
+           ? "; CUDA caching allocator: Peak the allocated blocks', Device "
+             "the reserved peak + context"
            : "") +
       (time ? "; time " + report::TimeSourceLabel(time->source) : "") + ")\n";
   out += t.Render();

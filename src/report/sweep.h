@@ -23,7 +23,8 @@ struct SweepRow {
   // point; -1 without.
   StepRate step_rate;
   // With the CUDA allocator model: the reserved peak plus the context; -1
-  // without.
+  // without. NB: peak, peak_point and at_peak are then the allocated blocks'
+  // (EvaluateAllocator), as in the report.
   int64_t device_peak = -1;
   // With Report::budget_bytes: whether the point fits (BudgetAnswer::fits).
   std::optional<bool> fits;

@@ -110,6 +110,20 @@ TEST(EvaluateSweepTest, EachPointSaysWhetherItFitsTheBudget) {
   EXPECT_THAT(*json, HasSubstr("\"fits\": false"));
 }
 
+// A swept symbol also bound in the base (a --set of it) takes each point's
+// value, in the peak as in the FLOPs.
+TEST(EvaluateSweepTest, SweptSymbolOverridesItsBaseBinding) {
+  TinyNet net;
+  auto rows = report::EvaluateSweep(
+      net.graph, net.report, {*ParseSweep("B=1,64")}, {{"B", 2}}, nullptr);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  for (const auto& row : *rows) {
+    const PeakInfo p = EvaluatePeak(net.report.training, row.bindings);
+    EXPECT_EQ(row.peak, *p.peak.AsConstant()) << "B=" << row.bindings.at("B");
+  }
+  EXPECT_LT((*rows)[0].peak, (*rows)[1].peak);
+}
+
 TEST(EvaluateSweepTest, UnboundSymbolIsAnError) {
   TinyNet net;
   auto rows = report::EvaluateSweep(net.graph, net.report, {}, {}, nullptr);

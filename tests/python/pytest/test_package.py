@@ -124,6 +124,9 @@ def test_budget_equals_cli_and_bounds_the_batch(cli, allocator):
     assert [p["fits"] for p in points] == [True, False]
     if allocator:
         assert points[0]["device_peak"] == a.evaluate(B=n).allocator["device_peak"]
+    # The sweep's peak and breakdown are the report's at that point (the allocated blocks' with the allocator).
+    assert points[0]["peak"] == a.evaluate(B=n).peak_bytes
+    assert points[0]["at_peak"] == a.evaluate(B=n).memory
     assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).budget is None
     # B unbound: the allocator's own figures need it, the budget is decided at B = 1 all the same.
     free = torchcost.analyze("llama", config=TINY_LLAMA, set={"S": 16}, budget="40MiB", **opts).budget
