@@ -169,15 +169,18 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
                          : " (unbound: " + missing + ")"));
   }
   const int64_t budget = question.budget_bytes;
+  // The bytes the segments may take: the budget less the context. NB: a budget
+  // below the context leaves the segments nothing.
+  const int64_t limit =
+      m.allocator->has_value()
+          ? std::max<int64_t>(budget - (*m.allocator)->context_bytes, 0)
+          : 0;
   if (!m.allocator->has_value()) {
     out.needed_bytes = Clamp64(*tensor);
     out.fits = *tensor <= budget;
   } else {
     out.allocator = true;
     out.pessimistic = (*m.allocator)->expandable_segments;
-    // NB: a budget below the context leaves the segments nothing.
-    const int64_t limit =
-        std::max<int64_t>(budget - (*m.allocator)->context_bytes, 0);
     const Replayed r = m.Replay(b, limit);
     if (!r.error.empty()) return Status::InvalidArgument(r.error);
     out.fits = r.fits;
@@ -199,8 +202,6 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
   if (m.allocator->has_value()) {
     // NB: the allocator's blocks are never smaller than the tensors they
     // hold, so the tensor bytes' answer bounds the allocator's from above.
-    const int64_t limit =
-        std::max<int64_t>(budget - (*m.allocator)->context_bytes, 0);
     auto replay_fits = [&](int64_t v) {
       value = v;
       const Replayed r = m.Replay(at, limit);

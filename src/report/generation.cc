@@ -469,21 +469,29 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                 {"kv_cache_bytes", static_cast<long long>(*kv)},
                 {"prefill_peak_bytes", static_cast<long long>(*p1)},
                 {"decode_peak_bytes", static_cast<long long>(*p2)}};
-    std::string device;
-    if (allocator) {
-      const GenerationAllocatorPeak w = EvaluateGenerationAllocator(
-          g.prefill.report.training, g.decode.report.training, b);
-      if (!w.error.empty()) return Status::InvalidArgument("sweep: " + w.error);
-      row["device_peak_bytes"] = w.device_peak;
-      device = ", " + report::Human(w.device_peak, Unit::kBytes);
-    }
-    bool fits = true;
+    std::optional<BudgetAnswer> answer;
     if (budget_bytes > 0) {
       Result<BudgetAnswer> a = budget.Answer(b, question);
       if (!a.ok()) return a.status().WithPrefix("sweep: budget");
-      fits = a->fits;
-      row["fits"] = fits;
+      answer = std::move(a).value();
     }
+    std::string device;
+    if (allocator) {
+      // NB: the budget's answer holds the whole generate()'s device total
+      // already (needed_bytes); replay only without one.
+      int64_t device_peak = answer ? answer->needed_bytes : 0;
+      if (!answer) {
+        const GenerationAllocatorPeak w = EvaluateGenerationAllocator(
+            g.prefill.report.training, g.decode.report.training, b);
+        if (!w.error.empty())
+          return Status::InvalidArgument("sweep: " + w.error);
+        device_peak = w.device_peak;
+      }
+      row["device_peak_bytes"] = device_peak;
+      device = ", " + report::Human(device_peak, Unit::kBytes);
+    }
+    const bool fits = !answer || answer->fits;
+    if (answer) row["fits"] = fits;
     std::string timed;
     if (time) {
       Result<GenerationTime> t = EstimateGenerationTime(g, time->gpu, b);
