@@ -22,14 +22,14 @@ inline const RuleSet& Rules() {
 }
 
 // Returns the llama-7b-like preset, built once (aborts if it does not build).
-inline const build::BuiltModel& Llama7b() {
-  static build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("llama-7b-like", "");
+inline const builder::BuiltModel& Llama7b() {
+  static builder::BuiltModel* m = [] {
+    auto r = builder::BuildNamedModel("llama-7b-like", "");
     if (!r.ok()) {
       std::fprintf(stderr, "%s\n", r.status().message().c_str());
       std::abort();
     }
-    return new build::BuiltModel(std::move(r).value());
+    return new builder::BuiltModel(std::move(r).value());
   }();
   return *m;
 }

@@ -26,7 +26,7 @@ using bench::Rules;
 // The step of llama-7b-like in bf16 (the family's dtype), B and S symbolic;
 // with the allocator model when `allocator`.
 StepAnalysis Step(bool allocator) {
-  auto built = build::BuildNamedModel("llama-7b-like", "dtype=bf16");
+  auto built = builder::BuildNamedModel("llama-7b-like", "dtype=bf16");
   if (!built.ok()) std::abort();
   StepConfig config = StepConfigFor(*built);
   if (allocator) config.allocator = "cuda";

@@ -29,19 +29,19 @@ namespace {
 using bench::Llama7b;
 using bench::Rules;
 
-AnalysisOptions TrainOptions(const build::BuiltModel& m, sym::Context& ctx) {
+AnalysisOptions TrainOptions(const builder::BuiltModel& m, sym::Context& ctx) {
   AnalysisOptions options;
   options.training.mode = StepMode::kTrain;
   options.training.optimizer = OptimizerKind::kAdam;
-  for (const build::InputDecl& in : m.inputs)
-    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m.inputs)
+    options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
   return options;
 }
 
 // Building the graph of the preset from its config.
 void BM_BuildLlama7b(benchmark::State& state) {
   for (auto _ : state) {
-    auto m = build::BuildNamedModel("llama-7b-like", "");
+    auto m = builder::BuildNamedModel("llama-7b-like", "");
     benchmark::DoNotOptimize(m);
   }
 }
@@ -50,7 +50,7 @@ BENCHMARK(BM_BuildLlama7b)->Unit(benchmark::kMillisecond);
 // The full training analysis (forward, backward, Adam, memory timeline) with B
 // and S unbound, then the symbolic peak (EvaluatePeak with no bindings).
 void BM_AnalyzeTrainLlama7bSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -68,7 +68,7 @@ BENCHMARK(BM_AnalyzeTrainLlama7bSymbolic)->Unit(benchmark::kMillisecond);
 // The same with every decoder layer checkpointed (--checkpoint blocks): the
 // segments' forward is replayed in backward; it should cost about the same.
 void BM_AnalyzeTrainLlama7bCheckpointSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -89,7 +89,7 @@ BENCHMARK(BM_AnalyzeTrainLlama7bCheckpointSymbolic)
 // 224 projected weights, an SVD step; arg 1: per-layer updates in backward):
 // it should cost about the same as the plain training analysis.
 void BM_AnalyzeTrainLlama7bGaloreSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -134,7 +134,7 @@ bool AnalyzeWithLoss(benchmark::State& state, const ir::Graph& graph,
 // loss, arg 0; torchtune's chunked cross-entropy over 8 chunks, arg 8): the
 // rewrite's shape propagation and the analysis of the grown graph.
 void BM_AnalyzeTrainLlama7bLossSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   const LossSpec loss = *ParseLossSpec(
       state.range(0) > 0 ? "causal_lm:chunks=" + std::to_string(state.range(0))
                          : std::string("causal_lm"));
@@ -156,10 +156,10 @@ BENCHMARK(BM_AnalyzeTrainLlama7bLossSymbolic)
 // q_proj|v_proj, Hugging Face's causal-LM loss, AdamW, B and S symbolic; the
 // rewrites, the analysis and the symbolic peak. Target: under 20 ms.
 void BM_AnalyzeTrainLlama7bBf16LoraFlashLoss(benchmark::State& state) {
-  static const build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
+  static const builder::BuiltModel* m = [] {
+    auto r = builder::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
     if (!r.ok()) std::abort();
-    return new build::BuiltModel(std::move(r).value());
+    return new builder::BuiltModel(std::move(r).value());
   }();
   const MethodSpec lora = *ParseMethodSpec("lora:r=8,targets=q_proj|v_proj");
   const LossSpec loss = *ParseLossSpec(m->default_loss);
@@ -182,7 +182,7 @@ BENCHMARK(BM_AnalyzeTrainLlama7bBf16LoraFlashLoss)
 
 // The declared inputs of `m` as StepConfig reads them ("B,S:int64"), the loss
 // sum.
-StepConfig StepOf(const build::BuiltModel& m) {
+StepConfig StepOf(const builder::BuiltModel& m) {
   StepConfig c = StepConfigFor(m);
   c.loss = "sum";
   return c;
@@ -192,10 +192,10 @@ StepConfig StepOf(const build::BuiltModel& m) {
 // and the Python package run it: the options parsed and checked, the inputs
 // parsed into the result's own context, then the stages above.
 void BM_AnalyzeStepLlama7bBf16LoraFlashLoss(benchmark::State& state) {
-  static const build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
+  static const builder::BuiltModel* m = [] {
+    auto r = builder::BuildNamedModel("llama-7b-like", "dtype=bf16,attn=sdpa");
     if (!r.ok()) std::abort();
-    return new build::BuiltModel(std::move(r).value());
+    return new builder::BuiltModel(std::move(r).value());
   }();
   StepConfig config = StepOf(*m);
   config.method = "lora:r=8,targets=q_proj|v_proj";
@@ -217,7 +217,7 @@ BENCHMARK(BM_AnalyzeStepLlama7bBf16LoraFlashLoss)
 // The pipeline with autocast fp16 (CUDA lists, GradScaler) and the family's
 // loss: the autocast rewrite's rounds of shape propagation, then the analysis.
 void BM_AnalyzeStepLlama7bAutocastLoss(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   StepConfig config = StepOf(m);
   config.autocast = "fp16";
   config.loss = m.default_loss;
@@ -235,7 +235,7 @@ BENCHMARK(BM_AnalyzeStepLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
 // The same step at B=1, S=2048, without a GPU (arg 0) and with the roofline
 // time on an A100 (arg 1): the bytes per node and the time are the difference.
 void BM_AnalyzeStepLlama7bAutocastGpu(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   StepConfig config = StepOf(m);
   config.autocast = "bf16";
   config.loss = m.default_loss;
@@ -259,7 +259,7 @@ BENCHMARK(BM_AnalyzeStepLlama7bAutocastGpu)
 // the loss, autocast and the analysis each propagate shapes (4 propagations;
 // the pipeline's 2: autocast's two rounds, the analysis taking the last).
 void BM_AnalyzeHandLlama7bAutocastLoss(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -283,17 +283,17 @@ BENCHMARK(BM_AnalyzeHandLlama7bAutocastLoss)->Unit(benchmark::kMillisecond);
 // by hand, the loss propagates the model for its output's shape and the
 // analysis the grown graph again; the pipeline extends the first propagation
 // over the loss's ops (torchcost --model resnet50 runs this).
-const build::BuiltModel& Resnet50() {
-  static const build::BuiltModel* m = [] {
-    auto r = build::BuildNamedModel("resnet50", "");
+const builder::BuiltModel& Resnet50() {
+  static const builder::BuiltModel* m = [] {
+    auto r = builder::BuildNamedModel("resnet50", "");
     if (!r.ok()) std::abort();
-    return new build::BuiltModel(std::move(r).value());
+    return new builder::BuiltModel(std::move(r).value());
   }();
   return *m;
 }
 
 void BM_AnalyzeHandResnet50Loss(benchmark::State& state) {
-  const build::BuiltModel& m = Resnet50();
+  const builder::BuiltModel& m = Resnet50();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -311,7 +311,7 @@ void BM_AnalyzeHandResnet50Loss(benchmark::State& state) {
 BENCHMARK(BM_AnalyzeHandResnet50Loss)->Unit(benchmark::kMillisecond);
 
 void BM_AnalyzeStepResnet50Loss(benchmark::State& state) {
-  const build::BuiltModel& m = Resnet50();
+  const builder::BuiltModel& m = Resnet50();
   StepConfig config = StepOf(m);
   config.loss = m.default_loss;
   for (auto _ : state) {
@@ -328,7 +328,7 @@ BENCHMARK(BM_AnalyzeStepResnet50Loss)->Unit(benchmark::kMillisecond);
 // The parts of it: the forward analysis alone (inference), and the training
 // analysis without the symbolic peak.
 void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -340,7 +340,7 @@ void BM_AnalyzeInferLlama7bSymbolic(benchmark::State& state) {
 BENCHMARK(BM_AnalyzeInferLlama7bSymbolic)->Unit(benchmark::kMillisecond);
 
 void BM_AnalyzeTrainNoPeakLlama7bSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -354,7 +354,7 @@ BENCHMARK(BM_AnalyzeTrainNoPeakLlama7bSymbolic)->Unit(benchmark::kMillisecond);
 // autocast rewrite (shape propagation until no cast is added) plus the
 // analysis of the rewritten graph; target: within 2x of the plain analysis.
 void BM_AnalyzeTrainLlama7bAutocastSymbolic(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(m, ctx);
@@ -377,7 +377,7 @@ BENCHMARK(BM_AnalyzeTrainLlama7bAutocastSymbolic)
 // does.
 void BM_BuildAndAnalyzeLlama7b(benchmark::State& state) {
   for (auto _ : state) {
-    auto m = build::BuildNamedModel("llama-7b-like", "");
+    auto m = builder::BuildNamedModel("llama-7b-like", "");
     sym::Context ctx;
     AnalysisOptions options = TrainOptions(*m, ctx);
     auto report = Analyze(m->graph, Rules(), ctx, options);
@@ -396,7 +396,7 @@ void BM_BuildAndAnalyzeMixtralSymbolic(benchmark::State& state) {
   const std::string path = std::string(TORCHCOST_SOURCE_DIR) +
                            "/examples/configs/Mixtral-8x7B-v0.1.json";
   for (auto _ : state) {
-    auto m = build::BuildNamedModel(path, "");
+    auto m = builder::BuildNamedModel(path, "");
     if (!m.ok()) {
       state.SkipWithError(m.status().message().c_str());
       break;
@@ -417,7 +417,7 @@ BENCHMARK(BM_BuildAndAnalyzeMixtralSymbolic)->Unit(benchmark::kMillisecond);
 // A new (B, S): the flops totals and every peak candidate, evaluated by two
 // compiled programs; the peak is the largest candidate.
 void BM_EvaluateLlama7bAtNewBS(benchmark::State& state) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   sym::Context ctx;
   AnalysisOptions options = TrainOptions(m, ctx);
   auto report = Analyze(m.graph, Rules(), ctx, options);

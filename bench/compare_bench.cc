@@ -35,7 +35,7 @@ void BM_CompareFiveLlama7b(benchmark::State& state) {
   for (auto _ : state) {
     // NB: bfloat16 as `--param-dtype bf16` builds it: the family's dtype, so
     // activations are bf16 with Hugging Face's float32 islands.
-    auto built = build::BuildNamedModel("llama-7b-like", "dtype=bf16");
+    auto built = builder::BuildNamedModel("llama-7b-like", "dtype=bf16");
     if (!built.ok()) std::abort();
     // As `torchcost compare` runs it: one StepConfig, its method set per row.
     // Its inputs and its loss, as `torchcost compare` applies it (Hugging

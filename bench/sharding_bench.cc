@@ -22,7 +22,7 @@ using bench::Llama7b;
 using bench::Rules;
 
 void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
-  const build::BuiltModel& m = Llama7b();
+  const builder::BuiltModel& m = Llama7b();
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options;
@@ -31,8 +31,8 @@ void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
     options.training.master_weights = true;
     options.training.sharding.strategy = strategy;
     options.training.sharding.world = strategy == ShardStrategy::kNone ? 1 : 8;
-    for (const build::InputDecl& in : m.inputs)
-      options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+    for (const builder::InputDecl& in : m.inputs)
+      options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
     auto report = Analyze(m.graph, Rules(), ctx, options);
     if (!report.ok()) {
       state.SkipWithError(report.status().message().c_str());

@@ -30,8 +30,8 @@ using namespace torchcost;
 
 // A two-block GPT-2 for the flags that match module paths (--checkpoint).
 const ir::Graph& SmallGraph() {
-  static const build::BuiltModel* m = new build::BuiltModel(
-      std::move(build::BuildNamedModel(
+  static const builder::BuiltModel* m = new builder::BuiltModel(
+      std::move(builder::BuildNamedModel(
                     "gpt2", "layers=2,hidden=32,heads=2,vocab=64,context=16"))
           .value());
   return m->graph;

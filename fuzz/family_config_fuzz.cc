@@ -1,4 +1,4 @@
-// Fuzzes --model NAME --config KEY=VAL,... (build::BuildNamedModel). An input
+// Fuzzes --model NAME --config KEY=VAL,... (builder::BuildNamedModel). An input
 // "NAME CONFIG" builds NAME (fuzz/seeds/family_config.txt); any other input
 // picks the family or preset by its first byte and gives it the rest. Every
 // config is a model or an error, in bounded time and memory.
@@ -48,17 +48,18 @@ bool TooDeep(const std::string& config) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace torchcost;
-  static const std::vector<std::string> names = build::ModelNames();
+  static const std::vector<std::string> names = builder::ModelNames();
   if (size == 0) return 0;
   const std::string input(reinterpret_cast<const char*>(data), size);
   if (TooDeep(input)) return 0;
   const size_t space = input.find(' ');
   for (const std::string& name : names) {
     if (space != std::string::npos && input.compare(0, space, name) == 0) {
-      (void)build::BuildNamedModel(name, input.substr(space + 1));
+      (void)builder::BuildNamedModel(name, input.substr(space + 1));
       return 0;
     }
   }
-  (void)build::BuildNamedModel(names[data[0] % names.size()], input.substr(1));
+  (void)builder::BuildNamedModel(names[data[0] % names.size()],
+                                 input.substr(1));
   return 0;
 }

@@ -1,4 +1,4 @@
-// Fuzzes a Hugging Face config.json (build::BuildHfConfigText): the input up
+// Fuzzes a Hugging Face config.json (builder::BuildHfConfigText): the input up
 // to its first NUL is the file, the rest the overrides ("KEY=VAL,...").
 // Every input is a model or a one-line error, in bounded time and memory.
 //
@@ -47,6 +47,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json = input.substr(0, nul);
   const std::string overrides =
       nul == std::string::npos ? "" : input.substr(nul + 1);
-  (void)torchcost::build::BuildHfConfigText(json, "fuzz.json", overrides);
+  (void)torchcost::builder::BuildHfConfigText(json, "fuzz.json", overrides);
   return 0;
 }

@@ -18,7 +18,7 @@
 #include "torchcost/graph.h"
 #include "torchcost/sym.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // The `end` a trace records for an open slice (x[..., h:]).
 inline constexpr int64_t kSliceToEnd = std::numeric_limits<int64_t>::max();
@@ -371,6 +371,6 @@ class ScopeGuard {
   GraphBuilder& b_;
 };
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_BUILDER_H_

@@ -16,7 +16,7 @@
 #include "torchcost/dtype.h"
 #include "torchcost/status.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // GPT-2 as tools/make_fixtures.py's GPT2 writes it: learned positions, pre-LN
 // blocks, Conv1D (addmm) attention projections, GELU-tanh MLP, tied head.
@@ -417,6 +417,6 @@ struct NamedConfig {
 Result<NamedConfig> ResolveNamedConfig(const std::string& name,
                                        const std::string& config);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_FAMILIES_H_

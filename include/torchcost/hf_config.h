@@ -12,7 +12,7 @@
 #include "torchcost/builder.h"
 #include "torchcost/status.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // Returns true if BuildNamedModel reads `name` as a config file (it ends in
 // ".json").
@@ -36,6 +36,6 @@ Result<BuiltModel> BuildHfConfigText(const std::string& json,
 // Returns the model_type values BuildHfConfig supports.
 std::vector<std::string> HfModelTypes();
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_HF_CONFIG_H_

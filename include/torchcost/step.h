@@ -228,7 +228,7 @@ struct StepAnalysis {
 
 // Returns a StepConfig (defaults otherwise) with the inputs, their symbols'
 // bounds and the loss that a built model declares, to analyse `model.graph`.
-StepConfig StepConfigFor(const build::BuiltModel& model);
+StepConfig StepConfigFor(const builder::BuiltModel& model);
 
 // Returns an error if an option of `config` is malformed or a combination of
 // options is not modelled (GaLore with SGD, a world size without a strategy,

@@ -324,7 +324,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "named_config",
       [](const std::string& name, const std::string& config) {
-        auto c = torchcost::build::ResolveNamedConfig(name, config);
+        auto c = torchcost::builder::ResolveNamedConfig(name, config);
         if (!c.ok()) throw tp::UsageError(c.status().message());
         py::dict values;
         for (const auto& [k, v] : c->values) values[py::str(k)] = v;

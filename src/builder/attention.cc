@@ -1,6 +1,6 @@
 #include "builder/attention.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 bool ParseAttnImpl(const std::string& text, AttnImpl* out) {
   if (text == "eager") {
@@ -78,4 +78,4 @@ Ref SlidingWindowMask(GraphBuilder& b, Ref seq_len, int64_t window) {
   return b.Op1("aten::logical_and", "", {{"self", causal}, {"other", recent}});
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

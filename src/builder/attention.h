@@ -10,7 +10,7 @@
 
 #include "torchcost/builder.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // One of the `attn=` values of a family config.
 enum class AttnImpl { kEager, kSdpa, kFlash };
@@ -43,6 +43,6 @@ Ref RepeatKv(GraphBuilder& b, Ref x, int64_t rep);
 // q - window < k <= q, built once per forward from ones(S, S).
 Ref SlidingWindowMask(GraphBuilder& b, Ref seq_len, int64_t window);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_ATTENTION_H_

@@ -12,7 +12,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct BertLayer {
@@ -323,4 +323,4 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
   return b.Finish();
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -5,7 +5,7 @@
 
 #include "torchcost/dtype.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // Returns torch.finfo(dtype).min, the most negative finite value (float32 for
 // other dtypes).
@@ -18,6 +18,6 @@ inline double FinfoMin(DType d) {
   return -3.4028234663852886e+38;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_FINFO_H_

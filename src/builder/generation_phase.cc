@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 GenState ReadPhase(Validator& v, const std::string& phase,
                    const std::string& cache_dtype, DType compute) {
@@ -91,4 +91,4 @@ std::vector<std::string> FullPasts(int64_t layers) {
   return std::vector<std::string>(layers, "S+T-2");
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

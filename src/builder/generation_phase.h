@@ -12,7 +12,7 @@
 #include "builder/validate.h"
 #include "torchcost/builder.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // One phase's cache: its dtype, each layer's past keys and values (decode), and
 // the cache tensors made, in layer order.
@@ -72,6 +72,6 @@ BuiltModel FinishCausalLm(GraphBuilder& b, Ref logits, const GenState& g,
 // last two).
 std::vector<std::string> FullPasts(int64_t layers);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_GENERATION_PHASE_H_

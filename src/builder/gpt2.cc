@@ -12,7 +12,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct Gpt2Layer {
@@ -362,4 +362,4 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   return m;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -13,7 +13,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct NeoxLayer {
@@ -366,4 +366,4 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   return FinishCausalLm(b, x, gen, std::vector<int64_t>(c.layers, 0));
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

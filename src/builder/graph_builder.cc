@@ -7,7 +7,7 @@
 
 #include "torchcost/builder.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 std::vector<sym::Expr> ResolveShape(const BuiltModel& model,
                                     const InputDecl& input, sym::Context& ctx) {
@@ -462,4 +462,4 @@ std::vector<int> GraphBuilder::Replay(
   return ids;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -11,7 +11,7 @@
 #include "builder/hf_keys.h"
 #include "builder/hf_translate.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using Json = nlohmann::json;
@@ -350,4 +350,4 @@ std::vector<std::string> HfTranslatedTypes() {
   return types;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

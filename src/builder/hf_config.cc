@@ -16,7 +16,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using Json = nlohmann::json;
@@ -320,4 +320,4 @@ Result<BuiltModel> BuildHfConfigText(const std::string& json,
   return m;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -15,7 +15,7 @@
 
 #include "torchcost/status.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 class HfKeys {
  public:
@@ -90,6 +90,6 @@ HfTranslation FindHfTranslation(const std::string& model_type);
 // Returns the model_type values with a translation, sorted.
 std::vector<std::string> HfTranslatedTypes();
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_HF_KEYS_H_

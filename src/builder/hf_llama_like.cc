@@ -10,7 +10,7 @@
 
 #include "builder/hf_translate.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using Json = nlohmann::json;
@@ -367,4 +367,4 @@ void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out) {
   }
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

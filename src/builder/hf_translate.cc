@@ -4,7 +4,7 @@
 #include <charconv>
 #include <string>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 using Json = nlohmann::json;
 
@@ -51,4 +51,4 @@ std::string Activation(HfKeys& k, const std::string& key,
   return "silu";
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

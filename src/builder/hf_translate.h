@@ -10,7 +10,7 @@
 
 #include "builder/hf_keys.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // An integer config item's text.
 std::string Int(int64_t v);
@@ -37,6 +37,6 @@ std::string Activation(HfKeys& k, const std::string& key,
 // gemma3_text, granite, olmo2, phi3.
 void TranslateLlamaLike(const std::string& type, HfKeys& k, FamilyConfig& out);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_HF_TRANSLATE_H_

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 std::vector<KeyValueItem> SplitKeyValues(std::string_view text) {
   std::vector<KeyValueItem> items;
@@ -25,4 +25,4 @@ std::vector<KeyValueItem> SplitKeyValues(std::string_view text) {
   return items;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

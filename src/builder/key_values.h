@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // One item of a "key=value,..." list.
 struct KeyValueItem {
@@ -22,6 +22,6 @@ struct KeyValueItem {
 // the caller reports it, in order with its other checks.
 std::vector<KeyValueItem> SplitKeyValues(std::string_view text);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_KEY_VALUES_H_

@@ -20,7 +20,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 // Enters the decoder's module (LlamaForCausalLM's "model") when the config
@@ -651,4 +651,4 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   return m;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

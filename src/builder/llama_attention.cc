@@ -5,7 +5,7 @@
 #include "builder/attention.h"
 #include "builder/finfo.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 // x * cos + rotate_half(x) * sin, rotate_half(x) = cat(-x[..., h:], x[...,
@@ -212,4 +212,4 @@ Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   return AllReduceIf(b, c, b.Linear(y, l.o, BiasArg(l.o_bias)));
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

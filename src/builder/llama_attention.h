@@ -11,7 +11,7 @@
 #include "torchcost/builder.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // RoPE's cos and sin tables [T, rotated dims], in the compute dtype.
 struct Rope {
@@ -43,6 +43,6 @@ int64_t LayerWindow(const LlamaConfig& c, int64_t layer);
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
               const ModelWide& wide, int64_t window, GenState* gen);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_LLAMA_ATTENTION_H_

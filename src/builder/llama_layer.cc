@@ -1,6 +1,6 @@
 #include "builder/llama_layer.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // The per-head dim: head_dim when given, else hidden / heads.
 int64_t HeadDim(const LlamaConfig& c) {
@@ -56,4 +56,4 @@ Ref SoftCap(GraphBuilder& b, Ref x, double cap) {
   return b.Mul(t, b.ScalarTensor(cap));
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -11,7 +11,7 @@
 #include "torchcost/builder.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // One decoder layer's weights.
 // NB: with fused projections (Phi-3), q holds qkv_proj's weight and gate
@@ -71,6 +71,6 @@ Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight);
 // cap * tanh(x / cap) (Gemma-2's soft-capping: x / cap; tanh; * cap).
 Ref SoftCap(GraphBuilder& b, Ref x, double cap);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_LLAMA_LAYER_H_

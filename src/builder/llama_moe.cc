@@ -15,7 +15,7 @@
 #include "torchcost/builder.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 // One expert's gated MLP on x: down(act(gate(x)) * up(x)), scoped by the names
@@ -220,4 +220,4 @@ Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
   return b.Reshape(final_states, b.IntList({bsz, seq, c.hidden}));
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

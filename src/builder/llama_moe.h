@@ -7,7 +7,7 @@
 #include "torchcost/builder.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // Whether the experts' projections take Mixtral's names (w1, w3, w2 under
 // block_sparse_moe).
@@ -18,6 +18,6 @@ bool MixtralNames(const LlamaConfig& c);
 Ref MoeBlock(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
              bool decode);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_LLAMA_MOE_H_

@@ -1,7 +1,7 @@
 // The output projection of a language model, tied or not.
 #include "builder/lm_head.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
                   bool tie, int64_t vocab, int64_t hidden, DType dtype) {
@@ -11,4 +11,4 @@ Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
   return embedding;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

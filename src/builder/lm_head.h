@@ -9,7 +9,7 @@
 
 #include "torchcost/builder.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // Declares the Linear module `name` in the current scope and returns the
 // weight it reads: with `tie`, the parameter `embedding` reads, under the
@@ -18,6 +18,6 @@ namespace torchcost::build {
 Ref DeclareLmHead(GraphBuilder& b, const std::string& name, Ref embedding,
                   bool tie, int64_t vocab, int64_t hidden, DType dtype);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_LM_HEAD_H_

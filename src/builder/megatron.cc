@@ -1,6 +1,6 @@
 #include "builder/megatron.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 int64_t PaddedVocab(int64_t vocab, int64_t multiple, int64_t tp) {
   if (tp <= 1) return vocab;
@@ -22,4 +22,4 @@ std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
          " rows of the embedding and the output layer per rank";
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

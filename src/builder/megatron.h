@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // Megatron's default make_vocab_size_divisible_by
 // (megatron/training/arguments.py).
@@ -29,6 +29,6 @@ int64_t PaddedVocab(int64_t vocab, int64_t multiple, int64_t tp);
 std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
                             int64_t tp);
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_MEGATRON_H_

@@ -11,7 +11,7 @@
 #include "torchcost/families.h"
 #include "torchcost/hf_config.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 // One config key: the field of the family's config struct it sets.
@@ -383,4 +383,4 @@ Result<NamedConfig> ResolveNamedConfig(const std::string& name,
   return out;
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

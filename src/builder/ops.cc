@@ -3,7 +3,7 @@
 // arguments left at their defaults.
 #include "torchcost/builder.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 Ref GraphBuilder::Linear(Ref input, Ref weight, Arg bias) {
   return Op1("aten::linear", "",
@@ -352,4 +352,4 @@ Ref GraphBuilder::AdaptiveAvgPool2d(Ref self,
              {{"self", self}, {"output_size", ConstList(output_size)}});
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

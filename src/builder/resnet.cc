@@ -11,7 +11,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct ConvBn {
@@ -267,4 +267,4 @@ Result<BuiltModel> BuildResnet(const ResnetConfig& c) {
   return b.Finish();
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -12,7 +12,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct T5AttnWeights {
@@ -432,4 +432,4 @@ Result<BuiltModel> BuildT5(const T5Config& c) {
   return b.Finish();
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <sstream>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 std::string NotAnInteger(const std::string& value) {
   const bool name =
@@ -70,4 +70,4 @@ Status Validator::status() const {
               : Status::InvalidArgument(family_ + " config: " + message_);
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

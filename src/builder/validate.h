@@ -9,7 +9,7 @@
 #include "torchcost/dtype.h"
 #include "torchcost/status.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 
 // NB: documented limits (README, "Limits"): a family's integer settings are
 // below 2^31 (no real dim comes near), and a model has at most 100,000
@@ -56,6 +56,6 @@ class Validator {
   std::string message_;
 };
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder
 
 #endif  // TORCHCOST_SRC_BUILDER_VALIDATE_H_

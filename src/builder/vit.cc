@@ -8,7 +8,7 @@
 #include "builder/validate.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 struct VitLayer {
@@ -277,4 +277,4 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   return b.Finish();
 }
 
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

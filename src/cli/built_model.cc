@@ -20,7 +20,7 @@ Outcome CheckModelSource(const CommandLine& cl) {
 }
 
 Outcome BuildNamed(const CommandLine& cl,
-                   std::optional<build::BuiltModel>& model) {
+                   std::optional<builder::BuiltModel>& model) {
   if (cl.builder_model.empty()) return Outcome::Ok();
   // --param-dtype with --model sets the family's compute dtype (config key
   // dtype): the family builds params, buffers, floating inputs and
@@ -48,15 +48,15 @@ Outcome BuildNamed(const CommandLine& cl,
           (config.empty() ? "dtype=" : ",dtype=") + std::string(DTypeName(*d));
     }
   }
-  Result<build::BuiltModel> built =
-      build::BuildNamedModel(cl.builder_model, config);
+  Result<builder::BuiltModel> built =
+      builder::BuildNamedModel(cl.builder_model, config);
   if (!built.ok())
     return Outcome::Usage(WithFlagNames(built.status().message()));
   model = std::move(built).value();
   return Outcome::Ok();
 }
 
-void DeclaredInputs(const build::BuiltModel& model,
+void DeclaredInputs(const builder::BuiltModel& model,
                     std::vector<std::string>& inputs,
                     std::vector<std::pair<std::string, int64_t>>& bounds) {
   StepConfig declared = StepConfigFor(model);

@@ -20,11 +20,11 @@ Outcome CheckModelSource(const CommandLine& cl);
 
 // Builds --model into `model` (left empty without --model).
 Outcome BuildNamed(const CommandLine& cl,
-                   std::optional<build::BuiltModel>& model);
+                   std::optional<builder::BuiltModel>& model);
 
 // Sets `inputs` to the built model's declared inputs as StepConfig reads
 // them ("B,S:int64"), and `bounds` to the bounds of their symbols.
-void DeclaredInputs(const build::BuiltModel& model,
+void DeclaredInputs(const builder::BuiltModel& model,
                     std::vector<std::string>& inputs,
                     std::vector<std::pair<std::string, int64_t>>& bounds);
 

@@ -160,7 +160,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   std::vector<SymbolValue> sets;
   if (Outcome o = ParseSets(cl.sets, sets); !o.ok()) return o;
   if (Outcome o = CheckModelSource(cl); !o.ok()) return o;
-  std::optional<build::BuiltModel> built;  // --model: built, not read.
+  std::optional<builder::BuiltModel> built;  // --model: built, not read.
   if (Outcome o = BuildNamed(cl, built); !o.ok()) return o;
   if (!built) {
     if (Outcome o = CheckReadable(cl.model); !o.ok()) return o;

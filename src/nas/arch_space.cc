@@ -99,7 +99,8 @@ Result<std::vector<ConfigItem>> ParseSpace(const ArchSpace& space,
     names.push_back(s.name);
   }
   std::vector<ConfigItem> items;
-  for (const build::KeyValueItem& kv : build::SplitKeyValues(space.config)) {
+  for (const builder::KeyValueItem& kv :
+       builder::SplitKeyValues(space.config)) {
     const std::string& item = kv.text;
     if (kv.key.empty())
       return Status::InvalidArgument("config '" + item +
@@ -173,16 +174,16 @@ Result<Sample> AnalyzeAt(const ArchSpace& space,
                          const std::vector<int64_t>& values) {
   Result<std::string> config = RenderConfig(space, items, values);
   if (!config.ok()) return config.status();
-  Result<build::BuiltModel> built =
-      build::BuildNamedModel(space.model, *config);
+  Result<builder::BuiltModel> built =
+      builder::BuildNamedModel(space.model, *config);
   if (!built.ok())
     return Status::InvalidArgument("arch space at " + *config + ": " +
                                    built.status().message());
-  const build::BuiltModel& m = *built;
+  const builder::BuiltModel& m = *built;
   AnalysisOptions options = space.options;
   options.inputs.clear();
-  for (const build::InputDecl& in : m.inputs)
-    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m.inputs)
+    options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
   ir::Graph graph = m.graph;
   if (options.training.mode == StepMode::kTrain) {
     const std::string loss = space.loss.empty() ? m.default_loss : space.loss;

@@ -77,14 +77,15 @@ static Result<Probe> AnalyzeProbe(const ResnetStructureSpace& space,
   const std::string config = space.config + (space.config.empty() ? "" : ",") +
                              "blocks=" + StageText(n) +
                              ",kernels=" + StageText(k);
-  Result<build::BuiltModel> built = build::BuildNamedModel("resnet", config);
+  Result<builder::BuiltModel> built =
+      builder::BuildNamedModel("resnet", config);
   if (!built.ok()) return built.status();
-  const build::BuiltModel& m = *built;
+  const builder::BuiltModel& m = *built;
   sym::Context ctx;
   AnalysisOptions options = space.options;
   options.inputs.clear();
-  for (const build::InputDecl& in : m.inputs)
-    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m.inputs)
+    options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
   ir::Graph graph = m.graph;
   if (options.training.mode == StepMode::kTrain && !m.default_loss.empty()) {
     Result<LossSpec> spec = ParseLossSpec(m.default_loss);

@@ -72,11 +72,11 @@ std::string_view StepStageName(StepStage stage) {
   return "?";
 }
 
-StepConfig StepConfigFor(const build::BuiltModel& model) {
+StepConfig StepConfigFor(const builder::BuiltModel& model) {
   StepConfig config;
-  for (const build::InputDecl& decl : model.inputs) {
+  for (const builder::InputDecl& decl : model.inputs) {
     std::string text;
-    for (const build::Dim& d : decl.shape) {
+    for (const builder::Dim& d : decl.shape) {
       text += (text.empty() ? "" : ",") +
               (d.is_symbol() ? d.symbol() : std::to_string(d.size()));
     }

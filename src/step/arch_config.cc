@@ -53,8 +53,8 @@ Status CheckSamples(const ArchSpace& space) {
       Result<std::string> config = ConfigAt(space, values);
       if (!config.ok())
         return Bad("StepConfig.arch_symbols: " + config.status().message());
-      Result<build::BuiltModel> built =
-          build::BuildNamedModel(space.model, *config);
+      Result<builder::BuiltModel> built =
+          builder::BuildNamedModel(space.model, *config);
       if (!built.ok()) {
         return Bad("StepConfig.arch_symbols " + Describe(space.symbols[a]) +
                    ": the sample " + space.symbols[a].name + "=" +

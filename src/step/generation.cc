@@ -17,10 +17,10 @@ namespace torchcost {
 namespace {
 
 // Builds `model`'s generation phase `phase`; a family without phases is named.
-Result<build::BuiltModel> BuildPhase(const std::string& model,
-                                     const std::string& model_config,
-                                     const std::string& phase) {
-  Result<build::BuiltModel> built = build::BuildNamedModel(
+Result<builder::BuiltModel> BuildPhase(const std::string& model,
+                                       const std::string& model_config,
+                                       const std::string& phase) {
+  Result<builder::BuiltModel> built = builder::BuildNamedModel(
       model,
       model_config + (model_config.empty() ? "" : ",") + "phase=" + phase);
   if (!built.ok() &&
@@ -39,8 +39,8 @@ Result<build::BuiltModel> BuildPhase(const std::string& model,
 
 // One phase's StepConfig: `config` as a no_grad forward of the phase's declared
 // inputs, the cache handed in and kept where the builder put it.
-StepConfig PhaseConfig(const StepConfig& config, const build::BuiltModel& phase,
-                       bool decode) {
+StepConfig PhaseConfig(const StepConfig& config,
+                       const builder::BuiltModel& phase, bool decode) {
   StepConfig c = config;
   // Both are applied by AnalyzeGeneration, to the built phases.
   c.weight_quant.clear();
@@ -144,10 +144,11 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
           ? model_config
           : model_config + (model_config.empty() ? "" : ",") +
                 "cache_dtype=" + config.cache_dtype;
-  Result<build::BuiltModel> prefill =
+  Result<builder::BuiltModel> prefill =
       BuildPhase(model, phase_config, "prefill");
   if (!prefill.ok()) return prefill.status();
-  Result<build::BuiltModel> decode = BuildPhase(model, phase_config, "decode");
+  Result<builder::BuiltModel> decode =
+      BuildPhase(model, phase_config, "decode");
   if (!decode.ok()) return decode.status();
   GenerationAnalysis g;
   // The builder's notes (a config.json key not modelled, a padded vocabulary,
@@ -163,7 +164,7 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
     // The same Linear weights quantized in both phases (CheckStepConfig parsed
     // the format).
     const WeightQuant format = ParseWeightQuant(config.weight_quant).value();
-    for (build::BuiltModel* phase : {&*prefill, &*decode}) {
+    for (builder::BuiltModel* phase : {&*prefill, &*decode}) {
       Result<ir::Graph> q = QuantizeWeights(phase->graph, format);
       if (!q.ok())
         return q.status().WithPrefix("StepConfig.weight_quant " +

@@ -14,7 +14,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -259,4 +259,4 @@ TEST(AttentionBuildTest, BackendWithNothingToActOnIsSaid) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

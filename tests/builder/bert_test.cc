@@ -9,7 +9,7 @@
 #include "testing/built_models.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -98,4 +98,4 @@ TEST(BertTest, BadConfigsAreOneLineErrors) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -26,7 +26,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::BuiltinRules;
@@ -474,4 +474,4 @@ TEST(ClosedFormsTest, KaplanForwardFlopsPerToken) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -10,7 +10,7 @@
 #include "torchcost/analysis.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -219,4 +219,4 @@ TEST(FamiliesTest, ResolveNamedConfigAppliesThePresetThenTheOverrides) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

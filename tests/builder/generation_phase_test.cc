@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(GenerationPhaseTest, ACausalLmEndsWithItsLogitsTheirCopyThenTheCaches) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -14,7 +14,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 TEST(GraphBuilderTest, ScopesParamsAndAliases) {
@@ -377,4 +377,4 @@ TEST(GraphBuilderTest, RecordingRefusesTablesAndOutputs) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

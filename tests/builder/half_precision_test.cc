@@ -13,7 +13,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -169,4 +169,4 @@ TEST(HalfPrecisionTest, ReshapeOfABroadcastCopies) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

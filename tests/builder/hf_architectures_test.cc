@@ -12,7 +12,7 @@
 #include "torchcost/families.h"
 #include "torchcost/hf_config.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -670,4 +670,4 @@ TEST(HfArchitecturesTest, SlidingWindowIsRead) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -10,7 +10,7 @@
 #include "testing/built_models.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -168,4 +168,4 @@ TEST(HfConfigTest, ModelTypesAreListed) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 TEST(KeyValuesTest, ItemsInOrderEmptyOnesSkipped) {
@@ -40,4 +40,4 @@ TEST(KeyValuesTest, AnItemWithoutAKeyHasAnEmptyKey) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

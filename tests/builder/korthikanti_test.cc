@@ -14,7 +14,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::BuiltinRules;
@@ -180,4 +180,4 @@ TEST(KorthikantiTable2Test, SelectiveRecomputesTheCoresForward) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -10,7 +10,7 @@
 
 #include "testing/built_models.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 TEST(LlamaAttentionTest, LayerWindowFollowsEachFamilysPattern) {
@@ -80,4 +80,4 @@ TEST(LlamaAttentionTest, RopeTablesAreAsWideAsTheRotatedDims) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 // The ops of the graph `b` holds, in order, without the trace's list
@@ -73,4 +73,4 @@ TEST(LlamaLayerTest, ParallelLinearsByTpAndSp) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -15,7 +15,7 @@
 #include "testing/built_models.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -277,4 +277,4 @@ TEST(LlamaMoeTest, SharedExpertAndItsGateSeeEveryToken) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 TEST(LmHeadTest, TiedHeadNamesTheEmbeddingInItsScope) {
@@ -55,4 +55,4 @@ TEST(LmHeadTest, UntiedHeadOwnsAVocabByHiddenWeight) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 TEST(MegatronTest, PaddedVocabIsTheNextMultipleOf128TimesTp) {
@@ -33,4 +33,4 @@ TEST(MegatronTest, NoteStatesThePadding) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

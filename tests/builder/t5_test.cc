@@ -9,7 +9,7 @@
 #include "testing/built_models.h"
 #include "torchcost/families.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -95,4 +95,4 @@ TEST(T5Test, BadConfigsAreOneLineErrors) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

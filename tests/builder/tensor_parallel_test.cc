@@ -11,7 +11,7 @@
 #include "torchcost/families.h"
 #include "torchcost/rules.h"
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using testing::AnalyzeBuilt;
@@ -302,4 +302,4 @@ TEST(TensorParallelTest, LlamaSequenceParallelDividesTheNormRegions) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace torchcost::build {
+namespace torchcost::builder {
 namespace {
 
 using ::testing::HasSubstr;
@@ -42,4 +42,4 @@ TEST(ValidatorTest, TheFirstFailureIsKept) {
 }
 
 }  // namespace
-}  // namespace torchcost::build
+}  // namespace torchcost::builder

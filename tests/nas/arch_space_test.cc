@@ -26,12 +26,13 @@ Truth Analyse(const ArchSpace& space, const std::vector<int64_t>& arch,
               const sym::Bindings& inputs) {
   Result<std::string> config = ConfigAt(space, arch);
   EXPECT_TRUE(config.ok()) << config.status().message();
-  Result<build::BuiltModel> m = build::BuildNamedModel(space.model, *config);
+  Result<builder::BuiltModel> m =
+      builder::BuildNamedModel(space.model, *config);
   EXPECT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   AnalysisOptions options = space.options;
-  for (const build::InputDecl& in : m->inputs)
-    options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m->inputs)
+    options.inputs.push_back({builder::ResolveShape(*m, in, ctx), in.dtype});
   options.training.loss = *ParseLossSpec(m->default_loss);
   Result<ir::Graph> g = ApplyLoss(m->graph, BuiltinRules(), ctx, &options);
   EXPECT_TRUE(g.ok()) << g.status().message();

@@ -28,14 +28,14 @@ std::string StageText(const std::array<int64_t, 4>& n) {
 Whole AnalyseWhole(const ResnetStructureSpace& space,
                    const std::array<int64_t, 4>& n,
                    const std::array<int64_t, 4>& k) {
-  Result<build::BuiltModel> m = build::BuildNamedModel(
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
       "resnet",
       space.config + ",blocks=" + StageText(n) + ",kernels=" + StageText(k));
   EXPECT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   AnalysisOptions options = space.options;
-  for (const build::InputDecl& in : m->inputs)
-    options.inputs.push_back({build::ResolveShape(*m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m->inputs)
+    options.inputs.push_back({builder::ResolveShape(*m, in, ctx), in.dtype});
   options.training.loss = *ParseLossSpec(m->default_loss);
   Result<ir::Graph> g = ApplyLoss(m->graph, BuiltinRules(), ctx, &options);
   EXPECT_TRUE(g.ok()) << g.status().message();
@@ -136,25 +136,27 @@ TEST(ResnetStructureTest, Resnet50ParamsComposeToTorchvisions) {
 }
 
 TEST(ResnetStructureTest, StageKeysAreValidated) {
-  EXPECT_TRUE(build::BuildNamedModel("resnet", "depth=18,blocks=1:1:1:1").ok());
+  EXPECT_TRUE(
+      builder::BuildNamedModel("resnet", "depth=18,blocks=1:1:1:1").ok());
   for (const char* bad : {"blocks=1:1:1", "blocks=1:1:1:1:1", "blocks=1:0:1:1",
                           "blocks=a:1:1:1", "blocks=1:1:1:"}) {
-    Result<build::BuiltModel> m = build::BuildNamedModel("resnet", bad);
+    Result<builder::BuiltModel> m = builder::BuildNamedModel("resnet", bad);
     ASSERT_FALSE(m.ok()) << bad;
     EXPECT_NE(m.status().message().find("blocks="), std::string::npos)
         << m.status().message();
   }
   EXPECT_TRUE(
-      build::BuildNamedModel("resnet", "depth=18,kernels=1:3:5:31").ok());
+      builder::BuildNamedModel("resnet", "depth=18,kernels=1:3:5:31").ok());
   for (const char* bad :
        {"kernels=3:3:3", "kernels=3:4:3:3", "kernels=3:3:3:33",
         "kernels=0:3:3:3", "kernels=3:3:3:"}) {
-    Result<build::BuiltModel> m = build::BuildNamedModel("resnet", bad);
+    Result<builder::BuiltModel> m = builder::BuildNamedModel("resnet", bad);
     ASSERT_FALSE(m.ok()) << bad;
     EXPECT_NE(m.status().message().find("kernels="), std::string::npos)
         << m.status().message();
   }
-  Result<build::BuiltModel> m = build::BuildNamedModel("resnet", "block=wide");
+  Result<builder::BuiltModel> m =
+      builder::BuildNamedModel("resnet", "block=wide");
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("block=wide must be basic or bottleneck"),
             std::string::npos);

@@ -203,7 +203,7 @@ TEST(LoraTest, AdaptersOnExpertsAreActiveForTheRoutedExpertsOnly) {
   // layer, E - top_k experts' weights and adapters; q_proj's adapters are
   // always active.
   constexpr int64_t kH = 64, kI = 32, kE = 8, kK = 2, kR = 4, kLayers = 2;
-  Result<build::BuiltModel> m = build::BuildNamedModel(
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
       "llama",
       "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=32,vocab=100,"
       "experts=8,top_k=2,classes=Mixtral");

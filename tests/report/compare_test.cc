@@ -271,7 +271,7 @@ TEST(CompareTest, RowsAreTimedAtTheirBindings) {
       "make_vocab_size_divisible_by=1";
   Result<GpuSpec> gpu = FindGpu("H100-SXM");
   ASSERT_TRUE(gpu.ok());
-  Result<build::BuiltModel> m = build::BuildNamedModel("llama", kTinyLlama);
+  Result<builder::BuiltModel> m = builder::BuildNamedModel("llama", kTinyLlama);
   ASSERT_TRUE(m.ok()) << m.status().message();
   StepConfig c = StepConfigFor(*m);
   c.gpu = "H100-SXM";

@@ -24,8 +24,8 @@ const std::string kTiny =
     "top_k=2";
 
 TEST(ExpertParallelTest, PayloadsAreTheRoutedRows) {
-  Result<build::BuiltModel> m =
-      build::BuildNamedModel("llama", kTiny + ",ep=4");
+  Result<builder::BuiltModel> m =
+      builder::BuildNamedModel("llama", kTiny + ",ep=4");
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = testing::AnalyzeBuilt(*m, ctx);
@@ -59,7 +59,7 @@ TEST(ExpertParallelTest, PayloadsAreTheRoutedRows) {
 }
 
 TEST(ExpertParallelTest, AbsentWithoutExpertParallelism) {
-  Result<build::BuiltModel> m = build::BuildNamedModel("llama", kTiny);
+  Result<builder::BuiltModel> m = builder::BuildNamedModel("llama", kTiny);
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = testing::AnalyzeBuilt(*m, ctx);

@@ -134,7 +134,7 @@ TEST(EvaluateSweepTest, UnboundSymbolIsAnError) {
 // With a GPU each point is timed; each equals the step analysed with that
 // point's batch bound and timed by AnalyzeStep itself.
 TEST(EvaluateSweepTest, TimesEachPointAsTheBoundAnalysis) {
-  Result<build::BuiltModel> m = build::BuildNamedModel(
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
       "gpt2", "layers=2,hidden=64,heads=4,vocab=256,context=64");
   ASSERT_TRUE(m.ok()) << m.status().message();
   auto analyse = [&](std::vector<std::pair<std::string, int64_t>> bindings,

@@ -369,7 +369,7 @@ const Equivalence kEquivalences[] = {
 };
 
 TEST(StepConfigForTest, TheBuiltModelsInputsBoundsAndLoss) {
-  Result<build::BuiltModel> m = build::BuildNamedModel(
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
       "gpt2", "layers=1,hidden=64,heads=4,vocab=512,context=128");
   ASSERT_TRUE(m.ok()) << m.status().message();
   const StepConfig c = StepConfigFor(*m);
@@ -385,8 +385,8 @@ TEST(StepConfigForTest, TheBuiltModelsInputsBoundsAndLoss) {
 TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
   for (const Equivalence& e : kEquivalences) {
     SCOPED_TRACE(e.name);
-    Result<build::BuiltModel> m =
-        build::BuildNamedModel(e.family, e.family_config);
+    Result<builder::BuiltModel> m =
+        builder::BuildNamedModel(e.family, e.family_config);
     ASSERT_TRUE(m.ok()) << m.status().message();
     StepConfig config = StepConfigFor(*m);
     // As the manual path's default; each case sets its own.
@@ -395,9 +395,9 @@ TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
     manual.graph = m->graph;
     e.set(config, manual.options, manual.method);
     sym::Context ctx;
-    for (const build::InputDecl& in : m->inputs) {
+    for (const builder::InputDecl& in : m->inputs) {
       manual.options.inputs.push_back(
-          {build::ResolveShape(*m, in, ctx), in.dtype});
+          {builder::ResolveShape(*m, in, ctx), in.dtype});
     }
     const Report expected = RunManual(manual, ctx);
     Result<StepAnalysis> got = AnalyzeStep(m->graph, BuiltinRules(), config);
@@ -473,7 +473,8 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
-    Result<build::BuiltModel> m = build::BuildNamedModel(k.family, k.config);
+    Result<builder::BuiltModel> m =
+        builder::BuildNamedModel(k.family, k.config);
     ASSERT_TRUE(m.ok()) << m.status().message();
     StepConfig c = StepConfigFor(*m);
     c.bindings = {{"B", 2}, {"S", 16}};

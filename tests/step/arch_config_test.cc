@@ -59,7 +59,7 @@ TEST(ArchConfigTest, LlamaParamsAreTheFormulaDerivedByHand) {
 // The direct analysis of the llama with `config` (no symbol), trained as
 // AnalyzeArchConfig trains it (the model's loss, AdamW).
 StepAnalysis Direct(const std::string& config, const sym::Bindings& inputs) {
-  Result<build::BuiltModel> m = build::BuildNamedModel("llama", config);
+  Result<builder::BuiltModel> m = builder::BuildNamedModel("llama", config);
   EXPECT_TRUE(m.ok()) << m.status().message();
   StepConfig step = StepConfigFor(*m);
   for (const auto& [name, value] : inputs)
@@ -168,7 +168,7 @@ TEST(ArchConfigTest, Errors) {
 }
 
 TEST(ArchConfigTest, AnalyzeStepDeclinesArchSymbols) {
-  Result<build::BuiltModel> m = build::BuildNamedModel(
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
       "llama",
       "layers=1,hidden=64,heads=1,kv_heads=1,intermediate=64,vocab=64");
   ASSERT_TRUE(m.ok()) << m.status().message();

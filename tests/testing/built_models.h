@@ -17,13 +17,13 @@ namespace torchcost::testing {
 
 // Analyses the training step (Adam) of `m` with its declared inputs, on the
 // given SDPA backend; a failed analysis fails the test.
-inline Report AnalyzeBuilt(const build::BuiltModel& m, sym::Context& ctx,
+inline Report AnalyzeBuilt(const builder::BuiltModel& m, sym::Context& ctx,
                            const std::string& backend = "auto") {
   AnalysisOptions options;
   options.training.optimizer = OptimizerKind::kAdam;
   options.attention_backend = backend;
-  for (const build::InputDecl& in : m.inputs)
-    options.inputs.push_back({build::ResolveShape(m, in, ctx), in.dtype});
+  for (const builder::InputDecl& in : m.inputs)
+    options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
   Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return std::move(r).value();
