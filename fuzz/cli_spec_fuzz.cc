@@ -4,6 +4,7 @@
 // value or an error, never a crash, a hang or an exception escaping the parser.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,7 +74,14 @@ void Galore(std::string_view t) {
 }
 void Loss(std::string_view t) { Step(&StepConfig::loss, t); }
 void Sweep(std::string_view t) { (void)ParseSweep(t); }
-void Budget(std::string_view t) { (void)ParseMemorySize(t); }
+void Budget(std::string_view t) {
+  (void)ParseMemorySize(t);
+  // The text as a number (NaN, infinities, fractions): reduce_bucket's checks.
+  StepConfig config;
+  config.shard = "zero3";
+  config.reduce_bucket = std::strtod(std::string(t).c_str(), nullptr);
+  (void)step::ParseOptions(config);
+}
 void Names(std::string_view t) {
   (void)ParseDType(t);
   (void)ParseShardStrategy(t);

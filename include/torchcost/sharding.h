@@ -35,8 +35,20 @@ struct ShardingOptions {
   // flat buffers are a second copy of every gradient, allocated when DDP is
   // constructed; if true, .grad tensors are views into them.
   bool gradient_as_bucket_view = false;
-  // ZeRO-2/3 reduce_bucket_size (DeepSpeed default 5e8), in elements.
+  // DeepSpeed's reduce_bucket_size (default 5e8), in elements: ZeRO-1/2/3
+  // reduce the gradients in buckets of this many elements.
   int64_t reduce_bucket_elements = 500000000;
+  // DeepSpeed's contiguous_gradients (default on): the gradients are copied
+  // into a flat bucket buffer of reduce_bucket_elements (ZeRO-1/2: allocated
+  // at the backward's first gradient and freed at its end; ZeRO-3: allocated
+  // at initialization) and the rank's reduced gradients into one flat
+  // partition (ZeRO-2: allocated whole at the first reduction; ZeRO-3: at
+  // initialization). If false, the ZeRO paper's accounting: no bucket buffer,
+  // the reduced gradients kept as slices as they are reduced.
+  bool contiguous_gradients = true;
+  // DeepSpeed's overlap_comm: ZeRO-1/2 keep two bucket buffers (reduction and
+  // copy overlap). NB: ZeRO-3 allocates one either way.
+  bool overlap_comm = false;
   // FSDP's wrapping unit: "blocks" (the repeated block list: sibling modules
   // whose last path component is an integer) or an ECMAScript regular
   // expression matched against whole module paths.
@@ -79,6 +91,14 @@ struct ShardingReport {
   // opt_bytes above are then 0.
   bool offload_optimizer = false;
   int64_t host_opt_bytes = 0, host_grad_bytes = 0, host_transfer_bytes = 0;
+  // ShardingOptions::contiguous_gradients (ZeRO): bytes of the bucket buffers
+  // (both with overlap_comm) and, with ZeRO-Offload at ZeRO-1/2, of the device
+  // staging buffer for one gradient (the largest parameter's elements,
+  // temp_grad_buffer_for_gpu_offload), held from initialization.
+  bool contiguous_gradients = false;
+  int64_t reduce_bucket_elements = 0;
+  int bucket_buffers = 0;  // 2 with overlap_comm at ZeRO-1/2, else 1.
+  int64_t bucket_buffer_bytes = 0, offload_staging_bytes = 0;
 };
 
 }  // namespace torchcost

@@ -116,6 +116,13 @@ struct StepConfig {
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.
   bool ddp_bucket_view = false;
+  // DeepSpeed's reduce_bucket_size for shard zero1|zero2|zero3, in elements.
+  double reduce_bucket = 5e8;
+  // DeepSpeed's contiguous_gradients (ShardingOptions::contiguous_gradients);
+  // false: the ZeRO paper's accounting, without DeepSpeed's flat buffers.
+  bool contiguous_gradients = true;
+  // DeepSpeed's overlap_comm: two bucket buffers at zero1|zero2.
+  bool overlap_comm = false;
   // FSDP / ZeRO-3 wrapping unit: "blocks" or a regular expression on module
   // paths.
   std::string fsdp_unit = "blocks";

@@ -43,6 +43,9 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "fsdp_unit": ("--fsdp-unit", "value"),
     "no_prefetch": ("--no-prefetch", "flag"),
     "offload": ("--offload", "value"),
+    "reduce_bucket": ("--reduce-bucket", "value"),
+    "overlap_comm": ("--overlap-comm", "flag"),
+    "no_contiguous_gradients": ("--no-contiguous-gradients", "flag"),
     "master_weights": ("--master-weights", "flag"),
     "paged": ("--paged", "flag"),
     "state_dtype": ("--state-dtype", "value"),
@@ -68,7 +71,8 @@ COMPARE_OPTIONS: Dict[str, Tuple[str, str]] = {
 _FLAG_TO_KEYWORD = {flag: kw for kw, (flag, _) in {**OPTIONS, **COMPARE_OPTIONS}.items()}
 _FLAG_TO_KEYWORD.update({"--input": "input_shapes", "--model": "model", "--sweep": "sweep",
                          "--timeline": "timeline_svg", "--depth": "depth", "--top": "top",
-                         "--top-depth": "top_depth", "--prefetch": "prefetch"})
+                         "--top-depth": "top_depth", "--prefetch": "prefetch",
+                         "--no-contiguous-gradients": "contiguous_gradients=False"})
 
 
 class TorchcostError(ValueError):
@@ -121,8 +125,8 @@ def to_args(options: Mapping[str, Any], table: Mapping[str, Tuple[str, str]] = O
     """
     args: List[str] = []
     for kw, value in options.items():
-        if kw == "prefetch":  # The positive spelling of no_prefetch.
-            kw, value = "no_prefetch", (None if value is None else not value)
+        if kw in ("prefetch", "contiguous_gradients"):  # Positive spellings of no_* flags.
+            kw, value = "no_" + kw, (None if value is None else not value)
         entry = table.get(kw) or OPTIONS.get(kw)
         if entry is None:
             known = ", ".join(sorted(set(table) | set(OPTIONS)))
@@ -205,6 +209,7 @@ def translate_message(message: str) -> str:
         return _FLAG_TO_KEYWORD.get(m.group(0), m.group(0))
     text = re.sub(r"--input (?=\S)", "input_shapes=", message)  # "give --input SHAPE": a keyword's value.
     text = _FLAG.sub(keyword, text)
+    text = text.replace("StepConfig.contiguous_gradients=false", "contiguous_gradients=False")
     text = _FIELD.sub(lambda m: _FIELD_TO_KEYWORD.get(m.group(1), m.group(1)), text)
     return text.replace(" (see torchcost --help)", "")
 

@@ -268,6 +268,16 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_flag(
       "--no-prefetch", out.no_prefetch,
       "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
+  app.add_option("--reduce-bucket", out.reduce_bucket,
+                 "DeepSpeed's reduce_bucket_size for --shard zero1|zero2|zero3 "
+                 "(the flat bucket buffer's elements)")
+      ->capture_default_str()
+      ->type_name("ELEMENTS");
+  app.add_flag("--overlap-comm", out.overlap_comm,
+               "DeepSpeed's overlap_comm: two bucket buffers at zero1|zero2");
+  app.add_flag("--no-contiguous-gradients", out.no_contiguous_gradients,
+               "DeepSpeed's contiguous_gradients=false: no flat bucket and "
+               "partition buffers (the ZeRO paper's accounting)");
   app.add_option("--offload", out.offload,
                  "ZeRO-Offload with --shard zero2|zero3: optimizer states, "
                  "float32 masters and the gradient shard on the host, the "

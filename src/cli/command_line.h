@@ -53,11 +53,14 @@ struct CommandLine {
   double ddp_bucket_mib = 25;  // --ddp-bucket MiB
   // --ddp-bucket-view (gradient_as_bucket_view)
   bool ddp_bucket_view = false;
-  std::string fsdp_unit = "blocks";  // --fsdp-unit REGEX|blocks
-  bool no_prefetch = false;          // --no-prefetch
-  std::string offload;               // --offload optimizer
-  bool master_weights = false;       // --master-weights
-  std::string state_dtype;           // --state-dtype DTYPE (optimizer states)
+  std::string fsdp_unit = "blocks";      // --fsdp-unit REGEX|blocks
+  bool no_prefetch = false;              // --no-prefetch
+  std::string offload;                   // --offload optimizer
+  double reduce_bucket = 5e8;            // --reduce-bucket ELEMENTS
+  bool overlap_comm = false;             // --overlap-comm
+  bool no_contiguous_gradients = false;  // --no-contiguous-gradients
+  bool master_weights = false;           // --master-weights
+  std::string state_dtype;  // --state-dtype DTYPE (optimizer states)
   // --paged (bitsandbytes' paged optimizer states)
   bool paged = false;
   std::string gpu;  // --gpu NAME (the roofline time on it)

@@ -135,6 +135,9 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.fsdp_unit = cl.fsdp_unit;
   c.prefetch = !cl.no_prefetch;
   c.offload = cl.offload;
+  c.reduce_bucket = cl.reduce_bucket;
+  c.overlap_comm = cl.overlap_comm;
+  c.contiguous_gradients = !cl.no_contiguous_gradients;
   c.master_weights = cl.master_weights;
   c.foreach = cl.optimizer_impl == "foreach";
   c.galore = cl.galore;

@@ -36,6 +36,15 @@ std::string RenderSharding(const TrainingReport& tr) {
         Bytes(s.host_grad_bytes) + "; " + Bytes(s.host_transfer_bytes) +
         " over the host link per step\n";
   }
+  if (s.contiguous_gradients) {
+    out += "  DeepSpeed's flat gradient buffers (contiguous_gradients): " +
+           std::to_string(s.bucket_buffers) + " x reduce bucket of " +
+           std::to_string(s.reduce_bucket_elements) + " elements, " +
+           Bytes(s.bucket_buffer_bytes);
+    if (s.offload_staging_bytes > 0)
+      out += "; offload staging " + Bytes(s.offload_staging_bytes);
+    out += "\n";
+  }
   if (s.strategy == ShardStrategy::kNone) return out;
   out += "  Communication per step per rank (payload): all-reduce " +
          Bytes(s.all_reduce_bytes) + ", reduce-scatter " +
@@ -70,6 +79,15 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
                                    {"opt", s.host_opt_bytes},
                                    {"grad", s.host_grad_bytes},
                                    {"transfer", s.host_transfer_bytes}}
+          : nlohmann::ordered_json(nullptr);
+  j["gradient_buffers"] =
+      s.contiguous_gradients
+          ? nlohmann::ordered_json{{"reduce_bucket_elements",
+                                    s.reduce_bucket_elements},
+                                   {"buckets", s.bucket_buffers},
+                                   {"bucket_bytes", s.bucket_buffer_bytes},
+                                   {"offload_staging_bytes",
+                                    s.offload_staging_bytes}}
           : nlohmann::ordered_json(nullptr);
   j["ddp_buckets"] = s.ddp_buckets;
   j["units"] = s.units;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -68,6 +69,34 @@ Status SetGalore(const std::string& option, const std::string& spec,
   return Status::Ok();
 }
 
+// DeepSpeed's gradient buckets (ZeRO only): their size, contiguous_gradients
+// and overlap_comm.
+Status SetReduceBuckets(const StepConfig& c, ShardingOptions& s) {
+  const bool zero = s.strategy == ShardStrategy::kZero1 ||
+                    s.strategy == ShardStrategy::kZero2 ||
+                    s.strategy == ShardStrategy::kZero3;
+  // NB: 2^62 elements bounds the buffer's bytes (8 per element) in int64.
+  if (!(c.reduce_bucket >= 1) || c.reduce_bucket > 4.6e18 / 8 ||
+      c.reduce_bucket != std::floor(c.reduce_bucket)) {
+    return Bad(
+        "StepConfig.reduce_bucket: must be a whole number of elements "
+        "from 1 to 5.7e17");
+  }
+  const char* set =
+      c.reduce_bucket != StepConfig().reduce_bucket ? "StepConfig.reduce_bucket"
+      : c.overlap_comm                              ? "StepConfig.overlap_comm"
+      : !c.contiguous_gradients ? "StepConfig.contiguous_gradients=false"
+                                : nullptr;
+  if (set != nullptr && !zero) {
+    return Bad(std::string(set) +
+               " is DeepSpeed's: it needs StepConfig.shard zero1|zero2|zero3");
+  }
+  s.reduce_bucket_elements = static_cast<int64_t>(c.reduce_bucket);
+  s.contiguous_gradients = c.contiguous_gradients;
+  s.overlap_comm = c.overlap_comm;
+  return Status::Ok();
+}
+
 // The sharding options; a world size needs a strategy, a strategy a training
 // step.
 Status SetSharding(const StepConfig& c, TrainingOptions& training) {
@@ -97,6 +126,7 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   }
   if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1)
     return Bad("StepConfig.ddp_bucket_mib: must be positive");
+  TORCHCOST_RETURN_IF_ERROR(SetReduceBuckets(c, s));
   if (c.offload != "" && c.offload != "none" && c.offload != "optimizer") {
     return Bad("StepConfig.offload '" + c.offload +
                "': expected none or optimizer");
@@ -116,6 +146,12 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
           "place the optimizer states on the host: give one");
     }
     s.offload_optimizer = true;
+    // NB: stage_1_and_2.py sets contiguous_gradients "or self.cpu_offload".
+    if (!c.contiguous_gradients && s.strategy == ShardStrategy::kZero2) {
+      return Bad(
+          "StepConfig.contiguous_gradients=false: DeepSpeed turns contiguous "
+          "gradients on with StepConfig.offload optimizer at zero2");
+    }
   }
   return Status::Ok();
 }

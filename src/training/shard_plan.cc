@@ -65,6 +65,7 @@ class Planner {
       TORCHCOST_RETURN_IF_ERROR(Units());
     }
     States();
+    if (s_.contiguous_gradients) BucketBuffers();
     return std::move(plan_);
   }
 
@@ -341,6 +342,30 @@ class Planner {
       shapes.push_back({n});
     }
     plan_.opt_bytes += SharedStateBytes(o_.optimizer, shapes);
+  }
+
+  // DeepSpeed's flat gradient buffers (deepspeed/runtime/zero/
+  // stage_1_and_2.py setup_buckets and __init__, stage3.py __init__, at
+  // deepspeedai/DeepSpeed edaa722): reduce_bucket_size elements of the
+  // gradients' dtype per buffer.
+  void BucketBuffers() {
+    const bool stage3 = s_.strategy == ShardStrategy::kZero3;
+    if (!stage3 && s_.strategy != ShardStrategy::kZero1 &&
+        s_.strategy != ShardStrategy::kZero2)
+      return;
+    // NB: ZeRO-1/2 double-buffer with overlap_comm; ZeRO-3 never does.
+    const int64_t buffers = s_.overlap_comm && !stage3 ? 2 : 1;
+    plan_.bucket_buffer_bytes =
+        buffers * s_.reduce_bucket_elements * plan_.grad_element_bytes;
+    if (s_.offload_optimizer && !stage3) {
+      // temp_grad_buffer_for_gpu_offload: torch.zeros(largest_param_numel).
+      int64_t largest = 0;
+      for (size_t i = 0; i < g_.params.size(); ++i) {
+        if (Trainable(i))
+          largest = std::max(largest, Numel(g_.params[i].shape));
+      }
+      plan_.offload_staging_bytes = largest * plan_.grad_element_bytes;
+    }
   }
 
   const ir::Graph& g_;

@@ -56,6 +56,10 @@ struct ShardPlan {
   int ddp_buckets = 0;
   // Element size of the gradients (reduce buckets).
   int64_t grad_element_bytes = 4;
+  // DeepSpeed's contiguous gradients (ShardingOptions::contiguous_gradients,
+  // ZeRO only): the bucket buffers' bytes, and ZeRO-Offload's device staging
+  // buffer at ZeRO-1/2 (the largest trainable parameter's elements).
+  int64_t bucket_buffer_bytes = 0, offload_staging_bytes = 0;
 };
 
 // Plans `options.sharding` (and master weights) for `graph` whose trainable

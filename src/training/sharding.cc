@@ -1,5 +1,6 @@
 #include "training/sharding.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "training/optimizer_model.h"
@@ -50,8 +51,9 @@ class Rewriter {
           flushed = prev_produced;
         current_unit = u;
       }
+      const int64_t made = std::max<int64_t>(produced - prev_produced, 0);
       prev_produced = produced;
-      out.push_back(Rewrite(p, Grad(p, produced, flushed), Param(p)));
+      out.push_back(Rewrite(p, Grad(p, produced, made, flushed), Param(p)));
     }
     if (new_update && first_opt_ > 0) Update(tl[first_opt_ - 1], out);
     tr_.timeline = std::move(out);
@@ -73,6 +75,11 @@ class Rewriter {
   }
   bool ShardsGrads() const {
     return ShardsParams() || s_.strategy == ShardStrategy::kZero2;
+  }
+  bool Zero() const {
+    return s_.strategy == ShardStrategy::kZero1 ||
+           s_.strategy == ShardStrategy::kZero2 ||
+           s_.strategy == ShardStrategy::kZero3;
   }
 
   // Bytes of the non-root units gathered at each node, by a difference array
@@ -114,8 +121,9 @@ class Rewriter {
   }
 
   // One rank's gradients at `p`, `produced` bytes of them made by this
-  // backward so far, `flushed` of those reduced by FSDP's unit boundaries.
-  int64_t Grad(const TimelinePoint& p, int64_t produced,
+  // backward so far, `made` of those at `p` itself, `flushed` reduced by
+  // FSDP's unit boundaries.
+  int64_t Grad(const TimelinePoint& p, int64_t produced, int64_t made,
                int64_t flushed) const {
     const int64_t grad = Constant(p.live[kGrad]);
     if (s_.strategy == ShardStrategy::kDdp) {
@@ -124,6 +132,8 @@ class Rewriter {
       return s_.gradient_as_bucket_view ? plan_.full_grad_bytes
                                         : grad + plan_.full_grad_bytes;
     }
+    if (Zero() && s_.contiguous_gradients)
+      return ContiguousGrad(p, grad, produced, made);
     if (!ShardsGrads()) return grad;
     // Gradients present before the step (accumulation, zeros) are held as the
     // rank's shard; with ZeRO-Offload on the host.
@@ -144,6 +154,45 @@ class Rewriter {
     // yet reduced) are whole.
     return pre + (offload ? 0 : CeilDiv(reduced, s_.world)) +
            (produced - reduced);
+  }
+
+  // DeepSpeed's gradients with contiguous_gradients (stage_1_and_2.py,
+  // stage3.py at deepspeedai/DeepSpeed edaa722; ShardPlan::
+  // bucket_buffer_bytes): a gradient is copied into the bucket buffer by its
+  // hook as soon as it is made, so only the one made at `p` is whole.
+  int64_t ContiguousGrad(const TimelinePoint& p, int64_t grad, int64_t produced,
+                         int64_t made) const {
+    const bool backward = p.phase == StepPhase::kBackward;
+    const bool offload = s_.offload_optimizer;
+    const int64_t staging = plan_.offload_staging_bytes;
+    if (s_.strategy == ShardStrategy::kZero3) {
+      // The bucket buffer and the flat gradient partition
+      // (grad_partitions_flat_buffer, on the host with offload) from
+      // initialization on.
+      return plan_.bucket_buffer_bytes + (offload ? 0 : plan_.grad_bytes) +
+             (backward ? made : 0);
+    }
+    // ZeRO-1/2: the buffers from the backward's first gradient
+    // (setup_buckets in the hook) to its end (_release_ipg_buffers).
+    const int64_t buffers =
+        backward && produced > 0 ? plan_.bucket_buffer_bytes : 0;
+    // NB: ZeRO-1 keeps its whole gradients through the backward; copying the
+    // rank's partition after it moves bytes without adding any.
+    if (s_.strategy == ShardStrategy::kZero1) return grad + buffers;
+    // ZeRO-2: the rank's flat partition (grads_in_partition) is allocated
+    // whole at the first reduction, when a bucket is full, and kept through
+    // the optimizer step; ZeRO-Offload copies to the host instead. Gradients
+    // present before the step are held in it.
+    const int64_t pre = grad_pre_ > 0 && !offload ? plan_.grad_bytes : 0;
+    if (!backward) {
+      return staging + (p.phase == StepPhase::kOptimizer && !offload
+                            ? plan_.grad_bytes
+                            : pre);
+    }
+    const int64_t bucket = s_.reduce_bucket_elements * plan_.grad_element_bytes;
+    const int64_t partition =
+        produced > bucket && !offload ? plan_.grad_bytes : pre;
+    return staging + partition + buffers + made;
   }
 
   TimelinePoint Rewrite(const TimelinePoint& p, int64_t grad,
@@ -175,7 +224,7 @@ class Rewriter {
     // After backward: every bucket reduced, every unit resharded.
     p.phase = StepPhase::kOptimizer;
     p.node = -1;
-    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0), Param(p));
+    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p));
     auto emit = [&](int64_t temp) {
       TimelinePoint q = after;
       q.live[kTemp] = after.live[kTemp] + sym::Expr(temp);
@@ -238,6 +287,15 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     r->grad_bytes = 0;
     r->opt_bytes = 0;
   }
+  r->contiguous_gradients = plan.bucket_buffer_bytes > 0;
+  if (r->contiguous_gradients) {
+    r->reduce_bucket_elements = s.reduce_bucket_elements;
+    r->bucket_buffers =
+        static_cast<int>(plan.bucket_buffer_bytes /
+                         (s.reduce_bucket_elements * plan.grad_element_bytes));
+  }
+  r->bucket_buffer_bytes = plan.bucket_buffer_bytes;
+  r->offload_staging_bytes = plan.offload_staging_bytes;
   for (const ShardUnit& u : plan.units) {
     r->units.push_back(g.scopes[u.scope].path);
     r->largest_unit_bytes = std::max(r->largest_unit_bytes, u.full_bytes);

@@ -94,7 +94,12 @@ def zero_offload(c, binary):
     mem = off["training"]["memory"]
     c.check("zero_offload_no_opt", mem["category_max"]["opt"]["value"] == 0, str(mem["category_max"]["opt"]))
     peak, peak2 = mem["peak"]["value"], zero2["training"]["memory"]["peak"]["value"]
-    c.check("zero_offload_peak", peak <= peak2 - (K * PSI // N + STEP), "%d vs ZeRO-2's %d" % (peak, peak2))
+    # NB: DeepSpeed's offload adds a device staging buffer of the largest parameter (wte: V h bf16 elements).
+    staging = 2 * V * H
+    c.check("zero_offload_peak", peak <= peak2 - (K * PSI // N + STEP) + staging,
+            "%d vs ZeRO-2's %d" % (peak, peak2))
+    c.check("zero_offload_staging", off["sharding"]["gradient_buffers"]["offload_staging_bytes"] == staging,
+            str(off["sharding"]["gradient_buffers"]))
     c.check("zero_offload_none", zero2["sharding"]["offload"] is None, str(zero2["sharding"].get("offload")))
     # The step runs on the host: a GPU's predicted time counts no optimizer step, and a note says so.
     timed, err = run_json(binary, base + ["--offload", "optimizer", "--gpu", "h100-sxm"])
@@ -106,6 +111,50 @@ def zero_offload(c, binary):
             "%s vs %s" % (timed["time"]["optimizer_seconds"], plain["time"]["optimizer_seconds"]))
     c.check("zero_offload_note", any("ZeRO-Offload" in d["message"] for d in timed["diagnostics"]),
             str(timed["diagnostics"]))
+
+
+def deepspeed_buffers(c, binary):
+    # DeepSpeed's contiguous_gradients (its default; deepspeed/runtime/zero/stage_1_and_2.py setup_buckets and
+    # copy_grads_in_partition, stage3.py __init__, at deepspeedai/DeepSpeed edaa722): a flat bucket buffer of
+    # reduce_bucket_size elements of the 16-bit dtype (two with overlap_comm at ZeRO-1/2), and the rank's flat
+    # gradient partition (2 Psi / N bytes). Each gradient is whole only when it is made (at most the largest
+    # parameter, wte: V h elements), then copied into the buffer.
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights", "--world", str(N)]
+    largest, partition = 2 * V * H, 2 * PSI // N
+    cases = [
+        # DeepSpeed's default 5e8 elements: no bucket fills during this backward, so the partition is allocated
+        # only at its end; the buffer is held from the first gradient.
+        ("zero2", [], 1, 500000000, 2 * 500000000, 2 * 500000000 + largest),
+        # 1000 elements: the partition is allocated whole at the first full bucket, early in the backward.
+        ("zero2", ["--reduce-bucket", "1000"], 1, 1000, partition + 2000, partition + 2000 + largest),
+        ("zero2", ["--reduce-bucket", "1000", "--overlap-comm"], 2, 1000, partition + 4000,
+         partition + 4000 + largest),
+        # ZeRO-3: buffer and partition from initialization (one buffer with overlap_comm too).
+        ("zero3", ["--reduce-bucket", "1000", "--overlap-comm"], 1, 1000, partition + 2000,
+         partition + 2000 + largest),
+    ]
+    for strategy, extra, buckets, elements, lo, hi in cases:
+        name = "deepspeed_buffers[%s %s]" % (strategy, " ".join(extra))
+        got, err = run_json(binary, base + ["--shard", strategy] + extra)
+        if err:
+            c.check(name, False, err)
+            continue
+        want = {"reduce_bucket_elements": elements, "buckets": buckets, "bucket_bytes": 2 * elements * buckets,
+                "offload_staging_bytes": 0}
+        c.check(name, got["sharding"]["gradient_buffers"] == want,
+                "%s, expected %s" % (got["sharding"]["gradient_buffers"], want))
+        grad_max = got["training"]["memory"]["category_max"]["grad"]["value"]
+        c.check(name + " grad max", lo < grad_max <= hi, "%d, expected in (%d, %d]" % (grad_max, lo, hi))
+    # The ZeRO paper's accounting: no buffers, the per-rank states unchanged.
+    paper, err = run_json(binary, base + ["--shard", "zero2", "--no-contiguous-gradients"])
+    deep, err2 = run_json(binary, base + ["--shard", "zero2"])
+    if err or err2:
+        c.check("deepspeed_buffers[paper]", False, err or err2)
+        return
+    c.check("deepspeed_buffers[paper]", paper["sharding"]["gradient_buffers"] is None
+            and paper["sharding"]["per_rank"] == deep["sharding"]["per_rank"],
+            "%s / %s" % (paper["sharding"]["gradient_buffers"], paper["sharding"]["per_rank"]))
 
 
 def ddp_and_fsdp(c, binary):
@@ -151,6 +200,13 @@ def errors(c, binary):
         (["--model", "gpt2", "--shard", "fsdp", "--world", "2", "--fsdp-unit", "("], "--fsdp-unit '('"),
         (["--model", "gpt2", "--shard", "zero1", "--world", "2", "--mode", "infer"], "--mode infer"),
         (["--model", "gpt2", "--shard", "zero9"], "--shard"),
+        (["--model", "gpt2", "--shard", "ddp", "--world", "2", "--overlap-comm"],
+         "--overlap-comm is DeepSpeed's: it needs --shard zero1|zero2|zero3"),
+        (["--model", "gpt2", "--reduce-bucket", "1e6"], "--reduce-bucket is DeepSpeed's"),
+        (["--model", "gpt2", "--shard", "zero2", "--reduce-bucket", "0"], "--reduce-bucket: must be a whole number"),
+        (["--model", "gpt2", "--shard", "zero2", "--reduce-bucket", "1.5"], "--reduce-bucket: must be a whole"),
+        (["--model", "gpt2", "--shard", "zero2", "--world", "2", "--offload", "optimizer",
+          "--no-contiguous-gradients"], "--no-contiguous-gradients: DeepSpeed turns contiguous gradients on"),
         (["--model", "gpt2", "--config", GPT2 + ",tp=3"], "heads=4 is not divisible by tp=3"),
     ]
     for args, needle in cases:
@@ -170,6 +226,7 @@ def main():
     c = Checks()
     zero_states(c, args.torchcost)
     zero_offload(c, args.torchcost)
+    deepspeed_buffers(c, args.torchcost)
     ddp_and_fsdp(c, args.torchcost)
     tensor_parallel(c, args.torchcost)
     errors(c, args.torchcost)

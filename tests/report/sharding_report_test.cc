@@ -53,5 +53,27 @@ TEST(ShardingReportTest, Json) {
   EXPECT_EQ(j["units"].size(), 2u);
 }
 
+TEST(ShardingReportTest, DeepSpeedGradientBuffers) {
+  TrainingReport tr = Zero3();
+  EXPECT_TRUE(report::ShardingJson(tr)["gradient_buffers"].is_null());
+  EXPECT_THAT(report::RenderSharding(tr),
+              ::testing::Not(HasSubstr("flat gradient buffers")));
+  ShardingReport& s = tr.sharding;
+  s.contiguous_gradients = true;
+  s.reduce_bucket_elements = 500;
+  s.bucket_buffers = 2;
+  s.bucket_buffer_bytes = 2 * 500 * 2;
+  s.offload_staging_bytes = 64;
+  EXPECT_THAT(report::RenderSharding(tr),
+              HasSubstr("DeepSpeed's flat gradient buffers "
+                        "(contiguous_gradients): 2 x reduce bucket of 500 "
+                        "elements, 1.95 KiB (2000); offload staging 64 B"));
+  const auto j = report::ShardingJson(tr)["gradient_buffers"];
+  EXPECT_EQ(j["reduce_bucket_elements"], 500);
+  EXPECT_EQ(j["buckets"], 2);
+  EXPECT_EQ(j["bucket_bytes"], 2000);
+  EXPECT_EQ(j["offload_staging_bytes"], 64);
+}
+
 }  // namespace
 }  // namespace torchcost

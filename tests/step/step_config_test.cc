@@ -221,6 +221,46 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.offload optimizer and StepConfig.paged both place the "
      "optimizer states on the host: give one"},
+    {"reduce_bucket_zero",
+     [](StepConfig& c) {
+       c.shard = "zero2";
+       c.reduce_bucket = 0;
+     },
+     "StepConfig.reduce_bucket: must be a whole number of elements from 1 to "
+     "5.7e17"},
+    {"reduce_bucket_fraction",
+     [](StepConfig& c) {
+       c.shard = "zero3";
+       c.reduce_bucket = 2.5;
+     },
+     "StepConfig.reduce_bucket: must be a whole number of elements from 1 to "
+     "5.7e17"},
+    {"reduce_bucket_without_zero", [](StepConfig& c) { c.reduce_bucket = 1e6; },
+     "StepConfig.reduce_bucket is DeepSpeed's: it needs StepConfig.shard "
+     "zero1|zero2|zero3"},
+    {"overlap_comm_with_fsdp",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.overlap_comm = true;
+     },
+     "StepConfig.overlap_comm is DeepSpeed's: it needs StepConfig.shard "
+     "zero1|zero2|zero3"},
+    {"contiguous_gradients_with_ddp",
+     [](StepConfig& c) {
+       c.shard = "ddp";
+       c.contiguous_gradients = false;
+     },
+     "StepConfig.contiguous_gradients=false is DeepSpeed's: it needs "
+     "StepConfig.shard zero1|zero2|zero3"},
+    {"offload_without_contiguous_gradients",
+     [](StepConfig& c) {
+       c.optimizer = "adam";
+       c.offload = "optimizer";
+       c.shard = "zero2";
+       c.contiguous_gradients = false;
+     },
+     "StepConfig.contiguous_gradients=false: DeepSpeed turns contiguous "
+     "gradients on with StepConfig.offload optimizer at zero2"},
     {"budget_negative", [](StepConfig& c) { c.budget_bytes = -1; },
      "StepConfig.budget_bytes -1: must be positive (0: none)"},
     {"budget_symbol_without_budget",

@@ -40,14 +40,34 @@ class ShardingTest : public testing::ToyGraphTest {
 };
 
 // Mixed-precision Adam (fp16 params and grads; fp32 masters and two fp32
-// moments, K = 12 bytes per parameter) sharded over N ranks.
+// moments, K = 12 bytes per parameter) sharded over N ranks, in the ZeRO
+// paper's accounting (no DeepSpeed flat gradient buffers).
 TrainingOptions MixedAdam(ShardStrategy s, int n) {
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdam;
   t.master_weights = true;
   t.sharding.strategy = s;
   t.sharding.world = n;
+  t.sharding.contiguous_gradients = false;
   return t;
+}
+
+// A list of byte counts (keeps a table's rows on one line).
+template <typename... T>
+std::vector<int64_t> Bytes(T... bytes) {
+  return {static_cast<int64_t>(bytes)...};
+}
+
+// The distinct successive gradient bytes over the backward's points.
+std::vector<int64_t> BackwardGrads(const Report& r) {
+  std::vector<int64_t> grads;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kBackward &&
+        (grads.empty() || grads.back() != At(p.live[kGrad]))) {
+      grads.push_back(At(p.live[kGrad]));
+    }
+  }
+  return grads;
 }
 
 // The model states of the last point (after the optimizer step).
@@ -243,19 +263,71 @@ TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
   t.sharding.strategy = ShardStrategy::kZero2;
   t.sharding.world = 4;
   t.sharding.reduce_bucket_elements = 16;
+  t.sharding.contiguous_gradients = false;
   Report r = Run("5,8", t);
-  std::vector<int64_t> grads;
-  for (const TimelinePoint& p : r.training.timeline) {
-    if (p.phase == StepPhase::kBackward &&
-        (grads.empty() || grads.back() != At(p.live[kGrad]))) {
-      grads.push_back(At(p.live[kGrad]));
-    }
-  }
-  EXPECT_THAT(grads, ::testing::ElementsAre(0, 32, 32 + 32));
+  EXPECT_THAT(BackwardGrads(r), ::testing::ElementsAre(0, 32, 32 + 32));
   // After backward the rank keeps its shard: ceil(40 / 4) = 10 elements.
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), 10 * 4);
   EXPECT_EQ(r.training.sharding.reduce_scatter_bytes, 160);
   EXPECT_EQ(r.training.sharding.all_gather_bytes, 160);
+}
+
+// DeepSpeed's contiguous_gradients (its default; stage_1_and_2.py and
+// stage3.py at deepspeedai/DeepSpeed edaa722). The chain of the test above:
+// W2's gradient (8 elements, 32 bytes) is made first, then W1's (32
+// elements, 128 bytes); float32, N = 4, buckets of 16 elements (a 64-byte
+// buffer). A rank's flat partition: ceil(40 / 4) = 10 elements (40 bytes) at
+// ZeRO-2, ceil(32 / 4) + ceil(8 / 4) = 10 at ZeRO-3. Each gradient is whole
+// only at the moment it is made; its hook copies it into the buffer.
+TEST_F(ShardingTest, DeepSpeedFlatGradientBuffers) {
+  Chain({8, 4, 2}, {"l1", "l2"});
+  struct Case {
+    const char* name;
+    ShardStrategy s;
+    bool overlap, offload;
+    int64_t end;                    // Gradient bytes after the step.
+    int64_t buffers, staging;       // ShardingReport.
+    std::vector<int64_t> backward;  // BackwardGrads.
+  };
+  const Case cases[] = {
+      // The buffer from W2's gradient on: 64 + 32; then 64 alone; W1's
+      // gradient fills a bucket (160 > 64 bytes made), so the partition is
+      // allocated whole: 40 + 64 + 128, then 40 + 64. After: the partition.
+      {"zero2", ShardStrategy::kZero2, false, false, 40, 64, 0,
+       Bytes(0, 64 + 32, 64, 40 + 64 + 128, 40 + 64)},
+      // overlap_comm: two buffers (128 bytes).
+      {"zero2 overlap", ShardStrategy::kZero2, true, false, 40, 128, 0,
+       Bytes(0, 128 + 32, 128, 40 + 128 + 128, 40 + 128)},
+      // ZeRO-Offload: no partition on the device, a staging buffer of the
+      // largest parameter (W1: 32 elements, 128 bytes) from the start.
+      {"zero2 offload", ShardStrategy::kZero2, false, true, 128, 64, 128,
+       Bytes(128, 128 + 64 + 32, 128 + 64, 128 + 64 + 128, 128 + 64)},
+      // ZeRO-1: whole gradients, and the buffer from the first one.
+      {"zero1", ShardStrategy::kZero1, false, false, 160, 64, 0,
+       Bytes(0, 32 + 64, 160 + 64)},
+      // ZeRO-3: buffer and partition (64 + 40 = 104) from initialization.
+      {"zero3", ShardStrategy::kZero3, false, false, 104, 64, 0,
+       Bytes(104, 104 + 32, 104, 104 + 128, 104)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TrainingOptions t;
+    t.optimizer = OptimizerKind::kSgd;
+    t.sharding.strategy = c.s;
+    t.sharding.world = 4;
+    t.sharding.reduce_bucket_elements = 16;
+    t.sharding.overlap_comm = c.overlap;
+    t.sharding.offload_optimizer = c.offload;
+    Report r = Run("5,8", t);
+    EXPECT_THAT(BackwardGrads(r), ::testing::ElementsAreArray(c.backward));
+    EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), c.end);
+    const ShardingReport& sr = r.training.sharding;
+    EXPECT_TRUE(sr.contiguous_gradients);
+    EXPECT_EQ(sr.reduce_bucket_elements, 16);
+    EXPECT_EQ(sr.bucket_buffers, c.overlap ? 2 : 1);
+    EXPECT_EQ(sr.bucket_buffer_bytes, c.buffers);
+    EXPECT_EQ(sr.offload_staging_bytes, c.staging);
+  }
 }
 
 TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {

@@ -284,6 +284,11 @@ def test_options_are_keywords_and_errors_name_them():
         torchcost.analyze("llama", config=TINY_LLAMA, world=4)
     with pytest.raises(torchcost.TorchcostError, match="^offload optimizer .*needs shard zero2 or zero3"):
         torchcost.analyze("llama", config=TINY_LLAMA, offload="optimizer")
+    with pytest.raises(torchcost.TorchcostError, match="^overlap_comm is DeepSpeed's: it needs shard zero1"):
+        torchcost.analyze("llama", config=TINY_LLAMA, overlap_comm=True)
+    with pytest.raises(torchcost.TorchcostError, match="^contiguous_gradients=False: DeepSpeed turns"):
+        torchcost.analyze("llama", config=TINY_LLAMA, shard="zero2", offload="optimizer", optimizer="adam",
+                          contiguous_gradients=False)
     with pytest.raises(torchcost.TorchcostError, match="^batch_symbol 'N' is not a symbol of the inputs"):
         torchcost.analyze("llama", config=TINY_LLAMA, budget="1GiB", batch_symbol="N")
     with pytest.raises(torchcost.TorchcostError, match="^batch_symbol S .*it needs budget$"):
