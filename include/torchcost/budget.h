@@ -42,9 +42,6 @@ struct BudgetAnswer {
   // With the allocator model: how often the cached segments were released to
   // stay within the budget (0 where needed_bytes fits as it is).
   int64_t releases = 0;
-  // True with expandable segments: PyTorch's release unmaps their free pages,
-  // which the model does not, so a step said not to fit may fit.
-  bool pessimistic = false;
   // The searched symbol (empty: not searched), its value where `fits` was
   // decided (its binding, else 1), and its largest value that fits (0: not
   // even 1).

@@ -1,5 +1,6 @@
 #include "memory/caching_allocator.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace torchcost::memory {
@@ -38,14 +39,29 @@ int CachingAllocator::NewBlock(const Block& b) {
   return static_cast<int>(blocks_.size()) - 1;
 }
 
+int CachingAllocator::Splice(const Block& b) {
+  const int id = NewBlock(b);
+  if (b.prev >= 0) blocks_[b.prev].next = id;
+  if (b.next >= 0) blocks_[b.next].prev = id;
+  return id;
+}
+
 void CachingAllocator::Insert(int id) {
   const Block& b = blocks_[id];
-  pools_[b.small].emplace(b.size, b.ptr, id);
+  if (b.mapped) {
+    pools_[b.small].emplace(b.size, b.ptr, id);
+  } else {
+    unmapped_[b.small].emplace(b.ptr, id);
+  }
 }
 
 void CachingAllocator::Erase(int id) {
   const Block& b = blocks_[id];
-  pools_[b.small].erase({b.size, b.ptr, id});
+  if (b.mapped) {
+    pools_[b.small].erase({b.size, b.ptr, id});
+  } else {
+    unmapped_[b.small].erase({b.ptr, id});
+  }
 }
 
 bool CachingAllocator::ShouldSplit(const Block& b, int64_t size) const {
@@ -60,12 +76,20 @@ int CachingAllocator::FindFree(int64_t size, bool small) {
   auto it = pool.lower_bound({size, std::numeric_limits<int64_t>::min(), -1});
   if (it == pool.end()) return -1;
   if (options_.expandable_segments) {
-    // NB: the free block at the segment's end counts as the size it can grow
-    // to (nearly unbounded), so best fit passes it over for the next larger
-    // one.
-    const int id = std::get<2>(*it);
-    auto next = std::next(it);
-    if (id == es_last_[small] && next != pool.end()) it = next;
+    // NB: a free block before an unmapped range counts as the size it can
+    // grow to (expandable_size), and best fit moves on to the next larger
+    // block while that one's expandable size is smaller (a greedy walk).
+    auto expandable_size = [&](int id) {
+      const Block& b = blocks_[id];
+      const bool grows = b.next >= 0 && !blocks_[b.next].mapped;
+      return b.size + (grows ? blocks_[b.next].size : 0);
+    };
+    for (auto next = std::next(it);
+         next != pool.end() && expandable_size(std::get<2>(*next)) <
+                                   expandable_size(std::get<2>(*it));
+         ++next) {
+      it = next;
+    }
   }
   const int64_t found = std::get<0>(*it);
   // An oversize block does not serve a request below max_split_size, and
@@ -79,68 +103,141 @@ int CachingAllocator::FindFree(int64_t size, bool small) {
   return id;
 }
 
-int CachingAllocator::NewSegment(int64_t size, bool small) {
+int CachingAllocator::AllocBlock(int64_t size, bool small) {
+  if (options_.expandable_segments) {
+    // try_allocate_expandable_block: map the range's unmapped blocks in turn
+    // until the free block at its start holds `size`. NB: pages mapped before
+    // a failing map stay mapped (the release that follows unmaps them).
+    int id = FindExpandable(size, small);
+    if (!blocks_[id].mapped && !MapBlock(id, std::min(blocks_[id].size, size)))
+      return -1;
+    while (blocks_[id].size < size) {
+      // The free block `id` is followed by an unmapped one, which absorbs it.
+      const int next = blocks_[id].next;
+      if (!MapBlock(next,
+                    std::min(size - blocks_[id].size, blocks_[next].size)))
+        return -1;
+      id = next;
+    }
+    Erase(id);
+    return id;
+  }
+  const int64_t bytes = SegmentSize(size);
+  if (reserved_ + bytes > memory_limit_) return -1;
   ++device_allocs_;
-  if (!options_.expandable_segments) {
-    const int64_t bytes = SegmentSize(size);
-    Block b;
-    b.ptr = next_ptr_;
-    b.size = bytes;
-    b.small = small;
-    next_ptr_ += bytes;
-    reserved_ += bytes;
-    return NewBlock(b);
-  }
-  // One segment per pool; new pages are mapped at its end, merged with the
-  // free block there (find_expandable_block, map_block).
-  if (es_base_[small] < 0) {
-    es_base_[small] = next_ptr_;
-    // The segment's address space (1 1/8 of the device's memory in PyTorch).
-    next_ptr_ += int64_t{1} << 50;
-  }
-  int tail = es_last_[small];
-  int64_t have = 0;
-  if (tail >= 0 && !blocks_[tail].allocated) {
-    have = blocks_[tail].size;
-    Erase(tail);
-  } else {
-    tail = -1;
-  }
-  const int64_t page = PageSize(small);
-  // The missing bytes in whole pages.
-  const int64_t mapped = page * ((size - have + page - 1) / page);
-  reserved_ += mapped;
-  if (tail >= 0) {
-    blocks_[tail].size += mapped;
-    es_mapped_[small] += mapped;
-    return tail;
-  }
   Block b;
-  b.ptr = es_base_[small] + es_mapped_[small];
-  b.size = mapped;
+  b.ptr = next_ptr_;
+  b.size = bytes;
   b.small = small;
-  b.prev = es_last_[small];
-  es_mapped_[small] += mapped;
+  next_ptr_ += bytes;
+  reserved_ += bytes;
+  return NewBlock(b);
+}
+
+int CachingAllocator::FindExpandable(int64_t size, bool small) {
+  for (const auto& [ptr, unmapped] : unmapped_[small]) {
+    int start = unmapped;
+    const int prev = blocks_[unmapped].prev;
+    if (prev >= 0 && !blocks_[prev].allocated) start = prev;
+    // has_available_address_space: free and unmapped bytes up to the next
+    // allocated block.
+    int64_t room = 0;
+    for (int b = start; room < size && b >= 0 && !blocks_[b].allocated;
+         b = blocks_[b].next) {
+      room += blocks_[b].size;
+    }
+    if (room >= size) return start;
+  }
+  // A new segment: one unmapped block over its address space (in PyTorch
+  // 1 1/8 of the device's memory; here 2^30 pages, in effect unbounded).
+  Block b;
+  b.ptr = es_base_[small] = next_ptr_;
+  b.size = PageSize(small) << 30;
+  b.small = small;
+  b.mapped = false;
+  next_ptr_ += b.size;
   const int id = NewBlock(b);
-  if (b.prev >= 0) blocks_[b.prev].next = id;
-  es_last_[small] = id;
+  Insert(id);
   return id;
 }
 
-int64_t CachingAllocator::SegmentGrowth(int64_t size, bool small) const {
-  if (!options_.expandable_segments) return SegmentSize(size);
-  // As NewSegment: the missing bytes, past the free tail block, in pages.
-  const int tail = es_last_[small];
-  const int64_t have =
-      tail >= 0 && !blocks_[tail].allocated ? blocks_[tail].size : 0;
+bool CachingAllocator::MapBlock(int id, int64_t bytes) {
+  const bool small = blocks_[id].small;
   const int64_t page = PageSize(small);
-  return page * ((size - have + page - 1) / page);
+  // ceil(bytes / page) pages.
+  const int64_t mapped = page * ((bytes + page - 1) / page);
+  if (reserved_ + mapped > memory_limit_) return false;
+  ++device_allocs_;
+  reserved_ += mapped;
+  Erase(id);
+  blocks_[id].mapped = true;
+  if (mapped < blocks_[id].size) {
+    // The rest stays unmapped, after the newly mapped pages.
+    Block rest = blocks_[id];
+    rest.ptr += mapped;
+    rest.size -= mapped;
+    rest.mapped = false;
+    rest.prev = id;
+    Insert(Splice(rest));
+    blocks_[id].size = mapped;
+  }
+  Merge(id, blocks_[id].prev);
+  Merge(id, blocks_[id].next);
+  Insert(id);
+  return true;
+}
+
+void CachingAllocator::UnmapBlock(int id) {
+  const Block b = blocks_[id];
+  const int64_t page = PageSize(b.small), base = es_base_[b.small];
+  // The whole pages inside [ptr, ptr + size): rounded inward.
+  const int64_t lo = base + page * ((b.ptr - base + page - 1) / page);
+  const int64_t hi = base + page * ((b.ptr + b.size - base) / page);
+  if (lo >= hi) return;
+  Erase(id);
+  if (lo > b.ptr) {  // The part page before stays a free mapped block.
+    Block before = b;
+    before.size = lo - b.ptr;
+    before.next = id;
+    Insert(Splice(before));
+  }
+  if (hi < b.ptr + b.size) {  // And the part page after.
+    Block after = b;
+    after.ptr = hi;
+    after.size = b.ptr + b.size - hi;
+    after.prev = id;
+    Insert(Splice(after));
+  }
+  blocks_[id].ptr = lo;
+  blocks_[id].size = hi - lo;
+  blocks_[id].mapped = false;
+  reserved_ -= hi - lo;
+  Merge(id, blocks_[id].prev);
+  Merge(id, blocks_[id].next);
+  Insert(id);
 }
 
 void CachingAllocator::ReleaseCached() {
   ++releases_;
-  if (options_.expandable_segments) return;
-  for (Pool& pool : pools_) {
+  for (int small = 0; small < 2; ++small) {
+    Pool& pool = pools_[small];
+    if (options_.expandable_segments) {
+      // release_blocks gathers every free block first: unmapping changes the
+      // pool.
+      std::vector<int> free;
+      for (const auto& entry : pool) free.push_back(std::get<2>(entry));
+      for (int id : free) {
+        UnmapBlock(id);
+        const Block& b = blocks_[id];
+        if (!b.mapped && b.prev < 0 && b.next < 0) {
+          // release_expandable_segment: nothing of the segment is left.
+          Erase(id);
+          unused_.push_back(id);
+          es_base_[small] = -1;
+        }
+      }
+      continue;
+    }
     for (auto it = pool.begin(); it != pool.end();) {
       const int id = std::get<2>(*it);
       const Block& b = blocks_[id];
@@ -160,16 +257,17 @@ int CachingAllocator::Malloc(int64_t bytes) {
   const bool small = size <= kSmallSize;
   int id = FindFree(size, small);
   if (id < 0) {
-    // NB: alloc_block fails (cudaMalloc finds no room), then
+    // NB: alloc_block fails (cudaMalloc or cuMemCreate finds no room), then
     // release_cached_blocks and alloc_block again. With the default
     // max_split_size, release_available_cached_blocks (tried first) releases
     // nothing; with one set, it frees just enough oversize blocks, where this
     // model frees every cached segment.
-    if (reserved_ + SegmentGrowth(size, small) > memory_limit_) {
+    id = AllocBlock(size, small);
+    if (id < 0) {
       ReleaseCached();
-      if (reserved_ + SegmentGrowth(size, small) > memory_limit_) return -1;
+      id = AllocBlock(size, small);
+      if (id < 0) return -1;
     }
-    id = NewSegment(size, small);
   }
   if (ShouldSplit(blocks_[id], size)) {
     // The block keeps the front `size` bytes; the rest is a new free block
@@ -178,11 +276,8 @@ int CachingAllocator::Malloc(int64_t bytes) {
     rest.ptr += size;
     rest.size -= size;
     rest.prev = id;
-    const int r = NewBlock(rest);
-    if (rest.next >= 0) blocks_[rest.next].prev = r;
-    blocks_[id].next = r;
+    const int r = Splice(rest);
     blocks_[id].size = size;
-    if (es_last_[small] == id) es_last_[small] = r;
     Insert(r);
   }
   blocks_[id].allocated = true;
@@ -191,7 +286,9 @@ int CachingAllocator::Malloc(int64_t bytes) {
 }
 
 void CachingAllocator::Merge(int id, int other) {
-  if (other < 0 || blocks_[other].allocated) return;
+  if (other < 0 || blocks_[other].allocated ||
+      blocks_[other].mapped != blocks_[id].mapped)
+    return;
   Erase(other);
   Block& b = blocks_[id];
   const Block& o = blocks_[other];
@@ -204,7 +301,6 @@ void CachingAllocator::Merge(int id, int other) {
     if (b.next >= 0) blocks_[b.next].prev = id;
   }
   b.size += o.size;
-  if (es_last_[b.small] == other) es_last_[b.small] = id;
   unused_.push_back(other);
 }
 

@@ -5,10 +5,12 @@
 // 2 MiB segments) and a large pool (20 MiB segments below 10 MiB, else the
 // request rounded to 2 MiB), best fit over the pool's free blocks ordered by
 // size then address, splitting (should_split), coalescing freed neighbours,
-// max_split_size's oversize blocks, expandable segments; no release to the
-// device (empty_cache) but where a memory limit is set: a segment past it
-// first releases the cached segments (release_cached_blocks), as malloc does
-// when cudaMalloc fails, then fails.
+// max_split_size's oversize blocks, expandable segments (pages mapped into
+// the lowest unmapped range with room, unmapped again on release); no release
+// to the device (empty_cache) but where a memory limit is set: a segment past
+// it first releases the cached segments (release_cached_blocks: whole free
+// segments, the whole free pages of expandable ones), as malloc does when
+// cudaMalloc or cuMemCreate fails, then fails.
 // NB: one stream is assumed; blocks are never held by events of other streams.
 #ifndef TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
 #define TORCHCOST_SRC_MEMORY_CACHING_ALLOCATOR_H_
@@ -56,6 +58,9 @@ class CachingAllocator {
   // Returns the size of allocated block `id` (what allocated_bytes counts for
   // it).
   int64_t BlockSize(int id) const { return blocks_[id].size; }
+  // Returns block `id`'s address (segments are laid out from 0 in the order
+  // they are made).
+  int64_t BlockAddress(int id) const { return blocks_[id].ptr; }
 
   // Bytes of allocated blocks (stats.allocated_bytes.current).
   int64_t allocated() const { return allocated_; }
@@ -77,39 +82,54 @@ class CachingAllocator {
     int prev = -1, next = -1;  // Neighbours in the segment.
     bool allocated = false;
     bool small = false;
+    // False for a range of an expandable segment whose pages are not mapped
+    // (never allocated; in unmapped_, not in pools_).
+    bool mapped = true;
   };
-  // A pool's free blocks ordered as BlockComparatorSize: size, then address.
+  // A pool's free mapped blocks ordered as BlockComparatorSize: size, then
+  // address.
   using Pool = std::set<std::tuple<int64_t, int64_t, int>>;
+  // A pool's unmapped ranges ordered as BlockComparatorAddress: address.
+  using Unmapped = std::set<std::pair<int64_t, int>>;
 
   int NewBlock(const Block& b);
+  // Links a new block `b` between the neighbours it names; returns its id.
+  int Splice(const Block& b);
+  // Adds block `id` to its pool (mapped) or to the unmapped ranges.
   void Insert(int id);
   void Erase(int id);
   // get_free_block: the best fit for `size`, removed from the pool, or -1.
   int FindFree(int64_t size, bool small);
-  // alloc_block: a new segment (or, expandable, newly mapped pages) for `size`;
-  // the free block serving it.
-  int NewSegment(int64_t size, bool small);
+  // alloc_block: the free block serving `size` in a new segment (or,
+  // expandable, in newly mapped pages), or -1 if the memory limit is passed.
+  int AllocBlock(int64_t size, bool small);
+  // find_expandable_block: the first range (by address) of free and unmapped
+  // blocks with `size` bytes of room, starting at the free block before an
+  // unmapped one; a new segment if none.
+  int FindExpandable(int64_t size, bool small);
+  // map_block: maps `bytes` (rounded up to pages) at the start of unmapped
+  // block `id`, merged with its free neighbours; false past the limit.
+  bool MapBlock(int id, int64_t bytes);
+  // unmap_block: unmaps the whole pages inside free block `id`.
+  void UnmapBlock(int id);
   // should_split.
   bool ShouldSplit(const Block& b, int64_t size) const;
-  // try_merge_blocks of `id` with its free neighbour `other`.
+  // try_merge_blocks of `id` with its free neighbour `other`, if both are
+  // mapped or both unmapped.
   void Merge(int id, int other);
-  // The bytes NewSegment(size, small) would add to the reserved bytes.
-  int64_t SegmentGrowth(int64_t size, bool small) const;
   // release_cached_blocks: frees every free block that is a whole segment
-  // (no neighbours). NB: expandable segments keep their mapped pages.
+  // (no neighbours); unmaps the whole free pages of expandable segments.
   void ReleaseCached();
 
   CudaAllocatorOptions options_;
   std::vector<Block> blocks_;
   std::vector<int> unused_;  // Ids of blocks merged away, for reuse.
   Pool pools_[2];            // [0] large, [1] small.
+  Unmapped unmapped_[2];
   // Where the next segment starts (addresses grow in cudaMalloc order).
   int64_t next_ptr_ = 0;
-  // Expandable segments: per pool, the segment's base, its mapped bytes and its
-  // last block.
+  // Expandable segments: per pool, the base of its one segment (-1: none).
   int64_t es_base_[2] = {-1, -1};
-  int64_t es_mapped_[2] = {0, 0};
-  int es_last_[2] = {-1, -1};
   int64_t allocated_ = 0, reserved_ = 0, device_allocs_ = 0;
   int64_t memory_limit_ = std::numeric_limits<int64_t>::max();
   int64_t releases_ = 0;

@@ -180,7 +180,6 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
     out.fits = *tensor <= budget;
   } else {
     out.allocator = true;
-    out.pessimistic = (*m.allocator)->expandable_segments;
     const Replayed r = m.Replay(b, limit);
     if (!r.error.empty()) return Status::InvalidArgument(r.error);
     out.fits = r.fits;

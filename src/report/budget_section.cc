@@ -32,10 +32,6 @@ std::string BudgetText(int64_t budget_bytes,
       HumanAndExact(a.needed_bytes, Unit::kBytes) + " (" + NeededWhat(a) + ")";
   if (!a.fits) {
     out += "does NOT fit" + at + ": it needs " + needed;
-    if (a.pessimistic)
-      out +=
-          " (NB: the release of expandable segments' free pages is not "
-          "modelled: it may fit)";
   } else if (a.releases > 0) {
     out += "fits" + at + " once the allocator releases its cached segments (" +
            std::to_string(a.releases) + (a.releases == 1 ? " time" : " times") +
@@ -63,8 +59,7 @@ nlohmann::ordered_json BudgetJson(int64_t budget_bytes,
             {"fits", a.fits},
             {"needed_bytes", a.needed_bytes},
             {"decided_by", a.allocator ? "cuda_allocator" : "tensor_peak"},
-            {"releases", a.releases},
-            {"pessimistic", a.pessimistic}};
+            {"releases", a.releases}};
   if (a.symbol.empty()) {
     j["at"] = nullptr;
     j["largest"] = nullptr;

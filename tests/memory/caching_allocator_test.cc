@@ -1,7 +1,9 @@
 // The caching allocator model against hand-derived sequences; each expected
 // number follows from the rules of c10/cuda/CUDACachingAllocator.cpp
 // (pytorch/pytorch 001074d25084fdb87a799823e395a50f5ec044d3): round_size,
-// get_allocation_size, get_free_block, should_split, free_block.
+// get_allocation_size, get_free_block, should_split, free_block, and for
+// expandable segments find_expandable_block, map_block, release_blocks and
+// unmap_block.
 #include "memory/caching_allocator.h"
 
 #include <gtest/gtest.h>
@@ -208,6 +210,50 @@ TEST(CachingAllocatorTest, ExpandableBestFitPassesOverTheGrowableEnd) {
   // Free: 2 MiB inside, 7 MiB at the end: grows by one page.
   a.Malloc(8 * kMiB);
   EXPECT_EQ(a.reserved(), 40 * kMiB);
+}
+
+TEST(CachingAllocatorTest, ExpandableReleaseUnmapsWholeFreePagesOnly) {
+  // release_blocks unmaps the whole pages inside every free block
+  // (ExpandableSegment::unmap rounds inward); find_expandable_block then
+  // maps into the lowest-addressed unmapped range with room. Pages of the
+  // large pool: 20 MiB; addresses in MiB from the segment's base (0).
+  CudaAllocatorOptions o;
+  o.expandable_segments = true;
+  CachingAllocator a(o);
+  const int x = a.Malloc(25 * kMiB);  // Pages [0, 40): x [0, 25).
+  // The free 15 MiB before the unmapped rest + ceil(50 / 20) = 3 pages:
+  // y [25, 90), free [90, 100).
+  const int y = a.Malloc(65 * kMiB);
+  const int z = a.Malloc(10 * kMiB);  // Exactly the free [90, 100).
+  EXPECT_EQ(a.BlockAddress(x), 0);
+  EXPECT_EQ(a.BlockAddress(y), 25 * kMiB);
+  EXPECT_EQ(a.BlockAddress(z), 90 * kMiB);
+  EXPECT_EQ(a.reserved(), 100 * kMiB);
+  a.Free(y);  // Free [25, 90) between two live blocks.
+  // 70 MiB: no free block fits, and the 4 pages at the end would make 180
+  // MiB. The release unmaps [40, 80), the whole pages inside [25, 90): 60
+  // MiB reserved, and 60 + 80 <= 140.
+  CachingAllocator b = a;
+  b.set_memory_limit(140 * kMiB - 1);
+  EXPECT_EQ(b.Malloc(70 * kMiB), -1);  // 60 + 80 > 140 - 1.
+  EXPECT_EQ(b.releases(), 1);
+  EXPECT_EQ(b.reserved(), 60 * kMiB);
+  a.set_memory_limit(140 * kMiB);
+  const int w = a.Malloc(70 * kMiB);
+  ASSERT_GE(w, 0);
+  EXPECT_EQ(a.releases(), 1);
+  EXPECT_EQ(a.reserved(), 140 * kMiB);
+  // The hole [40, 80) with free [25, 40) before it and [80, 90) after has 65
+  // MiB of room: too little for 70, so the end served it.
+  EXPECT_EQ(a.BlockAddress(w), 100 * kMiB);
+  // 50 MiB: the hole has room (65), and it comes first by address: its 2
+  // pages are mapped and merge with both free neighbours, [25, 90); the
+  // request takes its front.
+  a.set_memory_limit(180 * kMiB);
+  const int v = a.Malloc(50 * kMiB);
+  EXPECT_EQ(a.BlockAddress(v), 25 * kMiB);
+  EXPECT_EQ(a.reserved(), 180 * kMiB);
+  EXPECT_EQ(a.releases(), 1);
 }
 
 }  // namespace
