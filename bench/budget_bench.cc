@@ -2,8 +2,9 @@
 // bf16 at S=2048 with 80 GiB: the analysis made once, then whether the step
 // fits and the largest B that does, from the tensor peak's candidate moments
 // or from replays of the step's allocations through the CUDA caching
-// allocator model; and a whole Llama-2-7B generate() (S=2048, T=512) under 24
-// GiB, replayed per B tried.
+// allocator model (allocator:1; allocator:2 with expandable segments); and a
+// whole Llama-2-7B generate() (S=2048, T=512) under 24 GiB, replayed per B
+// tried.
 //
 // Target: the allocator's answer within a few replays of the allocations
 // (each O(events log n)); a budget line adds under 50 ms to a 7B report.
@@ -24,12 +25,13 @@ namespace {
 using bench::Rules;
 
 // The step of llama-7b-like in bf16 (the family's dtype), B and S symbolic;
-// with the allocator model when `allocator`.
-StepAnalysis Step(bool allocator) {
+// allocator 0: none, 1: the CUDA allocator model, 2: with expandable segments.
+StepAnalysis Step(int64_t allocator) {
   auto built = builder::BuildNamedModel("llama-7b-like", "dtype=bf16");
   if (!built.ok()) std::abort();
   StepConfig config = StepConfigFor(*built);
-  if (allocator) config.allocator = "cuda";
+  if (allocator > 0) config.allocator = "cuda";
+  config.expandable_segments = allocator == 2;
   // NB: the allocator replays need every size: S bound, B searched.
   config.bindings = {{"S", 2048}, {"B", 1}};
   auto step = AnalyzeStep(built->graph, Rules(), config);
@@ -38,8 +40,7 @@ StepAnalysis Step(bool allocator) {
 }
 
 void BM_BudgetStep(benchmark::State& state) {
-  const bool allocator = state.range(0) != 0;
-  const StepAnalysis step = Step(allocator);
+  const StepAnalysis step = Step(state.range(0));
   BudgetQuestion q;
   q.budget_bytes = int64_t{80} << 30;
   for (auto _ : state) {
@@ -52,6 +53,7 @@ void BM_BudgetStep(benchmark::State& state) {
 BENCHMARK(BM_BudgetStep)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->ArgName("allocator")
     ->Unit(benchmark::kMillisecond);
 
