@@ -62,6 +62,12 @@ struct ShardingOptions {
   // step runs there; the device keeps the parameters and the gradients not
   // yet reduced.
   bool offload_optimizer = false;
+  // Parameter offload, with offload_optimizer (FSDP's CPUOffload(
+  // offload_params=True); DeepSpeed ZeRO-3's offload_param with
+  // offload_optimizer), with ZeRO-3 or FSDP: the parameter shards live on the
+  // host too and are copied to the device for each gather; the device holds
+  // only the gathered units and the gradients not yet reduced.
+  bool offload_params = false;
 };
 
 // What one rank holds and communicates, next to the per-rank timeline.
@@ -89,8 +95,13 @@ struct ShardingReport {
   // host link per step (the gradient shard down, the updated parameter shard
   // up, both in the parameters' 16-bit dtype). The device's grad_bytes and
   // opt_bytes above are then 0.
-  bool offload_optimizer = false;
+  // With ShardingOptions::offload_params the parameter shards are on the host
+  // too (host_param_bytes; param_bytes above is then 0), no updated shard goes
+  // up, and each gather copies its units' shards up: host_transfer_bytes is
+  // the gradient shard plus twice the parameter shards (forward and backward).
+  bool offload_optimizer = false, offload_params = false;
   int64_t host_opt_bytes = 0, host_grad_bytes = 0, host_transfer_bytes = 0;
+  int64_t host_param_bytes = 0;
   // ShardingOptions::contiguous_gradients (ZeRO): bytes of the bucket buffers
   // (both with overlap_comm) and, with ZeRO-Offload at ZeRO-1/2, of the device
   // staging buffer for one gradient (the largest parameter's elements,

@@ -130,7 +130,8 @@ struct StepConfig {
   bool prefetch = true;
   // "optimizer": ZeRO-Offload, the optimizer states, masters and the gradient
   // shard on the host (ShardingOptions::offload_optimizer; with shard zero2 or
-  // zero3); "none" or empty: none.
+  // zero3); "params": the parameter shards too (ShardingOptions::
+  // offload_params; with shard zero3 or fsdp); "none" or empty: none.
   std::string offload;
   // The device whose kernels are modelled: "cuda" or "cpu".
   std::string device = "cuda";

@@ -281,8 +281,9 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_option("--offload", out.offload,
                  "ZeRO-Offload with --shard zero2|zero3: optimizer states, "
                  "float32 masters and the gradient shard on the host, the "
-                 "step run there (optimizer); none")
-      ->type_name("none|optimizer");
+                 "step run there (optimizer); with --shard zero3|fsdp the "
+                 "parameter shards too (params: FSDP's CPUOffload); none")
+      ->type_name("none|optimizer|params");
   app.add_flag("--master-weights", out.master_weights,
                "float32 master weights and optimizer states for "
                "float16/bfloat16 parameters (mixed-precision "

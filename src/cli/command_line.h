@@ -55,7 +55,7 @@ struct CommandLine {
   bool ddp_bucket_view = false;
   std::string fsdp_unit = "blocks";      // --fsdp-unit REGEX|blocks
   bool no_prefetch = false;              // --no-prefetch
-  std::string offload;                   // --offload optimizer
+  std::string offload;                   // --offload optimizer|params
   double reduce_bucket = 5e8;            // --reduce-bucket ELEMENTS
   bool overlap_comm = false;             // --overlap-comm
   bool no_contiguous_gradients = false;  // --no-contiguous-gradients

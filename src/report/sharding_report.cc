@@ -29,12 +29,14 @@ std::string RenderSharding(const TrainingReport& tr) {
          ", grad " + Bytes(s.unsharded_grad_bytes) + ", opt " +
          Bytes(s.unsharded_opt_bytes) + "\n";
   if (s.offload_optimizer) {
-    out +=
-        "  Offloaded to the host (ZeRO-Offload; not in the device's peak): "
-        "opt " +
-        Bytes(s.host_opt_bytes) + ", float32 gradient shard " +
-        Bytes(s.host_grad_bytes) + "; " + Bytes(s.host_transfer_bytes) +
-        " over the host link per step\n";
+    out += "  Offloaded to the host (" +
+           std::string(s.offload_params ? "parameters and optimizer"
+                                        : "ZeRO-Offload") +
+           "; not in the device's peak): ";
+    if (s.offload_params) out += "param " + Bytes(s.host_param_bytes) + ", ";
+    out += "opt " + Bytes(s.host_opt_bytes) + ", float32 gradient shard " +
+           Bytes(s.host_grad_bytes) + "; " + Bytes(s.host_transfer_bytes) +
+           " over the host link per step\n";
   }
   if (s.contiguous_gradients) {
     out += "  DeepSpeed's flat gradient buffers (contiguous_gradients): " +
@@ -75,7 +77,9 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
                         {"all_gather", s.all_gather_bytes}};
   j["offload"] =
       s.offload_optimizer
-          ? nlohmann::ordered_json{{"what", "optimizer"},
+          ? nlohmann::ordered_json{{"what",
+                                    s.offload_params ? "params" : "optimizer"},
+                                   {"param", s.host_param_bytes},
                                    {"opt", s.host_opt_bytes},
                                    {"grad", s.host_grad_bytes},
                                    {"transfer", s.host_transfer_bytes}}

@@ -127,9 +127,27 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1)
     return Bad("StepConfig.ddp_bucket_mib: must be positive");
   TORCHCOST_RETURN_IF_ERROR(SetReduceBuckets(c, s));
-  if (c.offload != "" && c.offload != "none" && c.offload != "optimizer") {
+  if (c.offload != "" && c.offload != "none" && c.offload != "optimizer" &&
+      c.offload != "params") {
     return Bad("StepConfig.offload '" + c.offload +
-               "': expected none or optimizer");
+               "': expected none, optimizer or params");
+  }
+  if (c.offload == "params") {
+    // NB: FSDP's CPUOffload(offload_params=True) moves gradients and the
+    // optimizer step to the host as well; DeepSpeed's offload_param goes with
+    // ZeRO-3 only.
+    if (s.strategy != ShardStrategy::kZero3 &&
+        s.strategy != ShardStrategy::kFsdp) {
+      return Bad(
+          "StepConfig.offload params needs StepConfig.shard zero3 or fsdp");
+    }
+    if (c.paged) {
+      return Bad(
+          "StepConfig.offload params and StepConfig.paged both place the "
+          "optimizer states on the host: give one");
+    }
+    s.offload_params = true;
+    s.offload_optimizer = true;
   }
   if (c.offload == "optimizer") {
     // NB: ZeRO-Offload moves the states ZeRO-2 partitions (Ren et al. 2021,

@@ -103,8 +103,11 @@ class Rewriter {
   // range; in backward, the next unit prefetched).
   int64_t Param(const TimelinePoint& p) const {
     if (!ShardsParams()) return Constant(p.live[kParam]);
+    // NB: offloaded shards are on the host; each gather's copy up is part of
+    // the gathered unit.
+    const int64_t shards = s_.offload_params ? 0 : plan_.param_bytes;
     const int64_t base =
-        Constant(p.live[kParam]) - plan_.full_param_bytes + plan_.param_bytes;
+        Constant(p.live[kParam]) - plan_.full_param_bytes + shards;
     if (p.phase != StepPhase::kForward && p.phase != StepPhase::kBackward)
       return base;
     int64_t gathered = root_bytes_;
@@ -287,6 +290,14 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     r->grad_bytes = 0;
     r->opt_bytes = 0;
   }
+  if (s.offload_params) {
+    r->offload_params = true;
+    r->host_param_bytes = plan.param_bytes;
+    r->param_bytes = 0;
+    // Down: the gradient shard; up: the parameter shards at each gather, in
+    // the forward and again in the backward.
+    r->host_transfer_bytes = plan.grad_bytes + 2 * plan.param_bytes;
+  }
   r->contiguous_gradients = plan.bucket_buffer_bytes > 0;
   if (r->contiguous_gradients) {
     r->reduce_bucket_elements = s.reduce_bucket_elements;
@@ -356,7 +367,13 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   if (!plan.ok()) return plan.status();
   if (sharded || options.master_weights) Rewriter(*plan, options, &tr).Run();
   Summarize(graph, *plan, options.sharding, &tr.sharding);
-  if (options.sharding.offload_optimizer) {
+  if (options.sharding.offload_params) {
+    report->diagnostics.push_back(
+        {Diagnostic::Severity::kNote,
+         "parameter offload: the optimizer step runs on the host and every "
+         "gather copies its parameter shards up from the host; a predicted "
+         "time counts neither"});
+  } else if (options.sharding.offload_optimizer) {
     report->diagnostics.push_back(
         {Diagnostic::Severity::kNote,
          "ZeRO-Offload: the optimizer step runs on the host (DeepSpeedCPUAdam) "

@@ -89,7 +89,8 @@ def zero_offload(c, binary):
     got = off["sharding"]["per_rank"]
     c.check("zero_offload_device", (got["param"], got["grad"], got["opt"]) == (2 * PSI, 0, 0), str(got))
     host = off["sharding"]["offload"]
-    want = {"what": "optimizer", "opt": K * PSI // N + STEP, "grad": 4 * PSI // N, "transfer": 2 * 2 * PSI // N}
+    want = {"what": "optimizer", "param": 0, "opt": K * PSI // N + STEP, "grad": 4 * PSI // N,
+            "transfer": 2 * 2 * PSI // N}
     c.check("zero_offload_host", host == want, "%s, expected %s" % (host, want))
     mem = off["training"]["memory"]
     c.check("zero_offload_no_opt", mem["category_max"]["opt"]["value"] == 0, str(mem["category_max"]["opt"]))
@@ -111,6 +112,33 @@ def zero_offload(c, binary):
             "%s vs %s" % (timed["time"]["optimizer_seconds"], plain["time"]["optimizer_seconds"]))
     c.check("zero_offload_note", any("ZeRO-Offload" in d["message"] for d in timed["diagnostics"]),
             str(timed["diagnostics"]))
+
+
+def param_offload(c, binary):
+    # Parameter offload (FSDP's CPUOffload(offload_params=True); DeepSpeed ZeRO-3's offload_param with
+    # offload_optimizer): the 2 Psi / N bytes of bf16 shards join the optimizer on the host, so the device's
+    # parameters are only the gathered units: their maximum is plain sharding's less 2 Psi / N. Each step copies
+    # the gradient shard down and every shard up twice (the forward's and the backward's gathers).
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights", "--world", str(N)]
+    for strategy in ("zero3", "fsdp"):
+        name = "param_offload[%s]" % strategy
+        plain, err = run_json(binary, base + ["--shard", strategy])
+        off, err2 = run_json(binary, base + ["--shard", strategy, "--offload", "params"])
+        if err or err2:
+            c.check(name, False, err or err2)
+            continue
+        got = off["sharding"]["per_rank"]
+        c.check(name + " device", (got["param"], got["grad"], got["opt"]) == (0, 0, 0), str(got))
+        want = {"what": "params", "param": 2 * PSI // N, "opt": K * PSI // N + STEP, "grad": 4 * PSI // N,
+                "transfer": 2 * PSI // N + 2 * 2 * PSI // N}
+        host = off["sharding"]["offload"]
+        c.check(name + " host", host == want, "%s, expected %s" % (host, want))
+        pmax = off["training"]["memory"]["category_max"]["param"]["value"]
+        pmax2 = plain["training"]["memory"]["category_max"]["param"]["value"]
+        c.check(name + " param max", pmax == pmax2 - 2 * PSI // N, "%d vs %d" % (pmax, pmax2))
+        c.check(name + " no opt", off["training"]["memory"]["category_max"]["opt"]["value"] == 0,
+                str(off["training"]["memory"]["category_max"]["opt"]))
 
 
 def deepspeed_buffers(c, binary):
@@ -203,6 +231,8 @@ def errors(c, binary):
         (["--model", "gpt2", "--shard", "ddp", "--world", "2", "--overlap-comm"],
          "--overlap-comm is DeepSpeed's: it needs --shard zero1|zero2|zero3"),
         (["--model", "gpt2", "--reduce-bucket", "1e6"], "--reduce-bucket is DeepSpeed's"),
+        (["--model", "gpt2", "--shard", "zero2", "--world", "2", "--offload", "params"],
+         "--offload params needs --shard zero3 or fsdp"),
         (["--model", "gpt2", "--shard", "zero2", "--reduce-bucket", "0"], "--reduce-bucket: must be a whole number"),
         (["--model", "gpt2", "--shard", "zero2", "--reduce-bucket", "1.5"], "--reduce-bucket: must be a whole"),
         (["--model", "gpt2", "--shard", "zero2", "--world", "2", "--offload", "optimizer",
@@ -227,6 +257,7 @@ def main():
     zero_states(c, args.torchcost)
     zero_offload(c, args.torchcost)
     deepspeed_buffers(c, args.torchcost)
+    param_offload(c, args.torchcost)
     ddp_and_fsdp(c, args.torchcost)
     tensor_parallel(c, args.torchcost)
     errors(c, args.torchcost)

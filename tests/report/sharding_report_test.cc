@@ -75,5 +75,24 @@ TEST(ShardingReportTest, DeepSpeedGradientBuffers) {
   EXPECT_EQ(j["offload_staging_bytes"], 64);
 }
 
+TEST(ShardingReportTest, ParameterOffload) {
+  TrainingReport tr = Zero3();
+  ShardingReport& s = tr.sharding;
+  s.offload_optimizer = s.offload_params = true;
+  s.host_param_bytes = 1000;
+  s.host_opt_bytes = 6004;
+  s.host_grad_bytes = 2000;
+  s.host_transfer_bytes = 3000;
+  EXPECT_THAT(report::RenderSharding(tr),
+              HasSubstr("Offloaded to the host (parameters and optimizer; not "
+                        "in the device's peak): param 1000 B, opt 5.86 KiB "
+                        "(6004), float32 gradient shard 1.95 KiB (2000); 2.93 "
+                        "KiB (3000) over the host link per step"));
+  const auto j = report::ShardingJson(tr)["offload"];
+  EXPECT_EQ(j["what"], "params");
+  EXPECT_EQ(j["param"], 1000);
+  EXPECT_EQ(j["transfer"], 3000);
+}
+
 }  // namespace
 }  // namespace torchcost

@@ -201,8 +201,25 @@ const BadConfig kBadConfigs[] = {
        c.world = 2;
      },
      "StepConfig.allocator cuda with StepConfig.shard is not modelled"},
-    {"offload_unknown", [](StepConfig& c) { c.offload = "params"; },
-     "StepConfig.offload 'params': expected none or optimizer"},
+    {"offload_unknown", [](StepConfig& c) { c.offload = "activations"; },
+     "StepConfig.offload 'activations': expected none, optimizer or "
+     "params"},
+    {"offload_params_without_zero3",
+     [](StepConfig& c) {
+       c.offload = "params";
+       c.shard = "zero2";
+       c.world = 2;
+     },
+     "StepConfig.offload params needs StepConfig.shard zero3 or fsdp"},
+    {"offload_params_and_paged",
+     [](StepConfig& c) {
+       c.optimizer = "adam";
+       c.offload = "params";
+       c.shard = "fsdp";
+       c.paged = true;
+     },
+     "StepConfig.offload params and StepConfig.paged both place the "
+     "optimizer states on the host: give one"},
     {"offload_without_zero2",
      [](StepConfig& c) {
        c.offload = "optimizer";

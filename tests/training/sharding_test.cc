@@ -368,6 +368,41 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), kShards);
 }
 
+// FSDP's CPUOffload(offload_params=True) on the model above: the shards, the
+// reduced gradients and the step are on the host; the device holds the
+// gathered units and the gradients of the unit whose backward runs.
+TEST_F(ShardingTest, ParameterOffloadKeepsOnlyTheGatheredUnits) {
+  b_.Scope("h", "ModuleList");
+  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.strategy = ShardStrategy::kFsdp;
+  t.sharding.world = 4;
+  t.sharding.offload_optimizer = t.sharding.offload_params = true;
+  Report r = Run("2,16", t);
+  constexpr int64_t kShards = 64 + 256 + 256, kRoot = 256, kBlock = 1024;
+  for (const TimelinePoint& p : r.training.timeline) {
+    int64_t expected = 0;
+    if (p.phase == StepPhase::kForward) {
+      expected = kRoot + (p.node <= 1 ? kBlock : 0);
+    } else if (p.phase == StepPhase::kBackward) {
+      expected = kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
+    }
+    EXPECT_EQ(At(p.live[kParam]), expected)
+        << StepPhaseName(p.phase) << " node " << p.node;
+  }
+  // Nothing of the model's states stays on the device after the step.
+  EXPECT_EQ(StatesAtEnd(r), 0);
+  const ShardingReport& sr = r.training.sharding;
+  EXPECT_TRUE(sr.offload_params);
+  EXPECT_EQ(sr.param_bytes, 0);
+  EXPECT_EQ(sr.host_param_bytes, kShards);
+  // The shards' 144 elements in float32.
+  EXPECT_EQ(sr.host_grad_bytes, 4 * kShards / 4);
+  // Down the gradient shard; up every shard twice (forward, backward).
+  EXPECT_EQ(sr.host_transfer_bytes, kShards + 2 * kShards);
+}
+
 TEST_F(ShardingTest, FsdpReduceScattersAUnitsGradientsWhenItsBackwardEnds) {
   b_.Scope("h", "ModuleList");
   Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
