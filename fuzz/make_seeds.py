@@ -80,6 +80,10 @@ def main(argv):
         text = open(os.path.join(configs, name)).read()
         write(args.outdir, "hf_config", text)
         write(args.outdir, "hf_config", text + "\0num_hidden_layers=2,n_layer=2,dtype=bf16,attn=eager")
+    # DeepSpeed configs: the unit tests' raw strings.
+    src = open(os.path.join(ROOT, "tests", "step", "deepspeed_config_test.cc")).read()
+    for m in re.finditer(r'R"\((.*?)\)"', src, re.S):
+        write(args.outdir, "deepspeed_config", m.group(1))
     for target in ("sym_parse", "cli_spec", "family_config"):
         for line in open(os.path.join(ROOT, "fuzz", "seeds", target + ".txt")):
             line = line.rstrip("\n")

@@ -12,7 +12,7 @@ shift
 BUILD="${TORCHCOST_SAN_BUILD:-build-san}"
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(sym_parse rule_expr rule_yaml graph_json module_attrs zip_archive torchscript ts_source ts_pickle cli_spec
-  family_config hf_config)
+  family_config hf_config deepspeed_config)
 source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
 nice cmake --build "$BUILD" -j2 --target "${TARGETS[@]/#/fuzz_}"

@@ -4,7 +4,7 @@
 # unit tests under AddressSanitizer + UndefinedBehaviorSanitizer and each fuzz
 # target for a short bounded run, both in one clang build (build-san/).
 # TORCHCOST_SANITIZE=0 skips the last two; TORCHCOST_FUZZ_SECONDS sets the run
-# per target (default 5: twelve targets, about a minute; a smoke run that keeps
+# per target (default 5: thirteen targets, about a minute; a smoke run that keeps
 # the whole run under 30 minutes on the 2-core machine, where the Release build
 # takes ~8 min, ctest ~10 min and the clang build ~8 min; longer runs:
 # tools/fuzz.sh SECONDS).

@@ -53,13 +53,13 @@ int main(int argc, char** argv) {
               "step FLOPs", "peak MiB");
   for (int64_t layers : {2, 4}) {
     for (int64_t hidden : {128, 256}) {
-      build::Gpt2Config config;
+      builder::Gpt2Config config;
       config.layers = layers;
       config.hidden = hidden;
       config.heads = hidden / 64;
       config.vocab = 1024;
       config.context = 512;
-      Result<build::BuiltModel> model = build::BuildGpt2(config);
+      Result<builder::BuiltModel> model = builder::BuildGpt2(config);
       Check(model.status());
 
       // The model's inputs (B, S) and its loss; the step's other options

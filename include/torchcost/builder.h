@@ -65,6 +65,9 @@ struct BuiltModel {
   // What the family did that its config does not say (a padded vocabulary),
   // one sentence each, for the report's notes.
   std::vector<std::string> notes;
+  // The hidden size of its config (d_model; 0 where it has none), from which
+  // DeepSpeed's "auto" sizes derive.
+  int64_t hidden_size = 0;
   // The loss its task trains with by default, as ParseLossSpec reads it
   // ("causal_lm", "cross_entropy"); empty: out.sum().
   std::string default_loss;
@@ -219,6 +222,8 @@ class GraphBuilder {
   // Declares the loss the model's task trains with by default
   // (BuiltModel::default_loss).
   void DefaultLoss(const std::string& spec) { model_.default_loss = spec; }
+  // Declares the config's hidden size (BuiltModel::hidden_size).
+  void HiddenSize(int64_t hidden) { model_.hidden_size = hidden; }
   // Returns the model; the builder is left empty.
   BuiltModel Finish();
 

@@ -116,6 +116,12 @@ struct StepConfig {
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.
   bool ddp_bucket_view = false;
+  // A DeepSpeed JSON config whose fields apply over these
+  // (ApplyDeepSpeedConfig, include/torchcost/deepspeed_config.h); empty: none.
+  std::string deepspeed;
+  // The model's hidden size where known (StepConfigFor sets it): DeepSpeed's
+  // "auto" reduce_bucket_size is its square. 0: unknown.
+  int64_t hidden_size = 0;
   // DeepSpeed's reduce_bucket_size for shard zero1|zero2|zero3, in elements.
   double reduce_bucket = 5e8;
   // DeepSpeed's contiguous_gradients (ShardingOptions::contiguous_gradients);

@@ -43,6 +43,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "fsdp_unit": ("--fsdp-unit", "value"),
     "no_prefetch": ("--no-prefetch", "flag"),
     "offload": ("--offload", "value"),
+    "deepspeed": ("--deepspeed", "value"),
     "reduce_bucket": ("--reduce-bucket", "value"),
     "overlap_comm": ("--overlap-comm", "flag"),
     "no_contiguous_gradients": ("--no-contiguous-gradients", "flag"),

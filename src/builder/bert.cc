@@ -224,6 +224,8 @@ Result<BuiltModel> BuildBert(const BertConfig& c) {
   if (!v.ok()) return v.status();
 
   GraphBuilder b(Mlm(c) ? "BertForMaskedLM" : "BertModel", "bert (builder)");
+
+  b.HiddenSize(c.hidden);
   Ref idx = b.Input("idx", {"B", "S"}, DType::kInt64);
   // Learned positions: S <= max_position_embeddings.
   b.BoundSymbol("S", c.positions);

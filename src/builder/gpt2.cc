@@ -297,6 +297,8 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   c.vocab = PaddedVocab(config.vocab, c.vocab_multiple, c.tp);
 
   GraphBuilder b("GPT2", "gpt2 (builder)");
+
+  b.HiddenSize(c.hidden);
   Ref idx =
       b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   // Learned positions: S may not exceed the table.

@@ -319,6 +319,8 @@ Result<BuiltModel> BuildGptNeox(const GptNeoxConfig& config) {
   if (c.attn == "flash_attention_2") c.attn = "flash";
 
   GraphBuilder b("GPTNeoXForCausalLM", "gpt_neox (builder)");
+
+  b.HiddenSize(c.hidden);
   Ref idx =
       b.Input("idx", {"B", gen.decode ? Dim(1) : Dim("S")}, DType::kInt64);
   // The causal-mask buffer and the rotary caches have `context` rows.

@@ -507,6 +507,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
 
   GraphBuilder b(c.classes, c.classes == "Llama" ? "llama (builder)"
                                                  : c.classes + " (builder)");
+  b.HiddenSize(c.hidden);
   // Each layer's sliding window (0: none).
   std::vector<int64_t> windows(c.layers);
   for (int64_t i = 0; i < c.layers; ++i) windows[i] = LayerWindow(c, i);

@@ -404,6 +404,8 @@ Result<BuiltModel> BuildT5(const T5Config& c) {
   if (!v.ok()) return v.status();
 
   GraphBuilder b("T5ForConditionalGeneration", "t5 (builder)");
+
+  b.HiddenSize(c.d_model);
   Ref ids = b.Input("input_ids", {"B", "S"}, DType::kInt64);
   Ref dec_ids = b.Input("decoder_input_ids", {"B", "T"}, DType::kInt64);
   T5Weights w = Declare(b, c);

@@ -158,6 +158,8 @@ Result<BuiltModel> BuildVit(const VitConfig& c) {
   const int64_t seq = (c.image_size / c.patch) * (c.image_size / c.patch) + 1;
 
   GraphBuilder b("VisionTransformer", "vit (builder)");
+
+  b.HiddenSize(c.hidden);
   Ref x = b.Input("x", {"B", 3, c.image_size, c.image_size}, c.dtype);
 
   // Declaration pass, in registration order.

@@ -56,6 +56,7 @@ struct CommandLine {
   std::string fsdp_unit = "blocks";      // --fsdp-unit REGEX|blocks
   bool no_prefetch = false;              // --no-prefetch
   std::string offload;                   // --offload optimizer|params
+  std::string deepspeed;                 // --deepspeed FILE (ds_config.json)
   double reduce_bucket = 5e8;            // --reduce-bucket ELEMENTS
   bool overlap_comm = false;             // --overlap-comm
   bool no_contiguous_gradients = false;  // --no-contiguous-gradients

@@ -135,6 +135,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.fsdp_unit = cl.fsdp_unit;
   c.prefetch = !cl.no_prefetch;
   c.offload = cl.offload;
+  c.deepspeed = cl.deepspeed;
   c.reduce_bucket = cl.reduce_bucket;
   c.overlap_comm = cl.overlap_comm;
   c.contiguous_gradients = !cl.no_contiguous_gradients;
@@ -170,6 +171,7 @@ Outcome Prepare(const CommandLine& cl, Prepared& p) {
   }
   StepConfig& config = p.config;
   config = ConfigFromFlags(cl);
+  if (built) config.hidden_size = built->hidden_size;
   if (Outcome o = ParseMemoryFlags(cl, config); !o.ok()) return o;
   // NB: built families train with their task's loss unless --loss says
   // otherwise; model files with out.sum().

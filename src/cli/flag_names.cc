@@ -34,6 +34,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.prefetch", "--no-prefetch"},
     {"StepConfig.offload", "--offload"},
     {"StepConfig.reduce_bucket", "--reduce-bucket"},
+    {"StepConfig.deepspeed", "--deepspeed"},
     {"StepConfig.overlap_comm", "--overlap-comm"},
     {"StepConfig.contiguous_gradients=false", "--no-contiguous-gradients"},
     {"StepConfig.device", "--device"},

@@ -83,6 +83,7 @@ StepConfig StepConfigFor(const builder::BuiltModel& model) {
     config.inputs.push_back(text + ":" + std::string(DTypeName(decl.dtype)));
   }
   config.symbol_bounds = model.symbol_bounds;
+  config.hidden_size = model.hidden_size;
   if (!model.default_loss.empty()) config.loss = model.default_loss;
   return config;
 }
@@ -229,6 +230,8 @@ Result<StepAnalysis> AnalyzeStaged(StagedGraph& g, const RuleSet& rules,
     }
     out.report.budget_symbol = config.budget_symbol;
   }
+  for (std::string& note : parsed->notes)
+    out.report.diagnostics.push_back({Diagnostic::Severity::kNote, note});
   // 8. The time on a GPU, under the bindings.
   out.timed_on = step::TimingOf(config, *parsed);
   if (out.timed_on && config.evaluate_time) {

@@ -132,10 +132,11 @@ Result<GenerationAnalysis> AnalyzeGeneration(const std::string& model,
         "(idx [B, S]; idx [B, 1] and the cache); give none");
   }
   if (!config.method.empty() || !config.autocast.empty() ||
-      config.shard != "none" || !config.checkpoint.empty()) {
+      config.shard != "none" || !config.checkpoint.empty() ||
+      !config.deepspeed.empty()) {
     return Status::InvalidArgument(
         "StepConfig.mode generate models inference: StepConfig.method, "
-        "autocast, shard and checkpoint do not apply");
+        "autocast, shard, checkpoint and deepspeed do not apply");
   }
   // The cache dtype is the family's config key cache_dtype
   // (docs/generation.md).

@@ -12,6 +12,7 @@
 #include "passes/user_regex.h"
 #include "step/gpu_file.h"
 #include "torchcost/cuda_allocator.h"
+#include "torchcost/deepspeed_config.h"
 #include "torchcost/galore.h"
 #include "torchcost/loss.h"
 #include "torchcost/sharding.h"
@@ -419,7 +420,8 @@ Status SetArchSymbols(const StepConfig& c, ParsedStep& parsed) {
 
 }  // namespace
 
-Result<ParsedStep> ParseOptions(const StepConfig& c) {
+// ParseOptions once StepConfig::deepspeed is applied.
+Result<ParsedStep> ParseApplied(const StepConfig& c) {
   ParsedStep parsed;
   AnalysisOptions& options = parsed.options;
   TrainingOptions& training = options.training;
@@ -553,6 +555,17 @@ Result<ParsedStep> ParseOptions(const StepConfig& c) {
     options.moved_bytes = true;
   }
   TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
+  return parsed;
+}
+
+Result<ParsedStep> ParseOptions(const StepConfig& config) {
+  if (config.deepspeed.empty()) return ParseApplied(config);
+  StepConfig applied = config;
+  Result<std::vector<std::string>> notes =
+      ApplyDeepSpeedConfig(config.deepspeed, &applied);
+  if (!notes.ok()) return notes.status();
+  Result<ParsedStep> parsed = ParseApplied(applied);
+  if (parsed.ok()) parsed->notes = std::move(notes).value();
   return parsed;
 }
 

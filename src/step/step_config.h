@@ -22,11 +22,13 @@ struct ParsedStep {
   std::optional<MethodSpec> method;
   std::optional<GpuSpec> gpu;  // StepConfig::gpu or gpu_file's, if given.
   std::vector<ArchSymbol> arch_symbols;  // StepConfig::arch_symbols, parsed.
+  // Notes for the report (StepConfig::deepspeed's keys not modelled).
+  std::vector<std::string> notes;
 };
 
 // Parses and checks every option of `config` but the inputs and bindings, in
-// the order a reader meets them in StepConfig's groups; the first problem is
-// the error.
+// the order a reader meets them in StepConfig's groups, after applying
+// StepConfig::deepspeed's file; the first problem is the error.
 Result<ParsedStep> ParseOptions(const StepConfig& config);
 
 // The GPU `parsed` holds (from config.gpu or gpu_file) and its source's name,

@@ -354,9 +354,10 @@ class Planner {
         s_.strategy != ShardStrategy::kZero2)
       return;
     // NB: ZeRO-1/2 double-buffer with overlap_comm; ZeRO-3 never does.
-    const int64_t buffers = s_.overlap_comm && !stage3 ? 2 : 1;
-    plan_.bucket_buffer_bytes =
-        buffers * s_.reduce_bucket_elements * plan_.grad_element_bytes;
+    plan_.bucket_buffers = s_.overlap_comm && !stage3 ? 2 : 1;
+    plan_.bucket_buffer_bytes = plan_.bucket_buffers *
+                                s_.reduce_bucket_elements *
+                                plan_.grad_element_bytes;
     if (s_.offload_optimizer && !stage3) {
       // temp_grad_buffer_for_gpu_offload: torch.zeros(largest_param_numel).
       int64_t largest = 0;

@@ -57,8 +57,9 @@ struct ShardPlan {
   // Element size of the gradients (reduce buckets).
   int64_t grad_element_bytes = 4;
   // DeepSpeed's contiguous gradients (ShardingOptions::contiguous_gradients,
-  // ZeRO only): the bucket buffers' bytes, and ZeRO-Offload's device staging
-  // buffer at ZeRO-1/2 (the largest trainable parameter's elements).
+  // ZeRO only): the bucket buffers, their bytes, and ZeRO-Offload's device
+  // staging buffer at ZeRO-1/2 (the largest trainable parameter's elements).
+  int bucket_buffers = 0;
   int64_t bucket_buffer_bytes = 0, offload_staging_bytes = 0;
 };
 

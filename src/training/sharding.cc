@@ -163,6 +163,8 @@ class Rewriter {
   // stage3.py at deepspeedai/DeepSpeed edaa722; ShardPlan::
   // bucket_buffer_bytes): a gradient is copied into the bucket buffer by its
   // hook as soon as it is made, so only the one made at `p` is whole.
+  // NB: a parameter larger than the bucket is reduced from its own gradient,
+  // which the model also holds whole only where it is made.
   int64_t ContiguousGrad(const TimelinePoint& p, int64_t grad, int64_t produced,
                          int64_t made) const {
     const bool backward = p.phase == StepPhase::kBackward;
@@ -298,13 +300,10 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     // the forward and again in the backward.
     r->host_transfer_bytes = plan.grad_bytes + 2 * plan.param_bytes;
   }
-  r->contiguous_gradients = plan.bucket_buffer_bytes > 0;
-  if (r->contiguous_gradients) {
+  r->contiguous_gradients = plan.bucket_buffers > 0;
+  if (r->contiguous_gradients)
     r->reduce_bucket_elements = s.reduce_bucket_elements;
-    r->bucket_buffers =
-        static_cast<int>(plan.bucket_buffer_bytes /
-                         (s.reduce_bucket_elements * plan.grad_element_bytes));
-  }
+  r->bucket_buffers = plan.bucket_buffers;
   r->bucket_buffer_bytes = plan.bucket_buffer_bytes;
   r->offload_staging_bytes = plan.offload_staging_bytes;
   for (const ShardUnit& u : plan.units) {

@@ -12,9 +12,11 @@ The last line printed is "N passed, M failed"; the exit status is 0 iff M == 0.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torchcost_cli import run_json  # noqa: E402
@@ -185,6 +187,43 @@ def deepspeed_buffers(c, binary):
             "%s / %s" % (paper["sharding"]["gradient_buffers"], paper["sharding"]["per_rank"]))
 
 
+def deepspeed_config(c, binary):
+    # A DeepSpeed config in the shape of Hugging Face's ds_config_zero2.json with offload: the file gives what the
+    # flags would, with "auto" reduce_bucket_size = hidden^2 (transformers/integrations/deepspeed.py,
+    # trainer_config_finalize); the keys read but not modelled are named in a note.
+    ds = {"bf16": {"enabled": True}, "fp16": {"enabled": "auto"},
+          "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+          "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}, "overlap_comm": True,
+                                "allgather_bucket_size": 2e8, "reduce_bucket_size": "auto",
+                                "contiguous_gradients": True},
+          "train_micro_batch_size_per_gpu": "auto"}
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--world", str(N)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ds_config.json")
+        with open(path, "w") as f:
+            json.dump(ds, f)
+        got, err = run_json(binary, base + ["--deepspeed", path])
+        want, err2 = run_json(binary, base + ["--shard", "zero2", "--offload", "optimizer", "--overlap-comm",
+                                              "--reduce-bucket", str(H * H), "--param-dtype", "bf16",
+                                              "--master-weights", "--optimizer", "adamw"])
+        if err or err2:
+            c.check("deepspeed_config", False, err or err2)
+            return
+        c.check("deepspeed_config sharding", got["sharding"] == want["sharding"],
+                "%s vs %s" % (got["sharding"], want["sharding"]))
+        c.check("deepspeed_config peak", got["training"]["memory"]["peak"] == want["training"]["memory"]["peak"],
+                "%s vs %s" % (got["training"]["memory"]["peak"], want["training"]["memory"]["peak"]))
+        note = "DeepSpeed config %s: not modelled: train_micro_batch_size_per_gpu, " \
+               "zero_optimization.allgather_bucket_size" % path
+        c.check("deepspeed_config note", any(d["message"] == note for d in got["diagnostics"]),
+                str(got["diagnostics"]))
+        proc = subprocess.run([binary] + base + ["--deepspeed", path, "--shard", "zero3"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+        want_err = "--shard zero3 disagrees with %s: zero_optimization.stage (zero2)" % path
+        c.check("deepspeed_config conflict", proc.returncode == 2 and want_err in proc.stderr,
+                "rc %d, stderr %r" % (proc.returncode, proc.stderr))
+
+
 def ddp_and_fsdp(c, binary):
     base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "sgd"]
     plain, err = run_json(binary, base)
@@ -258,6 +297,7 @@ def main():
     zero_offload(c, args.torchcost)
     deepspeed_buffers(c, args.torchcost)
     param_offload(c, args.torchcost)
+    deepspeed_config(c, args.torchcost)
     ddp_and_fsdp(c, args.torchcost)
     tensor_parallel(c, args.torchcost)
     errors(c, args.torchcost)

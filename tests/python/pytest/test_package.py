@@ -100,6 +100,22 @@ def test_cuda_allocator_equals_cli(cli):
     assert torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}).allocator is None
 
 
+def test_deepspeed_config_equals_cli(cli, tmp_path):
+    # deepspeed=FILE is --deepspeed FILE; "auto" reduce_bucket_size is hidden^2 (Hugging Face's Trainer).
+    path = tmp_path / "ds_config.json"
+    path.write_text(json.dumps({"bf16": {"enabled": True}, "zero_optimization": {
+        "stage": 3, "reduce_bucket_size": "auto", "stage3_param_persistence_threshold": "auto"}}))
+    a = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}, world=2, deepspeed=str(path))
+    doc = cli("--model", "llama", "--config", ",".join("%s=%s" % kv for kv in TINY_LLAMA.items()),
+              "--set", "B=2", "--set", "S=16", "--world", "2", "--deepspeed", str(path))
+    same_report(a.to_dict(), doc)
+    sharding = a.to_dict()["sharding"]
+    assert sharding["strategy"] == "zero3" and sharding["master_weights"]
+    assert sharding["gradient_buffers"]["reduce_bucket_elements"] == TINY_LLAMA["hidden"] ** 2
+    with pytest.raises(torchcost.TorchcostError, match="^shard zero2 disagrees with .*zero_optimization.stage"):
+        torchcost.analyze("llama", config=TINY_LLAMA, shard="zero2", world=2, deepspeed=str(path))
+
+
 @pytest.mark.parametrize("allocator", [None, "cuda"])
 def test_budget_equals_cli_and_bounds_the_batch(cli, allocator):
     # budget= is --budget: the report says whether the step fits and the largest B that does; evaluating at

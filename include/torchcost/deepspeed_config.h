@@ -1,0 +1,41 @@
+// A DeepSpeed JSON config (what deepspeed.initialize and Hugging Face's
+// Trainer read) as StepConfig fields: what it says about one rank's memory.
+#ifndef TORCHCOST_DEEPSPEED_CONFIG_H_
+#define TORCHCOST_DEEPSPEED_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchcost/status.h"
+#include "torchcost/step.h"
+
+namespace torchcost {
+
+// Sets the fields of `config` that the DeepSpeed config `text` (read from
+// `file`, named in errors) determines:
+//   zero_optimization.stage 0 | 1 | 2 | 3       shard none | zero1-3
+//   zero_optimization.reduce_bucket_size        reduce_bucket ("auto":
+//       hidden_size^2, as Hugging Face's Trainer fills it)
+//   zero_optimization.overlap_comm              overlap_comm
+//   zero_optimization.contiguous_gradients      contiguous_gradients
+//   zero_optimization.offload_optimizer.device  cpu | nvme: offload optimizer
+//   zero_optimization.offload_param.device      cpu | nvme: offload params
+//   bf16.enabled, fp16.enabled true             param_dtype bf16 | fp16 and
+//       master_weights (DeepSpeed keeps float32 masters)
+//   optimizer.type Adam | AdamW | SGD           optimizer
+// NB: "auto" leaves a field as `config` has it, but for reduce_bucket_size.
+// A field `config` sets to other than its default that the file contradicts
+// is an error naming both; so are malformed JSON, a key of the wrong type or
+// value, and an "auto" bucket with config->hidden_size 0. Returns one note
+// naming the keys read that the analysis does not model (empty: none).
+Result<std::vector<std::string>> ApplyDeepSpeedConfigText(
+    std::string_view text, const std::string& file, StepConfig* config);
+
+// ApplyDeepSpeedConfigText on the file at `path`.
+Result<std::vector<std::string>> ApplyDeepSpeedConfig(const std::string& path,
+                                                      StepConfig* config);
+
+}  // namespace torchcost
+
+#endif  // TORCHCOST_DEEPSPEED_CONFIG_H_

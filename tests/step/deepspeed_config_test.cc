@@ -1,0 +1,167 @@
+// Tests of reading a DeepSpeed JSON config into StepConfig fields: the keys
+// as deepspeed/runtime/zero/config.py and Hugging Face's Trainer
+// (transformers/integrations/deepspeed.py, trainer_config_finalize: "auto"
+// reduce_bucket_size = hidden_size^2) read them, and every refusal.
+#include "torchcost/deepspeed_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace torchcost {
+namespace {
+
+using ::testing::ElementsAre;
+
+Result<std::vector<std::string>> Apply(const std::string& text, StepConfig* c) {
+  return ApplyDeepSpeedConfigText(text, "ds.json", c);
+}
+
+TEST(DeepSpeedConfigTest, HuggingFaceZero2OffloadWithAutoValues) {
+  // The shape of Hugging Face's ds_config_zero2.json with offload.
+  const std::string text = R"({
+    "fp16": {"enabled": "auto"}, "bf16": {"enabled": true},
+    "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+    "zero_optimization": {
+      "stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true},
+      "allgather_partitions": true, "allgather_bucket_size": 2e8,
+      "overlap_comm": true, "reduce_scatter": true,
+      "reduce_bucket_size": "auto", "contiguous_gradients": true},
+    "gradient_accumulation_steps": "auto",
+    "train_micro_batch_size_per_gpu": "auto"})";
+  StepConfig c;
+  c.hidden_size = 4096;
+  Result<std::vector<std::string>> notes = Apply(text, &c);
+  ASSERT_TRUE(notes.ok()) << notes.status().message();
+  EXPECT_EQ(c.shard, "zero2");
+  EXPECT_EQ(c.offload, "optimizer");
+  EXPECT_TRUE(c.overlap_comm);
+  EXPECT_TRUE(c.contiguous_gradients);
+  EXPECT_EQ(c.reduce_bucket, 4096.0 * 4096.0);
+  EXPECT_EQ(c.param_dtype, "bf16");
+  EXPECT_TRUE(c.master_weights);
+  EXPECT_EQ(c.optimizer, "adamw");
+  EXPECT_THAT(*notes, ElementsAre("DeepSpeed config ds.json: not modelled: "
+                                  "train_micro_batch_size_per_gpu, "
+                                  "gradient_accumulation_steps, "
+                                  "zero_optimization.allgather_bucket_size"));
+}
+
+TEST(DeepSpeedConfigTest, Zero3WithParameterOffload) {
+  StepConfig c;
+  Result<std::vector<std::string>> notes = Apply(
+      R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 1e6,
+          "offload_optimizer": {"device": "nvme"},
+          "offload_param": {"device": "cpu"}},
+          "optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})",
+      &c);
+  ASSERT_TRUE(notes.ok()) << notes.status().message();
+  EXPECT_EQ(c.shard, "zero3");
+  EXPECT_EQ(c.offload, "params");
+  EXPECT_EQ(c.reduce_bucket, 1e6);
+  EXPECT_EQ(c.optimizer, "adam");
+  EXPECT_TRUE(notes->empty());
+}
+
+TEST(DeepSpeedConfigTest, WhatTheFileLeavesOutStaysAsGiven) {
+  StepConfig c;
+  c.param_dtype = "bfloat16";  // Agrees with bf16.enabled.
+  c.world = 8;
+  ASSERT_TRUE(Apply(R"({"bf16": {"enabled": true},
+                        "zero_optimization": {"stage": 0}})",
+                    &c)
+                  .ok());
+  EXPECT_EQ(c.shard, "none");
+  EXPECT_EQ(c.param_dtype, "bf16");
+  EXPECT_EQ(c.world, 8);
+  EXPECT_EQ(c.reduce_bucket, StepConfig().reduce_bucket);
+  EXPECT_EQ(c.optimizer, StepConfig().optimizer);
+  // SGD with momentum.
+  ASSERT_TRUE(Apply(R"({"optimizer": {"type": "SGD",
+                        "params": {"momentum": 0.9}}})",
+                    &c)
+                  .ok());
+  EXPECT_EQ(c.optimizer, "sgd_momentum");
+}
+
+TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
+  struct Case {
+    const char* text;
+    const char* error;
+    void (*set)(StepConfig&);
+  } cases[] = {
+      {"{", "ds.json: not valid JSON", nullptr},
+      {"[1]", "ds.json: expected a JSON object", nullptr},
+      {R"({"zero_optimization": {"stage": 4}})",
+       "ds.json: zero_optimization.stage: expected 0, 1, 2 or 3", nullptr},
+      {R"({"zero_optimization": {"reduce_bucket_size": "auto"}})",
+       "ds.json: zero_optimization.reduce_bucket_size: \"auto\" is "
+       "hidden_size^2, and the model's hidden size is unknown: give a number",
+       nullptr},
+      {R"({"zero_optimization": {"reduce_bucket_size": 0}})",
+       "ds.json: zero_optimization.reduce_bucket_size: expected a number of "
+       "elements or \"auto\"",
+       nullptr},
+      {R"({"zero_optimization": {"overlap_comm": "yes"}})",
+       "ds.json: zero_optimization.overlap_comm: expected true, false or "
+       "\"auto\"",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 2,
+          "offload_optimizer": {"device": "gpu"}}})",
+       "ds.json: zero_optimization.offload_optimizer.device: expected "
+       "\"cpu\", \"nvme\" or \"none\"",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 2,
+          "offload_optimizer": {"device": "cpu"},
+          "offload_param": {"device": "cpu"}}})",
+       "ds.json: zero_optimization.offload_param: modelled with stage 3 and "
+       "offload_optimizer only",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 3,
+          "offload_param": {"device": "cpu"}}})",
+       "ds.json: zero_optimization.offload_param: modelled with stage 3 and "
+       "offload_optimizer only",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 1,
+          "offload_optimizer": {"device": "cpu"}}})",
+       "ds.json: zero_optimization.offload_optimizer: modelled with stage 2 "
+       "or 3 only",
+       nullptr},
+      {R"({"optimizer": {"type": "OneBitAdam"}})",
+       "ds.json: optimizer.type: 'OneBitAdam' is not modelled (Adam, AdamW, "
+       "SGD, Adagrad, Lion)",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 2}})",
+       "StepConfig.shard zero3 disagrees with ds.json: "
+       "zero_optimization.stage (zero2)",
+       [](StepConfig& c) { c.shard = "zero3"; }},
+      {R"({"fp16": {"enabled": true}})",
+       "StepConfig.param_dtype bf16 disagrees with ds.json: fp16.enabled "
+       "(true)",
+       [](StepConfig& c) { c.param_dtype = "bf16"; }},
+      {R"({"optimizer": {"type": "AdamW"}})",
+       "StepConfig.optimizer sgd disagrees with ds.json: optimizer.type "
+       "(adamw)",
+       [](StepConfig& c) { c.optimizer = "sgd"; }},
+      {R"({"zero_optimization": {"stage": 2, "overlap_comm": false}})",
+       "StepConfig.overlap_comm true disagrees with ds.json: "
+       "zero_optimization.overlap_comm (false)",
+       [](StepConfig& c) { c.overlap_comm = true; }},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.text);
+    StepConfig c;
+    if (k.set != nullptr) k.set(c);
+    Result<std::vector<std::string>> r = Apply(k.text, &c);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), k.error);
+  }
+  StepConfig c;
+  Result<std::vector<std::string>> missing =
+      ApplyDeepSpeedConfig("/nonexistent/ds.json", &c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "/nonexistent/ds.json: cannot read the file");
+}
+
+}  // namespace
+}  // namespace torchcost
