@@ -24,6 +24,7 @@ namespace torchcost {
 //   bf16.enabled, fp16.enabled true             param_dtype bf16 | fp16 and
 //       master_weights (DeepSpeed keeps float32 masters)
 //   optimizer.type Adam | AdamW | SGD           optimizer
+//   gradient_accumulation_steps                 accumulate
 // NB: "auto" leaves a field as `config` has it, but for reduce_bucket_size.
 // A field `config` sets to other than its default that the file contradicts
 // is an error naming both; so are malformed JSON, a key of the wrong type or

@@ -14,7 +14,6 @@ using Json = nlohmann::json;
 // Keys that change a rank's memory but are not modelled, as dotted paths.
 constexpr const char* kNotModelled[] = {
     "train_micro_batch_size_per_gpu",
-    "gradient_accumulation_steps",
     "activation_checkpointing",
     "data_types.grad_accum_dtype",
     "zero_optimization.allgather_bucket_size",
@@ -64,6 +63,7 @@ class Reader {
     TORCHCOST_RETURN_IF_ERROR(Set(c_.shard, std::string("none"),
                                   std::string(shards[stage]), "shard",
                                   "zero_optimization.stage"));
+    TORCHCOST_RETURN_IF_ERROR(Accumulation());
     TORCHCOST_RETURN_IF_ERROR(Buckets());
     TORCHCOST_RETURN_IF_ERROR(Offload(stage));
     TORCHCOST_RETURN_IF_ERROR(Precision());
@@ -109,6 +109,17 @@ class Reader {
     if (v == nullptr || IsAuto(*v)) return Status::Ok();
     if (!v->is_boolean()) return Bad(key, "expected true, false or \"auto\"");
     return Set(field, default_value, v->get<bool>(), field_name, key);
+  }
+
+  Status Accumulation() {
+    const Json* v = Find(doc_, "gradient_accumulation_steps");
+    if (v == nullptr || IsAuto(*v)) return Status::Ok();
+    if (!v->is_number_integer() || *v < 1 || *v > 1 << 20) {
+      return Bad("gradient_accumulation_steps",
+                 "expected a whole number from 1 to 2^20 or \"auto\"");
+    }
+    return Set(c_.accumulate, 1, v->get<int>(), "accumulate",
+               "gradient_accumulation_steps");
   }
 
   Status Buckets() {

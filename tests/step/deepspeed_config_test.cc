@@ -42,8 +42,8 @@ TEST(DeepSpeedConfigTest, HuggingFaceZero2OffloadWithAutoValues) {
   EXPECT_EQ(c.optimizer, "adamw");
   EXPECT_THAT(*notes, ElementsAre("DeepSpeed config ds.json: not modelled: "
                                   "train_micro_batch_size_per_gpu, "
-                                  "gradient_accumulation_steps, "
                                   "zero_optimization.allgather_bucket_size"));
+  EXPECT_EQ(c.accumulate, 1);  // "auto": as given.
 }
 
 TEST(DeepSpeedConfigTest, Zero3WithParameterOffload) {
@@ -52,13 +52,15 @@ TEST(DeepSpeedConfigTest, Zero3WithParameterOffload) {
       R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 1e6,
           "offload_optimizer": {"device": "nvme"},
           "offload_param": {"device": "cpu"}},
-          "optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})",
+          "optimizer": {"type": "Adam", "params": {"adam_w_mode": false}},
+          "gradient_accumulation_steps": 8})",
       &c);
   ASSERT_TRUE(notes.ok()) << notes.status().message();
   EXPECT_EQ(c.shard, "zero3");
   EXPECT_EQ(c.offload, "params");
   EXPECT_EQ(c.reduce_bucket, 1e6);
   EXPECT_EQ(c.optimizer, "adam");
+  EXPECT_EQ(c.accumulate, 8);
   EXPECT_TRUE(notes->empty());
 }
 
@@ -126,6 +128,14 @@ TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
        "ds.json: zero_optimization.offload_optimizer: modelled with stage 2 "
        "or 3 only",
        nullptr},
+      {R"({"gradient_accumulation_steps": 0})",
+       "ds.json: gradient_accumulation_steps: expected a whole number from 1 "
+       "to 2^20 or \"auto\"",
+       nullptr},
+      {R"({"gradient_accumulation_steps": 4})",
+       "StepConfig.accumulate 2 disagrees with ds.json: "
+       "gradient_accumulation_steps (4)",
+       [](StepConfig& c) { c.accumulate = 2; }},
       {R"({"optimizer": {"type": "OneBitAdam"}})",
        "ds.json: optimizer.type: 'OneBitAdam' is not modelled (Adam, AdamW, "
        "SGD, Adagrad, Lion)",
