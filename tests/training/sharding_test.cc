@@ -37,6 +37,19 @@ class ShardingTest : public testing::ToyGraphTest {
     opts.param_dtype = param_dtype;
     return AnalyzeBuiltGraph(opts, input);
   }
+
+  // The FSDP step of kShards' model (below), its parameter shards on the host
+  // if `offload_params`.
+  Report RunFsdpBlocks(bool offload_params) {
+    b_.Scope("h", "ModuleList");
+    Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
+    TrainingOptions t;
+    t.optimizer = OptimizerKind::kSgd;
+    t.sharding.strategy = ShardStrategy::kFsdp;
+    t.sharding.world = 4;
+    t.sharding.offload_optimizer = t.sharding.offload_params = offload_params;
+    return Run("2,16", t);
+  }
 };
 
 // Mixed-precision Adam (fp16 params and grads; fp32 masters and two fp32
@@ -330,33 +343,30 @@ TEST_F(ShardingTest, DeepSpeedFlatGradientBuffers) {
   }
 }
 
+// Root "head" W [4, 16] and blocks h.0, h.1 with W [16, 16], float32, N = 4,
+// under FSDP with SGD. Shards: head ceil(64 / 4) * 4 = 64 bytes; each block
+// ceil(256 / 4) * 4 = 256. Gathered (N shards): head 256 bytes, a block 1024.
+constexpr int64_t kShards = 64 + 256 + 256, kRoot = 256, kBlock = 1024;
+
+// The full parameters gathered at `p` of that step. Node 0 is h.0's lin,
+// node 1 h.1's, node 2 the head's.
+int64_t GatheredFsdpBlocks(const TimelinePoint& p) {
+  // The root from the start of the forward; a block while its forward runs.
+  if (p.phase == StepPhase::kForward) return kRoot + (p.node <= 1 ? kBlock : 0);
+  // In backward h.1 runs with h.0 prefetched; h.0 has nothing after it.
+  if (p.phase == StepPhase::kBackward)
+    return kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
+  return 0;
+}
+
 TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
-  // Root "head" W [4, 16] and blocks h.0, h.1 with W [16, 16], float32, N = 4.
-  // Shards: head ceil(64 / 4) * 4 = 64 bytes; each block ceil(256 / 4) * 4 =
-  // 256. Gathered (N shards): head 256 bytes, a block 1024.
-  b_.Scope("h", "ModuleList");
-  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
-  TrainingOptions t;
-  t.optimizer = OptimizerKind::kSgd;
-  t.sharding.strategy = ShardStrategy::kFsdp;
-  t.sharding.world = 4;
-  Report r = Run("2,16", t);
-  constexpr int64_t kShards = 64 + 256 + 256, kRoot = 256, kBlock = 1024;
+  Report r = RunFsdpBlocks(false);
   const ShardingReport& sr = r.training.sharding;
   EXPECT_EQ(sr.param_bytes, kShards);
   EXPECT_THAT(sr.units, ::testing::ElementsAre("", "h.0", "h.1"));
   EXPECT_EQ(sr.largest_unit_bytes, kBlock);
-  // Node 0 is h.0's lin, node 1 h.1's, node 2 the head's.
   for (const TimelinePoint& p : r.training.timeline) {
-    int64_t expected = kShards;
-    if (p.phase == StepPhase::kForward) {
-      // The root from the start of the forward; a block while its forward runs.
-      expected += kRoot + (p.node <= 1 ? kBlock : 0);
-    } else if (p.phase == StepPhase::kBackward) {
-      // In backward h.1 runs with h.0 prefetched; h.0 has nothing after it.
-      expected += kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
-    }
-    EXPECT_EQ(At(p.live[kParam]), expected)
+    EXPECT_EQ(At(p.live[kParam]), kShards + GatheredFsdpBlocks(p))
         << StepPhaseName(p.phase) << " node " << p.node;
   }
   // The largest unit's full parameters are live while it runs.
@@ -372,23 +382,9 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
 // reduced gradients and the step are on the host; the device holds the
 // gathered units and the gradients of the unit whose backward runs.
 TEST_F(ShardingTest, ParameterOffloadKeepsOnlyTheGatheredUnits) {
-  b_.Scope("h", "ModuleList");
-  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
-  TrainingOptions t;
-  t.optimizer = OptimizerKind::kSgd;
-  t.sharding.strategy = ShardStrategy::kFsdp;
-  t.sharding.world = 4;
-  t.sharding.offload_optimizer = t.sharding.offload_params = true;
-  Report r = Run("2,16", t);
-  constexpr int64_t kShards = 64 + 256 + 256, kRoot = 256, kBlock = 1024;
+  Report r = RunFsdpBlocks(true);
   for (const TimelinePoint& p : r.training.timeline) {
-    int64_t expected = 0;
-    if (p.phase == StepPhase::kForward) {
-      expected = kRoot + (p.node <= 1 ? kBlock : 0);
-    } else if (p.phase == StepPhase::kBackward) {
-      expected = kRoot + (p.node == 1 ? 2 * kBlock : p.node == 0 ? kBlock : 0);
-    }
-    EXPECT_EQ(At(p.live[kParam]), expected)
+    EXPECT_EQ(At(p.live[kParam]), GatheredFsdpBlocks(p))
         << StepPhaseName(p.phase) << " node " << p.node;
   }
   // Nothing of the model's states stays on the device after the step.
@@ -404,13 +400,7 @@ TEST_F(ShardingTest, ParameterOffloadKeepsOnlyTheGatheredUnits) {
 }
 
 TEST_F(ShardingTest, FsdpReduceScattersAUnitsGradientsWhenItsBackwardEnds) {
-  b_.Scope("h", "ModuleList");
-  Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
-  TrainingOptions t;
-  t.optimizer = OptimizerKind::kSgd;
-  t.sharding.strategy = ShardStrategy::kFsdp;
-  t.sharding.world = 4;
-  Report r = Run("2,16", t);
+  Report r = RunFsdpBlocks(false);
   // At h.0's backward: the head's and h.1's gradients (256 + 1024 bytes) were
   // reduced when h.1's backward ended: ceil(1280 / 4) = 320; h.0's 1024 whole.
   int64_t at_h0 = -1;
