@@ -23,7 +23,8 @@ namespace torchcost {
 //   zero_optimization.offload_param.device      cpu | nvme: offload params
 //   bf16.enabled, fp16.enabled true             param_dtype bf16 | fp16 and
 //       master_weights (DeepSpeed keeps float32 masters)
-//   optimizer.type Adam | AdamW | SGD           optimizer
+//   optimizer.type Adam | AdamW | SGD           optimizer (Adam and AdamW:
+//       fused, DeepSpeed's FusedAdam, unless params.torch_adam)
 //   gradient_accumulation_steps                 accumulate
 // NB: "auto" leaves a field as `config` has it, but for reduce_bucket_size.
 // A field `config` sets to other than its default that the file contradicts

@@ -85,6 +85,9 @@ struct StepConfig {
   // The optimizer's foreach step (torch's _multi_tensor_*) instead of its
   // single-tensor loop.
   bool foreach = false;
+  // The optimizer's fused step (torch 2.x fused=True; DeepSpeed's FusedAdam):
+  // no temporaries (TrainingOptions::fused).
+  bool fused = false;
   // The dtype of the optimizer's param-sized states; empty: torch's (the
   // parameter's).
   std::string state_dtype;

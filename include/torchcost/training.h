@@ -53,6 +53,9 @@ Result<OptimizerKind> ParseOptimizer(std::string_view text);
 std::string_view OptimizerName(OptimizerKind kind);
 // Returns whether torch has a foreach (_multi_tensor_*) step for `kind`.
 bool HasForeach(OptimizerKind kind);
+// Returns whether torch 2.x has a fused step (fused=True) for `kind`: Adam,
+// AdamW, SGD with or without momentum, Adagrad.
+bool HasFused(OptimizerKind kind);
 
 // The loss a training step backpropagates (torchcost/loss.h parses it and
 // appends its ops to the graph).
@@ -131,6 +134,10 @@ struct TrainingOptions {
   // The optimizer's foreach step (torch's _multi_tensor_*: whole-list
   // temporaries, docs/optimizers.md) instead of the single-tensor loop.
   bool foreach = false;
+  // The optimizer's fused step (torch 2.x fused=True: _fused_adamw_ and the
+  // like; DeepSpeed's FusedAdam): in-place multi-tensor kernels, no
+  // temporaries.
+  bool fused = false;
   // The loss. NB: anything but kSum and kNone needs the graph rewritten by
   // ApplyLoss (torchcost/loss.h) first, which appends the loss's ops and its
   // targets as model inputs; the step then backpropagates from the graph's
@@ -404,6 +411,8 @@ struct TrainingReport {
   bool grad_scaler = false;  // A GradScaler is modelled.
   // The optimizer's foreach step is modelled.
   bool foreach = false;
+  // The optimizer's fused step is modelled.
+  bool fused = false;
   // The loss modelled, in words (LossDescription).
   std::string loss = "sum";
   DType state_dtype = DType::kUnknown;  // TrainingOptions::state_dtype.

@@ -57,6 +57,8 @@ def optimizer_options(optimizer: Any) -> Dict[str, Any]:
         raise TorchcostError("optimizer: %s(amsgrad=True) is not modelled (its max_exp_avg_sq state)" % name)
     if first.get("foreach"):
         out["optimizer_impl"] = "foreach"
+    if first.get("fused"):  # torch 2.x's fused=True.
+        out["optimizer_impl"] = "fused"
     # NB: torch 1.13's SGD, Adam, Adagrad and RMSprop apply weight decay as grad.add(param, alpha=wd): a
     # parameter-sized temporary and 2 FLOPs per element that torchcost's optimizer models leave out
     # (AdamW decays in place: modelled).

@@ -229,11 +229,12 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("SPEC");
   app.add_option("--optimizer-impl", out.optimizer_impl,
                  "The optimizer's step: single (the per-parameter loop, torch "
-                 "1.13's CPU default) or foreach "
+                 "1.13's CPU default), foreach "
                  "(_multi_tensor_*: whole-list temporaries, CUDA's default in "
-                 "torch 2.x)")
+                 "torch 2.x) or fused (fused=True, DeepSpeed's FusedAdam: "
+                 "in place, no temporaries)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"single", "foreach"}))
+      ->check(CLI::IsMember({"single", "foreach", "fused"}))
       ->type_name("IMPL");
   app.add_option(
          "--galore", out.galore,

@@ -141,6 +141,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.contiguous_gradients = !cl.no_contiguous_gradients;
   c.master_weights = cl.master_weights;
   c.foreach = cl.optimizer_impl == "foreach";
+  c.fused = cl.optimizer_impl == "fused";
   c.galore = cl.galore;
   c.paged = cl.paged;
   c.state_dtype = cl.state_dtype;

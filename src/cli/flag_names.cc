@@ -17,6 +17,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.mode", "--mode"},
     {"StepConfig.optimizer", "--optimizer"},
     {"StepConfig.foreach", "--optimizer-impl foreach"},
+    {"StepConfig.fused", "--optimizer-impl fused"},
     {"StepConfig.state_dtype", "--state-dtype"},
     {"StepConfig.paged", "--paged"},
     {"StepConfig.master_weights", "--master-weights"},

@@ -227,8 +227,9 @@ void RunOptimizer(StepState* state) {
   }
   int prev = -1;  // The previous parameter's carried temporaries.
   // bitsandbytes' paged optimizers step in one fused in-place kernel per
-  // tensor: no temporaries.
-  for (size_t i = 0; i < st.g.params.size() && !o.paged; ++i) {
+  // tensor, torch's fused step in in-place multi-tensor kernels: no
+  // temporaries.
+  for (size_t i = 0; i < st.g.params.size() && !o.paged && !o.fused; ++i) {
     if (!st.grads.param_trainable[i]) continue;
     const auto& p = st.g.params[i];
     // NB: with a state dtype the temporaries (Adam's sqrt and denom) are

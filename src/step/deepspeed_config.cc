@@ -233,8 +233,22 @@ class Reader {
           "optimizer.type",
           "'" + t + "' is not modelled (Adam, AdamW, SGD, Adagrad, Lion)");
     }
-    return Set(c_.optimizer, StepConfig().optimizer, name, "optimizer",
-               "optimizer.type");
+    TORCHCOST_RETURN_IF_ERROR(Set(c_.optimizer, StepConfig().optimizer, name,
+                                  "optimizer", "optimizer.type"));
+    // DeepSpeed builds its Adam as FusedAdam (in place, no temporaries)
+    // unless params.torch_adam asks for torch's.
+    const Json* torch_adam = Find(doc_, "optimizer.params.torch_adam");
+    if ((name == "adam" || name == "adamw") &&
+        !(torch_adam != nullptr && torch_adam->is_boolean() &&
+          torch_adam->get<bool>())) {
+      if (c_.foreach) {
+        return Status::InvalidArgument("StepConfig.foreach disagrees with " +
+                                       file_ + ": optimizer.type " + t +
+                                       " (DeepSpeed's FusedAdam)");
+      }
+      c_.fused = true;
+    }
+    return Status::Ok();
   }
 
   const Json& doc_;

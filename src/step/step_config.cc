@@ -189,6 +189,16 @@ Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training) {
     }
     training.foreach = true;
   }
+  if (c.fused) {
+    if (c.foreach)
+      return Bad("StepConfig.fused and StepConfig.foreach: give one");
+    if (!HasFused(training.optimizer)) {
+      return Bad("StepConfig.fused: " + c.optimizer +
+                 " has no torch fused implementation (adam, adamw, sgd, "
+                 "adagrad)");
+    }
+    training.fused = true;
+  }
   if (!c.galore.empty())
     TORCHCOST_RETURN_IF_ERROR(
         SetGalore("StepConfig.galore", c.galore, training));

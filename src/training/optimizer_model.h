@@ -107,6 +107,13 @@ int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
 // _multi_tensor_* step (foreach true), with the defaults (no weight decay but
 // AdamW's, no amsgrad, maximize, capturable), after the first step (the
 // states exist). Derivations in optimizer_model.cc.
+// Returns the CUDA kernels `kind`'s fused step (HasFused) launches for
+// tensors of `numels` elements: one multi-tensor op over params, grads and
+// the states. NB: its step counts, a list of device tensors, are not counted
+// in the launch limits.
+int64_t FusedOptimizerKernels(OptimizerKind kind,
+                              const std::vector<int64_t>& numels);
+
 int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
                          const std::vector<int64_t>& numels);
 

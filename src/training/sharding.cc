@@ -230,30 +230,58 @@ class Rewriter {
     p.phase = StepPhase::kOptimizer;
     p.node = -1;
     const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p));
-    auto emit = [&](int64_t temp) {
+    // A point of the step: `after` with `grad` bytes of gradients and `temp`
+    // bytes of temporaries more.
+    auto emit = [&](int64_t grad, int64_t temp) {
       TimelinePoint q = after;
+      const int64_t old_grad = Constant(after.live[kGrad]);
+      q.live[kGrad] = sym::Expr(grad);
       q.live[kTemp] = after.live[kTemp] + sym::Expr(temp);
-      q.total = after.total + sym::Expr(temp);
+      q.total = after.total + sym::Expr(grad - old_grad + temp);
       out.push_back(std::move(q));
     };
+    int64_t grad = Constant(after.live[kGrad]);
     // ZeRO-Offload steps on the host (DeepSpeedCPUAdam): no device
     // temporaries.
     if (s_.offload_optimizer) {
-      emit(0);
+      emit(grad, 0);
       return;
     }
+    // DeepSpeed's step with float32 masters (stage_1_and_2.py and stage3.py
+    // step at deepspeedai/DeepSpeed edaa722): ZeRO-1/2 flatten the rank's
+    // 16-bit gradient partition (a copy; ZeRO-1 first frees the gradients of
+    // other ranks' partitions), cast it to the masters' float32 gradient and
+    // free the 16-bit ones; ZeRO-3 casts its flat buffer, which stays. The
+    // optimizer steps with the float32 gradient alive, then it is freed.
+    // NB: TEMP holds the copies; one sub_group_size group is assumed.
+    int64_t master_grad = 0;
+    if (Zero() && s_.contiguous_gradients && o_.master_weights) {
+      int64_t elements = 0;
+      for (const UpdateTensor& t : plan_.update) elements += t.elements;
+      master_grad = 4 * elements;
+      if (s_.strategy != ShardStrategy::kZero3) {
+        const int64_t partition = elements * plan_.grad_element_bytes;
+        emit(partition, partition);                // flatten
+        emit(partition, partition + master_grad);  // .to(float32)
+        grad = 0;
+      }
+    }
+    // The update's temporaries: none for a fused step; else the single-
+    // tensor loop's.
     int64_t carried = 0;
     for (const UpdateTensor& t : plan_.update) {
+      if (o_.fused) break;
       const UpdateTransients tr =
           TransientsOf(o_.optimizer, {t.elements}, t.dtype);
       if (tr.moments.empty() && tr.carried == 0) continue;
       for (int64_t m : tr.moments) {
-        emit(m + carried);
+        emit(grad, master_grad + m + carried);
         carried = 0;
       }
       carried = tr.carried;
     }
-    emit(0);
+    if (master_grad > 0) emit(grad, master_grad);
+    emit(grad, 0);
   }
 
   const ShardPlan& plan_;

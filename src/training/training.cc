@@ -63,6 +63,12 @@ std::string_view OptimizerName(OptimizerKind kind) {
   return "?";
 }
 
+bool HasFused(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW ||
+         kind == OptimizerKind::kSgd || kind == OptimizerKind::kSgdMomentum ||
+         kind == OptimizerKind::kSgdNesterov || kind == OptimizerKind::kAdagrad;
+}
+
 bool HasForeach(OptimizerKind kind) {
   return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor &&
          kind != OptimizerKind::kAdafactorBeta1 &&
@@ -85,11 +91,10 @@ Status CheckOptimizerSettings(const TrainingOptions& o) {
           name);
     }
     if (o.state_dtype != DType::kUnknown || o.master_weights || o.foreach ||
-        o.galore || o.sharding.strategy != ShardStrategy::kNone) {
+        o.fused || o.galore || o.sharding.strategy != ShardStrategy::kNone) {
       return Status::InvalidArgument(
-          "paged states with a state dtype, master weights, the foreach step, "
-          "GaLore "
-          "or sharding are not modelled");
+          "paged states with a state dtype, master weights, the foreach or "
+          "fused step, GaLore or sharding are not modelled");
     }
   }
   if (o.state_dtype == DType::kUnknown) return Status::Ok();
@@ -108,11 +113,13 @@ Status CheckOptimizerSettings(const TrainingOptions& o) {
     return Status::InvalidArgument("a state dtype does not apply to " + name +
                                    " (its states have their own format)");
   }
-  if (o.foreach || o.galore) {
-    return Status::InvalidArgument(
-        "a state dtype with " +
-        std::string(o.foreach ? "the foreach step" : "GaLore") +
-        " is not modelled");
+  if (o.foreach || o.fused || o.galore) {
+    // NB: torch's fused kernels need the states in the parameters' dtype.
+    return Status::InvalidArgument("a state dtype with " +
+                                   std::string(o.foreach ? "the foreach step"
+                                               : o.fused ? "the fused step"
+                                                         : "GaLore") +
+                                   " is not modelled");
   }
   return Status::Ok();
 }

@@ -56,6 +56,21 @@ TEST(OptimizerReplayTest, SingleTensorAdamTemporaries) {
   EXPECT_EQ(temps, (std::vector<int64_t>{2 * kW1, kW1 + 2 * kW2, 0}));
 }
 
+// torch's fused step (_fused_adam_: exp_avg, exp_avg_sq and the parameter
+// updated in place by one multi-tensor kernel) makes no temporary, where the
+// loop above makes 2 * kW1 at its peak.
+TEST(OptimizerReplayTest, FusedAdamHasNoTemporaries) {
+  PreparedStep p;
+  BuildMlp(&p.builder());
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kAdam;
+  t.fused = true;
+  StepState& st = p.Prepare("5,8", t);
+  RunOptimizer(&st);
+  for (const TimelinePoint& pt : st.tr.timeline)
+    EXPECT_EQ(At(pt.live[testing::kTemp]), 0);
+}
+
 // unscale_: _scale.double() and its reciprocal (float64 [1] each) alive at
 // once; then inv_scale (float32) and found_inf (float32) with the double
 // freed; inv_scale dies when unscale_ returns, found_inf stays for update().

@@ -119,8 +119,7 @@ const BadConfig kBadConfigs[] = {
        c.state_dtype = "float32";
      },
      "StepConfig.state_dtype: paged states with a state dtype, master weights, "
-     "the foreach step, GaLore or "
-     "sharding are not modelled"},
+     "the foreach or fused step, GaLore or sharding are not modelled"},
     {"state_dtype_int", [](StepConfig& c) { c.state_dtype = "int64"; },
      "StepConfig.state_dtype: state dtype int64 is not a float dtype"},
     {"state_dtype_adafactor",
@@ -238,6 +237,19 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.offload optimizer and StepConfig.paged both place the "
      "optimizer states on the host: give one"},
+    {"fused_and_foreach",
+     [](StepConfig& c) {
+       c.fused = true;
+       c.foreach = true;
+     },
+     "StepConfig.fused and StepConfig.foreach: give one"},
+    {"fused_lion",
+     [](StepConfig& c) {
+       c.optimizer = "lion";
+       c.fused = true;
+     },
+     "StepConfig.fused: lion has no torch fused implementation (adam, adamw, "
+     "sgd, adagrad)"},
     {"reduce_bucket_zero",
      [](StepConfig& c) {
        c.shard = "zero2";

@@ -283,6 +283,26 @@ TEST(OptimizerKernelsTest, AdamSingleTensorAgainstForeach) {
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, {10, 20, 30}), 8);
 }
 
+// The fused step (torch/optim/adam.py _fused_adam, sgd.py _fused_sgd,
+// adagrad.py _fused_adagrad): one multi-tensor op over params, grads and the
+// states, so the launches of one op of that depth.
+TEST(OptimizerKernelsTest, FusedIsOneMultiTensorOp) {
+  using training::FusedOptimizerKernels;
+  const std::vector<int64_t> numels = {25000000, 1000, 10};
+  // Depth 4: the 320th chunk of the big tensor and the last tensor: 2.
+  EXPECT_EQ(FusedOptimizerKernels(OptimizerKind::kAdamW, numels), 2);
+  // 37 one-chunk tensors pass depth 4's limit of 36 tensors: 2 launches;
+  // SGD's depth 2 (limit 64) takes them in one, momentum's depth 3 (48) too.
+  const std::vector<int64_t> many(37, 10);
+  EXPECT_EQ(FusedOptimizerKernels(OptimizerKind::kAdam, many), 2);
+  EXPECT_EQ(FusedOptimizerKernels(OptimizerKind::kSgd, many), 1);
+  EXPECT_EQ(FusedOptimizerKernels(OptimizerKind::kSgdMomentum, many), 1);
+  EXPECT_EQ(FusedOptimizerKernels(OptimizerKind::kAdagrad, many), 1);
+  EXPECT_TRUE(HasFused(OptimizerKind::kAdagrad));
+  EXPECT_FALSE(HasFused(OptimizerKind::kLion));
+  EXPECT_FALSE(HasFused(OptimizerKind::kAdam8bit));
+}
+
 // SGD (sgd.py): plain 1 per tensor (param.add_), momentum 3 (buf.mul_,
 // .add_, param.add_), nesterov 4 (+ d_p.add(buf)); foreach: 1, 3, 4 ops.
 TEST(OptimizerKernelsTest, SgdAdagradRmsprop) {

@@ -343,6 +343,51 @@ TEST_F(ShardingTest, DeepSpeedFlatGradientBuffers) {
   }
 }
 
+// DeepSpeed's step with float32 masters (stage_1_and_2.py and stage3.py
+// step at deepspeedai/DeepSpeed edaa722) on the chain above in float16, N =
+// 4: the rank's partition is ceil(40 / 4) = 10 elements, 20 bytes in
+// float16, 40 in float32. ZeRO-1/2 flatten it (+20 TEMP), cast the copy to
+// float32 (+40), free the 16-bit gradients; the step runs with the float32
+// gradient alive: torch's Adam loop adds sqrt and quotient (2 x 40), its fused
+// step nothing; then the float32 gradient is freed. ZeRO-3 keeps its flat
+// 16-bit buffer (20) and the bucket (16 elements, 32 bytes) and casts only.
+TEST_F(ShardingTest, DeepSpeedStepCastsThePartitionForTheMasters) {
+  Chain({8, 4, 2}, {"l1", "l2"});
+  using Points = std::vector<std::pair<int64_t, int64_t>>;  // (GRAD, TEMP).
+  struct Case {
+    ShardStrategy s;
+    bool fused;
+    Points expected;
+  } cases[] = {
+      {ShardStrategy::kZero2,
+       false,
+       {{20, 20}, {20, 20 + 40}, {0, 40 + 80}, {0, 40}, {0, 0}}},
+      {ShardStrategy::kZero2, true, {{20, 20}, {20, 20 + 40}, {0, 40}, {0, 0}}},
+      {ShardStrategy::kZero1,
+       false,
+       {{20, 20}, {20, 20 + 40}, {0, 40 + 80}, {0, 40}, {0, 0}}},
+      {ShardStrategy::kZero3, false, {{52, 40 + 80}, {52, 40}, {52, 0}}},
+      {ShardStrategy::kZero3, true, {{52, 40}, {52, 0}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(ShardStrategyName(c.s)) +
+                 (c.fused ? " fused" : ""));
+    TrainingOptions t = MixedAdam(c.s, 4);
+    t.sharding.contiguous_gradients = true;
+    t.sharding.reduce_bucket_elements = 16;
+    t.fused = c.fused;
+    Report r = Run("5,8:float16", t, DType::kFloat16);
+    int64_t base = 0;
+    Points got;
+    for (const TimelinePoint& p : r.training.timeline) {
+      if (p.phase == StepPhase::kBackward) base = At(p.live[kTemp]);
+      if (p.phase == StepPhase::kOptimizer)
+        got.emplace_back(At(p.live[kGrad]), At(p.live[kTemp]) - base);
+    }
+    EXPECT_EQ(got, c.expected);
+  }
+}
+
 // Root "head" W [4, 16] and blocks h.0, h.1 with W [16, 16], float32, N = 4,
 // under FSDP with SGD. Shards: head ceil(64 / 4) * 4 = 64 bytes; each block
 // ceil(256 / 4) * 4 = 256. Gathered (N shards): head 256 bytes, a block 1024.

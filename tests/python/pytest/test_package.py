@@ -267,6 +267,29 @@ def test_profiler_reads_the_optimizer(make, name):
     assert r.category_max["grad"] == grads
 
 
+def test_profiler_reads_the_optimizer_impl():
+    # torch 2.x's fused=True (torch 1.13 builds it on CUDA only: set in the group as 2.x keeps it) is the
+    # fused step, in place: no optimizer temporaries, where the single-tensor loop has Adam's sqrt and denom.
+    from torchcost.profiler import optimizer_options
+    m = TinyCNN()
+    opt = torch.optim.Adam(m.parameters())
+    assert optimizer_options(opt) == {"optimizer": "adam"}
+    opt.param_groups[0]["fused"] = True
+    assert optimizer_options(opt) == {"optimizer": "adam", "optimizer_impl": "fused"}
+    temp = {impl: torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 1, "S": 8}, optimizer="adam",
+                                    optimizer_impl=impl).to_dict()["training"]
+            for impl in ("single", "fused")}
+    assert temp["fused"]["optimizer_impl"] == "fused"
+
+    def optimizer_temps(training):
+        timeline = training["timeline"]
+        at = 2 + timeline["categories"].index("temp")  # After the phase and node columns.
+        return [point[at] for point in timeline["points"] if point[0] == "optimizer"]
+    assert max(optimizer_temps(temp["single"])) > 0
+    # NB: points equal to the one before are dropped, so the fused step may leave none.
+    assert max(optimizer_temps(temp["fused"]), default=0) == 0
+
+
 def test_profiler_warns_of_weight_decay():
     m = TinyCNN()
     with pytest.warns(UserWarning, match="weight_decay"):
