@@ -76,12 +76,13 @@ Status SetReduceBuckets(const StepConfig& c, ShardingOptions& s) {
   const bool zero = s.strategy == ShardStrategy::kZero1 ||
                     s.strategy == ShardStrategy::kZero2 ||
                     s.strategy == ShardStrategy::kZero3;
-  // NB: 2^62 elements bounds the buffer's bytes (8 per element) in int64.
-  if (!(c.reduce_bucket >= 1) || c.reduce_bucket > 4.6e18 / 8 ||
+  // NB: 2^50 elements (8 PiB of bf16) keeps every sum of bytes with the
+  // buffers far inside int64.
+  if (!(c.reduce_bucket >= 1) || c.reduce_bucket > 0x1p50 ||
       c.reduce_bucket != std::floor(c.reduce_bucket)) {
     return Bad(
         "StepConfig.reduce_bucket: must be a whole number of elements "
-        "from 1 to 5.7e17");
+        "from 1 to 2^50");
   }
   const char* set =
       c.reduce_bucket != StepConfig().reduce_bucket ? "StepConfig.reduce_bucket"
@@ -428,8 +429,6 @@ Status SetArchSymbols(const StepConfig& c, ParsedStep& parsed) {
   return Status::Ok();
 }
 
-}  // namespace
-
 // ParseOptions once StepConfig::deepspeed is applied.
 Result<ParsedStep> ParseApplied(const StepConfig& c) {
   ParsedStep parsed;
@@ -567,6 +566,8 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
   TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
   return parsed;
 }
+
+}  // namespace
 
 Result<ParsedStep> ParseOptions(const StepConfig& config) {
   if (config.deepspeed.empty()) return ParseApplied(config);

@@ -256,14 +256,21 @@ const BadConfig kBadConfigs[] = {
        c.reduce_bucket = 0;
      },
      "StepConfig.reduce_bucket: must be a whole number of elements from 1 to "
-     "5.7e17"},
+     "2^50"},
     {"reduce_bucket_fraction",
      [](StepConfig& c) {
        c.shard = "zero3";
        c.reduce_bucket = 2.5;
      },
      "StepConfig.reduce_bucket: must be a whole number of elements from 1 to "
-     "5.7e17"},
+     "2^50"},
+    {"reduce_bucket_huge",
+     [](StepConfig& c) {
+       c.shard = "zero2";
+       c.reduce_bucket = 2e15;  // Past 2^50 = 1.13e15.
+     },
+     "StepConfig.reduce_bucket: must be a whole number of elements from 1 to "
+     "2^50"},
     {"reduce_bucket_without_zero", [](StepConfig& c) { c.reduce_bucket = 1e6; },
      "StepConfig.reduce_bucket is DeepSpeed's: it needs StepConfig.shard "
      "zero1|zero2|zero3"},
