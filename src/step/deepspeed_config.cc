@@ -1,5 +1,6 @@
 #include "torchcost/deepspeed_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -136,11 +137,14 @@ class Reader {
         }
         elements = static_cast<double>(c_.hidden_size) *
                    static_cast<double>(c_.hidden_size);
-      } else if (v->is_number() && v->get<double>() >= 1) {
+      } else if (v->is_number() && v->get<double>() >= 1 &&
+                 v->get<double>() <= 0x1p50 &&
+                 v->get<double>() == std::floor(v->get<double>())) {
         elements = v->get<double>();
       } else {
         return Bad("zero_optimization.reduce_bucket_size",
-                   "expected a number of elements or \"auto\"");
+                   "expected a whole number of elements from 1 to 2^50 or "
+                   "\"auto\"");
       }
       TORCHCOST_RETURN_IF_ERROR(Set(c_.reduce_bucket, defaults.reduce_bucket,
                                     elements, "reduce_bucket",

@@ -109,8 +109,12 @@ TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
        "hidden_size^2, and the model's hidden size is unknown: give a number",
        nullptr},
       {R"({"zero_optimization": {"reduce_bucket_size": 0}})",
-       "ds.json: zero_optimization.reduce_bucket_size: expected a number of "
-       "elements or \"auto\"",
+       "ds.json: zero_optimization.reduce_bucket_size: expected a whole number "
+       "of elements from 1 to 2^50 or \"auto\"",
+       nullptr},
+      {R"({"zero_optimization": {"reduce_bucket_size": 2.5}})",
+       "ds.json: zero_optimization.reduce_bucket_size: expected a whole number "
+       "of elements from 1 to 2^50 or \"auto\"",
        nullptr},
       {R"({"zero_optimization": {"overlap_comm": "yes"}})",
        "ds.json: zero_optimization.overlap_comm: expected true, false or "
