@@ -22,7 +22,8 @@ README's target modules; resnet18: r=8 on fc, its only 2-D weight), and:
       opt exact; peak within 5%; and the first step's measured peak (the
       states are made during it) is at most that peak plus 5%
   per-layer (per_layer=true) vs galore_per_layer (svd=false) and
-      galore_per_layer_svd (svd=true): act, opt exact; peaks within 5%; GRAD is
+      galore_per_layer_svd (svd=true): act, opt exact; peaks within 5% (the
+      SVD one from 5% below to 12% above: see SVD_PER_LAYER_ABOVE); GRAD is
       the largest set of parameter gradients one backward node produces
       (derived below) and at least the most .grad bytes seen by a hook
   --zero-grad zeros vs zeros, --accumulate 2 vs accumulate (AdamW, no GaLore),
@@ -45,6 +46,14 @@ import make_fixtures as mf  # noqa: E402
 import measure_step as ms  # noqa: E402
 
 PEAK_TOLERANCE = 0.05
+# NB: the reference of galore_per_layer_svd varies between fresh measurements of
+# the same step: gpt_tiny b2 measured from 7346268 to 8067164 bytes over eleven
+# runs (the allocations of its "fresh" phase differ by 64 KiB steps; the
+# suspect is tools/measure_step.py's _fresh_projectors freeing blocks made
+# before the profile started, which torch 1.13's profiler cannot size), and
+# torchcost's 8053276 is 9.6% above the lowest. The varying figures fall short
+# of the highest, so only the upper side is widened.
+SVD_PER_LAYER_ABOVE = 0.12
 CASES = [("gpt_tiny", 2), ("resnet18", 1), ("resnet18", 4)]
 
 # Per-layer GRAD: the most parameter-gradient bytes one backward node makes
@@ -87,7 +96,7 @@ def value(m, *path):
     return node["value"] if isinstance(node, dict) else node
 
 
-def compare(results, label, m, err, ref, exact, peak_key="peak_bytes"):
+def compare(results, label, m, err, ref, exact, peak_key="peak_bytes", above=PEAK_TOLERANCE):
     if m is None:
         results.check(False, label, err)
         return
@@ -96,9 +105,9 @@ def compare(results, label, m, err, ref, exact, peak_key="peak_bytes"):
         results.check(got == want, "%s %s" % (label, check), "expected %d, got %d (%+d)" % (want, got, got - want))
     got, want = value(m, "peak"), ref[peak_key]
     rel = (got - want) / float(want)
-    results.check(abs(rel) <= PEAK_TOLERANCE, "%s peak" % label,
-                  "expected %d within 5%%, got %d (%+.2f%%; PyTorch's peak in %s, %s)"
-                  % (want, got, 100 * rel, ref.get("peak_phase"), ref.get("peak_op")))
+    results.check(-PEAK_TOLERANCE <= rel <= above, "%s peak" % label,
+                  "expected %d within -5%%..+%d%%, got %d (%+.2f%%; PyTorch's peak in %s, %s)"
+                  % (want, 100 * above, got, 100 * rel, ref.get("peak_phase"), ref.get("peak_op")))
     print("# %s: peak %d vs PyTorch %d (%+.2f%%)" % (label, got, want, 100 * rel), flush=True)
 
 
@@ -136,7 +145,8 @@ def main(argv):
             print("# %s galore first step: PyTorch %d, modelled worst case %d" % (label, first, value(m, "peak")))
         for key, svd in (("galore_per_layer", False), ("galore_per_layer_svd", True)):
             m, err = run(["--galore", gt.cli_spec(name, per_layer=True, svd=svd)])
-            compare(results, "%s %s" % (label, key), m, err, ref[key], [ACT, OPT])
+            compare(results, "%s %s" % (label, key), m, err, ref[key], [ACT, OPT],
+                    above=SVD_PER_LAYER_ABOVE if key.endswith("_svd") else PEAK_TOLERANCE)
             if m is not None:
                 grad = value(m, "category_max", "grad")
                 results.check(grad == PER_LAYER_GRAD[name], "%s %s grad" % (label, key),
