@@ -1,5 +1,6 @@
 #include "torchcost/deepspeed_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,7 @@ const Json* Find(const Json& doc, const std::string& path) {
   return v;
 }
 
+// Reads the keys of a parsed config into a StepConfig, checking each.
 class Reader {
  public:
   Reader(const Json& doc, const std::string& file, StepConfig& c)
