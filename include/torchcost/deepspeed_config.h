@@ -34,7 +34,8 @@ namespace torchcost {
 Result<std::vector<std::string>> ApplyDeepSpeedConfigText(
     std::string_view text, const std::string& file, StepConfig* config);
 
-// ApplyDeepSpeedConfigText on the file at `path`.
+// ApplyDeepSpeedConfigText on the file at `path`, or, where `path` starts with
+// '{', on the JSON text itself (named "<inline DeepSpeed config>").
 Result<std::vector<std::string>> ApplyDeepSpeedConfig(const std::string& path,
                                                       StepConfig* config);
 

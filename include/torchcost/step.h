@@ -119,8 +119,9 @@ struct StepConfig {
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.
   bool ddp_bucket_view = false;
-  // A DeepSpeed JSON config whose fields apply over these
-  // (ApplyDeepSpeedConfig, include/torchcost/deepspeed_config.h); empty: none.
+  // A DeepSpeed JSON config whose fields apply over these: its path, or its
+  // text (starting with '{') (ApplyDeepSpeedConfig,
+  // include/torchcost/deepspeed_config.h); empty: none.
   std::string deepspeed;
   // The model's hidden size where known (StepConfigFor sets it): DeepSpeed's
   // "auto" reduce_bucket_size is its square. 0: unknown.

@@ -8,6 +8,7 @@ line's arguments, so that the options, their defaults, their checks and their
 messages are the command's; errors name the keyword, not the flag.
 """
 
+import json
 import re
 import sys
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
@@ -154,6 +155,8 @@ def to_args(options: Mapping[str, Any], table: Mapping[str, Tuple[str, str]] = O
                 raise TorchcostError("%s: expected {symbol: (lo, hi[, step])}, got %r" % (kw, value))
             for name, sample in value.items():
                 args += [flag, "%s=%s" % (name, arch_range_text(sample, kw))]
+        elif kw == "deepspeed" and isinstance(value, Mapping):
+            args += [flag, json.dumps(value)]  # The JSON text itself (a dict, as Hugging Face's Trainer takes).
         else:
             if kw == "optimizer" and not isinstance(value, str):
                 raise TorchcostError("optimizer: give its name ('adamw'), or use torchcost.Profiler(model, "

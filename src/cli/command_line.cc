@@ -270,10 +270,10 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       "--no-prefetch", out.no_prefetch,
       "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
   app.add_option("--deepspeed", out.deepspeed,
-                 "A DeepSpeed JSON config: its ZeRO stage, offload, buckets, "
-                 "bf16/fp16 and optimizer apply (flags that contradict it "
-                 "are errors)")
-      ->type_name("FILE");
+                 "A DeepSpeed JSON config (a file, or the JSON text): its ZeRO "
+                 "stage, offload, buckets, bf16/fp16 and optimizer apply "
+                 "(flags that contradict it are errors)")
+      ->type_name("FILE|JSON");
   app.add_option("--reduce-bucket", out.reduce_bucket,
                  "DeepSpeed's reduce_bucket_size for --shard zero1|zero2|zero3 "
                  "(the flat bucket buffer's elements)")

@@ -277,6 +277,9 @@ Result<std::vector<std::string>> ApplyDeepSpeedConfigText(
 
 Result<std::vector<std::string>> ApplyDeepSpeedConfig(const std::string& path,
                                                       StepConfig* config) {
+  // NB: a path never starts with '{' in practice; JSON text always does.
+  if (!path.empty() && path.front() == '{')
+    return ApplyDeepSpeedConfigText(path, "<inline DeepSpeed config>", config);
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot read the file");
   std::ostringstream text;

@@ -182,7 +182,18 @@ TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().message(), k.error);
   }
+  // Text starting with '{' is the config itself, named as inline.
   StepConfig c;
+  Result<std::vector<std::string>> inline_text =
+      ApplyDeepSpeedConfig(R"({"zero_optimization": {"stage": 4}})", &c);
+  ASSERT_FALSE(inline_text.ok());
+  EXPECT_EQ(inline_text.status().message(),
+            "<inline DeepSpeed config>: zero_optimization.stage: expected 0, "
+            "1, 2 or 3");
+  ASSERT_TRUE(
+      ApplyDeepSpeedConfig(R"({"zero_optimization": {"stage": 2}})", &c).ok());
+  EXPECT_EQ(c.shard, "zero2");
+  c = StepConfig();
   Result<std::vector<std::string>> missing =
       ApplyDeepSpeedConfig("/nonexistent/ds.json", &c);
   ASSERT_FALSE(missing.ok());

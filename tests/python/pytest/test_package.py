@@ -114,6 +114,10 @@ def test_deepspeed_config_equals_cli(cli, tmp_path):
     assert sharding["gradient_buffers"]["reduce_bucket_elements"] == TINY_LLAMA["hidden"] ** 2
     with pytest.raises(torchcost.TorchcostError, match="^shard zero2 disagrees with .*zero_optimization.stage"):
         torchcost.analyze("llama", config=TINY_LLAMA, shard="zero2", world=2, deepspeed=str(path))
+    # A dict is the config itself, as Hugging Face's TrainingArguments(deepspeed=...) takes one.
+    as_dict = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 2, "S": 16}, world=2,
+                                deepspeed=json.loads(path.read_text()))
+    assert as_dict.to_dict()["sharding"] == sharding
 
 
 @pytest.mark.parametrize("allocator", [None, "cuda"])
