@@ -22,6 +22,8 @@ enum class ShardStrategy { kNone, kDdp, kZero1, kZero2, kZero3, kFsdp };
 Result<ShardStrategy> ParseShardStrategy(std::string_view text);
 // Returns the name ParseShardStrategy reads.
 std::string_view ShardStrategyName(ShardStrategy s);
+// Returns whether `s` is one of DeepSpeed's ZeRO stages (zero1, zero2, zero3).
+bool IsZero(ShardStrategy s);
 
 // The sharding of the step.
 struct ShardingOptions {

@@ -73,9 +73,7 @@ Status SetGalore(const std::string& option, const std::string& spec,
 // DeepSpeed's gradient buckets (ZeRO only): their size, contiguous_gradients
 // and overlap_comm.
 Status SetReduceBuckets(const StepConfig& c, ShardingOptions& s) {
-  const bool zero = s.strategy == ShardStrategy::kZero1 ||
-                    s.strategy == ShardStrategy::kZero2 ||
-                    s.strategy == ShardStrategy::kZero3;
+  const bool zero = IsZero(s.strategy);
   // NB: 2^50 elements (8 PiB of bf16) keeps every sum of bytes with the
   // buffers far inside int64.
   if (!(c.reduce_bucket >= 1) || c.reduce_bucket > 0x1p50 ||

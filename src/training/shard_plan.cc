@@ -34,8 +34,7 @@ int64_t OptBytes(OptimizerKind kind, const std::vector<int64_t>& shape, DType d,
 }
 
 bool IsSharded(ShardStrategy s) {
-  return s == ShardStrategy::kZero1 || s == ShardStrategy::kZero2 ||
-         s == ShardStrategy::kZero3 || s == ShardStrategy::kFsdp;
+  return IsZero(s) || s == ShardStrategy::kFsdp;
 }
 
 bool AllDigits(const std::string& s) {
@@ -350,9 +349,7 @@ class Planner {
   // gradients' dtype per buffer.
   void BucketBuffers() {
     const bool stage3 = s_.strategy == ShardStrategy::kZero3;
-    if (!stage3 && s_.strategy != ShardStrategy::kZero1 &&
-        s_.strategy != ShardStrategy::kZero2)
-      return;
+    if (!IsZero(s_.strategy)) return;
     // NB: ZeRO-1/2 double-buffer with overlap_comm; ZeRO-3 never does.
     plan_.bucket_buffers = s_.overlap_comm && !stage3 ? 2 : 1;
     plan_.bucket_buffer_bytes = plan_.bucket_buffers *

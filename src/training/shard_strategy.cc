@@ -17,6 +17,11 @@ Result<ShardStrategy> ParseShardStrategy(std::string_view text) {
       "'; expected none, ddp, zero1, zero2, zero3 or fsdp");
 }
 
+bool IsZero(ShardStrategy s) {
+  return s == ShardStrategy::kZero1 || s == ShardStrategy::kZero2 ||
+         s == ShardStrategy::kZero3;
+}
+
 std::string_view ShardStrategyName(ShardStrategy s) {
   switch (s) {
     case ShardStrategy::kNone:

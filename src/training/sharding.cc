@@ -76,11 +76,6 @@ class Rewriter {
   bool ShardsGrads() const {
     return ShardsParams() || s_.strategy == ShardStrategy::kZero2;
   }
-  bool Zero() const {
-    return s_.strategy == ShardStrategy::kZero1 ||
-           s_.strategy == ShardStrategy::kZero2 ||
-           s_.strategy == ShardStrategy::kZero3;
-  }
 
   // Bytes of the non-root units gathered at each node, by a difference array
   // over their node ranges.
@@ -135,7 +130,7 @@ class Rewriter {
       return s_.gradient_as_bucket_view ? plan_.full_grad_bytes
                                         : grad + plan_.full_grad_bytes;
     }
-    if (Zero() && s_.contiguous_gradients)
+    if (IsZero(s_.strategy) && s_.contiguous_gradients)
       return ContiguousGrad(p, grad, produced, made);
     if (!ShardsGrads()) return grad;
     // Gradients present before the step (accumulation, zeros) are held as the
@@ -255,7 +250,7 @@ class Rewriter {
     // optimizer steps with the float32 gradient alive, then it is freed.
     // NB: TEMP holds the copies; one sub_group_size group is assumed.
     int64_t master_grad = 0;
-    if (Zero() && s_.contiguous_gradients && o_.master_weights) {
+    if (IsZero(s_.strategy) && s_.contiguous_gradients && o_.master_weights) {
       int64_t elements = 0;
       for (const UpdateTensor& t : plan_.update) elements += t.elements;
       master_grad = 4 * elements;
