@@ -19,6 +19,13 @@ namespace torchcost {
 //       hidden_size^2, as Hugging Face's Trainer fills it)
 //   zero_optimization.overlap_comm              overlap_comm
 //   zero_optimization.contiguous_gradients      contiguous_gradients
+//   zero_optimization.stage3_prefetch_bucket_size  zero3_prefetch_bucket
+//       ("auto": 0.9 hidden_size^2, rounded down)
+//   zero_optimization.stage3_param_persistence_threshold  zero3_persistence
+//       ("auto": 10 hidden_size)
+//   zero_optimization.stage3_max_live_parameters  zero3_max_live
+//   zero_optimization.stage3_max_reuse_distance   zero3_max_reuse
+//       (the stage3_* keys at stage 3 only, as DeepSpeed reads them)
 //   zero_optimization.offload_optimizer.device  cpu | nvme: offload optimizer
 //   zero_optimization.offload_param.device      cpu | nvme: offload params
 //   bf16.enabled, fp16.enabled true             param_dtype bf16 | fp16 and
@@ -26,10 +33,11 @@ namespace torchcost {
 //   optimizer.type Adam | AdamW | SGD           optimizer (Adam and AdamW:
 //       fused, DeepSpeed's FusedAdam, unless params.torch_adam)
 //   gradient_accumulation_steps                 accumulate
-// NB: "auto" leaves a field as `config` has it, but for reduce_bucket_size.
+// NB: "auto" leaves a field as `config` has it, but for the keys above whose
+// "auto" Hugging Face's Trainer fills from the hidden size.
 // A field `config` sets to other than its default that the file contradicts
 // is an error naming both; so are malformed JSON, a key of the wrong type or
-// value, and an "auto" bucket with config->hidden_size 0. Returns one note
+// value, and such an "auto" with config->hidden_size 0. Returns one note
 // naming the keys read that the analysis does not model (empty: none).
 Result<std::vector<std::string>> ApplyDeepSpeedConfigText(
     std::string_view text, const std::string& file, StepConfig* config);

@@ -55,9 +55,22 @@ struct ShardingOptions {
   // whose last path component is an integer) or an ECMAScript regular
   // expression matched against whole module paths.
   std::string fsdp_unit = "blocks";
-  // FSDP backward_prefetch=BACKWARD_PRE / ZeRO-3 prefetch: the next unit's
-  // parameters are gathered while the current one runs its backward.
+  // FSDP backward_prefetch=BACKWARD_PRE: the next unit's parameters are
+  // gathered while the current one runs its backward. ZeRO-3: false turns
+  // DeepSpeed's prefetch off (as prefetch_bucket_elements 0).
   bool prefetch = true;
+  // DeepSpeed ZeRO-3's fetch schedule (zero_optimization.stage3_*, DeepSpeed's
+  // defaults), in elements: each module's entry gathers up to
+  // prefetch_bucket_elements of the parameters the step uses next, while
+  // fewer than max_live_elements are gathered; a module's parameters stay
+  // gathered after it ends if they are used again within max_reuse_elements
+  // of the parameters that run next; parameters of at most
+  // persistence_threshold elements are never released (held whole on every
+  // rank beside their shard).
+  int64_t prefetch_bucket_elements = 50000000;
+  int64_t max_live_elements = 1000000000;
+  int64_t max_reuse_elements = 1000000000;
+  int64_t persistence_threshold = 100000;
   // ZeRO-Offload (Ren et al. 2021; DeepSpeed's offload_optimizer device cpu),
   // with ZeRO-2 or ZeRO-3: the rank's optimizer states, float32 master
   // weights and float32 gradient shard live on the host and the optimizer
@@ -112,6 +125,13 @@ struct ShardingReport {
   int64_t reduce_bucket_elements = 0;
   int bucket_buffers = 0;  // 2 with overlap_comm at ZeRO-1/2, else 1.
   int64_t bucket_buffer_bytes = 0, offload_staging_bytes = 0;
+  // ZeRO-3: the fetch schedule's settings (ShardingOptions), the bytes of the
+  // persistent parameters each rank holds whole (beside their shards, which
+  // param_bytes counts), and the most bytes gathered at once (persistent ones
+  // not counted).
+  int64_t prefetch_bucket_elements = 0, max_live_elements = 0,
+          max_reuse_elements = 0, persistence_threshold = 0;
+  int64_t persistent_param_bytes = 0, peak_gathered_bytes = 0;
 };
 
 }  // namespace torchcost

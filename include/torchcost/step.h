@@ -138,6 +138,14 @@ struct StepConfig {
   std::string fsdp_unit = "blocks";
   // FSDP's backward prefetch (BACKWARD_PRE) / ZeRO-3's prefetch.
   bool prefetch = true;
+  // DeepSpeed ZeRO-3's fetch schedule for shard zero3, in elements
+  // (ShardingOptions): stage3_prefetch_bucket_size,
+  // stage3_max_live_parameters, stage3_max_reuse_distance and
+  // stage3_param_persistence_threshold.
+  double zero3_prefetch_bucket = 5e7;
+  double zero3_max_live = 1e9;
+  double zero3_max_reuse = 1e9;
+  double zero3_persistence = 1e5;
   // "optimizer": ZeRO-Offload, the optimizer states, masters and the gradient
   // shard on the host (ShardingOptions::offload_optimizer; with shard zero2 or
   // zero3); "params": the parameter shards too (ShardingOptions::

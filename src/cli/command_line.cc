@@ -268,7 +268,8 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
       ->type_name("REGEX|blocks");
   app.add_flag(
       "--no-prefetch", out.no_prefetch,
-      "ZeRO-3/FSDP: no backward prefetch of the next unit's parameters");
+      "FSDP: no backward prefetch of the next unit's parameters; ZeRO-3: "
+      "no prefetch (as --zero3-prefetch-bucket 0)");
   app.add_option("--deepspeed", out.deepspeed,
                  "A DeepSpeed JSON config (a file, or the JSON text): its ZeRO "
                  "stage, offload, buckets, bf16/fp16 and optimizer apply "
@@ -277,6 +278,26 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
   app.add_option("--reduce-bucket", out.reduce_bucket,
                  "DeepSpeed's reduce_bucket_size for --shard zero1|zero2|zero3 "
                  "(the flat bucket buffer's elements)")
+      ->capture_default_str()
+      ->type_name("ELEMENTS");
+  app.add_option("--zero3-prefetch-bucket", out.zero3_prefetch_bucket,
+                 "DeepSpeed's stage3_prefetch_bucket_size for --shard zero3: "
+                 "parameters gathered ahead at each module (0: none)")
+      ->capture_default_str()
+      ->type_name("ELEMENTS");
+  app.add_option("--zero3-max-live", out.zero3_max_live,
+                 "DeepSpeed's stage3_max_live_parameters for --shard zero3: "
+                 "no prefetch beyond this many gathered")
+      ->capture_default_str()
+      ->type_name("ELEMENTS");
+  app.add_option("--zero3-max-reuse", out.zero3_max_reuse,
+                 "DeepSpeed's stage3_max_reuse_distance for --shard zero3: "
+                 "parameters used again this soon stay gathered")
+      ->capture_default_str()
+      ->type_name("ELEMENTS");
+  app.add_option("--zero3-persistence", out.zero3_persistence,
+                 "DeepSpeed's stage3_param_persistence_threshold for --shard "
+                 "zero3: parameters this small are never released")
       ->capture_default_str()
       ->type_name("ELEMENTS");
   app.add_flag("--overlap-comm", out.overlap_comm,

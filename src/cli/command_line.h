@@ -58,6 +58,10 @@ struct CommandLine {
   std::string offload;                   // --offload optimizer|params
   std::string deepspeed;                 // --deepspeed FILE (ds_config.json)
   double reduce_bucket = 5e8;            // --reduce-bucket ELEMENTS
+  double zero3_prefetch_bucket = 5e7;    // --zero3-prefetch-bucket ELEMENTS
+  double zero3_max_live = 1e9;           // --zero3-max-live ELEMENTS
+  double zero3_max_reuse = 1e9;          // --zero3-max-reuse ELEMENTS
+  double zero3_persistence = 1e5;        // --zero3-persistence ELEMENTS
   bool overlap_comm = false;             // --overlap-comm
   bool no_contiguous_gradients = false;  // --no-contiguous-gradients
   bool master_weights = false;           // --master-weights

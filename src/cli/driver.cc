@@ -137,6 +137,10 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.offload = cl.offload;
   c.deepspeed = cl.deepspeed;
   c.reduce_bucket = cl.reduce_bucket;
+  c.zero3_prefetch_bucket = cl.zero3_prefetch_bucket;
+  c.zero3_max_live = cl.zero3_max_live;
+  c.zero3_max_reuse = cl.zero3_max_reuse;
+  c.zero3_persistence = cl.zero3_persistence;
   c.overlap_comm = cl.overlap_comm;
   c.contiguous_gradients = !cl.no_contiguous_gradients;
   c.master_weights = cl.master_weights;

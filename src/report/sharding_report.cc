@@ -58,6 +58,17 @@ std::string RenderSharding(const TrainingReport& tr) {
     out += "  Gathering units: " + std::to_string(s.units.size()) +
            ", the largest " + Bytes(s.largest_unit_bytes) + " gathered\n";
   }
+  if (s.strategy == ShardStrategy::kZero3) {
+    out += "  ZeRO-3 fetch schedule (steady state): prefetch bucket " +
+           std::to_string(s.prefetch_bucket_elements) + ", max live " +
+           std::to_string(s.max_live_elements) + ", max reuse distance " +
+           std::to_string(s.max_reuse_elements) + " elements; at most " +
+           Bytes(s.peak_gathered_bytes) + " gathered at once\n";
+    out += "  Persistent parameters (<= " +
+           std::to_string(s.persistence_threshold) +
+           " elements, never released): " + Bytes(s.persistent_param_bytes) +
+           " whole per rank\n";
+  }
   return out;
 }
 
@@ -96,6 +107,20 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
   j["ddp_buckets"] = s.ddp_buckets;
   j["units"] = s.units;
   j["largest_unit_bytes"] = s.largest_unit_bytes;
+  j["zero3"] =
+      s.strategy == ShardStrategy::kZero3
+          ? nlohmann::ordered_json{{"prefetch_bucket_elements",
+                                    s.prefetch_bucket_elements},
+                                   {"max_live_elements", s.max_live_elements},
+                                   {"max_reuse_elements",
+                                    s.max_reuse_elements},
+                                   {"persistence_threshold",
+                                    s.persistence_threshold},
+                                   {"persistent_param_bytes",
+                                    s.persistent_param_bytes},
+                                   {"peak_gathered_bytes",
+                                    s.peak_gathered_bytes}}
+          : nlohmann::ordered_json(nullptr);
   return j;
 }
 

@@ -19,10 +19,6 @@ constexpr const char* kNotModelled[] = {
     "activation_checkpointing",
     "data_types.grad_accum_dtype",
     "zero_optimization.allgather_bucket_size",
-    "zero_optimization.stage3_prefetch_bucket_size",
-    "zero_optimization.stage3_param_persistence_threshold",
-    "zero_optimization.stage3_max_live_parameters",
-    "zero_optimization.stage3_max_reuse_distance",
     "zero_optimization.sub_group_size",
     "zero_optimization.zero_hpz_partition_size",
     "zero_optimization.zero_quantized_weights",
@@ -68,6 +64,7 @@ class Reader {
                                   "zero_optimization.stage"));
     TORCHCOST_RETURN_IF_ERROR(Accumulation());
     TORCHCOST_RETURN_IF_ERROR(Buckets());
+    if (stage == 3) TORCHCOST_RETURN_IF_ERROR(Zero3Schedule());
     TORCHCOST_RETURN_IF_ERROR(Offload(stage));
     TORCHCOST_RETURN_IF_ERROR(Precision());
     return Optimizer();
@@ -125,39 +122,69 @@ class Reader {
                "gradient_accumulation_steps");
   }
 
+  // A count of elements at `key` into `field`: a whole number from `least`
+  // to 2^50, or "auto": Hugging Face's Trainer's `auto_of_hidden` (of the
+  // model's hidden size h; transformers/integrations/deepspeed.py,
+  // trainer_config_finalize), or left as the caller has it where that is
+  // null.
+  Status Elements(const std::string& key, double least, double& field,
+                  double default_value, const std::string& field_name,
+                  const char* auto_text, double (*auto_of_hidden)(double)) {
+    const Json* v = Find(doc_, "zero_optimization." + key);
+    if (v == nullptr) return Status::Ok();
+    double elements = 0;
+    if (IsAuto(*v)) {
+      if (auto_of_hidden == nullptr) return Status::Ok();
+      if (c_.hidden_size <= 0) {
+        return Bad("zero_optimization." + key,
+                   std::string("\"auto\" is ") + auto_text +
+                       ", and the model's hidden size is unknown: give a "
+                       "number");
+      }
+      elements = auto_of_hidden(static_cast<double>(c_.hidden_size));
+    } else if (v->is_number() && v->get<double>() >= least &&
+               v->get<double>() <= 0x1p50 &&
+               v->get<double>() == std::floor(v->get<double>())) {
+      elements = v->get<double>();
+    } else {
+      return Bad("zero_optimization." + key,
+                 "expected a whole number of elements from " +
+                     std::to_string(static_cast<int>(least)) +
+                     " to 2^50 or \"auto\"");
+    }
+    return Set(field, default_value, elements, field_name,
+               "zero_optimization." + key);
+  }
+
   Status Buckets() {
     const StepConfig defaults;
-    if (const Json* v = Find(doc_, "zero_optimization.reduce_bucket_size")) {
-      double elements = 0;
-      if (IsAuto(*v)) {
-        // Hugging Face's Trainer fills "auto" with hidden_size^2
-        // (transformers/integrations/deepspeed.py, trainer_config_finalize).
-        if (c_.hidden_size <= 0) {
-          return Bad("zero_optimization.reduce_bucket_size",
-                     "\"auto\" is hidden_size^2, and the model's hidden size "
-                     "is unknown: give a number");
-        }
-        elements = static_cast<double>(c_.hidden_size) *
-                   static_cast<double>(c_.hidden_size);
-      } else if (v->is_number() && v->get<double>() >= 1 &&
-                 v->get<double>() <= 0x1p50 &&
-                 v->get<double>() == std::floor(v->get<double>())) {
-        elements = v->get<double>();
-      } else {
-        return Bad("zero_optimization.reduce_bucket_size",
-                   "expected a whole number of elements from 1 to 2^50 or "
-                   "\"auto\"");
-      }
-      TORCHCOST_RETURN_IF_ERROR(Set(c_.reduce_bucket, defaults.reduce_bucket,
-                                    elements, "reduce_bucket",
-                                    "zero_optimization.reduce_bucket_size"));
-    }
+    TORCHCOST_RETURN_IF_ERROR(Elements(
+        "reduce_bucket_size", 1, c_.reduce_bucket, defaults.reduce_bucket,
+        "reduce_bucket", "hidden_size^2", [](double h) { return h * h; }));
     TORCHCOST_RETURN_IF_ERROR(Flag("zero_optimization.overlap_comm",
                                    c_.overlap_comm, defaults.overlap_comm,
                                    "overlap_comm"));
     return Flag("zero_optimization.contiguous_gradients",
                 c_.contiguous_gradients, defaults.contiguous_gradients,
                 "contiguous_gradients");
+  }
+
+  // ZeRO-3's fetch schedule (stage3_*).
+  Status Zero3Schedule() {
+    const StepConfig d;
+    TORCHCOST_RETURN_IF_ERROR(Elements(
+        "stage3_prefetch_bucket_size", 0, c_.zero3_prefetch_bucket,
+        d.zero3_prefetch_bucket, "zero3_prefetch_bucket",
+        "0.9 hidden_size^2", [](double h) { return std::floor(0.9 * h * h); }));
+    TORCHCOST_RETURN_IF_ERROR(Elements(
+        "stage3_param_persistence_threshold", 0, c_.zero3_persistence,
+        d.zero3_persistence, "zero3_persistence", "10 hidden_size",
+        [](double h) { return 10 * h; }));
+    TORCHCOST_RETURN_IF_ERROR(Elements("stage3_max_live_parameters", 0,
+                                       c_.zero3_max_live, d.zero3_max_live,
+                                       "zero3_max_live", "", nullptr));
+    return Elements("stage3_max_reuse_distance", 0, c_.zero3_max_reuse,
+                    d.zero3_max_reuse, "zero3_max_reuse", "", nullptr);
   }
 
   // An offload section's device: true for cpu or nvme (both off the device).

@@ -97,6 +97,38 @@ Status SetReduceBuckets(const StepConfig& c, ShardingOptions& s) {
   return Status::Ok();
 }
 
+// DeepSpeed ZeRO-3's fetch schedule (zero3 only): each a whole number of
+// elements from 0 to 2^50.
+Status SetZero3Schedule(const StepConfig& c, ShardingOptions& s) {
+  const StepConfig defaults;
+  struct Field {
+    const char* name;
+    double value, default_value;
+    int64_t* out;
+  };
+  const Field fields[] = {
+      {"zero3_prefetch_bucket", c.zero3_prefetch_bucket,
+       defaults.zero3_prefetch_bucket, &s.prefetch_bucket_elements},
+      {"zero3_max_live", c.zero3_max_live, defaults.zero3_max_live,
+       &s.max_live_elements},
+      {"zero3_max_reuse", c.zero3_max_reuse, defaults.zero3_max_reuse,
+       &s.max_reuse_elements},
+      {"zero3_persistence", c.zero3_persistence, defaults.zero3_persistence,
+       &s.persistence_threshold},
+  };
+  for (const Field& f : fields) {
+    const std::string option = std::string("StepConfig.") + f.name;
+    if (!(f.value >= 0) || f.value > 0x1p50 || f.value != std::floor(f.value))
+      return Bad(option + ": must be a whole number of elements from 0 to 2^50");
+    if (f.value != f.default_value && s.strategy != ShardStrategy::kZero3) {
+      return Bad(option +
+                 " is DeepSpeed ZeRO-3's: it needs StepConfig.shard zero3");
+    }
+    *f.out = static_cast<int64_t>(f.value);
+  }
+  return Status::Ok();
+}
+
 // The sharding options; a world size needs a strategy, a strategy a training
 // step.
 Status SetSharding(const StepConfig& c, TrainingOptions& training) {
@@ -127,6 +159,7 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   if (!(c.ddp_bucket_mib > 0) || s.ddp_bucket_bytes < 1)
     return Bad("StepConfig.ddp_bucket_mib: must be positive");
   TORCHCOST_RETURN_IF_ERROR(SetReduceBuckets(c, s));
+  TORCHCOST_RETURN_IF_ERROR(SetZero3Schedule(c, s));
   if (c.offload != "" && c.offload != "none" && c.offload != "optimizer" &&
       c.offload != "params") {
     return Bad("StepConfig.offload '" + c.offload +

@@ -181,8 +181,9 @@ class Planner {
       }
     }
     // Each parameter's unit: the innermost unit on its module's chain.
-    std::vector<int>& unit_of_param = unit_of_param_;
+    std::vector<int>& unit_of_param = plan_.unit_of_param;
     unit_of_param.assign(g_.params.size(), -1);
+    plan_.persistent.assign(g_.params.size(), false);
     std::vector<std::map<std::pair<DType, bool>, int64_t>> flat(
         plan_.units.size());
     for (size_t i = 0; i < g_.params.size(); ++i) {
@@ -195,8 +196,15 @@ class Planner {
       const int64_t n = Numel(g_.params[i].shape),
                     e = ElementSize(g_.params[i].dtype);
       if (s_.strategy == ShardStrategy::kZero3) {
-        // DeepSpeed partitions each parameter on its own.
+        // DeepSpeed partitions each parameter on its own; one of at most
+        // stage3_param_persistence_threshold elements is also kept whole
+        // (mark_persistent_parameters in parameter_offload.py).
         unit.shard_bytes += ShardOf(n, n_) * e;
+        if (n <= s_.persistence_threshold) {
+          plan_.persistent[i] = true;
+          plan_.persistent_bytes += n_ > 1 ? n * e : 0;
+          plan_.persistent_shard_bytes += ShardOf(n, n_) * e;
+        }
       } else {
         // FSDP flattens a unit's parameters of one dtype and requires_grad into
         // one FlatParameter.
@@ -322,7 +330,7 @@ class Planner {
       std::map<std::pair<int, DType>, int64_t> per_unit;
       for (size_t i = 0; i < g_.params.size(); ++i) {
         if (Trainable(i))
-          per_unit[{unit_of_param_[i], g_.params[i].dtype}] +=
+          per_unit[{plan_.unit_of_param[i], g_.params[i].dtype}] +=
               Numel(g_.params[i].shape);
       }
       for (const auto& [key, n] : per_unit)
@@ -373,7 +381,6 @@ class Planner {
   const int n_;
   ShardPlan plan_;
   std::unordered_map<std::string, int> by_path_;
-  std::vector<int> unit_of_param_;  // FSDP/ZeRO-3: each parameter's unit.
 };
 
 }  // namespace

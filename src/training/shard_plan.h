@@ -53,6 +53,14 @@ struct ShardPlan {
   // contains it (-1 if none).
   std::vector<ShardUnit> units;
   std::vector<int> innermost_unit;
+  // Each parameter's unit (index into units; -1: none), for ZeRO-3/FSDP.
+  std::vector<int> unit_of_param;
+  // ZeRO-3: DeepSpeed's persistent parameters (ShardingOptions::
+  // persistence_threshold; parallel to Graph::params), the bytes of their
+  // whole copies on each rank (0 if N = 1: the shard is whole), and of their
+  // shards (in param_bytes).
+  std::vector<bool> persistent;
+  int64_t persistent_bytes = 0, persistent_shard_bytes = 0;
   int ddp_buckets = 0;
   // Element size of the gradients (reduce buckets).
   int64_t grad_element_bytes = 4;

@@ -1,10 +1,12 @@
 #include "training/sharding.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "training/optimizer_model.h"
 #include "training/shard_plan.h"
+#include "training/zero3_schedule.h"
 
 namespace torchcost::training {
 namespace {
@@ -18,8 +20,10 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 class Rewriter {
  public:
-  Rewriter(const ShardPlan& plan, const TrainingOptions& o, TrainingReport* tr)
-      : plan_(plan), o_(o), s_(o.sharding), tr_(*tr) {}
+  // `zero3`: ZeRO-3's schedule of gathers (null for other strategies).
+  Rewriter(const ShardPlan& plan, const Zero3Schedule* zero3,
+           const TrainingOptions& o, TrainingReport* tr)
+      : plan_(plan), zero3_(zero3), o_(o), s_(o.sharding), tr_(*tr) {}
 
   void Run() {
     const auto& tl = tr_.timeline;
@@ -53,7 +57,8 @@ class Rewriter {
       }
       const int64_t made = std::max<int64_t>(produced - prev_produced, 0);
       prev_produced = produced;
-      out.push_back(Rewrite(p, Grad(p, produced, made, flushed), Param(p)));
+      out.push_back(
+          Rewrite(p, Grad(p, produced, made, flushed), Param(p, i)));
     }
     if (new_update && first_opt_ > 0) Update(tl[first_opt_ - 1], out);
     tr_.timeline = std::move(out);
@@ -77,10 +82,10 @@ class Rewriter {
     return ShardsParams() || s_.strategy == ShardStrategy::kZero2;
   }
 
-  // Bytes of the non-root units gathered at each node, by a difference array
-  // over their node ranges.
+  // Bytes of FSDP's non-root units gathered at each node, by a difference
+  // array over their node ranges.
   void Coverage() {
-    if (!ShardsParams()) return;
+    if (s_.strategy != ShardStrategy::kFsdp) return;
     cover_.assign(plan_.innermost_unit.size() + 1, 0);
     for (const ShardUnit& u : plan_.units) {
       if (u.root) {
@@ -93,18 +98,21 @@ class Rewriter {
     for (size_t n = 1; n < cover_.size(); ++n) cover_[n] += cover_[n - 1];
   }
 
-  // One rank's parameters at `p`: its shards, plus every unit gathered now
-  // (the root from its forward to the end of backward; a unit over its node
-  // range; in backward, the next unit prefetched).
-  int64_t Param(const TimelinePoint& p) const {
+  // One rank's parameters at `p`, timeline point `i`: its shards, plus every
+  // parameter gathered now: ZeRO-3's by its schedule (with the persistent
+  // ones, always); FSDP's root from its forward to the end of backward, a
+  // unit over its node range, and in backward the next unit prefetched.
+  int64_t Param(const TimelinePoint& p, size_t i) const {
     if (!ShardsParams()) return Constant(p.live[kParam]);
-    // NB: offloaded shards are on the host; each gather's copy up is part of
-    // the gathered unit.
-    const int64_t shards = s_.offload_params ? 0 : plan_.param_bytes;
-    const int64_t base =
-        Constant(p.live[kParam]) - plan_.full_param_bytes + shards;
+    // NB: offloaded shards are on the host (but ZeRO-3's persistent ones);
+    // each gather's copy up is part of the gathered parameters.
+    const int64_t shards =
+        s_.offload_params ? plan_.persistent_shard_bytes : plan_.param_bytes;
+    const int64_t base = Constant(p.live[kParam]) - plan_.full_param_bytes +
+                         shards + plan_.persistent_bytes;
     if (p.phase != StepPhase::kForward && p.phase != StepPhase::kBackward)
       return base;
+    if (zero3_ != nullptr) return base + zero3_->GatheredAt(i);
     int64_t gathered = root_bytes_;
     if (p.node >= 0) {
       gathered += cover_[p.node];
@@ -224,7 +232,7 @@ class Rewriter {
     // After backward: every bucket reduced, every unit resharded.
     p.phase = StepPhase::kOptimizer;
     p.node = -1;
-    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p));
+    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p, 0));
     // A point of the step: `after` with `grad` bytes of gradients and `temp`
     // bytes of temporaries more.
     auto emit = [&](int64_t grad, int64_t temp) {
@@ -280,6 +288,7 @@ class Rewriter {
   }
 
   const ShardPlan& plan_;
+  const Zero3Schedule* zero3_;
   const TrainingOptions& o_;
   const ShardingOptions& s_;
   TrainingReport& tr_;
@@ -291,10 +300,11 @@ class Rewriter {
 
 // Payload per collective and the rank's states, for the report.
 void Summarize(const ir::Graph& g, const ShardPlan& plan,
-               const ShardingOptions& s, ShardingReport* r) {
+               const Zero3Schedule* zero3, const ShardingOptions& s,
+               ShardingReport* r) {
   r->strategy = s.strategy;
   r->world = s.world;
-  r->param_bytes = plan.param_bytes;
+  r->param_bytes = plan.param_bytes + plan.persistent_bytes;
   r->grad_bytes = plan.grad_bytes;
   r->opt_bytes = plan.opt_bytes;
   r->unsharded_param_bytes = plan.full_param_bytes;
@@ -317,8 +327,8 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
   }
   if (s.offload_params) {
     r->offload_params = true;
-    r->host_param_bytes = plan.param_bytes;
-    r->param_bytes = 0;
+    r->host_param_bytes = plan.param_bytes - plan.persistent_shard_bytes;
+    r->param_bytes = plan.persistent_bytes + plan.persistent_shard_bytes;
     // Down: the gradient shard; up: the parameter shards at each gather, in
     // the forward and again in the backward.
     r->host_transfer_bytes = plan.grad_bytes + 2 * plan.param_bytes;
@@ -329,6 +339,14 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
   r->bucket_buffers = plan.bucket_buffers;
   r->bucket_buffer_bytes = plan.bucket_buffer_bytes;
   r->offload_staging_bytes = plan.offload_staging_bytes;
+  if (zero3 != nullptr) {
+    r->prefetch_bucket_elements = s.prefetch ? s.prefetch_bucket_elements : 0;
+    r->max_live_elements = s.max_live_elements;
+    r->max_reuse_elements = s.max_reuse_elements;
+    r->persistence_threshold = s.persistence_threshold;
+    r->persistent_param_bytes = plan.persistent_bytes;
+    r->peak_gathered_bytes = zero3->peak_gathered_bytes();
+  }
   for (const ShardUnit& u : plan.units) {
     r->units.push_back(g.scopes[u.scope].path);
     r->largest_unit_bytes = std::max(r->largest_unit_bytes, u.full_bytes);
@@ -348,9 +366,14 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       r->all_gather_bytes = plan.full_grad_bytes;
       break;
     case ShardStrategy::kZero3:
+      // The schedule's gathers, and the persistent parameters gathered after
+      // the optimizer step (stage3.py _post_step).
+      r->reduce_scatter_bytes = plan.full_grad_bytes;
+      r->all_gather_bytes = zero3->all_gather_bytes() + plan.persistent_bytes;
+      break;
     case ShardStrategy::kFsdp:
       r->reduce_scatter_bytes = plan.full_grad_bytes;
-      // Each unit gathered in the forward and again in the backward; FSDP's
+      // Each unit gathered in the forward and again in the backward; the
       // root once.
       for (const ShardUnit& u : plan.units) {
         if (u.root || u.first_node >= 0)
@@ -387,8 +410,13 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   }
   Result<ShardPlan> plan = PlanShards(graph, trainable, options);
   if (!plan.ok()) return plan.status();
-  if (sharded || options.master_weights) Rewriter(*plan, options, &tr).Run();
-  Summarize(graph, *plan, options.sharding, &tr.sharding);
+  std::optional<Zero3Schedule> zero3;
+  if (options.sharding.strategy == ShardStrategy::kZero3)
+    zero3.emplace(graph, *plan, tr.timeline, options.sharding);
+  const Zero3Schedule* schedule = zero3 ? &*zero3 : nullptr;
+  if (sharded || options.master_weights)
+    Rewriter(*plan, schedule, options, &tr).Run();
+  Summarize(graph, *plan, schedule, options.sharding, &tr.sharding);
   if (options.sharding.offload_params) {
     report->diagnostics.push_back(
         {Diagnostic::Severity::kNote,

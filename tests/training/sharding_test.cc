@@ -54,7 +54,8 @@ class ShardingTest : public testing::ToyGraphTest {
 
 // Mixed-precision Adam (fp16 params and grads; fp32 masters and two fp32
 // moments, K = 12 bytes per parameter) sharded over N ranks, in the ZeRO
-// paper's accounting (no DeepSpeed flat gradient buffers).
+// paper's accounting (no DeepSpeed flat gradient buffers, no persistent
+// parameters).
 TrainingOptions MixedAdam(ShardStrategy s, int n) {
   TrainingOptions t;
   t.optimizer = OptimizerKind::kAdam;
@@ -62,6 +63,7 @@ TrainingOptions MixedAdam(ShardStrategy s, int n) {
   t.sharding.strategy = s;
   t.sharding.world = n;
   t.sharding.contiguous_gradients = false;
+  t.sharding.persistence_threshold = 0;
   return t;
 }
 
@@ -214,6 +216,7 @@ TEST_F(ShardingTest, FlatShardsArePaddedToMultiplesOfN) {
   t.optimizer = OptimizerKind::kSgdMomentum;
   t.sharding.strategy = ShardStrategy::kZero3;
   t.sharding.world = 4;
+  t.sharding.persistence_threshold = 0;
   Report r = Run("2,5", t);
   EXPECT_EQ(r.training.sharding.param_bytes, 4 * 4);
   EXPECT_EQ(r.training.sharding.grad_bytes, 4 * 4);
