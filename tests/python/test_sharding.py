@@ -58,6 +58,8 @@ def zero_states(c, binary):
     }
     for strategy, (param, grad, opt) in sorted(expected.items()):
         args = base + (["--shard", strategy, "--world", str(N)] if strategy != "none" else [])
+        # NB: the paper's ZeRO-3 keeps no parameter whole (DeepSpeed's persistence threshold 0).
+        args += ["--zero3-persistence", "0"] if strategy == "zero3" else []
         report, err = run_json(binary, args)
         if err:
             c.check("zero_states[%s]" % strategy, False, err)
@@ -70,8 +72,9 @@ def zero_states(c, binary):
         if strategy != "none":
             comm = report["sharding"]["communication"]
             # ZeRO-1/2: reduce-scatter the bf16 gradients (2 Psi), all-gather the parameters (2 Psi);
-            # ZeRO-3: each parameter gathered in forward and backward (2 x 2 Psi).
-            gathered = 2 * 2 * PSI if strategy == "zero3" else 2 * PSI
+            # ZeRO-3 at DeepSpeed's defaults (prefetch 5e7, reuse distance 1e9 elements): a model this small is
+            # gathered whole by the first prefetch and kept to its last use, so each parameter once (2 Psi).
+            gathered = 2 * PSI
             c.check("zero_comm[%s]" % strategy,
                     comm["reduce_scatter"] == 2 * PSI and comm["all_gather"] == gathered, str(comm))
 
@@ -125,8 +128,9 @@ def param_offload(c, binary):
             "--param-dtype", "bf16", "--master-weights", "--world", str(N)]
     for strategy in ("zero3", "fsdp"):
         name = "param_offload[%s]" % strategy
-        plain, err = run_json(binary, base + ["--shard", strategy])
-        off, err2 = run_json(binary, base + ["--shard", strategy, "--offload", "params"])
+        shard = ["--shard", strategy] + (["--zero3-persistence", "0"] if strategy == "zero3" else [])
+        plain, err = run_json(binary, base + shard)
+        off, err2 = run_json(binary, base + shard + ["--offload", "params"])
         if err or err2:
             c.check(name, False, err or err2)
             continue
@@ -141,6 +145,65 @@ def param_offload(c, binary):
         c.check(name + " param max", pmax == pmax2 - 2 * PSI // N, "%d vs %d" % (pmax, pmax2))
         c.check(name + " no opt", off["training"]["memory"]["category_max"]["opt"]["value"] == 0,
                 str(off["training"]["memory"]["category_max"]["opt"]))
+
+
+def zero3_schedule(c, binary):
+    # DeepSpeed ZeRO-3's fetch schedule (partitioned_param_coordinator.py at deepspeedai/DeepSpeed edaa722), in
+    # closed forms on the small GPT-2 (every numel a multiple of N: no padding; bf16: 2 bytes per element).
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights", "--shard", "zero3", "--world", str(N)]
+    shard = 2 * PSI // N
+
+    def run(name, extra):
+        report, err = run_json(binary, base + extra)
+        if err:
+            c.check(name, False, err)
+            return None
+        return report
+
+    # Persistence: every tensor here has at most 1e5 elements (wte: V h = 32768), so at the default threshold all
+    # are persistent: whole on every rank beside their shards, never gathered in the step, gathered once after it.
+    r = run("zero3_persistent_all", [])
+    if r:
+        z = r["sharding"]["zero3"]
+        c.check("zero3_persistent_all", (z["persistent_param_bytes"], z["peak_gathered_bytes"],
+                                         r["sharding"]["per_rank"]["param"],
+                                         r["sharding"]["communication"]["all_gather"])
+                == (2 * PSI, 0, shard + 2 * PSI, 2 * PSI), str(z))
+    # Threshold 10000: persistent are all but wte and, per layer, c_attn's weight (12 h^2 / 4 = 3 h^2 = 12288)
+    # and the MLP's two weights (4 h^2 = 16384 each).
+    r = run("zero3_persistent_some", ["--zero3-persistence", "10000"])
+    if r:
+        persistent = PSI - V * H - L * (3 * H * H + 2 * 4 * H * H)
+        z = r["sharding"]["zero3"]
+        c.check("zero3_persistent_some", z["persistent_param_bytes"] == 2 * persistent, str(z))
+    # No persistence, DeepSpeed's defaults: the first module's prefetch (5e7 elements > Psi) gathers the whole
+    # model; the reuse distance (1e9) keeps each parameter to its last use in the backward.
+    r = run("zero3_gathered_whole", ["--zero3-persistence", "0"])
+    if r:
+        z = r["sharding"]["zero3"]
+        pmax = r["training"]["memory"]["category_max"]["param"]["value"]
+        c.check("zero3_gathered_whole", (z["peak_gathered_bytes"], pmax) == (2 * PSI, shard + 2 * PSI),
+                "%s, PARAM max %d" % (z, pmax))
+    # No prefetch, no reuse: each module's parameters are gathered while it runs, in the forward and again in the
+    # backward; the tied wte also by lm_head in both. The most at once is wte (2 V h bytes).
+    r = run("zero3_each_module_alone", ["--zero3-persistence", "0", "--zero3-prefetch-bucket", "0",
+                                        "--zero3-max-reuse", "0"])
+    if r:
+        z = r["sharding"]["zero3"]
+        c.check("zero3_each_module_alone",
+                (z["peak_gathered_bytes"], r["sharding"]["communication"]["all_gather"])
+                == (2 * V * H, 2 * 2 * PSI + 2 * 2 * V * H), "%s, all-gather %d"
+                % (z, r["sharding"]["communication"]["all_gather"]))
+    # A DeepSpeed config's stage3 keys; Hugging Face's "auto": prefetch 0.9 h^2, persistence 10 h.
+    r = run("zero3_deepspeed_keys", ["--deepspeed", json.dumps({"zero_optimization": {
+        "stage": 3, "stage3_prefetch_bucket_size": "auto", "stage3_param_persistence_threshold": "auto",
+        "stage3_max_live_parameters": 1000, "stage3_max_reuse_distance": 0}})])
+    if r:
+        z = r["sharding"]["zero3"]
+        got = (z["prefetch_bucket_elements"], z["persistence_threshold"], z["max_live_elements"],
+               z["max_reuse_elements"])
+        c.check("zero3_deepspeed_keys", got == (int(0.9 * H * H), 10 * H, 1000, 0), str(got))
 
 
 def deepspeed_buffers(c, binary):
@@ -277,6 +340,10 @@ def errors(c, binary):
         (["--model", "gpt2", "--shard", "zero2", "--world", "2", "--offload", "optimizer",
           "--no-contiguous-gradients"], "--no-contiguous-gradients: DeepSpeed turns contiguous gradients on"),
         (["--model", "gpt2", "--config", GPT2 + ",tp=3"], "heads=4 is not divisible by tp=3"),
+        (["--model", "gpt2", "--shard", "zero2", "--world", "2", "--zero3-max-reuse", "0"],
+         "--zero3-max-reuse is DeepSpeed ZeRO-3's: it needs --shard zero3"),
+        (["--model", "gpt2", "--shard", "zero3", "--world", "2", "--zero3-prefetch-bucket", "-1"],
+         "--zero3-prefetch-bucket: must be a whole number of elements from 0 to 2^50"),
     ]
     for args, needle in cases:
         proc = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -295,6 +362,7 @@ def main():
     c = Checks()
     zero_states(c, args.torchcost)
     zero_offload(c, args.torchcost)
+    zero3_schedule(c, args.torchcost)
     deepspeed_buffers(c, args.torchcost)
     param_offload(c, args.torchcost)
     deepspeed_config(c, args.torchcost)

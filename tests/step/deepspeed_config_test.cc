@@ -65,6 +65,33 @@ TEST(DeepSpeedConfigTest, Zero3WithParameterOffload) {
   EXPECT_TRUE(notes->empty());
 }
 
+TEST(DeepSpeedConfigTest, Zero3FetchScheduleKeys) {
+  // Hugging Face's ds_config_zero3.json: "auto" prefetch is 0.9 h^2 (rounded
+  // down), "auto" persistence 10 h.
+  StepConfig c;
+  c.hidden_size = 4096;
+  Result<std::vector<std::string>> notes = Apply(
+      R"({"zero_optimization": {"stage": 3,
+          "stage3_prefetch_bucket_size": "auto",
+          "stage3_param_persistence_threshold": "auto",
+          "stage3_max_live_parameters": 1e9,
+          "stage3_max_reuse_distance": 5e8}})",
+      &c);
+  ASSERT_TRUE(notes.ok()) << notes.status().message();
+  EXPECT_EQ(c.zero3_prefetch_bucket, 15099494);  // 0.9 * 4096^2 = 15099494.4
+  EXPECT_EQ(c.zero3_persistence, 40960);
+  EXPECT_EQ(c.zero3_max_live, 1e9);
+  EXPECT_EQ(c.zero3_max_reuse, 5e8);
+  EXPECT_TRUE(notes->empty());
+  // At stage 2 DeepSpeed does not read them: left as given.
+  StepConfig z2;
+  ASSERT_TRUE(Apply(R"({"zero_optimization": {"stage": 2,
+                        "stage3_max_reuse_distance": 0}})",
+                    &z2)
+                  .ok());
+  EXPECT_EQ(z2.zero3_max_reuse, StepConfig().zero3_max_reuse);
+}
+
 TEST(DeepSpeedConfigTest, WhatTheFileLeavesOutStaysAsGiven) {
   StepConfig c;
   c.param_dtype = "bfloat16";  // Agrees with bf16.enabled.
@@ -116,6 +143,22 @@ TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
        "ds.json: zero_optimization.reduce_bucket_size: expected a whole number "
        "of elements from 1 to 2^50 or \"auto\"",
        nullptr},
+      {R"({"zero_optimization": {"stage": 3,
+          "stage3_param_persistence_threshold": "auto"}})",
+       "ds.json: zero_optimization.stage3_param_persistence_threshold: "
+       "\"auto\" is 10 hidden_size, and the model's hidden size is unknown: "
+       "give a number",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 3,
+          "stage3_max_live_parameters": -1}})",
+       "ds.json: zero_optimization.stage3_max_live_parameters: expected a "
+       "whole number of elements from 0 to 2^50 or \"auto\"",
+       nullptr},
+      {R"({"zero_optimization": {"stage": 3,
+          "stage3_max_reuse_distance": 0}})",
+       "StepConfig.zero3_max_reuse 1000 disagrees with ds.json: "
+       "zero_optimization.stage3_max_reuse_distance (0)",
+       [](StepConfig& c) { c.zero3_max_reuse = 1000; }},
       {R"({"zero_optimization": {"overlap_comm": "yes"}})",
        "ds.json: zero_optimization.overlap_comm: expected true, false or "
        "\"auto\"",

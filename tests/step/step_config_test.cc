@@ -281,6 +281,27 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.overlap_comm is DeepSpeed's: it needs StepConfig.shard "
      "zero1|zero2|zero3"},
+    {"zero3_max_reuse_with_zero2",
+     [](StepConfig& c) {
+       c.shard = "zero2";
+       c.zero3_max_reuse = 0;
+     },
+     "StepConfig.zero3_max_reuse is DeepSpeed ZeRO-3's: it needs "
+     "StepConfig.shard zero3"},
+    {"zero3_prefetch_bucket_negative",
+     [](StepConfig& c) {
+       c.shard = "zero3";
+       c.zero3_prefetch_bucket = -1;
+     },
+     "StepConfig.zero3_prefetch_bucket: must be a whole number of elements "
+     "from 0 to 2^50"},
+    {"zero3_persistence_fraction",
+     [](StepConfig& c) {
+       c.shard = "zero3";
+       c.zero3_persistence = 0.5;
+     },
+     "StepConfig.zero3_persistence: must be a whole number of elements from 0 "
+     "to 2^50"},
     {"contiguous_gradients_with_ddp",
      [](StepConfig& c) {
        c.shard = "ddp";

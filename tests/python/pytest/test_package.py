@@ -101,7 +101,8 @@ def test_cuda_allocator_equals_cli(cli):
 
 
 def test_deepspeed_config_equals_cli(cli, tmp_path):
-    # deepspeed=FILE is --deepspeed FILE; "auto" reduce_bucket_size is hidden^2 (Hugging Face's Trainer).
+    # deepspeed=FILE is --deepspeed FILE; "auto" reduce_bucket_size is hidden^2, "auto" persistence 10 hidden
+    # (Hugging Face's Trainer).
     path = tmp_path / "ds_config.json"
     path.write_text(json.dumps({"bf16": {"enabled": True}, "zero_optimization": {
         "stage": 3, "reduce_bucket_size": "auto", "stage3_param_persistence_threshold": "auto"}}))
@@ -112,6 +113,7 @@ def test_deepspeed_config_equals_cli(cli, tmp_path):
     sharding = a.to_dict()["sharding"]
     assert sharding["strategy"] == "zero3" and sharding["master_weights"]
     assert sharding["gradient_buffers"]["reduce_bucket_elements"] == TINY_LLAMA["hidden"] ** 2
+    assert sharding["zero3"]["persistence_threshold"] == 10 * TINY_LLAMA["hidden"]  # "auto": 10 h
     with pytest.raises(torchcost.TorchcostError, match="^shard zero2 disagrees with .*zero_optimization.stage"):
         torchcost.analyze("llama", config=TINY_LLAMA, shard="zero2", world=2, deepspeed=str(path))
     # A dict is the config itself, as Hugging Face's TrainingArguments(deepspeed=...) takes one.
