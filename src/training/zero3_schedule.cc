@@ -262,11 +262,11 @@ Zero3Schedule::Zero3Schedule(const ir::Graph& graph, const ShardPlan& plan,
 }
 
 int64_t Zero3Schedule::GatheredAt(size_t i) const {
-  auto it = std::upper_bound(
-      changes_.begin(), changes_.end(), i,
-      [](size_t point, const std::pair<size_t, int64_t>& c) {
-        return point < c.first;
-      });
+  auto it =
+      std::upper_bound(changes_.begin(), changes_.end(), i,
+                       [](size_t point, const std::pair<size_t, int64_t>& c) {
+                         return point < c.first;
+                       });
   return it == changes_.begin() ? 0 : std::prev(it)->second;
 }
 

@@ -98,8 +98,8 @@ TEST_F(Zero3ScheduleTest, ReuseDistanceKeepsTheLastModulesAcrossTheTurn) {
   // prefix[7] - prefix[4] = 80 - 64 = 16 < 17, kept; W4 (step 5 -> 6: 0)
   // kept; W2 (step 3 -> 8: 96 - 48 = 48) and W1 (step 2 -> 9: 80) released.
   const Zero3Schedule z = Schedule(Options(0, 17));
-  EXPECT_THAT(Gathered(z), ElementsAre(128, 64, 64, 64 + 32, 64 + 32, 64, 64,
-                                       128));
+  EXPECT_THAT(Gathered(z),
+              ElementsAre(128, 64, 64, 64 + 32, 64 + 32, 64, 64, 128));
   // W3 and W4 gathered once, W1 and W2 twice.
   EXPECT_EQ(z.all_gather_bytes(), 2 * 128 + 2 * 64 + 64 + 32);
   // Distance 16: W3's 16 elements are not below it, released.
@@ -118,8 +118,7 @@ TEST_F(Zero3ScheduleTest, PrefetchRunsAheadAndMarksSkippedReuse) {
   //  From then on nothing is released before its last use: l4 at step 7,
   //  l3 at 8, l2 at 9.
   const Zero3Schedule z = Schedule(Options(20, 0));
-  EXPECT_THAT(Gathered(z),
-              ElementsAre(256, 288, 288, 288, 288, 256, 192, 128));
+  EXPECT_THAT(Gathered(z), ElementsAre(256, 288, 288, 288, 288, 256, 192, 128));
   EXPECT_EQ(z.all_gather_bytes(), 2 * 128 + 64 + 64 + 32);
   EXPECT_EQ(z.peak_gathered_bytes(), 288);
 }
@@ -136,8 +135,7 @@ TEST_F(Zero3ScheduleTest, MaxLiveLimitsThePrefetch) {
   //    64 + 64 + 128.
   //  l3, l2 exit in turn.
   const Zero3Schedule z = Schedule(Options(20, 0, 0, 40));
-  EXPECT_THAT(Gathered(z),
-              ElementsAre(192, 160, 160, 160, 160, 256, 192, 128));
+  EXPECT_THAT(Gathered(z), ElementsAre(192, 160, 160, 160, 160, 256, 192, 128));
   EXPECT_EQ(z.all_gather_bytes(), 2 * 128 + 2 * 64 + 64 + 32);
   EXPECT_EQ(z.peak_gathered_bytes(), 256);
 }
