@@ -174,12 +174,12 @@ class Reader {
     const StepConfig d;
     TORCHCOST_RETURN_IF_ERROR(Elements(
         "stage3_prefetch_bucket_size", 0, c_.zero3_prefetch_bucket,
-        d.zero3_prefetch_bucket, "zero3_prefetch_bucket",
-        "0.9 hidden_size^2", [](double h) { return std::floor(0.9 * h * h); }));
-    TORCHCOST_RETURN_IF_ERROR(Elements(
-        "stage3_param_persistence_threshold", 0, c_.zero3_persistence,
-        d.zero3_persistence, "zero3_persistence", "10 hidden_size",
-        [](double h) { return 10 * h; }));
+        d.zero3_prefetch_bucket, "zero3_prefetch_bucket", "0.9 hidden_size^2",
+        [](double h) { return std::floor(0.9 * h * h); }));
+    TORCHCOST_RETURN_IF_ERROR(
+        Elements("stage3_param_persistence_threshold", 0, c_.zero3_persistence,
+                 d.zero3_persistence, "zero3_persistence", "10 hidden_size",
+                 [](double h) { return 10 * h; }));
     TORCHCOST_RETURN_IF_ERROR(Elements("stage3_max_live_parameters", 0,
                                        c_.zero3_max_live, d.zero3_max_live,
                                        "zero3_max_live", "", nullptr));

@@ -119,7 +119,8 @@ Status SetZero3Schedule(const StepConfig& c, ShardingOptions& s) {
   for (const Field& f : fields) {
     const std::string option = std::string("StepConfig.") + f.name;
     if (!(f.value >= 0) || f.value > 0x1p50 || f.value != std::floor(f.value))
-      return Bad(option + ": must be a whole number of elements from 0 to 2^50");
+      return Bad(option +
+                 ": must be a whole number of elements from 0 to 2^50");
     if (f.value != f.default_value && s.strategy != ShardStrategy::kZero3) {
       return Bad(option +
                  " is DeepSpeed ZeRO-3's: it needs StepConfig.shard zero3");

@@ -57,8 +57,7 @@ class Rewriter {
       }
       const int64_t made = std::max<int64_t>(produced - prev_produced, 0);
       prev_produced = produced;
-      out.push_back(
-          Rewrite(p, Grad(p, produced, made, flushed), Param(p, i)));
+      out.push_back(Rewrite(p, Grad(p, produced, made, flushed), Param(p, i)));
     }
     if (new_update && first_opt_ > 0) Update(tl[first_opt_ - 1], out);
     tr_.timeline = std::move(out);
