@@ -502,6 +502,7 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
       analysis::FillMovedBytes(graph, facts, grads, options.training, &report);
     // One rank's memory under data-parallel sharding or master weights.
     TORCHCOST_RETURN_IF_ERROR(training::ShardStep(graph, grads.param_trainable,
+                                                  grads.requires_grad,
                                                   options.training, &report));
   } catch (const sym::Error& e) {
     return Status::OutOfRange(graph.source + ": " + e.what());

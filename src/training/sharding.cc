@@ -385,6 +385,7 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
 }  // namespace
 
 Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
+                 const std::vector<bool>& requires_grad,
                  const TrainingOptions& options, Report* report) {
   TrainingReport& tr = report->training;
   tr.sharding = ShardingReport();
@@ -411,7 +412,7 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   if (!plan.ok()) return plan.status();
   std::optional<Zero3Schedule> zero3;
   if (options.sharding.strategy == ShardStrategy::kZero3)
-    zero3.emplace(graph, *plan, tr.timeline, options.sharding);
+    zero3.emplace(graph, *plan, requires_grad, tr.timeline, options.sharding);
   const Zero3Schedule* schedule = zero3 ? &*zero3 : nullptr;
   if (sharded || options.master_weights)
     Rewriter(*plan, schedule, options, &tr).Run();

@@ -12,9 +12,11 @@ namespace torchcost::training {
 
 // Rewrites report->training.timeline (from SimulateStep) point by point into
 // one rank's, in time linear in its length, and fills
-// report->training.sharding. `trainable` is parallel to Graph::params. Does
-// nothing unless the step trains with a sharding strategy or master weights.
+// report->training.sharding. `trainable` is parallel to Graph::params,
+// `requires_grad` to Graph::values. Does nothing unless the step trains with a
+// sharding strategy or master weights.
 Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
+                 const std::vector<bool>& requires_grad,
                  const TrainingOptions& options, Report* report);
 
 }  // namespace torchcost::training

@@ -14,37 +14,92 @@ struct ModuleEvent {
   bool enter = false;
 };
 
+// Whether torch calls a module of this scope, so that its hooks fire: a
+// ModuleList or ModuleDict only holds modules.
+bool Called(const ir::Scope& s) {
+  return s.type != "ModuleList" && s.type != "ModuleDict";
+}
+
+// Whether a gradient reaches each scope's inputs: some value that requires
+// one, not a parameter, is read inside the scope's subtree and made outside
+// it (a graph input, or another module's output). DeepSpeed's post-backward
+// hook sits on those inputs (PostBackwardFunctionModule), so a module without
+// one releases only at the backward's end (release_backward_leftovers).
+std::vector<bool> TakesGradients(const ir::Graph& g,
+                                 const std::vector<bool>& requires_grad) {
+  std::vector<bool> takes(g.scopes.size(), false);
+  for (const ir::Node& n : g.nodes) {
+    for (int v : n.inputs) {
+      if (static_cast<size_t>(v) >= requires_grad.size() || !requires_grad[v] ||
+          g.values[v].role == ir::ValueRole::kParam) {
+        continue;
+      }
+      // Marks the scopes from the reader up to, not including, the lowest one
+      // that also holds the producer (none for a graph input).
+      const int producer = g.values[v].producer;
+      int a = std::max(n.scope, 0);
+      int b = producer >= 0 ? std::max(g.nodes[producer].scope, 0) : -1;
+      while (a >= 0 && a != b) {
+        if (b < 0 || g.scopes[a].depth >= g.scopes[b].depth) {
+          takes[a] = true;
+          a = g.scopes[a].parent;
+        } else {
+          b = g.scopes[b].parent;
+        }
+      }
+    }
+  }
+  return takes;
+}
+
 // The module events of `timeline`: each forward or backward point enters the
-// scopes of its node that are not entered and exits those it is outside of
-// (inner ones first); the turn from forward to backward exits every scope,
-// as the forward's last hooks do before the backward's first; a point of
-// neither phase after them exits every scope.
+// called scopes of its node that are not entered and exits those it is
+// outside of (inner ones first); the turn from forward to backward exits
+// every scope, as the forward's last hooks do before the backward's first; a
+// point of neither phase after them exits every scope. In the backward, a
+// scope no gradient enters (TakesGradients) exits only at the backward's end.
 // NB: a point without a node (the loss) stays inside the scopes it is in.
 std::vector<ModuleEvent> ModuleEvents(const ir::Graph& g,
+                                      const std::vector<bool>& takes_gradients,
                                       const TimelinePoints& timeline) {
   std::vector<ModuleEvent> events;
-  std::vector<int> stack, chain;  // Root first.
+  std::vector<int> stack, chain, deferred;  // Root first.
   StepPhase phase = StepPhase::kSetup;
+  int last_scope = -1;
   auto exit_to = [&](size_t point, size_t depth) {
     while (stack.size() > depth) {
-      events.push_back({point, stack.back(), false});
+      if (phase == StepPhase::kBackward && !takes_gradients[stack.back()]) {
+        deferred.push_back(stack.back());
+      } else {
+        events.push_back({point, stack.back(), false});
+      }
       stack.pop_back();
     }
+  };
+  auto exit_all = [&](size_t point) {
+    exit_to(point, 0);
+    for (int s : deferred) events.push_back({point, s, false});
+    deferred.clear();
+    last_scope = -1;
   };
   for (size_t i = 0; i < timeline.size(); ++i) {
     const StepPhase p = timeline.phase(i);
     if (p != StepPhase::kForward && p != StepPhase::kBackward) {
-      exit_to(i, 0);
+      exit_all(i);
+      phase = p;
       continue;
     }
     const int node = timeline.node(i);
     if (node < 0) continue;
-    if (p != phase) exit_to(i, 0);
+    if (p != phase) exit_all(i);
     phase = p;
     const int scope = std::max(g.nodes[node].scope, 0);
-    if (!stack.empty() && stack.back() == scope) continue;
+    if (scope == last_scope) continue;
+    last_scope = scope;
     chain.clear();
-    for (int s = scope; s >= 0; s = g.scopes[s].parent) chain.push_back(s);
+    for (int s = scope; s >= 0; s = g.scopes[s].parent) {
+      if (Called(g.scopes[s])) chain.push_back(s);
+    }
     std::reverse(chain.begin(), chain.end());
     size_t common = 0;
     while (common < stack.size() && common < chain.size() &&
@@ -57,7 +112,7 @@ std::vector<ModuleEvent> ModuleEvents(const ir::Graph& g,
       stack.push_back(chain[k]);
     }
   }
-  exit_to(timeline.size(), 0);
+  exit_all(timeline.size());
   return events;
 }
 
@@ -237,9 +292,11 @@ class Coordinator {
 }  // namespace
 
 Zero3Schedule::Zero3Schedule(const ir::Graph& graph, const ShardPlan& plan,
+                             const std::vector<bool>& requires_grad,
                              const TimelinePoints& timeline,
                              const ShardingOptions& options) {
-  const std::vector<ModuleEvent> events = ModuleEvents(graph, timeline);
+  const std::vector<ModuleEvent> events =
+      ModuleEvents(graph, TakesGradients(graph, requires_grad), timeline);
   std::vector<int> trace;
   for (const ModuleEvent& e : events) {
     if (e.enter) trace.push_back(e.scope);

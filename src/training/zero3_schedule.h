@@ -26,8 +26,10 @@ namespace torchcost::training {
 class Zero3Schedule {
  public:
   // Replays the trace of `timeline` (its forward and backward points' module
-  // scopes) for the ZeRO-3 `plan` of `graph` under `options`.
+  // scopes) for the ZeRO-3 `plan` of `graph` under `options`;
+  // `requires_grad` is parallel to Graph::values.
   Zero3Schedule(const ir::Graph& graph, const ShardPlan& plan,
+                const std::vector<bool>& requires_grad,
                 const TimelinePoints& timeline, const ShardingOptions& options);
 
   // Returns the bytes of non-persistent parameters gathered at timeline point

@@ -186,14 +186,16 @@ def zero3_schedule(c, binary):
         c.check("zero3_gathered_whole", (z["peak_gathered_bytes"], pmax) == (2 * PSI, shard + 2 * PSI),
                 "%s, PARAM max %d" % (z, pmax))
     # No prefetch, no reuse: each module's parameters are gathered while it runs, in the forward and again in the
-    # backward; the tied wte also by lm_head in both. The most at once is wte (2 V h bytes).
+    # backward; the tied wte also by lm_head in both. The most at once: wte and wpe (2 (V + n_ctx) h bytes) at the
+    # backward's end, as their inputs (token ids, positions) take no gradient, so that DeepSpeed's post-backward
+    # hook never fires for them and release_backward_leftovers frees them last.
     r = run("zero3_each_module_alone", ["--zero3-persistence", "0", "--zero3-prefetch-bucket", "0",
                                         "--zero3-max-reuse", "0"])
     if r:
         z = r["sharding"]["zero3"]
         c.check("zero3_each_module_alone",
                 (z["peak_gathered_bytes"], r["sharding"]["communication"]["all_gather"])
-                == (2 * V * H, 2 * 2 * PSI + 2 * 2 * V * H), "%s, all-gather %d"
+                == (2 * (V + CTX) * H, 2 * 2 * PSI + 2 * 2 * V * H), "%s, all-gather %d"
                 % (z, r["sharding"]["communication"]["all_gather"]))
     # A DeepSpeed config's stage3 keys; Hugging Face's "auto": prefetch 0.9 h^2, persistence 10 h.
     r = run("zero3_deepspeed_keys", ["--deepspeed", json.dumps({"zero_optimization": {

@@ -44,8 +44,9 @@ class Zero3ScheduleTest : public ::testing::Test {
     timeline_.push_back(p);
   }
 
-  // The schedule under `s` (ZeRO-3 over 2 ranks) and its plan.
-  Zero3Schedule Schedule(ShardingOptions s) {
+  // The schedule under `s` (ZeRO-3 over 2 ranks) and its plan; every value
+  // but the graph input requires a gradient, unless `no_gradient` names one.
+  Zero3Schedule Schedule(ShardingOptions s, int no_gradient = -1) {
     s.strategy = ShardStrategy::kZero3;
     s.world = 2;
     TrainingOptions t;
@@ -55,7 +56,13 @@ class Zero3ScheduleTest : public ::testing::Test {
         PlanShards(b_.graph(), std::vector<bool>(4, true), t);
     EXPECT_TRUE(plan.ok());
     plan_ = *plan;
-    return Zero3Schedule(b_.graph(), plan_, timeline_, s);
+    const ir::Graph& g = b_.graph();
+    std::vector<bool> requires_grad(g.values.size());
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      requires_grad[v] = g.values[v].role != ir::ValueRole::kInput &&
+                         static_cast<int>(v) != no_gradient;
+    }
+    return Zero3Schedule(g, plan_, requires_grad, timeline_, s);
   }
 
   // Gathered bytes at the forward's and backward's points, in order.
@@ -148,6 +155,15 @@ TEST_F(Zero3ScheduleTest, PersistentParametersAreNeverGathered) {
   EXPECT_EQ(plan_.persistent_bytes, 32);
   EXPECT_EQ(plan_.persistent_shard_bytes, 16);
   EXPECT_THAT(plan_.persistent, ElementsAre(false, false, false, true));
+}
+
+TEST_F(Zero3ScheduleTest, AModuleNoGradientEntersReleasesAtTheBackwardsEnd) {
+  // If l1's output needs no gradient, l2's post-backward hook never fires:
+  // W2 stays gathered from l2's backward to the backward's end, beside W1.
+  const int l1_out = b_.graph().nodes[0].outputs[0];
+  const Zero3Schedule z = Schedule(Options(0, 0), l1_out);
+  EXPECT_THAT(Gathered(z), ElementsAre(128, 64, 64, 32, 32, 64, 64, 64 + 128));
+  EXPECT_EQ(z.GatheredAt(8), 0);
 }
 
 TEST_F(Zero3ScheduleTest, TurningPrefetchOffIsABucketOfZero) {
