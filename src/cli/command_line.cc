@@ -280,26 +280,32 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "(the flat bucket buffer's elements)")
       ->capture_default_str()
       ->type_name("ELEMENTS");
-  app.add_option("--zero3-prefetch-bucket", out.zero3_prefetch_bucket,
-                 "DeepSpeed's stage3_prefetch_bucket_size for --shard zero3: "
-                 "parameters gathered ahead at each module (0: none)")
-      ->capture_default_str()
-      ->type_name("ELEMENTS");
-  app.add_option("--zero3-max-live", out.zero3_max_live,
-                 "DeepSpeed's stage3_max_live_parameters for --shard zero3: "
-                 "no prefetch beyond this many gathered")
-      ->capture_default_str()
-      ->type_name("ELEMENTS");
-  app.add_option("--zero3-max-reuse", out.zero3_max_reuse,
-                 "DeepSpeed's stage3_max_reuse_distance for --shard zero3: "
-                 "parameters used again this soon stay gathered")
-      ->capture_default_str()
-      ->type_name("ELEMENTS");
-  app.add_option("--zero3-persistence", out.zero3_persistence,
-                 "DeepSpeed's stage3_param_persistence_threshold for --shard "
-                 "zero3: parameters this small are never released")
-      ->capture_default_str()
-      ->type_name("ELEMENTS");
+  // DeepSpeed ZeRO-3's fetch schedule (its stage3_* keys), in elements.
+  struct Zero3Option {
+    const char* flag;
+    double* value;
+    const char* key_and_meaning;
+  };
+  for (const Zero3Option& o : {
+           Zero3Option{"--zero3-prefetch-bucket", &out.zero3_prefetch_bucket,
+                       "stage3_prefetch_bucket_size: parameters gathered "
+                       "ahead at each module (0: none)"},
+           Zero3Option{"--zero3-max-live", &out.zero3_max_live,
+                       "stage3_max_live_parameters: no prefetch beyond this "
+                       "many gathered"},
+           Zero3Option{"--zero3-max-reuse", &out.zero3_max_reuse,
+                       "stage3_max_reuse_distance: parameters used again "
+                       "this soon stay gathered"},
+           Zero3Option{"--zero3-persistence", &out.zero3_persistence,
+                       "stage3_param_persistence_threshold: parameters this "
+                       "small are never released"},
+       }) {
+    app.add_option(
+           o.flag, *o.value,
+           std::string("DeepSpeed's ") + o.key_and_meaning + " (--shard zero3)")
+        ->capture_default_str()
+        ->type_name("ELEMENTS");
+  }
   app.add_flag("--overlap-comm", out.overlap_comm,
                "DeepSpeed's overlap_comm: two bucket buffers at zero1|zero2");
   app.add_flag("--no-contiguous-gradients", out.no_contiguous_gradients,
