@@ -16,7 +16,9 @@ deepspeedai/DeepSpeed at edaa722:
       gradient has arrived; mark_persistent_parameters (numel <= stage3_param_persistence_threshold).
 It shares no code with torchcost: the module trace comes from torch's own hooks
 and autograd running the reference models (one recording step, then the
-measured steady-state step), torchcost's from the node scopes of their trace.
+measured steady-state step; once with Llama's decoder layers under reentrant
+activation checkpointing, whose recomputation fires their hooks again),
+torchcost's from the node scopes of their trace.
 For each model and setting, the most bytes gathered at once, the bytes
 all-gathered per step and the persistent parameters' bytes must be IDENTICAL.
 A gathered parameter is N padded shards: N * ceil(numel / N) elements.
@@ -27,6 +29,7 @@ import argparse
 import collections
 import os
 import sys
+import types
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -244,8 +247,22 @@ def deepspeed_step(model, inputs, setting):
     return coordinator.peak, coordinator.all_gathered + persistent, persistent
 
 
+def checkpointed_llama_forward(self, input_ids):
+    """hf_reference.Llama.forward with each decoder layer under torch.utils.checkpoint (reentrant), called
+    as Hugging Face's gradient checkpointing calls it (the layer's __call__, so its hooks fire again in the
+    recomputation)."""
+    import torch.utils.checkpoint
+
+    hidden_states = self.embed_tokens(input_ids)
+    position_embeddings = self.rotary_emb(hidden_states)
+    for decoder_layer in self.layers:
+        hidden_states = torch.utils.checkpoint.checkpoint(decoder_layer, hidden_states, position_embeddings)
+    return self.lm_head(self.norm(hidden_states))
+
+
 def references(fixtures):
-    """(name, module, TorchScript path, --input flags) for each reference model."""
+    """(name, module, inputs, TorchScript path, torchcost flags) for each reference model; the last is
+    llama_hf_tiny with its decoder layers checkpointed (torchcost: --checkpoint blocks)."""
     out = []
     for name in ("llama_hf_tiny", "llama_hf_tiny_tied", "gpt2_tiny"):
         if name in hf_reference.MODELS:
@@ -263,6 +280,10 @@ def references(fixtures):
         for x in inputs:
             flags += ["--input", ",".join(str(d) for d in x.shape) + ":" + str(x.dtype).replace("torch.", "")]
         out.append((name, module, inputs, pt, flags))
+    name, module, inputs, pt, flags = out[0]
+    module = hf_reference.build(name).train()
+    module.forward = types.MethodType(checkpointed_llama_forward, module)
+    out.append((name + " checkpointed", module, inputs, pt, flags + ["--checkpoint", "blocks"]))
     return out
 
 
