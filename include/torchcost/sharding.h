@@ -111,9 +111,11 @@ struct ShardingReport {
   // up, both in the parameters' 16-bit dtype). The device's grad_bytes and
   // opt_bytes above are then 0.
   // With ShardingOptions::offload_params the parameter shards are on the host
-  // too (host_param_bytes; param_bytes above is then 0), no updated shard goes
-  // up, and each gather copies its units' shards up: host_transfer_bytes is
-  // the gradient shard plus twice the parameter shards (forward and backward).
+  // too (host_param_bytes; param_bytes above is then ZeRO-3's persistent
+  // parameters, whole and sharded, which stay on the device), no updated
+  // shard goes up, and each gather copies its shards up: host_transfer_bytes
+  // is the gradient shard plus the shards of every gather (FSDP: each unit's
+  // twice, forward and backward; ZeRO-3: as its schedule gathers them).
   bool offload_optimizer = false, offload_params = false;
   int64_t host_opt_bytes = 0, host_grad_bytes = 0, host_transfer_bytes = 0;
   int64_t host_param_bytes = 0;

@@ -328,9 +328,13 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     r->offload_params = true;
     r->host_param_bytes = plan.param_bytes - plan.persistent_shard_bytes;
     r->param_bytes = plan.persistent_bytes + plan.persistent_shard_bytes;
-    // Down: the gradient shard; up: the parameter shards at each gather, in
-    // the forward and again in the backward.
-    r->host_transfer_bytes = plan.grad_bytes + 2 * plan.param_bytes;
+    // Down: the gradient shard; up: a rank's shard of each gather (1/N of
+    // its payload): FSDP's in the forward and again in the backward, ZeRO-3's
+    // as scheduled.
+    const int64_t gathered_shards =
+        zero3 != nullptr ? zero3->all_gather_bytes() / s.world
+                         : 2 * plan.param_bytes;
+    r->host_transfer_bytes = plan.grad_bytes + gathered_shards;
   }
   r->contiguous_gradients = plan.bucket_buffers > 0;
   if (r->contiguous_gradients)
