@@ -331,9 +331,9 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     // Down: the gradient shard; up: a rank's shard of each gather (1/N of
     // its payload): FSDP's in the forward and again in the backward, ZeRO-3's
     // as scheduled.
-    const int64_t gathered_shards =
-        zero3 != nullptr ? zero3->all_gather_bytes() / s.world
-                         : 2 * plan.param_bytes;
+    const int64_t gathered_shards = zero3 != nullptr
+                                        ? zero3->all_gather_bytes() / s.world
+                                        : 2 * plan.param_bytes;
     r->host_transfer_bytes = plan.grad_bytes + gathered_shards;
   }
   r->contiguous_gradients = plan.bucket_buffers > 0;
