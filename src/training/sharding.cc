@@ -132,10 +132,14 @@ class Rewriter {
                int64_t flushed) const {
     const int64_t grad = Constant(p.live[kGrad]);
     if (s_.strategy == ShardStrategy::kDdp) {
-      // Buckets hold every gradient from DDP's construction on; .grad views
-      // them or is a second copy.
-      return s_.gradient_as_bucket_view ? plan_.full_grad_bytes
-                                        : grad + plan_.full_grad_bytes;
+      // Buckets hold every gradient from DDP's construction on; .grad is a
+      // second copy, or views them: then a gradient AccumulateGrad makes is
+      // copied into its bucket by the reducer's hook and freed, so only the
+      // one made at `p` is whole (torch/csrc/distributed/c10d/reducer.cpp,
+      // mark_variable_ready_dense: `grad = bucket_view`).
+      if (!s_.gradient_as_bucket_view) return grad + plan_.full_grad_bytes;
+      return plan_.full_grad_bytes +
+             (p.phase == StepPhase::kBackward ? made : 0);
     }
     if (IsZero(s_.strategy) && s_.contiguous_gradients)
       return ContiguousGrad(p, grad, produced, made);

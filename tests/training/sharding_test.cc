@@ -247,11 +247,17 @@ TEST_F(ShardingTest, DdpBucketsAreASecondCopyOfTheGradients) {
   // 160 bytes fit the first (1 MiB) bucket.
   EXPECT_EQ(b.training.sharding.ddp_buckets, 1);
   // gradient_as_bucket_view: .grad views the buckets, so GRAD is the buckets
-  // throughout.
+  // but where backward makes a gradient (AccumulateGrad's tensor, copied into
+  // its bucket and freed by the reducer's hook): W2's 32 bytes at l2, W1's 128
+  // at l1.
   ddp.sharding.gradient_as_bucket_view = true;
   Report c = Run("5,8", ddp);
-  for (const TimelinePoint& p : c.training.timeline)
-    EXPECT_EQ(At(p.live[kGrad]), kGrads);
+  EXPECT_THAT(BackwardGrads(c),
+              ::testing::ElementsAre(kGrads, kGrads + 32, kGrads, kGrads + 128,
+                                     kGrads));
+  for (const TimelinePoint& p : c.training.timeline) {
+    if (p.phase != StepPhase::kBackward) EXPECT_EQ(At(p.live[kGrad]), kGrads);
+  }
 }
 
 TEST_F(ShardingTest, DdpBucketCount) {
