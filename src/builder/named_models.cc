@@ -337,7 +337,17 @@ Status ResolveFamily(const std::string& name, const std::string& config,
   }
   f = MakeFamily(family, configs);
   if (Status s = ApplyConfig(family, f, preset_config); !s.ok()) return s;
-  return ApplyConfig(family, f, config);
+  if (Status s = ApplyConfig(family, f, config); !s.ok()) return s;
+  // NB: as Hugging Face's LlamaConfig (num_key_value_heads None: the
+  // attention heads), heads without kv_heads is multi-head attention.
+  bool heads = false, kv_heads = false;
+  for (const KeyValueItem& kv : SplitKeyValues(config)) {
+    heads = heads || kv.key == "heads";
+    kv_heads = kv_heads || kv.key == "kv_heads";
+  }
+  if (family == "llama" && heads && !kv_heads)
+    configs.llama.kv_heads = configs.llama.heads;
+  return Status::Ok();
 }
 
 // A key's value as ApplyConfig parses it back.

@@ -65,6 +65,33 @@ TEST(FamiliesTest, LlamaGroupedQueryAttentionShrinksKeyAndValueProjections) {
   EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
 }
 
+// The value of `key` in a resolved config, or "" if it has none.
+std::string ValueOf(const NamedConfig& c, const std::string& key) {
+  for (const auto& [k, v] : c.values) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+TEST(FamiliesTest, LlamaHeadsWithoutKvHeadsIsMultiHeadAttention) {
+  // As LlamaConfig(num_attention_heads=4) leaves num_key_value_heads None:
+  // 4 key/value heads, so k_proj and v_proj are [h, h] each.
+  Result<NamedConfig> c =
+      ResolveNamedConfig("llama", "layers=2,hidden=64,heads=4,vocab=256");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(ValueOf(*c, "kv_heads"), "4");
+  Result<BuiltModel> m = BuildNamedModel(
+      "llama", "layers=2,hidden=64,heads=4,vocab=256,intermediate=128");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  sym::Context ctx;
+  EXPECT_EQ(AnalyzeBuilt(*m, ctx).params, LlamaParams(256, 64, 2, 4, 4, 128));
+  // Given, kv_heads stays as given.
+  Result<NamedConfig> gqa =
+      ResolveNamedConfig("llama", "heads=8,kv_heads=2,hidden=64");
+  ASSERT_TRUE(gqa.ok()) << gqa.status().message();
+  EXPECT_EQ(ValueOf(*gqa, "kv_heads"), "2");
+}
+
 TEST(FamiliesTest, ResnetDepthsMatchTorchvisionParams) {
   // torchvision's parameter counts (sum(p.numel() for p in
   // model.parameters())).
@@ -179,14 +206,6 @@ TEST(FamiliesTest, EveryNameBuilds) {
     Result<BuiltModel> m = BuildNamedModel(name, "");
     EXPECT_TRUE(m.ok()) << name << ": " << m.status().message();
   }
-}
-
-// The value of `key` in a resolved config, or "" if it has none.
-std::string ValueOf(const NamedConfig& c, const std::string& key) {
-  for (const auto& [k, v] : c.values) {
-    if (k == key) return v;
-  }
-  return "";
 }
 
 TEST(FamiliesTest, ResolveNamedConfigAppliesThePresetThenTheOverrides) {
