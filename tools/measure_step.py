@@ -594,6 +594,24 @@ def measure_model(name, batch, optimizers=OPTIMIZERS, curve=False, direct=False,
     return final
 
 
+def profile_step(forward, loss_of, opt):
+    """Profiles one whole step: out = forward(), loss_of(out), its backward, opt.step(), then out and
+    the loss released; returns the memory events (Profile.events)."""
+    with Profile() as prof:
+        prof.phase("forward")
+        out = forward()
+        prof.phase("loss")
+        loss = loss_of(out)
+        prof.phase("backward")
+        loss.backward()
+        prof.phase("optimizer")
+        opt.step()
+        prof.phase("release")
+        del out, loss
+        prof.phase("end")
+    return prof.events()
+
+
 class _NoProf:
     def phase(self, name):
         pass

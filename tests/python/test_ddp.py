@@ -81,19 +81,7 @@ def rank_main(rank, name, store, out_path):
         opt.zero_grad(set_to_none=True)
         buckets.clear()
         gc.collect()
-        with ms.Profile() as prof:
-            prof.phase("forward")
-            out = ms._first(ddp(*inputs))
-            prof.phase("loss")
-            loss = ms._loss(out)
-            prof.phase("backward")
-            loss.backward()
-            prof.phase("optimizer")
-            opt.step()
-            prof.phase("release")
-            del out, loss
-            prof.phase("end")
-        events = prof.events()
+        events = ms.profile_step(lambda: ms._first(ddp(*inputs)), ms._loss, opt)
         if rank == 0:
             base, _ = ms._unique_bytes(params + list(model.buffers()) + list(inputs))
             bucket_bytes = sum(buckets.values())

@@ -112,19 +112,8 @@ def measure(model, ids):
     opt_bytes, _ = ms._opt_state_bytes(opt)
     opt.zero_grad(set_to_none=True)
     gc.collect()
-    with ms.Profile() as prof:
-        prof.phase("forward")
-        out = model(ids)
-        prof.phase("loss")
-        loss = out.sum()
-        prof.phase("backward")
-        loss.backward()
-        prof.phase("optimizer")
-        opt.step()
-        prof.phase("release")
-        del out, loss
-        prof.phase("end")
-    res = ms.analyse(prof.events(), param_bytes + buffer_bytes + opt_bytes + input_bytes)
+    events = ms.profile_step(lambda: model(ids), lambda out: out.sum(), opt)
+    res = ms.analyse(events, param_bytes + buffer_bytes + opt_bytes + input_bytes)
     opt.zero_grad(set_to_none=True)
     return {"act": saved["act_bytes"], "grad": grad_bytes, "opt": opt_bytes, "peak": res["peak_bytes"]}
 
