@@ -71,10 +71,31 @@ def optimizer_options(optimizer: Any) -> Dict[str, Any]:
     return out
 
 
+def data_parallel_options(model: Any) -> Any:
+    """Returns (the module to analyse, analyze()'s keywords) for `model`.
+
+    A torch.nn.parallel.DistributedDataParallel is its .module with
+    {"shard": "ddp", "world": its process group's size, "ddp_bucket": its
+    bucket_cap_mb, "ddp_bucket_view": its gradient_as_bucket_view}; any other
+    model is itself with no keywords.
+    """
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError:  # pragma: no cover - torch without distributed
+        return model, {}
+    if not isinstance(model, DistributedDataParallel):
+        return model, {}
+    # NB: DDP keeps bucket_cap_mb as bytes (bucket_bytes_cap = int(mb * 2^20)).
+    return model.module, {"shard": "ddp", "world": model.process_group.size(),
+                          "ddp_bucket": model.bucket_bytes_cap / float(1 << 20),
+                          "ddp_bucket_view": bool(model.gradient_as_bucket_view)}
+
+
 class Profiler:
     """Profiler(model, optimizer).profile(*inputs): the analysis of one training step of `model` with `optimizer`.
 
-    model: an nn.Module (meta device welcome), a ScriptModule or a model file.
+    model: an nn.Module (meta device welcome), a ScriptModule or a model file; a
+      DistributedDataParallel is analysed as one rank of it (data_parallel_options).
     optimizer: a torch.optim optimizer over the model's parameters, or None
       (then options' optimizer, default adamw). Parameters with
       requires_grad=False are frozen: no gradient, no optimizer state.
@@ -82,9 +103,14 @@ class Profiler:
     """
 
     def __init__(self, model: Any, optimizer: Any = None, **options: Any):
-        self.model = model
+        self.model, parallel = data_parallel_options(model)
         self.optimizer = optimizer
         self.options = dict(options)
+        for key, value in parallel.items():
+            if key in self.options:
+                raise TorchcostError("%s: given twice (read from the DistributedDataParallel model and a keyword)"
+                                     % key)
+            self.options[key] = value
         if optimizer is not None:
             if "optimizer" in self.options:
                 raise TorchcostError("optimizer: given twice (a torch.optim object and a keyword)")

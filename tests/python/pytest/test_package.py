@@ -568,3 +568,28 @@ def test_generate_replays_the_whole_generation_on_the_allocator(cli):
     assert whole == doc["generation"]["allocator"]["generate"]
     assert whole["memory_limit"] == 80 * 2 ** 30 - 400 * 2 ** 20 and whole["out_of_memory_step"] is None
     assert 0 <= whole["allocated_peak_step"] <= 7 and whole["allocated_peak"] > 0
+
+
+def test_profiler_reads_distributed_data_parallel(tmp_path):
+    # A DistributedDataParallel model is one rank of it: its bucket_cap_mb, gradient_as_bucket_view and
+    # process group size become shard="ddp" and its options (a one-process gloo group here).
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    dist.init_process_group("gloo", init_method="file://" + str(tmp_path / "store"), rank=0, world_size=1)
+    try:
+        torch.manual_seed(0)
+        m = TinyCNN()
+        ddp = DistributedDataParallel(m, bucket_cap_mb=0.5, gradient_as_bucket_view=True)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        x = torch.randn(2, 3, 8, 8)
+        got = torchcost.Profiler(ddp, opt).profile(x).to_dict()
+        want = torchcost.analyze(m, [x], optimizer="sgd", shard="ddp", world=1, ddp_bucket=0.5,
+                                 ddp_bucket_view=True).to_dict()
+        assert got["sharding"] == want["sharding"]
+        assert got["sharding"]["strategy"] == "ddp"
+        assert got["training"]["memory"]["peak"] == want["training"]["memory"]["peak"]
+        with pytest.raises(torchcost.TorchcostError, match="^shard: given twice"):
+            torchcost.Profiler(ddp, opt, shard="zero2")
+    finally:
+        dist.destroy_process_group()
