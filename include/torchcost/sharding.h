@@ -51,6 +51,14 @@ struct ShardingOptions {
   // DeepSpeed's overlap_comm: ZeRO-1/2 keep two bucket buffers (reduction and
   // copy overlap). NB: ZeRO-3 allocates one either way.
   bool overlap_comm = false;
+  // FSDP's sharding_strategy: FULL_SHARD (true) frees a unit's gathered
+  // parameters after its forward and gathers them again for its backward;
+  // SHARD_GRAD_OP (false) keeps them from its forward to its backward's end.
+  bool reshard_after_forward = true;
+  // FSDP's HYBRID_SHARD: the states are sharded over groups of shard_group
+  // ranks (a node) and replicated across the world / shard_group groups,
+  // whose gradient shards are all-reduced; 0: sharded over the whole world.
+  int shard_group = 0;
   // FSDP's wrapping unit: "blocks" (the repeated block list: sibling modules
   // whose last path component is an integer) or an ECMAScript regular
   // expression matched against whole module paths.
@@ -84,6 +92,10 @@ struct ShardingOptions {
   // only the gathered units and the gradients not yet reduced.
   bool offload_params = false;
 };
+
+// Returns the ranks the states are sharded over: ShardingOptions::shard_group
+// if set (FSDP's HYBRID_SHARD), else the world.
+int ShardWorld(const ShardingOptions& s);
 
 // What one rank holds and communicates, next to the per-rank timeline.
 struct ShardingReport {
@@ -134,6 +146,9 @@ struct ShardingReport {
   int64_t prefetch_bucket_elements = 0, max_live_elements = 0,
           max_reuse_elements = 0, persistence_threshold = 0;
   int64_t persistent_param_bytes = 0, peak_gathered_bytes = 0;
+  // FSDP: ShardingOptions::reshard_after_forward and shard_group.
+  bool reshard_after_forward = true;
+  int shard_group = 0;
 };
 
 }  // namespace torchcost

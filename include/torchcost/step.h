@@ -138,6 +138,12 @@ struct StepConfig {
   std::string fsdp_unit = "blocks";
   // FSDP's backward prefetch (BACKWARD_PRE) / ZeRO-3's prefetch.
   bool prefetch = true;
+  // FSDP's sharding_strategy for shard fsdp: "full_shard", "shard_grad_op",
+  // "hybrid_shard" or "hybrid_shard_zero2" (ShardingOptions::
+  // reshard_after_forward, shard_group).
+  std::string fsdp_sharding = "full_shard";
+  // The hybrid strategies' shard group (ranks per node), dividing world.
+  int shard_group = 0;
   // DeepSpeed ZeRO-3's fetch schedule for shard zero3, in elements
   // (ShardingOptions): stage3_prefetch_bucket_size,
   // stage3_max_live_parameters, stage3_max_reuse_distance and

@@ -42,6 +42,8 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "ddp_bucket": ("--ddp-bucket", "value"),
     "ddp_bucket_view": ("--ddp-bucket-view", "flag"),
     "fsdp_unit": ("--fsdp-unit", "value"),
+    "fsdp_sharding": ("--fsdp-sharding", "value"),
+    "shard_group": ("--shard-group", "value"),
     "no_prefetch": ("--no-prefetch", "flag"),
     "offload": ("--offload", "value"),
     "deepspeed": ("--deepspeed", "value"),

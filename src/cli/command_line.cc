@@ -266,6 +266,18 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "regex on module paths")
       ->capture_default_str()
       ->type_name("REGEX|blocks");
+  app.add_option("--fsdp-sharding", out.fsdp_sharding,
+                 "FSDP's sharding_strategy: full_shard (reshard after "
+                 "forward), shard_grad_op (keep a unit gathered from its "
+                 "forward to its backward), hybrid_shard and "
+                 "hybrid_shard_zero2 (shard within --shard-group ranks, "
+                 "replicate across groups)")
+      ->capture_default_str()
+      ->type_name("STRATEGY");
+  app.add_option("--shard-group", out.shard_group,
+                 "FSDP's hybrid strategies: ranks per shard group (a node), "
+                 "dividing --world")
+      ->type_name("N");
   app.add_flag(
       "--no-prefetch", out.no_prefetch,
       "FSDP: no backward prefetch of the next unit's parameters; ZeRO-3: "

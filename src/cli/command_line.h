@@ -53,18 +53,20 @@ struct CommandLine {
   double ddp_bucket_mib = 25;  // --ddp-bucket MiB
   // --ddp-bucket-view (gradient_as_bucket_view)
   bool ddp_bucket_view = false;
-  std::string fsdp_unit = "blocks";      // --fsdp-unit REGEX|blocks
-  bool no_prefetch = false;              // --no-prefetch
-  std::string offload;                   // --offload optimizer|params
-  std::string deepspeed;                 // --deepspeed FILE (ds_config.json)
-  double reduce_bucket = 5e8;            // --reduce-bucket ELEMENTS
-  double zero3_prefetch_bucket = 5e7;    // --zero3-prefetch-bucket ELEMENTS
-  double zero3_max_live = 1e9;           // --zero3-max-live ELEMENTS
-  double zero3_max_reuse = 1e9;          // --zero3-max-reuse ELEMENTS
-  double zero3_persistence = 1e5;        // --zero3-persistence ELEMENTS
-  bool overlap_comm = false;             // --overlap-comm
-  bool no_contiguous_gradients = false;  // --no-contiguous-gradients
-  bool master_weights = false;           // --master-weights
+  std::string fsdp_unit = "blocks";  // --fsdp-unit REGEX|blocks
+  bool no_prefetch = false;          // --no-prefetch
+  std::string offload;               // --offload optimizer|params
+  std::string deepspeed;             // --deepspeed FILE (ds_config.json)
+  double reduce_bucket = 5e8;        // --reduce-bucket ELEMENTS
+  std::string fsdp_sharding = "full_shard";  // --fsdp-sharding
+  int shard_group = 0;                       // --shard-group N
+  double zero3_prefetch_bucket = 5e7;        // --zero3-prefetch-bucket ELEMENTS
+  double zero3_max_live = 1e9;               // --zero3-max-live ELEMENTS
+  double zero3_max_reuse = 1e9;              // --zero3-max-reuse ELEMENTS
+  double zero3_persistence = 1e5;            // --zero3-persistence ELEMENTS
+  bool overlap_comm = false;                 // --overlap-comm
+  bool no_contiguous_gradients = false;      // --no-contiguous-gradients
+  bool master_weights = false;               // --master-weights
   std::string state_dtype;  // --state-dtype DTYPE (optimizer states)
   // --paged (bitsandbytes' paged optimizer states)
   bool paged = false;

@@ -133,6 +133,8 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.ddp_bucket_mib = cl.ddp_bucket_mib;
   c.ddp_bucket_view = cl.ddp_bucket_view;
   c.fsdp_unit = cl.fsdp_unit;
+  c.fsdp_sharding = cl.fsdp_sharding;
+  c.shard_group = cl.shard_group;
   c.prefetch = !cl.no_prefetch;
   c.offload = cl.offload;
   c.deepspeed = cl.deepspeed;

@@ -32,6 +32,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.ddp_bucket_mib", "--ddp-bucket"},
     {"StepConfig.ddp_bucket_view", "--ddp-bucket-view"},
     {"StepConfig.fsdp_unit", "--fsdp-unit"},
+    {"StepConfig.fsdp_sharding", "--fsdp-sharding"},
+    {"StepConfig.shard_group", "--shard-group"},
     {"StepConfig.prefetch", "--no-prefetch"},
     {"StepConfig.offload", "--offload"},
     {"StepConfig.reduce_bucket", "--reduce-bucket"},

@@ -58,6 +58,19 @@ std::string RenderSharding(const TrainingReport& tr) {
     out += "  Gathering units: " + std::to_string(s.units.size()) +
            ", the largest " + Bytes(s.largest_unit_bytes) + " gathered\n";
   }
+  if (s.strategy == ShardStrategy::kFsdp) {
+    out += std::string("  FSDP: ") +
+           (s.reshard_after_forward
+                ? "units resharded after forward (FULL_SHARD)"
+                : "units kept from forward to backward (SHARD_GRAD_OP)") +
+           (s.shard_group > 0 ? "; states sharded over groups of " +
+                                    std::to_string(s.shard_group) +
+                                    " ranks, replicated across " +
+                                    std::to_string(s.world / s.shard_group) +
+                                    " (HYBRID_SHARD)"
+                              : "") +
+           "\n";
+  }
   if (s.strategy == ShardStrategy::kZero3) {
     out += "  ZeRO-3 fetch schedule (steady state): prefetch bucket " +
            std::to_string(s.prefetch_bucket_elements) + ", max live " +
@@ -107,6 +120,11 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
   j["ddp_buckets"] = s.ddp_buckets;
   j["units"] = s.units;
   j["largest_unit_bytes"] = s.largest_unit_bytes;
+  j["fsdp"] = s.strategy == ShardStrategy::kFsdp
+                  ? nlohmann::ordered_json{{"reshard_after_forward",
+                                            s.reshard_after_forward},
+                                           {"shard_group", s.shard_group}}
+                  : nlohmann::ordered_json(nullptr);
   j["zero3"] =
       s.strategy == ShardStrategy::kZero3
           ? nlohmann::ordered_json{{"prefetch_bucket_elements",

@@ -97,6 +97,35 @@ Status SetReduceBuckets(const StepConfig& c, ShardingOptions& s) {
   return Status::Ok();
 }
 
+// FSDP's sharding strategy (fsdp only) and the hybrid ones' shard group.
+Status SetFsdpSharding(const StepConfig& c, ShardingOptions& s) {
+  const std::string& f = c.fsdp_sharding;
+  const bool hybrid = f == "hybrid_shard" || f == "hybrid_shard_zero2";
+  if (f != "full_shard" && f != "shard_grad_op" && !hybrid) {
+    return Bad("StepConfig.fsdp_sharding '" + f +
+               "': expected full_shard, shard_grad_op, hybrid_shard or "
+               "hybrid_shard_zero2");
+  }
+  if (f != "full_shard" && s.strategy != ShardStrategy::kFsdp)
+    return Bad("StepConfig.fsdp_sharding " + f +
+               " needs StepConfig.shard fsdp");
+  if (hybrid != (c.shard_group != 0)) {
+    return Bad(hybrid ? "StepConfig.fsdp_sharding " + f +
+                            " needs StepConfig.shard_group (ranks per group)"
+                      : std::string("StepConfig.shard_group needs "
+                                    "StepConfig.fsdp_sharding hybrid_shard or "
+                                    "hybrid_shard_zero2"));
+  }
+  if (hybrid && (c.shard_group < 1 || s.world % c.shard_group != 0)) {
+    return Bad("StepConfig.shard_group " + std::to_string(c.shard_group) +
+               ": must divide StepConfig.world " + std::to_string(s.world));
+  }
+  // NB: torch's _HYBRID_SHARD_ZERO2 is SHARD_GRAD_OP within each group.
+  s.reshard_after_forward = f == "full_shard" || f == "hybrid_shard";
+  s.shard_group = hybrid ? c.shard_group : 0;
+  return Status::Ok();
+}
+
 // DeepSpeed ZeRO-3's fetch schedule (zero3 only): each a whole number of
 // elements from 0 to 2^50.
 Status SetZero3Schedule(const StepConfig& c, ShardingOptions& s) {
@@ -144,6 +173,7 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   s.gradient_as_bucket_view = c.ddp_bucket_view;
   s.fsdp_unit = c.fsdp_unit;
   s.prefetch = c.prefetch;
+  TORCHCOST_RETURN_IF_ERROR(SetFsdpSharding(c, s));
   training.master_weights = c.master_weights;
   if (s.world < 1)
     return Bad("StepConfig.world " + std::to_string(s.world) +

@@ -51,12 +51,14 @@ class Planner {
         trainable_(trainable),
         o_(o),
         s_(o.sharding),
-        n_(o.sharding.world) {}
+        n_(ShardWorld(o.sharding)) {}
 
   Result<ShardPlan> Run() {
-    if (n_ < 1)
-      return Status::InvalidArgument("StepConfig.world " + std::to_string(n_) +
+    if (s_.world < 1 || n_ < 1) {
+      return Status::InvalidArgument("StepConfig.world " +
+                                     std::to_string(s_.world) +
                                      ": must be at least 1");
+    }
     Totals();
     if (s_.strategy == ShardStrategy::kDdp) DdpBuckets();
     if (s_.strategy == ShardStrategy::kZero3 ||

@@ -1,4 +1,4 @@
-// Names of the sharding strategies.
+// Names of the sharding strategies, and what they shard over.
 #include <string>
 
 #include "torchcost/sharding.h"
@@ -15,6 +15,10 @@ Result<ShardStrategy> ParseShardStrategy(std::string_view text) {
   return Status::InvalidArgument(
       "unknown sharding strategy '" + std::string(text) +
       "'; expected none, ddp, zero1, zero2, zero3 or fsdp");
+}
+
+int ShardWorld(const ShardingOptions& s) {
+  return s.shard_group > 0 ? s.shard_group : s.world;
 }
 
 bool IsZero(ShardStrategy s) {

@@ -42,9 +42,13 @@ class Rewriter {
     const bool new_update = !plan_.update.empty();
     const size_t end = new_update ? first_opt_ : tl.size();
     int64_t prev_produced = 0, flushed = 0;
-    int current_unit = -1;
+    int current_unit = -1, last_node = -1;
     for (size_t i = 0; i < end; ++i) {
       const TimelinePoint& p = tl[i];
+      const bool runs_nodes =
+          p.phase == StepPhase::kForward || p.phase == StepPhase::kBackward;
+      if (!runs_nodes) last_node = -1;
+      if (runs_nodes && p.node >= 0) last_node = p.node;
       const int64_t produced = Constant(p.live[kGrad]) - grad_pre_;
       if (s_.strategy == ShardStrategy::kFsdp &&
           p.phase == StepPhase::kBackward) {
@@ -57,7 +61,8 @@ class Rewriter {
       }
       const int64_t made = std::max<int64_t>(produced - prev_produced, 0);
       prev_produced = produced;
-      out.push_back(Rewrite(p, Grad(p, produced, made, flushed), Param(p, i)));
+      out.push_back(
+          Rewrite(p, Grad(p, produced, made, flushed), Param(p, i, last_node)));
     }
     if (new_update && first_opt_ > 0) Update(tl[first_opt_ - 1], out);
     tr_.timeline = std::move(out);
@@ -82,7 +87,9 @@ class Rewriter {
   }
 
   // Bytes of FSDP's non-root units gathered at each node, by a difference
-  // array over their node ranges.
+  // array over their node ranges (FULL_SHARD) or from their first node on
+  // (SHARD_GRAD_OP: in the forward from there to its end, in the backward
+  // down to there).
   void Coverage() {
     if (s_.strategy != ShardStrategy::kFsdp) return;
     cover_.assign(plan_.innermost_unit.size() + 1, 0);
@@ -91,17 +98,21 @@ class Rewriter {
         root_bytes_ += u.full_bytes;
       } else if (u.first_node >= 0) {
         cover_[u.first_node] += u.full_bytes;
-        cover_[u.last_node + 1] -= u.full_bytes;
+        if (s_.reshard_after_forward) cover_[u.last_node + 1] -= u.full_bytes;
       }
     }
     for (size_t n = 1; n < cover_.size(); ++n) cover_[n] += cover_[n - 1];
   }
 
-  // One rank's parameters at `p`, timeline point `i`: its shards, plus every
-  // parameter gathered now: ZeRO-3's by its schedule (with the persistent
-  // ones, always); FSDP's root from its forward to the end of backward, a
-  // unit over its node range, and in backward the next unit prefetched.
-  int64_t Param(const TimelinePoint& p, size_t i) const {
+  // One rank's parameters at `p`, timeline point `i` (`last_node`: the last
+  // node of its phase so far, or -1): its shards, plus every parameter
+  // gathered now: ZeRO-3's by its schedule (with the persistent ones,
+  // always); FSDP's root from its forward to the end of backward, a unit over
+  // its node range (FULL_SHARD: in backward with the next unit prefetched;
+  // SHARD_GRAD_OP: from its first node on, also where no node runs).
+  // NB: SHARD_GRAD_OP's first unit stays at the backward's last point, after
+  // its post-backward hook.
+  int64_t Param(const TimelinePoint& p, size_t i, int last_node) const {
     if (!ShardsParams()) return Constant(p.live[kParam]);
     // NB: offloaded shards are on the host (but ZeRO-3's persistent ones);
     // each gather's copy up is part of the gathered parameters.
@@ -113,6 +124,9 @@ class Rewriter {
       return base;
     if (zero3_ != nullptr) return base + zero3_->GatheredAt(i);
     int64_t gathered = root_bytes_;
+    if (!s_.reshard_after_forward) {
+      return base + gathered + (last_node >= 0 ? cover_[last_node] : 0);
+    }
     if (p.node >= 0) {
       gathered += cover_[p.node];
       const int u = plan_.innermost_unit[p.node];
@@ -161,7 +175,7 @@ class Rewriter {
     // NB: a rank keeps ceil(reduced / N) bytes of what was reduced
     // (ZeRO-Offload copies them to the host); the bytes in flight (made, not
     // yet reduced) are whole.
-    return pre + (offload ? 0 : CeilDiv(reduced, s_.world)) +
+    return pre + (offload ? 0 : CeilDiv(reduced, ShardWorld(s_))) +
            (produced - reduced);
   }
 
@@ -235,7 +249,7 @@ class Rewriter {
     // After backward: every bucket reduced, every unit resharded.
     p.phase = StepPhase::kOptimizer;
     p.node = -1;
-    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p, 0));
+    const TimelinePoint after = Rewrite(p, Grad(p, 0, 0, 0), Param(p, 0, -1));
     // A point of the step: `after` with `grad` bytes of gradients and `temp`
     // bytes of temporaries more.
     auto emit = [&](int64_t grad, int64_t temp) {
@@ -307,6 +321,8 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
                ShardingReport* r) {
   r->strategy = s.strategy;
   r->world = s.world;
+  r->reshard_after_forward = s.reshard_after_forward;
+  r->shard_group = s.shard_group;
   r->param_bytes = plan.param_bytes + plan.persistent_bytes;
   r->grad_bytes = plan.grad_bytes;
   r->opt_bytes = plan.opt_bytes;
@@ -335,9 +351,9 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     // Down: the gradient shard; up: a rank's shard of each gather (1/N of
     // its payload): FSDP's in the forward and again in the backward, ZeRO-3's
     // as scheduled.
-    const int64_t gathered_shards = zero3 != nullptr
-                                        ? zero3->all_gather_bytes() / s.world
-                                        : 2 * plan.param_bytes;
+    const int64_t gathered_shards =
+        zero3 != nullptr ? zero3->all_gather_bytes() / s.world
+                         : (s.reshard_after_forward ? 2 : 1) * plan.param_bytes;
     r->host_transfer_bytes = plan.grad_bytes + gathered_shards;
   }
   r->contiguous_gradients = plan.bucket_buffers > 0;
@@ -380,12 +396,17 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       break;
     case ShardStrategy::kFsdp:
       r->reduce_scatter_bytes = plan.full_grad_bytes;
-      // Each unit gathered in the forward and again in the backward; the
-      // root once.
+      // Each unit gathered in the forward and again in the backward
+      // (SHARD_GRAD_OP: once); the root once.
       for (const ShardUnit& u : plan.units) {
-        if (u.root || u.first_node >= 0)
-          r->all_gather_bytes += u.full_bytes * (u.root ? 1 : 2);
+        if (u.root || u.first_node >= 0) {
+          r->all_gather_bytes +=
+              u.full_bytes * (u.root || !s.reshard_after_forward ? 1 : 2);
+        }
       }
+      // HYBRID_SHARD: the reduced gradient shards all-reduced across the
+      // groups.
+      if (ShardWorld(s) < s.world) r->all_reduce_bytes = plan.grad_bytes;
       break;
   }
 }

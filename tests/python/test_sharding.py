@@ -210,6 +210,35 @@ def zero3_schedule(c, binary):
         c.check("zero3_deepspeed_keys", got == (int(0.9 * H * H), 10 * H, 1000, 0), str(got))
 
 
+def fsdp_strategies(c, binary):
+    # FSDP's sharding strategies on the small GPT-2 (units: the 2 blocks; the root holds wte, wpe and ln_f).
+    # HYBRID_SHARD over 2N ranks in groups of N holds what FSDP over N does and all-reduces the reduced gradient
+    # shard (2 Psi / N bytes) across the 2 groups; SHARD_GRAD_OP gathers each unit once per step, FULL_SHARD
+    # the blocks twice (forward, backward).
+    base = ["--model", "gpt2", "--config", GPT2, "--set", "B=2,S=16", "--optimizer", "adam",
+            "--param-dtype", "bf16", "--master-weights", "--shard", "fsdp"]
+    full, err = run_json(binary, base + ["--world", str(N)])
+    hybrid, err2 = run_json(binary, base + ["--world", str(2 * N), "--fsdp-sharding", "hybrid_shard",
+                                            "--shard-group", str(N)])
+    grad_op, err3 = run_json(binary, base + ["--world", str(N), "--fsdp-sharding", "shard_grad_op"])
+    if err or err2 or err3:
+        c.check("fsdp_strategies", False, err or err2 or err3)
+        return
+    c.check("fsdp_hybrid_per_rank", hybrid["sharding"]["per_rank"] == full["sharding"]["per_rank"]
+            and hybrid["training"]["memory"]["peak"] == full["training"]["memory"]["peak"],
+            "%s vs %s" % (hybrid["sharding"]["per_rank"], full["sharding"]["per_rank"]))
+    c.check("fsdp_hybrid_all_reduce", hybrid["sharding"]["communication"]["all_reduce"] == 2 * PSI // N,
+            str(hybrid["sharding"]["communication"]))
+    root = 2 * (V * H + CTX * H + 2 * H)  # wte, wpe, ln_f in bf16
+    block = 2 * (12 * H * H + 13 * H)
+    c.check("fsdp_all_gathers", (full["sharding"]["communication"]["all_gather"],
+                                 grad_op["sharding"]["communication"]["all_gather"])
+            == (root + 2 * L * block, root + L * block),
+            "%s vs %s" % (full["sharding"]["communication"], grad_op["sharding"]["communication"]))
+    c.check("fsdp_grad_op_json", grad_op["sharding"]["fsdp"] == {"reshard_after_forward": False, "shard_group": 0},
+            str(grad_op["sharding"]["fsdp"]))
+
+
 def deepspeed_buffers(c, binary):
     # DeepSpeed's contiguous_gradients (its default; deepspeed/runtime/zero/stage_1_and_2.py setup_buckets and
     # copy_grads_in_partition, stage3.py __init__, at deepspeedai/DeepSpeed edaa722): a flat bucket buffer of
@@ -367,6 +396,7 @@ def main():
     zero_states(c, args.torchcost)
     zero_offload(c, args.torchcost)
     zero3_schedule(c, args.torchcost)
+    fsdp_strategies(c, args.torchcost)
     deepspeed_buffers(c, args.torchcost)
     param_offload(c, args.torchcost)
     deepspeed_config(c, args.torchcost)

@@ -281,6 +281,41 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.overlap_comm is DeepSpeed's: it needs StepConfig.shard "
      "zero1|zero2|zero3"},
+    {"fsdp_sharding_unknown",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.fsdp_sharding = "no_shard";
+     },
+     "StepConfig.fsdp_sharding 'no_shard': expected full_shard, "
+     "shard_grad_op, hybrid_shard or hybrid_shard_zero2"},
+    {"fsdp_sharding_with_zero3",
+     [](StepConfig& c) {
+       c.shard = "zero3";
+       c.fsdp_sharding = "shard_grad_op";
+     },
+     "StepConfig.fsdp_sharding shard_grad_op needs StepConfig.shard fsdp"},
+    {"hybrid_without_group",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.fsdp_sharding = "hybrid_shard";
+     },
+     "StepConfig.fsdp_sharding hybrid_shard needs StepConfig.shard_group "
+     "(ranks per group)"},
+    {"group_not_dividing_world",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.world = 6;
+       c.fsdp_sharding = "hybrid_shard_zero2";
+       c.shard_group = 4;
+     },
+     "StepConfig.shard_group 4: must divide StepConfig.world 6"},
+    {"group_without_hybrid",
+     [](StepConfig& c) {
+       c.shard = "fsdp";
+       c.shard_group = 2;
+     },
+     "StepConfig.shard_group needs StepConfig.fsdp_sharding hybrid_shard or "
+     "hybrid_shard_zero2"},
     {"zero3_max_reuse_with_zero2",
      [](StepConfig& c) {
        c.shard = "zero2";

@@ -39,14 +39,18 @@ class ShardingTest : public testing::ToyGraphTest {
   }
 
   // The FSDP step of kShards' model (below), its parameter shards on the host
-  // if `offload_params`.
-  Report RunFsdpBlocks(bool offload_params) {
+  // if `offload_params`; SHARD_GRAD_OP unless `reshard_after_forward`; over
+  // `world` ranks, sharded over groups of `shard_group` (0: all).
+  Report RunFsdpBlocks(bool offload_params, bool reshard_after_forward = true,
+                       int world = 4, int shard_group = 0) {
     b_.Scope("h", "ModuleList");
     Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
     TrainingOptions t;
     t.optimizer = OptimizerKind::kSgd;
     t.sharding.strategy = ShardStrategy::kFsdp;
-    t.sharding.world = 4;
+    t.sharding.world = world;
+    t.sharding.shard_group = shard_group;
+    t.sharding.reshard_after_forward = reshard_after_forward;
     t.sharding.offload_optimizer = t.sharding.offload_params = offload_params;
     return Run("2,16", t);
   }
@@ -430,6 +434,49 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
   EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
   // Gradients end as the rank's shards.
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), kShards);
+}
+
+// SHARD_GRAD_OP on the model above (torch/distributed/fsdp/
+// fully_sharded_data_parallel.py at torch 1.13: the post-forward frees a
+// unit's parameters for FULL_SHARD only; _should_free_unsharded_flat_param in
+// the post-backward): a block stays gathered from its forward to the end of
+// its backward.
+TEST_F(ShardingTest, FsdpShardGradOpKeepsAUnitFromItsForwardToItsBackward) {
+  Report r = RunFsdpBlocks(false, /*reshard_after_forward=*/false);
+  for (const TimelinePoint& p : r.training.timeline) {
+    int64_t gathered = 0;
+    if (p.phase == StepPhase::kForward) {
+      // h.0 from node 0 on, h.1 from node 1 on; the loss (no node) after all.
+      gathered = kRoot + (p.node == 0 ? kBlock : 2 * kBlock);
+    } else if (p.phase == StepPhase::kBackward) {
+      // Both until h.1's backward ends (node 1), then h.0 alone; the
+      // backward's points without a node keep what the one before had.
+      gathered = kRoot + (p.node == 0 ? kBlock : 2 * kBlock);
+    }
+    if (p.phase == StepPhase::kBackward && p.node < 0) continue;
+    EXPECT_EQ(At(p.live[kParam]), kShards + gathered)
+        << StepPhaseName(p.phase) << " node " << p.node;
+  }
+  // All-gathers: the root and each block once.
+  EXPECT_EQ(r.training.sharding.all_gather_bytes, kRoot + 2 * kBlock);
+  EXPECT_FALSE(r.training.sharding.reshard_after_forward);
+}
+
+// HYBRID_SHARD over 8 ranks in groups of 4: a rank holds what FSDP over 4
+// does, and all-reduces its reduced gradient shard across the 2 groups.
+TEST_F(ShardingTest, FsdpHybridShardIsFsdpOverTheGroup) {
+  Report r = RunFsdpBlocks(false, true, /*world=*/8, /*shard_group=*/4);
+  const ShardingReport& sr = r.training.sharding;
+  EXPECT_EQ(sr.param_bytes, kShards);
+  EXPECT_EQ(sr.largest_unit_bytes, kBlock);
+  for (const TimelinePoint& p : r.training.timeline) {
+    EXPECT_EQ(At(p.live[kParam]), kShards + GatheredFsdpBlocks(p))
+        << StepPhaseName(p.phase) << " node " << p.node;
+  }
+  // float32 SGD: the gradient shards are the parameter shards' bytes.
+  EXPECT_EQ(sr.all_reduce_bytes, kShards);
+  EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
+  EXPECT_EQ(sr.shard_group, 4);
 }
 
 // FSDP's CPUOffload(offload_params=True) on the model above: the shards, the
