@@ -63,6 +63,11 @@ class Planner {
     if (s_.strategy == ShardStrategy::kDdp) DdpBuckets();
     if (s_.strategy == ShardStrategy::kZero3 ||
         s_.strategy == ShardStrategy::kFsdp) {
+      if (g_.scopes.empty()) {
+        return Status::InvalidArgument(
+            "StepConfig.shard " + std::string(ShardStrategyName(s_.strategy)) +
+            ": the graph has no module scopes to gather parameters by");
+      }
       TORCHCOST_RETURN_IF_ERROR(Units());
     }
     States();

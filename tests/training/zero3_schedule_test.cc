@@ -166,6 +166,20 @@ TEST_F(Zero3ScheduleTest, AModuleNoGradientEntersReleasesAtTheBackwardsEnd) {
   EXPECT_EQ(z.GatheredAt(8), 0);
 }
 
+TEST_F(Zero3ScheduleTest, AGraphWithoutScopesIsAnError) {
+  ir::Graph g = b_.graph();
+  g.scopes.clear();
+  for (ir::Node& n : g.nodes) n.scope = 0;
+  TrainingOptions t;
+  t.sharding.strategy = ShardStrategy::kZero3;
+  t.sharding.world = 2;
+  Result<ShardPlan> plan = PlanShards(g, std::vector<bool>(4, true), t);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().message(),
+            "StepConfig.shard zero3: the graph has no module scopes to gather "
+            "parameters by");
+}
+
 TEST_F(Zero3ScheduleTest, TurningPrefetchOffIsABucketOfZero) {
   ShardingOptions s = Options(20, 0);
   s.prefetch = false;
