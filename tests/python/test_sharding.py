@@ -237,6 +237,13 @@ def fsdp_strategies(c, binary):
             "%s vs %s" % (full["sharding"]["communication"], grad_op["sharding"]["communication"]))
     c.check("fsdp_grad_op_json", grad_op["sharding"]["fsdp"] == {"reshard_after_forward": False, "shard_group": 0},
             str(grad_op["sharding"]["fsdp"]))
+    # With the parameter shards on the host, SHARD_GRAD_OP copies each up once (FULL_SHARD: twice).
+    off, err = run_json(binary, base + ["--world", str(N), "--fsdp-sharding", "shard_grad_op", "--offload", "params"])
+    if err:
+        c.check("fsdp_grad_op_offload", False, err)
+        return
+    c.check("fsdp_grad_op_offload", off["sharding"]["offload"]["transfer"] == 2 * PSI // N + 2 * PSI // N,
+            str(off["sharding"]["offload"]))
 
 
 def deepspeed_buffers(c, binary):
