@@ -1,5 +1,6 @@
 #include "memory/backward.h"
 
+#include <optional>
 #include <vector>
 
 #include "memory/checkpoint_replay.h"
@@ -44,6 +45,31 @@ sym::Expr GradBytes(int v, StepState* st) {
   const RValue& rv = st->shapes.values[v];
   if (rv.kind == RValue::Kind::kTensor) return st->bytes.Of(rv.t);
   return sym::Expr(0);
+}
+
+// Returns the bytes a matmul node `ni`'s backward copies of its output's
+// gradient, or nullopt: a gradient held in fewer bytes than its tensor's is
+// a broadcast view (sum()'s or mean()'s backward: an expand of a scalar),
+// and at::mm copies a stride-0 operand to a contiguous one before the GEMM
+// (at::native addmm_impl_cpu_ and the CUDA path's prepare_matrix_for_cublas),
+// one GEMM at a time: a transient of the output's size.
+std::optional<sym::Expr> BroadcastGradCopy(int ni, StepState* state) {
+  StepState& st = *state;
+  const ir::Node& node = st.g.nodes[ni];
+  if (node.op != "aten::linear" && node.op != op::kMatmul &&
+      node.op != "aten::mm" && node.op != "aten::addmm" &&
+      node.op != "aten::bmm" && node.op != "aten::baddbmm") {
+    return std::nullopt;
+  }
+  for (int o : node.outputs) {
+    const int g = st.bwd.grad_of[o];
+    if (g < 0) continue;
+    const sym::Expr full = GradBytes(o, state);
+    const std::optional<int64_t> held = st.storages[g].bytes.AsConstant();
+    const std::optional<int64_t> want = full.AsConstant();
+    if (held && (!want || *held < *want)) return full;
+  }
+  return std::nullopt;
 }
 
 // Allocates the gradients node `ni`'s backward produces.
@@ -239,9 +265,14 @@ void RunBackward(StepState* state) {
       continue;
     }
     if (!st.runs_backward[ni]) continue;
+    const std::optional<sym::Expr> copy = BroadcastGradCopy(ni, state);
     ComputeInputGrads(ni, state);
     if (const sym::Expr* workspace = st.Workspace(ni, /*backward=*/true)) {
       b.transient.push_back(st.storages.Add(*workspace, MemCategory::kTemp));
+      st.Alloc(b.transient.back());
+    }
+    if (copy) {
+      b.transient.push_back(st.storages.Add(*copy, MemCategory::kTemp));
       st.Alloc(b.transient.back());
     }
     st.Point(StepPhase::kBackward, ni);

@@ -10,6 +10,7 @@
 #include "memory/liveness.h"
 #include "memory/prepared_step.h"
 #include "memory/saved.h"
+#include "testing/builtin_graph_test.h"
 #include "testing/timeline.h"
 
 namespace torchcost::memory {
@@ -95,3 +96,34 @@ TEST(BackwardTest, LeavesTheParametersGradients) {
 
 }  // namespace
 }  // namespace torchcost::memory
+
+namespace torchcost {
+namespace {
+
+// The loss sum()'s gradient is an expand of a scalar (4 bytes held); each of
+// linear's backward GEMMs copies it whole before running (at::mm's copy of a
+// stride-0 operand), one at a time: y = x W^T, x [4, 8] (no gradient), W
+// [16, 8]: y [4, 16] in float32, a 256-byte copy beside W's 512-byte
+// gradient at linear's backward, where TEMP is the scalar's 4 bytes and the
+// copy.
+class BroadcastGradTest : public testing::BuiltinGraphTest {};
+
+TEST_F(BroadcastGradTest, AMatmulCopiesASumsBroadcastGradient) {
+  const int x = b_.Input();
+  const int w = b_.Param("w", {16, 8});
+  b_.Output(b_.One("aten::linear", {x, w}, {"input", "weight"}));
+  AnalysisOptions opts;
+  opts.training.optimizer = OptimizerKind::kSgd;
+  const Report r = AnalyzeBuiltGraph(opts, "4,8");
+  int64_t temp_at_linear = -1;
+  for (const TimelinePoint& p : r.training.timeline) {
+    if (p.phase == StepPhase::kBackward && p.node == 0) {
+      temp_at_linear =
+          std::max(temp_at_linear, testing::At(p.live[testing::kTemp]));
+    }
+  }
+  EXPECT_EQ(temp_at_linear, 4 + 4 * 16 * 4);
+}
+
+}  // namespace
+}  // namespace torchcost
