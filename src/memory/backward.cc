@@ -56,9 +56,8 @@ sym::Expr GradBytes(int v, StepState* st) {
 std::optional<sym::Expr> BroadcastGradCopy(int ni, StepState* state) {
   StepState& st = *state;
   const ir::Node& node = st.g.nodes[ni];
-  if (node.op != "aten::linear" && node.op != op::kMatmul &&
-      node.op != "aten::mm" && node.op != "aten::addmm" &&
-      node.op != "aten::bmm" && node.op != "aten::baddbmm") {
+  if (node.op != op::kLinear && node.op != op::kMatmul && node.op != op::kMm &&
+      node.op != op::kAddmm && node.op != op::kBmm && node.op != op::kBaddbmm) {
     return std::nullopt;
   }
   for (int o : node.outputs) {

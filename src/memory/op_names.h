@@ -23,6 +23,11 @@ inline constexpr std::string_view kUnsqueeze = "aten::unsqueeze";
 inline constexpr std::string_view kSqueeze = "aten::squeeze";
 inline constexpr std::string_view kFlatten = "aten::flatten";
 inline constexpr std::string_view kMatmul = "aten::matmul";
+inline constexpr std::string_view kLinear = "aten::linear";
+inline constexpr std::string_view kMm = "aten::mm";
+inline constexpr std::string_view kAddmm = "aten::addmm";
+inline constexpr std::string_view kBmm = "aten::bmm";
+inline constexpr std::string_view kBaddbmm = "aten::baddbmm";
 
 }  // namespace torchcost::memory::op
 
