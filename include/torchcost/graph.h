@@ -214,6 +214,9 @@ struct Graph {
 // Returns the number of elements of a tensor of `shape` (1 for a scalar).
 int64_t Numel(const std::vector<int64_t>& shape);
 
+// Returns true if scope `scope` of `g` is `root` or inside it.
+bool InSubtree(const Graph& g, int scope, int root);
+
 // Returns the elements `entry` adds to parameter counts: its counted_elements,
 // or its numel.
 int64_t CountedElements(const TensorEntry& entry);

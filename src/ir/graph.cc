@@ -149,6 +149,13 @@ int64_t Numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+bool InSubtree(const Graph& g, int scope, int root) {
+  for (int s = scope; s >= 0; s = g.scopes[s].parent) {
+    if (s == root) return true;
+  }
+  return false;
+}
+
 int64_t CountedElements(const TensorEntry& entry) {
   return entry.counted_elements >= 0 ? entry.counted_elements
                                      : Numel(entry.shape);

@@ -21,13 +21,6 @@ bool IsUncalledContainer(std::string_view type) {
 
 }  // namespace
 
-bool InSubtree(const ir::Graph& g, int scope, int root) {
-  for (int s = scope; s >= 0; s = g.scopes[s].parent) {
-    if (s == root) return true;
-  }
-  return false;
-}
-
 CallEndTable CallEnds(const ir::Graph& g) {
   const int n = static_cast<int>(g.nodes.size());
   CallEndTable t;

@@ -12,8 +12,8 @@
 
 namespace torchcost::memory {
 
-// Returns true if `scope` is `root` or inside it.
-bool InSubtree(const ir::Graph& g, int scope, int root);
+// Returns true if `scope` is `root` or inside it (ir::InSubtree).
+using ir::InSubtree;
 
 // For each node and each of its enclosing modules (innermost first, root
 // excluded), the last node of the module call it belongs to; a call is a

@@ -450,28 +450,26 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
   return kernels;
 }
 
-int64_t FusedOptimizerKernels(OptimizerKind kind,
-                              const std::vector<int64_t>& numels) {
-  // The tensor lists of the fused op (torch/optim/*.py _fused_*): Adam(W)
-  // params, grads, exp_avgs, exp_avg_sqs; SGD params, grads (and the momentum
-  // buffers); Adagrad params, grads, state_sums.
-  int depth = 0;
+int FusedListDepth(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
-      depth = 4;
-      break;
+      return 4;
     case OptimizerKind::kSgd:
-      depth = 2;
-      break;
+      return 2;
     case OptimizerKind::kSgdMomentum:
     case OptimizerKind::kSgdNesterov:
     case OptimizerKind::kAdagrad:
-      depth = 3;
-      break;
+      return 3;
     default:
-      return OptimizerKernels(kind, false, numels);
+      return 0;
   }
+}
+
+int64_t FusedOptimizerKernels(OptimizerKind kind,
+                              const std::vector<int64_t>& numels) {
+  const int depth = FusedListDepth(kind);
+  if (depth == 0) return OptimizerKernels(kind, false, numels);
   return MultiTensorLaunches(numels, depth, false);
 }
 

@@ -107,15 +107,21 @@ int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
 // _multi_tensor_* step (foreach true), with the defaults (no weight decay but
 // AdamW's, no amsgrad, maximize, capturable), after the first step (the
 // states exist). Derivations in optimizer_model.cc.
+int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
+                         const std::vector<int64_t>& numels);
+
+// Returns the tensor lists of `kind`'s fused step (torch/optim/*.py
+// _fused_*): Adam(W) 4 (params, grads, exp_avgs, exp_avg_sqs), SGD 2 (3 with
+// momentum buffers), Adagrad 3 (with state_sums); 0 if it has none
+// (HasFused).
+int FusedListDepth(OptimizerKind kind);
+
 // Returns the CUDA kernels `kind`'s fused step (HasFused) launches for
 // tensors of `numels` elements: one multi-tensor op over params, grads and
 // the states. NB: its step counts, a list of device tensors, are not counted
 // in the launch limits.
 int64_t FusedOptimizerKernels(OptimizerKind kind,
                               const std::vector<int64_t>& numels);
-
-int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
-                         const std::vector<int64_t>& numels);
 
 // 8-bit Adam: elements per block with its own float32 absmax, and the size
 // below which a parameter keeps float32 states (see optimizer_model.cc).

@@ -138,13 +138,6 @@ class Planner {
     }
   }
 
-  bool InSubtree(int scope, int root) const {
-    for (int s = scope; s >= 0; s = g_.scopes[s].parent) {
-      if (s == root) return true;
-    }
-    return false;
-  }
-
   // ZeRO-3: every module owning parameters is a unit. FSDP: the root and each
   // wrapped module ("blocks" or a regex on paths); a parameter belongs to the
   // innermost unit around its module.

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "training/optimizer_model.h"
+
 namespace torchcost {
 
 Result<StepMode> ParseStepMode(std::string_view text) {
@@ -63,11 +65,7 @@ std::string_view OptimizerName(OptimizerKind kind) {
   return "?";
 }
 
-bool HasFused(OptimizerKind kind) {
-  return kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW ||
-         kind == OptimizerKind::kSgd || kind == OptimizerKind::kSgdMomentum ||
-         kind == OptimizerKind::kSgdNesterov || kind == OptimizerKind::kAdagrad;
-}
+bool HasFused(OptimizerKind kind) { return training::FusedListDepth(kind) > 0; }
 
 bool HasForeach(OptimizerKind kind) {
   return kind != OptimizerKind::kLion && kind != OptimizerKind::kAdafactor &&

@@ -122,7 +122,7 @@ class Coordinator {
  public:
   Coordinator(const ir::Graph& g, const ShardPlan& plan,
               const ShardingOptions& s, const std::vector<int>& trace)
-      : s_(s), trace_(trace) {
+      : s_(s) {
     const size_t np = g.params.size();
     numel_.resize(np);
     bytes_.resize(np);
@@ -137,10 +137,10 @@ class Coordinator {
     // The parameter trace: each step's module's parameters in order, with
     // each parameter's steps (CSR) and the elements traversed before a step.
     uses_begin_.assign(np + 1, 0);
-    prefix_.assign(trace_.size() + 1, 0);
-    for (size_t t = 0; t < trace_.size(); ++t) {
+    prefix_.assign(trace.size() + 1, 0);
+    for (size_t t = 0; t < trace.size(); ++t) {
       prefix_[t + 1] = prefix_[t];
-      for (int p : Params(trace_[t])) {
+      for (int p : Params(trace[t])) {
         queue_.push_back({p, static_cast<int64_t>(t)});
         ++uses_begin_[p + 1];
         prefix_[t + 1] += numel_[p];
@@ -230,19 +230,13 @@ class Coordinator {
       owner[i] = plan.units[u].scope;
       of[owner[i]].push_back(static_cast<int>(i));
     }
-    auto inside = [&](int scope, int root) {
-      for (int s = scope; s >= 0; s = g.scopes[s].parent) {
-        if (s == root) return true;
-      }
-      return false;
-    };
     for (const ir::Node& n : g.nodes) {
       const int scope = std::max(n.scope, 0);
       for (int in : n.inputs) {
         const ir::Value& v = g.values[in];
         if (v.role != ir::ValueRole::kParam || v.table_index < 0) continue;
         const int p = v.table_index;
-        if (owner[p] < 0 || inside(scope, owner[p])) continue;
+        if (owner[p] < 0 || ir::InSubtree(g, scope, owner[p])) continue;
         std::vector<int>& list = of[scope];
         if (std::find(list.begin(), list.end(), p) == list.end())
           list.push_back(p);
@@ -275,7 +269,6 @@ class Coordinator {
   }
 
   const ShardingOptions& s_;
-  const std::vector<int>& trace_;
   std::vector<int64_t> numel_, bytes_;
   std::vector<size_t> params_begin_;
   std::vector<int> params_;
