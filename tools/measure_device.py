@@ -68,8 +68,9 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMAT = "torchcost.device_measurements"
 CUDA_ONLY = ("peak_bytes", "reserved_peak_bytes", "phase_peak_bytes", "phase_reserved_peak_bytes",
-             "resident_allocated_bytes", "resident_reserved_bytes", "resident_segments", "memory_stats", "warm_cache",
-             "outside_allocator_bytes", "device_used_bytes", "kernels", "kernel_seconds", "kernel_launches")
+             "resident_allocated_bytes", "resident_reserved_bytes", "resident_segments", "resident_blocks",
+             "memory_stats", "warm_cache", "outside_allocator_bytes", "device_used_bytes", "kernels", "kernel_seconds",
+             "kernel_launches")
 
 
 def load_file(path, name):
@@ -224,17 +225,19 @@ def fresh_cache(model, inputs, opt, dev):
                 m._buffers[k] = b.cpu()
     moved = []
     for st in opt.state.values():
-        for k, v in st.items():
+        for v in st.values():
             if isinstance(v, torch.Tensor) and v.device.type == "cuda":
-                st[k] = v.cpu()
-                moved.append((st, k))
+                # NB: in place (.data), as the parameters: another reference to the state tensor (torch 2.11's
+                # Adam keeps one of the last parameter's) would keep its CUDA block (250 MiB of the llama's).
+                v.data = v.data.cpu()
+                moved.append(v)
     host_inputs = [x.cpu() for x in inputs]
     del inputs[:]
     gc.collect()
     torch.cuda.synchronize(dev)
     torch.cuda.empty_cache()
     resident = (torch.cuda.memory_allocated(dev), torch.cuda.memory_reserved(dev),
-                torch.cuda.memory_stats(dev).get("segment.all.current", 0))
+                torch.cuda.memory_stats(dev).get("segment.all.current", 0), resident_blocks(dev))
     for p in params:
         p.data = p.data.to(dev)
     for m in mods:
@@ -242,10 +245,33 @@ def fresh_cache(model, inputs, opt, dev):
             if b is not None:
                 m._buffers[k] = b.to(dev)
     inputs.extend(x.to(dev) for x in host_inputs)
-    for st, k in moved:
-        st[k] = st[k].to(dev)
+    for v in moved:
+        v.data = v.data.to(dev)
     torch.cuda.synchronize(dev)
     return resident
+
+
+def resident_blocks(dev):
+    """The segments the cache holds, as [segment bytes, [allocated block bytes]]: what stays resident."""
+    try:
+        return [[seg["total_size"], [b["size"] for b in seg["blocks"] if b["state"] == "active_allocated"]]
+                for seg in torch.cuda.memory_snapshot() if seg.get("device", 0) == dev.index or dev.index is None]
+    except Exception as e:  # NB: a diagnostic: its absence does not stop the run.
+        return "%s: %s" % (type(e).__name__, e)
+
+
+def prime_libraries(dev):
+    """One small linear layer's forward and backward and a matmul, then an empty cache: cuBLAS's workspaces
+    (one per handle and stream: the forward's thread and autograd's device thread) are allocated before the
+    step's tensors, in segments of their own. NB: else the warm-up's first products take them from the middle
+    of the step's large segments, which empty_cache then cannot release (torch 2.11 on an H200: 420 MiB
+    reserved around 65 MiB of workspaces), and the step measured from the "empty" cache reuses them."""
+    lin = torch.nn.Linear(64, 64).to(dev)
+    x = torch.randn(8, 64, device=dev, requires_grad=True)
+    (lin(x) @ x.t()).sum().backward()
+    torch.cuda.synchronize(dev)
+    del lin, x
+    torch.cuda.empty_cache()
 
 
 def _us(e, *names):
@@ -327,8 +353,8 @@ def measure_run(model_name, impl, size, device, warmup, steps):
         m["warm_cache"] = {"phase_peak_bytes": alloc, "phase_reserved_peak_bytes": reserved,
                            "peak_bytes": max(alloc.values()), "reserved_peak_bytes": max(reserved.values())}
         # What torchcost replays: an empty cache, the step's standing tensors allocated first.
-        (m["resident_allocated_bytes"], m["resident_reserved_bytes"],
-         m["resident_segments"]) = fresh_cache(model, inputs, opt, dev)
+        (m["resident_allocated_bytes"], m["resident_reserved_bytes"], m["resident_segments"],
+         m["resident_blocks"]) = fresh_cache(model, inputs, opt, dev)
         alloc, reserved = memory_step(run, dev)
         m.update(peak_bytes=max(alloc.values()), reserved_peak_bytes=max(reserved.values()),
                  phase_peak_bytes=alloc, phase_reserved_peak_bytes=reserved,
@@ -415,6 +441,8 @@ def main(argv=None):
         # NB: before the first tensor: the context's own bytes (mem_get_info counts every process on the GPU).
         free, total = torch.cuda.mem_get_info(dev)
         doc["context"] = {"used_bytes_at_init": total - free, "total_bytes": total}
+        prime_libraries(dev)
+        doc["context"]["primed_blocks"] = resident_blocks(dev)
     else:
         # NB: as calibrate on CPU: one thread, its CPU time (OpenBLAS's own pool too: _measure.one_thread), and
         # freed memory kept in the process (_measure.hold_freed_memory).

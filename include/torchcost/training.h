@@ -131,6 +131,12 @@ struct TrainingOptions {
   // GaLore around the optimizer (AdamW only: the reference's GaLoreAdamW), if
   // set.
   std::optional<GaloreConfig> galore;
+  // The PyTorch whose autograd formulas and optimizer steps are modelled where
+  // versions differ (rules test torch_version()): "1.13" (default, the
+  // version the oracle tests run) or "2" (2.x). NB: 2.x's mean.dim saves no
+  // tensor; its Adam updates exp_avg with one lerp_, and its foreach Adam
+  // keeps one list of temporaries, not two.
+  std::string torch_version = "1.13";
   // The optimizer's foreach step (torch's _multi_tensor_*: whole-list
   // temporaries, docs/optimizers.md) instead of the single-tensor loop.
   bool foreach = false;
@@ -409,6 +415,8 @@ struct TrainingReport {
   // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
   std::string precision = "fp32";
   bool grad_scaler = false;  // A GradScaler is modelled.
+  // The PyTorch modelled (TrainingOptions::torch_version).
+  std::string torch_version = "1.13";
   // The optimizer's foreach step is modelled.
   bool foreach = false;
   // The optimizer's fused step is modelled.

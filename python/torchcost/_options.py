@@ -28,6 +28,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "param_dtype": ("--param-dtype", "value"),
     "autocast": ("--autocast", "value"),
     "attention_backend": ("--attention-backend", "value"),
+    "torch_version": ("--torch-version", "value"),
     "loss": ("--loss", "value"),
     "accumulate": ("--accumulate", "value"),
     "checkpoint": ("--checkpoint", "value"),

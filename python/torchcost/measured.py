@@ -30,6 +30,20 @@ _GPU_NAMES = (("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100"), ("
               ("3090", "3090"), ("v100", "v100"), ("mi300x", "mi300x"), ("mi250x", "mi250x"))
 
 
+def torch_version_of(version: str) -> str:
+    """The analysis's --torch-version for the torch a run had ("2.11.0+cu130" -> "2"; "1.13.1" -> "1.13")."""
+    return "1.13" if version.startswith("1.") else "2"
+
+
+def library_bytes(context: Optional[Dict[str, Any]]) -> Optional[Tuple[int, int]]:
+    """(allocated, reserved) bytes of the libraries' workspaces tools/measure_device.py primed before any run
+    (cuBLAS's, one per handle and stream), from the context's primed_blocks; None for older files."""
+    blocks = (context or {}).get("primed_blocks")
+    if not isinstance(blocks, list):
+        return None
+    return sum(sum(b) for _, b in blocks), sum(s for s, _ in blocks)
+
+
 def gpu_of(device_name: str) -> Optional[str]:
     """The table's GPU for a device name ("NVIDIA H100 80GB HBM3" -> "h100"), or None."""
     low = device_name.lower()
@@ -79,7 +93,8 @@ def analyse(run: Dict[str, Any], cuda: bool, gpu_file: Optional[str], root: str,
 
     m = run["measured"]
     kw: Dict[str, Any] = dict(optimizer=run["optimizer"], optimizer_impl=run["optimizer_impl"],
-                              set=run["bindings"] or None, device="cuda" if cuda else "cpu", gpu_file=gpu_file)
+                              set=run["bindings"] or None, device="cuda" if cuda else "cpu", gpu_file=gpu_file,
+                              torch_version=torch_version_of(run.get("torch", "1.13")))
     if allocator:
         kw.update(allocator="cuda", cuda_context=str(m["outside_allocator_bytes"]),
                   **alloc_settings(run.get("alloc_conf", "")))
@@ -96,12 +111,13 @@ def _ratio(p: Any, m: Any) -> str:
 
 
 def memory_rows(run: Dict[str, Any], pred: Dict[str, Any], alloc: Optional[Dict[str, Any]]) -> List[Tuple]:
-    """(name, predicted, measured) rows of a run's memory. On CUDA the measured peaks less the bytes resident
-    before the step's tensors (cuBLAS's workspace: not among torchcost's allocations)."""
+    """(name, predicted, measured) rows of a run's memory. On CUDA the measured peaks less the libraries'
+    workspaces (cuBLAS's: not among torchcost's allocations), or, in files without them, less the bytes resident
+    before the step's tensors."""
     m = run["measured"]
     rows: List[Tuple] = []
     if alloc is not None and m.get("peak_bytes") is not None:
-        ra, rr = m["resident_allocated_bytes"], m["resident_reserved_bytes"]
+        ra, rr = run.get("library_bytes") or (m["resident_allocated_bytes"], m["resident_reserved_bytes"])
         rows += [("allocated peak", alloc["allocated_peak"], m["peak_bytes"] - ra),
                  ("reserved peak", alloc["reserved_peak"], m["reserved_peak_bytes"] - rr),
                  ("device (reserved + context)", alloc["device_peak"],
@@ -148,7 +164,8 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
             if "error" in run:
                 errors.append("%s: not measured: %s" % (run["name"], run["error"]))
                 continue
-            run = dict(run, alloc_conf=device.get("alloc_conf", ""))
+            run = dict(run, alloc_conf=device.get("alloc_conf", ""), torch=device.get("torch", "1.13"),
+                       library_bytes=library_bytes(raw.get("context")))
             try:
                 # The exact bytes (categories, phases) and the time; the allocator's blocks and segments apart.
                 analysis = analyse(run, cuda, peaks, root)
@@ -188,6 +205,10 @@ def table(doc: Dict[str, Any]) -> str:
     if ctx:
         lines.append("context: %d bytes used after CUDA's initialisation, before the first tensor" %
                      ctx["used_bytes_at_init"])
+        lib = library_bytes(ctx)
+        if lib:
+            lines.append("libraries' workspaces, allocated before every run (less from every measured peak): "
+                         "allocated %d, reserved %d" % lib)
     else:
         lines.append("cpu: max_memory_allocated / max_memory_reserved are CUDA's: only the categories compared")
     worst = 0.0
@@ -197,8 +218,9 @@ def table(doc: Dict[str, Any]) -> str:
         lines.append("%s: %s %s, B %s, adam %s" % (run["model"], run.get("family") or run.get("module"),
                                                    run.get("config") or "", run["bindings"], run["optimizer_impl"]))
         if m.get("resident_allocated_bytes") is not None:
-            lines.append("  resident before the step's tensors (less from every measured peak): allocated %d, "
+            lines.append("  resident before the step's tensors%s: allocated %d, "
                          "reserved %d; outside the allocator after the step: %d" % (
+                             "" if library_bytes(ctx) else " (less from every measured peak)",
                              m["resident_allocated_bytes"], m["resident_reserved_bytes"],
                              m["outside_allocator_bytes"]))
         stats = m.get("memory_stats") or {}

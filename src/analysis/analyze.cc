@@ -353,6 +353,7 @@ void FillTrainingFlops(const ir::Graph& g, const passes::AutogradFacts& grads,
     tr.flops_optimizer += sym::Expr(tr.grad_params);
   tr.accumulate = options.accumulate;
   tr.foreach = options.foreach;
+  tr.torch_version = options.torch_version;
   tr.fused = options.fused;
   tr.set_to_none = options.set_to_none;
   // NB: adding a gradient into an allocated .grad (set_to_none=False, or the

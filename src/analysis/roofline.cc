@@ -344,12 +344,12 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
     std::vector<int64_t> numels;
     for (const ir::TensorEntry& p : graph.params)
       if (p.requires_grad) numels.push_back(ir::Numel(p.shape));
-    double kernels = tr.galore || tr.paged ? static_cast<double>(numels.size())
-                     : tr.fused
-                         ? static_cast<double>(training::FusedOptimizerKernels(
-                               tr.optimizer, numels))
-                         : static_cast<double>(training::OptimizerKernels(
-                               tr.optimizer, tr.foreach, numels));
+    double kernels =
+        tr.galore || tr.paged ? static_cast<double>(numels.size())
+        : tr.fused            ? static_cast<double>(
+                         training::FusedOptimizerKernels(tr.optimizer, numels))
+                   : static_cast<double>(training::OptimizerKernels(
+                         tr.optimizer, tr.foreach, numels, tr.torch_version));
     if (!(opt > 0)) kernels = 0;
     t.optimizer_seconds = opt / gpu.efficiency[cls] + kernels * o;
     t.class_roofline_seconds[cls] += opt;

@@ -180,6 +180,12 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "(bitsandbytes LLM.int8), int4 (AWQ, group 128), "
                  "nf4 (QLoRA's), fp8 (row-wise scales)")
       ->type_name("FORMAT");
+  app.add_option("--torch-version", out.torch_version,
+                 "PyTorch whose autograd formulas and optimizer steps are "
+                 "modelled where versions differ: 1.13 or 2 (any 2.x)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"1.13", "2"}))
+      ->type_name("VERSION");
   app.add_option("--attention-backend", out.attention_backend,
                  "Kernel modelled for scaled_dot_product_attention: auto (math "
                  "on CPU, flash on CUDA), "

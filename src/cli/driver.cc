@@ -126,6 +126,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.inputs_require_grad = cl.inputs_require_grad;
   c.device = cl.device;
   c.attention_backend = cl.attention_backend;
+  c.torch_version = cl.torch_version;
   c.accumulate = cl.accumulate;
   c.set_to_none = cl.zero_grad == "none";
   c.shard = cl.shard;

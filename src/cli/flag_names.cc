@@ -46,6 +46,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.contiguous_gradients=false", "--no-contiguous-gradients"},
     {"StepConfig.device", "--device"},
     {"StepConfig.attention_backend", "--attention-backend"},
+    {"StepConfig.torch_version", "--torch-version"},
     {"StepConfig.strict", "--strict"},
     {"StepConfig.param_dtype", "--param-dtype"},
     {"StepConfig.weight_quant", "--weight-quant"},

@@ -48,21 +48,32 @@ void FreeSlots(StepState* st) {
   SetUpdateTemp(0, st);
 }
 
-// The foreach step: each whole-list temporary at once (optimizer_model.h's
-// ForeachMoments).
+// The foreach step (optimizer_model.h's ForeachMoments): at each moment its
+// whole-list temporaries, each list one tensor per trainable parameter (as
+// _foreach_sqrt allocates them), lists added or freed to the moment's count.
 void ForeachOptimizer(StepState* st) {
+  std::vector<int64_t> list;
   int64_t total = 0;
   for (size_t i = 0; i < st->g.params.size(); ++i) {
-    if (st->grads.param_trainable[i])
-      total +=
-          ir::Numel(st->g.params[i].shape) * ElementSize(st->g.params[i].dtype);
+    if (!st->grads.param_trainable[i]) continue;
+    list.push_back(ir::Numel(st->g.params[i].shape) *
+                   ElementSize(st->g.params[i].dtype));
+    total += list.back();
   }
-  for (int64_t bytes : training::ForeachMoments(st->options.optimizer, total)
+  std::vector<int> lists;  // Their handles.
+  for (int64_t bytes : training::ForeachMoments(st->options.optimizer, total,
+                                                st->options.torch_version)
                            .value_or(std::vector<int64_t>{})) {
-    SetUpdateTemp(bytes, st);
+    // NB: every moment is a whole number of lists (k * total).
+    const size_t k = total > 0 ? static_cast<size_t>(bytes / total) : 0;
+    while (lists.size() < k)
+      lists.push_back(st->timeline.AddList(MemCategory::kTemp, list));
+    for (; lists.size() > k; lists.pop_back())
+      st->timeline.FreeList(lists.back(), MemCategory::kTemp, list);
     st->Point(StepPhase::kOptimizer, -1);
   }
-  SetUpdateTemp(0, st);
+  for (; !lists.empty(); lists.pop_back())
+    st->timeline.FreeList(lists.back(), MemCategory::kTemp, list);
   st->Point(StepPhase::kOptimizer, -1);
 }
 

@@ -84,6 +84,36 @@ void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
   total_ += sym::Expr(sum);
 }
 
+int Timeline::AddList(MemCategory c, const std::vector<int64_t>& pieces) {
+  Flush();
+  changed_ = true;
+  const int handle = next_id_;
+  int64_t sum = 0;
+  for (int64_t p : pieces) {
+    sum += p;
+    if (events_ && p > 0) Record(next_id_, true, sym::Expr(p), c);
+    --next_id_;  // NB: one id per piece, so FreeList finds them again.
+  }
+  live_[static_cast<int>(c)] += sym::Expr(sum);
+  total_ += sym::Expr(sum);
+  return handle;
+}
+
+void Timeline::FreeList(int handle, MemCategory c,
+                        const std::vector<int64_t>& pieces) {
+  Flush();
+  changed_ = true;
+  int64_t sum = 0;
+  int id = handle;
+  for (int64_t p : pieces) {
+    sum += p;
+    if (events_ && p > 0) Record(id, false, sym::Expr(p), c);
+    --id;
+  }
+  live_[static_cast<int>(c)] -= sym::Expr(sum);
+  total_ -= sym::Expr(sum);
+}
+
 void Timeline::Point(StepPhase phase, int node) {
   // NB: with nothing changed since the last point, the live bytes are those
   // of the last point recorded (or found equal to it).

@@ -31,6 +31,11 @@ class Timeline {
   // Adds bytes of category `c` held to the end of the step, recorded as one
   // allocation per piece.
   void AddPieces(MemCategory c, const std::vector<int64_t>& pieces);
+  // Adds a list of tensors of category `c` (a foreach op's outputs), recorded
+  // as one allocation per piece; returns the handle FreeList takes.
+  int AddList(MemCategory c, const std::vector<int64_t>& pieces);
+  // Frees the list AddList(c, pieces) returned `handle` for.
+  void FreeList(int handle, MemCategory c, const std::vector<int64_t>& pieces);
   // Records every allocation and free from now on in `events` (the CUDA
   // allocator model replays them).
   void RecordAllocations(std::vector<AllocationEvent>* events) {

@@ -318,6 +318,7 @@ class Propagator {
     train_ = options.training.mode == StepMode::kTrain;
     device_ = options.device;
     attention_backend_ = options.attention_backend;
+    torch_version_ = options.training.torch_version;
     facts_->values.resize(first_value);
     facts_->values.resize(g_.values.size());
     facts_->nodes.resize(std::min(facts_->nodes.size(), g_.nodes.size()));
@@ -514,8 +515,9 @@ class Propagator {
           entry_ = &hit->second.output_ids;
         } else {
           auto applied = std::make_unique<rules::Applied>();
-          s = rules::ApplyRule(*rule, args, ctx_, applied.get(), device_,
-                               attention_backend_);
+          s = rules::ApplyRule(
+              *rule, args, ctx_, applied.get(),
+              rules::RuleSettings{device_, attention_backend_, torch_version_});
           nf.applied = applied.get();
           facts_->applied.push_back(std::move(applied));
           entry_ = nullptr;
@@ -830,6 +832,7 @@ class Propagator {
   bool train_ = false;
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
+  std::string torch_version_ = "1.13";
   // Example values of the inputs' symbols (SetExamples).
   sym::Bindings examples_;
   // True once a rule evaluated attention_backend().

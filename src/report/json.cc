@@ -301,6 +301,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   j["mode"] = tr.mode == StepMode::kTrain ? "train" : "infer";
   j["optimizer"] = std::string(OptimizerName(tr.optimizer));
   j["optimizer_impl"] = tr.foreach ? "foreach" : tr.fused ? "fused" : "single";
+  j["torch_version"] = tr.torch_version;
   j["precision"] = tr.precision;
   j["loss"] = tr.loss;
   j["state_dtype"] = tr.state_dtype == DType::kUnknown

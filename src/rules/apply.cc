@@ -12,16 +12,14 @@ namespace {
 class Application : public ImplContext {
  public:
   Application(const OpRule& rule, const Variant& v, sym::Context& ctx,
-              Applied* out, std::string_view device,
-              std::string_view attention_backend)
+              Applied* out, RuleSettings settings)
       : rule_(rule),
         v_(v),
         ctx_(ctx),
         out_(out),
         slots_(v.slot_names.size(), nullptr),
         storage_(v.slot_names.size()),
-        device_(device),
-        attention_backend_(attention_backend) {}
+        settings_(settings) {}
   // Hands the assumptions made to `out`, in order (an application that throws
   // or whose case does not hold too).
   ~Application() override {
@@ -136,8 +134,8 @@ class Application : public ImplContext {
 
  private:
   Evaluator Eval() const {
-    return Evaluator(v_.pool, slots_, ctx_, &assumptions_, device_,
-                     attention_backend_, &out_->read_attention_backend);
+    return Evaluator(v_.pool, slots_, ctx_, &assumptions_, settings_,
+                     &out_->read_attention_backend);
   }
 
   // Evaluates `e`; an error names the expression and where it stands in the
@@ -343,7 +341,7 @@ class Application : public ImplContext {
         const RValue* v = slots_[spec.slot];
         const DType d = v && v->kind == RValue::Kind::kTensor ? v->t.dtype
                                                               : DType::kFloat32;
-        if (device_ == "cuda" &&
+        if (settings_.device == "cuda" &&
             (d == DType::kFloat16 || d == DType::kBFloat16))
           return DType::kFloat32;
         // NB: `acc(input, weight)`: 1.13's mixed-type CPU batch_norm (bfloat16
@@ -417,8 +415,7 @@ class Application : public ImplContext {
   std::vector<RValue> storage_;
   DType default_dtype_ = DType::kUnknown;
   RValue unknown_;
-  std::string_view device_;
-  std::string_view attention_backend_;
+  RuleSettings settings_;
   // NB: collected here, so Applied keeps only a pointer for them.
   mutable std::vector<std::string> assumptions_;
 };
@@ -431,11 +428,10 @@ std::string Where(const OpRule& rule) {
 }  // namespace
 
 Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args,
-                 sym::Context& ctx, Applied* out, std::string_view device,
-                 std::string_view attention_backend) {
+                 sym::Context& ctx, Applied* out, RuleSettings settings) {
   try {
     for (const Variant& v : rule.variants) {
-      Application app(rule, v, ctx, out, device, attention_backend);
+      Application app(rule, v, ctx, out, settings);
       app.BindArgs(args);
       if (!app.WhenHolds()) continue;
       out->variant = &v;

@@ -10,6 +10,7 @@
 
 #include "ir/out_of_line_vector.h"
 #include "rules/op_rule.h"
+#include "rules/rule_expr.h"
 #include "rules/value.h"
 #include "torchcost/status.h"
 #include "torchcost/sym.h"
@@ -44,12 +45,11 @@ struct Applied {
 };
 
 // Applies `rule` to `args` (parallel to rule.schema.args; nullptr = not given,
-// so the schema default applies) for `device` ("cpu" or "cuda", what device()
-// returns in rules). Errors are one line and name the rule.
+// so the schema default applies) under `settings` (what device(),
+// attention_backend() and torch_version() return in rules). Errors are one
+// line and name the rule.
 Status ApplyRule(const OpRule& rule, const std::vector<const RValue*>& args,
-                 sym::Context& ctx, Applied* out,
-                 std::string_view device = "cuda",
-                 std::string_view attention_backend = "auto");
+                 sym::Context& ctx, Applied* out, RuleSettings settings = {});
 
 }  // namespace torchcost::rules
 

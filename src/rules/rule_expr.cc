@@ -670,10 +670,12 @@ RValue Evaluator::EvalCall(const AstNode& n) const {
       return Eval(t == sym::Truth::kTrue ? n.kids[1] : n.kids[2]);
     }
     case Fn::kDevice:
-      return RValue::Str(std::string(device_));
+      return RValue::Str(std::string(settings_.device));
     case Fn::kAttentionBackend:
       if (read_attention_backend_ != nullptr) *read_attention_backend_ = true;
-      return RValue::Str(std::string(attention_backend_));
+      return RValue::Str(std::string(settings_.attention_backend));
+    case Fn::kTorchVersion:
+      return RValue::Str(std::string(settings_.torch_version));
     case Fn::kDType: {
       // A tensor's dtype, or a ScalarType argument's, as a name ("float32");
       // None: "none".

@@ -39,6 +39,7 @@ enum class Fn : uint8_t {
   kDevice,
   kInd,
   kAttentionBackend,
+  kTorchVersion,
   kEinsumSizes,
   kDType,
   kItemSize,
@@ -107,25 +108,32 @@ using NameResolver = std::function<int(std::string_view)>;
 int ParseRuleExpr(std::string_view text, const NameResolver& resolve,
                   ExprPool* pool);
 
+// What a run fixes for every rule: the values of device(), attention_backend()
+// and torch_version().
+struct RuleSettings {
+  // "cpu" or "cuda".
+  std::string_view device = "cuda";
+  // "auto", "math", "flash" or "efficient".
+  std::string_view attention_backend = "auto";
+  // "1.13" or "2": the PyTorch whose autograd formulas the rules follow.
+  std::string_view torch_version = "1.13";
+};
+
 // Evaluates expressions of one pool against slot values.
 class Evaluator {
  public:
   // `assumptions`, if given, receives the equalities that could not be proven
-  // (broadcast, exact_div). `device` is what device() returns in rules ("cpu"
-  // or "cuda"), and `attention_backend` what attention_backend() returns
-  // ("auto", "math", "flash", "efficient"); `read_attention_backend`, if given,
-  // is set to true when an expression calls it.
+  // (broadcast, exact_div); `settings` are what device(), attention_backend()
+  // and torch_version() return; `read_attention_backend`, if given, is set to
+  // true when an expression calls attention_backend().
   Evaluator(const ExprPool& pool, const std::vector<const RValue*>& slots,
             sym::Context& ctx, std::vector<std::string>* assumptions = nullptr,
-            std::string_view device = "cuda",
-            std::string_view attention_backend = "auto",
-            bool* read_attention_backend = nullptr)
+            RuleSettings settings = {}, bool* read_attention_backend = nullptr)
       : pool_(pool),
         slots_(slots),
         ctx_(ctx),
         assumptions_(assumptions),
-        device_(device),
-        attention_backend_(attention_backend),
+        settings_(settings),
         read_attention_backend_(read_attention_backend) {}
   // Returns the value of the expression rooted at `node`. Throws RuleError.
   RValue Eval(int node) const;
@@ -146,8 +154,7 @@ class Evaluator {
   const std::vector<const RValue*>& slots_;
   sym::Context& ctx_;
   std::vector<std::string>* assumptions_;
-  std::string_view device_;
-  std::string_view attention_backend_;
+  RuleSettings settings_;
   bool* read_attention_backend_;
 };
 

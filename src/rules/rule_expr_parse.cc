@@ -37,6 +37,7 @@ const std::unordered_map<std::string_view, Fn>& FunctionTable() {
       {"device", Fn::kDevice},
       {"ind", Fn::kInd},
       {"attention_backend", Fn::kAttentionBackend},
+      {"torch_version", Fn::kTorchVersion},
       {"einsum_sizes", Fn::kEinsumSizes},
       {"dtype", Fn::kDType},
       {"itemsize", Fn::kItemSize},
@@ -370,6 +371,7 @@ class Parser {
         break;
       case Fn::kDevice:
       case Fn::kAttentionBackend:
+      case Fn::kTorchVersion:
         want = 0;
         break;
       default:

@@ -338,6 +338,9 @@ Status CheckPatternsAndRanges(const StepConfig& c,
     return Bad("StepConfig.attention_backend '" + c.attention_backend +
                "': expected auto, math, flash or efficient");
   }
+  if (c.torch_version != "1.13" && c.torch_version != "2")
+    return Bad("StepConfig.torch_version '" + c.torch_version +
+               "': expected 1.13 or 2");
   if (c.accumulate < 1)
     return Bad("StepConfig.accumulate " + std::to_string(c.accumulate) +
                ": must be at least 1");
@@ -555,6 +558,7 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
   training.inputs_require_grad = c.inputs_require_grad;
   options.device = c.device;
   options.attention_backend = c.attention_backend;
+  training.torch_version = c.torch_version;
   training.accumulate = c.accumulate;
   training.set_to_none = c.set_to_none;
   TORCHCOST_RETURN_IF_ERROR(SetSharding(c, training));

@@ -287,8 +287,8 @@ UpdateTransients TransientsOf(OptimizerKind kind,
   return t;
 }
 
-std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
-                                                   int64_t total) {
+std::optional<std::vector<int64_t>> ForeachMoments(
+    OptimizerKind kind, int64_t total, std::string_view torch_version) {
   switch (kind) {
     case OptimizerKind::kSgd:
     case OptimizerKind::kSgdMomentum:
@@ -299,9 +299,10 @@ std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
       // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) (P), _foreach_div_ in
-      // place, denom = _foreach_add(exp_avg_sq_sqrt, eps) (P): both bound to
-      // the end.
-      return std::vector<int64_t>{2 * total};
+      // place, then 1.13: denom = _foreach_add(exp_avg_sq_sqrt, eps) (P), both
+      // bound to the end; 2.x (torch/optim/adam.py, 2.11):
+      // _foreach_add_(exp_avg_sq_sqrt, eps) in place.
+      return std::vector<int64_t>{torch_version == "2" ? total : 2 * total};
     case OptimizerKind::kAdagrad:
       // std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list then
       // freed; _foreach_div(_foreach_mul(grads, clr), std): mul and div beside
@@ -349,7 +350,8 @@ int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
 }
 
 int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
-                         const std::vector<int64_t>& numels) {
+                         const std::vector<int64_t>& numels,
+                         std::string_view torch_version) {
   // NB: `step` is a CPU tensor (torch.tensor(0.)) unless capturable, so
   // `step_t += 1` and _foreach_add_(state_steps, 1) launch no CUDA kernel;
   // RMSprop's and SGD's step is a Python number.
@@ -396,8 +398,23 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // scalars, _foreach_add(.., eps) 2, _foreach_addcdiv_(params, exp_avgs,
       // denom, step_size list) 3 with scalars; AdamW first
       // _foreach_mul_(params) 1.
+      // torch 2.x (adam.py, 2.11; AdamW is Adam with decoupled weight
+      // decay): exp_avg.lerp_(grad) 1 instead of mul_ and add_, so 7 (AdamW
+      // 8); foreach _foreach_lerp_(exp_avgs, grads) 2 instead of mul_ and
+      // add_, and _foreach_add_(.., eps) 1 in place.
       per_tensor = kind == OptimizerKind::kAdamW ? 9 : 8;
       if (kind == OptimizerKind::kAdamW) ops.push_back({1, false});
+      if (torch_version == "2") {
+        --per_tensor;
+        ops.insert(ops.end(), {{2, false},
+                               {1, false},
+                               {3, false},
+                               {2, false},
+                               {1, true},
+                               {1, false},
+                               {3, true}});
+        break;
+      }
       ops.insert(ops.end(), {{1, false},
                              {2, false},
                              {1, false},
@@ -469,7 +486,8 @@ int FusedListDepth(OptimizerKind kind) {
 int64_t FusedOptimizerKernels(OptimizerKind kind,
                               const std::vector<int64_t>& numels) {
   const int depth = FusedListDepth(kind);
-  if (depth == 0) return OptimizerKernels(kind, false, numels);
+  // NB: fused=True is torch 2.x's: without it, 2.x's single-tensor loop.
+  if (depth == 0) return OptimizerKernels(kind, false, numels, "2");
   return MultiTensorLaunches(numels, depth, false);
 }
 

@@ -80,11 +80,13 @@ struct UpdateTransients {
 UpdateTransients TransientsOf(OptimizerKind kind,
                               const std::vector<int64_t>& shape, DType dtype);
 
-// The temporaries of torch 1.13's foreach step (_multi_tensor_*) over all
-// trainable parameters, `total` bytes in all: the bytes alive at each moment
-// that can be a maximum; nullopt if torch has no foreach implementation.
-std::optional<std::vector<int64_t>> ForeachMoments(OptimizerKind kind,
-                                                   int64_t total);
+// The temporaries of the foreach step (_multi_tensor_*) over all trainable
+// parameters, `total` bytes in all, in torch `torch_version` ("1.13" or "2",
+// TrainingOptions::torch_version): the bytes alive at each moment that can be
+// a maximum, each a whole number of lists (k * total); nullopt if torch has no
+// foreach implementation.
+std::optional<std::vector<int64_t>> ForeachMoments(
+    OptimizerKind kind, int64_t total, std::string_view torch_version);
 
 // multi_tensor_apply's limits (torch 1.13, aten/src/ATen/native/cuda/
 // MultiTensorApply.cuh): elements per chunk (one thread block each), and per
@@ -103,12 +105,14 @@ int64_t MultiTensorLaunches(const std::vector<int64_t>& numels, int depth,
                             bool scalar_list);
 
 // Returns the CUDA kernels `kind`'s step launches for trainable tensors of
-// `numels` elements: torch 1.13's single-tensor loop (foreach false) or its
-// _multi_tensor_* step (foreach true), with the defaults (no weight decay but
-// AdamW's, no amsgrad, maximize, capturable), after the first step (the
-// states exist). Derivations in optimizer_model.cc.
+// `numels` elements: the single-tensor loop (foreach false) or the
+// _multi_tensor_* step (foreach true) of torch `torch_version` ("1.13" or
+// "2"), with the defaults (no weight decay but AdamW's, no amsgrad, maximize,
+// capturable), after the first step (the states exist). Derivations in
+// optimizer_model.cc.
 int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
-                         const std::vector<int64_t>& numels);
+                         const std::vector<int64_t>& numels,
+                         std::string_view torch_version);
 
 // Returns the tensor lists of `kind`'s fused step (torch/optim/*.py
 // _fused_*): Adam(W) 4 (params, grads, exp_avgs, exp_avg_sqs), SGD 2 (3 with

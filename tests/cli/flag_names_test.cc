@@ -97,6 +97,7 @@ TEST(FlagNamesTest, CheckStepConfigErrorsNameFlags) {
       [](StepConfig& c) { c.loss = "x"; },
       [](StepConfig& c) { c.device = "x"; },
       [](StepConfig& c) { c.attention_backend = "x"; },
+      [](StepConfig& c) { c.torch_version = "x"; },
       [](StepConfig& c) { c.accumulate = 0; },
       [](StepConfig& c) { c.freeze = {"("}; },
       [](StepConfig& c) { c.checkpoint = "("; },

@@ -147,6 +147,8 @@ const BadConfig kBadConfigs[] = {
      [](StepConfig& c) { c.attention_backend = "xformers"; },
      "StepConfig.attention_backend 'xformers': expected auto, math, flash or "
      "efficient"},
+    {"torch_version", [](StepConfig& c) { c.torch_version = "2.11"; },
+     "StepConfig.torch_version '2.11': expected 1.13 or 2"},
     {"accumulate", [](StepConfig& c) { c.accumulate = 0; },
      "StepConfig.accumulate 0: must be at least 1"},
     {"freeze", [](StepConfig& c) { c.freeze = {"("}; },

@@ -210,15 +210,20 @@ TEST_F(OptimizerStepTest, SgdNesterov) {
 
 TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
   // P = 128 + 32 bytes of trainable parameters.
-  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdamW, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdamW, 160, "1.13"),
             std::vector<int64_t>({2 * 160}));
-  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdagrad, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdagrad, 160, "1.13"),
             std::vector<int64_t>({2 * 160, 3 * 160}));
-  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kRmsprop, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kRmsprop, 160, "1.13"),
             std::vector<int64_t>({160}));
-  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kSgdNesterov, 160),
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kSgdNesterov, 160, "1.13"),
             std::vector<int64_t>({}));
-  EXPECT_FALSE(training::ForeachMoments(OptimizerKind::kLion, 160).has_value());
+  EXPECT_FALSE(
+      training::ForeachMoments(OptimizerKind::kLion, 160, "1.13").has_value());
+  // torch 2.x (adam.py, 2.11): _foreach_add_(exp_avg_sq_sqrt, eps) in place,
+  // so the sqrt list alone.
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdam, 160, "2"),
+            std::vector<int64_t>({160}));
   EXPECT_FALSE(HasForeach(OptimizerKind::kAdafactor));
   // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's
   // 256.
@@ -271,16 +276,24 @@ TEST(OptimizerKernelsTest, AdamSingleTensorAgainstForeach) {
   // lr * wd): 3 x 9 = 27. (torch 1.13's profiler on CPU lists these per
   // tensor: mul_ 2, add_ 2 besides the step's, addcmul_, sqrt, div,
   // addcdiv_.)
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, false, numels), 24);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, false, numels), 27);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, false, numels, "1.13"), 24);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, false, numels, "1.13"), 27);
   // _multi_tensor_adam: 8 multi-tensor ops (mul_, add_, mul_, addcmul_, sqrt,
   // div_, add, addcdiv_); each launches at the 320th chunk of the big tensor
   // and again at the last tensor (62 + 1 + 1 chunks): 8 x 2 = 16. AdamW's
   // _foreach_mul_(params) first: 9 x 2 = 18.
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, numels), 16);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, true, numels), 18);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, numels, "1.13"), 16);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, true, numels, "1.13"), 18);
   // Three small tensors: one launch per op, 8.
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, {10, 20, 30}), 8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, {10, 20, 30}, "1.13"),
+            8);
+  // torch 2.x (adam.py, 2.11): exp_avg.lerp_(grad) instead of mul_ and add_:
+  // 7 per tensor, 3 x 7 = 21; AdamW 3 x 8 = 24. Foreach: lerp_, mul_,
+  // addcmul_, sqrt, div_, add_, addcdiv_ = 7 ops x 2 launches = 14; AdamW 16.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, false, numels, "2"), 21);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, false, numels, "2"), 24);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdam, true, numels, "2"), 14);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdamW, true, numels, "2"), 16);
 }
 
 // The fused step (torch/optim/adam.py _fused_adam, sgd.py _fused_sgd,
@@ -308,18 +321,22 @@ TEST(OptimizerKernelsTest, FusedIsOneMultiTensorOp) {
 TEST(OptimizerKernelsTest, SgdAdagradRmsprop) {
   using training::OptimizerKernels;
   const std::vector<int64_t> two = {100, 200};
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, false, two), 2);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, false, two), 6);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, false, two), 8);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, true, two), 1);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, true, two), 3);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, true, two), 4);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, false, two, "1.13"), 2);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, false, two, "1.13"),
+            6);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, false, two, "1.13"),
+            8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgd, true, two, "1.13"), 1);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdMomentum, true, two, "1.13"),
+            3);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kSgdNesterov, true, two, "1.13"),
+            4);
   // Adagrad: addcmul_, sqrt, add_, addcdiv_ = 4 per tensor; foreach 6 ops.
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, false, two), 8);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, true, two), 6);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, false, two, "1.13"), 8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, true, two, "1.13"), 6);
   // RMSprop: mul_, addcmul_, sqrt, add_, addcdiv_ = 5; foreach 5 ops.
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, false, two), 10);
-  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, true, two), 5);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, false, two, "1.13"), 10);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, true, two, "1.13"), 5);
 }
 
 }  // namespace

@@ -90,8 +90,8 @@ class RotaryEmbedding(nn.Module):
         self.rope_theta = c.get("rope_theta", 10000.0)
 
     def forward(self, x):
-        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
-        t = torch.arange(x.shape[1], dtype=torch.float32)
+        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2, device=x.device).float() / self.head_dim))
+        t = torch.arange(x.shape[1], dtype=torch.float32, device=x.device)
         freqs = torch.outer(t, inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
@@ -205,10 +205,11 @@ class Attention(nn.Module):
         else:
             attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
         dtype = x.dtype
-        mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).triu(1)
+        mask = torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype, device=x.device).triu(1)
         if self.window:
             # The sliding window: keys at or before q - window are masked too.
-            mask = mask + torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype).tril(-self.window)
+            mask = mask + torch.full((q_len, q_len), torch.finfo(dtype).min, dtype=dtype,
+                                     device=x.device).tril(-self.window)
         attn = attn + mask
         attn = nn.functional.softmax(attn, dim=-1, dtype=torch.float32).to(q.dtype)
         out = torch.matmul(attn, v).transpose(1, 2).contiguous()
