@@ -18,6 +18,7 @@ docs/calibration.md, "On a GPU, in one run".
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -81,7 +82,13 @@ def _module(spec: str, root: str) -> Any:
         raise TorchcostError("module %s: no such file under %s (run from the repository's root)" % (spec, root))
     mod_spec = importlib.util.spec_from_file_location("measured_model_file", full)
     mod = importlib.util.module_from_spec(mod_spec)
-    mod_spec.loader.exec_module(mod)
+    # NB: the file may change sys.path (tools/make_fixtures.py puts the source tree's python/ first, whose
+    # torchcost has no built _core): restored, so that the caller's imports are unchanged.
+    saved_path = list(sys.path)
+    try:
+        mod_spec.loader.exec_module(mod)
+    finally:
+        sys.path[:] = saved_path
     torch.manual_seed(0)
     return getattr(mod, attr)()
 

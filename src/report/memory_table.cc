@@ -77,8 +77,11 @@ std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr,
          (o.expandable_segments ? " mappings" : " segments") + "\n";
   out += "  Free in segments at the allocated peak: " +
          HumanAndExact(a.fragmentation, Unit::kBytes) + " (fragmentation)\n";
-  out += "  CUDA context and workspaces (assumed):  " +
-         HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
+  // NB: the default is one device's measurement (src/memory/cuda_context.cc).
+  out += a.context_bytes == DefaultCudaContextBytes()
+             ? "  CUDA context, workspaces (an H200's):   "
+             : "  CUDA context, workspaces (given):       ";
+  out += HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
   out += "  Device total (reserved + context):      " +
          HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
   return out;

@@ -1,0 +1,111 @@
+"""torchcost against an H200's own numbers: the measurements recorded in docs/measurements/h200/.
+
+tools/measure_device.py ran on an NVIDIA H200 (torch 2.11.0+cu130, CUDA 13.0, driver 580.159.04; 2026-11-28) with
+the default caching allocator (cuda-default.json: GPT-2 124M B=8 S=1024, a Llama of 8 layers B=4 S=1024,
+resnet18 B=64, LeNet-5 B=4096, each with Adam's single-tensor and foreach steps) and with
+expandable_segments:True (cuda-expandable.json, single-tensor Adam). The measured side is the device's:
+torch.cuda.max_memory_allocated / max_memory_reserved per phase from an empty cache, less the libraries'
+workspaces primed before every run (cuBLAS's two 32 MiB workspaces and 1 MiB beside them); the categories
+from the tensors themselves (ACT through saved_tensors_hooks); kernels from torch.profiler. The predicted side is
+`calibrate --measured`'s analysis of the same step (`--torch-version 2` from the file's torch version,
+`--allocator cuda` with the run's context and allocator settings). docs/allocator.md has the tables.
+
+Issue 13's target is 2% on both peaks. What the model does not reach, and why (asserted at its present
+size, so that a change shows either way):
+  - cuDNN's convolution workspaces go through the caching allocator on torch 2.x and are not modelled:
+    resnet18's allocated peak is 1.4% to 1.6% low (22 to 32 MB of workspace at the peak) and, with the
+    default allocator, resnet18's and LeNet-5's reserved peaks 14% and 16% low: one backward workspace of
+    52.6 MB (LeNet-5's conv1 at B=4096) takes a segment of its own (traces.json: segment_alloc 54525952).
+  - llama with foreach Adam, default allocator: reserved 3.0% low. Its backward's reserved is 16.00 GB on the
+    device in both runs; the model's replay keeps 15.24 GB reserved there (its frees follow liveness, where
+    CPython frees a reassigned variable after the assignment: `q = q * cos + rotate_half(q) * sin` keeps the
+    old q to the end; and elementwise outputs keep the transposed layout of their input, so matmul copies q
+    first). With single-tensor Adam the update's temporaries then take a new segment in the model (16.04 GB)
+    and the two errors meet: +0.2%.
+"""
+
+import os
+
+import pytest
+
+from torchcost import measured
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DIR = os.path.join(REPO, "docs", "measurements", "h200")
+
+# (file, run) -> the largest |predicted / measured - 1| allowed for the reserved peak, where over 2% (above).
+RESERVED_KNOWN = {("cuda-default", "resnet18-single"): 0.15, ("cuda-default", "resnet18-foreach"): 0.15,
+                  ("cuda-default", "lenet5-single"): 0.17, ("cuda-default", "lenet5-foreach"): 0.17,
+                  ("cuda-default", "llama-foreach"): 0.035}
+# Allocated peaks within 2% everywhere; exactly (to the allocator's 512-byte blocks and a few small blocks the
+# model does not place) where no convolution runs: at most 0.01%.
+EXACT = 1e-4
+
+
+@pytest.fixture(scope="module", params=["cuda-default", "cuda-expandable"])
+def doc(request):
+    return request.param, measured.compare(os.path.join(DIR, request.param + ".json"), root=REPO)
+
+
+def _rows(run):
+    return {name: (p, m) for name, p, m in run["memory"]}
+
+
+def test_every_run_is_predicted(doc):
+    name, d = doc
+    assert d["errors"] == []
+    assert len(d["runs"]) == (8 if name == "cuda-default" else 4)
+    assert d["device"]["name"] == "NVIDIA H200" and d["device"]["torch"].startswith("2.11")
+
+
+def test_allocated_peak(doc):
+    name, d = doc
+    for run in d["runs"]:
+        p, m = _rows(run)["allocated peak"]
+        bound = 0.02 if run["model"].startswith("resnet18") else EXACT
+        assert abs(p / m - 1) <= bound, (name, run["model"], p, m)
+
+
+def test_reserved_peak(doc):
+    name, d = doc
+    for run in d["runs"]:
+        p, m = _rows(run)["reserved peak"]
+        bound = RESERVED_KNOWN.get((name, run["model"]), 0.02)
+        assert abs(p / m - 1) <= bound, (name, run["model"], p, m)
+
+
+def test_phase_peaks(doc):
+    # Each phase's allocated peak: the step's (exact bytes) against the device's blocks.
+    name, d = doc
+    for run in d["runs"]:
+        rows = _rows(run)
+        for phase in ("forward", "backward", "optimizer"):
+            p, m = rows["phase %s (exact / blocks)" % phase]
+            bound = 0.025 if run["model"].startswith("resnet18") else 0.01
+            assert abs(p / m - 1) <= bound, (name, run["model"], phase, p, m)
+
+
+def test_categories_exact(doc):
+    # Params, buffers, grads and Adam's states to the byte; ACT (saved_tensors_hooks' storages on the device) to
+    # the byte but for one 8-byte float64 per attention layer: `scores / math.sqrt(d)` divides by a Python
+    # number, which PyTorch wraps into a 0-dim tensor that DivBackward0 saves; on CUDA that tensor is the host's,
+    # and the model counts it on the device (GPT-2 12 layers: 96 bytes of 15.9 GB; the Llama 8: 64).
+    attention_layers = {"gpt2": 12, "llama": 8}
+    name, d = doc
+    for run in d["runs"]:
+        rows = _rows(run)
+        for c in ("param", "buffer", "grad", "opt"):
+            p, m = rows["category %s" % c]
+            assert p == m, (name, run["model"], c, p, m)
+        p, m = rows["category act"]
+        assert p - m == 8 * attention_layers.get(run["model"].split("-")[0], 0), (name, run["model"], p, m)
+
+
+def test_optimizer_kernels_exact(doc):
+    # torch 2.11's Adam: 7 kernels per tensor (lerp_, mul_, addcmul_, sqrt, div, add_, addcdiv_); foreach: 7
+    # multi-tensor ops split by multi_tensor_apply's limits. The profiler's count of the optimizer phase's
+    # kernels against OptimizerKernels.
+    name, d = doc
+    for run in d["runs"]:
+        predicted = {s["name"].rpartition(" ")[2]: s["kernels"] for s in run["fit"]["samples"]}
+        assert predicted["optimizer"] == run["measured"]["kernels"]["optimizer"], (name, run["model"])
