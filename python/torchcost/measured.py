@@ -45,6 +45,15 @@ def library_bytes(context: Optional[Dict[str, Any]]) -> Optional[Tuple[int, int]
     return sum(sum(b) for _, b in blocks), sum(s for s, _ in blocks)
 
 
+def context_bytes(context: Optional[Dict[str, Any]], runs: List[Dict[str, Any]]) -> int:
+    """What --gpu-file gives --allocator cuda as the context: the most device memory a run used outside the
+    allocator after its step, plus the segments of the libraries' workspaces (library_bytes), which the step's
+    modelled allocations do not include."""
+    outside = max(r["measured"]["outside_allocator_bytes"] for r in runs)
+    lib = library_bytes(context)
+    return outside + (lib[1] if lib else 0)
+
+
 def gpu_of(device_name: str) -> Optional[str]:
     """The table's GPU for a device name ("NVIDIA H100 80GB HBM3" -> "h100"), or None."""
     low = device_name.lower()
@@ -196,6 +205,7 @@ def compare(path: str, gpu: Optional[str] = None, root: Optional[str] = None) ->
                          "fit": {"samples": run_samples}})
     out = {"format": "torchcost.calibration", "version": 1, "files": [path], "device": device,
            "context": raw.get("context"), "roofline": roofline, "runs": runs, "errors": errors,
+           **({"cuda_context_bytes": context_bytes(raw.get("context"), runs)} if cuda and runs else {}),
            "fit": _fit.fit_or_error(samples) if samples else {"error": "no run was measured and predicted"}}
     return out
 

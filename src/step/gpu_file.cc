@@ -121,6 +121,12 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
     }
     out.gpu.kernel_overhead = it->get<double>();
   }
+  if (auto it = doc.find("cuda_context_bytes"); it != doc.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return Bad(file, "cuda_context_bytes", "expected an integer >= 0");
+    }
+    out.cuda_context_bytes = it->get<int64_t>();
+  }
   return out;
 }
 

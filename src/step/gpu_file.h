@@ -17,12 +17,16 @@ namespace torchcost::step {
 struct CalibratedGpu {
   GpuSpec gpu;         // Peaks, bandwidth, and fit.efficiency per op class.
   std::string device;  // roofline.device: "cuda" or "cpu".
+  // The device memory the file measured outside the step's allocations (the
+  // CUDA context and the libraries' workspaces); -1 if it has none.
+  int64_t cuda_context_bytes = -1;
 };
 
 // Parses a calibration file's text: `roofline` ({"device", "gpu": a built-in
-// name} or {"device", "name", "bandwidth_gbs", "tflops": {"fp32", ...}}) and
-// `fit.efficiency` ({"matmul": 0.6, ...}; classes left out stay 1). Errors
-// name `file` and the key: "cal.json: key fit.efficiency.matmul: ...".
+// name} or {"device", "name", "bandwidth_gbs", "tflops": {"fp32", ...}}),
+// `fit.efficiency` ({"matmul": 0.6, ...}; classes left out stay 1) and, if
+// present, `cuda_context_bytes` (an integer >= 0). Errors name `file` and the
+// key: "cal.json: key fit.efficiency.matmul: ...".
 Result<CalibratedGpu> ParseGpuFile(std::string_view text,
                                    const std::string& file);
 

@@ -628,6 +628,10 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
     }
     parsed.gpu = std::move(file->gpu);
     options.moved_bytes = true;
+    // The file's measured context, unless one is given.
+    std::optional<CudaAllocatorOptions>& a = options.training.cuda_allocator;
+    if (a && c.cuda_context_bytes == -1 && file->cuda_context_bytes >= 0)
+      a->context_bytes = file->cuda_context_bytes;
   }
   TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
   return parsed;

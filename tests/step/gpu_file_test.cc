@@ -59,6 +59,25 @@ TEST(GpuFileTest, FittedKernelOverhead) {
       "h100.json: key fit.kernel_overhead_seconds: expected a number >= 0");
 }
 
+TEST(GpuFileTest, MeasuredCudaContext) {
+  auto g = ParseGpuFile(R"({"roofline": {"device": "cuda", "gpu": "h200"},
+      "fit": {"efficiency": {}}, "cuda_context_bytes": 856489984})",
+                        "h200.json");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->cuda_context_bytes, 856489984);
+  auto none = ParseGpuFile(
+      R"({"roofline": {"device": "cuda", "gpu": "h200"}, "fit": {"efficiency": {}}})",
+      "h200.json");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->cuda_context_bytes, -1);
+  auto bad = ParseGpuFile(R"({"roofline": {"device": "cuda", "gpu": "h200"},
+      "fit": {"efficiency": {}}, "cuda_context_bytes": 1.5})",
+                          "h200.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "h200.json: key cuda_context_bytes: expected an integer >= 0");
+}
+
 // The error's message for `text`, "" if it parses.
 std::string Error(const std::string& text) {
   auto g = ParseGpuFile(text, "cal.json");

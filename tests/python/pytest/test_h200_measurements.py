@@ -109,3 +109,24 @@ def test_optimizer_kernels_exact(doc):
     for run in d["runs"]:
         predicted = {s["name"].rpartition(" ")[2]: s["kernels"] for s in run["fit"]["samples"]}
         assert predicted["optimizer"] == run["measured"]["kernels"]["optimizer"], (name, run["model"])
+
+
+def test_the_calibration_file_carries_the_context(doc, tmp_path, cli):
+    # The calibration file's context: the most device memory a run used outside the allocator after its step,
+    # plus the segments of the workspaces primed before the runs; --gpu-file hands it to --allocator cuda unless
+    # --cuda-context is given.
+    import json
+
+    name, d = doc
+    raw = json.load(open(os.path.join(DIR, name + ".json")))
+    outside = max(r["measured"]["outside_allocator_bytes"] for r in raw["runs"])
+    segments = sum(size for size, _ in raw["context"]["primed_blocks"])
+    assert d["cuda_context_bytes"] == outside + segments
+    path = tmp_path / "fit.json"
+    path.write_text(json.dumps(d))
+    args = ("--model", "gpt2", "--config", "layers=2,hidden=128,heads=4,vocab=1000,context=64", "--set", "B=2,S=64",
+            "--allocator", "cuda", "--gpu-file", str(path))
+    alloc = cli(*args)["training"]["memory"]["allocator"]
+    assert alloc["context_bytes"] == outside + segments
+    assert alloc["device_peak"] == alloc["reserved_peak"] + outside + segments
+    assert cli(*args, "--cuda-context", "300MiB")["training"]["memory"]["allocator"]["context_bytes"] == 300 << 20
