@@ -254,6 +254,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
     import torch
 
     from . import _measure, _model, analyze
+    from . import measured as _measured
 
     bindings = dict(bindings or {})
     inputs = list(inputs or [])
@@ -280,7 +281,9 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
             with open(path, "w") as f:
                 json.dump({"roofline": roofline, "fit": {"efficiency": {}}}, f)
             time_options["gpu_file"] = path
-        common = dict(optimizer=optimizer, set=bindings or None, device="cuda" if cuda else "cpu", **time_options)
+        # NB: the step runs on this torch: its autograd formulas and optimizer steps are modelled.
+        common = dict(optimizer=optimizer, set=bindings or None, device="cuda" if cuda else "cpu",
+                      torch_version=_measured.torch_version_of(torch.__version__), **time_options)
         if family:
             module, config = family_model(model_spec, config)
             model = module.to(device).train()
