@@ -162,8 +162,9 @@ struct StepConfig {
   // scaled_dot_product_attention's kernel: "auto", "math", "flash",
   // "efficient".
   std::string attention_backend = "auto";
-  // The PyTorch the step runs on, where versions differ: "1.13" or "2".
-  std::string torch_version = "1.13";
+  // The PyTorch the step runs on, where versions differ: "2" (any 2.x) or
+  // "1.13".
+  std::string torch_version = "2";
   // If true, ops without rules fail the step: StepAnalysis::strict says so.
   bool strict = false;
   // A GPU of the built-in table (FindGpu: "A100-80GB-SXM", "h100"): the

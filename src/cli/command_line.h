@@ -37,7 +37,7 @@ struct CommandLine {
   std::string param_dtype;           // --param-dtype DTYPE
   std::string autocast;              // --autocast fp16|bf16
   std::string attention_backend = "auto";  // --attention-backend
-  std::string torch_version = "1.13";      // --torch-version
+  std::string torch_version = "2";         // --torch-version
   // --loss LOSS; empty: the built model's default, else sum
   std::string loss;
   int accumulate = 1;              // --accumulate N (micro-batches per step)

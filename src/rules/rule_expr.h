@@ -116,7 +116,7 @@ struct RuleSettings {
   // "auto", "math", "flash" or "efficient".
   std::string_view attention_backend = "auto";
   // "1.13" or "2": the PyTorch whose autograd formulas the rules follow.
-  std::string_view torch_version = "1.13";
+  std::string_view torch_version = "2";
 };
 
 // Evaluates expressions of one pool against slot values.

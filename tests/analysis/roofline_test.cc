@@ -187,9 +187,10 @@ TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {
 TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   // relu -> linear (W [4096, 1024], no bias) in training: forward 2 kernels
   // (relu, matmul); backward 1, the linear's dW (x needs no gradient, so
-  // neither dx nor the relu's backward runs); optimizer 9 (AdamW, the
-  // default, on one tensor: adamw.py's param.mul_, exp_avg.mul_().add_(),
-  // exp_avg_sq.mul_().addcmul_(), sqrt, / bc2_sqrt, .add_(eps), addcdiv_).
+  // neither dx nor the relu's backward runs); optimizer 8 (AdamW, the
+  // default, on one tensor, torch 2.x's adam.py: param.mul_,
+  // exp_avg.lerp_(), exp_avg_sq.mul_().addcmul_(), sqrt, / bc2_sqrt,
+  // .add_(eps), addcdiv_).
   int x = b_.Input();
   int h = b_.One("aten::relu", {x}, {"self"});
   int w = b_.Param("fc.weight", {4096, 1024});
@@ -201,21 +202,21 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   EXPECT_EQ(base->overhead_seconds, 0);    // Not modelled unless given.
   EXPECT_EQ(base->class_kernels[kPw], 1);  // The relu's forward.
   EXPECT_EQ(base->class_kernels[kMm], 2);  // The linear's forward and backward.
-  EXPECT_EQ(base->class_kernels[kOptim], 9);  // fc.weight.
+  EXPECT_EQ(base->class_kernels[kOptim], 8);  // fc.weight.
   EXPECT_EQ(base->class_forward_kernels[kMm], 1);
   EXPECT_EQ(base->class_backward_kernels[kMm], 1);
   EXPECT_EQ(base->class_backward_kernels[kPw], 0);
   gpu_.kernel_overhead = 5e-6;
   Result<TimeReport> t = Time(r);
   ASSERT_TRUE(t.ok());
-  // Twelve kernels, 5 us each, on top of the roofline; per phase: forward 2,
-  // backward 1, optimizer 9.
-  EXPECT_DOUBLE_EQ(t->overhead_seconds, 12 * 5e-6);
+  // Eleven kernels, 5 us each, on top of the roofline; per phase: forward 2,
+  // backward 1, optimizer 8.
+  EXPECT_DOUBLE_EQ(t->overhead_seconds, 11 * 5e-6);
   EXPECT_DOUBLE_EQ(t->kernel_overhead, 5e-6);
   EXPECT_NEAR(t->forward_seconds, base->forward_seconds + 2 * 5e-6, 1e-15);
   EXPECT_NEAR(t->backward_seconds, base->backward_seconds + 5e-6, 1e-15);
-  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 9 * 5e-6, 1e-15);
-  EXPECT_NEAR(t->step_seconds, base->step_seconds + 12 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->optimizer_seconds, base->optimizer_seconds + 8 * 5e-6, 1e-15);
+  EXPECT_NEAR(t->step_seconds, base->step_seconds + 11 * 5e-6, 1e-15);
   // The roofline seconds a calibration fits against do not include it.
   EXPECT_EQ(t->class_roofline_seconds, base->class_roofline_seconds);
 }
@@ -248,16 +249,23 @@ TEST_F(RooflineTest, LinearWithBiasAndInputGradient) {
 // The optimizer's kernels for three trainable tensors (fc1.weight, fc1.bias,
 // fc2.weight): Adam's single-tensor loop 3 x 8 = 24; its foreach step one
 // launch per multi-tensor op (all three fit one), 8.
+// torch 2.x: exp_avg.lerp_ for mul_ and add_: 3 x 7 = 21; foreach 7 ops.
 TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
   TwoLinears(/*fc1_bias=*/true, /*fc2_bias=*/false);
-  for (bool foreach : {false, true}) {
-    AnalysisOptions opts;
-    opts.training.mode = StepMode::kTrain;
-    opts.training.optimizer = OptimizerKind::kAdam;
-    opts.training.foreach = foreach;
-    Result<TimeReport> t = Time(Run("8,32", std::move(opts)));
-    ASSERT_TRUE(t.ok());
-    EXPECT_EQ(t->class_kernels[kOptim], foreach ? 8 : 24) << foreach;
+  for (const char* version : {"1.13", "2"}) {
+    const bool v2 = std::string(version) == "2";
+    for (bool foreach : {false, true}) {
+      AnalysisOptions opts;
+      opts.training.mode = StepMode::kTrain;
+      opts.training.optimizer = OptimizerKind::kAdam;
+      opts.training.foreach = foreach;
+      opts.training.torch_version = version;
+      Result<TimeReport> t = Time(Run("8,32", std::move(opts)));
+      ASSERT_TRUE(t.ok());
+      EXPECT_EQ(t->class_kernels[kOptim],
+                foreach ? (v2 ? 7 : 8) : (v2 ? 21 : 24))
+          << version << " " << foreach;
+    }
   }
 }
 

@@ -44,9 +44,10 @@ int64_t LayerSavedBytes(const std::string& dtype, int64_t b, int64_t s) {
 // modeling_llama.py read op by op (autograd saves a mul's operand only when the
 // other operand needs a gradient):
 //   each of the two RMSNorms: x.to(float32) 4sbh (pow's and the normalizing
-//     mul's input; in float32 the layer input itself), x^2 4sbh (mean.dim's
-//     input, torch 1.13), rsqrt's result 4sb, the normalized x cast back e*sbh
-//     (weight * x keeps it), the norm's output e*sbh (the next linears' input);
+//     mul's input; in float32 the layer input itself), rsqrt's result 4sb, the
+//     normalized x cast back e*sbh (weight * x keeps it), the norm's output
+//     e*sbh (the next linears' input); torch 1.13 also x^2 4sbh (mean.dim's
+//     input; torch 2.x saves no tensor for mean.dim);
 //   attention: cos and sin e*s*hd each (RoPE's muls keep only the tables: they
 //     need no gradient), the rotated q and k e*sbh each (QK^T keeps them), v
 //     e*sbh (AV's contiguous copy), the softmax's float32 output 4*H*b*s^2 and,
@@ -57,7 +58,7 @@ int64_t LayerSavedBytes(const std::string& dtype, int64_t b, int64_t s) {
 //     input), e*s*b*I each.
 int64_t DerivedLayerBytes(int64_t e, int64_t b, int64_t s) {
   const int64_t h = 4096, heads = 32, hd = 128, inter = 11008;
-  const int64_t norms = 2 * ((8 + 2 * e) * s * b * h + 4 * s * b);
+  const int64_t norms = 2 * ((4 + 2 * e) * s * b * h + 4 * s * b);
   const int64_t scores = (4 + (e == 4 ? 0 : e)) * heads * b * s * s;
   const int64_t attention = 2 * e * s * hd + 4 * e * s * b * h + scores + 8;
   const int64_t mlp = 4 * e * s * b * inter;
@@ -78,10 +79,10 @@ TEST(HalfPrecisionTest, Llama7bLikeLayerSavedBytesFollowHuggingFacesIslands) {
 
 TEST(HalfPrecisionTest, Llama7bLikeLayerRoughlyHalvesInBf16) {
   // The per-token part (b*s terms, the part without the s x s scores):
-  // float32 48h + 16I + 8 = 372744 bytes, bf16 32h + 8I + 8 = 219144: 0.588
-  // (the RMSNorm's float32 islands, 16h per layer, do not shrink). The eager
+  // float32 40h + 16I + 8 = 339976 bytes, bf16 24h + 8I + 8 = 186376: 0.548
+  // (the RMSNorm's float32 islands, 8h per layer, do not shrink). The eager
   // scores grow instead (4 -> 6 bytes per element: the float32 softmax and its
-  // cast), so at s = 128, where they weigh little, one layer's bytes are 0.61
+  // cast), so at s = 128, where they weigh little, one layer's bytes are 0.59
   // of float32's.
   const int64_t s = 128;
   const double fp32 = static_cast<double>(LayerSavedBytes("fp32", 1, s));

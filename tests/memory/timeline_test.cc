@@ -39,6 +39,35 @@ TEST(TimelineTest, AllocAndFreeCountOnceEach) {
   EXPECT_EQ(At(t.total()), 24);
 }
 
+// A foreach op's list: one recorded allocation per non-empty piece, freed
+// piece by piece by its handle; two lists at once stay apart.
+TEST(TimelineTest, ListsAllocateAndFreeEachPiece) {
+  TimelinePoints points;
+  Timeline t(&points);
+  std::vector<AllocationEvent> events;
+  t.RecordAllocations(&events);
+  const std::vector<int64_t> list = {64, 0, 16};
+  const int first = t.AddList(MemCategory::kTemp, list);
+  const int second = t.AddList(MemCategory::kTemp, list);
+  EXPECT_EQ(At(t.live()[testing::kTemp]), 2 * 80);
+  // 64 and 16 each list: the empty piece allocates nothing.
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].id, first);
+  EXPECT_EQ(At(events[0].bytes), 64);
+  EXPECT_EQ(events[1].id, first - 2);
+  EXPECT_EQ(At(events[1].bytes), 16);
+  EXPECT_EQ(events[2].id, second);
+  EXPECT_NE(second, first);
+  t.FreeList(first, MemCategory::kTemp, list);
+  EXPECT_EQ(At(t.live()[testing::kTemp]), 80);
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_FALSE(events[4].alloc);
+  EXPECT_EQ(events[4].id, first);
+  EXPECT_EQ(events[5].id, first - 2);
+  t.FreeList(second, MemCategory::kTemp, list);
+  EXPECT_EQ(At(t.total()), 0);
+}
+
 TEST(TimelineTest, PointsSkipMomentsWithoutChange) {
   TimelinePoints points;
   Timeline t(&points);

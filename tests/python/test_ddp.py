@@ -107,8 +107,11 @@ def measure(name):
 
 
 def torchcost(binary, pt, cap_mb, view):
+    import torchcost_cli
+
     args = [binary, pt, "--device", "cpu", "--optimizer", "sgd", "--shard", "ddp", "--world", str(WORLD),
-            "--ddp-bucket", str(cap_mb), "--json"] + (["--ddp-bucket-view"] if view else [])
+            "--ddp-bucket", str(cap_mb), "--torch-version", torchcost_cli.oracle_torch_version(),
+            "--json"] + (["--ddp-bucket-view"] if view else [])
     proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if proc.returncode != 0:
         return None, proc.stderr.strip()

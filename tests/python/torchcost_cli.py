@@ -5,13 +5,24 @@ import os
 import subprocess
 
 
+def oracle_torch_version():
+    """The --torch-version of the torch the oracle measures ("1.13" for Debian's 1.13, else "2")."""
+    import torch
+
+    return "1.13" if torch.__version__.startswith("1.") else "2"
+
+
 def run_json(binary, args, timeout=180, label=None):
     """Runs `binary args... --json`; returns (report dict, None) or (None, one-line error).
 
     `label` names the run in messages (default: the arguments, with the model's
-    file name only).
+    file name only). NB: unless the arguments name one, the analysis models the
+    torch the oracle measures (--torch-version, oracle_torch_version()).
     """
-    cmd = [binary] + list(args) + ["--json"]
+    cmd = [binary] + list(args)
+    if "--torch-version" not in cmd:
+        cmd += ["--torch-version", oracle_torch_version()]
+    cmd += ["--json"]
     if label is None:
         label = " ".join([os.path.basename(args[0])] + list(args[1:])) if args else ""
     try:

@@ -80,6 +80,7 @@ OpResult OpRunner::Run(const std::string& op,
   options.attention_backend = attention_backend_;
   options.training.inputs_require_grad = inputs_require_grad_;
   options.training.mode = mode_;
+  options.training.torch_version = torch_version_;
   ir::Node node;
   size_t dot = op.find('.');
   node.op = op.substr(0, dot);

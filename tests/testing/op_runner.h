@@ -94,6 +94,11 @@ class OpRunner {
   void set_attention_backend(std::string backend) {
     attention_backend_ = std::move(backend);
   }
+  // The PyTorch whose autograd formulas are modelled (torch_version() in
+  // rules): "2" (default) or "1.13".
+  void set_torch_version(std::string version) {
+    torch_version_ = std::move(version);
+  }
   // If true, floating-point tensor arguments require gradients, so the node has
   // a grad_fn and OpResult reports what it saves (default false).
   void set_inputs_require_grad(bool v) { inputs_require_grad_ = v; }
@@ -110,6 +115,7 @@ class OpRunner {
   std::unique_ptr<sym::Context> ctx_;
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
+  std::string torch_version_ = "2";
   bool inputs_require_grad_ = false;
   StepMode mode_ = StepMode::kTrain;
 };

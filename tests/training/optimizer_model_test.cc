@@ -225,15 +225,20 @@ TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
   EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdam, 160, "2"),
             std::vector<int64_t>({160}));
   EXPECT_FALSE(HasForeach(OptimizerKind::kAdafactor));
-  // Adam's sqrt list and denom over both weights at once: 2 * 160, not W1's
-  // 256.
-  AnalysisOptions opts;
-  opts.training.optimizer = OptimizerKind::kAdam;
-  opts.training.foreach = true;
-  opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
-  auto r = Analyze(b_.graph(), rules_, ctx_, opts);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(OptimizerTempOverBackward(*r), 2 * 160);
+  // torch 1.13: Adam's sqrt list and denom over both weights at once:
+  // 2 * 160, not W1's 256; torch 2.x: the sqrt list alone, 160.
+  for (const char* version : {"1.13", "2"}) {
+    AnalysisOptions opts;
+    opts.training.optimizer = OptimizerKind::kAdam;
+    opts.training.foreach = true;
+    opts.training.torch_version = version;
+    opts.inputs.push_back(*ParseInputSpec(ctx_, "5,8"));
+    auto r = Analyze(b_.graph(), rules_, ctx_, opts);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(OptimizerTempOverBackward(*r),
+              std::string(version) == "2" ? 160 : 2 * 160)
+        << version;
+  }
 }
 
 TEST_F(OptimizerStepTest, AdamUnchanged) {
