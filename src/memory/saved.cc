@@ -46,8 +46,11 @@ void MarkSaved(StepState* state) {
       // or traced size arithmetic: in eager, a Python number that PyTorch wraps
       // into a fresh 0-dim tensor at every call, which autograd saves (vit's
       // `q / 8.0`: DivBackward0._saved_other, 8 bytes of float64; measured).
-      // One new storage per saving node, allocated when the node runs.
-      if (s < 0 && ref.value >= 0 &&
+      // One new storage per saving node, allocated when the node runs. NB: on
+      // CUDA that tensor is the host's (a wrapped number stays on the CPU):
+      // no device memory (an H200, torch 2.11: one 8-byte float64 per
+      // attention layer not among saved_tensors_hooks' device storages).
+      if (s < 0 && ref.value >= 0 && st.shapes.device == "cpu" &&
           st.shapes.values[ref.value].kind == rules::RValue::Kind::kTensor) {
         s = storages.Add(st.bytes.Of(st.shapes.values[ref.value].t),
                          MemCategory::kTemp);

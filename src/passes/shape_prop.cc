@@ -317,6 +317,7 @@ class Propagator {
   Status Init(const AnalysisOptions& options, size_t first_value) {
     train_ = options.training.mode == StepMode::kTrain;
     device_ = options.device;
+    facts_->device = options.device;
     attention_backend_ = options.attention_backend;
     torch_version_ = options.training.torch_version;
     facts_->values.resize(first_value);

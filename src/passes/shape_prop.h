@@ -49,6 +49,8 @@ struct ShapeFacts {
   std::vector<std::unique_ptr<rules::Applied>> applied;
   // True if a rule read the attention backend.
   bool attention_backend_read = false;
+  // The device the rules were applied for (AnalysisOptions::device).
+  std::string device = "cuda";
   // The nodes whose facts were copied from a run they repeat (ir::RepeatSpan)
   // rather than found again: a measure of the work saved, not a fact.
   int64_t copied_nodes = 0;

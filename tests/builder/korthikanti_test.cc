@@ -94,11 +94,12 @@ int64_t Paper(int64_t t, bool sp, bool selective) {
 //   layer_norm keeps its statistics in the accumulation type): 2 * 2 * 4 * sb /
 //   rep;
 // - the 0-dim float64 tensor of `att / sqrt(hd)` that DivBackward0 keeps
-//   (the traced Python float): 8 bytes, unless the core is recomputed.
+//   (the traced Python float): on CUDA the host's, so no device bytes (8 on
+//   CPU).
 // Biases add nothing: linear and addmm keep their input and weight only.
-int64_t Dropped(int64_t t, bool sp, bool selective) {
+int64_t Dropped(int64_t t, bool sp, bool /*selective*/) {
   const int64_t rep = sp ? t : 1;
-  return 2 * 2 * 4 * s * b / rep + (selective ? 0 : 8);
+  return 2 * 2 * 4 * s * b / rep;
 }
 
 TEST(KorthikantiTable2Test, DerivationsMatchThePapersClosedForms) {
