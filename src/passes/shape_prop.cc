@@ -506,9 +506,9 @@ class Propagator {
                           &args, &nf.arg_values);
       if (s.ok()) {
         // NB: a rule's application is a function of the rule and its bound
-        // values (device and backend are fixed per run; rules make no fresh
-        // symbols), so a repeated layer's nodes reuse the first one's result:
-        // a decoder's N identical layers apply each rule once.
+        // values (device, backend and torch version are fixed per run; rules
+        // make no fresh symbols), so a repeated layer's nodes reuse the first
+        // one's result: a decoder's N identical layers apply each rule once.
         MemoKeyOf(op, args, nf.arg_values, &key);
         auto hit = memo.find(key);
         if (hit != memo.end()) {
@@ -833,7 +833,7 @@ class Propagator {
   bool train_ = false;
   std::string device_ = "cuda";
   std::string attention_backend_ = "auto";
-  std::string torch_version_ = "1.13";
+  std::string torch_version_ = "2";
   // Example values of the inputs' symbols (SetExamples).
   sym::Bindings examples_;
   // True once a rule evaluated attention_backend().
