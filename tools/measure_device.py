@@ -33,12 +33,15 @@ optimizer states, inputs; ACT through saved_tensors_hooks); on CUDA
 max_memory_allocated and max_memory_reserved per phase with the peak stats
 reset before each phase, twice: once from an empty cache with the parameters,
 buffers, inputs and optimizer states allocated first in that order (the
-replay torchcost's --allocator cuda models; the bytes resident before them,
-cuBLAS's workspace, recorded apart), and once on the cache the warm-up steps
+replay torchcost's --allocator cuda models; the blocks resident before them,
+recorded apart), and once on the cache the warm-up steps
 left (what a training loop sees); memory_stats() after the first; the device
 memory outside the allocator (mem_get_info's used bytes less
 memory_reserved()). Once per process: the device memory used after CUDA's
-initialisation, before the first tensor (the context). Then the median and
+initialisation, before the first tensor (the context), and, after one small
+linear layer's forward and backward that make cuBLAS allocate its workspaces
+first, in segments of their own, those blocks (`context.primed_blocks`: what
+calibrate subtracts from every measured peak). Then the median and
 the fastest of --steps timed steps per phase (perf_counter with a
 synchronize after each phase on CUDA; the thread's CPU time on one thread on
 CPU), and one step under torch.profiler, each phase profiled apart: each
