@@ -17,6 +17,7 @@ process through torch.fx on the meta device (nothing is computed; a model
 built on torch.device("meta") has no weights at all).
 """
 
+import sys
 from typing import Any, List, Mapping, Optional, Sequence
 
 from ._options import StrictError, TorchcostError
@@ -86,6 +87,12 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
         return arch_config(model, config=config, **options)
     # NB: the text report's flags (--depth, --top, --top-depth) are tree()'s defaults.
     tree = {k: options.pop(k) for k in ("depth", "top", "top_depth") if k in options}
+    torch = sys.modules.get("torch")  # NB: an nn.Module means torch is loaded.
+    if "torch_version" not in options and torch is not None and isinstance(model, torch.nn.Module):
+        # A live module trains on this torch: its autograd formulas and optimizer steps are the ones modelled.
+        from .measured import torch_version_of
+
+        options["torch_version"] = torch_version_of(torch.__version__)
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
     args = to_args(options)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,

@@ -594,3 +594,26 @@ def test_profiler_reads_distributed_data_parallel(tmp_path):
             torchcost.Profiler(ddp, opt, shard="zero2")
     finally:
         dist.destroy_process_group()
+
+
+def test_a_live_module_is_modelled_on_its_own_torch():
+    # An nn.Module trains on the torch that holds it: analyze() models that torch's autograd (Debian's 1.13 here:
+    # mean.dim keeps its input, x.pow(2), [1, 16, 64] float32 = 4096 bytes); a family or a file has no torch of
+    # its own and gets the default, 2.x; the keyword wins over both.
+    class Norm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(64))
+
+        def forward(self, x):
+            return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+    here = "1.13" if torch.__version__.startswith("1.") else "2"
+    mine = torchcost.analyze(Norm(), (1, 16, 64), inputs_require_grad=True)
+    assert mine.to_dict()["training"]["torch_version"] == here
+    other = torchcost.analyze(Norm(), (1, 16, 64), inputs_require_grad=True,
+                              torch_version="2" if here == "1.13" else "1.13")
+    kept = 1 * 16 * 64 * 4  # x^2, saved by 1.13's MeanBackward1 only.
+    assert mine.saved_bytes - other.saved_bytes == (kept if here == "1.13" else -kept)
+    family = torchcost.analyze("llama", config=TINY_LLAMA, set={"B": 1, "S": 16})
+    assert family.to_dict()["training"]["torch_version"] == "2"
