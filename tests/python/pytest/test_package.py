@@ -201,16 +201,21 @@ def test_module_matches_pytorch():
     assert a.module("fc").output_shapes == [[4, 10]]
 
 
+# The torch a live module runs on (analyze() models it; a file gets the default unless told).
+THIS_TORCH = "1.13" if torch.__version__.startswith("1.") else "2"
+
+
 def test_module_equals_cli_on_its_export(cli, tmp_path):
     m = TinyCNN()
     path = str(tmp_path / "cnn.json")
     torchcost.export_graph(m, ("B", 3, 8, 8), path)
     a = torchcost.analyze(m, ("B", 3, 8, 8), set={"B": 4}, optimizer="sgd_momentum", freeze="^conv")
     doc = cli(path, "--input", "B,3,8,8:float32", "--set", "B=4", "--optimizer", "sgd_momentum",
-              "--freeze", "^conv")
+              "--freeze", "^conv", "--torch-version", THIS_TORCH)
     same_report(a.to_dict(), doc)
     # A .json path defaults its inputs to the file's table (symbolic B).
-    same_report(torchcost.analyze(path, set={"B": 4}, optimizer="sgd_momentum", freeze="^conv").to_dict(), doc)
+    same_report(torchcost.analyze(path, set={"B": 4}, optimizer="sgd_momentum", freeze="^conv",
+                                  torch_version=THIS_TORCH).to_dict(), doc)
     pt = str(tmp_path / "cnn.pt")
     torch.jit.save(torch.jit.trace(m.eval(), torch.randn(1, 3, 8, 8)), pt)
     with pytest.raises(torchcost.TorchcostError, match="input_shapes=SHAPE"):  # no sidecar: say what to give
@@ -223,8 +228,9 @@ def test_scriptmodule_equals_cli(cli, tmp_path):
     path = str(tmp_path / "cnn.pt")
     torch.jit.save(s, path)
     a = torchcost.analyze(s, "B,3,8,8", set={"B": 2}, mode="infer")
-    same_report(a.to_dict(), cli(path, "--input", "B,3,8,8", "--set", "B=2", "--mode", "infer"))
-    b = torchcost.analyze(path, "B,3,8,8", set={"B": 2}, mode="infer")
+    same_report(a.to_dict(), cli(path, "--input", "B,3,8,8", "--set", "B=2", "--mode", "infer",
+                                 "--torch-version", THIS_TORCH))
+    b = torchcost.analyze(path, "B,3,8,8", set={"B": 2}, mode="infer", torch_version=THIS_TORCH)
     same_report(b.to_dict(), a.to_dict() | {"model": "x"})
 
 
@@ -608,7 +614,7 @@ def test_a_live_module_is_modelled_on_its_own_torch():
         def forward(self, x):
             return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
 
-    here = "1.13" if torch.__version__.startswith("1.") else "2"
+    here = THIS_TORCH
     mine = torchcost.analyze(Norm(), (1, 16, 64), inputs_require_grad=True)
     assert mine.to_dict()["training"]["torch_version"] == here
     other = torchcost.analyze(Norm(), (1, 16, 64), inputs_require_grad=True,
