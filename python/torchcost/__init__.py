@@ -90,7 +90,7 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     torch = sys.modules.get("torch")  # NB: an nn.Module means torch is loaded.
     if "torch_version" not in options and torch is not None and isinstance(model, torch.nn.Module):
         # A live module trains on this torch: its autograd formulas and optimizer steps are the ones modelled.
-        from .measured import torch_version_of
+        from ._options import torch_version_of
 
         options["torch_version"] = torch_version_of(torch.__version__)
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)

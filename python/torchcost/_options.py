@@ -92,6 +92,11 @@ class StrictError(RuntimeError):
     """strict=True and an op has no rule (the command's exit code 1)."""
 
 
+def torch_version_of(version: str) -> str:
+    """The --torch-version for a torch.__version__ ("2.11.0+cu130" -> "2"; "1.13.1" -> "1.13")."""
+    return "1.13" if version.startswith("1.") else "2"
+
+
 def value_text(value: Any) -> str:
     """Returns the command-line text of one option value."""
     if isinstance(value, bool):

@@ -254,7 +254,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
     import torch
 
     from . import _measure, _model, analyze
-    from . import measured as _measured
+    from ._options import torch_version_of
 
     bindings = dict(bindings or {})
     inputs = list(inputs or [])
@@ -283,7 +283,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
             time_options["gpu_file"] = path
         # NB: the step runs on this torch: its autograd formulas and optimizer steps are modelled.
         common = dict(optimizer=optimizer, set=bindings or None, device="cuda" if cuda else "cpu",
-                      torch_version=_measured.torch_version_of(torch.__version__), **time_options)
+                      torch_version=torch_version_of(torch.__version__), **time_options)
         if family:
             module, config = family_model(model_spec, config)
             model = module.to(device).train()

@@ -22,18 +22,13 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._options import TorchcostError
+from ._options import TorchcostError, torch_version_of
 
 FORMAT = "torchcost.device_measurements"
 # GPUs of gpus/gpus.yaml by what torch.cuda.get_device_name says of them, most specific first.
 _GPU_NAMES = (("h200", "h200"), ("h100 pcie", "h100-pcie"), ("h100", "h100"), ("a100-sxm4-80gb", "a100-80gb"),
               ("a100 80gb", "a100-80gb"), ("a100", "a100"), ("l40s", "l40s"), ("l4", "l4"), ("4090", "4090"),
               ("3090", "3090"), ("v100", "v100"), ("mi300x", "mi300x"), ("mi250x", "mi250x"))
-
-
-def torch_version_of(version: str) -> str:
-    """The analysis's --torch-version for the torch a run had ("2.11.0+cu130" -> "2"; "1.13.1" -> "1.13")."""
-    return "1.13" if version.startswith("1.") else "2"
 
 
 def library_bytes(context: Optional[Dict[str, Any]]) -> Optional[Tuple[int, int]]:

@@ -402,27 +402,20 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       // decay): exp_avg.lerp_(grad) 1 instead of mul_ and add_, so 7 (AdamW
       // 8); foreach _foreach_lerp_(exp_avgs, grads) 2 instead of mul_ and
       // add_, and _foreach_add_(.., eps) 1 in place.
-      per_tensor = kind == OptimizerKind::kAdamW ? 9 : 8;
-      if (kind == OptimizerKind::kAdamW) ops.push_back({1, false});
-      if (torch_version == "2") {
-        --per_tensor;
-        ops.insert(ops.end(), {{2, false},
-                               {1, false},
-                               {3, false},
-                               {2, false},
-                               {1, true},
-                               {1, false},
-                               {3, true}});
-        break;
+      {
+        const bool v2 = torch_version == "2";
+        per_tensor = (kind == OptimizerKind::kAdamW ? 9 : 8) - (v2 ? 1 : 0);
+        if (kind == OptimizerKind::kAdamW) ops.push_back({1, false});
+        if (v2) {
+          ops.push_back({2, false});  // _foreach_lerp_(exp_avgs, grads).
+        } else {
+          ops.insert(ops.end(), {{1, false}, {2, false}});  // mul_, add_.
+        }
+        // exp_avg_sqs' mul_ and addcmul_, sqrt, div_ by the bc2_sqrt list.
+        ops.insert(ops.end(), {{1, false}, {3, false}, {2, false}, {1, true}});
+        ops.push_back({v2 ? 1 : 2, false});  // + eps: in place on 2.x.
+        ops.push_back({3, true});            // addcdiv_ with step sizes.
       }
-      ops.insert(ops.end(), {{1, false},
-                             {2, false},
-                             {1, false},
-                             {3, false},
-                             {2, false},
-                             {1, true},
-                             {2, false},
-                             {3, true}});
       break;
     case OptimizerKind::kAdagrad:
       // adagrad.py: state_sum.addcmul_ 1, std = state_sum.sqrt().add_(eps) 2,

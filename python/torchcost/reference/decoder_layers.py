@@ -90,7 +90,8 @@ class RotaryEmbedding(nn.Module):
         self.rope_theta = c.get("rope_theta", 10000.0)
 
     def forward(self, x):
-        inv_freq = 1.0 / (self.rope_theta ** (torch.arange(0, self.head_dim, 2, device=x.device).float() / self.head_dim))
+        dims = torch.arange(0, self.head_dim, 2, device=x.device).float()
+        inv_freq = 1.0 / (self.rope_theta ** (dims / self.head_dim))
         t = torch.arange(x.shape[1], dtype=torch.float32, device=x.device)
         freqs = torch.outer(t, inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)

@@ -129,7 +129,8 @@ class SparseMoeBlock(nn.Module):
         for expert_idx in range(self.num_experts):
             expert_layer = self.experts[expert_idx]
             top_x = torch.arange(n, device=hidden_states.device)
-            idx = torch.zeros(n, dtype=torch.long, device=hidden_states.device)  # The top-k slot of each token (values in [0, top_k)).
+            # The top-k slot of each token (values in [0, top_k)).
+            idx = torch.zeros(n, dtype=torch.long, device=hidden_states.device)
             current_state = hidden_states.index_select(0, top_x)
             current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx].unsqueeze(-1)
             final_hidden_states.index_add_(0, top_x, current_hidden_states)
