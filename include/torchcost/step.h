@@ -82,12 +82,14 @@ struct StepConfig {
   // The optimizer, as ParseOptimizer reads it ("adamw", "sgd", "adam8bit",
   // ...).
   std::string optimizer = "adamw";
-  // The optimizer's foreach step (torch's _multi_tensor_*) instead of its
-  // single-tensor loop.
-  bool foreach = false;
-  // The optimizer's fused step (torch 2.x fused=True; DeepSpeed's FusedAdam):
-  // no temporaries (TrainingOptions::fused).
-  bool fused = false;
+  // The optimizer's step: "single" (torch.optim's per-parameter loop),
+  // "foreach" (its _multi_tensor_* step: whole-list temporaries), "fused"
+  // (torch 2.x fused=True, DeepSpeed's FusedAdam: no temporaries) or "auto":
+  // torch's own default (torch.optim's _default_to_fused_or_foreach), foreach
+  // for torch 2.x's optimizers that have one on CUDA, single otherwise. NB:
+  // where foreach is not modelled (sharding, master weights, GaLore) auto is
+  // single, and the report notes it.
+  std::string optimizer_impl = "auto";
   // The dtype of the optimizer's param-sized states; empty: torch's (the
   // parameter's).
   std::string state_dtype;

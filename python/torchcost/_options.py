@@ -211,7 +211,7 @@ def method_text(value: Any) -> str:
 
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 # The library's names (StepConfig's fields, include/torchcost/step.h) that are not the keyword's.
-_FIELD_TO_KEYWORD = {"method": "peft", "foreach": "optimizer_impl", "fused": "optimizer_impl", "set_to_none": "zero_grad",
+_FIELD_TO_KEYWORD = {"method": "peft", "set_to_none": "zero_grad",
                      "inputs": "input_shapes", "input_dtype": "dtype", "bindings": "set",
                      "symbol_bounds": "input_shapes", "ddp_bucket_mib": "ddp_bucket",
                      "cuda_context_bytes": "cuda_context", "budget_bytes": "budget",

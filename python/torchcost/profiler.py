@@ -14,7 +14,7 @@ from .result import Analysis
 
 
 def optimizer_options(optimizer: Any) -> Dict[str, Any]:
-    """Returns analyze()'s keywords for a torch.optim optimizer: {"optimizer": name[, "optimizer_impl": "foreach"]}.
+    """Returns analyze()'s keywords for a torch.optim optimizer: {"optimizer": name[, "optimizer_impl": impl]}.
 
     SGD is sgd, sgd_momentum (momentum > 0) or sgd_nesterov; Adam, AdamW,
     Adagrad, RMSprop are themselves. Hyper-parameters that change what the step
@@ -55,8 +55,9 @@ def optimizer_options(optimizer: Any) -> Dict[str, Any]:
                              "AdamW, Adagrad, RMSprop (and by name: lion, adafactor, adam8bit)" % name)
     if out["optimizer"] in ("adam", "adamw") and any_group("amsgrad"):
         raise TorchcostError("optimizer: %s(amsgrad=True) is not modelled (its max_exp_avg_sq state)" % name)
-    if first.get("foreach"):
-        out["optimizer_impl"] = "foreach"
+    # foreach=None (the default) leaves torch's choice: analyze()'s "auto".
+    if first.get("foreach") is not None:
+        out["optimizer_impl"] = "foreach" if first["foreach"] else "single"
     if first.get("fused"):  # torch 2.x's fused=True.
         out["optimizer_impl"] = "fused"
     # NB: torch 1.13's SGD, Adam, Adagrad and RMSprop apply weight decay as grad.add(param, alpha=wd): a

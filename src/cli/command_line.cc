@@ -234,13 +234,13 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "r=8,alpha=16,dropout=0.05,targets=q_proj|v_proj")
       ->type_name("SPEC");
   app.add_option("--optimizer-impl", out.optimizer_impl,
-                 "The optimizer's step: single (the per-parameter loop, torch "
-                 "1.13's CPU default), foreach "
-                 "(_multi_tensor_*: whole-list temporaries, CUDA's default in "
-                 "torch 2.x) or fused (fused=True, DeepSpeed's FusedAdam: "
-                 "in place, no temporaries)")
+                 "The optimizer's step: auto (torch's default: foreach for "
+                 "torch 2.x on CUDA, else single), single (the per-parameter "
+                 "loop), foreach (_multi_tensor_*: whole-list temporaries) or "
+                 "fused (fused=True, DeepSpeed's FusedAdam: in place, no "
+                 "temporaries)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"single", "foreach", "fused"}))
+      ->check(CLI::IsMember({"auto", "single", "foreach", "fused"}))
       ->type_name("IMPL");
   app.add_option(
          "--galore", out.galore,

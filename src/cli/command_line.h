@@ -46,7 +46,7 @@ struct CommandLine {
   std::string zero_grad = "none";  // --zero-grad none|zeros
   // --lora r=8,alpha=16,dropout=0.05,targets=REGEX
   std::string lora;
-  std::string optimizer_impl = "single";  // --optimizer-impl single|foreach
+  std::string optimizer_impl = "auto";  // --optimizer-impl auto|single|...
   // --galore r=128,gap=200,scale=0.25,targets=REGEX,per_layer=true
   std::string galore;
   std::string shard = "none";  // --shard none|ddp|zero1|zero2|zero3|fsdp

@@ -147,8 +147,7 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.overlap_comm = cl.overlap_comm;
   c.contiguous_gradients = !cl.no_contiguous_gradients;
   c.master_weights = cl.master_weights;
-  c.foreach = cl.optimizer_impl == "foreach";
-  c.fused = cl.optimizer_impl == "fused";
+  c.optimizer_impl = cl.optimizer_impl;
   c.galore = cl.galore;
   c.paged = cl.paged;
   c.state_dtype = cl.state_dtype;

@@ -8,7 +8,7 @@ namespace {
 
 // StepConfig's fields and the flags that set them (src/cli/command_line.cc).
 // NB: some flags set a field to one value: --zero-grad zeros is
-// set_to_none=false, --optimizer-impl foreach is foreach=true.
+// set_to_none=false.
 constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.input_dtype", "--dtype"},
     {"StepConfig.inputs", "--input"},
@@ -16,8 +16,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.bindings", "--set"},
     {"StepConfig.mode", "--mode"},
     {"StepConfig.optimizer", "--optimizer"},
-    {"StepConfig.foreach", "--optimizer-impl foreach"},
-    {"StepConfig.fused", "--optimizer-impl fused"},
+    {"StepConfig.optimizer_impl", "--optimizer-impl"},
     {"StepConfig.state_dtype", "--state-dtype"},
     {"StepConfig.paged", "--paged"},
     {"StepConfig.master_weights", "--master-weights"},

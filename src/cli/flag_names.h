@@ -15,7 +15,7 @@ using FlagOverrides = std::vector<std::pair<std::string, std::string>>;
 
 // Returns `message` (or a rendered report) with every "StepConfig.<field>"
 // replaced by the flag that sets the field ("StepConfig.checkpoint_group" ->
-// "--checkpoint-group"; "StepConfig.foreach" -> "--optimizer-impl foreach"),
+// "--checkpoint-group"; "StepConfig.optimizer_impl" -> "--optimizer-impl"),
 // and the names of SweepSpec, BuildNamedModel.config and .name by --sweep,
 // --config and --model. `overrides` name what depends on the invocation:
 // StepConfig.method is --peft, --lora, or a compare row's label.

@@ -23,8 +23,9 @@ std::string Field(const std::string& label, const std::string& value) {
   return report::Pad(label, 20, report::Table::Align::kLeft) + value + "\n";
 }
 
-// Returns the step modelled: "train with adam; 11.54 M trainable params
-// (11541544), 147.97 K frozen (147968)", or the inference line.
+// Returns the step modelled: "train with adam (foreach step); 11.54 M
+// trainable params (11541544), 147.97 K frozen (147968)", or the inference
+// line.
 std::string StepText(const Report& report) {
   const TrainingReport& tr = report.training;
   // "", or ", bf16-mixed precision (autocast, fp32 master weights)" and the
@@ -66,7 +67,12 @@ std::string StepText(const Report& report) {
                 " ({:.3g}%)",
                 100.0 * static_cast<double>(tr.grad_params) / report.params)
           : "";
-  return "train with " + std::string(OptimizerName(tr.optimizer)) + galore +
+  // torch.optim's step: the per-parameter loop, foreach or fused.
+  const char* impl = tr.foreach ? " (foreach step)"
+                     : tr.fused ? " (fused step)"
+                                : " (single-tensor step)";
+  return "train with " + std::string(OptimizerName(tr.optimizer)) + impl +
+         galore +
          precision + "; " + HumanAndExact(tr.grad_params, Unit::kCount) +
          " trainable params" + share + ", " +
          HumanAndExact(frozen, Unit::kCount) + " frozen";

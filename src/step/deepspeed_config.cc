@@ -274,12 +274,13 @@ class Reader {
     if ((name == "adam" || name == "adamw") &&
         !(torch_adam != nullptr && torch_adam->is_boolean() &&
           torch_adam->get<bool>())) {
-      if (c_.foreach) {
-        return Status::InvalidArgument("StepConfig.foreach disagrees with " +
-                                       file_ + ": optimizer.type " + t +
-                                       " (DeepSpeed's FusedAdam)");
+      if (c_.optimizer_impl != "auto" && c_.optimizer_impl != "fused") {
+        return Status::InvalidArgument(
+            "StepConfig.optimizer_impl " + c_.optimizer_impl +
+            " disagrees with " + file_ + ": optimizer.type " + t +
+            " (DeepSpeed's FusedAdam)");
       }
-      c_.fused = true;
+      c_.optimizer_impl = "fused";
     }
     return Status::Ok();
   }

@@ -53,7 +53,8 @@ Status SetGalore(const std::string& option, const std::string& spec,
   }
   galore->eight_bit = training.optimizer == OptimizerKind::kAdam8bit;
   if (training.foreach)
-    return Bad(option + " runs per parameter: no StepConfig.foreach");
+    return Bad(option +
+               " runs per parameter: no StepConfig.optimizer_impl foreach");
   if (training.sharding.strategy != ShardStrategy::kNone ||
       training.master_weights) {
     return Bad(
@@ -238,25 +239,62 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
   return Status::Ok();
 }
 
+// Returns the step torch runs by default for `c` (StepConfig::optimizer_impl
+// "auto"): torch 2.x's optimizers with a foreach step run it on CUDA
+// (torch/optim/optimizer.py, _default_to_fused_or_foreach); torch 1.13
+// (foreach=None means False), the CPU, bitsandbytes' paged optimizers and
+// GaLore's own loop run per parameter. Where torch would run foreach but the
+// model does not (sharding, master weights) it is "single" and `note` says so.
+std::string TorchDefaultImpl(const StepConfig& c,
+                             const TrainingOptions& training,
+                             std::string* note) {
+  const bool galore =
+      !c.galore.empty() || c.method.rfind("galore", 0) == 0;
+  if (c.mode != "train" || c.torch_version != "2" || c.device != "cuda" ||
+      !HasForeach(training.optimizer) || c.paged || galore) {
+    return "single";
+  }
+  const char* why = training.sharding.strategy != ShardStrategy::kNone
+                        ? "StepConfig.shard"
+                    : training.master_weights ? "StepConfig.master_weights"
+                                              : nullptr;
+  if (why == nullptr) return "foreach";
+  *note = std::string("optimizer step: modelled per parameter; torch 2.x on "
+                      "CUDA runs ") +
+          c.optimizer + "'s foreach step, not modelled with " + why +
+          " (its whole-list temporaries are left out)";
+  return "single";
+}
+
 // The optimizer's implementation and state options, checked as they are set
 // (NB: each check sees the options set before it, so the first clash names
-// the option that made it).
-Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training) {
-  if (c.foreach) {
+// the option that made it); a note for the report goes to `notes`.
+Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training,
+                          std::vector<std::string>* notes) {
+  std::string impl = c.optimizer_impl;
+  if (impl == "auto") {
+    std::string note;
+    impl = TorchDefaultImpl(c, training, &note);
+    if (!note.empty()) notes->push_back(std::move(note));
+  } else if (impl != "single" && impl != "foreach" && impl != "fused") {
+    return Bad("StepConfig.optimizer_impl '" + impl +
+               "': expected auto, single, foreach or fused");
+  }
+  if (impl == "foreach") {
     if (!HasForeach(training.optimizer)) {
-      return Bad("StepConfig.foreach: " + c.optimizer +
+      return Bad("StepConfig.optimizer_impl foreach: " + c.optimizer +
                  " has no torch foreach implementation");
     }
     if (training.sharding.strategy != ShardStrategy::kNone) {
-      return Bad("StepConfig.foreach with StepConfig.shard is not modelled");
+      return Bad(
+          "StepConfig.optimizer_impl foreach with StepConfig.shard is not "
+          "modelled");
     }
     training.foreach = true;
   }
-  if (c.fused) {
-    if (c.foreach)
-      return Bad("StepConfig.fused and StepConfig.foreach: give one");
+  if (impl == "fused") {
     if (!HasFused(training.optimizer)) {
-      return Bad("StepConfig.fused: " + c.optimizer +
+      return Bad("StepConfig.optimizer_impl fused: " + c.optimizer +
                  " has no torch fused implementation (adam, adamw, sgd, "
                  "adagrad)");
     }
@@ -562,7 +600,7 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
   training.accumulate = c.accumulate;
   training.set_to_none = c.set_to_none;
   TORCHCOST_RETURN_IF_ERROR(SetSharding(c, training));
-  TORCHCOST_RETURN_IF_ERROR(SetOptimizerExtras(c, training));
+  TORCHCOST_RETURN_IF_ERROR(SetOptimizerExtras(c, training, &parsed.notes));
   training.checkpoint = c.checkpoint;
   training.checkpoint_group = c.checkpoint_group;
   if (!c.param_dtype.empty()) {
@@ -646,7 +684,11 @@ Result<ParsedStep> ParseOptions(const StepConfig& config) {
       ApplyDeepSpeedConfig(config.deepspeed, &applied);
   if (!notes.ok()) return notes.status();
   Result<ParsedStep> parsed = ParseApplied(applied);
-  if (parsed.ok()) parsed->notes = std::move(notes).value();
+  if (parsed.ok()) {
+    // The DeepSpeed file's notes first, then the options'.
+    notes->insert(notes->end(), parsed->notes.begin(), parsed->notes.end());
+    parsed->notes = std::move(notes).value();
+  }
   return parsed;
 }
 

@@ -28,7 +28,8 @@ TEST(FlagNamesTest, FieldsBecomeTheirFlags) {
       // A flag that sets a field to one value.
       {"no StepConfig.accumulate or StepConfig.set_to_none=false",
        "no --accumulate or --zero-grad zeros"},
-      {"StepConfig.foreach: lion has no torch foreach implementation",
+      {"StepConfig.optimizer_impl foreach: lion has no torch foreach "
+       "implementation",
        "--optimizer-impl foreach: lion has no torch foreach implementation"},
       {"StepConfig.input_dtype float99: unknown dtype",
        "--dtype float99: unknown dtype"},
@@ -88,7 +89,7 @@ TEST(FlagNamesTest, CheckStepConfigErrorsNameFlags) {
       [](StepConfig& c) { c.shard = "x"; },
       [](StepConfig& c) { c.world = 2; },
       [](StepConfig& c) { c.ddp_bucket_mib = -1; },
-      [](StepConfig& c) { c.optimizer = "lion", c.foreach = true; },
+      [](StepConfig& c) { c.optimizer = "lion", c.optimizer_impl = "foreach"; },
       [](StepConfig& c) { c.galore = "r=4", c.master_weights = true; },
       [](StepConfig& c) { c.optimizer = "sgd", c.paged = true; },
       [](StepConfig& c) { c.state_dtype = "int8"; },

@@ -293,6 +293,9 @@ const Equivalence kEquivalences[] = {
      [](StepConfig& c, AnalysisOptions& o, std::string&) {
        c.loss = "causal_lm";
        o.training.loss = *ParseLossSpec("causal_lm");
+       // torch 2.x's default on CUDA.
+       c.optimizer_impl = "auto";
+       o.training.foreach = true;
      }},
     {"llama_bf16_lora_flash", "llama", kLlama,
      [](StepConfig& c, AnalysisOptions& o, std::string& method) {
@@ -389,8 +392,9 @@ TEST(AnalyzeStepTest, EqualsTheStagesCalledByHand) {
         builder::BuildNamedModel(e.family, e.family_config);
     ASSERT_TRUE(m.ok()) << m.status().message();
     StepConfig config = StepConfigFor(*m);
-    // As the manual path's default; each case sets its own.
+    // As the manual path's defaults; each case sets its own.
     config.loss = "sum";
+    config.optimizer_impl = "single";
     Manual manual;
     manual.graph = m->graph;
     e.set(config, manual.options, manual.method);
@@ -451,7 +455,7 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
       {"adamw", "gpt2", kGpt2, [](StepConfig&) {}},
       {"foreach_fp16_scaler", "gpt2", kGpt2,
        [](StepConfig& c) {
-         c.foreach = true;
+         c.optimizer_impl = "foreach";
          c.autocast = "fp16";
        }},
       {"checkpoint_accumulate_sgd", "gpt2", kGpt2,

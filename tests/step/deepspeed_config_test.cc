@@ -40,7 +40,7 @@ TEST(DeepSpeedConfigTest, HuggingFaceZero2OffloadWithAutoValues) {
   EXPECT_EQ(c.param_dtype, "bf16");
   EXPECT_TRUE(c.master_weights);
   EXPECT_EQ(c.optimizer, "adamw");
-  EXPECT_TRUE(c.fused);  // DeepSpeed's FusedAdam.
+  EXPECT_EQ(c.optimizer_impl, "fused");  // DeepSpeed's FusedAdam.
   EXPECT_THAT(*notes, ElementsAre("DeepSpeed config ds.json: not modelled: "
                                   "train_micro_batch_size_per_gpu, "
                                   "zero_optimization.allgather_bucket_size"));
@@ -111,14 +111,14 @@ TEST(DeepSpeedConfigTest, WhatTheFileLeavesOutStaysAsGiven) {
                     &c)
                   .ok());
   EXPECT_EQ(c.optimizer, "sgd_momentum");
-  EXPECT_FALSE(c.fused);
+  EXPECT_EQ(c.optimizer_impl, "auto");
   // torch_adam: torch's Adam, not FusedAdam.
   StepConfig t;
   ASSERT_TRUE(Apply(R"({"optimizer": {"type": "AdamW",
                         "params": {"torch_adam": true}}})",
                     &t)
                   .ok());
-  EXPECT_FALSE(t.fused);
+  EXPECT_EQ(t.optimizer_impl, "auto");
 }
 
 TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
@@ -209,9 +209,9 @@ TEST(DeepSpeedConfigTest, ErrorsNameTheFileAndKey) {
        "(adamw)",
        [](StepConfig& c) { c.optimizer = "sgd"; }},
       {R"({"optimizer": {"type": "Adam"}})",
-       "StepConfig.foreach disagrees with ds.json: optimizer.type Adam "
-       "(DeepSpeed's FusedAdam)",
-       [](StepConfig& c) { c.foreach = true; }},
+       "StepConfig.optimizer_impl foreach disagrees with ds.json: "
+       "optimizer.type Adam (DeepSpeed's FusedAdam)",
+       [](StepConfig& c) { c.optimizer_impl = "foreach"; }},
       {R"({"zero_optimization": {"stage": 2, "overlap_comm": false}})",
        "StepConfig.overlap_comm true disagrees with ds.json: "
        "zero_optimization.overlap_comm (false)",

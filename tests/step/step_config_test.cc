@@ -56,16 +56,21 @@ const BadConfig kBadConfigs[] = {
     {"foreach_lion",
      [](StepConfig& c) {
        c.optimizer = "lion";
-       c.foreach = true;
+       c.optimizer_impl = "foreach";
      },
-     "StepConfig.foreach: lion has no torch foreach implementation"},
+     "StepConfig.optimizer_impl foreach: lion has no torch foreach "
+     "implementation"},
+    {"impl_unknown", [](StepConfig& c) { c.optimizer_impl = "fast"; },
+     "StepConfig.optimizer_impl 'fast': expected auto, single, foreach or "
+     "fused"},
     {"foreach_shard",
      [](StepConfig& c) {
-       c.foreach = true;
+       c.optimizer_impl = "foreach";
        c.shard = "ddp";
        c.world = 2;
      },
-     "StepConfig.foreach with StepConfig.shard is not modelled"},
+     "StepConfig.optimizer_impl foreach with StepConfig.shard is not "
+     "modelled"},
     {"galore_spec", [](StepConfig& c) { c.galore = "r=0"; },
      "StepConfig.galore: r=0 must be a positive integer"},
     {"galore_sgd",
@@ -78,9 +83,10 @@ const BadConfig kBadConfigs[] = {
     {"galore_foreach",
      [](StepConfig& c) {
        c.galore = "r=4";
-       c.foreach = true;
+       c.optimizer_impl = "foreach";
      },
-     "StepConfig.galore runs per parameter: no StepConfig.foreach"},
+     "StepConfig.galore runs per parameter: no StepConfig.optimizer_impl "
+     "foreach"},
     {"galore_master_weights",
      [](StepConfig& c) {
        c.galore = "r=4";
@@ -239,19 +245,13 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.offload optimizer and StepConfig.paged both place the "
      "optimizer states on the host: give one"},
-    {"fused_and_foreach",
-     [](StepConfig& c) {
-       c.fused = true;
-       c.foreach = true;
-     },
-     "StepConfig.fused and StepConfig.foreach: give one"},
     {"fused_lion",
      [](StepConfig& c) {
        c.optimizer = "lion";
-       c.fused = true;
+       c.optimizer_impl = "fused";
      },
-     "StepConfig.fused: lion has no torch fused implementation (adam, adamw, "
-     "sgd, adagrad)"},
+     "StepConfig.optimizer_impl fused: lion has no torch fused implementation "
+     "(adam, adamw, sgd, adagrad)"},
     {"reduce_bucket_zero",
      [](StepConfig& c) {
        c.shard = "zero2";
@@ -438,6 +438,68 @@ TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
   a.expandable_segments = true;
   a.cuda_context_bytes = 0;
   EXPECT_TRUE(CheckStepConfig(a).ok()) << CheckStepConfig(a).message();
+}
+
+// StepConfig::optimizer_impl "auto" is torch's own default
+// (torch/optim/optimizer.py, _default_to_fused_or_foreach): foreach for torch
+// 2.x's optimizers on CUDA; the single-tensor loop on torch 1.13 (its
+// foreach=None means False), on the CPU and for optimizers outside torch.optim;
+// single with a note where the foreach step is not modelled.
+TEST(StepConfigTest, AutoImplIsTorchsDefault) {
+  struct Case {
+    const char* name;
+    void (*set)(StepConfig&);
+    bool foreach;
+    bool note;
+  };
+  const Case cases[] = {
+      {"torch2_cuda", [](StepConfig&) {}, true, false},
+      {"sgd_momentum", [](StepConfig& c) { c.optimizer = "sgd_momentum"; },
+       true, false},
+      {"torch113", [](StepConfig& c) { c.torch_version = "1.13"; }, false,
+       false},
+      {"cpu", [](StepConfig& c) { c.device = "cpu"; }, false, false},
+      {"lion", [](StepConfig& c) { c.optimizer = "lion"; }, false, false},
+      {"paged",
+       [](StepConfig& c) {
+         c.optimizer = "adam";
+         c.paged = true;
+       },
+       false, false},
+      {"infer", [](StepConfig& c) { c.mode = "infer"; }, false, false},
+      {"single", [](StepConfig& c) { c.optimizer_impl = "single"; }, false,
+       false},
+      {"ddp",
+       [](StepConfig& c) {
+         c.shard = "ddp";
+         c.world = 2;
+       },
+       false, true},
+      {"master_weights",
+       [](StepConfig& c) {
+         c.param_dtype = "bf16";
+         c.master_weights = true;
+       },
+       false, true},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    StepConfig c = Toy();
+    c.bindings = {{"B", 2}};
+    k.set(c);
+    Result<StepAnalysis> r = AnalyzeStep(OneLinear(), BuiltinRules(), c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->report.training.foreach, k.foreach);
+    bool noted = false;
+    for (const Diagnostic& d : r->report.diagnostics)
+      noted |= d.message.find("foreach step, not modelled with") !=
+               std::string::npos;
+    EXPECT_EQ(noted, k.note);
+  }
+  // GaLore runs its own per-parameter loop: auto is no clash.
+  StepConfig g = Toy();
+  g.galore = "r=4";
+  EXPECT_TRUE(CheckStepConfig(g).ok()) << CheckStepConfig(g).message();
 }
 
 }  // namespace
