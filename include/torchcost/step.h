@@ -87,8 +87,8 @@ struct StepConfig {
   // (torch 2.x fused=True, DeepSpeed's FusedAdam: no temporaries) or "auto":
   // torch's own default (torch.optim's _default_to_fused_or_foreach), foreach
   // for torch 2.x's optimizers that have one on CUDA, single otherwise. NB:
-  // where foreach is not modelled (sharding, master weights, GaLore) auto is
-  // single, and the report notes it.
+  // where foreach is not modelled (sharding, master weights, a state dtype)
+  // auto is single, and the report notes it.
   std::string optimizer_impl = "auto";
   // The dtype of the optimizer's param-sized states; empty: torch's (the
   // parameter's).

@@ -17,7 +17,6 @@ process through torch.fx on the meta device (nothing is computed; a model
 built on torch.device("meta") has no weights at all).
 """
 
-import sys
 from typing import Any, List, Mapping, Optional, Sequence
 
 from ._options import StrictError, TorchcostError
@@ -75,7 +74,7 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
     keyword), StrictError when strict=True and an op has no rule.
     """
     from . import _model
-    from ._options import bindings_of, to_args
+    from ._options import bindings_of, to_args, with_running_torch
 
     if options.get("mode") == "generate":
         if input_shapes is not None:
@@ -87,12 +86,7 @@ def analyze(model: Any, input_shapes: Any = None, *, input_dtypes: Optional[Sequ
         return arch_config(model, config=config, **options)
     # NB: the text report's flags (--depth, --top, --top-depth) are tree()'s defaults.
     tree = {k: options.pop(k) for k in ("depth", "top", "top_depth") if k in options}
-    torch = sys.modules.get("torch")  # NB: an nn.Module means torch is loaded.
-    if "torch_version" not in options and torch is not None and isinstance(model, torch.nn.Module):
-        # A live module trains on this torch: its autograd formulas and optimizer steps are the ones modelled.
-        from ._options import torch_version_of
-
-        options["torch_version"] = torch_version_of(torch.__version__)
+    options = with_running_torch(model, options)
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
     args = to_args(options)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,

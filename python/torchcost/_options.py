@@ -97,6 +97,15 @@ def torch_version_of(version: str) -> str:
     return "1.13" if version.startswith("1.") else "2"
 
 
+def with_running_torch(model: Any, options: Dict[str, Any]) -> Dict[str, Any]:
+    """options with the running torch's torch_version where model is a live nn.Module and none is given: it
+    trains on this torch, whose autograd formulas and optimizer steps are the ones modelled."""
+    torch = sys.modules.get("torch")  # NB: an nn.Module means torch is loaded.
+    if "torch_version" in options or torch is None or not isinstance(model, torch.nn.Module):
+        return options
+    return dict(options, torch_version=torch_version_of(torch.__version__))
+
+
 def value_text(value: Any) -> str:
     """Returns the command-line text of one option value."""
     if isinstance(value, bool):

@@ -103,7 +103,7 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
     of them) gives a row per configuration and point, each with its "at".
     """
     from . import _call, _model
-    from ._options import COMPARE_OPTIONS, TorchcostError, bindings_of, method_text, to_args
+    from ._options import COMPARE_OPTIONS, TorchcostError, bindings_of, method_text, to_args, with_running_torch
 
     if isinstance(configs, str):
         configs = [configs]
@@ -123,6 +123,7 @@ def compare(model: Any, configs: Sequence[str], input_shapes: Any = None, *, bud
     if isinstance(sweep, Mapping):
         sweep = ["%s=%s" % (k, v if isinstance(v, str) else ",".join(str(x) for x in v)) for k, v in sweep.items()]
     inputs = _model.normalize_inputs(input_shapes, input_dtypes)
+    options = with_running_torch(model, options)
     args = to_args(dict(options, budget=budget, chart=chart, batch_symbol=batch_symbol, sweep=sweep),
                    COMPARE_OPTIONS)
     source = _model.prepare(model, inputs, config=config, method=method, examples=examples,

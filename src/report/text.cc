@@ -72,10 +72,9 @@ std::string StepText(const Report& report) {
                      : tr.fused ? " (fused step)"
                                 : " (single-tensor step)";
   return "train with " + std::string(OptimizerName(tr.optimizer)) + impl +
-         galore +
-         precision + "; " + HumanAndExact(tr.grad_params, Unit::kCount) +
-         " trainable params" + share + ", " +
-         HumanAndExact(frozen, Unit::kCount) + " frozen";
+         galore + precision + "; " +
+         HumanAndExact(tr.grad_params, Unit::kCount) + " trainable params" +
+         share + ", " + HumanAndExact(frozen, Unit::kCount) + " frozen";
 }
 
 std::string RenderHeader(const ir::Graph& graph, const Report& report,

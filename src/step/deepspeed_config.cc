@@ -275,10 +275,10 @@ class Reader {
         !(torch_adam != nullptr && torch_adam->is_boolean() &&
           torch_adam->get<bool>())) {
       if (c_.optimizer_impl != "auto" && c_.optimizer_impl != "fused") {
-        return Status::InvalidArgument(
-            "StepConfig.optimizer_impl " + c_.optimizer_impl +
-            " disagrees with " + file_ + ": optimizer.type " + t +
-            " (DeepSpeed's FusedAdam)");
+        return Status::InvalidArgument("StepConfig.optimizer_impl " +
+                                       c_.optimizer_impl + " disagrees with " +
+                                       file_ + ": optimizer.type " + t +
+                                       " (DeepSpeed's FusedAdam)");
       }
       c_.optimizer_impl = "fused";
     }

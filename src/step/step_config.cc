@@ -244,23 +244,26 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
 // (torch/optim/optimizer.py, _default_to_fused_or_foreach); torch 1.13
 // (foreach=None means False), the CPU, bitsandbytes' paged optimizers and
 // GaLore's own loop run per parameter. Where torch would run foreach but the
-// model does not (sharding, master weights) it is "single" and `note` says so.
+// model does not (sharding, master weights, a state dtype) it is "single" and
+// `note` says so.
 std::string TorchDefaultImpl(const StepConfig& c,
                              const TrainingOptions& training,
                              std::string* note) {
-  const bool galore =
-      !c.galore.empty() || c.method.rfind("galore", 0) == 0;
+  const bool galore = !c.galore.empty() || c.method.rfind("galore", 0) == 0;
   if (c.mode != "train" || c.torch_version != "2" || c.device != "cuda" ||
       !HasForeach(training.optimizer) || c.paged || galore) {
     return "single";
   }
+  // NB: the note names no option: the CLI and Python name them differently.
   const char* why = training.sharding.strategy != ShardStrategy::kNone
-                        ? "StepConfig.shard"
-                    : training.master_weights ? "StepConfig.master_weights"
+                        ? "sharding"
+                    : training.master_weights ? "master weights"
+                    : !c.state_dtype.empty()  ? "a state dtype"
                                               : nullptr;
   if (why == nullptr) return "foreach";
-  *note = std::string("optimizer step: modelled per parameter; torch 2.x on "
-                      "CUDA runs ") +
+  *note = std::string(
+              "optimizer step: modelled per parameter; torch 2.x on "
+              "CUDA runs ") +
           c.optimizer + "'s foreach step, not modelled with " + why +
           " (its whole-list temporaries are left out)";
   return "single";

@@ -304,9 +304,12 @@ std::optional<std::vector<int64_t>> ForeachMoments(
       // _foreach_add_(exp_avg_sq_sqrt, eps) in place.
       return std::vector<int64_t>{torch_version == "2" ? total : 2 * total};
     case OptimizerKind::kAdagrad:
-      // std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list then
-      // freed; _foreach_div(_foreach_mul(grads, clr), std): mul and div beside
-      // std, 3P.
+      // 1.13: std = _foreach_add(_foreach_sqrt(sums), eps): 2P, the sqrt list
+      // then freed; _foreach_div(_foreach_mul(grads, clr), std): mul and div
+      // beside std, 3P. 2.x (adagrad.py _multi_tensor_adagrad): std =
+      // _foreach_sqrt(sums) (P), _foreach_add_(std, eps) in place, numerator =
+      // _foreach_mul(grads, minus_clr) beside it: 2P.
+      if (torch_version == "2") return std::vector<int64_t>{total, 2 * total};
       return std::vector<int64_t>{2 * total, 3 * total};
     case OptimizerKind::kRmsprop:
       // avg = _foreach_sqrt(square_avgs) (P); _foreach_add_(avg, eps) in place.
@@ -419,12 +422,21 @@ int64_t OptimizerKernels(OptimizerKind kind, bool foreach,
       break;
     case OptimizerKind::kAdagrad:
       // adagrad.py: state_sum.addcmul_ 1, std = state_sum.sqrt().add_(eps) 2,
-      // param.addcdiv_ 1: 4. Foreach: _foreach_addcmul_ 3, _foreach_sqrt 2,
-      // _foreach_add(.., eps) 2, _foreach_mul(grads, minus_clr list) 2 with
-      // scalars, _foreach_div(.., std) 3, _foreach_add_(params, toAdd) 2.
+      // param.addcdiv_ 1: 4 (both versions). Foreach 1.13: _foreach_addcmul_
+      // 3, _foreach_sqrt 2, _foreach_add(.., eps) 2, _foreach_mul(grads,
+      // minus_clr list) 2 with scalars, _foreach_div(.., std) 3,
+      // _foreach_add_(params, toAdd) 2. 2.x (_multi_tensor_adagrad):
+      // _foreach_addcmul_ 3, _foreach_sqrt 2, _foreach_add_(std, eps) 1,
+      // _foreach_mul(grads, minus_clr list) 2 with scalars,
+      // _foreach_addcdiv_(params, numerator, std) 3.
       per_tensor = 4;
-      ops = std::vector<Op>{{3, false}, {2, false}, {2, false},
-                            {2, true},  {3, false}, {2, false}};
+      if (torch_version == "2") {
+        ops = std::vector<Op>{
+            {3, false}, {2, false}, {1, false}, {2, true}, {3, false}};
+      } else {
+        ops = std::vector<Op>{{3, false}, {2, false}, {2, false},
+                              {2, true},  {3, false}, {2, false}};
+      }
       break;
     case OptimizerKind::kRmsprop:
       // rmsprop.py (momentum 0, not centered): square_avg.mul_().addcmul_() 2,

@@ -481,6 +481,8 @@ TEST(StepConfigTest, AutoImplIsTorchsDefault) {
          c.master_weights = true;
        },
        false, true},
+      {"state_dtype", [](StepConfig& c) { c.state_dtype = "bf16"; }, false,
+       true},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);

@@ -214,6 +214,10 @@ TEST_F(OptimizerStepTest, ForeachTemporariesSpanEveryParameter) {
             std::vector<int64_t>({2 * 160}));
   EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdagrad, 160, "1.13"),
             std::vector<int64_t>({2 * 160, 3 * 160}));
+  // torch 2.x (adagrad.py _multi_tensor_adagrad): std = _foreach_sqrt (P) and
+  // _foreach_add_(std, eps) in place; numerator = _foreach_mul beside it (2P).
+  EXPECT_EQ(training::ForeachMoments(OptimizerKind::kAdagrad, 160, "2"),
+            std::vector<int64_t>({160, 2 * 160}));
   EXPECT_EQ(training::ForeachMoments(OptimizerKind::kRmsprop, 160, "1.13"),
             std::vector<int64_t>({160}));
   EXPECT_EQ(training::ForeachMoments(OptimizerKind::kSgdNesterov, 160, "1.13"),
@@ -339,6 +343,10 @@ TEST(OptimizerKernelsTest, SgdAdagradRmsprop) {
   // Adagrad: addcmul_, sqrt, add_, addcdiv_ = 4 per tensor; foreach 6 ops.
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, false, two, "1.13"), 8);
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, true, two, "1.13"), 6);
+  // torch 2.x: the same 4 per tensor; foreach addcmul_, sqrt, add_(eps) in
+  // place, mul by the minus_clr list, addcdiv_: 5 ops.
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, false, two, "2"), 8);
+  EXPECT_EQ(OptimizerKernels(OptimizerKind::kAdagrad, true, two, "2"), 5);
   // RMSprop: mul_, addcmul_, sqrt, add_, addcdiv_ = 5; foreach 5 ops.
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, false, two, "1.13"), 10);
   EXPECT_EQ(OptimizerKernels(OptimizerKind::kRmsprop, true, two, "1.13"), 5);

@@ -502,7 +502,7 @@ def test_compare_on_a_module_equals_cli(cli, tmp_path):
     torchcost.export_graph(m, ("B", 3, 8, 8), path)
     c = torchcost.compare(m, ["full", "lora:r=2,targets=fc"], ("B", 3, 8, 8), set={"B": 2}, optimizer="adam")
     doc = cli("compare", path, "--input", "B,3,8,8", "--set", "B=2", "--optimizer", "adam", "full",
-              "lora:r=2,targets=fc")
+              "lora:r=2,targets=fc", "--torch-version", THIS_TORCH)
     assert c.rows == doc["rows"]
     full = torchcost.analyze(m, ("B", 3, 8, 8), set={"B": 2}, optimizer="adam")
     assert c["full"]["peak"] == full.peak_bytes and c["full"]["at_peak"] == full.memory
@@ -560,7 +560,9 @@ def test_step_memory_equals_pytorch_measurement(tmp_path, optimizer):
     assert a.category_max["grad"] == ref["grad_bytes"]
     assert a.category_max["opt"] == ref["opt_bytes"]
     assert a.saved_bytes == ref["act_bytes"]
-    assert abs(a.peak_bytes - ref["peak_bytes"]) <= 0.01 * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
+    # NB: oneDNN's convolution backward allocates by the CPU's instruction set: within 1% on the machines this
+    # test was written on; 12,800 bytes (1.28%) over on an AVX2-only AMD EPYC (peak 998,144 with sgd_momentum).
+    assert abs(a.peak_bytes - ref["peak_bytes"]) <= 0.015 * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
 
 
 def test_generate_replays_the_whole_generation_on_the_allocator(cli):
