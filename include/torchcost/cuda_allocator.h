@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace torchcost {
 
@@ -22,11 +23,19 @@ struct CudaAllocatorOptions {
   // compared. NB: a documented default (DefaultCudaContextBytes), to be
   // replaced by a calibration file's measured value.
   int64_t context_bytes = 0;
+  // Where context_bytes comes from, as the reports name it: "an H200's" (the
+  // default, DefaultCudaContextSource), "measured: FILE" (a calibration file's)
+  // or empty: given.
+  std::string context_source;
 };
 
-// Returns the assumed bytes of the CUDA context and library workspaces when
-// no measurement is given (400 MiB; docs/allocator.md says why).
+// Returns the bytes of the CUDA context and library workspaces when no
+// measurement is given: one device's measurement (docs/allocator.md).
 int64_t DefaultCudaContextBytes();
+
+// Returns the device DefaultCudaContextBytes was measured on, as the reports
+// name it ("an H200's").
+std::string DefaultCudaContextSource();
 
 }  // namespace torchcost
 

@@ -18,4 +18,6 @@ int64_t DefaultCudaContextBytes() {
   return int64_t{787283968} + int64_t{69206016};
 }
 
+std::string DefaultCudaContextSource() { return "an H200's"; }
+
 }  // namespace torchcost

@@ -364,6 +364,7 @@ Status SetAllocator(const StepConfig& c, TrainingOptions& training) {
   a.expandable_segments = c.expandable_segments;
   a.context_bytes = c.cuda_context_bytes == -1 ? DefaultCudaContextBytes()
                                                : c.cuda_context_bytes;
+  if (c.cuda_context_bytes == -1) a.context_source = DefaultCudaContextSource();
   training.cuda_allocator = a;
   return Status::Ok();
 }
@@ -671,8 +672,10 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
     options.moved_bytes = true;
     // The file's measured context, unless one is given.
     std::optional<CudaAllocatorOptions>& a = options.training.cuda_allocator;
-    if (a && c.cuda_context_bytes == -1 && file->cuda_context_bytes >= 0)
+    if (a && c.cuda_context_bytes == -1 && file->cuda_context_bytes >= 0) {
       a->context_bytes = file->cuda_context_bytes;
+      a->context_source = "measured: " + c.gpu_file;
+    }
   }
   TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
   return parsed;

@@ -12,6 +12,17 @@ def oracle_torch_version():
     return "1.13" if torch.__version__.startswith("1.") else "2"
 
 
+def oracle_has_avx512():
+    """Whether the oracle's torch runs its AVX-512 kernels on this CPU (torch.__config__.show()'s CPU capability).
+
+    NB: rules/conv.yaml's CPU scratch follows oneDNN's AVX-512 layouts (channels padded to 16); its AVX2
+    kernels pad to 8, which changes the scratch of convolutions whose channels are not a multiple of 16.
+    """
+    import torch
+
+    return "CPU capability usage: AVX512" in torch.__config__.show()
+
+
 def run_json(binary, args, timeout=180, label=None):
     """Runs `binary args... --json`; returns (report dict, None) or (None, one-line error).
 

@@ -513,6 +513,7 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
     EXPECT_GE(a.allocated_peak, most);
     EXPECT_GE(a.reserved_peak, a.allocated_peak);
     EXPECT_EQ(a.context_bytes, DefaultCudaContextBytes());
+    EXPECT_EQ(tr.cuda_allocator->context_source, "an H200's");
     int64_t sum = 0;
     for (int64_t b : a.at_peak) sum += b;
     EXPECT_EQ(sum, a.allocated_peak);

@@ -124,5 +124,9 @@ def test_the_calibration_file_carries_the_context(doc, tmp_path, cli):
             "--allocator", "cuda", "--gpu-file", str(path))
     alloc = cli(*args)["training"]["memory"]["allocator"]
     assert alloc["context_bytes"] == outside + segments
+    assert alloc["context_source"] == "measured: %s" % path
     assert alloc["device_peak"] == alloc["reserved_peak"] + outside + segments
-    assert cli(*args, "--cuda-context", "300MiB")["training"]["memory"]["allocator"]["context_bytes"] == 300 << 20
+    given = cli(*args, "--cuda-context", "300MiB")["training"]["memory"]["allocator"]
+    assert given["context_bytes"] == 300 << 20 and given["context_source"] == "given"
+    default = cli(*args[:-2])["training"]["memory"]["allocator"]
+    assert default["context_source"] == "an H200's" and default["context_bytes"] == 856489984

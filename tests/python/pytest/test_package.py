@@ -550,8 +550,10 @@ def test_step_memory_equals_pytorch_measurement(tmp_path, optimizer):
     # PyTorch measures one real CPU training step of LeNet-5 (tools/measure_step.py, docs/measuring.md):
     # parameter, gradient and optimizer-state storages, what autograd saves, and the allocator's peak.
     sys.path.insert(0, os.path.join(REPO, "tools"))
+    sys.path.insert(0, os.path.join(REPO, "tests", "python"))
     import make_fixtures
     import measure_step
+    import torchcost_cli
 
     ref = measure_step.measure("lenet5", 2, optimizer, "train", fixtures=str(tmp_path))
     model, shapes = make_fixtures.build_model("lenet5")
@@ -560,9 +562,10 @@ def test_step_memory_equals_pytorch_measurement(tmp_path, optimizer):
     assert a.category_max["grad"] == ref["grad_bytes"]
     assert a.category_max["opt"] == ref["opt_bytes"]
     assert a.saved_bytes == ref["act_bytes"]
-    # NB: oneDNN's convolution backward allocates by the CPU's instruction set: within 1% on the machines this
-    # test was written on; 12,800 bytes (1.28%) over on an AVX2-only AMD EPYC (peak 998,144 with sgd_momentum).
-    assert abs(a.peak_bytes - ref["peak_bytes"]) <= 0.015 * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
+    # NB: rules/conv.yaml follows oneDNN's AVX-512 layouts; its AVX2 kernels pad LeNet-5's 6 channels to 8, not
+    # 16 (tests/python/test_training.py): on an AVX2-only AMD EPYC the peak came out 12,800 bytes (1.28%) over.
+    bound = 0.01 if torchcost_cli.oracle_has_avx512() else 0.02
+    assert abs(a.peak_bytes - ref["peak_bytes"]) <= bound * ref["peak_bytes"], (a.peak_bytes, ref["peak_bytes"])
 
 
 def test_generate_replays_the_whole_generation_on_the_allocator(cli):
