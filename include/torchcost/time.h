@@ -48,6 +48,9 @@ struct TimeReport {
       module_backward_seconds;     // Parallel to Graph::scopes (subtrees).
   std::vector<double> op_seconds;  // Parallel to Report::ops: forward +
                                    // backward of one micro-batch.
+  // Parallel to Report::ops: the OpClass of the op's nodes (the first that
+  // takes time; else the first's), as a calibration groups measured ops.
+  std::vector<OpClass> op_classes;
   // Roofline seconds per OpClass in one step before the efficiencies divide
   // them (what a calibration fits against), and the efficiencies used.
   std::array<double, kNumOpClasses> class_roofline_seconds{};

@@ -47,7 +47,7 @@ def predicted(analysis: Any) -> Dict[str, Any]:
         phases.setdefault(p, None if level is _NONE else level)
     return {"peak_bytes": value(mem["peak"]), "category_bytes": cat,
             "phase_peak_bytes": {p: phases[p] for p in PHASES},
-            "peak_phase": mem.get("peak_phase")}
+            "peak_phase": mem.get("peak_phase"), "op_classes": op_classes_of(analysis.to_dict())}
 
 
 def cpu_peaks(repeats: int = 7) -> Dict[str, Any]:
@@ -125,14 +125,9 @@ def _snake(camel: str) -> str:
     return re.sub(r"_(\d)d", r"\1d", s)
 
 
-def op_class_of(name: str) -> Optional[str]:
-    """The op class of a profiler range (CLASSES), or None for one that launches no kernel.
-
-    "aten::addmm" -> matmul; "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> reduction
-    (a backward node belongs to its forward op's class); "Optimizer.step#Adam.step" -> optimizer.
-    """
-    if name.startswith("Optimizer."):
-        return "optimizer"
+def _op_base(name: str) -> str:
+    """A profiler range's op, snake_case without namespace or leading underscores: "aten::_softmax" -> "softmax",
+    "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> "native_layer_norm"."""
     base = name.rpartition(": ")[2] if name.startswith("autograd::") else name
     base = base.rpartition("::")[2]
     m = re.match(r"^(\w+?)Backward\d*$", base)
@@ -140,9 +135,36 @@ def op_class_of(name: str) -> Optional[str]:
         base = _snake(m.group(1))
     elif base == "AccumulateGrad":
         base = "accumulate_grad"
-    base = base.lstrip("_")
+    return base.lstrip("_")
+
+
+def op_key(name: str) -> str:
+    """The op a profiler range or an analysis's op stands for, forward and backward alike: "aten::softmax",
+    "aten::_softmax" and "aten::_softmax_backward_data" -> "softmax"; "aten::native_layer_norm" -> "layer_norm"."""
+    base = re.sub(r"_backward(_data|_input|_weight)?$", "", _op_base(name))
+    return base[len("native_"):] if base.startswith("native_") else base
+
+
+def op_classes_of(doc: Dict[str, Any]) -> Dict[str, str]:
+    """{op_key: class} of an analysis's JSON ops (their "class", with --gpu or a calibration file's peaks)."""
+    return {op_key(o["op"]): o["class"] for o in doc.get("ops") or [] if o.get("class")}
+
+
+def op_class_of(name: str, known: Optional[Dict[str, str]] = None) -> Optional[str]:
+    """The op class of a profiler range (CLASSES), or None for one that launches no kernel.
+
+    The analysis's own class of the op where `known` (op_classes_of) has it, so that both sides group an op
+    alike (softmax is activation.yaml's: pointwise); else by name: "aten::addmm" -> matmul;
+    "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> reduction (a backward node belongs to
+    its forward op's class); "Optimizer.step#Adam.step" -> optimizer.
+    """
+    if name.startswith("Optimizer."):
+        return "optimizer"
+    base = _op_base(name)
     if _NO_KERNEL.match(base):
         return None
+    if known and op_key(name) in known:
+        return known[op_key(name)]
     if _ATTENTION.search(base):
         return "attention"
     if "pool" in base:
@@ -154,17 +176,19 @@ def op_class_of(name: str) -> Optional[str]:
     return "pointwise"
 
 
-def class_seconds(self_seconds: Dict[str, float]) -> Dict[str, float]:
-    """Profiled self seconds per op class (op_class_of) of {range name: seconds}, ranges without a kernel left out."""
+def class_seconds(self_seconds: Dict[str, float], known: Optional[Dict[str, str]] = None) -> Dict[str, float]:
+    """Profiled self seconds per op class (op_class_of, with the analysis's `known` classes) of {range name:
+    seconds}, ranges without a kernel left out."""
     out = {c: 0.0 for c in CLASSES}
     for name, seconds in self_seconds.items():
-        c = op_class_of(name)
+        c = op_class_of(name, known)
         if c is not None:
             out[c] += seconds
     return out
 
 
-def phase_class_seconds(measured: Dict[str, Any]) -> Dict[str, Dict[str, float]]:
+def phase_class_seconds(measured: Dict[str, Any],
+                        known: Optional[Dict[str, str]] = None) -> Dict[str, Dict[str, float]]:
     """measured.class_seconds: per phase, each class's share of the phase's profiled self seconds (class_seconds)
     times the phase's measured seconds (median, unprofiled); the optimizer phase is its class's whole.
 
@@ -173,7 +197,7 @@ def phase_class_seconds(measured: Dict[str, Any]) -> Dict[str, Dict[str, float]]
     """
     out: Dict[str, Dict[str, float]] = {}
     for phase in ("forward", "backward"):
-        by_class = class_seconds((measured.get("op_self_seconds") or {}).get(phase) or {})
+        by_class = class_seconds((measured.get("op_self_seconds") or {}).get(phase) or {}, known)
         total = sum(by_class.values())
         out[phase] = {c: (v / total * measured["phase_seconds"][phase] if total > 0 else 0.0)
                       for c, v in by_class.items()}
@@ -218,7 +242,7 @@ def step_samples(pred: Dict[str, Any], measured: Dict[str, Any], time_doc: Dict[
     analysis's time.*, measured.class_seconds (phase_class_seconds); returns the fit's samples (timing_samples)."""
     pred["roofline_step_seconds"] = time_doc["step_seconds"]
     pred["roofline_classes"] = time_doc["classes"]
-    measured["class_seconds"] = phase_class_seconds(measured)
+    measured["class_seconds"] = phase_class_seconds(measured, pred.get("op_classes"))
     return timing_samples(time_doc, measured, name)
 
 

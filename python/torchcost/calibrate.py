@@ -308,7 +308,7 @@ def calibrate(model_spec: Any, inputs: Optional[List[str]] = None, *, optimizer:
     with _measure.steady_cpu() if not cuda else contextlib.nullcontext():
         meas = _measure.measure_step(model, xs, opt, device, warmup=warmup, steps=steps)
     meas["category_bytes"] = measured_categories(meas)
-    meas["class_seconds"] = phase_class_seconds(meas)
+    meas["class_seconds"] = phase_class_seconds(meas, pred.get("op_classes"))
     meas.update(context)
     name = model_spec if isinstance(model_spec, str) else type(model_spec).__name__
     doc = {"format": "torchcost.calibration", "version": 1, "model": name,
@@ -373,7 +373,7 @@ def calibrate_together(models: Sequence[Tuple[str, Any, List[str], Dict[str, int
             time_doc = {"step_seconds": p["roofline_step_seconds"], "classes": p["roofline_classes"]}
             doc["fit"] = fit_or_error(step_samples(p, m, time_doc, name))
         else:
-            m["class_seconds"] = phase_class_seconds(m)
+            m["class_seconds"] = phase_class_seconds(m, p.get("op_classes"))
     return docs
 
 

@@ -299,6 +299,8 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.module_forward_seconds.assign(graph.scopes.size(), 0);
   t.module_backward_seconds.assign(graph.scopes.size(), 0);
   t.op_seconds.assign(report.ops.size(), 0);
+  t.op_classes.assign(report.ops.size(), OpClass::kPointwise);
+  std::vector<char> op_classed(report.ops.size(), 0);  // 1: a node's; 2: timed.
   for (size_t ni = 0; ni < n; ++ni) {
     const ir::Node& node = graph.nodes[ni];
     t.forward_seconds += t.node_forward_seconds[ni];
@@ -312,8 +314,15 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         report.ops.begin(), report.ops.end(), node.op,
         [](const OpStats& o, const std::string& op) { return o.op < op; });
     if (it != report.ops.end() && it->op == node.op) {
-      t.op_seconds[it - report.ops.begin()] +=
+      const size_t oi = it - report.ops.begin();
+      const double seconds =
           t.node_forward_seconds[ni] + t.node_backward_seconds[ni];
+      t.op_seconds[oi] += seconds;
+      const char rank = seconds > 0 ? 2 : 1;
+      if (rank > op_classed[oi]) {
+        t.op_classes[oi] = classes[ni];
+        op_classed[oi] = rank;
+      }
     }
   }
   std::vector<int> deepest_first(graph.scopes.size());

@@ -537,6 +537,10 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
       w.Key("seconds");
       w.Embed(Json(report.time.op_seconds[i]));
     }
+    if (report.time.present && i < report.time.op_classes.size()) {
+      w.Key("class");
+      w.Str(std::string(OpClassName(report.time.op_classes[i])));
+    }
     w.EndObject();
   }
   w.EndArray();

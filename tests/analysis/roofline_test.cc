@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,6 +144,29 @@ TEST_F(RooflineTest, PointwiseIsMemoryBound) {
   EXPECT_DOUBLE_EQ(t->node_forward_seconds[0], 2 * bytes / kBandwidth);
   EXPECT_DOUBLE_EQ(t->class_roofline_seconds[kPw], bytes / kBandwidth);
   EXPECT_EQ(t->source, "roofline on A100-80GB-SXM with fitted efficiencies");
+}
+
+// Each op type's class is its rule file's (moved_bytes.cc ClassOf): linear
+// (matmul.yaml) matmul, softmax (activation.yaml) pointwise, sum
+// (reduction.yaml) reduction; Report::ops is sorted by name.
+TEST_F(RooflineTest, OpClassesFollowTheRuleFiles) {
+  int x = b_.Input();
+  int w = b_.Param("fc.weight", {64, 32});
+  int y =
+      b_.One("aten::linear", {x, w, b_.None()}, {"input", "weight", "bias"});
+  int s = b_.One("aten::softmax", {y, b_.Int(-1), b_.None()},
+                 {"self", "dim", "dtype"});
+  b_.Output(b_.One("aten::sum", {s}, {"self"}));
+  Report r = Run("8,32", StepMode::kInfer);
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->op_classes.size(), r.ops.size());
+  std::map<std::string, OpClass> by_op;
+  for (size_t i = 0; i < r.ops.size(); ++i)
+    by_op[r.ops[i].op] = t->op_classes[i];
+  EXPECT_EQ(by_op.at("aten::linear"), OpClass::kMatmul);
+  EXPECT_EQ(by_op.at("aten::softmax"), OpClass::kPointwise);
+  EXPECT_EQ(by_op.at("aten::sum"), OpClass::kReduction);
 }
 
 TEST_F(RooflineTest, TrainingStepPhasesAndMfu) {

@@ -130,3 +130,27 @@ def test_the_calibration_file_carries_the_context(doc, tmp_path, cli):
     assert given["context_bytes"] == 300 << 20 and given["context_source"] == "given"
     default = cli(*args[:-2])["training"]["memory"]["allocator"]
     assert default["context_source"] == "an H200's" and default["context_bytes"] == 856489984
+
+
+def test_profiled_ops_take_the_analysis_classes(doc):
+    # The profiler's ranges are grouped by the analysis's own class of the op (predicted.op_classes), so that
+    # both sides count an op alike: softmax is activation.yaml's, pointwise, though its name reads as a
+    # reduction. On the Llama's forward the device's aten::_softmax time (8 eager attentions) moves from the
+    # class by name (reduction) to the analysis's (pointwise), and nothing else moves.
+    from torchcost import _fit
+
+    _, d = doc
+    run = next(r for r in d["runs"] if r["model"] == "llama-single")
+    known = run["predicted"]["op_classes"]
+    assert known["softmax"] == "pointwise" and known["linear"] == "matmul" and known["mean"] == "reduction"
+    raw = run["measured"]["op_self_seconds"]["forward"]
+    by_name, by_analysis = _fit.class_seconds(raw), _fit.class_seconds(raw, known)
+    assert raw["aten::_softmax"] > 0
+    assert by_name["reduction"] - by_analysis["reduction"] == pytest.approx(raw["aten::_softmax"])
+    assert by_analysis["pointwise"] - by_name["pointwise"] == pytest.approx(raw["aten::_softmax"])
+    assert by_analysis["matmul"] == pytest.approx(by_name["matmul"])
+    # Its backward (aten::_softmax_backward_data) goes with it.
+    back = run["measured"]["op_self_seconds"]["backward"]
+    assert _fit.op_class_of("aten::_softmax_backward_data", known) == "pointwise"
+    assert _fit.class_seconds(back, known)["pointwise"] - _fit.class_seconds(back)["pointwise"] == pytest.approx(
+        back["aten::_softmax_backward_data"])
