@@ -143,6 +143,14 @@ Result<ResnetStructureComposer> ResnetStructureComposer::Create(
         "resnet structure space: batch must be >= 1");
   if (space.kernels.empty())
     return Status::InvalidArgument("resnet structure space: kernels is empty");
+  // NB: peak_upper takes the probes' largest transient as one block's own; a
+  // foreach step's temporaries span every parameter and grow with depth.
+  if (space.options.training.foreach) {
+    return Status::InvalidArgument(
+        "resnet structure space: options.training.foreach: the peak's bounds "
+        "assume the single-tensor optimizer step (its temporaries one "
+        "parameter's)");
+  }
   ResnetStructureComposer c;
   c.slot_.fill(-1);
   for (size_t j = 0; j < space.kernels.size(); ++j) {

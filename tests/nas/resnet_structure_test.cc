@@ -122,6 +122,15 @@ TEST(ResnetStructureTest, KernelsAreValidated) {
     space.kernels = bad;
     EXPECT_FALSE(ResnetStructureComposer::Create(space, BuiltinRules()).ok());
   }
+  // The foreach step's temporaries grow with depth: no bound from the probes.
+  space.kernels = {3};
+  space.options.training.foreach = true;
+  Result<ResnetStructureComposer> foreach =
+      ResnetStructureComposer::Create(space, BuiltinRules());
+  ASSERT_FALSE(foreach.ok());
+  EXPECT_NE(foreach.status().message().find("options.training.foreach"),
+            std::string::npos)
+      << foreach.status().message();
 }
 
 // torchvision's resnet50 is blocks 3:4:6:3; the composed params are its
