@@ -163,8 +163,9 @@ def op_class_of(name: str, known: Optional[Dict[str, str]] = None) -> Optional[s
     base = _op_base(name)
     if _NO_KERNEL.match(base):
         return None
-    if known and op_key(name) in known:
-        return known[op_key(name)]
+    by_analysis = known.get(op_key(name)) if known else None
+    if by_analysis:
+        return by_analysis
     if _ATTENTION.search(base):
         return "attention"
     if "pool" in base:
