@@ -21,18 +21,34 @@ ARTIFACTS="$BUILD/fuzz-artifacts"
 mkdir -p "$ARTIFACTS"
 /usr/bin/python3 fuzz/make_seeds.py "$CORPUS/seeds" --fixtures "${TORCHCOST_FIXTURES:-build/fixtures}"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-failed=0
-for t in "${TARGETS[@]}"; do
+# Fuzzes one target; its verdict goes to $ARTIFACTS/<target>.status.
+fuzz_one() {
+  local t="$1" log="$ARTIFACTS/$1.log"
   mkdir -p "$CORPUS/$t" "$CORPUS/seeds/$t"
-  log="$ARTIFACTS/$t.log"
   # The first directory keeps what the run finds (kept between local runs); the seeds are only read.
   if nice "$BUILD/fuzz/fuzz_$t" -max_total_time="$PER" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
       -artifact_prefix="$ARTIFACTS/$t-" -print_final_stats=1 "$CORPUS/$t" "$CORPUS/seeds/$t" >"$log" 2>&1; then
+    echo passed >"$ARTIFACTS/$t.status"
+  else
+    echo failed >"$ARTIFACTS/$t.status"
+  fi
+}
+# NB: two targets at a time (libFuzzer runs one process on one core).
+rm -f "$ARTIFACTS"/*.status
+for t in "${TARGETS[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+failed=0
+for t in "${TARGETS[@]}"; do
+  log="$ARTIFACTS/$t.log"
+  if [ "$(cat "$ARTIFACTS/$t.status")" = passed ]; then
     echo "fuzz: $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${PER} s," \
          "$(ls "$CORPUS/$t" | wc -l) corpus inputs, no finding"
   else
     echo "fuzz: $t FAILED (log $log; input $(ls -t "$ARTIFACTS/$t-"* 2>/dev/null | grep -v '\.log$' | head -1))"
-    grep -E "ERROR: |SUMMARY: |runtime error|Assertion|what\(\)" "$log" | head -5
+    grep -E "ERROR: |SUMMARY: |runtime error|Assertion|what\(\)" "$log" | head -5 || true
     failed=$((failed + 1))
   fi
 done

@@ -540,17 +540,23 @@ def make_fixture(name, outdir, batch=None, train=False):
 def write_corrupt_fixtures(outdir):
     """Writes corrupt.pt (random bytes) and not_torchscript.pt (a zip of text); returns both paths."""
     os.makedirs(outdir, exist_ok=True)
+    # NB: each is written under a temporary name and renamed, as make_fixture's files are: runs side by
+    # side (tools/make_test_fixtures.sh) may both write them.
     corrupt = os.path.join(outdir, "corrupt.pt")
     if not os.path.exists(corrupt):
         import random
 
         rnd = random.Random(301)
-        with open(corrupt, "wb") as f:
+        tmp = "%s.%d.tmp" % (corrupt, os.getpid())
+        with open(tmp, "wb") as f:
             f.write(bytes(rnd.randrange(256) for _ in range(4096)))
+        os.replace(tmp, corrupt)
     not_ts = os.path.join(outdir, "not_torchscript.pt")
     if not os.path.exists(not_ts):
-        with zipfile.ZipFile(not_ts, "w") as z:
+        tmp = "%s.%d.tmp" % (not_ts, os.getpid())
+        with zipfile.ZipFile(tmp, "w") as z:
             z.writestr("archive/readme.txt", "a zip file, but not a TorchScript archive\n")
+        os.replace(tmp, not_ts)
     return corrupt, not_ts
 
 

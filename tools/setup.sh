@@ -9,7 +9,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-torchvision libopenblas0-pthread
   python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
-  clang-14 libclang-rt-14-dev llvm-14 clang-format-14
+  clang-14 libclang-rt-14-dev llvm-14 lld clang-format-14
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -23,10 +23,10 @@ struct CudaAllocatorOptions {
   // compared. NB: a documented default (DefaultCudaContextBytes), to be
   // replaced by a calibration file's measured value.
   int64_t context_bytes = 0;
-  // Where context_bytes comes from, as the reports name it: "an H200's" (the
-  // default, DefaultCudaContextSource), "measured: FILE" (a calibration file's)
-  // or empty: given.
-  std::string context_source;
+  // Where context_bytes comes from, as the reports name it: "given", "an
+  // H200's" (the default, DefaultCudaContextSource) or "measured: FILE" (a
+  // calibration file's).
+  std::string context_source = "given";
 };
 
 // Returns the bytes of the CUDA context and library workspaces when no

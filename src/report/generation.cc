@@ -184,8 +184,9 @@ int64_t MemoryLimit(const GenerationAnalysis& g) {
 std::optional<PhaseAllocators> Allocators(const GenerationAnalysis& g,
                                           const sym::Bindings& b) {
   if (!g.prefill.report.training.cuda_allocator) return std::nullopt;
-  PhaseAllocators a{EvaluateAllocator(g.prefill.report.training, b),
-                    EvaluateAllocator(g.decode.report.training, b)};
+  PhaseAllocators a;
+  a.prefill = EvaluateAllocator(g.prefill.report.training, b);
+  a.decode = EvaluateAllocator(g.decode.report.training, b);
   a.device_peak = std::max(a.prefill.device_peak, a.decode.device_peak);
   a.whole = EvaluateGenerationAllocator(
       g.prefill.report.training, g.decode.report.training, b, MemoryLimit(g));

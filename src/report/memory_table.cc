@@ -78,12 +78,10 @@ std::string AllocatorLines(const ir::Graph& graph, const TrainingReport& tr,
   out += "  Free in segments at the allocated peak: " +
          HumanAndExact(a.fragmentation, Unit::kBytes) + " (fragmentation)\n";
   // NB: the default is one device's measurement (src/memory/cuda_context.cc).
-  out += report::Pad("  CUDA context, workspaces (" +
-                         (o.context_source.empty() ? std::string("given")
-                                                   : o.context_source) +
-                         "):",
-                     42, report::Table::Align::kLeft) +
-         HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
+  out +=
+      report::Pad("  CUDA context, workspaces (" + o.context_source + "):", 42,
+                  report::Table::Align::kLeft) +
+      HumanAndExact(a.context_bytes, Unit::kBytes) + "\n";
   out += "  Device total (reserved + context):      " +
          HumanAndExact(a.device_peak, Unit::kBytes) + "\n";
   return out;

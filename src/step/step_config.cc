@@ -248,8 +248,8 @@ Status SetSharding(const StepConfig& c, TrainingOptions& training) {
 // `note` says so.
 std::string TorchDefaultImpl(const StepConfig& c,
                              const TrainingOptions& training,
-                             std::string* note) {
-  const bool galore = !c.galore.empty() || c.method.rfind("galore", 0) == 0;
+                             bool galore_method, std::string* note) {
+  const bool galore = !c.galore.empty() || galore_method;
   if (c.mode != "train" || c.torch_version != "2" || c.device != "cuda" ||
       !HasForeach(training.optimizer) || c.paged || galore) {
     return "single";
@@ -272,12 +272,13 @@ std::string TorchDefaultImpl(const StepConfig& c,
 // The optimizer's implementation and state options, checked as they are set
 // (NB: each check sees the options set before it, so the first clash names
 // the option that made it); a note for the report goes to `notes`.
-Status SetOptimizerExtras(const StepConfig& c, TrainingOptions& training,
+Status SetOptimizerExtras(const StepConfig& c, bool galore_method,
+                          TrainingOptions& training,
                           std::vector<std::string>* notes) {
   std::string impl = c.optimizer_impl;
   if (impl == "auto") {
     std::string note;
-    impl = TorchDefaultImpl(c, training, &note);
+    impl = TorchDefaultImpl(c, training, galore_method, &note);
     if (!note.empty()) notes->push_back(std::move(note));
   } else if (impl != "single" && impl != "foreach" && impl != "fused") {
     return Bad("StepConfig.optimizer_impl '" + impl +
@@ -603,8 +604,20 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
   training.torch_version = c.torch_version;
   training.accumulate = c.accumulate;
   training.set_to_none = c.set_to_none;
+  // NB: the method is read before the optimizer's options, whose default
+  // step depends on it (GaLore runs its own loop); its GaLore settings are
+  // checked after them.
+  if (!c.method.empty()) {
+    Result<MethodSpec> method = ParseMethodSpec(c.method);
+    if (!method.ok())
+      return Bad("StepConfig.method: " + method.status().message());
+    parsed.method = std::move(method).value();
+  }
+  const bool galore_method =
+      parsed.method && parsed.method->kind == MethodSpec::Kind::kGalore;
   TORCHCOST_RETURN_IF_ERROR(SetSharding(c, training));
-  TORCHCOST_RETURN_IF_ERROR(SetOptimizerExtras(c, training, &parsed.notes));
+  TORCHCOST_RETURN_IF_ERROR(
+      SetOptimizerExtras(c, galore_method, training, &parsed.notes));
   training.checkpoint = c.checkpoint;
   training.checkpoint_group = c.checkpoint_group;
   if (!c.param_dtype.empty()) {
@@ -633,15 +646,10 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
   training.loss = *loss;
   TORCHCOST_RETURN_IF_ERROR(SetAllocator(c, training));
   TORCHCOST_RETURN_IF_ERROR(CheckPatternsAndRanges(c, options));
-  if (!c.method.empty()) {
-    Result<MethodSpec> method = ParseMethodSpec(c.method);
-    if (!method.ok())
-      return Bad("StepConfig.method: " + method.status().message());
-    if (method->kind == MethodSpec::Kind::kGalore) {
-      TORCHCOST_RETURN_IF_ERROR(SetGalore("StepConfig.method " + method->text,
-                                          method->settings, training));
-    }
-    parsed.method = std::move(method).value();
+  if (galore_method) {
+    TORCHCOST_RETURN_IF_ERROR(
+        SetGalore("StepConfig.method " + parsed.method->text,
+                  parsed.method->settings, training));
   }
   if (!c.gpu.empty()) {
     Result<GpuSpec> gpu = FindGpu(c.gpu);
