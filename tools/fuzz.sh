@@ -15,7 +15,9 @@ TARGETS=("$@")
   family_config hf_config deepspeed_config)
 source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
-nice cmake --build "$BUILD" -j2 --target "${TARGETS[@]/#/fuzz_}"
+# NB: all of them as one goal (fuzz/CMakeLists.txt's `fuzzers`), so that make builds them side by side.
+if [ $# -eq 0 ]; then goals=(fuzzers); else goals=("${TARGETS[@]/#/fuzz_}"); fi
+nice cmake --build "$BUILD" -j2 --target "${goals[@]}"
 CORPUS="$BUILD/fuzz-corpus"
 ARTIFACTS="$BUILD/fuzz-artifacts"
 mkdir -p "$ARTIFACTS"

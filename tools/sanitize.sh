@@ -16,7 +16,7 @@ source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
 # Every layer's unit tests, as CMakeLists.txt declares them (torchcost_tests(NAME ...)).
 mapfile -t TESTS < <(sed -n 's/^ *torchcost_tests(\([a-z_]*\) .*/\1/p' CMakeLists.txt)
-nice cmake --build "$BUILD" -j2 --target "${TESTS[@]/%/_tests}"
+nice cmake --build "$BUILD" -j2 --target torchcost_unit_tests
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Runs one layer's binary; its verdict goes to $BUILD/<name>_tests.sanitize.status.
 run_one() {

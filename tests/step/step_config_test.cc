@@ -498,10 +498,14 @@ TEST(StepConfigTest, AutoImplIsTorchsDefault) {
                std::string::npos;
     EXPECT_EQ(noted, k.note);
   }
-  // GaLore runs its own per-parameter loop: auto is no clash.
+  // GaLore runs its own per-parameter loop: auto is no clash, whether GaLore
+  // is given by its settings or as the fine-tuning method.
   StepConfig g = Toy();
   g.galore = "r=4";
   EXPECT_TRUE(CheckStepConfig(g).ok()) << CheckStepConfig(g).message();
+  StepConfig m = Toy();
+  m.method = "galore:r=4";
+  EXPECT_TRUE(CheckStepConfig(m).ok()) << CheckStepConfig(m).message();
 }
 
 }  // namespace
