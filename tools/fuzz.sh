@@ -23,29 +23,19 @@ ARTIFACTS="$BUILD/fuzz-artifacts"
 mkdir -p "$ARTIFACTS"
 /usr/bin/python3 fuzz/make_seeds.py "$CORPUS/seeds" --fixtures "${TORCHCOST_FIXTURES:-build/fixtures}"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# Fuzzes one target; its verdict goes to $ARTIFACTS/<target>.status.
+# Fuzzes one target; fails on a finding.
 fuzz_one() {
-  local t="$1" log="$ARTIFACTS/$1.log"
+  local t="$1"
   mkdir -p "$CORPUS/$t" "$CORPUS/seeds/$t"
   # The first directory keeps what the run finds (kept between local runs); the seeds are only read.
-  if nice "$BUILD/fuzz/fuzz_$t" -max_total_time="$PER" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-      -artifact_prefix="$ARTIFACTS/$t-" -print_final_stats=1 "$CORPUS/$t" "$CORPUS/seeds/$t" >"$log" 2>&1; then
-    echo passed >"$ARTIFACTS/$t.status"
-  else
-    echo failed >"$ARTIFACTS/$t.status"
-  fi
+  nice "$BUILD/fuzz/fuzz_$t" -max_total_time="$PER" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+    -artifact_prefix="$ARTIFACTS/$t-" -print_final_stats=1 "$CORPUS/$t" "$CORPUS/seeds/$t" >"$ARTIFACTS/$t.log" 2>&1
 }
-# NB: two targets at a time (libFuzzer runs one process on one core).
-rm -f "$ARTIFACTS"/*.status
-for t in "${TARGETS[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  fuzz_one "$t" &
-done
-wait
+run_two_at_a_time "$ARTIFACTS" fuzz_one "${TARGETS[@]}"
 failed=0
 for t in "${TARGETS[@]}"; do
   log="$ARTIFACTS/$t.log"
-  if [ "$(cat "$ARTIFACTS/$t.status")" = passed ]; then
+  if passed "$ARTIFACTS" "$t"; then
     echo "fuzz: $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${PER} s," \
          "$(ls "$CORPUS/$t" | wc -l) corpus inputs, no finding"
   else

@@ -18,27 +18,18 @@ configure_sanitizer_build "$BUILD"
 mapfile -t TESTS < <(sed -n 's/^ *torchcost_tests(\([a-z_]*\) .*/\1/p' CMakeLists.txt)
 nice cmake --build "$BUILD" -j2 --target torchcost_unit_tests
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# Runs one layer's binary; its verdict goes to $BUILD/<name>_tests.sanitize.status.
+# Runs one layer's binary; fails on a failed test or a sanitizer's report.
 run_one() {
-  local t="$1" log="$BUILD/${1}_tests.sanitize.log"
-  if "$BUILD/${t}_tests" >"$log" 2>&1 && ! grep -qE "runtime error|ERROR: (Address|Leak)Sanitizer" "$log"; then
-    echo passed >"$BUILD/${t}_tests.sanitize.status"
-  else
-    echo failed >"$BUILD/${t}_tests.sanitize.status"
-  fi
+  local log="$BUILD/${1}_tests.sanitize.log"
+  "$BUILD/${1}_tests" >"$log" 2>&1 && ! grep -qE "runtime error|ERROR: (Address|Leak)Sanitizer" "$log"
 }
-# NB: two binaries at a time (each runs on one core); the longest ones (step, builder, nas) first.
-rm -f "$BUILD"/*_tests.sanitize.status
+# NB: the longest ones (step, builder, nas) first.
 ORDER=($(printf '%s\n' "${TESTS[@]}" | grep -xE 'step|builder|nas') $(printf '%s\n' "${TESTS[@]}" | grep -vxE 'step|builder|nas'))
-for t in "${ORDER[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  run_one "$t" &
-done
-wait
+run_two_at_a_time "$BUILD/sanitize-status" run_one "${ORDER[@]}"
 failed=0
 for t in "${TESTS[@]}"; do
   log="$BUILD/${t}_tests.sanitize.log"
-  if [ "$(cat "$BUILD/${t}_tests.sanitize.status")" = passed ]; then
+  if passed "$BUILD/sanitize-status" "$t"; then
     echo "sanitize: ${t}_tests passed"
   else
     echo "sanitize: ${t}_tests FAILED (see $log)"; grep -E "runtime error|Sanitizer|FAILED" "$log" | head -5 || true

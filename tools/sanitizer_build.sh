@@ -37,3 +37,24 @@ configure_sanitizer_build() {
   ASAN_SYMBOLIZER_PATH="$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)"
   export ASAN_SYMBOLIZER_PATH
 }
+
+# Runs `COMMAND ITEM` for every ITEM, two at a time (each runs on one core),
+# longest first as given; ITEM's verdict goes to DIR/ITEM.status.
+#   run_two_at_a_time DIR COMMAND ITEM...
+run_two_at_a_time() {
+  local dir="$1" cmd="$2" item
+  shift 2
+  mkdir -p "$dir"
+  rm -f "$dir"/*.status
+  for item in "$@"; do
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+    { if "$cmd" "$item"; then echo passed; else echo failed; fi >"$dir/$item.status"; } &
+  done
+  wait
+}
+
+# Succeeds if ITEM passed in run_two_at_a_time DIR.
+#   passed DIR ITEM
+passed() {
+  [ "$(cat "$1/$2.status" 2>/dev/null)" = passed ]
+}
