@@ -6,9 +6,8 @@
 # TORCHCOST_SANITIZE=0 skips the last two; TORCHCOST_FUZZ_SECONDS sets the run
 # per target (default 5, two at a time: thirteen targets, about 35 s; a smoke
 # run; longer runs: tools/fuzz.sh SECONDS). A clean clone on the slower 2-core
-# machine took 31 minutes: the Release build 459 s, ctest 578 s, the clang
-# build with its unit tests and the fuzz run 833 s (before the unit tests and
-# the fuzz targets were each built as one goal).
+# machine took 31-32 minutes: the Release build 459-491 s, ctest 578-618 s,
+# the clang build with its unit tests and the fuzz run 813-833 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
