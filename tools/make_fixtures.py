@@ -514,49 +514,48 @@ def make_fixture(name, outdir, batch=None, train=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
             module = torch.jit.trace(model, example_inputs(name, shapes), check_trace=False)
-    # Write to a temporary name first, so an interrupted run leaves no half file.
-    # The process id keeps concurrent runs on one directory from colliding.
     # NB: saved to memory, then written by Python: torch.jit.save to a path aborts the
     # process when the disk fills, where a Python write raises an OSError we can report.
-    tmp = "%s.%d.tmp" % (pt, os.getpid())
     archive = io.BytesIO()
     torch.jit.save(module, archive)
+    _write_whole(pt, archive.getbuffer())
+    meta_text = json.dumps({"input_shapes": shapes, "input_dtypes": input_dtypes(name)}) + "\n"
+    _write_whole(meta, meta_text.encode())
+    return pt
+
+
+def _write_whole(path, data):
+    """Writes bytes `data` to `path` under a temporary name first, then renames it.
+
+    An interrupted run leaves no half file, and runs side by side on one directory
+    (tools/make_test_fixtures.sh) do not collide: the process id names the temporary.
+    """
+    tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
         with open(tmp, "wb") as f:
-            f.write(archive.getbuffer())
+            f.write(data)
     except OSError:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    os.replace(tmp, pt)
-    tmp = "%s.%d.tmp" % (meta, os.getpid())
-    with open(tmp, "w") as f:
-        json.dump({"input_shapes": shapes, "input_dtypes": input_dtypes(name)}, f)
-        f.write("\n")
-    os.replace(tmp, meta)
-    return pt
+    os.replace(tmp, path)
 
 
 def write_corrupt_fixtures(outdir):
     """Writes corrupt.pt (random bytes) and not_torchscript.pt (a zip of text); returns both paths."""
     os.makedirs(outdir, exist_ok=True)
-    # NB: each is written under a temporary name and renamed, as make_fixture's files are: runs side by
-    # side (tools/make_test_fixtures.sh) may both write them.
     corrupt = os.path.join(outdir, "corrupt.pt")
     if not os.path.exists(corrupt):
         import random
 
         rnd = random.Random(301)
-        tmp = "%s.%d.tmp" % (corrupt, os.getpid())
-        with open(tmp, "wb") as f:
-            f.write(bytes(rnd.randrange(256) for _ in range(4096)))
-        os.replace(tmp, corrupt)
+        _write_whole(corrupt, bytes(rnd.randrange(256) for _ in range(4096)))
     not_ts = os.path.join(outdir, "not_torchscript.pt")
     if not os.path.exists(not_ts):
-        tmp = "%s.%d.tmp" % (not_ts, os.getpid())
-        with zipfile.ZipFile(tmp, "w") as z:
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as z:
             z.writestr("archive/readme.txt", "a zip file, but not a TorchScript archive\n")
-        os.replace(tmp, not_ts)
+        _write_whole(not_ts, archive.getbuffer())
     return corrupt, not_ts
 
 
