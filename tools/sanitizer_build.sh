@@ -28,7 +28,10 @@ configure_sanitizer_build() {
   command -v ld.lld >/dev/null && linker=" -fuse-ld=lld"
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug \
+  # NB: as tools/test.sh's build: Ninja for a new build, the libraries in unity batches.
+  local generator=()
+  [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug -DTORCHCOST_UNITY_BUILD=ON \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined$linker" \
     -DTORCHCOST_BUILD_BENCHMARKS=OFF -DTORCHCOST_BUILD_EXAMPLES=OFF -DTORCHCOST_INSTALL=OFF \

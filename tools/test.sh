@@ -17,7 +17,14 @@ bash tools/setup.sh
 # compiles (about 4 minutes on the 2-core machine).
 layers=""
 [ "${TORCHCOST_SANITIZE:-1}" != 0 ] && layers=import
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTORCHCOST_UNIT_TEST_LAYERS="$layers" >/dev/null
+# NB: a new build uses Ninja, which schedules the whole build at once (a library's
+# dependents compile while it links) where Makefiles wait target by target; an
+# existing build keeps its generator. The libraries compile as unity batches
+# (TORCHCOST_UNITY_BUILD in CMakeLists.txt).
+generator=()
+[ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTORCHCOST_UNIT_TEST_LAYERS="$layers" \
+  -DTORCHCOST_UNITY_BUILD=ON >/dev/null
 cmake --build build -j2
 if ! (cd build && ctest --output-on-failure -j2 "$@"); then
   # NB: a CI log is often read from its end: repeat why each failed test failed there.

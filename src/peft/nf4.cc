@@ -3,6 +3,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "ir/int_math.h"
 #include "passes/graph_edit.h"
 #include "passes/user_regex.h"
 #include "torchcost/peft.h"
@@ -10,9 +11,8 @@
 namespace torchcost {
 namespace {
 
+using ir::CeilDiv;
 using passes::GraphEditor;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 

@@ -22,15 +22,15 @@
 #include <utility>
 #include <vector>
 
+#include "ir/int_math.h"
 #include "passes/graph_edit.h"
 #include "torchcost/peft.h"
 
 namespace torchcost {
 namespace {
 
+using ir::CeilDiv;
 using passes::GraphEditor;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int64_t kAwqGroup = 128;
 

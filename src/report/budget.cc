@@ -8,11 +8,14 @@
 #include <optional>
 #include <vector>
 
+#include "report/format.h"
 #include "report/peak_candidates.h"
 #include "torchcost/generation_allocator.h"
 
 namespace torchcost {
 namespace {
+
+using report::ClampToInt64;
 
 constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
@@ -59,10 +62,6 @@ int64_t LargestBelow(Fits fits, int64_t upper) {
     (fits(mid) ? good : bad) = mid;
   }
   return good;
-}
-
-int64_t Clamp64(__int128 v) {
-  return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX));
 }
 
 // One replay's outcome under a memory limit.
@@ -176,7 +175,7 @@ Result<BudgetAnswer> BudgetEvaluator::Answer(
           ? std::max<int64_t>(budget - (*m.allocator)->context_bytes, 0)
           : 0;
   if (!m.allocator->has_value()) {
-    out.needed_bytes = Clamp64(*tensor);
+    out.needed_bytes = ClampToInt64(*tensor);
     out.fits = *tensor <= budget;
   } else {
     out.allocator = true;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "report/format.h"
 #include "report/peak_candidates.h"
 #include "torchcost/budget.h"
 #include "torchcost/generation_allocator.h"
@@ -16,14 +17,11 @@
 namespace torchcost {
 namespace {
 
+using report::ClampToInt64;
+
 bool HasSymbol(const Report& report, const std::string& name) {
   return std::find(report.symbols.begin(), report.symbols.end(), name) !=
          report.symbols.end();
-}
-
-int64_t Clamp64(__int128 v) {
-  constexpr __int128 kMax = INT64_MAX;
-  return static_cast<int64_t>(std::min(v, kMax));
 }
 
 // A training row's bindings: options.bindings, the batch symbol at 1 where the
@@ -43,7 +41,7 @@ Result<int64_t> ValueAt(const sym::Expr& e, const sym::Bindings& at) {
   if (!v.ok())
     return Status::InvalidArgument(v.status().message() +
                                    "; bind it with StepConfig.bindings");
-  return Clamp64(*v);
+  return ClampToInt64(*v);
 }
 
 using report::PeakCandidates;
@@ -135,7 +133,7 @@ Result<CompareRow> EvaluateCompareRow(const Report& report, std::string label,
     return Status::InvalidArgument(
         "the peak does not evaluate at these bindings; bind every symbol with "
         "StepConfig.bindings");
-  row.peak = Clamp64(p->first);
+  row.peak = ClampToInt64(p->first);
   for (int k = 0; k < kNumMemCategories; ++k) {
     TORCHCOST_ASSIGN_OR_RETURN(row.at_peak[k],
                                value(tr.timeline[p->second].live[k]));
@@ -200,8 +198,8 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
         "the peak does not evaluate at these bindings; bind B, S and T with "
         "StepConfig.bindings");
   }
-  row.prefill_peak = Clamp64(pp->first);
-  row.decode_peak = Clamp64(dp->first);
+  row.prefill_peak = ClampToInt64(pp->first);
+  row.decode_peak = ClampToInt64(dp->first);
   // The generation's peak is the larger phase's; the breakdown is at its
   // moment.
   const bool decode_larger = dp->first > pp->first;

@@ -12,6 +12,7 @@
 
 #include "report/budget_section.h"
 #include "report/format.h"
+#include "report/json_values.h"
 #include "report/text_sections.h"
 #include "torchcost/budget.h"
 #include "torchcost/generation_allocator.h"
@@ -23,30 +24,24 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using report::HumanAndExact;
+using report::JsonInteger;
+using report::JsonSymbolic;
 using report::TryEvaluate;
 using report::Unit;
 
-// {"expr": text, "value": value under the bindings or null}, as the report's
-// other symbolic numbers.
-Json Symbolic(const sym::Expr& e, const sym::Bindings& b) {
-  Json j;
-  j["expr"] = e.ToString();
-  auto v = TryEvaluate(e, b);
-  j["value"] = v ? Json(static_cast<long long>(*v)) : Json(nullptr);
-  return j;
-}
-
 Json PeakJson(const GenerationPeak& p, const sym::Bindings& b) {
   Json j;
-  j["peak_bytes"] = Symbolic(p.peak, b);
+  j["peak_bytes"] = JsonSymbolic(p.peak, b);
   if (!p.decided) {
     j["at_peak"] = nullptr;
     return j;
   }
-  j["at_peak"] = {
-      {"param", Symbolic(p.param, b)}, {"buffer", Symbolic(p.buffer, b)},
-      {"act", Symbolic(p.act, b)},     {"temp", Symbolic(p.temp, b)},
-      {"oth", Symbolic(p.other, b)},   {"kv_cache", Symbolic(p.kv_cache, b)}};
+  j["at_peak"] = {{"param", JsonSymbolic(p.param, b)},
+                  {"buffer", JsonSymbolic(p.buffer, b)},
+                  {"act", JsonSymbolic(p.act, b)},
+                  {"temp", JsonSymbolic(p.temp, b)},
+                  {"oth", JsonSymbolic(p.other, b)},
+                  {"kv_cache", JsonSymbolic(p.kv_cache, b)}};
   return j;
 }
 
@@ -115,7 +110,7 @@ std::optional<__int128> SummedTotal(const GenerationAnalysis& g,
 Json Summed(__int128 v) {
   Json j;
   j["expr"] = nullptr;
-  j["value"] = static_cast<long long>(v);
+  j["value"] = JsonInteger(v);
   return j;
 }
 
@@ -385,16 +380,16 @@ std::string RenderGenerationJson(const GenerationAnalysis& g,
   j["layers"] = g.layers;
   j["windowed_layers"] = g.windowed_layers;
   j["kv_bytes_per_token"] = g.kv_bytes_per_token;
-  j["kv_cache_tokens"] = Symbolic(g.kv_cache_tokens, b);
-  j["kv_cache_bytes"] = Symbolic(g.kv_cache_bytes, b);
+  j["kv_cache_tokens"] = JsonSymbolic(g.kv_cache_tokens, b);
+  j["kv_cache_bytes"] = JsonSymbolic(g.kv_cache_bytes, b);
   j["flops"] = {
-      {"prefill", Symbolic(g.prefill_flops, b)},
-      {"decode_first_token", Symbolic(g.decode_flops_first, b)},
-      {"decode_last_token", Symbolic(g.decode_flops_last, b)},
-      {"decode_total", g.decode_linear     ? Symbolic(g.decode_flops_total, b)
+      {"prefill", JsonSymbolic(g.prefill_flops, b)},
+      {"decode_first_token", JsonSymbolic(g.decode_flops_first, b)},
+      {"decode_last_token", JsonSymbolic(g.decode_flops_last, b)},
+      {"decode_total", g.decode_linear ? JsonSymbolic(g.decode_flops_total, b)
                        : SummedTotal(g, b) ? Summed(*g.decode_flops_summed)
                                            : Json(nullptr)},
-      {"total", g.decode_linear     ? Symbolic(g.total_flops, b)
+      {"total", g.decode_linear     ? JsonSymbolic(g.total_flops, b)
                 : SummedTotal(g, b) ? Summed(*SummedTotal(g, b))
                                     : Json(nullptr)}};
   j["prefill"] = PeakJson(PhasePeak(g.prefill, b), b);
@@ -467,9 +462,9 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
     Json row = {{"B", b["B"]},
                 {"S", b["S"]},
                 {"T", b["T"]},
-                {"kv_cache_bytes", static_cast<long long>(*kv)},
-                {"prefill_peak_bytes", static_cast<long long>(*p1)},
-                {"decode_peak_bytes", static_cast<long long>(*p2)}};
+                {"kv_cache_bytes", JsonInteger(*kv)},
+                {"prefill_peak_bytes", JsonInteger(*p1)},
+                {"decode_peak_bytes", JsonInteger(*p2)}};
     std::optional<BudgetAnswer> answer;
     if (budget_bytes > 0) {
       Result<BudgetAnswer> a = budget.Answer(b, question);

@@ -10,6 +10,7 @@
 #include "report/budget_section.h"
 #include "report/expert_parallel.h"
 #include "report/format.h"
+#include "report/json_values.h"
 #include "report/json_writer.h"
 #include "report/sharding_report.h"
 #include "report/text_sections.h"
@@ -19,6 +20,8 @@
 namespace torchcost {
 namespace {
 
+using report::JsonInteger;
+using report::JsonSymbolic;
 using report::WriteMembers;
 using report::Writer;
 
@@ -29,41 +32,18 @@ using Json = nlohmann::ordered_json;
 constexpr int kSchemaVersion = 1;
 constexpr int kFlopsPerFma = 2;  // One fused multiply-add = 2 FLOPs.
 
-// Returns an exact integer: a JSON number within int64/uint64, else its decimal
-// string.
-Json Integer(__int128 v) {
-  if (v >= std::numeric_limits<int64_t>::min() &&
-      v <= std::numeric_limits<int64_t>::max()) {
-    return static_cast<int64_t>(v);
-  }
-  if (v > 0 &&
-      v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
-    return static_cast<uint64_t>(v);
-  }
-  return report::IntText(v);
-}
-
-// Returns {"expr": canonical text, "value": value under the bindings or null}.
-Json Symbolic(const sym::Expr& e, const sym::Bindings& b) {
-  Json j;
-  j["expr"] = e.ToString();
-  auto v = report::TryEvaluate(e, b);
-  j["value"] = v ? Integer(*v) : Json(nullptr);
-  return j;
-}
-
 // Returns a shape as an array: ints where a dim evaluates, else its (bound)
 // text.
 Json Shape(const sym::Shape& shape, const sym::Bindings& b) {
   Json dims = Json::array();
   for (const sym::Expr& d : shape) {
     auto v = report::TryEvaluate(d, b);
-    dims.push_back(v ? Integer(*v) : Json(report::Bind(d, b).ToString()));
+    dims.push_back(v ? JsonInteger(*v) : Json(report::Bind(d, b).ToString()));
   }
   return dims;
 }
 
-// Writes what Integer returns.
+// Writes what JsonInteger returns.
 void WriteInteger(Writer& w, __int128 v) {
   if (v >= std::numeric_limits<int64_t>::min() &&
       v <= std::numeric_limits<int64_t>::max()) {
@@ -76,7 +56,7 @@ void WriteInteger(Writer& w, __int128 v) {
   }
 }
 
-// Writes what Symbolic returns.
+// Writes what JsonSymbolic returns.
 void WriteSymbolic(Writer& w, const sym::Expr& e, const sym::Bindings& b) {
   w.BeginObject();
   w.Key("expr");
@@ -249,7 +229,7 @@ Json Categories(const CategoryBytes& c, const sym::Bindings& b) {
   Json j;
   for (int i = 0; i < kNumMemCategories; ++i) {
     j[std::string(MemCategoryName(static_cast<MemCategory>(i)))] =
-        Symbolic(c[i], b);
+        JsonSymbolic(c[i], b);
   }
   return j;
 }
@@ -326,11 +306,11 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
   } else {
     j["galore"] = nullptr;
   }
-  j["flops"] = {{"forward", Symbolic(tr.flops_forward, b)},
-                {"backward", Symbolic(tr.flops_backward, b)},
-                {"recompute", Symbolic(tr.flops_recompute, b)},
-                {"optimizer", Symbolic(tr.flops_optimizer, b)},
-                {"step", Symbolic(tr.flops_step, b)},
+  j["flops"] = {{"forward", JsonSymbolic(tr.flops_forward, b)},
+                {"backward", JsonSymbolic(tr.flops_backward, b)},
+                {"recompute", JsonSymbolic(tr.flops_recompute, b)},
+                {"optimizer", JsonSymbolic(tr.flops_optimizer, b)},
+                {"step", JsonSymbolic(tr.flops_step, b)},
                 {"lower_bound", tr.flops_lower_bound}};
   const PeakInfo peak =
       given_peak != nullptr ? *given_peak : EvaluatePeak(tr, b);
@@ -362,8 +342,8 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
     }
   }
   Json mem;
-  mem["peak"] = blocks ? Symbolic(sym::Expr(blocks->allocated_peak), b)
-                       : Symbolic(peak.peak, b);
+  mem["peak"] = blocks ? JsonSymbolic(sym::Expr(blocks->allocated_peak), b)
+                       : JsonSymbolic(peak.peak, b);
   mem["peak_decided"] = blocks ? true : peak.decided;
   if (blocks || peak.decided) {
     mem["at_peak"] = blocks ? Categories(ToCategoryBytes(blocks->at_peak), b)
@@ -385,11 +365,11 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
       blocks ? Categories(ToCategoryBytes(blocks->category_max), b)
              : Categories(peak.category_max, b);
   if (blocks) {
-    mem["reserved_peak"] = Symbolic(sym::Expr(blocks->reserved_peak), b);
+    mem["reserved_peak"] = JsonSymbolic(sym::Expr(blocks->reserved_peak), b);
     const CudaAllocatorOptions& o = *tr.cuda_allocator;
     mem["allocator"] = {
         {"kind", "cuda"},
-        {"tensor_peak", Symbolic(peak.peak, b)},
+        {"tensor_peak", JsonSymbolic(peak.peak, b)},
         {"allocated_peak", blocks->allocated_peak},
         {"reserved_peak", blocks->reserved_peak},
         {"allocated_at_reserved_peak", blocks->allocated_at_reserved_peak},
@@ -405,7 +385,7 @@ void WriteTraining(Writer& w, const ir::Graph& graph, const Report& report,
              ? Json(nullptr)
              : Json(o.max_split_size)}};
   }
-  mem["saved_bytes"] = Symbolic(tr.saved_bytes, b);
+  mem["saved_bytes"] = JsonSymbolic(tr.saved_bytes, b);
   // bitsandbytes' paged states, on the host: not in the peak (null unless
   // --paged).
   mem["paged_opt_bytes"] = tr.paged ? Json(tr.paged_opt_bytes) : Json(nullptr);
@@ -487,9 +467,9 @@ std::string RenderJson(const ir::Graph& graph, const Report& report,
   totals["buffers"] = report.buffers;
   totals["param_bytes"] = report.param_bytes;
   totals["buffer_bytes"] = report.buffer_bytes;
-  totals["macs"] = Symbolic(report.macs, b);
-  totals["flops"] = Symbolic(report.flops, b);
-  totals["transcendentals"] = Symbolic(report.transcendentals, b);
+  totals["macs"] = JsonSymbolic(report.macs, b);
+  totals["flops"] = JsonSymbolic(report.flops, b);
+  totals["transcendentals"] = JsonSymbolic(report.transcendentals, b);
   totals["lower_bound"] = report.lower_bound;
   j["totals"] = std::move(totals);
 

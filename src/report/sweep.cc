@@ -6,6 +6,7 @@
 
 #include "report/budget_section.h"
 #include "report/format.h"
+#include "report/json_values.h"
 #include "report/table.h"
 #include "report/text_sections.h"
 #include "torchcost/budget.h"
@@ -268,10 +269,6 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
       std::vector<report::SweepRow> rows,
       report::EvaluateSweep(graph, report, sweeps, base, time));
   using Json = nlohmann::ordered_json;
-  auto num = [](__int128 v) -> Json {
-    if (v >= INT64_MIN && v <= INT64_MAX) return static_cast<int64_t>(v);
-    return sym::Int128ToString(v);
-  };
   Json j;
   j["schema"] = "torchcost.sweep";
   j["version"] = 1;
@@ -288,14 +285,14 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
     Json b = Json::object();
     for (const auto& s : sweeps) b[s.symbol] = r.bindings.at(s.symbol);
     p["bindings"] = b;
-    p["flops"] = {{"forward", num(r.flops_forward)},
-                  {"backward", num(r.flops_backward)},
-                  {"step", num(r.flops_step)}};
-    p["peak"] = num(r.peak);
+    p["flops"] = {{"forward", report::JsonInteger(r.flops_forward)},
+                  {"backward", report::JsonInteger(r.flops_backward)},
+                  {"step", report::JsonInteger(r.flops_step)}};
+    p["peak"] = report::JsonInteger(r.peak);
     Json at = Json::object();
     for (int k = 0; k < kNumMemCategories; ++k)
       at[std::string(MemCategoryName(static_cast<MemCategory>(k)))] =
-          num(r.at_peak[k]);
+          report::JsonInteger(r.at_peak[k]);
     p["at_peak"] = at;
     p["peak_phase"] = r.peak_point >= 0
                           ? Json(std::string(StepPhaseName(

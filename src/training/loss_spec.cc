@@ -7,14 +7,13 @@
 namespace torchcost {
 namespace {
 
-Status Bad(const std::string& what) { return Status::InvalidArgument(what); }
-
 // Parses "true"/"false".
 Result<bool> ParseBool(const std::string& spec, const std::string& key,
                        const std::string& value) {
   if (value == "true") return true;
   if (value == "false") return false;
-  return Bad("'" + spec + "': " + key + "=" + value + " must be true or false");
+  return Status::InvalidArgument("'" + spec + "': " + key + "=" + value +
+                                 " must be true or false");
 }
 
 }  // namespace
@@ -40,12 +39,14 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
   } else if (name == "lm") {
     spec.kind = LossSpec::Kind::kLm;
   } else {
-    return Bad("unknown loss '" + name +
-               "' (sum, cross_entropy, mse, causal_lm, lm, none)");
+    return Status::InvalidArgument(
+        "unknown loss '" + name +
+        "' (sum, cross_entropy, mse, causal_lm, lm, none)");
   }
   if (colon != std::string_view::npos &&
       spec.kind != LossSpec::Kind::kCausalLm) {
-    return Bad("'" + spec.text + "': " + name + " takes no settings");
+    return Status::InvalidArgument("'" + spec.text + "': " + name +
+                                   " takes no settings");
   }
   size_t pos = 0;
   while (pos < settings.size()) {
@@ -55,13 +56,14 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     pos = comma + 1;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      return Bad("'" + spec.text + "': '" + item + "' is not key=value");
+      return Status::InvalidArgument("'" + spec.text + "': '" + item +
+                                     "' is not key=value");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
     if (key == "shift") {
       if (value != "logits" && value != "labels") {
-        return Bad("'" + spec.text + "': shift=" + value +
-                   " must be logits or labels");
+        return Status::InvalidArgument("'" + spec.text + "': shift=" + value +
+                                       " must be logits or labels");
       }
       spec.shift_labels = value == "labels";
     } else if (key == "upcast") {
@@ -70,17 +72,17 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
       char* end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
-        return Bad("'" + spec.text + "': chunks=" + value +
-                   " must be an integer in [1, 4096]");
+        return Status::InvalidArgument("'" + spec.text + "': chunks=" + value +
+                                       " must be an integer in [1, 4096]");
       }
       spec.chunks = static_cast<int>(n);
     } else {
-      return Bad("'" + spec.text + "': unknown setting '" + key +
-                 "' (shift, upcast, chunks)");
+      return Status::InvalidArgument("'" + spec.text + "': unknown setting '" +
+                                     key + "' (shift, upcast, chunks)");
     }
   }
   if (spec.chunks > 1 && (spec.shift_labels || !spec.upcast)) {
-    return Bad(
+    return Status::InvalidArgument(
         "'" + spec.text +
         "': chunks shifts the labels and upcasts each chunk (torchtune); "
         "give no shift or upcast with it");

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "ir/int_math.h"
 #include "training/optimizer_model.h"
 #include "training/shard_plan.h"
 #include "training/zero3_schedule.h"
@@ -11,12 +12,12 @@
 namespace torchcost::training {
 namespace {
 
+using ir::CeilDiv;
+
 constexpr int kParam = static_cast<int>(MemCategory::kParam);
 constexpr int kGrad = static_cast<int>(MemCategory::kGrad);
 constexpr int kTemp = static_cast<int>(MemCategory::kTemp);
 constexpr int kOpt = static_cast<int>(MemCategory::kOpt);
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 class Rewriter {
  public:

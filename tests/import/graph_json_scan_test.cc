@@ -287,7 +287,7 @@ TEST(SimpleScannerTest, RefusesWhatLeavesTheSubset) {
     SimpleNode n;
     EXPECT_TRUE(ScanNode(accepted, &n)) << c.what << ": " << accepted;
     EXPECT_FALSE(ScanNode(refused, &n)) << c.what << ": " << refused;
-    EXPECT_NO_THROW((void)Json::parse(refused)) << c.what << ": " << refused;
+    EXPECT_TRUE(Json::accept(refused)) << c.what << ": " << refused;
   }
 }
 
@@ -384,7 +384,7 @@ TEST(FindNodesArrayTest, FindsTheArrayAndCountsItsElements) {
   "outputs": [{"ref": "c"}], "note": "nodes"}
 )";
   const std::string text = before + array + after;
-  ASSERT_NO_THROW((void)Json::parse(text));
+  ASSERT_TRUE(Json::accept(text));
 
   const Found f = Find(text);
   ASSERT_TRUE(f.ok);

@@ -1,0 +1,31 @@
+#include "report/json_values.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "report/format.h"
+
+namespace torchcost::report {
+
+nlohmann::ordered_json JsonInteger(__int128 v) {
+  if (v >= std::numeric_limits<int64_t>::min() &&
+      v <= std::numeric_limits<int64_t>::max()) {
+    return static_cast<int64_t>(v);
+  }
+  if (v > 0 &&
+      v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max())) {
+    return static_cast<uint64_t>(v);
+  }
+  return IntText(v);
+}
+
+nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
+                                    const sym::Bindings& bindings) {
+  nlohmann::ordered_json j;
+  j["expr"] = e.ToString();
+  auto v = TryEvaluate(e, bindings);
+  j["value"] = v ? JsonInteger(*v) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+}  // namespace torchcost::report

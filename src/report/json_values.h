@@ -1,0 +1,23 @@
+// The report's exact numbers as JSON values, shared by its JSON documents (the
+// analysis report, the generation report, the sweep).
+#ifndef TORCHCOST_SRC_REPORT_JSON_VALUES_H_
+#define TORCHCOST_SRC_REPORT_JSON_VALUES_H_
+
+#include <nlohmann/json.hpp>
+
+#include "torchcost/sym.h"
+
+namespace torchcost::report {
+
+// Returns `v` as a JSON number where it fits int64 or uint64, else as its
+// decimal text (JSON numbers past 64 bits lose digits in most readers).
+nlohmann::ordered_json JsonInteger(__int128 v);
+
+// Returns {"expr": the canonical text of `e`, "value": its value under
+// `bindings` (JsonInteger) or null where a symbol is unbound}.
+nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
+                                    const sym::Bindings& bindings);
+
+}  // namespace torchcost::report
+
+#endif  // TORCHCOST_SRC_REPORT_JSON_VALUES_H_
