@@ -28,7 +28,7 @@ configure_sanitizer_build() {
   command -v ld.lld >/dev/null && linker=" -fuse-ld=lld"
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # NB: as tools/test.sh's build: Ninja for a new build, the libraries in unity batches.
+  # NB: as tools/test.sh's build: Ninja for a new build, the libraries and tests in unity batches.
   local generator=()
   [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug -DTORCHCOST_UNITY_BUILD=ON \

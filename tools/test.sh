@@ -19,7 +19,7 @@ layers=""
 [ "${TORCHCOST_SANITIZE:-1}" != 0 ] && layers=import
 # NB: a new build uses Ninja, which schedules the whole build at once (a library's
 # dependents compile while it links) where Makefiles wait target by target; an
-# existing build keeps its generator. The libraries compile as unity batches
+# existing build keeps its generator. The libraries and tests compile as unity batches
 # (TORCHCOST_UNITY_BUILD in CMakeLists.txt).
 generator=()
 [ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null && generator=(-G Ninja)

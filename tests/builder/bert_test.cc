@@ -14,7 +14,7 @@ namespace {
 
 using testing::AnalyzeBuilt;
 
-BertConfig Tiny() {
+BertConfig TinyBert() {
   BertConfig c;
   c.layers = 2;
   c.hidden = 64;
@@ -35,7 +35,7 @@ TEST(BertTest, ParamsMatchTheClosedForm) {
   const int64_t body = V * h + P * h + T * h + 2 * h +
                        L * (4 * (h * h + h) + 4 * h + 2 * h * I + I + h);
   for (const char* head : {"mlm", "model"}) {
-    BertConfig c = Tiny();
+    BertConfig c = TinyBert();
     c.head = head;
     Result<BuiltModel> m = BuildBert(c);
     ASSERT_TRUE(m.ok()) << m.status().message();
@@ -49,7 +49,7 @@ TEST(BertTest, ParamsMatchTheClosedForm) {
 }
 
 TEST(BertTest, TheDecoderIsTiedAndBiased) {
-  Result<BuiltModel> m = BuildBert(Tiny());
+  Result<BuiltModel> m = BuildBert(TinyBert());
   ASSERT_TRUE(m.ok()) << m.status().message();
   std::map<std::string, std::string> alias_of;
   for (const ir::TensorEntry& e : m->graph.params) {
@@ -68,7 +68,7 @@ TEST(BertTest, TheDecoderIsTiedAndBiased) {
 }
 
 TEST(BertTest, BertModelOutputsTheSequenceAndThePooledOutput) {
-  BertConfig c = Tiny();
+  BertConfig c = TinyBert();
   c.head = "model";
   Result<BuiltModel> m = BuildBert(c);
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -12,7 +12,7 @@ namespace {
 
 using testing::AnalyzeBuilt;
 
-GptNeoxConfig Tiny() {
+GptNeoxConfig TinyNeox() {
   GptNeoxConfig c;
   c.layers = 2;
   c.hidden = 64;
@@ -31,7 +31,7 @@ TEST(GptNeoxTest, ParamsMatchTheClosedForm) {
       4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * I + I + h;
   for (const bool tie : {false, true}) {
     for (const bool bias : {true, false}) {
-      GptNeoxConfig c = Tiny();
+      GptNeoxConfig c = TinyNeox();
       c.tie = tie;
       c.bias = bias;
       Result<BuiltModel> m = BuildGptNeox(c);
@@ -50,7 +50,7 @@ TEST(GptNeoxTest, BuffersAreTheMaskAndTheRotaryCaches) {
   // Per layer: bias bool [1, 1, 32, 32]; masked_bias a 0-dim float; rotary on
   // int(16 * 0.25) = 4 dims: inv_freq [2], cos_cached and sin_cached [32, 4],
   // float32.
-  Result<BuiltModel> m = BuildGptNeox(Tiny());
+  Result<BuiltModel> m = BuildGptNeox(TinyNeox());
   ASSERT_TRUE(m.ok()) << m.status().message();
   int64_t bytes = 0;
   for (const ir::TensorEntry& e : m->graph.buffers) {
@@ -63,7 +63,7 @@ TEST(GptNeoxTest, BuffersAreTheMaskAndTheRotaryCaches) {
 
 TEST(GptNeoxTest, AttentionImplementationsAnalyse) {
   for (const char* attn : {"eager", "sdpa", "flash"}) {
-    GptNeoxConfig c = Tiny();
+    GptNeoxConfig c = TinyNeox();
     c.attn = attn;
     c.parallel_residual = std::string(attn) != "sdpa";
     Result<BuiltModel> m = BuildGptNeox(c);

@@ -30,8 +30,8 @@ struct AnalysedCounts {
   int64_t active = -1;
 };
 
-AnalysedCounts Analysed(const std::string& file,
-                        const std::string& overrides = "") {
+AnalysedCounts AnalyseConfigFile(const std::string& file,
+                                 const std::string& overrides = "") {
   Result<BuiltModel> m = BuildNamedModel(Example(file), overrides);
   EXPECT_TRUE(m.ok()) << m.status().message();
   if (!m.ok()) return {};
@@ -43,7 +43,7 @@ AnalysedCounts Analysed(const std::string& file,
 
 int64_t AnalysedParams(const std::string& file,
                        const std::string& overrides = "") {
-  return Analysed(file, overrides).params;
+  return AnalyseConfigFile(file, overrides).params;
 }
 
 // Returns the shape of each parameter by qualified name (aliases included).
@@ -320,7 +320,7 @@ TEST(HfArchitecturesTest, Mixtral8x7bHoldsEveryExpertAndMatchesTheModelCard) {
   const int64_t expected =
       V * h + L * (attn + E * h + E * 3 * h * I + 2 * h) + h + V * h;
   ASSERT_EQ(expected, 46702792704);  // Mistral AI's Mixtral 8x7B: 46.7B total.
-  const AnalysedCounts counts = Analysed("Mixtral-8x7B-v0.1.json");
+  const AnalysedCounts counts = AnalyseConfigFile("Mixtral-8x7B-v0.1.json");
   EXPECT_EQ(counts.params, expected);
   // Active: all but 8 - 2 = 6 experts per layer: 12.9B (Mistral AI: "12.9B
   // active parameters").
@@ -350,7 +350,7 @@ TEST(HfArchitecturesTest, Qwen15MoeHasASharedExpertAndMatchesTheModelCard) {
   const int64_t expected = V * h + L * (attn + moe + 2 * h) + h + V * h;
   // Qwen's model card: 14.3B total (2.7B activated).
   ASSERT_EQ(expected, 14315784192);
-  const AnalysedCounts counts = Analysed("Qwen1.5-MoE-A2.7B.json");
+  const AnalysedCounts counts = AnalyseConfigFile("Qwen1.5-MoE-A2.7B.json");
   EXPECT_EQ(counts.params, expected);
   // Active: all but 60 - 4 = 56 routed experts per layer (the shared expert
   // always runs): 2.69B.
@@ -406,7 +406,7 @@ TEST(HfArchitecturesTest, Qwen3_30bA3bRoutesWithoutASharedExpert) {
   // Qwen's model card: 30.5B in total, 29.9B not embeddings, 3.3B activated.
   ASSERT_EQ(expected, 30532122624);
   ASSERT_EQ(expected - 2 * V * h, 29909792768);
-  const AnalysedCounts counts = Analysed("Qwen3-30B-A3B.json");
+  const AnalysedCounts counts = AnalyseConfigFile("Qwen3-30B-A3B.json");
   EXPECT_EQ(counts.params, expected);
   // Active: all but 128 - 8 routed experts per layer.
   EXPECT_EQ(counts.active, expected - L * (E - 8) * 3 * h * I);

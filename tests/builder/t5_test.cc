@@ -14,7 +14,7 @@ namespace {
 
 using testing::AnalyzeBuilt;
 
-T5Config Tiny() {
+T5Config TinyT5() {
   T5Config c;
   c.layers = 2;
   c.decoder_layers = 3;
@@ -34,7 +34,7 @@ TEST(T5Test, ParamsMatchTheClosedForm) {
   const int64_t V = 100, d = 64, ff = 128, inner = 4 * 16, H = 4;
   for (const bool gated : {false, true}) {
     for (const bool tie : {true, false}) {
-      T5Config c = Tiny();
+      T5Config c = TinyT5();
       c.gated = gated;
       c.tie = tie;
       Result<BuiltModel> m = BuildT5(c);
@@ -53,7 +53,7 @@ TEST(T5Test, ParamsMatchTheClosedForm) {
 }
 
 TEST(T5Test, RelativeBiasInTheFirstBlockOfEachStack) {
-  Result<BuiltModel> m = BuildT5(Tiny());
+  Result<BuiltModel> m = BuildT5(TinyT5());
   ASSERT_TRUE(m.ok()) << m.status().message();
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const ir::TensorEntry& e : m->graph.params) shapes[e.name] = e.shape;

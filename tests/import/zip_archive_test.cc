@@ -14,20 +14,15 @@
 #include <vector>
 
 #include "testing/fixtures.h"
+#include "testing/little_endian.h"
 
 namespace torchcost::import {
 namespace {
 
-using ::testing::HasSubstr;
+using testing::Put16;
+using testing::Put32;
 
-void Put16(std::string& s, uint16_t v) {
-  s += static_cast<char>(v & 0xFF);
-  s += static_cast<char>(v >> 8);
-}
-void Put32(std::string& s, uint32_t v) {
-  Put16(s, static_cast<uint16_t>(v & 0xFFFF));
-  Put16(s, static_cast<uint16_t>(v >> 16));
-}
+using ::testing::HasSubstr;
 
 uint32_t Crc(const std::string& data) {
   return static_cast<uint32_t>(

@@ -17,22 +17,18 @@
 #include <utility>
 #include <vector>
 
+#include "testing/little_endian.h"
 #include "torchcost/import.h"
 
 namespace torchcost::import {
 namespace {
 
+using testing::Put16;
+using testing::Put32;
+
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-void Put16(std::string& s, uint16_t v) {
-  s += static_cast<char>(v & 0xFF);
-  s += static_cast<char>(v >> 8);
-}
-void Put32(std::string& s, uint32_t v) {
-  Put16(s, static_cast<uint16_t>(v & 0xFFFF));
-  Put16(s, static_cast<uint16_t>(v >> 16));
-}
 void Set16(std::string& s, size_t at, uint16_t v) {
   s[at] = static_cast<char>(v & 0xFF);
   s[at + 1] = static_cast<char>(v >> 8);
@@ -51,7 +47,8 @@ struct Zip {
 };
 
 // Writes `entries` (name, data) stored, as APPNOTE lays them out.
-Zip MakeZip(const std::vector<std::pair<std::string, std::string>>& entries) {
+Zip MakeStoredZip(
+    const std::vector<std::pair<std::string, std::string>>& entries) {
   Zip z;
   for (const auto& [name, data] : entries) {
     z.local.push_back(z.bytes.size());
@@ -109,9 +106,9 @@ Zip MakeZip(const std::vector<std::pair<std::string, std::string>>& entries) {
 
 // The records of a torch.jit.save archive named "archive".
 Zip Good() {
-  return MakeZip({{"archive/data.pkl", "pickle"},
-                  {"archive/constants.pkl", "c"},
-                  {"archive/version", "3\n"}});
+  return MakeStoredZip({{"archive/data.pkl", "pickle"},
+                        {"archive/constants.pkl", "c"},
+                        {"archive/version", "3\n"}});
 }
 
 std::string ErrorOf(const std::string& bytes) {
@@ -159,16 +156,17 @@ TEST(ZipCheckTest, Zip64MarkerWithoutLocator) {
 
 TEST(ZipCheckTest, BadNames) {
   EXPECT_THAT(
-      ErrorOf(MakeZip({{"archive/../x", ""}, {"archive/data.pkl", ""}}).bytes),
-      HasSubstr("'..'"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"/archive/data.pkl", ""}}).bytes),
-              HasSubstr("absolute"));
-  EXPECT_THAT(ErrorOf(MakeZip({{std::string("a\0b", 3), ""}}).bytes),
-              HasSubstr("NUL"));
-  EXPECT_THAT(
-      ErrorOf(MakeZip({{"archive/data.pkl", "a"}, {"archive/data.pkl", "b"}})
+      ErrorOf(MakeStoredZip({{"archive/../x", ""}, {"archive/data.pkl", ""}})
                   .bytes),
-      HasSubstr("appears twice"));
+      HasSubstr("'..'"));
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{"/archive/data.pkl", ""}}).bytes),
+              HasSubstr("absolute"));
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{std::string("a\0b", 3), ""}}).bytes),
+              HasSubstr("NUL"));
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{"archive/data.pkl", "a"},
+                                     {"archive/data.pkl", "b"}})
+                          .bytes),
+              HasSubstr("appears twice"));
 }
 
 TEST(ZipCheckTest, EncryptionAndMethods) {
@@ -222,14 +220,15 @@ TEST(ZipCheckTest, OverlappingEntries) {
 }
 
 TEST(ZipCheckTest, TorchScriptRecords) {
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/data.pkl", ""}}).bytes),
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{"archive/data.pkl", ""}}).bytes),
               HasSubstr("no 'archive/version' record"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"archive/version", "3"}}).bytes),
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{"archive/version", "3"}}).bytes),
               HasSubstr("no 'archive/data.pkl' record"));
-  EXPECT_THAT(ErrorOf(MakeZip({{"data.pkl", ""}}).bytes),
+  EXPECT_THAT(ErrorOf(MakeStoredZip({{"data.pkl", ""}}).bytes),
               HasSubstr("not in a directory"));
   EXPECT_EQ(
-      ErrorOf(MakeZip({{"m/data.pkl", ""}, {"m/.data/version", "3"}}).bytes),
+      ErrorOf(
+          MakeStoredZip({{"m/data.pkl", ""}, {"m/.data/version", "3"}}).bytes),
       "");
 }
 

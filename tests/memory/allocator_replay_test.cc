@@ -16,7 +16,7 @@ using testing::Free;
 using ::testing::HasSubstr;
 using testing::kMiB;
 
-TrainingReport Report(std::vector<AllocationEvent> events) {
+TrainingReport ReportOf(std::vector<AllocationEvent> events) {
   TrainingReport tr;
   tr.cuda_allocator = CudaAllocatorOptions{};
   tr.cuda_allocator->context_bytes = 400 * kMiB;
@@ -26,7 +26,7 @@ TrainingReport Report(std::vector<AllocationEvent> events) {
 }
 
 TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
-  const TrainingReport tr = Report({
+  const TrainingReport tr = ReportOf({
       // 1024 bytes of a 2 MiB small segment.
       Alloc(0, sym::Expr(1000), MemCategory::kAct, 1),
       // A 20 MiB segment, split: 3 MiB allocated.
@@ -61,7 +61,7 @@ TEST(EvaluateAllocatorTest, PeaksCategoriesAndFragmentation) {
 // blocks lie cached and free, raises the reserved bytes at a moment of little
 // allocation; the fragmentation is the one at the allocated peak.
 TEST(EvaluateAllocatorTest, FragmentationIsTakenAtTheAllocatedPeak) {
-  const TrainingReport tr = Report({
+  const TrainingReport tr = ReportOf({
       // Two 12 MiB requests: a 12 MiB segment each (>= 10 MiB, 2 MiB-rounded).
       Alloc(0, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
       Alloc(1, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
@@ -88,7 +88,7 @@ TEST(EvaluateAllocatorTest, FragmentationIsTakenAtTheAllocatedPeak) {
 // gives up, as PyTorch's malloc does when cudaMalloc fails; the replay stops at
 // the allocation that finds no room even then.
 TEST(EvaluateAllocatorTest, MemoryLimitReleasesCachedSegmentsThenFails) {
-  const TrainingReport tr = Report({
+  const TrainingReport tr = ReportOf({
       // 12 MiB: its own segment; freed, it stays cached.
       Alloc(0, sym::Expr(12 * kMiB), MemCategory::kAct, 1),
       Free(0),
@@ -118,7 +118,7 @@ TEST(EvaluateAllocatorTest, SymbolicSizesNeedBindings) {
   sym::Context ctx;
   const sym::Expr b = ctx.Symbol("B");
   const TrainingReport tr =
-      Report({Alloc(0, b * sym::Expr(3 * kMiB), MemCategory::kAct, 0)});
+      ReportOf({Alloc(0, b * sym::Expr(3 * kMiB), MemCategory::kAct, 0)});
   EXPECT_THAT(EvaluateAllocator(tr, {}).error,
               HasSubstr("needs every size bound"));
   const AllocatorPeak a = EvaluateAllocator(tr, {{"B", 4}});

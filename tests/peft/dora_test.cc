@@ -17,7 +17,7 @@ using testing::GraphBuilder;
 using testing::OneLinear;
 
 // Trains a graph on an [m, 16] input with SGD.
-Report AnalyzeAt(const ir::Graph& g, int64_t m) {
+Report TrainSgdAt(const ir::Graph& g, int64_t m) {
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kSgd;
@@ -34,8 +34,8 @@ TEST(DoraTest, ParamsAndForwardFlopsFollowTheForward) {
   c.use_dora = true;
   auto g = ApplyLora(OneLinear(), c);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  Report dora = AnalyzeAt(*g, M);
-  Report base = AnalyzeAt(OneLinear(), M);
+  Report dora = TrainSgdAt(*g, M);
+  Report base = TrainSgdAt(OneLinear(), M);
   // lora_A [r, in], lora_B [out, r], magnitude [out]: all that trains.
   EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
   EXPECT_EQ(dora.params, base.params + r * in + out * r + out);
@@ -79,7 +79,7 @@ TEST(DoraTest, WithDropoutTheBaseIsRecomputedOnTheDroppedInput) {
   EXPECT_EQ(linears, 6);
   EXPECT_EQ(dropouts, 1);
   EXPECT_EQ(subs, 1);  // Only (mag_norm_scale - 1).
-  Report dora = AnalyzeAt(*g, M);
+  Report dora = TrainSgdAt(*g, M);
   EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
 }
 
@@ -105,8 +105,8 @@ TEST(DoraTest, Conv1dNormsTheTransposedWeight) {
   int transposes = 0;
   for (const auto& n : g->nodes) transposes += n.op == "aten::numpy_T";
   EXPECT_EQ(transposes, 2);  // lora_B(lora_A(eye)).T and transpose(W).
-  Report dora = AnalyzeAt(*g, M);
-  Report base = AnalyzeAt(b.graph(), M);
+  Report dora = TrainSgdAt(*g, M);
+  Report base = TrainSgdAt(b.graph(), M);
   EXPECT_EQ(dora.trainable_params, r * in + out * r + out);
   const int64_t lora_weight = 2 * in * in * r + 2 * in * r * out;
   const int64_t norm = out * in + out * in + (2 * out * in - out);

@@ -35,7 +35,7 @@ TEST(Nf4Test, DoubleQuantizationCosts4Point127BitsPerParameter) {
 }
 
 // x [M, 64] -> up (Linear 64 -> 128) -> head (Linear 128 -> 32, the output).
-ir::Graph TwoLinears() {
+ir::Graph UpAndHead() {
   GraphBuilder b;
   int x = b.Input();
   int wu = b.Param("up.weight", {128, 64});
@@ -49,7 +49,7 @@ ir::Graph TwoLinears() {
   return b.graph();
 }
 
-Report AnalyzeAt(const ir::Graph& g, int64_t m) {
+Report TrainAdamWBf16At(const ir::Graph& g, int64_t m) {
   sym::Context ctx;
   AnalysisOptions opts;
   opts.training.optimizer = OptimizerKind::kAdamW;
@@ -61,10 +61,10 @@ Report AnalyzeAt(const ir::Graph& g, int64_t m) {
 
 TEST(Nf4Test, LinearWeightsButTheHeadArePacked) {
   QloraConfig c;
-  auto g = QuantizeNf4(TwoLinears(), c);
+  auto g = QuantizeNf4(UpAndHead(), c);
   ASSERT_TRUE(g.ok()) << g.status().message();
   const int64_t M = 3, n = 128 * 64;
-  Report r = AnalyzeAt(*g, M);
+  Report r = TrainAdamWBf16At(*g, M);
   EXPECT_EQ(r.trainable_params, 0);
   // up: packed + constants; its bias and the head in bfloat16.
   EXPECT_EQ(r.param_bytes, Nf4WeightBytes(n, c) + 2 * 128 + 2 * 32 * 128);
@@ -81,9 +81,9 @@ TEST(Nf4Test, PackedWeightsCountAsTheWeightsTheyStore) {
   // in a quant_state, no parameter (huggingface/peft@5d602fd,
   // src/peft/peft_model.py, lines 937-956): the model's own count.
   QloraConfig c;
-  auto g = QuantizeNf4(TwoLinears(), c);
+  auto g = QuantizeNf4(UpAndHead(), c);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  Report r = AnalyzeAt(*g, 3);
+  Report r = TrainAdamWBf16At(*g, 3);
   const int64_t up = 128 * 64 + 128, head = 32 * 128;
   EXPECT_EQ(r.params, up + head);
   EXPECT_EQ(r.quantized_params, 128 * 64);
@@ -93,7 +93,7 @@ TEST(Nf4Test, PackedWeightsCountAsTheWeightsTheyStore) {
   // The bytes stay the stored ones (LinearWeightsButTheHeadArePacked).
   EXPECT_EQ(r.param_bytes, Nf4WeightBytes(128 * 64, c) + 2 * 128 + 2 * head);
   // The dense model: nothing quantized.
-  EXPECT_EQ(AnalyzeAt(TwoLinears(), 3).quantized_params, 0);
+  EXPECT_EQ(TrainAdamWBf16At(UpAndHead(), 3).quantized_params, 0);
 }
 
 TEST(Nf4Test, SequenceParallelLinearsAreRefused) {
@@ -110,9 +110,9 @@ TEST(Nf4Test, SequenceParallelLinearsAreRefused) {
 TEST(Nf4Test, QloraTrainsFloat32AdaptersOnTheQuantizedLayers) {
   auto c = ParseQloraConfig("r=4,alpha=8");
   ASSERT_TRUE(c.ok()) << c.status().message();
-  auto g = ApplyQlora(TwoLinears(), *c);
+  auto g = ApplyQlora(UpAndHead(), *c);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  Report r = AnalyzeAt(*g, 3);
+  Report r = TrainAdamWBf16At(*g, 3);
   // Adapters on every Linear but the output layer (peft's all-linear): up's A
   // [4, 64], B [128, 4].
   EXPECT_EQ(r.trainable_params, 4 * 64 + 128 * 4);

@@ -19,13 +19,13 @@ namespace {
 using ::testing::HasSubstr;
 
 // Two layers, hidden 64, 8 experts, top 2, fp32.
-const std::string kTiny =
+const std::string kTinyMoe =
     "layers=2,hidden=64,heads=4,kv_heads=4,intermediate=32,vocab=100,experts=8,"
     "top_k=2";
 
 TEST(ExpertParallelTest, PayloadsAreTheRoutedRows) {
   Result<builder::BuiltModel> m =
-      builder::BuildNamedModel("llama", kTiny + ",ep=4");
+      builder::BuildNamedModel("llama", kTinyMoe + ",ep=4");
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = testing::AnalyzeBuilt(*m, ctx);
@@ -59,7 +59,7 @@ TEST(ExpertParallelTest, PayloadsAreTheRoutedRows) {
 }
 
 TEST(ExpertParallelTest, AbsentWithoutExpertParallelism) {
-  Result<builder::BuiltModel> m = builder::BuildNamedModel("llama", kTiny);
+  Result<builder::BuiltModel> m = builder::BuildNamedModel("llama", kTinyMoe);
   ASSERT_TRUE(m.ok()) << m.status().message();
   sym::Context ctx;
   const Report r = testing::AnalyzeBuilt(*m, ctx);

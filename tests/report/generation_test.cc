@@ -21,7 +21,7 @@ using testing::BuiltinRules;
 using ::testing::HasSubstr;
 
 // 2 layers, hidden 64, 4 heads of 16, 2 KV heads, eager attention, float32.
-constexpr const char* kTiny =
+constexpr const char* kTinyLlama =
     "layers=2,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256,attn="
     "eager,make_vocab_size_divisible_by=1";
 // 2 (keys, values) x 2 layers x 2 KV heads x head_dim 16 x 4 bytes.
@@ -32,7 +32,7 @@ GenerationAnalysis Tiny(std::vector<std::pair<std::string, int64_t>> bindings) {
   c.mode = "generate";
   c.bindings = std::move(bindings);
   Result<GenerationAnalysis> g =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   EXPECT_TRUE(g.ok()) << g.status().message();
   return std::move(g).value();
 }
@@ -70,7 +70,7 @@ TEST(GenerationReportTest, TextOpensWithTheModelAndItsParameters) {
   c.weight_quant = "int8";
   c.bindings = {{"B", 1}, {"S", 8}, {"T", 4}};
   Result<GenerationAnalysis> q =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_THAT(RenderGenerationText(*q, q->decode.bindings),
               HasSubstr("Params: 106.82 K (" + std::to_string(params) + "), "));
@@ -118,7 +118,7 @@ TEST(GenerationReportTest, TheAllocatorOverTheWholeGeneration) {
   c.gpu = "h100";
   c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
   Result<GenerationAnalysis> g =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   ASSERT_TRUE(g.ok()) << g.status().message();
   int64_t most =
       EvaluateAllocator(g->prefill.report.training, g->prefill.bindings)
@@ -164,7 +164,7 @@ TEST(GenerationReportTest, ADeviceWithoutAMemorySizeSetsNoLimit) {
   c.gpu_file = path;
   c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
   Result<GenerationAnalysis> g =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   std::remove(path.c_str());
   ASSERT_TRUE(g.ok()) << g.status().message();
   const nlohmann::json j = nlohmann::json::parse(
@@ -186,7 +186,7 @@ TEST(GenerationReportTest, BudgetIsAnsweredOverBothPhases) {
   c.bindings = {{"B", 2}, {"S", 100}, {"T", 20}};
   c.budget_bytes = int64_t{1} << 20;
   Result<GenerationAnalysis> g =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->prefill.report.budget_bytes, c.budget_bytes);
   EXPECT_EQ(g->decode.report.budget_bytes, c.budget_bytes);
@@ -210,7 +210,7 @@ TEST(GenerationReportTest, BudgetIsAnsweredOverBothPhases) {
   c.budget_bytes = int64_t{4} << 20;
   c.bindings = {{"B", 2}, {"S", 100}};
   Result<GenerationAnalysis> t =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   ASSERT_TRUE(t.ok()) << t.status().message();
   const nlohmann::json jt = nlohmann::json::parse(
       RenderGenerationJson(*t, t->decode.bindings))["budget"];
@@ -227,7 +227,7 @@ TEST(GenerationReportTest, BudgetIsAnsweredOverBothPhases) {
   c.budget_symbol.clear();
   c.budget_bytes = 0;
   Result<GenerationAnalysis> none =
-      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
   EXPECT_TRUE(nlohmann::json::parse(RenderGenerationJson(*none, at))["budget"]
                   .is_null());
 }
@@ -292,7 +292,7 @@ TEST(GenerationReportTest, SweepTimesEachPoint) {
     c.evaluate_time = evaluate;
     c.bindings = std::move(bindings);
     Result<GenerationAnalysis> g =
-        AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+        AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
     EXPECT_TRUE(g.ok()) << g.status().message();
     return std::move(g).value();
   };

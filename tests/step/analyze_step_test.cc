@@ -15,6 +15,7 @@
 #include "testing/graph_builder.h"
 #include "testing/linear_graphs.h"
 #include "testing/timeline.h"
+#include "testing/toy_step_config.h"
 #include "torchcost/analysis.h"
 #include "torchcost/autocast.h"
 #include "torchcost/builder.h"
@@ -27,6 +28,8 @@
 
 namespace torchcost {
 namespace {
+
+using testing::ToyStepConfig;
 
 using testing::BuiltinRules;
 using testing::GraphBuilder;
@@ -45,22 +48,16 @@ ir::Graph WithUnknownOp() {
   return b.graph();
 }
 
-StepConfig Toy() {
-  StepConfig c;
-  c.inputs = {"B,16"};
-  return c;
-}
-
 TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   StepStage stage = StepStage::kOptions;
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.method = "lora:targets=k_proj";
   Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(stage, StepStage::kMethod);
   EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.method: "));
 
-  c = Toy();
+  c = ToyStepConfig();
   c.loss = "causal_lm";
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
@@ -68,7 +65,7 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   EXPECT_THAT(r.status().message(), HasSubstr("StepConfig.loss causal_lm: "));
   EXPECT_THAT(r.status().message(), HasSubstr("needs logits [B, S, V]"));
 
-  c = Toy();
+  c = ToyStepConfig();
   c.inputs = {"B,16", "B,16"};
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
@@ -80,13 +77,13 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
 
   // A wrong-rank input is a shape error of a node: the inputs do not fit the
   // model.
-  c = Toy();
+  c = ToyStepConfig();
   c.inputs = {"B,15"};
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(stage, StepStage::kAnalysis);
 
-  c = Toy();
+  c = ToyStepConfig();
   c.budget_bytes = 1 << 20;
   c.budget_symbol = "S";
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
@@ -95,7 +92,7 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
   EXPECT_EQ(r.status().message(),
             "StepConfig.budget_symbol 'S' is not a symbol of the inputs (B)");
 
-  c = Toy();
+  c = ToyStepConfig();
   c.checkpoint = "decoder";
   r = AnalyzeStep(TwoLinears(), BuiltinRules(), c, &stage);
   ASSERT_FALSE(r.ok());
@@ -106,7 +103,7 @@ TEST(AnalyzeStepTest, StageErrorsNameTheStageAndTheOption) {
 // --- Strict mode: a status of the result, from one lenient analysis ---------
 
 TEST(AnalyzeStepTest, StrictFailureIsAStatusWithTheWholeReport) {
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.strict = true;
   Result<StepAnalysis> r = AnalyzeStep(WithUnknownOp(), BuiltinRules(), c);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -126,7 +123,7 @@ TEST(AnalyzeStepTest, StrictFailureIsAStatusWithTheWholeReport) {
 // --- Order: dtypes, method, GaLore, loss, autocast -------------------------
 
 TEST(AnalyzeStepTest, DtypesBeforeTheMethodKeepAdaptersInFloat32) {
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.param_dtype = "bf16";
   c.method = "lora:r=4,targets=q_proj";
   Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
@@ -154,7 +151,7 @@ TEST(AnalyzeStepTest, PrecisionNamesTheParameterDtype) {
   };
   for (const Case& k : kCases) {
     SCOPED_TRACE(std::string(k.param_dtype) + " / " + k.autocast);
-    StepConfig c = Toy();
+    StepConfig c = ToyStepConfig();
     c.param_dtype = k.param_dtype;
     c.autocast = k.autocast;
     Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
@@ -167,7 +164,7 @@ TEST(AnalyzeStepTest, PrecisionNamesTheParameterDtype) {
 }
 
 TEST(AnalyzeStepTest, LoraThenGaloreProjectsTheAdaptersNotTheFrozenBase) {
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.method = "lora:r=4,targets=q_proj";
   c.galore = "r=2,targets=q_proj";
   Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
@@ -187,7 +184,7 @@ TEST(AnalyzeStepTest, LoraThenGaloreProjectsTheAdaptersNotTheFrozenBase) {
 }
 
 TEST(AnalyzeStepTest, AdamwStatesOfTheAdaptersOnly) {
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.method = "lora:r=4,targets=q_proj";
   c.bindings = {{"B", 5}};
   Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), c);
@@ -418,7 +415,7 @@ TEST(AnalyzeStepTest, TheResultOutlivesTheInputsAndMoves) {
   StepAnalysis kept;
   {
     ir::Graph g = TwoLinears();
-    StepConfig c = Toy();
+    StepConfig c = ToyStepConfig();
     c.loss = "mse";
     Result<StepAnalysis> r = AnalyzeStep(g, BuiltinRules(), c);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -523,7 +520,8 @@ TEST(AnalyzeStepTest, RecordedAllocationsReproduceTheTimelinePeak) {
 // Without StepConfig.allocator nothing is recorded, and the model says why it
 // cannot run.
 TEST(AnalyzeStepTest, NoAllocatorNoRecording) {
-  Result<StepAnalysis> r = AnalyzeStep(TwoLinears(), BuiltinRules(), Toy());
+  Result<StepAnalysis> r =
+      AnalyzeStep(TwoLinears(), BuiltinRules(), ToyStepConfig());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->report.training.allocations.empty());
   EXPECT_THAT(EvaluateAllocator(r->report.training, {}).error,

@@ -13,16 +13,19 @@
 #include <vector>
 
 #include "testing/built_models.h"
+#include "testing/eval_or_fail.h"
 #include "torchcost/families.h"
 
 namespace torchcost {
 namespace {
 
+using testing::EvalOrFail;
+
 using testing::BuiltinRules;
 using ::testing::HasSubstr;
 
 // 2 layers, H heads of 64, no grouping, intermediate 256, vocabulary 128.
-constexpr const char* kLlama =
+constexpr const char* kLlamaPerH =
     "layers=2,hidden=H*64,heads=H,kv_heads=H,intermediate=256,vocab=128";
 
 StepConfig WithSymbols(std::vector<std::string> symbols) {
@@ -32,15 +35,9 @@ StepConfig WithSymbols(std::vector<std::string> symbols) {
   return c;
 }
 
-int64_t Eval(const sym::Expr& e, const sym::Bindings& b) {
-  Result<int64_t> v = sym::Evaluate(e, b);
-  EXPECT_TRUE(v.ok()) << e.ToString();
-  return v.ok() ? *v : -1;
-}
-
 TEST(ArchConfigTest, LlamaParamsAreTheFormulaDerivedByHand) {
   Result<ArchConfigAnalysis> a = AnalyzeArchConfig(
-      "llama", kLlama, BuiltinRules(), WithSymbols({"H=1:16"}));
+      "llama", kLlamaPerH, BuiltinRules(), WithSymbols({"H=1:16"}));
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->costs.degrees, std::vector<int>({2}));
   for (int64_t h : {1, 2, 7, 16}) {
@@ -50,8 +47,8 @@ TEST(ArchConfigTest, LlamaParamsAreTheFormulaDerivedByHand) {
     // head (128 x d each) and the final norm (d).
     const int64_t want =
         2 * (4 * d * d + 3 * d * 256 + 2 * d) + 2 * 128 * d + d;
-    EXPECT_EQ(Eval(a->costs.costs.params, {{"H", h}}), want) << "H=" << h;
-    EXPECT_EQ(Eval(a->costs.costs.trainable_params, {{"H", h}}), want)
+    EXPECT_EQ(EvalOrFail(a->costs.costs.params, {{"H", h}}), want) << "H=" << h;
+    EXPECT_EQ(EvalOrFail(a->costs.costs.trainable_params, {{"H", h}}), want)
         << "H=" << h;
   }
 }
@@ -72,7 +69,7 @@ StepAnalysis Direct(const std::string& config, const sym::Bindings& inputs) {
 TEST(ArchConfigTest, ClosedFormsEqualDirectAnalysesAtTwoPoints) {
   StepConfig config = WithSymbols({"H=1:16"});
   Result<ArchConfigAnalysis> a =
-      AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
+      AnalyzeArchConfig("llama", kLlamaPerH, BuiltinRules(), config);
   ASSERT_TRUE(a.ok()) << a.status().message();
   for (const auto& [h, b, s] :
        {std::tuple<int64_t, int64_t, int64_t>{3, 2, 16}, {11, 1, 40}}) {
@@ -85,18 +82,18 @@ TEST(ArchConfigTest, ClosedFormsEqualDirectAnalysesAtTwoPoints) {
     sym::Bindings all = inputs;
     all["H"] = h;
     const SymbolicCosts& c = a->costs.costs;
-    EXPECT_EQ(Eval(c.params, all), d.report.params);
-    EXPECT_EQ(Eval(c.trainable_params, all), d.report.trainable_params);
-    EXPECT_EQ(Eval(c.flops_forward, all),
-              Eval(d.report.training.flops_forward, inputs));
-    EXPECT_EQ(Eval(c.flops_backward, all),
-              Eval(d.report.training.flops_backward, inputs));
+    EXPECT_EQ(EvalOrFail(c.params, all), d.report.params);
+    EXPECT_EQ(EvalOrFail(c.trainable_params, all), d.report.trainable_params);
+    EXPECT_EQ(EvalOrFail(c.flops_forward, all),
+              EvalOrFail(d.report.training.flops_forward, inputs));
+    EXPECT_EQ(EvalOrFail(c.flops_backward, all),
+              EvalOrFail(d.report.training.flops_backward, inputs));
     int64_t peak = 0;
     for (const sym::Expr& e : c.peak_candidates)
-      peak = std::max(peak, Eval(e, all));
+      peak = std::max(peak, EvalOrFail(e, all));
     const PeakInfo direct =
         EvaluatePeak(d.report.training, inputs, /*category_max=*/false);
-    EXPECT_EQ(peak, Eval(direct.peak, inputs)) << "H=" << h;
+    EXPECT_EQ(peak, EvalOrFail(direct.peak, inputs)) << "H=" << h;
   }
 }
 
@@ -104,7 +101,7 @@ TEST(ArchConfigTest, BindingsEvaluateTheReports) {
   StepConfig config = WithSymbols({"H=1:16"});
   config.bindings = {{"H", 2}, {"B", 1}, {"S", 8}};
   Result<ArchConfigAnalysis> a =
-      AnalyzeArchConfig("llama", kLlama, BuiltinRules(), config);
+      AnalyzeArchConfig("llama", kLlamaPerH, BuiltinRules(), config);
   ASSERT_TRUE(a.ok()) << a.status().message();
   // H = 2: d = 128: 2 * (4 * 128^2 + 3 * 128 * 256 + 256) + 2 * 128 * 128 + 128
   // = 361,088.
@@ -132,25 +129,25 @@ TEST(ArchConfigTest, Errors) {
       {"layers=2,hidden=H,heads=4,intermediate=256,vocab=128",
        WithSymbols({"H=1:64"}),
        "StepConfig.arch_symbols H=1:64:1: the sample H=1"},
-      {kLlama, WithSymbols({"H=16:1"}),
+      {kLlamaPerH, WithSymbols({"H=16:1"}),
        "StepConfig.arch_symbols 'H=16:1': needs 1 <= LO <= HI"},
-      {kLlama, WithSymbols({"H=1:2"}), "fewer than 3 samples"},
-      {kLlama, WithSymbols({"H=1:x"}), "'x' is not an integer"},
-      {kLlama, WithSymbols({"S=1:16"}), "S is an input symbol"},
-      {kLlama, WithSymbols({"H=1:16", "H=1:8"}), "'H' is given twice"},
+      {kLlamaPerH, WithSymbols({"H=1:2"}), "fewer than 3 samples"},
+      {kLlamaPerH, WithSymbols({"H=1:x"}), "'x' is not an integer"},
+      {kLlamaPerH, WithSymbols({"S=1:16"}), "S is an input symbol"},
+      {kLlamaPerH, WithSymbols({"H=1:16", "H=1:8"}), "'H' is given twice"},
       {"layers=2", WithSymbols({"H=1:16"}),
        "no value of the config 'layers=2' names them"},
-      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.autocast = "bf16"; }),
+      {kLlamaPerH, with({"H=1:16"}, [](StepConfig& c) { c.autocast = "bf16"; }),
        "do not go with StepConfig.autocast"},
-      {kLlama, with({"H=1:16"}, [](StepConfig& c) { c.mode = "generate"; }),
+      {kLlamaPerH, with({"H=1:16"}, [](StepConfig& c) { c.mode = "generate"; }),
        "StepConfig.mode generate"},
-      {kLlama,
+      {kLlamaPerH,
        with({"H=1:16:3"},
             [](StepConfig& c) {
               c.bindings = {{"H", 5}};
             }),
        "StepConfig.bindings H=5: off the samples of H=1:16:3"},
-      {kLlama,
+      {kLlamaPerH,
        with({"H=1:16"},
             [](StepConfig& c) {
               c.bindings = {{"Q", 5}};

@@ -11,10 +11,13 @@
 #include <string>
 
 #include "testing/built_models.h"
+#include "testing/eval_or_fail.h"
 #include "torchcost/generation_report.h"
 
 namespace torchcost {
 namespace {
+
+using testing::EvalOrFail;
 
 using testing::BuiltinRules;
 using ::testing::HasSubstr;
@@ -30,12 +33,6 @@ StepConfig Generate(
   c.mode = "generate";
   c.bindings = std::move(bindings);
   return c;
-}
-
-int64_t Eval(const sym::Expr& e, const sym::Bindings& b) {
-  Result<int64_t> v = sym::Evaluate(e, b);
-  EXPECT_TRUE(v.ok()) << e.ToString();
-  return v.ok() ? *v : -1;
 }
 
 TEST(GenerationTest, KvCacheBytesClosedForm) {
@@ -62,7 +59,7 @@ TEST(GenerationTest, KvCacheBytesClosedForm) {
       const sym::Bindings bind = {{"B", b}, {"S", s}, {"T", t}};
       // Tokens at the end: S + T, capped by the sliding window.
       const int64_t tokens = c.window > 0 ? std::min(s + t, c.window) : s + t;
-      EXPECT_EQ(Eval(g->kv_cache_bytes, bind), c.per_token * tokens * b)
+      EXPECT_EQ(EvalOrFail(g->kv_cache_bytes, bind), c.per_token * tokens * b)
           << c.config << " B=" << b << " S=" << s;
     }
   }
@@ -81,7 +78,7 @@ TEST(GenerationTest, AWindowPatternCapsOnlyTheWindowedLayers) {
   // tokens in layer 0, S + T in layer 1.
   const int64_t per_layer_token = 2 * 2 * 16 * 4;
   for (auto [b, s, t] : {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}}) {
-    EXPECT_EQ(Eval(g->kv_cache_bytes, {{"B", b}, {"S", s}, {"T", t}}),
+    EXPECT_EQ(EvalOrFail(g->kv_cache_bytes, {{"B", b}, {"S", s}, {"T", t}}),
               per_layer_token * b * (std::min<int64_t>(s + t, 24) + s + t))
         << "S=" << s;
   }
@@ -99,9 +96,9 @@ TEST(GenerationTest, DecodeFlopsPerCachedToken) {
     for (int64_t s : {5, 64}) {
       const sym::Bindings at = {{"B", b}, {"S", s}, {"T", 10}},
                           next = {{"B", b}, {"S", s}, {"T", 11}};
-      EXPECT_EQ(
-          Eval(g->decode_flops_last, next) - Eval(g->decode_flops_last, at),
-          /*layers*/ 2 * b * /*heads*/ 4 * (4 * /*head_dim*/ 16 + 5));
+      EXPECT_EQ(EvalOrFail(g->decode_flops_last, next) -
+                    EvalOrFail(g->decode_flops_last, at),
+                /*layers*/ 2 * b * /*heads*/ 4 * (4 * /*head_dim*/ 16 + 5));
     }
   }
   // The per-token cost less its cache-length part is at least the weights'
@@ -110,8 +107,8 @@ TEST(GenerationTest, DecodeFlopsPerCachedToken) {
   const int64_t matmuls =
       2 * (2 * (64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128) + 64 * 256);
   const sym::Bindings first = {{"B", 1}, {"S", 1}, {"T", 2}};
-  EXPECT_GE(Eval(g->decode_flops_first, first), matmuls);
-  EXPECT_LT(Eval(g->decode_flops_first, first), matmuls * 11 / 10);
+  EXPECT_GE(EvalOrFail(g->decode_flops_first, first), matmuls);
+  EXPECT_LT(EvalOrFail(g->decode_flops_first, first), matmuls * 11 / 10);
 }
 
 TEST(GenerationTest, DecodeTotalIsTheSumOfItsSteps) {
@@ -123,10 +120,12 @@ TEST(GenerationTest, DecodeTotalIsTheSumOfItsSteps) {
     // generation of j + 1 tokens.
     int64_t sum = 0;
     for (int64_t j = 1; j <= t - 1; ++j)
-      sum += Eval(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
+      sum +=
+          EvalOrFail(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
     const sym::Bindings at = {{"B", 2}, {"S", 11}, {"T", t}};
-    EXPECT_EQ(Eval(g->decode_flops_total, at), sum) << "T=" << t;
-    EXPECT_EQ(Eval(g->total_flops, at), Eval(g->prefill_flops, at) + sum);
+    EXPECT_EQ(EvalOrFail(g->decode_flops_total, at), sum) << "T=" << t;
+    EXPECT_EQ(EvalOrFail(g->total_flops, at),
+              EvalOrFail(g->prefill_flops, at) + sum);
   }
 }
 
@@ -147,7 +146,8 @@ TEST(GenerationTest, WindowedDecodeTotalIsTheSumOfItsSteps) {
     ASSERT_TRUE(g->decode_flops_summed.has_value());
     int64_t sum = 0;
     for (int64_t j = 1; j <= t - 1; ++j)
-      sum += Eval(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
+      sum +=
+          EvalOrFail(g->decode_flops_last, {{"B", 2}, {"S", 11}, {"T", j + 1}});
     EXPECT_EQ(static_cast<int64_t>(*g->decode_flops_summed), sum) << "T=" << t;
   }
 }
@@ -161,18 +161,20 @@ TEST(GenerationTest, DecodePeakHoldsTheWholeCache) {
   ASSERT_TRUE(d.decided);
   // At the last step's peak every layer's cache is live: at least S + T - 2
   // tokens each.
-  const int64_t kv = Eval(d.kv_cache, g->decode.bindings);
+  const int64_t kv = EvalOrFail(d.kv_cache, g->decode.bindings);
   EXPECT_GE(kv, g->kv_bytes_per_token * (100 + 20 - 2) * 2);
   // ... and at most all of them at S + T - 1, plus one layer's keys and values
   // at S + T - 2.
   EXPECT_LE(kv, g->kv_bytes_per_token * (100 + 20 - 1) * 2 +
                     2 * 2 * 16 * 4 * (100 + 20 - 2) * 2);
-  EXPECT_EQ(Eval(d.param, g->decode.bindings), g->decode.report.param_bytes);
+  EXPECT_EQ(EvalOrFail(d.param, g->decode.bindings),
+            g->decode.report.param_bytes);
   const GenerationPeak p = PhasePeak(g->prefill, g->decode.bindings);
   ASSERT_TRUE(p.decided);
-  EXPECT_EQ(Eval(p.param + p.buffer + p.act + p.temp + p.other + p.kv_cache,
+  EXPECT_EQ(
+      EvalOrFail(p.param + p.buffer + p.act + p.temp + p.other + p.kv_cache,
                  g->decode.bindings),
-            Eval(p.peak, g->decode.bindings));
+      EvalOrFail(p.peak, g->decode.bindings));
 }
 
 TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
@@ -197,7 +199,7 @@ TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
   EXPECT_EQ(g->decode.report.params, params);
   // The rank caches kv / tp heads: 2 (K, V) x layers x 1 head x hd x fp32.
   EXPECT_EQ(g->kv_bytes_per_token, 2 * layers * (kv / tp) * hd * 4);
-  EXPECT_EQ(Eval(g->kv_cache_bytes, g->decode.bindings),
+  EXPECT_EQ(EvalOrFail(g->kv_cache_bytes, g->decode.bindings),
             2 * layers * (kv / tp) * hd * 4 * (S + T) * B);
   // Each phase gathers its logits once: the rank's [B, 1, vocab / tp] slice
   // read, the whole [B, 1, vocab] written (fp32).
@@ -206,7 +208,7 @@ TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
     for (size_t i = 0; i < phase->graph.nodes.size(); ++i) {
       if (phase->graph.nodes[i].op != "torchcost::all_gather") continue;
       ++gathers;
-      EXPECT_EQ(Eval(phase->report.nodes[i].bytes, g->decode.bindings),
+      EXPECT_EQ(EvalOrFail(phase->report.nodes[i].bytes, g->decode.bindings),
                 B * (vocab / tp) * 4 + B * vocab * 4);
     }
     EXPECT_EQ(gathers, 1);
@@ -272,7 +274,7 @@ TEST(GenerationTest, Gpt2AndNeoxKvCacheBytesClosedForm) {
     EXPECT_EQ(g->window, 0);
     for (auto [b, s, t] : {std::array<int64_t, 3>{1, 7, 5}, {3, 40, 9}}) {
       const sym::Bindings bind = {{"B", b}, {"S", s}, {"T", t}};
-      EXPECT_EQ(Eval(g->kv_cache_bytes, bind), c.per_token * (s + t) * b)
+      EXPECT_EQ(EvalOrFail(g->kv_cache_bytes, bind), c.per_token * (s + t) * b)
           << c.model << " " << c.config << " B=" << b << " S=" << s;
     }
   }
@@ -305,23 +307,23 @@ TEST(GenerationTest, Gpt2AndNeoxDecodeFlops) {
       for (int64_t s : {5, 64}) {
         const sym::Bindings at = {{"B", b}, {"S", s}, {"T", 10}},
                             next = {{"B", b}, {"S", s}, {"T", 11}};
-        EXPECT_EQ(
-            Eval(g->decode_flops_last, next) - Eval(g->decode_flops_last, at),
-            /*layers*/ 2 * b * /*heads*/ 4 * c.per_head)
+        EXPECT_EQ(EvalOrFail(g->decode_flops_last, next) -
+                      EvalOrFail(g->decode_flops_last, at),
+                  /*layers*/ 2 * b * /*heads*/ 4 * c.per_head)
             << c.model;
       }
     }
     // The per-token cost is at least the weights' matmuls, and the norms,
     // biases, GELU and residuals add under 10%.
     const sym::Bindings first = {{"B", 1}, {"S", 1}, {"T", 2}};
-    EXPECT_GE(Eval(g->decode_flops_first, first), c.matmuls) << c.model;
-    EXPECT_LT(Eval(g->decode_flops_first, first), c.matmuls * 11 / 10)
+    EXPECT_GE(EvalOrFail(g->decode_flops_first, first), c.matmuls) << c.model;
+    EXPECT_LT(EvalOrFail(g->decode_flops_first, first), c.matmuls * 11 / 10)
         << c.model;
     // B sequences cost B times one (every op is per sequence).
     const sym::Bindings three = {{"B", 3}, {"S", 9}, {"T", 4}},
                         one = {{"B", 1}, {"S", 9}, {"T", 4}};
-    EXPECT_EQ(Eval(g->decode_flops_last, three),
-              3 * Eval(g->decode_flops_last, one));
+    EXPECT_EQ(EvalOrFail(g->decode_flops_last, three),
+              3 * EvalOrFail(g->decode_flops_last, one));
   }
 }
 
@@ -337,7 +339,7 @@ TEST(GenerationTest, DecodeCatHoldsThePastAndTheNewCache) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   const Report& r = g->decode.report;
   const GenerationPeak d = PhasePeak(g->decode, g->decode.bindings);
-  EXPECT_GE(Eval(d.peak, g->decode.bindings),
+  EXPECT_GE(EvalOrFail(d.peak, g->decode.bindings),
             r.param_bytes + r.buffer_bytes + (4 * 17 + 16) * 256);
 }
 

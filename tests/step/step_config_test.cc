@@ -8,19 +8,16 @@
 
 #include "testing/built_models.h"
 #include "testing/linear_graphs.h"
+#include "testing/toy_step_config.h"
 #include "torchcost/step.h"
 
 namespace torchcost {
 namespace {
 
+using testing::ToyStepConfig;
+
 using testing::BuiltinRules;
 using testing::OneLinear;
-
-StepConfig Toy() {
-  StepConfig c;
-  c.inputs = {"B,16"};
-  return c;
-}
 
 // --- Errors: every option and combination, named by StepConfig's fields ----
 
@@ -403,7 +400,7 @@ const BadConfig kBadConfigs[] = {
 TEST(StepConfigTest, EachBadOptionIsOneErrorNamingStepConfigFields) {
   for (const BadConfig& bad : kBadConfigs) {
     SCOPED_TRACE(bad.name);
-    StepConfig c = Toy();
+    StepConfig c = ToyStepConfig();
     bad.set(c);
     const Status s = CheckStepConfig(c);
     ASSERT_FALSE(s.ok());
@@ -422,7 +419,7 @@ TEST(StepConfigTest, EachBadOptionIsOneErrorNamingStepConfigFields) {
 
 TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
   EXPECT_TRUE(CheckStepConfig(StepConfig()).ok());
-  StepConfig c = Toy();
+  StepConfig c = ToyStepConfig();
   c.shard = "zero3";
   c.world = 8;
   c.checkpoint = "blocks";
@@ -432,7 +429,7 @@ TEST(StepConfigTest, DefaultsAndGoodCombinationsPass) {
   c.state_dtype = "bf16";
   c.bindings = {{"B", 4}};
   EXPECT_TRUE(CheckStepConfig(c).ok()) << CheckStepConfig(c).message();
-  StepConfig a = Toy();
+  StepConfig a = ToyStepConfig();
   a.allocator = "cuda";
   a.max_split_size_mb = 64;
   a.expandable_segments = true;
@@ -486,7 +483,7 @@ TEST(StepConfigTest, AutoImplIsTorchsDefault) {
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
-    StepConfig c = Toy();
+    StepConfig c = ToyStepConfig();
     c.bindings = {{"B", 2}};
     k.set(c);
     Result<StepAnalysis> r = AnalyzeStep(OneLinear(), BuiltinRules(), c);
@@ -500,10 +497,10 @@ TEST(StepConfigTest, AutoImplIsTorchsDefault) {
   }
   // GaLore runs its own per-parameter loop: auto is no clash, whether GaLore
   // is given by its settings or as the fine-tuning method.
-  StepConfig g = Toy();
+  StepConfig g = ToyStepConfig();
   g.galore = "r=4";
   EXPECT_TRUE(CheckStepConfig(g).ok()) << CheckStepConfig(g).message();
-  StepConfig m = Toy();
+  StepConfig m = ToyStepConfig();
   m.method = "galore:r=4";
   EXPECT_TRUE(CheckStepConfig(m).ok()) << CheckStepConfig(m).message();
 }
