@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+source tools/build_config.sh
+# NB: generator_args unquoted: it prints two words or none.
+cmake -S . -B build $(generator_args build) "${BUILD_OPTIONS[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target torchcost -j2
 # NB: Debian's python3 is externally managed (PEP 668): the package goes into .venv.
 [ -x .venv/bin/pip ] || /usr/bin/python3 -m venv --system-site-packages .venv

@@ -12,6 +12,8 @@
 # 17 s against 9 s on the 2-core machine), but at -O0 the unit tests ran 2.5
 # times as long and the fuzz targets ran a tenth of the inputs: in CI's 5 s,
 # hf_config and rule_yaml did not get through their seeds.
+source tools/build_config.sh
+
 #   configure_sanitizer_build DIR
 configure_sanitizer_build() {
   local build="$1"
@@ -28,10 +30,8 @@ configure_sanitizer_build() {
   command -v ld.lld >/dev/null && linker=" -fuse-ld=lld"
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # NB: as tools/test.sh's build: Ninja for a new build, the libraries and tests in unity batches.
-  local generator=()
-  [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null && generator=(-G Ninja)
-  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug -DTORCHCOST_UNITY_BUILD=ON \
+  # NB: generator_args unquoted: it prints two words or none.
+  cmake -S . -B "$build" $(generator_args "$build") "${BUILD_OPTIONS[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined$linker" \
     -DTORCHCOST_BUILD_BENCHMARKS=OFF -DTORCHCOST_BUILD_EXAMPLES=OFF -DTORCHCOST_INSTALL=OFF \

@@ -21,10 +21,11 @@ void Setup(StepState* st) {
   for (int s : st->storages.setup) st->Alloc(s);
   if (st->options.mode == StepMode::kTrain) {
     if (st->timeline.recording()) {
-      // The allocator model sees each state tensor on its own.
+      // The allocator model sees each state tensor on its own; they stay to
+      // the step's end, so the list is never freed.
       std::vector<int64_t> pieces;
       OptimizerStateBytes(st, &pieces);
-      st->timeline.AddPieces(MemCategory::kOpt, pieces);
+      st->timeline.AddList(MemCategory::kOpt, pieces);
     } else {
       st->timeline.Add(MemCategory::kOpt, sym::Expr(OptimizerStateBytes(st)));
     }

@@ -72,18 +72,6 @@ void Timeline::Add(MemCategory c, const sym::Expr& delta) {
   if (lump_id_[k] != -1) Record(lump_id_[k], true, lump_[k], c);
 }
 
-void Timeline::AddPieces(MemCategory c, const std::vector<int64_t>& pieces) {
-  Flush();
-  changed_ = true;
-  int64_t sum = 0;
-  for (int64_t p : pieces) {
-    sum += p;
-    if (events_ && p > 0) Record(next_id_--, true, sym::Expr(p), c);
-  }
-  live_[static_cast<int>(c)] += sym::Expr(sum);
-  total_ += sym::Expr(sum);
-}
-
 int Timeline::AddList(MemCategory c, const std::vector<int64_t>& pieces) {
   Flush();
   changed_ = true;

@@ -28,11 +28,9 @@ class Timeline {
   // states, an update's temporaries). NB: recorded as one allocation per
   // category holding all such bytes, reallocated at each change.
   void Add(MemCategory c, const sym::Expr& delta);
-  // Adds bytes of category `c` held to the end of the step, recorded as one
-  // allocation per piece.
-  void AddPieces(MemCategory c, const std::vector<int64_t>& pieces);
-  // Adds a list of tensors of category `c` (a foreach op's outputs), recorded
-  // as one allocation per piece; returns the handle FreeList takes.
+  // Adds a list of tensors of category `c` (a foreach op's outputs, the
+  // optimizer's states), recorded as one allocation per piece; returns the
+  // handle FreeList takes (a list held to the step's end is never freed).
   int AddList(MemCategory c, const std::vector<int64_t>& pieces);
   // Frees the list AddList(c, pieces) returned `handle` for.
   void FreeList(int handle, MemCategory c, const std::vector<int64_t>& pieces);
