@@ -8,14 +8,14 @@
 #include <optional>
 #include <vector>
 
-#include "report/format.h"
+#include "ir/int_math.h"
 #include "report/peak_candidates.h"
 #include "torchcost/generation_allocator.h"
 
 namespace torchcost {
 namespace {
 
-using report::ClampToInt64;
+using ir::ClampToInt64;
 
 constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 

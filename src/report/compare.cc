@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "report/format.h"
+#include "ir/int_math.h"
 #include "report/peak_candidates.h"
 #include "torchcost/budget.h"
 #include "torchcost/generation_allocator.h"
@@ -17,7 +17,7 @@
 namespace torchcost {
 namespace {
 
-using report::ClampToInt64;
+using ir::ClampToInt64;
 
 bool HasSymbol(const Report& report, const std::string& name) {
   return std::find(report.symbols.begin(), report.symbols.end(), name) !=

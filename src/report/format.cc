@@ -1,9 +1,6 @@
 #include "report/format.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,11 +57,6 @@ const char* SeverityName(Diagnostic::Severity severity) {
 }
 
 std::string IntText(__int128 v) { return sym::Int128ToString(v); }
-
-int64_t ClampToInt64(__int128 v) {
-  return static_cast<int64_t>(
-      std::min<__int128>(v, std::numeric_limits<int64_t>::max()));
-}
 
 std::vector<std::string_view> MaxOperands(std::string_view text) {
   // NB: one pass pairs the parentheses, so a chain of n nested max costs

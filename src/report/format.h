@@ -3,7 +3,6 @@
 #ifndef TORCHCOST_SRC_REPORT_FORMAT_H_
 #define TORCHCOST_SRC_REPORT_FORMAT_H_
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,9 +78,6 @@ const char* SeverityName(Diagnostic::Severity severity);
 
 // Returns the decimal text of `v` ("-12", "3637321728").
 std::string IntText(__int128 v);
-
-// Returns `v`, or INT64_MAX where a 128-bit sum of byte counts exceeds it.
-int64_t ClampToInt64(__int128 v);
 
 // Returns the operands of a nested max in expression text ("max(a, max(b, c))"
 // gives a, b, c), in order; the text itself if it is not one max(...) call.

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -170,14 +168,6 @@ TEST_F(SymbolicFormatTest, RankValueTakesUnboundSymbolsAsOne) {
 TEST(IntTextTest, Decimal) {
   EXPECT_EQ(IntText(-12), "-12");
   EXPECT_EQ(IntText(static_cast<__int128>(1) << 64), "18446744073709551616");
-}
-
-TEST(ClampToInt64Test, KeepsInRangeValuesAndSaturatesAbove) {
-  const __int128 max = std::numeric_limits<int64_t>::max();
-  EXPECT_EQ(ClampToInt64(-5), -5);
-  EXPECT_EQ(ClampToInt64(max), std::numeric_limits<int64_t>::max());
-  EXPECT_EQ(ClampToInt64(max + 1), std::numeric_limits<int64_t>::max());
-  EXPECT_EQ(ClampToInt64(max * 4), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
