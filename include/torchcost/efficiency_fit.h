@@ -37,7 +37,7 @@ struct EfficiencyFit {
   // Achieved fraction of peak per OpClass; 1 for a class no sample has time
   // in. NB: may exceed 1 where the peak underrates the device (a CPU's
   // caches).
-  std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+  std::array<double, kNumOpClasses> efficiency = kPureRoofline;
   std::array<bool, kNumOpClasses> fitted{};  // Classes some sample has time in.
   // Seconds per kernel (TimeReport::kernel_overhead); 0 unless fitted.
   double kernel_overhead = 0;

@@ -30,7 +30,7 @@ struct GpuSpec {
          int8 = 0;
   // Achieved fraction of peak per OpClass, in (0, 1]: 1 is the pure roofline;
   // a calibration fits the others.
-  std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+  std::array<double, kNumOpClasses> efficiency = kPureRoofline;
   // Seconds each kernel takes beyond its roofline (launch and dispatch), >= 0.
   // NB: 0, not modelled, unless the table or a calibration gives it.
   double kernel_overhead = 0;
@@ -49,10 +49,11 @@ const std::vector<GpuSpec>& BuiltinGpus();
 Result<GpuSpec> FindGpu(std::string_view name);
 
 // Returns the peak FLOP/s a kernel of class `c` computing in `dtype` gets on
-// `gpu`. NB: matmul and attention kernels use the tensor-core rate of their
-// dtype (float32: the fp32 rate, as PyTorch's default allow_tf32=False for
-// matmul, or tf32 if `tf32` is true, as cuDNN convolutions default to); a
-// dtype without a rate falls back to fp32; every other class runs at fp32.
+// `gpu`. NB: matmul, convolution and attention kernels use the tensor-core
+// rate of their dtype (float32: the fp32 rate, as PyTorch's default
+// allow_tf32=False for matmul, or tf32 if `tf32` is true, as cuDNN
+// convolutions default to); a dtype without a rate falls back to fp32; every
+// other class runs at fp32.
 double PeakFlops(const GpuSpec& gpu, OpClass c, DType dtype, bool tf32 = false);
 
 }  // namespace torchcost

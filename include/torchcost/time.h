@@ -58,7 +58,7 @@ struct TimeReport {
   // recomputation (the optimizer's is class_roofline_seconds' optimizer).
   std::array<double, kNumOpClasses> class_forward_roofline_seconds{},
       class_backward_roofline_seconds{};
-  std::array<double, kNumOpClasses> efficiency{1, 1, 1, 1, 1};
+  std::array<double, kNumOpClasses> efficiency = kPureRoofline;
   // Kernels per OpClass in one step: forward nodes that move bytes or compute
   // (views and ops without a rule launch none), one each; a node's backward,
   // one, but a matrix product's one GEMM per operand needing a gradient and a

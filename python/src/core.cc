@@ -316,7 +316,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("samples"), py::arg("overhead") = false,
       "Fits the efficiency per op class (matmul, attention, pointwise, "
-      "reduction, optimizer), and with "
+      "reduction, optimizer, convolution), and with "
       "`overhead` the seconds per kernel, to samples (name, roofline seconds "
       "per class, measured seconds, "
       "kernels, the seconds its error is relative to or 0 for its own) by "

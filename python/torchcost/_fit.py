@@ -13,7 +13,7 @@ from ._options import TorchcostError
 
 PHASES = ("forward", "backward", "optimizer")
 # The roofline's op classes (include/torchcost/op_class.h), in its order.
-CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer")
+CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer", "convolution")
 FIT_METHOD = ("least squares (Eigen) of the errors (p - m) / step over the samples (the phases of each model, m "
               "the fastest of the timed steps, step their sum), p = sum over classes of roofline seconds / "
               "efficiency + kernels x overhead (an overhead below 0, or leaving a class a time below 0, dropped)")
@@ -106,13 +106,15 @@ def read_doc(path: str) -> Dict[str, Any]:
 
 
 # The measured side's op classes, by profiler range name, following the rule files' families
-# (docs/calibration.md): matmul.yaml, conv.yaml, rnn.yaml -> matmul; attention.yaml; reduction.yaml, norm.yaml,
-# loss.yaml -> reduction (pooling is pointwise); views and metadata ops launch no kernel (None); the rest pointwise.
+# (docs/calibration.md): matmul.yaml, rnn.yaml -> matmul; conv.yaml -> convolution; attention.yaml; reduction.yaml,
+# norm.yaml, loss.yaml -> reduction (pooling is pointwise); views and metadata ops launch no kernel (None); the rest
+# pointwise.
 _NO_KERNEL = re.compile(r"^(view|unsafe_view|reshape|reshape_alias|t|transpose|permute|expand|flatten|unflatten|"
                         r"unsqueeze|squeeze|select|slice|split|chunk|narrow|as_strided|detach|alias|size|stride|"
                         r"numel|empty|empty_like|empty_strided|resize_|set_|lift_fresh|unbind|"
                         r"accumulate_grad|to|item|local_scalar_dense)$")
-_MATMUL = re.compile(r"conv|^(add|b|addb|baddb)?mm$|^addmv$|^mv$|matmul|linear|einsum|^dot$|lstm|gru|^rnn")
+_CONVOLUTION = re.compile(r"conv")
+_MATMUL = re.compile(r"^(add|b|addb|baddb)?mm$|^addmv$|^mv$|matmul|linear|einsum|^dot$|lstm|gru|^rnn")
 _ATTENTION = re.compile(r"scaled_dot_product|flash|_efficient_attention|multi_head_attention")
 _REDUCTION = re.compile(r"sum|mean|softmax|norm|nll|cross_entropy|loss|logsumexp|^var|^std|^prod|^amax|^amin|"
                         r"cumsum|^max$|^min$|argmax|argmin")
@@ -156,7 +158,7 @@ def op_class_of(name: str, known: Optional[Dict[str, str]] = None) -> Optional[s
     The analysis's own class of the op where `known` (op_classes_of) has it, so that both sides group an op
     alike (softmax is activation.yaml's: pointwise); else by name: "aten::addmm" -> matmul;
     "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> reduction (a backward node belongs to
-    its forward op's class); "Optimizer.step#Adam.step" -> optimizer.
+    its forward op's class); "aten::convolution_backward" -> convolution; "Optimizer.step#Adam.step" -> optimizer.
     """
     if name.startswith("Optimizer."):
         return "optimizer"
@@ -170,6 +172,8 @@ def op_class_of(name: str, known: Optional[Dict[str, str]] = None) -> Optional[s
         return "attention"
     if "pool" in base:
         return "pointwise"
+    if _CONVOLUTION.search(base):
+        return "convolution"
     if _MATMUL.search(base):
         return "matmul"
     if _REDUCTION.search(base):

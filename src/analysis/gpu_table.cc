@@ -198,7 +198,9 @@ Result<GpuSpec> FindGpu(std::string_view name) {
 }
 
 double PeakFlops(const GpuSpec& gpu, OpClass c, DType dtype, bool tf32) {
-  if (c != OpClass::kMatmul && c != OpClass::kAttention) return gpu.fp32;
+  if (c != OpClass::kMatmul && c != OpClass::kConvolution &&
+      c != OpClass::kAttention)
+    return gpu.fp32;
   double rate = 0;
   switch (dtype) {
     case DType::kFloat16:

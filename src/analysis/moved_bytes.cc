@@ -39,7 +39,8 @@ bool IsView(const ir::Graph& g, const passes::ShapeFacts& facts,
 OpClass ClassOf(const rules::OpRule& rule, const rules::Variant& variant) {
   if (variant.op_class >= 0) return static_cast<OpClass>(variant.op_class);
   const std::string_view file = rule.file;
-  for (std::string_view f : {"/matmul.yaml", "/conv.yaml", "/rnn.yaml"}) {
+  if (EndsWith(file, "/conv.yaml")) return OpClass::kConvolution;
+  for (std::string_view f : {"/matmul.yaml", "/rnn.yaml"}) {
     if (EndsWith(file, f)) return OpClass::kMatmul;
   }
   if (EndsWith(file, "/attention.yaml")) return OpClass::kAttention;

@@ -126,9 +126,8 @@ double NodePeak(const ir::Node& node, const NodeCost& c, const Report& report,
                 const GpuSpec& gpu) {
   // NB: cuDNN convolutions use TF32 on float32 by default
   // (torch.backends.cudnn.allow_tf32).
-  const bool conv = c.op_class == OpClass::kMatmul &&
-                    node.op.find("conv") != std::string::npos;
-  return PeakFlops(gpu, c.op_class, NodeDtype(node, report), conv);
+  return PeakFlops(gpu, c.op_class, NodeDtype(node, report),
+                   c.op_class == OpClass::kConvolution);
 }
 
 // One node's forward seconds as a function of one symbol x, the others bound:
@@ -264,7 +263,8 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
           RooflineSeconds(value(tr.node_bwd_flops[ni]),
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
       const double bwd_kernels = !(bwd > 0) ? 0
-                                 : c.op_class == OpClass::kMatmul
+                                 : c.op_class == OpClass::kMatmul ||
+                                           c.op_class == OpClass::kConvolution
                                      ? BackwardKernels(node, report, grad)
                                      : 1;
       t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls] + bwd_kernels * o;

@@ -6,7 +6,8 @@ namespace torchcost {
 namespace {
 
 constexpr std::string_view kNames[kNumOpClasses] = {
-    "matmul", "attention", "pointwise", "reduction", "optimizer"};
+    "matmul",    "attention", "pointwise",
+    "reduction", "optimizer", "convolution"};
 
 }  // namespace
 
@@ -18,7 +19,8 @@ Result<OpClass> ParseOpClass(std::string_view name) {
   }
   return Status::InvalidArgument(
       "unknown op class '" + std::string(name) +
-      "' (matmul, attention, pointwise, reduction, optimizer)");
+      "' (matmul, attention, pointwise, reduction, optimizer, "
+      "convolution)");
 }
 
 }  // namespace torchcost

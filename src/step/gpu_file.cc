@@ -113,6 +113,12 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
     if (!v.ok()) return v.status();
     out.gpu.efficiency[static_cast<int>(*c)] = *v;
   }
+  // NB: files fitted before convolutions had a class of their own fitted them
+  // as matmul.
+  if (e.contains("matmul") && !e.contains("convolution")) {
+    out.gpu.efficiency[static_cast<int>(OpClass::kConvolution)] =
+        out.gpu.efficiency[static_cast<int>(OpClass::kMatmul)];
+  }
   // The fitted seconds per kernel, if the fit has one (else the table's).
   if (auto it = doc["fit"].find("kernel_overhead_seconds");
       it != doc["fit"].end()) {

@@ -151,7 +151,7 @@ TEST_F(MovedBytesTest, ClassFromTheRuleFile) {
     const char* op;
     OpClass want;
   } cases[] = {{"aten::linear", OpClass::kMatmul},
-               {"aten::_convolution", OpClass::kMatmul},
+               {"aten::_convolution", OpClass::kConvolution},
                {"aten::scaled_dot_product_attention", OpClass::kAttention},
                {"aten::sum", OpClass::kReduction},
                {"aten::layer_norm", OpClass::kReduction},

@@ -29,6 +29,22 @@ TEST(GpuFileTest, BuiltinGpuWithFittedEfficiencies) {
   EXPECT_DOUBLE_EQ(g->gpu.efficiency[static_cast<int>(OpClass::kReduction)], 1);
 }
 
+TEST(GpuFileTest, ConvolutionsTakeMatmulsEfficiencyInOlderFiles) {
+  constexpr int kConv = static_cast<int>(OpClass::kConvolution);
+  // Fitted before convolutions had a class: they were matmul's.
+  auto older = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
+      "fit": {"efficiency": {"matmul": 0.7, "pointwise": 0.6}}})",
+                            "old.json");
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  EXPECT_DOUBLE_EQ(older->gpu.efficiency[kConv], 0.7);
+  auto own = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
+      "fit": {"efficiency": {"matmul": 0.7, "convolution": 0.25}}})",
+                          "new.json");
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_DOUBLE_EQ(own->gpu.efficiency[kConv], 0.25);
+  EXPECT_DOUBLE_EQ(own->gpu.efficiency[kMatmul], 0.7);
+}
+
 TEST(GpuFileTest, OwnPeaksInTheTablesUnits) {
   auto g = ParseGpuFile(R"({"roofline": {"device": "cpu", "name": "cpu x86_64",
       "bandwidth_gbs": 12.5, "tflops": {"fp32": 0.05}},

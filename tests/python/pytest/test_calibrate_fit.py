@@ -95,15 +95,15 @@ def _fit_and_predict(tmp_path):
         assert cs["forward"]["matmul"] > 0 and cs["optimizer"]["optimizer"] == doc["measured"]["phase_seconds"][
             "optimizer"]
         assert sum(cs["backward"].values()) == pytest.approx(doc["measured"]["phase_seconds"]["backward"])
-    # --fit: one fit over the three files' nine samples, by the library (Eigen): three efficiencies and, where
-    # it comes out positive, the overhead per kernel.
+    # --fit: one fit over the three files' nine samples, by the library (Eigen): four efficiencies (the
+    # convolutions' apart from the matmuls') and, where it comes out positive, the overhead per kernel.
     device = tmp_path / "cpu.json"
     assert calibrate.main(["--fit", *paths, "--out", str(device)]) == 0
     dev = json.loads(device.read_text())
     assert dev["roofline"] == peaks
     eff = dev["fit"]["efficiency"]
-    assert set(eff) == {"matmul", "pointwise", "optimizer"}, eff
-    assert len(dev["fit"]["samples"]) == 9 and dev["fit"]["rank"] == 3 + dev["fit"]["overhead_fitted"], dev["fit"]
+    assert set(eff) == {"matmul", "convolution", "pointwise", "optimizer"}, eff
+    assert len(dev["fit"]["samples"]) == 9 and dev["fit"]["rank"] == 4 + dev["fit"]["overhead_fitted"], dev["fit"]
 
     measured = {n: d["measured"]["step_seconds_min"] for n, d in held.items()}
     # Not trivial: the held-out steps are apart by more than one prediction within 25% of both could cover
