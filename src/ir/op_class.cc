@@ -5,9 +5,9 @@
 namespace torchcost {
 namespace {
 
-constexpr std::string_view kNames[kNumOpClasses] = {
-    "matmul",    "attention", "pointwise",
-    "reduction", "optimizer", "convolution"};
+constexpr std::string_view kNames[kNumOpClasses] = {"matmul",    "attention",
+                                                    "pointwise", "reduction",
+                                                    "optimizer", "convolution"};
 
 }  // namespace
 
