@@ -264,7 +264,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                           value(tr.node_bwd_bytes[ni]), peak, gpu.bandwidth);
       const double bwd_kernels = !(bwd > 0) ? 0
                                  : c.op_class == OpClass::kMatmul ||
-                                           c.op_class == OpClass::kConvolution
+                                         c.op_class == OpClass::kConvolution
                                      ? BackwardKernels(node, report, grad)
                                      : 1;
       t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls] + bwd_kernels * o;
