@@ -15,6 +15,20 @@
 
 namespace torchcost {
 
+// The host's seconds to launch a step's kernels, by what launches them
+// (PyTorch's eager mode driven from Python); all 0: the host not modelled.
+// NB: the host queues kernels ahead of the device, so a phase takes the
+// larger of its device and host times, not their sum (docs/calibration.md).
+struct HostCost {
+  double kernel = 0;            // Per forward or backward kernel.
+  double optimizer_kernel = 0;  // Per kernel of the optimizer's step.
+  double optimizer_tensor = 0;  // Per parameter tensor the step updates.
+  // Returns true if any cost is positive.
+  bool modelled() const {
+    return kernel > 0 || optimizer_kernel > 0 || optimizer_tensor > 0;
+  }
+};
+
 // One GPU. Rates are dense (no structured sparsity); 0 means the GPU has no
 // such rate.
 struct GpuSpec {
@@ -31,9 +45,13 @@ struct GpuSpec {
   // Achieved fraction of peak per OpClass, in (0, 1]: 1 is the pure roofline;
   // a calibration fits the others.
   std::array<double, kNumOpClasses> efficiency = kPureRoofline;
-  // Seconds each kernel takes beyond its roofline (launch and dispatch), >= 0.
-  // NB: 0, not modelled, unless the table or a calibration gives it.
+  // Device seconds each kernel takes beyond its roofline (launch latency, the
+  // gaps between kernels), >= 0. NB: 0, not modelled, unless the table or a
+  // calibration gives it; on a CPU, where the host is the device, it is the
+  // whole dispatch cost.
   double kernel_overhead = 0;
+  // The host's launch costs; a calibration on a GPU fits them.
+  HostCost host;
 };
 
 // Parses a GPU table (the format of gpus/gpus.yaml); `file` names it in

@@ -29,9 +29,18 @@ struct TimeReport {
   bool calibrated = false;  // If true, the figures are a calibration file's.
   // One micro-batch's forward and backward (with checkpointed recomputation),
   // the optimizer step, and the step: accumulate * (forward + backward) +
-  // optimizer.
+  // optimizer. Each phase's is the larger of its device and host seconds.
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0,
          step_seconds = 0;
+  // Each phase's device seconds (its nodes' sum; the optimizer's pass) and
+  // host seconds (GpuSpec::host: its kernels and, in the optimizer, the
+  // tensors it updates; 0 where the host is not modelled).
+  double forward_device_seconds = 0, backward_device_seconds = 0,
+         optimizer_device_seconds = 0;
+  double forward_host_seconds = 0, backward_host_seconds = 0,
+         optimizer_host_seconds = 0;
+  HostCost host;                 // GpuSpec::host.
+  double optimizer_tensors = 0;  // Parameter tensors the optimizer updates.
   // MFU = model_flops / (step_seconds * peak_flops). NB: model FLOPs leave out
   // checkpointing's recomputation (hardware FLOPs would count it); the peak
   // is the matmul rate of the step's precision (peak_dtype).

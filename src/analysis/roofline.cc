@@ -228,6 +228,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.gpu = gpu.name;
   t.efficiency = gpu.efficiency;
   t.kernel_overhead = gpu.kernel_overhead;
+  t.host = gpu.host;
   const double o = gpu.kernel_overhead;
   const bool fitted = std::any_of(gpu.efficiency.begin(), gpu.efficiency.end(),
                                   [](double e) { return e != 1; });
@@ -363,8 +364,35 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
     t.optimizer_seconds = opt / gpu.efficiency[cls] + kernels * o;
     t.class_roofline_seconds[cls] += opt;
     t.class_kernels[cls] += kernels;
+    t.optimizer_tensors = static_cast<double>(numels.size());
   }
   for (double k : t.class_kernels) t.overhead_seconds += k * o;
+  // The host: kernels x its cost per launch (per micro-batch: the class
+  // counts hold accumulate micro-batches), and per tensor in the optimizer.
+  double forward_kernels = 0, backward_kernels = 0;
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    forward_kernels += t.class_forward_kernels[c] / accumulate;
+    backward_kernels += t.class_backward_kernels[c] / accumulate;
+  }
+  const double optimizer_kernels =
+      t.class_kernels[static_cast<int>(OpClass::kOptimizer)];
+  t.forward_device_seconds = t.forward_seconds;
+  t.backward_device_seconds = t.backward_seconds;
+  t.optimizer_device_seconds = t.optimizer_seconds;
+  t.forward_host_seconds = forward_kernels * gpu.host.kernel;
+  t.backward_host_seconds = backward_kernels * gpu.host.kernel;
+  t.optimizer_host_seconds =
+      optimizer_kernels > 0
+          ? optimizer_kernels * gpu.host.optimizer_kernel +
+                t.optimizer_tensors * gpu.host.optimizer_tensor
+          : 0;
+  // A phase takes the larger: the host queues kernels ahead of the device.
+  t.forward_seconds =
+      std::max(t.forward_device_seconds, t.forward_host_seconds);
+  t.backward_seconds =
+      std::max(t.backward_device_seconds, t.backward_host_seconds);
+  t.optimizer_seconds =
+      std::max(t.optimizer_device_seconds, t.optimizer_host_seconds);
   // step = accumulate * (forward + backward) + optimizer.
   t.step_seconds = accumulate * (t.forward_seconds + t.backward_seconds) +
                    t.optimizer_seconds;

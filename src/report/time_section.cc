@@ -70,12 +70,24 @@ std::string RenderTime(const Report& report) {
   if (!t.present) return "";
   const bool train = report.training.mode == StepMode::kTrain;
   std::string out = "Time (" + TimeLabel(t) + ")\n";
-  out += Field("  Forward:", SecondsText(t.forward_seconds) +
-                                 (train ? " per micro-batch" : ""));
+  // With the host modelled, which of the two a phase waits for.
+  auto bound = [&](double device, double host) {
+    if (!t.host.modelled()) return std::string();
+    return fmt::format(" ({}-bound: device {}, host {})",
+                       host > device ? "host" : "device", SecondsText(device),
+                       SecondsText(host));
+  };
+  out +=
+      Field("  Forward:",
+            SecondsText(t.forward_seconds) + (train ? " per micro-batch" : "") +
+                bound(t.forward_device_seconds, t.forward_host_seconds));
   if (train) {
     out += Field("  Backward:",
-                 SecondsText(t.backward_seconds) + " per micro-batch");
-    out += Field("  Optimizer:", SecondsText(t.optimizer_seconds));
+                 SecondsText(t.backward_seconds) + " per micro-batch" +
+                     bound(t.backward_device_seconds, t.backward_host_seconds));
+    out += Field("  Optimizer:", SecondsText(t.optimizer_seconds) +
+                                     bound(t.optimizer_device_seconds,
+                                           t.optimizer_host_seconds));
   }
   out += Field("  Step:", SecondsText(t.step_seconds));
   out +=
@@ -100,10 +112,13 @@ std::string RenderTime(const Report& report) {
              "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
              "datasheet's dense peak divided by its class's efficiency") +
          (t.kernel_overhead > 0
-              ? ", plus the overhead per kernel; overlap and communication "
-                "are not modelled"
-              : "; the overhead per kernel (launch, dispatch), overlap and "
-                "communication are not modelled") +
+              ? ", plus the overhead per kernel; "
+              : "; the overhead per kernel (launch, dispatch), ") +
+         (t.host.modelled()
+              ? "a phase takes the larger of its device and host (launch) "
+                "times; communication is not modelled"
+              : "the host's launch time and communication are not "
+                "modelled") +
          " (docs/calibration.md).\n";
   return out;
 }

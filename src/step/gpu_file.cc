@@ -127,6 +127,27 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
     }
     out.gpu.kernel_overhead = it->get<double>();
   }
+  // The host's launch costs, if fitted (a GPU's device and host fit).
+  if (auto it = doc["fit"].find("host"); it != doc["fit"].end()) {
+    if (!it->is_object()) return Bad(file, "fit.host", "expected an object");
+    struct Cost {
+      const char* key;
+      double HostCost::*field;
+    };
+    constexpr Cost kCosts[] = {
+        {"kernel_seconds", &HostCost::kernel},
+        {"optimizer_kernel_seconds", &HostCost::optimizer_kernel},
+        {"optimizer_tensor_seconds", &HostCost::optimizer_tensor}};
+    for (const Cost& c : kCosts) {
+      auto v = it->find(c.key);
+      if (v == it->end()) continue;
+      if (!v->is_number() || !(v->get<double>() >= 0)) {
+        return Bad(file, std::string("fit.host.") + c.key,
+                   "expected a number >= 0");
+      }
+      out.gpu.host.*(c.field) = v->get<double>();
+    }
+  }
   if (auto it = doc.find("cuda_context_bytes"); it != doc.end()) {
     if (!it->is_number_integer() || it->get<int64_t>() < 0) {
       return Bad(file, "cuda_context_bytes", "expected an integer >= 0");

@@ -245,6 +245,49 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   EXPECT_EQ(t->class_roofline_seconds, base->class_roofline_seconds);
 }
 
+// The same step with the host's launch costs: each phase takes the larger of
+// its device seconds (the nodes' sum, unchanged) and its host seconds
+// (kernels x cost, and per tensor in the optimizer).
+TEST_F(RooflineTest, PhasesTakeTheLargerOfDeviceAndHost) {
+  int x = b_.Input();
+  int h = b_.One("aten::relu", {x}, {"self"});
+  int w = b_.Param("fc.weight", {4096, 1024});
+  b_.Output(
+      b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
+  Report r = Run("256,1024", StepMode::kTrain);
+  Result<TimeReport> base = Time(r);
+  ASSERT_TRUE(base.ok());
+  EXPECT_EQ(base->forward_host_seconds, 0);  // Not modelled unless given.
+  EXPECT_EQ(base->forward_seconds, base->forward_device_seconds);
+  // Host costs that bound the forward (2 kernels x 1 s) and the optimizer
+  // (8 kernels x 1 ms + 1 tensor x 1 s), then one that does not bound the
+  // backward (1 kernel x 1 us against the dW GEMM's 2*256*1024*4096 FLOPs,
+  // 110 us at the A100's fp32 rate).
+  gpu_.host.kernel = 1;
+  gpu_.host.optimizer_kernel = 1e-3;
+  gpu_.host.optimizer_tensor = 1;
+  Result<TimeReport> t = Time(r);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->optimizer_tensors, 1);
+  EXPECT_DOUBLE_EQ(t->forward_host_seconds, 2);
+  EXPECT_DOUBLE_EQ(t->forward_seconds, 2);
+  EXPECT_DOUBLE_EQ(t->forward_device_seconds, base->forward_seconds);
+  EXPECT_DOUBLE_EQ(t->optimizer_host_seconds, 8e-3 + 1);
+  EXPECT_DOUBLE_EQ(t->optimizer_seconds, 8e-3 + 1);
+  gpu_.host.kernel = 1e-6;
+  t = Time(r);
+  EXPECT_NEAR(t->backward_device_seconds, 2.0 * 256 * 1024 * 4096 / 19.5e12,
+              1e-9);
+  ASSERT_TRUE(t.ok());
+  EXPECT_DOUBLE_EQ(t->backward_host_seconds, 1e-6);
+  EXPECT_GT(t->backward_device_seconds, 1e-6);
+  EXPECT_DOUBLE_EQ(t->backward_seconds, base->backward_seconds);
+  EXPECT_DOUBLE_EQ(t->step_seconds, t->forward_seconds + t->backward_seconds +
+                                        t->optimizer_seconds);
+  // Node and module times stay the device's.
+  EXPECT_EQ(t->node_forward_seconds, base->node_forward_seconds);
+}
+
 // A linear's backward launches one GEMM per operand that needs a gradient
 // and a reduction for a bias that needs one (derivatives.yaml: addmm's mat1:
 // grad.mm(mat2.t()), mat2: mat1.t().mm(grad), self: grad summed to [OUT]).

@@ -55,7 +55,32 @@ TEST(TimeSectionTest, BlockMarkedPredicted) {
   // No overhead given: no line, and the note says it is not modelled.
   EXPECT_THAT(text, Not(HasSubstr("Overhead:")));
   EXPECT_THAT(text, HasSubstr("the overhead per kernel (launch, dispatch), "
-                              "overlap and communication are not modelled"));
+                              "the host's launch time and communication are "
+                              "not modelled"));
+  EXPECT_THAT(text, Not(HasSubstr("-bound")));
+}
+
+TEST(TimeSectionTest, EachPhaseSaysWhichBoundsItWithTheHostModelled) {
+  Report r;
+  r.training.mode = StepMode::kTrain;
+  TimeReport& t = r.time;
+  t.present = true;
+  t.source = "calibrated (h200.json)";
+  t.calibrated = true;
+  t.host.kernel = 20e-6;
+  t.forward_device_seconds = 0.01;
+  t.forward_host_seconds = 0.002;
+  t.forward_seconds = 0.01;
+  t.optimizer_device_seconds = 0.003;
+  t.optimizer_host_seconds = 0.015;
+  t.optimizer_seconds = 0.015;
+  const std::string text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("10 ms per micro-batch (device-bound: device "
+                              "10 ms, host 2 ms)\n"));
+  EXPECT_THAT(text, HasSubstr("  Optimizer:        15 ms (host-bound: device "
+                              "3 ms, host 15 ms)\n"));
+  EXPECT_THAT(text, HasSubstr("a phase takes the larger of its device and "
+                              "host (launch) times"));
 }
 
 TEST(TimeSectionTest, OverheadLineWhenItApplies) {

@@ -45,6 +45,28 @@ TEST(GpuFileTest, ConvolutionsTakeMatmulsEfficiencyInOlderFiles) {
   EXPECT_DOUBLE_EQ(own->gpu.efficiency[kMatmul], 0.7);
 }
 
+TEST(GpuFileTest, FittedHostCosts) {
+  auto g = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
+      "fit": {"efficiency": {"matmul": 0.7}, "host": {"kernel_seconds": 2e-5,
+      "optimizer_kernel_seconds": 1e-5, "optimizer_tensor_seconds": 3e-5}}})",
+                        "h200.json");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(g->gpu.host.kernel, 2e-5);
+  EXPECT_DOUBLE_EQ(g->gpu.host.optimizer_kernel, 1e-5);
+  EXPECT_DOUBLE_EQ(g->gpu.host.optimizer_tensor, 3e-5);
+  auto none = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
+      "fit": {"efficiency": {"matmul": 0.7}}})",
+                           "h200.json");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->gpu.host.modelled());
+  auto bad = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
+      "fit": {"efficiency": {}, "host": {"kernel_seconds": "fast"}}})",
+                          "h200.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "h200.json: key fit.host.kernel_seconds: expected a number >= 0");
+}
+
 TEST(GpuFileTest, OwnPeaksInTheTablesUnits) {
   auto g = ParseGpuFile(R"({"roofline": {"device": "cpu", "name": "cpu x86_64",
       "bandwidth_gbs": 12.5, "tflops": {"fp32": 0.05}},
