@@ -20,12 +20,14 @@ namespace torchcost {
 // NB: the host queues kernels ahead of the device, so a phase takes the
 // larger of its device and host times, not their sum (docs/calibration.md).
 struct HostCost {
-  double kernel = 0;            // Per forward or backward kernel.
+  double forward_kernel = 0;    // Per forward kernel.
+  double backward_kernel = 0;   // Per backward kernel (the autograd engine's).
   double optimizer_kernel = 0;  // Per kernel of the optimizer's step.
   double optimizer_tensor = 0;  // Per parameter tensor the step updates.
   // Returns true if any cost is positive.
   bool modelled() const {
-    return kernel > 0 || optimizer_kernel > 0 || optimizer_tensor > 0;
+    return forward_kernel > 0 || backward_kernel > 0 || optimizer_kernel > 0 ||
+           optimizer_tensor > 0;
   }
 };
 

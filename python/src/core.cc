@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "python/src/analysis_holder.h"
+#include "torchcost/device_host_fit.h"
 #include "torchcost/efficiency_fit.h"
 #include "torchcost/families.h"
 #include "torchcost/report.h"
@@ -321,6 +322,68 @@ PYBIND11_MODULE(_core, m) {
       "per class, measured seconds, "
       "kernels, the seconds its error is relative to or 0 for its own) by "
       "least squares; returns the fit as a dict.");
+  m.def(
+      "fit_device_and_host",
+      [](const std::vector<std::tuple<std::string, std::vector<double>, double,
+                                      std::vector<double>, std::vector<double>,
+                                      double, std::string, double>>& rows) {
+        std::vector<torchcost::DeviceTimingSample> samples;
+        for (const auto& [name, roofline, wall, class_kernels, device_classes,
+                          device, phase, tensors] : rows) {
+          const size_t n = torchcost::kNumOpClasses;
+          if (roofline.size() != n || device_classes.size() != n ||
+              class_kernels.size() != n)
+            throw tp::UsageError("device and host fit: sample '" + name +
+                                 "' needs one roofline time, kernel count "
+                                 "and device time per op class");
+          if (phase != "forward" && phase != "backward" && phase != "optimizer")
+            throw tp::UsageError("device and host fit: sample '" + name +
+                                 "': phase '" + phase +
+                                 "' (forward, backward, optimizer)");
+          torchcost::DeviceTimingSample d;
+          d.timing.name = name;
+          std::copy(roofline.begin(), roofline.end(),
+                    d.timing.roofline_seconds.begin());
+          d.timing.measured_seconds = wall;
+          std::copy(class_kernels.begin(), class_kernels.end(),
+                    d.class_kernels.begin());
+          for (double k : class_kernels) d.timing.kernels += k;
+          std::copy(device_classes.begin(), device_classes.end(),
+                    d.device_class_seconds.begin());
+          d.device_seconds = device;
+          d.phase = phase == "optimizer"  ? torchcost::StepPhase::kOptimizer
+                    : phase == "backward" ? torchcost::StepPhase::kBackward
+                                          : torchcost::StepPhase::kForward;
+          d.tensors = tensors;
+          samples.push_back(std::move(d));
+        }
+        auto fit = torchcost::FitDeviceAndHost(samples);
+        if (!fit.ok()) throw tp::UsageError(fit.status().message());
+        py::dict out;
+        out["efficiency"] =
+            std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
+        out["fitted"] =
+            std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
+        out["kernel_overhead_seconds"] = fit->kernel_overhead;
+        py::dict host;
+        host["forward_kernel_seconds"] = fit->host.forward_kernel;
+        host["backward_kernel_seconds"] = fit->host.backward_kernel;
+        host["optimizer_kernel_seconds"] = fit->host.optimizer_kernel;
+        host["optimizer_tensor_seconds"] = fit->host.optimizer_tensor;
+        out["host"] = host;
+        out["host_bound"] =
+            std::vector<bool>(fit->host_bound.begin(), fit->host_bound.end());
+        out["rms_relative_error"] = fit->rms_relative_error;
+        out["max_relative_error"] = fit->max_relative_error;
+        out["predicted_seconds"] = fit->predicted_seconds;
+        return out;
+      },
+      py::arg("samples"),
+      "Fits a GPU's efficiency per op class, device seconds per kernel and "
+      "host launch costs to phases (name, roofline seconds per class, wall "
+      "seconds, kernels per class, device seconds per class, device seconds, "
+      "phase, optimizer tensors) by least squares; returns the fit as a "
+      "dict.");
   m.def(
       "named_config",
       [](const std::string& name, const std::string& config) {

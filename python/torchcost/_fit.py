@@ -17,6 +17,11 @@ CLASSES = ("matmul", "attention", "pointwise", "reduction", "optimizer", "convol
 FIT_METHOD = ("least squares (Eigen) of the errors (p - m) / step over the samples (the phases of each model, m "
               "the fastest of the timed steps, step their sum), p = sum over classes of roofline seconds / "
               "efficiency + kernels x overhead (an overhead below 0, or leaving a class a time below 0, dropped)")
+DEVICE_HOST_METHOD = ("least squares (Eigen) in two steps (torchcost's FitDeviceAndHost): the efficiency per class and "
+                      "the device's seconds per kernel from the device's seconds per class and phase (the profiler's "
+                      "kernels); the host's seconds per forward kernel, per backward kernel, per optimizer kernel and "
+                      "per optimizer tensor from the phases the host bounds (wall > 1.1 x device); a phase predicted "
+                      "as max(device, host)")
 _NONE = object()
 
 
@@ -210,10 +215,14 @@ def phase_class_seconds(measured: Dict[str, Any],
     return out
 
 
-def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
+def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str,
+                   known: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
     """The fit's samples of one step: each phase's measured seconds beside its roofline seconds per class and
     its kernels (time.classes.<c>.forward_kernels, backward_kernels; the optimizer's kernels), and the step's
-    seconds (the phases' sum) that its error is relative to.
+    seconds (the phases' sum) that its error is relative to. Where the device's own seconds were measured (a
+    GPU's kernel_seconds), each sample also has them, in all and per class (the profiler's self device seconds
+    grouped by class_seconds with the analysis's `known` classes; the optimizer phase's are its class's), and
+    the optimizer's tensors: a device and host fit's (fit).
 
     NB: a phase's measured seconds are the fastest of the timed steps (phase_seconds_min), not the median:
     other work on the machine only adds time, and on the shared 2-core test machine the medians of steps timed
@@ -238,6 +247,19 @@ def timing_samples(time_doc: Dict[str, Any], measured: Dict[str, Any], name: str
                         "measured_seconds": seconds[phase]})
     for sample in out:
         sample["step_seconds"] = sum(x["measured_seconds"] for x in out)
+    device = measured.get("kernel_seconds") or {}
+    if all(device.get(s["name"].rpartition(" ")[2], 0) > 0 for s in out):
+        for sample in out:
+            phase = sample["name"].rpartition(" ")[2]
+            sample["device_seconds"] = device[phase]
+            sample["phase"] = phase
+            sample["class_kernels"] = (
+                {c: (sample["kernels"] if c == "optimizer" else 0) for c in CLASSES} if phase == "optimizer"
+                else {c: time_doc["classes"][c].get(phase + "_kernels", 0) for c in CLASSES})
+            sample["tensors"] = time_doc.get("optimizer_tensors", 0) if phase == "optimizer" else 0
+            sample["device_class_seconds"] = (
+                {c: (device[phase] if c == "optimizer" else 0.0) for c in CLASSES} if phase == "optimizer"
+                else class_seconds((measured.get("op_self_seconds") or {}).get(phase) or {}, known))
     return out
 
 
@@ -248,13 +270,16 @@ def step_samples(pred: Dict[str, Any], measured: Dict[str, Any], time_doc: Dict[
     pred["roofline_step_seconds"] = time_doc["step_seconds"]
     pred["roofline_classes"] = time_doc["classes"]
     measured["class_seconds"] = phase_class_seconds(measured, pred.get("op_classes"))
-    return timing_samples(time_doc, measured, name)
+    return timing_samples(time_doc, measured, name, pred.get("op_classes"))
 
 
 def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """fit.*: the efficiency per class that torchcost's library fits to the samples (each gets predicted_seconds)."""
+    """fit.*: the efficiency per class that torchcost's library fits to the samples (each gets predicted_seconds);
+    where every sample has its device seconds (a GPU's), the device and host fit (fit_device_and_host)."""
     from . import _call
 
+    if samples and all(s.get("device_seconds", 0) > 0 for s in samples):
+        return fit_device_and_host(samples)
     rows = [(s["name"], [float(s["roofline_seconds"][c]) for c in CLASSES], float(s["measured_seconds"]),
              float(s.get("kernels", 0)), float(s.get("step_seconds", 0))) for s in samples]
     r = _call(lambda core: core.fit_efficiencies, rows, True)
@@ -263,6 +288,23 @@ def fit(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
             "kernel_overhead_seconds": r["kernel_overhead_seconds"], "overhead_fitted": r["overhead_fitted"],
             "rank": r["rank"], "tie_penalty": r["tie_penalty"], "rms_relative_error": r["rms_relative_error"],
             "max_relative_error": r["max_relative_error"], "method": FIT_METHOD, "samples": samples}
+
+
+def fit_device_and_host(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """fit.*: the efficiencies, the device's seconds per kernel and the host's launch costs that torchcost's
+    library fits to samples with device seconds (each gets predicted_seconds and host_bound)."""
+    from . import _call
+
+    rows = [(s["name"], [float(s["roofline_seconds"][c]) for c in CLASSES], float(s["measured_seconds"]),
+             [float(s["class_kernels"][c]) for c in CLASSES], [float(s["device_class_seconds"][c]) for c in CLASSES],
+             float(s["device_seconds"]), s["phase"], float(s.get("tensors", 0))) for s in samples]
+    r = _call(lambda core: core.fit_device_and_host, rows)
+    samples = [dict(s, predicted_seconds=p, host_bound=b)
+               for s, p, b in zip(samples, r["predicted_seconds"], r["host_bound"])]
+    return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
+            "kernel_overhead_seconds": r["kernel_overhead_seconds"], "overhead_fitted": True, "host": r["host"],
+            "rms_relative_error": r["rms_relative_error"], "max_relative_error": r["max_relative_error"],
+            "method": DEVICE_HOST_METHOD, "samples": samples}
 
 
 def fit_or_error(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -303,13 +345,26 @@ def fit_table(doc: Dict[str, Any]) -> List[str]:
     lines = ["efficiency per op class (fitted; peaks: %s): %s" % (
         doc["roofline"].get("gpu") or doc["roofline"].get("name"),
         ", ".join("%s %.3f" % kv for kv in f["efficiency"].items()))]
-    lines.append("overhead per kernel: %s" % ("%.3g us (fitted)" % (f["kernel_overhead_seconds"] * 1e6)
-                                              if f.get("overhead_fitted") else "0 (not fitted: with it, it or a "
-                                              "class came out below 0, or no sample launches kernels)"))
-    lines.append("%-44s %12s %12s %8s" % ("seconds", "fitted", "measured", "ratio"))
+    host = f.get("host")
+    if host is not None:
+        lines.append("device seconds per kernel: %.3g us; host seconds per forward kernel: %.3g us, per backward "
+                     "kernel: %.3g us, per optimizer kernel: %.3g us, per optimizer tensor: %.3g us (fitted; a phase "
+                     "is max(device, host))" % (
+                         f["kernel_overhead_seconds"] * 1e6, host["forward_kernel_seconds"] * 1e6,
+                         host["backward_kernel_seconds"] * 1e6,
+                         host["optimizer_kernel_seconds"] * 1e6, host["optimizer_tensor_seconds"] * 1e6))
+    else:
+        lines.append("overhead per kernel: %s" % ("%.3g us (fitted)" % (f["kernel_overhead_seconds"] * 1e6)
+                                                  if f.get("overhead_fitted") else "0 (not fitted: with it, it or "
+                                                  "a class came out below 0, or no sample launches kernels)"))
+    lines.append("%-44s %12s %12s %8s%s" % ("seconds", "fitted", "measured", "ratio",
+                                           "  bound" if host is not None else ""))
     for s in f["samples"]:
-        lines.append("%-44s %12.6f %12.6f %8.3f" % (s["name"][-44:], s["predicted_seconds"], s["measured_seconds"],
-                                                   s["predicted_seconds"] / s["measured_seconds"]))
-    lines.append("fit: rank %d, tie penalty %g, rms relative error %.3f, max %.3f" % (
-        f["rank"], f.get("tie_penalty", 0), f["rms_relative_error"], f["max_relative_error"]))
+        lines.append("%-44s %12.6f %12.6f %8.3f%s" % (
+            s["name"][-44:], s["predicted_seconds"], s["measured_seconds"],
+            s["predicted_seconds"] / s["measured_seconds"],
+            ("  host" if s["host_bound"] else "  device") if host is not None else ""))
+    lines.append("fit: %srms relative error %.3f, max %.3f" % (
+        "rank %d, tie penalty %g, " % (f["rank"], f.get("tie_penalty", 0)) if "rank" in f else "",
+        f["rms_relative_error"], f["max_relative_error"]))
     return lines

@@ -379,8 +379,8 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.forward_device_seconds = t.forward_seconds;
   t.backward_device_seconds = t.backward_seconds;
   t.optimizer_device_seconds = t.optimizer_seconds;
-  t.forward_host_seconds = forward_kernels * gpu.host.kernel;
-  t.backward_host_seconds = backward_kernels * gpu.host.kernel;
+  t.forward_host_seconds = forward_kernels * gpu.host.forward_kernel;
+  t.backward_host_seconds = backward_kernels * gpu.host.backward_kernel;
   t.optimizer_host_seconds =
       optimizer_kernels > 0
           ? optimizer_kernels * gpu.host.optimizer_kernel +

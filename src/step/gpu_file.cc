@@ -135,7 +135,8 @@ Result<CalibratedGpu> ParseGpuFile(std::string_view text,
       double HostCost::*field;
     };
     constexpr Cost kCosts[] = {
-        {"kernel_seconds", &HostCost::kernel},
+        {"forward_kernel_seconds", &HostCost::forward_kernel},
+        {"backward_kernel_seconds", &HostCost::backward_kernel},
         {"optimizer_kernel_seconds", &HostCost::optimizer_kernel},
         {"optimizer_tensor_seconds", &HostCost::optimizer_tensor}};
     for (const Cost& c : kCosts) {

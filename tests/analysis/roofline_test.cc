@@ -263,7 +263,7 @@ TEST_F(RooflineTest, PhasesTakeTheLargerOfDeviceAndHost) {
   // (8 kernels x 1 ms + 1 tensor x 1 s), then one that does not bound the
   // backward (1 kernel x 1 us against the dW GEMM's 2*256*1024*4096 FLOPs,
   // 110 us at the A100's fp32 rate).
-  gpu_.host.kernel = 1;
+  gpu_.host.forward_kernel = 1;
   gpu_.host.optimizer_kernel = 1e-3;
   gpu_.host.optimizer_tensor = 1;
   Result<TimeReport> t = Time(r);
@@ -274,7 +274,7 @@ TEST_F(RooflineTest, PhasesTakeTheLargerOfDeviceAndHost) {
   EXPECT_DOUBLE_EQ(t->forward_device_seconds, base->forward_seconds);
   EXPECT_DOUBLE_EQ(t->optimizer_host_seconds, 8e-3 + 1);
   EXPECT_DOUBLE_EQ(t->optimizer_seconds, 8e-3 + 1);
-  gpu_.host.kernel = 1e-6;
+  gpu_.host.backward_kernel = 1e-6;
   t = Time(r);
   EXPECT_NEAR(t->backward_device_seconds, 2.0 * 256 * 1024 * 4096 / 19.5e12,
               1e-9);

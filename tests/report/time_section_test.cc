@@ -67,7 +67,7 @@ TEST(TimeSectionTest, EachPhaseSaysWhichBoundsItWithTheHostModelled) {
   t.present = true;
   t.source = "calibrated (h200.json)";
   t.calibrated = true;
-  t.host.kernel = 20e-6;
+  t.host.forward_kernel = 20e-6;
   t.forward_device_seconds = 0.01;
   t.forward_host_seconds = 0.002;
   t.forward_seconds = 0.01;

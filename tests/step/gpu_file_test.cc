@@ -47,11 +47,13 @@ TEST(GpuFileTest, ConvolutionsTakeMatmulsEfficiencyInOlderFiles) {
 
 TEST(GpuFileTest, FittedHostCosts) {
   auto g = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
-      "fit": {"efficiency": {"matmul": 0.7}, "host": {"kernel_seconds": 2e-5,
+      "fit": {"efficiency": {"matmul": 0.7}, "host": {
+      "forward_kernel_seconds": 2e-5, "backward_kernel_seconds": 4e-5,
       "optimizer_kernel_seconds": 1e-5, "optimizer_tensor_seconds": 3e-5}}})",
                         "h200.json");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_DOUBLE_EQ(g->gpu.host.kernel, 2e-5);
+  EXPECT_DOUBLE_EQ(g->gpu.host.forward_kernel, 2e-5);
+  EXPECT_DOUBLE_EQ(g->gpu.host.backward_kernel, 4e-5);
   EXPECT_DOUBLE_EQ(g->gpu.host.optimizer_kernel, 1e-5);
   EXPECT_DOUBLE_EQ(g->gpu.host.optimizer_tensor, 3e-5);
   auto none = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
@@ -60,11 +62,12 @@ TEST(GpuFileTest, FittedHostCosts) {
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->gpu.host.modelled());
   auto bad = ParseGpuFile(R"({"roofline": {"gpu": "h200"},
-      "fit": {"efficiency": {}, "host": {"kernel_seconds": "fast"}}})",
+      "fit": {"efficiency": {}, "host": {"forward_kernel_seconds": "fast"}}})",
                           "h200.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "h200.json: key fit.host.kernel_seconds: expected a number >= 0");
+            "h200.json: key fit.host.forward_kernel_seconds: expected a number "
+            ">= 0");
 }
 
 TEST(GpuFileTest, OwnPeaksInTheTablesUnits) {
