@@ -30,12 +30,14 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                                 const TimedOn& on,
                                 const sym::Bindings& bindings);
 
-// Returns the forward seconds of the analysis `report` (each node's, as
-// EstimateTime gives them, overhead included) summed over the forwards that
-// bind `symbol` to first, first + 1, ..., last, the other symbols bound by
-// `bindings`: a generation's decode steps over its growing cache, in as many
-// evaluations as the costs have kinks, not one per step. 0 if first > last.
-// Errors: as EstimateTime's.
+// Returns the forward seconds of the analysis `report` (as EstimateTime gives
+// them: each node's, overhead included, or the host's where GpuSpec::host
+// makes it the slower) summed over the forwards that bind `symbol` to first,
+// first + 1, ..., last, the other symbols bound by `bindings`: a generation's
+// decode steps over its growing cache, in as many evaluations as the costs
+// have kinks (and, with the host, log2(last - first) more), not one per step.
+// NB: with the host, the forward's kernels are those at `last` for every
+// step. 0 if first > last. Errors: as EstimateTime's.
 Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
                                  const GpuSpec& gpu,
                                  const sym::Bindings& bindings,

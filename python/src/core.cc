@@ -175,6 +175,21 @@ std::string ArchConfigArgs(const std::vector<std::string>& args) {
   return out;
 }
 
+// Returns what both time fits give as a dict: efficiencies (and which were
+// fitted), seconds per kernel, errors and predictions.
+template <typename Fit>
+py::dict FitDict(const Fit& fit) {
+  py::dict out;
+  out["efficiency"] =
+      std::vector<double>(fit.efficiency.begin(), fit.efficiency.end());
+  out["fitted"] = std::vector<bool>(fit.fitted.begin(), fit.fitted.end());
+  out["kernel_overhead_seconds"] = fit.kernel_overhead;
+  out["rms_relative_error"] = fit.rms_relative_error;
+  out["max_relative_error"] = fit.max_relative_error;
+  out["predicted_seconds"] = fit.predicted_seconds;
+  return out;
+}
+
 }  // namespace
 }  // namespace torchcost::python
 
@@ -301,18 +316,10 @@ PYBIND11_MODULE(_core, m) {
         auto fit = torchcost::FitEfficiencies(samples, torchcost::kTiePenalty,
                                               overhead);
         if (!fit.ok()) throw tp::UsageError(fit.status().message());
-        py::dict out;
-        out["efficiency"] =
-            std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
-        out["fitted"] =
-            std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
-        out["kernel_overhead_seconds"] = fit->kernel_overhead;
+        py::dict out = tp::FitDict(*fit);
         out["overhead_fitted"] = fit->overhead_fitted;
         out["rank"] = fit->rank;
         out["tie_penalty"] = fit->tie_penalty;
-        out["rms_relative_error"] = fit->rms_relative_error;
-        out["max_relative_error"] = fit->max_relative_error;
-        out["predicted_seconds"] = fit->predicted_seconds;
         return out;
       },
       py::arg("samples"), py::arg("overhead") = false,
@@ -359,12 +366,7 @@ PYBIND11_MODULE(_core, m) {
         }
         auto fit = torchcost::FitDeviceAndHost(samples);
         if (!fit.ok()) throw tp::UsageError(fit.status().message());
-        py::dict out;
-        out["efficiency"] =
-            std::vector<double>(fit->efficiency.begin(), fit->efficiency.end());
-        out["fitted"] =
-            std::vector<bool>(fit->fitted.begin(), fit->fitted.end());
-        out["kernel_overhead_seconds"] = fit->kernel_overhead;
+        py::dict out = tp::FitDict(*fit);
         py::dict host;
         host["forward_kernel_seconds"] = fit->host.forward_kernel;
         host["backward_kernel_seconds"] = fit->host.backward_kernel;
@@ -373,9 +375,6 @@ PYBIND11_MODULE(_core, m) {
         out["host"] = host;
         out["host_bound"] =
             std::vector<bool>(fit->host_bound.begin(), fit->host_bound.end());
-        out["rms_relative_error"] = fit->rms_relative_error;
-        out["max_relative_error"] = fit->max_relative_error;
-        out["predicted_seconds"] = fit->predicted_seconds;
         return out;
       },
       py::arg("samples"),

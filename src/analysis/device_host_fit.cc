@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/fit_errors.h"
+
 namespace torchcost {
 namespace {
 
@@ -166,25 +168,24 @@ Result<DeviceHostFit> FitDeviceAndHost(
   fit.host.optimizer_kernel = opt[0];
   fit.host.optimizer_tensor = opt[1];
   // Each phase: max(device, host).
-  double sum_sq = 0;
+  std::vector<double> walls;
   for (const DeviceTimingSample& d : samples) {
     const TimingSample& s = d.timing;
-    double device = s.kernels * fit.kernel_overhead;
-    for (int c = 0; c < kNumOpClasses; ++c)
-      device += s.roofline_seconds[c] / fit.efficiency[c];
+    const double device =
+        analysis::FittedSeconds(s, fit.efficiency, fit.kernel_overhead);
     const double host = d.phase == StepPhase::kOptimizer
                             ? s.kernels * fit.host.optimizer_kernel +
                                   d.tensors * fit.host.optimizer_tensor
                         : d.phase == StepPhase::kBackward
                             ? s.kernels * fit.host.backward_kernel
                             : s.kernels * fit.host.forward_kernel;
-    const double p = std::max(device, host);
-    fit.predicted_seconds.push_back(p);
-    const double rel = p / s.measured_seconds - 1;
-    sum_sq += rel * rel;
-    fit.max_relative_error = std::max(fit.max_relative_error, std::abs(rel));
+    fit.predicted_seconds.push_back(std::max(device, host));
+    walls.push_back(s.measured_seconds);
   }
-  fit.rms_relative_error = std::sqrt(sum_sq / samples.size());
+  const analysis::RelativeErrors errors =
+      analysis::RelativeErrorsOf(fit.predicted_seconds, walls);
+  fit.rms_relative_error = errors.rms;
+  fit.max_relative_error = errors.max;
   return fit;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/fit_errors.h"
+
 namespace torchcost {
 namespace {
 
@@ -149,17 +151,16 @@ Result<EfficiencyFit> FitEfficiencies(const std::vector<TimingSample>& samples,
     fit.kernel_overhead = sol.x(k) * kOverheadUnit;
   }
   // Each sample's prediction under the fit: sum_c r_ic / e_c + n_i o.
-  double sum_sq = 0;
+  std::vector<double> measured;
   for (const TimingSample& s : samples) {
-    double p = s.kernels * fit.kernel_overhead;
-    for (int c = 0; c < kNumOpClasses; ++c)
-      p += s.roofline_seconds[c] / fit.efficiency[c];
-    fit.predicted_seconds.push_back(p);
-    const double rel = p / s.measured_seconds - 1;
-    sum_sq += rel * rel;
-    fit.max_relative_error = std::max(fit.max_relative_error, std::abs(rel));
+    fit.predicted_seconds.push_back(
+        analysis::FittedSeconds(s, fit.efficiency, fit.kernel_overhead));
+    measured.push_back(s.measured_seconds);
   }
-  fit.rms_relative_error = std::sqrt(sum_sq / samples.size());
+  const analysis::RelativeErrors errors =
+      analysis::RelativeErrorsOf(fit.predicted_seconds, measured);
+  fit.rms_relative_error = errors.rms;
+  fit.max_relative_error = errors.max;
   return fit;
 }
 

@@ -439,11 +439,15 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   return t;
 }
 
-Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
-                                 const GpuSpec& gpu,
-                                 const sym::Bindings& bindings,
-                                 const std::string& symbol, int64_t first,
-                                 int64_t last) {
+namespace {
+
+// SumForwardSeconds of the device alone: each node's seconds summed exactly
+// over x = first..last.
+Result<double> SumDeviceForwardSeconds(const ir::Graph& graph,
+                                       const Report& report, const GpuSpec& gpu,
+                                       const sym::Bindings& bindings,
+                                       const std::string& symbol, int64_t first,
+                                       int64_t last) {
   TORCHCOST_RETURN_IF_ERROR(CheckMovedBytes(report));
   if (first > last) return 0.0;
   // NB: nodes with the same costs, peak and class (a model's repeated layers)
@@ -481,6 +485,61 @@ Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
     total += it->second;
   }
   return total;
+}
+
+// The kernels of one forward under `bindings`: the nodes that move bytes or
+// compute.
+Result<double> ForwardKernels(const ir::Graph& graph, const Report& report,
+                              const sym::Bindings& bindings) {
+  Evaluator value(bindings);
+  double kernels = 0;
+  for (size_t ni = 0; ni < graph.nodes.size() && ni < report.nodes.size();
+       ++ni) {
+    const NodeCost& c = report.nodes[ni];
+    if (value(c.flops) > 0 || value(c.bytes) > 0) ++kernels;
+  }
+  if (!value.error().ok()) return value.error();
+  return kernels;
+}
+
+}  // namespace
+
+Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
+                                 const GpuSpec& gpu,
+                                 const sym::Bindings& bindings,
+                                 const std::string& symbol, int64_t first,
+                                 int64_t last) {
+  TORCHCOST_ASSIGN_OR_RETURN(
+      const double device, SumDeviceForwardSeconds(graph, report, gpu, bindings,
+                                                   symbol, first, last));
+  if (!(gpu.host.forward_kernel > 0) || first > last) return device;
+  // Each forward takes max(device(x), host). NB: the host's is the kernels of
+  // the forward at `last` x its cost per launch for every x, and the device's
+  // is taken as nondecreasing in x (a cache that grows), so the forwards
+  // below the first x where the device is the slower are the host's: found
+  // by bisection, in log2(last - first) sums.
+  sym::Bindings at = bindings;
+  at[symbol] = last;
+  TORCHCOST_ASSIGN_OR_RETURN(const double kernels,
+                             ForwardKernels(graph, report, at));
+  const double host = kernels * gpu.host.forward_kernel;
+  auto device_at = [&](int64_t x) {
+    return SumDeviceForwardSeconds(graph, report, gpu, bindings, symbol, x, x);
+  };
+  TORCHCOST_ASSIGN_OR_RETURN(const double at_first, device_at(first));
+  if (at_first >= host) return device;
+  TORCHCOST_ASSIGN_OR_RETURN(const double at_last, device_at(last));
+  if (at_last <= host) return host * static_cast<double>(last - first + 1);
+  int64_t lo = first, hi = last;  // device(lo) < host <= device(hi).
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    TORCHCOST_ASSIGN_OR_RETURN(const double d, device_at(mid));
+    (d < host ? lo : hi) = mid;
+  }
+  TORCHCOST_ASSIGN_OR_RETURN(
+      const double above,
+      SumDeviceForwardSeconds(graph, report, gpu, bindings, symbol, hi, last));
+  return host * static_cast<double>(hi - first) + above;
 }
 
 }  // namespace torchcost

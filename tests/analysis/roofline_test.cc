@@ -71,6 +71,16 @@ class RooflineTest : public testing::BuiltinGraphTest {
     int b2 = fc2_bias ? b_.Param("fc2.bias", {16}) : b_.None();
     b_.Output(b_.One("aten::linear", {h, w2, b2}, {"input", "weight", "bias"}));
   }
+  // x [256, 1024] -> relu -> linear (W [4096, 1024], no bias): a training
+  // step's report.
+  Report ReluThenLinearStep() {
+    int x = b_.Input();
+    int h = b_.One("aten::relu", {x}, {"self"});
+    int w = b_.Param("fc.weight", {4096, 1024});
+    b_.Output(
+        b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
+    return Run("256,1024", StepMode::kTrain);
+  }
   // x -> relu.
   void Relu() {
     int x = b_.Input();
@@ -215,12 +225,7 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
   // default, on one tensor, torch 2.x's adam.py: param.mul_,
   // exp_avg.lerp_(), exp_avg_sq.mul_().addcmul_(), sqrt, / bc2_sqrt,
   // .add_(eps), addcdiv_).
-  int x = b_.Input();
-  int h = b_.One("aten::relu", {x}, {"self"});
-  int w = b_.Param("fc.weight", {4096, 1024});
-  b_.Output(
-      b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
-  Report r = Run("256,1024", StepMode::kTrain);
+  Report r = ReluThenLinearStep();
   Result<TimeReport> base = Time(r);
   ASSERT_TRUE(base.ok());
   EXPECT_EQ(base->overhead_seconds, 0);    // Not modelled unless given.
@@ -249,12 +254,7 @@ TEST_F(RooflineTest, KernelOverheadPerNodeAndParameter) {
 // its device seconds (the nodes' sum, unchanged) and its host seconds
 // (kernels x cost, and per tensor in the optimizer).
 TEST_F(RooflineTest, PhasesTakeTheLargerOfDeviceAndHost) {
-  int x = b_.Input();
-  int h = b_.One("aten::relu", {x}, {"self"});
-  int w = b_.Param("fc.weight", {4096, 1024});
-  b_.Output(
-      b_.One("aten::linear", {h, w, b_.None()}, {"input", "weight", "bias"}));
-  Report r = Run("256,1024", StepMode::kTrain);
+  Report r = ReluThenLinearStep();
   Result<TimeReport> base = Time(r);
   ASSERT_TRUE(base.ok());
   EXPECT_EQ(base->forward_host_seconds, 0);  // Not modelled unless given.
@@ -380,20 +380,28 @@ TEST_F(RooflineTest, SumForwardSecondsIsTheSumOfEveryForward) {
   gpu.kernel_overhead = 5e-6;
   gpu.efficiency[kMm] = 0.7;
   gpu.efficiency[kPw] = 0.8;
-  for (const auto& [first, last] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 3}, {1, 300}, {2, 299}, {40, 41}, {36, 38}, {5, 4}}) {
-    double want = 0;
-    for (int64_t k = first; k <= last; ++k) {
-      Result<TimeReport> t =
-          EstimateTime(b_.graph(), r, gpu, {{"B", 2}, {"x", k}});
-      ASSERT_TRUE(t.ok()) << t.status().message();
-      want += t->forward_seconds;
+  using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+  auto expect_sums = [&](const Ranges& ranges) {
+    for (const auto& [first, last] : ranges) {
+      double want = 0;
+      for (int64_t k = first; k <= last; ++k) {
+        Result<TimeReport> t =
+            EstimateTime(b_.graph(), r, gpu, {{"B", 2}, {"x", k}});
+        ASSERT_TRUE(t.ok()) << t.status().message();
+        want += t->forward_seconds;
+      }
+      Result<double> got =
+          SumForwardSeconds(b_.graph(), r, gpu, {{"B", 2}}, "x", first, last);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_NEAR(*got, want, 1e-9 * want) << first << ".." << last;
     }
-    Result<double> got =
-        SumForwardSeconds(b_.graph(), r, gpu, {{"B", 2}}, "x", first, last);
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    EXPECT_NEAR(*got, want, 1e-9 * want) << first << ".." << last;
-  }
+  };
+  expect_sums({{1, 1}, {1, 3}, {1, 300}, {2, 299}, {40, 41}, {36, 38}, {5, 4}});
+  // With the host at 40 ms per kernel, 5 kernels (from x = 2: the idle node
+  // runs) take 0.2 s a forward: the host's below x ~ 210, where node 0's
+  // 13e9 x FLOPs / 19.5 TFLOP/s / 0.7 reach it, the device's above.
+  gpu.host.forward_kernel = 0.04;
+  expect_sums({{2, 2}, {2, 299}, {40, 41}, {250, 300}, {209, 212}, {5, 4}});
   // An unbound symbol is EstimateTime's error.
   Result<double> unbound = SumForwardSeconds(b_.graph(), r, gpu, {}, "x", 1, 9);
   ASSERT_FALSE(unbound.ok());
