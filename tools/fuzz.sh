@@ -15,7 +15,8 @@ TARGETS=("$@")
   family_config hf_config deepspeed_config)
 source tools/sanitizer_build.sh
 configure_sanitizer_build "$BUILD"
-# NB: all of them as one goal (fuzz/CMakeLists.txt's `fuzzers`), so that make builds them side by side.
+# NB: all of them as one goal (fuzz/CMakeLists.txt's `fuzzers`), so that the build tool builds them
+# side by side.
 if [ $# -eq 0 ]; then goals=(fuzzers); else goals=("${TARGETS[@]/#/fuzz_}"); fi
 nice cmake --build "$BUILD" -j2 --target "${goals[@]}"
 CORPUS="$BUILD/fuzz-corpus"
