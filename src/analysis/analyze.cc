@@ -28,6 +28,18 @@ namespace {
 
 using ir::Numel;
 
+// Returns the dtype every floating-point parameter of `graph` holds, or
+// kUnknown where they differ or there are none.
+DType StoredParamDtype(const ir::Graph& graph) {
+  DType shared = DType::kUnknown;
+  for (const ir::TensorEntry& p : graph.params) {
+    if (!IsFloatingPoint(p.dtype)) continue;
+    if (shared != DType::kUnknown && p.dtype != shared) return DType::kUnknown;
+    shared = p.dtype;
+  }
+  return shared;
+}
+
 // Returns the path of the module owning a qualified tensor name ("a.b.weight"
 // -> "a.b").
 std::string_view OwnerPath(std::string_view name) {
@@ -515,7 +527,12 @@ Result<Report> AnalyzeFacts(const ir::Graph& graph, sym::Context& ctx,
     }
   }
   report.symbols.assign(symbols.begin(), symbols.end());
-  report.training.precision = PrecisionName(options);
+  // NB: parameters built or traced in 16 bits (a family's dtype, a half
+  // model) name the precision as converted ones do.
+  AnalysisOptions named = options;
+  if (named.param_dtype == DType::kUnknown)
+    named.param_dtype = StoredParamDtype(graph);
+  report.training.precision = PrecisionName(named);
   report.training.loss = LossDescription(options.training.loss);
   report.training.grad_scaler =
       options.training.grad_scaler && options.training.mode == StepMode::kTrain;

@@ -245,6 +245,24 @@ TEST(GenerationTest, QuantizedWeightsKeepTheComputeDtype) {
   }
 }
 
+TEST(GenerationTest, ParametersBuiltInBf16NameThePrecisionAndPeak) {
+  // The family builds its parameters in bf16 (the CLI's --param-dtype for a
+  // built model): the step's precision is bf16, the dtype whose peak MFU
+  // divides by (the H100's 989 dense TFLOP/s, not its fp32 67: an MFU of 10
+  // before).
+  StepConfig c = Generate({{"B", 2}, {"S", 16}, {"T", 4}});
+  c.gpu = "H100-SXM";
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "llama", std::string(kTiny) + ",dtype=bf16", BuiltinRules(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->prefill.report.training.precision, "bf16");
+  EXPECT_EQ(g->decode.report.training.precision, "bf16");
+  Result<GenerationAnalysis> f =
+      AnalyzeGeneration("llama", kTiny, BuiltinRules(), c);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->prefill.report.training.precision, "fp32");
+}
+
 TEST(GenerationTest, Gpt2AndNeoxKvCacheBytesClosedForm) {
   struct Case {
     std::string model, config;
