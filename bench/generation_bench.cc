@@ -3,12 +3,14 @@
 // with B, S and T symbolic, then the report at a binding; and a sweep over the
 // context 1k..128k from that one analysis; the same generation timed on a GPU,
 // a batch sweep timed per point, and the caching allocator over a whole
-// generate().
+// generate(); and the generation timed with the host's launch cost.
 //
 // Target (issue 12, point 6): a generation analysis under 10 ms. Run with
 // --benchmark_repetitions=5 and read the medians.
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -97,6 +99,37 @@ BENCHMARK_CAPTURE(BM_GenerateTimed, llama2_7b, "Llama-2-7b-hf.json")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_GenerateTimed, mistral_7b, "Mistral-7B-v0.1.json")
     ->Unit(benchmark::kMillisecond);
+
+// The same with a calibration file's host cost per forward kernel (15 us:
+// the decode steps' 1368 kernels take 20.5 ms, between the first step's
+// 19.5 ms on the device and the last's 21.4 ms), so that the decode sum
+// bisects for the first step the device bounds.
+void BM_GenerateTimedWithHost(benchmark::State& state) {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / "torchcost-h100-host.json")
+          .string();
+  {
+    std::ofstream out(file);
+    out << R"({"roofline": {"device": "cuda", "gpu": "h100"},
+               "fit": {"efficiency": {},
+                       "host": {"forward_kernel_seconds": 1.5e-5}}})";
+  }
+  const RuleSet& rules = Rules();
+  const std::string path = Config("Llama-2-7b-hf.json");
+  StepConfig c = Generate();
+  c.gpu_file = file;
+  c.param_dtype = "bf16";
+  c.bindings = {{"B", 8}, {"S", 4096}, {"T", 512}};
+  for (auto _ : state) {
+    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
+    if (!g.ok()) {
+      state.SkipWithError(g.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(g->time.decode_seconds);
+  }
+}
+BENCHMARK(BM_GenerateTimedWithHost)->Unit(benchmark::kMillisecond);
 
 // Throughput against batch: B = 1..64 (7 points) at S=4096, T=512, each point
 // timed, from one analysis (included).
