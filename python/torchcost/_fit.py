@@ -302,7 +302,8 @@ def fit_device_and_host(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
     samples = [dict(s, predicted_seconds=p, host_bound=b)
                for s, p, b in zip(samples, r["predicted_seconds"], r["host_bound"])]
     return {"efficiency": {c: e for c, e, f in zip(CLASSES, r["efficiency"], r["fitted"]) if f},
-            "kernel_overhead_seconds": r["kernel_overhead_seconds"], "overhead_fitted": True, "host": r["host"],
+            "kernel_overhead_seconds": r["kernel_overhead_seconds"],
+            "overhead_fitted": r["kernel_overhead_seconds"] > 0, "host": r["host"],
             "rms_relative_error": r["rms_relative_error"], "max_relative_error": r["max_relative_error"],
             "method": DEVICE_HOST_METHOD, "samples": samples}
 

@@ -100,11 +100,13 @@ Status Check(const DeviceTimingSample& d) {
     return bad("a wall time not positive");
   if (!(d.device_seconds > 0) || !std::isfinite(d.device_seconds))
     return bad("a device time not positive");
-  if (!(s.kernels >= 0) || !(d.tensors >= 0))
+  // NB: !(v >= 0) is true for NaN too.
+  auto bad_count = [](double v) { return !(v >= 0) || !std::isfinite(v); };
+  if (bad_count(s.kernels) || bad_count(d.tensors))
     return bad("a kernel or tensor count that is negative");
   for (int c = 0; c < kNumOpClasses; ++c) {
-    if (!(s.roofline_seconds[c] >= 0) || !(d.device_class_seconds[c] >= 0) ||
-        !(d.class_kernels[c] >= 0)) {
+    if (bad_count(s.roofline_seconds[c]) ||
+        bad_count(d.device_class_seconds[c]) || bad_count(d.class_kernels[c])) {
       return bad("a roofline time, device time or kernel count of " +
                  std::string(OpClassName(static_cast<OpClass>(c))) +
                  " that is negative");
