@@ -58,7 +58,8 @@ struct DeviceHostFit {
 // is dropped and the other refitted alone; none where no phase of its kind
 // is host-bound). Each phase is then predicted as max(device, host). Errors:
 // no sample, a wall or device time not positive, a count, roofline or device
-// time negative (the sample named), a class fitted to a time not positive.
+// time negative or not finite (the sample named), a class fitted to a time
+// not positive.
 Result<DeviceHostFit> FitDeviceAndHost(
     const std::vector<DeviceTimingSample>& samples);
 

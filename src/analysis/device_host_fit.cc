@@ -103,13 +103,13 @@ Status Check(const DeviceTimingSample& d) {
   // NB: !(v >= 0) is true for NaN too.
   auto bad_count = [](double v) { return !(v >= 0) || !std::isfinite(v); };
   if (bad_count(s.kernels) || bad_count(d.tensors))
-    return bad("a kernel or tensor count that is negative");
+    return bad("a kernel or tensor count negative or not finite");
   for (int c = 0; c < kNumOpClasses; ++c) {
     if (bad_count(s.roofline_seconds[c]) ||
         bad_count(d.device_class_seconds[c]) || bad_count(d.class_kernels[c])) {
       return bad("a roofline time, device time or kernel count of " +
                  std::string(OpClassName(static_cast<OpClass>(c))) +
-                 " that is negative");
+                 " negative or not finite");
     }
   }
   return Status::Ok();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -129,7 +130,13 @@ TEST(DeviceHostFitTest, ErrorsNameTheSample) {
   samples[0].device_class_seconds[kPointwiseAt] = -1;
   EXPECT_EQ(FitDeviceAndHost(samples).status().message(),
             "device and host fit: sample 'big forward' has a roofline time, "
-            "device time or kernel count of pointwise that is negative");
+            "device time or kernel count of pointwise negative or not "
+            "finite");
+  samples = Samples();
+  samples[6].tensors = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(FitDeviceAndHost(samples).status().message(),
+            "device and host fit: sample 'foreach optimizer' has a kernel or "
+            "tensor count negative or not finite");
 }
 
 }  // namespace
