@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "bench_models.h"
 #include "torchcost/generation.h"
@@ -78,13 +79,10 @@ void BM_GenerateSweepContext(benchmark::State& state) {
 }
 BENCHMARK(BM_GenerateSweepContext)->Unit(benchmark::kMillisecond);
 
-// The same generation timed on an H100 at B=8, S=4096, T=512: both phases'
-// roofline and the 511 decode steps summed over their cache lengths.
-void BM_GenerateTimed(benchmark::State& state, const char* file) {
+// Times `file`'s generation under `c` at B=8, S=4096, T=512.
+void TimeGeneration(benchmark::State& state, const char* file, StepConfig c) {
   const RuleSet& rules = Rules();
   const std::string path = Config(file);
-  StepConfig c = Generate();
-  c.gpu = "H100-SXM";
   c.bindings = {{"B", 8}, {"S", 4096}, {"T", 512}};
   for (auto _ : state) {
     Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
@@ -94,6 +92,14 @@ void BM_GenerateTimed(benchmark::State& state, const char* file) {
     }
     benchmark::DoNotOptimize(g->time.decode_seconds);
   }
+}
+
+// The same generation timed on an H100 at B=8, S=4096, T=512: both phases'
+// roofline and the 511 decode steps summed over their cache lengths.
+void BM_GenerateTimed(benchmark::State& state, const char* file) {
+  StepConfig c = Generate();
+  c.gpu = "H100-SXM";
+  TimeGeneration(state, file, std::move(c));
 }
 BENCHMARK_CAPTURE(BM_GenerateTimed, llama2_7b, "Llama-2-7b-hf.json")
     ->Unit(benchmark::kMillisecond);
@@ -114,20 +120,10 @@ void BM_GenerateTimedWithHost(benchmark::State& state) {
                "fit": {"efficiency": {},
                        "host": {"forward_kernel_seconds": 1.5e-5}}})";
   }
-  const RuleSet& rules = Rules();
-  const std::string path = Config("Llama-2-7b-hf.json");
   StepConfig c = Generate();
   c.gpu_file = file;
   c.param_dtype = "bf16";
-  c.bindings = {{"B", 8}, {"S", 4096}, {"T", 512}};
-  for (auto _ : state) {
-    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
-    if (!g.ok()) {
-      state.SkipWithError(g.status().message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(g->time.decode_seconds);
-  }
+  TimeGeneration(state, "Llama-2-7b-hf.json", std::move(c));
 }
 BENCHMARK(BM_GenerateTimedWithHost)->Unit(benchmark::kMillisecond);
 
