@@ -12,6 +12,7 @@
 #include "torchcost/dtype.h"
 #include "torchcost/op_class.h"
 #include "torchcost/status.h"
+#include "torchcost/training.h"
 
 namespace torchcost {
 
@@ -28,6 +29,20 @@ struct HostCost {
   bool modelled() const {
     return forward_kernel > 0 || backward_kernel > 0 || optimizer_kernel > 0 ||
            optimizer_tensor > 0;
+  }
+  // Returns the host seconds of a phase launching `kernels` (the optimizer's
+  // updating `tensors`): kernels x its cost per kernel, + tensors x
+  // optimizer_tensor in the optimizer; 0 where it launches none.
+  double Seconds(StepPhase phase, double kernels, double tensors = 0) const {
+    if (!(kernels > 0)) return 0;
+    switch (phase) {
+      case StepPhase::kOptimizer:
+        return kernels * optimizer_kernel + tensors * optimizer_tensor;
+      case StepPhase::kBackward:
+        return kernels * backward_kernel;
+      default:
+        return kernels * forward_kernel;
+    }
   }
 };
 

@@ -175,12 +175,7 @@ Result<DeviceHostFit> FitDeviceAndHost(
     const TimingSample& s = d.timing;
     const double device =
         analysis::FittedSeconds(s, fit.efficiency, fit.kernel_overhead);
-    const double host = d.phase == StepPhase::kOptimizer
-                            ? s.kernels * fit.host.optimizer_kernel +
-                                  d.tensors * fit.host.optimizer_tensor
-                        : d.phase == StepPhase::kBackward
-                            ? s.kernels * fit.host.backward_kernel
-                            : s.kernels * fit.host.forward_kernel;
+    const double host = fit.host.Seconds(d.phase, s.kernels, d.tensors);
     fit.predicted_seconds.push_back(std::max(device, host));
     walls.push_back(s.measured_seconds);
   }

@@ -379,13 +379,12 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   t.forward_device_seconds = t.forward_seconds;
   t.backward_device_seconds = t.backward_seconds;
   t.optimizer_device_seconds = t.optimizer_seconds;
-  t.forward_host_seconds = forward_kernels * gpu.host.forward_kernel;
-  t.backward_host_seconds = backward_kernels * gpu.host.backward_kernel;
-  t.optimizer_host_seconds =
-      optimizer_kernels > 0
-          ? optimizer_kernels * gpu.host.optimizer_kernel +
-                t.optimizer_tensors * gpu.host.optimizer_tensor
-          : 0;
+  t.forward_host_seconds =
+      gpu.host.Seconds(StepPhase::kForward, forward_kernels);
+  t.backward_host_seconds =
+      gpu.host.Seconds(StepPhase::kBackward, backward_kernels);
+  t.optimizer_host_seconds = gpu.host.Seconds(
+      StepPhase::kOptimizer, optimizer_kernels, t.optimizer_tensors);
   // A phase takes the larger: the host queues kernels ahead of the device.
   t.forward_seconds =
       std::max(t.forward_device_seconds, t.forward_host_seconds);
@@ -522,7 +521,7 @@ Result<double> SumForwardSeconds(const ir::Graph& graph, const Report& report,
   at[symbol] = last;
   TORCHCOST_ASSIGN_OR_RETURN(const double kernels,
                              ForwardKernels(graph, report, at));
-  const double host = kernels * gpu.host.forward_kernel;
+  const double host = gpu.host.Seconds(StepPhase::kForward, kernels);
   auto device_at = [&](int64_t x) {
     return SumDeviceForwardSeconds(graph, report, gpu, bindings, symbol, x, x);
   };
