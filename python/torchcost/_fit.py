@@ -163,10 +163,13 @@ def op_class_of(name: str, known: Optional[Dict[str, str]] = None) -> Optional[s
     The analysis's own class of the op where `known` (op_classes_of) has it, so that both sides group an op
     alike (softmax is activation.yaml's: pointwise); else by name: "aten::addmm" -> matmul;
     "autograd::engine::evaluate_function: NativeLayerNormBackward0" -> reduction (a backward node belongs to
-    its forward op's class); "aten::convolution_backward" -> convolution; "Optimizer.step#Adam.step" -> optimizer.
+    its forward op's class); "aten::convolution_backward" -> convolution; "Optimizer.step#Adam.step" -> optimizer;
+    a range without a namespace (the profiler's own: "Activity Buffer Request") -> None.
     """
     if name.startswith("Optimizer."):
         return "optimizer"
+    if "::" not in name:
+        return None  # NB: the profiler's own ranges ("Activity Buffer Request": CUPTI's, with device time) run no op.
     base = _op_base(name)
     if _NO_KERNEL.match(base):
         return None
