@@ -45,8 +45,9 @@ calibrate subtracts from every measured peak). Then the median and
 the fastest of --steps timed steps per phase (perf_counter with a
 synchronize after each phase on CUDA; the thread's CPU time on one thread on
 CPU), and one step under torch.profiler, each phase profiled apart: each
-operator's self time (CUDA: the kernel time it launched itself) and the
-number and time of the device's kernels. On CPU the CUDA-only numbers are
+operator's self time (CUDA: the kernel time it launched itself), the
+number and time of the device's kernels, and their number per autograd node
+or outermost operator that launched them. On CPU the CUDA-only numbers are
 null, and `cuda_only` says which.
 
 Every run is isolated: an error is recorded in its `error` and the others go
@@ -73,7 +74,7 @@ FORMAT = "torchcost.device_measurements"
 CUDA_ONLY = ("peak_bytes", "reserved_peak_bytes", "phase_peak_bytes", "phase_reserved_peak_bytes",
              "resident_allocated_bytes", "resident_reserved_bytes", "resident_segments", "resident_blocks",
              "memory_stats", "warm_cache", "outside_allocator_bytes", "device_used_bytes", "kernels", "kernel_seconds",
-             "kernel_launches")
+             "kernel_launches", "kernels_by_launcher")
 
 
 def load_file(path, name):
@@ -285,16 +286,54 @@ def _us(e, *names):
     return 0.0
 
 
+_NODE_PREFIX = "autograd::engine::evaluate_function: "
+
+
+def _launcher(e):
+    """The autograd node event `e` ran in ("NativeLayerNormBackward0"), else its outermost aten operator; None
+    outside both."""
+    top = None
+    while e is not None:
+        if e.name.startswith(_NODE_PREFIX):
+            return e.name[len(_NODE_PREFIX):]
+        if e.name.startswith("aten::"):
+            top = e.name
+        e = e.cpu_parent
+    return top
+
+
+def kernels_by_launcher(events):
+    """{launcher: {"calls", "kernels", "ops": {op: kernels}}} of one phase's profiled events: the device's kernels
+    grouped by what ran them. A launcher is the autograd node whose evaluation launched them (its gradient
+    accumulations included) or, outside the backward, the outermost operator ("aten::linear"); "ops" splits its
+    kernels by the operator that launched each ("aten::addmm"). NB: torch.profiler lists a CUDA kernel under
+    the CPU event of the operator that launched it (FunctionEvent.kernels); an event's cpu_parent is the range
+    it ran in."""
+    out = {}
+    for e in events:
+        is_node = e.name.startswith(_NODE_PREFIX)
+        if is_node or (e.name.startswith("aten::") and _launcher(e.cpu_parent) is None):
+            out.setdefault(_launcher(e), {"calls": 0, "kernels": 0, "ops": {}})["calls"] += 1
+        n = len(getattr(e, "kernels", None) or ())
+        if n:
+            entry = out.setdefault(_launcher(e) or e.name, {"calls": 0, "kernels": 0, "ops": {}})
+            entry["kernels"] += n
+            entry["ops"][e.name] = entry["ops"].get(e.name, 0) + n
+    return out
+
+
 def profile_phases(run, cuda, sync):
     """One step, each phase under its own torch.profiler.profile: (op_seconds, op_self_seconds, kernels,
-    kernel_seconds, kernel_launches). An op's seconds: its self CUDA time (kernels it launched itself) on CUDA,
-    its self CPU time on CPU; kernels: the device's kernel, memcpy and memset events per phase; launches: the
-    CUDA runtime's and driver's kernel launch calls (CUDA only; None on CPU)."""
+    kernel_seconds, kernel_launches, kernels_by_launcher). An op's seconds: its self CUDA time (kernels it
+    launched itself) on CUDA, its self CPU time on CPU; kernels: the device's kernel, memcpy and memset events per
+    phase; launches: the CUDA runtime's and driver's kernel launch calls; kernels_by_launcher: per phase, the
+    kernels per autograd node or outermost operator (kernels_by_launcher()). The last four are CUDA's (None on
+    CPU)."""
     from torch.profiler import ProfilerActivity, profile
 
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     device_type = getattr(torch.autograd, "DeviceType", None)
-    op_seconds, own, kernels, kernel_seconds, kernel_launches = {}, {}, {}, {}, {}
+    op_seconds, own, kernels, kernel_seconds, kernel_launches, launchers = {}, {}, {}, {}, {}, {}
     s = {}
     for name, fn in run:
         with profile(activities=acts) as prof:
@@ -321,11 +360,12 @@ def profile_phases(run, cuda, sync):
                 acc["seconds"] += seconds
         own[name] = mine
         kernels[name], kernel_seconds[name], kernel_launches[name] = n, ks, launches
+        launchers[name] = kernels_by_launcher(prof.events())
     del s
     ordered = dict(sorted(op_seconds.items(), key=lambda kv: -kv[1]["seconds"]))
     if not cuda:
-        return ordered, own, None, None, None
-    return ordered, own, kernels, kernel_seconds, kernel_launches
+        return ordered, own, None, None, None, None
+    return ordered, own, kernels, kernel_seconds, kernel_launches, launchers
 
 
 def measure_run(model_name, impl, size, device, warmup, steps):
@@ -390,8 +430,8 @@ def measure_run(model_name, impl, size, device, warmup, steps):
              phase_seconds_min={p: min(v) for p, v in times.items()},
              clock="perf_counter" if cuda else "thread_time")
     try:
-        (m["op_seconds"], m["op_self_seconds"], m["kernels"], m["kernel_seconds"],
-         m["kernel_launches"]) = profile_phases(run, cuda, sync)
+        (m["op_seconds"], m["op_self_seconds"], m["kernels"], m["kernel_seconds"], m["kernel_launches"],
+         m["kernels_by_launcher"]) = profile_phases(run, cuda, sync)
     except Exception as e:  # NB: the profiler is optional; the memory and the times stand without it.
         m["op_seconds"], m["op_self_seconds"] = {}, {}
         m["profiler_error"] = "%s: %s" % (type(e).__name__, e)

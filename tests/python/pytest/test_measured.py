@@ -140,3 +140,35 @@ def torchcost_error():
     from torchcost import TorchcostError
 
     return TorchcostError
+
+
+def test_kernels_are_grouped_by_what_launched_them():
+    # tools/measure_device.py's kernels_by_launcher on a real profile of a linear layer's step on this CPU. The
+    # CPU launches no device kernel, so each aten::mm gets one here (FunctionEvent.append_kernel, as the
+    # profiler's parser lists a CUDA kernel under the operator that launched it): the backward's two products
+    # (grad @ W, grad^T @ x) belong to their autograd node, the forward's aten::addmm to the outermost
+    # operator around it, aten::linear.
+    import importlib.util
+
+    from torch.profiler import ProfilerActivity, profile
+
+    spec = importlib.util.spec_from_file_location("measure_device_k", os.path.join(REPO, "tools", "measure_device.py"))
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    lin = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4, requires_grad=True)
+    with profile(activities=[ProfilerActivity.CPU]) as fwd:
+        y = lin(x).relu()
+    with profile(activities=[ProfilerActivity.CPU]) as bwd:
+        y.sum().backward()
+    for prof in (fwd, bwd):
+        for e in prof.events():
+            if e.name in ("aten::mm", "aten::addmm"):
+                e.append_kernel("gemm", 0, 1)
+    f = md.kernels_by_launcher(fwd.events())
+    assert f["aten::linear"] == {"calls": 1, "kernels": 1, "ops": {"aten::addmm": 1}}
+    assert f["aten::relu"]["calls"] == 1 and f["aten::relu"]["kernels"] == 0
+    assert "aten::addmm" not in f  # inside aten::linear
+    b = md.kernels_by_launcher(bwd.events())
+    assert b["AddmmBackward0"] == {"calls": 1, "kernels": 2, "ops": {"aten::mm": 2}}
+    assert b["ReluBackward0"]["calls"] == 1 and b["ReluBackward0"]["kernels"] == 0
