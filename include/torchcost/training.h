@@ -413,6 +413,11 @@ struct TrainingReport {
   std::vector<SavedTensorInfo> saved;
   // Parameters that get a gradient (elements).
   int64_t grad_params = 0;
+  // Sharded (ZeRO, FSDP): the elements of each tensor one rank's optimizer
+  // step updates (its flat shards), whose share of grad_params the optimizer's
+  // FLOPs and bytes above are; empty: the step updates every trainable
+  // parameter whole.
+  std::vector<int64_t> rank_step_tensors;
   // "fp32", "bf16-mixed", "fp16-mixed" (autocast), "bf16", "fp16".
   std::string precision = "fp32";
   bool grad_scaler = false;  // A GradScaler is modelled.

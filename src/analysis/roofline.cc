@@ -350,10 +350,12 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
     // The kernels torch.optim launches (OptimizerKernels, per the single-
     // tensor loop or the foreach step). NB: GaLore's step (projections, SVD)
     // and bitsandbytes' paged optimizers (a fused kernel per tensor) count one
-    // per tensor.
-    std::vector<int64_t> numels;
-    for (const ir::TensorEntry& p : graph.params)
-      if (p.requires_grad) numels.push_back(ir::Numel(p.shape));
+    // per tensor. A sharded rank steps its flat shards.
+    std::vector<int64_t> numels = tr.rank_step_tensors;
+    if (numels.empty()) {
+      for (const ir::TensorEntry& p : graph.params)
+        if (p.requires_grad) numels.push_back(ir::Numel(p.shape));
+    }
     double kernels =
         tr.galore || tr.paged ? static_cast<double>(numels.size())
         : tr.fused            ? static_cast<double>(

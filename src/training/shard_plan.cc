@@ -333,8 +333,13 @@ class Planner {
           per_unit[{plan_.unit_of_param[i], g_.params[i].dtype}] +=
               Numel(g_.params[i].shape);
       }
-      for (const auto& [key, n] : per_unit)
+      for (const auto& [key, n] : per_unit) {
         elements[key.second] += ShardOf(n, n_);
+        plan_.step_tensors.push_back(ShardOf(n, n_));
+      }
+    }
+    if (s_.strategy != ShardStrategy::kFsdp) {
+      for (const auto& [d, n] : elements) plan_.step_tensors.push_back(n);
     }
     // ZeRO-1 keeps whole gradients; ZeRO-2 and later keep their shard.
     plan_.grad_bytes =

@@ -49,6 +49,11 @@ struct ShardPlan {
   // The tensors the optimizer update loops over, in order (empty: the
   // simulated optimizer phase stands).
   std::vector<UpdateTensor> update;
+  // Sharded (ZeRO, FSDP): the elements of each tensor one rank's optimizer
+  // step updates, as the optimizer sees them: ZeRO-1/2/3 one flat partition
+  // per dtype (DeepSpeed's one sub-group), FSDP one flat shard per unit and
+  // dtype (FlatParameter). Empty where the step updates whole parameters.
+  std::vector<int64_t> step_tensors;
   // ZeRO-3/FSDP gathering units, and for each node the innermost unit that
   // contains it (-1 if none).
   std::vector<ShardUnit> units;

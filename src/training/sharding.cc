@@ -447,6 +447,23 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   if (sharded || options.master_weights)
     Rewriter(*plan, schedule, options, &tr).Run();
   Summarize(graph, *plan, schedule, options.sharding, &tr.sharding);
+  // One rank steps its shards only: its share of the optimizer's FLOPs and
+  // bytes, both per element (rank elements / trainable elements).
+  if (!plan->step_tensors.empty() && tr.grad_params > 0) {
+    int64_t rank = 0;
+    for (int64_t n : plan->step_tensors) rank += n;
+    auto share = [&](const sym::Expr& e) {
+      const std::optional<int64_t> v = e.AsConstant();
+      return v ? sym::Expr(static_cast<int64_t>(static_cast<__int128>(*v) *
+                                                rank / tr.grad_params))
+               : e;
+    };
+    const sym::Expr whole = tr.flops_optimizer;
+    tr.flops_optimizer = share(whole);
+    tr.flops_step = tr.flops_step - whole + tr.flops_optimizer;
+    tr.optimizer_bytes = share(tr.optimizer_bytes);
+    tr.rank_step_tensors = plan->step_tensors;
+  }
   if (options.sharding.offload_params) {
     report->diagnostics.push_back(
         {Diagnostic::Severity::kNote,

@@ -336,6 +336,29 @@ TEST_F(RooflineTest, AdamKernelsSingleTensorAndForeach) {
   }
 }
 
+TEST_F(RooflineTest, AShardedRankStepsItsFlatPartition) {
+  // 64 * 32 + 64 + 16 * 64 = 3136 elements in 3 tensors. ZeRO-2 over N = 4:
+  // one rank's Adam steps one flat partition of 3136 / 4 = 784 elements,
+  // so a quarter of the roofline and one tensor's kernels (torch 2's
+  // single-tensor step: 7).
+  TwoLinears(/*fc1_bias=*/true, /*fc2_bias=*/false);
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kTrain;
+  opts.training.optimizer = OptimizerKind::kAdam;
+  Result<TimeReport> whole = Time(Run("8,32", opts));
+  opts.training.sharding.strategy = ShardStrategy::kZero2;
+  opts.training.sharding.world = 4;
+  Result<TimeReport> rank = Time(Run("8,32", opts));
+  ASSERT_TRUE(whole.ok() && rank.ok());
+  EXPECT_EQ(whole->optimizer_tensors, 3);
+  EXPECT_EQ(rank->optimizer_tensors, 1);
+  EXPECT_EQ(rank->class_kernels[kOptim], 7);
+  EXPECT_NEAR(rank->class_roofline_seconds[kOptim],
+              whole->class_roofline_seconds[kOptim] / 4,
+              1e-3 * whole->class_roofline_seconds[kOptim]);
+  EXPECT_DOUBLE_EQ(rank->forward_seconds, whole->forward_seconds);
+}
+
 TEST_F(RooflineTest, UnboundSymbolIsAnError) {
   Relu();
   Report r = Run("B,1024", StepMode::kInfer);

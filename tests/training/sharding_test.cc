@@ -529,6 +529,58 @@ TEST_F(ShardingTest, OptimizerTemporariesRunOnTheShard) {
   EXPECT_EQ(temp, 2 * 8000 * 4);
 }
 
+TEST_F(ShardingTest, ARankStepsItsShardsOnly) {
+  // W [3, 5], 15 elements. Adam's FLOPs and bytes are per element, so a rank
+  // stepping e of the 15 elements does e / 15 of the whole step's.
+  Chain({5, 3}, {"l"});
+  AnalysisOptions opts;
+  opts.moved_bytes = true;
+  opts.training.optimizer = OptimizerKind::kAdam;
+  opts.training.sharding.persistence_threshold = 0;
+  const Report whole = AnalyzeBuiltGraph(opts, "2,5");
+  const int64_t flops = At(whole.training.flops_optimizer);
+  const int64_t bytes = At(whole.training.optimizer_bytes);
+  EXPECT_EQ(flops, 12 * 15);  // Adam: 12 FLOPs per element.
+  ASSERT_GT(bytes, 0);
+  EXPECT_TRUE(whole.training.rank_step_tensors.empty());
+  struct Case {
+    ShardStrategy strategy;
+    int64_t elements;  // One rank's.
+  };
+  // ZeRO-1/2/3 over N = 4: one flat partition of ceil(15 / 4) = 4 elements;
+  // DDP steps the whole parameter.
+  for (const Case& c : {Case{ShardStrategy::kZero1, 4},
+                        Case{ShardStrategy::kZero2, 4},
+                        Case{ShardStrategy::kZero3, 4},
+                        Case{ShardStrategy::kDdp, 15}}) {
+    opts.training.sharding.strategy = c.strategy;
+    opts.training.sharding.world = 4;
+    const Report r = AnalyzeBuiltGraph(opts, "2,5");
+    const TrainingReport& tr = r.training;
+    SCOPED_TRACE(std::string(ShardStrategyName(c.strategy)));
+    EXPECT_EQ(At(tr.flops_optimizer) * 15, flops * c.elements);
+    // NB: Adam's `step` is one scalar per tensor, not per element: the
+    // share is within a byte (rounded down).
+    EXPECT_EQ(At(tr.optimizer_bytes), bytes * c.elements / 15);
+    // The forward and backward are the whole micro-batch's on every rank.
+    EXPECT_EQ(At(tr.flops_step) - At(tr.flops_optimizer),
+              At(whole.training.flops_step) - flops);
+    if (c.strategy == ShardStrategy::kDdp) {
+      EXPECT_TRUE(tr.rank_step_tensors.empty());
+    } else {
+      EXPECT_THAT(tr.rank_step_tensors, ::testing::ElementsAre(4));
+    }
+  }
+}
+
+TEST_F(ShardingTest, FsdpStepsOneFlatShardPerUnit) {
+  // kShards' model (above): FlatParameters of the root (head, 64 elements)
+  // and of h.0 and h.1 (256 each), each sharded over N = 4.
+  Report r = RunFsdpBlocks(false);
+  EXPECT_THAT(r.training.rank_step_tensors,
+              ::testing::ElementsAre(64 / 4, 256 / 4, 256 / 4));
+}
+
 TEST_F(ShardingTest, MasterWeightsAloneAddFloat32CopiesAndStates) {
   // Adam with masters on W [64, 1000] in bfloat16: 4 (master) + 8 (moments)
   // bytes per element, + 4 for the step, with no sharding.
