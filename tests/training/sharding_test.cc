@@ -549,10 +549,9 @@ TEST_F(ShardingTest, ARankStepsItsShardsOnly) {
   };
   // ZeRO-1/2/3 over N = 4: one flat partition of ceil(15 / 4) = 4 elements;
   // DDP steps the whole parameter.
-  for (const Case& c : {Case{ShardStrategy::kZero1, 4},
-                        Case{ShardStrategy::kZero2, 4},
-                        Case{ShardStrategy::kZero3, 4},
-                        Case{ShardStrategy::kDdp, 15}}) {
+  for (const Case& c :
+       {Case{ShardStrategy::kZero1, 4}, Case{ShardStrategy::kZero2, 4},
+        Case{ShardStrategy::kZero3, 4}, Case{ShardStrategy::kDdp, 15}}) {
     opts.training.sharding.strategy = c.strategy;
     opts.training.sharding.world = 4;
     const Report r = AnalyzeBuiltGraph(opts, "2,5");
