@@ -46,6 +46,14 @@ struct HostCost {
   }
 };
 
+// How one GPU reaches the other data-parallel ranks, for the collectives'
+// time; bandwidths in bytes per second per direction, 0 where unknown.
+struct Interconnect {
+  double link = 0;     // Within a node: the GPU table's link_gbs.
+  double network = 0;  // Between nodes, per GPU (its NIC): the step's option.
+  int node_gpus = 8;   // GPUs per node: the step's option.
+};
+
 // One GPU. Rates are dense (no structured sparsity); 0 means the GPU has no
 // such rate.
 struct GpuSpec {
@@ -69,6 +77,9 @@ struct GpuSpec {
   double kernel_overhead = 0;
   // The host's launch costs; a calibration on a GPU fits them.
   HostCost host;
+  // NB: the link is the table's; the network and the node size are the
+  // step's (StepConfig::network_gbs, node_gpus).
+  Interconnect interconnect;
 };
 
 // Parses a GPU table (the format of gpus/gpus.yaml); `file` names it in

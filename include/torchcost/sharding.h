@@ -111,6 +111,10 @@ struct ShardingReport {
   // Payload of each collective per step, per rank (bytes of the tensors
   // all-reduced, reduce-scattered and all-gathered), ring traffic not applied.
   int64_t all_reduce_bytes = 0, reduce_scatter_bytes = 0, all_gather_bytes = 0;
+  // The part of all_gather_bytes gathered after the optimizer step (ZeRO-1/2:
+  // the updated parameters; ZeRO-3: its persistent ones); the rest runs in
+  // the forward and backward.
+  int64_t after_step_all_gather_bytes = 0;
   int ddp_buckets = 0;  // DDP: gradient buckets.
   // ZeRO-3/FSDP: the gathering units (module paths; "" is the root).
   std::vector<std::string> units;

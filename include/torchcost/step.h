@@ -117,6 +117,14 @@ struct StepConfig {
   std::string shard = "none";
   // Data-parallel ranks; more than 1 needs a sharding strategy.
   int world = 1;
+  // The network between nodes, per GPU and direction, in GB/s (1e9 bytes
+  // per second; 400 Gb/s InfiniBand is 50): what collectives spanning more
+  // than node_gpus ranks run at, with a GPU; 0: not given (they are then not
+  // timed).
+  double network_gbs = 0;
+  // GPUs per node: consecutive ranks this many to a node, which collectives
+  // reach over the GPU's link (GpuSpec::interconnect), at least 1.
+  int node_gpus = 8;
   // DDP's bucket_cap_mb, in MiB.
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.

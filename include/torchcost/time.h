@@ -29,7 +29,8 @@ struct TimeReport {
   bool calibrated = false;  // If true, the figures are a calibration file's.
   // One micro-batch's forward and backward (with checkpointed recomputation),
   // the optimizer step, and the step: accumulate * (forward + backward) +
-  // optimizer. Each phase's is the larger of its device and host seconds.
+  // optimizer + exposed_communication_seconds. Each phase's is the larger of
+  // its device and host seconds.
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0,
          step_seconds = 0;
   // Each phase's device seconds (its nodes' sum; the optimizer's pass) and
@@ -41,6 +42,15 @@ struct TimeReport {
          optimizer_host_seconds = 0;
   HostCost host;                 // GpuSpec::host.
   double optimizer_tensors = 0;  // Parameter tensors the optimizer updates.
+  // Data-parallel collectives (ShardingReport's payloads, ring algorithm,
+  // docs/calibration.md "Communication"), per step: all of them, and what the
+  // step waits for (in step_seconds): those after the optimizer step, and
+  // what the others take beyond the compute they overlap (DDP and ZeRO-1/2:
+  // the backward phases; ZeRO-3 and FSDP: the forward and backward phases).
+  double communication_seconds = 0, exposed_communication_seconds = 0;
+  // Why a collective is not timed (it then counts 0); empty if all are.
+  std::string communication_untimed;
+  Interconnect interconnect;  // GpuSpec::interconnect.
   // MFU = model_flops / (step_seconds * peak_flops). NB: model FLOPs leave out
   // checkpointing's recomputation (hardware FLOPs would count it); the peak
   // is the matmul rate of the step's precision (peak_dtype).

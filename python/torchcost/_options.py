@@ -61,6 +61,8 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "inputs_require_grad": ("--inputs-require-grad", "flag"),
     "gpu": ("--gpu", "value"),
     "gpu_file": ("--gpu-file", "value"),
+    "network": ("--network", "value"),
+    "node_gpus": ("--node-gpus", "value"),
     "cache_dtype": ("--cache-dtype", "value"),
     "weight_quant": ("--weight-quant", "value"),
     "allocator": ("--allocator", "value"),
@@ -224,7 +226,7 @@ _FIELD_TO_KEYWORD = {"method": "peft", "set_to_none": "zero_grad",
                      "inputs": "input_shapes", "input_dtype": "dtype", "bindings": "set",
                      "symbol_bounds": "input_shapes", "ddp_bucket_mib": "ddp_bucket",
                      "cuda_context_bytes": "cuda_context", "budget_bytes": "budget",
-                     "budget_symbol": "batch_symbol"}
+                     "budget_symbol": "batch_symbol", "network_gbs": "network"}
 _FIELD = re.compile(r"StepConfig\.([a-z_]+)")
 
 

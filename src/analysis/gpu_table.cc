@@ -64,10 +64,10 @@ GpuSpec ParseGpu(const YamlNode& n) {
     const std::string& key = kv.first.Scalar();
     if (key != "name" && key != "aliases" && key != "source" &&
         key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops" &&
-        key != "kernel_overhead_us") {
+        key != "kernel_overhead_us" && key != "link_gbs") {
       Fail(kv.first, "unknown key '" + key +
                          "' (name, aliases, source, memory_gb, bandwidth_gbs, "
-                         "tflops, kernel_overhead_us)");
+                         "link_gbs, tflops, kernel_overhead_us)");
     }
   }
   for (const char* required :
@@ -93,6 +93,10 @@ GpuSpec ParseGpu(const YamlNode& n) {
   g.memory_gb = Positive(n["memory_gb"], g.name + ": memory_gb");
   // GB/s to bytes per second: 1 GB = 1e9 bytes.
   g.bandwidth = Positive(n["bandwidth_gbs"], g.name + ": bandwidth_gbs") * 1e9;
+  if (n["link_gbs"]) {
+    // GB/s to bytes per second, per direction.
+    g.interconnect.link = Positive(n["link_gbs"], g.name + ": link_gbs") * 1e9;
+  }
   const YamlNode t = n["tflops"];
   if (!t.IsMap())
     Fail(t, g.name + ": tflops: expected a map of dtype to TFLOP/s");

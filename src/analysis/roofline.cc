@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/collective_time.h"
 #include "sym/linear_pieces.h"
 #include "training/optimizer_model.h"
 
@@ -394,9 +395,25 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       std::max(t.backward_device_seconds, t.backward_host_seconds);
   t.optimizer_seconds =
       std::max(t.optimizer_device_seconds, t.optimizer_host_seconds);
-  // step = accumulate * (forward + backward) + optimizer.
+  // The data-parallel collectives: what exceeds the compute beside them,
+  // and those after the optimizer step, add to the step.
+  t.interconnect = gpu.interconnect;
+  if (train) {
+    const analysis::CollectiveSeconds c =
+        analysis::TimeCollectives(tr.sharding, gpu.interconnect);
+    const double beside =
+        c.forward_backward > 0
+            ? accumulate * (t.forward_seconds + t.backward_seconds)
+            : accumulate * t.backward_seconds;
+    t.communication_seconds = c.backward + c.forward_backward + c.after_step;
+    t.exposed_communication_seconds =
+        std::max(0.0, c.backward + c.forward_backward - beside) + c.after_step;
+    t.communication_untimed = c.untimed;
+  }
+  // step = accumulate * (forward + backward) + optimizer + exposed
+  // communication.
   t.step_seconds = accumulate * (t.forward_seconds + t.backward_seconds) +
-                   t.optimizer_seconds;
+                   t.optimizer_seconds + t.exposed_communication_seconds;
   // MFU = model FLOPs / (step seconds * peak); model FLOPs leave recomputation
   // out.
   t.model_flops =

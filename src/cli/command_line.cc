@@ -387,6 +387,18 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "device's peaks and fitted efficiencies per op class "
                  "(docs/calibration.md)")
       ->type_name("FILE.json");
+  app.add_option("--network", out.network_gbs,
+                 "With --gpu and --shard over more ranks than --node-gpus: the "
+                 "network between nodes, per GPU and direction, in GB/s (400 "
+                 "Gb/s InfiniBand: 50); the collectives' time then counts it")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("GBPS");
+  app.add_option("--node-gpus", out.node_gpus,
+                 "GPUs per node, whose collectives run at the GPU's link "
+                 "(NVLink, PCIe)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
   app.add_option("--timeline", out.timeline_svg,
                  "Write the memory timeline, stacked by category, as SVG")
       ->type_name("FILE.svg");

@@ -74,6 +74,8 @@ struct CommandLine {
   std::string gpu;  // --gpu NAME (the roofline time on it)
   // --gpu-file FILE.json (a calibration's fit)
   std::string gpu_file;
+  double network_gbs = 0;            // --network GB/s (between nodes, per GPU)
+  int node_gpus = 8;                 // --node-gpus N
   std::string allocator = "none";    // --allocator none|cuda
   int64_t max_split_size_mb = 0;     // --max-split-size-mb N (0: none)
   bool expandable_segments = false;  // --expandable-segments

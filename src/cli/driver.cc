@@ -157,6 +157,8 @@ StepConfig ConfigFromFlags(const CommandLine& cl) {
   c.autocast = cl.autocast;
   c.gpu = cl.gpu;
   c.gpu_file = cl.gpu_file;
+  c.network_gbs = cl.network_gbs;
+  c.node_gpus = cl.node_gpus;
   c.weight_quant = cl.weight_quant;
   c.cache_dtype = cl.cache_dtype;
   c.allocator = cl.allocator;

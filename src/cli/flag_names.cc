@@ -56,6 +56,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"StepConfig.loss", "--loss"},
     {"StepConfig.gpu_file", "--gpu-file"},
     {"StepConfig.gpu", "--gpu"},
+    {"StepConfig.network_gbs", "--network"},
+    {"StepConfig.node_gpus", "--node-gpus"},
     {"StepConfig.allocator", "--allocator"},
     {"StepConfig.max_split_size_mb", "--max-split-size-mb"},
     {"StepConfig.expandable_segments", "--expandable-segments"},

@@ -219,6 +219,15 @@ Json TimeJson(const TimeReport& t) {
               {"optimizer_kernel_seconds", t.host.optimizer_kernel},
               {"optimizer_tensor_seconds", t.host.optimizer_tensor}}},
             {"optimizer_tensors", t.optimizer_tensors},
+            {"communication_seconds", t.communication_seconds},
+            {"exposed_communication_seconds", t.exposed_communication_seconds},
+            {"communication_untimed", t.communication_untimed.empty()
+                                          ? Json(nullptr)
+                                          : Json(t.communication_untimed)},
+            {"interconnect",
+             {{"link_bandwidth", t.interconnect.link},
+              {"network_bandwidth", t.interconnect.network},
+              {"node_gpus", t.interconnect.node_gpus}}},
             {"model_flops", t.model_flops},
             {"peak_flops", t.peak_flops},
             {"peak_dtype", t.peak_dtype},

@@ -89,6 +89,24 @@ std::string RenderTime(const Report& report) {
                                      bound(t.optimizer_device_seconds,
                                            t.optimizer_host_seconds));
   }
+  const bool collectives =
+      train && report.training.sharding.world > 1 &&
+      report.training.sharding.strategy != ShardStrategy::kNone;
+  if (collectives) {
+    out += Field(
+        "  Communication:",
+        !t.communication_untimed.empty()
+            ? "not timed: " + t.communication_untimed
+            : fmt::format("{} per step (ring, {:.4g} GB/s per direction{}), "
+                          "{} of it exposed",
+                          SecondsText(t.communication_seconds),
+                          t.interconnect.link / 1e9,
+                          t.interconnect.network > 0
+                              ? fmt::format(" in a node, {:.4g} between",
+                                            t.interconnect.network / 1e9)
+                              : "",
+                          SecondsText(t.exposed_communication_seconds)));
+  }
   out += Field("  Step:", SecondsText(t.step_seconds));
   out +=
       Field("  MFU:", fmt::format("{:.1f}% of {:.1f} TFLOP/s ({})", 100 * t.mfu,
@@ -108,18 +126,34 @@ std::string RenderTime(const Report& report) {
                              SecondsText(t.overhead_seconds), kernels,
                              SecondsText(t.kernel_overhead)));
   }
-  out += std::string(
-             "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
-             "datasheet's dense peak divided by its class's efficiency") +
-         (t.kernel_overhead > 0
-              ? ", plus the overhead per kernel; "
-              : "; the overhead per kernel (launch, dispatch), ") +
-         (t.host.modelled()
-              ? "a phase takes the larger of its device and host (launch) "
-                "times; communication is not modelled"
-              : "the host's launch time and communication are not "
-                "modelled") +
-         " (docs/calibration.md).\n";
+  // The note: what the times include, then what they leave out.
+  std::string note =
+      "NB: each node takes max(FLOPs / peak, bytes / bandwidth) at the "
+      "datasheet's dense peak divided by its class's efficiency";
+  std::vector<std::string> left_out;
+  if (t.kernel_overhead > 0)
+    note += ", plus the overhead per kernel";
+  else
+    left_out.push_back("the overhead per kernel (launch, dispatch)");
+  if (t.host.modelled())
+    note += "; a phase takes the larger of its device and host (launch) times";
+  else
+    left_out.push_back("the host's launch time");
+  if (collectives) {
+    note += "; the data-parallel collectives overlap the compute beside them";
+    left_out.push_back("tensor-parallel communication");
+  } else {
+    left_out.push_back("communication");
+  }
+  note += "; ";
+  for (size_t i = 0; i < left_out.size(); ++i) {
+    note += (i == 0                     ? ""
+             : i + 1 == left_out.size() ? " and "
+                                        : ", ") +
+            left_out[i];
+  }
+  out += note + (left_out.size() > 1 ? " are" : " is") +
+         " not modelled (docs/calibration.md).\n";
   return out;
 }
 

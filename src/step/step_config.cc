@@ -685,6 +685,26 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
       a->context_source = "measured: " + c.gpu_file;
     }
   }
+  if (!(c.network_gbs >= 0) || !std::isfinite(c.network_gbs))
+    return Bad("StepConfig.network_gbs: must be a bandwidth >= 0 (GB/s)");
+  if (c.node_gpus < 1)
+    return Bad("StepConfig.node_gpus " + std::to_string(c.node_gpus) +
+               ": must be at least 1");
+  if (!parsed.gpu) {
+    if (c.network_gbs > 0)
+      return Bad(
+          "StepConfig.network_gbs times the collectives: it needs "
+          "StepConfig.gpu or StepConfig.gpu_file");
+    if (c.node_gpus != 8)
+      return Bad(
+          "StepConfig.node_gpus times the collectives: it needs "
+          "StepConfig.gpu or StepConfig.gpu_file");
+  }
+  if (parsed.gpu) {
+    // GB/s to bytes per second.
+    parsed.gpu->interconnect.network = c.network_gbs * 1e9;
+    parsed.gpu->interconnect.node_gpus = c.node_gpus;
+  }
   TORCHCOST_RETURN_IF_ERROR(SetArchSymbols(c, parsed));
   return parsed;
 }

@@ -388,12 +388,14 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       // (Rajbhandari et al. 2020, Sec. 7.2.1).
       r->reduce_scatter_bytes = plan.full_grad_bytes;
       r->all_gather_bytes = plan.full_grad_bytes;
+      r->after_step_all_gather_bytes = r->all_gather_bytes;
       break;
     case ShardStrategy::kZero3:
       // The schedule's gathers, and the persistent parameters gathered after
       // the optimizer step (stage3.py _post_step).
       r->reduce_scatter_bytes = plan.full_grad_bytes;
       r->all_gather_bytes = zero3->all_gather_bytes() + plan.persistent_bytes;
+      r->after_step_all_gather_bytes = plan.persistent_bytes;
       break;
     case ShardStrategy::kFsdp:
       r->reduce_scatter_bytes = plan.full_grad_bytes;

@@ -149,6 +149,28 @@ TEST(GpuTableTest, KernelOverheadInMicroseconds) {
     EXPECT_EQ(g.kernel_overhead, 0) << g.name;
 }
 
+TEST(GpuTableTest, LinkInGigabytesPerSecondPerDirection) {
+  auto r = ParseGpuTable(
+      "version: 1\ngpus:\n  - {name: X, source: s, memory_gb: 1, "
+      "bandwidth_gbs: 1, tflops: {fp32: 1}, link_gbs: 450}\n"
+      "  - {name: Y, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+      "{fp32: 1}}\n",
+      "t.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ((*r)[0].interconnect.link, 450e9);
+  EXPECT_DOUBLE_EQ((*r)[1].interconnect.link, 0);  // Unknown.
+  EXPECT_FALSE(ParseGpuTable("version: 1\ngpus:\n  - {name: X, source: s, "
+                             "memory_gb: 1, bandwidth_gbs: 1, tflops: {fp32: "
+                             "1}, link_gbs: 0}\n",
+                             "t.yaml")
+                   .ok());
+  // The datasheets' bidirectional NVLink figures, halved: H100 SXM 900 GB/s,
+  // A100 SXM 600 GB/s.
+  EXPECT_DOUBLE_EQ(FindGpu("H100-SXM")->interconnect.link, 450e9);
+  EXPECT_DOUBLE_EQ(FindGpu("A100-80GB-SXM")->interconnect.link, 300e9);
+  EXPECT_EQ(FindGpu("H100-SXM")->interconnect.node_gpus, 8);
+}
+
 TEST(GpuTableTest, PeakFollowsClassAndDtype) {
   const GpuSpec a100 = *FindGpu("A100-40GB-SXM");
   // Matmuls: the tensor rate of their dtype.

@@ -359,6 +359,36 @@ TEST_F(RooflineTest, AShardedRankStepsItsFlatPartition) {
   EXPECT_DOUBLE_EQ(rank->forward_seconds, whole->forward_seconds);
 }
 
+TEST_F(RooflineTest, CollectivesBeyondTheBackwardAddToTheStep) {
+  // DDP over 4 ranks all-reduces the 3136 float32 gradients, 12544 bytes:
+  // 2 (4 - 1) / 4 of them through each link, 18816 bytes. At 1 kB/s that is
+  // 18.816 s, far beyond the backward it overlaps: the rest is exposed. At
+  // 10 PB/s it hides in the backward (tens of nanoseconds here).
+  TwoLinears(/*fc1_bias=*/true, /*fc2_bias=*/false);
+  AnalysisOptions opts;
+  opts.training.mode = StepMode::kTrain;
+  opts.training.optimizer = OptimizerKind::kSgd;
+  opts.training.sharding.strategy = ShardStrategy::kDdp;
+  opts.training.sharding.world = 4;
+  const Report r = Run("8,32", opts);
+  gpu_.interconnect.link = 1e3;
+  Result<TimeReport> slow = Time(r);
+  gpu_.interconnect.link = 1e16;
+  Result<TimeReport> fast = Time(r);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  EXPECT_DOUBLE_EQ(slow->communication_seconds, 18.816);
+  EXPECT_DOUBLE_EQ(slow->exposed_communication_seconds,
+                   18.816 - slow->backward_seconds);
+  EXPECT_DOUBLE_EQ(slow->step_seconds,
+                   slow->forward_seconds + 18.816 + slow->optimizer_seconds);
+  EXPECT_DOUBLE_EQ(fast->communication_seconds, 18816 / 1e16);
+  EXPECT_EQ(fast->exposed_communication_seconds, 0);
+  EXPECT_DOUBLE_EQ(
+      fast->step_seconds,
+      fast->forward_seconds + fast->backward_seconds + fast->optimizer_seconds);
+  EXPECT_EQ(fast->communication_untimed, "");
+}
+
 TEST_F(RooflineTest, UnboundSymbolIsAnError) {
   Relu();
   Report r = Run("B,1024", StepMode::kInfer);

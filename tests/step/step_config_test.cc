@@ -352,6 +352,24 @@ const BadConfig kBadConfigs[] = {
      },
      "StepConfig.contiguous_gradients=false: DeepSpeed turns contiguous "
      "gradients on with StepConfig.offload optimizer at zero2"},
+    {"network_without_gpu", [](StepConfig& c) { c.network_gbs = 50; },
+     "StepConfig.network_gbs times the collectives: it needs StepConfig.gpu "
+     "or StepConfig.gpu_file"},
+    {"node_gpus_without_gpu", [](StepConfig& c) { c.node_gpus = 4; },
+     "StepConfig.node_gpus times the collectives: it needs StepConfig.gpu or "
+     "StepConfig.gpu_file"},
+    {"network_negative",
+     [](StepConfig& c) {
+       c.gpu = "H100-SXM";
+       c.network_gbs = -1;
+     },
+     "StepConfig.network_gbs: must be a bandwidth >= 0 (GB/s)"},
+    {"node_gpus_zero",
+     [](StepConfig& c) {
+       c.gpu = "H100-SXM";
+       c.node_gpus = 0;
+     },
+     "StepConfig.node_gpus 0: must be at least 1"},
     {"budget_negative", [](StepConfig& c) { c.budget_bytes = -1; },
      "StepConfig.budget_bytes -1: must be positive (0: none)"},
     {"budget_symbol_without_budget",

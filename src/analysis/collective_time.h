@@ -1,0 +1,39 @@
+// The time of one data-parallel rank's collectives in a training step (DDP,
+// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect.
+#ifndef TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
+#define TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
+
+#include <string>
+
+#include "torchcost/gpu.h"
+#include "torchcost/sharding.h"
+
+namespace torchcost::analysis {
+
+// Seconds of one rank's collectives per step, by when they run.
+struct CollectiveSeconds {
+  // Beside the backward: DDP's all-reduce, ZeRO-1/2's reduce-scatter.
+  double backward = 0;
+  // Beside the forward and backward: ZeRO-3's and FSDP's gathers and
+  // reduce-scatters, HYBRID_SHARD's all-reduce across the groups.
+  double forward_backward = 0;
+  // After the optimizer step, alone: ZeRO-1/2's gather of the updated
+  // parameters, ZeRO-3's of its persistent ones.
+  double after_step = 0;
+  // Why a collective is not timed (its seconds are then 0); empty if all are.
+  std::string untimed;
+};
+
+// Returns the seconds of the collectives `s` reports over `net`.
+// NB: the ring algorithm (NCCL's; nccl-tests doc/PERFORMANCE.md): over n
+// ranks, an all-reduce of S bytes sends 2 (n - 1) / n S through each rank's
+// link, a reduce-scatter or an all-gather (S the whole tensor) (n - 1) / n S,
+// at the node's link while the ring's ranks lie within one node
+// (Interconnect::node_gpus consecutive ranks), else at the slower of it and
+// the network.
+CollectiveSeconds TimeCollectives(const ShardingReport& s,
+                                  const Interconnect& net);
+
+}  // namespace torchcost::analysis
+
+#endif  // TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
