@@ -3,7 +3,9 @@
 // master weights), beside the unsharded analysis, all with B and S symbolic
 // and the symbolic peak evaluated. The timeline rewrite is linear in the
 // timeline's length, so the sharded cases should cost little more than the
-// unsharded one. Run with --benchmark_repetitions=5 and read the medians.
+// unsharded one; timing the step on a GPU, its collectives included, adds
+// the bytes each node moves and one pass over the nodes.
+// Run with --benchmark_repetitions=5 and read the medians.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -12,6 +14,8 @@
 #include "bench_models.h"
 #include "torchcost/analysis.h"
 #include "torchcost/families.h"
+#include "torchcost/gpu.h"
+#include "torchcost/roofline.h"
 #include "torchcost/rules.h"
 #include "torchcost/training.h"
 
@@ -21,8 +25,14 @@ namespace {
 using bench::Llama7b;
 using bench::Rules;
 
-void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
+// The analysis of `strategy` over N = 8 ranks (64 if `timed`) and, if
+// `timed`, its step time on an H100 at B = 1, S = 2048 over a 50 GB/s
+// network.
+void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy,
+                    bool timed = false) {
   const builder::BuiltModel& m = Llama7b();
+  GpuSpec gpu = *FindGpu("H100-SXM");
+  gpu.interconnect.network = 50e9;
   for (auto _ : state) {
     sym::Context ctx;
     AnalysisOptions options;
@@ -30,7 +40,10 @@ void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
     options.param_dtype = DType::kBFloat16;
     options.training.master_weights = true;
     options.training.sharding.strategy = strategy;
-    options.training.sharding.world = strategy == ShardStrategy::kNone ? 1 : 8;
+    options.training.sharding.world = strategy == ShardStrategy::kNone ? 1
+                                      : timed                          ? 64
+                                                                       : 8;
+    options.moved_bytes = timed;
     for (const builder::InputDecl& in : m.inputs)
       options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
     auto report = Analyze(m.graph, Rules(), ctx, options);
@@ -40,6 +53,15 @@ void AnalyzeSharded(benchmark::State& state, ShardStrategy strategy) {
     }
     PeakInfo peak = EvaluatePeak(report->training, {});
     benchmark::DoNotOptimize(peak);
+    if (timed) {
+      Result<TimeReport> t =
+          EstimateTime(m.graph, *report, gpu, {{"B", 1}, {"S", 2048}});
+      if (!t.ok() || !(t->communication_seconds > 0)) {
+        state.SkipWithError("the FSDP step's collectives are not timed");
+        break;
+      }
+      benchmark::DoNotOptimize(t->step_seconds);
+    }
   }
 }
 
@@ -57,6 +79,11 @@ void BM_Llama7bFsdpN8(benchmark::State& state) {
   AnalyzeSharded(state, ShardStrategy::kFsdp);
 }
 BENCHMARK(BM_Llama7bFsdpN8)->Unit(benchmark::kMillisecond);
+
+void BM_Llama7bFsdpN64Timed(benchmark::State& state) {
+  AnalyzeSharded(state, ShardStrategy::kFsdp, /*timed=*/true);
+}
+BENCHMARK(BM_Llama7bFsdpN64Timed)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace torchcost
