@@ -391,7 +391,6 @@ std::optional<Outcome> ParseCommandLine(int argc, char** argv,
                  "With --gpu and --shard over more ranks than --node-gpus: the "
                  "network between nodes, per GPU and direction, in GB/s (400 "
                  "Gb/s InfiniBand: 50); the collectives' time then counts it")
-      ->check(CLI::NonNegativeNumber)
       ->type_name("GBPS");
   app.add_option("--node-gpus", out.node_gpus,
                  "GPUs per node, whose collectives run at the GPU's link "

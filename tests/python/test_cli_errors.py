@@ -239,6 +239,13 @@ def main(argv):
                        words=["q_proj.weight", "overflows"])
         r.expect_error("memory_bytes_overflow", ["--model", "gpt2", "--set", "B=4611686018427387904,S=8"],
                        words=["memory bytes overflow"])
+        # The collectives' network needs a GPU to time them on; a negative bandwidth is no bandwidth.
+        r.expect_error("network_without_gpu", ["--model", "gpt2", "--shard", "ddp", "--world", "16",
+                                               "--network", "50"], words=["--network", "--gpu"])
+        r.expect_error("node_gpus_zero", ["--model", "gpt2", "--gpu", "h100", "--node-gpus", "0"],
+                       words=["--node-gpus"])
+        r.expect_error("network_negative", ["--model", "gpt2", "--gpu", "h100", "--network", "-5"],
+                       words=["--network", "bandwidth >= 0"])
         # Mixture of experts: expert parallelism, capacity, and symbols in --config.
         moe = "layers=1,hidden=64,heads=4,kv_heads=4,intermediate=32,vocab=100,experts=8,top_k=2"
         r.expect_error("moe_ep_not_dividing", ["--model", "llama", "--config", moe + ",ep=3"],
