@@ -124,7 +124,7 @@ struct StepConfig {
   double network_gbs = 0;
   // GPUs per node: consecutive ranks this many to a node, which collectives
   // reach over the GPU's link (GpuSpec::interconnect), at least 1.
-  int node_gpus = 8;
+  int node_gpus = Interconnect().node_gpus;
   // DDP's bucket_cap_mb, in MiB.
   double ddp_bucket_mib = 25;
   // DDP's gradient_as_bucket_view.

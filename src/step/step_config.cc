@@ -695,7 +695,7 @@ Result<ParsedStep> ParseApplied(const StepConfig& c) {
       return Bad(
           "StepConfig.network_gbs times the collectives: it needs "
           "StepConfig.gpu or StepConfig.gpu_file");
-    if (c.node_gpus != 8)
+    if (c.node_gpus != Interconnect().node_gpus)
       return Bad(
           "StepConfig.node_gpus times the collectives: it needs "
           "StepConfig.gpu or StepConfig.gpu_file");

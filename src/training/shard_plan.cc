@@ -338,9 +338,6 @@ class Planner {
         plan_.step_tensors.push_back(ShardOf(n, n_));
       }
     }
-    if (s_.strategy != ShardStrategy::kFsdp) {
-      for (const auto& [d, n] : elements) plan_.step_tensors.push_back(n);
-    }
     // ZeRO-1 keeps whole gradients; ZeRO-2 and later keep their shard.
     plan_.grad_bytes =
         s_.strategy == ShardStrategy::kZero1 ? plan_.full_grad_bytes : 0;
@@ -351,6 +348,7 @@ class Planner {
       plan_.opt_bytes +=
           OptBytes(o_.optimizer, {n}, d, masters, o_.state_dtype);
       plan_.update.push_back({n, StateDtype(d, o_.state_dtype, masters)});
+      if (s_.strategy != ShardStrategy::kFsdp) plan_.step_tensors.push_back(n);
       shapes.push_back({n});
     }
     plan_.opt_bytes += SharedStateBytes(o_.optimizer, shapes);
