@@ -100,11 +100,15 @@ struct StepRate {
   double items_per_second = -1;
   std::string items_unit;  // TimeReport::throughput_unit.
   double mfu = -1;
+  // TimeReport::communication_untimed: if not empty, a collective counts 0,
+  // so step_seconds is a lower bound (and the rate and MFU upper bounds).
+  std::string communication_untimed;
 };
 
 // Returns the headline of `t`.
 inline StepRate StepRateOf(const TimeReport& t) {
-  return {t.step_seconds, t.items_per_second, t.throughput_unit, t.mfu};
+  return {t.step_seconds, t.items_per_second, t.throughput_unit, t.mfu,
+          t.communication_untimed};
 }
 
 }  // namespace torchcost

@@ -363,7 +363,8 @@ class Analysis:
         sweep(B=[1, 2, 4]), sweep(S=range(512, 4097, 512)), sweep(B="1:64:x2") or sweep("B=1:64:x2").
         Returns a list of {"bindings", "flops": {"forward", "backward", "step"}, "peak", "at_peak", "peak_phase"},
         with allocator="cuda" "device_peak" (reserved + context), with budget= "fits", and with gpu= "time":
-        {"step_seconds", "items_per_second", "unit", "mfu"} at each point.
+        {"step_seconds", "items_per_second", "unit", "mfu", "communication_untimed"} at each point (the last: why
+        a collective counts 0, making the time a lower bound, or None).
         """
         texts = list(specs)
         for sym_name, r in ranges.items():

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/json_values.h"
 #include "report/table.h"
 #include "report/text_sections.h"
 #include "torchcost/compare.h"
@@ -59,6 +60,21 @@ std::string RowNotes(const std::vector<CompareRow>& rows) {
     out += "lower bounds (>=): no rule for " + r.label + ": " + ops +
            "; their cost counts 0 (StepConfig.strict fails on them)\n";
   }
+  // Rows whose collectives are untimed for the same reason share one note.
+  std::vector<std::pair<std::string, StepRate>> untimed;  // (labels, rate)
+  for (const CompareRow& r : rows) {
+    if (!r.error.empty() || r.step_rate.communication_untimed.empty()) continue;
+    auto same = std::find_if(untimed.begin(), untimed.end(), [&](auto& u) {
+      return u.second.communication_untimed ==
+             r.step_rate.communication_untimed;
+    });
+    if (same == untimed.end())
+      untimed.push_back({r.label, r.step_rate});
+    else
+      same->first += ", " + r.label;
+  }
+  for (const auto& [labels, rate] : untimed)
+    out += report::UntimedCommunicationNote(rate, labels);
   for (const CompareRow& r : rows) {
     if (!r.error.empty()) out += "error: " + r.label + ": " + r.error + "\n";
   }
@@ -285,8 +301,8 @@ std::string RenderCompareText(const std::string& model,
   }
   if (timed) {
     out += "Time (" + TimeSourceText(options) +
-           "): one step = micro-batches x (forward + backward) + optimizer, at "
-           "the bindings above.\n";
+           "): one step = micro-batches x (forward + backward) + optimizer + "
+           "the collectives it waits for, at the bindings above.\n";
   }
   return out + RowNotes(rows);
 }
@@ -362,10 +378,7 @@ std::string RenderCompareJson(const std::string& model,
                    {"decode_step_seconds", r.decode_step_seconds},
                    {"tokens_per_second", r.tokens_per_second}};
     } else if (!r.generation && r.step_rate.step_seconds >= 0) {
-      o["time"] = {{"step_seconds", r.step_rate.step_seconds},
-                   {"items_per_second", r.step_rate.items_per_second},
-                   {"unit", r.step_rate.items_unit},
-                   {"mfu", r.step_rate.mfu}};
+      o["time"] = report::JsonStepRate(r.step_rate);
     }
     o["lower_bound"] = {{"flops", r.flops_lower_bound},
                         {"memory", r.memory_lower_bound}};

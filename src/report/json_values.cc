@@ -28,4 +28,15 @@ nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
   return j;
 }
 
+nlohmann::ordered_json JsonStepRate(const StepRate& rate) {
+  return {{"step_seconds", rate.step_seconds},
+          {"items_per_second", rate.items_per_second},
+          {"unit", rate.items_unit},
+          {"mfu", rate.mfu},
+          {"communication_untimed",
+           rate.communication_untimed.empty()
+               ? nlohmann::ordered_json(nullptr)
+               : nlohmann::ordered_json(rate.communication_untimed)}};
+}
+
 }  // namespace torchcost::report

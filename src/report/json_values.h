@@ -1,11 +1,12 @@
 // The report's exact numbers as JSON values, shared by its JSON documents (the
-// analysis report, the generation report, the sweep).
+// analysis report, the generation report, the sweep, the comparison).
 #ifndef TORCHCOST_SRC_REPORT_JSON_VALUES_H_
 #define TORCHCOST_SRC_REPORT_JSON_VALUES_H_
 
 #include <nlohmann/json.hpp>
 
 #include "torchcost/sym.h"
+#include "torchcost/time.h"
 
 namespace torchcost::report {
 
@@ -17,6 +18,11 @@ nlohmann::ordered_json JsonInteger(__int128 v);
 // `bindings` (JsonInteger) or null where a symbol is unbound}.
 nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
                                     const sym::Bindings& bindings);
+
+// Returns a sweep point's or a comparison row's time: {"step_seconds",
+// "items_per_second", "unit", "mfu", "communication_untimed" (why a
+// collective counts 0, or null)}.
+nlohmann::ordered_json JsonStepRate(const StepRate& rate);
 
 }  // namespace torchcost::report
 

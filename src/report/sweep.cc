@@ -257,6 +257,10 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
            : "") +
       (time ? "; time " + report::TimeSourceLabel(time->source) : "") + ")\n";
   out += t.Render();
+  // NB: the points differ only in their bindings, so a collective untimed at
+  // one is untimed at all.
+  if (time && !rows.empty())
+    out += report::UntimedCommunicationNote(rows[0].step_rate, "every point");
   return out;
 }
 
@@ -301,10 +305,7 @@ Result<std::string> RenderSweepJson(const ir::Graph& graph,
     if (r.device_peak >= 0) p["device_peak"] = r.device_peak;
     if (r.fits) p["fits"] = *r.fits;
     if (time) {
-      p["time"] = {{"step_seconds", r.step_rate.step_seconds},
-                   {"items_per_second", r.step_rate.items_per_second},
-                   {"unit", r.step_rate.items_unit},
-                   {"mfu", r.step_rate.mfu}};
+      p["time"] = report::JsonStepRate(r.step_rate);
     }
     points.push_back(std::move(p));
   }

@@ -58,7 +58,13 @@ std::string TimeSourceLabel(const std::string& source);
 // ("Tokens/s" for "tokens"; "Items/s" if empty) and "MFU".
 std::vector<std::string> StepTimeHeaders(const std::string& unit);
 // Returns the cells under StepTimeHeaders: seconds, rate, MFU in percent.
+// NB: where a collective is not timed (StepRate::communication_untimed), the
+// step time is marked ">= " and the rate and MFU "<= ".
 std::vector<std::string> StepTimeCells(const StepRate& rate);
+// Returns the line under a table that says why the step times of `what`
+// ("full, lora", "every point") leave collectives out, or "" if they do not.
+std::string UntimedCommunicationNote(const StepRate& rate,
+                                     const std::string& what);
 
 // Returns a rate (items per second) with four significant digits, whole
 // numbers from 1000 on ("65330", not "6.533e+04"); "-" if negative (absent).

@@ -41,8 +41,21 @@ std::vector<std::string> StepTimeHeaders(const std::string& unit) {
 }
 
 std::vector<std::string> StepTimeCells(const StepRate& rate) {
-  return {SecondsText(rate.step_seconds), RateText(rate.items_per_second),
-          rate.mfu >= 0 ? fmt::format("{:.1f}%", 100 * rate.mfu) : "-"};
+  const bool bound = !rate.communication_untimed.empty();
+  const std::string at_least = bound ? ">= " : "", at_most = bound ? "<= " : "";
+  if (rate.step_seconds < 0) return {"-", "-", "-"};
+  const std::string per_second = RateText(rate.items_per_second);
+  return {
+      at_least + SecondsText(rate.step_seconds),
+      per_second == "-" ? per_second : at_most + per_second,
+      rate.mfu >= 0 ? at_most + fmt::format("{:.1f}%", 100 * rate.mfu) : "-"};
+}
+
+std::string UntimedCommunicationNote(const StepRate& rate,
+                                     const std::string& what) {
+  if (rate.communication_untimed.empty()) return "";
+  return "bounds (>= step time, <= rate and MFU): collectives left out of " +
+         what + ": " + rate.communication_untimed + "\n";
 }
 
 std::string RateText(double per_second) {

@@ -61,6 +61,32 @@ TEST(CompareRenderTest, TrainingRowsShowStepTimeThroughputAndMfu) {
   EXPECT_FALSE(j2["rows"][0].contains("time"));
 }
 
+TEST(CompareRenderTest, UntimedCollectivesMarkTheRowsBounds) {
+  CompareRow fsdp;
+  fsdp.label = "fsdp";
+  fsdp.step_rate = {0.2, 1000, "tokens", 0.5,
+                    "the network's bandwidth is not given"};
+  CompareRow single = fsdp;
+  single.label = "single";
+  single.step_rate.communication_untimed.clear();
+  CompareRow zero3 = fsdp;
+  zero3.label = "zero3";
+  const CompareOptions o = Timed(false);
+  const std::string text =
+      RenderCompareText("m", {single, fsdp, zero3}, o, "train");
+  EXPECT_THAT(text, HasSubstr(">= 200 ms"));
+  EXPECT_THAT(text, HasSubstr("<= 50.0%"));
+  // One note for the rows untimed for one reason.
+  EXPECT_THAT(text, HasSubstr("collectives left out of fsdp, zero3: the "
+                              "network's bandwidth is not given\n"));
+  EXPECT_THAT(text, Not(HasSubstr("out of single")));
+  auto j =
+      nlohmann::json::parse(RenderCompareJson("m", {single, fsdp}, o, "train"));
+  EXPECT_TRUE(j["rows"][0]["time"]["communication_untimed"].is_null());
+  EXPECT_EQ(j["rows"][1]["time"]["communication_untimed"],
+            "the network's bandwidth is not given");
+}
+
 TEST(CompareRenderTest, GenerationRowsShowFirstTokenDecodeStepAndTokens) {
   CompareRow r;
   r.label = "int4";

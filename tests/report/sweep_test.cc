@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "testing/builtin_rules.h"
 #include "tiny_net.h"
 #include "torchcost/families.h"
@@ -174,6 +176,42 @@ TEST(EvaluateSweepTest, TimesEachPointAsTheBoundAnalysis) {
       step.graph, step.report, {*ParseSweep("B=1,2")}, {{"S", 32}}, &on);
   ASSERT_TRUE(json.ok());
   EXPECT_THAT(*json, HasSubstr("\"step_seconds\""));
+}
+
+// DDP over two nodes without the network's bandwidth: the all-reduce is not
+// timed, so every point's step time is a lower bound, marked as such.
+TEST(EvaluateSweepTest, UntimedCollectivesMarkEveryPoint) {
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
+      "gpt2", "layers=1,hidden=32,heads=2,vocab=64,context=16");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  StepConfig c = StepConfigFor(*m);
+  c.gpu = "H100-SXM";
+  c.shard = "ddp";
+  c.world = 16;
+  c.bindings = {{"S", 16}};
+  c.evaluate_time = false;
+  Result<StepAnalysis> step = AnalyzeStep(m->graph, testing::BuiltinRules(), c);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  Result<std::optional<TimedOn>> on = StepTiming(c);
+  ASSERT_TRUE(on.ok() && on->has_value());
+  auto rows = report::EvaluateSweep(step->graph, step->report,
+                                    {*ParseSweep("B=1,2")}, {{"S", 16}}, &**on);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  for (const auto& row : *rows)
+    EXPECT_THAT(row.step_rate.communication_untimed,
+                HasSubstr("the network's bandwidth is not given"));
+  Result<std::string> text = RenderSweepText(
+      step->graph, step->report, {*ParseSweep("B=1,2")}, {{"S", 16}}, &**on);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_THAT(*text, HasSubstr(">= "));
+  EXPECT_THAT(*text, HasSubstr("collectives left out of every point"));
+  Result<std::string> json = RenderSweepJson(
+      step->graph, step->report, {*ParseSweep("B=1,2")}, {{"S", 16}}, &**on);
+  ASSERT_TRUE(json.ok());
+  auto j = nlohmann::json::parse(*json);
+  EXPECT_THAT(
+      j["points"][1]["time"]["communication_untimed"].get<std::string>(),
+      HasSubstr("network"));
 }
 
 }  // namespace

@@ -19,6 +19,24 @@ TEST(TimeSectionTest, SecondsInTheLargestUnitAboveOne) {
   EXPECT_EQ(SecondsText(0), "0 s");
 }
 
+TEST(TimeSectionTest, StepCellsBoundWhereCollectivesAreUntimed) {
+  StepRate timed{0.5, 2000, "tokens", 0.4, ""};
+  EXPECT_THAT(StepTimeCells(timed),
+              ::testing::ElementsAre("500 ms", "2000", "40.0%"));
+  EXPECT_EQ(UntimedCommunicationNote(timed, "full"), "");
+  // Collectives that count 0 leave the step shorter than it is: the time is
+  // a lower bound, tokens per second and MFU (over that time) upper bounds.
+  StepRate untimed = timed;
+  untimed.communication_untimed = "the network's bandwidth is not given";
+  EXPECT_THAT(StepTimeCells(untimed),
+              ::testing::ElementsAre(">= 500 ms", "<= 2000", "<= 40.0%"));
+  EXPECT_THAT(UntimedCommunicationNote(untimed, "full"),
+              HasSubstr("collectives left out of full: "
+                        "the network's bandwidth is not given"));
+  // Not timed at all: dashes, never "0 s".
+  EXPECT_THAT(StepTimeCells(StepRate()), ::testing::ElementsAre("-", "-", "-"));
+}
+
 TEST(TimeSectionTest, TflopsOverSeconds) {
   EXPECT_EQ(TflopsText(3e12, 0.5), "6.00");  // 3e12 FLOPs in 0.5 s = 6 TFLOP/s.
   EXPECT_EQ(TflopsText(1, 0), "-");
