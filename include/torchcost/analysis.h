@@ -104,6 +104,16 @@ struct NodeCost {
   bool cost_unknown = false;
 };
 
+// The bytes one rank of a node's collective sends over the interconnect (the
+// rule's `link:`: tensor, sequence and expert parallelism's collectives).
+struct LinkTraffic {
+  int node = -1;       // Index into Graph::nodes.
+  sym::Expr group;     // Ranks in the collective's group.
+  sym::Expr forward;   // Sent in forward.
+  sym::Expr backward;  // Sent in backward for the input gradients it makes
+                       // (0 outside training).
+};
+
 // Totals and shapes of one module, including its descendants.
 struct ModuleStats {
   int scope = 0;  // Index into Graph::scopes.
@@ -160,6 +170,9 @@ struct Report {
   // True if the bytes each node moves were derived
   // (AnalysisOptions::moved_bytes): what EstimateTime needs.
   bool moved_bytes = false;
+  // The nodes that send over the interconnect, in graph order
+  // (AnalysisOptions::moved_bytes).
+  std::vector<LinkTraffic> link_traffic;
   std::vector<ValueInfo> values;       // Parallel to Graph::values.
   std::vector<NodeCost> nodes;         // Parallel to Graph::nodes.
   std::vector<ModuleStats> modules;    // Parallel to Graph::scopes.

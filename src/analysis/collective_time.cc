@@ -1,6 +1,7 @@
 #include "analysis/collective_time.h"
 
 #include <algorithm>
+#include <string>
 
 namespace torchcost::analysis {
 namespace {
@@ -18,7 +19,7 @@ class RingTimer {
   // among `span` consecutive ones (the ranks a ring's members lie within).
   double Seconds(Collective c, double bytes, int ranks, int span) {
     if (!(bytes > 0) || ranks <= 1) return 0;
-    const double bandwidth = Bandwidth(span);
+    const double bandwidth = GroupBandwidth(span, net_, untimed_);
     if (!(bandwidth > 0)) return 0;
     // Ring traffic per rank: 2 (n - 1) / n of the payload for an all-reduce
     // (a reduce-scatter, then an all-gather), (n - 1) / n for either half.
@@ -28,31 +29,29 @@ class RingTimer {
   }
 
  private:
-  // The bandwidth of a ring within `span` consecutive ranks; 0 (and a note)
-  // if unknown.
-  double Bandwidth(int span) {
-    if (span <= net_.node_gpus) {
-      if (net_.link > 0) return net_.link;
-      Note("the GPU's link bandwidth is unknown (no link_gbs in its table)");
-      return 0;
-    }
-    if (net_.network > 0)
-      return net_.link > 0 ? std::min(net_.link, net_.network) : net_.network;
-    Note("the collectives span " + std::to_string(span) + " ranks, over " +
-         std::to_string(net_.node_gpus) +
-         " GPUs per node, and the network's bandwidth is not given");
-    return 0;
-  }
-
-  void Note(const std::string& why) {
-    if (untimed_->empty()) *untimed_ = why;
-  }
-
   const Interconnect& net_;
   std::string* untimed_;
 };
 
 }  // namespace
+
+double GroupBandwidth(int group, const Interconnect& net,
+                      std::string* untimed) {
+  auto note = [&](const std::string& why) {
+    if (untimed->empty()) *untimed = why;
+    return 0.0;
+  };
+  if (group <= net.node_gpus) {
+    if (net.link > 0) return net.link;
+    return note(
+        "the GPU's link bandwidth is unknown (no link_gbs in its table)");
+  }
+  if (net.network > 0)
+    return net.link > 0 ? std::min(net.link, net.network) : net.network;
+  return note("the collectives span " + std::to_string(group) +
+              " ranks, over " + std::to_string(net.node_gpus) +
+              " GPUs per node, and the network's bandwidth is not given");
+}
 
 CollectiveSeconds TimeCollectives(const ShardingReport& s,
                                   const Interconnect& net) {

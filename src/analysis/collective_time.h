@@ -1,5 +1,6 @@
 // The time of one data-parallel rank's collectives in a training step (DDP,
-// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect.
+// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect, and the
+// bandwidth a group of ranks has.
 #ifndef TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 #define TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 
@@ -33,6 +34,12 @@ struct CollectiveSeconds {
 // the network.
 CollectiveSeconds TimeCollectives(const ShardingReport& s,
                                   const Interconnect& net);
+
+// Returns the bandwidth, in bytes per second, of a collective among `group`
+// consecutive ranks over `net`: the node's link within a node, else the
+// slower of it and the network; 0, with why in `*untimed` (if it is empty),
+// where it is unknown.
+double GroupBandwidth(int group, const Interconnect& net, std::string* untimed);
 
 }  // namespace torchcost::analysis
 

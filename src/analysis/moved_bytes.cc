@@ -55,6 +55,7 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
                     const TrainingOptions& options, Report* report) {
   const bool train = options.mode == StepMode::kTrain;
   report->moved_bytes = true;
+  report->link_traffic.clear();
   TrainingReport& tr = report->training;
   tr.node_bwd_bytes.assign(train ? g.nodes.size() : 0, sym::Expr(0));
   std::vector<int> seen;  // Distinct inputs of one node.
@@ -102,28 +103,45 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
         bytes = sym::Min(outputs, sym::Expr(1)) * bytes;
       cost.bytes = bytes;
     }
-    if (!train) continue;
-    const passes::NodeAutograd& na = grads.nodes[ni];
-    if (!na.has_grad_fn || na.unknown_backward || view) continue;
+    const passes::NodeAutograd* na = train ? &grads.nodes[ni] : nullptr;
+    const bool backward =
+        na != nullptr && na->has_grad_fn && !na->unknown_backward;
+    // Whether the backward makes the gradient of argument `arg`.
+    auto needed = [&](int arg) {
+      const int v = nf.arg_values[arg];
+      bool made = false;
+      for (int e : na->grad_inputs) made = made || e == v;
+      // A Tensor[] argument: any of its elements.
+      if (!made && v >= 0 && g.values[v].kind == ir::ValueKind::kList &&
+          g.values[v].producer >= 0) {
+        for (int e : g.nodes[g.values[v].producer].inputs) {
+          for (int x : na->grad_inputs) made = made || x == e;
+        }
+      }
+      return made;
+    };
+    // NB: a collective's traffic counts whether or not it is a view (the
+    // all-reduce sums in place).
+    for (const rules::LinkBytes& link : a.link) {
+      LinkTraffic traffic{static_cast<int>(ni), link.group, link.fwd,
+                          sym::Expr(0)};
+      if (backward) {
+        for (const auto& [arg, bytes] : link.bwd)
+          if (needed(arg)) traffic.backward += bytes;
+      }
+      report->link_traffic.push_back(std::move(traffic));
+    }
+    if (!backward || view) continue;
+    const passes::NodeAutograd& grad = *na;
     sym::Expr bwd(0);
     if (a.has_bytes_bwd) {
-      for (const auto& [arg, bytes] : a.bytes_bwd) {
-        const int v = nf.arg_values[arg];
-        bool needed = false;
-        for (int e : na.grad_inputs) needed = needed || e == v;
-        // A Tensor[] argument: any of its elements.
-        if (!needed && v >= 0 && g.values[v].kind == ir::ValueKind::kList &&
-            g.values[v].producer >= 0) {
-          for (int e : g.nodes[g.values[v].producer].inputs) {
-            for (int x : na.grad_inputs) needed = needed || x == e;
-          }
-        }
-        if (needed) bwd += bytes;
-      }
+      for (const auto& [arg, bytes] : a.bytes_bwd)
+        if (needed(arg)) bwd += bytes;
     } else {
       // NB: each input gradient is its own kernel (linear: grad @ weight, then
       // grad^T @ input), each reading the output gradients.
-      for (int e : na.grad_inputs) bwd += outputs + ValueBytes(facts.values[e]);
+      for (int e : grad.grad_inputs)
+        bwd += outputs + ValueBytes(facts.values[e]);
       for (const passes::SavedRef& s : grads.Saved(ni)) {
         if (s.value >= 0) bwd += ValueBytes(facts.values[s.value]);
         if (s.temporary >= 0)

@@ -276,6 +276,27 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       t.class_backward_kernels[cls] += accumulate * bwd_kernels;
     }
   }
+  // The graph's collectives: each rank's bytes over its group's bandwidth,
+  // in its node's time. NB: no kernel counted (NCCL's launch is not
+  // modelled), and no class roofline: a calibration fits the kernels alone.
+  std::vector<double> link_forward;  // Per node, where any node sends.
+  if (!report.link_traffic.empty()) link_forward.assign(n, 0);
+  for (const LinkTraffic& link : report.link_traffic) {
+    if (link.node < 0 || static_cast<size_t>(link.node) >= n) continue;
+    const double bandwidth =
+        analysis::GroupBandwidth(static_cast<int>(value(link.group)),
+                                 gpu.interconnect, &t.communication_untimed);
+    if (!(bandwidth > 0)) continue;
+    const double fwd = value(link.forward) / bandwidth;
+    link_forward[link.node] += fwd;
+    t.node_forward_seconds[link.node] += fwd;
+    t.model_parallel_communication_seconds += accumulate * fwd;
+    if (train) {
+      const double bwd = value(link.backward) / bandwidth;
+      t.node_backward_seconds[link.node] += bwd;
+      t.model_parallel_communication_seconds += accumulate * bwd;
+    }
+  }
   if (!value.error().ok()) return value.error();
   // A checkpointed segment's forward runs again in backward.
   if (train) {
@@ -285,11 +306,14 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
            ni <= seg.last && ni < static_cast<int>(n); ++ni) {
         t.node_backward_seconds[ni] += t.node_forward_seconds[ni];
         const int cls = static_cast<int>(classes[ni]);
-        // The node's forward time less its overhead, back to roofline seconds.
-        const double launches = t.node_forward_seconds[ni] > 0 ? 1 : 0;
-        const double again = accumulate *
-                             (t.node_forward_seconds[ni] - launches * o) *
-                             gpu.efficiency[cls];
+        // The node's forward time less its overhead and its collective, back
+        // to roofline seconds.
+        const double link = link_forward.empty() ? 0 : link_forward[ni];
+        t.model_parallel_communication_seconds += accumulate * link;
+        const double kernel = t.node_forward_seconds[ni] - link;
+        const double launches = kernel > 0 ? 1 : 0;
+        const double again =
+            accumulate * (kernel - launches * o) * gpu.efficiency[cls];
         t.class_roofline_seconds[cls] += again;
         t.class_backward_roofline_seconds[cls] += again;
         t.class_kernels[cls] += accumulate * launches;
@@ -408,7 +432,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
     t.communication_seconds = c.backward + c.forward_backward + c.after_step;
     t.exposed_communication_seconds =
         std::max(0.0, c.backward + c.forward_backward - beside) + c.after_step;
-    t.communication_untimed = c.untimed;
+    if (t.communication_untimed.empty()) t.communication_untimed = c.untimed;
   }
   // step = accumulate * (forward + backward) + optimizer + exposed
   // communication.
@@ -501,6 +525,22 @@ Result<double> SumDeviceForwardSeconds(const ir::Graph& graph,
       it = sums.emplace(key, sum).first;
     }
     total += it->second;
+  }
+  // The graph's collectives: bytes over the group's bandwidth, as a node
+  // that only moves them (no FLOPs, no kernel overhead).
+  for (const LinkTraffic& link : report.link_traffic) {
+    Evaluator value(bindings);
+    std::string untimed;
+    GpuSpec over_link;
+    over_link.bandwidth = analysis::GroupBandwidth(
+        static_cast<int>(value(link.group)), gpu.interconnect, &untimed);
+    if (!value.error().ok()) return value.error();
+    if (!(over_link.bandwidth > 0)) continue;
+    const NodeSecondsOverRange seconds(0, over_link, 1);
+    TORCHCOST_ASSIGN_OR_RETURN(
+        const double sum,
+        seconds.Sum(sym::Expr(0), link.forward, bindings, symbol, first, last));
+    total += sum;
   }
   return total;
 }

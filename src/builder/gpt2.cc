@@ -119,8 +119,17 @@ Ref RowParallelOut(GraphBuilder& b, const Gpt2Config& c, Ref partial,
                    Ref bias) {
   Ref sum = Sp(c) ? b.Op1("torchcost::reduce_scatter", "",
                           {{"self", partial}, {"world", c.tp}})
-                  : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+                  : b.Op1("torchcost::all_reduce", "",
+                          {{"self", partial}, {"world", c.tp}});
   return b.Add(sum, bias);
+}
+
+// Megatron's `f` before a column-parallel layer (tp > 1 without sp): the
+// identity in forward, the all-reduce of x's gradient in backward.
+Ref CopyToTpRegionIf(GraphBuilder& b, const Gpt2Config& c, Ref x) {
+  if (c.tp == 1 || Sp(c)) return x;
+  return b.Op1("torchcost::copy_to_tp_region", "",
+               {{"self", x}, {"world", c.tp}});
 }
 
 // A column-parallel linear on the sequence-parallel shard
@@ -188,6 +197,7 @@ Ref FusedCore(GraphBuilder& b, const Gpt2Config& c, Ref q, Ref k, Ref v,
 Ref Attention(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x,
               GenState& gen) {
   const int64_t tp = c.tp, local_heads = c.heads / tp;
+  x = CopyToTpRegionIf(b, c, x);
   // B, T, C = x.size()
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1), cdim = b.Size(x, 2);
   Ref ct = b.NumToTensor(cdim);
@@ -251,7 +261,8 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x,
   }
   {
     ScopeGuard s(b, "c_fc", "Linear");
-    h = Sp(c) ? SpLinear(b, c, h, l.fc_w, l.fc_b) : b.Linear(h, l.fc_w, l.fc_b);
+    h = Sp(c) ? SpLinear(b, c, h, l.fc_w, l.fc_b)
+              : b.Linear(CopyToTpRegionIf(b, c, h), l.fc_w, l.fc_b);
   }
   {
     ScopeGuard s(b, "act", "GELU");
@@ -321,7 +332,9 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
     // Vocabulary-parallel: each rank looks up its rows, the ranks' partial
     // results are summed. NB: Megatron's masking of ids outside the rank's
     // range (a few integer ops) is left out.
-    if (c.tp > 1) tok = b.Op1("torchcost::all_reduce", "", {{"self", tok}});
+    if (c.tp > 1)
+      tok =
+          b.Op1("torchcost::all_reduce", "", {{"self", tok}, {"world", c.tp}});
   }
   {
     ScopeGuard s(b, "wpe", "Embedding");
@@ -353,7 +366,7 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   {
     ScopeGuard s(b, "lm_head", "Linear");
     x = Sp(c) ? SpLinear(b, c, x, w.wte, Arg::None())
-              : b.Linear(x, w.wte, Arg::None());
+              : b.Linear(CopyToTpRegionIf(b, c, x), w.wte, Arg::None());
   }
   // No sliding window.
   BuiltModel m = FinishCausalLm(b, x, gen, std::vector<int64_t>(c.layers, 0));

@@ -202,6 +202,7 @@ Ref Mlp(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x) {
     return b.Linear(h, l.down, BiasArg(l.down_bias));
   }
   Ref gate, up;
+  x = CopyToTpRegionIf(b, c, x);
   {
     ScopeGuard s(b, "gate_proj", "Linear");
     gate = linear(x, l.gate, l.gate_bias);
@@ -292,7 +293,8 @@ Ref Block(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
     // The experts' partial sums (tp > 1) are all-reduced once, as the dense
     // MLP's are.
     h = AllReduceIf(b, c,
-                    MoeBlock(b, c, l, n.out, gen != nullptr && gen->decode));
+                    MoeBlock(b, c, l, CopyToTpRegionIf(b, c, n.out),
+                             gen != nullptr && gen->decode));
   } else {
     ScopeGuard s(b, "mlp", c.classes + "MLP");
     h = Mlp(b, c, l, n.out);
@@ -585,7 +587,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   if (gen.generating) x = b.Slice(x, 1, -1, kSliceToEnd);
   {
     ScopeGuard s(b, "lm_head", "Linear");
-    x = ColumnLinear(b, c, x, w.lm_head);
+    x = ColumnLinear(b, c, CopyToTpRegionIf(b, c, x), w.lm_head);
   }
   // NB: greedy decoding reads the whole vocabulary: generating with tp > 1,
   // each rank's slice of the logits is gathered (Megatron's output layer with
@@ -645,9 +647,10 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
         " (Megatron's shards): its weights, its " +
         std::to_string(c.kv_heads / c.tp) + " of the " +
         std::to_string(c.kv_heads) +
-        " KV heads in the cache and its activations; the all-reduces and the "
-        "logits' all-gather move bytes between ranks that the time does not "
-        "count");
+        " KV heads in the cache and its activations; with a GPU, the "
+        "all-reduces and the logits' all-gather are timed by their bytes over "
+        "the link, without NCCL's latency per collective (microseconds, "
+        "beyond a decode step's bytes)");
   }
   return m;
 }

@@ -102,6 +102,7 @@ int64_t LayerWindow(const LlamaConfig& c, int64_t layer) {
 Ref Attention(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
               const ModelWide& wide, int64_t window, GenState* gen) {
   const int64_t hd = HeadDim(c);
+  x = CopyToTpRegionIf(b, c, x);
   Ref bsz = b.Size(x, 0), t = b.Size(x, 1);
   // [B, T, heads * hd] -> [B, heads, T, hd]; Qwen3 normalizes each head
   // first: q_norm(q_proj(x).view(B, T, -1, hd)).transpose(1, 2). NB: Gemma-3

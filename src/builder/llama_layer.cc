@@ -39,7 +39,14 @@ Ref AllReduceIf(GraphBuilder& b, const LlamaConfig& c, Ref partial) {
   if (c.tp == 1) return partial;
   return Sp(c) ? b.Op1("torchcost::reduce_scatter", "",
                        {{"self", partial}, {"world", c.tp}})
-               : b.Op1("torchcost::all_reduce", "", {{"self", partial}});
+               : b.Op1("torchcost::all_reduce", "",
+                       {{"self", partial}, {"world", c.tp}});
+}
+
+Ref CopyToTpRegionIf(GraphBuilder& b, const LlamaConfig& c, Ref x) {
+  if (c.tp == 1 || Sp(c)) return x;
+  return b.Op1("torchcost::copy_to_tp_region", "",
+               {{"self", x}, {"world", c.tp}});
 }
 
 // A column-parallel linear: with sp, on the sequence-parallel shard

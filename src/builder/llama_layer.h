@@ -64,6 +64,12 @@ bool Sp(const LlamaConfig& c);
 // at tp = 1.
 Ref AllReduceIf(GraphBuilder& b, const LlamaConfig& c, Ref partial);
 
+// Megatron's `f` before column-parallel layers (tp > 1 without sp): the
+// identity in forward, the all-reduce of x's gradient in backward
+// (torchcost::copy_to_tp_region). x itself otherwise (sp gathers and
+// reduce-scatters in torchcost::sp_linear instead).
+Ref CopyToTpRegionIf(GraphBuilder& b, const LlamaConfig& c, Ref x);
+
 // A column-parallel linear: with sp, on the sequence-parallel shard
 // (rules/distributed.yaml).
 Ref ColumnLinear(GraphBuilder& b, const LlamaConfig& c, Ref x, Ref weight);

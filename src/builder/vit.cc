@@ -31,6 +31,11 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
   // NB: with tensor parallelism t, this rank's in_proj rows give it heads / t
   // heads.
   const int64_t local_heads = c.heads / c.tp;
+  // Megatron's `f` before the column-parallel in_proj: the all-reduce of
+  // its input's gradient in backward.
+  if (c.tp > 1)
+    q_in = b.Op1("torchcost::copy_to_tp_region", "",
+                 {{"self", q_in}, {"world", c.tp}});
   std::vector<Ref> qkv = b.Chunk(b.Linear(q_in, l.in_w, l.in_b), 3, -1);
   auto heads = [&](Ref t, Ref len, Ref head_dim) {
     Ref bh = b.IntOf(b.Mul(bsz_t, b.ScalarTensorInt(local_heads)));
@@ -67,9 +72,9 @@ Ref Attention(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref x) {
     // Row-parallel out_proj: this rank's heads times its columns of W_o, summed
     // over the ranks (torchcost::all_reduce), then the replicated bias.
     o = b.View(o, b.IntList({b.IntOf(b.Mul(tgt_t, bsz_t)), c.hidden / c.tp}));
-    o = b.Add(
-        b.Op1("torchcost::all_reduce", "", {{"self", b.Linear(o, l.out_w)}}),
-        l.out_b);
+    o = b.Add(b.Op1("torchcost::all_reduce", "",
+                    {{"self", b.Linear(o, l.out_w)}, {"world", c.tp}}),
+              l.out_b);
   }
   o = b.View(o, b.IntList({tgt, bsz, b.Size(o, 1)}));
   return b.Transpose(o, 1, 0);
@@ -99,6 +104,9 @@ Ref Block(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref input) {
     ScopeGuard mlp(b, "mlp", "MLPBlock");
     {
       ScopeGuard s(b, "0", "Linear");
+      if (c.tp > 1)  // Megatron's `f`, as before in_proj.
+        y = b.Op1("torchcost::copy_to_tp_region", "",
+                  {{"self", y}, {"world", c.tp}});
       y = b.Linear(y, l.fc1_w, l.fc1_b);
     }
     {
@@ -111,10 +119,11 @@ Ref Block(GraphBuilder& b, const VitConfig& c, const VitLayer& l, Ref input) {
     }
     {
       ScopeGuard s(b, "3", "Linear");
-      y = c.tp == 1 ? b.Linear(y, l.fc2_w, l.fc2_b)
-                    : b.Add(b.Op1("torchcost::all_reduce", "",
-                                  {{"self", b.Linear(y, l.fc2_w)}}),
-                            l.fc2_b);
+      y = c.tp == 1
+              ? b.Linear(y, l.fc2_w, l.fc2_b)
+              : b.Add(b.Op1("torchcost::all_reduce", "",
+                            {{"self", b.Linear(y, l.fc2_w)}, {"world", c.tp}}),
+                      l.fc2_b);
     }
     {
       ScopeGuard s(b, "4", "Dropout");

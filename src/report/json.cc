@@ -221,6 +221,8 @@ Json TimeJson(const TimeReport& t) {
             {"optimizer_tensors", t.optimizer_tensors},
             {"communication_seconds", t.communication_seconds},
             {"exposed_communication_seconds", t.exposed_communication_seconds},
+            {"model_parallel_communication_seconds",
+             t.model_parallel_communication_seconds},
             {"communication_untimed", t.communication_untimed.empty()
                                           ? Json(nullptr)
                                           : Json(t.communication_untimed)},

@@ -120,6 +120,19 @@ std::string RenderTime(const Report& report) {
                               : "",
                           SecondsText(t.exposed_communication_seconds)));
   }
+  // NB: the graph's collectives exist only for tp > 1 or ep > 1, so a
+  // count of 0 with a reason given is one that could not be timed.
+  if (!report.link_traffic.empty()) {
+    out += Field(
+        "  TP/SP/EP comm:",
+        t.model_parallel_communication_seconds == 0 &&
+                !t.communication_untimed.empty()
+            ? "not timed: " + t.communication_untimed
+            : fmt::format("{} per step, in the forward and backward above "
+                          "(ring, {:.4g} GB/s per direction)",
+                          SecondsText(t.model_parallel_communication_seconds),
+                          t.interconnect.link / 1e9));
+  }
   out += Field("  Step:", SecondsText(t.step_seconds));
   out +=
       Field("  MFU:", fmt::format("{:.1f}% of {:.1f} TFLOP/s ({})", 100 * t.mfu,

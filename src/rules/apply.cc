@@ -130,6 +130,12 @@ class Application : public ImplContext {
     out_->has_bytes_bwd = !v_.bytes_bwd.empty();
     for (const auto& g : v_.bytes_bwd)
       out_->bytes_bwd.push_back({g.arg, Cost(g.expr)});
+    if (v_.link_group.present()) {
+      LinkBytes link{Cost(v_.link_group), Cost(v_.link_fwd), {}};
+      for (const auto& g : v_.link_bwd)
+        link.bwd.push_back({g.arg, Cost(g.expr)});
+      out_->link.push_back(std::move(link));
+    }
   }
 
  private:

@@ -17,6 +17,14 @@
 
 namespace torchcost::rules {
 
+// The rule's `link:` applied: the bytes one rank sends over the
+// interconnect.
+struct LinkBytes {
+  sym::Expr group;  // Ranks in the collective's group.
+  sym::Expr fwd;
+  std::vector<std::pair<int, sym::Expr>> bwd;  // (argument index, bytes).
+};
+
 // What one application of a rule produced.
 struct Applied {
   const Variant* variant = nullptr;
@@ -40,6 +48,8 @@ struct Applied {
   bool read_attention_backend = false;
   sym::Expr bytes_fwd;
   ir::OutOfLineVector<std::pair<int, sym::Expr>> bytes_bwd;
+  // The rule's `link:`: one entry, or none where the node sends nothing.
+  ir::OutOfLineVector<LinkBytes> link;
   // Requirements that could not be proven.
   ir::OutOfLineVector<std::string> assumptions;
 };

@@ -122,6 +122,11 @@ struct Variant {
   // default.
   SourceExpr bytes_fwd;
   std::vector<GradCost> bytes_bwd;
+  // `link:` bytes one rank sends over the interconnect (a collective's ring
+  // traffic) in forward and per input gradient, in a group of `link_group`
+  // ranks. Absent: the node sends nothing.
+  SourceExpr link_group, link_fwd;
+  std::vector<GradCost> link_bwd;
   int op_class = -1;  // `class:` an OpClass; -1: from the rule's file
                       // (docs/calibration.md).
   std::vector<SavedSpec> saved;

@@ -56,6 +56,7 @@ const std::set<std::string>& RuleKeys() {
                                                        "workspace",
                                                        "differentiable",
                                                        "bytes",
+                                                       "link",
                                                        "class"};
   return *kKeys;
 }
@@ -130,6 +131,12 @@ class VariantCompiler {
     if (auto* n = get("workspace")) CompileWorkspace(*n);
     if (auto* n = get("bytes"))
       CompileCosts(*n, &v_.bytes_fwd, &v_.bytes_bwd, "bytes");
+    if (auto* n = get("link")) {
+      if (!n->IsMap()) Fail(*n, "'link' must be a map with group, fwd and bwd");
+      CompileCosts(*n, &v_.link_fwd, &v_.link_bwd, "link", &v_.link_group);
+      if (!v_.link_group.present())
+        Fail(*n, "'link' needs 'group' (the ranks of the collective)");
+    }
     if (auto* n = get("class")) {
       Result<OpClass> c = ParseOpClass(Scalar(*n, "'class'"));
       if (!c.ok()) Fail(*n, "'class': " + c.status().message());
@@ -388,8 +395,11 @@ class VariantCompiler {
     }
   }
 
+  // Compiles `what`: an expression (the forward's), or a map of fwd, bwd
+  // and, where `group` is given, group.
   void CompileCosts(const YamlNode& n, SourceExpr* fwd,
-                    std::vector<GradCost>* bwd, const char* what) {
+                    std::vector<GradCost>* bwd, const char* what,
+                    SourceExpr* group = nullptr) {
     if (n.IsScalar()) {
       *fwd = ParseExpr(n);
       return;
@@ -401,6 +411,8 @@ class VariantCompiler {
       std::string k = kv.first.Scalar();
       if (k == "fwd") {
         *fwd = ParseExpr(kv.second);
+      } else if (k == "group" && group != nullptr) {
+        *group = ParseExpr(kv.second);
       } else if (k == "bwd") {
         if (!kv.second.IsMap())
           Fail(kv.second, std::string("'") + what +
@@ -412,8 +424,9 @@ class VariantCompiler {
           bwd->push_back(std::move(c));
         }
       } else {
-        Fail(kv.first, std::string("unknown key '") + k + "' in '" + what +
-                           "' (fwd, bwd)");
+        Fail(kv.first,
+             std::string("unknown key '") + k + "' in '" + what +
+                 (group != nullptr ? "' (group, fwd, bwd)" : "' (fwd, bwd)"));
       }
     }
   }

@@ -33,6 +33,20 @@ rules:
       bwd:
         self: 5                             # a made-up figure the test can spot
     class: attention
+
+  # A collective in a group of 4 ranks, with made-up figures the test can
+  # spot.
+  - op: t::collective
+    schema: "collective(Tensor self) -> Tensor"
+    outputs:
+      out: self
+    alias:
+      out: self
+    link:
+      group: 4
+      fwd: 7*numel(self)
+      bwd:
+        self: 11
 )yaml";
 
 class MovedBytesTest : public ::testing::Test {
@@ -91,6 +105,31 @@ TEST_F(MovedBytesTest, RuleOverridesBytesAndClass) {
   b_.Output(b_.One("t::fused", {x}, {"self"}));
   r = Run("4,8", /*input_grad=*/false);
   EXPECT_EQ(r.training.node_bwd_bytes[0], sym::Expr(0));
+}
+
+TEST_F(MovedBytesTest, ACollectivesLinkTrafficEvenAsAView) {
+  int x = b_.Input();
+  b_.Output(b_.One("t::collective", {x}, {"self"}));
+  Report r = Run("4,8", /*input_grad=*/true);
+  EXPECT_EQ(r.nodes[0].bytes, sym::Expr(0));  // A view moves nothing.
+  ASSERT_EQ(r.link_traffic.size(), 1u);
+  EXPECT_EQ(r.link_traffic[0].node, 0);
+  EXPECT_EQ(r.link_traffic[0].group, sym::Expr(4));
+  EXPECT_EQ(r.link_traffic[0].forward, sym::Expr(7 * 32));
+  EXPECT_EQ(r.link_traffic[0].backward, sym::Expr(11));
+  // No input gradient: nothing sent in backward.
+  GraphBuilder b2;
+  b_ = b2;
+  x = b_.Input();
+  b_.Output(b_.One("t::collective", {x}, {"self"}));
+  r = Run("4,8", /*input_grad=*/false);
+  ASSERT_EQ(r.link_traffic.size(), 1u);
+  EXPECT_EQ(r.link_traffic[0].backward, sym::Expr(0));
+  // Ops without `link:` send nothing.
+  GraphBuilder b3;
+  b_ = b3;
+  b_.Output(b_.One("aten::relu", {b_.Input()}, {"self"}));
+  EXPECT_TRUE(Run("4,8", true).link_traffic.empty());
 }
 
 TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {

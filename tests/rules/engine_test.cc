@@ -278,6 +278,22 @@ INSTANTIATE_TEST_SUITE_P(
                 "-> Tensor\"\n    outputs:\n      out: x\n"
                 "    workspace:\n      bwd_phases: 1\n",
                 "'bwd_phases' must be a map of input: bytes"},
+        BadRule{"LinkWithoutGroup",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    link:\n      fwd: numel(x)\n",
+                "bad.yaml:8:7: 'link' needs 'group' (the ranks of the "
+                "collective)"},
+        BadRule{"LinkUnknownKey",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    link:\n      group: 2\n      ranks: 2\n",
+                "unknown key 'ranks' in 'link' (group, fwd, bwd)"},
+        BadRule{"LinkNotAMap",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    link: 1\n",
+                "'link' must be a map with group, fwd and bwd"},
         BadRule{"BadSchema",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x -> "
                 "Tensor\"\n",

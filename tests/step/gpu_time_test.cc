@@ -5,6 +5,8 @@
 
 #include "testing/built_models.h"
 #include "testing/graph_builder.h"
+#include "torchcost/families.h"
+#include "torchcost/gpu.h"
 #include "torchcost/roofline.h"
 #include "torchcost/step.h"
 
@@ -91,6 +93,52 @@ TEST(GpuTimeTest, MisusesNameTheOption) {
               HasSubstr("StepConfig.gpu a100: the time needs every symbol "
                         "bound (StepConfig.bindings)"));
   EXPECT_THAT(r.status().message(), HasSubstr("'B'"));
+}
+
+// The collectives of a tensor-parallel llama over t = 2 ranks, in float32 at
+// B = 2, S = 32, h = 64 (N = B S h = 4096 elements, 16384 bytes): in forward
+// the vocab-parallel embedding's and, per layer, attention's and the MLP's
+// all-reduce (`g`): 2L + 1 = 5; in backward the `f` before q/k/v, before
+// gate/up and before the lm_head all-reduce the input's gradient: 5 more.
+// A ring all-reduce sends 2 (t - 1) / t N bytes = 16384 per rank, over the
+// H100's 450 GB/s link.
+TEST(GpuTimeTest, TensorParallelCollectivesAreTimedOverTheLink) {
+  Result<builder::BuiltModel> m = builder::BuildNamedModel(
+      "llama",
+      "layers=2,hidden=64,heads=8,kv_heads=4,intermediate=128,vocab=256,tp=2");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  StepConfig c = StepConfigFor(*m);
+  c.gpu = "H100-SXM";
+  c.optimizer = "sgd";
+  c.bindings = {{"B", 2}, {"S", 32}};
+  Result<StepAnalysis> a = AnalyzeStep(m->graph, BuiltinRules(), c);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const TimeReport& t = a->report.time;
+  const double all_reduce = 16384 / 450e9;
+  EXPECT_NEAR(t.model_parallel_communication_seconds, 10 * all_reduce,
+              1e-9 * all_reduce);
+  EXPECT_EQ(t.communication_untimed, "");
+  // The phases wait for them: against a link without cost, forward and
+  // backward take 5 all-reduces longer each.
+  GpuSpec instant = *FindGpu("H100-SXM");
+  instant.interconnect.link = 1e300;
+  Result<TimeReport> free =
+      EstimateTime(a->graph, a->report, instant, a->bindings);
+  ASSERT_TRUE(free.ok()) << free.status().message();
+  EXPECT_NEAR(t.forward_seconds - free->forward_seconds, 5 * all_reduce,
+              1e-6 * all_reduce);
+  EXPECT_NEAR(t.backward_seconds - free->backward_seconds, 5 * all_reduce,
+              1e-6 * all_reduce);
+  EXPECT_NEAR(t.step_seconds - free->step_seconds, 10 * all_reduce,
+              1e-6 * all_reduce);
+  // No link bandwidth known: not timed, and said so.
+  GpuSpec unknown = instant;
+  unknown.interconnect.link = 0;
+  Result<TimeReport> untimed =
+      EstimateTime(a->graph, a->report, unknown, a->bindings);
+  ASSERT_TRUE(untimed.ok());
+  EXPECT_EQ(untimed->model_parallel_communication_seconds, 0);
+  EXPECT_THAT(untimed->communication_untimed, HasSubstr("link bandwidth"));
 }
 
 }  // namespace
