@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "torchcost/collective.h"
 #include "torchcost/dtype.h"
 #include "torchcost/graph.h"
 #include "torchcost/rules.h"
@@ -104,14 +105,14 @@ struct NodeCost {
   bool cost_unknown = false;
 };
 
-// The bytes one rank of a node's collective sends over the interconnect (the
-// rule's `link:`: tensor, sequence and expert parallelism's collectives).
-struct LinkTraffic {
-  int node = -1;       // Index into Graph::nodes.
-  sym::Expr group;     // Ranks in the collective's group.
-  sym::Expr forward;   // Sent in forward.
-  sym::Expr backward;  // Sent in backward for the input gradients it makes
-                       // (0 outside training).
+// The collectives one node runs (its rule's `collectives:`: tensor, sequence
+// and expert parallelism's).
+struct NodeCollectives {
+  int node = -1;    // Index into Graph::nodes.
+  sym::Expr group;  // Ranks that run them.
+  std::vector<CollectiveCall> forward;
+  // In backward, for the input gradients it makes (none outside training).
+  std::vector<CollectiveCall> backward;
 };
 
 // Totals and shapes of one module, including its descendants.
@@ -170,9 +171,9 @@ struct Report {
   // True if the bytes each node moves were derived
   // (AnalysisOptions::moved_bytes): what EstimateTime needs.
   bool moved_bytes = false;
-  // The nodes that send over the interconnect, in graph order
+  // The nodes that run collectives, in graph order
   // (AnalysisOptions::moved_bytes).
-  std::vector<LinkTraffic> link_traffic;
+  std::vector<NodeCollectives> collectives;
   std::vector<ValueInfo> values;       // Parallel to Graph::values.
   std::vector<NodeCost> nodes;         // Parallel to Graph::nodes.
   std::vector<ModuleStats> modules;    // Parallel to Graph::scopes.

@@ -49,9 +49,9 @@ struct TimeReport {
   // the backward phases; ZeRO-3 and FSDP: the forward and backward phases).
   double communication_seconds = 0, exposed_communication_seconds = 0;
   // The graph's own collectives (tensor, sequence and expert parallelism:
-  // Report::link_traffic, each rank's bytes over its group's bandwidth), per
-  // step: the phases wait for them, so they are in their nodes' seconds and
-  // in forward_seconds and backward_seconds (recomputation included).
+  // Report::collectives, each call as NCCL's tuner times a ring), per step:
+  // the phases wait for them, so they are in their nodes' seconds and in
+  // forward_seconds and backward_seconds (recomputation included).
   double model_parallel_communication_seconds = 0;
   // Why a collective is not timed (it then counts 0); empty if all are.
   std::string communication_untimed;

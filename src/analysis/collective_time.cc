@@ -6,9 +6,6 @@
 namespace torchcost::analysis {
 namespace {
 
-// A collective's kind: how many times its payload crosses a rank's link.
-enum class Collective { kAllReduce, kReduceScatter, kAllGather };
-
 // Times collectives over one interconnect, noting the first it cannot time.
 class RingTimer {
  public:
@@ -17,15 +14,11 @@ class RingTimer {
 
   // Returns the seconds of a collective of `bytes` over `ranks` ranks placed
   // among `span` consecutive ones (the ranks a ring's members lie within).
-  double Seconds(Collective c, double bytes, int ranks, int span) {
+  double Seconds(CollectiveKind c, double bytes, int ranks, int span) {
     if (!(bytes > 0) || ranks <= 1) return 0;
     const double bandwidth = GroupBandwidth(span, net_, untimed_);
     if (!(bandwidth > 0)) return 0;
-    // Ring traffic per rank: 2 (n - 1) / n of the payload for an all-reduce
-    // (a reduce-scatter, then an all-gather), (n - 1) / n for either half.
-    const double n = ranks;
-    const double traffic = (c == Collective::kAllReduce ? 2 : 1) * (n - 1) / n;
-    return traffic * bytes / bandwidth;
+    return RingTraffic(c, bytes, ranks) / bandwidth;
   }
 
  private:
@@ -33,7 +26,59 @@ class RingTimer {
   std::string* untimed_;
 };
 
+// One NCCL protocol of the ring algorithm, from NCCL's tuner
+// (src/graph/tuning.cc at 5067397c2676d5aed50042fc39e5c8ee96eb0027):
+// microseconds of latency (baseLatencies[RING]; hwLatencies[NVLINK][RING] per
+// step within a node; hwLatencies[NET][RING], or [NET][TREE] with one rank per
+// node, per step between nodes; getNetOverhead's 1 us, x 3 for Simple, at
+// least per step on a ring that leaves the node) and its share of the bus
+// bandwidth ("busBw * .5", "busBw * 0.92").
+struct NcclProtocol {
+  double base_us, nvlink_step_us, net_step_us, net_one_per_node_step_us,
+      net_overhead_us, bandwidth_share;
+};
+constexpr NcclProtocol kNcclProtocols[] = {
+    {6.6, 0.6, 2.7, 5.0, 1.0, 0.5},     // LL
+    {14.0, 1.9, 4.0, 8.5, 1.0, 0.92},   // LL128
+    {8.4, 3.4, 14.0, 14.0, 3.0, 1.0}};  // Simple
+
 }  // namespace
+
+double RingTraffic(CollectiveKind kind, double payload, int ranks) {
+  if (ranks <= 1) return 0;
+  const double n = ranks;
+  return (kind == CollectiveKind::kAllReduce ? 2 : 1) * (n - 1) / n * payload;
+}
+
+double NcclCallSeconds(CollectiveKind kind, double payload, int ranks,
+                       const Interconnect& net, std::string* untimed) {
+  if (!(payload > 0) || ranks <= 1) return 0;
+  const double bandwidth = GroupBandwidth(ranks, net, untimed);
+  if (!(bandwidth > 0)) return 0;
+  const bool all_reduce = kind == CollectiveKind::kAllReduce;
+  // Ring steps: 2 (n - 1) for an all-reduce, n - 1 otherwise; of them, those
+  // that cross between nodes: 2 (nodes - 1) for an all-reduce, nodes - 1.
+  const int steps = (all_reduce ? 2 : 1) * (ranks - 1);
+  const int node_gpus = std::max(net.node_gpus, 1);
+  const int nodes = (ranks + node_gpus - 1) / node_gpus;
+  const int between = nodes == 1 ? 0 : (all_reduce ? 2 : 1) * (nodes - 1);
+  const bool one_per_node = nodes == ranks && nodes > 1;
+  const double traffic = RingTraffic(kind, payload, ranks);
+  double best = 0;
+  for (const NcclProtocol& p : kNcclProtocols) {
+    const double within = nodes > 1
+                              ? std::max(p.nvlink_step_us, p.net_overhead_us)
+                              : p.nvlink_step_us;
+    const double between_us =
+        one_per_node ? p.net_one_per_node_step_us : p.net_step_us;
+    // latency + traffic / (share x bandwidth).
+    const double seconds =
+        1e-6 * (p.base_us + (steps - between) * within + between * between_us) +
+        traffic / (p.bandwidth_share * bandwidth);
+    if (best == 0 || seconds < best) best = seconds;
+  }
+  return best;
+}
 
 double GroupBandwidth(int group, const Interconnect& net,
                       std::string* untimed) {
@@ -65,13 +110,13 @@ CollectiveSeconds TimeCollectives(const ShardingReport& s,
     case ShardStrategy::kNone:
       break;
     case ShardStrategy::kDdp:
-      out.backward = ring.Seconds(Collective::kAllReduce,
+      out.backward = ring.Seconds(CollectiveKind::kAllReduce,
                                   static_cast<double>(s.all_reduce_bytes),
                                   s.world, s.world);
       break;
     case ShardStrategy::kZero1:
     case ShardStrategy::kZero2:
-      out.backward = ring.Seconds(Collective::kReduceScatter,
+      out.backward = ring.Seconds(CollectiveKind::kReduceScatter,
                                   static_cast<double>(s.reduce_scatter_bytes),
                                   s.world, s.world);
       break;
@@ -81,17 +126,17 @@ CollectiveSeconds TimeCollectives(const ShardingReport& s,
       // consecutive ranks and all-reduces the shards across the world / group
       // groups, one rank of each, spread over the world.
       out.forward_backward =
-          ring.Seconds(Collective::kAllGather, gathered, group, group) +
-          ring.Seconds(Collective::kReduceScatter,
+          ring.Seconds(CollectiveKind::kAllGather, gathered, group, group) +
+          ring.Seconds(CollectiveKind::kReduceScatter,
                        static_cast<double>(s.reduce_scatter_bytes), group,
                        group) +
-          ring.Seconds(Collective::kAllReduce,
+          ring.Seconds(CollectiveKind::kAllReduce,
                        static_cast<double>(s.all_reduce_bytes), s.world / group,
                        s.world);
       break;
   }
   out.after_step = ring.Seconds(
-      Collective::kAllGather,
+      CollectiveKind::kAllGather,
       static_cast<double>(s.after_step_all_gather_bytes), s.world, s.world);
   return out;
 }

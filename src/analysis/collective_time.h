@@ -1,11 +1,12 @@
 // The time of one data-parallel rank's collectives in a training step (DDP,
-// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect, and the
-// bandwidth a group of ranks has.
+// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect; one NCCL
+// call's (a graph's collectives), and the bandwidth a group of ranks has.
 #ifndef TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 #define TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 
 #include <string>
 
+#include "torchcost/collective.h"
 #include "torchcost/gpu.h"
 #include "torchcost/sharding.h"
 
@@ -34,6 +35,22 @@ struct CollectiveSeconds {
 // the network.
 CollectiveSeconds TimeCollectives(const ShardingReport& s,
                                   const Interconnect& net);
+
+// Returns the bytes one rank sends in a ring collective of `kind` on `payload`
+// bytes (CollectiveCall) among `ranks` ranks: 2 (n - 1) / n of it for an
+// all-reduce (a reduce-scatter, then an all-gather), (n - 1) / n for a
+// reduce-scatter, an all-gather or an all-to-all (all but its own share).
+double RingTraffic(CollectiveKind kind, double payload, int ranks);
+
+// Returns the seconds of one NCCL call of `kind` on `payload` bytes among
+// `ranks` consecutive ranks over `net`, as NCCL's tuner predicts a ring
+// (src/graph/tuning.cc): the fastest of its protocols LL, LL128 and Simple,
+// each a latency (a base, plus one per ring step) and the RingTraffic over the
+// protocol's share of the bandwidth (GroupBandwidth); 0, with why in
+// `*untimed`, where the bandwidth is unknown. NB: an all-to-all (NCCL's
+// point-to-point sends) is timed as an all-gather.
+double NcclCallSeconds(CollectiveKind kind, double payload, int ranks,
+                       const Interconnect& net, std::string* untimed);
 
 // Returns the bandwidth, in bytes per second, of a collective among `group`
 // consecutive ranks over `net`: the node's link within a node, else the

@@ -55,7 +55,7 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
                     const TrainingOptions& options, Report* report) {
   const bool train = options.mode == StepMode::kTrain;
   report->moved_bytes = true;
-  report->link_traffic.clear();
+  report->collectives.clear();
   TrainingReport& tr = report->training;
   tr.node_bwd_bytes.assign(train ? g.nodes.size() : 0, sym::Expr(0));
   std::vector<int> seen;  // Distinct inputs of one node.
@@ -120,16 +120,16 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
       }
       return made;
     };
-    // NB: a collective's traffic counts whether or not it is a view (the
-    // all-reduce sums in place).
-    for (const rules::LinkBytes& link : a.link) {
-      LinkTraffic traffic{static_cast<int>(ni), link.group, link.fwd,
-                          sym::Expr(0)};
-      if (backward) {
-        for (const auto& [arg, bytes] : link.bwd)
-          if (needed(arg)) traffic.backward += bytes;
+    // NB: a view's collectives count too (an all-reduce sums in place).
+    for (const rules::AppliedCollectives& applied : a.collectives) {
+      NodeCollectives node_collectives{static_cast<int>(ni), applied.group};
+      for (const auto& [arg, call] : applied.calls) {
+        if (arg < 0)
+          node_collectives.forward.push_back(call);
+        else if (backward && needed(arg))
+          node_collectives.backward.push_back(call);
       }
-      report->link_traffic.push_back(std::move(traffic));
+      report->collectives.push_back(std::move(node_collectives));
     }
     if (!backward || view) continue;
     const passes::NodeAutograd& grad = *na;

@@ -15,8 +15,8 @@ namespace torchcost::analysis {
 // attention; reduction, norm, loss: reduction; any other: pointwise).
 OpClass ClassOf(const rules::OpRule& rule, const rules::Variant& variant);
 
-// Fills NodeCost::bytes and op_class of every node, Report::link_traffic (the
-// rules' `link:`), and in a training step
+// Fills NodeCost::bytes and op_class of every node, Report::collectives (the
+// rules' `collectives:`), and in a training step
 // TrainingReport::node_bwd_bytes and optimizer_bytes. Defaults: a forward
 // moves its distinct tensor inputs, outputs and temporaries (a view nothing),
 // and a batched matmul also reads and writes its fold copies

@@ -276,24 +276,30 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       t.class_backward_kernels[cls] += accumulate * bwd_kernels;
     }
   }
-  // The graph's collectives: each rank's bytes over its group's bandwidth,
-  // in its node's time. NB: no kernel counted (NCCL's launch is not
-  // modelled), and no class roofline: a calibration fits the kernels alone.
-  std::vector<double> link_forward;  // Per node, where any node sends.
-  if (!report.link_traffic.empty()) link_forward.assign(n, 0);
-  for (const LinkTraffic& link : report.link_traffic) {
-    if (link.node < 0 || static_cast<size_t>(link.node) >= n) continue;
-    const double bandwidth =
-        analysis::GroupBandwidth(static_cast<int>(value(link.group)),
-                                 gpu.interconnect, &t.communication_untimed);
-    if (!(bandwidth > 0)) continue;
-    const double fwd = value(link.forward) / bandwidth;
-    link_forward[link.node] += fwd;
-    t.node_forward_seconds[link.node] += fwd;
+  // The graph's collectives: NCCL's time for each call, in its node's time.
+  // NB: no kernel counted (NCCL's launch is not modelled), and no class
+  // roofline: a calibration fits the kernels alone.
+  std::vector<double> collective_forward;  // Per node, where any runs one.
+  if (!report.collectives.empty()) collective_forward.assign(n, 0);
+  for (const NodeCollectives& node : report.collectives) {
+    if (node.node < 0 || static_cast<size_t>(node.node) >= n) continue;
+    const int group = static_cast<int>(value(node.group));
+    auto seconds = [&](const std::vector<CollectiveCall>& calls) {
+      double sum = 0;
+      for (const CollectiveCall& call : calls) {
+        sum += analysis::NcclCallSeconds(call.kind, value(call.payload), group,
+                                         gpu.interconnect,
+                                         &t.communication_untimed);
+      }
+      return sum;
+    };
+    const double fwd = seconds(node.forward);
+    collective_forward[node.node] += fwd;
+    t.node_forward_seconds[node.node] += fwd;
     t.model_parallel_communication_seconds += accumulate * fwd;
     if (train) {
-      const double bwd = value(link.backward) / bandwidth;
-      t.node_backward_seconds[link.node] += bwd;
+      const double bwd = seconds(node.backward);
+      t.node_backward_seconds[node.node] += bwd;
       t.model_parallel_communication_seconds += accumulate * bwd;
     }
   }
@@ -308,9 +314,10 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
         const int cls = static_cast<int>(classes[ni]);
         // The node's forward time less its overhead and its collective, back
         // to roofline seconds.
-        const double link = link_forward.empty() ? 0 : link_forward[ni];
-        t.model_parallel_communication_seconds += accumulate * link;
-        const double kernel = t.node_forward_seconds[ni] - link;
+        const double collective =
+            collective_forward.empty() ? 0 : collective_forward[ni];
+        t.model_parallel_communication_seconds += accumulate * collective;
+        const double kernel = t.node_forward_seconds[ni] - collective;
         const double launches = kernel > 0 ? 1 : 0;
         const double again =
             accumulate * (kernel - launches * o) * gpu.efficiency[cls];
@@ -526,21 +533,31 @@ Result<double> SumDeviceForwardSeconds(const ir::Graph& graph,
     }
     total += it->second;
   }
-  // The graph's collectives: bytes over the group's bandwidth, as a node
-  // that only moves them (no FLOPs, no kernel overhead).
-  for (const LinkTraffic& link : report.link_traffic) {
+  // The graph's collectives, each NCCL call at each x. NB: a payload free of
+  // the symbol (a decode step's, of the batch alone) is timed once.
+  std::string untimed;
+  for (const NodeCollectives& node : report.collectives) {
     Evaluator value(bindings);
-    std::string untimed;
-    GpuSpec over_link;
-    over_link.bandwidth = analysis::GroupBandwidth(
-        static_cast<int>(value(link.group)), gpu.interconnect, &untimed);
+    const int group = static_cast<int>(value(node.group));
+    for (const CollectiveCall& call : node.forward) {
+      const std::vector<std::string> free = sym::FreeSymbols(call.payload);
+      const bool varies =
+          std::find(free.begin(), free.end(), symbol) != free.end();
+      sym::Bindings at = bindings;
+      for (int64_t x = first; x <= last; ++x) {
+        at[symbol] = x;
+        Evaluator at_x(at);
+        const double seconds = analysis::NcclCallSeconds(
+            call.kind, at_x(call.payload), group, gpu.interconnect, &untimed);
+        if (!at_x.error().ok()) return at_x.error();
+        if (!varies) {
+          total += seconds * static_cast<double>(last - first + 1);
+          break;
+        }
+        total += seconds;
+      }
+    }
     if (!value.error().ok()) return value.error();
-    if (!(over_link.bandwidth > 0)) continue;
-    const NodeSecondsOverRange seconds(0, over_link, 1);
-    TORCHCOST_ASSIGN_OR_RETURN(
-        const double sum,
-        seconds.Sum(sym::Expr(0), link.forward, bindings, symbol, first, last));
-    total += sum;
   }
   return total;
 }

@@ -648,9 +648,8 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
         std::to_string(c.kv_heads / c.tp) + " of the " +
         std::to_string(c.kv_heads) +
         " KV heads in the cache and its activations; with a GPU, the "
-        "all-reduces and the logits' all-gather are timed by their bytes over "
-        "the link, without NCCL's latency per collective (microseconds, "
-        "beyond a decode step's bytes)");
+        "all-reduces and the logits' all-gather are timed as NCCL's tuner "
+        "times a ring (a decode step's: its latency, microseconds each)");
   }
   return m;
 }

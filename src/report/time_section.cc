@@ -122,14 +122,15 @@ std::string RenderTime(const Report& report) {
   }
   // NB: the graph's collectives exist only for tp > 1 or ep > 1, so a
   // count of 0 with a reason given is one that could not be timed.
-  if (!report.link_traffic.empty()) {
+  if (!report.collectives.empty()) {
     out += Field(
         "  TP/SP/EP comm:",
         t.model_parallel_communication_seconds == 0 &&
                 !t.communication_untimed.empty()
             ? "not timed: " + t.communication_untimed
             : fmt::format("{} per step, in the forward and backward above "
-                          "(ring, {:.4g} GB/s per direction)",
+                          "(NCCL's ring: latency, and bytes at {:.4g} GB/s "
+                          "per direction)",
                           SecondsText(t.model_parallel_communication_seconds),
                           t.interconnect.link / 1e9));
   }

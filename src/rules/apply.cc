@@ -130,11 +130,11 @@ class Application : public ImplContext {
     out_->has_bytes_bwd = !v_.bytes_bwd.empty();
     for (const auto& g : v_.bytes_bwd)
       out_->bytes_bwd.push_back({g.arg, Cost(g.expr)});
-    if (v_.link_group.present()) {
-      LinkBytes link{Cost(v_.link_group), Cost(v_.link_fwd), {}};
-      for (const auto& g : v_.link_bwd)
-        link.bwd.push_back({g.arg, Cost(g.expr)});
-      out_->link.push_back(std::move(link));
+    if (!v_.collectives.empty()) {
+      AppliedCollectives applied{Cost(v_.collective_group), {}};
+      for (const CollectiveSpec& c : v_.collectives)
+        applied.calls.push_back({c.arg, {c.kind, Cost(c.payload)}});
+      out_->collectives.push_back(std::move(applied));
     }
   }
 

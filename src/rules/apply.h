@@ -17,12 +17,11 @@
 
 namespace torchcost::rules {
 
-// The rule's `link:` applied: the bytes one rank sends over the
-// interconnect.
-struct LinkBytes {
-  sym::Expr group;  // Ranks in the collective's group.
-  sym::Expr fwd;
-  std::vector<std::pair<int, sym::Expr>> bwd;  // (argument index, bytes).
+// The rule's `collectives:` applied.
+struct AppliedCollectives {
+  sym::Expr group;  // Ranks that run them.
+  // (argument index, or -1 in forward; the call).
+  std::vector<std::pair<int, CollectiveCall>> calls;
 };
 
 // What one application of a rule produced.
@@ -48,8 +47,8 @@ struct Applied {
   bool read_attention_backend = false;
   sym::Expr bytes_fwd;
   ir::OutOfLineVector<std::pair<int, sym::Expr>> bytes_bwd;
-  // The rule's `link:`: one entry, or none where the node sends nothing.
-  ir::OutOfLineVector<LinkBytes> link;
+  // The rule's `collectives:`: one entry, or none where the node runs none.
+  ir::OutOfLineVector<AppliedCollectives> collectives;
   // Requirements that could not be proven.
   ir::OutOfLineVector<std::string> assumptions;
 };

@@ -9,6 +9,7 @@
 #include "rules/builtin.h"
 #include "rules/rule_expr.h"
 #include "rules/schema.h"
+#include "torchcost/collective.h"
 #include "torchcost/dtype.h"
 #include "torchcost/op_class.h"
 
@@ -61,6 +62,14 @@ struct OutputSpec {
 struct GradCost {
   int arg = -1;
   SourceExpr expr;
+};
+
+// A collective of a rule (`collectives:`): in forward (arg -1) or while
+// computing an input's gradient.
+struct CollectiveSpec {
+  int arg = -1;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  SourceExpr payload;  // The whole tensor's bytes (CollectiveCall).
 };
 
 // A tensor kept for backward.
@@ -122,11 +131,10 @@ struct Variant {
   // default.
   SourceExpr bytes_fwd;
   std::vector<GradCost> bytes_bwd;
-  // `link:` bytes one rank sends over the interconnect (a collective's ring
-  // traffic) in forward and per input gradient, in a group of `link_group`
-  // ranks. Absent: the node sends nothing.
-  SourceExpr link_group, link_fwd;
-  std::vector<GradCost> link_bwd;
+  // `collectives:` what the node runs among `collective_group` ranks, in
+  // forward (arg -1) and per input gradient. Empty: none.
+  SourceExpr collective_group;
+  std::vector<CollectiveSpec> collectives;
   int op_class = -1;  // `class:` an OpClass; -1: from the rule's file
                       // (docs/calibration.md).
   std::vector<SavedSpec> saved;

@@ -56,7 +56,7 @@ const std::set<std::string>& RuleKeys() {
                                                        "workspace",
                                                        "differentiable",
                                                        "bytes",
-                                                       "link",
+                                                       "collectives",
                                                        "class"};
   return *kKeys;
 }
@@ -131,12 +131,7 @@ class VariantCompiler {
     if (auto* n = get("workspace")) CompileWorkspace(*n);
     if (auto* n = get("bytes"))
       CompileCosts(*n, &v_.bytes_fwd, &v_.bytes_bwd, "bytes");
-    if (auto* n = get("link")) {
-      if (!n->IsMap()) Fail(*n, "'link' must be a map with group, fwd and bwd");
-      CompileCosts(*n, &v_.link_fwd, &v_.link_bwd, "link", &v_.link_group);
-      if (!v_.link_group.present())
-        Fail(*n, "'link' needs 'group' (the ranks of the collective)");
-    }
+    if (auto* n = get("collectives")) CompileCollectives(*n);
     if (auto* n = get("class")) {
       Result<OpClass> c = ParseOpClass(Scalar(*n, "'class'"));
       if (!c.ok()) Fail(*n, "'class': " + c.status().message());
@@ -395,11 +390,47 @@ class VariantCompiler {
     }
   }
 
-  // Compiles `what`: an expression (the forward's), or a map of fwd, bwd
-  // and, where `group` is given, group.
+  // `collectives: {group: RANKS, fwd: {KIND: BYTES}, bwd: {input: {KIND:
+  // BYTES}, ...}}`.
+  void CompileCollectives(const YamlNode& n) {
+    if (!n.IsMap())
+      Fail(n, "'collectives' must be a map with group, fwd and bwd");
+    // One {KIND: BYTES} entry.
+    auto call = [&](const YamlNode& c, int arg) {
+      if (!c.IsMap() || c.size() != 1)
+        Fail(c,
+             "a collective must be one KIND: BYTES (all_reduce, "
+             "reduce_scatter, all_gather, all_to_all)");
+      for (const auto& kv : c) {
+        Result<CollectiveKind> kind = ParseCollectiveKind(kv.first.Scalar());
+        if (!kind.ok()) Fail(kv.first, kind.status().message());
+        v_.collectives.push_back({arg, *kind, ParseExpr(kv.second)});
+      }
+    };
+    for (const auto& kv : n) {
+      const std::string k = kv.first.Scalar();
+      if (k == "group") {
+        v_.collective_group = ParseExpr(kv.second);
+      } else if (k == "fwd") {
+        call(kv.second, -1);
+      } else if (k == "bwd") {
+        if (!kv.second.IsMap())
+          Fail(kv.second,
+               "'collectives.bwd' must be a map of input: {KIND: "
+               "BYTES}");
+        for (const auto& g : kv.second)
+          call(g.second, ArgIndex(g.first, g.first.Scalar(), "a collective"));
+      } else {
+        Fail(kv.first,
+             "unknown key '" + k + "' in 'collectives' (group, fwd, bwd)");
+      }
+    }
+    if (!v_.collective_group.present())
+      Fail(n, "'collectives' needs 'group' (the ranks that run them)");
+  }
+
   void CompileCosts(const YamlNode& n, SourceExpr* fwd,
-                    std::vector<GradCost>* bwd, const char* what,
-                    SourceExpr* group = nullptr) {
+                    std::vector<GradCost>* bwd, const char* what) {
     if (n.IsScalar()) {
       *fwd = ParseExpr(n);
       return;
@@ -411,8 +442,6 @@ class VariantCompiler {
       std::string k = kv.first.Scalar();
       if (k == "fwd") {
         *fwd = ParseExpr(kv.second);
-      } else if (k == "group" && group != nullptr) {
-        *group = ParseExpr(kv.second);
       } else if (k == "bwd") {
         if (!kv.second.IsMap())
           Fail(kv.second, std::string("'") + what +
@@ -424,9 +453,8 @@ class VariantCompiler {
           bwd->push_back(std::move(c));
         }
       } else {
-        Fail(kv.first,
-             std::string("unknown key '") + k + "' in '" + what +
-                 (group != nullptr ? "' (group, fwd, bwd)" : "' (fwd, bwd)"));
+        Fail(kv.first, std::string("unknown key '") + k + "' in '" + what +
+                           "' (fwd, bwd)");
       }
     }
   }

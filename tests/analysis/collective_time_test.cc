@@ -1,5 +1,6 @@
-// The ring algorithm's time of a data-parallel rank's collectives, on payloads
-// and links chosen so that each expected time is a short hand derivation.
+// The ring algorithm's time of a data-parallel rank's collectives, and NCCL's
+// tuner's time of one call, on payloads and links chosen so that each expected
+// time is a short hand derivation.
 #include "analysis/collective_time.h"
 
 #include <gmock/gmock.h>
@@ -91,6 +92,50 @@ TEST(CollectiveTimeTest, WhatCannotBeTimedSaysWhy) {
   c = TimeCollectives(s, Node(0));
   EXPECT_EQ(c.backward, 0);
   EXPECT_EQ(c.untimed, "");
+}
+
+// NCCL's tuner (src/graph/tuning.cc at 5067397c): per protocol a base
+// latency, one per ring step, and the traffic over its bandwidth share.
+TEST(NcclCallTest, ASmallAllReduceTakesLlsLatency) {
+  // 4 ranks, 4096 bytes: 6 steps, 2 x 3/4 x 4096 = 6144 bytes sent. LL: 6.6
+  // + 6 x 0.6 = 10.2 us + 6144 / (0.5 x 100 GB/s); LL128: 14 + 6 x 1.9 =
+  // 25.4 us + ...; Simple: 8.4 + 6 x 3.4 = 28.8 us + ...
+  std::string untimed;
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 4,
+                                   Node(100 * kGB), &untimed),
+                   10.2e-6 + 6144 / (0.5 * 100 * kGB));
+  // An all-gather of the same: 3 steps, 3/4 x 4096 = 3072 bytes. LL: 6.6 + 3
+  // x 0.6 = 8.4 us + 3072 / 50 GB/s.
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllGather, 4096, 4,
+                                   Node(100 * kGB), &untimed),
+                   8.4e-6 + 3072 / (0.5 * 100 * kGB));
+  EXPECT_EQ(untimed, "");
+}
+
+TEST(NcclCallTest, ALargeAllReduceRunsAtTheLinkWithSimple) {
+  // 8 ranks, 1 GB: 14 steps, 2 x 7/8 x 1 GB = 1.75 GB sent. Simple: 8.4 + 14
+  // x 3.4 = 56 us + 1.75 GB / 450 GB/s; LL128: 40.6 us + 1.75 GB / (0.92 x
+  // 450 GB/s), 0.34 ms slower; LL at half the bandwidth slower still.
+  std::string untimed;
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, kGB, 8,
+                                   Node(450 * kGB), &untimed),
+                   56e-6 + 1.75 * kGB / (450 * kGB));
+}
+
+TEST(NcclCallTest, AcrossNodesStepsBetweenThemTakeTheNetwork) {
+  // 16 ranks, 8 a node, network 50 GB/s, 4096 bytes: 30 steps, 2 between the
+  // 2 nodes; within, a step takes at least NCCL's 1 us network overhead. LL:
+  // 6.6 + 28 x max(0.6, 1) + 2 x 2.7 = 40 us + 2 x 15/16 x 4096 = 7680 bytes /
+  // (0.5 x 50 GB/s); LL128: 14 + 28 x 1.9 + 2 x 4 = 75.2 us + ...
+  std::string untimed;
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16,
+                                   Node(450 * kGB, 50 * kGB), &untimed),
+                   40e-6 + 7680 / (0.5 * 50 * kGB));
+  // No network given: not timed, and why.
+  EXPECT_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16,
+                            Node(450 * kGB), &untimed),
+            0);
+  EXPECT_THAT(untimed, HasSubstr("network's bandwidth is not given"));
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ rules:
         self: 5                             # a made-up figure the test can spot
     class: attention
 
-  # A collective in a group of 4 ranks, with made-up figures the test can
+  # Collectives in a group of 4 ranks, with made-up figures the test can
   # spot.
   - op: t::collective
     schema: "collective(Tensor self) -> Tensor"
@@ -42,11 +42,11 @@ rules:
       out: self
     alias:
       out: self
-    link:
+    collectives:
       group: 4
-      fwd: 7*numel(self)
+      fwd: {all_gather: 7*numel(self)}
       bwd:
-        self: 11
+        self: {reduce_scatter: 11}
 )yaml";
 
 class MovedBytesTest : public ::testing::Test {
@@ -107,29 +107,34 @@ TEST_F(MovedBytesTest, RuleOverridesBytesAndClass) {
   EXPECT_EQ(r.training.node_bwd_bytes[0], sym::Expr(0));
 }
 
-TEST_F(MovedBytesTest, ACollectivesLinkTrafficEvenAsAView) {
+TEST_F(MovedBytesTest, CollectivesOfANodeEvenAView) {
   int x = b_.Input();
   b_.Output(b_.One("t::collective", {x}, {"self"}));
   Report r = Run("4,8", /*input_grad=*/true);
   EXPECT_EQ(r.nodes[0].bytes, sym::Expr(0));  // A view moves nothing.
-  ASSERT_EQ(r.link_traffic.size(), 1u);
-  EXPECT_EQ(r.link_traffic[0].node, 0);
-  EXPECT_EQ(r.link_traffic[0].group, sym::Expr(4));
-  EXPECT_EQ(r.link_traffic[0].forward, sym::Expr(7 * 32));
-  EXPECT_EQ(r.link_traffic[0].backward, sym::Expr(11));
-  // No input gradient: nothing sent in backward.
+  ASSERT_EQ(r.collectives.size(), 1u);
+  const NodeCollectives& c = r.collectives[0];
+  EXPECT_EQ(c.node, 0);
+  EXPECT_EQ(c.group, sym::Expr(4));
+  ASSERT_EQ(c.forward.size(), 1u);
+  EXPECT_EQ(c.forward[0].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(c.forward[0].payload, sym::Expr(7 * 32));
+  ASSERT_EQ(c.backward.size(), 1u);
+  EXPECT_EQ(c.backward[0].kind, CollectiveKind::kReduceScatter);
+  EXPECT_EQ(c.backward[0].payload, sym::Expr(11));
+  // No input gradient: none in backward.
   GraphBuilder b2;
   b_ = b2;
   x = b_.Input();
   b_.Output(b_.One("t::collective", {x}, {"self"}));
   r = Run("4,8", /*input_grad=*/false);
-  ASSERT_EQ(r.link_traffic.size(), 1u);
-  EXPECT_EQ(r.link_traffic[0].backward, sym::Expr(0));
-  // Ops without `link:` send nothing.
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_TRUE(r.collectives[0].backward.empty());
+  // Ops without `collectives:` run none.
   GraphBuilder b3;
   b_ = b3;
   b_.Output(b_.One("aten::relu", {b_.Input()}, {"self"}));
-  EXPECT_TRUE(Run("4,8", true).link_traffic.empty());
+  EXPECT_TRUE(Run("4,8", true).collectives.empty());
 }
 
 TEST_F(MovedBytesTest, AnEmptyMatmulReadsNothing) {

@@ -278,22 +278,33 @@ INSTANTIATE_TEST_SUITE_P(
                 "-> Tensor\"\n    outputs:\n      out: x\n"
                 "    workspace:\n      bwd_phases: 1\n",
                 "'bwd_phases' must be a map of input: bytes"},
-        BadRule{"LinkWithoutGroup",
+        BadRule{"CollectivesWithoutGroup",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
                 "-> Tensor\"\n    outputs:\n      out: x\n"
-                "    link:\n      fwd: numel(x)\n",
-                "bad.yaml:8:7: 'link' needs 'group' (the ranks of the "
-                "collective)"},
-        BadRule{"LinkUnknownKey",
+                "    collectives:\n      fwd: {all_reduce: numel(x)}\n",
+                "bad.yaml:8:7: 'collectives' needs 'group' (the ranks that run "
+                "them)"},
+        BadRule{"CollectivesUnknownKey",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
                 "-> Tensor\"\n    outputs:\n      out: x\n"
-                "    link:\n      group: 2\n      ranks: 2\n",
-                "unknown key 'ranks' in 'link' (group, fwd, bwd)"},
-        BadRule{"LinkNotAMap",
+                "    collectives:\n      group: 2\n      ranks: 2\n",
+                "unknown key 'ranks' in 'collectives' (group, fwd, bwd)"},
+        BadRule{"CollectivesUnknownKind",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
                 "-> Tensor\"\n    outputs:\n      out: x\n"
-                "    link: 1\n",
-                "'link' must be a map with group, fwd and bwd"},
+                "    collectives:\n      group: 2\n      fwd: {allreduce: 1}\n",
+                "bad.yaml:9:13: unknown collective 'allreduce' (all_reduce, "
+                "reduce_scatter, all_gather, all_to_all)"},
+        BadRule{"CollectiveNotOneKind",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    collectives:\n      group: 2\n      fwd: 8\n",
+                "a collective must be one KIND: BYTES"},
+        BadRule{"CollectivesNotAMap",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    collectives: 1\n",
+                "'collectives' must be a map with group, fwd and bwd"},
         BadRule{"BadSchema",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x -> "
                 "Tensor\"\n",

@@ -13,6 +13,7 @@
 #include "testing/built_models.h"
 #include "testing/eval_or_fail.h"
 #include "torchcost/generation_report.h"
+#include "torchcost/gpu.h"
 
 namespace torchcost {
 namespace {
@@ -218,6 +219,23 @@ TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
   for (const Diagnostic& d : g->prefill.report.diagnostics)
     noted = noted || d.message.find("tp=2: one rank of 2") == 0;
   EXPECT_TRUE(noted);
+  // Each decode step waits for its collectives, as NCCL's tuner times a ring
+  // of 2 (LL at these sizes): the embedding's and 2 per layer's all-reduce of
+  // [B, 1, h] float32, 768 bytes: 6.6 + 2 x 0.6 us + 768 B / (0.5 x 450
+  // GB/s); the logits' all-gather of [B, 1, vocab], 3072 bytes: 6.6 + 0.6 us
+  // + 1536 B / 225 GB/s. Against the same steps without them, T - 1 = 3 of
+  // each.
+  ASSERT_TRUE(g->time.present);
+  const double all_reduce = 7.8e-6 + 768 / 225e9,
+               all_gather = 7.2e-6 + 1536 / 225e9;
+  const double with = g->time.decode_seconds;
+  g->prefill.report.collectives.clear();
+  g->decode.report.collectives.clear();
+  Result<GenerationTime> without =
+      EstimateGenerationTime(*g, *FindGpu("H100-SXM"), g->decode.bindings);
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  EXPECT_NEAR(with - without->decode_seconds,
+              (T - 1) * ((2 * layers + 1) * all_reduce + all_gather), 1e-12);
 }
 
 // Tiny GPT-2 and GPT-NeoX: 2 layers, hidden 64, 4 heads of 16 (every head
