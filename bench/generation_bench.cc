@@ -3,7 +3,8 @@
 // with B, S and T symbolic, then the report at a binding; and a sweep over the
 // context 1k..128k from that one analysis; the same generation timed on a GPU,
 // a batch sweep timed per point, and the caching allocator over a whole
-// generate(); and the generation timed with the host's launch cost.
+// generate(); the generation timed with the host's launch cost, and one
+// tensor-parallel rank's with its collectives.
 //
 // Target (issue 12, point 6): a generation analysis under 10 ms. Run with
 // --benchmark_repetitions=5 and read the medians.
@@ -79,13 +80,15 @@ void BM_GenerateSweepContext(benchmark::State& state) {
 }
 BENCHMARK(BM_GenerateSweepContext)->Unit(benchmark::kMillisecond);
 
-// Times `file`'s generation under `c` at B=8, S=4096, T=512.
-void TimeGeneration(benchmark::State& state, const char* file, StepConfig c) {
+// Times `file`'s generation (its config keys overridden by `keys`) under `c`
+// at B=8, S=4096, T=512.
+void TimeGeneration(benchmark::State& state, const char* file, StepConfig c,
+                    const char* keys = "") {
   const RuleSet& rules = Rules();
   const std::string path = Config(file);
   c.bindings = {{"B", 8}, {"S", 4096}, {"T", 512}};
   for (auto _ : state) {
-    Result<GenerationAnalysis> g = AnalyzeGeneration(path, "", rules, c);
+    Result<GenerationAnalysis> g = AnalyzeGeneration(path, keys, rules, c);
     if (!g.ok()) {
       state.SkipWithError(g.status().message().c_str());
       return;
@@ -105,6 +108,15 @@ BENCHMARK_CAPTURE(BM_GenerateTimed, llama2_7b, "Llama-2-7b-hf.json")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_GenerateTimed, mistral_7b, "Mistral-7B-v0.1.json")
     ->Unit(benchmark::kMillisecond);
+
+// One rank of tp=8 timed: its collectives (65 all-reduces and the logits'
+// gather per decode step) as NCCL calls, in each of the 511 decode steps.
+void BM_GenerateTimedTp8(benchmark::State& state) {
+  StepConfig c = Generate();
+  c.gpu = "H100-SXM";
+  TimeGeneration(state, "Llama-2-7b-hf.json", std::move(c), "tp=8");
+}
+BENCHMARK(BM_GenerateTimedTp8)->Unit(benchmark::kMillisecond);
 
 // The same with a calibration file's host cost per forward kernel (15 us:
 // the decode steps' 1368 kernels take 20.5 ms, between the first step's

@@ -115,6 +115,12 @@ struct ShardingReport {
   // the updated parameters; ZeRO-3: its persistent ones); the rest runs in
   // the forward and backward.
   int64_t after_step_all_gather_bytes = 0;
+  // The NCCL calls that carry those payloads in the forward and backward
+  // (the time model's latency; the gather after the step is one call): DDP's
+  // buckets; ZeRO's reduce buckets; ZeRO-3's fetches (a module's parameters,
+  // and those it prefetches); FSDP's units, each gathered once or twice and
+  // reduce-scattered (HYBRID_SHARD: and all-reduced) once.
+  int all_reduce_calls = 0, reduce_scatter_calls = 0, all_gather_calls = 0;
   int ddp_buckets = 0;  // DDP: gradient buckets.
   // ZeRO-3/FSDP: the gathering units (module paths; "" is the root).
   std::vector<std::string> units;

@@ -6,26 +6,6 @@
 namespace torchcost::analysis {
 namespace {
 
-// Times collectives over one interconnect, noting the first it cannot time.
-class RingTimer {
- public:
-  explicit RingTimer(const Interconnect& net, std::string* untimed)
-      : net_(net), untimed_(untimed) {}
-
-  // Returns the seconds of a collective of `bytes` over `ranks` ranks placed
-  // among `span` consecutive ones (the ranks a ring's members lie within).
-  double Seconds(CollectiveKind c, double bytes, int ranks, int span) {
-    if (!(bytes > 0) || ranks <= 1) return 0;
-    const double bandwidth = GroupBandwidth(span, net_, untimed_);
-    if (!(bandwidth > 0)) return 0;
-    return RingTraffic(c, bytes, ranks) / bandwidth;
-  }
-
- private:
-  const Interconnect& net_;
-  std::string* untimed_;
-};
-
 // One NCCL protocol of the ring algorithm, from NCCL's tuner
 // (src/graph/tuning.cc at 5067397c2676d5aed50042fc39e5c8ee96eb0027):
 // microseconds of latency (baseLatencies[RING]; hwLatencies[NVLINK][RING] per
@@ -50,17 +30,17 @@ double RingTraffic(CollectiveKind kind, double payload, int ranks) {
   return (kind == CollectiveKind::kAllReduce ? 2 : 1) * (n - 1) / n * payload;
 }
 
-double NcclCallSeconds(CollectiveKind kind, double payload, int ranks,
+double NcclCallSeconds(CollectiveKind kind, double payload, int ranks, int span,
                        const Interconnect& net, std::string* untimed) {
   if (!(payload > 0) || ranks <= 1) return 0;
-  const double bandwidth = GroupBandwidth(ranks, net, untimed);
+  const double bandwidth = GroupBandwidth(span, net, untimed);
   if (!(bandwidth > 0)) return 0;
   const bool all_reduce = kind == CollectiveKind::kAllReduce;
   // Ring steps: 2 (n - 1) for an all-reduce, n - 1 otherwise; of them, those
   // that cross between nodes: 2 (nodes - 1) for an all-reduce, nodes - 1.
   const int steps = (all_reduce ? 2 : 1) * (ranks - 1);
   const int node_gpus = std::max(net.node_gpus, 1);
-  const int nodes = (ranks + node_gpus - 1) / node_gpus;
+  const int nodes = std::min(ranks, (span + node_gpus - 1) / node_gpus);
   const int between = nodes == 1 ? 0 : (all_reduce ? 2 : 1) * (nodes - 1);
   const bool one_per_node = nodes == ranks && nodes > 1;
   const double traffic = RingTraffic(kind, payload, ranks);
@@ -102,23 +82,28 @@ CollectiveSeconds TimeCollectives(const ShardingReport& s,
                                   const Interconnect& net) {
   CollectiveSeconds out;
   if (s.world <= 1) return out;
-  RingTimer ring(net, &out.untimed);
+  // `calls` NCCL calls of `kind` sharing `bytes` among `ranks` ranks placed
+  // among `span` consecutive ones.
+  auto seconds = [&](CollectiveKind kind, int64_t bytes, int calls, int ranks,
+                     int span) {
+    const int n = std::max(calls, 1);
+    return n * NcclCallSeconds(kind, static_cast<double>(bytes) / n, ranks,
+                               span, net, &out.untimed);
+  };
   const int group = s.shard_group > 0 ? s.shard_group : s.world;
-  const double gathered =
-      static_cast<double>(s.all_gather_bytes - s.after_step_all_gather_bytes);
+  const int64_t gathered = s.all_gather_bytes - s.after_step_all_gather_bytes;
   switch (s.strategy) {
     case ShardStrategy::kNone:
       break;
     case ShardStrategy::kDdp:
-      out.backward = ring.Seconds(CollectiveKind::kAllReduce,
-                                  static_cast<double>(s.all_reduce_bytes),
-                                  s.world, s.world);
+      out.backward = seconds(CollectiveKind::kAllReduce, s.all_reduce_bytes,
+                             s.all_reduce_calls, s.world, s.world);
       break;
     case ShardStrategy::kZero1:
     case ShardStrategy::kZero2:
-      out.backward = ring.Seconds(CollectiveKind::kReduceScatter,
-                                  static_cast<double>(s.reduce_scatter_bytes),
-                                  s.world, s.world);
+      out.backward =
+          seconds(CollectiveKind::kReduceScatter, s.reduce_scatter_bytes,
+                  s.reduce_scatter_calls, s.world, s.world);
       break;
     case ShardStrategy::kZero3:
     case ShardStrategy::kFsdp:
@@ -126,18 +111,16 @@ CollectiveSeconds TimeCollectives(const ShardingReport& s,
       // consecutive ranks and all-reduces the shards across the world / group
       // groups, one rank of each, spread over the world.
       out.forward_backward =
-          ring.Seconds(CollectiveKind::kAllGather, gathered, group, group) +
-          ring.Seconds(CollectiveKind::kReduceScatter,
-                       static_cast<double>(s.reduce_scatter_bytes), group,
-                       group) +
-          ring.Seconds(CollectiveKind::kAllReduce,
-                       static_cast<double>(s.all_reduce_bytes), s.world / group,
-                       s.world);
+          seconds(CollectiveKind::kAllGather, gathered, s.all_gather_calls,
+                  group, group) +
+          seconds(CollectiveKind::kReduceScatter, s.reduce_scatter_bytes,
+                  s.reduce_scatter_calls, group, group) +
+          seconds(CollectiveKind::kAllReduce, s.all_reduce_bytes,
+                  s.all_reduce_calls, s.world / group, s.world);
       break;
   }
-  out.after_step = ring.Seconds(
-      CollectiveKind::kAllGather,
-      static_cast<double>(s.after_step_all_gather_bytes), s.world, s.world);
+  out.after_step = seconds(CollectiveKind::kAllGather,
+                           s.after_step_all_gather_bytes, 1, s.world, s.world);
   return out;
 }
 

@@ -26,13 +26,9 @@ struct CollectiveSeconds {
   std::string untimed;
 };
 
-// Returns the seconds of the collectives `s` reports over `net`.
-// NB: the ring algorithm (NCCL's; nccl-tests doc/PERFORMANCE.md): over n
-// ranks, an all-reduce of S bytes sends 2 (n - 1) / n S through each rank's
-// link, a reduce-scatter or an all-gather (S the whole tensor) (n - 1) / n S,
-// at the node's link while the ring's ranks lie within one node
-// (Interconnect::node_gpus consecutive ranks), else at the slower of it and
-// the network.
+// Returns the seconds of the collectives `s` reports over `net`: each payload
+// split evenly among its calls (ShardingReport's *_calls), each call timed by
+// NcclCallSeconds.
 CollectiveSeconds TimeCollectives(const ShardingReport& s,
                                   const Interconnect& net);
 
@@ -43,13 +39,14 @@ CollectiveSeconds TimeCollectives(const ShardingReport& s,
 double RingTraffic(CollectiveKind kind, double payload, int ranks);
 
 // Returns the seconds of one NCCL call of `kind` on `payload` bytes among
-// `ranks` consecutive ranks over `net`, as NCCL's tuner predicts a ring
+// `ranks` ranks placed among `span` consecutive ones (`ranks` itself for a
+// group of consecutive ranks) over `net`, as NCCL's tuner predicts a ring
 // (src/graph/tuning.cc): the fastest of its protocols LL, LL128 and Simple,
 // each a latency (a base, plus one per ring step) and the RingTraffic over the
-// protocol's share of the bandwidth (GroupBandwidth); 0, with why in
-// `*untimed`, where the bandwidth is unknown. NB: an all-to-all (NCCL's
+// protocol's share of the bandwidth (GroupBandwidth of the span); 0, with why
+// in `*untimed`, where the bandwidth is unknown. NB: an all-to-all (NCCL's
 // point-to-point sends) is timed as an all-gather.
-double NcclCallSeconds(CollectiveKind kind, double payload, int ranks,
+double NcclCallSeconds(CollectiveKind kind, double payload, int ranks, int span,
                        const Interconnect& net, std::string* untimed);
 
 // Returns the bandwidth, in bytes per second, of a collective among `group`

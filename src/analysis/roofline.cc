@@ -288,7 +288,7 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
       double sum = 0;
       for (const CollectiveCall& call : calls) {
         sum += analysis::NcclCallSeconds(call.kind, value(call.payload), group,
-                                         gpu.interconnect,
+                                         group, gpu.interconnect,
                                          &t.communication_untimed);
       }
       return sum;
@@ -547,8 +547,9 @@ Result<double> SumDeviceForwardSeconds(const ir::Graph& graph,
       for (int64_t x = first; x <= last; ++x) {
         at[symbol] = x;
         Evaluator at_x(at);
-        const double seconds = analysis::NcclCallSeconds(
-            call.kind, at_x(call.payload), group, gpu.interconnect, &untimed);
+        const double seconds =
+            analysis::NcclCallSeconds(call.kind, at_x(call.payload), group,
+                                      group, gpu.interconnect, &untimed);
         if (!at_x.error().ok()) return at_x.error();
         if (!varies) {
           total += seconds * static_cast<double>(last - first + 1);

@@ -98,7 +98,11 @@ nlohmann::ordered_json ShardingJson(const TrainingReport& tr) {
                     {"opt", s.unsharded_opt_bytes}};
   j["communication"] = {{"all_reduce", s.all_reduce_bytes},
                         {"reduce_scatter", s.reduce_scatter_bytes},
-                        {"all_gather", s.all_gather_bytes}};
+                        {"all_gather", s.all_gather_bytes},
+                        {"calls",
+                         {{"all_reduce", s.all_reduce_calls},
+                          {"reduce_scatter", s.reduce_scatter_calls},
+                          {"all_gather", s.all_gather_calls}}}};
   j["offload"] =
       s.offload_optimizer
           ? nlohmann::ordered_json{{"what",

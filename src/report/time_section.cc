@@ -106,19 +106,20 @@ std::string RenderTime(const Report& report) {
       train && report.training.sharding.world > 1 &&
       report.training.sharding.strategy != ShardStrategy::kNone;
   if (collectives) {
-    out += Field(
-        "  Communication:",
-        !t.communication_untimed.empty()
-            ? "not timed: " + t.communication_untimed
-            : fmt::format("{} per step (ring, {:.4g} GB/s per direction{}), "
-                          "{} of it exposed",
-                          SecondsText(t.communication_seconds),
-                          t.interconnect.link / 1e9,
-                          t.interconnect.network > 0
-                              ? fmt::format(" in a node, {:.4g} between",
-                                            t.interconnect.network / 1e9)
-                              : "",
-                          SecondsText(t.exposed_communication_seconds)));
+    out +=
+        Field("  Communication:",
+              !t.communication_untimed.empty()
+                  ? "not timed: " + t.communication_untimed
+                  : fmt::format("{} per step (NCCL's ring, {:.4g} GB/s per "
+                                "direction{}), "
+                                "{} of it exposed",
+                                SecondsText(t.communication_seconds),
+                                t.interconnect.link / 1e9,
+                                t.interconnect.network > 0
+                                    ? fmt::format(" in a node, {:.4g} between",
+                                                  t.interconnect.network / 1e9)
+                                    : "",
+                                SecondsText(t.exposed_communication_seconds)));
   }
   // NB: the graph's collectives exist only for tp > 1 or ep > 1, so a
   // count of 0 with a reason given is one that could not be timed.

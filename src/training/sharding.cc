@@ -376,17 +376,25 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
     r->largest_unit_bytes = std::max(r->largest_unit_bytes, u.full_bytes);
   }
   if (s.world <= 1) return;  // One rank communicates nothing.
+  // ZeRO reduces the gradients in buckets of reduce_bucket_size elements.
+  const int64_t reduce_bucket =
+      std::max<int64_t>(s.reduce_bucket_elements, 1) * plan.grad_element_bytes;
+  const int reduce_buckets =
+      static_cast<int>((plan.full_grad_bytes + reduce_bucket - 1) /
+                       std::max<int64_t>(reduce_bucket, 1));
   switch (s.strategy) {
     case ShardStrategy::kNone:
       break;
     case ShardStrategy::kDdp:
       r->all_reduce_bytes = plan.full_grad_bytes;
+      r->all_reduce_calls = plan.ddp_buckets;
       break;
     case ShardStrategy::kZero1:
     case ShardStrategy::kZero2:
       // Reduce-scatter the gradients, all-gather the updated parameters
       // (Rajbhandari et al. 2020, Sec. 7.2.1).
       r->reduce_scatter_bytes = plan.full_grad_bytes;
+      r->reduce_scatter_calls = reduce_buckets;
       r->all_gather_bytes = plan.full_grad_bytes;
       r->after_step_all_gather_bytes = r->all_gather_bytes;
       break;
@@ -394,7 +402,9 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       // The schedule's gathers, and the persistent parameters gathered after
       // the optimizer step (stage3.py _post_step).
       r->reduce_scatter_bytes = plan.full_grad_bytes;
+      r->reduce_scatter_calls = reduce_buckets;
       r->all_gather_bytes = zero3->all_gather_bytes() + plan.persistent_bytes;
+      r->all_gather_calls = zero3->all_gather_calls();
       r->after_step_all_gather_bytes = plan.persistent_bytes;
       break;
     case ShardStrategy::kFsdp:
@@ -403,13 +413,18 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       // (SHARD_GRAD_OP: once); the root once.
       for (const ShardUnit& u : plan.units) {
         if (u.root || u.first_node >= 0) {
-          r->all_gather_bytes +=
-              u.full_bytes * (u.root || !s.reshard_after_forward ? 1 : 2);
+          const int gathers = u.root || !s.reshard_after_forward ? 1 : 2;
+          r->all_gather_bytes += u.full_bytes * gathers;
+          r->all_gather_calls += gathers;
+          ++r->reduce_scatter_calls;
         }
       }
       // HYBRID_SHARD: the reduced gradient shards all-reduced across the
       // groups.
-      if (ShardWorld(s) < s.world) r->all_reduce_bytes = plan.grad_bytes;
+      if (ShardWorld(s) < s.world) {
+        r->all_reduce_bytes = plan.grad_bytes;
+        r->all_reduce_calls = r->reduce_scatter_calls;
+      }
       break;
   }
 }

@@ -163,15 +163,20 @@ class Coordinator {
 
   int64_t gathered() const { return gathered_; }
   int64_t all_gather_bytes() const { return all_gather_bytes_; }
+  int all_gather_calls() const { return all_gather_calls_; }
 
   // fetch_sub_module: gathers the module's parameters, then prefetches.
+  // NB: the module's missing parameters are gathered in one coalesced call,
+  // and those prefetched in another.
   void Fetch(int scope) {
     int own_unfetched = 0;
+    const int64_t before = all_gather_bytes_;
     for (int p : Params(scope)) {
       if (!available_[p]) Gather(p);
       ++active_[p];
       if (most_recent_[p] < step_) ++own_unfetched;
     }
+    if (all_gather_bytes_ > before) ++all_gather_calls_;
     // The module's own parameters leave the queue's front.
     for (int k = 0; k < own_unfetched && head_ < queue_.size(); ++k, ++head_)
       most_recent_[queue_[head_].param] = queue_[head_].step;
@@ -186,6 +191,7 @@ class Coordinator {
         Gather(q.param);
         prefetching += numel_[q.param];
       }
+      if (prefetching > 0) ++all_gather_calls_;
     }
     ++step_;
   }
@@ -280,6 +286,7 @@ class Coordinator {
   std::vector<int> active_;
   std::vector<int64_t> most_recent_;
   int64_t step_ = 0, live_ = 0, gathered_ = 0, all_gather_bytes_ = 0;
+  int all_gather_calls_ = 0;
 };
 
 }  // namespace
@@ -309,6 +316,7 @@ Zero3Schedule::Zero3Schedule(const ir::Graph& graph, const ShardPlan& plan,
     peak_gathered_bytes_ = std::max(peak_gathered_bytes_, c.gathered());
   }
   all_gather_bytes_ = c.all_gather_bytes();
+  all_gather_calls_ = c.all_gather_calls();
 }
 
 int64_t Zero3Schedule::GatheredAt(size_t i) const {

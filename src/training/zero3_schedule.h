@@ -37,6 +37,9 @@ class Zero3Schedule {
   int64_t GatheredAt(size_t i) const;
   // Returns the bytes all-gathered over the step (persistent ones excluded).
   int64_t all_gather_bytes() const { return all_gather_bytes_; }
+  // Returns the all-gather calls over the step: per module fetched, one for
+  // its parameters and one for those it prefetches, where any.
+  int all_gather_calls() const { return all_gather_calls_; }
   // Returns the most bytes gathered at once.
   int64_t peak_gathered_bytes() const { return peak_gathered_bytes_; }
 
@@ -44,6 +47,7 @@ class Zero3Schedule {
   // (first point, gathered bytes from it on), by point.
   std::vector<std::pair<size_t, int64_t>> changes_;
   int64_t all_gather_bytes_ = 0;
+  int all_gather_calls_ = 0;
   int64_t peak_gathered_bytes_ = 0;
 };
 

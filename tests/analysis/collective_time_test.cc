@@ -1,5 +1,5 @@
-// The ring algorithm's time of a data-parallel rank's collectives, and NCCL's
-// tuner's time of one call, on payloads and links chosen so that each expected
+// NCCL's tuner's time of one call, and of a data-parallel rank's collectives
+// as such calls, on payloads and links chosen so that each expected
 // time is a short hand derivation.
 #include "analysis/collective_time.h"
 
@@ -26,9 +26,11 @@ TEST(CollectiveTimeTest, DdpAllReducesBesideTheBackward) {
   s.strategy = ShardStrategy::kDdp;
   s.world = 8;
   s.all_reduce_bytes = 10 * kGB;
-  // 2 (8 - 1) / 8 * 10 GB at 100 GB/s = 175 ms.
+  s.all_reduce_calls = 10;  // Buckets of 1 GB.
+  // 2 (8 - 1) / 8 * 10 GB at 100 GB/s = 175 ms, and per bucket NCCL's
+  // latency (Simple at 1 GB): 8.4 + 14 steps x 3.4 us = 56 us.
   const CollectiveSeconds c = TimeCollectives(s, Node(100 * kGB));
-  EXPECT_DOUBLE_EQ(c.backward, 0.175);
+  EXPECT_DOUBLE_EQ(c.backward, 0.175 + 10 * 56e-6);
   EXPECT_EQ(c.forward_backward, 0);
   EXPECT_EQ(c.after_step, 0);
   EXPECT_EQ(c.untimed, "");
@@ -39,11 +41,13 @@ TEST(CollectiveTimeTest, ZeroTwoGathersTheUpdatedParametersAfterTheStep) {
   s.strategy = ShardStrategy::kZero2;
   s.world = 4;
   s.reduce_scatter_bytes = 8 * kGB;
+  s.reduce_scatter_calls = 2;  // Two reduce buckets.
   s.all_gather_bytes = s.after_step_all_gather_bytes = 4 * kGB;
-  // (4 - 1) / 4 of each payload at 50 GB/s: 120 ms and 60 ms.
+  // (4 - 1) / 4 of each payload at 50 GB/s: 120 ms and 60 ms; per call
+  // (Simple): 8.4 + 3 steps x 3.4 us = 18.6 us; the gather is one call.
   const CollectiveSeconds c = TimeCollectives(s, Node(50 * kGB));
-  EXPECT_DOUBLE_EQ(c.backward, 0.12);
-  EXPECT_DOUBLE_EQ(c.after_step, 0.06);
+  EXPECT_DOUBLE_EQ(c.backward, 0.12 + 2 * 18.6e-6);
+  EXPECT_DOUBLE_EQ(c.after_step, 0.06 + 18.6e-6);
 }
 
 TEST(CollectiveTimeTest, FsdpAcrossNodesRunsAtTheSlowerNetwork) {
@@ -52,9 +56,11 @@ TEST(CollectiveTimeTest, FsdpAcrossNodesRunsAtTheSlowerNetwork) {
   s.world = 16;
   s.all_gather_bytes = 32 * kGB;
   s.reduce_scatter_bytes = 16 * kGB;
-  // (16 - 1) / 16 of 48 GB at min(400, 25) GB/s = 1.8 s.
+  // (16 - 1) / 16 of 48 GB at min(400, 25) GB/s = 1.8 s; a call each
+  // (Simple): 15 steps, 1 between the 2 nodes: 8.4 + 14 x max(3.4, 3) + 14
+  // us = 70 us.
   const CollectiveSeconds c = TimeCollectives(s, Node(400 * kGB, 25 * kGB));
-  EXPECT_DOUBLE_EQ(c.forward_backward, 1.8);
+  EXPECT_DOUBLE_EQ(c.forward_backward, 1.8 + 2 * 70e-6);
   EXPECT_EQ(c.backward, 0);
 }
 
@@ -66,11 +72,12 @@ TEST(CollectiveTimeTest, HybridShardGathersInTheNodeAndAllReducesAcrossIt) {
   s.all_gather_bytes = 16 * kGB;
   s.reduce_scatter_bytes = 8 * kGB;
   s.all_reduce_bytes = 1 * kGB;
-  // Within the group of 8: 7 / 8 of 24 GB at 400 GB/s = 52.5 ms; across the
-  // 2 groups, ranks 8 apart on two nodes: 2 (2 - 1) / 2 of 1 GB at 20 GB/s =
-  // 50 ms.
+  // Within the group of 8: 7 / 8 of 24 GB at 400 GB/s = 52.5 ms, and a call
+  // each (Simple): 8.4 + 7 x 3.4 us = 32.2 us; across the 2 groups, ranks 8
+  // apart on two nodes: 2 (2 - 1) / 2 of 1 GB at 20 GB/s = 50 ms, and 8.4 us
+  // + 2 steps between the nodes, one rank each (NCCL's tree figure, 14 us).
   const CollectiveSeconds c = TimeCollectives(s, Node(400 * kGB, 20 * kGB));
-  EXPECT_DOUBLE_EQ(c.forward_backward, 0.0525 + 0.05);
+  EXPECT_DOUBLE_EQ(c.forward_backward, 0.0525 + 2 * 32.2e-6 + 0.05 + 36.4e-6);
 }
 
 TEST(CollectiveTimeTest, WhatCannotBeTimedSaysWhy) {
@@ -101,12 +108,12 @@ TEST(NcclCallTest, ASmallAllReduceTakesLlsLatency) {
   // + 6 x 0.6 = 10.2 us + 6144 / (0.5 x 100 GB/s); LL128: 14 + 6 x 1.9 =
   // 25.4 us + ...; Simple: 8.4 + 6 x 3.4 = 28.8 us + ...
   std::string untimed;
-  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 4,
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 4, 4,
                                    Node(100 * kGB), &untimed),
                    10.2e-6 + 6144 / (0.5 * 100 * kGB));
   // An all-gather of the same: 3 steps, 3/4 x 4096 = 3072 bytes. LL: 6.6 + 3
   // x 0.6 = 8.4 us + 3072 / 50 GB/s.
-  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllGather, 4096, 4,
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllGather, 4096, 4, 4,
                                    Node(100 * kGB), &untimed),
                    8.4e-6 + 3072 / (0.5 * 100 * kGB));
   EXPECT_EQ(untimed, "");
@@ -117,7 +124,7 @@ TEST(NcclCallTest, ALargeAllReduceRunsAtTheLinkWithSimple) {
   // x 3.4 = 56 us + 1.75 GB / 450 GB/s; LL128: 40.6 us + 1.75 GB / (0.92 x
   // 450 GB/s), 0.34 ms slower; LL at half the bandwidth slower still.
   std::string untimed;
-  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, kGB, 8,
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, kGB, 8, 8,
                                    Node(450 * kGB), &untimed),
                    56e-6 + 1.75 * kGB / (450 * kGB));
 }
@@ -128,11 +135,11 @@ TEST(NcclCallTest, AcrossNodesStepsBetweenThemTakeTheNetwork) {
   // 6.6 + 28 x max(0.6, 1) + 2 x 2.7 = 40 us + 2 x 15/16 x 4096 = 7680 bytes /
   // (0.5 x 50 GB/s); LL128: 14 + 28 x 1.9 + 2 x 4 = 75.2 us + ...
   std::string untimed;
-  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16,
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16, 16,
                                    Node(450 * kGB, 50 * kGB), &untimed),
                    40e-6 + 7680 / (0.5 * 50 * kGB));
   // No network given: not timed, and why.
-  EXPECT_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16,
+  EXPECT_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 16, 16,
                             Node(450 * kGB), &untimed),
             0);
   EXPECT_THAT(untimed, HasSubstr("network's bandwidth is not given"));

@@ -275,7 +275,9 @@ TEST_F(ShardingTest, DdpBucketCount) {
   t.sharding.world = 2;
   EXPECT_EQ(Run("1,512", t).training.sharding.ddp_buckets, 2);
   t.sharding.ddp_bucket_bytes = int64_t{1} << 20;
-  EXPECT_EQ(Run("1,512", t).training.sharding.ddp_buckets, 3);
+  const ShardingReport three = Run("1,512", t).training.sharding;
+  EXPECT_EQ(three.ddp_buckets, 3);
+  EXPECT_EQ(three.all_reduce_calls, 3);  // One all-reduce per bucket.
 }
 
 TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
@@ -296,6 +298,8 @@ TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), 10 * 4);
   EXPECT_EQ(r.training.sharding.reduce_scatter_bytes, 160);
   EXPECT_EQ(r.training.sharding.all_gather_bytes, 160);
+  // One reduce-scatter per bucket: ceil(160 / 64) = 3 calls.
+  EXPECT_EQ(r.training.sharding.reduce_scatter_calls, 3);
 }
 
 // DeepSpeed's contiguous_gradients (its default; stage_1_and_2.py and
@@ -432,6 +436,8 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
             kShards + kRoot + 2 * kBlock);
   // All-gathers: the root once, each block in forward and in backward.
   EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
+  EXPECT_EQ(sr.all_gather_calls, 1 + 2 * 2);
+  EXPECT_EQ(sr.reduce_scatter_calls, 3);  // One per unit.
   // Gradients end as the rank's shards.
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), kShards);
 }
@@ -475,6 +481,7 @@ TEST_F(ShardingTest, FsdpHybridShardIsFsdpOverTheGroup) {
   }
   // float32 SGD: the gradient shards are the parameter shards' bytes.
   EXPECT_EQ(sr.all_reduce_bytes, kShards);
+  EXPECT_EQ(sr.all_reduce_calls, 3);  // One per unit, across the groups.
   EXPECT_EQ(sr.all_gather_bytes, kRoot + 2 * 2 * kBlock);
   EXPECT_EQ(sr.shard_group, 4);
 }

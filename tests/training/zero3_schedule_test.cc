@@ -95,6 +95,8 @@ TEST_F(Zero3ScheduleTest, WithoutPrefetchOrReuseEachModuleAlone) {
   // gathered again by the backward.
   EXPECT_THAT(Gathered(z), ElementsAre(128, 64, 64, 32, 32, 64, 64, 128));
   EXPECT_EQ(z.all_gather_bytes(), 2 * (128 + 64 + 64 + 32));
+  // One coalesced call per module fetched, in forward and again in backward.
+  EXPECT_EQ(z.all_gather_calls(), 2 * 4);
   EXPECT_EQ(z.peak_gathered_bytes(), 128);
   // The optimizer's point: every module exited, nothing gathered.
   EXPECT_EQ(z.GatheredAt(8), 0);
@@ -127,6 +129,9 @@ TEST_F(Zero3ScheduleTest, PrefetchRunsAheadAndMarksSkippedReuse) {
   const Zero3Schedule z = Schedule(Options(20, 0));
   EXPECT_THAT(Gathered(z), ElementsAre(256, 288, 288, 288, 288, 256, 192, 128));
   EXPECT_EQ(z.all_gather_bytes(), 2 * 128 + 64 + 64 + 32);
+  // Calls: the prefetches of root (W1), l1 (W2, W3) and l2 (W4, and W1
+  // again); every module then finds its own parameters gathered.
+  EXPECT_EQ(z.all_gather_calls(), 3);
   EXPECT_EQ(z.peak_gathered_bytes(), 288);
 }
 
