@@ -1,6 +1,7 @@
-// The time of one data-parallel rank's collectives in a training step (DDP,
-// ZeRO, FSDP), by the ring algorithm over the GPU's interconnect; one NCCL
-// call's (a graph's collectives), and the bandwidth a group of ranks has.
+// The time of NCCL's calls over the GPUs' interconnect, as its tuner predicts
+// a ring: one call's (a graph's collectives), those of one data-parallel
+// rank's training step (DDP, ZeRO, FSDP), and the bandwidth a group of ranks
+// has.
 #ifndef TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 #define TORCHCOST_SRC_ANALYSIS_COLLECTIVE_TIME_H_
 
