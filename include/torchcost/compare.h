@@ -71,7 +71,8 @@ struct CompareRow {
   // values, in the sweep's order; empty otherwise.
   std::vector<std::pair<std::string, int64_t>> point;
   // With CompareOptions::gpu, at the row's bindings; -1 without. A training
-  // row: the step's time, rate and MFU.
+  // row: the step's time, rate and MFU. NB: a generation row sets only its
+  // communication_untimed (GenerationTime's).
   StepRate step_rate;
   // A generation row: the prefill (time to the first token), the last decode
   // step, and new tokens per second over the whole generate() call

@@ -44,6 +44,9 @@ struct GenerationTime {
   double new_tokens = 0;
   // new_tokens / total_seconds; B (T - 1) / decode_seconds.
   double tokens_per_second = 0, decode_tokens_per_second = 0;
+  // Why a collective is not timed (TimeReport::communication_untimed): the
+  // times above are then lower bounds; empty if all are timed.
+  std::string communication_untimed;
 };
 
 // Both phases of one generation and the totals over it. Expressions below

@@ -247,6 +247,7 @@ Result<CompareRow> GenerationRow(const GenerationAnalysis& g, std::string label,
     row.prefill_seconds = t->prefill_seconds;
     row.decode_step_seconds = t->last_step_seconds;
     row.tokens_per_second = t->tokens_per_second;
+    row.step_rate.communication_untimed = t->communication_untimed;
   }
   return row;
 }

@@ -148,9 +148,13 @@ std::string GenerationCompareText(const std::string& model,
     cells.push_back(fl + Human(r.flops_prefill, Unit::kFlops));
     cells.push_back(fl + Human(r.flops_decode_token, Unit::kFlops));
     if (timed) {
-      cells.push_back(report::SecondsText(r.prefill_seconds));
-      cells.push_back(report::SecondsText(r.decode_step_seconds));
-      cells.push_back(report::RateText(r.tokens_per_second));
+      // NB: ">= " and "<= " mark bounds, as StepTimeCells does.
+      const bool bound = !r.step_rate.communication_untimed.empty();
+      const std::string at_least = bound ? ">= " : "",
+                        at_most = bound ? "<= " : "";
+      cells.push_back(at_least + report::SecondsText(r.prefill_seconds));
+      cells.push_back(at_least + report::SecondsText(r.decode_step_seconds));
+      cells.push_back(at_most + report::RateText(r.tokens_per_second));
     }
     t.AddRow(cells);
   }
@@ -374,9 +378,14 @@ std::string RenderCompareJson(const std::string& model,
                     {"step", r.flops_step}};
     }
     if (r.generation && r.prefill_seconds >= 0) {
-      o["time"] = {{"prefill_seconds", r.prefill_seconds},
-                   {"decode_step_seconds", r.decode_step_seconds},
-                   {"tokens_per_second", r.tokens_per_second}};
+      o["time"] = {
+          {"prefill_seconds", r.prefill_seconds},
+          {"decode_step_seconds", r.decode_step_seconds},
+          {"tokens_per_second", r.tokens_per_second},
+          {"communication_untimed",
+           r.step_rate.communication_untimed.empty()
+               ? nlohmann::ordered_json(nullptr)
+               : nlohmann::ordered_json(r.step_rate.communication_untimed)}};
     } else if (!r.generation && r.step_rate.step_seconds >= 0) {
       o["time"] = report::JsonStepRate(r.step_rate);
     }

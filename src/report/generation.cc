@@ -134,7 +134,14 @@ std::string TimeText(const GenerationTime& t) {
     out += "; decode alone " + report::RateText(t.decode_tokens_per_second) +
            " tokens/s";
   }
-  return out + "\n";
+  out += "\n";
+  if (!t.communication_untimed.empty()) {
+    out +=
+        "         NB: lower bounds (tokens/s upper bounds): collectives not "
+        "timed: " +
+        t.communication_untimed + "\n";
+  }
+  return out;
 }
 
 Json TimeJson(const GenerationTime& t) {
@@ -148,7 +155,10 @@ Json TimeJson(const GenerationTime& t) {
           {"total_seconds", t.total_seconds},
           {"new_tokens", t.new_tokens},
           {"tokens_per_second", t.tokens_per_second},
-          {"decode_tokens_per_second", t.decode_tokens_per_second}};
+          {"decode_tokens_per_second", t.decode_tokens_per_second},
+          {"communication_untimed", t.communication_untimed.empty()
+                                        ? Json(nullptr)
+                                        : Json(t.communication_untimed)}};
 }
 
 // The caching allocator model over each phase, and over the whole
@@ -432,6 +442,7 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
                   report::TimeSourceLabel(time->source) + ")"
             : "") +
       "\n";
+  std::string untimed;  // Why a point's collectives are not timed.
   std::vector<size_t> at(sweeps.size(), 0);
   // NB: each point evaluates the two phases' timeline totals, compiled once,
   // rather than binding every expression of the timeline per point.
@@ -492,12 +503,19 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
     if (time) {
       Result<GenerationTime> t = EstimateGenerationTime(g, time->gpu, b);
       if (!t.ok()) return t.status().WithPrefix("sweep: time");
-      row["time"] = {{"prefill_seconds", t->prefill_seconds},
-                     {"decode_step_seconds", t->last_step_seconds},
-                     {"tokens_per_second", t->tokens_per_second}};
-      timed = ", " + report::SecondsText(t->prefill_seconds) + ", " +
-              report::SecondsText(t->last_step_seconds) + ", " +
-              report::RateText(t->tokens_per_second);
+      const std::string& why = t->communication_untimed;
+      row["time"] = {
+          {"prefill_seconds", t->prefill_seconds},
+          {"decode_step_seconds", t->last_step_seconds},
+          {"tokens_per_second", t->tokens_per_second},
+          {"communication_untimed", why.empty() ? Json(nullptr) : Json(why)}};
+      // NB: ">= " and "<= " mark bounds, as the other tables do.
+      const std::string at_least = why.empty() ? "" : ">= ",
+                        at_most = why.empty() ? "" : "<= ";
+      timed = ", " + at_least + report::SecondsText(t->prefill_seconds) + ", " +
+              at_least + report::SecondsText(t->last_step_seconds) + ", " +
+              at_most + report::RateText(t->tokens_per_second);
+      if (untimed.empty()) untimed = why;
     }
     rows.push_back(row);
     text += std::to_string(b["B"]) + ", " + std::to_string(b["S"]) + ", " +
@@ -513,6 +531,12 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
       }
       at[i] = 0;
     }
+  }
+  if (!untimed.empty()) {
+    text +=
+        "bounds (>= times, <= rates): collectives left out of every "
+        "point: " +
+        untimed + "\n";
   }
   if (!json) return text;
   Json doc = {

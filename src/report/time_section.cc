@@ -54,7 +54,7 @@ std::vector<std::string> StepTimeCells(const StepRate& rate) {
 std::string UntimedCommunicationNote(const StepRate& rate,
                                      const std::string& what) {
   if (rate.communication_untimed.empty()) return "";
-  return "bounds (>= step time, <= rate and MFU): collectives left out of " +
+  return "bounds (>= times, <= rates and MFU): collectives left out of " +
          what + ": " + rate.communication_untimed + "\n";
 }
 

@@ -95,6 +95,11 @@ Result<GenerationTime> FinishTime(const GenerationAnalysis& g,
         t.decode_seconds, SumForwardSeconds(g.decode.graph, g.decode.report,
                                             gpu, b, "T", 2, tokens));
   }
+  // NB: the decode steps' collectives are those of the last step's graph,
+  // so what cannot be timed there cannot be in any.
+  t.communication_untimed = !prefill.communication_untimed.empty()
+                                ? prefill.communication_untimed
+                                : last.communication_untimed;
   t.total_seconds = t.prefill_seconds + t.decode_seconds;
   t.new_tokens = static_cast<double>(batch) * static_cast<double>(tokens);
   if (t.total_seconds > 0) t.tokens_per_second = t.new_tokens / t.total_seconds;

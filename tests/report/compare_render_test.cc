@@ -87,6 +87,25 @@ TEST(CompareRenderTest, UntimedCollectivesMarkTheRowsBounds) {
             "the network's bandwidth is not given");
 }
 
+TEST(CompareRenderTest, UntimedCollectivesMarkAGenerationRowsBounds) {
+  CompareRow r;
+  r.label = "int4";
+  r.generation = true;
+  r.prefill_seconds = 0.0066;
+  r.decode_step_seconds = 0.0185;
+  r.tokens_per_second = 423.1;
+  r.step_rate.communication_untimed = "the GPU's link bandwidth is unknown";
+  const CompareOptions o = Timed(true);
+  const std::string text = RenderCompareText("llama", {r}, o, "generate");
+  EXPECT_THAT(text, HasSubstr(">= 6.6 ms"));
+  EXPECT_THAT(text, HasSubstr(">= 18.5 ms"));
+  EXPECT_THAT(text, HasSubstr("<= 423.1"));
+  EXPECT_THAT(text, HasSubstr("collectives left out of int4: the GPU's link"));
+  auto j = nlohmann::json::parse(RenderCompareJson("llama", {r}, o, ""));
+  EXPECT_EQ(j["rows"][0]["time"]["communication_untimed"],
+            "the GPU's link bandwidth is unknown");
+}
+
 TEST(CompareRenderTest, GenerationRowsShowFirstTokenDecodeStepAndTokens) {
   CompareRow r;
   r.label = "int4";

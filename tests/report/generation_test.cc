@@ -50,6 +50,33 @@ TEST(GenerationReportTest, TextNamesTheCacheAndBothPeaks) {
   EXPECT_THAT(text, HasSubstr("kv_cache"));
 }
 
+// One rank of tp=2 on a GPU whose link the table lacks (MI250X): the
+// collectives are not timed, and the times say they are lower bounds.
+TEST(GenerationReportTest, UntimedCollectivesMakeTheTimesBounds) {
+  StepConfig c;
+  c.mode = "generate";
+  c.gpu = "MI250X";
+  c.bindings = {{"B", 2}, {"S", 16}, {"T", 4}};
+  Result<GenerationAnalysis> g = AnalyzeGeneration(
+      "llama", std::string(kTinyLlama) + ",tp=2", BuiltinRules(), c);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_THAT(g->time.communication_untimed,
+              HasSubstr("link bandwidth is unknown"));
+  EXPECT_THAT(RenderGenerationText(*g, g->decode.bindings),
+              HasSubstr("NB: lower bounds (tokens/s upper bounds): collectives "
+                        "not timed: the GPU's link bandwidth is unknown"));
+  auto j = nlohmann::json::parse(
+      "{\"g\": " + RenderGenerationJson(*g, g->decode.bindings) + "}");
+  EXPECT_THAT(j["g"]["time"]["communication_untimed"].get<std::string>(),
+              HasSubstr("link"));
+  // tp=1: nothing to time, nothing said.
+  c.gpu = "MI250X";
+  Result<GenerationAnalysis> one =
+      AnalyzeGeneration("llama", kTinyLlama, BuiltinRules(), c);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->time.communication_untimed, "");
+}
+
 TEST(GenerationReportTest, TextOpensWithTheModelAndItsParameters) {
   // Per layer q 64x64, k and v 32x64, o 64x64, gate and up 128x64, down 64x128
   // (36,864 Linear weights) and two norms of 64; embed and lm_head 256x64 and
