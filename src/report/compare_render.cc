@@ -61,20 +61,19 @@ std::string RowNotes(const std::vector<CompareRow>& rows) {
            "; their cost counts 0 (StepConfig.strict fails on them)\n";
   }
   // Rows whose collectives are untimed for the same reason share one note.
-  std::vector<std::pair<std::string, StepRate>> untimed;  // (labels, rate)
+  std::vector<std::pair<std::string, std::string>> untimed;  // (why, labels)
   for (const CompareRow& r : rows) {
-    if (!r.error.empty() || r.step_rate.communication_untimed.empty()) continue;
-    auto same = std::find_if(untimed.begin(), untimed.end(), [&](auto& u) {
-      return u.second.communication_untimed ==
-             r.step_rate.communication_untimed;
-    });
+    const std::string& why = r.step_rate.communication_untimed;
+    if (!r.error.empty() || why.empty()) continue;
+    auto same = std::find_if(untimed.begin(), untimed.end(),
+                             [&](const auto& u) { return u.first == why; });
     if (same == untimed.end())
-      untimed.push_back({r.label, r.step_rate});
+      untimed.push_back({why, r.label});
     else
-      same->first += ", " + r.label;
+      same->second += ", " + r.label;
   }
-  for (const auto& [labels, rate] : untimed)
-    out += report::UntimedCommunicationNote(rate, labels);
+  for (const auto& [why, labels] : untimed)
+    out += report::UntimedCommunicationNote(why, labels);
   for (const CompareRow& r : rows) {
     if (!r.error.empty()) out += "error: " + r.label + ": " + r.error + "\n";
   }
@@ -148,10 +147,9 @@ std::string GenerationCompareText(const std::string& model,
     cells.push_back(fl + Human(r.flops_prefill, Unit::kFlops));
     cells.push_back(fl + Human(r.flops_decode_token, Unit::kFlops));
     if (timed) {
-      // NB: ">= " and "<= " mark bounds, as StepTimeCells does.
-      const bool bound = !r.step_rate.communication_untimed.empty();
-      const std::string at_least = bound ? ">= " : "",
-                        at_most = bound ? "<= " : "";
+      const std::string& why = r.step_rate.communication_untimed;
+      const std::string at_least = report::BoundMark(why, true),
+                        at_most = report::BoundMark(why, false);
       cells.push_back(at_least + report::SecondsText(r.prefill_seconds));
       cells.push_back(at_least + report::SecondsText(r.decode_step_seconds));
       cells.push_back(at_most + report::RateText(r.tokens_per_second));
@@ -378,14 +376,9 @@ std::string RenderCompareJson(const std::string& model,
                     {"step", r.flops_step}};
     }
     if (r.generation && r.prefill_seconds >= 0) {
-      o["time"] = {
-          {"prefill_seconds", r.prefill_seconds},
-          {"decode_step_seconds", r.decode_step_seconds},
-          {"tokens_per_second", r.tokens_per_second},
-          {"communication_untimed",
-           r.step_rate.communication_untimed.empty()
-               ? nlohmann::ordered_json(nullptr)
-               : nlohmann::ordered_json(r.step_rate.communication_untimed)}};
+      o["time"] = report::JsonGenerationRate(
+          r.prefill_seconds, r.decode_step_seconds, r.tokens_per_second,
+          r.step_rate.communication_untimed);
     } else if (!r.generation && r.step_rate.step_seconds >= 0) {
       o["time"] = report::JsonStepRate(r.step_rate);
     }

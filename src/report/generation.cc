@@ -146,19 +146,18 @@ std::string TimeText(const GenerationTime& t) {
 
 Json TimeJson(const GenerationTime& t) {
   if (!t.present) return nullptr;
-  return {{"source", t.source},
-          {"prefill_seconds", t.prefill_seconds},
-          {"decode_first_step_seconds", t.first_step_seconds},
-          {"decode_last_step_seconds", t.last_step_seconds},
-          {"decode_seconds", t.decode_seconds},
-          {"decode_steps", t.decode_steps},
-          {"total_seconds", t.total_seconds},
-          {"new_tokens", t.new_tokens},
-          {"tokens_per_second", t.tokens_per_second},
-          {"decode_tokens_per_second", t.decode_tokens_per_second},
-          {"communication_untimed", t.communication_untimed.empty()
-                                        ? Json(nullptr)
-                                        : Json(t.communication_untimed)}};
+  return {
+      {"source", t.source},
+      {"prefill_seconds", t.prefill_seconds},
+      {"decode_first_step_seconds", t.first_step_seconds},
+      {"decode_last_step_seconds", t.last_step_seconds},
+      {"decode_seconds", t.decode_seconds},
+      {"decode_steps", t.decode_steps},
+      {"total_seconds", t.total_seconds},
+      {"new_tokens", t.new_tokens},
+      {"tokens_per_second", t.tokens_per_second},
+      {"decode_tokens_per_second", t.decode_tokens_per_second},
+      {"communication_untimed", report::JsonUntimed(t.communication_untimed)}};
 }
 
 // The caching allocator model over each phase, and over the whole
@@ -504,14 +503,10 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
       Result<GenerationTime> t = EstimateGenerationTime(g, time->gpu, b);
       if (!t.ok()) return t.status().WithPrefix("sweep: time");
       const std::string& why = t->communication_untimed;
-      row["time"] = {
-          {"prefill_seconds", t->prefill_seconds},
-          {"decode_step_seconds", t->last_step_seconds},
-          {"tokens_per_second", t->tokens_per_second},
-          {"communication_untimed", why.empty() ? Json(nullptr) : Json(why)}};
-      // NB: ">= " and "<= " mark bounds, as the other tables do.
-      const std::string at_least = why.empty() ? "" : ">= ",
-                        at_most = why.empty() ? "" : "<= ";
+      row["time"] = report::JsonGenerationRate(
+          t->prefill_seconds, t->last_step_seconds, t->tokens_per_second, why);
+      const std::string at_least = report::BoundMark(why, true),
+                        at_most = report::BoundMark(why, false);
       timed = ", " + at_least + report::SecondsText(t->prefill_seconds) + ", " +
               at_least + report::SecondsText(t->last_step_seconds) + ", " +
               at_most + report::RateText(t->tokens_per_second);
@@ -532,12 +527,7 @@ Result<std::string> RenderGenerationSweep(const GenerationAnalysis& g,
       at[i] = 0;
     }
   }
-  if (!untimed.empty()) {
-    text +=
-        "bounds (>= times, <= rates): collectives left out of every "
-        "point: " +
-        untimed + "\n";
-  }
+  text += report::UntimedCommunicationNote(untimed, "every point");
   if (!json) return text;
   Json doc = {
       {"schema", "torchcost.sweep"}, {"version", 1}, {"generation", true}};

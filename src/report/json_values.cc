@@ -28,15 +28,27 @@ nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
   return j;
 }
 
+nlohmann::ordered_json JsonUntimed(const std::string& untimed) {
+  return untimed.empty() ? nlohmann::ordered_json(nullptr)
+                         : nlohmann::ordered_json(untimed);
+}
+
 nlohmann::ordered_json JsonStepRate(const StepRate& rate) {
   return {{"step_seconds", rate.step_seconds},
           {"items_per_second", rate.items_per_second},
           {"unit", rate.items_unit},
           {"mfu", rate.mfu},
-          {"communication_untimed",
-           rate.communication_untimed.empty()
-               ? nlohmann::ordered_json(nullptr)
-               : nlohmann::ordered_json(rate.communication_untimed)}};
+          {"communication_untimed", JsonUntimed(rate.communication_untimed)}};
+}
+
+nlohmann::ordered_json JsonGenerationRate(double prefill_seconds,
+                                          double decode_step_seconds,
+                                          double tokens_per_second,
+                                          const std::string& untimed) {
+  return {{"prefill_seconds", prefill_seconds},
+          {"decode_step_seconds", decode_step_seconds},
+          {"tokens_per_second", tokens_per_second},
+          {"communication_untimed", JsonUntimed(untimed)}};
 }
 
 }  // namespace torchcost::report

@@ -4,6 +4,7 @@
 #define TORCHCOST_SRC_REPORT_JSON_VALUES_H_
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "torchcost/sym.h"
 #include "torchcost/time.h"
@@ -19,10 +20,22 @@ nlohmann::ordered_json JsonInteger(__int128 v);
 nlohmann::ordered_json JsonSymbolic(const sym::Expr& e,
                                     const sym::Bindings& bindings);
 
-// Returns a sweep point's or a comparison row's time: {"step_seconds",
-// "items_per_second", "unit", "mfu", "communication_untimed" (why a
-// collective counts 0, or null)}.
+// Returns why a collective is not timed (TimeReport::communication_untimed),
+// or null where every one is.
+nlohmann::ordered_json JsonUntimed(const std::string& untimed);
+
+// Returns a training sweep point's or comparison row's time:
+// {"step_seconds", "items_per_second", "unit", "mfu", "communication_untimed"
+// (JsonUntimed)}.
 nlohmann::ordered_json JsonStepRate(const StepRate& rate);
+
+// Returns a generation sweep point's or comparison row's time:
+// {"prefill_seconds", "decode_step_seconds", "tokens_per_second",
+// "communication_untimed" (JsonUntimed)}.
+nlohmann::ordered_json JsonGenerationRate(double prefill_seconds,
+                                          double decode_step_seconds,
+                                          double tokens_per_second,
+                                          const std::string& untimed);
 
 }  // namespace torchcost::report
 

@@ -260,7 +260,8 @@ Result<std::string> RenderSweepText(const ir::Graph& graph,
   // NB: the points differ only in their bindings, so a collective untimed at
   // one is untimed at all.
   if (time && !rows.empty())
-    out += report::UntimedCommunicationNote(rows[0].step_rate, "every point");
+    out += report::UntimedCommunicationNote(
+        rows[0].step_rate.communication_untimed, "every point");
   return out;
 }
 

@@ -61,9 +61,13 @@ std::vector<std::string> StepTimeHeaders(const std::string& unit);
 // NB: where a collective is not timed (StepRate::communication_untimed), the
 // step time is marked ">= " and the rate and MFU "<= ".
 std::vector<std::string> StepTimeCells(const StepRate& rate);
-// Returns the line under a table that says why the step times of `what`
-// ("full, lora", "every point") leave collectives out, or "" if they do not.
-std::string UntimedCommunicationNote(const StepRate& rate,
+// Returns the mark of a time (`lower`: ">= ") or a rate ("<= ") that leaves
+// collectives out where `untimed` (why they are not timed) is not empty; ""
+// where it is.
+std::string BoundMark(const std::string& untimed, bool lower);
+// Returns the line under a table that says why the times of `what` ("full,
+// lora", "every point") leave collectives out, or "" if `untimed` is empty.
+std::string UntimedCommunicationNote(const std::string& untimed,
                                      const std::string& what);
 
 // Returns a rate (items per second) with four significant digits, whole

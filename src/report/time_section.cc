@@ -41,8 +41,8 @@ std::vector<std::string> StepTimeHeaders(const std::string& unit) {
 }
 
 std::vector<std::string> StepTimeCells(const StepRate& rate) {
-  const bool bound = !rate.communication_untimed.empty();
-  const std::string at_least = bound ? ">= " : "", at_most = bound ? "<= " : "";
+  const std::string at_least = BoundMark(rate.communication_untimed, true),
+                    at_most = BoundMark(rate.communication_untimed, false);
   if (rate.step_seconds < 0) return {"-", "-", "-"};
   const std::string per_second = RateText(rate.items_per_second);
   return {
@@ -51,11 +51,16 @@ std::vector<std::string> StepTimeCells(const StepRate& rate) {
       rate.mfu >= 0 ? at_most + fmt::format("{:.1f}%", 100 * rate.mfu) : "-"};
 }
 
-std::string UntimedCommunicationNote(const StepRate& rate,
+std::string BoundMark(const std::string& untimed, bool lower) {
+  if (untimed.empty()) return "";
+  return lower ? ">= " : "<= ";
+}
+
+std::string UntimedCommunicationNote(const std::string& untimed,
                                      const std::string& what) {
-  if (rate.communication_untimed.empty()) return "";
-  return "bounds (>= times, <= rates and MFU): collectives left out of " +
-         what + ": " + rate.communication_untimed + "\n";
+  if (untimed.empty()) return "";
+  return "bounds (>= times, <= rates): collectives left out of " + what + ": " +
+         untimed + "\n";
 }
 
 std::string RateText(double per_second) {

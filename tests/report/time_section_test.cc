@@ -23,14 +23,14 @@ TEST(TimeSectionTest, StepCellsBoundWhereCollectivesAreUntimed) {
   StepRate timed{0.5, 2000, "tokens", 0.4, ""};
   EXPECT_THAT(StepTimeCells(timed),
               ::testing::ElementsAre("500 ms", "2000", "40.0%"));
-  EXPECT_EQ(UntimedCommunicationNote(timed, "full"), "");
+  EXPECT_EQ(UntimedCommunicationNote(timed.communication_untimed, "full"), "");
   // Collectives that count 0 leave the step shorter than it is: the time is
   // a lower bound, tokens per second and MFU (over that time) upper bounds.
   StepRate untimed = timed;
   untimed.communication_untimed = "the network's bandwidth is not given";
   EXPECT_THAT(StepTimeCells(untimed),
               ::testing::ElementsAre(">= 500 ms", "<= 2000", "<= 40.0%"));
-  EXPECT_THAT(UntimedCommunicationNote(untimed, "full"),
+  EXPECT_THAT(UntimedCommunicationNote(untimed.communication_untimed, "full"),
               HasSubstr("collectives left out of full: "
                         "the network's bandwidth is not given"));
   // Not timed at all: dashes, never "0 s".
