@@ -24,6 +24,9 @@ Result<ShardStrategy> ParseShardStrategy(std::string_view text);
 std::string_view ShardStrategyName(ShardStrategy s);
 // Returns whether `s` is one of DeepSpeed's ZeRO stages (zero1, zero2, zero3).
 bool IsZero(ShardStrategy s);
+// Returns whether `s` keeps only a rank's shard of the reduced gradients
+// (zero2, zero3, fsdp).
+bool ShardsGradients(ShardStrategy s);
 
 // The sharding of the step.
 struct ShardingOptions {

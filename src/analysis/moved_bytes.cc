@@ -122,7 +122,9 @@ void FillMovedBytes(const ir::Graph& g, const passes::ShapeFacts& facts,
     };
     // NB: a view's collectives count too (an all-reduce sums in place).
     for (const rules::AppliedCollectives& applied : a.collectives) {
-      NodeCollectives node_collectives{static_cast<int>(ni), applied.group};
+      NodeCollectives node_collectives;
+      node_collectives.node = static_cast<int>(ni);
+      node_collectives.group = applied.group;
       for (const auto& [arg, call] : applied.calls) {
         if (arg < 0)
           node_collectives.forward.push_back(call);

@@ -52,6 +52,19 @@ std::string RenderSharding(const TrainingReport& tr) {
          Bytes(s.all_reduce_bytes) + ", reduce-scatter " +
          Bytes(s.reduce_scatter_bytes) + ", all-gather " +
          Bytes(s.all_gather_bytes) + "\n";
+  if (tr.accumulate > 1) {
+    const bool gathers = s.strategy == ShardStrategy::kZero3 ||
+                         s.strategy == ShardStrategy::kFsdp;
+    out +=
+        "  Accumulating " + std::to_string(tr.accumulate) + " micro-batches: " +
+        (ShardsGradients(s.strategy)
+             ? std::string("each reduces its gradients") +
+                   (gathers ? " and gathers the parameters" : "")
+             : std::string("the gradients are reduced after the last "
+                           "only") +
+                   (s.strategy == ShardStrategy::kDdp ? " (no_sync())" : "")) +
+        "\n";
+  }
   if (s.strategy == ShardStrategy::kDdp)
     out += "  DDP gradient buckets: " + std::to_string(s.ddp_buckets) + "\n";
   if (!s.units.empty()) {

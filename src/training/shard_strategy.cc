@@ -26,6 +26,11 @@ bool IsZero(ShardStrategy s) {
          s == ShardStrategy::kZero3;
 }
 
+bool ShardsGradients(ShardStrategy s) {
+  return s == ShardStrategy::kZero2 || s == ShardStrategy::kZero3 ||
+         s == ShardStrategy::kFsdp;
+}
+
 std::string_view ShardStrategyName(ShardStrategy s) {
   switch (s) {
     case ShardStrategy::kNone:

@@ -83,9 +83,7 @@ class Rewriter {
     return s_.strategy == ShardStrategy::kZero3 ||
            s_.strategy == ShardStrategy::kFsdp;
   }
-  bool ShardsGrads() const {
-    return ShardsParams() || s_.strategy == ShardStrategy::kZero2;
-  }
+  bool ShardsGrads() const { return ShardsGradients(s_.strategy); }
 
   // Bytes of FSDP's non-root units gathered at each node, by a difference
   // array over their node ranges (FULL_SHARD) or from their first node on
@@ -316,10 +314,11 @@ class Rewriter {
   std::vector<int64_t> cover_;
 };
 
-// Payload per collective and the rank's states, for the report.
+// Payload per collective and the rank's states, for the report; `accumulate`
+// micro-batches per step.
 void Summarize(const ir::Graph& g, const ShardPlan& plan,
                const Zero3Schedule* zero3, const ShardingOptions& s,
-               ShardingReport* r) {
+               int accumulate, ShardingReport* r) {
   r->strategy = s.strategy;
   r->world = s.world;
   r->reshard_after_forward = s.reshard_after_forward;
@@ -427,6 +426,26 @@ void Summarize(const ir::Graph& g, const ShardPlan& plan,
       }
       break;
   }
+  if (accumulate > 1 && ShardsGradients(s.strategy)) {
+    // NB: with gradient accumulation ZeRO-2 and ZeRO-3 reduce every micro-
+    // batch's gradients (DeepSpeed edaa722, engine.py allreduce_gradients:
+    // "ZeRO stage >= 2 communicates during non gradient accumulation
+    // boundaries as well"), ZeRO-3 and FSDP gather the parameters for every
+    // micro-batch, and FSDP reduce-scatters every micro-batch's gradients (no
+    // no_sync(), as the rank's sharded gradients above assume). DDP and ZeRO-1
+    // reduce at the last micro-batch only (DDP under no_sync(), as Hugging
+    // Face Accelerate and Lightning accumulate; ZeRO-1 at DeepSpeed's
+    // accumulation boundary). The gathers after the optimizer step run once.
+    const int64_t gathered =
+        r->all_gather_bytes - r->after_step_all_gather_bytes;
+    r->all_gather_bytes =
+        accumulate * gathered + r->after_step_all_gather_bytes;
+    r->all_gather_calls *= accumulate;
+    r->reduce_scatter_bytes *= accumulate;
+    r->reduce_scatter_calls *= accumulate;
+    r->all_reduce_bytes *= accumulate;
+    r->all_reduce_calls *= accumulate;
+  }
 }
 
 }  // namespace
@@ -463,7 +482,8 @@ Status ShardStep(const ir::Graph& graph, const std::vector<bool>& trainable,
   const Zero3Schedule* schedule = zero3 ? &*zero3 : nullptr;
   if (sharded || options.master_weights)
     Rewriter(*plan, schedule, options, &tr).Run();
-  Summarize(graph, *plan, schedule, options.sharding, &tr.sharding);
+  Summarize(graph, *plan, schedule, options.sharding, options.accumulate,
+            &tr.sharding);
   // One rank steps its shards only: its share of the optimizer's FLOPs and
   // bytes, both per element (rank elements / trainable elements).
   if (!plan->step_tensors.empty() && tr.grad_params > 0) {

@@ -39,6 +39,21 @@ TEST(ShardingReportTest, TextNamesTheStrategyAndThePerRankStates) {
       HasSubstr("Gathering units: 2, the largest 3.91 KiB (4000) gathered"));
 }
 
+TEST(ShardingReportTest, AccumulationSaysWhichMicroBatchesCommunicate) {
+  TrainingReport tr = Zero3();
+  tr.accumulate = 4;
+  EXPECT_THAT(report::RenderSharding(tr),
+              HasSubstr("  Accumulating 4 micro-batches: each reduces its "
+                        "gradients and gathers the parameters\n"));
+  tr.sharding.strategy = ShardStrategy::kDdp;
+  EXPECT_THAT(report::RenderSharding(tr),
+              HasSubstr("  Accumulating 4 micro-batches: the gradients are "
+                        "reduced after the last only (no_sync())\n"));
+  tr.accumulate = 1;
+  EXPECT_THAT(report::RenderSharding(tr),
+              ::testing::Not(HasSubstr("Accumulating")));
+}
+
 TEST(ShardingReportTest, NothingWithoutShardingOrMasters) {
   EXPECT_EQ(report::RenderSharding(TrainingReport()), "");
 }

@@ -40,9 +40,10 @@ class ShardingTest : public testing::ToyGraphTest {
 
   // The FSDP step of kShards' model (below), its parameter shards on the host
   // if `offload_params`; SHARD_GRAD_OP unless `reshard_after_forward`; over
-  // `world` ranks, sharded over groups of `shard_group` (0: all).
+  // `world` ranks, sharded over groups of `shard_group` (0: all); `accumulate`
+  // micro-batches per step.
   Report RunFsdpBlocks(bool offload_params, bool reshard_after_forward = true,
-                       int world = 4, int shard_group = 0) {
+                       int world = 4, int shard_group = 0, int accumulate = 1) {
     b_.Scope("h", "ModuleList");
     Chain({16, 16, 16, 4}, {"h.0", "h.1", "head"});
     TrainingOptions t;
@@ -52,6 +53,7 @@ class ShardingTest : public testing::ToyGraphTest {
     t.sharding.shard_group = shard_group;
     t.sharding.reshard_after_forward = reshard_after_forward;
     t.sharding.offload_optimizer = t.sharding.offload_params = offload_params;
+    t.accumulate = accumulate;
     return Run("2,16", t);
   }
 };
@@ -302,6 +304,38 @@ TEST_F(ShardingTest, Zero2ReducesGradientsInBuckets) {
   EXPECT_EQ(r.training.sharding.reduce_scatter_calls, 3);
 }
 
+// Gradient accumulation, 3 micro-batches per step, on the chain of the test
+// above: ZeRO-2 reduce-scatters every micro-batch's gradients (DeepSpeed
+// edaa722, engine.py allreduce_gradients: "ZeRO stage >= 2 communicates
+// during non gradient accumulation boundaries as well"); ZeRO-1 reduces at
+// the accumulation boundary only, and DDP under no_sync(); both ZeROs gather
+// the updated parameters once, after the step.
+TEST_F(ShardingTest,
+       AccumulationReducesEveryMicroBatchWhereGradientsAreSharded) {
+  Chain({8, 4, 2}, {"l1", "l2"});
+  TrainingOptions t;
+  t.optimizer = OptimizerKind::kSgd;
+  t.sharding.world = 4;
+  t.sharding.reduce_bucket_elements = 16;
+  t.sharding.contiguous_gradients = false;
+  t.accumulate = 3;
+  t.sharding.strategy = ShardStrategy::kZero2;
+  const ShardingReport zero2 = Run("5,8", t).training.sharding;
+  EXPECT_EQ(zero2.reduce_scatter_bytes, 3 * 160);  // 40 float32 gradients.
+  EXPECT_EQ(zero2.reduce_scatter_calls, 3 * 3);    // ceil(160 / 64) buckets.
+  EXPECT_EQ(zero2.all_gather_bytes, 160);
+  EXPECT_EQ(zero2.after_step_all_gather_bytes, 160);
+  t.sharding.strategy = ShardStrategy::kZero1;
+  const ShardingReport zero1 = Run("5,8", t).training.sharding;
+  EXPECT_EQ(zero1.reduce_scatter_bytes, 160);
+  EXPECT_EQ(zero1.reduce_scatter_calls, 3);
+  EXPECT_EQ(zero1.all_gather_bytes, 160);
+  t.sharding.strategy = ShardStrategy::kDdp;
+  const ShardingReport ddp = Run("5,8", t).training.sharding;
+  EXPECT_EQ(ddp.all_reduce_bytes, 160);
+  EXPECT_EQ(ddp.all_reduce_calls, 1);  // 160 bytes: one bucket.
+}
+
 // DeepSpeed's contiguous_gradients (its default; stage_1_and_2.py and
 // stage3.py at deepspeedai/DeepSpeed edaa722). The chain of the test above:
 // W2's gradient (8 elements, 32 bytes) is made first, then W1's (32
@@ -440,6 +474,18 @@ TEST_F(ShardingTest, FsdpGathersTheUnitThatRunsAndPrefetchesTheNext) {
   EXPECT_EQ(sr.reduce_scatter_calls, 3);  // One per unit.
   // Gradients end as the rank's shards.
   EXPECT_EQ(At(r.training.timeline.back().live[kGrad]), kShards);
+}
+
+// FSDP accumulating 3 micro-batches (no no_sync(): the rank keeps only its
+// gradient shards between them): every micro-batch gathers the root once and
+// each block in its forward and its backward, and reduce-scatters each unit.
+TEST_F(ShardingTest, FsdpAccumulationGathersAndReducesEveryMicroBatch) {
+  const ShardingReport sr =
+      RunFsdpBlocks(false, true, 4, 0, /*accumulate=*/3).training.sharding;
+  EXPECT_EQ(sr.all_gather_bytes, 3 * (kRoot + 2 * 2 * kBlock));
+  EXPECT_EQ(sr.all_gather_calls, 3 * (1 + 2 * 2));
+  EXPECT_EQ(sr.reduce_scatter_bytes, 3 * (kRoot + 2 * kBlock));  // Unsharded.
+  EXPECT_EQ(sr.reduce_scatter_calls, 3 * 3);
 }
 
 // SHARD_GRAD_OP on the model above (torch/distributed/fsdp/
