@@ -46,13 +46,28 @@ struct HostCost {
   }
 };
 
+// The link between the GPUs of a node, as NCCL's tuner tells them apart.
+enum class LinkType { kNvlink, kPcie };
+
 // How one GPU reaches the other data-parallel ranks, for the collectives'
 // time; bandwidths in bytes per second per direction, 0 where unknown.
 struct Interconnect {
-  double link = 0;     // Within a node: the GPU table's link_gbs.
+  double link = 0;  // Within a node: the GPU table's link_gbs.
+  // NB: NCCL takes PCIe's per-step latencies on cards, and runs its LL128
+  // protocol over NVLink only.
+  LinkType link_type = LinkType::kNvlink;
+  // The GPU's CUDA compute capability, major * 10 + minor (90: Hopper), by
+  // which NCCL caps its LL protocol's bandwidth within a node; 0: unknown (no
+  // cap).
+  int compute_capability = 0;
   double network = 0;  // Between nodes, per GPU (its NIC): the step's option.
   int node_gpus = 8;   // GPUs per node: the step's option.
 };
+
+// Parses "nvlink", "pcie".
+Result<LinkType> ParseLinkType(std::string_view text);
+// Returns the name ParseLinkType reads.
+std::string_view LinkTypeName(LinkType t);
 
 // One GPU. Rates are dense (no structured sparsity); 0 means the GPU has no
 // such rate.

@@ -8,19 +8,36 @@ namespace {
 
 // One NCCL protocol of the ring algorithm, from NCCL's tuner
 // (src/graph/tuning.cc at 5067397c2676d5aed50042fc39e5c8ee96eb0027):
-// microseconds of latency (baseLatencies[RING]; hwLatencies[NVLINK][RING] per
-// step within a node; hwLatencies[NET][RING], or [NET][TREE] with one rank per
-// node, per step between nodes; getNetOverhead's 1 us, x 3 for Simple, at
-// least per step on a ring that leaves the node) and its share of the bus
-// bandwidth ("busBw * .5", "busBw * 0.92").
+// microseconds of latency (baseLatencies[RING]; hwLatencies[NVLINK][RING] or
+// [PCI][RING] per step within a node; hwLatencies[NET][RING], or [NET][TREE]
+// with one rank per node, per step between nodes; getNetOverhead's 1 us, x 3
+// for Simple, at least per step on a ring that leaves the node) and its share
+// of the bus bandwidth ("busBw * .5", "busBw * 0.92").
 struct NcclProtocol {
-  double base_us, nvlink_step_us, net_step_us, net_one_per_node_step_us,
-      net_overhead_us, bandwidth_share;
+  double base_us, nvlink_step_us, pcie_step_us, net_step_us,
+      net_one_per_node_step_us, net_overhead_us, bandwidth_share;
+  bool nvlink_only;  // LL128: "pEnable &= (graphs[a]->typeIntra <= PATH_NVB)".
+  bool capped;       // LL: "busBw = std::min(llMaxBw, busBw * .5)".
 };
 constexpr NcclProtocol kNcclProtocols[] = {
-    {6.6, 0.6, 2.7, 5.0, 1.0, 0.5},     // LL
-    {14.0, 1.9, 4.0, 8.5, 1.0, 0.92},   // LL128
-    {8.4, 3.4, 14.0, 14.0, 3.0, 1.0}};  // Simple
+    {6.6, 0.6, 1.0, 2.7, 5.0, 1.0, 0.5, false, true},      // LL
+    {14.0, 1.9, 2.5, 4.0, 8.5, 1.0, 0.92, true, false},    // LL128
+    {8.4, 3.4, 5.7, 14.0, 14.0, 3.0, 1.0, false, false}};  // Simple
+
+// NCCL's cap on LL's bus bandwidth, bytes per second (llMaxBws, GB/s): within
+// a node by the GPU's architecture (Volta, Ampere, Hopper, Blackwell: 39,
+// 87.7, 141, 282); across nodes by the host's CPU, here an Intel one (2
+// nodes: 39, more: 20.4; NB: an AMD host's are 22.5 and 19). 0: no cap (the
+// compute capability unknown).
+double LlMaxBandwidth(const Interconnect& net, int nodes) {
+  if (nodes > 1) return (nodes == 2 ? 39.0 : 20.4) * 1e9;
+  const int cc = net.compute_capability;
+  if (cc >= 100) return 2 * 141.0e9;
+  if (cc >= 90) return 141.0e9;
+  if (cc >= 80) return 87.7e9;
+  if (cc > 0) return 39.0e9;
+  return 0;
+}
 
 }  // namespace
 
@@ -44,17 +61,22 @@ double NcclCallSeconds(CollectiveKind kind, double payload, int ranks, int span,
   const int between = nodes == 1 ? 0 : (all_reduce ? 2 : 1) * (nodes - 1);
   const bool one_per_node = nodes == ranks && nodes > 1;
   const double traffic = RingTraffic(kind, payload, ranks);
+  const bool pcie = net.link_type == LinkType::kPcie;
+  const double ll_max = LlMaxBandwidth(net, nodes);
   double best = 0;
   for (const NcclProtocol& p : kNcclProtocols) {
-    const double within = nodes > 1
-                              ? std::max(p.nvlink_step_us, p.net_overhead_us)
-                              : p.nvlink_step_us;
+    if (pcie && p.nvlink_only) continue;
+    const double step_us = pcie ? p.pcie_step_us : p.nvlink_step_us;
+    const double within =
+        nodes > 1 ? std::max(step_us, p.net_overhead_us) : step_us;
     const double between_us =
         one_per_node ? p.net_one_per_node_step_us : p.net_step_us;
+    double share = p.bandwidth_share * bandwidth;
+    if (p.capped && ll_max > 0) share = std::min(share, ll_max);
     // latency + traffic / (share x bandwidth).
     const double seconds =
         1e-6 * (p.base_us + (steps - between) * within + between * between_us) +
-        traffic / (p.bandwidth_share * bandwidth);
+        traffic / share;
     if (best == 0 || seconds < best) best = seconds;
   }
   return best;

@@ -64,10 +64,12 @@ GpuSpec ParseGpu(const YamlNode& n) {
     const std::string& key = kv.first.Scalar();
     if (key != "name" && key != "aliases" && key != "source" &&
         key != "memory_gb" && key != "bandwidth_gbs" && key != "tflops" &&
-        key != "kernel_overhead_us" && key != "link_gbs") {
+        key != "kernel_overhead_us" && key != "link_gbs" &&
+        key != "link_type" && key != "compute_capability") {
       Fail(kv.first, "unknown key '" + key +
                          "' (name, aliases, source, memory_gb, bandwidth_gbs, "
-                         "link_gbs, tflops, kernel_overhead_us)");
+                         "link_gbs, link_type, compute_capability, tflops, "
+                         "kernel_overhead_us)");
     }
   }
   for (const char* required :
@@ -96,6 +98,21 @@ GpuSpec ParseGpu(const YamlNode& n) {
   if (n["link_gbs"]) {
     // GB/s to bytes per second, per direction.
     g.interconnect.link = Positive(n["link_gbs"], g.name + ": link_gbs") * 1e9;
+  }
+  if (const YamlNode l = n["link_type"]) {
+    if (!n["link_gbs"]) Fail(l, g.name + ": link_type needs link_gbs");
+    Result<LinkType> type = ParseLinkType(l.IsScalar() ? l.Scalar() : "");
+    if (!type.ok()) Fail(l, g.name + ": link_type: " + type.status().message());
+    g.interconnect.link_type = *type;
+  }
+  if (const YamlNode c = n["compute_capability"]) {
+    // "9.0" to 90: major * 10 + minor.
+    double v = 0;
+    if (!Number(c, &v) || !(v >= 1) || !(v < 100) ||
+        std::abs(v * 10 - std::round(v * 10)) > 1e-9) {
+      Fail(c, g.name + ": compute_capability: expected MAJOR.MINOR (8.0, 9.0)");
+    }
+    g.interconnect.compute_capability = static_cast<int>(std::round(v * 10));
   }
   const YamlNode t = n["tflops"];
   if (!t.IsMap())

@@ -227,6 +227,8 @@ Json TimeJson(const TimeReport& t) {
       {"communication_untimed", report::JsonUntimed(t.communication_untimed)},
       {"interconnect",
        {{"link_bandwidth", t.interconnect.link},
+        {"link_type", LinkTypeName(t.interconnect.link_type)},
+        {"compute_capability", t.interconnect.compute_capability},
         {"network_bandwidth", t.interconnect.network},
         {"node_gpus", t.interconnect.node_gpus}}},
       {"model_flops", t.model_flops},

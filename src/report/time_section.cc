@@ -15,6 +15,12 @@ std::string Field(const std::string& label, const std::string& value) {
   return fmt::format("{:<20}{}\n", label, value);
 }
 
+// The link's bandwidth per direction, and PCIe where it is that.
+std::string LinkText(const Interconnect& net) {
+  return fmt::format("{:.4g} GB/s per direction{}", net.link / 1e9,
+                     net.link_type == LinkType::kPcie ? " over PCIe" : "");
+}
+
 }  // namespace
 
 std::string SecondsText(double seconds) {
@@ -115,11 +121,10 @@ std::string RenderTime(const Report& report) {
         Field("  Communication:",
               !t.communication_untimed.empty()
                   ? "not timed: " + t.communication_untimed
-                  : fmt::format("{} per step (NCCL's ring, {:.4g} GB/s per "
-                                "direction{}), "
+                  : fmt::format("{} per step (NCCL's ring, {}{}), "
                                 "{} of it exposed",
                                 SecondsText(t.communication_seconds),
-                                t.interconnect.link / 1e9,
+                                LinkText(t.interconnect),
                                 t.interconnect.network > 0
                                     ? fmt::format(" in a node, {:.4g} between",
                                                   t.interconnect.network / 1e9)
@@ -135,10 +140,9 @@ std::string RenderTime(const Report& report) {
                 !t.communication_untimed.empty()
             ? "not timed: " + t.communication_untimed
             : fmt::format("{} per step, in the forward and backward above "
-                          "(NCCL's ring: latency, and bytes at {:.4g} GB/s "
-                          "per direction)",
+                          "(NCCL's ring: latency, and bytes at {})",
                           SecondsText(t.model_parallel_communication_seconds),
-                          t.interconnect.link / 1e9));
+                          LinkText(t.interconnect)));
   }
   out += Field("  Step:", SecondsText(t.step_seconds));
   out +=

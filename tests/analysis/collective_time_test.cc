@@ -145,5 +145,46 @@ TEST(NcclCallTest, AcrossNodesStepsBetweenThemTakeTheNetwork) {
   EXPECT_THAT(untimed, HasSubstr("network's bandwidth is not given"));
 }
 
+TEST(NcclCallTest, LlsBandwidthIsCappedByTheGpusArchitecture) {
+  // 4 ranks, 512 KiB: 6 steps, 2 x 3/4 x 524288 = 786432 bytes sent, at 450
+  // GB/s. LL: 6.6 + 6 x 0.6 = 10.2 us + 786432 B / min(0.5 x 450, 141) GB/s
+  // on a Hopper (llMaxBws[HOPPER][N1]) = 15.8 us; LL128: 25.4 us + 1.9 us;
+  // Simple: 8.4 + 6 x 3.4 = 28.8 us + 1.7 us.
+  Interconnect hopper = Node(450 * kGB);
+  hopper.compute_capability = 90;
+  std::string untimed;
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 524288, 4, 4,
+                                   hopper, &untimed),
+                   10.2e-6 + 786432 / (141 * kGB));
+  // An Ampere's cap, 87.7 GB/s: 10.2 us + 8.97 us, still below LL128's.
+  hopper.compute_capability = 80;
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 524288, 4, 4,
+                                   hopper, &untimed),
+                   10.2e-6 + 786432 / (87.7 * kGB));
+  // The architecture unknown: no cap, half the link.
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 524288, 4, 4,
+                                   Node(450 * kGB), &untimed),
+                   10.2e-6 + 786432 / (0.5 * 450 * kGB));
+}
+
+TEST(NcclCallTest, PcieTakesItsOwnLatenciesAndNoLl128) {
+  Interconnect pcie = Node(32 * kGB);
+  pcie.link_type = LinkType::kPcie;
+  std::string untimed;
+  // 4 ranks, 4096 bytes: LL's 6.6 + 6 x 1.0 (PCIe's step) = 12.6 us + 6144 B
+  // / 16 GB/s.
+  EXPECT_DOUBLE_EQ(
+      NcclCallSeconds(CollectiveKind::kAllReduce, 4096, 4, 4, pcie, &untimed),
+      12.6e-6 + 6144 / (16 * kGB));
+  // 1 MiB: 1572864 bytes sent. LL: 12.6 + 98.3 us; Simple: 8.4 + 6 x 5.7 =
+  // 42.6 us + 49.2 us = 91.8 us. LL128's 14 + 6 x 2.5 = 29 us + 1572864 B /
+  // (0.92 x 32 GB/s) = 82.4 us would be faster, but NCCL runs it over NVLink
+  // only.
+  EXPECT_DOUBLE_EQ(NcclCallSeconds(CollectiveKind::kAllReduce, 1 << 20, 4, 4,
+                                   pcie, &untimed),
+                   42.6e-6 + 1572864 / (32 * kGB));
+  EXPECT_EQ(untimed, "");
+}
+
 }  // namespace
 }  // namespace torchcost::analysis

@@ -5,6 +5,8 @@
 
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "analysis/gpu_table_data.h"
 #include "torchcost/gpu.h"
@@ -169,6 +171,60 @@ TEST(GpuTableTest, LinkInGigabytesPerSecondPerDirection) {
   EXPECT_DOUBLE_EQ(FindGpu("H100-SXM")->interconnect.link, 450e9);
   EXPECT_DOUBLE_EQ(FindGpu("A100-80GB-SXM")->interconnect.link, 300e9);
   EXPECT_EQ(FindGpu("H100-SXM")->interconnect.node_gpus, 8);
+}
+
+TEST(GpuTableTest, LinkTypeAndComputeCapability) {
+  auto r = ParseGpuTable(
+      "version: 1\ngpus:\n  - {name: X, source: s, memory_gb: 1, "
+      "bandwidth_gbs: 1, tflops: {fp32: 1}, link_gbs: 32, link_type: pcie, "
+      "compute_capability: 8.9}\n"
+      "  - {name: Y, source: s, memory_gb: 1, bandwidth_gbs: 1, tflops: "
+      "{fp32: 1}, link_gbs: 450}\n",
+      "t.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].interconnect.link_type, LinkType::kPcie);
+  EXPECT_EQ((*r)[0].interconnect.compute_capability, 89);
+  // Neither given: NVLink, and no compute capability (no LL cap).
+  EXPECT_EQ((*r)[1].interconnect.link_type, LinkType::kNvlink);
+  EXPECT_EQ((*r)[1].interconnect.compute_capability, 0);
+  const std::string head =
+      "version: 1\ngpus:\n  - {name: X, source: s, memory_gb: 1, "
+      "bandwidth_gbs: 1, tflops: {fp32: 1}, ";
+  for (const auto& [body, expect] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"link_gbs: 32, link_type: sxm}\n",
+            "t.yaml:3:102: X: link_type: unknown link type 'sxm' (nvlink, "
+            "pcie)"},
+           {"link_type: pcie}\n", "X: link_type needs link_gbs"},
+           {"compute_capability: 9.05}\n",
+            "X: compute_capability: expected MAJOR.MINOR (8.0, 9.0)"},
+           {"compute_capability: ampere}\n",
+            "X: compute_capability: expected MAJOR.MINOR"}}) {
+    Result<std::vector<GpuSpec>> bad = ParseGpuTable(head + body, "t.yaml");
+    ASSERT_FALSE(bad.ok()) << body;
+    EXPECT_NE(bad.status().message().find(expect), std::string::npos)
+        << bad.status().message();
+  }
+  // The cards' links are PCIe; the SXM boards' and the H200's NVLink
+  // (gpus/gpus.yaml's comments); the CUDA GPUs' compute capabilities
+  // (developer.nvidia.com/cuda-gpus): Hopper 9.0, Ada 8.9, Ampere 8.0 / 8.6,
+  // Volta 7.0; AMD's have none.
+  for (const auto& [name, type, cc] :
+       std::vector<std::tuple<std::string, LinkType, int>>{
+           {"H100-SXM", LinkType::kNvlink, 90},
+           {"H200", LinkType::kNvlink, 90},
+           {"A100-80GB-SXM", LinkType::kNvlink, 80},
+           {"V100-SXM2", LinkType::kNvlink, 70},
+           {"H100-PCIe", LinkType::kPcie, 90},
+           {"L4", LinkType::kPcie, 89},
+           {"L40S", LinkType::kPcie, 89},
+           {"RTX-3090", LinkType::kPcie, 86},
+           {"RTX-4090", LinkType::kPcie, 89},
+           {"MI300X", LinkType::kNvlink, 0}}) {
+    const GpuSpec g = *FindGpu(name);
+    EXPECT_EQ(g.interconnect.link_type, type) << name;
+    EXPECT_EQ(g.interconnect.compute_capability, cc) << name;
+  }
 }
 
 TEST(GpuTableTest, PeakFollowsClassAndDtype) {

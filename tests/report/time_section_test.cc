@@ -116,6 +116,43 @@ TEST(TimeSectionTest, OverheadLineWhenItApplies) {
   EXPECT_THAT(text, HasSubstr("plus the overhead per kernel;"));
 }
 
+TEST(TimeSectionTest, CommunicationLinesNameTheLink) {
+  Report r;
+  r.training.mode = StepMode::kTrain;
+  r.training.sharding.strategy = ShardStrategy::kDdp;
+  r.training.sharding.world = 4;
+  r.collectives.push_back(NodeCollectives());
+  TimeReport& t = r.time;
+  t.present = true;
+  t.source = "roofline on L4";
+  t.communication_seconds = 0.002;
+  t.exposed_communication_seconds = 0.0005;
+  t.model_parallel_communication_seconds = 1.5e-4;
+  t.interconnect.link = 32e9;
+  t.interconnect.link_type = LinkType::kPcie;
+  std::string text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("  Communication:    2 ms per step (NCCL's "
+                              "ring, 32 GB/s per direction over PCIe), "
+                              "500 us of it exposed\n"));
+  EXPECT_THAT(text, HasSubstr("  TP/SP/EP comm:    150 us per step, in the "
+                              "forward and backward above (NCCL's ring: "
+                              "latency, and bytes at 32 GB/s per direction "
+                              "over PCIe)\n"));
+  t.interconnect = Interconnect();
+  t.interconnect.link = 450e9;
+  t.interconnect.network = 50e9;
+  text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("(NCCL's ring, 450 GB/s per direction in a "
+                              "node, 50 between)"));
+  t.communication_untimed = "the network's bandwidth is not given";
+  t.model_parallel_communication_seconds = 0;
+  text = RenderTime(r);
+  EXPECT_THAT(text, HasSubstr("  Communication:    not timed: the network's "
+                              "bandwidth is not given\n"));
+  EXPECT_THAT(text, HasSubstr("  TP/SP/EP comm:    not timed: the network's "
+                              "bandwidth is not given\n"));
+}
+
 TEST(RateTextTest, FourDigitsThenWholeNumbers) {
   EXPECT_EQ(RateText(0.5), "0.5");
   EXPECT_EQ(RateText(423.14), "423.1");

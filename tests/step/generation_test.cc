@@ -220,14 +220,14 @@ TEST(GenerationTest, TensorParallelRankHoldsItsShardsAndGathersTheLogits) {
     noted = noted || d.message.find("tp=2: one rank of 2") == 0;
   EXPECT_TRUE(noted);
   // Each decode step waits for its collectives, as NCCL's tuner times a ring
-  // of 2 (LL at these sizes): the embedding's and 2 per layer's all-reduce of
-  // [B, 1, h] float32, 768 bytes: 6.6 + 2 x 0.6 us + 768 B / (0.5 x 450
-  // GB/s); the logits' all-gather of [B, 1, vocab], 3072 bytes: 6.6 + 0.6 us
-  // + 1536 B / 225 GB/s. Against the same steps without them, T - 1 = 3 of
-  // each.
+  // of 2 (LL at these sizes, its bandwidth min(0.5 x 450, 141) GB/s, NCCL's
+  // cap on a Hopper): the embedding's and 2 per layer's all-reduce of
+  // [B, 1, h] float32, 768 bytes: 6.6 + 2 x 0.6 us + 768 B / 141 GB/s; the
+  // logits' all-gather of [B, 1, vocab], 3072 bytes: 6.6 + 0.6 us + 1536 B /
+  // 141 GB/s. Against the same steps without them, T - 1 = 3 of each.
   ASSERT_TRUE(g->time.present);
-  const double all_reduce = 7.8e-6 + 768 / 225e9,
-               all_gather = 7.2e-6 + 1536 / 225e9;
+  const double all_reduce = 7.8e-6 + 768 / 141e9,
+               all_gather = 7.2e-6 + 1536 / 141e9;
   const double with = g->time.decode_seconds;
   g->prefill.report.collectives.clear();
   g->decode.report.collectives.clear();
