@@ -44,6 +44,8 @@ TEST(FastPathRuleTest, NativeMultiHeadAttention) {
   EXPECT_EQ(res.flops,
             sym::Expr(2 * macs + 4 * 5 * 16 + 5 * 16 + 4 * 2 * 25 + 3 * 25));
   EXPECT_EQ(res.transcendentals, sym::Expr(2 * 25));
+  // Its FLOPs are GEMMs': timed at the matmul peak, not the vector rate.
+  EXPECT_EQ(res.op_class, OpClass::kMatmul);
 }
 
 TEST(FastPathRuleTest, TransformerEncoderLayerGelu) {
@@ -80,6 +82,7 @@ TEST(FastPathRuleTest, TransformerEncoderLayerGelu) {
   // FFN element.
   EXPECT_EQ(res.transcendentals,
             sym::Expr(2 * 2 * 9 + 2 * tokens + tokens * 32));
+  EXPECT_EQ(res.op_class, OpClass::kMatmul);
 }
 
 }  // namespace

@@ -16,12 +16,15 @@
 namespace torchcost::testing {
 
 // Analyses the training step (Adam) of `m` with its declared inputs, on the
-// given SDPA backend; a failed analysis fails the test.
+// given SDPA backend (with each node's moved bytes and kernel class if
+// `moved_bytes`); a failed analysis fails the test.
 inline Report AnalyzeBuilt(const builder::BuiltModel& m, sym::Context& ctx,
-                           const std::string& backend = "auto") {
+                           const std::string& backend = "auto",
+                           bool moved_bytes = false) {
   AnalysisOptions options;
   options.training.optimizer = OptimizerKind::kAdam;
   options.attention_backend = backend;
+  options.moved_bytes = moved_bytes;
   for (const builder::InputDecl& in : m.inputs)
     options.inputs.push_back({builder::ResolveShape(m, in, ctx), in.dtype});
   Result<Report> r = Analyze(m.graph, BuiltinRules(), ctx, options);

@@ -81,6 +81,7 @@ OpResult OpRunner::Run(const std::string& op,
   options.training.inputs_require_grad = inputs_require_grad_;
   options.training.mode = mode_;
   options.training.torch_version = torch_version_;
+  options.moved_bytes = true;  // Each node's bytes and kernel class.
   ir::Node node;
   size_t dot = op.find('.');
   node.op = op.substr(0, dot);
@@ -204,6 +205,7 @@ OpResult OpRunner::Run(const std::string& op,
     if (mismatch) continue;
     result.has_rule = report->nodes[ni].has_rule;
     result.macs = report->nodes[ni].macs;
+    result.op_class = report->nodes[ni].op_class;
     result.flops = report->nodes[ni].flops;
     result.transcendentals = report->nodes[ni].transcendentals;
     result.assumptions = report->assumptions;

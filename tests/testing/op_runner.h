@@ -67,7 +67,8 @@ struct OpResult {
   std::vector<std::string> output_shapes;
   std::vector<DType> output_dtypes;
   sym::Expr macs, flops, transcendentals;
-  std::vector<std::string> errors;  // Error diagnostics' messages.
+  OpClass op_class = OpClass::kPointwise;  // The kernel class it is timed as.
+  std::vector<std::string> errors;         // Error diagnostics' messages.
   std::vector<std::string> assumptions;
   // Training (only with OpRunner::set_inputs_require_grad(true); else nothing
   // requires a gradient):
