@@ -51,8 +51,15 @@ struct TimeReport {
   // The graph's own collectives (tensor, sequence and expert parallelism:
   // Report::collectives, each call as NCCL's tuner times a ring), per step:
   // the phases wait for them, so they are in their nodes' seconds and in
-  // forward_seconds and backward_seconds (recomputation included).
+  // forward_seconds and backward_seconds (recomputation included), less
+  // model_parallel_overlapped_seconds.
   double model_parallel_communication_seconds = 0;
+  // What of them runs beside the backward's GEMMs, as Megatron-core's
+  // column-parallel linears run it (src/analysis/async_backward.h): their
+  // input gradient's all-reduce or reduce-scatter beside the weight
+  // gradient's GEMM, sequence parallelism's all-gather beside the input
+  // gradient's; not in the nodes' seconds.
+  double model_parallel_overlapped_seconds = 0;
   // Why a collective is not timed (it then counts 0); empty if all are.
   std::string communication_untimed;
   Interconnect interconnect;  // GpuSpec::interconnect.

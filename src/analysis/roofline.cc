@@ -3,10 +3,12 @@
 #include "torchcost/roofline.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/async_backward.h"
 #include "analysis/collective_time.h"
 #include "sym/linear_pieces.h"
 #include "training/optimizer_model.h"
@@ -245,6 +247,9 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   std::vector<OpClass> classes(n, OpClass::kPointwise);
   const std::vector<char> grad =
       train ? GradValues(graph, report) : std::vector<char>();
+  // Per node: one backward GEMM's seconds, where collectives may run beside.
+  std::vector<double> gemm_seconds;
+  if (train && !report.collectives.empty()) gemm_seconds.assign(n, 0);
   for (size_t ni = 0; ni < n && ni < report.nodes.size(); ++ni) {
     const ir::Node& node = graph.nodes[ni];
     const NodeCost& c = report.nodes[ni];
@@ -270,6 +275,11 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
                                      ? BackwardKernels(node, report, grad)
                                      : 1;
       t.node_backward_seconds[ni] = bwd / gpu.efficiency[cls] + bwd_kernels * o;
+      // NB: a product's backward GEMMs take equal shares of its time (the
+      // bias's reduction counted as one).
+      if (!gemm_seconds.empty() && bwd_kernels > 0 &&
+          c.op_class == OpClass::kMatmul)
+        gemm_seconds[ni] = t.node_backward_seconds[ni] / bwd_kernels;
       t.class_roofline_seconds[cls] += accumulate * bwd;
       t.class_backward_roofline_seconds[cls] += accumulate * bwd;
       t.class_kernels[cls] += accumulate * bwd_kernels;
@@ -279,28 +289,33 @@ Result<TimeReport> EstimateTime(const ir::Graph& graph, const Report& report,
   // The graph's collectives: NCCL's time for each call, in its node's time.
   // NB: no kernel counted (NCCL's launch is not modelled), and no class
   // roofline: a calibration fits the kernels alone.
+  // Megatron's column-parallel backward collectives run beside its GEMMs:
+  // only what exceeds them adds to the node's time.
   std::vector<double> collective_forward;  // Per node, where any runs one.
   if (!report.collectives.empty()) collective_forward.assign(n, 0);
+  std::optional<analysis::AsyncBackwardOverlap> overlap;
+  if (!gemm_seconds.empty()) overlap.emplace(graph, report, grad, gemm_seconds);
   for (const NodeCollectives& node : report.collectives) {
     if (node.node < 0 || static_cast<size_t>(node.node) >= n) continue;
     const int group = static_cast<int>(value(node.group));
-    auto seconds = [&](const std::vector<CollectiveCall>& calls) {
-      double sum = 0;
-      for (const CollectiveCall& call : calls) {
-        sum += analysis::NcclCallSeconds(call.kind, value(call.payload), group,
-                                         group, gpu.interconnect,
-                                         &t.communication_untimed);
-      }
-      return sum;
+    auto seconds = [&](const CollectiveCall& call) {
+      return analysis::NcclCallSeconds(call.kind, value(call.payload), group,
+                                       group, gpu.interconnect,
+                                       &t.communication_untimed);
     };
-    const double fwd = seconds(node.forward);
+    double fwd = 0;
+    for (const CollectiveCall& call : node.forward) fwd += seconds(call);
     collective_forward[node.node] += fwd;
     t.node_forward_seconds[node.node] += fwd;
     t.model_parallel_communication_seconds += accumulate * fwd;
-    if (train) {
-      const double bwd = seconds(node.backward);
-      t.node_backward_seconds[node.node] += bwd;
+    if (!train) continue;
+    for (const CollectiveCall& call : node.backward) {
+      const double bwd = seconds(call);
+      const double exposed =
+          std::max(0.0, bwd - overlap->Beside(node.node, call.kind));
+      t.node_backward_seconds[node.node] += exposed;
       t.model_parallel_communication_seconds += accumulate * bwd;
+      t.model_parallel_overlapped_seconds += accumulate * (bwd - exposed);
     }
   }
   if (!value.error().ok()) return value.error();

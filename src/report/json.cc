@@ -224,6 +224,8 @@ Json TimeJson(const TimeReport& t) {
       {"exposed_communication_seconds", t.exposed_communication_seconds},
       {"model_parallel_communication_seconds",
        t.model_parallel_communication_seconds},
+      {"model_parallel_overlapped_seconds",
+       t.model_parallel_overlapped_seconds},
       {"communication_untimed", report::JsonUntimed(t.communication_untimed)},
       {"interconnect",
        {{"link_bandwidth", t.interconnect.link},

@@ -139,10 +139,17 @@ std::string RenderTime(const Report& report) {
         t.model_parallel_communication_seconds == 0 &&
                 !t.communication_untimed.empty()
             ? "not timed: " + t.communication_untimed
-            : fmt::format("{} per step, in the forward and backward above "
-                          "(NCCL's ring: latency, and bytes at {})",
-                          SecondsText(t.model_parallel_communication_seconds),
-                          LinkText(t.interconnect)));
+            : fmt::format(
+                  "{} per step{}, in the forward and backward "
+                  "above (NCCL's ring: latency, and bytes at {})",
+                  SecondsText(t.model_parallel_communication_seconds),
+                  t.model_parallel_overlapped_seconds > 0
+                      ? " (" +
+                            SecondsText(t.model_parallel_overlapped_seconds) +
+                            " of it beside the backward's GEMMs, as "
+                            "Megatron runs it)"
+                      : "",
+                  LinkText(t.interconnect)));
   }
   out += Field("  Step:", SecondsText(t.step_seconds));
   out +=

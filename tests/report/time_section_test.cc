@@ -138,6 +138,11 @@ TEST(TimeSectionTest, CommunicationLinesNameTheLink) {
                               "forward and backward above (NCCL's ring: "
                               "latency, and bytes at 32 GB/s per direction "
                               "over PCIe)\n"));
+  t.model_parallel_overlapped_seconds = 4e-5;
+  EXPECT_THAT(RenderTime(r),
+              HasSubstr("  TP/SP/EP comm:    150 us per step (40 us of it "
+                        "beside the backward's GEMMs, as Megatron runs it), "
+                        "in the forward and backward above"));
   t.interconnect = Interconnect();
   t.interconnect.link = 450e9;
   t.interconnect.network = 50e9;

@@ -120,8 +120,27 @@ TEST(GpuTimeTest, TensorParallelCollectivesAreTimedOverTheLink) {
   EXPECT_NEAR(t.model_parallel_communication_seconds, 10 * all_reduce,
               1e-9 * all_reduce);
   EXPECT_EQ(t.communication_untimed, "");
-  // The phases wait for them: against the step without its collectives,
-  // forward and backward take 5 all-reduces longer each.
+  // Megatron runs each `f`'s all-reduce beside the weight-gradient GEMMs of
+  // the linears that read its output (q/k/v, gate/up, the lm_head): each
+  // such linear's backward is 2 GEMMs (input and weight gradients, no bias),
+  // so half its time; at these sizes they are far shorter than the
+  // all-reduce, which hides that much of itself.
+  double beside = 0;
+  const ir::Graph& g = a->graph;
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const ir::Node& node = g.nodes[ni];
+    if (node.op != "aten::linear") continue;
+    for (size_t p = 0; p < g.nodes.size(); ++p) {
+      if (g.nodes[p].op == "torchcost::copy_to_tp_region" &&
+          g.nodes[p].outputs[0] == node.inputs[0])
+        beside += t.node_backward_seconds[ni] / 2;
+    }
+  }
+  ASSERT_GT(beside, 0);
+  ASSERT_LT(beside, all_reduce);
+  EXPECT_NEAR(t.model_parallel_overlapped_seconds, beside, 1e-9 * beside);
+  // The phases wait for the rest: against the step without its collectives,
+  // forward takes 5 all-reduces longer, backward 5 less what hides.
   Report none = a->report;
   none.collectives.clear();
   const GpuSpec h100 = *FindGpu("H100-SXM");
@@ -129,9 +148,9 @@ TEST(GpuTimeTest, TensorParallelCollectivesAreTimedOverTheLink) {
   ASSERT_TRUE(free.ok()) << free.status().message();
   EXPECT_NEAR(t.forward_seconds - free->forward_seconds, 5 * all_reduce,
               1e-6 * all_reduce);
-  EXPECT_NEAR(t.backward_seconds - free->backward_seconds, 5 * all_reduce,
-              1e-6 * all_reduce);
-  EXPECT_NEAR(t.step_seconds - free->step_seconds, 10 * all_reduce,
+  EXPECT_NEAR(t.backward_seconds - free->backward_seconds,
+              5 * all_reduce - beside, 1e-6 * all_reduce);
+  EXPECT_NEAR(t.step_seconds - free->step_seconds, 10 * all_reduce - beside,
               1e-6 * all_reduce);
   // No link bandwidth known: not timed, and said so.
   GpuSpec unknown = h100;
