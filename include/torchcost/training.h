@@ -71,6 +71,10 @@ struct LossSpec {
     // Unshifted token cross-entropy on logits [B, S, V] and labels [B, S]
     // (BERT's MLM, T5).
     kLm,
+    // Megatron-core's vocab_parallel_cross_entropy on one tensor-parallel
+    // rank's slice of the logits [*B, V / world] and pre-shifted labels
+    // [*B], averaged over the tokens.
+    kVocabParallel,
   };
   Kind kind = Kind::kSum;
   // kCausalLm: upcast the logits to float32 first (`logits.float()`).
@@ -81,6 +85,8 @@ struct LossSpec {
   // kCausalLm: > 1 models torchtune's CEWithChunkedOutputLoss over this many
   // chunks of the sequence (the full float32 logits never exist).
   int chunks = 1;
+  // kVocabParallel: the tensor-parallel ranks sharing the vocabulary.
+  int world = 1;
   std::string text = "sum";  // As given ("causal_lm:chunks=8").
 };
 

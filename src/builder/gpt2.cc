@@ -284,7 +284,7 @@ Ref Block(GraphBuilder& b, const Gpt2Config& c, const Gpt2Layer& l, Ref x,
 
 Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   // NB: with tp > 1 the graph is built on Megatron's padded vocabulary
-  // (build/megatron.h).
+  // (builder/megatron.h).
   Gpt2Config c = config;
   Validator v("gpt2");
   v.Layers("layers", c.layers);
@@ -370,6 +370,7 @@ Result<BuiltModel> BuildGpt2(const Gpt2Config& config) {
   }
   // No sliding window.
   BuiltModel m = FinishCausalLm(b, x, gen, std::vector<int64_t>(c.layers, 0));
+  m.default_loss = TensorParallelLoss(m.default_loss, c.tp);
   if (c.vocab != config.vocab)
     m.notes.push_back(
         PaddedVocabNote(config.vocab, c.vocab, c.vocab_multiple, c.tp));

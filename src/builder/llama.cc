@@ -388,7 +388,7 @@ Ref BlockOnce(GraphBuilder& b, const LlamaConfig& c, const LlamaLayer& l, Ref x,
 
 Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   // NB: with tp > 1 the graph is built on Megatron's padded vocabulary
-  // (build/megatron.h).
+  // (builder/megatron.h).
   LlamaConfig c = config;
   Validator v("llama");
   v.Layers("layers", c.layers);
@@ -600,6 +600,7 @@ Result<BuiltModel> BuildLlama(const LlamaConfig& config) {
   // GraniteForCausalLM: logits / logits_scaling.
   if (c.logits_scaling > 0) x = b.Div(x, b.ScalarTensor(c.logits_scaling));
   BuiltModel m = FinishCausalLm(b, x, gen, windows);
+  m.default_loss = TensorParallelLoss(m.default_loss, c.tp);
   if (c.experts > 0) {
     const std::string e = std::to_string(c.experts),
                       k = std::to_string(c.top_k);

@@ -22,4 +22,9 @@ std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
          " rows of the embedding and the output layer per rank";
 }
 
+std::string TensorParallelLoss(const std::string& loss, int64_t tp) {
+  if (tp <= 1 || loss.empty()) return loss;
+  return "vocab_parallel:world=" + std::to_string(tp);
+}
+
 }  // namespace torchcost::builder

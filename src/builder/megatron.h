@@ -1,5 +1,6 @@
 // Megatron-LM's conventions the tensor-parallel families follow where
-// Hugging Face's models have no counterpart: the padded vocabulary.
+// Hugging Face's models have no counterpart: the padded vocabulary and the
+// vocabulary-parallel loss.
 #ifndef TORCHCOST_SRC_BUILDER_MEGATRON_H_
 #define TORCHCOST_SRC_BUILDER_MEGATRON_H_
 
@@ -28,6 +29,11 @@ int64_t PaddedVocab(int64_t vocab, int64_t multiple, int64_t tp);
 // (...)", or "" when `padded` == `vocab`.
 std::string PaddedVocabNote(int64_t vocab, int64_t padded, int64_t multiple,
                             int64_t tp);
+
+// Returns the training loss of a causal LM whose logits are one of `tp`
+// ranks' vocabulary slices: Megatron's vocab-parallel cross entropy
+// ("vocab_parallel:world=tp"); `loss` itself for tp = 1 or no loss.
+std::string TensorParallelLoss(const std::string& loss, int64_t tp);
 
 }  // namespace torchcost::builder
 

@@ -1,6 +1,7 @@
 #include "rules/rule_parser.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -391,16 +392,24 @@ class VariantCompiler {
   }
 
   // `collectives: {group: RANKS, fwd: {KIND: BYTES}, bwd: {input: {KIND:
-  // BYTES}, ...}}`.
+  // BYTES}, ...}}`; a list of {KIND: BYTES} for several calls.
   void CompileCollectives(const YamlNode& n) {
     if (!n.IsMap())
       Fail(n, "'collectives' must be a map with group, fwd and bwd");
-    // One {KIND: BYTES} entry.
-    auto call = [&](const YamlNode& c, int arg) {
+    // One {KIND: BYTES} entry, or a list of them.
+    std::function<void(const YamlNode&, int)> call = [&](const YamlNode& c,
+                                                         int arg) {
+      if (c.IsSequence() && c.size() > 0) {
+        for (const YamlNode& one : c) {
+          if (one.IsSequence()) Fail(one, "a collective list cannot nest");
+          call(one, arg);
+        }
+        return;
+      }
       if (!c.IsMap() || c.size() != 1)
         Fail(c,
              "a collective must be one KIND: BYTES (all_reduce, "
-             "reduce_scatter, all_gather, all_to_all)");
+             "reduce_scatter, all_gather, all_to_all), or a list of them");
       for (const auto& kv : c) {
         Result<CollectiveKind> kind = ParseCollectiveKind(kv.first.Scalar());
         if (!kind.ok()) Fail(kv.first, kind.status().message());

@@ -273,6 +273,23 @@ Result<ir::Graph> AppendLoss(const ir::Graph& graph, const LossSpec& spec,
         w.Target("target", out_shape.ToVector(), out_dtype, targets);
     loss = w.Op("aten::mse_loss", "", {out, target, ed.Int(kMeanReduction)},
                 {"self", "target", "reduction"}, "loss");
+  } else if (spec.kind == LossSpec::Kind::kVocabParallel) {
+    if (rank < 2)
+      return Bad(graph.source +
+                 ": vocab_parallel needs logits [*B, V / world]; the first "
+                 "output is " +
+                 shape_text);
+    w.SetScope("VocabParallelCrossEntropy");
+    std::vector<sym::Expr> tshape = out_shape.ToVector();
+    tshape.pop_back();
+    const int labels = w.Target("labels", tshape, DType::kInt64, targets);
+    const int losses = w.Op("torchcost::vocab_parallel_cross_entropy", "",
+                            {out, labels, ed.Int(spec.world)},
+                            {"logits", "target", "world"}, "losses");
+    // NB: Megatron's GPTModel masks the losses (sum(losses * loss_mask) /
+    // loss_mask.sum()); a mean over the tokens here.
+    loss =
+        w.Op("aten::mean", "", {losses, ed.None()}, {"self", "dtype"}, "loss");
   } else if (spec.kind == LossSpec::Kind::kLm) {
     if (rank != 3)
       return Bad(graph.source +

@@ -38,13 +38,16 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     spec.kind = LossSpec::Kind::kCausalLm;
   } else if (name == "lm") {
     spec.kind = LossSpec::Kind::kLm;
+  } else if (name == "vocab_parallel") {
+    spec.kind = LossSpec::Kind::kVocabParallel;
   } else {
     return Status::InvalidArgument(
         "unknown loss '" + name +
-        "' (sum, cross_entropy, mse, causal_lm, lm, none)");
+        "' (sum, cross_entropy, mse, causal_lm, lm, vocab_parallel, none)");
   }
-  if (colon != std::string_view::npos &&
-      spec.kind != LossSpec::Kind::kCausalLm) {
+  const bool causal = spec.kind == LossSpec::Kind::kCausalLm,
+             vocab_parallel = spec.kind == LossSpec::Kind::kVocabParallel;
+  if (colon != std::string_view::npos && !causal && !vocab_parallel) {
     return Status::InvalidArgument("'" + spec.text + "': " + name +
                                    " takes no settings");
   }
@@ -60,7 +63,19 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
                                      "' is not key=value");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
-    if (key == "shift") {
+    if (vocab_parallel) {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (key != "world") {
+        return Status::InvalidArgument(
+            "'" + spec.text + "': unknown setting '" + key + "' (world)");
+      }
+      if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
+        return Status::InvalidArgument("'" + spec.text + "': world=" + value +
+                                       " must be an integer in [1, 4096]");
+      }
+      spec.world = static_cast<int>(n);
+    } else if (key == "shift") {
       if (value != "logits" && value != "labels") {
         return Status::InvalidArgument("'" + spec.text + "': shift=" + value +
                                        " must be logits or labels");
@@ -94,7 +109,8 @@ bool LossAppendsOps(const LossSpec& spec) {
   return spec.kind == LossSpec::Kind::kCrossEntropy ||
          spec.kind == LossSpec::Kind::kMse ||
          spec.kind == LossSpec::Kind::kCausalLm ||
-         spec.kind == LossSpec::Kind::kLm;
+         spec.kind == LossSpec::Kind::kLm ||
+         spec.kind == LossSpec::Kind::kVocabParallel;
 }
 
 std::string LossDescription(const LossSpec& spec) {
@@ -112,6 +128,13 @@ std::string LossDescription(const LossSpec& spec) {
              "cross-entropy mean of "
              "logits.view(-1, V) and labels.view(-1), unshifted, "
              "ignore_index=-100)";
+    case LossSpec::Kind::kVocabParallel:
+      return "vocab_parallel (Megatron-core's vocab_parallel_cross_entropy "
+             "over " +
+             std::to_string(spec.world) +
+             " ranks' vocabulary slices: a float32 softmax of the slice "
+             "saved, three all-reduces of the tokens' float32 statistics; "
+             "labels pre-shifted, mean over the tokens)";
     case LossSpec::Kind::kCausalLm:
       break;
   }

@@ -46,7 +46,7 @@ rules:
       group: 4
       fwd: {all_gather: 7*numel(self)}
       bwd:
-        self: {reduce_scatter: 11}
+        self: [{reduce_scatter: 11}, {all_reduce: 13}]
 )yaml";
 
 class MovedBytesTest : public ::testing::Test {
@@ -119,9 +119,11 @@ TEST_F(MovedBytesTest, CollectivesOfANodeEvenAView) {
   ASSERT_EQ(c.forward.size(), 1u);
   EXPECT_EQ(c.forward[0].kind, CollectiveKind::kAllGather);
   EXPECT_EQ(c.forward[0].payload, sym::Expr(7 * 32));
-  ASSERT_EQ(c.backward.size(), 1u);
+  ASSERT_EQ(c.backward.size(), 2u);  // A list: its calls in order.
   EXPECT_EQ(c.backward[0].kind, CollectiveKind::kReduceScatter);
   EXPECT_EQ(c.backward[0].payload, sym::Expr(11));
+  EXPECT_EQ(c.backward[1].kind, CollectiveKind::kAllReduce);
+  EXPECT_EQ(c.backward[1].payload, sym::Expr(13));
   // No input gradient: none in backward.
   GraphBuilder b2;
   b_ = b2;

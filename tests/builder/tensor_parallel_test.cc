@@ -240,6 +240,25 @@ TEST(TensorParallelTest, VocabularyIsPaddedAsMegatronDoes) {
   EXPECT_EQ(m->graph.params.front().shape[0], 50257);
 }
 
+TEST(TensorParallelTest, TrainingTakesTheVocabParallelLoss) {
+  // A rank's logits are its vocabulary slice: Megatron's GPTModel takes
+  // vocab_parallel_cross_entropy of them; at tp=1 Hugging Face's causal-LM
+  // loss; generating (LLaMA), none.
+  auto loss = [](const char* family, const std::string& config) {
+    Result<BuiltModel> m = BuildNamedModel(family, config);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() ? m->default_loss : "(not built)";
+  };
+  for (const char* family : {"gpt2", "llama"}) {
+    SCOPED_TRACE(family);
+    const std::string config = family == std::string("gpt2") ? kGpt2 : kLlama;
+    EXPECT_EQ(loss(family, config + ",tp=2"), "vocab_parallel:world=2");
+    EXPECT_EQ(loss(family, config + ",tp=2,sp=true"), "vocab_parallel:world=2");
+    EXPECT_EQ(loss(family, config), "causal_lm");
+  }
+  EXPECT_EQ(loss("llama", std::string(kLlama) + ",tp=2,phase=decode"), "");
+}
+
 TEST(TensorParallelTest, SequenceParallelKeepsParamsAndMacsPerRank) {
   // sp moves activations, not weights or work: one rank's parameters and
   // matmul MACs are those of tp alone (S a multiple of t, bound here).

@@ -300,6 +300,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "-> Tensor\"\n    outputs:\n      out: x\n"
                 "    collectives:\n      group: 2\n      fwd: 8\n",
                 "a collective must be one KIND: BYTES"},
+        BadRule{"CollectiveListNested",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    collectives:\n      group: 2\n"
+                "      fwd: [[{all_reduce: 1}]]\n",
+                "bad.yaml:9:13: a collective list cannot nest"},
         BadRule{"CollectivesNotAMap",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
                 "-> Tensor\"\n    outputs:\n      out: x\n"

@@ -32,6 +32,12 @@ TEST(LossSpecTest, ParsesEachLoss) {
   EXPECT_TRUE(LossAppendsOps(*ParseLossSpec("mse")));
   EXPECT_EQ(ParseLossSpec("lm")->kind, LossSpec::Kind::kLm);
   EXPECT_TRUE(LossAppendsOps(*ParseLossSpec("lm")));
+  auto vocab = ParseLossSpec("vocab_parallel:world=4");
+  ASSERT_TRUE(vocab.ok()) << vocab.status().message();
+  EXPECT_EQ(vocab->kind, LossSpec::Kind::kVocabParallel);
+  EXPECT_EQ(vocab->world, 4);
+  EXPECT_EQ(ParseLossSpec("vocab_parallel")->world, 1);
+  EXPECT_TRUE(LossAppendsOps(*vocab));
 }
 
 TEST(LossSpecTest, ErrorsNameTheSpec) {
@@ -54,6 +60,13 @@ TEST(LossSpecTest, ErrorsNameTheSpec) {
   EXPECT_THAT(
       ParseLossSpec("causal_lm:chunks=8,shift=labels").status().message(),
       HasSubstr("give no shift"));
+  EXPECT_EQ(ParseLossSpec("vocab_parallel:world=0").status().message(),
+            "'vocab_parallel:world=0': world=0 must be an integer in [1, "
+            "4096]");
+  EXPECT_EQ(ParseLossSpec("vocab_parallel:chunks=2").status().message(),
+            "'vocab_parallel:chunks=2': unknown setting 'chunks' (world)");
+  EXPECT_THAT(ParseLossSpec("causal_lm:world=2").status().message(),
+              HasSubstr("unknown setting 'world'"));
 }
 
 TEST(LossSpecTest, DescriptionsNameTheImplementation) {
@@ -66,6 +79,9 @@ TEST(LossSpecTest, DescriptionsNameTheImplementation) {
   EXPECT_THAT(LossDescription(*ParseLossSpec("sum")), HasSubstr("out.sum()"));
   EXPECT_THAT(LossDescription(*ParseLossSpec("lm")),
               HasSubstr("BertForMaskedLM"));
+  EXPECT_THAT(LossDescription(*ParseLossSpec("vocab_parallel:world=4")),
+              HasSubstr("Megatron-core's vocab_parallel_cross_entropy over 4 "
+                        "ranks' vocabulary slices"));
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ Analysed RunStep(const ir::Graph& g, const std::string& input,
   Analysed a;
   a.options.training.optimizer = OptimizerKind::kSgd;
   a.options.training.inputs_require_grad = inputs_require_grad;
+  a.options.moved_bytes = true;  // Each node's bytes and collectives too.
   a.options.inputs.push_back(*ParseInputSpec(ctx, input));
   auto spec = ParseLossSpec(loss);
   EXPECT_TRUE(spec.ok()) << spec.status().message();
@@ -187,6 +188,61 @@ TEST(LossTest, CausalLmUpcastsHalfPrecisionLogitsAndKeepsTheFloat32Copy) {
   EXPECT_EQ(OtherMax(lm.report),
             2 * 5 * 4 * 2 + 2 * 5 * 8 + 2 * 5 * 11 * 4 + 4);
   EXPECT_EQ(OpFlops(lm.report, "aten::cross_entropy_loss"), 4 * E + R + R);
+}
+
+// Megatron-core's vocab-parallel cross entropy on one rank's slice, V / t =
+// 11 here (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/
+// Megatron-LM d98e8a64): it saves the float32 softmax of the slice, the
+// target mask (bool, a token each) and masked_target_1d (int64, a token
+// each); on float32 logits the softmax is computed in the logits' own
+// storage, on half ones in their .float() copy. Per token: 3 float32
+// all-reduces (the max, the predicted logit, the sum of exps).
+TEST(LossTest, VocabParallelSavesTheFloat32SoftmaxOfTheSlice) {
+  const int64_t N = 2 * 5, E = N * 11;  // Tokens (no shift), slice elements.
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    sym::Context ctx;
+    const std::string input =
+        dtype == DType::kFloat32 ? "2,5,4" : "2,5,4:bfloat16";
+    Analysed vp = RunStep(TinyLm(dtype), input, "vocab_parallel:world=2", ctx);
+    std::vector<std::string> ops;
+    for (const ir::Node& n : vp.graph.nodes) ops.push_back(n.op);
+    EXPECT_THAT(
+        ops, ::testing::ElementsAre("aten::linear",
+                                    "torchcost::vocab_parallel_cross_entropy",
+                                    "aten::mean"));
+    ASSERT_EQ(vp.options.inputs.size(), 2u);
+    EXPECT_EQ(vp.options.inputs[1].dtype, DType::kInt64);  // labels [B, S]
+    EXPECT_EQ(vp.options.inputs[1].shape.size(), 2u);
+    sym::Context ctx2;
+    Analysed sum = RunStep(TinyLm(dtype), input, "sum", ctx2);
+    EXPECT_EQ(Value(vp.report.training.saved_bytes) -
+                  Value(sum.report.training.saved_bytes),
+              E * 4 + N * 1 + N * 8);
+    // What holds the softmax: the logits themselves (float32), or a new
+    // float32 tensor.
+    std::string softmax;
+    for (const SavedTensorInfo& s : vp.report.training.saved) {
+      if (vp.graph.nodes[s.node].op ==
+              "torchcost::vocab_parallel_cross_entropy" &&
+          Value(s.bytes) == E * 4)
+        softmax = s.what;
+    }
+    EXPECT_EQ(softmax, dtype == DType::kFloat32 ? "logits" : "softmax");
+    // 4 FLOPs per slice element, 3 per token.
+    EXPECT_EQ(OpFlops(vp.report, "torchcost::vocab_parallel_cross_entropy"),
+              4 * E + 3 * N);
+    // The three all-reduces of 4 N bytes among the 2 ranks.
+    ASSERT_EQ(vp.report.collectives.size(), 1u);
+    const NodeCollectives& c = vp.report.collectives[0];
+    EXPECT_EQ(c.group, sym::Expr(2));
+    ASSERT_EQ(c.forward.size(), 3u);
+    for (const CollectiveCall& call : c.forward) {
+      EXPECT_EQ(call.kind, CollectiveKind::kAllReduce);
+      EXPECT_EQ(call.payload, sym::Expr(4 * N));
+    }
+    EXPECT_TRUE(c.backward.empty());
+  }
 }
 
 TEST(LossTest, CausalLmShiftLabelsPadsTheLabelsAsForCausalLmLoss) {
