@@ -1,6 +1,7 @@
 #include "analysis/async_backward.h"
 
 #include <string>
+#include <utility>
 
 namespace torchcost::analysis {
 namespace {

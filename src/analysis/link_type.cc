@@ -1,4 +1,5 @@
 // Names of the links between a node's GPUs.
+#include <iterator>
 #include <string>
 
 #include "torchcost/gpu.h"
@@ -15,7 +16,7 @@ std::string_view LinkTypeName(LinkType t) {
 }
 
 Result<LinkType> ParseLinkType(std::string_view text) {
-  for (int i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < std::size(kLinkTypeNames); ++i) {
     if (kLinkTypeNames[i] == text) return static_cast<LinkType>(i);
   }
   return Status::InvalidArgument("unknown link type '" + std::string(text) +

@@ -64,12 +64,12 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
     if (vocab_parallel) {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
       if (key != "world") {
         return Status::InvalidArgument(
             "'" + spec.text + "': unknown setting '" + key + "' (world)");
       }
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
         return Status::InvalidArgument("'" + spec.text + "': world=" + value +
                                        " must be an integer in [1, 4096]");
