@@ -71,6 +71,20 @@ std::optional<sym::Expr> BroadcastGradCopy(int ni, StepState* state) {
   return std::nullopt;
 }
 
+// The storage the rule's `grad_into` writes value `e`'s gradient into at
+// node `node`, or -1.
+int GradIntoStorage(const rules::Variant* v, const ir::Node& node, int e,
+                    const StepState& st) {
+  if (v == nullptr) return -1;
+  const int n = static_cast<int>(node.inputs.size());
+  for (const auto& [input, into] : v->grad_into) {
+    if (input < n && into < n && node.inputs[input] == e &&
+        node.inputs[into] >= 0)
+      return st.storages.storage_of[node.inputs[into]];
+  }
+  return -1;
+}
+
 // Allocates the gradients node `ni`'s backward produces.
 void ComputeInputGrads(int ni, StepState* state) {
   StepState& st = *state;
@@ -121,6 +135,13 @@ void ComputeInputGrads(int ni, StepState* state) {
     }
     if (view_backward && !is_param) {
       SetGrad(e, view_grad, state);
+      continue;
+    }
+    // NB: written into a tensor the node saved (Megatron's vocab-parallel
+    // cross entropy returns its softmax, updated in place, as the gradient).
+    if (const int into = GradIntoStorage(v, node, e, st);
+        into >= 0 && !is_param && !into_existing) {
+      SetGrad(e, into, state);
       continue;
     }
     int s = st.storages.Add(GradBytes(e, state),

@@ -141,6 +141,9 @@ struct Variant {
   std::vector<TemporarySpec> temporaries;
   int alias_output = -1, alias_arg = -1;  // `alias: {out: self}`.
   bool inplace = false;                   // `inplace:` instead of `alias:`.
+  // `grad_into: {input: arg}`: (input, arg) pairs whose input's gradient the
+  // backward writes into arg's storage (allocating nothing).
+  std::vector<std::pair<int, int>> grad_into;
   // `differentiable: false`: outputs never require gradients.
   bool differentiable = true;
   AutocastSpec autocast;  // `autocast:`; none by default.

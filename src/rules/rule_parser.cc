@@ -58,6 +58,7 @@ const std::set<std::string>& RuleKeys() {
                                                        "differentiable",
                                                        "bytes",
                                                        "collectives",
+                                                       "grad_into",
                                                        "class"};
   return *kKeys;
 }
@@ -158,6 +159,7 @@ class VariantCompiler {
     if (auto* n = get("saved")) CompileSaved(*n);
     if (auto* n = get("alias")) CompileAlias(*n, false);
     if (auto* n = get("inplace")) CompileAlias(*n, true);
+    if (auto* n = get("grad_into")) CompileGradInto(*n);
     return std::move(v_);
   }
 
@@ -581,6 +583,18 @@ class VariantCompiler {
                               inplace ? "'inplace'" : "'alias'");
     }
     v_.inplace = inplace;
+  }
+
+  // `grad_into: {input: argument}`: the input's gradient is written into the
+  // argument's storage.
+  void CompileGradInto(const YamlNode& n) {
+    if (!n.IsMap() || n.size() == 0)
+      Fail(n, "'grad_into' must be a map of input: argument");
+    for (const auto& kv : n) {
+      v_.grad_into.emplace_back(
+          ArgIndex(kv.first, kv.first.Scalar(), "'grad_into'"),
+          ArgIndex(kv.second, Scalar(kv.second, "'grad_into'"), "'grad_into'"));
+    }
   }
 
   const Schema& schema_;

@@ -32,6 +32,10 @@ code writes it:
                           torchtune/modules/transformer.py, commit
                           3e5b0408e636e20ca18e9c6c58c68b4da9339129), labels shifted by hstack
                           with -100 as its recipes do, the logits deleted before backward.
+  vocab_parallel:world=1  Megatron-core's vocab_parallel_cross_entropy
+                          (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM
+                          d98e8a64) on one rank holding the whole vocabulary, then the mean;
+                          the model returns its logits (the softmax in their storage in float32).
   cross_entropy / mse     F.cross_entropy(out, target) / F.mse_loss(out, target), targets
                           int64 [B] / float [B, C]; the step keeps `out`.
 
@@ -151,6 +155,53 @@ def torchtune_chunked(chunks):
     return loss
 
 
+def megatron_vocab_parallel(logits, labels):
+    """megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM d98e8a64:
+    _VocabParallelCrossEntropy on one rank holding the whole vocabulary (world=1: the
+    all-reduces are the identity, the slice starts at 0), then the mean over the tokens."""
+    import torch
+
+    class VocabParallelCrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, vocab_parallel_logits, target):
+            vocab_parallel_logits = vocab_parallel_logits.float()  # calculate_logits_max
+            logits_max = torch.max(vocab_parallel_logits, dim=-1)[0]
+            vocab_parallel_logits -= logits_max.unsqueeze(dim=-1)  # calculate_predicted_logits
+            vocab_start_index, vocab_end_index = 0, vocab_parallel_logits.size(-1)
+            target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
+            masked_target = target.clone() - vocab_start_index
+            masked_target[target_mask] = 0
+            partition_vocab_size = vocab_parallel_logits.size()[-1]
+            logits_2d = vocab_parallel_logits.view(-1, partition_vocab_size)
+            masked_target_1d = masked_target.view(-1)
+            arange_1d = torch.arange(start=0, end=logits_2d.size()[0], device=logits_2d.device)
+            predicted_logits_1d = logits_2d[arange_1d, masked_target_1d]
+            predicted_logits_1d = predicted_logits_1d.clone().contiguous()
+            predicted_logits = predicted_logits_1d.view_as(target)
+            predicted_logits[target_mask] = 0.0
+            exp_logits = vocab_parallel_logits
+            torch.exp(vocab_parallel_logits, out=exp_logits)
+            sum_exp_logits = exp_logits.sum(dim=-1)
+            loss = torch.log(sum_exp_logits) - predicted_logits  # calculate_cross_entropy_loss
+            exp_logits.div_(sum_exp_logits.unsqueeze(dim=-1))
+            ctx.save_for_backward(exp_logits, target_mask, masked_target_1d)
+            return loss
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            softmax, target_mask, masked_target_1d = ctx.saved_tensors
+            grad_input = softmax
+            partition_vocab_size = softmax.size()[-1]
+            grad_2d = grad_input.view(-1, partition_vocab_size)
+            arange_1d = torch.arange(start=0, end=grad_2d.size()[0], device=grad_2d.device)
+            softmax_update = 1.0 - target_mask.view(-1).float()
+            grad_2d[arange_1d, masked_target_1d] -= softmax_update
+            grad_input.mul_(grad_output.unsqueeze(dim=-1))
+            return grad_input, None
+
+    return VocabParallelCrossEntropy.apply(logits, labels).mean(), logits
+
+
 def cross_entropy(out, target):
     import torch.nn.functional as F
 
@@ -231,6 +282,8 @@ def cases():
         out.append(("lm %s causal_lm:shift=labels" % name, 0, dtype, for_causal_lm_loss,
                     "causal_lm:shift=labels", [ids], [labels]))
         out.append(("lm %s causal_lm:chunks=4" % name, 0, dtype, torchtune_chunked(4), "causal_lm:chunks=4",
+                    [ids], [labels]))
+        out.append(("lm %s vocab_parallel" % name, 0, dtype, megatron_vocab_parallel, "vocab_parallel:world=1",
                     [ids], [labels]))
         out.append(("classifier %s cross_entropy" % name, 1, dtype, cross_entropy, "cross_entropy",
                     [x.to(dtype)], [classes]))

@@ -306,6 +306,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "    collectives:\n      group: 2\n"
                 "      fwd: [[{all_reduce: 1}]]\n",
                 "bad.yaml:9:13: a collective list cannot nest"},
+        BadRule{"GradIntoNotAnArgument",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    grad_into: {x: y}\n",
+                "bad.yaml:7:20: 'grad_into' names 'y', which is not an "
+                "argument of the schema; arguments: x"},
+        BadRule{"GradIntoNotAMap",
+                "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
+                "-> Tensor\"\n    outputs:\n      out: x\n"
+                "    grad_into: x\n",
+                "'grad_into' must be a map of input: argument"},
         BadRule{"CollectivesNotAMap",
                 "version: 1\nrules:\n  - op: t::a\n    schema: \"a(Tensor x) "
                 "-> Tensor\"\n    outputs:\n      out: x\n"
