@@ -458,6 +458,28 @@ void BM_EvaluateLlama7bAtNewBS(benchmark::State& state) {
 }
 BENCHMARK(BM_EvaluateLlama7bAtNewBS)->Unit(benchmark::kMicrosecond);
 
+// One tensor-parallel rank (tp=8) of the preset: its training step analysed
+// at B=1, S=4096 with its loss (the vocab-parallel cross entropy) and timed
+// on an H100 SXM: the roofline, the graph's collectives (NCCL's tuner per
+// call) and their overlap with the backward's GEMMs.
+void BM_AnalyzeTimedTrainLlama7bTp8(benchmark::State& state) {
+  auto built = builder::BuildNamedModel("llama-7b-like", "tp=8");
+  if (!built.ok()) std::abort();
+  StepConfig config = StepConfigFor(*built);
+  config.gpu = "H100-SXM";
+  config.bindings = {{"B", 1}, {"S", 4096}};
+  for (auto _ : state) {
+    auto step = AnalyzeStep(built->graph, Rules(), config);
+    if (!step.ok() ||
+        step->report.time.model_parallel_overlapped_seconds <= 0) {
+      state.SkipWithError("analysis failed or nothing overlapped");
+      break;
+    }
+    benchmark::DoNotOptimize(step->report.time.step_seconds);
+  }
+}
+BENCHMARK(BM_AnalyzeTimedTrainLlama7bTp8)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace torchcost
 
