@@ -16,6 +16,18 @@ Result<bool> ParseBool(const std::string& spec, const std::string& key,
                                  " must be true or false");
 }
 
+// Parses an integer in [1, 4096] (chunks=, world=).
+Result<int> ParseCount(const std::string& spec, const std::string& key,
+                       const std::string& value) {
+  char* end = nullptr;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
+    return Status::InvalidArgument("'" + spec + "': " + key + "=" + value +
+                                   " must be an integer in [1, 4096]");
+  }
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 Result<LossSpec> ParseLossSpec(std::string_view text) {
@@ -68,13 +80,7 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
         return Status::InvalidArgument(
             "'" + spec.text + "': unknown setting '" + key + "' (world)");
       }
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
-        return Status::InvalidArgument("'" + spec.text + "': world=" + value +
-                                       " must be an integer in [1, 4096]");
-      }
-      spec.world = static_cast<int>(n);
+      TORCHCOST_ASSIGN_OR_RETURN(spec.world, ParseCount(spec.text, key, value));
     } else if (key == "shift") {
       if (value != "logits" && value != "labels") {
         return Status::InvalidArgument("'" + spec.text + "': shift=" + value +
@@ -84,13 +90,8 @@ Result<LossSpec> ParseLossSpec(std::string_view text) {
     } else if (key == "upcast") {
       TORCHCOST_ASSIGN_OR_RETURN(spec.upcast, ParseBool(spec.text, key, value));
     } else if (key == "chunks") {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 1 || n > 4096) {
-        return Status::InvalidArgument("'" + spec.text + "': chunks=" + value +
-                                       " must be an integer in [1, 4096]");
-      }
-      spec.chunks = static_cast<int>(n);
+      TORCHCOST_ASSIGN_OR_RETURN(spec.chunks,
+                                 ParseCount(spec.text, key, value));
     } else {
       return Status::InvalidArgument("'" + spec.text + "': unknown setting '" +
                                      key + "' (shift, upcast, chunks)");
