@@ -1,23 +1,14 @@
 #include "analysis/async_backward.h"
 
+#include <optional>
 #include <string>
-#include <utility>
+
+#include "analysis/gemm_operands.h"
 
 namespace torchcost::analysis {
 namespace {
 
 constexpr char kCopyToTpRegion[] = "torchcost::copy_to_tp_region";
-
-// The positions of a matrix product's data operand and of its weight (the
-// operand whose gradient is the weight gradient's GEMM), or {-1, -1} for
-// other ops.
-std::pair<int, int> ProductOperands(const std::string& op) {
-  if (op == "aten::linear" || op == "torchcost::sp_linear" ||
-      op == "aten::mm" || op == "aten::matmul")
-    return {0, 1};
-  if (op == "aten::addmm") return {1, 2};  // addmm(self, mat1, mat2).
-  return {-1, -1};
-}
 
 }  // namespace
 
@@ -45,11 +36,11 @@ AsyncBackwardOverlap::AsyncBackwardOverlap(
   for (size_t ni = 0; ni < graph.nodes.size(); ++ni) {
     const ir::Node& node = graph.nodes[ni];
     if (node.inputs.empty() || node.inputs[0] < 0) continue;
-    const auto [data, weight] = ProductOperands(node.op);
-    if (data >= 0) {
+    if (const std::optional<GemmOperands> gemm = GemmOperandsOf(node.op)) {
+      const int data = gemm->first;
       const int v =
           data < static_cast<int>(node.inputs.size()) ? node.inputs[data] : -1;
-      if (v >= 0 && from[v] >= 0 && needs(node, weight))
+      if (v >= 0 && from[v] >= 0 && needs(node, data + 1))
         users_weight_seconds_[from[v]] += gemm_seconds[ni];
       continue;
     }
@@ -71,8 +62,9 @@ double AsyncBackwardOverlap::Beside(int node, CollectiveKind kind) const {
   if (n.op != "torchcost::sp_linear") return 0;
   // The weight gradient's GEMM beside the reduce-scatter, the input
   // gradient's beside the all-gather: each runs where its operand needs it.
-  const int beside = kind == CollectiveKind::kReduceScatter ? 1
-                     : kind == CollectiveKind::kAllGather   ? 0
+  const int data = GemmOperandsOf(n.op)->first;
+  const int beside = kind == CollectiveKind::kReduceScatter ? data + 1
+                     : kind == CollectiveKind::kAllGather   ? data
                                                             : -1;
   if (beside < 0 || beside >= static_cast<int>(n.inputs.size()) ||
       n.inputs[beside] < 0 || !grad_[n.inputs[beside]])

@@ -10,6 +10,7 @@
 
 #include "analysis/async_backward.h"
 #include "analysis/collective_time.h"
+#include "analysis/gemm_operands.h"
 #include "sym/linear_pieces.h"
 #include "training/optimizer_model.h"
 
@@ -91,20 +92,10 @@ std::vector<char> GradValues(const ir::Graph& graph, const Report& report) {
 // the output. Every other op: one.
 double BackwardKernels(const ir::Node& node, const Report& report,
                        const std::vector<char>& grad) {
-  const std::string& op = node.op;
-  int first_gemm = 0, additive = -1;
-  if (op == "aten::linear" || op == "torchcost::sp_linear" ||
-      op == "aten::_convolution" || op == "aten::convolution" ||
-      op == "aten::conv1d" || op == "aten::conv2d" || op == "aten::conv3d") {
-    additive = 2;
-  } else if (op == "aten::addmm" || op == "aten::baddbmm" ||
-             op == "aten::addbmm" || op == "aten::addmv") {
-    first_gemm = 1;
-    additive = 0;
-  } else if (op != "aten::mm" && op != "aten::bmm" && op != "aten::matmul" &&
-             op != "aten::mv" && op != "aten::dot") {
-    return 1;
-  }
+  const std::optional<analysis::GemmOperands> operands =
+      analysis::GemmOperandsOf(node.op);
+  if (!operands) return 1;
+  const int first_gemm = operands->first, additive = operands->additive;
   auto needs = [&](int i) {
     return i < static_cast<int>(node.inputs.size()) && node.inputs[i] >= 0 &&
            grad[node.inputs[i]];
